@@ -1,0 +1,59 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "Folio",
+    platforms: [.macOS(.v15), .iOS(.v18)],
+    products: [
+        .library(name: "FolioCore", targets: ["FolioCore"]),
+        .library(name: "FolioStore", targets: ["FolioStore"]),
+        .library(name: "FolioModels", targets: ["FolioModels"]),
+        .library(name: "FolioDocuments", targets: ["FolioDocuments"]),
+        .executable(name: "folio", targets: ["folio"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto", exact: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+    ],
+    targets: [
+        // Values only: identities, version vectors, changes, their codec and the causal graph. No I/O.
+        .target(
+            name: "FolioCore",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+        ),
+        // The change log on SQLite. The only target that imports GRDB.
+        .target(
+            name: "FolioStore",
+            dependencies: [
+                "FolioCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
+        ),
+        // Built-in document models: text (flat), records (flat), pages (a package of text and images).
+        .target(name: "FolioModels", dependencies: ["FolioCore"]),
+        // Documents on disk: the injectable file system and the crash-safe save pipeline (flat files and packages).
+        .target(name: "FolioDocuments", dependencies: ["FolioCore", "FolioStore"]),
+        .executableTarget(
+            name: "folio",
+            dependencies: [
+                "FolioCore", "FolioStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Tools/folio"
+        ),
+        .executableTarget(
+            name: "FolioBench",
+            dependencies: [
+                "FolioCore", "FolioStore", "FolioDocuments", "FolioModels",
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
+            path: "Tools/bench/FolioBench"
+        ),
+        .testTarget(name: "FolioCoreTests", dependencies: ["FolioCore"]),
+        .testTarget(name: "FolioStoreTests", dependencies: ["FolioCore", "FolioStore", "folio"]),
+        .testTarget(name: "FolioModelsTests", dependencies: ["FolioCore", "FolioModels"]),
+        .testTarget(name: "FolioDocumentsTests", dependencies: ["FolioCore", "FolioStore", "FolioDocuments"]),
+    ]
+)

@@ -1,0 +1,161 @@
+import Foundation
+
+/// Appends values to a byte buffer in Folio's binary format: unsigned LEB128 varints, zigzag for signed values,
+/// length-prefixed byte strings.
+public struct BinaryWriter: Sendable {
+    /// The bytes written so far.
+    public private(set) var bytes: [UInt8]
+
+    /// Creates an empty writer, optionally reserving room.
+    public init(capacity: Int = 64) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+    }
+
+    /// Appends one byte.
+    public mutating func write(byte: UInt8) {
+        bytes.append(byte)
+    }
+
+    /// Appends an unsigned varint (1 to 10 bytes).
+    public mutating func write(varint value: UInt64) {
+        var value = value
+        while value >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
+            value >>= 7
+        }
+        bytes.append(UInt8(value))
+    }
+
+    /// Appends a signed value as a zigzag varint, so small magnitudes of either sign stay short.
+    public mutating func write(signed value: Int64) {
+        write(varint: UInt64(bitPattern: (value << 1) ^ (value >> 63)))
+    }
+
+    /// Appends a fixed-width big-endian word.
+    public mutating func write(fixed value: UInt64) {
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    /// Appends raw bytes, with no length.
+    public mutating func write(raw: some Sequence<UInt8>) {
+        bytes.append(contentsOf: raw)
+    }
+
+    /// Appends a length-prefixed byte string.
+    public mutating func write(lengthPrefixed data: some Collection<UInt8>) {
+        write(varint: UInt64(data.count))
+        bytes.append(contentsOf: data)
+    }
+
+    /// Appends a length-prefixed UTF-8 string.
+    public mutating func write(string: String) {
+        write(lengthPrefixed: Array(string.utf8))
+    }
+}
+
+/// Reads values written by ``BinaryWriter`` from untrusted bytes: every read checks bounds and throws
+/// ``CodecError`` instead of trapping.
+public struct BinaryReader {
+    private let bytes: UnsafeRawBufferPointer
+    /// The offset of the next byte to read.
+    public private(set) var offset: Int
+
+    /// Reads from `bytes`, which must outlive the reader.
+    public init(_ bytes: UnsafeRawBufferPointer) {
+        self.bytes = bytes
+        offset = 0
+    }
+
+    /// How many bytes are left.
+    public var remaining: Int { bytes.count - offset }
+
+    /// Whether every byte has been read.
+    public var isAtEnd: Bool { offset == bytes.count }
+
+    /// Reads one byte.
+    public mutating func readByte(_ what: @autoclosure () -> String) throws(CodecError) -> UInt8 {
+        guard offset < bytes.count else { throw CodecError(.truncated, "the input ends inside \(what())", at: offset) }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    /// Reads an unsigned varint in its shortest form.
+    public mutating func readVarint(_ what: @autoclosure () -> String) throws(CodecError) -> UInt64 {
+        let start = offset
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            guard offset < bytes.count else { throw CodecError(.truncated, "the input ends inside \(what())", at: start) }
+            let byte = bytes[offset]
+            offset += 1
+            if shift == 63 && byte > 1 {
+                throw CodecError(.oversized, "\(what()) does not fit in 64 bits", at: start)
+            }
+            result |= UInt64(byte & 0x7F) << shift
+            if byte & 0x80 == 0 {
+                if byte == 0 && shift > 0 {
+                    throw CodecError(.notCanonical, "\(what()) is a padded varint", at: start)
+                }
+                return result
+            }
+            shift += 7
+        }
+    }
+
+    /// Reads a zigzag varint.
+    public mutating func readSigned(_ what: @autoclosure () -> String) throws(CodecError) -> Int64 {
+        let raw = try readVarint(what())
+        return Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1)
+    }
+
+    /// Reads a fixed-width big-endian word.
+    public mutating func readFixed(_ what: @autoclosure () -> String) throws(CodecError) -> UInt64 {
+        UInt64(bigEndian: try readBuffer(8, what()).loadUnaligned(as: UInt64.self))
+    }
+
+    /// Reads exactly `count` raw bytes, returned as a view into the input (valid as long as the input is).
+    public mutating func readBuffer(_ count: Int, _ what: @autoclosure () -> String) throws(CodecError) -> UnsafeRawBufferPointer {
+        guard count <= remaining else {
+            throw CodecError(.truncated, "the input ends inside \(what()) (\(count) bytes needed, \(remaining) left)", at: offset)
+        }
+        defer { offset += count }
+        return UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count])
+    }
+
+    /// Reads exactly `count` raw bytes.
+    public mutating func readRaw(_ count: Int, _ what: @autoclosure () -> String) throws(CodecError) -> ArraySlice<UInt8> {
+        ArraySlice(try readBuffer(count, what()))
+    }
+
+    /// Reads a count that announces `elementSize`-byte (at least) elements, refusing counts the input or `limit`
+    /// cannot hold, so that a hostile count never causes a large allocation.
+    public mutating func readCount(_ what: @autoclosure () -> String, elementSize: Int, limit: Int) throws(CodecError) -> Int {
+        let start = offset
+        let count = try readVarint(what())
+        guard count <= UInt64(limit) else {
+            throw CodecError(.oversized, "\(what()) is \(count), more than the limit of \(limit)", at: start)
+        }
+        guard count * UInt64(max(elementSize, 1)) <= UInt64(remaining) else {
+            throw CodecError(.truncated, "\(what()) is \(count), more than the \(remaining) bytes left can hold", at: start)
+        }
+        return Int(count)
+    }
+
+    /// Reads a length-prefixed byte string of at most `limit` bytes.
+    public mutating func readLengthPrefixed(_ what: @autoclosure () -> String, limit: Int) throws(CodecError) -> Data {
+        let count = try readCount("the length of \(what())", elementSize: 1, limit: limit)
+        return Data(try readBuffer(count, what()))
+    }
+
+    /// Reads a length-prefixed UTF-8 string of at most `limit` bytes.
+    public mutating func readString(_ what: @autoclosure () -> String, limit: Int) throws(CodecError) -> String {
+        let start = offset
+        let count = try readCount("the length of \(what())", elementSize: 1, limit: limit)
+        let raw = try readRaw(count, what())
+        guard let text = String(validating: raw, as: UTF8.self) else {
+            throw CodecError(.invalidValue, "\(what()) is not valid UTF-8", at: start)
+        }
+        return text
+    }
+}

@@ -1,0 +1,135 @@
+import Crypto
+import Foundation
+
+/// One event in a document's append-only change log.
+///
+/// A change names the heads it was made on (`parents`, by hash) and its whole causal context (`vector`, which
+/// includes the change itself), so history is both tamper-evident and cheap to compare. Its `hash` is the SHA-256 of
+/// the document's identity followed by the change's canonical encoding (see ``encoded()``), so it binds the change to
+/// its document, and is computed, never supplied.
+public struct Change: Hashable, Sendable, Identifiable {
+    /// The document the change belongs to.
+    public let document: DocumentID
+    /// Who made it, and its place in that device's sequence.
+    public let id: ChangeID
+    /// The hashes of the heads the change was made on, in ascending order.
+    public let parents: [ChangeHash]
+    /// Its causal context: every change it was made after, and itself.
+    public let vector: VersionVector
+    /// A Lamport timestamp, greater than every parent's: sorting by `(lamport, device)` is a topological order.
+    public let lamport: UInt64
+    /// The device's wall clock when the change was made (for display and latest-wins, never for causality).
+    public let wallTime: Timestamp
+    /// What the change does.
+    public let kind: ChangeKind
+    /// SHA-256 of the document's identity and the canonical encoding.
+    public let hash: ChangeHash
+
+    /// Creates a change and computes its hash.
+    ///
+    /// - Precondition: `vector[id.device] == id.seq`, `lamport >= 1`, and `parents` has no duplicates.
+    public init(
+        document: DocumentID, id: ChangeID, parents: [ChangeHash], vector: VersionVector, lamport: UInt64,
+        wallTime: Timestamp, kind: ChangeKind
+    ) {
+        var body: [UInt8] = []
+        self.init(document: document, id: id, parents: parents, vector: vector, lamport: lamport, wallTime: wallTime,
+                  kind: kind, body: &body)
+    }
+
+    /// Creates a change and hands back its canonical encoding too, sparing the store a second encoding.
+    package init(
+        document: DocumentID, id: ChangeID, parents: [ChangeHash], vector: VersionVector, lamport: UInt64,
+        wallTime: Timestamp, kind: ChangeKind, body: inout [UInt8]
+    ) {
+        precondition(vector[id.device] == id.seq, "a change's vector must name the change itself: \(id) in \(vector)")
+        precondition(lamport >= 1, "lamport timestamps start at 1")
+        let sortedParents = parents.sorted()
+        precondition(zip(sortedParents, sortedParents.dropFirst()).allSatisfy { $0 < $1 }, "duplicate parent")
+        self.document = document
+        self.id = id
+        self.parents = sortedParents
+        self.vector = vector
+        self.lamport = lamport
+        self.wallTime = wallTime
+        self.kind = kind
+        var writer = BinaryWriter(capacity: 96)
+        ChangeCodec.encodeBody(id: id, parents: sortedParents, vector: vector, lamport: lamport, wallTime: wallTime,
+                               kind: kind, into: &writer)
+        body = writer.bytes
+        hash = ChangeCodec.hash(document: document, body: body)
+    }
+
+    /// Used by the decoder, which has already validated the fields and computed the hash.
+    init(
+        document: DocumentID, id: ChangeID, parents: [ChangeHash], vector: VersionVector, lamport: UInt64,
+        wallTime: Timestamp, kind: ChangeKind, hash: ChangeHash
+    ) {
+        self.document = document
+        self.id = id
+        self.parents = parents
+        self.vector = vector
+        self.lamport = lamport
+        self.wallTime = wallTime
+        self.kind = kind
+        self.hash = hash
+    }
+
+    /// The canonical encoding (without the document's identity, which the hash covers but storage and transport
+    /// carry once per document).
+    ///
+    /// `Change(decoding: change.encoded(), document: change.document) == change` for every change.
+    public func encoded() -> [UInt8] {
+        var writer = BinaryWriter(capacity: 96)
+        ChangeCodec.encodeBody(id: id, parents: parents, vector: vector, lamport: lamport, wallTime: wallTime,
+                               kind: kind, into: &writer)
+        return writer.bytes
+    }
+
+    /// Decodes untrusted bytes written by ``encoded()`` and computes the change's hash.
+    ///
+    /// - Throws: ``CodecError`` naming what is wrong (truncated, oversized, unknown tags, non-canonical order,
+    ///   trailing bytes, an unsupported format version).
+    public init(decoding bytes: some ContiguousBytes, document: DocumentID) throws(CodecError) {
+        self = try ChangeCodec.decode(bytes, document: document)
+    }
+
+    /// Two changes are equal when their documents and hashes are (the hash covers every field).
+    public static func == (lhs: Change, rhs: Change) -> Bool {
+        lhs.hash == rhs.hash && lhs.document == rhs.document
+    }
+
+    /// Hashes the change's hash.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(hash)
+    }
+}
+
+/// A change together with its canonical encoding: what arrives from a peer and what the store keeps, so that neither
+/// side encodes a change twice.
+public struct EncodedChange: Hashable, Sendable {
+    /// The change.
+    public let change: Change
+    /// Its canonical encoding (``Change/encoded()``).
+    public let bytes: [UInt8]
+
+    /// Pairs a change with its encoding, encoding it.
+    public init(_ change: Change) {
+        self.change = change
+        bytes = change.encoded()
+    }
+
+    /// Decodes untrusted bytes and keeps them.
+    ///
+    /// - Throws: ``CodecError`` naming what is wrong.
+    public init(decoding bytes: [UInt8], document: DocumentID) throws(CodecError) {
+        change = try Change(decoding: bytes, document: document)
+        self.bytes = bytes
+    }
+
+    /// Equal when the changes are.
+    public static func == (lhs: EncodedChange, rhs: EncodedChange) -> Bool { lhs.change == rhs.change }
+
+    /// Hashes the change.
+    public func hash(into hasher: inout Hasher) { hasher.combine(change) }
+}

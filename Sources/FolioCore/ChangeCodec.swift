@@ -1,0 +1,291 @@
+import Crypto
+import Foundation
+
+/// The versioned, canonical binary encoding of a change.
+///
+/// Layout of format 1 (varints are unsigned LEB128 in shortest form):
+///
+/// ```
+/// u8       format (1)
+/// 16 B     device            varint  seq          varint  lamport       zigzag  wall time (ms)
+/// varint   parent count      32 B each, strictly ascending
+/// varint   vector count      (16 B device, varint seq ≥ 1) each, strictly ascending by device; names the change
+/// u8       kind              then the kind's fields (see `encodeKind`)
+/// ```
+///
+/// A one-character text edit by a device with no peers takes about 60 bytes (mostly its identity and one parent
+/// hash), plus the model's few bytes of operation.
+enum ChangeCodec {
+    static let formatVersion: UInt8 = 1
+
+    /// Bounds that keep a hostile input from causing large allocations.
+    enum Limits {
+        static let payloadBytes = 512 << 20
+        static let textBytes = 64 << 10
+        static let hashes = 1 << 20
+        static let vectorEntries = 1 << 20
+    }
+
+    private enum KindTag: UInt8 { case edit = 0, lifecycle = 1, baseline = 2, resolution = 3 }
+    private enum IntentTag: UInt8 { case edit = 0, undo = 1, redo = 2 }
+    private enum LifecycleTag: UInt8 { case create = 0, rename = 1, move = 2, delete = 3, restore = 4 }
+    private enum StrategyTag: UInt8 { case userChoice = 0, latestWins = 1, merge = 2, keepBoth = 3, custom = 4 }
+
+    static func hash(document: DocumentID, body: [UInt8]) -> ChangeHash {
+        body.withUnsafeBytes { hash(document: document, body: $0) }
+    }
+
+    static func hash(document: DocumentID, body: UnsafeRawBufferPointer) -> ChangeHash {
+        var hasher = SHA256()
+        document.uuid.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+        hasher.update(bufferPointer: body)
+        return ChangeHash(digest: hasher.finalize())
+    }
+
+    // MARK: Encoding
+
+    static func encodeBody(
+        id: ChangeID, parents: [ChangeHash], vector: VersionVector, lamport: UInt64, wallTime: Timestamp,
+        kind: ChangeKind, into writer: inout BinaryWriter
+    ) {
+        writer.write(byte: formatVersion)
+        write(id.device.uuid, into: &writer)
+        writer.write(varint: id.seq)
+        writer.write(varint: lamport)
+        writer.write(signed: wallTime.millisecondsSince1970)
+        writeHashes(parents, into: &writer)
+        writer.write(varint: UInt64(vector.entries.count))
+        for entry in vector.entries {
+            write(entry.device.uuid, into: &writer)
+            writer.write(varint: entry.seq)
+        }
+        encodeKind(kind, into: &writer)
+    }
+
+    private static func write(_ uuid: UUIDBytes, into writer: inout BinaryWriter) {
+        writer.write(fixed: uuid.high)
+        writer.write(fixed: uuid.low)
+    }
+
+    private static func writeHashes(_ hashes: [ChangeHash], into writer: inout BinaryWriter) {
+        writer.write(varint: UInt64(hashes.count))
+        for hash in hashes { hash.withUnsafeBytes { writer.write(raw: $0) } }
+    }
+
+    private static func encodeKind(_ kind: ChangeKind, into writer: inout BinaryWriter) {
+        switch kind {
+        case .edit(let edit):
+            writer.write(byte: KindTag.edit.rawValue)
+            switch edit.intent {
+            case .edit:
+                writer.write(byte: IntentTag.edit.rawValue)
+            case .undo(let target):
+                writer.write(byte: IntentTag.undo.rawValue)
+                write(target.device.uuid, into: &writer)
+                writer.write(varint: target.seq)
+            case .redo(let target):
+                writer.write(byte: IntentTag.redo.rawValue)
+                write(target.device.uuid, into: &writer)
+                writer.write(varint: target.seq)
+            }
+            writer.write(lengthPrefixed: edit.operations)
+        case .lifecycle(let event):
+            writer.write(byte: KindTag.lifecycle.rawValue)
+            switch event {
+            case .create(let name, let type, let container):
+                writer.write(byte: LifecycleTag.create.rawValue)
+                writer.write(string: name)
+                writer.write(string: type)
+                writer.write(byte: container.rawValue)
+            case .rename(let name):
+                writer.write(byte: LifecycleTag.rename.rawValue)
+                writer.write(string: name)
+            case .move(let container):
+                writer.write(byte: LifecycleTag.move.rawValue)
+                writer.write(byte: container.rawValue)
+            case .delete:
+                writer.write(byte: LifecycleTag.delete.rawValue)
+            case .restore:
+                writer.write(byte: LifecycleTag.restore.rawValue)
+            }
+        case .baseline(let contents):
+            writer.write(byte: KindTag.baseline.rawValue)
+            writer.write(lengthPrefixed: contents)
+        case .resolution(let resolution):
+            writer.write(byte: KindTag.resolution.rawValue)
+            switch resolution.strategy {
+            case .userChoice: writer.write(byte: StrategyTag.userChoice.rawValue)
+            case .latestWins: writer.write(byte: StrategyTag.latestWins.rawValue)
+            case .merge: writer.write(byte: StrategyTag.merge.rawValue)
+            case .keepBoth: writer.write(byte: StrategyTag.keepBoth.rawValue)
+            case .custom(let name):
+                writer.write(byte: StrategyTag.custom.rawValue)
+                writer.write(string: name)
+            }
+            writeHashes(resolution.chosen, into: &writer)
+            writeHashes(resolution.discarded, into: &writer)
+            if let contents = resolution.contents {
+                writer.write(byte: 1)
+                writer.write(lengthPrefixed: contents)
+            } else {
+                writer.write(byte: 0)
+            }
+        }
+    }
+
+    // MARK: Decoding
+
+    static func decode(_ bytes: some ContiguousBytes, document: DocumentID) throws(CodecError) -> Change {
+        let result: Result<Change, CodecError> = bytes.withUnsafeBytes { buffer in
+            do throws(CodecError) {
+                var reader = BinaryReader(buffer)
+                let change = try decodeBody(&reader, document: document, body: buffer)
+                return .success(change)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    private static func decodeBody(
+        _ reader: inout BinaryReader, document: DocumentID, body: UnsafeRawBufferPointer
+    ) throws(CodecError) -> Change {
+        let version = try reader.readByte("the format version")
+        guard version == formatVersion else {
+            throw CodecError(.unsupportedVersion, "change format \(version) is not supported (this build reads format \(formatVersion))", at: 0)
+        }
+        let device = DeviceID(try readUUID(&reader, "the device"))
+        let seqOffset = reader.offset
+        let seq = try reader.readVarint("the sequence number")
+        guard seq >= 1 else { throw CodecError(.invalidValue, "sequence number 0 (they start at 1)", at: seqOffset) }
+        let lamportOffset = reader.offset
+        let lamport = try reader.readVarint("the lamport timestamp")
+        guard lamport >= 1 else { throw CodecError(.invalidValue, "lamport timestamp 0 (they start at 1)", at: lamportOffset) }
+        let wallTime = Timestamp(millisecondsSince1970: try reader.readSigned("the wall time"))
+        let parents = try readHashes(&reader, "parents")
+        let vectorOffset = reader.offset
+        let count = try reader.readCount("the vector's entry count", elementSize: 17, limit: Limits.vectorEntries)
+        var entries: [VersionVector.Entry] = []
+        entries.reserveCapacity(count)
+        for _ in 0..<count {
+            let entryDevice = DeviceID(try readUUID(&reader, "a vector entry's device"))
+            let entrySeq = try reader.readVarint("a vector entry's sequence number")
+            entries.append(VersionVector.Entry(device: entryDevice, seq: entrySeq))
+        }
+        guard let vector = VersionVector(sortedEntries: entries) else {
+            throw CodecError(.notCanonical, "vector entries are unsorted, repeated or zero", at: vectorOffset)
+        }
+        guard vector[device] == seq else {
+            throw CodecError(.invalidValue, "the vector \(vector) does not name the change \(device)#\(seq) itself", at: vectorOffset)
+        }
+        let kind = try decodeKind(&reader)
+        guard reader.isAtEnd else {
+            throw CodecError(.trailingBytes, "\(reader.remaining) bytes follow the change", at: reader.offset)
+        }
+        return Change(
+            document: document, id: ChangeID(device: device, seq: seq), parents: parents, vector: vector,
+            lamport: lamport, wallTime: wallTime, kind: kind, hash: hash(document: document, body: body))
+    }
+
+    private static func readUUID(_ reader: inout BinaryReader, _ what: String) throws(CodecError) -> UUIDBytes {
+        let high = try reader.readFixed(what)
+        let low = try reader.readFixed(what)
+        return UUIDBytes(high: high, low: low)
+    }
+
+    private static func readHashes(_ reader: inout BinaryReader, _ what: String) throws(CodecError) -> [ChangeHash] {
+        let start = reader.offset
+        let count = try reader.readCount("the number of \(what)", elementSize: 32, limit: Limits.hashes)
+        var hashes: [ChangeHash] = []
+        hashes.reserveCapacity(count)
+        for _ in 0..<count {
+            let hash = ChangeHash(try reader.readBuffer(32, "a hash among \(what)"))
+            if let last = hashes.last, !(last < hash) {
+                throw CodecError(.notCanonical, "\(what) are not in strictly ascending order", at: start)
+            }
+            hashes.append(hash)
+        }
+        return hashes
+    }
+
+    private static func readTarget(_ reader: inout BinaryReader) throws(CodecError) -> ChangeID {
+        let device = DeviceID(try readUUID(&reader, "the undone change's device"))
+        let offset = reader.offset
+        let seq = try reader.readVarint("the undone change's sequence number")
+        guard seq >= 1 else { throw CodecError(.invalidValue, "sequence number 0 (they start at 1)", at: offset) }
+        return ChangeID(device: device, seq: seq)
+    }
+
+    private static func readContainer(_ reader: inout BinaryReader) throws(CodecError) -> DocumentContainer {
+        let offset = reader.offset
+        let raw = try reader.readByte("the container")
+        guard let container = DocumentContainer(rawValue: raw) else {
+            throw CodecError(.invalidValue, "unknown container \(raw)", at: offset)
+        }
+        return container
+    }
+
+    private static func decodeKind(_ reader: inout BinaryReader) throws(CodecError) -> ChangeKind {
+        let offset = reader.offset
+        let raw = try reader.readByte("the change kind")
+        guard let tag = KindTag(rawValue: raw) else { throw CodecError(.invalidValue, "unknown change kind \(raw)", at: offset) }
+        switch tag {
+        case .edit:
+            let intentOffset = reader.offset
+            let rawIntent = try reader.readByte("the edit's intent")
+            let intent: Edit.Intent
+            switch IntentTag(rawValue: rawIntent) {
+            case .edit: intent = .edit
+            case .undo: intent = .undo(of: try readTarget(&reader))
+            case .redo: intent = .redo(of: try readTarget(&reader))
+            case nil: throw CodecError(.invalidValue, "unknown edit intent \(rawIntent)", at: intentOffset)
+            }
+            let operations = try reader.readLengthPrefixed("the operations", limit: Limits.payloadBytes)
+            return .edit(Edit(operations: operations, intent: intent))
+        case .lifecycle:
+            let eventOffset = reader.offset
+            let rawEvent = try reader.readByte("the lifecycle event")
+            switch LifecycleTag(rawValue: rawEvent) {
+            case .create:
+                let name = try reader.readString("the document's name", limit: Limits.textBytes)
+                let type = try reader.readString("the document's type", limit: Limits.textBytes)
+                return .lifecycle(.create(name: name, type: type, container: try readContainer(&reader)))
+            case .rename:
+                return .lifecycle(.rename(to: try reader.readString("the new name", limit: Limits.textBytes)))
+            case .move:
+                return .lifecycle(.move(to: try readContainer(&reader)))
+            case .delete:
+                return .lifecycle(.delete)
+            case .restore:
+                return .lifecycle(.restore)
+            case nil:
+                throw CodecError(.invalidValue, "unknown lifecycle event \(rawEvent)", at: eventOffset)
+            }
+        case .baseline:
+            return .baseline(contents: try reader.readLengthPrefixed("the baseline contents", limit: Limits.payloadBytes))
+        case .resolution:
+            let strategyOffset = reader.offset
+            let rawStrategy = try reader.readByte("the resolution strategy")
+            let strategy: Resolution.Strategy
+            switch StrategyTag(rawValue: rawStrategy) {
+            case .userChoice: strategy = .userChoice
+            case .latestWins: strategy = .latestWins
+            case .merge: strategy = .merge
+            case .keepBoth: strategy = .keepBoth
+            case .custom: strategy = .custom(try reader.readString("the custom strategy's name", limit: Limits.textBytes))
+            case nil: throw CodecError(.invalidValue, "unknown resolution strategy \(rawStrategy)", at: strategyOffset)
+            }
+            let chosen = try readHashes(&reader, "chosen heads")
+            let discarded = try readHashes(&reader, "discarded heads")
+            let flagOffset = reader.offset
+            let contents: Data?
+            switch try reader.readByte("the contents flag") {
+            case 0: contents = nil
+            case 1: contents = try reader.readLengthPrefixed("the resolved contents", limit: Limits.payloadBytes)
+            case let flag: throw CodecError(.invalidValue, "contents flag \(flag) is neither 0 nor 1", at: flagOffset)
+            }
+            return .resolution(Resolution(strategy: strategy, chosen: chosen, discarded: discarded, contents: contents))
+        }
+    }
+}

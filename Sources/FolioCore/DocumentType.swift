@@ -1,0 +1,73 @@
+/// A kind of document, as an app declares it (what CFBundleDocumentTypes and exported UTIs declare on Apple
+/// platforms): an identifier, the identifiers it conforms to, its file extensions, and whether it is a file
+/// package (a directory) or a flat file.
+public struct DocumentType: Hashable, Sendable, CustomStringConvertible {
+    /// A reverse-DNS identifier, such as `com.example.notes`.
+    public var identifier: String
+    /// Identifiers this type conforms to, such as `public.plain-text`.
+    public var conformsTo: [String]
+    /// File extensions without the dot, lowercase, the preferred one first.
+    public var fileExtensions: [String]
+    /// Whether documents of this type are directories (file packages) rather than flat files.
+    public var isPackage: Bool
+
+    /// Declares a type.
+    ///
+    /// - Precondition: `fileExtensions` is not empty.
+    public init(identifier: String, conformsTo: [String] = [], fileExtensions: [String], isPackage: Bool) {
+        precondition(!fileExtensions.isEmpty, "a document type needs at least one file extension")
+        self.identifier = identifier
+        self.conformsTo = conformsTo
+        self.fileExtensions = fileExtensions.map { $0.lowercased() }
+        self.isPackage = isPackage
+    }
+
+    /// The extension new documents get.
+    public var preferredExtension: String { fileExtensions[0] }
+
+    /// Whether this type is `identifier` or declares conformance to it.
+    public func conforms(to identifier: String) -> Bool {
+        self.identifier == identifier || conformsTo.contains(identifier)
+    }
+
+    /// The identifier.
+    public var description: String { identifier }
+}
+
+/// The document types an app handles, found by identifier or by file extension.
+public struct DocumentTypeRegistry: Sendable {
+    private var byIdentifier: [String: DocumentType] = [:]
+    private var byExtension: [String: String] = [:]
+    private var order: [String] = []
+
+    /// A registry holding `types`; the first registered wins an extension claimed twice.
+    public init(_ types: [DocumentType] = []) {
+        for type in types { register(type) }
+    }
+
+    /// Adds a type (replacing one with the same identifier).
+    public mutating func register(_ type: DocumentType) {
+        if byIdentifier[type.identifier] == nil { order.append(type.identifier) }
+        byIdentifier[type.identifier] = type
+        for fileExtension in type.fileExtensions where byExtension[fileExtension] == nil {
+            byExtension[fileExtension] = type.identifier
+        }
+    }
+
+    /// The registered types, in registration order.
+    public var types: [DocumentType] { order.compactMap { byIdentifier[$0] } }
+
+    /// The type with this identifier.
+    public func type(identifier: String) -> DocumentType? { byIdentifier[identifier] }
+
+    /// The type claiming this file extension (without the dot, any case).
+    public func type(forExtension fileExtension: String) -> DocumentType? {
+        byExtension[fileExtension.lowercased()].flatMap { byIdentifier[$0] }
+    }
+
+    /// The type of a file name, by its extension.
+    public func type(forFileName name: String) -> DocumentType? {
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
+        return type(forExtension: String(name[name.index(after: dot)...]))
+    }
+}

@@ -1,0 +1,44 @@
+extension VersionVector {
+    /// The canonical binary form: an entry count, then (16-byte device, varint seq) per entry in device order.
+    public func encoded() -> [UInt8] {
+        var writer = BinaryWriter(capacity: 1 + entries.count * 20)
+        writer.write(varint: UInt64(entries.count))
+        for entry in entries {
+            writer.write(fixed: entry.device.uuid.high)
+            writer.write(fixed: entry.device.uuid.low)
+            writer.write(varint: entry.seq)
+        }
+        return writer.bytes
+    }
+
+    /// Decodes untrusted bytes written by ``encoded()``.
+    ///
+    /// - Throws: ``CodecError`` when the bytes are truncated, padded, unsorted or followed by more bytes.
+    public init(decoding bytes: some Collection<UInt8>) throws(CodecError) {
+        let array = Array(bytes)
+        let result: Result<VersionVector, CodecError> = array.withUnsafeBytes { buffer in
+            do throws(CodecError) {
+                var reader = BinaryReader(buffer)
+                let count = try reader.readCount("the vector's entry count", elementSize: 17, limit: ChangeCodec.Limits.vectorEntries)
+                var entries: [Entry] = []
+                entries.reserveCapacity(count)
+                for _ in 0..<count {
+                    let high = try reader.readFixed("a vector entry's device")
+                    let low = try reader.readFixed("a vector entry's device")
+                    let seq = try reader.readVarint("a vector entry's sequence number")
+                    entries.append(Entry(device: DeviceID(UUIDBytes(high: high, low: low)), seq: seq))
+                }
+                guard reader.isAtEnd else {
+                    throw CodecError(.trailingBytes, "\(reader.remaining) bytes follow the vector", at: reader.offset)
+                }
+                guard let vector = VersionVector(sortedEntries: entries) else {
+                    throw CodecError(.notCanonical, "vector entries are unsorted, repeated or zero", at: 0)
+                }
+                return .success(vector)
+            } catch {
+                return .failure(error)
+            }
+        }
+        self = try result.get()
+    }
+}

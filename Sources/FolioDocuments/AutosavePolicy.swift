@@ -1,0 +1,37 @@
+/// When a document saves by itself, and how rapid edits are grouped into changes.
+///
+/// Time is read from the library's injected clock, so a test or a simulation decides when "later" is. Due work
+/// runs when the document is next used, or when ``Document/runDueWork()`` is called (the library's background
+/// task does so periodically with the system clock; a simulation calls it after moving its clock).
+public struct AutosavePolicy: Hashable, Sendable {
+    /// Save once no edit has been made for this long (milliseconds); `nil` never saves on idleness.
+    public var idleInterval: Int64?
+    /// Save once this many changes are unsaved; `nil` never saves on a count.
+    public var unsavedChangeLimit: Int?
+    /// Save when the document is closed.
+    public var saveOnClose: Bool
+    /// Edits made within this many milliseconds of each other form one change (one undo step); 0 makes every edit
+    /// call its own change, committed before the call returns.
+    public var groupingInterval: Int64
+    /// A group is committed once it holds this many operations (after combining), whatever the timing.
+    public var groupLimit: Int
+
+    /// Creates a policy.
+    public init(
+        idleInterval: Int64? = 5_000, unsavedChangeLimit: Int? = 100, saveOnClose: Bool = true,
+        groupingInterval: Int64 = 1_000, groupLimit: Int = 10_000
+    ) {
+        precondition(groupLimit >= 1, "a group holds at least one operation")
+        self.idleInterval = idleInterval
+        self.unsavedChangeLimit = unsavedChangeLimit
+        self.saveOnClose = saveOnClose
+        self.groupingInterval = groupingInterval
+        self.groupLimit = groupLimit
+    }
+
+    /// Saves after 5 s idle or 100 unsaved changes and on close; groups edits made within 1 s.
+    public static let standard = AutosavePolicy()
+
+    /// Never saves by itself; every edit is its own change, committed at once. What the simulator uses.
+    public static let manual = AutosavePolicy(idleInterval: nil, unsavedChangeLimit: nil, saveOnClose: false, groupingInterval: 0)
+}

@@ -1,0 +1,145 @@
+import FolioCore
+import FolioStore
+import Foundation
+
+extension Document {
+    /// Applies `operation` to the model and records it in the open group.
+    ///
+    /// - Throws: ``DocumentError`` `.invalidOperation` when the model refuses it (nothing changes), `.closed`,
+    ///   `.deleted`, or `.store` when committing the previous group failed.
+    public func edit(_ operation: Model.Operation) throws(DocumentError) {
+        try ensureEditable()
+        let now = library.clock.now()
+        let policy = library.autosave
+        if !group.isEmpty, let last = lastEditTime,
+            now.millisecondsSince1970 - last.millisecondsSince1970 > policy.groupingInterval || group.operations.count >= policy.groupLimit
+        {
+            try commit()
+        }
+        let inverse: Model.Operation
+        do throws(ModelError) {
+            inverse = try model.apply(operation)
+        } catch {
+            throw DocumentError(.invalidOperation, "the edit does not apply to \(info.displayName): \(error.message)", cause: error)
+        }
+        group.add(operation, inverse: inverse)
+        lastEditTime = now
+        if policy.groupingInterval == 0 { try commit() }
+        try autosaveIfDue(now: now)
+    }
+
+    /// Applies several operations as one group (one change, one undo step), committed before returning.
+    ///
+    /// - Throws: ``DocumentError`` `.invalidOperation` when one does not apply (then none is kept), and as ``edit(_:)``.
+    public func edit(_ operations: [Model.Operation]) throws(DocumentError) {
+        try ensureEditable()
+        try commit()
+        let saved = model
+        var batch = EditGroup<Model>()
+        for operation in operations {
+            do throws(ModelError) {
+                batch.add(operation, inverse: try model.apply(operation))
+            } catch {
+                model = saved
+                throw DocumentError(.invalidOperation, "the edit does not apply to \(info.displayName): \(error.message)", cause: error)
+            }
+        }
+        group = batch
+        lastEditTime = library.clock.now()
+        try commit()
+    }
+
+    /// Commits the open group as one change, now.
+    ///
+    /// - Throws: ``DocumentError`` `.store`; the group stays open then, to be committed later.
+    public func commit() throws(DocumentError) {
+        guard !group.isEmpty else { return }
+        let operations = group.operations
+        let undoOperations = group.undoOperations
+        var newHistory = history
+        let change = try append(.edit(Edit(operations: Model.Operation.encodeGroup(operations)))) { change in
+            newHistory.recordEdit(.init(target: change.id, operations: undoOperations))
+            return newHistory
+        }
+        history = newHistory
+        group = EditGroup()
+        head = change
+        unsavedChanges += 1
+        changesSinceCheckpoint += 1
+        lastCommitTime = library.clock.now()
+        try takeCheckpointIfNeeded(force: false)
+    }
+
+    /// Undoes the newest step: the open group, or else the newest committed change of this device still on the undo
+    /// stack. The undo is itself a change carrying the inverse operations, so it syncs.
+    ///
+    /// - Throws: ``DocumentError`` `.nothingToUndo`, `.invalidOperation` when the inverse no longer applies (the
+    ///   document changed underneath; nothing changes), `.store`.
+    public func undo() throws(DocumentError) {
+        try ensureEditable()
+        try commit()
+        guard let step = history.undoSteps.last else {
+            throw DocumentError(.nothingToUndo, "nothing to undo in \(info.displayName)")
+        }
+        let (updated, inverses) = try applying(step.operations)
+        var newHistory = history
+        let change = try append(.edit(Edit(operations: Model.Operation.encodeGroup(step.operations), intent: .undo(of: step.target)))) { _ in
+            newHistory.recordUndo(.init(target: step.target, operations: inverses))
+            return newHistory
+        }
+        finish(change, model: updated, history: newHistory)
+    }
+
+    /// Redoes the newest undone step, as a new change.
+    ///
+    /// - Throws: ``DocumentError`` `.nothingToRedo`, `.invalidOperation`, `.store`.
+    public func redo() throws(DocumentError) {
+        try ensureEditable()
+        try commit()
+        guard let step = history.redoSteps.last else {
+            throw DocumentError(.nothingToRedo, "nothing to redo in \(info.displayName)")
+        }
+        let (updated, inverses) = try applying(step.operations)
+        var newHistory = history
+        let change = try append(.edit(Edit(operations: Model.Operation.encodeGroup(step.operations), intent: .redo(of: step.target)))) { change in
+            newHistory.recordRedo(.init(target: change.id, operations: inverses))
+            return newHistory
+        }
+        finish(change, model: updated, history: newHistory)
+    }
+
+    private func finish(_ change: Change, model updated: Model, history newHistory: UndoHistory<Model.Operation>) {
+        model = updated
+        history = newHistory
+        head = change
+        unsavedChanges += 1
+        changesSinceCheckpoint += 1
+        lastEditTime = library.clock.now()
+    }
+
+    /// The model with `operations` applied, and their inverses in undo order; the model itself is untouched.
+    private func applying(_ operations: [Model.Operation]) throws(DocumentError) -> (Model, [Model.Operation]) {
+        var trial = model
+        var inverses: [Model.Operation] = []
+        for operation in operations {
+            do throws(ModelError) {
+                inverses.append(try trial.apply(operation))
+            } catch {
+                throw DocumentError(.invalidOperation, "the step no longer applies to \(info.displayName): \(error.message)", cause: error)
+            }
+        }
+        return (trial, inverses.reversed())
+    }
+
+    /// Appends one change made on the version the model shows, writing the undo history in the same transaction.
+    func append(_ kind: ChangeKind, history: ((Change) -> UndoHistory<Model.Operation>)? = nil) throws(DocumentError) -> Change {
+        do {
+            return try library.store.append([kind], to: id, on: .heads([head.hash])) { changes in
+                guard let history else { return [:] }
+                return [UndoHistory<Model.Operation>.stateKey: history(changes[0]).encoded()]
+            }[0]
+        } catch {
+            throw .store(error, "recording a change to \(info.displayName)")
+        }
+    }
+}

@@ -1,0 +1,224 @@
+import FolioCore
+import FolioStore
+import Foundation
+
+/// One open document (what a UIDocument is on Apple platforms): its model, rebuilt from the log, with change
+/// tracking, undo and redo, saving, autosave and a state that can be watched.
+///
+/// Editing appends to the log. Rapid edits are grouped into one change (one undo step) as the library's
+/// ``AutosavePolicy`` says; a group is committed when the next edit comes after the grouping interval, when it
+/// reaches the group limit, on ``commit()``, ``save()``, ``undo()``, ``redo()`` and ``close()``, and by
+/// ``runDueWork()``. Until a group is committed, a crash may lose it; once committed, nothing can.
+public actor Document<Model: DocumentModel> {
+    /// The document's identity.
+    public nonisolated let id: DocumentID
+    /// The library it belongs to.
+    public nonisolated let library: DocumentLibrary
+    /// What the catalog says of it: name, container, dates.
+    public private(set) var info: DocumentInfo
+    /// The model: the current version's state, with the open group's edits applied.
+    public internal(set) var model: Model
+    /// The document's state; watch ``stateChanges`` to follow it.
+    public private(set) var state: DocumentState = .normal
+    /// Every new state, as it changes (ends when the document closes).
+    public nonisolated let stateChanges: AsyncStream<DocumentState>
+    private let stateContinuation: AsyncStream<DocumentState>.Continuation
+
+    /// The change whose state `model` shows (before the open group).
+    var head: Change
+    var group = EditGroup<Model>()
+    var history = UndoHistory<Model.Operation>()
+    var lastEditTime: Timestamp?
+    var lastCommitTime: Timestamp
+    /// Changes made since the last save (committed groups, plus the open one).
+    var unsavedChanges = 0
+    /// Changes since the last checkpoint, so that one is taken before the tail grows long.
+    var changesSinceCheckpoint = 0
+    /// Set by a failed save: the next save rewrites every byte from the log instead of trusting what is on disk.
+    var needsFullRewrite = false
+    /// Operations of remote changes that did not apply to this line of history (skipped identically everywhere).
+    public private(set) var skippedOperations = 0
+    private var backgroundTask: Task<Void, Never>?
+
+    /// The document type.
+    public nonisolated var type: DocumentType { Model.documentType }
+    /// The display name.
+    public var displayName: String { info.displayName }
+    /// The wall time of the latest change.
+    public var modificationDate: Timestamp { max(info.modificationDate, lastEditTime ?? info.modificationDate) }
+    /// Where the document's file is written.
+    public var fileURL: URL {
+        get throws(DocumentError) { try library.fileURL(for: info) }
+    }
+    /// Changes made since the last save (what UIDocument's change count tracks).
+    public var changeCount: Int { unsavedChanges + (group.isEmpty ? 0 : 1) }
+    /// Whether anything changed since the last save.
+    public var hasUnsavedChanges: Bool { changeCount > 0 }
+    /// Whether ``undo()`` has something to undo.
+    public var canUndo: Bool { !group.isEmpty || !history.undoSteps.isEmpty }
+    /// Whether ``redo()`` has something to redo.
+    public var canRedo: Bool { group.isEmpty && !history.redoSteps.isEmpty }
+    /// The version the model shows: the head it was rebuilt at.
+    public var currentHead: Change { head }
+
+    private init(info: DocumentInfo, library: DocumentLibrary, head: Change, model: Model, skipped: Int, tail: Int) {
+        id = info.id
+        self.library = library
+        self.info = info
+        self.head = head
+        self.model = model
+        skippedOperations = skipped
+        changesSinceCheckpoint = tail
+        lastCommitTime = library.clock.now()
+        (stateChanges, stateContinuation) = AsyncStream.makeStream(of: DocumentState.self)
+    }
+
+    static func open(_ info: DocumentInfo, in library: DocumentLibrary) async throws(DocumentError) -> Document {
+        let head = try winningHead(of: info.id, in: library)
+        let replay = DocumentReplay<Model>(store: library.store, document: info.id)
+        let outcome = try replay.state(at: head)
+        let tail: Int
+        do {
+            let checkpoint = try library.store.latestCheckpoint(of: info.id, within: head.vector)
+            tail = Int(head.vector.changeCount - (checkpoint?.vector.changeCount ?? 0))
+        } catch {
+            throw .store(error, "reading checkpoints")
+        }
+        let document = Document(info: info, library: library, head: head, model: outcome.model, skipped: outcome.skippedOperations, tail: tail)
+        try await document.finishOpening()
+        return document
+    }
+
+    private func finishOpening() throws(DocumentError) {
+        do {
+            history = UndoHistory(decoding: try library.store.localState(UndoHistory<Model.Operation>.stateKey, of: id))
+        } catch {
+            throw .store(error, "reading the undo history")
+        }
+        updateEditability()
+        try noticeExternalModification()
+        if library.runsBackgroundWork { startBackgroundWork() }
+    }
+
+    /// The head every device shows: the highest lamport, then the highest device.
+    static func winningHead(of id: DocumentID, in library: DocumentLibrary) throws(DocumentError) -> Change {
+        let heads: [Change]
+        do { heads = try library.store.heads(of: id) } catch { throw .store(error, "reading heads") }
+        guard let winner = heads.max(by: { ($0.lamport, $0.id.device) < ($1.lamport, $1.id.device) }) else {
+            throw DocumentError(.notFound, "document \(id) has no changes")
+        }
+        return winner
+    }
+
+    // MARK: State
+
+    func setState(_ newState: DocumentState) {
+        guard newState != state else { return }
+        state = newState
+        stateContinuation.yield(newState)
+    }
+
+    func insertState(_ flag: DocumentState) { setState(state.union(flag)) }
+    func removeState(_ flag: DocumentState) { setState(state.subtracting(flag)) }
+
+    private func updateEditability() {
+        if info.isDeleted { insertState(.editingDisabled) } else { removeState(.editingDisabled) }
+    }
+
+    func ensureOpen() throws(DocumentError) {
+        guard !state.contains(.closed) else { throw DocumentError(.closed, "\(info.displayName) is closed") }
+    }
+
+    func ensureEditable() throws(DocumentError) {
+        try ensureOpen()
+        guard !state.contains(.editingDisabled) else {
+            throw DocumentError(info.isDeleted ? .deleted : .editingDisabled, "\(info.displayName) cannot be edited now\(info.isDeleted ? ": it is deleted" : "")")
+        }
+    }
+
+    // MARK: Others' changes
+
+    /// Picks up changes made by other processes or peers since the document last looked: the catalog (name,
+    /// container, deletion) and the version every device shows. The open group is committed first.
+    ///
+    /// - Returns: whether the model changed.
+    /// - Throws: ``DocumentError`` `.store`.
+    @discardableResult
+    public func refresh() throws(DocumentError) -> Bool {
+        try ensureOpen()
+        try commit()
+        if let latest = try library.info(of: id) { info = latest }
+        updateEditability()
+        let winner = try Self.winningHead(of: id, in: library)
+        guard winner.hash != head.hash else { return false }
+        let replay = DocumentReplay<Model>(store: library.store, document: id)
+        var outcome = try replay.advance(model, from: head, to: winner)
+        if outcome == nil { outcome = try replay.state(at: winner) }
+        guard let outcome else { return false }
+        model = outcome.model
+        skippedOperations += outcome.skippedOperations
+        head = winner
+        return true
+    }
+
+    // MARK: Closing
+
+    /// Commits the open group, saves when the policy says so (a failed save leaves `.savingError`, the edits
+    /// safe in the log), takes a checkpoint so the next open is fast, and closes.
+    ///
+    /// - Throws: ``DocumentError`` `.store` when the group cannot be committed; the document stays open then.
+    public func close() throws(DocumentError) {
+        guard !state.contains(.closed) else { return }
+        try commit()
+        if library.autosave.saveOnClose && hasUnsavedChanges && !info.isDeleted {
+            do { try save() } catch where error.code == .save {
+                // The edits are in the log; the file is written again at the next save.
+            }
+        }
+        try takeCheckpointIfNeeded(force: true)
+        backgroundTask?.cancel()
+        backgroundTask = nil
+        insertState(.closed)
+        stateContinuation.finish()
+    }
+
+    // MARK: Background work
+
+    private func startBackgroundWork() {
+        backgroundTask = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(250))
+                guard let self else { return }
+                try? await self.runDueWork()
+            }
+        }
+    }
+
+    /// Does what time has made due: commits an idle group, saves an idle or long-unsaved document. Called by the
+    /// background timer, or by the owner of an injected clock after moving it.
+    ///
+    /// - Throws: ``DocumentError`` when a commit fails (a failed autosave only sets `.savingError`).
+    public func runDueWork() throws(DocumentError) {
+        guard !state.contains(.closed) else { return }
+        let now = library.clock.now()
+        let policy = library.autosave
+        if !group.isEmpty, let last = lastEditTime, now.millisecondsSince1970 - last.millisecondsSince1970 >= policy.groupingInterval {
+            try commit()
+        }
+        try autosaveIfDue(now: now)
+    }
+
+    func autosaveIfDue(now: Timestamp) throws(DocumentError) {
+        let policy = library.autosave
+        guard hasUnsavedChanges, !info.isDeleted else { return }
+        var due = false
+        if let limit = policy.unsavedChangeLimit, changeCount >= limit { due = true }
+        if let idle = policy.idleInterval, let last = lastEditTime, now.millisecondsSince1970 - last.millisecondsSince1970 >= idle {
+            due = true
+        }
+        guard due else { return }
+        do { try save() } catch where error.code == .save {
+            // `.savingError` is set; the next save (autosave or explicit) rewrites from the log.
+        }
+    }
+}

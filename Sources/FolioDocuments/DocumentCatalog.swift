@@ -1,0 +1,47 @@
+import FolioCore
+
+/// Folds a document's lifecycle changes into what the library lists: name, type, container, deleted or not.
+///
+/// Each attribute takes the value of its latest setting: among the settings that no other setting happened after
+/// (the causally maximal ones), the latest by wall time, then lamport, then device. So a rename made after another
+/// always wins, and concurrent renames are settled by latest wins, identically on every device.
+enum DocumentCatalog {
+    static func info(of document: DocumentID, lifecycle: [Change], latestChange: Change?) -> DocumentInfo? {
+        guard let creation = lifecycle.first(where: { if case .lifecycle(.create) = $0.kind { true } else { false } }),
+            case .lifecycle(.create(let name, let type, let container)) = creation.kind
+        else { return nil }
+        let nameSetters = lifecycle.filter {
+            switch $0.kind {
+            case .lifecycle(.create), .lifecycle(.rename): true
+            default: false
+            }
+        }
+        let containerSetters = lifecycle.filter {
+            switch $0.kind {
+            case .lifecycle(.create), .lifecycle(.move): true
+            default: false
+            }
+        }
+        let existenceSetters = lifecycle.filter {
+            switch $0.kind {
+            case .lifecycle(.create), .lifecycle(.delete), .lifecycle(.restore): true
+            default: false
+            }
+        }
+        var info = DocumentInfo(
+            id: document, displayName: name, typeIdentifier: type, container: container, isDeleted: false,
+            modificationDate: latestChange?.wallTime ?? creation.wallTime, creationDate: creation.wallTime)
+        if case .lifecycle(.rename(let newName)) = latest(nameSetters)?.kind { info.displayName = newName }
+        if case .lifecycle(.move(let newContainer)) = latest(containerSetters)?.kind { info.container = newContainer }
+        if case .lifecycle(.delete) = latest(existenceSetters)?.kind { info.isDeleted = true }
+        return info
+    }
+
+    /// The latest of `changes`: causally maximal first, then by wall time, lamport and device.
+    static func latest(_ changes: [Change]) -> Change? {
+        let maximal = changes.filter { candidate in
+            !changes.contains { $0.id != candidate.id && $0.vector.contains(candidate.id) }
+        }
+        return maximal.max { ($0.wallTime, $0.lamport, $0.id.device) < ($1.wallTime, $1.lamport, $1.id.device) }
+    }
+}

@@ -1,0 +1,155 @@
+import FolioCore
+import FolioStore
+import Foundation
+
+extension DocumentLibrary {
+    /// The documents, sorted by name then identity; deleted ones only when asked.
+    ///
+    /// - Throws: ``DocumentError`` `.store`.
+    public func documents(includingDeleted: Bool = false) throws(DocumentError) -> [DocumentInfo] {
+        let ids: [DocumentID]
+        do { ids = try store.documents() } catch { throw .store(error, "listing documents") }
+        var result: [DocumentInfo] = []
+        for id in ids {
+            guard let info = try info(of: id), includingDeleted || !info.isDeleted else { continue }
+            result.append(info)
+        }
+        return result.sorted { ($0.displayName, $0.id) < ($1.displayName, $1.id) }
+    }
+
+    /// The documents that satisfy `predicate` (by name, type, modification date…), sorted by name.
+    public func documents(where predicate: (DocumentInfo) -> Bool, includingDeleted: Bool = false) throws(DocumentError) -> [DocumentInfo] {
+        try documents(includingDeleted: includingDeleted).filter(predicate)
+    }
+
+    /// What the log says of document `id`, or `nil` when it has no creation.
+    public func info(of id: DocumentID) throws(DocumentError) -> DocumentInfo? {
+        do {
+            let lifecycle = try store.lifecycleChanges(of: id)
+            let latest = try store.heads(of: id).max { $0.wallTime < $1.wallTime }
+            return DocumentCatalog.info(of: id, lifecycle: lifecycle, latestChange: latest)
+        } catch {
+            throw .store(error, "reading document \(id)")
+        }
+    }
+
+    /// Where the document's file lives: its container's directory, its name and its type's extension. A name used
+    /// by an earlier-created document in the same container gets a number (`Notes 2.txt`).
+    public func fileURL(for info: DocumentInfo) throws(DocumentError) -> URL {
+        let fileExtension = types.type(identifier: info.typeIdentifier)?.preferredExtension
+            ?? info.typeIdentifier.split(separator: ".").last.map(String.init) ?? "data"
+        let namesakes = try documents().filter {
+            $0.container == info.container && $0.displayName == info.displayName && $0.id != info.id
+                && ($0.creationDate, $0.id) < (info.creationDate, info.id)
+        }
+        let name = namesakes.isEmpty ? info.displayName : "\(info.displayName) \(namesakes.count + 1)"
+        return directory(of: info.container).appendingPathComponent("\(name).\(fileExtension)")
+    }
+
+    /// Renames a document (a logged change); its file is renamed too.
+    ///
+    /// - Throws: ``DocumentError`` `.notFound`, `.invalidName`, `.store`, `.save`.
+    public func rename(_ id: DocumentID, to name: String) throws(DocumentError) {
+        try Self.validate(name: name)
+        try relocate(id, by: .rename(to: name))
+    }
+
+    /// Moves a document between containers (a logged change); its file moves too.
+    ///
+    /// - Throws: ``DocumentError`` `.notFound`, `.store`, `.save`.
+    public func move(_ id: DocumentID, to container: DocumentContainer) throws(DocumentError) {
+        try relocate(id, by: .move(to: container))
+    }
+
+    /// Deletes a document (a logged change): its file is removed, its history kept, so it can be restored.
+    ///
+    /// - Throws: ``DocumentError`` `.notFound`, `.store`, `.save`.
+    public func delete(_ id: DocumentID) throws(DocumentError) {
+        guard let info = try info(of: id), !info.isDeleted else {
+            throw DocumentError(.notFound, "no document \(id) to delete")
+        }
+        let url = try fileURL(for: info)
+        try appendLifecycle(.delete, to: id)
+        do {
+            if try fileSystem.itemKind(at: url) != .absent { try fileSystem.remove(at: url) }
+        } catch {
+            throw DocumentError(.save, "\(info.displayName) is deleted, but its file \(url.path) could not be removed", cause: error)
+        }
+    }
+
+    /// Restores a deleted document (a logged change); its file is written again when it is next saved.
+    ///
+    /// - Throws: ``DocumentError`` `.notFound`, `.store`.
+    public func restore(_ id: DocumentID) throws(DocumentError) {
+        guard let info = try info(of: id), info.isDeleted else {
+            throw DocumentError(.notFound, "no deleted document \(id) to restore")
+        }
+        try appendLifecycle(.restore, to: id)
+    }
+
+    private func relocate(_ id: DocumentID, by event: LifecycleEvent) throws(DocumentError) {
+        guard let before = try info(of: id), !before.isDeleted else {
+            throw DocumentError(.notFound, "no document \(id)")
+        }
+        let oldURL = try fileURL(for: before)
+        try appendLifecycle(event, to: id)
+        guard let after = try info(of: id) else { return }
+        let newURL = try fileURL(for: after)
+        guard oldURL != newURL else { return }
+        do {
+            if try fileSystem.itemKind(at: oldURL) != .absent, try fileSystem.itemKind(at: newURL) == .absent {
+                try fileSystem.rename(oldURL, to: newURL)
+                try fileSystem.synchronizeDirectory(at: newURL.deletingLastPathComponent())
+                try store.setLocalState([SavedFileRecord.stateKey: nil], of: id)
+            }
+        } catch {
+            throw DocumentError(.save, "\(after.displayName) was renamed or moved, but its file could not follow; it will be written again at the next save", cause: error as? any Error & Sendable)
+        }
+    }
+
+    func appendLifecycle(_ event: LifecycleEvent, to id: DocumentID) throws(DocumentError) {
+        do {
+            try store.append(.lifecycle(event), to: id)
+        } catch {
+            throw .store(error, "recording \(event) of document \(id)")
+        }
+    }
+
+    /// Turns an outside file or package into a new document (the Inbox case): its first changes are the creation
+    /// and a baseline holding the contents, which `Model` must accept.
+    ///
+    /// - Parameters:
+    ///   - url: the file or package directory; it is read, never modified.
+    ///   - name: the display name; by default the file's name without its extension.
+    /// - Throws: ``DocumentError`` `.invalidContents` when the model refuses the contents, `.save` when the file
+    ///   cannot be read (or is a package with links or special files), `.invalidName`, `.store`.
+    @discardableResult
+    public func importFile<Model: DocumentModel>(
+        at url: URL, as model: Model.Type, named name: String? = nil, into container: DocumentContainer = .local
+    ) throws(DocumentError) -> DocumentInfo {
+        let contents: DocumentContents
+        do {
+            contents = try pipeline.read(at: url, isPackage: Model.documentType.isPackage)
+        } catch {
+            throw DocumentError(.save, "cannot import \(url.path)", cause: error)
+        }
+        let loaded: Model
+        do {
+            loaded = try Model(contents: contents)
+        } catch {
+            throw DocumentError(.invalidContents, "\(url.lastPathComponent) is not a valid \(Model.documentType.identifier) document: \(error.message)", cause: error)
+        }
+        let displayName = name ?? url.deletingPathExtension().lastPathComponent
+        try Self.validate(name: displayName)
+        let id = DocumentID(using: identifiers)
+        do {
+            try store.append([
+                .lifecycle(.create(name: displayName, type: Model.documentType.identifier, container: container)),
+                .baseline(contents: loaded.contents().encoded()),
+            ], to: id)
+        } catch {
+            throw .store(error, "importing \(url.lastPathComponent)")
+        }
+        return try info(of: id)!
+    }
+}

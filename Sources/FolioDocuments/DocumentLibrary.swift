@@ -1,0 +1,138 @@
+import FolioCore
+import FolioStore
+import Foundation
+import Synchronization
+
+/// A directory of documents with their change logs: the store in `.folio/`, each document's file in
+/// `Documents/` (on this device) or `Shared/` (the synced container).
+///
+/// Creating, renaming, moving, deleting, restoring and importing are logged changes; listing folds them. Open a
+/// document with ``open(_:as:)`` to read and edit it.
+public final class DocumentLibrary: Sendable {
+    /// The library's directory.
+    public let root: URL
+    /// The change logs of every document.
+    public let store: ChangeLogStore
+    /// The document types the library knows.
+    public let types: DocumentTypeRegistry
+    /// When documents save by themselves and how edits are grouped.
+    public let autosave: AutosavePolicy
+    /// Whether open documents run their due work (group commits, autosaves) on a background timer. Off when the
+    /// clock is injected: then the owner calls ``Document/runDueWork()``.
+    public let runsBackgroundWork: Bool
+
+    let clock: any WallClock
+    let identifiers: any IdentifierSource
+    let pipeline: SavePipeline
+
+    /// The file I/O every save and read goes through.
+    public var fileSystem: any FileSystem { pipeline.fileSystem }
+    /// The device this library edits as.
+    public var device: Device { store.localDevice }
+
+    /// Opens (or creates) the library at `root`.
+    ///
+    /// - Parameters:
+    ///   - root: the library directory; created if absent.
+    ///   - device: this device.
+    ///   - types: document types, for imports by file extension.
+    ///   - clock: the wall clock (inject a ``ManualClock`` for tests and simulations).
+    ///   - identifiers: where new document identities come from.
+    ///   - fileSystem: the file I/O (inject a ``FaultInjectingFileSystem`` to test crashes).
+    ///   - durability: how the store's commits reach the disk.
+    ///   - autosave: the autosave and grouping policy of the documents opened from this library.
+    ///   - backgroundWork: whether documents commit and autosave on a background timer; by default only with the
+    ///     system clock.
+    /// - Throws: ``DocumentError`` `.store` when the store cannot be opened, `.save` when the directories cannot
+    ///   be created.
+    public init(
+        at root: URL, device: Device, types: DocumentTypeRegistry = DocumentTypeRegistry(),
+        clock: any WallClock = SystemClock(), identifiers: any IdentifierSource = RandomIdentifierSource(),
+        fileSystem: any FileSystem = PosixFileSystem(), durability: Durability = .normal,
+        autosave: AutosavePolicy = .standard, backgroundWork: Bool? = nil
+    ) throws(DocumentError) {
+        self.root = root
+        self.types = types
+        self.autosave = autosave
+        self.clock = clock
+        self.identifiers = identifiers
+        self.runsBackgroundWork = backgroundWork ?? (clock is SystemClock)
+        pipeline = SavePipeline(fileSystem: fileSystem)
+        for directory in [root, root.appendingPathComponent(".folio")] + DocumentContainer.allCases.map({ Self.directory(of: $0, in: root) }) {
+            do {
+                if try fileSystem.itemKind(at: directory) == .absent { try fileSystem.createDirectory(at: directory) }
+            } catch {
+                throw DocumentError(.save, "cannot create the library directory \(directory.path)", cause: error)
+            }
+        }
+        do {
+            store = try ChangeLogStore(
+                at: root.appendingPathComponent(".folio/store.sqlite"), device: device, clock: clock, durability: durability)
+        } catch {
+            throw .store(error, "opening the library's store")
+        }
+    }
+
+    /// The directory of a container: `Documents/` or `Shared/`.
+    public func directory(of container: DocumentContainer) -> URL { Self.directory(of: container, in: root) }
+
+    static func directory(of container: DocumentContainer, in root: URL) -> URL {
+        root.appendingPathComponent(container == .local ? "Documents" : "Shared", isDirectory: true)
+    }
+
+    // MARK: Creating and opening
+
+    /// Creates a document of `Model`'s type named `name` in `container`, optionally with initial contents (recorded
+    /// as a baseline change right after the creation), and opens it.
+    ///
+    /// - Throws: ``DocumentError`` `.invalidName` for a name that cannot be a file name, `.store`.
+    public func create<Model: DocumentModel>(
+        _ model: Model.Type, named name: String, in container: DocumentContainer = .local, contents: Model? = nil
+    ) async throws(DocumentError) -> Document<Model> {
+        try Self.validate(name: name)
+        let id = DocumentID(using: identifiers)
+        var kinds: [ChangeKind] = [.lifecycle(.create(name: name, type: Model.documentType.identifier, container: container))]
+        if let contents { kinds.append(.baseline(contents: contents.contents().encoded())) }
+        do {
+            try store.append(kinds, to: id)
+        } catch {
+            throw .store(error, "creating \(name)")
+        }
+        return try await open(id, as: model)
+    }
+
+    /// Opens the document `id` as a `Model`: the model is rebuilt from the latest checkpoint plus the changes after
+    /// it, leftovers of an interrupted save are cleaned, and a file changed on disk by another program is recorded
+    /// as a baseline change.
+    ///
+    /// - Throws: ``DocumentError`` `.notFound`, `.wrongType` (the document is of another type), `.store`.
+    public func open<Model: DocumentModel>(_ id: DocumentID, as model: Model.Type) async throws(DocumentError) -> Document<Model> {
+        guard let info = try info(of: id) else {
+            throw DocumentError(.notFound, "no document \(id) in the library at \(root.path)")
+        }
+        guard info.typeIdentifier == Model.documentType.identifier else {
+            throw DocumentError(.wrongType, "\(info.displayName) is a \(info.typeIdentifier) document, not \(Model.documentType.identifier)")
+        }
+        return try await Document<Model>.open(info, in: self)
+    }
+
+    /// Opens the document named `name` (not deleted) as a `Model`.
+    ///
+    /// - Throws: ``DocumentError`` `.notFound`, `.wrongType`, `.store`.
+    public func open<Model: DocumentModel>(named name: String, as model: Model.Type) async throws(DocumentError) -> Document<Model> {
+        guard let info = try documents().first(where: { $0.displayName == name }) else {
+            throw DocumentError(.notFound, "no document named '\(name)' in the library at \(root.path)")
+        }
+        return try await open(info.id, as: model)
+    }
+
+    /// Refuses names that cannot be file names.
+    static func validate(name: String) throws(DocumentError) {
+        guard !name.isEmpty, name.utf8.count <= 200 else {
+            throw DocumentError(.invalidName, "a document name must be 1 to 200 bytes long")
+        }
+        guard !name.contains("/"), !name.utf8.contains(0), !name.hasPrefix("."), name.trimmingCharacters(in: .whitespaces) == name else {
+            throw DocumentError(.invalidName, "'\(name)' cannot be a document name: no '/', NUL, leading '.' or surrounding spaces")
+        }
+    }
+}

@@ -1,0 +1,232 @@
+import Foundation
+import Synchronization
+
+/// A ``FileSystem`` that wraps another and, at chosen steps, crashes or fails, to prove that a save is never torn.
+///
+/// Every mutating call (create a directory, write, fsync a file or a directory, rename, remove) is a step, numbered
+/// from 0 in the order the calls arrive. At a step with a ``Fault``:
+/// - `crash`: the step does not happen (a write may leave a prefix of its bytes, a torn write), and it and every
+///   later call, reads included, throw a `crashed` ``FileSystemError``, as if the device lost power there;
+/// - `fail`: that one step throws the given code (EIO on fsync, ENOSPC on write…) and later calls work normally.
+///
+/// It also records the steps performed and the bytes written, for tests and benchmarks. A dry run without faults
+/// lists the steps of an operation, so a test can then crash it at each one in turn.
+public final class FaultInjectingFileSystem: FileSystem {
+    /// One mutating call.
+    public struct Step: Hashable, Sendable, CustomStringConvertible {
+        /// The kind of call.
+        public enum Kind: String, Hashable, Sendable, CaseIterable {
+            case createDirectory, writeFile, synchronizeFile, synchronizeDirectory, rename, remove
+
+            /// The system call's name, as error messages use it.
+            var operation: String {
+                switch self {
+                case .createDirectory: "mkdir"
+                case .writeFile: "write"
+                case .synchronizeFile, .synchronizeDirectory: "fsync"
+                case .rename: "rename"
+                case .remove: "remove"
+                }
+            }
+        }
+
+        /// The kind of call.
+        public var kind: Kind
+        /// The path it was about (the source of a rename).
+        public var path: String
+        /// The destination of a rename.
+        public var destination: String?
+        /// The bytes a write wrote (0 for other calls).
+        public var byteCount: Int
+
+        /// Describes a call.
+        public init(kind: Kind, path: String, destination: String? = nil, byteCount: Int = 0) {
+            self.kind = kind
+            self.path = path
+            self.destination = destination
+            self.byteCount = byteCount
+        }
+
+        /// Such as "writeFile /tmp/a (12 bytes)" or "rename /tmp/a -> /tmp/b".
+        public var description: String {
+            var text = "\(kind.rawValue) \(path)"
+            if let destination { text += " -> \(destination)" }
+            if kind == .writeFile { text += " (\(byteCount) bytes)" }
+            return text
+        }
+    }
+
+    /// What happens at one step.
+    public struct Fault: Hashable, Sendable {
+        /// Crash or fail.
+        public enum Effect: Hashable, Sendable {
+            /// The device stops: this step and every later call throw `crashed`.
+            case crash
+            /// This step throws the code; later calls work.
+            case fail(FileSystemError.Code)
+        }
+
+        /// The step's number, from 0.
+        public var step: Int
+        /// What happens there.
+        public var effect: Effect
+        /// For a write: how many leading bytes do reach the file before the fault (a torn write); `nil` for none.
+        public var writtenPrefix: Int?
+
+        /// The device crashes at `step`, after writing `writtenPrefix` bytes if the step is a write.
+        public static func crash(atStep step: Int, writtenPrefix: Int? = nil) -> Fault {
+            Fault(step: step, effect: .crash, writtenPrefix: writtenPrefix)
+        }
+
+        /// The call at `step` fails with `code`, after writing `writtenPrefix` bytes if it is a write.
+        public static func fail(atStep step: Int, with code: FileSystemError.Code, writtenPrefix: Int? = nil) -> Fault {
+            Fault(step: step, effect: .fail(code), writtenPrefix: writtenPrefix)
+        }
+    }
+
+    private struct State {
+        var faults: [Int: Fault]
+        var stepCount = 0
+        var steps: [Step] = []
+        var bytesWritten = 0
+        var crashed = false
+    }
+
+    /// The file system that performs the calls.
+    public let base: any FileSystem
+    private let state: Mutex<State>
+
+    /// Wraps `base`, with faults at the given steps (at most one per step; a later one replaces an earlier one).
+    public init(wrapping base: any FileSystem = PosixFileSystem(), faults: [Fault] = []) {
+        self.base = base
+        var byStep: [Int: Fault] = [:]
+        for fault in faults {
+            precondition(fault.step >= 0, "a fault's step is counted from 0")
+            byStep[fault.step] = fault
+        }
+        state = Mutex(State(faults: byStep))
+    }
+
+    /// The mutating calls performed, in order (a call that failed or crashed is not listed).
+    public var steps: [Step] { state.withLock { $0.steps } }
+
+    /// The number of mutating calls attempted, including ones that failed or crashed.
+    public var stepCount: Int { state.withLock { $0.stepCount } }
+
+    /// The bytes written to files, torn prefixes included.
+    public var bytesWritten: Int { state.withLock { $0.bytesWritten } }
+
+    /// Whether a crash fault fired.
+    public var hasCrashed: Bool { state.withLock { $0.crashed } }
+
+    /// Forgets the steps and bytes recorded so far (not the step numbering, so faults keep their place).
+    public func resetRecord() {
+        state.withLock { state in
+            state.steps = []
+            state.bytesWritten = 0
+        }
+    }
+
+    // MARK: - Reads
+
+    public func itemKind(at url: URL) throws(FileSystemError) -> FileItemKind {
+        try checkAlive("lstat", url)
+        return try base.itemKind(at: url)
+    }
+
+    public func attributes(at url: URL) throws(FileSystemError) -> FileAttributes {
+        try checkAlive("lstat", url)
+        return try base.attributes(at: url)
+    }
+
+    public func contents(of url: URL) throws(FileSystemError) -> Data {
+        try checkAlive("read", url)
+        return try base.contents(of: url)
+    }
+
+    public func contentsOfDirectory(at url: URL) throws(FileSystemError) -> [String] {
+        try checkAlive("list", url)
+        return try base.contentsOfDirectory(at: url)
+    }
+
+    // MARK: - Steps
+
+    public func createDirectory(at url: URL) throws(FileSystemError) {
+        try perform(Step(kind: .createDirectory, path: PosixFileSystem.path(of: url), byteCount: 0)) { () throws(FileSystemError) in
+            try base.createDirectory(at: url)
+        }
+    }
+
+    public func writeFile(_ data: Data, to url: URL) throws(FileSystemError) {
+        let step = Step(kind: .writeFile, path: PosixFileSystem.path(of: url), byteCount: data.count)
+        try perform(step, tornWrite: { prefix in
+            let torn = data.prefix(prefix)
+            try? self.base.writeFile(torn, to: url)
+            return torn.count
+        }) { () throws(FileSystemError) in
+            try base.writeFile(data, to: url)
+        }
+    }
+
+    public func synchronizeFile(at url: URL) throws(FileSystemError) {
+        try perform(Step(kind: .synchronizeFile, path: PosixFileSystem.path(of: url), byteCount: 0)) { () throws(FileSystemError) in
+            try base.synchronizeFile(at: url)
+        }
+    }
+
+    public func synchronizeDirectory(at url: URL) throws(FileSystemError) {
+        try perform(Step(kind: .synchronizeDirectory, path: PosixFileSystem.path(of: url), byteCount: 0)) { () throws(FileSystemError) in
+            try base.synchronizeDirectory(at: url)
+        }
+    }
+
+    public func rename(_ source: URL, to destination: URL) throws(FileSystemError) {
+        let step = Step(kind: .rename, path: PosixFileSystem.path(of: source),
+                        destination: PosixFileSystem.path(of: destination), byteCount: 0)
+        try perform(step) { () throws(FileSystemError) in
+            try base.rename(source, to: destination)
+        }
+    }
+
+    public func remove(at url: URL) throws(FileSystemError) {
+        try perform(Step(kind: .remove, path: PosixFileSystem.path(of: url), byteCount: 0)) { () throws(FileSystemError) in
+            try base.remove(at: url)
+        }
+    }
+
+    // MARK: - Helpers
+
+    private func checkAlive(_ operation: String, _ url: URL) throws(FileSystemError) {
+        if state.withLock({ $0.crashed }) {
+            throw FileSystemError(.crashed, operation: operation, path: PosixFileSystem.path(of: url))
+        }
+    }
+
+    /// Numbers the step and applies its fault, or performs it. The lock is held throughout so that steps from
+    /// several threads are numbered in the order they happen.
+    private func perform(_ step: Step, tornWrite: ((Int) -> Int)? = nil,
+                         _ body: () throws(FileSystemError) -> Void) throws(FileSystemError) {
+        try state.withLock { (state: inout State) throws(FileSystemError) -> Void in
+            if state.crashed {
+                throw FileSystemError(.crashed, operation: step.kind.operation, path: step.path)
+            }
+            let number = state.stepCount
+            state.stepCount += 1
+            if let fault = state.faults[number] {
+                if let prefix = fault.writtenPrefix, let tornWrite {
+                    state.bytesWritten += tornWrite(max(prefix, 0))
+                }
+                switch fault.effect {
+                case .crash:
+                    state.crashed = true
+                    throw FileSystemError(.crashed, operation: step.kind.operation, path: step.path)
+                case .fail(let code):
+                    throw FileSystemError(code, operation: step.kind.operation, path: step.path)
+                }
+            }
+            try body()
+            state.steps.append(step)
+            state.bytesWritten += step.byteCount
+        }
+    }
+}

@@ -1,0 +1,236 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The real ``FileSystem``: POSIX calls (`open`, `write`, `fsync`, `rename`, `lstat`, `unlinkat`…) with `errno`
+/// translated into ``FileSystemError``.
+///
+/// No call follows a symbolic link: reads and writes open with `O_NOFOLLOW`, directories are listed and removed
+/// through descriptors opened with `O_NOFOLLOW`, and kinds come from `lstat`.
+public struct PosixFileSystem: FileSystem {
+    /// The real file system.
+    public init() {}
+
+    public func itemKind(at url: URL) throws(FileSystemError) -> FileItemKind {
+        let path = Self.path(of: url)
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            let number = errno
+            // ENOTDIR: a component above is a file, so nothing can be at the path.
+            if number == ENOENT || number == ENOTDIR { return .absent }
+            throw FileSystemError(errorNumber: number, operation: "lstat", path: path)
+        }
+        return Self.kind(of: info.st_mode)
+    }
+
+    public func attributes(at url: URL) throws(FileSystemError) -> FileAttributes {
+        let path = Self.path(of: url)
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            throw FileSystemError(errorNumber: errno, operation: "lstat", path: path)
+        }
+        let seconds = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1_000_000_000
+        return FileAttributes(kind: Self.kind(of: info.st_mode), size: Int(info.st_size),
+                              modificationDate: Date(timeIntervalSince1970: seconds))
+    }
+
+    public func contents(of url: URL) throws(FileSystemError) -> Data {
+        let path = Self.path(of: url)
+        // O_NONBLOCK so that a FIFO planted where a file was expected cannot block the open.
+        let descriptor = try Self.openDescriptor(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, operation: "open for reading")
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else {
+            throw FileSystemError(errorNumber: errno, operation: "fstat", path: path)
+        }
+        guard Self.kind(of: info.st_mode) == .file else {
+            throw FileSystemError(.notRegularFile, operation: "read", path: path)
+        }
+        var result = Data()
+        result.reserveCapacity(max(Int(info.st_size), 0))
+        let chunkSize = 1 << 16
+        let chunk = UnsafeMutableRawPointer.allocate(byteCount: chunkSize, alignment: 1)
+        defer { chunk.deallocate() }
+        while true {
+            let count = read(descriptor, chunk, chunkSize)
+            if count == 0 { break }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw FileSystemError(errorNumber: errno, operation: "read", path: path)
+            }
+            result.append(chunk.assumingMemoryBound(to: UInt8.self), count: count)
+        }
+        return result
+    }
+
+    public func contentsOfDirectory(at url: URL) throws(FileSystemError) -> [String] {
+        let path = Self.path(of: url)
+        let names = try Self.rawNames(inDirectoryAt: AT_FDCWD, name: Array(path.utf8CString), displayPath: path)
+        var result: [String] = []
+        result.reserveCapacity(names.count)
+        for raw in names {
+            guard let name = raw.withUnsafeBufferPointer({ String(validatingCString: $0.baseAddress!) }) else {
+                throw FileSystemError(.other(EILSEQ), operation: "list (a name is not valid UTF-8)", path: path)
+            }
+            result.append(name)
+        }
+        return result.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    public func createDirectory(at url: URL) throws(FileSystemError) {
+        let path = Self.path(of: url)
+        guard mkdir(path, 0o755) == 0 else {
+            throw FileSystemError(errorNumber: errno, operation: "mkdir", path: path)
+        }
+    }
+
+    public func writeFile(_ data: Data, to url: URL) throws(FileSystemError) {
+        let path = Self.path(of: url)
+        let descriptor = try Self.openDescriptor(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+                                       operation: "open for writing", mode: 0o644)
+        let failure: Int32? = data.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let count = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                offset += count
+            }
+            return nil
+        }
+        if let failure {
+            close(descriptor)
+            throw FileSystemError(errorNumber: failure, operation: "write", path: path)
+        }
+        // close can report a deferred write error (NFS, quotas).
+        guard close(descriptor) == 0 else {
+            throw FileSystemError(errorNumber: errno, operation: "close", path: path)
+        }
+    }
+
+    public func synchronizeFile(at url: URL) throws(FileSystemError) {
+        let path = Self.path(of: url)
+        let descriptor = try Self.openDescriptor(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, operation: "open for fsync")
+        defer { close(descriptor) }
+        try Self.synchronize(descriptor, path: path)
+    }
+
+    public func synchronizeDirectory(at url: URL) throws(FileSystemError) {
+        let path = Self.path(of: url)
+        let descriptor = try Self.openDescriptor(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, operation: "open directory for fsync")
+        defer { close(descriptor) }
+        try Self.synchronize(descriptor, path: path)
+    }
+
+    public func rename(_ source: URL, to destination: URL) throws(FileSystemError) {
+        let from = Self.path(of: source)
+        let to = Self.path(of: destination)
+        guard renameat(AT_FDCWD, from, AT_FDCWD, to) == 0 else {
+            throw FileSystemError(errorNumber: errno, operation: "rename to '\(to)'", path: from)
+        }
+    }
+
+    public func remove(at url: URL) throws(FileSystemError) {
+        let path = Self.path(of: url)
+        try Self.removeEntry(in: AT_FDCWD, name: Array(path.utf8CString), displayPath: path)
+    }
+
+    // MARK: - Helpers
+
+    /// The file-system path of a file URL, without a trailing slash (which would make `lstat` follow a link).
+    static func path(of url: URL) -> String {
+        var path = url.path
+        while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+        return path
+    }
+
+    private static func kind(of mode: mode_t) -> FileItemKind {
+        switch mode & S_IFMT {
+        case S_IFREG: .file
+        case S_IFDIR: .directory
+        case S_IFLNK: .symbolicLink
+        default: .other
+        }
+    }
+
+    private static func openDescriptor(_ path: String, _ flags: Int32, operation: String, mode: mode_t = 0) throws(FileSystemError) -> Int32 {
+        while true {
+            let descriptor = open(path, flags, mode)
+            if descriptor >= 0 { return descriptor }
+            if errno == EINTR { continue }
+            throw FileSystemError(errorNumber: errno, operation: operation, path: path)
+        }
+    }
+
+    private static func synchronize(_ descriptor: Int32, path: String) throws(FileSystemError) {
+        while fsync(descriptor) != 0 {
+            if errno == EINTR { continue }
+            throw FileSystemError(errorNumber: errno, operation: "fsync", path: path)
+        }
+    }
+
+    /// The raw (NUL-terminated) names in a directory opened without following a link, excluding `.` and `..`.
+    private static func rawNames(inDirectoryAt parent: Int32, name: [CChar], displayPath: String) throws(FileSystemError) -> [[CChar]] {
+        let descriptor = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw FileSystemError(errorNumber: errno, operation: "open directory", path: displayPath)
+        }
+        guard let stream = fdopendir(descriptor) else {
+            let number = errno
+            close(descriptor)
+            throw FileSystemError(errorNumber: number, operation: "open directory", path: displayPath)
+        }
+        defer { closedir(stream) }
+        var names: [[CChar]] = []
+        while true {
+            errno = 0
+            guard let entry = readdir(stream) else {
+                if errno != 0 { throw FileSystemError(errorNumber: errno, operation: "readdir", path: displayPath) }
+                break
+            }
+            let raw: [CChar] = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
+                let characters = bytes.bindMemory(to: CChar.self)
+                let length = characters.firstIndex(of: 0) ?? characters.count
+                return Array(characters[..<length]) + [0]
+            }
+            if raw == [46, 0] || raw == [46, 46, 0] { continue }  // "." and ".."
+            names.append(raw)
+        }
+        return names
+    }
+
+    /// Removes `name` inside the directory `parent`, descending into directories through descriptors so that a
+    /// link inside the tree is removed, never followed.
+    private static func removeEntry(in parent: Int32, name: [CChar], displayPath: String) throws(FileSystemError) {
+        var info = stat()
+        guard fstatat(parent, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
+            throw FileSystemError(errorNumber: errno, operation: "lstat", path: displayPath)
+        }
+        guard kind(of: info.st_mode) == .directory else {
+            guard unlinkat(parent, name, 0) == 0 else {
+                throw FileSystemError(errorNumber: errno, operation: "unlink", path: displayPath)
+            }
+            return
+        }
+        let descriptor = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw FileSystemError(errorNumber: errno, operation: "open directory", path: displayPath)
+        }
+        defer { close(descriptor) }
+        let children = try rawNames(inDirectoryAt: descriptor, name: [46, 0], displayPath: displayPath)
+        for child in children {
+            let childName = String(decoding: child.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            try removeEntry(in: descriptor, name: child, displayPath: displayPath + "/" + childName)
+        }
+        guard unlinkat(parent, name, AT_REMOVEDIR) == 0 else {
+            throw FileSystemError(errorNumber: errno, operation: "rmdir", path: displayPath)
+        }
+    }
+}

@@ -1,0 +1,59 @@
+import FolioCore
+import Foundation
+
+extension SavePipeline {
+    /// Reads the package directory at `url` as a value, after recovering an interrupted save.
+    ///
+    /// Every regular file under the root is a member, bookkeeping (`.folio-…` at the top level) aside; a member the
+    /// manifest lists must be there with the listed hash. Empty directories and the directories the manifest lists
+    /// are kept. Nothing is followed: a symbolic link or a special file anywhere in the package refuses it.
+    ///
+    /// - Throws: ``SaveError`` `notFound`, `unsafePackage` (a link, a special file, an invalid name, an unsafe
+    ///   manifest), `corruptPackage` (a member missing or different from the manifest), `readFailed`.
+    public func readPackage(at url: URL) throws(SaveError) -> FilePackage {
+        try recoverPackage(at: url)
+        let action = "open \(url.lastPathComponent)"
+        switch try kind(of: url, action: action) {
+        case .directory:
+            break
+        case .absent:
+            throw SaveError(.notFound, "could not \(action): there is no package at '\(PosixFileSystem.path(of: url))'")
+        case .symbolicLink, .other:
+            throw SaveError(.unsafePackage, "could not \(action): '\(PosixFileSystem.path(of: url))' is not a package directory but a link or special file")
+        case .file:
+            throw SaveError(.corruptPackage, "could not \(action): '\(PosixFileSystem.path(of: url))' is a file, not a package directory")
+        }
+        let manifest = try readManifest(at: url, action: action)
+        let tree = try scanPackage(at: url, action: action)
+        let listed = manifest?.filesByPath ?? [:]
+        for entry in manifest?.files ?? [] where tree.files[entry.path] == nil {
+            throw SaveError(.corruptPackage, "could not \(action): '\(entry.path)' is listed in its manifest but missing")
+        }
+        var package = FilePackage()
+        for path in tree.files.keys.sorted() {
+            let fileURL = try memberURL(path, in: url, action: action)
+            let contents = try step(action, "reading '\(path)'", .readFailed) { () throws(FileSystemError) in
+                try fileSystem.contents(of: fileURL)
+            }
+            if let entry = listed[path], entry.hash != ContentHash(hashing: contents) {
+                throw SaveError(.corruptPackage, "could not \(action): the contents of '\(path)' do not match its manifest")
+            }
+            try packageStep(action) { () throws(PackageError) in try package.setFile(contents, at: path) }
+        }
+        let explicit = Set(manifest?.directories ?? []).intersection(tree.directories).union(tree.emptyDirectories)
+        for directory in explicit.sorted() {
+            try packageStep(action) { () throws(PackageError) in try package.addDirectory(directory) }
+        }
+        return package
+    }
+
+    /// Runs a change to the package value read from disk; a conflict there means the disk holds something a package
+    /// cannot (which the scan should already have refused).
+    private func packageStep(_ action: String, _ body: () throws(PackageError) -> Void) throws(SaveError) {
+        do throws(PackageError) {
+            try body()
+        } catch {
+            throw SaveError(.corruptPackage, "could not \(action): \(error.message)", cause: error)
+        }
+    }
+}

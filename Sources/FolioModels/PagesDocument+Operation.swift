@@ -1,0 +1,86 @@
+import Foundation
+import FolioCore
+
+extension PagesDocument {
+    /// One edit of a pages document.
+    ///
+    /// Binary form: a tag byte, then for `setText` the text, for `putImage` the name and the bytes, for
+    /// `removeImage` the name; texts and names are length-prefixed UTF-8, bytes are length-prefixed.
+    public enum Operation: DocumentOperation, CustomStringConvertible {
+        /// Replaces the text.
+        case setText(String)
+        /// Adds the image `name`, or replaces its bytes; `name` must be a valid image name
+        /// (``PagesDocument/isValidImageName(_:)``).
+        case putImage(name: String, bytes: Data)
+        /// Removes the image `name`, which must exist.
+        case removeImage(name: String)
+
+        private enum Tag: UInt8 { case setText = 0, putImage = 1, removeImage = 2 }
+
+        /// Appends the operation's binary form.
+        public func encode(into writer: inout BinaryWriter) {
+            switch self {
+            case .setText(let text):
+                writer.write(byte: Tag.setText.rawValue)
+                writer.write(string: text)
+            case .putImage(let name, let bytes):
+                writer.write(byte: Tag.putImage.rawValue)
+                writer.write(string: name)
+                writer.write(lengthPrefixed: bytes)
+            case .removeImage(let name):
+                writer.write(byte: Tag.removeImage.rawValue)
+                writer.write(string: name)
+            }
+        }
+
+        /// Reads an operation written by ``encode(into:)`` from untrusted bytes.
+        ///
+        /// Image names are not validated here (``PagesDocument/apply(_:)`` refuses invalid ones), so every encoded
+        /// operation decodes back to itself.
+        ///
+        /// - Throws: ``CodecError`` when the input ends early, the tag is unknown or a text is not UTF-8.
+        public init(from reader: inout BinaryReader) throws(CodecError) {
+            let offset = reader.offset
+            switch Tag(rawValue: try reader.readByte("a pages operation's tag")) {
+            case .setText:
+                self = .setText(try reader.readString("the pages' text", limit: ModelLimits.payloadBytes))
+            case .putImage:
+                let name = try reader.readString("an image name", limit: ModelLimits.nameBytes)
+                self = .putImage(name: name,
+                                 bytes: try reader.readLengthPrefixed("the image's bytes", limit: ModelLimits.payloadBytes))
+            case .removeImage:
+                self = .removeImage(name: try reader.readString("an image name", limit: ModelLimits.nameBytes))
+            case nil:
+                throw CodecError(.invalidValue, "unknown pages operation tag", at: offset)
+            }
+        }
+
+        /// The operation in the scenario files' words, such as `putImage cover.png (1024 bytes)`.
+        public var description: String {
+            switch self {
+            case .setText(let text): "setText \(text.debugDescription)"
+            case .putImage(let name, let bytes): "putImage \(name) (\(bytes.count) bytes)"
+            case .removeImage(let name): "removeImage \(name)"
+            }
+        }
+
+        /// Whether both are the same operation, with texts and names equal scalar for scalar.
+        public static func == (lhs: Operation, rhs: Operation) -> Bool {
+            switch (lhs, rhs) {
+            case let (.setText(t1), .setText(t2)): t1.isIdentical(to: t2)
+            case let (.putImage(n1, b1), .putImage(n2, b2)): n1.isIdentical(to: n2) && b1 == b2
+            case let (.removeImage(n1), .removeImage(n2)): n1.isIdentical(to: n2)
+            default: false
+            }
+        }
+
+        /// Hashes the case and its values (consistent with ``==(_:_:)``, which is stricter than `String`'s).
+        public func hash(into hasher: inout Hasher) {
+            switch self {
+            case .setText(let text): hasher.combine(Tag.setText.rawValue); hasher.combine(text)
+            case .putImage(let name, let bytes): hasher.combine(Tag.putImage.rawValue); hasher.combine(name); hasher.combine(bytes)
+            case .removeImage(let name): hasher.combine(Tag.removeImage.rawValue); hasher.combine(name)
+            }
+        }
+    }
+}

@@ -1,0 +1,214 @@
+import Foundation
+import FolioCore
+
+/// A text with images, saved as a file package.
+///
+/// The package holds `text.txt` (the text, UTF-8), `images/NAME` (one file per image) and `Info.json`, deterministic
+/// JSON describing the package: `{"formatVersion":1,"generator":"Folio","images":["cover.png"]}` (keys sorted, image
+/// names sorted by Unicode scalars, a trailing newline). Equality compares the text and the image names scalar by
+/// scalar, and the images' bytes.
+public struct PagesDocument: DocumentModel, Hashable, Sendable {
+    /// Pages (`com.folio.pages`, conforming to `com.apple.package`), extension `folio-pages`, a file package.
+    public static let documentType = DocumentType(
+        identifier: "com.folio.pages", conformsTo: ["com.apple.package"], fileExtensions: ["folio-pages"],
+        isPackage: true)
+
+    /// The package layout version this build writes and reads (`formatVersion` in `Info.json`).
+    public static let formatVersion = 1
+
+    /// What `Info.json` names as the package's writer.
+    public static let generator = "Folio"
+
+    /// The text.
+    public private(set) var text: String
+    /// The images' bytes, by name.
+    public private(set) var images: [String: Data]
+
+    /// No text and no images.
+    public init() {
+        text = ""
+        images = [:]
+    }
+
+    /// A document with this text and these images.
+    ///
+    /// - Throws: ``ModelError`` `invalidContents` when an image name is not valid (``isValidImageName(_:)``).
+    public init(text: String, images: [String: Data] = [:]) throws(ModelError) {
+        for name in images.keys.sorted(by: { $0.precedesByScalars($1) }) where !Self.isValidImageName(name) {
+            throw ModelError(.invalidContents, "\(name.debugDescription) is not a valid image name")
+        }
+        self.text = text
+        self.images = images
+    }
+
+    /// The image names, sorted by Unicode scalars.
+    public var imageNames: [String] { images.keys.sorted { $0.precedesByScalars($1) } }
+
+    /// Whether `name` can name an image: one valid package path component (not empty, `.` or `..`, without `/`,
+    /// backslash or NUL) that also fits in a package path below `images/`.
+    public static func isValidImageName(_ name: String) -> Bool {
+        guard let path = try? PackagePath(name), path.components.count == 1 else { return false }
+        return (try? PackagePath("images/" + name)) != nil
+    }
+
+    // MARK: Snapshots
+
+    private static let textPath = "text.txt"
+    private static let infoPath = "Info.json"
+    private static let imagesDirectory = "images"
+
+    /// The package: `text.txt`, `Info.json`, the `images` directory (present even when empty) and one file per
+    /// image.
+    public func contents() -> DocumentContents {
+        let names = imageNames
+        let info = JSONValue.object(sorting: [
+            "formatVersion": .integer(Self.formatVersion),
+            "generator": .string(Self.generator),
+            "images": .array(names.map { .string($0) }),
+        ])
+        var package = FilePackage()
+        // The paths are constants and validated names, and no two can conflict, so these cannot fail.
+        try! package.setFile(Data(text.utf8), at: PackagePath(Self.textPath))
+        try! package.setFile(Data(info.serialized.utf8), at: PackagePath(Self.infoPath))
+        try! package.addDirectory(PackagePath(Self.imagesDirectory))
+        for name in names {
+            try! package.setFile(images[name]!, at: PackagePath(Self.imagesDirectory + "/" + name))
+        }
+        return .package(package)
+    }
+
+    /// Loads a package written by ``contents()``.
+    ///
+    /// The `images` directory may be missing when there are no images. Files outside `text.txt`, `Info.json` and
+    /// `images/` are ignored (a save pipeline may keep its own bookkeeping in the package).
+    ///
+    /// - Throws: ``ModelError`` `invalidContents` for flat data; a missing or non-UTF-8 `text.txt`; a missing or
+    ///   malformed `Info.json`, or one whose `formatVersion` is not ``formatVersion``; a file nested below
+    ///   `images/NAME` or with an invalid name; or an `Info.json` image list that differs from the image files.
+    public init(contents: DocumentContents) throws(ModelError) {
+        func invalid(_ message: String) -> ModelError {
+            ModelError(.invalidContents, "the pages package is not valid: \(message)")
+        }
+        guard case .package(let package) = contents else {
+            throw ModelError(.invalidContents, "a pages document is a file package, not a flat file")
+        }
+        guard let infoFile = package[Self.infoPath] else { throw invalid("it has no \(Self.infoPath)") }
+        guard let infoText = String(validating: infoFile.contents, as: UTF8.self) else {
+            throw invalid("\(Self.infoPath) is not UTF-8")
+        }
+        let info: JSONValue
+        do throws(JSONValue.ParseError) {
+            info = try JSONValue(parsing: infoText)
+        } catch {
+            throw invalid("\(Self.infoPath) is not JSON: \(error.message)")
+        }
+        guard let members = info.members else { throw invalid("\(Self.infoPath) is not a JSON object") }
+        guard case .integer(let version)? = members["formatVersion"] else {
+            throw invalid("\(Self.infoPath) has no integer formatVersion")
+        }
+        guard version == Self.formatVersion else {
+            throw invalid("formatVersion \(version) is not supported (this build reads \(Self.formatVersion))")
+        }
+        guard members.count == 3, case .string? = members["generator"], case .array(let listed)? = members["images"]
+        else {
+            throw invalid("\(Self.infoPath) must hold exactly formatVersion, generator (a string) and images (an array)")
+        }
+        var listedNames: [String] = []
+        for entry in listed {
+            guard case .string(let name) = entry else { throw invalid("\(Self.infoPath) lists an image name that is not a string") }
+            listedNames.append(name)
+        }
+
+        guard let textFile = package[Self.textPath] else { throw invalid("it has no \(Self.textPath)") }
+        guard let text = String(validating: textFile.contents, as: UTF8.self) else {
+            throw invalid("\(Self.textPath) is not UTF-8")
+        }
+
+        var images: [String: Data] = [:]
+        for path in package.filePaths where path.components[0] == Self.imagesDirectory {
+            guard path.components.count == 2 else {
+                throw invalid("'\(path)' is not an image: images are files directly in \(Self.imagesDirectory)/")
+            }
+            let name = path.components[1]
+            guard Self.isValidImageName(name) else { throw invalid("\(name.debugDescription) is not a valid image name") }
+            images[name] = package.files[path]!.contents
+        }
+        let names = images.keys.sorted { $0.precedesByScalars($1) }
+        guard names.count == listedNames.count, zip(names, listedNames).allSatisfy({ $0.isIdentical(to: $1) }) else {
+            throw invalid("\(Self.infoPath) lists images \(listedNames) but the package holds \(names)")
+        }
+        self.text = text
+        self.images = images
+    }
+
+    // MARK: Editing
+
+    /// Applies one edit and returns the edit that undoes it.
+    ///
+    /// Inverses: `setText` → `setText` of the old text; `putImage` over an existing image → `putImage` of its old
+    /// bytes, over none → `removeImage`; `removeImage` → `putImage` of the removed bytes.
+    ///
+    /// - Complexity: O(1) on average, plus copying the old text for `setText`.
+    /// - Throws: ``ModelError`` `invalidOperation` when `putImage` has an invalid name or `removeImage` names an image
+    ///   that does not exist; the document is then unchanged.
+    public mutating func apply(_ operation: Operation) throws(ModelError) -> Operation {
+        switch operation {
+        case .setText(let newText):
+            let old = text
+            text = newText
+            return .setText(old)
+        case .putImage(let name, let bytes):
+            guard Self.isValidImageName(name) else {
+                throw ModelError(.invalidOperation, "\(name.debugDescription) is not a valid image name")
+            }
+            // Replace in place when the image exists, so its stored name (and thus the inverse) stays exact.
+            if let slot = images.index(forKey: name) {
+                let (storedName, old) = images[slot]
+                images.values[slot] = bytes
+                return .putImage(name: storedName, bytes: old)
+            }
+            images[name] = bytes
+            return .removeImage(name: name)
+        case .removeImage(let name):
+            guard let slot = images.index(forKey: name) else {
+                throw ModelError(.invalidOperation, "there is no image named \(name.debugDescription) to remove")
+            }
+            let (storedName, old) = images.remove(at: slot)
+            return .putImage(name: storedName, bytes: old)
+        }
+    }
+
+    /// Combines repeated edits of one thing.
+    ///
+    /// - `setText(a)` then `setText(b)` → `setText(b)`;
+    /// - `putImage(n, a)` then `putImage(n, b)` → `putImage(n, b)`.
+    ///
+    /// The result applies exactly when both do, with the same effect. Any other pair gives `nil`.
+    public static func combine(_ first: Operation, _ second: Operation) -> Operation? {
+        switch (first, second) {
+        case (.setText, .setText(let text)):
+            return .setText(text)
+        case let (.putImage(name, _), .putImage(otherName, bytes))
+            where name == otherName && isValidImageName(name) && isValidImageName(otherName):
+            return .putImage(name: name, bytes: bytes)
+        default:
+            return nil
+        }
+    }
+
+    // MARK: Equality
+
+    /// Whether both have the same text and images, texts and names compared scalar for scalar.
+    public static func == (lhs: PagesDocument, rhs: PagesDocument) -> Bool {
+        guard lhs.text.isIdentical(to: rhs.text), lhs.images.count == rhs.images.count else { return false }
+        return zip(lhs.imageNames, rhs.imageNames).allSatisfy { left, right in
+            left.isIdentical(to: right) && lhs.images[left] == rhs.images[right]
+        }
+    }
+
+    /// Hashes the text and the images.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(text)
+        hasher.combine(images)
+    }
+}

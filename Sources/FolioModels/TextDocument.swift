@@ -1,0 +1,117 @@
+import Foundation
+import FolioCore
+
+/// A plain-text document, saved as a flat UTF-8 file.
+///
+/// The text lives in a ``TextStorage`` gap buffer, so a long history of local keystrokes replays in time proportional
+/// to the keystrokes, not to the text's length times their number. Positions count Unicode scalars. Equality compares
+/// the scalars exactly (not by canonical equivalence), because that is what the snapshot and the positions see.
+public struct TextDocument: DocumentModel, Hashable, Sendable {
+    /// Plain text (`com.folio.text`, conforming to `public.plain-text`), extension `txt`, a flat file.
+    public static let documentType = DocumentType(
+        identifier: "com.folio.text", conformsTo: ["public.plain-text"], fileExtensions: ["txt"], isPackage: false)
+
+    /// The scalars.
+    public private(set) var storage: TextStorage
+
+    /// An empty text.
+    public init() {
+        storage = TextStorage()
+    }
+
+    /// A document holding `text`.
+    ///
+    /// - Complexity: O(*n*).
+    public init(text: String) {
+        storage = TextStorage(text)
+    }
+
+    /// Loads a flat file of UTF-8 text, kept byte for byte (a byte order mark stays part of the text).
+    ///
+    /// - Throws: ``ModelError`` `invalidContents` for a package or bytes that are not UTF-8.
+    public init(contents: DocumentContents) throws(ModelError) {
+        guard case .data(let data) = contents else {
+            throw ModelError(.invalidContents, "a text document is a flat file, not a package")
+        }
+        guard let text = String(validating: data, as: UTF8.self) else {
+            throw ModelError(.invalidContents, "the text document's \(data.count) bytes are not valid UTF-8")
+        }
+        storage = TextStorage(text)
+    }
+
+    /// The text.
+    ///
+    /// - Complexity: O(*n*): it is assembled from the storage on each access.
+    public var text: String { storage.string }
+
+    /// The number of Unicode scalars: the largest valid insertion position.
+    ///
+    /// - Complexity: O(1).
+    public var scalarCount: Int { storage.count }
+
+    /// The text's UTF-8 bytes.
+    ///
+    /// - Complexity: O(*n*).
+    public func contents() -> DocumentContents {
+        .data(Data(text.utf8))
+    }
+
+    /// Applies one edit and returns the edit that undoes it.
+    ///
+    /// Inverses: `insert` → `delete` of what was inserted; `delete` → `insert` of the removed text; `append` →
+    /// `delete` at the old end; `replace` → `replace` with the old text.
+    ///
+    /// - Complexity: O(*m* + *d*) for `insert`, `delete` and `append` (*m* scalars edited, *d* the distance from the
+    ///   previous edit), O(*n*) for `replace`.
+    /// - Throws: ``ModelError`` `invalidOperation` when a position or count is negative or past the end; the text is
+    ///   then unchanged.
+    public mutating func apply(_ operation: Operation) throws(ModelError) -> Operation {
+        let length = storage.count
+        switch operation {
+        case .insert(let position, let text):
+            guard position >= 0 && position <= length else {
+                throw ModelError(.invalidOperation, "cannot insert at \(position): the text has \(length) scalars")
+            }
+            let inserted = storage.insert(text, at: position)
+            return .delete(at: position, count: inserted)
+        case .delete(let position, let count):
+            guard position >= 0, count >= 0, position <= length, count <= length - position else {
+                throw ModelError(.invalidOperation,
+                                 "cannot delete \(count) scalars at \(position): the text has \(length) scalars")
+            }
+            let removed = storage.remove(position..<(position + count))
+            return .insert(at: position, text: removed)
+        case .append(let text):
+            let inserted = storage.insert(text, at: length)
+            return .delete(at: length, count: inserted)
+        case .replace(let text):
+            let old = storage.string
+            storage.replaceAll(with: text)
+            return .replace(old)
+        }
+    }
+
+    /// Combines consecutive typing and deleting into one edit, so a burst of keystrokes becomes one operation.
+    ///
+    /// - `insert(at: p, s)` then `insert(at: p + |s|, t)` → `insert(at: p, s + t)` (typing on);
+    /// - `delete(at: p, n)` then `delete(at: p - m, m)` → `delete(at: p - m, n + m)` (backspacing);
+    /// - `delete(at: p, n)` then `delete(at: p, m)` → `delete(at: p, n + m)` (forward deleting).
+    ///
+    /// The result applies exactly when both do, with the same effect. Any other pair gives `nil`.
+    public static func combine(_ first: Operation, _ second: Operation) -> Operation? {
+        switch (first, second) {
+        case let (.insert(p, s), .insert(q, t)):
+            guard p >= 0, q >= 0, q - p == s.unicodeScalars.count else { return nil }
+            return .insert(at: p, text: s + t)
+        case let (.delete(p, n), .delete(q, m)):
+            guard p >= 0, n >= 0, m >= 0, q >= 0 else { return nil }
+            let (total, overflow) = n.addingReportingOverflow(m)
+            guard !overflow else { return nil }
+            if q == p { return .delete(at: p, count: total) }
+            if q == p - m { return .delete(at: q, count: total) }
+            return nil
+        default:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import FolioCore
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// Which heads a local change is made on.
+public enum ParentChoice: Hashable, Sendable {
+    /// Every current head: the change sees everything in the log (it merges concurrent heads, if any).
+    case allHeads
+    /// These changes only, each of which must be in the log: for example the version a document shows, so that a
+    /// change made on it never silently absorbs changes that arrived meanwhile (if one of them is no longer a head,
+    /// the new change is concurrent with what was made on it since).
+    case heads([ChangeHash])
+}
+
+extension ChangeLogStore {
+    /// Appends one local change to `document`'s log.
+    ///
+    /// The store assigns the next sequence number of the local device, makes the change on the chosen heads
+    /// (its parents), with their merged vectors as its context and a lamport timestamp above every change seen.
+    /// When the call returns the change is committed.
+    ///
+    /// - Returns: the change as stored.
+    /// - Throws: ``StoreError`` when the database fails (nothing is appended then), or `invalidChange` when a
+    ///   named parent is not in the log.
+    @discardableResult
+    public func append(_ kind: ChangeKind, to document: DocumentID, on parents: ParentChoice = .allHeads) throws(StoreError) -> Change {
+        try append([kind], to: document, on: parents)[0]
+    }
+
+    /// Appends local changes to `document`'s log in one transaction: all of them or none.
+    ///
+    /// The first change is made on `parents`, each later one on the one before it. Batching is much faster than
+    /// appending one at a time, since a transaction's commit dominates the cost of a small change. The entries
+    /// `localState` returns for the new changes (see ``localState(_:of:)``) are written in the same transaction, so
+    /// bookkeeping that names the changes (an undo stack) is never out of step with the log.
+    ///
+    /// - Returns: the changes as stored, in order.
+    /// - Throws: ``StoreError`` when the database fails (nothing is appended then), or `invalidChange` when a
+    ///   named parent is not in the log.
+    /// - Complexity: O(changes × devices).
+    @discardableResult
+    public func append(
+        _ kinds: [ChangeKind], to document: DocumentID, on parents: ParentChoice = .allHeads,
+        localState: (([Change]) -> [String: Data])? = nil
+    ) throws(StoreError) -> [Change] {
+        let device = localDevice.id
+        return try write("appending \(kinds.count) changes to document \(document)") { db in
+            let documentRow = try rowID(of: document, in: db, create: true)!
+            let deviceRow = try rowID(of: device, in: db, create: true)!
+            var frontier = try Frontier(documentRow: documentRow, in: db)
+            var (heads, vector) = try base(for: parents, frontier: frontier, document: document, documentRow: documentRow, in: db)
+            let insert = try ChangeRowInserter(db)
+            var appended: [Change] = []
+            appended.reserveCapacity(kinds.count)
+            for kind in kinds {
+                let seq = frontier.vector[device] + 1
+                vector[device] = seq
+                var body: [UInt8] = []
+                let change = Change(
+                    document: document, id: ChangeID(device: device, seq: seq), parents: heads, vector: vector,
+                    lamport: frontier.maxLamport + 1, wallTime: clock.now(), kind: kind, body: &body)
+                try insert(change, body: body, documentRow: documentRow, deviceRow: deviceRow)
+                frontier.record(change, deviceRow: deviceRow)
+                appended.append(change)
+                heads = [change.hash]
+            }
+            try frontier.save(in: db)
+            if let localState { try writeLocalState(localState(appended), documentRow: documentRow, in: db) }
+            return appended
+        }
+    }
+
+    /// The parents and starting vector of a new change made on `parents`.
+    private func base(
+        for parents: ParentChoice, frontier: Frontier, document: DocumentID, documentRow: Int64, in db: Database
+    ) throws -> ([ChangeHash], VersionVector) {
+        switch parents {
+        case .allHeads:
+            return (frontier.headHashes, frontier.vector)
+        case .heads(let hashes):
+            var vector = VersionVector()
+            for hash in Set(hashes).sorted() {
+                guard let parent = try fetchChange(hash, document: document, documentRow: documentRow, in: db) else {
+                    throw StoreError(.invalidChange, "change \(hash.shortHex) is not in the log of document \(document), so no change can be made on it")
+                }
+                vector.merge(parent.vector)
+            }
+            return (Set(hashes).sorted(), vector)
+        }
+    }
+}
+
+/// Inserts rows into the change table through one prepared statement, binding values with SQLite's C API.
+///
+/// This is the log's hot path: binding in place spares an argument array and a copy of each blob per row.
+struct ChangeRowInserter {
+    private let statement: Statement
+    private let db: Database
+
+    init(_ db: Database) throws {
+        self.db = db
+        statement = try db.cachedStatement(sql: """
+            INSERT INTO change (document, device, seq, lamport, kind, hash_key, hash, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+    }
+
+    /// Inserts `change`, whose canonical encoding is `body`.
+    func callAsFunction(_ change: Change, body: [UInt8], documentRow: Int64, deviceRow: Int64) throws {
+        let handle = statement.sqliteStatement
+        sqlite3_reset(handle)
+        sqlite3_bind_int64(handle, 1, documentRow)
+        sqlite3_bind_int64(handle, 2, deviceRow)
+        sqlite3_bind_int64(handle, 3, Int64(change.id.seq))
+        sqlite3_bind_int64(handle, 4, Int64(change.lamport))
+        sqlite3_bind_int64(handle, 5, Int64(change.kind.tag))
+        sqlite3_bind_int64(handle, 6, change.hash.prefix64)
+        // The blobs are bound without a copy (a nil destructor): they are only read by the step below.
+        let code = change.hash.withUnsafeBytes { hash in
+            body.withUnsafeBytes { body in
+                sqlite3_bind_blob(handle, 7, hash.baseAddress, Int32(hash.count), nil)
+                sqlite3_bind_blob(handle, 8, body.baseAddress, Int32(body.count), nil)
+                defer { sqlite3_clear_bindings(handle) }
+                return sqlite3_step(handle)
+            }
+        }
+        sqlite3_reset(handle)
+        guard code == SQLITE_DONE else {
+            let error = DatabaseError(
+                resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)),
+                sql: statement.sql)
+            if error.resultCode == .SQLITE_CONSTRAINT {
+                throw StoreError(.integrity, "change \(change.id) is already in the log", cause: error)
+            }
+            throw error
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import FolioCore
+import Foundation
+import GRDB
+
+/// A stored snapshot of a document's state at a vector: replaying the changes after it gives the current state.
+public struct Checkpoint: Hashable, Sendable {
+    /// The document.
+    public var document: DocumentID
+    /// The changes the snapshot includes.
+    public var vector: VersionVector
+    /// The snapshot, in the model's encoding.
+    public var contents: Data
+    /// When it was taken (the local clock).
+    public var createdAt: Timestamp
+}
+
+extension ChangeLogStore {
+    /// Stores `contents` in content-addressed storage, once however often it is stored.
+    ///
+    /// - Returns: the contents' hash, by which ``blob(_:)`` finds them.
+    @discardableResult
+    public func putBlob(_ contents: Data) throws(StoreError) -> ContentHash {
+        let hash = ContentHash(hashing: contents)
+        try write("storing a blob of \(contents.count) bytes") { db in
+            try db.cachedStatement(sql: "INSERT OR IGNORE INTO blob (hash, bytes) VALUES (?, ?)")
+                .execute(arguments: [hash.data, contents])
+        }
+        return hash
+    }
+
+    /// The contents stored under `hash`, if any.
+    ///
+    /// - Throws: ``StoreError`` with code `corrupt` when the stored bytes no longer match their hash.
+    public func blob(_ hash: ContentHash) throws(StoreError) -> Data? {
+        let bytes = try read("reading blob \(hash.hex.prefix(12))") { db in
+            try Data.fetchOne(db.cachedStatement(sql: "SELECT bytes FROM blob WHERE hash = ?"), arguments: [hash.data])
+        }
+        if let bytes, ContentHash(hashing: bytes) != hash {
+            throw StoreError(.corrupt, "blob \(hash.hex.prefix(12)) does not match its hash: its bytes were damaged")
+        }
+        return bytes
+    }
+
+    /// Saves a snapshot of `document` at `vector`.
+    ///
+    /// - Throws: ``StoreError`` with code `checkpoint` when `vector` names changes the log does not have.
+    public func saveCheckpoint(of document: DocumentID, at vector: VersionVector, contents: Data) throws(StoreError) {
+        let hash = ContentHash(hashing: contents)
+        let now = clock.now()
+        try write("saving a checkpoint of document \(document)") { db in
+            guard let documentRow = try rowID(of: document, in: db, create: false) else {
+                throw StoreError(.unknownDocument, "document \(document) has no change in this store, so no checkpoint of it can be saved")
+            }
+            let known = try Frontier(documentRow: documentRow, in: db).vector
+            guard vector.isContained(in: known) else {
+                throw StoreError(.checkpoint, "a checkpoint at \(vector) names changes the log of document \(document) lacks (it has \(known))")
+            }
+            try db.cachedStatement(sql: "INSERT OR IGNORE INTO blob (hash, bytes) VALUES (?, ?)")
+                .execute(arguments: [hash.data, contents])
+            try db.cachedStatement(sql: """
+                INSERT INTO checkpoint (document, vector, change_count, contents_hash, created_at) VALUES (?, ?, ?, ?, ?)
+                """)
+                .execute(arguments: [
+                    documentRow, Data(vector.encoded()), Int64(vector.changeCount), hash.data, now.millisecondsSince1970,
+                ])
+        }
+    }
+
+    /// The checkpoint of `document` with the most changes among those within `limit` (by default, any).
+    ///
+    /// Replaying the changes of `limit` that it lacks, in causal order, gives the state at `limit`.
+    public func latestCheckpoint(of document: DocumentID, within limit: VersionVector? = nil) throws(StoreError) -> Checkpoint? {
+        try read("reading the checkpoints of document \(document)") { db in
+            guard let documentRow = try rowID(of: document, in: db, create: false) else { return nil }
+            let rows = try Row.fetchCursor(
+                db.cachedStatement(sql: """
+                    SELECT c.vector, c.created_at, b.bytes, c.contents_hash FROM checkpoint c
+                    LEFT JOIN blob b ON b.hash = c.contents_hash
+                    WHERE c.document = ? ORDER BY c.change_count DESC, c.id DESC
+                    """),
+                arguments: [documentRow])
+            while let row = try rows.next() {
+                let vector = try VersionVector(decoding: row[0] as Data)
+                if let limit, !vector.isContained(in: limit) { continue }
+                let expected = try Stored.contentHash(row[3])
+                guard let contents = row[2] as Data?, ContentHash(hashing: contents) == expected else {
+                    throw StoreError(.corrupt, "the checkpoint of document \(document) at \(vector) has lost or damaged contents")
+                }
+                return Checkpoint(
+                    document: document, vector: vector, contents: contents,
+                    createdAt: Timestamp(millisecondsSince1970: row[1]))
+            }
+            return nil
+        }
+    }
+}

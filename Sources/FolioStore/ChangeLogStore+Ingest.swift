@@ -1,0 +1,227 @@
+import FolioCore
+import Foundation
+import GRDB
+
+/// What an ``ChangeLogStore/ingest(_:)`` call did.
+public struct IngestResult: Hashable, Sendable {
+    /// The changes that entered the log, in the order they were applied (a causal order), including earlier pending
+    /// changes that the new ones made ready.
+    public var applied: [ChangeID] = []
+    /// Changes that were already in the log or already waiting: ignored.
+    public var duplicates = 0
+    /// Changes of this call that arrived before their dependencies and now wait in the pending table.
+    public var deferred = 0
+
+    /// Creates an empty result.
+    public init() {}
+}
+
+extension ChangeLogStore {
+    /// Adds changes from peers, in any order, idempotently.
+    ///
+    /// A change enters the log only after everything in its vector; one that arrives early waits in the pending
+    /// table (never lost) and is applied by the call that brings its last dependency. A change already present is
+    /// ignored. Each applied change is checked: its parents must be in its causal past with lower lamport
+    /// timestamps. All of it happens in one transaction: when an error is thrown, nothing was applied.
+    ///
+    /// - Throws: ``StoreError`` with code `integrity` when a change has the identity of a stored or waiting change
+    ///   but another hash (the error names the device and seq; nothing is overwritten), `invalidChange` when a
+    ///   change's parents or timestamps cannot be right, or `database`.
+    /// - Complexity: O(changes × (parents × log n + devices)), plus the pending changes re-examined.
+    @discardableResult
+    public func ingest(_ changes: [Change]) throws(StoreError) -> IngestResult {
+        try ingest(encoded: changes.map(EncodedChange.init))
+    }
+
+    /// Adds changes from peers as they arrived, with their encodings, sparing a second encoding; otherwise the same
+    /// as ``ingest(_:)``.
+    ///
+    /// - Throws: ``StoreError``, as ``ingest(_:)``.
+    @discardableResult
+    public func ingest(encoded changes: [EncodedChange]) throws(StoreError) -> IngestResult {
+        guard !changes.isEmpty else { return IngestResult() }
+        let byDocument = Dictionary(grouping: changes, by: \.change.document)
+        return try write("ingesting \(changes.count) changes") { db in
+            var result = IngestResult()
+            for document in byDocument.keys.sorted() {
+                let incoming = byDocument[document]!.sorted {
+                    ($0.change.lamport, $0.change.id) < ($1.change.lamport, $1.change.id)
+                }
+                var ingestion = try Ingestion(store: self, document: document, db: db)
+                try ingestion.ingest(incoming, into: &result)
+            }
+            return result
+        }
+    }
+}
+
+/// One document's share of an ingest, inside the caller's transaction.
+private struct Ingestion {
+    let store: ChangeLogStore
+    let document: DocumentID
+    let db: Database
+    let documentRow: Int64
+    var frontier: Frontier
+    let insert: ChangeRowInserter
+    /// Changes applied in this transaction, by hash: parents are usually among them, which spares a lookup.
+    var appliedNow: [ChangeHash: (id: ChangeID, lamport: UInt64)] = [:]
+
+    init(store: ChangeLogStore, document: DocumentID, db: Database) throws {
+        self.store = store
+        self.document = document
+        self.db = db
+        documentRow = try store.rowID(of: document, in: db, create: true)!
+        frontier = try Frontier(documentRow: documentRow, in: db)
+        insert = try ChangeRowInserter(db)
+    }
+
+    mutating func ingest(_ incoming: [EncodedChange], into result: inout IngestResult) throws {
+        var appliedAny = false
+        for encoded in incoming {
+            let change = encoded.change
+            try validateRanges(change)
+            if change.id.seq <= frontier.vector[change.id.device] {
+                try checkSameAsStored(change)
+                result.duplicates += 1
+            } else if isReady(change) {
+                try apply(encoded, into: &result)
+                appliedAny = true
+            } else if try park(encoded) {
+                result.deferred += 1
+            } else {
+                result.duplicates += 1
+            }
+        }
+        if appliedAny { try drainPending(into: &result) }
+        try frontier.save(in: db)
+    }
+
+    /// Values the store keeps as signed 64-bit integers must fit them.
+    private func validateRanges(_ change: Change) throws {
+        guard change.id.seq <= UInt64(Int64.max), change.lamport <= UInt64(Int64.max) else {
+            throw StoreError(.invalidChange, "change \(change.id) has a sequence number or lamport timestamp beyond 2^63")
+        }
+    }
+
+    /// Whether everything in the change's vector, but the change itself, is in the log.
+    private func isReady(_ change: Change) -> Bool {
+        guard change.id.seq == frontier.vector[change.id.device] + 1 else { return false }
+        return change.vector.entries.allSatisfy { entry in
+            entry.device == change.id.device || entry.seq <= frontier.vector[entry.device]
+        }
+    }
+
+    private func checkSameAsStored(_ change: Change) throws {
+        let deviceRow = try store.rowID(of: change.id.device, in: db, create: false)!
+        let stored = try Data.fetchOne(
+            db.cachedStatement(sql: "SELECT hash FROM change WHERE document = ? AND device = ? AND seq = ?"),
+            arguments: [documentRow, deviceRow, Int64(change.id.seq)])
+        guard let stored, try Stored.changeHash(stored) == change.hash else {
+            throw StoreError.identityReused(change, storedHash: stored.flatMap { try? Stored.changeHash($0) }, where: "in the log")
+        }
+    }
+
+    private mutating func apply(_ encoded: EncodedChange, into result: inout IngestResult) throws {
+        let change = encoded.change
+        try validateParents(change)
+        let deviceRow = try store.rowID(of: change.id.device, in: db, create: true)!
+        try insert(change, body: encoded.bytes, documentRow: documentRow, deviceRow: deviceRow)
+        frontier.record(change, deviceRow: deviceRow)
+        appliedNow[change.hash] = (change.id, change.lamport)
+        result.applied.append(change.id)
+    }
+
+    /// A change's parents must be changes of its causal past with lower lamport timestamps, and only a device's
+    /// very first change with no other device in its past may have none.
+    private func validateParents(_ change: Change) throws {
+        if change.parents.isEmpty {
+            guard change.vector.entries.count == 1, change.id.seq == 1 else {
+                throw StoreError(.invalidChange, "change \(change.id) names no parent but its vector \(change.vector) says it was made after other changes")
+            }
+            return
+        }
+        for parent in change.parents {
+            guard let (id, lamport) = try lookUp(parent) else {
+                throw StoreError(.invalidChange, "change \(change.id) names parent \(parent.shortHex), which is not in the log although everything in its vector is")
+            }
+            guard change.vector.contains(id) else {
+                throw StoreError(.invalidChange, "change \(change.id) names parent \(id) outside its vector \(change.vector)")
+            }
+            guard lamport < change.lamport else {
+                throw StoreError(.invalidChange, "change \(change.id) has lamport \(change.lamport), not above its parent \(id)'s \(lamport)")
+            }
+        }
+    }
+
+    private func lookUp(_ hash: ChangeHash) throws -> (ChangeID, UInt64)? {
+        if let found = appliedNow[hash] { return found }
+        // INDEXED BY: left to itself, SQLite prefers the covering primary key and scans the whole document.
+        let rows = try Row.fetchCursor(
+            db.cachedStatement(sql: "SELECT device, seq, lamport, hash FROM change INDEXED BY change_by_hash WHERE document = ? AND hash_key = ?"),
+            arguments: [documentRow, hash.prefix64])
+        while let row = try rows.next() {
+            guard ChangeHash(row[3] as Data) == hash else { continue }
+            let device = try store.device(forRow: row[0], in: db)
+            return (ChangeID(device: device, seq: UInt64(row[1] as Int64)), UInt64(row[2] as Int64))
+        }
+        return nil
+    }
+
+    /// Parks an early change in the pending table. Returns false when it was already waiting there.
+    private func park(_ encoded: EncodedChange) throws -> Bool {
+        let change = encoded.change
+        let deviceRow = try store.rowID(of: change.id.device, in: db, create: true)!
+        let key: StatementArguments = [documentRow, deviceRow, Int64(change.id.seq)]
+        if let waiting = try Data.fetchOne(
+            db.cachedStatement(sql: "SELECT hash FROM pending WHERE document = ? AND device = ? AND seq = ?"),
+            arguments: key)
+        {
+            guard try Stored.changeHash(waiting) == change.hash else {
+                throw StoreError.identityReused(change, storedHash: try Stored.changeHash(waiting), where: "among the pending changes")
+            }
+            return false
+        }
+        try db.cachedStatement(sql: "INSERT INTO pending (document, device, seq, hash, body) VALUES (?, ?, ?, ?, ?)")
+            .execute(arguments: key + [change.hash.data, Data(encoded.bytes)])
+        return true
+    }
+
+    /// Applies waiting changes that have become ready, until none is.
+    private mutating func drainPending(into result: inout IngestResult) throws {
+        let rows = try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT device, seq, body FROM pending WHERE document = ?"), arguments: [documentRow])
+        guard !rows.isEmpty else { return }
+        var waiting: [(deviceRow: Int64, seq: Int64, change: EncodedChange)] = try rows.map { row in
+            (row[0], row[1], try EncodedChange(decoding: [UInt8](row[2] as Data), document: document))
+        }
+        waiting.sort { ($0.change.change.lamport, $0.change.change.id) < ($1.change.change.lamport, $1.change.change.id) }
+        let remove = try db.cachedStatement(sql: "DELETE FROM pending WHERE document = ? AND device = ? AND seq = ?")
+        var progressed = true
+        while progressed {
+            progressed = false
+            var stillWaiting: [(deviceRow: Int64, seq: Int64, change: EncodedChange)] = []
+            for entry in waiting {
+                if entry.change.change.id.seq <= frontier.vector[entry.change.change.id.device] {
+                    try checkSameAsStored(entry.change.change)
+                    try remove.execute(arguments: [documentRow, entry.deviceRow, entry.seq])
+                } else if isReady(entry.change.change) {
+                    try apply(entry.change, into: &result)
+                    try remove.execute(arguments: [documentRow, entry.deviceRow, entry.seq])
+                    progressed = true
+                } else {
+                    stillWaiting.append(entry)
+                }
+            }
+            waiting = stillWaiting
+        }
+    }
+}
+
+extension StoreError {
+    static func identityReused(_ change: Change, storedHash: ChangeHash?, where place: String) -> StoreError {
+        let stored = storedHash.map { "hash \($0.shortHex)" } ?? "another hash"
+        return StoreError(
+            .integrity,
+            "device \(change.id.device) seq \(change.id.seq) arrived with hash \(change.hash.shortHex), but \(place) it has \(stored): the device's identity was reused (a cloned or restored device); nothing was overwritten")
+    }
+}

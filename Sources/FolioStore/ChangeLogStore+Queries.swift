@@ -1,0 +1,127 @@
+import FolioCore
+import Foundation
+import GRDB
+
+extension ChangeLogStore {
+    /// The documents that have at least one change or waiting change, in identity order.
+    public func documents() throws(StoreError) -> [DocumentID] {
+        try read("listing documents") { db in
+            // A document row can exist without changes (a sync cursor creates one): list only documents with a log.
+            try Data.fetchAll(db, sql: """
+                SELECT uuid FROM document
+                WHERE id IN (SELECT document FROM frontier) OR id IN (SELECT document FROM pending)
+                """)
+                .map { DocumentID(try Stored.uuid($0)) }.sorted()
+        }
+    }
+
+    /// The document's version vector: per device, the highest sequence number in the log (all earlier ones are
+    /// there too). Empty for a document with no change.
+    ///
+    /// - Complexity: O(devices).
+    public func vector(of document: DocumentID) throws(StoreError) -> VersionVector {
+        try read("reading the vector of document \(document)") { db in
+            guard let row = try rowID(of: document, in: db, create: false) else { return VersionVector() }
+            return try Frontier(documentRow: row, in: db).vector
+        }
+    }
+
+    /// The document's heads (the changes no other change was made on), in causal order. More than one head means
+    /// concurrent versions.
+    ///
+    /// - Complexity: O(devices + heads × log n).
+    public func heads(of document: DocumentID) throws(StoreError) -> [Change] {
+        try read("reading the heads of document \(document)") { db in
+            guard let documentRow = try rowID(of: document, in: db, create: false) else { return [] }
+            let frontier = try Frontier(documentRow: documentRow, in: db)
+            return try frontier.heads.map { head in
+                try fetchChange(document: document, documentRow: documentRow, device: head.device, seq: head.seq, in: db)
+            }
+        }
+    }
+
+    /// The changes of `document` that `vector` lacks, in causal order: exactly what a peer at `vector` must be sent.
+    ///
+    /// - Complexity: O(devices + missing × log n): the cost grows with what is missing, not with the history.
+    public func changes(of document: DocumentID, since vector: VersionVector = VersionVector()) throws(StoreError) -> [Change] {
+        try read("reading the changes of document \(document) since \(vector)") { db in
+            guard let documentRow = try rowID(of: document, in: db, create: false) else { return [] }
+            let frontier = try Frontier(documentRow: documentRow, in: db)
+            var result: [Change] = []
+            let statement = try db.cachedStatement(sql: """
+                SELECT body FROM change WHERE document = ? AND device = ? AND seq > ? ORDER BY seq
+                """)
+            for (device, seqs) in frontier.vector.changesMissing(from: vector) {
+                let deviceRow = frontier.tips[device]!.deviceRow
+                let bodies = try Data.fetchCursor(statement, arguments: [documentRow, deviceRow, Int64(seqs.lowerBound - 1)])
+                while let body = try bodies.next() {
+                    result.append(try Change(decoding: body, document: document))
+                }
+            }
+            return result.sorted { ($0.lamport, $0.id) < ($1.lamport, $1.id) }
+        }
+    }
+
+    /// The lifecycle changes of `document` (create, rename, move, delete, restore), in causal order, read without
+    /// the edits.
+    ///
+    /// - Complexity: O(lifecycle changes × log n).
+    public func lifecycleChanges(of document: DocumentID) throws(StoreError) -> [Change] {
+        try read("reading the lifecycle of document \(document)") { db in
+            guard let documentRow = try rowID(of: document, in: db, create: false) else { return [] }
+            return try Data.fetchAll(
+                db.cachedStatement(sql: "SELECT body FROM change INDEXED BY change_lifecycle WHERE document = ? AND kind = 1"),
+                arguments: [documentRow]
+            )
+            .map { try Change(decoding: $0, document: document) }
+            .sorted { ($0.lamport, $0.id) < ($1.lamport, $1.id) }
+        }
+    }
+
+    /// The change with this hash in `document`'s log, if present.
+    ///
+    /// - Complexity: O(log n).
+    public func change(_ hash: ChangeHash, of document: DocumentID) throws(StoreError) -> Change? {
+        try read("looking up change \(hash.shortHex)") { db in
+            guard let documentRow = try rowID(of: document, in: db, create: false) else { return nil }
+            return try fetchChange(hash, document: document, documentRow: documentRow, in: db)
+        }
+    }
+
+    func fetchChange(_ hash: ChangeHash, document: DocumentID, documentRow: Int64, in db: Database) throws -> Change? {
+        let bodies = try Row.fetchCursor(
+            db.cachedStatement(sql: "SELECT hash, body FROM change INDEXED BY change_by_hash WHERE document = ? AND hash_key = ?"),
+            arguments: [documentRow, hash.prefix64])
+        while let row = try bodies.next() {
+            guard try Stored.changeHash(row[0]) == hash else { continue }
+            return try Change(decoding: row[1] as Data, document: document)
+        }
+        return nil
+    }
+
+    /// The changes of `document` that wait for their dependencies, in causal order.
+    public func pendingChanges(of document: DocumentID) throws(StoreError) -> [Change] {
+        try read("reading the pending changes of document \(document)") { db in
+            guard let documentRow = try rowID(of: document, in: db, create: false) else { return [] }
+            return try Data.fetchAll(db.cachedStatement(sql: "SELECT body FROM pending WHERE document = ?"), arguments: [documentRow])
+                .map { try Change(decoding: $0, document: document) }
+                .sorted { ($0.lamport, $0.id) < ($1.lamport, $1.id) }
+        }
+    }
+
+    /// The number of changes in the log of every document (waiting changes excluded).
+    public func changeCount() throws(StoreError) -> Int {
+        try read("counting changes") { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM change") ?? 0 }
+    }
+
+    func fetchChange(document: DocumentID, documentRow: Int64, device: DeviceID, seq: UInt64, in db: Database) throws -> Change {
+        guard let deviceRow = try rowID(of: device, in: db, create: false),
+            let body = try Data.fetchOne(
+                db.cachedStatement(sql: "SELECT body FROM change WHERE document = ? AND device = ? AND seq = ?"),
+                arguments: [documentRow, deviceRow, Int64(seq)])
+        else {
+            throw StoreError(.corrupt, "the frontier names change \(device)#\(seq) of document \(document), which is not in the log")
+        }
+        return try Change(decoding: body, document: document)
+    }
+}

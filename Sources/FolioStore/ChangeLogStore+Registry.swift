@@ -1,0 +1,82 @@
+import FolioCore
+import Foundation
+import GRDB
+
+extension ChangeLogStore {
+    /// Records a device's display name (the device is added when new).
+    public func registerDevice(_ device: Device) throws(StoreError) {
+        try write("registering device \(device.id)") { db in
+            _ = try rowID(of: device.id, in: db, create: true)
+            try db.cachedStatement(sql: "UPDATE device SET name = ? WHERE uuid = ?")
+                .execute(arguments: [device.name, device.id.uuid.data])
+        }
+    }
+
+    /// The devices known to this store, in identity order; a device seen only through its changes has an empty name.
+    public func devices() throws(StoreError) -> [Device] {
+        try read("listing devices") { db in
+            try Row.fetchAll(db, sql: "SELECT uuid, name FROM device").map { row in
+                Device(id: DeviceID(try Stored.uuid(row[0])), name: row[1] as String? ?? "")
+            }
+            .sorted { $0.id < $1.id }
+        }
+    }
+
+    /// What `peer` is known to have of `document`: where the next sync with it starts. Empty when never synced.
+    public func syncCursor(peer: String, document: DocumentID) throws(StoreError) -> VersionVector {
+        try read("reading the sync cursor of \(peer)") { db in
+            guard let documentRow = try rowID(of: document, in: db, create: false),
+                let bytes = try Data.fetchOne(
+                    db.cachedStatement(sql: "SELECT vector FROM sync_cursor WHERE peer = ? AND document = ?"),
+                    arguments: [peer, documentRow])
+            else { return VersionVector() }
+            return try VersionVector(decoding: bytes)
+        }
+    }
+
+    /// Records what `peer` is known to have of `document`.
+    public func setSyncCursor(_ vector: VersionVector, peer: String, document: DocumentID) throws(StoreError) {
+        try write("saving the sync cursor of \(peer)") { db in
+            let documentRow = try rowID(of: document, in: db, create: true)!
+            try db.cachedStatement(sql: """
+                INSERT INTO sync_cursor (peer, document, vector) VALUES (?, ?, ?)
+                ON CONFLICT (peer, document) DO UPDATE SET vector = excluded.vector
+                """)
+                .execute(arguments: [peer, documentRow, Data(vector.encoded())])
+        }
+    }
+
+    /// This device's value for `key` of `document` (its own bookkeeping, never synced), if set.
+    public func localState(_ key: String, of document: DocumentID) throws(StoreError) -> Data? {
+        try read("reading local state \(key)") { db in
+            guard let documentRow = try rowID(of: document, in: db, create: false) else { return nil }
+            return try Data.fetchOne(
+                db.cachedStatement(sql: "SELECT value FROM local_state WHERE document = ? AND key = ?"),
+                arguments: [documentRow, key])
+        }
+    }
+
+    /// Sets (or, with `nil`, removes) this device's values for `document`, in one transaction.
+    public func setLocalState(_ values: [String: Data?], of document: DocumentID) throws(StoreError) {
+        try write("saving local state of document \(document)") { db in
+            let documentRow = try rowID(of: document, in: db, create: true)!
+            for key in values.keys.sorted() {
+                if let value = values[key]! {
+                    try writeLocalState([key: value], documentRow: documentRow, in: db)
+                } else {
+                    try db.cachedStatement(sql: "DELETE FROM local_state WHERE document = ? AND key = ?")
+                        .execute(arguments: [documentRow, key])
+                }
+            }
+        }
+    }
+
+    func writeLocalState(_ values: [String: Data], documentRow: Int64, in db: Database) throws {
+        guard !values.isEmpty else { return }
+        let statement = try db.cachedStatement(sql: """
+            INSERT INTO local_state (document, key, value) VALUES (?, ?, ?)
+            ON CONFLICT (document, key) DO UPDATE SET value = excluded.value
+            """)
+        for key in values.keys.sorted() { try statement.execute(arguments: [documentRow, key, values[key]!]) }
+    }
+}

@@ -1,0 +1,185 @@
+import FolioCore
+import Foundation
+import GRDB
+
+/// What ``ChangeLogStore/verify()`` found.
+public struct VerificationReport: Hashable, Sendable, CustomStringConvertible {
+    /// One thing found wrong.
+    public struct Problem: Hashable, Sendable, CustomStringConvertible {
+        /// The document concerned, if any.
+        public var document: DocumentID?
+        /// The change concerned, if any.
+        public var change: ChangeID?
+        /// What is wrong.
+        public var message: String
+
+        /// `document change: message`.
+        public var description: String {
+            [document.map { "document \($0)" }, change.map { "change \($0)" }].compactMap { $0 }.joined(separator: " ")
+                + (document == nil && change == nil ? "" : ": ") + message
+        }
+    }
+
+    /// How many documents were checked.
+    public var documents = 0
+    /// How many changes were re-hashed and checked.
+    public var changes = 0
+    /// Everything found wrong, in a fixed order (document, then the log's order); empty when the store is sound.
+    public var problems: [Problem] = []
+
+    /// Whether nothing is wrong.
+    public var isSound: Bool { problems.isEmpty }
+
+    /// The first problem, the one to show a person.
+    public var firstProblem: Problem? { problems.first }
+
+    /// A one-line summary.
+    public var description: String {
+        if let first = firstProblem {
+            return "\(problems.count) problem(s) in \(documents) documents, \(changes) changes; first: \(first)"
+        }
+        return "sound: \(documents) documents, \(changes) changes"
+    }
+}
+
+extension ChangeLogStore {
+    /// Checks the whole store: SQLite's own consistency, then every change re-hashed from its bytes and checked
+    /// against its row, sequence numbers without gaps, parents present with lower lamports, vectors equal to
+    /// their parents' merge, the derived frontier equal to what the log says, waiting changes still waiting for
+    /// something, and every blob and checkpoint intact.
+    ///
+    /// Finding a problem is not an error: the report lists them, first bad change first.
+    ///
+    /// - Throws: ``StoreError`` only when the store cannot be read at all.
+    /// - Complexity: O(n log n) time and O(n) memory for a document of n changes.
+    public func verify() throws(StoreError) -> VerificationReport {
+        try read("verifying the store") { db in
+            var report = VerificationReport()
+            let integrity = try String.fetchAll(db, sql: "PRAGMA quick_check")
+            if integrity != ["ok"] {
+                report.problems.append(.init(message: "SQLite's quick_check reports: \(integrity.prefix(3).joined(separator: "; "))"))
+            }
+            var deviceByRow: [Int64: DeviceID] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT id, uuid FROM device") {
+                deviceByRow[row[0]] = DeviceID(try Stored.uuid(row[1]))
+            }
+            let documents = try Row.fetchAll(db, sql: "SELECT id, uuid FROM document").map { row in
+                (row: row[0] as Int64, id: DocumentID(try Stored.uuid(row[1])))
+            }
+            for document in documents.sorted(by: { $0.id < $1.id }) {
+                report.documents += 1
+                var checker = DocumentChecker(document: document.id, documentRow: document.row, deviceByRow: deviceByRow)
+                try checker.check(in: db)
+                report.changes += checker.changes
+                report.problems += checker.problems
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT hash, bytes FROM blob ORDER BY hash") {
+                let recorded = (row[0] as Data?).flatMap { try? Stored.contentHash($0) }
+                if recorded != ContentHash(hashing: row[1] as Data? ?? Data()) {
+                    report.problems.append(.init(message: "blob \(recorded.map { String($0.hex.prefix(12)) } ?? "(damaged hash)") does not match its bytes"))
+                }
+            }
+            let orphans = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM checkpoint WHERE contents_hash NOT IN (SELECT hash FROM blob)") ?? 0
+            if orphans > 0 {
+                report.problems.append(.init(message: "\(orphans) checkpoint(s) have lost their contents"))
+            }
+            return report
+        }
+    }
+
+    /// Throws when ``verify()`` finds any problem; tests call it after every operation.
+    ///
+    /// - Throws: ``StoreError`` with code `corrupt` naming the first problem.
+    public func checkInvariants() throws(StoreError) {
+        let report = try verify()
+        if let first = report.firstProblem {
+            throw StoreError(.corrupt, "the store breaks its invariants (\(report.problems.count) problem(s)); first: \(first)")
+        }
+    }
+}
+
+/// Verifies one document's log, frontier and pending changes.
+private struct DocumentChecker {
+    let document: DocumentID
+    let documentRow: Int64
+    let deviceByRow: [Int64: DeviceID]
+    var changes = 0
+    var problems: [VerificationReport.Problem] = []
+
+    init(document: DocumentID, documentRow: Int64, deviceByRow: [Int64: DeviceID]) {
+        self.document = document
+        self.documentRow = documentRow
+        self.deviceByRow = deviceByRow
+    }
+
+    private mutating func problem(_ change: ChangeID?, _ message: String) {
+        problems.append(.init(document: document, change: change, message: message))
+    }
+
+    mutating func check(in db: Database) throws {
+        var graph = CausalGraph()
+        var vector = VersionVector()
+        let rows = try Row.fetchCursor(
+            db, sql: "SELECT device, seq, lamport, hash, body, kind FROM change WHERE document = ? ORDER BY device, seq",
+            arguments: [documentRow])
+        var previous: (device: Int64, seq: Int64)?
+        while let row = try rows.next() {
+            changes += 1
+            let deviceRow: Int64 = row[0]
+            let seq: Int64 = row[1]
+            guard let device = deviceByRow[deviceRow], seq >= 1 else {
+                problem(nil, "a change row names unknown device row \(deviceRow) or seq \(seq)")
+                continue
+            }
+            let id = ChangeID(device: device, seq: UInt64(seq))
+            let expectedSeq = previous?.device == deviceRow ? previous!.seq + 1 : 1
+            if seq != expectedSeq { problem(id, "sequence numbers of \(device) jump from \(expectedSeq - 1) to \(seq)") }
+            previous = (deviceRow, seq)
+            let change: Change
+            do {
+                change = try Change(decoding: row[4] as Data, document: document)
+            } catch {
+                problem(id, "its bytes cannot be decoded: \(error)")
+                continue
+            }
+            if change.id != id { problem(id, "its bytes say it is \(change.id)") }
+            let recorded = (row[3] as Data?).flatMap { try? Stored.changeHash($0) }
+            if change.hash != recorded {
+                problem(id, "its bytes hash to \(change.hash.shortHex), not to the recorded \(recorded?.shortHex ?? "(damaged hash)"): the row was altered")
+            }
+            if change.lamport != UInt64(row[2] as Int64) { problem(id, "its lamport column disagrees with its bytes") }
+            if Int64(change.kind.tag) != row[5] as Int64 { problem(id, "its kind column disagrees with its bytes") }
+            vector.include(change.id)
+            graph.insert(CausalNode(change))
+        }
+        if let inconsistency = graph.firstInconsistency() { problem(nil, inconsistency) }
+        try checkFrontier(graph: graph, vector: vector, in: db)
+        try checkPending(vector: vector, in: db)
+    }
+
+    private mutating func checkFrontier(graph: CausalGraph, vector: VersionVector, in db: Database) throws {
+        let frontier = try Frontier(documentRow: documentRow, in: db)
+        if frontier.vector != vector {
+            problem(nil, "the recorded vector \(frontier.vector) differs from the log's \(vector)")
+        }
+        let recordedHeads = Set(frontier.headHashes)
+        let actualHeads = Set(graph.heads.map(\.hash))
+        if recordedHeads != actualHeads {
+            problem(nil, "the recorded heads \(recordedHeads.map(\.shortHex).sorted()) differ from the log's \(actualHeads.map(\.shortHex).sorted())")
+        }
+    }
+
+    private mutating func checkPending(vector: VersionVector, in db: Database) throws {
+        for row in try Row.fetchAll(db, sql: "SELECT hash, body FROM pending WHERE document = ? ORDER BY device, seq", arguments: [documentRow]) {
+            guard let change = try? Change(decoding: row[1] as Data, document: document) else {
+                problem(nil, "a waiting change cannot be decoded")
+                continue
+            }
+            if change.hash != (row[0] as Data?).flatMap({ try? Stored.changeHash($0) }) { problem(change.id, "the waiting change's bytes do not match its hash") }
+            let ready = change.id.seq == vector[change.id.device] + 1
+                && change.vector.entries.allSatisfy { $0.device == change.id.device || $0.seq <= vector[$0.device] }
+            if ready { problem(change.id, "the change waits although everything it depends on is in the log") }
+            if change.id.seq <= vector[change.id.device] { problem(change.id, "the change waits although it is in the log") }
+        }
+    }
+}

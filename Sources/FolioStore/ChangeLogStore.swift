@@ -1,0 +1,194 @@
+import FolioCore
+import Foundation
+import GRDB
+import Synchronization
+
+/// The change logs of many documents, kept in one SQLite file (WAL mode, a pool of readers and one writer).
+///
+/// Every operation is one transaction: a call that returns has committed, so a process crash after it loses
+/// nothing (see ``Durability`` for power loss). Local edits are ``append(_:to:)``ed (the store assigns sequence
+/// numbers, parents, vectors and lamport timestamps); changes from peers are ``ingest(_:)``ed in any order.
+/// The change table is append-only, enforced by SQLite triggers.
+///
+/// The store is `Sendable`: it holds no connection itself, only a `DatabasePool` that hands a connection to one
+/// closure at a time, and synchronous SQLite work never runs inside an actor's critical path for longer than a
+/// transaction.
+public final class ChangeLogStore: Sendable {
+    /// The SQLite file.
+    public let url: URL
+    /// The device this store appends changes as.
+    public let localDevice: Device
+    /// How commits reach the disk.
+    public let durability: Durability
+
+    let pool: DatabasePool
+    let clock: any WallClock
+    // Row numbers of devices and documents never change once committed, so they are cached for the process's life.
+    let rowIDs = Mutex(RowIDCache())
+
+    struct RowIDCache {
+        var devices: [DeviceID: Int64] = [:]
+        var devicesByRow: [Int64: DeviceID] = [:]
+        var documents: [DocumentID: Int64] = [:]
+    }
+
+    /// Opens the store at `url`, creating it if the file does not exist or is empty.
+    ///
+    /// - Parameters:
+    ///   - url: the SQLite file; its directory must exist.
+    ///   - device: the local device; registered (with its name) in the store.
+    ///   - clock: the wall clock stamped on local changes.
+    ///   - durability: how commits reach the disk.
+    /// - Throws: ``StoreError`` with code `notAStore` (the file is something else; it is left untouched),
+    ///   `newerFormat`, `corrupt` or `database`.
+    public init(
+        at url: URL, device: Device, clock: any WallClock = SystemClock(), durability: Durability = .normal
+    ) throws(StoreError) {
+        self.url = url
+        self.localDevice = device
+        self.durability = durability
+        self.clock = clock
+        try Self.preflight(url)
+        var configuration = Configuration()
+        configuration.label = "folio-store"
+        configuration.busyMode = .timeout(10)
+        let synchronous = durability.synchronousPragma
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = \(synchronous); PRAGMA cache_size = -16384")
+        }
+        do {
+            pool = try DatabasePool(path: url.path, configuration: configuration)
+            try StoreSchema.migrator.migrate(pool)
+        } catch {
+            throw StoreError.translating(error, while: "opening \(url.path)")
+        }
+        try registerDevice(device)
+    }
+
+    /// Refuses a file that is not a Folio store before anything could write to it.
+    private static func preflight(_ url: URL) throws(StoreError) {
+        let path = url.path
+        guard let handle = FileHandle(forReadingAtPath: path) else { return }  // absent: a new store
+        let header = (try? handle.read(upToCount: 16)) ?? Data()
+        try? handle.close()
+        if header.isEmpty { return }
+        guard header == Data("SQLite format 3\0".utf8) else {
+            throw StoreError(.notAStore, "\(path) is not a SQLite database, so not a Folio store; it was not modified")
+        }
+        do {
+            try checkFormat(path, readonly: true)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_READONLY {
+            // A process killed in the middle of a transaction in rollback-journal mode (the very first one, which
+            // creates the store, runs before WAL is on) leaves a hot journal that a read-only connection cannot roll
+            // back. A read-write connection rolls it back to the last committed state, as any SQLite client would.
+            do {
+                try checkFormat(path, readonly: false)
+            } catch {
+                throw StoreError.translating(error, while: "checking \(path)")
+            }
+        } catch {
+            throw StoreError.translating(error, while: "checking \(path)")
+        }
+    }
+
+    /// Throws `notAStore` or `newerFormat` when the SQLite file at `path` is not a store this build can open.
+    private static func checkFormat(_ path: String, readonly: Bool) throws {
+        var configuration = Configuration()
+        configuration.readonly = readonly
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        defer { try? queue.close() }
+        try queue.read { db in
+            let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
+            if tables.isEmpty { return }
+            // GRDB creates its bookkeeping table before, and apart from, the first migration: a creation that was
+            // interrupted in between leaves that table alone and empty, which is still a new store.
+            if tables == ["grdb_migrations"], try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM grdb_migrations") == 0 {
+                return
+            }
+            let marker = tables.contains("folio_meta")
+                ? try String.fetchOne(db, sql: "SELECT value FROM folio_meta WHERE key = 'format'") : nil
+            guard marker == StoreSchema.formatMarker else {
+                throw StoreError(.notAStore, "\(path) is a SQLite database of something else (tables: \(tables.sorted().prefix(5).joined(separator: ", "))), not a Folio store; it was not modified")
+            }
+            if try StoreSchema.migrator.hasBeenSuperseded(db) {
+                let known = Set(StoreSchema.migrator.migrations)
+                let unknown = try StoreSchema.migrator.appliedIdentifiers(db).subtracting(known).sorted()
+                throw StoreError(.newerFormat, "\(path) was written by a newer Folio (schema steps \(unknown.joined(separator: ", ")) are unknown to this build); update Folio to open it")
+            }
+        }
+    }
+
+    /// Runs `body` in a write transaction, translating every error into a ``StoreError``.
+    func write<T>(_ action: @autoclosure () -> String, _ body: (Database) throws -> T) throws(StoreError) -> T {
+        do {
+            return try pool.write(body)
+        } catch {
+            throw StoreError.translating(error, while: action())
+        }
+    }
+
+    /// Runs `body` in a read transaction (a consistent snapshot), translating every error into a ``StoreError``.
+    func read<T>(_ action: @autoclosure () -> String, _ body: (Database) throws -> T) throws(StoreError) -> T {
+        do {
+            return try pool.read(body)
+        } catch {
+            throw StoreError.translating(error, while: action())
+        }
+    }
+
+    // MARK: Row numbers
+
+    /// The local row number of `device`, inserting the device when `create` is true.
+    func rowID(of device: DeviceID, in db: Database, create: Bool) throws -> Int64? {
+        if let cached = rowIDs.withLock({ $0.devices[device] }) { return cached }
+        let key = device.uuid.data
+        if let found = try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM device WHERE uuid = ?"), arguments: [key]) {
+            rowIDs.withLock { $0.devices[device] = found }
+            return found
+        }
+        guard create else { return nil }
+        try db.cachedStatement(sql: "INSERT INTO device (uuid) VALUES (?)").execute(arguments: [key])
+        let id = db.lastInsertedRowID
+        db.afterNextTransaction { _ in self.rowIDs.withLock { $0.devices[device] = id } }
+        return id
+    }
+
+    /// The device whose local row number is `row`.
+    func device(forRow row: Int64, in db: Database) throws -> DeviceID {
+        if let cached = rowIDs.withLock({ $0.devicesByRow[row] }) { return cached }
+        guard let uuid = try Data.fetchOne(db.cachedStatement(sql: "SELECT uuid FROM device WHERE id = ?"), arguments: [row]),
+            uuid.count == 16
+        else {
+            throw StoreError(.corrupt, "a change names device row \(row), which is not in the device table")
+        }
+        let device = DeviceID(UUIDBytes(uuid))
+        rowIDs.withLock { $0.devicesByRow[row] = device }
+        return device
+    }
+
+    /// The local row number of `document`, inserting the document when `create` is true.
+    func rowID(of document: DocumentID, in db: Database, create: Bool) throws -> Int64? {
+        if let cached = rowIDs.withLock({ $0.documents[document] }) { return cached }
+        let key = document.uuid.data
+        if let found = try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM document WHERE uuid = ?"), arguments: [key]) {
+            rowIDs.withLock { $0.documents[document] = found }
+            return found
+        }
+        guard create else { return nil }
+        try db.cachedStatement(sql: "INSERT INTO document (uuid) VALUES (?)").execute(arguments: [key])
+        let id = db.lastInsertedRowID
+        db.afterNextTransaction { _ in self.rowIDs.withLock { $0.documents[document] = id } }
+        return id
+    }
+
+    /// Folds the write-ahead log into the database file and closes the store's connections, leaving one file.
+    /// Further calls fail.
+    public func close() throws(StoreError) {
+        do {
+            try pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+            try pool.close()
+        } catch {
+            throw StoreError.translating(error, while: "closing \(url.path)")
+        }
+    }
+}

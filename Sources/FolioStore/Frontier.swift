@@ -1,0 +1,91 @@
+import FolioCore
+import Foundation
+import GRDB
+
+/// A document's frontier: per device, its latest change and whether that change is a head.
+///
+/// It answers in O(devices) what appending and ingesting need: the document's vector (the highest seq per device,
+/// contiguous because only ready changes enter the log), its heads (a head is always its device's latest change, so
+/// heads have distinct devices) and the highest lamport timestamp (a head's). Loaded and saved inside the same
+/// transaction as the changes it describes.
+struct Frontier {
+    struct Tip {
+        var deviceRow: Int64
+        var seq: UInt64
+        var lamport: UInt64
+        var hash: ChangeHash
+        var isHead: Bool
+        var isDirty = false
+    }
+
+    let documentRow: Int64
+    private(set) var tips: [DeviceID: Tip] = [:]
+    private(set) var vector = VersionVector()
+
+    /// Loads the frontier of `documentRow`.
+    init(documentRow: Int64, in db: Database) throws {
+        self.documentRow = documentRow
+        let rows = try Row.fetchCursor(
+            db.cachedStatement(sql: """
+                SELECT f.device, d.uuid, f.seq, f.lamport, f.hash, f.is_head
+                FROM frontier f JOIN device d ON d.id = f.device WHERE f.document = ?
+                """),
+            arguments: [documentRow])
+        var pairs: [(DeviceID, UInt64)] = []
+        while let row = try rows.next() {
+            let device = DeviceID(try Stored.uuid(row[1]))
+            let seq = UInt64(row[2] as Int64)
+            tips[device] = Tip(
+                deviceRow: row[0], seq: seq, lamport: UInt64(row[3] as Int64), hash: try Stored.changeHash(row[4]),
+                isHead: row[5] as Bool)
+            pairs.append((device, seq))
+        }
+        vector = VersionVector(pairs)
+    }
+
+    /// The heads' hashes, ascending (the order parents are recorded in).
+    var headHashes: [ChangeHash] {
+        tips.values.filter(\.isHead).map(\.hash).sorted()
+    }
+
+    /// The heads as (device, seq), in causal order.
+    var heads: [(device: DeviceID, seq: UInt64, lamport: UInt64)] {
+        tips.filter { $0.value.isHead }
+            .map { (device: $0.key, seq: $0.value.seq, lamport: $0.value.lamport) }
+            .sorted { ($0.lamport, $0.device) < ($1.lamport, $1.device) }
+    }
+
+    /// The highest lamport timestamp in the document (0 when it has no change).
+    var maxLamport: UInt64 {
+        tips.values.reduce(0) { max($0, $1.lamport) }
+    }
+
+    /// Records that `change`, whose dependencies are all in the log, has just been appended.
+    ///
+    /// - Complexity: O(devices).
+    mutating func record(_ change: Change, deviceRow: Int64) {
+        for (device, tip) in tips where tip.isHead && device != change.id.device && change.vector[device] >= tip.seq {
+            tips[device]!.isHead = false
+            tips[device]!.isDirty = true
+        }
+        tips[change.id.device] = Tip(
+            deviceRow: deviceRow, seq: change.id.seq, lamport: change.lamport, hash: change.hash, isHead: true, isDirty: true)
+        vector[change.id.device] = change.id.seq
+    }
+
+    /// Writes the tips that changed.
+    mutating func save(in db: Database) throws {
+        let statement = try db.cachedStatement(sql: """
+            INSERT INTO frontier (document, device, seq, lamport, hash, is_head) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT (document, device) DO UPDATE SET
+                seq = excluded.seq, lamport = excluded.lamport, hash = excluded.hash, is_head = excluded.is_head
+            """)
+        for device in tips.keys.sorted() where tips[device]!.isDirty {
+            let tip = tips[device]!
+            try statement.execute(arguments: [
+                documentRow, tip.deviceRow, Int64(tip.seq), Int64(tip.lamport), tip.hash.data, tip.isHead,
+            ])
+            tips[device]!.isDirty = false
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import FolioCore
+import FolioModels
+import Testing
+
+@Suite struct TextStorageTests {
+    @Test func startsEmpty() {
+        let storage = TextStorage()
+        #expect(storage.isEmpty)
+        #expect(storage.string == "")
+        storage._checkInvariants()
+    }
+
+    @Test func insertsAndRemovesByScalarPosition() {
+        var storage = TextStorage("hello")
+        #expect(storage.insert(" big", at: 5) == 4)
+        #expect(storage.insert("👍🏽", at: 0) == 2)
+        #expect(storage.string == "👍🏽hello big")
+        #expect(storage.remove(1..<2) == "\u{1F3FD}")
+        #expect(storage.string(in: 0..<3) == "👍he")
+        #expect(storage[0] == "👍")
+        storage._checkInvariants()
+    }
+
+    @Test func equalityAndHashIgnoreTheGap() {
+        var edited = TextStorage("abcdef")
+        edited.insert("X", at: 2)
+        edited.remove(2..<3)
+        var other = TextStorage("abcdef")
+        other.insert("Y", at: 5)
+        other.remove(5..<6)
+        #expect(edited == other)
+        #expect(edited.hashValue == other.hashValue)
+        #expect(edited == TextStorage("abcdef"))
+        #expect(TextStorage("é") != TextStorage("e\u{301}"))
+    }
+
+    @Test func copiesAreIndependent() {
+        let original = TextStorage("abc")
+        var copy = original
+        copy.insert("z", at: 1)
+        #expect(original.string == "abc")
+        #expect(copy.string == "azbc")
+    }
+
+    /// Random edits, near and far, agree with an array of scalars at every step, through growth and shrinking.
+    @Test func agreesWithAnArrayOfScalars() {
+        let seed = TestSeed.make()
+        var generator = SplitMix64(seed: seed)
+        var check = PropertyCheck(seed: seed)
+        var storage = TextStorage()
+        var reference: [Unicode.Scalar] = []
+        for step in 0..<4000 {
+            check.iteration = step
+            let length = reference.count
+            if generator.chance(3, in: 5) || length == 0 {
+                let position = generator.chance(1, in: 2) ? generator.int(in: 0...length) : length
+                let text = TextSource.randomText(1...(generator.chance(1, in: 50) ? 200 : 3), using: &generator)
+                storage.insert(text, at: position)
+                reference.insert(contentsOf: text.unicodeScalars, at: position)
+            } else {
+                let start = generator.int(in: 0...length)
+                let end = generator.chance(1, in: 40) ? length : min(length, start + generator.int(in: 0...3))
+                let removed = storage.remove(start..<end)
+                check.expect(removed.unicodeScalars.elementsEqual(reference[start..<end]), "removed \(removed.debugDescription)")
+                reference.removeSubrange(start..<end)
+            }
+            storage._checkInvariants()
+            check.expect(storage.elementsEqual(reference), "the storage differs from the reference after step \(step)")
+            if check.shouldStop { break }
+        }
+        var expected = String.UnicodeScalarView()
+        expected.append(contentsOf: reference)
+        check.expect(storage.string.unicodeScalars.elementsEqual(expected), "the final strings differ")
+    }
+}

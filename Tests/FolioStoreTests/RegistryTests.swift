@@ -1,0 +1,127 @@
+import FolioCore
+import FolioStore
+import Foundation
+import Testing
+
+/// Blobs, the device registry and sync cursors.
+@Suite struct RegistryTests {
+    let directory: TemporaryDirectory
+    let device = Device.named("A")
+
+    init() throws {
+        directory = try TemporaryDirectory()
+    }
+
+    @Test func blobsAreStoredOnceByContent() throws {
+        var store = try directory.openStore(for: device)
+        let small = Data("hello".utf8)
+        let large = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let smallHash = try store.putBlob(small)
+        try store.checkInvariants()
+        #expect(smallHash == ContentHash(hashing: small))
+        #expect(try store.putBlob(small) == smallHash, "storing again gives the same hash")
+        try store.checkInvariants()
+        let largeHash = try store.putBlob(large)
+        try store.checkInvariants()
+        let emptyHash = try store.putBlob(Data())
+        try store.checkInvariants()
+
+        #expect(try store.blob(smallHash) == small)
+        #expect(try store.blob(largeHash) == large)
+        #expect(try store.blob(emptyHash) == Data())
+        #expect(try store.blob(ContentHash(hashing: Data("absent".utf8))) == nil)
+
+        try store.close()
+        store = try directory.openStore(for: device)
+        #expect(try store.blob(largeHash) == large)
+    }
+
+    @Test func devicesAreRegisteredWithTheirNames() throws {
+        let history = try SampleHistory.make(in: directory)
+        var store = try directory.openStore("registry.sqlite", as: device)
+        #expect(try store.devices() == [device], "opening registers the local device")
+
+        // Devices seen only through their changes have no name.
+        try store.ingest(history.changes)
+        try store.checkInvariants()
+        let unnamed = try store.devices()
+        #expect(unnamed.map(\.id) == [history.b.id, history.c.id, device.id].sorted(), "A is the local device")
+        #expect(unnamed.first { $0.id == history.b.id }?.name == "")
+
+        try store.registerDevice(Device(id: history.b.id, name: "Bea's iPad"))
+        try store.checkInvariants()
+        try store.registerDevice(Device(id: history.b.id, name: "Bea's old iPad"))
+        try store.checkInvariants()
+        let stranger = Device(id: Device.named("Z").id, name: "Zed's Mac")
+        try store.registerDevice(stranger)
+        try store.checkInvariants()
+
+        let devices = try store.devices()
+        #expect(devices.map(\.id) == devices.map(\.id).sorted())
+        #expect(devices.first { $0.id == history.b.id }?.name == "Bea's old iPad")
+        #expect(devices.first { $0.id == stranger.id } == stranger)
+        #expect(devices.count == 4)
+
+        try store.close()
+        store = try directory.openStore("registry.sqlite", as: device)
+        #expect(try store.devices() == devices)
+    }
+
+    @Test func reopeningAsARenamedDeviceUpdatesItsName() throws {
+        var store = try directory.openStore(for: device)
+        try store.close()
+        store = try directory.openStore("A.sqlite", as: Device(id: device.id, name: "A, renamed"))
+        #expect(try store.devices() == [Device(id: device.id, name: "A, renamed")])
+    }
+
+    @Test func syncCursorsRoundTripPerPeerAndDocument() throws {
+        let document = Fixtures.document, other = Fixtures.otherDocument
+        let b = Device.named("B").id, c = Device.named("C").id
+        var store = try directory.openStore(for: device)
+        #expect(try store.syncCursor(peer: "server", document: document) == VersionVector())
+
+        let first = VersionVector.of([(b, 3), (c, 1)])
+        try store.setSyncCursor(first, peer: "server", document: document)
+        try store.checkInvariants()
+        try store.setSyncCursor(VersionVector.of([(c, 9)]), peer: "laptop", document: document)
+        try store.checkInvariants()
+        try store.setSyncCursor(VersionVector.of([(b, 1)]), peer: "server", document: other)
+        try store.checkInvariants()
+        #expect(try store.syncCursor(peer: "server", document: document) == first)
+        #expect(try store.syncCursor(peer: "laptop", document: document) == VersionVector.of([(c, 9)]))
+        #expect(try store.syncCursor(peer: "server", document: other) == VersionVector.of([(b, 1)]))
+        #expect(try store.syncCursor(peer: "laptop", document: other) == VersionVector())
+
+        let moved = VersionVector.of([(b, 5), (c, 2), (device.id, 1)])
+        try store.setSyncCursor(moved, peer: "server", document: document)
+        try store.checkInvariants()
+        try store.setSyncCursor(VersionVector(), peer: "laptop", document: document)
+        try store.checkInvariants()
+
+        try store.close()
+        store = try directory.openStore(for: device)
+        #expect(try store.syncCursor(peer: "server", document: document) == moved)
+        #expect(try store.syncCursor(peer: "laptop", document: document) == VersionVector())
+        #expect(try store.syncCursor(peer: "server", document: other) == VersionVector.of([(b, 1)]))
+    }
+
+    @Test func aSyncCursorAloneDoesNotMakeADocument() throws {
+        let store = try directory.openStore(for: device)
+        try store.setSyncCursor(VersionVector.of([(Device.named("B").id, 2)]), peer: "server", document: Fixtures.document)
+        try store.checkInvariants()
+        #expect(try store.documents().isEmpty, "documents() lists documents with changes or waiting changes only")
+        #expect(try store.vector(of: Fixtures.document).isEmpty)
+
+        // A document whose only change waits is listed.
+        let history = try SampleHistory.make(in: directory, document: Fixtures.otherDocument)
+        try store.ingest([history["a2"]])
+        try store.checkInvariants()
+        #expect(try store.documents() == [Fixtures.otherDocument])
+        try store.ingest([history["a1"]])
+        try store.checkInvariants()
+        #expect(try store.documents() == [Fixtures.otherDocument])
+        try store.append(Fixtures.edit("now it has one"), to: Fixtures.document)
+        try store.checkInvariants()
+        #expect(try store.documents() == [Fixtures.document, Fixtures.otherDocument].sorted())
+    }
+}

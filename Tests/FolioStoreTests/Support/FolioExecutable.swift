@@ -1,0 +1,35 @@
+import Foundation
+
+/// The built `folio` tool, which the test target depends on, so SwiftPM builds it next to the test bundle.
+enum FolioExecutable {
+    /// Where the tool is, or a sentence saying where it was looked for.
+    static func locate() -> Result<URL, LocateError> {
+        var candidates: [URL] = []
+        // The test runner is `.build/<triple>/debug/FolioPackageTests.xctest` (or a helper next to it).
+        let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        candidates.append(runner.deletingLastPathComponent().appendingPathComponent("folio"))
+        let bundle = Bundle.main.bundleURL.resolvingSymlinksInPath()
+        candidates.append(bundle.appendingPathComponent("folio"))
+        candidates.append(bundle.deletingLastPathComponent().appendingPathComponent("folio"))
+        if let executable = Bundle.main.executableURL?.resolvingSymlinksInPath() {
+            candidates.append(executable.deletingLastPathComponent().appendingPathComponent("folio"))
+        }
+        // Last resort: the package's own `.build/debug` (this file is Tests/FolioStoreTests/Support/…).
+        var packageRoot = URL(fileURLWithPath: #filePath)
+        for _ in 0..<4 { packageRoot.deleteLastPathComponent() }
+        candidates.append(packageRoot.appendingPathComponent(".build/debug/folio"))
+
+        for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate.path) {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                return .success(candidate)
+            }
+        }
+        return .failure(LocateError(message: "the built folio tool was not found; looked at: " + candidates.map(\.path).joined(separator: ", ")))
+    }
+
+    struct LocateError: Error, CustomStringConvertible {
+        var message: String
+        var description: String { message }
+    }
+}

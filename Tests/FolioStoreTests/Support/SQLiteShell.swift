@@ -1,0 +1,70 @@
+import Foundation
+
+/// Runs SQL on a database file outside the store (the test target cannot import GRDB), with the `sqlite3` tool
+/// or, when it is missing, Python's `sqlite3` module.
+enum SQLiteShell {
+    struct Outcome {
+        var status: Int32
+        var output: String
+        var errors: String
+        var succeeded: Bool { status == 0 }
+    }
+
+    /// Runs `sql` (one or more statements) on the file at `url`.
+    @discardableResult
+    static func run(_ sql: String, on url: URL) throws -> Outcome {
+        let process = Process()
+        if let tool = ["/usr/bin/sqlite3", "/usr/local/bin/sqlite3", "/bin/sqlite3"].first(where: {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }) {
+            process.executableURL = URL(fileURLWithPath: tool)
+            process.arguments = ["-bail", url.path, sql]
+        } else {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = [
+                "python3", "-c",
+                """
+                import sqlite3, sys
+                connection = sqlite3.connect(sys.argv[1], isolation_level=None)
+                connection.executescript(sys.argv[2])
+                connection.close()
+                """,
+                url.path, sql,
+            ]
+        }
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        // Small outputs only: reading after exit cannot deadlock on a full pipe here.
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Outcome(
+            status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self),
+            errors: String(decoding: errorData, as: UTF8.self))
+    }
+
+    /// Runs a Python script with `arguments` (for what the `sqlite3` tool cannot do, such as dying mid-transaction).
+    @discardableResult
+    static func python(_ script: String, arguments: [String]) throws -> Outcome {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script] + arguments
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Outcome(
+            status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self),
+            errors: String(decoding: errorData, as: UTF8.self))
+    }
+
+    /// `X'…'`: a blob literal.
+    static func blobLiteral(_ bytes: some Sequence<UInt8>) -> String {
+        "X'" + bytes.map { String(format: "%02X", $0) }.joined() + "'"
+    }
+}

@@ -1,0 +1,23 @@
+import Foundation
+
+// `FolioBench NAME`: runs one benchmark; `Tools/bench/run NAME` builds this in release mode and calls it.
+// Each benchmark prints a readable table and, as its very last line, one JSON object.
+
+let benchmarks: [String: () async throws -> Void] = [
+    "append": AppendBenchmark.run,
+    "ingest": IngestBenchmark.run,
+    "sync-delta": SyncDeltaBenchmark.run,
+    "trace": TraceBenchmark.run,
+]
+
+let arguments = CommandLine.arguments.dropFirst()
+guard let name = arguments.first, let benchmark = benchmarks[name] else {
+    FileHandle.standardError.write(Data("usage: FolioBench \(benchmarks.keys.sorted().joined(separator: "|"))\n".utf8))
+    exit(2)
+}
+do {
+    try await benchmark()
+} catch {
+    FileHandle.standardError.write(Data("FolioBench \(name) failed: \(error)\n".utf8))
+    exit(1)
+}

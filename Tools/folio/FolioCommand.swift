@@ -1,0 +1,47 @@
+import ArgumentParser
+import Foundation
+
+/// `folio`: Folio's command-line tool.
+///
+/// Exit codes: 0 success, 1 a check failed (a store is unsound, an expectation did not hold), 2 invalid input
+/// (bad arguments, a file that is not a Folio store).
+@main
+struct FolioCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "folio",
+        abstract: "Folio: document change logs, sync and conflicts for documents edited on several devices.",
+        subcommands: [LogCommand.self]
+    )
+
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let error as CommandFailure {
+            FileHandle.standardError.write(Data("folio: \(error.message)\n".utf8))
+            Foundation.exit(error.exitCode)
+        } catch {
+            // Argument errors are invalid input: exit 2, as documented, rather than the parser's default of 64.
+            if exitCode(for: error) == .validationFailure {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Foundation.exit(2)
+            }
+            exit(withError: error)
+        }
+    }
+}
+
+/// A failure the tool reports in one line and maps to an exit code.
+struct CommandFailure: Error {
+    var message: String
+    var exitCode: Int32
+
+    /// The input was invalid: exit 2.
+    static func invalidInput(_ message: String) -> CommandFailure { CommandFailure(message: message, exitCode: 2) }
+    /// A check failed: exit 1.
+    static func checkFailed(_ message: String) -> CommandFailure { CommandFailure(message: message, exitCode: 1) }
+}

@@ -1,0 +1,55 @@
+import ArgumentParser
+import FolioCore
+import FolioStore
+import Foundation
+
+/// `folio log append`: append local edits to a document, printing each change once it is committed.
+///
+/// Crash tests run it and kill it at random moments: every change it printed must survive.
+struct LogAppendCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "append",
+        abstract: "Append edits to a document's log, printing each change id once committed.")
+
+    @Option(name: .long, help: "The store file (created if absent).")
+    var store: String
+
+    @Option(name: .long, help: "The device name to append as (its identity derives from the name).")
+    var device = "cli"
+
+    @Option(name: .long, help: "The document's UUID.")
+    var document = "00000000-0000-4000-8000-000000000001"
+
+    @Option(name: .long, help: "How many changes to append; 0 appends until killed.")
+    var count = 100
+
+    @Option(name: .long, help: "Changes per transaction.")
+    var batch = 1
+
+    @Option(name: .long, help: "Durability: normal or full.")
+    var durability = "normal"
+
+    func validate() throws {
+        guard UUIDBytes(document) != nil else { throw ValidationError("--document must be a UUID such as 00000000-0000-4000-8000-000000000001, not '\(document)'") }
+        guard count >= 0 else { throw ValidationError("--count must be 0 (until killed) or more, not \(count)") }
+        guard batch >= 1 else { throw ValidationError("--batch must be at least 1, not \(batch)") }
+        guard ["normal", "full"].contains(durability) else { throw ValidationError("--durability must be normal or full, not '\(durability)'") }
+    }
+
+    func run() async throws {
+        let log = try openStore(
+            at: store, device: Device(id: deviceID(named: device), name: device),
+            durability: durability == "full" ? .full : .normal)
+        let documentID = DocumentID(UUIDBytes(document)!)
+        var appended = 0
+        while count == 0 || appended < count {
+            let size = count == 0 ? batch : min(batch, count - appended)
+            let kinds = (0..<size).map { index in
+                ChangeKind.edit(Edit(operations: Data("edit \(appended + index)".utf8)))
+            }
+            let changes = try log.append(kinds, to: documentID)
+            for change in changes { printFlushed("\(change.id.device) \(change.id.seq)") }
+            appended += size
+        }
+    }
+}

@@ -1,0 +1,26 @@
+import ArgumentParser
+import FolioCore
+import FolioStore
+import Foundation
+
+/// `folio log verify`: re-hash and check every change of a store; exit 1 when anything is wrong.
+struct LogVerifyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify",
+        abstract: "Check a store: every change re-hashed, parents, vectors, frontier, blobs. Exit 1 if unsound.")
+
+    @Argument(help: "The store file.")
+    var store: String
+
+    func validate() throws {
+        guard FileManager.default.fileExists(atPath: store) else { throw ValidationError("no file at \(store)") }
+    }
+
+    func run() async throws {
+        let log = try openStore(at: store, device: Device(id: deviceID(named: "folio-cli"), name: "folio-cli"))
+        let report = try log.verify()
+        for problem in report.problems { print("problem: \(problem)") }
+        print(report)
+        if !report.isSound { throw CommandFailure.checkFailed("\(store) is unsound; first problem: \(report.firstProblem!)") }
+    }
+}
