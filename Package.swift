@@ -22,11 +22,13 @@ let package = Package(
             name: "FolioCore",
             dependencies: [.product(name: "Crypto", package: "swift-crypto")]
         ),
+        // The system's zlib, for compressing what the store keeps at rest.
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
         // The change log on SQLite. The only target that imports GRDB.
         .target(
             name: "FolioStore",
             dependencies: [
-                "FolioCore",
+                "FolioCore", "CZlib",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
@@ -54,6 +56,6 @@ let package = Package(
         .testTarget(name: "FolioCoreTests", dependencies: ["FolioCore"]),
         .testTarget(name: "FolioStoreTests", dependencies: ["FolioCore", "FolioStore", "folio"]),
         .testTarget(name: "FolioModelsTests", dependencies: ["FolioCore", "FolioModels"]),
-        .testTarget(name: "FolioDocumentsTests", dependencies: ["FolioCore", "FolioStore", "FolioDocuments"]),
+        .testTarget(name: "FolioDocumentsTests", dependencies: ["FolioCore", "FolioStore", "FolioDocuments", "FolioModels"]),
     ]
 )

@@ -108,6 +108,8 @@ public struct FilePackage: Hashable, Sendable {
     public private(set) var files: [PackagePath: File] = [:]
     /// Directories that exist even when empty (directories above files exist implicitly).
     public private(set) var directories: Set<PackagePath> = []
+    /// How many files lie below each implied directory, so that conflicts are found without a scan.
+    private var filesBelow: [PackagePath: Int] = [:]
 
     /// An empty package.
     public init() {}
@@ -144,13 +146,15 @@ public struct FilePackage: Hashable, Sendable {
     ///
     /// - Throws: ``PackageError`` `pathConflict` when a directory is at `path` or a file is at one of its ancestors.
     public mutating func setFile(_ contents: Data, at path: PackagePath) throws(PackageError) {
-        if directories.contains(path) || files.keys.contains(where: { $0.ancestors.contains(path) }) {
+        if directories.contains(path) || filesBelow[path, default: 0] > 0 {
             throw PackageError(.pathConflict, "'\(path)' is a directory in the package, so it cannot be a file")
         }
         if let file = path.ancestors.first(where: { files[$0] != nil }) {
             throw PackageError(.pathConflict, "'\(file)' is a file in the package, so '\(path)' cannot be below it")
         }
-        files[path] = File(contents)
+        if files.updateValue(File(contents), forKey: path) == nil {
+            for ancestor in path.ancestors { filesBelow[ancestor, default: 0] += 1 }
+        }
     }
 
     /// Adds an (empty) directory.
@@ -166,7 +170,12 @@ public struct FilePackage: Hashable, Sendable {
     /// Removes the file at `path`; returns whether one was there.
     @discardableResult
     public mutating func removeFile(at path: PackagePath) -> Bool {
-        files.removeValue(forKey: path) != nil
+        guard files.removeValue(forKey: path) != nil else { return false }
+        for ancestor in path.ancestors {
+            filesBelow[ancestor, default: 0] -= 1
+            if filesBelow[ancestor] == 0 { filesBelow[ancestor] = nil }
+        }
+        return true
     }
 
     /// Each file's path and hash, in path order: what a package's manifest records.

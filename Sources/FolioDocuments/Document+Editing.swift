@@ -132,9 +132,11 @@ extension Document {
     }
 
     /// Appends one change made on the version the model shows, writing the undo history in the same transaction.
-    func append(_ kind: ChangeKind, history: ((Change) -> UndoHistory<Model.Operation>)? = nil) throws(DocumentError) -> Change {
+    func append(
+        _ kind: ChangeKind, author: Device? = nil, history: ((Change) -> UndoHistory<Model.Operation>)? = nil
+    ) throws(DocumentError) -> Change {
         do {
-            return try library.store.append([kind], to: id, on: .heads([head.hash])) { changes in
+            return try library.store.append([kind], to: id, on: .heads([head.hash]), author: author) { changes in
                 guard let history else { return [:] }
                 return [UndoHistory<Model.Operation>.stateKey: history(changes[0]).encoded()]
             }[0]

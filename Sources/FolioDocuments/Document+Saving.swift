@@ -14,13 +14,22 @@ extension Document {
     ///
     /// - Returns: what the pipeline wrote.
     /// - Throws: ``DocumentError`` `.save` when writing fails: the state gains `.savingError`, every edit stays in
-    ///   the log, and the next save rewrites the whole file from it. `.store` when the log fails.
+    ///   the log, and the next save rewrites the whole file from it. `.invalidContents` (with `.savingError`) when
+    ///   another program left a file the model cannot load, which is not overwritten. `.deleted`, `.store` when
+    ///   the log fails.
     @discardableResult
     public func save() throws(DocumentError) -> SaveReport {
         try ensureOpen()
         try commit()
+        try reloadInfo()
         guard !info.isDeleted else { throw DocumentError(.deleted, "\(info.displayName) is deleted; restore it to save it") }
-        try noticeExternalModification()
+        do {
+            try noticeExternalModification()
+        } catch where error.code == .save || error.code == .invalidContents {
+            // The file on disk cannot be read or loaded: it is not overwritten, and the save fails.
+            insertState(.savingError)
+            throw error
+        }
         let url = try fileURL
         let contents = model.contents()
         let report: SaveReport
@@ -34,15 +43,7 @@ extension Document {
             throw DocumentError(.save, "could not save \(info.displayName); its edits are safe in the log and the next save rewrites the file", cause: error as? any Error & Sendable)
         }
         needsFullRewrite = false
-        let record = SavedFileRecord(
-            relativePath: relativePath(of: url), contentsHash: ContentHash(hashing: contents.encoded()),
-            size: (try? library.fileSystem.attributes(at: url).size) ?? 0, modificationTime: modificationTime(of: url),
-            head: head.hash)
-        do {
-            try library.store.setLocalState([SavedFileRecord.stateKey: record.encoded()], of: id)
-        } catch {
-            throw .store(error, "recording the save of \(info.displayName)")
-        }
+        try recordFile(at: url, holding: contents)
         unsavedChanges = 0
         removeState(.savingError)
         return report
@@ -55,13 +56,31 @@ extension Document {
     ///   be read, `.invalidContents`, `.store`.
     public func revert() throws(DocumentError) {
         try ensureEditable()
-        for operation in group.undoOperations { _ = try? model.apply(operation) }
-        group = EditGroup()
         guard let record = try savedRecord(), let contents = try readFile(at: library.root.appendingPathComponent(record.relativePath)) else {
             throw DocumentError(.notFound, "\(info.displayName) has never been saved, so there is nothing to revert to")
         }
-        try adopt(contents, madeOn: head)
+        // The open group is dropped only once the revert is sure to happen: a failed revert changes nothing.
+        let (openModel, openGroup) = (model, group)
+        for operation in group.undoOperations { _ = try? model.apply(operation) }
+        group = EditGroup()
+        do {
+            try adopt(contents, madeOn: head)
+        } catch {
+            (model, group) = (openModel, openGroup)
+            throw error
+        }
         unsavedChanges = 0
+    }
+
+    /// Cleans what an interrupted save left at the document's file: a temporary file, or a package save to finish
+    /// (after its commit point) or to discard (before it).
+    func recoverInterruptedSave() throws(DocumentError) {
+        let url = try fileURL
+        do {
+            if type.isPackage { try library.pipeline.recoverPackage(at: url) } else { try library.pipeline.recoverFlat(at: url) }
+        } catch {
+            throw DocumentError(.save, "could not clean up after an interrupted save of \(info.displayName)", cause: error)
+        }
     }
 
     /// Records the file's contents as a baseline change when another program changed it since the last save.
@@ -72,19 +91,50 @@ extension Document {
         // A flat file whose size and time are as written is unchanged; a package is always checked by content,
         // since editing a member in place changes neither for the package's directory.
         if !type.isPackage && attributes.size == record.size && modificationTime(of: url) == record.modificationTime { return }
-        guard let contents = try readFile(at: url), ContentHash(hashing: contents.encoded()) != record.contentsHash else { return }
-        // Made on the version that was saved: concurrent with anything done in the app since, so nothing is lost.
+        guard let contents = try readFile(at: url) else { return }
+        let hash = ContentHash(hashing: contents.encoded())
+        guard hash != record.contentsHash else { return }
+        // A save that failed or crashed after its rename left the version the document shows: its own file, which
+        // only the record has not caught up with.
+        if hash == ContentHash(hashing: model.contents().encoded()) {
+            try recordFile(at: url, holding: contents)
+            return
+        }
+        // Made on the version that was saved, by this device's identity for other programs (a device's own changes
+        // form one line, so only another identity can be concurrent with the edits made in the app since): both
+        // versions stay, nothing is lost.
         let saved: Change
         do {
             saved = try library.store.change(record.head, of: id) ?? head
         } catch {
             throw .store(error, "reading the saved version")
         }
-        try adopt(contents, madeOn: saved)
+        // Once adopted, the file is what the document shows: it is noticed once, not at every open.
+        if try adopt(contents, madeOn: saved, author: library.store.externalDevice) { try recordFile(at: url, holding: contents) }
+    }
+
+    /// Remembers that the file at `url` holds `contents`, the version at `head`, so that a later change made by
+    /// another program can be told from it.
+    private func recordFile(at url: URL, holding contents: DocumentContents) throws(DocumentError) {
+        let record = SavedFileRecord(
+            relativePath: library.relativePath(of: url), contentsHash: ContentHash(hashing: contents.encoded()),
+            size: (try? library.fileSystem.attributes(at: url).size) ?? 0, modificationTime: modificationTime(of: url),
+            head: head.hash)
+        do {
+            try library.store.setLocalState([SavedFileRecord.stateKey: record.encoded()], of: id)
+        } catch {
+            throw .store(error, "recording the save of \(info.displayName)")
+        }
     }
 
     /// Appends a baseline of `contents` made on `base` and shows the version every device then shows.
-    private func adopt(_ contents: DocumentContents, madeOn base: Change) throws(DocumentError) {
+    ///
+    /// The undo history is cleared in the same transaction: its steps describe the model before the baseline and
+    /// would not apply to it (or worse, would apply to the wrong text).
+    ///
+    /// - Returns: whether the document now shows `contents` (the baseline is the winning version).
+    @discardableResult
+    private func adopt(_ contents: DocumentContents, madeOn base: Change, author: Device? = nil) throws(DocumentError) -> Bool {
         let loaded: Model
         do {
             loaded = try Model(contents: contents)
@@ -95,26 +145,30 @@ extension Document {
         head = base
         let change: Change
         do {
-            change = try append(.baseline(contents: loaded.contents().encoded()))
+            change = try append(.baseline(contents: loaded.contents().encoded()), author: author) { _ in UndoHistory() }
         } catch {
             head = previousHead
             throw error
         }
+        history = UndoHistory()
         changesSinceCheckpoint += 1
         let winner = try Self.winningHead(of: id, in: library)
         if winner.hash == change.hash {
             model = loaded
             head = change
-        } else {
-            head = previousHead
-            try refresh()
+            return true
         }
+        head = previousHead
+        try refresh()
+        return false
     }
 
     private func readFile(at url: URL) throws(DocumentError) -> DocumentContents? {
         do {
             guard try library.fileSystem.itemKind(at: url) != .absent else { return nil }
-            return try library.pipeline.read(at: url, isPackage: type.isPackage)
+            // Another program may have edited a package's members in place: they are read as they are.
+            return type.isPackage
+                ? .package(try library.pipeline.readPackage(at: url, verifyingManifest: false)) : .data(try library.pipeline.readFlat(at: url))
         } catch {
             throw DocumentError(.save, "cannot read the file of \(info.displayName) at \(url.path)", cause: error as? any Error & Sendable)
         }
@@ -126,12 +180,6 @@ extension Document {
         } catch {
             throw .store(error, "reading where \(info.displayName) was saved")
         }
-    }
-
-    private func relativePath(of url: URL) -> String {
-        let rootPath = library.root.standardizedFileURL.path
-        let path = url.standardizedFileURL.path
-        return path.hasPrefix(rootPath + "/") ? String(path.dropFirst(rootPath.count + 1)) : path
     }
 
     private func modificationTime(of url: URL) -> Int64 {

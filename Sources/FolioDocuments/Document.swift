@@ -96,6 +96,7 @@ public actor Document<Model: DocumentModel> {
             throw .store(error, "reading the undo history")
         }
         updateEditability()
+        try recoverInterruptedSave()
         try noticeExternalModification()
         if library.runsBackgroundWork { startBackgroundWork() }
     }
@@ -125,6 +126,12 @@ public actor Document<Model: DocumentModel> {
         if info.isDeleted { insertState(.editingDisabled) } else { removeState(.editingDisabled) }
     }
 
+    /// Reads the catalog again: the library may have renamed, moved or deleted the document since it was opened.
+    func reloadInfo() throws(DocumentError) {
+        if let latest = try library.info(of: id) { info = latest }
+        updateEditability()
+    }
+
     func ensureOpen() throws(DocumentError) {
         guard !state.contains(.closed) else { throw DocumentError(.closed, "\(info.displayName) is closed") }
     }
@@ -147,8 +154,7 @@ public actor Document<Model: DocumentModel> {
     public func refresh() throws(DocumentError) -> Bool {
         try ensureOpen()
         try commit()
-        if let latest = try library.info(of: id) { info = latest }
-        updateEditability()
+        try reloadInfo()
         let winner = try Self.winningHead(of: id, in: library)
         guard winner.hash != head.hash else { return false }
         let replay = DocumentReplay<Model>(store: library.store, document: id)
@@ -170,8 +176,9 @@ public actor Document<Model: DocumentModel> {
     public func close() throws(DocumentError) {
         guard !state.contains(.closed) else { return }
         try commit()
+        try reloadInfo()
         if library.autosave.saveOnClose && hasUnsavedChanges && !info.isDeleted {
-            do { try save() } catch where error.code == .save {
+            do { try save() } catch where Self.leavesEditsSafe(error) {
                 // The edits are in the log; the file is written again at the next save.
             }
         }
@@ -217,8 +224,14 @@ public actor Document<Model: DocumentModel> {
             due = true
         }
         guard due else { return }
-        do { try save() } catch where error.code == .save {
+        do { try save() } catch where Self.leavesEditsSafe(error) {
             // `.savingError` is set; the next save (autosave or explicit) rewrites from the log.
         }
+    }
+
+    /// Whether a save failed on the file's side (unwritable, unreadable or made invalid by another program, or the
+    /// document deleted meanwhile), every edit safe in the log: an autosave or a close goes on.
+    static func leavesEditsSafe(_ error: DocumentError) -> Bool {
+        [.save, .invalidContents, .deleted].contains(error.code)
     }
 }

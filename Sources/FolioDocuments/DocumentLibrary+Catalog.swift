@@ -38,7 +38,8 @@ extension DocumentLibrary {
     public func fileURL(for info: DocumentInfo) throws(DocumentError) -> URL {
         let fileExtension = types.type(identifier: info.typeIdentifier)?.preferredExtension
             ?? info.typeIdentifier.split(separator: ".").last.map(String.init) ?? "data"
-        let namesakes = try documents().filter {
+        // Deleted documents count: their number must not pass to another document while they can be restored.
+        let namesakes = try documents(includingDeleted: true).filter {
             $0.container == info.container && $0.displayName == info.displayName && $0.id != info.id
                 && ($0.creationDate, $0.id) < (info.creationDate, info.id)
         }
@@ -100,7 +101,11 @@ extension DocumentLibrary {
             if try fileSystem.itemKind(at: oldURL) != .absent, try fileSystem.itemKind(at: newURL) == .absent {
                 try fileSystem.rename(oldURL, to: newURL)
                 try fileSystem.synchronizeDirectory(at: newURL.deletingLastPathComponent())
-                try store.setLocalState([SavedFileRecord.stateKey: nil], of: id)
+                // The record follows the file, so that a change made to it by another program is still noticed.
+                if var record = SavedFileRecord(decoding: try store.localState(SavedFileRecord.stateKey, of: id)) {
+                    record.relativePath = relativePath(of: newURL)
+                    try store.setLocalState([SavedFileRecord.stateKey: record.encoded()], of: id)
+                }
             }
         } catch {
             throw DocumentError(.save, "\(after.displayName) was renamed or moved, but its file could not follow; it will be written again at the next save", cause: error as? any Error & Sendable)

@@ -105,7 +105,9 @@ public final class DocumentLibrary: Sendable {
     /// it, leftovers of an interrupted save are cleaned, and a file changed on disk by another program is recorded
     /// as a baseline change.
     ///
-    /// - Throws: ``DocumentError`` `.notFound`, `.wrongType` (the document is of another type), `.store`.
+    /// - Throws: ``DocumentError`` `.notFound`, `.wrongType` (the document is of another type), `.store`, `.save`
+    ///   when the leftovers of an interrupted save cannot be cleaned or the file cannot be read, `.invalidContents`
+    ///   when a file changed by another program is not a valid document.
     public func open<Model: DocumentModel>(_ id: DocumentID, as model: Model.Type) async throws(DocumentError) -> Document<Model> {
         guard let info = try info(of: id) else {
             throw DocumentError(.notFound, "no document \(id) in the library at \(root.path)")
@@ -124,6 +126,13 @@ public final class DocumentLibrary: Sendable {
             throw DocumentError(.notFound, "no document named '\(name)' in the library at \(root.path)")
         }
         return try await open(info.id, as: model)
+    }
+
+    /// The path of `url` relative to the library's directory, as saved-file records keep it.
+    func relativePath(of url: URL) -> String {
+        let rootPath = root.standardizedFileURL.path
+        let path = url.standardizedFileURL.path
+        return path.hasPrefix(rootPath + "/") ? String(path.dropFirst(rootPath.count + 1)) : path
     }
 
     /// Refuses names that cannot be file names.

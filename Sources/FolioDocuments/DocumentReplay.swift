@@ -89,18 +89,18 @@ struct DocumentReplay<Model: DocumentModel> {
         for hash in candidates {
             if let parent = tail[hash] {
                 parents.append(parent)
-            } else {
-                do {
-                    guard let parent = try store.change(hash, of: document) else {
-                        throw DocumentError(.store, "change \(change.id) names parent \(hash.shortHex), which is not in the log")
-                    }
-                    parents.append(parent)
-                } catch let error as DocumentError {
-                    throw error
-                } catch {
-                    throw .store(error as! StoreError, "reading the log")
-                }
+                continue
             }
+            let stored: Change?
+            do {
+                stored = try store.change(hash, of: document)
+            } catch {
+                throw .store(error, "reading the log")
+            }
+            guard let parent = stored else {
+                throw DocumentError(.store, "change \(change.id) names parent \(hash.shortHex), which is not in the log")
+            }
+            parents.append(parent)
         }
         return parents.max { ($0.lamport, $0.id.device) < ($1.lamport, $1.id.device) }
     }

@@ -8,9 +8,12 @@ extension SavePipeline {
     /// manifest lists must be there with the listed hash. Empty directories and the directories the manifest lists
     /// are kept. Nothing is followed: a symbolic link or a special file anywhere in the package refuses it.
     ///
+    /// - Parameter verifyingManifest: whether every member must match the manifest; `false` reads the members as
+    ///   they are, for a package that another program may have edited in place (recovery has run first, so a
+    ///   difference left is not an interrupted save of Folio's).
     /// - Throws: ``SaveError`` `notFound`, `unsafePackage` (a link, a special file, an invalid name, an unsafe
     ///   manifest), `corruptPackage` (a member missing or different from the manifest), `readFailed`.
-    public func readPackage(at url: URL) throws(SaveError) -> FilePackage {
+    public func readPackage(at url: URL, verifyingManifest: Bool = true) throws(SaveError) -> FilePackage {
         try recoverPackage(at: url)
         let action = "open \(url.lastPathComponent)"
         switch try kind(of: url, action: action) {
@@ -25,8 +28,8 @@ extension SavePipeline {
         }
         let manifest = try readManifest(at: url, action: action)
         let tree = try scanPackage(at: url, action: action)
-        let listed = manifest?.filesByPath ?? [:]
-        for entry in manifest?.files ?? [] where tree.files[entry.path] == nil {
+        let listed = verifyingManifest ? manifest?.filesByPath ?? [:] : [:]
+        for entry in manifest?.files ?? [] where verifyingManifest && tree.files[entry.path] == nil {
             throw SaveError(.corruptPackage, "could not \(action): '\(entry.path)' is listed in its manifest but missing")
         }
         var package = FilePackage()

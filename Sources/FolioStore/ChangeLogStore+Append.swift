@@ -35,21 +35,43 @@ extension ChangeLogStore {
     /// `localState` returns for the new changes (see ``localState(_:of:)``) are written in the same transaction, so
     /// bookkeeping that names the changes (an undo stack) is never out of step with the log.
     ///
+    /// A device's changes form one line (each sees the one before it, since a vector entry `device: n` names all of
+    /// the device's first n changes), so a change is always made on its author's latest change too, which is
+    /// added to `parents` when they do not already include it. A version concurrent with this device's own work
+    /// (a file changed by another program, say) is therefore authored by another identity: `author`.
+    ///
+    /// - Parameter author: who makes the changes: the local device (the default), or another identity of this
+    ///   device's, such as ``externalDevice``.
     /// - Returns: the changes as stored, in order.
     /// - Throws: ``StoreError`` when the database fails (nothing is appended then), or `invalidChange` when a
     ///   named parent is not in the log.
     /// - Complexity: O(changes × devices).
     @discardableResult
     public func append(
-        _ kinds: [ChangeKind], to document: DocumentID, on parents: ParentChoice = .allHeads,
+        _ kinds: [ChangeKind], to document: DocumentID, on parents: ParentChoice = .allHeads, author: Device? = nil,
         localState: (([Change]) -> [String: Data])? = nil
     ) throws(StoreError) -> [Change] {
-        let device = localDevice.id
+        let device = author?.id ?? localDevice.id
+        if let author, author.id != localDevice.id { try registerDevice(author) }
         return try write("appending \(kinds.count) changes to document \(document)") { db in
             let documentRow = try rowID(of: document, in: db, create: true)!
             let deviceRow = try rowID(of: device, in: db, create: true)!
             var frontier = try Frontier(documentRow: documentRow, in: db)
             var (heads, vector) = try base(for: parents, frontier: frontier, document: document, documentRow: documentRow, in: db)
+            if let own = frontier.tips[device], vector[device] < own.seq {
+                // The author's latest change is not in the chosen past: it joins the parents, and the parents it
+                // already descends from leave.
+                let latest = try fetchChange(document: document, documentRow: documentRow, device: device, seq: own.seq, in: db)
+                var kept: [ChangeHash] = [latest.hash]
+                for hash in heads {
+                    guard let parent = try fetchChange(hash, document: document, documentRow: documentRow, in: db),
+                        !latest.vector.contains(parent.id)
+                    else { continue }
+                    kept.append(hash)
+                }
+                heads = kept.sorted()
+                vector.merge(latest.vector)
+            }
             let insert = try ChangeRowInserter(db)
             var appended: [Change] = []
             appended.reserveCapacity(kinds.count)
@@ -60,7 +82,7 @@ extension ChangeLogStore {
                 let change = Change(
                     document: document, id: ChangeID(device: device, seq: seq), parents: heads, vector: vector,
                     lamport: frontier.maxLamport + 1, wallTime: clock.now(), kind: kind, body: &body)
-                try insert(change, body: body, documentRow: documentRow, deviceRow: deviceRow)
+                try insert(change, body: AtRest.packBody(body), documentRow: documentRow, deviceRow: deviceRow)
                 frontier.record(change, deviceRow: deviceRow)
                 appended.append(change)
                 heads = [change.hash]
@@ -69,6 +91,16 @@ extension ChangeLogStore {
             if let localState { try writeLocalState(localState(appended), documentRow: documentRow, in: db) }
             return appended
         }
+    }
+
+    /// The identity under which this device records versions made outside Folio (a file changed on disk by
+    /// another program): derived from the local device, so every run of this device uses the same one, and named
+    /// after it ("Mac (another program)").
+    public var externalDevice: Device {
+        var seed: UInt64 = 0x6578_7465_726e_616c  // "external"
+        seed ^= localDevice.id.uuid.high &* 0x9E37_79B9_7F4A_7C15
+        seed ^= localDevice.id.uuid.low &* 0xBF58_476D_1CE4_E5B9
+        return Device(id: DeviceID(using: SeededIdentifierSource(seed: seed)), name: "\(localDevice.name) (another program)")
     }
 
     /// The parents and starting vector of a new change made on `parents`.
@@ -105,7 +137,7 @@ struct ChangeRowInserter {
             """)
     }
 
-    /// Inserts `change`, whose canonical encoding is `body`.
+    /// Inserts `change`, whose canonical encoding, as kept at rest (see ``AtRest``), is `body`.
     func callAsFunction(_ change: Change, body: [UInt8], documentRow: Int64, deviceRow: Int64) throws {
         let handle = statement.sqliteStatement
         sqlite3_reset(handle)

@@ -23,7 +23,7 @@ extension ChangeLogStore {
         let hash = ContentHash(hashing: contents)
         try write("storing a blob of \(contents.count) bytes") { db in
             try db.cachedStatement(sql: "INSERT OR IGNORE INTO blob (hash, bytes) VALUES (?, ?)")
-                .execute(arguments: [hash.data, contents])
+                .execute(arguments: [hash.data, AtRest.packValue(contents)])
         }
         return hash
     }
@@ -34,6 +34,7 @@ extension ChangeLogStore {
     public func blob(_ hash: ContentHash) throws(StoreError) -> Data? {
         let bytes = try read("reading blob \(hash.hex.prefix(12))") { db in
             try Data.fetchOne(db.cachedStatement(sql: "SELECT bytes FROM blob WHERE hash = ?"), arguments: [hash.data])
+                .map { stored throws(StoreError) in try AtRest.unpackValue(stored) }
         }
         if let bytes, ContentHash(hashing: bytes) != hash {
             throw StoreError(.corrupt, "blob \(hash.hex.prefix(12)) does not match its hash: its bytes were damaged")
@@ -56,7 +57,7 @@ extension ChangeLogStore {
                 throw StoreError(.checkpoint, "a checkpoint at \(vector) names changes the log of document \(document) lacks (it has \(known))")
             }
             try db.cachedStatement(sql: "INSERT OR IGNORE INTO blob (hash, bytes) VALUES (?, ?)")
-                .execute(arguments: [hash.data, contents])
+                .execute(arguments: [hash.data, AtRest.packValue(contents)])
             try db.cachedStatement(sql: """
                 INSERT INTO checkpoint (document, vector, change_count, contents_hash, created_at) VALUES (?, ?, ?, ?, ?)
                 """)
@@ -83,7 +84,9 @@ extension ChangeLogStore {
                 let vector = try VersionVector(decoding: row[0] as Data)
                 if let limit, !vector.isContained(in: limit) { continue }
                 let expected = try Stored.contentHash(row[3])
-                guard let contents = row[2] as Data?, ContentHash(hashing: contents) == expected else {
+                guard let stored = row[2] as Data?, let contents = try? AtRest.unpackValue(stored),
+                    ContentHash(hashing: contents) == expected
+                else {
                     throw StoreError(.corrupt, "the checkpoint of document \(document) at \(vector) has lost or damaged contents")
                 }
                 return Checkpoint(

@@ -11,6 +11,23 @@ public struct IngestResult: Hashable, Sendable {
     public var duplicates = 0
     /// Changes of this call that arrived before their dependencies and now wait in the pending table.
     public var deferred = 0
+    /// Changes that waited in the pending table and, once their dependencies arrived, proved invalid (bad parents
+    /// or timestamps): dropped from the pending table, with the reason, so that they cannot block the document.
+    public var rejected: [(id: ChangeID, reason: String)] = []
+
+    /// Equal when the same changes were applied, ignored, deferred and rejected.
+    public static func == (lhs: IngestResult, rhs: IngestResult) -> Bool {
+        lhs.applied == rhs.applied && lhs.duplicates == rhs.duplicates && lhs.deferred == rhs.deferred
+            && lhs.rejected.map(\.id) == rhs.rejected.map(\.id) && lhs.rejected.map(\.reason) == rhs.rejected.map(\.reason)
+    }
+
+    /// Hashes what was applied and rejected.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(applied)
+        hasher.combine(duplicates)
+        hasher.combine(deferred)
+        hasher.combine(rejected.map(\.id))
+    }
 
     /// Creates an empty result.
     public init() {}
@@ -22,7 +39,8 @@ extension ChangeLogStore {
     /// A change enters the log only after everything in its vector; one that arrives early waits in the pending
     /// table (never lost) and is applied by the call that brings its last dependency. A change already present is
     /// ignored. Each applied change is checked: its parents must be in its causal past with lower lamport
-    /// timestamps. All of it happens in one transaction: when an error is thrown, nothing was applied.
+    /// timestamps. A waiting change that fails that check when it becomes ready is dropped and reported in
+    /// ``IngestResult/rejected``. All of it happens in one transaction: when an error is thrown, nothing was applied.
     ///
     /// - Throws: ``StoreError`` with code `integrity` when a change has the identity of a stored or waiting change
     ///   but another hash (the error names the device and seq; nothing is overwritten), `invalidChange` when a
@@ -125,7 +143,7 @@ private struct Ingestion {
         let change = encoded.change
         try validateParents(change)
         let deviceRow = try store.rowID(of: change.id.device, in: db, create: true)!
-        try insert(change, body: encoded.bytes, documentRow: documentRow, deviceRow: deviceRow)
+        try insert(change, body: AtRest.packBody(encoded.bytes), documentRow: documentRow, deviceRow: deviceRow)
         frontier.record(change, deviceRow: deviceRow)
         appliedNow[change.hash] = (change.id, change.lamport)
         result.applied.append(change.id)
@@ -205,7 +223,12 @@ private struct Ingestion {
                     try checkSameAsStored(entry.change.change)
                     try remove.execute(arguments: [documentRow, entry.deviceRow, entry.seq])
                 } else if isReady(entry.change.change) {
-                    try apply(entry.change, into: &result)
+                    do {
+                        try apply(entry.change, into: &result)
+                    } catch let error as StoreError where error.code == .invalidChange {
+                        // Dropped, not kept: an invalid change that waited must not block the document forever.
+                        result.rejected.append((entry.change.change.id, error.message))
+                    }
                     try remove.execute(arguments: [documentRow, entry.deviceRow, entry.seq])
                     progressed = true
                 } else {

@@ -55,7 +55,7 @@ extension ChangeLogStore {
                 let deviceRow = frontier.tips[device]!.deviceRow
                 let bodies = try Data.fetchCursor(statement, arguments: [documentRow, deviceRow, Int64(seqs.lowerBound - 1)])
                 while let body = try bodies.next() {
-                    result.append(try Change(decoding: body, document: document))
+                    result.append(try Stored.change(body, document: document))
                 }
             }
             return result.sorted { ($0.lamport, $0.id) < ($1.lamport, $1.id) }
@@ -73,7 +73,7 @@ extension ChangeLogStore {
                 db.cachedStatement(sql: "SELECT body FROM change INDEXED BY change_lifecycle WHERE document = ? AND kind = 1"),
                 arguments: [documentRow]
             )
-            .map { try Change(decoding: $0, document: document) }
+            .map { try Stored.change($0, document: document) }
             .sorted { ($0.lamport, $0.id) < ($1.lamport, $1.id) }
         }
     }
@@ -94,7 +94,7 @@ extension ChangeLogStore {
             arguments: [documentRow, hash.prefix64])
         while let row = try bodies.next() {
             guard try Stored.changeHash(row[0]) == hash else { continue }
-            return try Change(decoding: row[1] as Data, document: document)
+            return try Stored.change(row[1], document: document)
         }
         return nil
     }
@@ -122,6 +122,6 @@ extension ChangeLogStore {
         else {
             throw StoreError(.corrupt, "the frontier names change \(device)#\(seq) of document \(document), which is not in the log")
         }
-        return try Change(decoding: body, document: document)
+        return try Stored.change(body, document: document)
     }
 }

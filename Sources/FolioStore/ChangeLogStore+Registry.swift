@@ -52,7 +52,8 @@ extension ChangeLogStore {
             guard let documentRow = try rowID(of: document, in: db, create: false) else { return nil }
             return try Data.fetchOne(
                 db.cachedStatement(sql: "SELECT value FROM local_state WHERE document = ? AND key = ?"),
-                arguments: [documentRow, key])
+                arguments: [documentRow, key]
+            ).map { stored throws(StoreError) in try AtRest.unpackValue(stored) }
         }
     }
 
@@ -77,6 +78,6 @@ extension ChangeLogStore {
             INSERT INTO local_state (document, key, value) VALUES (?, ?, ?)
             ON CONFLICT (document, key) DO UPDATE SET value = excluded.value
             """)
-        for key in values.keys.sorted() { try statement.execute(arguments: [documentRow, key, values[key]!]) }
+        for key in values.keys.sorted() { try statement.execute(arguments: [documentRow, key, AtRest.packValue(values[key]!)]) }
     }
 }

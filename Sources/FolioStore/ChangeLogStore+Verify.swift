@@ -75,7 +75,8 @@ extension ChangeLogStore {
             }
             for row in try Row.fetchAll(db, sql: "SELECT hash, bytes FROM blob ORDER BY hash") {
                 let recorded = (row[0] as Data?).flatMap { try? Stored.contentHash($0) }
-                if recorded != ContentHash(hashing: row[1] as Data? ?? Data()) {
+                let bytes = (row[1] as Data?).flatMap { try? AtRest.unpackValue($0) }
+                if recorded == nil || bytes.map(ContentHash.init(hashing:)) != recorded {
                     report.problems.append(.init(message: "blob \(recorded.map { String($0.hex.prefix(12)) } ?? "(damaged hash)") does not match its bytes"))
                 }
             }
@@ -137,7 +138,7 @@ private struct DocumentChecker {
             previous = (deviceRow, seq)
             let change: Change
             do {
-                change = try Change(decoding: row[4] as Data, document: document)
+                change = try Stored.change(row[4], document: document)
             } catch {
                 problem(id, "its bytes cannot be decoded: \(error)")
                 continue

@@ -54,7 +54,7 @@ public final class ChangeLogStore: Sendable {
         configuration.busyMode = .timeout(10)
         let synchronous = durability.synchronousPragma
         configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = \(synchronous); PRAGMA cache_size = -16384")
+            try db.execute(sql: "PRAGMA synchronous = \(synchronous); PRAGMA cache_size = -16384; PRAGMA mmap_size = 268435456")
         }
         do {
             pool = try DatabasePool(path: url.path, configuration: configuration)

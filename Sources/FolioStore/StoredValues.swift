@@ -14,6 +14,11 @@ enum Stored {
         return ContentHash(bytes: data)
     }
 
+    /// Decodes a change body read from the change table (inflating it first when it is kept deflated).
+    static func change(_ stored: Data, document: DocumentID) throws -> Change {
+        try Change(decoding: AtRest.unpackBody(stored), document: document)
+    }
+
     static func uuid(_ data: Data) throws(StoreError) -> UUIDBytes {
         guard data.count == 16 else { throw StoreError(.corrupt, "a stored identity has \(data.count) bytes, not 16") }
         return UUIDBytes(data)

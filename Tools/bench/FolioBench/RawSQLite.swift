@@ -8,7 +8,7 @@ final class RawSQLite {
     /// Opens `url` in WAL mode with the same pragmas as Folio's store at `synchronous`.
     init(_ url: URL, synchronous: String) throws {
         guard sqlite3_open(url.path, &db) == SQLITE_OK else { throw RawSQLiteError(message: "cannot open \(url.path)") }
-        try execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = \(synchronous); PRAGMA cache_size = -16384")
+        try execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = \(synchronous); PRAGMA cache_size = -16384; PRAGMA mmap_size = 268435456")
     }
 
     deinit { sqlite3_close_v2(db) }

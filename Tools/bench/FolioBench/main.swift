@@ -8,6 +8,8 @@ let benchmarks: [String: () async throws -> Void] = [
     "ingest": IngestBenchmark.run,
     "sync-delta": SyncDeltaBenchmark.run,
     "trace": TraceBenchmark.run,
+    "open": OpenBenchmark.run,
+    "package-save": PackageSaveBenchmark.run,
 ]
 
 let arguments = CommandLine.arguments.dropFirst()

@@ -1,0 +1,2 @@
+// zlib (zlib1g-dev), for compressing what the store keeps at rest.
+#include <zlib.h>

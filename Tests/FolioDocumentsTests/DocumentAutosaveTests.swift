@@ -1,0 +1,151 @@
+import FolioCore
+import FolioDocuments
+import FolioModels
+import FolioStore
+import Foundation
+import Testing
+
+/// Autosave and group commits driven by an injected clock: the test moves the clock and calls `runDueWork()`.
+@Suite struct DocumentAutosaveTests {
+    let fixture: LibraryFixture
+
+    init() throws {
+        fixture = try LibraryFixture()
+    }
+
+    var file: URL { fixture.documentFile("Notes.txt") }
+
+    @Test func anIdleDocumentIsSavedAfterTheIdleInterval() async throws {
+        let policy = AutosavePolicy(idleInterval: 5_000, unsavedChangeLimit: nil, saveOnClose: false, groupingInterval: 1_000)
+        let library = try fixture.library(autosave: policy)
+        let document = try await library.create(TextDocument.self, named: "Notes")
+        try await document.edit(.append("draft"))
+
+        fixture.clock.advance(byMilliseconds: 999)
+        try await document.runDueWork()
+        #expect(try library.edits(of: document.id).isEmpty, "the group is younger than the grouping interval")
+
+        fixture.clock.advance(byMilliseconds: 1)
+        try await document.runDueWork()
+        #expect(try library.edits(of: document.id).count == 1, "an idle group is committed")
+        #expect(!Disk.exists(file))
+
+        fixture.clock.advance(byMilliseconds: 3_999)
+        try await document.runDueWork()
+        #expect(!Disk.exists(file), "not yet idle long enough")
+        #expect(await document.hasUnsavedChanges)
+
+        fixture.clock.advance(byMilliseconds: 1)
+        try await document.runDueWork()
+        #expect(try fixture.text(at: file) == "draft")
+        #expect(await document.hasUnsavedChanges == false)
+
+        // Nothing unsaved: nothing more is written.
+        let written = try FileManager.default.attributesOfItem(atPath: file.path)[.modificationDate] as? Date
+        fixture.clock.advance(byMilliseconds: 60_000)
+        try await document.runDueWork()
+        #expect(try FileManager.default.attributesOfItem(atPath: file.path)[.modificationDate] as? Date == written)
+    }
+
+    @Test func eachEditPostponesTheIdleSave() async throws {
+        let policy = AutosavePolicy(idleInterval: 5_000, unsavedChangeLimit: nil, saveOnClose: false, groupingInterval: 0)
+        let library = try fixture.library(autosave: policy)
+        let document = try await library.create(TextDocument.self, named: "Notes")
+        for _ in 0..<5 {
+            try await document.edit(.append("."))
+            fixture.clock.advance(byMilliseconds: 4_000)
+            try await document.runDueWork()
+            #expect(!Disk.exists(file))
+        }
+        fixture.clock.advance(byMilliseconds: 1_000)
+        try await document.runDueWork()
+        #expect(try fixture.text(at: file) == ".....")
+    }
+
+    @Test func manyUnsavedChangesAreSavedWithoutWaiting() async throws {
+        let policy = AutosavePolicy(idleInterval: nil, unsavedChangeLimit: 3, saveOnClose: false, groupingInterval: 0)
+        let library = try fixture.library(autosave: policy)
+        let document = try await library.create(TextDocument.self, named: "Notes")
+        try await document.edit(.append("a"))
+        try await document.edit(.append("b"))
+        #expect(!Disk.exists(file))
+        try await document.edit(.append("c"))
+        #expect(try fixture.text(at: file) == "abc", "the third change reached the limit")
+        #expect(await document.changeCount == 0)
+        try await document.edit(.append("d"))
+        try await document.edit(.append("e"))
+        #expect(try fixture.text(at: file) == "abc")
+        try await document.edit(.append("f"))
+        #expect(try fixture.text(at: file) == "abcdef")
+    }
+
+    @Test func theChangeLimitCountsAnOpenGroup() async throws {
+        let policy = AutosavePolicy(idleInterval: nil, unsavedChangeLimit: 2, saveOnClose: false, groupingInterval: 1_000)
+        let library = try fixture.library(autosave: policy)
+        let document = try await library.create(TextDocument.self, named: "Notes")
+        try await document.edit(.append("a"))
+        fixture.clock.advance(byMilliseconds: 2_000)
+        try await document.edit(.append("b"))
+        // One committed change and one open group make two: the save commits the group and writes both.
+        #expect(try fixture.text(at: file) == "ab")
+        #expect(try library.edits(of: document.id).count == 2)
+    }
+
+    @Test func nothingIsSavedWhenThePolicySaysNever() async throws {
+        let library = try fixture.library(autosave: .manual)
+        let document = try await library.create(TextDocument.self, named: "Notes")
+        for _ in 0..<200 { try await document.edit(.append("x")) }
+        fixture.clock.advance(byMilliseconds: 24 * 3_600_000)
+        try await document.runDueWork()
+        try await document.close()
+        #expect(!Disk.exists(file))
+        #expect(try await fixture.library().open(document.id, as: TextDocument.self).model.text.count == 200)
+    }
+
+    @Test func closeSavesUnderTheSaveOnClosePolicy() async throws {
+        let policy = AutosavePolicy(idleInterval: nil, unsavedChangeLimit: nil, saveOnClose: true, groupingInterval: 1_000)
+        let library = try fixture.library(autosave: policy)
+        let document = try await library.create(TextDocument.self, named: "Notes")
+        try await document.edit(.append("typed just before closing"))
+        try await document.close()
+        #expect(try fixture.text(at: file) == "typed just before closing")
+        #expect(try library.edits(of: document.id).count == 1)
+    }
+
+    @Test func closingAnUnchangedDocumentDoesNotRewriteIt() async throws {
+        let policy = AutosavePolicy(idleInterval: nil, unsavedChangeLimit: nil, saveOnClose: true, groupingInterval: 0)
+        let injector = FaultInjectingFileSystem()
+        let library = try fixture.library(fileSystem: injector, autosave: policy)
+        let document = try await library.create(TextDocument.self, named: "Notes")
+        try await document.edit(.append("a"))
+        try await document.save()
+        let steps = injector.stepCount
+        try await document.close()
+        #expect(injector.stepCount == steps)
+    }
+
+    @Test func aFailedAutosaveSetsTheStateAndTheNextOneRecovers() async throws {
+        // Steps 0-3 are the first save; step 5 is the fsync of the second save's temporary file.
+        let injector = FaultInjectingFileSystem(faults: [.fail(atStep: 5, with: .ioError)])
+        let policy = AutosavePolicy(idleInterval: 1_000, unsavedChangeLimit: nil, saveOnClose: false, groupingInterval: 0)
+        let library = try fixture.library(fileSystem: injector, autosave: policy)
+        let document = try await library.create(TextDocument.self, named: "Notes")
+        try await document.edit(.append("one"))
+        fixture.clock.advance(byMilliseconds: 1_000)
+        try await document.runDueWork()
+        #expect(try fixture.text(at: file) == "one")
+
+        try await document.edit(.append(" two"))
+        fixture.clock.advance(byMilliseconds: 1_000)
+        try await document.runDueWork()  // A failed autosave does not throw.
+        #expect(await document.state == .savingError)
+        #expect(try fixture.text(at: file) == "one")
+        #expect(await document.hasUnsavedChanges)
+
+        fixture.clock.advance(byMilliseconds: 1_000)
+        try await document.runDueWork()
+        #expect(await document.state == .normal)
+        #expect(try fixture.text(at: file) == "one two")
+        #expect(await document.hasUnsavedChanges == false)
+    }
+}

@@ -1,0 +1,49 @@
+import FolioCore
+import FolioDocuments
+import FolioModels
+import Foundation
+
+/// `package-save`: a pages document (a file package) with 100 images; one image changes, then it is saved. The
+/// file system is wrapped to count every byte written.
+enum PackageSaveBenchmark {
+    static let imageCount = 100
+    static let imageBytes = 64 * 1024
+
+    static func run() async throws {
+        let scratch = try ScratchDirectory("package-save")
+        defer { scratch.cleanUp() }
+        let counting = FaultInjectingFileSystem()
+        let library = try DocumentLibrary(
+            at: scratch.url, device: Device(id: DeviceID(using: SeededIdentifierSource(seed: 41)), name: "bench"),
+            clock: ManualClock(start: Timestamp(millisecondsSince1970: 1_767_225_600_000)),
+            identifiers: SeededIdentifierSource(seed: 42), fileSystem: counting)
+        var random = SplitMix64(seed: 43)
+        func image() -> Data { Data((0..<imageBytes).map { _ in UInt8(truncatingIfNeeded: random.next()) }) }
+        var images: [String: Data] = [:]
+        for index in 0..<imageCount { images["image-\(index).png"] = image() }
+        let document = try await library.create(
+            PagesDocument.self, named: "Album", contents: try PagesDocument(text: "One hundred pictures.\n", images: images))
+        try await document.save()
+        let url = try await document.fileURL
+        let changed = image()
+        try await document.edit(.putImage(name: "image-42.png", bytes: changed))
+        counting.resetRecord()
+        var report: SaveReport?
+        let seconds = try await measureAsync { report = try await document.save() }
+        let written = counting.bytesWritten
+        let manifest = (try? counting.attributes(at: url.appendingPathComponent(".folio-manifest")).size) ?? 0
+        let packageBytes = directoryBytes(url)
+        try await document.close()
+        let goal = changed.count + manifest
+        printTable("package-save: \(imageCount) images of \(imageBytes) bytes, one changed, then saved (\(machineDescription()))", [
+            ("bytes written", "\(written)"),
+            ("changed image + manifest bytes", "\(changed.count) + \(manifest) = \(goal)"),
+            ("within the goal", "\(written <= goal)"),
+            ("files written / removed", "\(report?.filesWritten ?? 0) / \(report?.filesRemoved ?? 0)"),
+            ("package bytes", "\(packageBytes)"),
+            ("save ms", format(seconds * 1000, 2)),
+        ])
+        printJSON(["bytes_written": written, "package_bytes": packageBytes, "changed_image_bytes": changed.count,
+                   "manifest_bytes": manifest])
+    }
+}
