@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "FolioCore", targets: ["FolioCore"]),
         .library(name: "FolioStore", targets: ["FolioStore"]),
+        .library(name: "FolioConflicts", targets: ["FolioConflicts"]),
         .library(name: "FolioModels", targets: ["FolioModels"]),
         .library(name: "FolioDocuments", targets: ["FolioDocuments"]),
         .executable(name: "folio", targets: ["folio"]),
@@ -33,8 +34,10 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
+        // Three-way merge helpers: line diffs, diff3 over lines, field-by-field merges. No I/O.
+        .target(name: "FolioConflicts", dependencies: ["FolioCore"]),
         // Built-in document models: text (flat), records (flat), pages (a package of text and images).
-        .target(name: "FolioModels", dependencies: ["FolioCore"]),
+        .target(name: "FolioModels", dependencies: ["FolioCore", "FolioConflicts"]),
         // Documents on disk: the injectable file system and the crash-safe save pipeline (flat files and packages).
         .target(name: "FolioDocuments", dependencies: ["FolioCore", "FolioStore"]),
         .executableTarget(
@@ -56,6 +59,7 @@ let package = Package(
         .testTarget(name: "FolioCoreTests", dependencies: ["FolioCore"]),
         .testTarget(name: "FolioStoreTests", dependencies: ["FolioCore", "FolioStore", "folio"]),
         .testTarget(name: "FolioModelsTests", dependencies: ["FolioCore", "FolioModels"]),
+        .testTarget(name: "FolioConflictsTests", dependencies: ["FolioCore", "FolioConflicts", "FolioModels"]),
         .testTarget(name: "FolioDocumentsTests", dependencies: ["FolioCore", "FolioStore", "FolioDocuments", "FolioModels"]),
     ]
 )

@@ -10,8 +10,9 @@ import Foundation
 enum AtRest {
     static let deflatedMarker: UInt8 = 0xC0
     static let rawMarker: UInt8 = 0x00
-    /// Smaller values are never worth a compression attempt.
-    static let threshold = 256
+    /// Smaller values are never worth a compression attempt: a typical change (identities, hashes, a vector) is a
+    /// few hundred bytes that barely compress, and deflating it would cost more than storing it.
+    static let threshold = 1024
     /// The largest value the store inflates (a guard against hostile lengths).
     static let inflatedLimit = 1 << 30
 

@@ -1,0 +1,49 @@
+import Foundation
+import FolioConflicts
+import FolioCore
+
+extension PagesDocument: MergeableDocumentModel {
+    /// Merges versions member by member: the text line by line (``Diff3``), the images by name (``FieldMerge``).
+    ///
+    /// Text conflicts are at `text.txt, lines 3–5` (lines of `base`, 1-based), with the first version's lines kept.
+    /// An image added, replaced or removed in one version is taken; the same bytes put in several versions are taken
+    /// once; different bytes under one name conflict at `images/NAME` (the first editing version's bytes are kept);
+    /// an image replaced in one version and removed in another is kept with the new bytes. Conflicting images are
+    /// described by ``imageSummary(_:)``, never by their bytes. Text conflicts come first, then images by name.
+    ///
+    /// - Precondition: `versions` is not empty.
+    /// - Complexity: O(*V* · (*N* + *M*) · *D*) for the text (see ``Diff3``) plus comparing the images' bytes.
+    public static func merge(base: PagesDocument, versions: [PagesDocument]) -> MergeResult<PagesDocument> {
+        let text = Diff3.merge(base: base.text, versions: versions.map(\.text))
+        let images = FieldMerge.merge(base: base.images, versions: versions.map(\.images))
+        var conflicts = text.mergeConflicts(locationPrefix: "\(textMember), ")
+        for conflict in images.conflicts {
+            conflicts.append(MergeConflict(location: "\(imagesMember)/\(conflict.key)",
+                                           base: conflict.base.map(imageSummary),
+                                           values: conflict.values.map { $0.map(imageSummary) }))
+        }
+        // Every image name comes from a valid document, so the merged document is valid too.
+        let merged = try! PagesDocument(text: text.text, images: images.merged)
+        return MergeResult(merged: merged, conflicts: conflicts)
+    }
+
+    /// How this document differs from `base`, member by member: what a conflict report shows for a competing version.
+    ///
+    /// - Complexity: O((*N* + *M*) · *D*) for the text (see ``LineDiff``) plus comparing the images' bytes.
+    public func difference(from base: PagesDocument) -> Difference {
+        Difference(text: TextDiff(base: base.text, version: text),
+                   images: FieldMerge.changes(from: base.images, to: images))
+    }
+
+    /// How reports and conflicts name an image's bytes: `1234 bytes, sha256 1a2b3c4d5e6f` (the first 12 hex digits).
+    ///
+    /// - Complexity: O(*n*) in the bytes.
+    public static func imageSummary(_ bytes: Data) -> String {
+        "\(bytes.count) bytes, sha256 \(ContentHash(hashing: bytes).hex.prefix(12))"
+    }
+
+    /// The package member that holds the text, as conflict locations name it.
+    static let textMember = "text.txt"
+    /// The package directory that holds the images, as conflict locations name it.
+    static let imagesMember = "images"
+}
