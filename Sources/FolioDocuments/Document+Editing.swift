@@ -136,7 +136,8 @@ extension Document {
         _ kind: ChangeKind, author: Device? = nil, history: ((Change) -> UndoHistory<Model.Operation>)? = nil
     ) throws(DocumentError) -> Change {
         do {
-            return try library.store.append([kind], to: id, on: .heads([head.hash]), author: author) { changes in
+            defer { sameStateHeads = [] }
+            return try library.store.append([kind], to: id, on: .heads([head.hash] + sameStateHeads), author: author) { changes in
                 guard let history else { return [:] }
                 return [UndoHistory<Model.Operation>.stateKey: history(changes[0]).encoded()]
             }[0]

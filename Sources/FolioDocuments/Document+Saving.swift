@@ -40,7 +40,7 @@ extension Document {
         } catch {
             needsFullRewrite = true
             insertState(.savingError)
-            throw DocumentError(.save, "could not save \(info.displayName); its edits are safe in the log and the next save rewrites the file", cause: error as? any Error & Sendable)
+            throw DocumentError(.save, "could not save \(info.displayName); its edits are safe in the log and the next save rewrites the file", cause: error)
         }
         needsFullRewrite = false
         try recordFile(at: url, holding: contents)
@@ -170,7 +170,7 @@ extension Document {
             return type.isPackage
                 ? .package(try library.pipeline.readPackage(at: url, verifyingManifest: false)) : .data(try library.pipeline.readFlat(at: url))
         } catch {
-            throw DocumentError(.save, "cannot read the file of \(info.displayName) at \(url.path)", cause: error as? any Error & Sendable)
+            throw DocumentError(.save, "cannot read the file of \(info.displayName) at \(url.path)", cause: error)
         }
     }
 
@@ -199,7 +199,7 @@ extension Document {
     }
 
     /// The state at `head`: the model without the open group's edits.
-    private func modelWithoutGroup() -> Model {
+    func modelWithoutGroup() -> Model {
         guard !group.isEmpty else { return model }
         var state = model
         for operation in group.undoOperations { _ = try? state.apply(operation) }

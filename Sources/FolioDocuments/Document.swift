@@ -26,6 +26,11 @@ public actor Document<Model: DocumentModel> {
 
     /// The change whose state `model` shows (before the open group).
     var head: Change
+    /// The states of the other heads, by hash, as last computed (versions are replayed once).
+    var headStates: [ChangeHash: Model] = [:]
+    /// Other heads whose state equals the current one: the next change is made on them too, so versions that
+    /// settled the same way merge quietly.
+    var sameStateHeads: [ChangeHash] = []
     var group = EditGroup<Model>()
     var history = UndoHistory<Model.Operation>()
     var lastEditTime: Timestamp?
@@ -98,6 +103,7 @@ public actor Document<Model: DocumentModel> {
         updateEditability()
         try recoverInterruptedSave()
         try noticeExternalModification()
+        try updateConflictState()
         if library.runsBackgroundWork { startBackgroundWork() }
     }
 
@@ -156,7 +162,11 @@ public actor Document<Model: DocumentModel> {
         try commit()
         try reloadInfo()
         let winner = try Self.winningHead(of: id, in: library)
-        guard winner.hash != head.hash else { return false }
+        guard winner.hash != head.hash else {
+            // Others' heads may have arrived without changing the version shown: conflicts are still to be seen.
+            try updateConflictState()
+            return false
+        }
         let replay = DocumentReplay<Model>(store: library.store, document: id)
         var outcome = try replay.advance(model, from: head, to: winner)
         if outcome == nil { outcome = try replay.state(at: winner) }
@@ -164,6 +174,7 @@ public actor Document<Model: DocumentModel> {
         model = outcome.model
         skippedOperations += outcome.skippedOperations
         head = winner
+        try updateConflictState()
         return true
     }
 

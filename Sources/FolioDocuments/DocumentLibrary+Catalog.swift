@@ -108,7 +108,7 @@ extension DocumentLibrary {
                 }
             }
         } catch {
-            throw DocumentError(.save, "\(after.displayName) was renamed or moved, but its file could not follow; it will be written again at the next save", cause: error as? any Error & Sendable)
+            throw DocumentError(.save, "\(after.displayName) was renamed or moved, but its file could not follow; it will be written again at the next save", cause: error)
         }
     }
 

@@ -1,0 +1,170 @@
+import FolioCore
+import FolioStore
+import Foundation
+
+extension Document {
+    /// Every version of the document, the current one first, then the others in causal order.
+    ///
+    /// - Complexity: a replay per head not seen before (from its checkpoint, or from a known head's state).
+    /// - Throws: ``DocumentError`` `.store`.
+    public func versions() throws(DocumentError) -> [DocumentVersion<Model>] {
+        try ensureOpen()
+        let groups = try versionGroups()
+        let names = try deviceNames()
+        return groups.enumerated().map { index, group in
+            DocumentVersion(
+                head: group.head, heads: group.heads.map(\.hash),
+                savingDevice: Device(id: group.head.id.device, name: names[group.head.id.device] ?? ""),
+                contents: group.state, isCurrent: index == 0, isConflict: index > 0)
+        }
+    }
+
+    /// The version the document shows.
+    public func currentVersion() throws(DocumentError) -> DocumentVersion<Model> {
+        try versions()[0]
+    }
+
+    /// The versions other than the current one.
+    public func otherVersions() throws(DocumentError) -> [DocumentVersion<Model>] {
+        Array(try versions().dropFirst())
+    }
+
+    /// The versions competing with the current one, awaiting a resolution.
+    public func unresolvedConflictVersions() throws(DocumentError) -> [DocumentVersion<Model>] {
+        try versions().filter(\.isConflict)
+    }
+
+    /// Makes `version` the current one, resolving the conflict in its favour (NSFileVersion's `replaceItem`).
+    ///
+    /// - Throws: ``DocumentError`` `.notFound` when it is not a version of the document, `.store`.
+    public func replace(with version: DocumentVersion<Model>) throws(DocumentError) {
+        try resolve(.version(version.id))
+    }
+
+    /// Resolves every conflict in favour of the current version (NSFileVersion's `removeOtherVersions`).
+    ///
+    /// - Throws: ``DocumentError`` `.store`.
+    public func removeOtherVersions() throws(DocumentError) {
+        try resolve(.version(try currentVersion().id))
+    }
+
+    /// Settles the competing versions: a resolution change made on all of them, recording the strategy, the
+    /// version kept and the ones discarded, so it syncs and can be audited. Nothing happens without a conflict.
+    ///
+    /// - Throws: ``DocumentError`` `.notFound` for an unknown version, `.store`.
+    public func resolve(_ choice: ConflictChoice) throws(DocumentError) {
+        try ensureEditable()
+        try commit()
+        let groups = try versionGroups()
+        guard groups.count > 1 else { return }
+        let chosen: VersionGroup<Model>
+        let strategy: Resolution.Strategy
+        switch choice {
+        case .version(let hash):
+            guard let group = groups.first(where: { $0.heads.contains { $0.hash == hash } }) else {
+                throw DocumentError(.notFound, "\(hash.shortHex) is not a version of \(info.displayName)")
+            }
+            chosen = group
+            strategy = .userChoice
+        case .latest:
+            chosen = groups.max { ($0.head.wallTime, $0.head.lamport, $0.head.id.device) < ($1.head.wallTime, $1.head.lamport, $1.head.id.device) }!
+            strategy = .latestWins
+        }
+        let discarded = groups.filter { $0.head.hash != chosen.head.hash }.map(\.head.hash)
+        try settle(groups, with: Resolution(strategy: strategy, chosen: [chosen.head.hash], discarded: discarded), state: chosen.state)
+    }
+
+    /// Settles the competing versions with new contents (a person's own merge, say).
+    ///
+    /// - Throws: ``DocumentError`` `.store`.
+    public func resolve(with contents: Model) throws(DocumentError) {
+        try ensureEditable()
+        try commit()
+        let groups = try versionGroups()
+        guard groups.count > 1 else { return }
+        let resolution = Resolution(
+            strategy: .userChoice, chosen: [], discarded: groups.map(\.head.hash), contents: contents.contents().encoded())
+        try settle(groups, with: resolution, state: contents)
+    }
+
+    /// Appends `resolution` on every head and shows `state`.
+    func settle(_ groups: [VersionGroup<Model>], with resolution: Resolution, state: Model) throws(DocumentError) {
+        let heads = groups.flatMap { $0.heads.map(\.hash) }
+        let change: Change
+        do {
+            change = try library.store.append([.resolution(resolution)], to: id, on: .heads(heads))[0]
+        } catch {
+            throw .store(error, "recording the resolution of \(info.displayName)")
+        }
+        model = state
+        head = change
+        sameStateHeads = []
+        unsavedChanges += 1
+        changesSinceCheckpoint += 1
+        headStates = [change.hash: state]
+        removeState(.inConflict)
+    }
+
+    /// The heads grouped by equal state: the current version's group first, then the others in causal order.
+    func versionGroups() throws(DocumentError) -> [VersionGroup<Model>] {
+        let heads: [Change]
+        do { heads = try library.store.heads(of: id) } catch { throw .store(error, "reading heads") }
+        let current = modelWithoutGroup()
+        var states: [ChangeHash: Model] = [:]
+        let replay = DocumentReplay<Model>(store: library.store, document: id)
+        for other in heads {
+            if other.hash == head.hash {
+                states[other.hash] = current
+            } else if let known = headStates[other.hash] {
+                states[other.hash] = known
+            } else {
+                var outcome = try replay.advance(current, from: head, to: other)
+                if outcome == nil { outcome = try replay.state(at: other) }
+                states[other.hash] = outcome?.model
+            }
+        }
+        headStates = states
+        var groups: [VersionGroup<Model>] = []
+        var keys: [ContentHash] = []
+        for other in heads.sorted(by: { ($0.lamport, $0.id.device) < ($1.lamport, $1.id.device) }) {
+            let state = states[other.hash]!
+            let key = ContentHash(hashing: state.contents().encoded())
+            if let index = keys.firstIndex(of: key) {
+                groups[index].heads.append(other)
+            } else {
+                keys.append(key)
+                groups.append(VersionGroup(heads: [other], state: state))
+            }
+        }
+        // The current version's group first.
+        if let index = groups.firstIndex(where: { $0.heads.contains { $0.hash == head.hash } }), index > 0 {
+            groups.insert(groups.remove(at: index), at: 0)
+        }
+        return groups
+    }
+
+    /// Recomputes whether the document is in conflict, and which heads share the current state (the next change
+    /// is made on them too, so equal versions merge quietly).
+    func updateConflictState() throws(DocumentError) {
+        let groups = try versionGroups()
+        sameStateHeads = groups.first.map { $0.heads.map(\.hash).filter { $0 != head.hash } } ?? []
+        if groups.count > 1 { insertState(.inConflict) } else { removeState(.inConflict) }
+    }
+
+    private func deviceNames() throws(DocumentError) -> [DeviceID: String] {
+        do {
+            return Dictionary(try library.store.devices().map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
+        } catch {
+            throw .store(error, "reading device names")
+        }
+    }
+}
+
+/// Heads that share one state.
+struct VersionGroup<Model: DocumentModel> {
+    var heads: [Change]
+    var state: Model
+
+    /// The group's latest head.
+    var head: Change { heads.max { ($0.lamport, $0.id.device) < ($1.lamport, $1.id.device) }! }
+}

@@ -1,0 +1,44 @@
+import FolioCore
+import Foundation
+
+/// One version of a document: the state at one of its heads (what NSFileVersion describes on Apple platforms).
+///
+/// Heads whose states are equal form one version, so two devices that settled a conflict the same way show one
+/// version, not two. Every device computes the same versions and the same current one for the same heads.
+public struct DocumentVersion<Model: DocumentModel>: Sendable, Identifiable, CustomStringConvertible {
+    /// The version's head: the change it ends with (the latest of its heads, if several share the state).
+    public let head: Change
+    /// Every head with this state, in causal order.
+    public let heads: [ChangeHash]
+    /// The device that made the head (what NSFileVersion calls the saving computer).
+    public let savingDevice: Device
+    /// What the version contains.
+    public let contents: Model
+    /// Whether it is the version the document shows: the same on every device (highest lamport, then device).
+    public let isCurrent: Bool
+    /// Whether it competes with the current version (a conflict not yet resolved).
+    public let isConflict: Bool
+
+    /// A persistent identifier: the head's hash, the same on every device and across runs.
+    public var id: ChangeHash { head.hash }
+    /// When the head was made, by its device's clock.
+    public var modificationDate: Timestamp { head.wallTime }
+    /// The version's causal context.
+    public var vector: VersionVector { head.vector }
+    /// Whether nothing about it awaits a decision (it is not in conflict).
+    public var isResolved: Bool { !isConflict }
+
+    /// `device at time (head)`, for messages.
+    public var description: String {
+        "\(savingDevice.name.isEmpty ? savingDevice.id.description : savingDevice.name) at \(modificationDate) (\(head.hash.shortHex))"
+            + (isCurrent ? ", current" : "") + (isConflict ? ", in conflict" : "")
+    }
+}
+
+/// How to settle competing versions.
+public enum ConflictChoice: Hashable, Sendable {
+    /// Keep the version with this identifier (``DocumentVersion/id``); the others are discarded (and recorded).
+    case version(ChangeHash)
+    /// Keep the latest version by wall time, then lamport, then device.
+    case latest
+}

@@ -1,0 +1,134 @@
+import FolioCore
+import FolioDocuments
+import FolioModels
+import FolioStore
+import Foundation
+import Testing
+
+/// Two devices editing one document apart: competing versions surface the same way on both, and a resolution
+/// settles them everywhere.
+@Suite struct DocumentConflictTests {
+    let iPad: LibraryFixture
+    let mac: LibraryFixture
+
+    init() throws {
+        iPad = try LibraryFixture(seed: 1)
+        mac = try LibraryFixture(seed: 2)
+    }
+
+    /// Each side ingests what the other has and it lacks, as a sync would.
+    func exchange(_ first: DocumentLibrary, _ second: DocumentLibrary, _ id: DocumentID) throws {
+        try second.store.ingest(first.store.changes(of: id, since: second.store.vector(of: id)))
+        try first.store.ingest(second.store.changes(of: id, since: first.store.vector(of: id)))
+    }
+
+    /// "Notes" with "shared line\n" on both devices, then one offline edit on each.
+    func conflicted() async throws -> (DocumentLibrary, Document<TextDocument>, DocumentLibrary, Document<TextDocument>) {
+        let a = try iPad.library()
+        let b = try mac.library()
+        let onA = try await a.create(TextDocument.self, named: "Notes", contents: TextDocument(text: "shared line\n"))
+        try exchange(a, b, onA.id)
+        let onB = try await b.open(onA.id, as: TextDocument.self)
+        try await onA.edit(.append("from the iPad\n"))
+        mac.clock.advance(byMilliseconds: 5_000)
+        try await onB.edit(.append("from the Mac\n"))
+        try exchange(a, b, onA.id)
+        try await onA.refresh()
+        try await onB.refresh()
+        return (a, onA, b, onB)
+    }
+
+    @Test func concurrentEditsSurfaceTheSameVersionsOnBothDevices() async throws {
+        let (a, onA, b, onB) = try await conflicted()
+        #expect(await onA.state.contains(.inConflict))
+        #expect(await onB.state.contains(.inConflict))
+        let versionsA = try await onA.versions()
+        let versionsB = try await onB.versions()
+        #expect(versionsA.count == 2)
+        #expect(versionsA.map(\.id) == versionsB.map(\.id), "the same versions, current first, on every device")
+        #expect(versionsA[0].isCurrent && !versionsA[0].isConflict)
+        #expect(versionsA[1].isConflict && !versionsA[1].isResolved)
+        #expect(await onA.model.text == onB.model.text, "both show the same current version")
+        let texts = Set(versionsA.map(\.contents.text))
+        #expect(texts == ["shared line\nfrom the iPad\n", "shared line\nfrom the Mac\n"])
+        #expect(try await onA.unresolvedConflictVersions().count == 1)
+        try a.store.checkInvariants()
+        try b.store.checkInvariants()
+    }
+
+    @Test func choosingAVersionResolvesItEverywhereAndRecordsTheLoss() async throws {
+        let (a, onA, b, onB) = try await conflicted()
+        let loser = try await onA.versions().first { $0.contents.text.contains("iPad") }!
+        let winner = try await onA.versions().first { $0.contents.text.contains("Mac") }!
+        try await onA.replace(with: winner)
+        #expect(await !onA.state.contains(.inConflict))
+        #expect(await onA.model.text == "shared line\nfrom the Mac\n")
+        let resolution = try #require(try a.store.heads(of: onA.id).first)
+        guard case .resolution(let record) = resolution.kind else {
+            Issue.record("the head is not a resolution: \(resolution.kind)")
+            return
+        }
+        #expect(record.strategy == .userChoice)
+        #expect(record.chosen == [winner.id])
+        #expect(record.discarded == [loser.id], "the loss is recorded")
+        #expect(Set(resolution.parents) == [winner.id, loser.id], "made on every competing head")
+
+        try exchange(a, b, onA.id)
+        try await onB.refresh()
+        #expect(await !onB.state.contains(.inConflict))
+        #expect(await onB.model.text == "shared line\nfrom the Mac\n")
+        try a.store.checkInvariants()
+        try b.store.checkInvariants()
+    }
+
+    @Test func resolvingTheSameWayOnBothDevicesConvergesQuietly() async throws {
+        let (a, onA, b, onB) = try await conflicted()
+        try await onA.resolve(.latest)
+        try await onB.resolve(.latest)
+        try exchange(a, b, onA.id)
+        try await onA.refresh()
+        try await onB.refresh()
+        #expect(try a.store.heads(of: onA.id).count == 2, "two resolutions, one state")
+        #expect(await !onA.state.contains(.inConflict), "equal versions are no conflict")
+        #expect(await !onB.state.contains(.inConflict))
+        #expect(await onA.model.text == "shared line\nfrom the Mac\n", "the Mac's edit is the latest by wall time")
+        // The next edit is made on both equal heads, so they do not linger.
+        try await onA.edit(.append("after\n"))
+        #expect(try a.store.heads(of: onA.id).count == 1)
+        try a.store.checkInvariants()
+    }
+
+    @Test func resolvingDifferentlyIsANewConflictAndLosesNothing() async throws {
+        let (a, onA, b, onB) = try await conflicted()
+        let iPadVersion = try await onA.versions().first { $0.contents.text.contains("iPad") }!
+        let macVersion = try await onB.versions().first { $0.contents.text.contains("Mac") }!
+        try await onA.replace(with: iPadVersion)
+        try await onB.replace(with: macVersion)
+        try exchange(a, b, onA.id)
+        try await onA.refresh()
+        try await onB.refresh()
+        #expect(await onA.state.contains(.inConflict))
+        let texts = Set(try await onA.versions().map(\.contents.text))
+        #expect(texts == ["shared line\nfrom the iPad\n", "shared line\nfrom the Mac\n"], "both edits are still there")
+        #expect(try await onA.versions().map(\.id) == onB.versions().map(\.id))
+    }
+
+    @Test func newContentsSettleTheConflict() async throws {
+        let (a, onA, _, _) = try await conflicted()
+        try await onA.resolve(with: TextDocument(text: "shared line\nfrom the iPad\nfrom the Mac\n"))
+        #expect(await !onA.state.contains(.inConflict))
+        #expect(await onA.model.text == "shared line\nfrom the iPad\nfrom the Mac\n")
+        try await onA.close()
+        let reopened = try await a.open(onA.id, as: TextDocument.self)
+        #expect(await reopened.model.text == "shared line\nfrom the iPad\nfrom the Mac\n")
+        #expect(await !reopened.state.contains(.inConflict))
+    }
+
+    @Test func anUnknownVersionIsRefused() async throws {
+        let (_, onA, _, _) = try await conflicted()
+        await #expect(throws: DocumentError.self) {
+            try await onA.resolve(.version(ChangeHash(hashing: [1, 2, 3])))
+        }
+        #expect(await onA.state.contains(.inConflict))
+    }
+}
