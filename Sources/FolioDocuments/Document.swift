@@ -28,6 +28,8 @@ public actor Document<Model: DocumentModel> {
     var head: Change
     /// The states of the other heads, by hash, as last computed (versions are replayed once).
     var headStates: [ChangeHash: Model] = [:]
+    /// An app-defined rule that settles conflicts (the `custom` strategy), overriding the library's policy.
+    var conflictResolver: (@Sendable ([DocumentVersion<Model>]) throws -> Model)?
     /// Other heads whose state equals the current one: the next change is made on them too, so versions that
     /// settled the same way merge quietly.
     var sameStateHeads: [ChangeHash] = []
@@ -104,6 +106,7 @@ public actor Document<Model: DocumentModel> {
         try recoverInterruptedSave()
         try noticeExternalModification()
         try updateConflictState()
+        try applyConflictStrategy()
         if library.runsBackgroundWork { startBackgroundWork() }
     }
 
@@ -165,7 +168,8 @@ public actor Document<Model: DocumentModel> {
         guard winner.hash != head.hash else {
             // Others' heads may have arrived without changing the version shown: conflicts are still to be seen.
             try updateConflictState()
-            return false
+            try applyConflictStrategy()
+            return head.hash != winner.hash
         }
         let replay = DocumentReplay<Model>(store: library.store, document: id)
         var outcome = try replay.advance(model, from: head, to: winner)
@@ -175,7 +179,16 @@ public actor Document<Model: DocumentModel> {
         skippedOperations += outcome.skippedOperations
         head = winner
         try updateConflictState()
+        try applyConflictStrategy()
         return true
+    }
+
+    /// Gives the document an app-defined rule for conflicts (the `custom` strategy): called with every version,
+    /// current first, whenever competing versions appear; what it returns becomes the resolution's contents.
+    /// `nil` goes back to the library's policy.
+    public func setConflictResolver(_ resolver: (@Sendable ([DocumentVersion<Model>]) throws -> Model)?) throws(DocumentError) {
+        conflictResolver = resolver
+        try applyConflictStrategy()
     }
 
     // MARK: Closing

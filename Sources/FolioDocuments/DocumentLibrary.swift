@@ -17,6 +17,9 @@ public final class DocumentLibrary: Sendable {
     public let types: DocumentTypeRegistry
     /// When documents save by themselves and how edits are grouped.
     public let autosave: AutosavePolicy
+    /// How conflicts are settled when they appear: the library-wide default, and overrides by type identifier.
+    public let conflictPolicy: ConflictPolicy
+
     /// Whether open documents run their due work (group commits, autosaves) on a background timer. Off when the
     /// clock is injected: then the owner calls ``Document/runDueWork()``.
     public let runsBackgroundWork: Bool
@@ -41,6 +44,7 @@ public final class DocumentLibrary: Sendable {
     ///   - fileSystem: the file I/O (inject a ``FaultInjectingFileSystem`` to test crashes).
     ///   - durability: how the store's commits reach the disk.
     ///   - autosave: the autosave and grouping policy of the documents opened from this library.
+    ///   - conflictPolicy: how competing versions are settled (by default a person is asked).
     ///   - backgroundWork: whether documents commit and autosave on a background timer; by default only with the
     ///     system clock.
     /// - Throws: ``DocumentError`` `.store` when the store cannot be opened, `.save` when the directories cannot
@@ -49,9 +53,10 @@ public final class DocumentLibrary: Sendable {
         at root: URL, device: Device, types: DocumentTypeRegistry = DocumentTypeRegistry(),
         clock: any WallClock = SystemClock(), identifiers: any IdentifierSource = RandomIdentifierSource(),
         fileSystem: any FileSystem = PosixFileSystem(), durability: Durability = .normal,
-        autosave: AutosavePolicy = .standard, backgroundWork: Bool? = nil
+        autosave: AutosavePolicy = .standard, conflictPolicy: ConflictPolicy = ConflictPolicy(), backgroundWork: Bool? = nil
     ) throws(DocumentError) {
         self.root = root
+        self.conflictPolicy = conflictPolicy
         self.types = types
         self.autosave = autosave
         self.clock = clock
@@ -91,6 +96,14 @@ public final class DocumentLibrary: Sendable {
     ) async throws(DocumentError) -> Document<Model> {
         try Self.validate(name: name)
         let id = DocumentID(using: identifiers)
+        try record(creationOf: id, type: model, named: name, in: container, contents: contents)
+        return try await open(id, as: model)
+    }
+
+    /// Logs the creation of document `id` (and its initial contents as a baseline).
+    func record<Model: DocumentModel>(
+        creationOf id: DocumentID, type model: Model.Type, named name: String, in container: DocumentContainer, contents: Model?
+    ) throws(DocumentError) {
         var kinds: [ChangeKind] = [.lifecycle(.create(name: name, type: Model.documentType.identifier, container: container))]
         if let contents { kinds.append(.baseline(contents: contents.contents().encoded())) }
         do {
@@ -98,7 +111,6 @@ public final class DocumentLibrary: Sendable {
         } catch {
             throw .store(error, "creating \(name)")
         }
-        return try await open(id, as: model)
     }
 
     /// Opens the document `id` as a `Model`: the model is rebuilt from the latest checkpoint plus the changes after

@@ -78,6 +78,21 @@ extension ChangeLogStore {
         }
     }
 
+    /// The change with this identity in `document`'s log, if present.
+    ///
+    /// - Complexity: O(log n).
+    public func change(_ id: ChangeID, of document: DocumentID) throws(StoreError) -> Change? {
+        try read("looking up change \(id)") { db in
+            guard let documentRow = try rowID(of: document, in: db, create: false),
+                let deviceRow = try rowID(of: id.device, in: db, create: false),
+                let body = try Data.fetchOne(
+                    db.cachedStatement(sql: "SELECT body FROM change WHERE document = ? AND device = ? AND seq = ?"),
+                    arguments: [documentRow, deviceRow, Int64(id.seq)])
+            else { return nil }
+            return try Stored.change(body, document: document)
+        }
+    }
+
     /// The change with this hash in `document`'s log, if present.
     ///
     /// - Complexity: O(log n).

@@ -1,0 +1,110 @@
+import FolioCore
+import FolioDocuments
+import FolioModels
+import FolioStore
+import Foundation
+import Testing
+
+/// The library's conflict policy settles competing versions as they appear.
+@Suite struct DocumentStrategyTests {
+    let iPad: LibraryFixture
+    let mac: LibraryFixture
+
+    init() throws {
+        iPad = try LibraryFixture(seed: 1)
+        mac = try LibraryFixture(seed: 2)
+    }
+
+    func library(_ fixture: LibraryFixture, _ policy: ConflictPolicy) throws -> DocumentLibrary {
+        try DocumentLibrary(
+            at: fixture.root, device: fixture.device, clock: fixture.clock, identifiers: fixture.identifiers,
+            autosave: .manual, conflictPolicy: policy, backgroundWork: false)
+    }
+
+    func exchange(_ first: DocumentLibrary, _ second: DocumentLibrary, _ id: DocumentID) throws {
+        try second.store.ingest(first.store.changes(of: id, since: second.store.vector(of: id)))
+        try first.store.ingest(second.store.changes(of: id, since: first.store.vector(of: id)))
+    }
+
+    /// A document with `base` on both devices, then `onIPad` and `onMac` made apart, exchanged; the iPad refreshes.
+    func conflict(
+        _ policy: ConflictPolicy, base: String, onIPad: TextDocument.Operation, onMac: TextDocument.Operation
+    ) async throws -> (DocumentLibrary, Document<TextDocument>) {
+        let a = try library(iPad, policy)
+        let b = try library(mac, ConflictPolicy())
+        let first = try await a.create(TextDocument.self, named: "Notes", contents: TextDocument(text: base))
+        try exchange(a, b, first.id)
+        let second = try await b.open(first.id, as: TextDocument.self)
+        try await first.edit(onIPad)
+        mac.clock.advance(byMilliseconds: 10_000)
+        try await second.edit(onMac)
+        try exchange(a, b, first.id)
+        try await first.refresh()
+        return (a, first)
+    }
+
+    @Test func latestWinsKeepsTheLatestByWallTimeAndRecordsTheLoser() async throws {
+        let (a, document) = try await conflict(
+            ConflictPolicy(default: .latestWins), base: "a\n", onIPad: .append("iPad\n"), onMac: .append("Mac\n"))
+        #expect(await !document.state.contains(.inConflict))
+        #expect(await document.model.text == "a\nMac\n", "the Mac's edit is ten seconds later")
+        let head = try #require(try a.store.heads(of: document.id).first)
+        guard case .resolution(let resolution) = head.kind else { Issue.record("no resolution"); return }
+        #expect(resolution.strategy == .latestWins)
+        #expect(resolution.discarded.count == 1)
+        try a.store.checkInvariants()
+    }
+
+    @Test func mergeCombinesEditsToDifferentLines() async throws {
+        let (a, document) = try await conflict(
+            ConflictPolicy(default: .merge), base: "one\ntwo\nthree\n",
+            onIPad: .replace("ONE\ntwo\nthree\n"), onMac: .replace("one\ntwo\nTHREE\n"))
+        #expect(await !document.state.contains(.inConflict))
+        #expect(await document.model.text == "ONE\ntwo\nTHREE\n")
+        let head = try #require(try a.store.heads(of: document.id).first)
+        guard case .resolution(let resolution) = head.kind else { Issue.record("no resolution"); return }
+        #expect(resolution.strategy == .merge)
+        #expect(resolution.discarded.isEmpty, "a clean merge discards nothing")
+    }
+
+    @Test func whatDoesNotMergeStaysInConflictForThePerson() async throws {
+        let (_, document) = try await conflict(
+            ConflictPolicy(default: .merge), base: "one\n", onIPad: .replace("uno\n"), onMac: .replace("eins\n"))
+        #expect(await document.state.contains(.inConflict))
+        let result = try #require(try await document.resolveByMerging())
+        #expect(result.conflicts.count == 1)
+        #expect(Set(result.conflicts[0].values.compactMap { $0 }) == ["uno\n", "eins\n"])
+        try await document.resolve(with: TextDocument(text: "uno / eins\n"))
+        #expect(await !document.state.contains(.inConflict))
+    }
+
+    @Test func keepBothTurnsTheOtherVersionIntoANewDocument() async throws {
+        let (a, document) = try await conflict(
+            ConflictPolicy(default: .keepBoth), base: "a\n", onIPad: .append("iPad\n"), onMac: .append("Mac\n"))
+        #expect(await !document.state.contains(.inConflict))
+        let current = await document.model.text
+        let names = try a.documents().map(\.displayName)
+        let copyName = try #require(names.first { $0.hasPrefix("Notes (conflict from ") })
+        let copy = try await a.open(named: copyName, as: TextDocument.self)
+        #expect(Set([current, await copy.model.text]) == ["a\niPad\n", "a\nMac\n"], "both versions are kept")
+        try a.store.checkInvariants()
+    }
+
+    @Test func aTypeOverrideBeatsTheDefault() async throws {
+        let policy = ConflictPolicy(default: .askUser, overrides: [TextDocument.documentType.identifier: .latestWins])
+        #expect(policy.strategy(for: TextDocument.documentType) == .latestWins)
+        #expect(policy.strategy(for: PagesDocument.documentType) == .askUser)
+        let (_, document) = try await conflict(policy, base: "a\n", onIPad: .append("iPad\n"), onMac: .append("Mac\n"))
+        #expect(await !document.state.contains(.inConflict))
+    }
+
+    @Test func aCustomResolverDecides() async throws {
+        let (_, document) = try await conflict(ConflictPolicy(), base: "a\n", onIPad: .append("iPad\n"), onMac: .append("Mac\n"))
+        #expect(await document.state.contains(.inConflict))
+        try await document.setConflictResolver { versions in
+            TextDocument(text: versions.map(\.contents.text).sorted().joined())
+        }
+        #expect(await !document.state.contains(.inConflict))
+        #expect(await document.model.text == "a\nMac\na\niPad\n", "sorted: uppercase first")
+    }
+}
