@@ -136,11 +136,21 @@ extension Document {
         _ kind: ChangeKind, author: Device? = nil, history: ((Change) -> UndoHistory<Model.Operation>)? = nil
     ) throws(DocumentError) -> Change {
         do {
-            defer { sameStateHeads = [] }
-            return try library.store.append([kind], to: id, on: .heads([head.hash] + sameStateHeads), author: author) { changes in
+            defer {
+                sameStateHeads = []
+                absorbedHeads = []
+            }
+            let parents = [head.hash] + sameStateHeads + absorbedHeads
+            // Joining a delete that a concurrent edit overruled: a restore on top records that the edit won.
+            let restore = !absorbedHeads.isEmpty && info.restoredByConcurrentEdit && author == nil
+            let kinds = [kind] + (restore ? [ChangeKind.lifecycle(.restore)] : [])
+            let changes = try library.store.append(kinds, to: id, on: .heads(parents), author: author) { changes in
                 guard let history else { return [:] }
                 return [UndoHistory<Model.Operation>.stateKey: history(changes[0]).encoded()]
-            }[0]
+            }
+            if restore { info.restoredByConcurrentEdit = false }
+            // The document's head is the last change (a restore changes no contents); undo names the first.
+            return changes.last!
         } catch {
             throw .store(error, "recording a change to \(info.displayName)")
         }

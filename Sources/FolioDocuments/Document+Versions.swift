@@ -89,10 +89,13 @@ extension Document {
 
     /// Appends `resolution` on every head and shows `state`.
     func settle(_ groups: [VersionGroup<Model>], with resolution: Resolution, state: Model) throws(DocumentError) {
-        let heads = groups.flatMap { $0.heads.map(\.hash) }
+        let heads = groups.flatMap { $0.heads.map(\.hash) } + absorbedHeads
+        // An edit concurrent with a delete won (the document stayed): once the resolution joins the two, a restore
+        // on top of it records that the edit won, so the delete does not come back.
+        let kinds: [ChangeKind] = [.resolution(resolution)] + (info.restoredByConcurrentEdit ? [.lifecycle(.restore)] : [])
         let change: Change
         do {
-            change = try library.store.append([.resolution(resolution)], to: id, on: .heads(heads))[0]
+            change = try library.store.append(kinds, to: id, on: .heads(heads)).last!
         } catch {
             throw .store(error, "recording the resolution of \(info.displayName)")
         }
@@ -107,8 +110,8 @@ extension Document {
 
     /// The heads grouped by equal state: the current version's group first, then the others in causal order.
     func versionGroups() throws(DocumentError) -> [VersionGroup<Model>] {
-        let heads: [Change]
-        do { heads = try library.store.heads(of: id) } catch { throw .store(error, "reading heads") }
+        let (heads, absorbed) = try Self.contentHeads(of: id, in: library)
+        absorbedHeads = absorbed.map(\.hash)
         let current = modelWithoutGroup()
         var states: [ChangeHash: Model] = [:]
         let replay = DocumentReplay<Model>(store: library.store, document: id)

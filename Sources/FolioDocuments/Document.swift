@@ -15,7 +15,7 @@ public actor Document<Model: DocumentModel> {
     /// The library it belongs to.
     public nonisolated let library: DocumentLibrary
     /// What the catalog says of it: name, container, dates.
-    public private(set) var info: DocumentInfo
+    public internal(set) var info: DocumentInfo
     /// The model: the current version's state, with the open group's edits applied.
     public internal(set) var model: Model
     /// The document's state; watch ``stateChanges`` to follow it.
@@ -30,6 +30,8 @@ public actor Document<Model: DocumentModel> {
     var headStates: [ChangeHash: Model] = [:]
     /// An app-defined rule that settles conflicts (the `custom` strategy), overriding the library's policy.
     var conflictResolver: (@Sendable ([DocumentVersion<Model>]) throws -> Model)?
+    /// Heads that changed only the name or place since contents another head includes: made on by the next change.
+    var absorbedHeads: [ChangeHash] = []
     /// Other heads whose state equals the current one: the next change is made on them too, so versions that
     /// settled the same way merge quietly.
     var sameStateHeads: [ChangeHash] = []
@@ -112,12 +114,39 @@ public actor Document<Model: DocumentModel> {
 
     /// The head every device shows: the highest lamport, then the highest device.
     static func winningHead(of id: DocumentID, in library: DocumentLibrary) throws(DocumentError) -> Change {
-        let heads: [Change]
-        do { heads = try library.store.heads(of: id) } catch { throw .store(error, "reading heads") }
-        guard let winner = heads.max(by: { ($0.lamport, $0.id.device) < ($1.lamport, $1.id.device) }) else {
+        guard let winner = try contentHeads(of: id, in: library).versions
+            .max(by: { ($0.lamport, $0.id.device) < ($1.lamport, $1.id.device) })
+        else {
             throw DocumentError(.notFound, "document \(id) has no changes")
         }
         return winner
+    }
+
+    /// The heads that are versions, and those that are not: a head that changed only the document's name or place
+    /// since contents that another head already includes (a rename or a move concurrent with an edit) competes
+    /// with nothing; the next change is made on it too, which joins the two.
+    static func contentHeads(of id: DocumentID, in library: DocumentLibrary) throws(DocumentError) -> (versions: [Change], absorbed: [Change]) {
+        let heads: [Change]
+        do { heads = try library.store.heads(of: id) } catch { throw .store(error, "reading heads") }
+        guard heads.count > 1 else { return (heads, []) }
+        var versions: [Change] = []
+        var absorbed: [Change] = []
+        for candidate in heads {
+            var base = candidate
+            while case .lifecycle = base.kind, let parent = base.parents.first {
+                // Lifecycle changes are made on one line (their author's), so any parent leads back to its contents.
+                do {
+                    guard let found = try library.store.change(parent, of: id) else { break }
+                    base = found
+                } catch {
+                    throw .store(error, "reading the log")
+                }
+            }
+            let subsumed = base.hash != candidate.hash
+                && heads.contains { $0.hash != candidate.hash && $0.vector.contains(base.id) }
+            if subsumed { absorbed.append(candidate) } else { versions.append(candidate) }
+        }
+        return (versions, absorbed)
     }
 
     // MARK: State

@@ -5,8 +5,13 @@ import FolioCore
 /// Each attribute takes the value of its latest setting: among the settings that no other setting happened after
 /// (the causally maximal ones), the latest by wall time, then lamport, then device. So a rename made after another
 /// always wins, and concurrent renames are settled by latest wins, identically on every device.
+///
+/// One rule overrides that for deletion: an edit concurrent with the delete wins, and the document stays (is
+/// restored), so nothing a device wrote disappears. A move concurrent with an edit keeps both: the document moves
+/// and keeps the edit, since the two touch different things.
 enum DocumentCatalog {
-    static func info(of document: DocumentID, lifecycle: [Change], latestChange: Change?) -> DocumentInfo? {
+    static func info(of document: DocumentID, lifecycle: [Change], heads: [Change]) -> DocumentInfo? {
+        let latestChange = heads.max { ($0.wallTime, $0.lamport, $0.id.device) < ($1.wallTime, $1.lamport, $1.id.device) }
         guard let creation = lifecycle.first(where: { if case .lifecycle(.create) = $0.kind { true } else { false } }),
             case .lifecycle(.create(let name, let type, let container)) = creation.kind
         else { return nil }
@@ -33,7 +38,11 @@ enum DocumentCatalog {
             modificationDate: latestChange?.wallTime ?? creation.wallTime, creationDate: creation.wallTime)
         if case .lifecycle(.rename(let newName)) = latest(nameSetters)?.kind { info.displayName = newName }
         if case .lifecycle(.move(let newContainer)) = latest(containerSetters)?.kind { info.container = newContainer }
-        if case .lifecycle(.delete) = latest(existenceSetters)?.kind { info.isDeleted = true }
+        if let delete = latest(existenceSetters), case .lifecycle(.delete) = delete.kind {
+            // A head that has not seen the delete carries an edit made concurrently with it: the edit wins.
+            info.isDeleted = heads.allSatisfy { $0.vector.contains(delete.id) }
+            info.restoredByConcurrentEdit = !info.isDeleted
+        }
         return info
     }
 

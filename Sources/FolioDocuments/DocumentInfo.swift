@@ -13,6 +13,9 @@ public struct DocumentInfo: Hashable, Sendable, Identifiable {
     public var container: DocumentContainer
     /// Whether it is deleted (it can be restored).
     public var isDeleted: Bool
+    /// Whether a delete was overruled because an edit was made concurrently with it (the edit wins; nothing a
+    /// device wrote disappears).
+    public var restoredByConcurrentEdit = false
     /// The wall time of its latest change.
     public var modificationDate: Timestamp
     /// The wall time of its creation.

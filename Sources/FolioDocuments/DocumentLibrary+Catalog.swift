@@ -26,8 +26,8 @@ extension DocumentLibrary {
     public func info(of id: DocumentID) throws(DocumentError) -> DocumentInfo? {
         do {
             let lifecycle = try store.lifecycleChanges(of: id)
-            let latest = try store.heads(of: id).max { $0.wallTime < $1.wallTime }
-            return DocumentCatalog.info(of: id, lifecycle: lifecycle, latestChange: latest)
+            let heads = try store.heads(of: id)
+            return DocumentCatalog.info(of: id, lifecycle: lifecycle, heads: heads)
         } catch {
             throw .store(error, "reading document \(id)")
         }

@@ -1,0 +1,90 @@
+import FolioCore
+import FolioDocuments
+import FolioModels
+import FolioStore
+import Foundation
+import Testing
+
+/// The fixed rules for lifecycle events made apart: an edit beats a delete, concurrent renames settle by latest
+/// wins, and a move concurrent with an edit keeps both.
+@Suite struct DocumentLifecycleRuleTests {
+    let iPad: LibraryFixture
+    let mac: LibraryFixture
+
+    init() throws {
+        iPad = try LibraryFixture(seed: 1)
+        mac = try LibraryFixture(seed: 2)
+    }
+
+    func exchange(_ first: DocumentLibrary, _ second: DocumentLibrary, _ id: DocumentID) throws {
+        try second.store.ingest(first.store.changes(of: id, since: second.store.vector(of: id)))
+        try first.store.ingest(second.store.changes(of: id, since: first.store.vector(of: id)))
+    }
+
+    func shared() async throws -> (DocumentLibrary, Document<TextDocument>, DocumentLibrary, Document<TextDocument>) {
+        let a = try iPad.library()
+        let b = try mac.library()
+        let onA = try await a.create(TextDocument.self, named: "Notes", contents: TextDocument(text: "base\n"))
+        try exchange(a, b, onA.id)
+        return (a, onA, b, try await b.open(onA.id, as: TextDocument.self))
+    }
+
+    @Test func anEditConcurrentWithADeleteWinsAndTheDocumentStays() async throws {
+        let (a, onA, b, onB) = try await shared()
+        try await onA.close()
+        try a.delete(onA.id)
+        try await onB.edit(.append("edited on the Mac\n"))
+        try exchange(a, b, onA.id)
+
+        for library in [a, b] {
+            let info = try #require(try library.info(of: onA.id))
+            #expect(!info.isDeleted, "the edit wins")
+            #expect(info.restoredByConcurrentEdit)
+        }
+        let reopened = try await a.open(onA.id, as: TextDocument.self)
+        #expect(await !reopened.state.contains(.inConflict), "a delete changes no contents: nothing to choose")
+        #expect(await reopened.model.text == "base\nedited on the Mac\n")
+        // The next change joins the delete and the edit; the restore recorded with it keeps the document alive.
+        try await reopened.edit(.append("after\n"))
+        #expect(try a.store.heads(of: onA.id).count == 1)
+        #expect(try a.info(of: onA.id)?.isDeleted == false)
+        #expect(try a.store.lifecycleChanges(of: onA.id).contains { $0.kind == .lifecycle(.restore) })
+        try exchange(a, b, onA.id)
+        #expect(try b.info(of: onA.id)?.isDeleted == false)
+        try a.store.checkInvariants()
+    }
+
+    @Test func aDeleteSeenByEveryoneStaysDeleted() async throws {
+        let (a, onA, b, onB) = try await shared()
+        try await onB.close()
+        try await onA.close()
+        try a.delete(onA.id)
+        try exchange(a, b, onA.id)
+        #expect(try b.info(of: onA.id)?.isDeleted == true)
+        #expect(try b.documents().isEmpty)
+        #expect(try b.documents(includingDeleted: true).map(\.id) == [onA.id])
+    }
+
+    @Test func concurrentRenamesSettleByLatestWins() async throws {
+        let (a, onA, b, _) = try await shared()
+        try a.rename(onA.id, to: "From the iPad")
+        mac.clock.advance(byMilliseconds: 60_000)
+        try b.rename(onA.id, to: "From the Mac")
+        try exchange(a, b, onA.id)
+        #expect(try a.info(of: onA.id)?.displayName == "From the Mac")
+        #expect(try b.info(of: onA.id)?.displayName == "From the Mac")
+    }
+
+    @Test func aMoveConcurrentWithAnEditKeepsBoth() async throws {
+        let (a, onA, b, onB) = try await shared()
+        try await onA.close()
+        try a.move(onA.id, to: .shared)
+        try await onB.edit(.append("edited\n"))
+        try await onB.close()
+        try exchange(a, b, onA.id)
+        let moved = try await a.open(onA.id, as: TextDocument.self)
+        #expect(try a.info(of: onA.id)?.container == .shared, "the move holds")
+        #expect(await moved.model.text == "base\nedited\n", "and so does the edit")
+        #expect(await !moved.state.contains(.inConflict), "a move changes no contents, so there is nothing to choose")
+    }
+}
