@@ -78,6 +78,21 @@ extension ChangeLogStore {
         }
     }
 
+    /// The resolution changes of `document`, in causal order, read without the edits.
+    ///
+    /// - Complexity: O(resolutions × log n).
+    public func resolutionChanges(of document: DocumentID) throws(StoreError) -> [Change] {
+        try read("reading the resolutions of document \(document)") { db in
+            guard let documentRow = try rowID(of: document, in: db, create: false) else { return [] }
+            return try Data.fetchAll(
+                db.cachedStatement(sql: "SELECT body FROM change INDEXED BY change_resolution WHERE document = ? AND kind = 3"),
+                arguments: [documentRow]
+            )
+            .map { try Stored.change($0, document: document) }
+            .sorted { ($0.lamport, $0.id) < ($1.lamport, $1.id) }
+        }
+    }
+
     /// The change with this identity in `document`'s log, if present.
     ///
     /// - Complexity: O(log n).

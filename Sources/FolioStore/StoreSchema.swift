@@ -104,6 +104,10 @@ enum StoreSchema {
                 ) WITHOUT ROWID;
                 """)
         }
+        migrator.registerMigration("v2 resolution index") { db in
+            // Resolutions are read to list what conflicts discarded (the loss ledger), without the edits.
+            try db.execute(sql: "CREATE INDEX change_resolution ON change (document) WHERE kind = 3")
+        }
         return migrator
     }
 }

@@ -72,6 +72,11 @@ import Testing
         #expect(record.chosen == [winner.id])
         #expect(record.discarded == [loser.id], "the loss is recorded")
         #expect(Set(resolution.parents) == [winner.id, loser.id], "made on every competing head")
+        let ledger = try await onA.lossLedger()
+        #expect(ledger.count == 1)
+        #expect(ledger.first?.strategy == .userChoice)
+        #expect(ledger.first?.discarded.map(\.contents.text) == ["shared line\nfrom the iPad\n"], "what was discarded is listed")
+        #expect(ledger.first?.discarded.first?.device.name == "Test Device")
 
         try exchange(a, b, onA.id)
         try await onB.refresh()
