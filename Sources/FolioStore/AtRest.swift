@@ -53,7 +53,7 @@ enum AtRest {
         var output = [UInt8](repeating: 0, count: header.bytes.count + Int(capacity))
         let status = output.withUnsafeMutableBufferPointer { out in
             bytes.withUnsafeBufferPointer { input in
-                compress2(out.baseAddress! + header.bytes.count, &capacity, input.baseAddress, uLong(input.count), 6)
+                compress2(out.baseAddress! + header.bytes.count, &capacity, input.baseAddress, uLong(input.count), 1)
             }
         }
         guard status == Z_OK, Int(capacity) + header.bytes.count <= bytes.count - bytes.count / 8 else { return nil }

@@ -10,6 +10,7 @@ let benchmarks: [String: () async throws -> Void] = [
     "trace": TraceBenchmark.run,
     "open": OpenBenchmark.run,
     "package-save": PackageSaveBenchmark.run,
+    "merge": MergeBenchmark.run,
 ]
 
 let arguments = CommandLine.arguments.dropFirst()
