@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "FolioConflicts", targets: ["FolioConflicts"]),
         .library(name: "FolioModels", targets: ["FolioModels"]),
         .library(name: "FolioDocuments", targets: ["FolioDocuments"]),
+        .library(name: "FolioSync", targets: ["FolioSync"]),
         .executable(name: "folio", targets: ["folio"]),
     ],
     dependencies: [
@@ -40,6 +41,8 @@ let package = Package(
         .target(name: "FolioModels", dependencies: ["FolioCore", "FolioConflicts"]),
         // Documents on disk: the injectable file system and the crash-safe save pipeline (flat files and packages).
         .target(name: "FolioDocuments", dependencies: ["FolioCore", "FolioStore"]),
+        // Sync: the protocol as a sans-I/O session, its driver, and transports (in-memory network, shared folder).
+        .target(name: "FolioSync", dependencies: ["FolioCore", "FolioStore"]),
         .executableTarget(
             name: "folio",
             dependencies: [
@@ -61,5 +64,6 @@ let package = Package(
         .testTarget(name: "FolioModelsTests", dependencies: ["FolioCore", "FolioModels"]),
         .testTarget(name: "FolioConflictsTests", dependencies: ["FolioCore", "FolioConflicts", "FolioModels"]),
         .testTarget(name: "FolioDocumentsTests", dependencies: ["FolioCore", "FolioStore", "FolioDocuments", "FolioModels"]),
+        .testTarget(name: "FolioSyncTests", dependencies: ["FolioCore", "FolioStore", "FolioSync"]),
     ]
 )

@@ -1,0 +1,320 @@
+import FolioCore
+import FolioStore
+import Foundation
+
+/// Syncs stores through a shared directory of real files: two libraries on one machine (in two processes at once,
+/// or never at the same time), or a folder that a file-sync service copies between machines.
+///
+/// Layout:
+/// ```
+/// <root>/folio-sync-folder                         the folder's identity (written once)
+/// <root>/<device>/<document>/<first>-<last>.changes   batches of changes, immutable (see below)
+/// ```
+/// Each device writes only under its own directory, and only new files: a batch is written to a temporary file
+/// (`.tmp-…`, which readers ignore), flushed, then linked to its final name, which never replaces an existing
+/// file; so no file is modified in place and no reader sees a partial file. A batch file ends with a SHA-256 of its
+/// contents, so a damaged file is refused (and reported) rather than ingested.
+///
+/// A sync reads first, then writes:
+/// - **read**: for every other device's directory and document, the batches not read yet, in order. Progress is a
+///   sync cursor per (device, document): the vector in the last batch read, whose change count names the next file
+///   (see the batch numbering in the file format). Changes are ingested, so duplicates and order do not matter.
+/// - **write**: per document, the changes the folder lacks: the store's changes beyond what this device has put
+///   there (its own cursor, checked against its newest file) and beyond what it has read from the others. A change
+///   therefore lands in the folder about once, and a reader's cost grows with what it lacks, not with the history.
+///
+/// Cursors are kept per folder (by the folder's identity), so a store can sync with several folders.
+public struct FolderTransport: SyncTransport {
+    /// The shared directory.
+    public let root: URL
+    /// At most this many changes per batch file.
+    public let changesPerFile: Int
+    private let identifiers: any IdentifierSource
+
+    static let identityFileName = "folio-sync-folder"
+    static let identityHeader = "folio sync folder 1"
+
+    /// Uses the directory at `root` (created when absent; its parent must exist).
+    ///
+    /// - Parameters:
+    ///   - changesPerFile: the largest batch file, in changes.
+    ///   - identifiers: where the folder's identity and temporary file names come from.
+    public init(root: URL, changesPerFile: Int = 2048, identifiers: any IdentifierSource = RandomIdentifierSource()) {
+        precondition(changesPerFile > 0, "a batch holds at least one change")
+        self.root = root
+        self.changesPerFile = changesPerFile
+        self.identifiers = identifiers
+    }
+
+    /// Reads what the other devices put in the folder, then writes what the folder lacks.
+    ///
+    /// The report is complete when every file could be read; an unreadable one is described in its problems and
+    /// read again next time.
+    ///
+    /// - Throws: ``SyncError`` `store` when the store fails, `io` when the folder cannot be read or written,
+    ///   `malformed` when the folder's identity file is damaged.
+    public func sync(_ store: ChangeLogStore) throws(SyncError) -> SyncReport {
+        var report = SyncReport()
+        let folder = try identity()
+        var names = try DeviceNames(store)
+        let cursors = try read(into: store, folder: folder, names: &names, report: &report)
+        try write(from: store, folder: folder, cursors: cursors, names: names, report: &report)
+        report.isComplete = report.problems.isEmpty
+        return report
+    }
+
+    /// Reads what the other devices put in the folder and is new to `store`.
+    ///
+    /// - Throws: ``SyncError``, as ``sync(_:)``.
+    public func receive(into store: ChangeLogStore) throws(SyncError) -> SyncReport {
+        var report = SyncReport()
+        var names = try DeviceNames(store)
+        _ = try read(into: store, folder: try identity(), names: &names, report: &report)
+        report.isComplete = report.problems.isEmpty
+        return report
+    }
+
+    /// Writes the changes of `store` that the folder lacks, as far as `store` knows from its cursors.
+    ///
+    /// - Throws: ``SyncError``, as ``sync(_:)``.
+    public func send(from store: ChangeLogStore) throws(SyncError) -> SyncReport {
+        var report = SyncReport()
+        let folder = try identity()
+        var cursors = Cursors()
+        let own = store.localDevice.id
+        for writer in try writers() where writer != own {
+            for document in try documents(of: writer) {
+                cursors[document, default: [:]][writer] = try cursor(of: writer, document: document, folder: folder, in: store)
+            }
+        }
+        try write(from: store, folder: folder, cursors: cursors, names: try DeviceNames(store), report: &report)
+        report.isComplete = report.problems.isEmpty
+        return report
+    }
+
+    // MARK: Reading
+
+    /// What the store has read of each writer, per document.
+    typealias Cursors = [DocumentID: [DeviceID: VersionVector]]
+
+    private func read(into store: ChangeLogStore, folder: UUIDBytes, names: inout DeviceNames, report: inout SyncReport) throws(SyncError) -> Cursors {
+        var cursors = Cursors()
+        let own = store.localDevice.id
+        for writer in try writers() where writer != own {
+            for document in try documents(of: writer) {
+                cursors[document, default: [:]][writer] = try read(
+                    writer, document, into: store, folder: folder, names: &names, report: &report)
+            }
+        }
+        return cursors
+    }
+
+    /// Reads one writer's new batches of one document. Returns the cursor after them.
+    private func read(
+        _ writer: DeviceID, _ document: DocumentID, into store: ChangeLogStore, folder: UUIDBytes,
+        names: inout DeviceNames, report: inout SyncReport
+    ) throws(SyncError) -> VersionVector {
+        var cursor = try cursor(of: writer, document: document, folder: folder, in: store)
+        let directory = path(writer, document)
+        let files = try FolderFiles.names(in: directory).compactMap { name in
+            FolderBatch.range(ofFileName: name).map { (name: name, first: $0.first, last: $0.last) }
+        }
+        .filter { $0.last > cursor.changeCount }
+        .sorted { ($0.first, $0.last) < ($1.first, $1.last) }
+        // The cursor moves only over consecutive files: past a missing or unreadable one, later files are still
+        // ingested (their changes wait for the missing ones if need be), and read again next time.
+        var consecutive = true
+        for file in files {
+            let location = directory + "/" + file.name
+            let batch: FolderBatch
+            do {
+                batch = try FolderBatch(decoding: FolderFiles.contents(of: location))
+            } catch {
+                report.messagesRejected += 1
+                report.problems.append("\(location) was skipped: \(error)")
+                consecutive = false
+                continue
+            }
+            guard batch.writer.id == writer, batch.document == document, batch.first == file.first, batch.last == file.last else {
+                report.messagesRejected += 1
+                report.problems.append("\(location) was skipped: it holds counts \(batch.first)-\(batch.last) of device \(batch.writer.id), document \(batch.document)")
+                consecutive = false
+                continue
+            }
+            report.messagesReceived += 1
+            report.changesReceived += batch.changes.count
+            try names.learn(batch.devices + [batch.writer], into: store)
+            do {
+                let result = try store.ingest(encoded: batch.changes)
+                report.changesApplied += result.applied.count
+                report.duplicates += result.duplicates
+                if !result.applied.isEmpty { report.noteUpdated(document) }
+            } catch {
+                throw .store(error, while: "ingesting \(location)")
+            }
+            if consecutive, file.first <= cursor.changeCount + 1 {
+                cursor.merge(batch.vector)
+                do {
+                    try store.setSyncCursor(cursor, peer: cursorKey(writer, folder: folder), document: document)
+                } catch {
+                    throw .store(error, while: "recording the progress through \(location)")
+                }
+            } else if consecutive {
+                consecutive = false
+                report.problems.append("\(directory) lacks the batches from count \(cursor.changeCount + 1) to \(file.first - 1); later ones were read and will be read again")
+            }
+        }
+        return cursor
+    }
+
+    // MARK: Writing
+
+    private func write(
+        from store: ChangeLogStore, folder: UUIDBytes, cursors: Cursors, names: DeviceNames, report: inout SyncReport
+    ) throws(SyncError) {
+        let own = store.localDevice
+        let documents: [DocumentID]
+        do {
+            documents = try store.documents()
+        } catch {
+            throw .store(error, while: "listing the documents to write to the folder")
+        }
+        for document in documents {
+            let vector: VersionVector
+            do {
+                vector = try store.vector(of: document)
+            } catch {
+                throw .store(error, while: "reading the vector of document \(document)")
+            }
+            if vector.isEmpty { continue }
+            guard var exported = try exportedVector(of: document, in: store, folder: folder, report: &report) else { continue }
+            var known = exported
+            for (_, read) in (cursors[document] ?? [:]).sorted(by: { $0.key < $1.key }) { known.merge(read) }
+            if vector.isContained(in: known) { continue }
+            let missing: [Change]
+            do {
+                missing = try store.changes(of: document, since: known)
+            } catch {
+                throw .store(error, while: "reading the changes of document \(document) the folder lacks")
+            }
+            let directory = path(own.id, document)
+            try FolderFiles.ensureDirectory(root.path + "/" + own.id.description)
+            try FolderFiles.ensureDirectory(directory)
+            var start = 0
+            while start < missing.count {
+                let chunk = missing[start..<min(missing.count, start + changesPerFile)]
+                start += chunk.count
+                var next = exported
+                for change in chunk { next.merge(change.vector) }
+                // Whatever else the store has is in the folder already (in `known`).
+                if start == missing.count { next.merge(vector) }
+                let batch = FolderBatch(
+                    writer: own, document: document, first: exported.changeCount + 1, last: next.changeCount,
+                    vector: next, devices: names.announced, changes: chunk.map(EncodedChange.init))
+                // A name already taken was published by another process of this device, from the same log and
+                // the same cursor: the same counts mean the same vector, so that file stands for this one.
+                if try FolderFiles.publish(batch.encoded(), as: batch.fileName, in: directory, temporaryName: "\(own.id)-\(identifiers.next())") {
+                    report.messagesSent += 1
+                    report.changesSent += chunk.count
+                }
+                exported = next
+                do {
+                    try store.setSyncCursor(exported, peer: cursorKey(own.id, folder: folder), document: document)
+                } catch {
+                    throw .store(error, while: "recording what was written to \(directory)")
+                }
+            }
+        }
+    }
+
+    /// What this device has put in the folder for `document`: its cursor, unless the newest file says otherwise
+    /// (the cursor was not saved after a crash, or the files were removed); `nil` when that file is unreadable.
+    private func exportedVector(of document: DocumentID, in store: ChangeLogStore, folder: UUIDBytes, report: inout SyncReport) throws(SyncError) -> VersionVector? {
+        let own = store.localDevice.id
+        let saved = try cursor(of: own, document: document, folder: folder, in: store)
+        let directory = path(own, document)
+        let newest = try FolderFiles.names(in: directory).compactMap { name in
+            FolderBatch.range(ofFileName: name).map { (name: name, first: $0.first, last: $0.last) }
+        }
+        .max { ($0.last, $0.first) < ($1.last, $1.first) }
+        guard let newest else { return VersionVector() }
+        if newest.last == saved.changeCount { return saved }
+        let location = directory + "/" + newest.name
+        do {
+            let batch = try FolderBatch(decoding: FolderFiles.contents(of: location))
+            guard batch.writer.id == own, batch.document == document, batch.last == newest.last else {
+                report.problems.append("\(location) does not hold what its name says; document \(document) was not written")
+                return nil
+            }
+            return batch.vector
+        } catch {
+            report.problems.append("\(location) is unreadable (\(error)); document \(document) was not written")
+            return nil
+        }
+    }
+
+    // MARK: The folder
+
+    /// The folder's identity, created on first use.
+    ///
+    /// - Throws: ``SyncError`` `io`, or `malformed` when the identity file is damaged.
+    public func identity() throws(SyncError) -> UUIDBytes {
+        let location = root.path + "/" + Self.identityFileName
+        for _ in 0..<2 {
+            switch try FolderFiles.kind(location) {
+            case .file:
+                let text = String(decoding: try FolderFiles.contents(of: location), as: UTF8.self)
+                let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+                guard lines.count == 3, lines[0] == Self.identityHeader, lines[2].isEmpty, let id = UUIDBytes(lines[1]) else {
+                    throw SyncError(.malformed, "\(location) is not a Folio sync folder's identity file")
+                }
+                return id
+            case .absent:
+                try FolderFiles.ensureDirectory(root.path)
+                let contents = "\(Self.identityHeader)\n\(identifiers.next())\n"
+                // Two processes may create it at once: the first link wins and both read the winner.
+                _ = try FolderFiles.publish(Array(contents.utf8), as: Self.identityFileName, in: root.path, temporaryName: "\(identifiers.next())")
+            case .directory, .other:
+                throw SyncError(.malformed, "\(location) should be a Folio sync folder's identity file but is something else")
+            }
+        }
+        throw SyncError(.io, "\(location) could not be created")
+    }
+
+    /// The devices that have a directory in the folder, in identity order.
+    private func writers() throws(SyncError) -> [DeviceID] {
+        try identities(in: root.path).map(DeviceID.init)
+    }
+
+    /// The documents a device has written to the folder, in identity order.
+    private func documents(of writer: DeviceID) throws(SyncError) -> [DocumentID] {
+        try identities(in: root.path + "/" + writer.description).map(DocumentID.init)
+    }
+
+    /// The subdirectories of `directory` named by an identity in canonical form, in identity order; other names
+    /// (temporary files, the identity file, anything a person put there) are ignored.
+    private func identities(in directory: String) throws(SyncError) -> [UUIDBytes] {
+        var found: [UUIDBytes] = []
+        for name in try FolderFiles.names(in: directory) {
+            guard let id = UUIDBytes(name), id.description == name, try FolderFiles.kind(directory + "/" + name) == .directory else { continue }
+            found.append(id)
+        }
+        return found.sorted()
+    }
+
+    private func path(_ writer: DeviceID, _ document: DocumentID) -> String {
+        root.path + "/" + writer.description + "/" + document.description
+    }
+
+    private func cursorKey(_ writer: DeviceID, folder: UUIDBytes) -> String {
+        "folder \(folder) \(writer)"
+    }
+
+    private func cursor(of writer: DeviceID, document: DocumentID, folder: UUIDBytes, in store: ChangeLogStore) throws(SyncError) -> VersionVector {
+        do {
+            return try store.syncCursor(peer: cursorKey(writer, folder: folder), document: document)
+        } catch {
+            throw .store(error, while: "reading the folder cursor of device \(writer)")
+        }
+    }
+}

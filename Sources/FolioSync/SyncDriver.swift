@@ -1,0 +1,137 @@
+import FolioCore
+import FolioStore
+
+/// The I/O shell around a ``SyncSession``: performs its actions against a ``ChangeLogStore`` and hands back the
+/// encoded messages to send. The transport that carries them (and the timer that calls ``tick()``) is the caller's.
+///
+/// Everything the driver does to the store is idempotent: a request is answered from the log, and changes are
+/// ingested (a duplicate is ignored, an early change waits in the pending table).
+public struct SyncDriver: Sendable {
+    /// The local store.
+    public let store: ChangeLogStore
+    /// The protocol state.
+    public private(set) var session: SyncSession
+    /// What the driver has done so far.
+    public private(set) var report = SyncReport()
+    private var names: DeviceNames
+
+    /// Prepares a session for `store`, summarising its documents' vectors.
+    ///
+    /// - Parameters:
+    ///   - role: initiator or responder.
+    ///   - id: a session number not used before between these peers.
+    ///   - limits: how large a `changes` message may grow.
+    /// - Throws: ``SyncError`` `store` when the store cannot be read.
+    /// - Complexity: O(documents × devices).
+    public init(store: ChangeLogStore, role: SyncSession.Role, id: UInt64, limits: SyncSession.Limits = SyncSession.Limits()) throws(SyncError) {
+        self.store = store
+        var vectors: [DocumentID: VersionVector] = [:]
+        var heads: [DocumentID: [ChangeHash]] = [:]
+        do {
+            for document in try store.documents() {
+                vectors[document] = try store.vector(of: document)
+                heads[document] = try store.heads(of: document).map(\.hash)
+            }
+        } catch {
+            throw .store(error, while: "summarising the store for a sync")
+        }
+        names = try DeviceNames(store)
+        session = SyncSession(
+            device: store.localDevice, id: id, role: role, vectors: vectors, heads: heads, devices: names.announced,
+            limits: limits)
+    }
+
+    /// Whether this side's exchange is over (see ``SyncSession/isFinished``).
+    public var isFinished: Bool { session.isFinished }
+
+    /// Opens the exchange. Returns the messages to send.
+    public mutating func start() throws(SyncError) -> [[UInt8]] {
+        try perform(session.start())
+    }
+
+    /// Handles the bytes of one message from the peer. Returns the messages to send.
+    ///
+    /// Bytes that do not decode are treated as a lost message: counted in ``report`` and otherwise ignored.
+    ///
+    /// - Throws: ``SyncError`` `store` when the store fails (an integrity error among them), `integrity` when the
+    ///   peer's log holds other changes under identities this log uses.
+    public mutating func receive(_ bytes: [UInt8]) throws(SyncError) -> [[UInt8]] {
+        let message: SyncMessage
+        do {
+            message = try SyncMessage(decoding: bytes)
+        } catch {
+            report.messagesRejected += 1
+            report.problems.append("a message from the peer was ignored: \(error)")
+            return []
+        }
+        return try receive(message)
+    }
+
+    /// Handles one decoded message from the peer. Returns the messages to send.
+    ///
+    /// - Throws: ``SyncError``, as when receiving bytes.
+    public mutating func receive(_ message: SyncMessage) throws(SyncError) -> [[UInt8]] {
+        report.messagesReceived += 1
+        switch message {
+        case .changes(_, let changes): report.changesReceived += changes.count
+        case .hello(let hello): try names.learn(hello.devices + [hello.device], into: store)
+        default: break
+        }
+        return try perform(session.receive(message))
+    }
+
+    /// A timeout passed with nothing received. Returns the messages to repeat.
+    ///
+    /// - Throws: ``SyncError`` `store` when the store fails.
+    public mutating func tick() throws(SyncError) -> [[UInt8]] {
+        try perform(session.tick())
+    }
+
+    private mutating func perform(_ actions: [SyncAction]) throws(SyncError) -> [[UInt8]] {
+        var queue = actions[...]
+        var outgoing: [[UInt8]] = []
+        while let action = queue.popFirst() {
+            switch action {
+            case .send(let message):
+                if case .changes(_, let changes) = message { report.changesSent += changes.count }
+                report.messagesSent += 1
+                outgoing.append(message.encoded())
+            case .fetch(let document, let since):
+                let changes: [Change]
+                do {
+                    changes = try store.changes(of: document, since: since)
+                } catch {
+                    throw .store(error, while: "reading the changes of document \(document) for the peer")
+                }
+                queue.append(contentsOf: session.fetched(changes.map(EncodedChange.init), of: document))
+            case .ingest(let document, let changes):
+                let vector: VersionVector
+                do {
+                    let result = try store.ingest(encoded: changes)
+                    report.changesApplied += result.applied.count
+                    report.duplicates += result.duplicates
+                    if !result.applied.isEmpty { report.noteUpdated(document) }
+                    vector = try store.vector(of: document)
+                } catch {
+                    throw .store(error, while: "ingesting \(changes.count) changes of document \(document) from the peer")
+                }
+                queue.append(contentsOf: session.ingested(document, vector: vector))
+            case .verify(let document, let heads):
+                for head in heads {
+                    let found: Change?
+                    do {
+                        found = try store.change(head, of: document)
+                    } catch {
+                        throw .store(error, while: "looking up the peer's head \(head.shortHex) of document \(document)")
+                    }
+                    guard found == nil else { continue }
+                    throw SyncError(
+                        .integrity,
+                        "document \(document): the peer's head \(head.shortHex) is not in this log although this log has every change the peer's vector names, so the two logs hold different changes under the same identities (a cloned or restored device reused its identity); nothing was overwritten")
+                }
+            }
+        }
+        report.isComplete = session.isFinished
+        return outgoing
+    }
+}

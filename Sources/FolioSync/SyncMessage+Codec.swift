@@ -1,0 +1,234 @@
+import FolioCore
+
+extension SyncMessage {
+    /// The format version written first in every message; a reader refuses versions it does not know.
+    public static let formatVersion: UInt8 = 1
+
+    /// Limits on what a decoder accepts, so that a hostile count never causes a large allocation.
+    enum Limits {
+        static let documents = 1 << 20
+        static let devices = 1 << 16
+        static let vectorEntries = 1 << 20
+        static let heads = 1 << 16
+        static let changes = 1 << 20
+        static let changeBytes = 600 << 20
+        static let nameBytes = 64 << 10
+    }
+
+    private enum Tag: UInt8 { case hello = 0, request = 1, changes = 2, done = 3 }
+
+    /// The message's binary form: the format version, a tag, then the fields (see the cases). Deterministic: equal
+    /// messages have equal bytes.
+    ///
+    /// - Complexity: O(size of the message + documents × log documents).
+    public func encoded() -> [UInt8] {
+        var writer = BinaryWriter(capacity: 64)
+        writer.write(byte: Self.formatVersion)
+        switch self {
+        case .hello(let hello):
+            writer.write(byte: Tag.hello.rawValue)
+            writer.write(device: hello.device)
+            writer.write(fixed: hello.session)
+            if let replyTo = hello.replyTo {
+                writer.write(byte: 1)
+                writer.write(fixed: replyTo)
+            } else {
+                writer.write(byte: 0)
+            }
+            // Every document with a vector or heads, each with both (an empty vector, no heads when absent).
+            let documents = Set(hello.vectors.keys).union(hello.heads.keys).sorted()
+            writer.write(varint: UInt64(documents.count))
+            for document in documents {
+                writer.write(id: document.uuid)
+                writer.write(vector: hello.vectors[document] ?? VersionVector())
+                let heads = hello.heads[document] ?? []
+                writer.write(varint: UInt64(heads.count))
+                for head in heads { writer.write(raw: head.bytes) }
+            }
+            writer.write(devices: hello.devices)
+        case .request(let document, let since):
+            writer.write(byte: Tag.request.rawValue)
+            writer.write(id: document.uuid)
+            writer.write(vector: since)
+        case .changes(let document, let changes):
+            writer.write(byte: Tag.changes.rawValue)
+            writer.write(id: document.uuid)
+            writer.write(varint: UInt64(changes.count))
+            for change in changes {
+                precondition(change.change.document == document, "change \(change.change.id) belongs to another document")
+                writer.write(lengthPrefixed: change.bytes)
+            }
+        case .done(let from, let to):
+            writer.write(byte: Tag.done.rawValue)
+            writer.write(fixed: from)
+            writer.write(fixed: to)
+        }
+        return writer.bytes
+    }
+
+    /// Decodes untrusted bytes written by ``encoded()``, decoding (and so hashing) every change they carry.
+    ///
+    /// - Throws: ``CodecError`` naming what is wrong: `unsupportedVersion`, `truncated`, `oversized`,
+    ///   `invalidValue` (an unknown tag), `notCanonical` (documents or devices out of order or repeated),
+    ///   `trailingBytes`, or a change's own decoding error (its offset then counts from the message's start).
+    public init(decoding bytes: [UInt8]) throws(CodecError) {
+        let result: Result<SyncMessage, CodecError> = bytes.withUnsafeBytes { buffer in
+            do throws(CodecError) {
+                var reader = BinaryReader(buffer)
+                let message = try Self.decode(&reader)
+                guard reader.isAtEnd else {
+                    throw CodecError(.trailingBytes, "\(reader.remaining) bytes follow the message", at: reader.offset)
+                }
+                return .success(message)
+            } catch {
+                return .failure(error)
+            }
+        }
+        self = try result.get()
+    }
+
+    private static func decode(_ reader: inout BinaryReader) throws(CodecError) -> SyncMessage {
+        let version = try reader.readByte("the message's format version")
+        guard version == formatVersion else {
+            throw CodecError(.unsupportedVersion, "the message has format version \(version); this build reads version \(formatVersion)", at: 0)
+        }
+        let tagOffset = reader.offset
+        let rawTag = try reader.readByte("the message's tag")
+        guard let tag = Tag(rawValue: rawTag) else {
+            throw CodecError(.invalidValue, "\(rawTag) is not a message tag", at: tagOffset)
+        }
+        switch tag {
+        case .hello:
+            let device = try reader.readDevice("the hello's device")
+            let session = try reader.readFixed("the hello's session")
+            let flagOffset = reader.offset
+            let replyTo: UInt64?
+            switch try reader.readByte("the hello's reply flag") {
+            case 0: replyTo = nil
+            case 1: replyTo = try reader.readFixed("the session the hello replies to")
+            case let flag: throw CodecError(.invalidValue, "\(flag) is not a reply flag (0 or 1)", at: flagOffset)
+            }
+            let count = try reader.readCount("the hello's document count", elementSize: 17, limit: Limits.documents)
+            var vectors: [DocumentID: VersionVector] = [:]
+            var heads: [DocumentID: [ChangeHash]] = [:]
+            vectors.reserveCapacity(count)
+            var previous: DocumentID?
+            for _ in 0..<count {
+                let offset = reader.offset
+                let document = DocumentID(try reader.readID("a document of the hello"))
+                if let previous, !(previous < document) {
+                    throw CodecError(.notCanonical, "the hello's documents are out of order or repeated", at: offset)
+                }
+                previous = document
+                let vector = try reader.readVector("the vector of document \(document)")
+                let headsOffset = reader.offset
+                let headCount = try reader.readCount("the number of heads of document \(document)", elementSize: 32, limit: Limits.heads)
+                var documentHeads: [ChangeHash] = []
+                documentHeads.reserveCapacity(headCount)
+                for _ in 0..<headCount {
+                    documentHeads.append(ChangeHash(try reader.readBuffer(32, "a head of document \(document)")))
+                }
+                guard zip(documentHeads, documentHeads.dropFirst()).allSatisfy({ $0 < $1 }) else {
+                    throw CodecError(.notCanonical, "the heads of document \(document) are out of order or repeated", at: headsOffset)
+                }
+                if !vector.isEmpty { vectors[document] = vector }
+                if !documentHeads.isEmpty { heads[document] = documentHeads }
+            }
+            let devices = try reader.readDevices("the hello's devices")
+            return .hello(SyncHello(
+                device: device, session: session, replyTo: replyTo, vectors: vectors, heads: heads, devices: devices))
+        case .request:
+            let document = DocumentID(try reader.readID("the request's document"))
+            return .request(document: document, since: try reader.readVector("the request's vector"))
+        case .changes:
+            let document = DocumentID(try reader.readID("the document of the changes"))
+            let count = try reader.readCount("the number of changes", elementSize: 2, limit: Limits.changes)
+            var changes: [EncodedChange] = []
+            changes.reserveCapacity(count)
+            for index in 0..<count {
+                let bytes = try reader.readLengthPrefixed("change \(index)", limit: Limits.changeBytes)
+                let start = reader.offset - bytes.count
+                do {
+                    changes.append(try EncodedChange(decoding: [UInt8](bytes), document: document))
+                } catch {
+                    throw CodecError(error.code, "change \(index) of the message: \(error.message)", at: start + error.offset)
+                }
+            }
+            return .changes(document: document, changes: changes)
+        case .done:
+            let from = try reader.readFixed("the sender's session")
+            return .done(from: from, to: try reader.readFixed("the recipient's session"))
+        }
+    }
+}
+
+// The pieces Folio's sync formats share (messages and folder batches).
+extension BinaryWriter {
+    mutating func write(id: UUIDBytes) {
+        write(fixed: id.high)
+        write(fixed: id.low)
+    }
+
+    /// A vector inline: its entry count, then (16-byte device, varint seq) per entry, in device order.
+    mutating func write(vector: VersionVector) {
+        write(varint: UInt64(vector.entries.count))
+        for entry in vector.entries {
+            write(id: entry.device.uuid)
+            write(varint: entry.seq)
+        }
+    }
+
+    mutating func write(device: Device) {
+        write(id: device.id.uuid)
+        write(string: device.name)
+    }
+
+    /// Devices sorted by identity, each once.
+    mutating func write(devices: [Device]) {
+        let sorted = devices.sorted { $0.id < $1.id }
+        write(varint: UInt64(sorted.count))
+        for device in sorted { write(device: device) }
+    }
+}
+
+extension BinaryReader {
+    mutating func readID(_ what: @autoclosure () -> String) throws(CodecError) -> UUIDBytes {
+        let high = try readFixed(what())
+        return UUIDBytes(high: high, low: try readFixed(what()))
+    }
+
+    mutating func readVector(_ what: @autoclosure () -> String) throws(CodecError) -> VersionVector {
+        let start = offset
+        let count = try readCount("the entry count of \(what())", elementSize: 17, limit: SyncMessage.Limits.vectorEntries)
+        var entries: [VersionVector.Entry] = []
+        entries.reserveCapacity(count)
+        for _ in 0..<count {
+            let device = DeviceID(try readID("a device of \(what())"))
+            entries.append(VersionVector.Entry(device: device, seq: try readVarint("a sequence number of \(what())")))
+        }
+        guard let vector = VersionVector(sortedEntries: entries) else {
+            throw CodecError(.notCanonical, "the entries of \(what()) are unsorted, repeated or zero", at: start)
+        }
+        return vector
+    }
+
+    mutating func readDevice(_ what: @autoclosure () -> String) throws(CodecError) -> Device {
+        let id = DeviceID(try readID(what()))
+        return Device(id: id, name: try readString("the name of \(what())", limit: SyncMessage.Limits.nameBytes))
+    }
+
+    mutating func readDevices(_ what: @autoclosure () -> String) throws(CodecError) -> [Device] {
+        let count = try readCount("the number of \(what())", elementSize: 17, limit: SyncMessage.Limits.devices)
+        var devices: [Device] = []
+        devices.reserveCapacity(count)
+        for _ in 0..<count {
+            let offset = offset
+            let device = try readDevice("one of \(what())")
+            if let last = devices.last, !(last.id < device.id) {
+                throw CodecError(.notCanonical, "\(what()) are out of order or repeated", at: offset)
+            }
+            devices.append(device)
+        }
+        return devices
+    }
+}

@@ -1,0 +1,73 @@
+import FolioCore
+
+/// One message of the sync protocol between two peers.
+///
+/// A session runs in three steps. The initiator says ``hello(_:)`` with a summary of what it has; the responder
+/// answers with its own. Then each side pulls what it lacks: a ``request(document:since:)`` per document whose
+/// vectors differ, answered by ``changes(document:changes:)`` holding exactly the changes missing from `since`.
+/// Finally the initiator says ``done(from:to:)`` once it holds everything the responder announced, and the
+/// responder answers in kind once it holds everything the initiator announced.
+///
+/// Messages are self-contained and idempotent: any of them may be delayed, duplicated, reordered or lost (the
+/// session retries what it waits for), and their binary form (``encoded()``, ``init(decoding:)``) is deterministic:
+/// documents and devices are written in identity order, never in a dictionary's order.
+public enum SyncMessage: Hashable, Sendable {
+    /// What a peer has: who it is, its session, and its version vector of every document.
+    case hello(SyncHello)
+    /// Asks for the changes of `document` that a peer at `since` lacks.
+    case request(document: DocumentID, since: VersionVector)
+    /// Changes of one document, in causal order (a reply to a request; a long reply is split into several).
+    case changes(document: DocumentID, changes: [EncodedChange])
+    /// The sender (session `from`) holds everything the recipient (session `to`) announced in its hello.
+    case done(from: UInt64, to: UInt64)
+}
+
+/// The opening message of a session: a peer's identity and a summary of its logs.
+public struct SyncHello: Hashable, Sendable {
+    /// The device speaking.
+    public let device: Device
+    /// The speaker's session number, fresh for every session, so that late messages of an earlier session between
+    /// the same peers are recognised.
+    public let session: UInt64
+    /// For the responder's hello, the initiator's session it answers; `nil` in the initiator's.
+    public let replyTo: UInt64?
+    /// The speaker's version vector of every document it has.
+    public let vectors: [DocumentID: VersionVector]
+    /// The speaker's heads of every document (sorted hashes): a peer whose vector covers the speaker's checks that
+    /// it has these changes, which catches a device identity reused with other changes (equal vectors, other logs).
+    public let heads: [DocumentID: [ChangeHash]]
+    /// Devices the speaker knows by name (its registry), so the recipient can name the authors of the changes it
+    /// receives. Sorted by identity.
+    public let devices: [Device]
+
+    /// Creates a hello; `heads` and `devices` are sorted, and documents with an empty vector or no heads left out
+    /// of those (an empty entry says nothing), so that equal hellos have equal bytes.
+    public init(
+        device: Device, session: UInt64, replyTo: UInt64? = nil, vectors: [DocumentID: VersionVector],
+        heads: [DocumentID: [ChangeHash]] = [:], devices: [Device] = []
+    ) {
+        self.device = device
+        self.session = session
+        self.replyTo = replyTo
+        self.vectors = vectors.filter { !$0.value.isEmpty }
+        self.heads = heads.filter { !$0.value.isEmpty }.mapValues { Array(Set($0)).sorted() }
+        self.devices = devices.sorted { $0.id < $1.id }
+    }
+}
+
+extension SyncMessage: CustomStringConvertible {
+    /// A short line for logs and test failures, without the changes' contents.
+    public var description: String {
+        switch self {
+        case .hello(let hello):
+            let reply = hello.replyTo.map { " reply to \($0)" } ?? ""
+            return "hello from \(hello.device.name.isEmpty ? hello.device.id.description : hello.device.name) session \(hello.session)\(reply), \(hello.vectors.count) documents"
+        case .request(let document, let since):
+            return "request \(document) since \(since)"
+        case .changes(let document, let changes):
+            return "changes \(document): " + changes.map(\.change.id.description).joined(separator: ", ")
+        case .done(let from, let to):
+            return "done from session \(from) to \(to)"
+        }
+    }
+}

@@ -1,0 +1,267 @@
+import FolioCore
+
+/// The sync protocol between two peers as a state machine with no I/O: messages and results go in, actions
+/// (``SyncAction``) come out.
+///
+/// The initiator opens with a hello summarising what it has (a version vector per document); the responder
+/// answers with its own. Each side then pulls, per document whose vectors differ, exactly the changes it lacks
+/// (`request(since: its vector)`), so the cost grows with what is missing, not with the history. Requests are
+/// answered statelessly from the log, and ingesting is idempotent, so a delayed, duplicated or reordered message
+/// is harmless. A lost one is recovered by ``tick()``: on a timeout each side repeats what it still waits for
+/// (the initiator its hello, either side its requests, asking only for what is still missing, and the initiator its
+/// `done`). The initiator says `done` once it holds everything the responder announced; the responder answers with
+/// its own `done` once it holds everything the initiator announced. The initiator is finished when it has that
+/// answer: both sides then hold what the other had at the start. (The responder cannot know that its answer
+/// arrived; a server keeps answering repeated `done`s for a while before it closes.)
+///
+/// Session numbers guard against late messages of an earlier session: a hello must answer this session and a
+/// `done` must be addressed to it.
+///
+/// A driver (``SyncDriver``) performs the actions against a store and a transport; tests drive the session
+/// directly, which is how every delivery order of an exchange can be replayed in a plain loop.
+public struct SyncSession: Hashable, Sendable {
+    /// Which side of the exchange the session plays.
+    public enum Role: Hashable, Sendable {
+        /// Opens the exchange, retries its hello, and decides when the exchange is over.
+        case initiator
+        /// Answers the initiator's hello.
+        case responder
+    }
+
+    /// How large a `changes` message may grow before the rest goes in another.
+    public struct Limits: Hashable, Sendable {
+        /// At most this many changes per message.
+        public var changesPerMessage: Int
+        /// At most about this many bytes of changes per message (a single larger change travels alone).
+        public var bytesPerMessage: Int
+
+        /// Creates limits.
+        ///
+        /// - Precondition: both are positive.
+        public init(changesPerMessage: Int = 512, bytesPerMessage: Int = 4 << 20) {
+            precondition(changesPerMessage > 0 && bytesPerMessage > 0, "message limits must be positive")
+            self.changesPerMessage = changesPerMessage
+            self.bytesPerMessage = bytesPerMessage
+        }
+    }
+
+    /// The other side, as its hello described it.
+    public struct Peer: Hashable, Sendable {
+        /// The peer's device.
+        public var device: Device
+        /// The peer's session number.
+        public var session: UInt64
+        /// What the peer announced it has: what this side must hold before it is complete.
+        public var vectors: [DocumentID: VersionVector]
+    }
+
+    /// This side's role.
+    public let role: Role
+    /// This side's device.
+    public let device: Device
+    /// This session's number; fresh for every session.
+    public let id: UInt64
+    /// The message size limits.
+    public let limits: Limits
+    /// This side's version vector of every document, as last reported (at creation, then by ``ingested(_:vector:)``).
+    public private(set) var vectors: [DocumentID: VersionVector]
+    /// This side's heads of every document at creation, announced in its hello.
+    public let heads: [DocumentID: [ChangeHash]]
+    /// Devices this side knows by name, announced in its hello.
+    public let devices: [Device]
+    /// The peer, once its hello has arrived.
+    public private(set) var peer: Peer?
+    /// Whether the peer said it holds everything this side announced.
+    public private(set) var peerIsDone = false
+    private var saidDone = false
+    /// Documents whose vector grew since the last tick: their replies are still arriving, so a timeout does not
+    /// ask for them again (which would resend everything still in flight).
+    private var progressed: Set<DocumentID> = []
+
+    /// Creates a session.
+    ///
+    /// - Parameters:
+    ///   - device: this side's device.
+    ///   - id: a session number not used before between these peers (from the driver's randomness).
+    ///   - role: initiator or responder.
+    ///   - vectors: this side's version vector of every document it has.
+    ///   - heads: this side's heads of every document, so that the peer can check that equal vectors mean equal
+    ///     logs.
+    ///   - devices: devices this side knows by name, passed on to the peer.
+    ///   - limits: how large a `changes` message may grow.
+    public init(
+        device: Device, id: UInt64, role: Role, vectors: [DocumentID: VersionVector],
+        heads: [DocumentID: [ChangeHash]] = [:], devices: [Device] = [], limits: Limits = Limits()
+    ) {
+        self.device = device
+        self.id = id
+        self.role = role
+        self.vectors = vectors
+        self.heads = heads
+        self.devices = devices.sorted { $0.id < $1.id }
+        self.limits = limits
+    }
+
+    /// Whether this side holds everything the peer announced in its hello.
+    ///
+    /// - Complexity: O(documents × devices).
+    public var isComplete: Bool {
+        guard let peer else { return false }
+        return peer.vectors.allSatisfy { document, vector in vector.isContained(in: vectors[document] ?? VersionVector()) }
+    }
+
+    /// Whether the exchange is over for this side: it is complete and the peer said it is complete too.
+    ///
+    /// The initiator's view decides when an exchange is over. A finished responder has answered the initiator's
+    /// `done` but cannot know that the answer arrived; it should go on answering for a while before it leaves.
+    public var isFinished: Bool { isComplete && peerIsDone }
+
+    /// The documents of which this side still lacks changes the peer announced, in identity order.
+    ///
+    /// - Complexity: O(documents × (log documents + devices)).
+    public var missingDocuments: [DocumentID] {
+        guard let peer else { return [] }
+        return peer.vectors.keys.sorted().filter { document in
+            !peer.vectors[document]!.isContained(in: vectors[document] ?? VersionVector())
+        }
+    }
+
+    private var hello: SyncHello {
+        SyncHello(
+            device: device, session: id, replyTo: role == .responder ? peer?.session : nil, vectors: vectors,
+            heads: heads, devices: devices)
+    }
+
+    /// Opens the exchange: the initiator says hello; the responder waits for one.
+    public mutating func start() -> [SyncAction] {
+        role == .initiator ? [.send(.hello(hello))] : []
+    }
+
+    /// Handles a message from the peer.
+    ///
+    /// - Complexity: O(documents × devices) for a hello, O(1) for the others (plus the size of the message).
+    public mutating func receive(_ message: SyncMessage) -> [SyncAction] {
+        switch message {
+        case .hello(let incoming):
+            return receiveHello(incoming)
+        case .request(let document, let since):
+            // Answered from the log whoever asks: a request is self-contained, and answering twice is harmless.
+            return [.fetch(document: document, since: since)]
+        case .changes(let document, let changes):
+            return changes.isEmpty ? [] : [.ingest(document: document, changes: changes)]
+        case .done(let from, let to):
+            guard to == id, peer == nil || peer!.session == from else { return [] }  // another session's
+            peerIsDone = true
+            guard role == .responder else { return [] }
+            // The initiator repeats its `done` until it hears ours: answer every time when complete (an earlier
+            // answer may have been lost), otherwise repeat the requests still unanswered (so the initiator's timer
+            // drives this side's retries too) and answer once complete.
+            guard isComplete else { return requests() }
+            saidDone = true
+            return [.send(.done(from: id, to: from))]
+        }
+    }
+
+    private mutating func receiveHello(_ incoming: SyncHello) -> [SyncAction] {
+        switch role {
+        case .initiator:
+            guard incoming.replyTo == id else { return [] }  // not an answer to this session
+            if let peer {
+                guard peer.session == incoming.session else { return [] }
+                absorb(incoming.vectors)
+                return []
+            }
+            peer = Peer(device: incoming.device, session: incoming.session, vectors: incoming.vectors)
+            return verifications(incoming) + requests() + doneIfComplete()
+        case .responder:
+            guard incoming.replyTo == nil else { return [] }  // responders do not talk to responders
+            if let peer {
+                // The initiator repeats its hello until it hears ours: answer again, nothing more.
+                guard peer.session == incoming.session else { return [] }
+                absorb(incoming.vectors)
+                return [.send(.hello(hello))]
+            }
+            peer = Peer(device: incoming.device, session: incoming.session, vectors: incoming.vectors)
+            return verifications(incoming) + [.send(.hello(hello))] + requests()
+        }
+    }
+
+    /// Where this side already has everything the peer has, the peer's heads must be in this side's log.
+    private func verifications(_ incoming: SyncHello) -> [SyncAction] {
+        incoming.heads.keys.sorted().compactMap { document in
+            let theirs = incoming.vectors[document] ?? VersionVector()
+            guard theirs.isContained(in: vectors[document] ?? VersionVector()) else { return nil }
+            return .verify(document: document, heads: incoming.heads[document]!)
+        }
+    }
+
+    /// A repeated hello may announce more than the first: its peer's log only grows.
+    private mutating func absorb(_ announced: [DocumentID: VersionVector]) {
+        for document in announced.keys.sorted() {
+            peer!.vectors[document] = (peer!.vectors[document] ?? VersionVector()).merging(announced[document]!)
+        }
+    }
+
+    /// Turns the result of a ``SyncAction/fetch(document:since:)`` into `changes` messages within the limits.
+    ///
+    /// - Parameter changes: in causal order, as the store returns them.
+    /// - Complexity: O(changes).
+    public mutating func fetched(_ changes: [EncodedChange], of document: DocumentID) -> [SyncAction] {
+        var actions: [SyncAction] = []
+        var batch: [EncodedChange] = []
+        var bytes = 0
+        for change in changes {
+            if !batch.isEmpty, batch.count == limits.changesPerMessage || bytes + change.bytes.count > limits.bytesPerMessage {
+                actions.append(.send(.changes(document: document, changes: batch)))
+                batch = []
+                bytes = 0
+            }
+            batch.append(change)
+            bytes += change.bytes.count
+        }
+        if !batch.isEmpty { actions.append(.send(.changes(document: document, changes: batch))) }
+        return actions
+    }
+
+    /// Records `document`'s vector after an ``SyncAction/ingest(document:changes:)``; says `done` when that made
+    /// this side complete.
+    ///
+    /// - Complexity: O(documents × devices).
+    public mutating func ingested(_ document: DocumentID, vector: VersionVector) -> [SyncAction] {
+        let before = vectors[document] ?? VersionVector()
+        if !vector.isContained(in: before) { progressed.insert(document) }
+        vectors[document] = before.merging(vector)
+        return doneIfComplete()
+    }
+
+    /// A timeout passed: repeats what this side still waits for (the initiator's hello, this side's requests, the
+    /// initiator's `done`). Requests ask only for what is still missing, and only for documents that received
+    /// nothing since the previous timeout.
+    ///
+    /// - Complexity: O(documents × devices).
+    public mutating func tick() -> [SyncAction] {
+        guard peer != nil else { return role == .initiator ? [.send(.hello(hello))] : [] }
+        let stalled = requests().filter { action in
+            guard case .send(.request(let document, _)) = action else { return true }
+            return !progressed.contains(document)
+        }
+        progressed = []
+        var actions = stalled
+        if role == .initiator, isComplete, !peerIsDone { actions.append(.send(.done(from: id, to: peer!.session))) }
+        return actions
+    }
+
+    private func requests() -> [SyncAction] {
+        missingDocuments.map { document in
+            .send(.request(document: document, since: vectors[document] ?? VersionVector()))
+        }
+    }
+
+    /// The initiator says `done` as soon as it is complete; the responder only once asked (when the initiator's
+    /// `done` arrived before it was complete), so an exchange with nothing to do takes four messages.
+    private mutating func doneIfComplete() -> [SyncAction] {
+        guard !saidDone, isComplete, role == .initiator || peerIsDone else { return [] }
+        saidDone = true
+        return [.send(.done(from: id, to: peer!.session))]
+    }
+}

@@ -1,0 +1,148 @@
+import FolioCore
+import FolioSync
+import Testing
+
+@Suite struct SyncMessageCodecTests {
+    static let a = Device.named("A"), b = Device.named("B"), c = Device.named("C")
+
+    static func sampleChanges() -> [Change] {
+        var maker = ChangeMaker(document: Fixtures.document)
+        let a1 = maker.make(a, "a1")
+        let b1 = maker.make(b, on: [a1], "b1")
+        maker.make(a, on: [a1], "a2")
+        maker.make(c, on: [b1], "c1 with a longer text, é and 🎉")
+        return maker.made
+    }
+
+    static func samples() -> [SyncMessage] {
+        let changes = sampleChanges()
+        return [
+            .hello(SyncHello(
+                device: a, session: 0xDEAD_BEEF_0000_0001,
+                vectors: [Fixtures.document: changes[3].vector, Fixtures.otherDocument: VersionVector(), Fixtures.thirdDocument: changes[0].vector],
+                heads: [Fixtures.document: [changes[3].hash, changes[2].hash], Fixtures.otherDocument: [changes[1].hash]],
+                devices: [c, a, b])),
+            .hello(SyncHello(device: Device(id: b.id, name: ""), session: 7, replyTo: 0xFFFF_FFFF_FFFF_FFFF, vectors: [:])),
+            .request(document: Fixtures.document, since: changes[2].vector),
+            .request(document: Fixtures.otherDocument, since: VersionVector()),
+            .changes(document: Fixtures.document, changes: changes.map(EncodedChange.init)),
+            .changes(document: Fixtures.document, changes: []),
+            .done(from: 1, to: UInt64.max),
+        ]
+    }
+
+    @Test func everyKindOfMessageRoundTrips() throws {
+        for message in Self.samples() {
+            let bytes = message.encoded()
+            #expect(bytes.first == SyncMessage.formatVersion)
+            let decoded = try SyncMessage(decoding: bytes)
+            #expect(decoded == message, "\(message)")
+            #expect(decoded.encoded() == bytes, "re-encoding \(message) changed its bytes")
+        }
+    }
+
+    @Test func decodedChangesKeepTheirHashes() throws {
+        let changes = Self.sampleChanges()
+        let decoded = try SyncMessage(decoding: SyncMessage.changes(document: Fixtures.document, changes: changes.map(EncodedChange.init)).encoded())
+        guard case .changes(_, let received) = decoded else {
+            Issue.record("decoded \(decoded)")
+            return
+        }
+        #expect(received.map(\.change.hash) == changes.map(\.hash))
+    }
+
+    @Test func encodingDoesNotDependOnDictionaryOrder() {
+        var vectors: [(DocumentID, VersionVector)] = []
+        for index in UInt64(1)...40 {
+            let document = DocumentID(UUIDBytes(high: index &* 0x9E37_79B9_7F4A_7C15, low: index))
+            let pairs: [(DeviceID, UInt64)] = [(Self.a.id, index), (Self.b.id, 41 - index)]
+            vectors.append((document, VersionVector(pairs)))
+        }
+        var forward: [DocumentID: VersionVector] = [:]
+        for (document, vector) in vectors { forward[document] = vector }
+        var backward: [DocumentID: VersionVector] = [:]
+        for (document, vector) in vectors.reversed() { backward[document] = vector }
+        let first = SyncMessage.hello(SyncHello(device: Self.a, session: 1, vectors: forward, devices: [Self.b, Self.a]))
+        let second = SyncMessage.hello(SyncHello(device: Self.a, session: 1, vectors: backward, devices: [Self.a, Self.b]))
+        #expect(first.encoded() == second.encoded())
+    }
+
+    @Test func everyTruncationIsRefusedWithATypedError() {
+        for message in Self.samples() {
+            let bytes = message.encoded()
+            for length in 0..<bytes.count {
+                #expect(throws: CodecError.self, "\(message) cut to \(length) bytes") {
+                    try SyncMessage(decoding: Array(bytes.prefix(length)))
+                }
+            }
+        }
+    }
+
+    @Test func trailingBytesAreRefused() {
+        for message in Self.samples() {
+            let error = #expect(throws: CodecError.self) { try SyncMessage(decoding: message.encoded() + [0]) }
+            #expect(error?.code == .trailingBytes)
+        }
+    }
+
+    @Test func unknownVersionsAndTagsAreRefused() {
+        var bytes = SyncMessage.done(from: 1, to: 2).encoded()
+        bytes[0] = 2
+        #expect((#expect(throws: CodecError.self) { try SyncMessage(decoding: bytes) })?.code == .unsupportedVersion)
+        bytes[0] = SyncMessage.formatVersion
+        bytes[1] = 99
+        #expect((#expect(throws: CodecError.self) { try SyncMessage(decoding: bytes) })?.code == .invalidValue)
+    }
+
+    @Test func documentsOutOfOrderAreRefused() {
+        // Two documents, hand-encoded in descending order.
+        var bytes: [UInt8] = [SyncMessage.formatVersion, 0]
+        bytes += Self.a.id.uuid.bytes + [1, UInt8(ascii: "A")] + [UInt8](repeating: 0, count: 8) + [0]
+        bytes += [2] + Fixtures.otherDocument.uuid.bytes + [0, 0] + Fixtures.document.uuid.bytes + [0, 0]
+        bytes += [0]
+        let error = #expect(throws: CodecError.self) { try SyncMessage(decoding: bytes) }
+        #expect(error?.code == .notCanonical)
+        // The same bytes in ascending order decode.
+        var sorted: [UInt8] = [SyncMessage.formatVersion, 0]
+        sorted += Self.a.id.uuid.bytes + [1, UInt8(ascii: "A")] + [UInt8](repeating: 0, count: 8) + [0]
+        sorted += [2] + Fixtures.document.uuid.bytes + [0, 0] + Fixtures.otherDocument.uuid.bytes + [0, 0]
+        sorted += [0]
+        #expect(throws: Never.self) { try SyncMessage(decoding: sorted) }
+    }
+
+    @Test func emptyEntriesOfAHelloSayNothing() throws {
+        let hello = SyncHello(
+            device: Self.a, session: 1, vectors: [Fixtures.document: VersionVector()], heads: [Fixtures.otherDocument: []])
+        #expect(hello.vectors.isEmpty && hello.heads.isEmpty)
+        #expect(try SyncMessage(decoding: SyncMessage.hello(hello).encoded()) == .hello(hello))
+    }
+
+    @Test func unsortedHeadsAreRefused() {
+        let changes = Self.sampleChanges().map(\.hash).sorted()
+        var bytes: [UInt8] = [SyncMessage.formatVersion, 0]
+        bytes += Self.a.id.uuid.bytes + [0] + [UInt8](repeating: 0, count: 8) + [0]
+        bytes += [1] + Fixtures.document.uuid.bytes + [0] + [2] + changes[1].bytes + changes[0].bytes + [0]
+        let error = #expect(throws: CodecError.self) { try SyncMessage(decoding: bytes) }
+        #expect(error?.code == .notCanonical)
+    }
+
+    @Test func aDamagedChangeIsRefusedWithItsPlaceInTheMessage() {
+        let changes = Self.sampleChanges().map(EncodedChange.init)
+        var bytes = SyncMessage.changes(document: Fixtures.document, changes: changes).encoded()
+        // The first change starts after version, tag, document and count (1 + 1 + 16 + 1) and its length; its own
+        // first byte is its format version.
+        let start = 19 + 1
+        bytes[start] = 0xEE
+        let error = #expect(throws: CodecError.self) { try SyncMessage(decoding: bytes) }
+        #expect(error?.message.contains("change 0") == true, "\(String(describing: error))")
+        #expect(error?.offset ?? 0 >= start)
+    }
+
+    @Test func hostileCountsDoNotAllocate() {
+        // A changes message announcing 2^40 changes in a few bytes.
+        var writer: [UInt8] = [SyncMessage.formatVersion, 2] + Fixtures.document.uuid.bytes
+        writer += [0x80, 0x80, 0x80, 0x80, 0x80, 0x20]
+        let error = #expect(throws: CodecError.self) { try SyncMessage(decoding: writer) }
+        #expect(error?.code == .oversized)
+    }
+}
