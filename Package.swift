@@ -40,7 +40,7 @@ let package = Package(
         // Built-in document models: text (flat), records (flat), pages (a package of text and images).
         .target(name: "FolioModels", dependencies: ["FolioCore", "FolioConflicts"]),
         // Documents on disk: the injectable file system and the crash-safe save pipeline (flat files and packages).
-        .target(name: "FolioDocuments", dependencies: ["FolioCore", "FolioStore"]),
+        .target(name: "FolioDocuments", dependencies: ["FolioCore", "FolioStore", "FolioSync"]),
         // Sync: the protocol as a sans-I/O session, its driver, and transports (in-memory network, shared folder).
         .target(name: "FolioSync", dependencies: ["FolioCore", "FolioStore"]),
         .executableTarget(
@@ -63,7 +63,7 @@ let package = Package(
         .testTarget(name: "FolioStoreTests", dependencies: ["FolioCore", "FolioStore", "folio"]),
         .testTarget(name: "FolioModelsTests", dependencies: ["FolioCore", "FolioModels"]),
         .testTarget(name: "FolioConflictsTests", dependencies: ["FolioCore", "FolioConflicts", "FolioModels"]),
-        .testTarget(name: "FolioDocumentsTests", dependencies: ["FolioCore", "FolioStore", "FolioDocuments", "FolioModels"]),
+        .testTarget(name: "FolioDocumentsTests", dependencies: ["FolioCore", "FolioStore", "FolioDocuments", "FolioModels", "FolioSync"]),
         .testTarget(name: "FolioSyncTests", dependencies: ["FolioCore", "FolioStore", "FolioSync"]),
     ]
 )

@@ -1,0 +1,19 @@
+import FolioCore
+import FolioStore
+import FolioSync
+
+extension DocumentLibrary {
+    /// Exchanges changes with peers through `transport` (the in-memory cloud of a simulation, a shared folder…):
+    /// exactly what each side lacks. Open documents see what arrived at their next ``Document/refresh()``.
+    ///
+    /// - Returns: what was sent and received.
+    /// - Throws: ``DocumentError`` `.store`, with the ``SyncError`` as its cause.
+    @discardableResult
+    public func sync(through transport: some SyncTransport) async throws(DocumentError) -> SyncReport {
+        do {
+            return try await transport.sync(store)
+        } catch {
+            throw DocumentError(.store, "syncing the library at \(root.path) failed", cause: error)
+        }
+    }
+}
