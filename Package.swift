@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "FolioConflicts", targets: ["FolioConflicts"]),
         .library(name: "FolioModels", targets: ["FolioModels"]),
         .library(name: "FolioDocuments", targets: ["FolioDocuments"]),
+        .library(name: "FolioSimulator", targets: ["FolioSimulator"]),
         .library(name: "FolioSync", targets: ["FolioSync"]),
         .executable(name: "folio", targets: ["folio"]),
     ],
@@ -17,6 +18,7 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/apple/swift-crypto", exact: "4.5.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/jpsim/Yams", exact: "6.2.2"),
     ],
     targets: [
         // Values only: identities, version vectors, changes, their codec and the causal graph. No I/O.
@@ -41,6 +43,11 @@ let package = Package(
         .target(name: "FolioModels", dependencies: ["FolioCore", "FolioConflicts"]),
         // Documents on disk: the injectable file system and the crash-safe save pipeline (flat files and packages).
         .target(name: "FolioDocuments", dependencies: ["FolioCore", "FolioStore", "FolioSync"]),
+        // Scenario files (SCENARIOS.md) read strictly into values, and written back canonically; later the simulator.
+        .target(
+            name: "FolioSimulator",
+            dependencies: ["FolioCore", "FolioModels", .product(name: "Yams", package: "Yams")]
+        ),
         // Sync: the protocol as a sans-I/O session, its driver, and transports (in-memory network, shared folder).
         .target(name: "FolioSync", dependencies: ["FolioCore", "FolioStore"]),
         .executableTarget(
@@ -64,6 +71,7 @@ let package = Package(
         .testTarget(name: "FolioModelsTests", dependencies: ["FolioCore", "FolioModels"]),
         .testTarget(name: "FolioConflictsTests", dependencies: ["FolioCore", "FolioConflicts", "FolioModels"]),
         .testTarget(name: "FolioDocumentsTests", dependencies: ["FolioCore", "FolioStore", "FolioDocuments", "FolioModels", "FolioSync"]),
+        .testTarget(name: "FolioSimulatorTests", dependencies: ["FolioCore", "FolioModels", "FolioSimulator"]),
         .testTarget(name: "FolioSyncTests", dependencies: ["FolioCore", "FolioStore", "FolioSync"]),
     ]
 )

@@ -1,0 +1,261 @@
+import Yams
+
+extension ScenarioReader {
+    /// The keys inside each action's map, for the actions whose value is a map.
+    static let actionFields: [String: [String]] = {
+        let target = ["device", "document"]
+        let operations = Scenario.Model.allCases.flatMap(Scenario.Operation.keys(of:))
+        return [
+            "create": target + ["model", "text", "records", "pages"],
+            "edit": target + operations,
+            "undo": target, "redo": target, "save": target, "close": target, "open": target, "delete": target,
+            "rename": target + ["to"],
+            "crash": ["device", "during"],
+            "restart": ["device"],
+            "resolve": target + ["choose"],
+            "expect": Scenario.Expectation.keys,
+        ]
+    }()
+
+    /// How to write the action `key`, with this scenario's names where it has them.
+    func actionExample(_ key: String) -> String {
+        let device = exampleDevice
+        let document = exampleDocument
+        return switch key {
+        case "create": "create: {device: \(device), document: \(document)}"
+        case "edit": "edit: {device: \(device), document: \(document), append: \" more\"}"
+        case "rename": "rename: {device: \(device), document: \(document), to: Groceries}"
+        case "sync": "sync: all"
+        case "offline", "online": "\(key): [\(device)]"
+        case "partition": "partition: [[\(device)], [\(otherExampleDevice)]]"
+        case "heal": "heal: true"
+        case "wait": "wait: 30s"
+        case "crash": "crash: {device: \(device), during: save}"
+        case "restart": "restart: {device: \(device)}"
+        case "resolve": "resolve: {device: \(device), document: \(document), choose: \(otherExampleDevice)}"
+        case "expect": "expect: {document: \(document), state: normal}"
+        default: "\(key): {device: \(device), document: \(document)}"
+        }
+    }
+
+    /// The steps: a non-empty list.
+    mutating func readSteps(_ node: Node) -> [Scenario.Step]? {
+        guard let items = readList(node, "steps", example: "steps: [{sync: all}]") else { return nil }
+        guard !items.isEmpty else {
+            report(.invalidValue, at: node, "a scenario needs at least one step; write steps: [{sync: all}]")
+            return nil
+        }
+        return items.compactMap { readStep($0) }
+    }
+
+    /// One step: a map with exactly one action key.
+    mutating func readStep(_ node: Node) -> Scenario.Step? {
+        guard case .mapping(let mapping) = node else {
+            if case .scalar(let scalar) = node, Scenario.Action.keys.contains(scalar.string) {
+                report(.wrongType, at: node, "a step is a map with one action key; write - \(actionExample(scalar.string))")
+            } else {
+                report(.wrongType, at: node,
+                       "a step is a map with one action key, not \(Self.shape(of: node)); write - sync: all, for example")
+            }
+            return nil
+        }
+        let entries = Array(mapping)
+        guard let (key, value) = entries.first else {
+            report(.missingKey, at: node, "this step has no action; write one, such as - sync: all")
+            return nil
+        }
+        guard case .scalar(let keyScalar) = key else {
+            report(.wrongType, at: key, "a step's action is a name, not \(Self.shape(of: key)); write - sync: all, for example")
+            return nil
+        }
+        let action = keyScalar.string
+        guard entries.count == 1 else {
+            reportSeveralActions(action, entries.dropFirst().map(\.key), at: node)
+            return nil
+        }
+        return readAction(action, key: key, value: value).map { Scenario.Step($0, line: node.mark?.line ?? 0) }
+    }
+
+    /// Explains a step map with more than one key: keys of the first action's own map that lost their indentation,
+    /// or several actions in one step.
+    private mutating func reportSeveralActions(_ action: String, _ others: [Node], at node: Node) {
+        let names = others.map { $0.scalar?.string ?? Self.shape(of: $0) }
+        if let inner = Self.actionFields[action], names.allSatisfy(inner.contains) {
+            let verb = names.count == 1 ? "belongs" : "belong"
+            report(.invalidValue, at: others[0],
+                   "\(NameSuggestion.list(names)) \(verb) inside '\(action)': indent under \(action), "
+                   + "or write - \(actionExample(action))")
+        } else {
+            report(.invalidValue, at: node,
+                   "a step has one action, but this one has \(NameSuggestion.list([action] + names)); "
+                   + "put each in its own step")
+        }
+    }
+
+    /// The action `name` with its value.
+    private mutating func readAction(_ name: String, key: Node, value: Node) -> Scenario.Action? {
+        let line = key.mark?.line ?? 0
+        switch name {
+        case "create": return readCreate(value, line: line)
+        case "edit": return readEdit(value)
+        case "undo", "redo", "save", "close", "open", "delete":
+            guard let target = readTarget(name, value), let device = target.device, let document = target.document
+            else { return nil }
+            return switch name {
+            case "undo": .undo(device: device, document: document.name)
+            case "redo": .redo(device: device, document: document.name)
+            case "save": .save(device: device, document: document.name)
+            case "close": .close(device: device, document: document.name)
+            case "open": .open(device: device, document: document.name)
+            default: .delete(device: device, document: document.name)
+            }
+        case "rename": return readRename(value, line: line)
+        case "sync": return readSync(value)
+        case "offline", "online":
+            let example = actionExample(name)
+            guard let devices = readDeviceList(value, name, example: example) else { return nil }
+            return name == "offline" ? .offline(devices) : .online(devices)
+        case "partition": return readPartition(value)
+        case "heal":
+            guard let heal = readBool(value, "heal") else { return nil }
+            guard heal else {
+                report(.invalidValue, at: value, "heal: false does nothing; write heal: true to end the partition")
+                return nil
+            }
+            return .heal
+        case "wait":
+            guard let duration = readDuration(value, "wait") else { return nil }
+            guard duration >= .zero else {
+                report(.invalidValue, at: value,
+                       "wait cannot go back in time ('\(duration)'); write 0s or more, such as wait: 30s")
+                return nil
+            }
+            return .wait(duration)
+        case "crash":
+            let example = actionExample(name)
+            guard let fields = readFields(value, "crash", allowed: Self.actionFields[name]!, example: example) else {
+                return nil
+            }
+            let device = require(fields, "device", example: example).flatMap { readDevice($0, example: example) }
+            let during: Scenario.CrashPoint? = fields["during"].flatMap { readWord($0, "during") }
+            if fields["during"] != nil, during == nil { return nil }
+            return device.map { .crash(device: $0, during: during) }
+        case "restart":
+            let example = actionExample(name)
+            guard let fields = readFields(value, "restart", allowed: Self.actionFields[name]!, example: example) else {
+                return nil
+            }
+            return require(fields, "device", example: example)
+                .flatMap { readDevice($0, example: example) }
+                .map { .restart(device: $0) }
+        case "resolve": return readResolve(value)
+        case "expect": return readExpectation(value).map { .expect($0) }
+        default:
+            let hint = NameSuggestion.nearest(to: name, among: Scenario.Action.keys).map { "did you mean '\($0)'?" }
+                ?? "a step's action is one of " + NameSuggestion.list(Scenario.Action.keys, conjunction: "or")
+            report(.unknownKey, at: key, "unknown action '\(name)'; \(hint)")
+            return nil
+        }
+    }
+
+    /// The map of an action that names a device and a document, with both read and checked.
+    mutating func readTarget(_ action: String, _ value: Node)
+        -> (fields: Fields, device: String?, document: (name: String, known: KnownDocument?)?)?
+    {
+        let example = actionExample(action)
+        guard let fields = readFields(value, action, allowed: Self.actionFields[action]!, example: example) else {
+            return nil
+        }
+        let device = require(fields, "device", example: example).flatMap { readDevice($0, example: example) }
+        let document = require(fields, "document", example: example).flatMap { readDocument($0, example: example) }
+        return (fields, device, document)
+    }
+
+    private mutating func readRename(_ value: Node, line: Int) -> Scenario.Action? {
+        let example = actionExample("rename")
+        guard let (fields, device, document) = readTarget("rename", value) else { return nil }
+        let newName = require(fields, "to", example: example).flatMap { readName($0, "to", example: example) }
+        guard let device, let document, let newName else { return nil }
+        if let known = document.known {
+            remember(newName, model: known.model, line: line)
+        }
+        return .rename(device: device, document: document.name, to: newName)
+    }
+
+    private mutating func readSync(_ value: Node) -> Scenario.Action? {
+        let example = "sync: all or sync: [\(exampleDevice), \(otherExampleDevice)]"
+        switch value {
+        case .scalar(let scalar) where scalar.string == "all":
+            return .sync(.all)
+        case .sequence:
+            return readDeviceList(value, "sync", example: example).map { .sync(.devices($0)) }
+        case _ where Self.isNull(value):
+            report(.missingKey, at: value, "sync has no value; write \(example)")
+            return nil
+        case .scalar(let scalar) where deviceNames?.contains(scalar.string) ?? false:
+            report(.wrongType, at: value,
+                   "sync takes all or a list of devices; write sync: [\(YAMLText.scalar(scalar.string))] or sync: all")
+            return nil
+        default:
+            report(.wrongType, at: value, "sync takes all or a list of devices, not '\(value.scalar?.string ?? Self.shape(of: value))'; write \(example)")
+            return nil
+        }
+    }
+
+    private mutating func readPartition(_ value: Node) -> Scenario.Action? {
+        let example = actionExample("partition")
+        guard let items = readList(value, "partition", example: example) else { return nil }
+        var groups: [[String]] = []
+        var named: [String] = []
+        for item in items {
+            guard let members = readList(item, "a group of partition", example: example) else { continue }
+            guard !members.isEmpty else {
+                report(.invalidValue, at: item, "a group of partition names no device; write \(example)")
+                continue
+            }
+            var group: [String] = []
+            for member in members {
+                guard let name = readDevice(member, "a device in partition", example: example) else { continue }
+                guard !named.contains(name) else {
+                    let place = group.contains(name) ? "twice in one group" : "in two groups"
+                    report(.duplicateName, at: member,
+                           "'\(name)' is \(place) of the partition; put each device in exactly one group")
+                    continue
+                }
+                named.append(name)
+                group.append(name)
+            }
+            groups.append(group)
+        }
+        let rest = deviceNames?.filter { !named.contains($0) } ?? []
+        if deviceNames != nil, groups.count + (rest.isEmpty ? 0 : 1) < 2 {
+            report(.invalidValue, at: value,
+                   "a partition needs at least two groups (the devices named in no group form one); write \(example)")
+            return nil
+        }
+        return .partition(groups)
+    }
+
+    private mutating func readResolve(_ value: Node) -> Scenario.Action? {
+        let example = actionExample("resolve")
+        guard let (fields, device, document) = readTarget("resolve", value) else { return nil }
+        var choice: Scenario.Choice?
+        if let node = require(fields, "choose", example: example),
+           let word = readName(node, "choose", example: example) {
+            switch word {
+            case "latest": choice = .latest
+            case "merge": choice = .merge
+            case "keepBoth": choice = .keepBoth
+            case _ where deviceNames?.contains(word) ?? true: choice = .device(word)
+            default:
+                let choices = (deviceNames ?? []) + Scenario.Choice.strategyWords
+                let hint = NameSuggestion.nearest(to: word, among: choices).map { "did you mean '\($0)'?" }
+                    ?? "choose a device (\(NameSuggestion.list(deviceNames ?? [], conjunction: "or"))) "
+                    + "or latest, merge or keepBoth"
+                report(.unknownDevice, at: node, "choose names no device or strategy: '\(word)'; \(hint)")
+            }
+        }
+        guard let device, let document, let choice else { return nil }
+        return .resolve(device: device, document: document.name, choose: choice)
+    }
+}
