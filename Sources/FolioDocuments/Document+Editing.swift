@@ -57,6 +57,7 @@ extension Document {
         let operations = group.operations
         let undoOperations = group.undoOperations
         var newHistory = history
+        let shown = head.hash
         let change = try append(.edit(Edit(operations: Model.Operation.encodeGroup(operations)))) { change in
             newHistory.recordEdit(.init(target: change.id, operations: undoOperations))
             return newHistory
@@ -68,6 +69,7 @@ extension Document {
         changesSinceCheckpoint += 1
         lastCommitTime = library.clock.now()
         try takeCheckpointIfNeeded(force: false)
+        updateConflictState(after: change, madeOn: shown)
     }
 
     /// Undoes the newest step: the open group, or else the newest committed change of this device still on the undo
@@ -83,11 +85,13 @@ extension Document {
         }
         let (updated, inverses) = try applying(step.operations)
         var newHistory = history
+        let shown = head.hash
         let change = try append(.edit(Edit(operations: Model.Operation.encodeGroup(step.operations), intent: .undo(of: step.target)))) { _ in
             newHistory.recordUndo(.init(target: step.target, operations: inverses))
             return newHistory
         }
         finish(change, model: updated, history: newHistory)
+        updateConflictState(after: change, madeOn: shown)
     }
 
     /// Redoes the newest undone step, as a new change.
@@ -101,11 +105,21 @@ extension Document {
         }
         let (updated, inverses) = try applying(step.operations)
         var newHistory = history
+        let shown = head.hash
         let change = try append(.edit(Edit(operations: Model.Operation.encodeGroup(step.operations), intent: .redo(of: step.target)))) { change in
             newHistory.recordRedo(.init(target: change.id, operations: inverses))
             return newHistory
         }
         finish(change, model: updated, history: newHistory)
+        updateConflictState(after: change, madeOn: shown)
+    }
+
+    /// A change of this device's is made on its own latest change too, so while in conflict it may join competing
+    /// heads besides the one it was made on (`shown`): the state must say so at once, not at the next refresh. The
+    /// change is committed already, so a failed read leaves the state to the next refresh rather than failing.
+    private func updateConflictState(after change: Change, madeOn shown: ChangeHash) {
+        guard state.contains(.inConflict), change.parents != [shown] else { return }
+        try? updateConflictState()
     }
 
     private func finish(_ change: Change, model updated: Model, history newHistory: UndoHistory<Model.Operation>) {

@@ -139,8 +139,12 @@ extension Document {
                 groups.append(VersionGroup(heads: [other], state: state))
             }
         }
-        // The current version's group first.
-        if let index = groups.firstIndex(where: { $0.heads.contains { $0.hash == head.hash } }), index > 0 {
+        // The current version's group first: the one the document shows or, when others' changes made on it arrived
+        // since (it is no longer a head), the one every device shows (not merely the causally first).
+        let winner = heads.max { ($0.lamport, $0.id.device) < ($1.lamport, $1.id.device) }
+        let shown = groups.firstIndex { $0.heads.contains { $0.hash == head.hash } }
+            ?? groups.firstIndex { $0.heads.contains { $0.hash == winner?.hash } }
+        if let index = shown, index > 0 {
             groups.insert(groups.remove(at: index), at: 0)
         }
         return groups
