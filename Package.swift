@@ -66,12 +66,14 @@ let package = Package(
             ],
             path: "Tools/bench/FolioBench"
         ),
+        // Helpers the test targets share (seeds that replay randomized tests, property checks).
+        .target(name: "FolioTestSupport", dependencies: ["FolioCore"], path: "Tests/FolioTestSupport"),
         .testTarget(name: "FolioCoreTests", dependencies: ["FolioCore"]),
         .testTarget(name: "FolioStoreTests", dependencies: ["FolioCore", "FolioStore", "folio"]),
-        .testTarget(name: "FolioModelsTests", dependencies: ["FolioCore", "FolioModels"]),
-        .testTarget(name: "FolioConflictsTests", dependencies: ["FolioCore", "FolioConflicts", "FolioModels"]),
+        .testTarget(name: "FolioModelsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioModels"]),
+        .testTarget(name: "FolioConflictsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioConflicts", "FolioModels"]),
         .testTarget(name: "FolioDocumentsTests", dependencies: ["FolioCore", "FolioStore", "FolioDocuments", "FolioModels", "FolioSync"]),
-        .testTarget(name: "FolioSimulatorTests", dependencies: ["FolioCore", "FolioModels", "FolioSimulator"]),
+        .testTarget(name: "FolioSimulatorTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioModels", "FolioSimulator"]),
         .testTarget(name: "FolioSyncTests", dependencies: ["FolioCore", "FolioStore", "FolioSync"]),
     ]
 )

@@ -1,5 +1,6 @@
 import FolioConflicts
 import FolioCore
+import FolioTestSupport
 import Testing
 
 @Suite struct LineDiffTests {

@@ -16,12 +16,6 @@ import Testing
         mac = try LibraryFixture(seed: 2)
     }
 
-    /// Each side ingests what the other has and it lacks, as a sync would.
-    func exchange(_ first: DocumentLibrary, _ second: DocumentLibrary, _ id: DocumentID) throws {
-        try second.store.ingest(first.store.changes(of: id, since: second.store.vector(of: id)))
-        try first.store.ingest(second.store.changes(of: id, since: first.store.vector(of: id)))
-    }
-
     /// "Notes" with "shared line\n" on both devices, then one offline edit on each.
     func conflicted() async throws -> (DocumentLibrary, Document<TextDocument>, DocumentLibrary, Document<TextDocument>) {
         let a = try iPad.library()

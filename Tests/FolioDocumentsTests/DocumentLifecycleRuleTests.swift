@@ -16,11 +16,6 @@ import Testing
         mac = try LibraryFixture(seed: 2)
     }
 
-    func exchange(_ first: DocumentLibrary, _ second: DocumentLibrary, _ id: DocumentID) throws {
-        try second.store.ingest(first.store.changes(of: id, since: second.store.vector(of: id)))
-        try first.store.ingest(second.store.changes(of: id, since: first.store.vector(of: id)))
-    }
-
     func shared() async throws -> (DocumentLibrary, Document<TextDocument>, DocumentLibrary, Document<TextDocument>) {
         let a = try iPad.library()
         let b = try mac.library()

@@ -21,11 +21,6 @@ import Testing
             autosave: .manual, conflictPolicy: policy, backgroundWork: false)
     }
 
-    func exchange(_ first: DocumentLibrary, _ second: DocumentLibrary, _ id: DocumentID) throws {
-        try second.store.ingest(first.store.changes(of: id, since: second.store.vector(of: id)))
-        try first.store.ingest(second.store.changes(of: id, since: first.store.vector(of: id)))
-    }
-
     /// A document with `base` on both devices, then `onIPad` and `onMac` made apart, exchanged; the iPad refreshes.
     func conflict(
         _ policy: ConflictPolicy, base: String, onIPad: TextDocument.Operation, onMac: TextDocument.Operation

@@ -1,5 +1,6 @@
 import FolioCore
 import FolioModels
+import FolioTestSupport
 import Testing
 
 @Suite struct TextStorageTests {

@@ -1,5 +1,6 @@
 import FolioCore
 import FolioSimulator
+import FolioTestSupport
 import Testing
 
 /// The canonical writer: deterministic, readable, and read back to the same scenario.

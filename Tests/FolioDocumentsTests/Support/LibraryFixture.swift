@@ -104,3 +104,9 @@ extension Document {
         return states
     }
 }
+
+/// Each side ingests what the other has of document `id` and lacks, as a sync would.
+func exchange(_ first: DocumentLibrary, _ second: DocumentLibrary, _ id: DocumentID) throws {
+    try second.store.ingest(first.store.changes(of: id, since: second.store.vector(of: id)))
+    try first.store.ingest(second.store.changes(of: id, since: first.store.vector(of: id)))
+}

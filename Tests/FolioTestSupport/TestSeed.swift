@@ -1,3 +1,4 @@
+// Helpers shared by the test targets: seeds that replay randomized tests, and property-check bookkeeping.
 import Foundation
 import FolioCore
 import Testing
@@ -5,8 +6,8 @@ import Testing
 /// The seed of a randomized test: `FOLIO_SEED` from the environment to replay a failure, otherwise a fresh one.
 ///
 /// Every randomized test prints its seed and puts it in its failure messages, so a failing run can be replayed.
-enum TestSeed {
-    static func make(_ test: String = #function, file: String = #fileID) -> UInt64 {
+public enum TestSeed {
+    public static func make(_ test: String = #function, file: String = #fileID) -> UInt64 {
         let seed: UInt64
         if let text = ProcessInfo.processInfo.environment["FOLIO_SEED"], let value = UInt64(text) {
             seed = value
@@ -20,35 +21,35 @@ enum TestSeed {
 
 extension SplitMix64 {
     /// A uniformly chosen integer in `range`.
-    mutating func int(in range: ClosedRange<Int>) -> Int {
+    public mutating func int(in range: ClosedRange<Int>) -> Int {
         Int.random(in: range, using: &self)
     }
 
     /// `true` with probability `numerator / denominator`.
-    mutating func chance(_ numerator: Int, in denominator: Int) -> Bool {
+    public mutating func chance(_ numerator: Int, in denominator: Int) -> Bool {
         Int.random(in: 0..<denominator, using: &self) < numerator
     }
 
     /// One of `choices`.
-    mutating func pick<T>(_ choices: [T]) -> T {
+    public mutating func pick<T>(_ choices: [T]) -> T {
         choices[int(in: 0...(choices.count - 1))]
     }
 }
 
 /// Records failures of a randomized property with the seed and iteration that reproduce them, and tells the loop to
 /// stop after a few so one broken law does not bury the report.
-struct PropertyCheck {
-    let seed: UInt64
-    var iteration = 0
-    private(set) var failures = 0
+public struct PropertyCheck {
+    public let seed: UInt64
+    public var iteration = 0
+    public private(set) var failures = 0
 
-    init(seed: UInt64) {
+    public init(seed: UInt64) {
         self.seed = seed
     }
 
-    var shouldStop: Bool { failures >= 3 }
+    public var shouldStop: Bool { failures >= 3 }
 
-    mutating func expect(
+    public mutating func expect(
         _ condition: Bool, _ message: @autoclosure () -> String,
         sourceLocation: SourceLocation = #_sourceLocation
     ) {
