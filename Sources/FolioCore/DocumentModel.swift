@@ -104,6 +104,10 @@ public protocol DocumentModel: Sendable {
     /// Documents group rapid edits into one change; combining, say, typed characters into one insertion keeps the
     /// log small. The default combines nothing.
     static func combine(_ first: Operation, _ second: Operation) -> Operation?
+
+    /// How this state differs from `ancestor`, for reports and competing versions: lines for a text, fields for
+    /// records, members for a package. The default reports the whole contents as changed when they differ.
+    func changes(from ancestor: Self) -> [ContentChange]
 }
 
 extension DocumentModel {

@@ -80,7 +80,7 @@ extension Document {
     }
 
     /// The state every competing version grew from: the state at the latest change all of them include.
-    private func commonAncestorState(of groups: [VersionGroup<Model>]) throws(DocumentError) -> Model {
+    func commonAncestorState(of groups: [VersionGroup<Model>]) throws(DocumentError) -> Model {
         var meet = groups[0].head.vector
         for group in groups.dropFirst() { meet = meet.intersecting(group.head.vector) }
         var candidates: [Change] = []

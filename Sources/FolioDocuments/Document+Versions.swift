@@ -11,12 +11,23 @@ extension Document {
         try ensureOpen()
         let groups = try versionGroups()
         let names = try deviceNames()
+        let ancestor = groups.count > 1 ? try commonAncestorState(of: groups) : groups[0].state
         return groups.enumerated().map { index, group in
             DocumentVersion(
                 head: group.head, heads: group.heads.map(\.hash),
                 savingDevice: Device(id: group.head.id.device, name: names[group.head.id.device] ?? ""),
-                contents: group.state, isCurrent: index == 0, isConflict: index > 0)
+                contents: group.state, ancestor: ancestor, isCurrent: index == 0, isConflict: index > 0)
         }
+    }
+
+    /// The state the competing versions grew from: the state at the latest change all of them include (history
+    /// is kept, so it is always available). Without a conflict, the current version's state.
+    ///
+    /// - Throws: ``DocumentError`` `.store`.
+    public func commonAncestor() throws(DocumentError) -> Model {
+        try ensureOpen()
+        let groups = try versionGroups()
+        return groups.count > 1 ? try commonAncestorState(of: groups) : groups[0].state
     }
 
     /// The version the document shows.

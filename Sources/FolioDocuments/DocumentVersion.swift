@@ -14,6 +14,9 @@ public struct DocumentVersion<Model: DocumentModel>: Sendable, Identifiable, Cus
     public let savingDevice: Device
     /// What the version contains.
     public let contents: Model
+    /// The state the competing versions grew from (``Document/commonAncestor()``); the version's own state when
+    /// nothing competes.
+    public let ancestor: Model
     /// Whether it is the version the document shows: the same on every device (highest lamport, then device).
     public let isCurrent: Bool
     /// Whether it competes with the current version (a conflict not yet resolved).
@@ -27,6 +30,8 @@ public struct DocumentVersion<Model: DocumentModel>: Sendable, Identifiable, Cus
     public var vector: VersionVector { head.vector }
     /// Whether nothing about it awaits a decision (it is not in conflict).
     public var isResolved: Bool { !isConflict }
+    /// How the version differs from ``ancestor``: lines for a text, fields for records, members for a package.
+    public var changes: [ContentChange] { contents.changes(from: ancestor) }
 
     /// `device at time (head)`, for messages.
     public var description: String {
