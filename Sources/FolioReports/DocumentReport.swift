@@ -1,0 +1,120 @@
+/// Everything the report says of one document: its conflicts, what they discarded, how each device holds it, and
+/// its causal graph.
+public struct DocumentReport: Codable, Hashable, Sendable {
+    /// The document's identity (canonical UUID text).
+    public var id: String
+    /// Its display name (as most devices name it; each device's own is in ``devices``).
+    public var name: String
+    /// Its type identifier, such as `com.folio.text`.
+    public var type: String
+    /// Every conflict, open or resolved, oldest first.
+    public var conflicts: [ConflictEntry]
+    /// Every resolution and the versions it discarded, oldest first: the loss ledger.
+    public var losses: [LossEntry]
+    /// The document's final state on each device, in the report's device order.
+    public var devices: [DocumentOnDevice]
+    /// Every change of the document, in topological order (lamport, then device name).
+    public var graph: [GraphNode]
+
+    /// Creates a document report.
+    public init(
+        id: String, name: String, type: String, conflicts: [ConflictEntry] = [], losses: [LossEntry] = [],
+        devices: [DocumentOnDevice] = [], graph: [GraphNode] = []
+    ) {
+        self.id = id
+        self.name = name
+        self.type = type
+        self.conflicts = conflicts
+        self.losses = losses
+        self.devices = devices
+        self.graph = graph
+    }
+}
+
+/// One device's vector entry: the highest change seen from a device.
+public struct VectorEntry: Codable, Hashable, Sendable {
+    /// The device's name.
+    public var device: String
+    /// The highest sequence number seen from it.
+    public var seq: UInt64
+
+    /// Creates an entry.
+    public init(device: String, seq: UInt64) {
+        self.device = device
+        self.seq = seq
+    }
+}
+
+/// How one device holds a document at the end.
+public struct DocumentOnDevice: Codable, Hashable, Sendable {
+    /// The device's name.
+    public var device: String
+    /// `false` when the device has deleted the document or never received it.
+    public var exists: Bool
+    /// The document's name on this device (empty when the device never received it).
+    public var name: String
+    /// The document's state flags (`inConflict`, `closed`, `savingError`, `editingDisabled`,
+    /// `progressAvailable`), or `["normal"]`; `["absent"]` when the device never received it, `["unopened"]` when it
+    /// was captured from the log without being opened (then ``contents`` is empty).
+    public var state: [String]
+    /// The device's vector for the document, by device name order of the report.
+    public var vector: [VectorEntry]
+    /// The heads (short hashes), in causal order.
+    public var heads: [String]
+    /// The contents the device shows, as lines: a text's lines; records as `r1: name=Ann, city=Oslo`; a package's
+    /// text lines, then one `images/NAME: SIZE bytes, sha256 HEX` line per image.
+    public var contents: [String]
+
+    /// Whether ``contents`` says what the device shows (it was opened and holds the document).
+    public var showsContents: Bool { exists && !state.contains("unopened") }
+
+    /// Creates an entry.
+    public init(
+        device: String, exists: Bool, name: String, state: [String], vector: [VectorEntry] = [], heads: [String] = [],
+        contents: [String] = []
+    ) {
+        self.device = device
+        self.exists = exists
+        self.name = name
+        self.state = state
+        self.vector = vector
+        self.heads = heads
+        self.contents = contents
+    }
+}
+
+/// One change of a document, as the causal graph shows it.
+public struct GraphNode: Codable, Hashable, Sendable {
+    /// `DEVICE:seq`, unique in the document.
+    public var id: String
+    /// The change's hash, shortened (12 hex digits).
+    public var hash: String
+    /// The device that made it.
+    public var device: String
+    /// Its place in that device's sequence, from 1.
+    public var seq: UInt64
+    /// Its Lamport timestamp.
+    public var lamport: UInt64
+    /// What it does: `create`, `rename`, `move`, `delete`, `restore`, `edit`, `undo`, `redo`, `baseline`, or
+    /// `resolution(STRATEGY)`.
+    public var kind: String
+    /// The ids of the changes it was made on, in the order of their hashes.
+    public var parents: [String]
+    /// Its device's wall time: ISO 8601 in UTC with milliseconds.
+    public var time: String
+
+    /// Creates a node.
+    public init(id: String, hash: String, device: String, seq: UInt64, lamport: UInt64, kind: String, parents: [String], time: String) {
+        self.id = id
+        self.hash = hash
+        self.device = device
+        self.seq = seq
+        self.lamport = lamport
+        self.kind = kind
+        self.parents = parents
+        self.time = time
+    }
+
+    /// Whether the change settled a conflict.
+    public var isResolution: Bool { kind.hasPrefix("resolution") }
+}

@@ -1,0 +1,53 @@
+import FolioCore
+import FolioDocuments
+import FolioModels
+import FolioReports
+import FolioStore
+import Foundation
+import Testing
+
+/// `folio inspect`'s report of a library directory.
+@Suite struct InspectTests {
+    let devices: TwoDevices
+
+    init() throws {
+        devices = try TwoDevices()
+    }
+
+    @Test func aLibraryWithAnOpenConflictIsReportedAsItsOwnDeviceSeesIt() async throws {
+        let conflict = try await TextConflict(devices)
+        try await conflict.iPad.close()
+        try await conflict.mac.close()
+        let before = try conflict.libraries.0.store.devices()
+        let report = try await ConflictReport.inspect(libraryAt: devices.iPad.root)
+        #expect(report.kind == .library)
+        #expect(report.title == "Library iPad")
+        #expect(report.outcome == ConflictReport.Outcome(passed: true))
+        #expect(report.devices.map(\.name) == ["iPad", "Mac"])
+        let document = try #require(report.documents.first)
+        #expect(document.conflicts.map(\.status) == [.open], "inspecting settles nothing")
+        #expect(document.conflicts.first?.versions.count == 2)
+        #expect(document.devices.map(\.device) == ["iPad"])
+        #expect(document.devices.first?.state == ["inConflict"])
+        let reopened = try devices.iPad.library(ConflictPolicy())
+        #expect(try reopened.store.devices() == before, "no device was added to the library")
+        #expect(try reopened.store.heads(of: conflict.iPad.id).count == 2)
+    }
+
+    @Test func aDirectoryWithoutAStoreIsNotALibrary() async throws {
+        let empty = devices.directory.appendingPathComponent("empty")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        await #expect(throws: ReportError.self) { try await ConflictReport.inspect(libraryAt: empty) }
+        #expect(!FileManager.default.fileExists(atPath: empty.appendingPathComponent(".folio").path), "nothing was created")
+    }
+
+    @Test func aStoreThatIsNotOneIsRefusedUntouched() async throws {
+        let fake = devices.directory.appendingPathComponent("fake")
+        try FileManager.default.createDirectory(at: fake.appendingPathComponent(".folio"), withIntermediateDirectories: true)
+        let store = fake.appendingPathComponent(".folio/store.sqlite")
+        try Data("not a database at all".utf8).write(to: store)
+        await #expect(throws: ReportError.self) { try await ConflictReport.inspect(libraryAt: fake) }
+        #expect(try Data(contentsOf: store) == Data("not a database at all".utf8))
+        #expect(!FileManager.default.fileExists(atPath: fake.appendingPathComponent("Documents").path))
+    }
+}
