@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "FolioDocuments", targets: ["FolioDocuments"]),
         .library(name: "FolioSimulator", targets: ["FolioSimulator"]),
         .library(name: "FolioSync", targets: ["FolioSync"]),
+        .library(name: "FolioReports", targets: ["FolioReports"]),
         .executable(name: "folio", targets: ["folio"]),
     ],
     dependencies: [
@@ -43,17 +44,23 @@ let package = Package(
         .target(name: "FolioModels", dependencies: ["FolioCore", "FolioConflicts"]),
         // Documents on disk: the injectable file system and the crash-safe save pipeline (flat files and packages).
         .target(name: "FolioDocuments", dependencies: ["FolioCore", "FolioStore", "FolioSync"]),
-        // Scenario files (SCENARIOS.md) read strictly into values, and written back canonically; later the simulator.
+        // Conflict-inspection reports: one value captured from documents, rendered as JSON, Markdown and HTML.
+        .target(name: "FolioReports", dependencies: ["FolioCore", "FolioStore", "FolioModels", "FolioDocuments"]),
+        // Scenario files (SCENARIOS.md) read strictly into values and written back canonically, and the simulator
+        // that runs them on real libraries with injected clocks, file I/O and network.
         .target(
             name: "FolioSimulator",
-            dependencies: ["FolioCore", "FolioModels", .product(name: "Yams", package: "Yams")]
+            dependencies: [
+                "FolioCore", "FolioStore", "FolioModels", "FolioDocuments", "FolioSync", "FolioReports",
+                .product(name: "Yams", package: "Yams"),
+            ]
         ),
         // Sync: the protocol as a sans-I/O session, its driver, and transports (in-memory network, shared folder).
         .target(name: "FolioSync", dependencies: ["FolioCore", "FolioStore"]),
         .executableTarget(
             name: "folio",
             dependencies: [
-                "FolioCore", "FolioStore",
+                "FolioCore", "FolioStore", "FolioDocuments", "FolioSimulator", "FolioReports",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tools/folio"
@@ -73,7 +80,8 @@ let package = Package(
         .testTarget(name: "FolioModelsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioModels"]),
         .testTarget(name: "FolioConflictsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioConflicts", "FolioModels"]),
         .testTarget(name: "FolioDocumentsTests", dependencies: ["FolioCore", "FolioStore", "FolioDocuments", "FolioModels", "FolioSync"]),
-        .testTarget(name: "FolioSimulatorTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioModels", "FolioSimulator"]),
+        .testTarget(name: "FolioSimulatorTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioModels", "FolioReports", "FolioSimulator"]),
+        .testTarget(name: "FolioReportsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioModels", "FolioDocuments", "FolioReports"]),
         .testTarget(name: "FolioSyncTests", dependencies: ["FolioCore", "FolioStore", "FolioSync"]),
     ]
 )

@@ -156,6 +156,9 @@ extension Document {
         if winner.hash == change.hash {
             model = loaded
             head = change
+            // The edits made in the app since the saved version compete with the file: the conflict shows now.
+            try updateConflictState()
+            try applyConflictStrategy()
             return true
         }
         head = previousHead

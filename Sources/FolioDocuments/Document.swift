@@ -146,6 +146,13 @@ public actor Document<Model: DocumentModel> {
                 && heads.contains { $0.hash != candidate.hash && $0.vector.contains(base.id) }
             if subsumed { absorbed.append(candidate) } else { versions.append(candidate) }
         }
+        if versions.isEmpty {
+            // Every head only renamed or moved the same contents (a rename race): those contents are the one
+            // version, shown at the head every device picks.
+            let winner = absorbed.max { ($0.lamport, $0.id.device) < ($1.lamport, $1.id.device) }!
+            versions = [winner]
+            absorbed.removeAll { $0.hash == winner.hash }
+        }
         return (versions, absorbed)
     }
 

@@ -119,6 +119,17 @@ public final class FaultInjectingFileSystem: FileSystem {
     /// Whether a crash fault fired.
     public var hasCrashed: Bool { state.withLock { $0.crashed } }
 
+    /// Adds `fault` (replacing one at the same step), to strike a step that is still to come: a simulator arms a
+    /// crash this way at the moment it decides a device dies during its next save.
+    ///
+    /// - Precondition: the step is not counted yet (`fault.step >= stepCount`).
+    public func inject(_ fault: Fault) {
+        state.withLock { state in
+            precondition(fault.step >= state.stepCount, "step \(fault.step) has already run")
+            state.faults[fault.step] = fault
+        }
+    }
+
     /// Forgets the steps and bytes recorded so far (not the step numbering, so faults keep their place).
     public func resetRecord() {
         state.withLock { state in

@@ -51,6 +51,14 @@ extension Scenario {
         case rename(device: String, document: String, to: String)
         /// `delete`: deletes the document.
         case delete(device: String, document: String)
+        /// `move` (Folio's addition): moves the document to the device's own documents or the shared container.
+        case move(device: String, document: String, to: Container)
+        /// `writeFile` (Folio's addition): another program writes these contents into the document's file on the
+        /// device's disk; the app notices at its next open or save.
+        case writeFile(device: String, document: String, contents: Contents)
+        /// `import` (Folio's addition): a file with these contents, made outside the library, is imported as a new
+        /// document of `model`.
+        case importFile(device: String, document: String, model: Model, contents: Contents)
         /// `sync`: the devices exchange changes with the cloud until nothing is left to send (offline or partitioned
         /// devices are skipped).
         case sync(SyncTarget)
@@ -86,6 +94,9 @@ extension Scenario {
             case .open: "open"
             case .rename: "rename"
             case .delete: "delete"
+            case .move: "move"
+            case .writeFile: "writeFile"
+            case .importFile: "import"
             case .sync: "sync"
             case .offline: "offline"
             case .online: "online"
@@ -102,8 +113,16 @@ extension Scenario {
         /// Every action key of the file format, in the order `SCENARIOS.md` lists them.
         public static let keys = [
             "create", "edit", "undo", "redo", "save", "close", "open", "rename", "delete", "sync", "offline", "online",
-            "partition", "heal", "wait", "crash", "restart", "resolve", "expect",
+            "partition", "heal", "wait", "crash", "restart", "resolve", "expect", "move", "writeFile", "import",
         ]
+    }
+
+    /// Where a `move` step puts a document.
+    public enum Container: String, Hashable, Sendable, CaseIterable {
+        /// The device's own documents (`Documents/`).
+        case local
+        /// The shared container (`Shared/`).
+        case shared
     }
 
     /// Which devices a `sync` step names.

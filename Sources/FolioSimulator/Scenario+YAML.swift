@@ -39,6 +39,12 @@ extension Scenario {
         return lines.joined(separator: "\n") + "\n"
     }
 
+    /// One step as the scenario file writes it, such as `edit: {device: iPad, document: Notes, append: "x"}`:
+    /// how timelines and messages name a step.
+    public func yamlLine(of action: Action) -> String {
+        "\(action.key): \(yaml(of: action))"
+    }
+
     /// The value of an action's key.
     private func yaml(of action: Action) -> String {
         func target(_ device: String, _ document: String) -> [(key: String, value: String)] {
@@ -61,6 +67,14 @@ extension Scenario {
             return YAMLText.flowMap(target(device, document))
         case .rename(let device, let document, let newName):
             return YAMLText.flowMap(target(device, document) + [("to", YAMLText.scalar(newName))])
+        case .move(let device, let document, let container):
+            return YAMLText.flowMap(target(device, document) + [("to", container.rawValue)])
+        case .writeFile(let device, let document, let contents):
+            return YAMLText.flowMap(target(device, document) + [(contents.model.rawValue, Self.yaml(of: contents))])
+        case .importFile(let device, let document, let model, let contents):
+            var pairs = target(device, document)
+            if model != contents.model { pairs.append(("model", model.rawValue)) }
+            return YAMLText.flowMap(pairs + [(contents.model.rawValue, Self.yaml(of: contents))])
         case .sync(.all):
             return "all"
         case .sync(.devices(let devices)), .offline(let devices), .online(let devices):

@@ -27,9 +27,9 @@ extension ScenarioReader {
 
     /// A `create` step. It makes the document's name known with its model: the one it names, else the one its
     /// contents imply, else the scenario's default.
-    mutating func readCreate(_ value: Node, line: Int) -> Scenario.Action? {
-        let example = actionExample("create")
-        guard let fields = readFields(value, "create", allowed: Self.actionFields["create"]!, example: example) else {
+    mutating func readCreate(_ value: Node, line: Int, action: String = "create") -> Scenario.Action? {
+        let example = actionExample(action)
+        guard let fields = readFields(value, action, allowed: Self.actionFields[action]!, example: example) else {
             return nil
         }
         let device = require(fields, "device", example: example).flatMap { readDevice($0, example: example) }
@@ -41,7 +41,7 @@ extension ScenarioReader {
         let contentKeys = fields.names.filter { Scenario.Model(rawValue: $0) != nil }
         if contentKeys.count > 1 {
             report(.invalidValue, at: fields.key(contentKeys[1])!,
-                   "create takes one of text, records or pages, but this one has \(NameSuggestion.list(contentKeys)); "
+                   "\(action) takes one of text, records or pages, but this one has \(NameSuggestion.list(contentKeys)); "
                    + "keep the one that fits the document's model")
         }
         let contentModel = contentKeys.first.flatMap(Scenario.Model.init(rawValue:))
@@ -51,7 +51,7 @@ extension ScenarioReader {
             contents = readContents(contentModel, fields[contentModel.rawValue]!)
             if let explicitModel, explicitModel != contentModel {
                 report(.wrongModel, at: fields.key(contentModel.rawValue)!,
-                       "'\(contentModel)' gives a \(contentModel) document's contents, but this create makes a "
+                       "'\(contentModel)' gives a \(contentModel) document's contents, but this \(action) makes a "
                        + "\(explicitModel) document; write \(Self.contentsExample(explicitModel)) or model: \(contentModel)")
             }
         }
@@ -66,11 +66,16 @@ extension ScenarioReader {
             }
         }
         guard let device, let document, modelReadable, contentKeys.isEmpty || contents != nil else { return nil }
-        return .create(device: device, document: document, model: model, contents: contents)
+        guard action == "import" else { return .create(device: device, document: document, model: model, contents: contents) }
+        guard let contents else {
+            report(.missingKey, at: value, "import takes the imported file's contents; write \(example)")
+            return nil
+        }
+        return .importFile(device: device, document: document, model: model, contents: contents)
     }
 
     /// Initial contents of `model`.
-    private mutating func readContents(_ model: Scenario.Model, _ node: Node) -> Scenario.Contents? {
+    mutating func readContents(_ model: Scenario.Model, _ node: Node) -> Scenario.Contents? {
         switch model {
         case .text:
             return readText(node, "text", example: "text: \"Hello\" (or text: \"\" for none)").map { .text($0) }

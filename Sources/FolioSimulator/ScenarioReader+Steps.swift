@@ -13,6 +13,9 @@ extension ScenarioReader {
             "crash": ["device", "during"],
             "restart": ["device"],
             "resolve": target + ["choose"],
+            "move": target + ["to"],
+            "writeFile": target + ["text", "records", "pages"],
+            "import": target + ["model", "text", "records", "pages"],
             "expect": Scenario.Expectation.keys,
         ]
     }()
@@ -33,6 +36,9 @@ extension ScenarioReader {
         case "crash": "crash: {device: \(device), during: save}"
         case "restart": "restart: {device: \(device)}"
         case "resolve": "resolve: {device: \(device), document: \(document), choose: \(otherExampleDevice)}"
+        case "move": "move: {device: \(device), document: \(document), to: shared}"
+        case "writeFile": "writeFile: {device: \(device), document: \(document), text: \"Changed elsewhere\"}"
+        case "import": "import: {device: \(device), document: Imported, text: \"Hello\"}"
         case "expect": "expect: {document: \(document), state: normal}"
         default: "\(key): {device: \(device), document: \(document)}"
         }
@@ -149,6 +155,9 @@ extension ScenarioReader {
                 .flatMap { readDevice($0, example: example) }
                 .map { .restart(device: $0) }
         case "resolve": return readResolve(value)
+        case "move": return readMove(value)
+        case "writeFile": return readWriteFile(value)
+        case "import": return readCreate(value, line: line, action: "import")
         case "expect": return readExpectation(value).map { .expect($0) }
         default:
             let hint = NameSuggestion.nearest(to: name, among: Scenario.Action.keys).map { "did you mean '\($0)'?" }
@@ -234,6 +243,32 @@ extension ScenarioReader {
             return nil
         }
         return .partition(groups)
+    }
+
+    private mutating func readMove(_ value: Node) -> Scenario.Action? {
+        let example = actionExample("move")
+        guard let (fields, device, document) = readTarget("move", value) else { return nil }
+        let container: Scenario.Container? = require(fields, "to", example: example).flatMap { readWord($0, "to") }
+        guard let device, let document, let container else { return nil }
+        return .move(device: device, document: document.name, to: container)
+    }
+
+    private mutating func readWriteFile(_ value: Node) -> Scenario.Action? {
+        let example = actionExample("writeFile")
+        guard let (fields, device, document) = readTarget("writeFile", value) else { return nil }
+        let contentKeys = fields.names.filter { Scenario.Model(rawValue: $0) != nil }
+        guard contentKeys.count == 1, let model = Scenario.Model(rawValue: contentKeys[0]) else {
+            report(contentKeys.isEmpty ? .missingKey : .invalidValue, at: value,
+                   "writeFile takes the file's new contents, one of text, records or pages; write \(example)")
+            return nil
+        }
+        if let known = document?.known?.model, known != model {
+            report(.wrongModel, at: fields.key(model.rawValue)!,
+                   "'\(document!.name)' is a \(known) document; write its file as \(Self.contentsExample(known))")
+            return nil
+        }
+        guard let contents = readContents(model, fields[model.rawValue]!), let device, let document else { return nil }
+        return .writeFile(device: device, document: document.name, contents: contents)
     }
 
     private mutating func readResolve(_ value: Node) -> Scenario.Action? {

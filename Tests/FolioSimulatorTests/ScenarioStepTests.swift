@@ -58,6 +58,12 @@ import Testing
         ("rename: {device: iPad, document: Notes, to: Groceries}",
          .rename(device: "iPad", document: "Notes", to: "Groceries")),
         ("delete: {device: iPad, document: Notes}", .delete(device: "iPad", document: "Notes")),
+        ("move: {device: iPad, document: Notes, to: shared}", .move(device: "iPad", document: "Notes", to: .shared)),
+        ("writeFile: {device: Mac, document: Notes, text: \"theirs\"}",
+         .writeFile(device: "Mac", document: "Notes", contents: .text("theirs"))),
+        ("import: {device: iPad, document: Inbox, records: {r1: {title: Bill}}}",
+         .importFile(device: "iPad", document: "Inbox", model: .records,
+                     contents: .records([RecordsDocument.Record(id: "r1", fields: ["title": "Bill"])]))),
         // network
         ("sync: all", .sync(.all)),
         ("sync: [iPad, Mac]", .sync(.devices(["iPad", "Mac"]))),

@@ -1,0 +1,117 @@
+import FolioCore
+import FolioDocuments
+import FolioStore
+import FolioSync
+
+extension ScenarioRun {
+    /// The devices exchange changes with the cloud, round after round, until a whole round moves nothing; after
+    /// each exchange the device's open documents pick up what arrived (their conflict strategy runs then, and
+    /// its resolutions go out in the next round). Offline, partitioned-away and crashed devices are skipped.
+    func sync(_ named: [SimulatedDevice]) async throws(SimulationError) {
+        let participants = named.filter { $0.isRunning && $0.isOnline }
+        for device in named where !participants.contains(where: { $0 === device }) {
+            events.append("\(device.name) skipped: \(device.isRunning ? "offline" : "not running")")
+        }
+        var round = 0
+        var moved = true
+        while moved {
+            round += 1
+            guard round <= 50 else {
+                throw .invariant("sync did not settle after 50 rounds: devices keep making changes in answer to each other")
+            }
+            moved = false
+            for device in participants {
+                let store = try device.runningLibrary().store
+                let exchange: InMemoryExchange
+                do { exchange = try cloud.network.sync(store, with: cloud.replica(for: device.name)) } catch { throw .sync(error) }
+                advance(by: 2 * scenario.network.latency.milliseconds * Int64(1 + exchange.ticks))
+                let sent = exchange.responder.changesApplied, received = exchange.initiator.changesApplied
+                if sent > 0 || received > 0 || !exchange.isComplete {
+                    moved = true
+                    events.append(describe(exchange, of: device.name))
+                }
+                if try await pickUp(on: device) { moved = true }
+            }
+        }
+        if participants.count > 1 { try checkConverged(participants, after: "a full sync") }
+        if participants.count == devices.count && !cloud.isPartitioned {
+            let lost = try lostChanges()
+            if lost.count > 0 { throw .invariant("after every device synced, \(lost.first!) went missing") }
+        }
+    }
+
+    private func describe(_ exchange: InMemoryExchange, of device: String) -> String {
+        var text = "\(device) ⇄ cloud: sent \(exchange.responder.changesApplied), received \(exchange.initiator.changesApplied)"
+        var faults: [String] = []
+        if exchange.dropped > 0 { faults.append("\(exchange.dropped) dropped") }
+        if exchange.duplicated > 0 { faults.append("\(exchange.duplicated) duplicated") }
+        if exchange.reordered > 0 { faults.append("\(exchange.reordered) reordered") }
+        if !faults.isEmpty { text += " (messages: \(faults.joined(separator: ", ")))" }
+        if !exchange.isComplete { text += "; incomplete, retried" }
+        return text
+    }
+
+    /// Opens documents that arrived and refreshes the open ones; returns whether the device made changes of its
+    /// own in answer (resolutions).
+    func pickUp(on device: SimulatedDevice) async throws(SimulationError) -> Bool {
+        let store = try device.runningLibrary().store
+        let before: Int
+        do { before = try store.changeCount() } catch { throw .store(error) }
+        do {
+            for name in try await device.openNewDocuments() { events.append("\(device.name) opened \(name), received by sync") }
+        } catch {
+            throw .document(error)
+        }
+        for id in device.handles.keys.sorted() {
+            let handle = device.handles[id]!
+            let wasInConflict = await handle.isInConflict()
+            do { _ = try await handle.refresh() } catch { throw .document(error) }
+            let isInConflict = await handle.isInConflict()
+            if isInConflict != wasInConflict {
+                let name = (try? await handle.observe().displayName) ?? id.description
+                events.append(isInConflict ? "\(device.name): \(name) is in conflict" : "\(device.name): \(name) is no longer in conflict")
+            }
+        }
+        let after: Int
+        do { after = try store.changeCount() } catch { throw .store(error) }
+        if after > before {
+            events.append("\(device.name) recorded \(after - before) change\(after - before == 1 ? "" : "s") settling what arrived")
+        }
+        return after > before
+    }
+
+    /// Requires `devices` (which just synced fully with one cloud replica) to hold the same changes.
+    func checkConverged(_ devices: [SimulatedDevice], after what: String) throws(SimulationError) {
+        let groups = Dictionary(grouping: devices, by: { cloud.group(of: $0.name) })
+        for key in groups.keys.sorted() {
+            let group = groups[key]!
+            guard group.count > 1, let difference = try difference(among: group) else { continue }
+            throw .invariant("after \(what), \(difference)")
+        }
+    }
+
+    /// How the first two devices of `devices` that differ differ (documents or vectors), or `nil`.
+    func difference(among devices: [SimulatedDevice]) throws(SimulationError) -> String? {
+        var reference: (name: String, vectors: [DocumentID: VersionVector])?
+        for device in devices {
+            let store = try device.runningLibrary().store
+            var vectors: [DocumentID: VersionVector] = [:]
+            do {
+                for id in try store.documents() { vectors[id] = try store.vector(of: id) }
+            } catch {
+                throw .store(error)
+            }
+            guard let first = reference else {
+                reference = (device.name, vectors)
+                continue
+            }
+            if vectors != first.vectors {
+                let ids = Set(vectors.keys).union(first.vectors.keys).sorted()
+                let id = ids.first { vectors[$0] != first.vectors[$0] }!
+                return "\(first.name) and \(device.name) hold different changes of document \(id): "
+                    + "\(first.vectors[id].map { "\($0)" } ?? "none") vs \(vectors[id].map { "\($0)" } ?? "none")"
+            }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,169 @@
+import FolioCore
+import FolioDocuments
+import FolioModels
+import FolioStore
+import FolioSync
+import Foundation
+
+/// One run of a scenario: the devices, the cloud, simulated time, and what has happened so far.
+final class ScenarioRun {
+    let scenario: Scenario
+    let directory: URL
+    let options: Simulator
+    /// Simulated time, in milliseconds since 1970 (starts at 2026-01-01T00:00:00Z).
+    var now: Int64 = ScenarioRun.start
+    var devices: [SimulatedDevice] = []
+    var cloud: SimulatedCloud!
+    let images: ImageBytes
+    /// Documents by every name a `create` or `rename` step gave them.
+    var documentIDs: [String: DocumentID] = [:]
+    /// Every change some device's log has held, per document: what must never go missing.
+    var acknowledged: [DocumentID: VersionVector] = [:]
+    /// Events of the step running.
+    var events: [String] = []
+    var steps: [SimulatedStep] = []
+    var failures: [SimulationFailure] = []
+    /// Drawn from for crash points.
+    var faults: SplitMix64
+
+    /// 2026-01-01T00:00:00Z.
+    static let start: Int64 = 1_767_225_600_000
+
+    init(scenario: Scenario, directory: URL, options: Simulator) {
+        self.scenario = scenario
+        self.directory = directory
+        self.options = options
+        images = ImageBytes(seed: Self.derive(scenario.seed, 3))
+        faults = SplitMix64(seed: Self.derive(scenario.seed, 4))
+    }
+
+    /// A seed for one purpose, derived from the scenario's (so adding a crash does not change identities).
+    static func derive(_ seed: UInt64, _ purpose: UInt64) -> UInt64 {
+        var generator = SplitMix64(seed: seed ^ (purpose &* 0x9E37_79B9_7F4A_7C15))
+        return generator.next()
+    }
+
+    func device(_ name: String) -> SimulatedDevice {
+        devices.first { $0.name == name }!
+    }
+
+    // MARK: Running
+
+    func run() async -> SimulationResult {
+        do {
+            try await setUp()
+        } catch {
+            failures.append(SimulationFailure(kind: .setup, step: 0, line: 0, message: error.description))
+            return await finish()
+        }
+        for (index, step) in scenario.steps.enumerated() {
+            let number = index + 1
+            events = []
+            var failure: String?
+            var stop = false
+            do {
+                let found = try await perform(step.action)
+                for message in found {
+                    failures.append(SimulationFailure(kind: .expectation, step: number, line: step.line, message: message))
+                }
+                failure = found.isEmpty ? nil : found.joined(separator: "; ")
+                try await checkInvariants()
+            } catch let error {
+                let kind: SimulationFailure.Kind
+                if case .invariant = error { kind = .invariant } else { kind = .step }
+                if kind == .step && options.stepErrors == .skip {
+                    events.append("skipped: \(error.description)")
+                } else {
+                    failures.append(SimulationFailure(kind: kind, step: number, line: step.line, message: error.description))
+                    failure = error.description
+                    stop = true
+                }
+            }
+            steps.append(SimulatedStep(
+                number: number, line: step.line, time: Timestamp(millisecondsSince1970: now),
+                action: scenario.yamlLine(of: step.action), events: events, failure: failure))
+            if stop { break }
+        }
+        if options.checksFinalConvergence && !failures.contains(where: { $0.kind != .expectation }) {
+            do {
+                try await finalCheck()
+            } catch {
+                failures.append(SimulationFailure(kind: .invariant, step: 0, line: 0, message: error.description))
+            }
+        }
+        return await finish()
+    }
+
+    private func setUp() async throws(SimulationError) {
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw .step("cannot create the run's directory \(directory.path): \(error)")
+        }
+        let identities = SeededIdentifierSource(seed: Self.derive(scenario.seed, 1))
+        let policy = ConflictPolicy(default: Self.strategy(scenario.strategy))
+        for (index, declared) in scenario.devices.enumerated() {
+            let skew = declared.clockSkew.milliseconds
+            let device = SimulatedDevice(
+                name: declared.name, device: Device(id: DeviceID(using: identities), name: declared.name),
+                root: directory.appendingPathComponent("device-\(index + 1)", isDirectory: true),
+                clock: ManualClock(start: Timestamp(millisecondsSince1970: now + skew)), skew: skew,
+                identifierSeed: Self.derive(scenario.seed, 100 + UInt64(index)), policy: policy)
+            do { try await device.start() } catch { throw .document(error) }
+            devices.append(device)
+        }
+        let network = scenario.network
+        let profile = FaultProfile(drop: network.loss, duplicate: network.duplicate, reorder: network.reorder)
+        do {
+            cloud = try SimulatedCloud(
+                directory: directory, device: Device(id: DeviceID(using: identities), name: "cloud"),
+                clock: ManualClock(start: Timestamp(millisecondsSince1970: now)), faults: profile,
+                seed: Self.derive(scenario.seed, 2))
+        } catch {
+            throw .store(error)
+        }
+    }
+
+    static func strategy(_ strategy: Scenario.Strategy) -> ConflictStrategy {
+        switch strategy {
+        case .askUser: .askUser
+        case .latestWins: .latestWins
+        case .merge: .merge
+        case .keepBoth: .keepBoth
+        }
+    }
+
+    /// Moves simulated time forward; every device's clock follows (with its skew).
+    func advance(by milliseconds: Int64) {
+        guard milliseconds > 0 else { return }
+        now += milliseconds
+        for device in devices { device.setTime(now) }
+        cloud.clock.set(Timestamp(millisecondsSince1970: now))
+    }
+
+    private func finish() async -> SimulationResult {
+        let report = await makeReport()
+        for device in devices { device.kill() }
+        cloud?.close()
+        return SimulationResult(scenario: scenario, steps: steps, failures: failures, report: report)
+    }
+
+    // MARK: Documents by name
+
+    /// The document `name` names on `device`: the one a step created or renamed to that name, or a document the
+    /// device's library shows under that name (a keep-both copy, say).
+    func documentID(_ name: String, on device: SimulatedDevice) throws(SimulationError) -> DocumentID {
+        let library = try device.runningLibrary()
+        do {
+            if let id = documentIDs[name], try library.info(of: id) != nil { return id }
+            let all = try library.documents(includingDeleted: true).filter { $0.displayName == name }
+            if let found = all.first(where: { !$0.isDeleted }) ?? all.first { return found.id }
+        } catch {
+            throw .document(error)
+        }
+        if documentIDs[name] != nil {
+            throw .step("\(device.name) does not have \(name) yet: it has not synced since \(name) was created")
+        }
+        throw .step("\(device.name) has no document named \(name)")
+    }
+}

@@ -1,0 +1,154 @@
+import FolioCore
+import FolioDocuments
+import FolioModels
+import FolioStore
+import Foundation
+
+/// One simulated device: its own library on disk, its own clock (with skew), identities and file I/O, and the
+/// documents its app has open.
+///
+/// Like a notes app, the device keeps every document of its library open (those that arrive by sync included)
+/// unless a `close` step closed it. A crash drops everything in memory; a restart opens the library again from
+/// what is on disk.
+final class SimulatedDevice {
+    let name: String
+    let device: Device
+    let root: URL
+    let clock: ManualClock
+    let skew: Int64
+    let identifiers: SeededIdentifierSource
+    let policy: ConflictPolicy
+    private(set) var fileSystem: FaultInjectingFileSystem
+    private(set) var library: DocumentLibrary?
+    /// Open documents by identity.
+    private(set) var handles: [DocumentID: any SimulatedDocument] = [:]
+    /// Documents a `close` step closed, with what they showed then.
+    private(set) var closed: [DocumentID: DocumentObservation] = [:]
+    var isOnline = true
+
+    /// Saves after 5 s without edits and on close; every edit is its own change, as the scenario format says.
+    static let autosave = AutosavePolicy(idleInterval: 5_000, unsavedChangeLimit: nil, saveOnClose: true, groupingInterval: 0)
+
+    init(name: String, device: Device, root: URL, clock: ManualClock, skew: Int64, identifierSeed: UInt64, policy: ConflictPolicy) {
+        self.name = name
+        self.device = device
+        self.root = root
+        self.clock = clock
+        self.skew = skew
+        self.policy = policy
+        identifiers = SeededIdentifierSource(seed: identifierSeed)
+        fileSystem = FaultInjectingFileSystem()
+    }
+
+    var isRunning: Bool { library != nil }
+
+    /// Starts the device's process: opens its library (recovering what a crash left) and its documents.
+    func start() async throws(DocumentError) {
+        fileSystem = FaultInjectingFileSystem()
+        library = try DocumentLibrary(
+            at: root, device: device, clock: clock, identifiers: identifiers, fileSystem: fileSystem,
+            autosave: Self.autosave, conflictPolicy: policy, backgroundWork: false)
+        _ = try await openNewDocuments()
+    }
+
+    /// Takes a document this device just created.
+    func adopt(_ handle: any SimulatedDocument) {
+        handles[handle.id] = handle
+        closed[handle.id] = nil
+    }
+
+    /// The process dies: nothing in memory survives; what the disk holds stays.
+    func kill() {
+        handles = [:]
+        closed = [:]
+        library = nil
+    }
+
+    func runningLibrary() throws(SimulationError) -> DocumentLibrary {
+        guard let library else { throw SimulationError.step("\(name) is not running (it crashed; restart it first)") }
+        return library
+    }
+
+    /// Opens the documents of the library that are neither open nor closed by a step (new ones, arrived by sync).
+    ///
+    /// - Returns: the names of the documents opened.
+    func openNewDocuments() async throws(DocumentError) -> [String] {
+        guard let library else { return [] }
+        var opened: [String] = []
+        for info in try library.documents() where handles[info.id] == nil && closed[info.id] == nil {
+            handles[info.id] = try await Self.open(info, in: library)
+            opened.append(info.displayName)
+        }
+        return opened
+    }
+
+    /// Opens one document as its built-in model.
+    static func open(_ info: DocumentInfo, in library: DocumentLibrary) async throws(DocumentError) -> any SimulatedDocument {
+        switch info.typeIdentifier {
+        case TextDocument.documentType.identifier: DocumentHandle(try await library.open(info.id, as: TextDocument.self))
+        case RecordsDocument.documentType.identifier: DocumentHandle(try await library.open(info.id, as: RecordsDocument.self))
+        case PagesDocument.documentType.identifier: DocumentHandle(try await library.open(info.id, as: PagesDocument.self))
+        default: throw DocumentError(.wrongType, "\(info.displayName) is a \(info.typeIdentifier) document, which the simulator does not know")
+        }
+    }
+
+    /// The open handle of `id`, opening it first if a `close` step closed it (an app opens a document to edit it).
+    func handle(_ id: DocumentID) async throws(SimulationError) -> any SimulatedDocument {
+        if let handle = handles[id] { return handle }
+        let library = try runningLibrary()
+        let info: DocumentInfo?
+        do { info = try library.info(of: id) } catch { throw .document(error) }
+        guard let info else { throw SimulationError.step("\(name) does not have this document yet") }
+        do {
+            let handle = try await Self.open(info, in: library)
+            handles[id] = handle
+            closed[id] = nil
+            return handle
+        } catch {
+            throw .document(error)
+        }
+    }
+
+    /// Closes `id` by a `close` step, remembering what it showed.
+    func close(_ id: DocumentID) async throws(SimulationError) {
+        guard let handle = handles[id] else { return }
+        do {
+            var last = try await handle.observe()
+            try await handle.close()
+            last.state = (last.state.subtracting(.inConflict)).union(.closed)
+            last.conflictVersions = 0
+            closed[id] = last
+        } catch {
+            throw .document(error)
+        }
+        handles[id] = nil
+    }
+
+    /// What the device shows of `id`: the open document, or what it showed when closed; `nil` when it does not
+    /// hold the document.
+    func observe(_ id: DocumentID) async throws(SimulationError) -> DocumentObservation? {
+        if let handle = handles[id] {
+            do { return try await handle.observe() } catch { throw .document(error) }
+        }
+        return closed[id]
+    }
+
+    /// Moves the device's clock to the simulated time (plus its skew) and runs what became due (autosaves).
+    func setTime(_ simulated: Int64) {
+        clock.set(Timestamp(millisecondsSince1970: simulated + skew))
+    }
+
+    /// Runs every open document's due work (autosave), in identity order.
+    func runDueWork() async throws(SimulationError) {
+        for id in handles.keys.sorted() {
+            do { try await handles[id]!.runDueWork() } catch { throw .document(error) }
+        }
+    }
+
+    /// Arms a crash at one of the next file-system steps (a save's), torn if it is a write.
+    func armCrash(within steps: Int, using generator: inout SplitMix64) {
+        let step = fileSystem.stepCount + Int(generator.next() % UInt64(max(steps, 1)))
+        let prefix = Int(generator.next() % 64)
+        fileSystem.inject(.crash(atStep: step, writtenPrefix: prefix))
+    }
+}

@@ -1,0 +1,26 @@
+import FolioDocuments
+import FolioStore
+import FolioSync
+
+/// Why a step of a run could not be done, or an invariant broke.
+enum SimulationError: Error, CustomStringConvertible {
+    /// The step could not be done as written (a device that is down, a document it does not hold…).
+    case step(String)
+    /// A document operation failed.
+    case document(DocumentError)
+    /// A store operation failed.
+    case store(StoreError)
+    /// Sync failed.
+    case sync(SyncError)
+    /// An invariant broke: the run found a bug.
+    case invariant(String)
+
+    var description: String {
+        switch self {
+        case .step(let message), .invariant(let message): message
+        case .document(let error): error.description
+        case .store(let error): error.description
+        case .sync(let error): error.description
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import FolioCore
+import FolioReports
+
+/// What went wrong in a run, and where.
+public struct SimulationFailure: Hashable, Sendable, CustomStringConvertible {
+    /// The kind of failure.
+    public enum Kind: String, Hashable, Sendable {
+        /// An `expect` step found something else.
+        case expectation
+        /// A step could not be done as written (a device that is down, a position past the end…).
+        case step
+        /// An invariant broke: a log unsound, devices that synced fully but differ, an acknowledged change lost.
+        /// Always a bug in Folio (or the simulator), never in the scenario.
+        case invariant
+        /// The run could not start (no temporary directory, a store that would not open).
+        case setup
+    }
+
+    /// The kind.
+    public var kind: Kind
+    /// The step's 1-based number; 0 for the run's setup and for the final check.
+    public var step: Int
+    /// The step's line in the scenario file; 0 when unknown.
+    public var line: Int
+    /// What was expected and what was found, or what went wrong.
+    public var message: String
+
+    /// Creates a failure.
+    public init(kind: Kind, step: Int, line: Int, message: String) {
+        self.kind = kind
+        self.step = step
+        self.line = line
+        self.message = message
+    }
+
+    /// `step 4 (line 12): expected text "a", found "b"`.
+    public var description: String {
+        let place = step == 0 ? (kind == .setup ? "setup" : "final check") : "step \(step)" + (line > 0 ? " (line \(line))" : "")
+        return "\(place): \(message)"
+    }
+}
+
+/// One step as it ran: when, what it did, and what came of it.
+public struct SimulatedStep: Hashable, Sendable {
+    /// The 1-based step number.
+    public var number: Int
+    /// The line in the scenario file (0 for a step made in code).
+    public var line: Int
+    /// Simulated time when the step ran.
+    public var time: Timestamp
+    /// The step as the scenario file writes it.
+    public var action: String
+    /// What happened: syncs, conflicts appearing and resolved, crashes, recoveries.
+    public var events: [String]
+    /// Why it failed, if it did.
+    public var failure: String?
+}
+
+/// The outcome of running one scenario.
+public struct SimulationResult: Sendable {
+    /// The scenario that ran.
+    public var scenario: Scenario
+    /// Every step, in order (the steps after a failed step or a broken invariant did not run).
+    public var steps: [SimulatedStep]
+    /// What failed; empty when every expectation held and every invariant too.
+    public var failures: [SimulationFailure]
+    /// The conflict-inspection report of the run.
+    public var report: ConflictReport
+
+    /// Whether every expectation and every invariant held.
+    public var passed: Bool { failures.isEmpty }
+    /// The failures that are invariant violations (bugs).
+    public var violations: [SimulationFailure] { failures.filter { $0.kind == .invariant } }
+}

@@ -1,0 +1,52 @@
+import FolioCore
+import Foundation
+
+/// Runs scenarios on real libraries: each device has its own ``FolioDocuments/DocumentLibrary`` on disk (in a
+/// temporary directory), its own clock with the scenario's skew, its own identities and its own file I/O, and the
+/// devices sync through a simulated cloud over a network with the scenario's latency, loss, duplication and
+/// reordering.
+///
+/// A run is reproduced exactly by the scenario and its seed: every random choice (identities, faults, crash points,
+/// image bytes) derives from the seed, and time moves only through `wait` steps and network latency.
+///
+/// After every step the run checks the log invariants of every running device; after a sync of every running,
+/// online device of a group, that they converged; and, with no partition and no device down, that no change any
+/// device acknowledged is missing.
+public struct Simulator: Sendable {
+    /// What a run does when a step cannot be done as written.
+    public enum StepErrors: Sendable {
+        /// The run fails there (`folio replay`: the scenario says something that did not happen).
+        case fail
+        /// The step is recorded as skipped and the run goes on (fuzzing: random steps often do not apply).
+        case skip
+    }
+
+    /// Where runs put their device directories; `nil`: a new temporary directory per run.
+    public var workDirectory: URL?
+    /// Whether device directories are kept after a run (to inspect them with `folio inspect`).
+    public var keepsFiles: Bool
+    /// What a step that cannot be done does to the run.
+    public var stepErrors: StepErrors
+    /// Whether, after the last step, the run heals partitions, restarts crashed devices, brings every device
+    /// online, syncs everything and requires convergence and no lost change (what fuzzing checks).
+    public var checksFinalConvergence: Bool
+
+    /// Creates a simulator.
+    public init(workDirectory: URL? = nil, keepsFiles: Bool = false, stepErrors: StepErrors = .fail, checksFinalConvergence: Bool = false) {
+        self.workDirectory = workDirectory
+        self.keepsFiles = keepsFiles
+        self.stepErrors = stepErrors
+        self.checksFinalConvergence = checksFinalConvergence
+    }
+
+    /// Runs `scenario` to its end (or its first step error or broken invariant).
+    public func run(_ scenario: Scenario) async -> SimulationResult {
+        let directory = (workDirectory ?? FileManager.default.temporaryDirectory)
+            .appendingPathComponent("folio-run-\(RandomIdentifierSource().next())", isDirectory: true)
+        defer {
+            if !keepsFiles { try? FileManager.default.removeItem(at: directory) }
+        }
+        let run = ScenarioRun(scenario: scenario, directory: directory, options: self)
+        return await run.run()
+    }
+}

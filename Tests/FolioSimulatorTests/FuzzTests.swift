@@ -1,0 +1,59 @@
+import FolioCore
+import FolioSimulator
+import FolioTestSupport
+import Foundation
+import Testing
+
+@Suite struct FuzzTests {
+    @Test func theGeneratorIsDeterministicAndItsScenariosReadBack() throws {
+        let generator = FolioSimulator.ScenarioGenerator(devices: 1...5, steps: 60)
+        let base = TestSeed.make()
+        for offset in 0..<100 as Range<UInt64> {
+            let seed = base &+ offset
+            let scenario = generator.scenario(seed: seed)
+            #expect(scenario == generator.scenario(seed: seed), "seed \(seed)")
+            #expect(scenario.steps.count == 60)
+            let read = try ScenarioParser.parse(yaml: scenario.yaml, file: "seed-\(seed).yaml")
+            #expect(read == scenario, "seed \(seed): the scenario does not read back from its YAML")
+        }
+    }
+
+    @Test func randomScenariosKeepTheInvariants() async {
+        let fuzzer = Fuzzer(generator: FolioSimulator.ScenarioGenerator(devices: 2...4, steps: 40))
+        let base = TestSeed.make()
+        for offset in 0..<8 as Range<UInt64> {
+            let outcome = await fuzzer.run(seed: base &+ offset)
+            #expect(outcome.violations.isEmpty, """
+                seed \(outcome.seed): \(outcome.violations.map(\.description).joined(separator: "; "))
+                \(outcome.shrunk?.yaml ?? "")
+                """)
+        }
+    }
+
+    @Test func theShrinkerKeepsWhatMakesItFail() async throws {
+        // A stand-in failure: any scenario whose steps include iPad appending "boom" fails.
+        let scenario = try ScenarioParser.parse(yaml: """
+            name: Big
+            devices: [{name: iPad}, {name: Mac, clockSkew: 5s}, {name: Phone}]
+            network: {latency: 100ms, loss: 0.1}
+            steps:
+              - create: {device: Mac, document: Notes}
+              - sync: all
+              - edit: {device: Mac, document: Notes, append: "a"}
+              - wait: 1s
+              - edit: {device: iPad, document: Notes, append: "boom"}
+              - sync: all
+              - edit: {device: Phone, document: Notes, append: "c"}
+            """, file: "big.yaml")
+        func fails(_ candidate: Scenario) -> Bool {
+            candidate.steps.contains { $0.action == .edit(device: "iPad", document: "Notes", operation: .append("boom")) }
+        }
+        let shrunk = await ScenarioShrinker().shrink(scenario) { fails($0) }
+        #expect(fails(shrunk))
+        #expect(shrunk.steps.map(\.action.key) == ["create", "edit"], "\(shrunk.yaml)")
+        #expect(shrunk.network == .perfect)
+        #expect(shrunk.devices.map(\.name) == ["iPad", "Mac"])
+        #expect(shrunk.devices.allSatisfy { $0.clockSkew == .zero })
+        #expect(try ScenarioParser.parse(yaml: shrunk.yaml, file: "shrunk.yaml") == shrunk)
+    }
+}

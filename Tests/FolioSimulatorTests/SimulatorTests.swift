@@ -1,0 +1,127 @@
+import FolioCore
+import FolioSimulator
+import Foundation
+import Testing
+
+@Suite struct SimulatorTests {
+    func parse(_ steps: String, strategy: String = "askUser", devices: String = "[{name: iPad}, {name: Mac}]") throws -> Scenario {
+        try ScenarioParser.parse(yaml: """
+            name: Test
+            strategy: \(strategy)
+            devices: \(devices)
+            steps:
+            \(steps)
+            """, file: "test.yaml")
+    }
+
+    @Test func aFailedExpectationNamesItsStepLineAndWhatWasFound() async throws {
+        let scenario = try parse("""
+              - create: {device: iPad, document: Notes, text: "a"}
+              - expect: {document: Notes, device: iPad, text: "b"}
+              - expect: {document: Notes, device: iPad, text: "a"}
+            """)
+        let result = await Simulator().run(scenario)
+        #expect(!result.passed)
+        #expect(result.failures.count == 1)
+        let failure = try #require(result.failures.first)
+        #expect(failure.kind == .expectation)
+        #expect(failure.step == 2)
+        #expect(failure.line == 6)
+        #expect(failure.message.contains("expected Notes text: \"b\", found \"a\""))
+        #expect(result.steps.count == 3, "an expectation failure does not stop the run")
+    }
+
+    @Test func aStepThatCannotBeDoneStopsTheRun() async throws {
+        let scenario = try parse("""
+              - create: {device: iPad, document: Notes, text: "a"}
+              - crash: {device: iPad}
+              - edit: {device: iPad, document: Notes, append: "b"}
+              - restart: {device: iPad}
+            """)
+        let result = await Simulator().run(scenario)
+        let failure = try #require(result.failures.first)
+        #expect(failure.kind == .step)
+        #expect(failure.step == 3)
+        #expect(failure.message.contains("iPad is not running"))
+        #expect(result.steps.count == 3)
+    }
+
+    @Test func aDeviceWithoutTheDocumentYetSaysSo() async throws {
+        let scenario = try parse("""
+              - create: {device: iPad, document: Notes}
+              - edit: {device: Mac, document: Notes, append: "b"}
+            """)
+        let result = await Simulator().run(scenario)
+        #expect(result.failures.first?.message.contains("Mac does not have Notes yet") == true)
+    }
+
+    @Test func aRunIsReproducedByItsSeed() async throws {
+        let file = ScenarioReplayTests.scenarios.appendingPathComponent("11-bad-network.yaml")
+        let scenario = try ScenarioParser.parse(data: try Data(contentsOf: file), file: "11-bad-network.yaml")
+        let first = await Simulator().run(scenario)
+        let second = await Simulator().run(scenario)
+        #expect(first.passed && second.passed)
+        #expect(first.report.json() == second.report.json())
+        #expect(first.report.html() == second.report.html())
+        var other = scenario
+        other.seed += 1
+        let third = await Simulator().run(other)
+        #expect(third.report.json() != first.report.json(), "another seed makes other identities and faults")
+    }
+
+    @Test func aCrashDuringSaveLosesNothingAndLeavesNoLeftovers() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("folio-sim-\(UInt64.random(in: 0...UInt64.max))")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for seed in 1...6 {
+            var scenario = try parse("""
+                  - create: {device: iPad, document: Notes, text: "one"}
+                  - save: {device: iPad, document: Notes}
+                  - edit: {device: iPad, document: Notes, append: " two"}
+                  - crash: {device: iPad, during: save}
+                  - restart: {device: iPad}
+                  - expect: {document: Notes, device: iPad, text: "one two", state: normal}
+                  - save: {device: iPad, document: Notes}
+                """)
+            scenario.seed = UInt64(seed)
+            let result = await Simulator(workDirectory: directory, keepsFiles: true).run(scenario)
+            #expect(result.passed, "seed \(seed): \(result.failures)")
+            #expect(result.steps[3].events.contains { $0.contains("crashed while saving Notes") || $0.contains("saved Notes before") })
+        }
+        let leftovers = FileManager.default.enumerator(atPath: directory.path)?.allObjects
+            .compactMap { $0 as? String }.filter { $0.contains(".folio-tmp") || $0.contains(".folio-staging") } ?? []
+        #expect(leftovers.isEmpty, "leftovers: \(leftovers)")
+    }
+
+    @Test func offlineDevicesDoNotSyncAndPartitionsKeepGroupsApart() async throws {
+        let scenario = try parse("""
+              - create: {device: iPad, document: Notes, text: "a"}
+              - offline: [Mac]
+              - sync: all
+              - expect: {document: Notes, device: Mac, exists: false}
+              - expect: {document: Notes, device: Phone, text: "a"}
+              - online: [Mac]
+              - partition: [[iPad], [Mac, Phone]]
+              - edit: {device: iPad, document: Notes, append: "b"}
+              - sync: all
+              - expect: {document: Notes, device: Mac, text: "a"}
+              - expect: {document: Notes, device: Phone, text: "a"}
+              - expect: {converged: true}
+              - heal: true
+              - sync: all
+              - expect: {document: Notes, text: "ab", converged: true, lostChanges: 0}
+            """, devices: "[{name: iPad}, {name: Mac}, {name: Phone}]")
+        let passed = await Simulator().run(scenario).failures.map(\.description)
+        #expect(passed.isEmpty)
+    }
+
+    @Test func convergedFalseIsCheckedToo() async throws {
+        let scenario = try parse("""
+              - create: {device: iPad, document: Notes, text: "a"}
+              - expect: {converged: false}
+              - sync: all
+              - expect: {converged: false}
+            """)
+        let result = await Simulator().run(scenario)
+        #expect(result.failures.map(\.step) == [4])
+    }
+}

@@ -1,0 +1,132 @@
+import ArgumentParser
+import FolioSimulator
+import Foundation
+
+/// `folio fuzz --seeds A...B`: random scenarios with the invariants checked; exit 1 with the seed and a shrunk
+/// scenario for each failure.
+struct FuzzCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fuzz",
+        abstract: "Run random scenarios and check Folio's invariants; print a shrunk scenario for each failure.",
+        discussion: """
+            Each seed gives one scenario (the same seed, the same scenario). A failure prints its seed and the \
+            shrunk scenario as YAML, which `folio replay` reproduces; with --out, the YAML is also written there.
+            """)
+
+    @Option(help: "The seeds, as A...B (inclusive) or a single number.")
+    var seeds: SeedRange
+
+    @Option(help: "How many devices a scenario has, as A...B or a single number.")
+    var devices: SeedRange = SeedRange(range: 2...5)
+
+    @Option(help: "How many steps a scenario has.")
+    var steps = 50
+
+    @Option(help: "How many scenarios run at once (default: the number of cores).")
+    var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+
+    @Option(help: "Write each failure's shrunk scenario here as fuzz-SEED.yaml.")
+    var out: String?
+
+    func validate() throws {
+        guard steps >= 1 else { throw ValidationError("--steps must be at least 1") }
+        guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+        guard devices.range.lowerBound >= 1, devices.range.upperBound <= 8 else {
+            throw ValidationError("--devices must be within 1...8")
+        }
+    }
+
+    func run() async throws {
+        let fuzzer = Fuzzer(generator: ScenarioGenerator(
+            devices: Int(devices.range.lowerBound)...Int(devices.range.upperBound), steps: steps))
+        let progress = Progress(total: seeds.range.count)
+        var failures = 0
+        let started = Date()
+        var next = seeds.range.lowerBound
+        var done = 0
+        // Seeds run `jobs` at a time; outcomes are printed in seed order, so the output is the same on every run.
+        while done < seeds.range.count {
+            let batch = Array(next...min(next &+ UInt64(jobs * 4) &- 1, seeds.range.upperBound))
+            next = batch.last! &+ 1
+            let outcomes = await withTaskGroup(of: Fuzzer.Outcome.self) { group in
+                var results: [Fuzzer.Outcome] = []
+                var pending = batch[...]
+                for _ in 0..<min(jobs, pending.count) {
+                    let seed = pending.removeFirst()
+                    group.addTask { await fuzzer.run(seed: seed) }
+                }
+                while let outcome = await group.next() {
+                    results.append(outcome)
+                    if let seed = pending.popFirst() { group.addTask { await fuzzer.run(seed: seed) } }
+                }
+                return results.sorted { $0.seed < $1.seed }
+            }
+            for outcome in outcomes {
+                done += 1
+                if !outcome.violations.isEmpty {
+                    failures += 1
+                    progress.clear()
+                    report(outcome)
+                }
+            }
+            progress.show(done: done, failures: failures, since: started)
+        }
+        progress.clear()
+        let seconds = Date().timeIntervalSince(started)
+        print("\(done) scenario\(done == 1 ? "" : "s") (seeds \(seeds)), \(failures) violation\(failures == 1 ? "" : "s"), "
+              + String(format: "%.1f s, %.0f scenarios/min", seconds, Double(done) / max(seconds, 0.001) * 60))
+        if failures > 0 { throw CommandFailure(message: "\(failures) seed\(failures == 1 ? "" : "s") broke an invariant", exitCode: 1) }
+    }
+
+    private func report(_ outcome: Fuzzer.Outcome) {
+        print("FAIL  seed \(outcome.seed)")
+        for violation in outcome.violations { print("  \(violation)") }
+        guard let shrunk = outcome.shrunk else { return }
+        print("  shrunk to \(shrunk.steps.count) step\(shrunk.steps.count == 1 ? "" : "s"); replay it with folio replay:")
+        print(shrunk.yaml.split(separator: "\n", omittingEmptySubsequences: false).map { "    " + $0 }.joined(separator: "\n"))
+        if let out {
+            let url = URL(fileURLWithPath: out, isDirectory: true).appendingPathComponent("fuzz-\(outcome.seed).yaml")
+            try? FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+            if (try? Data(shrunk.yaml.utf8).write(to: url)) != nil { print("  written to \(url.path)") }
+        }
+    }
+}
+
+/// `A...B` or `N` on the command line.
+struct SeedRange: ExpressibleByArgument, CustomStringConvertible {
+    var range: ClosedRange<UInt64>
+
+    init(range: ClosedRange<UInt64>) {
+        self.range = range
+    }
+
+    init?(argument: String) {
+        let parts = argument.components(separatedBy: "...")
+        if parts.count == 1, let value = UInt64(parts[0]) {
+            range = value...value
+        } else if parts.count == 2, let low = UInt64(parts[0]), let high = UInt64(parts[1]), low <= high {
+            range = low...high
+        } else {
+            return nil
+        }
+    }
+
+    var description: String { range.count == 1 ? "\(range.lowerBound)" : "\(range.lowerBound)...\(range.upperBound)" }
+}
+
+/// A progress line on a terminal (standard error), nothing otherwise.
+struct Progress {
+    let total: Int
+    let isTerminal = isatty(STDERR_FILENO) != 0
+
+    func show(done: Int, failures: Int, since start: Date) {
+        guard isTerminal else { return }
+        let rate = Double(done) / max(Date().timeIntervalSince(start), 0.001) * 60
+        FileHandle.standardError.write(Data(String(format: "\r%d/%d scenarios, %d violations, %.0f/min ", done, total, failures, rate).utf8))
+    }
+
+    func clear() {
+        guard isTerminal else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+    }
+}

@@ -1,0 +1,50 @@
+import ArgumentParser
+import FolioReports
+import Foundation
+
+/// `folio inspect DIR`: the conflict-inspection report of a library directory.
+struct InspectCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "inspect",
+        abstract: "Print the conflict-inspection report of a library directory (Markdown by default).",
+        discussion: """
+            Documents are opened without resolving anything: open conflicts are shown, not settled. Exit 1 when a \
+            conflict is open, 2 when DIR is not a library.
+            """)
+
+    @Argument(help: "The library directory (the one holding .folio/store.sqlite).")
+    var directory: String
+
+    @Option(help: "The format: md, html or json.")
+    var report: ReportFormat = .md
+
+    @Option(help: "Write the report to this file instead of standard output.")
+    var out: String?
+
+    func run() async throws {
+        let url = URL(fileURLWithPath: directory, isDirectory: true)
+        guard FileManager.default.fileExists(atPath: url.appendingPathComponent(".folio/store.sqlite").path) else {
+            throw CommandFailure.invalidInput("\(directory) is not a Folio library: it has no .folio/store.sqlite")
+        }
+        var value: ConflictReport
+        do {
+            value = try await ConflictReport.inspect(libraryAt: url)
+        } catch {
+            throw CommandFailure.invalidInput("cannot inspect \(directory): \(error)")
+        }
+        value.source = directory
+        let text = ReportOutput.render(value, as: report)
+        if let out {
+            do {
+                try Data(text.utf8).write(to: URL(fileURLWithPath: out), options: .atomic)
+            } catch {
+                throw CommandFailure.invalidInput("cannot write \(out): \(error.localizedDescription)")
+            }
+        } else {
+            print(text, terminator: "")
+        }
+        if value.needsAttention {
+            throw CommandFailure(message: "\(directory) has an open conflict or an unsound store", exitCode: 1)
+        }
+    }
+}
