@@ -78,11 +78,54 @@ extension Document {
             chosen = group
             strategy = .userChoice
         case .latest:
-            chosen = groups.max { ($0.head.wallTime, $0.head.lamport, $0.head.id.device) < ($1.head.wallTime, $1.head.lamport, $1.head.id.device) }!
+            chosen = try latestGroup(of: groups)
             strategy = .latestWins
         }
         let discarded = groups.filter { $0.head.hash != chosen.head.hash }.map(\.head.hash)
         try settle(groups, with: Resolution(strategy: strategy, chosen: [chosen.head.hash], discarded: discarded), state: chosen.state)
+    }
+
+    /// The version written last: the one whose contents were last made (by wall time, then lamport, then device).
+    ///
+    /// A resolution that kept a version, or a rename, does not make its version newer: the version is as old as
+    /// the change that made its contents. Otherwise the devices that resolve one conflict at once, each from what
+    /// it has received so far, would each make their own choice the latest, and keep choosing again forever.
+    func latestGroup(of groups: [VersionGroup<Model>]) throws(DocumentError) -> VersionGroup<Model> {
+        var best: (group: VersionGroup<Model>, origin: Change)?
+        for group in groups {
+            var origin = try contentOrigin(of: group.heads[0])
+            for head in group.heads.dropFirst() {
+                let other = try contentOrigin(of: head)
+                if Self.isLater(other, than: origin) { origin = other }
+            }
+            if best == nil || Self.isLater(origin, than: best!.origin) { best = (group, origin) }
+        }
+        return best!.group
+    }
+
+    private static func isLater(_ change: Change, than other: Change) -> Bool {
+        (change.wallTime, change.lamport, change.id.device) > (other.wallTime, other.lamport, other.id.device)
+    }
+
+    /// The change that made the contents `change` shows: down the chosen versions of resolutions that only kept
+    /// one, and the parents of renames and moves.
+    private func contentOrigin(of change: Change) throws(DocumentError) -> Change {
+        var current = change
+        while true {
+            let next: ChangeHash?
+            switch current.kind {
+            case .resolution(let resolution) where resolution.contents == nil: next = resolution.chosen.first
+            case .lifecycle: next = current.parents.first
+            default: next = nil
+            }
+            guard let next else { return current }
+            do {
+                guard let found = try library.store.change(next, of: id) else { return current }
+                current = found
+            } catch {
+                throw .store(error, "reading the log")
+            }
+        }
     }
 
     /// Settles the competing versions with new contents (a person's own merge, say).

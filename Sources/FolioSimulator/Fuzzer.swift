@@ -36,7 +36,7 @@ public struct Fuzzer: Sendable {
     /// The simulator fuzzing uses: steps that do not apply are skipped, and the run ends with a full sync that must
     /// converge.
     public var simulator: Simulator {
-        Simulator(workDirectory: workDirectory, stepErrors: .skip, checksFinalConvergence: true)
+        Simulator(workDirectory: workDirectory, stepErrors: .skip, checksFinalConvergence: true, makesReport: false)
     }
 
     /// Generates the scenario of `seed`, runs it, and shrinks it if it broke an invariant.

@@ -9,7 +9,7 @@ extension ScenarioRun {
         var captures: [DocumentCapture] = []
         var problems: [String] = []
         var ids = Set<DocumentID>()
-        for device in devices where device.isRunning {
+        for device in devices where device.isRunning && options.makesReport {
             if let held = try? device.runningLibrary().store.documents() { ids.formUnion(held) }
         }
         for device in devices {

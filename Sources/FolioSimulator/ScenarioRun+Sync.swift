@@ -9,6 +9,7 @@ extension ScenarioRun {
     /// its resolutions go out in the next round). Offline, partitioned-away and crashed devices are skipped.
     func sync(_ named: [SimulatedDevice]) async throws(SimulationError) {
         let participants = named.filter { $0.isRunning && $0.isOnline }
+        for device in participants { touched.insert(device.name) }
         for device in named where !participants.contains(where: { $0 === device }) {
             events.append("\(device.name) skipped: \(device.isRunning ? "offline" : "not running")")
         }
@@ -30,7 +31,7 @@ extension ScenarioRun {
                     moved = true
                     events.append(describe(exchange, of: device.name))
                 }
-                if try await pickUp(on: device) { moved = true }
+                if try await pickUp(exchange.initiator.updatedDocuments, on: device) { moved = true }
             }
         }
         if participants.count > 1 { try checkConverged(participants, after: "a full sync") }
@@ -51,19 +52,15 @@ extension ScenarioRun {
         return text
     }
 
-    /// Opens documents that arrived and refreshes the open ones; returns whether the device made changes of its
-    /// own in answer (resolutions).
-    func pickUp(on device: SimulatedDevice) async throws(SimulationError) -> Bool {
+    /// Opens documents that arrived and refreshes the open ones among `updated` (nil: every open one); returns
+    /// whether the device made changes of its own in answer (resolutions).
+    func pickUp(_ updated: [DocumentID]? = nil, on device: SimulatedDevice) async throws(SimulationError) -> Bool {
+        if let updated, updated.isEmpty { return false }
         let store = try device.runningLibrary().store
         let before: Int
         do { before = try store.changeCount() } catch { throw .store(error) }
-        do {
-            for name in try await device.openNewDocuments() { events.append("\(device.name) opened \(name), received by sync") }
-        } catch {
-            throw .document(error)
-        }
-        for id in device.handles.keys.sorted() {
-            let handle = device.handles[id]!
+        for id in updated ?? device.handles.keys.sorted() {
+            guard let handle = device.handles[id] else { continue }
             let wasInConflict = await handle.isInConflict()
             do { _ = try await handle.refresh() } catch { throw .document(error) }
             let isInConflict = await handle.isInConflict()
@@ -71,6 +68,13 @@ extension ScenarioRun {
                 let name = (try? await handle.observe().displayName) ?? id.description
                 events.append(isInConflict ? "\(device.name): \(name) is in conflict" : "\(device.name): \(name) is no longer in conflict")
             }
+        }
+        // Opened after the known documents are refreshed, so that the copies a keep-both resolution just made open
+        // too, along with the documents that arrived.
+        do {
+            for name in try await device.openNewDocuments() { events.append("\(device.name) opened \(name)") }
+        } catch {
+            throw .document(error)
         }
         let after: Int
         do { after = try store.changeCount() } catch { throw .store(error) }

@@ -19,6 +19,8 @@ final class ScenarioRun {
     var documentIDs: [String: DocumentID] = [:]
     /// Every change some device's log has held, per document: what must never go missing.
     var acknowledged: [DocumentID: VersionVector] = [:]
+    /// The devices the step running may have changed: their logs are checked after it.
+    var touched: Set<String> = []
     /// Events of the step running.
     var events: [String] = []
     var steps: [SimulatedStep] = []
@@ -59,6 +61,8 @@ final class ScenarioRun {
         for (index, step) in scenario.steps.enumerated() {
             let number = index + 1
             events = []
+            touched = Self.devices(touchedBy: step.action)
+            if touched.contains("*") { touched = Set(devices.map(\.name)) }
             var failure: String?
             var stop = false
             do {
@@ -121,6 +125,19 @@ final class ScenarioRun {
                 seed: Self.derive(scenario.seed, 2))
         } catch {
             throw .store(error)
+        }
+    }
+
+    /// The devices an action may change ("*": every device).
+    static func devices(touchedBy action: Scenario.Action) -> Set<String> {
+        switch action {
+        case .create(let device, _, _, _), .edit(let device, _, _), .undo(let device, _), .redo(let device, _),
+             .save(let device, _), .close(let device, _), .open(let device, _), .rename(let device, _, _),
+             .delete(let device, _), .move(let device, _, _), .writeFile(let device, _, _),
+             .importFile(let device, _, _, _), .crash(let device, _), .restart(let device), .resolve(let device, _, _):
+            [device]
+        case .wait: ["*"]
+        case .sync, .offline, .online, .partition, .heal, .expect: []
         }
     }
 

@@ -30,13 +30,20 @@ public struct Simulator: Sendable {
     /// Whether, after the last step, the run heals partitions, restarts crashed devices, brings every device
     /// online, syncs everything and requires convergence and no lost change (what fuzzing checks).
     public var checksFinalConvergence: Bool
+    /// Whether the run ends by capturing every device's documents into its report; without, the report holds the
+    /// timeline and the outcome only (fuzzing needs no more until something fails).
+    public var makesReport: Bool
 
     /// Creates a simulator.
-    public init(workDirectory: URL? = nil, keepsFiles: Bool = false, stepErrors: StepErrors = .fail, checksFinalConvergence: Bool = false) {
+    public init(
+        workDirectory: URL? = nil, keepsFiles: Bool = false, stepErrors: StepErrors = .fail,
+        checksFinalConvergence: Bool = false, makesReport: Bool = true
+    ) {
         self.workDirectory = workDirectory
         self.keepsFiles = keepsFiles
         self.stepErrors = stepErrors
         self.checksFinalConvergence = checksFinalConvergence
+        self.makesReport = makesReport
     }
 
     /// Runs `scenario` to its end (or its first step error or broken invariant).
