@@ -68,7 +68,7 @@ let package = Package(
         .executableTarget(
             name: "FolioBench",
             dependencies: [
-                "FolioCore", "FolioStore", "FolioDocuments", "FolioModels",
+                "FolioCore", "FolioStore", "FolioDocuments", "FolioModels", "FolioSimulator",
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             path: "Tools/bench/FolioBench"

@@ -11,6 +11,7 @@ let benchmarks: [String: () async throws -> Void] = [
     "open": OpenBenchmark.run,
     "package-save": PackageSaveBenchmark.run,
     "merge": MergeBenchmark.run,
+    "fuzz": FuzzBenchmark.run,
 ]
 
 let arguments = CommandLine.arguments.dropFirst()
