@@ -76,11 +76,11 @@ let package = Package(
         // Helpers the test targets share (seeds that replay randomized tests, property checks).
         .target(name: "FolioTestSupport", dependencies: ["FolioCore"], path: "Tests/FolioTestSupport"),
         .testTarget(name: "FolioCoreTests", dependencies: ["FolioCore"]),
-        .testTarget(name: "FolioStoreTests", dependencies: ["FolioCore", "FolioStore", "folio"]),
+        .testTarget(name: "FolioStoreTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioStore", "folio"]),
         .testTarget(name: "FolioModelsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioModels"]),
         .testTarget(name: "FolioConflictsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioConflicts", "FolioModels"]),
         .testTarget(name: "FolioDocumentsTests", dependencies: ["FolioCore", "FolioStore", "FolioDocuments", "FolioModels", "FolioSync"]),
-        .testTarget(name: "FolioSimulatorTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioModels", "FolioReports", "FolioSimulator"]),
+        .testTarget(name: "FolioSimulatorTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioModels", "FolioReports", "FolioSimulator", "folio"]),
         .testTarget(name: "FolioReportsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioModels", "FolioDocuments", "FolioReports"]),
         .testTarget(name: "FolioSyncTests", dependencies: ["FolioCore", "FolioStore", "FolioSync"]),
     ]

@@ -1,5 +1,6 @@
 import FolioCore
 import FolioStore
+import FolioTestSupport
 import Foundation
 import Testing
 

@@ -1,0 +1,86 @@
+import FolioTestSupport
+import Foundation
+import Testing
+
+/// `folio replay`, `fuzz` and `inspect` as CI runs them: exit codes, messages, report files.
+@Suite struct CommandLineTests {
+    let scenarios = ScenarioReplayTests.scenarios
+
+    func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("folio-cli-\(UInt64.random(in: 0...UInt64.max))")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    @Test func replayPassesAndWritesReports() throws {
+        let out = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: out) }
+        let files = ["01-offline-edits-ask-user.yaml", "07-rename-race.yaml"].map { scenarios.appendingPathComponent($0).path }
+        let run = try ToolRun.folio(["replay"] + files + ["--report", "html", "--out", out.path])
+        #expect(run.status == 0, "\(run.output)\(run.errors)")
+        #expect(run.output.contains("PASS  \(files[0])"))
+        #expect(run.output.hasSuffix("2 scenarios: 2 passed, 0 failed\n"))
+        let html = try String(contentsOf: out.appendingPathComponent("01-offline-edits-ask-user.html"), encoding: .utf8)
+        #expect(html.hasPrefix("<!DOCTYPE html>"))
+        #expect(html.contains("<svg"))
+        #expect(!html.contains("http://") || html.contains("http://www.w3.org/2000/svg"), "no network references")
+    }
+
+    @Test func aFailedExpectationExitsOneAndSaysWhere() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("wrong.yaml")
+        try Data("""
+            name: Wrong
+            devices: [{name: iPad}]
+            steps:
+              - create: {device: iPad, document: Notes, text: "a"}
+              - expect: {document: Notes, text: "b"}
+            """.utf8).write(to: file)
+        let run = try ToolRun.folio(["replay", file.path])
+        #expect(run.status == 1)
+        #expect(run.output.contains("FAIL  \(file.path)"))
+        #expect(run.output.contains("\(file.path):5: step 2 (line 5): iPad: expected Notes text: \"b\", found \"a\""))
+    }
+
+    @Test func invalidInputExitsTwoAndRunsNothing() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let good = scenarios.appendingPathComponent("01-offline-edits-ask-user.yaml").path
+        let bad = directory.appendingPathComponent("bad.yaml")
+        try Data("""
+            name: Bad
+            devices: [{name: iPad}]
+            steps:
+              - edit: {devise: iPad, document: Notes, append: "x"}
+              - wait: 5 minutes
+            """.utf8).write(to: bad)
+        let run = try ToolRun.folio(["replay", good, bad.path])
+        #expect(run.status == 2)
+        #expect(run.output.isEmpty, "nothing runs: \(run.output)")
+        #expect(run.errors.contains("\(bad.path):4:"))
+        #expect(run.errors.contains("did you mean 'device'?"))
+        #expect(run.errors.contains("\(bad.path):5:"))
+        #expect(run.errors.contains("nothing was run"))
+        #expect(try ToolRun.folio(["replay", directory.appendingPathComponent("missing.yaml").path]).status == 2)
+        #expect(try ToolRun.folio(["replay", good, "--report", "pdf", "--out", directory.path]).status == 2)
+    }
+
+    @Test func fuzzReportsItsSeedsAndInspectReadsAKeptLibrary() throws {
+        let fuzz = try ToolRun.folio(["fuzz", "--seeds", "1...3", "--devices", "2", "--steps", "15"])
+        #expect(fuzz.status == 0, "\(fuzz.output)\(fuzz.errors)")
+        #expect(fuzz.output.contains("3 scenarios (seeds 1...3), 0 violations"))
+
+        let work = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let file = scenarios.appendingPathComponent("01-offline-edits-ask-user.yaml").path
+        #expect(try ToolRun.folio(["replay", file, "--work-dir", work.path, "--keep"]).status == 0)
+        let run = try FileManager.default.contentsOfDirectory(atPath: work.path).first { $0.hasPrefix("folio-run-") }
+        let library = work.appendingPathComponent(try #require(run)).appendingPathComponent("device-1")
+        let inspect = try ToolRun.folio(["inspect", library.path, "--report", "json"])
+        #expect(inspect.status == 0, "\(inspect.errors)")
+        #expect(inspect.output.contains("\"kind\" : \"library\""))
+        #expect(inspect.output.contains("\"name\" : \"Notes\""))
+        #expect(try ToolRun.folio(["inspect", work.path]).status == 2, "not a library")
+    }
+}

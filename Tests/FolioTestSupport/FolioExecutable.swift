@@ -1,0 +1,60 @@
+import Foundation
+
+/// The built `folio` tool: a test target that depends on it makes SwiftPM build it next to the test bundle.
+public enum FolioExecutable {
+    /// Where the tool is, or a sentence saying where it was looked for.
+    public static func locate() -> Result<URL, LocateError> {
+        var candidates: [URL] = []
+        // The test runner is `.build/<triple>/debug/FolioPackageTests.xctest` (or a helper next to it).
+        let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        candidates.append(runner.deletingLastPathComponent().appendingPathComponent("folio"))
+        let bundle = Bundle.main.bundleURL.resolvingSymlinksInPath()
+        candidates.append(bundle.appendingPathComponent("folio"))
+        candidates.append(bundle.deletingLastPathComponent().appendingPathComponent("folio"))
+        if let executable = Bundle.main.executableURL?.resolvingSymlinksInPath() {
+            candidates.append(executable.deletingLastPathComponent().appendingPathComponent("folio"))
+        }
+        // Last resort: the package's own `.build/debug` (this file is Tests/FolioTestSupport/…).
+        var packageRoot = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { packageRoot.deleteLastPathComponent() }
+        candidates.append(packageRoot.appendingPathComponent(".build/debug/folio"))
+
+        for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate.path) {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                return .success(candidate)
+            }
+        }
+        return .failure(LocateError(message: "the built folio tool was not found; looked at: " + candidates.map(\.path).joined(separator: ", ")))
+    }
+
+    /// Where the tool was looked for.
+    public struct LocateError: Error, CustomStringConvertible {
+        public var message: String
+        public var description: String { message }
+    }
+}
+
+/// What a run of the `folio` tool printed, and how it exited.
+public struct ToolRun: Sendable {
+    public var status: Int32
+    public var output: String
+    public var errors: String
+
+    /// Runs the built `folio` with `arguments`, in `directory` if given.
+    public static func folio(_ arguments: [String], in directory: URL? = nil) throws -> ToolRun {
+        let process = Process()
+        process.executableURL = try FolioExecutable.locate().get()
+        process.arguments = arguments
+        if let directory { process.currentDirectoryURL = directory }
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return ToolRun(status: process.terminationStatus, output: String(decoding: out, as: UTF8.self),
+                       errors: String(decoding: err, as: UTF8.self))
+    }
+}
