@@ -50,6 +50,25 @@ import Testing
         try b.store.checkInvariants()
     }
 
+    @Test func eachVersionCarriesItsDiffAgainstTheCommonAncestor() async throws {
+        let (_, onA, _, onB) = try await conflicted()
+        #expect(try await onA.commonAncestor().text == "shared line\n")
+        for document in [onA, onB] {
+            for version in try await document.versions() {
+                #expect(version.ancestor.text == "shared line\n")
+                let added = version.contents.text.hasSuffix("from the iPad\n") ? "from the iPad\n" : "from the Mac\n"
+                #expect(version.changes == [ContentChange(location: "after line 1", kind: .added, base: [], version: [added])])
+            }
+        }
+    }
+
+    @Test func withoutAConflictTheAncestorIsTheCurrentState() async throws {
+        let library = try iPad.library()
+        let notes = try await library.create(TextDocument.self, named: "Notes", contents: TextDocument(text: "a\n"))
+        #expect(try await notes.commonAncestor().text == "a\n")
+        #expect(try await notes.currentVersion().changes.isEmpty)
+    }
+
     @Test func choosingAVersionResolvesItEverywhereAndRecordsTheLoss() async throws {
         let (a, onA, b, onB) = try await conflicted()
         let loser = try await onA.versions().first { $0.contents.text.contains("iPad") }!
