@@ -60,7 +60,7 @@ let package = Package(
         .executableTarget(
             name: "folio",
             dependencies: [
-                "FolioCore", "FolioStore", "FolioDocuments", "FolioSimulator", "FolioReports",
+                "FolioCore", "FolioStore", "FolioSync", "FolioDocuments", "FolioSimulator", "FolioReports",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tools/folio"
@@ -82,6 +82,6 @@ let package = Package(
         .testTarget(name: "FolioDocumentsTests", dependencies: ["FolioCore", "FolioStore", "FolioDocuments", "FolioModels", "FolioSync"]),
         .testTarget(name: "FolioSimulatorTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioModels", "FolioReports", "FolioSimulator", "folio"]),
         .testTarget(name: "FolioReportsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioModels", "FolioDocuments", "FolioReports"]),
-        .testTarget(name: "FolioSyncTests", dependencies: ["FolioCore", "FolioStore", "FolioSync"]),
+        .testTarget(name: "FolioSyncTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioStore", "FolioSync", "folio"]),
     ]
 )

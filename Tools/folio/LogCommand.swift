@@ -7,8 +7,8 @@ import Foundation
 struct LogCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "log",
-        abstract: "Work with change-log stores: exercise, append, show and verify.",
-        subcommands: [LogExerciseCommand.self, LogAppendCommand.self, LogShowCommand.self, LogVerifyCommand.self]
+        abstract: "Work with change-log stores: exercise, append, sync, show and verify.",
+        subcommands: [LogExerciseCommand.self, LogAppendCommand.self, LogSyncCommand.self, LogShowCommand.self, LogVerifyCommand.self]
     )
 }
 
