@@ -146,27 +146,66 @@ extension Document {
     }
 
     /// Appends one change made on the version the model shows, writing the undo history in the same transaction.
+    ///
+    /// When the change would absorb a competing version of its author's (see ``implicitResolution(by:)``), a
+    /// resolution recording that version as discarded is appended first, in the same transaction.
     func append(
         _ kind: ChangeKind, author: Device? = nil, history: ((Change) -> UndoHistory<Model.Operation>)? = nil
     ) throws(DocumentError) -> Change {
+        let resolution = try implicitResolution(by: author ?? library.store.localDevice)
         do {
             defer {
                 sameStateHeads = []
                 absorbedHeads = []
             }
-            let parents = [head.hash] + sameStateHeads + absorbedHeads
+            let parents = [head.hash] + sameStateHeads + absorbedHeads + (resolution?.discarded ?? [])
             // Joining a delete that a concurrent edit overruled: a restore on top records that the edit won.
             let restore = !absorbedHeads.isEmpty && info.restoredByConcurrentEdit && author == nil
-            let kinds = [kind] + (restore ? [ChangeKind.lifecycle(.restore)] : [])
+            let first = resolution.map { [ChangeKind.resolution($0)] } ?? []
+            let kinds = first + [kind] + (restore ? [ChangeKind.lifecycle(.restore)] : [])
             let changes = try library.store.append(kinds, to: id, on: .heads(parents), author: author) { changes in
                 guard let history else { return [:] }
-                return [UndoHistory<Model.Operation>.stateKey: history(changes[0]).encoded()]
+                return [UndoHistory<Model.Operation>.stateKey: history(changes[first.count]).encoded()]
             }
+            if resolution != nil { changesSinceCheckpoint += 1 }
             if restore { info.restoredByConcurrentEdit = false }
-            // The document's head is the last change (a restore changes no contents); undo names the first.
+            // The document's head is the last change (a restore changes no contents); undo names the edit.
             return changes.last!
         } catch {
             throw .store(error, "recording a change to \(info.displayName)")
         }
+    }
+
+    /// The resolution to record before `author`'s next change, if that change would otherwise make a competing
+    /// version disappear without a trace.
+    ///
+    /// A change is always made on its author's latest change too (a device's changes form one line; see
+    /// `ChangeLogStore.append`). When that latest change is a head whose version lost (the document shows another
+    /// one) and no other head holds the same contents, a change made on the version shown would absorb it: no
+    /// conflict left, no resolution, nothing in the loss ledger. Editing the version shown is the author's implicit
+    /// choice, so it is recorded as one: a `userChoice` resolution that keeps the version shown and discards the
+    /// author's competing version (and only it: versions of other devices keep competing). Its parents are the
+    /// version shown and the discarded head, so it syncs, and every device lists the discarded version in the
+    /// loss ledger.
+    ///
+    /// - Complexity: one vector read when the author's latest change is in the shown version's past (the usual
+    ///   case); otherwise the version groups, whose states are cached per head.
+    /// - Throws: ``DocumentError`` `.store`.
+    func implicitResolution(by author: Device) throws(DocumentError) -> Resolution? {
+        let latestSeq: UInt64
+        do { latestSeq = try library.store.vector(of: id)[author.id] } catch { throw .store(error, "reading the vector of \(info.displayName)") }
+        guard latestSeq > head.vector[author.id] else { return nil }
+        let latest: Change?
+        do { latest = try library.store.change(ChangeID(device: author.id, seq: latestSeq), of: id) } catch {
+            throw .store(error, "reading the log of \(info.displayName)")
+        }
+        guard let latest else { return nil }
+        let groups = try versionGroups()
+        guard !([head.hash] + sameStateHeads + absorbedHeads).contains(latest.hash),
+            let competing = groups.first(where: { $0.heads.contains { $0.hash == latest.hash } }),
+            // Another head with the same contents (the shown one, say) keeps the version: nothing would be lost.
+            competing.heads.count == 1
+        else { return nil }
+        return Resolution(strategy: .userChoice, chosen: [head.hash], discarded: [latest.hash])
     }
 }

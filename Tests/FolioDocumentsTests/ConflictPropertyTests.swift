@@ -311,7 +311,16 @@ import Testing
             try await Self.compare(shared, device: device, with: &tally, vectors: device == 0, context: "seed \(seed), exchanged")
         }
         #expect(tally.disagreements.isEmpty, "\(tally.disagreements)")
-        #expect(try shared.log(0).count == shared.base.count + 200, "seed \(seed): every write is its own change")
+        let log = try shared.log(0)
+        let byHash = Dictionary(uniqueKeysWithValues: log.map { ($0.hash, $0) })
+        let edits = log.filter { if case .edit = $0.kind { true } else { false } }
+        #expect(edits.count == 200, "seed \(seed): every write is its own change")
+        // Besides them, only the resolutions a writer recorded when it edited the version shown over its own.
+        for change in log where !edits.contains(change) && !shared.base.contains(change) {
+            let implicit = if case .resolution(let resolution) = change.kind, resolution.strategy == .userChoice,
+                resolution.discarded.count == 1, byHash[resolution.discarded[0]]?.id.device == change.id.device { true } else { false }
+            #expect(implicit, "seed \(seed): \(change.id) is neither a write nor a writer's implicit choice: \(change.kind)")
+        }
 
         try await shared.documents[1].resolve(.latest)
         try await shared.syncAll()
@@ -447,7 +456,7 @@ import Testing
 
     /// When the device whose version lost goes on editing the current one, its state says at once what its versions
     /// say; and nothing is lost without a record: its own competing version must stay a version, or a resolution
-    /// must record it as discarded (a known issue for now).
+    /// must record it as discarded (its edit is its implicit choice of the version it edits).
     @Test func editingTheCurrentVersionKeepsOrRecordsTheEditorsCompetingVersion() async throws {
         let shared = try await SharedText.make(devices: 2)
         try await shared.apply(.edit(device: 0, .append("from the iPad\n"), after: 1_000))
@@ -457,6 +466,7 @@ import Testing
         let loser = winner == shared.fixtures[0].device.id ? 1 : 0
         let competing = try #require(try await shared.documents[loser].unresolvedConflictVersions().first)
         #expect(competing.head.id.device == shared.fixtures[loser].device.id)
+        let shown = await shared.documents[loser].model.text
 
         try await shared.apply(.edit(device: loser, .append("more\n"), after: 1_000))
         // Whatever became of it, the editor's state says what its versions say, without waiting for a refresh.
@@ -469,8 +479,12 @@ import Testing
         let recorded = try await shared.documents[0].lossLedger().contains { record in
             record.discarded.contains { $0.head.hash == competing.id }
         }
-        withKnownIssue("a device's change is always made on its own latest change too (FolioStore's append), so an edit of the winning version absorbs the device's own competing version: no conflict, no resolution") {
-            #expect(kept || recorded, "\(competing.contents.text.debugDescription) vanished: versions \(versions.map(\.contents.text))")
+        #expect(kept || recorded, "\(competing.contents.text.debugDescription) vanished: versions \(versions.map(\.contents.text))")
+        // Every device agrees, and shows the version the editor edited, with its edit.
+        for device in 0..<shared.count {
+            let snapshot = try await shared.snapshot(device)
+            #expect(snapshot == (try await shared.snapshot(0)), "device \(device) shows \(snapshot)")
+            #expect(snapshot.modelText == shown + "more\n", "device \(device) shows \(snapshot)")
         }
     }
 }
