@@ -1,2 +1,7 @@
 // zlib (zlib1g-dev), for compressing what the store keeps at rest.
 #include <zlib.h>
+
+// deflateInit2 is a macro, which Swift cannot call: a raw deflate stream (no zlib header or trailer) at `level`.
+static inline int folio_deflate_init_raw(z_streamp stream, int level) {
+    return deflateInit2(stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY);
+}

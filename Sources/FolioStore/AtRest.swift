@@ -1,6 +1,7 @@
 import CZlib
 import FolioCore
 import Foundation
+import Synchronization
 
 /// How the store keeps bytes at rest: as they are, or deflated (zlib) when that saves at least an eighth.
 ///
@@ -49,16 +50,78 @@ enum AtRest {
         var header = BinaryWriter(capacity: 12)
         header.write(byte: deflatedMarker)
         header.write(varint: UInt64(bytes.count))
+        let stream = bytes.count >= splitThreshold ? zlibStreamInHalves(bytes) : zlibStream(bytes)
+        guard let stream, stream.count + header.bytes.count <= bytes.count - bytes.count / 8 else { return nil }
+        return header.bytes + stream
+    }
+
+    /// Values at least this large are deflated in two halves at once (see ``zlibStreamInHalves(_:)``).
+    static let splitThreshold = 32 * 1024
+
+    /// `bytes` as one zlib stream, at level 1.
+    private static func zlibStream(_ bytes: [UInt8]) -> [UInt8]? {
         var capacity = compressBound(uLong(bytes.count))
-        var output = [UInt8](repeating: 0, count: header.bytes.count + Int(capacity))
+        var output = [UInt8](repeating: 0, count: Int(capacity))
         let status = output.withUnsafeMutableBufferPointer { out in
             bytes.withUnsafeBufferPointer { input in
-                compress2(out.baseAddress! + header.bytes.count, &capacity, input.baseAddress, uLong(input.count), 1)
+                compress2(out.baseAddress!, &capacity, input.baseAddress, uLong(input.count), 1)
             }
         }
-        guard status == Z_OK, Int(capacity) + header.bytes.count <= bytes.count - bytes.count / 8 else { return nil }
-        output.replaceSubrange(0..<header.bytes.count, with: header.bytes)
-        output.removeLast(output.count - header.bytes.count - Int(capacity))
+        guard status == Z_OK else { return nil }
+        output.removeLast(output.count - Int(capacity))
+        return output
+    }
+
+    /// `bytes` as one zlib stream, at level 1, its two halves deflated on two threads (as pigz does).
+    ///
+    /// The first half ends with a sync flush (byte-aligned, not final); the second is primed with the 32 KiB before
+    /// it, so it compresses as well as a single pass would, and ends the stream. Behind the standard header and
+    /// before the Adler-32 of the whole, the result is an ordinary zlib stream: `uncompress` reads it as any other.
+    /// Large values (a merge's contents, a long group of edits) are written while a person waits for them.
+    private static func zlibStreamInHalves(_ bytes: [UInt8]) -> [UInt8]? {
+        let middle = bytes.count / 2
+        let window = 32 * 1024
+        let halves = Mutex<[[UInt8]?]>([nil, nil])
+        DispatchQueue.concurrentPerform(iterations: 2) { half in
+            let range = half == 0 ? 0..<middle : middle..<bytes.count
+            let dictionary = half == 0 ? 0..<0 : max(0, middle - window)..<middle
+            let deflated = bytes.withUnsafeBufferPointer { input in
+                rawDeflate(
+                    UnsafeBufferPointer(rebasing: input[range]), dictionary: UnsafeBufferPointer(rebasing: input[dictionary]),
+                    finish: half == 1)
+            }
+            halves.withLock { $0[half] = deflated }
+        }
+        let (first, second) = halves.withLock { ($0[0], $0[1]) }
+        guard let first, let second else { return nil }
+        let adler = bytes.withUnsafeBufferPointer { adler32(adler32(0, nil, 0), $0.baseAddress, uInt($0.count)) }
+        // 0x78 0x01: deflate with a 32 KiB window, level 1 (what compress2 writes at that level).
+        var stream: [UInt8] = [0x78, 0x01]
+        stream.reserveCapacity(2 + first.count + second.count + 4)
+        stream += first
+        stream += second
+        stream += [UInt8(truncatingIfNeeded: adler >> 24), UInt8(truncatingIfNeeded: adler >> 16), UInt8(truncatingIfNeeded: adler >> 8), UInt8(truncatingIfNeeded: adler)]
+        return stream
+    }
+
+    /// A raw deflate of `input` at level 1, primed with `dictionary`; ended with a sync flush, or as the last block
+    /// of a stream when `finish`.
+    private static func rawDeflate(_ input: UnsafeBufferPointer<UInt8>, dictionary: UnsafeBufferPointer<UInt8>, finish: Bool) -> [UInt8]? {
+        var stream = z_stream()
+        guard folio_deflate_init_raw(&stream, 1) == Z_OK else { return nil }
+        defer { deflateEnd(&stream) }
+        if !dictionary.isEmpty, deflateSetDictionary(&stream, dictionary.baseAddress, uInt(dictionary.count)) != Z_OK { return nil }
+        // Room for the bound plus the flush's empty stored block.
+        var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(input.count))) + 16)
+        let status = output.withUnsafeMutableBufferPointer { out in
+            stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
+            stream.avail_in = uInt(input.count)
+            stream.next_out = out.baseAddress
+            stream.avail_out = uInt(out.count)
+            return deflate(&stream, finish ? Z_FINISH : Z_SYNC_FLUSH)
+        }
+        guard status == (finish ? Z_STREAM_END : Z_OK), stream.avail_in == 0, stream.avail_out > 0 else { return nil }
+        output.removeLast(Int(stream.avail_out))
         return output
     }
 

@@ -83,6 +83,7 @@ extension ChangeLogStore {
                     document: document, id: ChangeID(device: device, seq: seq), parents: heads, vector: vector,
                     lamport: frontier.maxLamport + 1, wallTime: clock.now(), kind: kind, body: &body)
                 try insert(change, body: AtRest.packBody(body), documentRow: documentRow, deviceRow: deviceRow)
+                keepDecoded(change, size: body.count, in: db)
                 frontier.record(change, deviceRow: deviceRow)
                 appended.append(change)
                 heads = [change.hash]

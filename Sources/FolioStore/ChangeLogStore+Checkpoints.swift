@@ -84,11 +84,19 @@ extension ChangeLogStore {
                 let vector = try VersionVector(decoding: row[0] as Data)
                 if let limit, !vector.isContained(in: limit) { continue }
                 let expected = try Stored.contentHash(row[3])
+                // Contents read lately were checked against their hash already: a document replays from the same
+                // checkpoint several times while it looks at its versions.
+                if let contents = recentContents.withLock({ $0.value(expected) }) {
+                    return Checkpoint(
+                        document: document, vector: vector, contents: contents,
+                        createdAt: Timestamp(millisecondsSince1970: row[1]))
+                }
                 guard let stored = row[2] as Data?, let contents = try? AtRest.unpackValue(stored),
                     ContentHash(hashing: contents) == expected
                 else {
                     throw StoreError(.corrupt, "the checkpoint of document \(document) at \(vector) has lost or damaged contents")
                 }
+                recentContents.withLock { $0.insert(contents, for: expected, size: contents.count) }
                 return Checkpoint(
                     document: document, vector: vector, contents: contents,
                     createdAt: Timestamp(millisecondsSince1970: row[1]))

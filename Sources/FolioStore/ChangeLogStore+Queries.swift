@@ -35,7 +35,13 @@ extension ChangeLogStore {
             guard let documentRow = try rowID(of: document, in: db, create: false) else { return [] }
             let frontier = try Frontier(documentRow: documentRow, in: db)
             return try frontier.heads.map { head in
-                try fetchChange(document: document, documentRow: documentRow, device: head.device, seq: head.seq, in: db)
+                // The frontier knows each head's hash: a head kept decoded needs no read at all.
+                if let hash = frontier.tips[head.device]?.hash, let cached = recentChanges.withLock({ $0.value(hash) }),
+                    cached.document == document
+                {
+                    return cached
+                }
+                return try fetchChange(document: document, documentRow: documentRow, device: head.device, seq: head.seq, in: db)
             }
         }
     }
@@ -49,13 +55,18 @@ extension ChangeLogStore {
             let frontier = try Frontier(documentRow: documentRow, in: db)
             var result: [Change] = []
             let statement = try db.cachedStatement(sql: """
-                SELECT body FROM change WHERE document = ? AND device = ? AND seq > ? ORDER BY seq
+                SELECT hash, length(body), body FROM change WHERE document = ? AND device = ? AND seq > ? ORDER BY seq
                 """)
             for (device, seqs) in frontier.vector.changesMissing(from: vector) {
                 let deviceRow = frontier.tips[device]!.deviceRow
-                let bodies = try Data.fetchCursor(statement, arguments: [documentRow, deviceRow, Int64(seqs.lowerBound - 1)])
-                while let body = try bodies.next() {
-                    result.append(try Stored.change(body, document: document))
+                let rows = try Row.fetchCursor(statement, arguments: [documentRow, deviceRow, Int64(seqs.lowerBound - 1)])
+                while let row = try rows.next() {
+                    // Small bodies decode faster than a lookup; large ones may be kept decoded.
+                    if (row[1] as Int) < Self.cachedChangeThreshold {
+                        result.append(try Stored.change(row[2], document: document))
+                    } else {
+                        result.append(try decodedChange(try Stored.changeHash(row[0]), document: document) { row[2] })
+                    }
                 }
             }
             return result.sorted { ($0.lamport, $0.id) < ($1.lamport, $1.id) }
@@ -100,11 +111,11 @@ extension ChangeLogStore {
         try read("looking up change \(id)") { db in
             guard let documentRow = try rowID(of: document, in: db, create: false),
                 let deviceRow = try rowID(of: id.device, in: db, create: false),
-                let body = try Data.fetchOne(
-                    db.cachedStatement(sql: "SELECT body FROM change WHERE document = ? AND device = ? AND seq = ?"),
+                let row = try Row.fetchOne(
+                    db.cachedStatement(sql: "SELECT hash, body FROM change WHERE document = ? AND device = ? AND seq = ?"),
                     arguments: [documentRow, deviceRow, Int64(id.seq)])
             else { return nil }
-            return try Stored.change(body, document: document)
+            return try decodedChange(try Stored.changeHash(row[0]), document: document) { row[1] }
         }
     }
 
@@ -124,7 +135,7 @@ extension ChangeLogStore {
             arguments: [documentRow, hash.prefix64])
         while let row = try bodies.next() {
             guard try Stored.changeHash(row[0]) == hash else { continue }
-            return try Stored.change(row[1], document: document)
+            return try decodedChange(hash, document: document) { row[1] }
         }
         return nil
     }
@@ -146,12 +157,12 @@ extension ChangeLogStore {
 
     func fetchChange(document: DocumentID, documentRow: Int64, device: DeviceID, seq: UInt64, in db: Database) throws -> Change {
         guard let deviceRow = try rowID(of: device, in: db, create: false),
-            let body = try Data.fetchOne(
-                db.cachedStatement(sql: "SELECT body FROM change WHERE document = ? AND device = ? AND seq = ?"),
+            let row = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT hash, body FROM change WHERE document = ? AND device = ? AND seq = ?"),
                 arguments: [documentRow, deviceRow, Int64(seq)])
         else {
             throw StoreError(.corrupt, "the frontier names change \(device)#\(seq) of document \(document), which is not in the log")
         }
-        return try Stored.change(body, document: document)
+        return try decodedChange(try Stored.changeHash(row[0]), document: document) { row[1] }
     }
 }

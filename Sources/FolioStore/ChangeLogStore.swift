@@ -25,6 +25,10 @@ public final class ChangeLogStore: Sendable {
     let clock: any WallClock
     // Row numbers of devices and documents never change once committed, so they are cached for the process's life.
     let rowIDs = Mutex(RowIDCache())
+    /// Large changes lately read or written, decoded (see ``RecentValues``).
+    let recentChanges = Mutex(RecentValues<ChangeHash, Change>(byteLimit: 8 << 20))
+    /// Checkpoint contents lately read, inflated and checked against their hash.
+    let recentContents = Mutex(RecentValues<ContentHash, Data>(byteLimit: 8 << 20))
 
     struct RowIDCache {
         var devices: [DeviceID: Int64] = [:]
