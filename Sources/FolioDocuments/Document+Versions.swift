@@ -181,11 +181,19 @@ extension Document {
             }
         }
         headStates = states
+        // One head is one version: nothing to compare.
+        guard heads.count > 1 else {
+            contentKeys = [:]
+            return heads.map { VersionGroup(heads: [$0], state: states[$0.hash]!) }
+        }
         var groups: [VersionGroup<Model>] = []
         var keys: [ContentHash] = []
+        var headKeys: [ChangeHash: ContentHash] = [:]
         for other in heads.sorted(by: { ($0.lamport, $0.id.device) < ($1.lamport, $1.id.device) }) {
             let state = states[other.hash]!
-            let key = ContentHash(hashing: state.contents().encoded())
+            // A head's state never changes, so neither does its hash: detection costs what arrived, not the history.
+            let key = contentKeys[other.hash] ?? ContentHash(hashing: state.contents().encoded())
+            headKeys[other.hash] = key
             if let index = keys.firstIndex(of: key) {
                 groups[index].heads.append(other)
             } else {
@@ -193,6 +201,7 @@ extension Document {
                 groups.append(VersionGroup(heads: [other], state: state))
             }
         }
+        contentKeys = headKeys
         // The current version's group first: the one the document shows or, when others' changes made on it arrived
         // since (it is no longer a head), the one every device shows (not merely the causally first).
         let winner = heads.max { ($0.lamport, $0.id.device) < ($1.lamport, $1.id.device) }

@@ -28,6 +28,8 @@ public actor Document<Model: DocumentModel> {
     var head: Change
     /// The states of the other heads, by hash, as last computed (versions are replayed once).
     var headStates: [ChangeHash: Model] = [:]
+    /// The content hashes of the heads' states, by head, as last computed (each state is hashed once).
+    var contentKeys: [ChangeHash: ContentHash] = [:]
     /// An app-defined rule that settles conflicts (the `custom` strategy), overriding the library's policy.
     var conflictResolver: (@Sendable ([DocumentVersion<Model>]) throws -> Model)?
     /// Heads that changed only the name or place since contents another head includes: made on by the next change.
@@ -211,6 +213,8 @@ public actor Document<Model: DocumentModel> {
         var outcome = try replay.advance(model, from: head, to: winner)
         if outcome == nil { outcome = try replay.state(at: winner) }
         guard let outcome else { return false }
+        // The version shown until now is usually still a version (a competing one): its state is known, not replayed.
+        headStates[head.hash] = model
         model = outcome.model
         skippedOperations += outcome.skippedOperations
         head = winner
