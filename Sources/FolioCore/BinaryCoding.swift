@@ -152,7 +152,10 @@ public struct BinaryReader {
     public mutating func readString(_ what: @autoclosure () -> String, limit: Int) throws(CodecError) -> String {
         let start = offset
         let count = try readCount("the length of \(what())", elementSize: 1, limit: limit)
-        let raw = try readRaw(count, what())
+        let raw = try readBuffer(count, what()).assumingMemoryBound(to: UInt8.self)
+        // ASCII, the usual case, is valid as it is: decoding it repairs nothing, and spares a copy and the generic
+        // validation (a text model decodes one string per operation).
+        if !raw.contains(where: { $0 >= 0x80 }) { return String(decoding: raw, as: UTF8.self) }
         guard let text = String(validating: raw, as: UTF8.self) else {
             throw CodecError(.invalidValue, "\(what()) is not valid UTF-8", at: start)
         }

@@ -5,39 +5,98 @@
 /// edit costs a handful of scalar moves; a jump across the text costs one `memmove` of the scalars jumped over.
 /// Positions count Unicode scalars, which is what ``TextDocument`` positions mean, and indexing is O(1).
 ///
+/// ASCII text, the usual case, is kept one byte per scalar, which is its UTF-8 as well: its edits move a quarter of
+/// the bytes, and it becomes a `String` (a snapshot, a hash, a merge) or comes from one by a copy. The first
+/// non-ASCII scalar widens the storage to a `Unicode.Scalar` per scalar for good.
+///
 /// Costs, for a text of *n* scalars, an edit of *m* scalars and a distance *d* from the previous edit's position:
 /// insert O(*m* + *d*) amortized; remove O(*m* + *d*); `count` and subscript O(1); `string` O(*n*); equality and
-/// hashing O(*n*). Memory stays within a constant factor of *n* (the gap doubles on growth and is given back after
-/// large deletions). Replaying the automerge-paper trace (259,778 edits) takes about 15 ms in a release build.
+/// hashing O(*n*); widening O(*n*), once. Memory stays within a constant factor of *n* (the gap doubles on growth and
+/// is given back after large deletions). Replaying the automerge-paper trace (259,778 edits) takes about 15 ms in a
+/// release build.
 ///
-/// Equality and hashing look at the scalars only, never at where the gap happens to be, and compare scalar by scalar
-/// (not by canonical equivalence as `String` does): `"é"` and `"e\u{301}"` are different texts here.
+/// Equality and hashing look at the scalars only, never at where the gap happens to be or how they are kept, and
+/// compare scalar by scalar (not by canonical equivalence as `String` does): `"é"` and `"e\u{301}"` are different
+/// texts here.
 public struct TextStorage: Sendable {
-    /// The scalars before the gap, then the gap (`gapStart..<gapEnd`, unused slots), then the scalars after it.
-    private var buffer: [Unicode.Scalar]
-    private var gapStart: Int
-    private var gapEnd: Int
-
-    /// The smallest gap a growing buffer gets, so that the first few edits do not each reallocate.
-    private static let minimumGap = 64
+    /// The text while it is all ASCII: one byte per scalar.
+    private var narrow = GapBuffer<UInt8>(filler: 0)
+    /// The text once it holds a non-ASCII scalar (`narrow` is empty then).
+    private var wide = GapBuffer<Unicode.Scalar>(filler: "\0")
+    private var isWide = false
 
     /// Empty text.
-    public init() {
-        buffer = []
-        gapStart = 0
-        gapEnd = 0
-    }
+    public init() {}
 
     /// The scalars of `text`.
     ///
     /// - Complexity: O(*m*), where *m* is the length of `text`.
     public init(_ text: String) {
-        buffer = Array(text.unicodeScalars)
-        gapStart = buffer.count
-        gapEnd = buffer.count
+        if let ascii = Self.asciiBytes(of: text) {
+            narrow = GapBuffer(ascii, filler: 0)
+        } else {
+            wide = GapBuffer(Self.scalars(of: text), filler: "\0")
+            isWide = true
+        }
     }
 
-    private var gapLength: Int { gapEnd - gapStart }
+    /// The UTF-8 of `text` when it is all ASCII.
+    private static func asciiBytes(of text: String) -> [UInt8]? {
+        let bytes = text.utf8.withContiguousStorageIfAvailable { utf8 in Self.isASCII(utf8) ? Array(utf8) : nil }
+        if let bytes { return bytes }
+        let copied = Array(text.utf8)
+        return copied.withUnsafeBufferPointer(Self.isASCII) ? copied : nil
+    }
+
+    private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        // Eight bytes at a time: an ASCII byte has its high bit clear.
+        let raw = UnsafeRawBufferPointer(bytes)
+        var offset = 0
+        while offset + 8 <= raw.count {
+            guard raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 else { return false }
+            offset += 8
+        }
+        while offset < raw.count {
+            guard raw[offset] < 0x80 else { return false }
+            offset += 1
+        }
+        return true
+    }
+
+    /// The scalars of `text`, decoded straight from its UTF-8: copying the `unicodeScalars` view scalar by scalar
+    /// was the largest cost of loading a long text (a checkpoint, a merge's result).
+    private static func scalars(of text: String) -> [Unicode.Scalar] {
+        let decoded: [Unicode.Scalar]? = text.utf8.withContiguousStorageIfAvailable { utf8 in
+            // A String's UTF-8 is valid, so each lead byte says how many continuation bytes follow.
+            [Unicode.Scalar](unsafeUninitializedCapacity: utf8.count) { scalars, written in
+                var index = 0
+                var count = 0
+                let end = utf8.count
+                while index < end {
+                    let lead = UInt32(utf8[index])
+                    let value: UInt32
+                    if lead < 0x80 {
+                        value = lead
+                        index += 1
+                    } else if lead < 0xE0 {
+                        value = (lead & 0x1F) << 6 | UInt32(utf8[index + 1] & 0x3F)
+                        index += 2
+                    } else if lead < 0xF0 {
+                        value = (lead & 0x0F) << 12 | UInt32(utf8[index + 1] & 0x3F) << 6 | UInt32(utf8[index + 2] & 0x3F)
+                        index += 3
+                    } else {
+                        value = (lead & 0x07) << 18 | UInt32(utf8[index + 1] & 0x3F) << 12
+                            | UInt32(utf8[index + 2] & 0x3F) << 6 | UInt32(utf8[index + 3] & 0x3F)
+                        index += 4
+                    }
+                    (scalars.baseAddress! + count).initialize(to: Unicode.Scalar(value) ?? "\u{FFFD}")
+                    count += 1
+                }
+                written = count
+            }
+        }
+        return decoded ?? Array(text.unicodeScalars)
+    }
 
     /// The text as a `String`.
     ///
@@ -51,20 +110,23 @@ public struct TextStorage: Sendable {
     public func string(in range: Range<Int>) -> String {
         precondition(range.lowerBound >= 0 && range.upperBound <= count, "range \(range) is outside 0...\(count)")
         guard !range.isEmpty else { return "" }
-        let before = range.clamped(to: 0..<gapStart)
-        let after = range.clamped(to: gapStart..<count)
-        let gap = gapLength
+        guard isWide else {
+            // ASCII bytes are their own UTF-8.
+            return narrow.withParts(range) { before, after in
+                String(unsafeUninitializedCapacity: range.count) { utf8 in
+                    _ = utf8.initialize(fromContentsOf: before)
+                    _ = UnsafeMutableBufferPointer(rebasing: utf8[before.count...]).initialize(fromContentsOf: after)
+                    return range.count
+                }
+            }
+        }
         // Encoding UTF-8 straight into the string's storage; appending scalars to a `UnicodeScalarView` was the
         // largest cost of replaying a deletion-heavy history.
-        return buffer.withUnsafeBufferPointer { scalars in
+        return wide.withParts(range) { before, after in
             String(unsafeUninitializedCapacity: range.count * 4) { utf8 in
                 var written = 0
-                for index in before {
-                    written = Self.encode(scalars[index], into: utf8, at: written)
-                }
-                for index in (after.lowerBound + gap)..<(after.upperBound + gap) {
-                    written = Self.encode(scalars[index], into: utf8, at: written)
-                }
+                for scalar in before { written = Self.encode(scalar, into: utf8, at: written) }
+                for scalar in after { written = Self.encode(scalar, into: utf8, at: written) }
                 return written
             }
         }
@@ -99,22 +161,36 @@ public struct TextStorage: Sendable {
     ///
     /// - Precondition: `0 <= position <= count`.
     /// - Complexity: O(*m* + *d*) amortized, where *m* is the length of `text` and *d* the distance from the previous
-    ///   edit (the buffer doubles when the gap is too small).
+    ///   edit (the buffer doubles when the gap is too small); O(*n*) more when it widens the storage.
     @discardableResult
     public mutating func insert(_ text: String, at position: Int) -> Int {
         precondition(position >= 0 && position <= count, "position \(position) is outside 0...\(count)")
-        let scalars = text.unicodeScalars
-        let length = scalars.count
-        guard length > 0 else { return 0 }
-        reserveGap(length)
-        moveGap(to: position)
-        var index = gapStart
-        for scalar in scalars {
-            buffer[index] = scalar
-            index += 1
+        if !isWide {
+            let ascii = text.utf8.withContiguousStorageIfAvailable(Self.isASCII) ?? text.unicodeScalars.allSatisfy(\.isASCII)
+            if ascii {
+                let length = text.utf8.count
+                narrow.insert(length, at: position) { _ = $0.initialize(fromContentsOf: text.utf8) }
+                return length
+            }
+            widen()
         }
-        gapStart += length
-        return length
+        let scalars = Self.scalars(of: text)
+        wide.insert(scalars.count, at: position) { _ = $0.initialize(fromContentsOf: scalars) }
+        return scalars.count
+    }
+
+    /// Moves ASCII text into the wide storage, for a non-ASCII scalar to join it.
+    private mutating func widen() {
+        let scalars = narrow.withParts(0..<narrow.count) { before, after in
+            [Unicode.Scalar](unsafeUninitializedCapacity: before.count + after.count) { scalars, written in
+                for (index, byte) in before.enumerated() { (scalars.baseAddress! + index).initialize(to: Unicode.Scalar(byte)) }
+                for (index, byte) in after.enumerated() { (scalars.baseAddress! + before.count + index).initialize(to: Unicode.Scalar(byte)) }
+                written = before.count + after.count
+            }
+        }
+        wide = GapBuffer(scalars, filler: "\0")
+        narrow = GapBuffer(filler: 0)
+        isWide = true
     }
 
     /// Removes the scalars in `range` and returns them.
@@ -126,15 +202,7 @@ public struct TextStorage: Sendable {
         precondition(range.lowerBound >= 0 && range.upperBound <= count, "range \(range) is outside 0...\(count)")
         guard !range.isEmpty else { return "" }
         let removed = string(in: range)
-        // Grow the gap from whichever of its ends is nearer, so a backspace after typing moves nothing.
-        if abs(range.upperBound - gapStart) < abs(range.lowerBound - gapStart) {
-            moveGap(to: range.upperBound)
-            gapStart = range.lowerBound
-        } else {
-            moveGap(to: range.lowerBound)
-            gapEnd += range.count
-        }
-        releaseSpareCapacityIfLarge()
+        if isWide { wide.remove(range) } else { narrow.remove(range) }
         return removed
     }
 
@@ -145,57 +213,12 @@ public struct TextStorage: Sendable {
         self = TextStorage(text)
     }
 
-    private mutating func reserveGap(_ needed: Int) {
-        guard gapLength < needed else { return }
-        let newGap = Swift.max(needed, count, Self.minimumGap)
-        var grown: [Unicode.Scalar] = []
-        grown.reserveCapacity(count + newGap)
-        grown.append(contentsOf: buffer[0..<gapStart])
-        grown.append(contentsOf: repeatElement("\0", count: newGap))
-        grown.append(contentsOf: buffer[gapEnd...])
-        buffer = grown
-        gapEnd = gapStart + newGap
-    }
-
-    /// After large deletions the gap may dwarf the text; rebuild with room for as much again, so memory stays
-    /// proportional to the text and the doubling policy above still amortizes.
-    private mutating func releaseSpareCapacityIfLarge() {
-        guard buffer.count > 4 * Self.minimumGap, gapLength > 3 * count else { return }
-        let newGap = Swift.max(count, Self.minimumGap)
-        var shrunk: [Unicode.Scalar] = []
-        shrunk.reserveCapacity(count + newGap)
-        shrunk.append(contentsOf: buffer[0..<gapStart])
-        shrunk.append(contentsOf: repeatElement("\0", count: newGap))
-        shrunk.append(contentsOf: buffer[gapEnd...])
-        buffer = shrunk
-        gapEnd = gapStart + newGap
-    }
-
-    private mutating func moveGap(to position: Int) {
-        guard position != gapStart else { return }
-        let length = gapLength
-        let start = gapStart
-        buffer.withUnsafeMutableBufferPointer { scalars in
-            let base = UnsafeMutableRawPointer(scalars.baseAddress!)
-            let stride = MemoryLayout<Unicode.Scalar>.stride
-            if position < start {
-                // Scalars position..<start move to the far side of the gap.
-                let moved = start - position
-                (base + (position + length) * stride).copyMemory(from: base + position * stride, byteCount: moved * stride)
-            } else {
-                // Scalars just after the gap move to its near side.
-                let moved = position - start
-                (base + start * stride).copyMemory(from: base + (start + length) * stride, byteCount: moved * stride)
-            }
-        }
-        gapStart = position
-        gapEnd = position + length
-    }
-
     /// Traps when the buffer's bookkeeping is inconsistent; for tests.
     public func _checkInvariants() {
-        precondition(0 <= gapStart && gapStart <= gapEnd && gapEnd <= buffer.count, "gap \(gapStart)..<\(gapEnd) outside the buffer")
-        precondition(count == buffer.count - gapLength, "count disagrees with the buffer")
+        narrow._checkInvariants()
+        wide._checkInvariants()
+        precondition(isWide ? narrow.count == 0 : wide.count == 0, "text in both storages")
+        if !isWide { precondition((0..<narrow.count).allSatisfy { narrow[$0] < 0x80 }, "a non-ASCII byte in the narrow storage") }
     }
 }
 
@@ -204,19 +227,19 @@ extension TextStorage: RandomAccessCollection {
     public var startIndex: Int { 0 }
 
     /// One past the last scalar: the number of scalars.
-    public var endIndex: Int { buffer.count - gapLength }
+    public var endIndex: Int { count }
 
     /// The number of scalars.
     ///
     /// - Complexity: O(1).
-    public var count: Int { buffer.count - gapLength }
+    public var count: Int { isWide ? wide.count : narrow.count }
 
     /// The scalar at `position`.
     ///
     /// - Complexity: O(1).
     public subscript(position: Int) -> Unicode.Scalar {
         precondition(position >= 0 && position < count, "position \(position) is outside 0..<\(count)")
-        return position < gapStart ? buffer[position] : buffer[position + gapLength]
+        return isWide ? wide[position] : Unicode.Scalar(narrow[position])
     }
 }
 

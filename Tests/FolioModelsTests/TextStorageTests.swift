@@ -43,8 +43,26 @@ import Testing
         #expect(copy.string == "azbc")
     }
 
-    /// Random edits, near and far, agree with an array of scalars at every step, through growth and shrinking.
-    @Test func agreesWithAnArrayOfScalars() {
+    @Test func asciiAndWiderTextsCompareByScalars() {
+        var widened = TextStorage("abc")
+        widened.insert("é", at: 1)
+        widened.remove(1..<2)
+        #expect(widened == TextStorage("abc"), "a widened text equals the same text kept as ASCII")
+        #expect(widened.hashValue == TextStorage("abc").hashValue)
+        #expect(widened.string == "abc" && widened[2] == "c")
+        var ascii = TextStorage("a\u{7F}\0z")
+        #expect(ascii.insert("\r\n", at: 4) == 2 && ascii.string == "a\u{7F}\0z\r\n")
+        #expect(ascii.insert("日本", at: 1) == 2 && ascii.string == "a日本\u{7F}\0z\r\n")
+        #expect(ascii.remove(0..<3) == "a日本" && ascii.string(in: 1..<3) == "\0z")
+        widened._checkInvariants()
+        ascii._checkInvariants()
+    }
+
+    /// Random edits, near and far, agree with an array of scalars at every step, through growth and shrinking;
+    /// for the first `asciiSteps` steps only ASCII is inserted, so the storage starts narrow and widens later (or
+    /// never).
+    @Test(arguments: [0, 1_500, Int.max])
+    func agreesWithAnArrayOfScalars(asciiSteps: Int) {
         let seed = TestSeed.make()
         var generator = SplitMix64(seed: seed)
         var check = PropertyCheck(seed: seed)
@@ -55,7 +73,8 @@ import Testing
             let length = reference.count
             if generator.chance(3, in: 5) || length == 0 {
                 let position = generator.chance(1, in: 2) ? generator.int(in: 0...length) : length
-                let text = TextSource.randomText(1...(generator.chance(1, in: 50) ? 200 : 3), using: &generator)
+                var text = TextSource.randomText(1...(generator.chance(1, in: 50) ? 200 : 3), using: &generator)
+                if step < asciiSteps { text = String(String.UnicodeScalarView(text.unicodeScalars.filter(\.isASCII))) }
                 storage.insert(text, at: position)
                 reference.insert(contentsOf: text.unicodeScalars, at: position)
             } else {
