@@ -5,11 +5,13 @@ import FolioStore
 extension ScenarioRun {
     /// After every step: every running device's log keeps its invariants, and what it holds joins what must never
     /// be lost; with no partition and no device down or offline, nothing acknowledged may be missing.
-    func checkInvariants() async throws(SimulationError) {
+    ///
+    /// SQLite's own page check is left to the final check (``finalCheck()``) and to `full`.
+    func checkInvariants(full: Bool = false) async throws(SimulationError) {
         for device in devices where device.isRunning && touched.contains(device.name) {
             let store = try device.runningLibrary().store
             do {
-                try store.checkInvariants()
+                try store.checkInvariants(checkingPages: full)
                 for id in try store.documents() {
                     acknowledged[id, default: VersionVector()].merge(try store.vector(of: id))
                 }
@@ -54,7 +56,7 @@ extension ScenarioRun {
         }
         touched = Set(devices.map(\.name))
         try await sync(devices)
-        try await checkInvariants()
+        try await checkInvariants(full: true)
         let lost = try lostChanges()
         if lost.count > 0 { throw .invariant("after a full sync, \(lost.first!) went missing") }
         if let difference = try await contentDifference(among: devices) {

@@ -13,6 +13,9 @@ extension ScenarioRun {
         for device in named where !participants.contains(where: { $0 === device }) {
             events.append("\(device.name) skipped: \(device.isRunning ? "offline" : "not running")")
         }
+        // What each device and its replica held after the device's last complete exchange: when neither has changed
+        // since, another exchange would move nothing, and is not made.
+        var settled: [String: (device: Int, cloud: Int)] = [:]
         var round = 0
         var moved = true
         while moved {
@@ -23,13 +26,23 @@ extension ScenarioRun {
             moved = false
             for device in participants {
                 let store = try device.runningLibrary().store
+                let replica = cloud.replica(for: device.name)
+                let counts: (device: Int, cloud: Int)
+                do { counts = (try store.changeCount(), try replica.changeCount()) } catch { throw .store(error) }
+                if let last = settled[device.name], last == counts { continue }
                 let exchange: InMemoryExchange
-                do { exchange = try cloud.network.sync(store, with: cloud.replica(for: device.name)) } catch { throw .sync(error) }
+                do { exchange = try cloud.network.sync(store, with: replica) } catch { throw .sync(error) }
                 advance(by: 2 * scenario.network.latency.milliseconds * Int64(1 + exchange.ticks))
                 let sent = exchange.responder.changesApplied, received = exchange.initiator.changesApplied
                 if sent > 0 || received > 0 || !exchange.isComplete {
                     moved = true
                     events.append(describe(exchange, of: device.name))
+                }
+                // Taken before the pick-up: what the device records in answer is still to be sent.
+                if exchange.isComplete {
+                    do { settled[device.name] = (try store.changeCount(), try replica.changeCount()) } catch { throw .store(error) }
+                } else {
+                    settled[device.name] = nil
                 }
                 if try await pickUp(exchange.initiator.updatedDocuments, on: device) { moved = true }
             }
@@ -69,15 +82,18 @@ extension ScenarioRun {
                 events.append(isInConflict ? "\(device.name): \(name) is in conflict" : "\(device.name): \(name) is no longer in conflict")
             }
         }
-        // Opened after the known documents are refreshed, so that the copies a keep-both resolution just made open
-        // too, along with the documents that arrived.
-        do {
-            for name in try await device.openNewDocuments() { events.append("\(device.name) opened \(name)") }
-        } catch {
-            throw .document(error)
-        }
         let after: Int
         do { after = try store.changeCount() } catch { throw .store(error) }
+        // Opened after the known documents are refreshed, so that the copies a keep-both resolution just made open
+        // too, along with the documents that arrived.
+        let arrived = updated?.contains { device.handles[$0] == nil && !device.isClosed($0) } ?? true
+        if arrived || after > before {
+            do {
+                for name in try await device.openNewDocuments() { events.append("\(device.name) opened \(name)") }
+            } catch {
+                throw .document(error)
+            }
+        }
         if after > before {
             events.append("\(device.name) recorded \(after - before) change\(after - before == 1 ? "" : "s") settling what arrived")
         }

@@ -51,6 +51,9 @@ final class SimulatedDevice {
         _ = try await openNewDocuments()
     }
 
+    /// Whether a `close` step closed `id`.
+    func isClosed(_ id: DocumentID) -> Bool { closed[id] != nil }
+
     /// Takes a document this device just created.
     func adopt(_ handle: any SimulatedDocument) {
         handles[handle.id] = handle

@@ -26,6 +26,26 @@ extension ChangeLogStore {
         }
     }
 
+    /// Every document with a log, with its vector and the hashes of its heads (in causal order), read at once:
+    /// what a sync session announces.
+    ///
+    /// - Complexity: O(documents × devices), in one read transaction.
+    public func summaries() throws(StoreError) -> [(document: DocumentID, vector: VersionVector, heads: [ChangeHash])] {
+        try read("summarising the documents") { db in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT id, uuid FROM document
+                WHERE id IN (SELECT document FROM frontier) OR id IN (SELECT document FROM pending)
+                """)
+            var result: [(document: DocumentID, vector: VersionVector, heads: [ChangeHash])] = []
+            for row in rows {
+                let frontier = try Frontier(documentRow: row[0], in: db)
+                let heads = frontier.heads.map { frontier.tips[$0.device]!.hash }
+                result.append((DocumentID(try Stored.uuid(row[1])), frontier.vector, heads))
+            }
+            return result.sorted { $0.document < $1.document }
+        }
+    }
+
     /// The document's heads (the changes no other change was made on), in causal order. More than one head means
     /// concurrent versions.
     ///

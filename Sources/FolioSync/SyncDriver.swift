@@ -28,9 +28,9 @@ public struct SyncDriver: Sendable {
         var vectors: [DocumentID: VersionVector] = [:]
         var heads: [DocumentID: [ChangeHash]] = [:]
         do {
-            for document in try store.documents() {
-                vectors[document] = try store.vector(of: document)
-                heads[document] = try store.heads(of: document).map(\.hash)
+            for summary in try store.summaries() {
+                vectors[summary.document] = summary.vector
+                heads[summary.document] = summary.heads
             }
         } catch {
             throw .store(error, while: "summarising the store for a sync")
