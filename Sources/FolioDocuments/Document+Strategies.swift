@@ -27,9 +27,13 @@ extension Document {
         return result
     }
 
-    /// Keeps the current version here and turns every other version into a new document named
-    /// "NAME (conflict from DEVICE)" in the same container. The new documents' identities derive from this one and
-    /// the version's head, so devices that do the same create the same documents.
+    /// Keeps the version whose contents were made last (by lamport, then device) here and turns every other version
+    /// into a new document named "NAME (conflict from DEVICE)" in the same container, DEVICE being the one that
+    /// made that version's contents.
+    ///
+    /// A resolution that kept a version does not make it newer, and a copy's identity derives from this document and
+    /// the change that made the copied contents: so devices that settle one conflict at once, each from what it has
+    /// received so far, keep the same version and make the same copies.
     ///
     /// - Returns: the identities of the new documents.
     /// - Throws: ``DocumentError`` `.store`.
@@ -37,23 +41,27 @@ extension Document {
     public func resolveByKeepingBoth() throws(DocumentError) -> [DocumentID] {
         try ensureEditable()
         try commit()
-        let all = try versions()
-        guard all.count > 1 else { return [] }
+        let groups = try versionGroups()
+        guard groups.count > 1 else { return [] }
+        let origins = try groups.map { group throws(DocumentError) in try origin(of: group) }
+        let kept = origins.indices.max { (origins[$0].lamport, origins[$0].id.device) < (origins[$1].lamport, origins[$1].id.device) }!
+        let names = try deviceNames()
         var created: [DocumentID] = []
-        for version in all.dropFirst() {
-            let copy = DocumentID(UUIDBytes(bytes: ContentHash(hashing: Data(id.uuid.bytes + version.id.bytes)).bytes.prefix(16)))
-            let deviceName = version.savingDevice.name.isEmpty ? "another device" : version.savingDevice.name
+        for index in groups.indices where index != kept {
+            let origin = origins[index]
+            let copy = DocumentID(UUIDBytes(bytes: ContentHash(hashing: Data(id.uuid.bytes + origin.hash.bytes)).bytes.prefix(16)))
+            let deviceName = names[origin.id.device].flatMap { $0.isEmpty ? nil : $0 } ?? "another device"
             if try library.info(of: copy) == nil {
                 try library.record(
                     creationOf: copy, type: Model.self, named: "\(info.displayName) (conflict from \(deviceName))",
-                    in: info.container, contents: version.contents)
+                    in: info.container, contents: groups[index].state)
             }
             created.append(copy)
         }
-        let groups = try versionGroups()
         let resolution = Resolution(
-            strategy: .keepBoth, chosen: [groups[0].head.hash], discarded: groups.dropFirst().map(\.head.hash))
-        try settle(groups, with: resolution, state: groups[0].state)
+            strategy: .keepBoth, chosen: [groups[kept].head.hash],
+            discarded: groups.indices.filter { $0 != kept }.map { groups[$0].head.hash })
+        try settle(groups, with: resolution, state: groups[kept].state)
         return created
     }
 

@@ -93,14 +93,20 @@ extension Document {
     func latestGroup(of groups: [VersionGroup<Model>]) throws(DocumentError) -> VersionGroup<Model> {
         var best: (group: VersionGroup<Model>, origin: Change)?
         for group in groups {
-            var origin = try contentOrigin(of: group.heads[0])
-            for head in group.heads.dropFirst() {
-                let other = try contentOrigin(of: head)
-                if Self.isLater(other, than: origin) { origin = other }
-            }
+            let origin = try origin(of: group)
             if best == nil || Self.isLater(origin, than: best!.origin) { best = (group, origin) }
         }
         return best!.group
+    }
+
+    /// The change that made a version's contents (the latest, when its heads reached the same state apart).
+    func origin(of group: VersionGroup<Model>) throws(DocumentError) -> Change {
+        var origin = try contentOrigin(of: group.heads[0])
+        for head in group.heads.dropFirst() {
+            let other = try contentOrigin(of: head)
+            if Self.isLater(other, than: origin) { origin = other }
+        }
+        return origin
     }
 
     private static func isLater(_ change: Change, than other: Change) -> Bool {
@@ -221,7 +227,7 @@ extension Document {
         if groups.count > 1 { insertState(.inConflict) } else { removeState(.inConflict) }
     }
 
-    private func deviceNames() throws(DocumentError) -> [DeviceID: String] {
+    func deviceNames() throws(DocumentError) -> [DeviceID: String] {
         do {
             return Dictionary(try library.store.devices().map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
         } catch {

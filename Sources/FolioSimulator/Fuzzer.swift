@@ -13,7 +13,9 @@ public struct Fuzzer: Sendable {
         public var scenario: Scenario
         /// The invariants it broke (empty: it held).
         public var violations: [SimulationFailure]
-        /// The smallest scenario found that still breaks an invariant, when one broke.
+        /// The smallest scenario found that still breaks an invariant, when one broke. It ends with the final check
+        /// written out (heal, restart, online, `sync: all`, `expect: {converged: true, lostChanges: 0}`), and has no
+        /// step that does not apply, so `folio replay` reproduces it.
         public var shrunk: Scenario?
         /// Steps that could not be done as generated (skipped, not failures).
         public var skippedSteps: Int
@@ -47,12 +49,43 @@ public struct Fuzzer: Sendable {
         let skipped = result.steps.reduce(0) { $0 + $1.events.filter { $0.hasPrefix("skipped: ") }.count }
         var outcome = Outcome(seed: seed, scenario: scenario, violations: result.violations, shrunk: nil, skippedSteps: skipped)
         if !outcome.violations.isEmpty, shrinks {
-            var shrunk = await ScenarioShrinker().shrink(scenario) { candidate in
-                await !simulator.run(candidate).violations.isEmpty
+            // What replay reproduces: the steps that applied, then the final check as steps.
+            var replayable = scenario
+            let skippedSteps = Set(result.steps.filter { $0.events.contains { $0.hasPrefix("skipped: ") } }.map { $0.number - 1 })
+            replayable.steps = scenario.steps.indices.filter { !skippedSteps.contains($0) }.map { scenario.steps[$0] }
+            replayable.steps += Self.finalCheck(after: replayable)
+            let replay = Simulator(workDirectory: workDirectory, makesReport: false)
+            func failsInReplay(_ candidate: Scenario) async -> Bool {
+                let failures = await replay.run(candidate).failures
+                return !failures.isEmpty && !failures.contains { $0.kind == .step || $0.kind == .setup }
+            }
+            var shrunk: Scenario
+            if await failsInReplay(replayable) {
+                shrunk = await ScenarioShrinker().shrink(replayable) { await failsInReplay($0) }
+            } else {
+                shrunk = await ScenarioShrinker().shrink(scenario) { await !simulator.run($0).violations.isEmpty }
+                shrunk.description = "Reproduces with folio fuzz's checks (steps that do not apply are skipped), not with replay."
             }
             shrunk.name = "Shrunk from random scenario \(seed)"
             outcome.shrunk = shrunk
         }
         return outcome
+    }
+
+    /// The final check as steps: heal, restart the devices down at the end, bring every device online, sync
+    /// everything, and expect convergence with nothing lost.
+    static func finalCheck(after scenario: Scenario) -> [Scenario.Step] {
+        var down: [String] = []
+        for step in scenario.steps {
+            switch step.action {
+            case .crash(let device, _): if !down.contains(device) { down.append(device) }
+            case .restart(let device): down.removeAll { $0 == device }
+            default: break
+            }
+        }
+        let all = scenario.devices.map(\.name)
+        return [Scenario.Step(.heal)] + down.map { Scenario.Step(.restart(device: $0)) }
+            + [Scenario.Step(.online(all)), Scenario.Step(.sync(.all)),
+               Scenario.Step(.expect(Scenario.Expectation(converged: true, lostChanges: 0)))]
     }
 }
