@@ -114,8 +114,8 @@ extension Document {
     }
 
     /// The latest change all of `heads` include: among the changes their vectors share, the causally maximal one
-    /// that wins (highest lamport, then device), as ``commonAncestor()`` picks it.
-    private func commonAncestorChange(of heads: [Change]) throws(DocumentError) -> Change? {
+    /// that wins (highest lamport, then device; several in a criss-cross history), the same on every device.
+    func commonAncestorChange(of heads: [Change]) throws(DocumentError) -> Change? {
         guard var meet = heads.first?.vector else { return nil }
         for head in heads.dropFirst() { meet = meet.intersecting(head.vector) }
         var candidates: [Change] = []

@@ -89,25 +89,7 @@ extension Document {
 
     /// The state every competing version grew from: the state at the latest change all of them include.
     func commonAncestorState(of groups: [VersionGroup<Model>]) throws(DocumentError) -> Model {
-        var meet = groups[0].head.vector
-        for group in groups.dropFirst() { meet = meet.intersecting(group.head.vector) }
-        var candidates: [Change] = []
-        do {
-            for entry in meet.entries {
-                if let change = try library.store.change(ChangeID(device: entry.device, seq: entry.seq), of: id) {
-                    candidates.append(change)
-                }
-            }
-        } catch {
-            throw .store(error, "reading the common ancestor")
-        }
-        let ancestors = candidates.filter { candidate in
-            !candidates.contains { $0.id != candidate.id && $0.vector.contains(candidate.id) }
-        }
-        // Several ancestors (a criss-cross history): the one every device would pick, deterministically.
-        guard let ancestor = ancestors.max(by: { ($0.lamport, $0.id.device) < ($1.lamport, $1.id.device) }) else {
-            return Model()
-        }
+        guard let ancestor = try commonAncestorChange(of: groups.map(\.head)) else { return Model() }
         return try DocumentReplay<Model>(store: library.store, document: id).state(at: ancestor).model
     }
 
