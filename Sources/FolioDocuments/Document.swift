@@ -114,48 +114,14 @@ public actor Document<Model: DocumentModel> {
         if library.runsBackgroundWork { startBackgroundWork() }
     }
 
-    /// The head every device shows: the highest lamport, then the highest device.
+    /// The head every device shows (``DocumentLibrary/winningHead(of:)``).
     static func winningHead(of id: DocumentID, in library: DocumentLibrary) throws(DocumentError) -> Change {
-        guard let winner = try contentHeads(of: id, in: library).versions
-            .max(by: { ($0.lamport, $0.id.device) < ($1.lamport, $1.id.device) })
-        else {
-            throw DocumentError(.notFound, "document \(id) has no changes")
-        }
-        return winner
+        try library.winningHead(of: id)
     }
 
-    /// The heads that are versions, and those that are not: a head that changed only the document's name or place
-    /// since contents that another head already includes (a rename or a move concurrent with an edit) competes
-    /// with nothing; the next change is made on it too, which joins the two.
+    /// The heads that are versions, and those that are not (``DocumentLibrary/contentHeads(of:)``).
     static func contentHeads(of id: DocumentID, in library: DocumentLibrary) throws(DocumentError) -> (versions: [Change], absorbed: [Change]) {
-        let heads: [Change]
-        do { heads = try library.store.heads(of: id) } catch { throw .store(error, "reading heads") }
-        guard heads.count > 1 else { return (heads, []) }
-        var versions: [Change] = []
-        var absorbed: [Change] = []
-        for candidate in heads {
-            var base = candidate
-            while case .lifecycle = base.kind, let parent = base.parents.first {
-                // Lifecycle changes are made on one line (their author's), so any parent leads back to its contents.
-                do {
-                    guard let found = try library.store.change(parent, of: id) else { break }
-                    base = found
-                } catch {
-                    throw .store(error, "reading the log")
-                }
-            }
-            let subsumed = base.hash != candidate.hash
-                && heads.contains { $0.hash != candidate.hash && $0.vector.contains(base.id) }
-            if subsumed { absorbed.append(candidate) } else { versions.append(candidate) }
-        }
-        if versions.isEmpty {
-            // Every head only renamed or moved the same contents (a rename race): those contents are the one
-            // version, shown at the head every device picks.
-            let winner = absorbed.max { ($0.lamport, $0.id.device) < ($1.lamport, $1.id.device) }!
-            versions = [winner]
-            absorbed.removeAll { $0.hash == winner.hash }
-        }
-        return (versions, absorbed)
+        try library.contentHeads(of: id)
     }
 
     // MARK: State

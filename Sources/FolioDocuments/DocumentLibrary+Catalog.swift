@@ -113,8 +113,9 @@ extension DocumentLibrary {
     }
 
     func appendLifecycle(_ event: LifecycleEvent, to id: DocumentID) throws(DocumentError) {
+        let parents = try lifecycleParents(of: id)
         do {
-            try store.append(.lifecycle(event), to: id)
+            try store.append(.lifecycle(event), to: id, on: .heads(parents))
         } catch {
             throw .store(error, "recording \(event) of document \(id)")
         }

@@ -62,6 +62,29 @@ import Testing
         }
     }
 
+    @Test func renamingOrMovingDuringAConflictSettlesNothing() async throws {
+        let (a, onA, b, onB) = try await conflicted()
+        let before = try await onA.versions().map(\.contents.text)
+        try a.rename(onA.id, to: "Renamed")
+        try b.move(onB.id, to: .shared)
+        try exchange(a, b, onA.id)
+        try await onA.refresh()
+        try await onB.refresh()
+        for document in [onA, onB] {
+            #expect(await document.state.contains(.inConflict), "a catalog change is not a resolution")
+            #expect(try await document.versions().map(\.contents.text) == before)
+            #expect(await document.info.displayName == "Renamed")
+            #expect(await document.info.container == .shared)
+        }
+        #expect(await onA.model.text == onB.model.text)
+        try await onA.edit(.append("after\n"))
+        try exchange(a, b, onA.id)
+        try await onB.refresh()
+        #expect(await onA.model.text == onB.model.text, "an edit made on the version shown replays the same everywhere")
+        try a.store.checkInvariants()
+        try b.store.checkInvariants()
+    }
+
     @Test func withoutAConflictTheAncestorIsTheCurrentState() async throws {
         let library = try iPad.library()
         let notes = try await library.create(TextDocument.self, named: "Notes", contents: TextDocument(text: "a\n"))
