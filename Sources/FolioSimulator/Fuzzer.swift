@@ -53,7 +53,8 @@ public struct Fuzzer: Sendable {
             var replayable = scenario
             let skippedSteps = Set(result.steps.filter { $0.events.contains { $0.hasPrefix("skipped: ") } }.map { $0.number - 1 })
             replayable.steps = scenario.steps.indices.filter { !skippedSteps.contains($0) }.map { scenario.steps[$0] }
-            replayable.steps += Self.finalCheck(after: replayable)
+            let closing = Self.finalCheck(after: replayable)
+            replayable.steps += closing
             let replay = Simulator(workDirectory: workDirectory, makesReport: false)
             func failsInReplay(_ candidate: Scenario) async -> Bool {
                 let failures = await replay.run(candidate).failures
@@ -61,7 +62,7 @@ public struct Fuzzer: Sendable {
             }
             var shrunk: Scenario
             if await failsInReplay(replayable) {
-                shrunk = await ScenarioShrinker().shrink(replayable) { await failsInReplay($0) }
+                shrunk = await ScenarioShrinker().shrink(replayable, keeping: closing.count) { await failsInReplay($0) }
             } else {
                 shrunk = await ScenarioShrinker().shrink(scenario) { await !simulator.run($0).violations.isEmpty }
                 shrunk.description = "Reproduces with folio fuzz's checks (steps that do not apply are skipped), not with replay."

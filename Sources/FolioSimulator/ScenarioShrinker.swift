@@ -13,8 +13,8 @@ public struct ScenarioShrinker: Sendable {
     }
 
     /// The smallest scenario found for which `stillFails` holds; `scenario` itself (for which it must hold) when
-    /// nothing smaller does.
-    public func shrink(_ scenario: Scenario, stillFails: (Scenario) async -> Bool) async -> Scenario {
+    /// nothing smaller does. The last `keeping` steps stay as they are (a final check, say).
+    public func shrink(_ scenario: Scenario, keeping: Int = 0, stillFails: (Scenario) async -> Bool) async -> Scenario {
         var current = scenario
         var runs = 0
         func attempt(_ candidate: Scenario) async -> Bool {
@@ -26,10 +26,10 @@ public struct ScenarioShrinker: Sendable {
         while runs < maximumRuns {
             var index = 0
             var removedAny = false
-            while index < current.steps.count && runs < maximumRuns {
+            while index < current.steps.count - keeping && runs < maximumRuns {
                 var candidate = current
-                candidate.steps.removeSubrange(index..<min(index + chunk, current.steps.count))
-                if !candidate.steps.isEmpty, await attempt(candidate) {
+                candidate.steps.removeSubrange(index..<min(index + chunk, current.steps.count - keeping))
+                if candidate.steps.count > keeping, await attempt(candidate) {
                     current = candidate
                     removedAny = true
                 } else {
