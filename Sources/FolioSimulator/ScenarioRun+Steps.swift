@@ -225,8 +225,8 @@ extension ScenarioRun {
             // The first open document (by name) saves, and the process dies at one of the save's first file steps
             // (a write may be torn): its changes are in the log already.
             var target: (name: String, handle: any SimulatedDocument)?
-            for (_, handle) in device.handles {
-                guard let observation = try? await handle.observe() else { continue }
+            for id in device.handles.keys.sorted() {
+                guard let handle = device.handles[id], let observation = try? await handle.observe() else { continue }
                 if target == nil || observation.displayName < target!.name { target = (observation.displayName, handle) }
             }
             if let target {
