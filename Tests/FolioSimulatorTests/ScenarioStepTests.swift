@@ -100,6 +100,7 @@ import Testing
         #expect(scenario.steps[3].action == action)
         #expect(scenario.steps[3].line == 10)
         #expect(scenario.steps[3].action.key == String(step.prefix { $0 != ":" }))
+        #expect(try ScenarioParser.parse(yaml: scenario.yaml, file: "written.yaml") == scenario, "the writer writes it back")
     }
 
     @Test func everyActionKeyIsCovered() {
