@@ -4,9 +4,11 @@ import FolioStore
 extension DocumentLibrary {
     /// The head every device shows: the highest lamport, then the highest device.
     func winningHead(of id: DocumentID) throws(DocumentError) -> Change {
-        guard let winner = try contentHeads(of: id).versions
-            .max(by: { ($0.lamport, $0.id.device) < ($1.lamport, $1.id.device) })
-        else {
+        try winner(among: contentHeads(of: id).versions, of: id)
+    }
+
+    private func winner(among versions: [Change], of id: DocumentID) throws(DocumentError) -> Change {
+        guard let winner = versions.max(by: { ($0.lamport, $0.id.device) < ($1.lamport, $1.id.device) }) else {
             throw DocumentError(.notFound, "document \(id) has no changes")
         }
         return winner
@@ -53,9 +55,7 @@ extension DocumentLibrary {
     /// line, so the change would join it anyway).
     func lifecycleParents(of id: DocumentID) throws(DocumentError) -> [ChangeHash] {
         let (versions, absorbed) = try contentHeads(of: id)
-        guard let winner = versions.max(by: { ($0.lamport, $0.id.device) < ($1.lamport, $1.id.device) }) else {
-            throw DocumentError(.notFound, "document \(id) has no changes")
-        }
+        let winner = try winner(among: versions, of: id)
         let own: UInt64
         do { own = try store.vector(of: id)[device.id] } catch { throw .store(error, "reading the vector of document \(id)") }
         // Heads that only renamed or moved contents another head holds are joined too: they carry no version, and a

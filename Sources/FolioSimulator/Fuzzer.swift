@@ -46,12 +46,12 @@ public struct Fuzzer: Sendable {
         let scenario = generator.scenario(seed: seed)
         let simulator = simulator
         let result = await simulator.run(scenario)
-        let skipped = result.steps.reduce(0) { $0 + $1.events.filter { $0.hasPrefix("skipped: ") }.count }
-        var outcome = Outcome(seed: seed, scenario: scenario, violations: result.violations, shrunk: nil, skippedSteps: skipped)
+        let skippedSteps = Set(result.steps.filter { $0.skipped != nil }.map { $0.number - 1 })
+        var outcome = Outcome(
+            seed: seed, scenario: scenario, violations: result.violations, shrunk: nil, skippedSteps: skippedSteps.count)
         if !outcome.violations.isEmpty, shrinks {
             // What replay reproduces: the steps that applied, then the final check as steps.
             var replayable = scenario
-            let skippedSteps = Set(result.steps.filter { $0.events.contains { $0.hasPrefix("skipped: ") } }.map { $0.number - 1 })
             replayable.steps = scenario.steps.indices.filter { !skippedSteps.contains($0) }.map { scenario.steps[$0] }
             let closing = Self.finalCheck(after: replayable)
             replayable.steps += closing

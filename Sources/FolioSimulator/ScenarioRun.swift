@@ -64,6 +64,7 @@ final class ScenarioRun {
             touched = Self.devices(touchedBy: step.action)
             if touched.contains("*") { touched = Set(devices.map(\.name)) }
             var failure: String?
+            var skipped: String?
             var stop = false
             do {
                 let found = try await perform(step.action)
@@ -76,6 +77,7 @@ final class ScenarioRun {
                 let kind: SimulationFailure.Kind
                 if case .invariant = error { kind = .invariant } else { kind = .step }
                 if kind == .step && options.stepErrors == .skip {
+                    skipped = error.description
                     events.append("skipped: \(error.description)")
                 } else {
                     failures.append(SimulationFailure(kind: kind, step: number, line: step.line, message: error.description))
@@ -85,7 +87,7 @@ final class ScenarioRun {
             }
             steps.append(SimulatedStep(
                 number: number, line: step.line, time: Timestamp(millisecondsSince1970: now),
-                action: scenario.yamlLine(of: step.action), events: events, failure: failure))
+                action: scenario.yamlLine(of: step.action), events: events, failure: failure, skipped: skipped))
             if stop { break }
         }
         if options.checksFinalConvergence && !failures.contains(where: { $0.kind != .expectation }) {

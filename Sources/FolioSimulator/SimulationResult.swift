@@ -54,6 +54,8 @@ public struct SimulatedStep: Hashable, Sendable {
     public var events: [String]
     /// Why it failed, if it did.
     public var failure: String?
+    /// Why it was skipped (it could not be done, and the run skips such steps), if it was.
+    public var skipped: String?
 }
 
 /// The outcome of running one scenario.
