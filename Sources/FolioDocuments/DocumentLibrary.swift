@@ -43,6 +43,8 @@ public final class DocumentLibrary: Sendable {
     ///   - identifiers: where new document identities come from.
     ///   - fileSystem: the file I/O (inject a ``FaultInjectingFileSystem`` to test crashes).
     ///   - durability: how the store's commits reach the disk.
+    ///   - access: whether other connections may use the store's file while the library is open (the default) or
+    ///     the library is its only user (cheaper; see ``StoreAccess``).
     ///   - autosave: the autosave and grouping policy of the documents opened from this library.
     ///   - conflictPolicy: how competing versions are settled (by default a person is asked).
     ///   - backgroundWork: whether documents commit and autosave on a background timer; by default only with the
@@ -52,7 +54,7 @@ public final class DocumentLibrary: Sendable {
     public init(
         at root: URL, device: Device, types: DocumentTypeRegistry = DocumentTypeRegistry(),
         clock: any WallClock = SystemClock(), identifiers: any IdentifierSource = RandomIdentifierSource(),
-        fileSystem: any FileSystem = PosixFileSystem(), durability: Durability = .normal,
+        fileSystem: any FileSystem = PosixFileSystem(), durability: Durability = .normal, access: StoreAccess = .shared,
         autosave: AutosavePolicy = .standard, conflictPolicy: ConflictPolicy = ConflictPolicy(), backgroundWork: Bool? = nil
     ) throws(DocumentError) {
         self.root = root
@@ -72,7 +74,8 @@ public final class DocumentLibrary: Sendable {
         }
         do {
             store = try ChangeLogStore(
-                at: root.appendingPathComponent(".folio/store.sqlite"), device: device, clock: clock, durability: durability)
+                at: root.appendingPathComponent(".folio/store.sqlite"), device: device, clock: clock, durability: durability,
+                access: access)
         } catch {
             throw .store(error, "opening the library's store")
         }

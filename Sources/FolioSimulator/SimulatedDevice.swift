@@ -47,7 +47,7 @@ final class SimulatedDevice {
         fileSystem = FaultInjectingFileSystem()
         library = try DocumentLibrary(
             at: root, device: device, clock: clock, identifiers: identifiers, fileSystem: fileSystem,
-            autosave: Self.autosave, conflictPolicy: policy, backgroundWork: false)
+            access: .exclusive, autosave: Self.autosave, conflictPolicy: policy, backgroundWork: false)
         _ = try await openNewDocuments()
     }
 

@@ -7,10 +7,10 @@ extension ChangeLogStore {
     public func documents() throws(StoreError) -> [DocumentID] {
         try read("listing documents") { db in
             // A document row can exist without changes (a sync cursor creates one): list only documents with a log.
-            try Data.fetchAll(db, sql: """
+            try Data.fetchAll(db.cachedStatement(sql: """
                 SELECT uuid FROM document
                 WHERE id IN (SELECT document FROM frontier) OR id IN (SELECT document FROM pending)
-                """)
+                """))
                 .map { DocumentID(try Stored.uuid($0)) }.sorted()
         }
     }
@@ -32,10 +32,10 @@ extension ChangeLogStore {
     /// - Complexity: O(documents × devices), in one read transaction.
     public func summaries() throws(StoreError) -> [(document: DocumentID, vector: VersionVector, heads: [ChangeHash])] {
         try read("summarising the documents") { db in
-            let rows = try Row.fetchAll(db, sql: """
+            let rows = try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT id, uuid FROM document
                 WHERE id IN (SELECT document FROM frontier) OR id IN (SELECT document FROM pending)
-                """)
+                """))
             var result: [(document: DocumentID, vector: VersionVector, heads: [ChangeHash])] = []
             for row in rows {
                 let frontier = try Frontier(documentRow: row[0], in: db)
@@ -172,7 +172,7 @@ extension ChangeLogStore {
 
     /// The number of changes in the log of every document (waiting changes excluded).
     public func changeCount() throws(StoreError) -> Int {
-        try read("counting changes") { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM change") ?? 0 }
+        try read("counting changes") { db in try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM change")) ?? 0 }
     }
 
     func fetchChange(document: DocumentID, documentRow: Int64, device: DeviceID, seq: UInt64, in db: Database) throws -> Change {

@@ -15,7 +15,7 @@ extension ChangeLogStore {
     /// The devices known to this store, in identity order; a device seen only through its changes has an empty name.
     public func devices() throws(StoreError) -> [Device] {
         try read("listing devices") { db in
-            try Row.fetchAll(db, sql: "SELECT uuid, name FROM device").map { row in
+            try Row.fetchAll(db.cachedStatement(sql: "SELECT uuid, name FROM device")).map { row in
                 Device(id: DeviceID(try Stored.uuid(row[0])), name: row[1] as String? ?? "")
             }
             .sorted { $0.id < $1.id }

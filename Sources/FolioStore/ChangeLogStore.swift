@@ -10,9 +10,9 @@ import Synchronization
 /// numbers, parents, vectors and lamport timestamps); changes from peers are ``ingest(_:)``ed in any order.
 /// The change table is append-only, enforced by SQLite triggers.
 ///
-/// The store is `Sendable`: it holds no connection itself, only a `DatabasePool` that hands a connection to one
-/// closure at a time, and synchronous SQLite work never runs inside an actor's critical path for longer than a
-/// transaction.
+/// The store is `Sendable`: it holds no connection itself, only a GRDB database (a `DatabasePool`, or a
+/// `DatabaseQueue` with ``StoreAccess/exclusive``) that hands a connection to one closure at a time, and synchronous
+/// SQLite work never runs inside an actor's critical path for longer than a transaction.
 public final class ChangeLogStore: Sendable {
     /// The SQLite file.
     public let url: URL
@@ -20,8 +20,13 @@ public final class ChangeLogStore: Sendable {
     public let localDevice: Device
     /// How commits reach the disk.
     public let durability: Durability
+    /// Who else may use the file while the store is open.
+    public let access: StoreAccess
 
-    let pool: DatabasePool
+    /// A `DatabasePool` (shared access) or a `DatabaseQueue` (exclusive access).
+    let database: any DatabaseWriter
+    /// The queue, with exclusive access.
+    let exclusiveQueue: DatabaseQueue?
     let clock: any WallClock
     // Row numbers of devices and documents never change once committed, so they are cached for the process's life.
     let rowIDs = Mutex(RowIDCache())
@@ -43,14 +48,18 @@ public final class ChangeLogStore: Sendable {
     ///   - device: the local device; registered (with its name) in the store.
     ///   - clock: the wall clock stamped on local changes.
     ///   - durability: how commits reach the disk.
+    ///   - access: whether other connections may use the file at the same time (``StoreAccess/shared``, the
+    ///     default) or this store is its only user (``StoreAccess/exclusive``, cheaper transactions).
     /// - Throws: ``StoreError`` with code `notAStore` (the file is something else; it is left untouched),
-    ///   `newerFormat`, `corrupt` or `database`.
+    ///   `newerFormat`, `corrupt` or `database` (with `exclusive`, also when another connection holds the file).
     public init(
-        at url: URL, device: Device, clock: any WallClock = SystemClock(), durability: Durability = .normal
+        at url: URL, device: Device, clock: any WallClock = SystemClock(), durability: Durability = .normal,
+        access: StoreAccess = .shared
     ) throws(StoreError) {
         self.url = url
         self.localDevice = device
         self.durability = durability
+        self.access = access
         self.clock = clock
         try Self.preflight(url)
         var configuration = Configuration()
@@ -58,11 +67,24 @@ public final class ChangeLogStore: Sendable {
         configuration.busyMode = .timeout(10)
         let synchronous = durability.synchronousPragma
         configuration.prepareDatabase { db in
+            // Exclusive locking is set before WAL mode is, so that SQLite keeps the WAL index in the heap (no -shm
+            // file) and takes its file lock once, not at every transaction.
+            if access == .exclusive { try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE") }
             try db.execute(sql: "PRAGMA synchronous = \(synchronous); PRAGMA cache_size = -16384; PRAGMA mmap_size = 268435456")
         }
         do {
-            pool = try DatabasePool(path: url.path, configuration: configuration)
-            try StoreSchema.migrator.migrate(pool)
+            switch access {
+            case .shared:
+                database = try DatabasePool(path: url.path, configuration: configuration)
+                exclusiveQueue = nil
+            case .exclusive:
+                configuration.journalMode = .wal
+                configuration.busyMode = .immediateError
+                let queue = try DatabaseQueue(path: url.path, configuration: configuration)
+                database = queue
+                exclusiveQueue = queue
+            }
+            try StoreSchema.migrator.migrate(database)
         } catch {
             throw StoreError.translating(error, while: "opening \(url.path)")
         }
@@ -125,16 +147,22 @@ public final class ChangeLogStore: Sendable {
     /// Runs `body` in a write transaction, translating every error into a ``StoreError``.
     func write<T>(_ action: @autoclosure () -> String, _ body: (Database) throws -> T) throws(StoreError) -> T {
         do {
-            return try pool.write(body)
+            return try database.write(body)
         } catch {
             throw StoreError.translating(error, while: action())
         }
     }
 
-    /// Runs `body` in a read transaction (a consistent snapshot), translating every error into a ``StoreError``.
+    /// Runs `body` on a consistent snapshot, translating every error into a ``StoreError``.
+    ///
+    /// With ``StoreAccess/shared``, a read transaction on one of the pool's readers. With ``StoreAccess/exclusive``,
+    /// the store's one connection, on which nothing else can write while `body` runs (the queue runs one closure at
+    /// a time and no other connection can take the file), so no transaction is needed; nor is GRDB's read-only
+    /// guard, whose `PRAGMA query_only` toggles would expire every prepared statement at every read.
     func read<T>(_ action: @autoclosure () -> String, _ body: (Database) throws -> T) throws(StoreError) -> T {
         do {
-            return try pool.read(body)
+            if let exclusiveQueue { return try exclusiveQueue.unsafeRead(body) }
+            return try database.read(body)
         } catch {
             throw StoreError.translating(error, while: action())
         }
@@ -189,8 +217,8 @@ public final class ChangeLogStore: Sendable {
     /// Further calls fail.
     public func close() throws(StoreError) {
         do {
-            try pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
-            try pool.close()
+            try database.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+            try database.close()
         } catch {
             throw StoreError.translating(error, while: "closing \(url.path)")
         }

@@ -75,6 +75,8 @@ extension StoreError {
             return StoreError(.notAStore, "the file is not a SQLite database, so not a Folio store", cause: error, file: file, line: line)
         case let error as DatabaseError where error.resultCode == .SQLITE_CORRUPT:
             return StoreError(.corrupt, "the store is damaged (SQLite reports corruption) while \(action())", cause: error, file: file, line: line)
+        case let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED:
+            return StoreError(.database, "the store is locked by another connection while \(action()) (a store opened with exclusive access holds its file until it is closed)", cause: error, file: file, line: line)
         case let error as CodecError:
             return StoreError(.corrupt, "a stored row cannot be decoded while \(action())", cause: error, file: file, line: line)
         default:
