@@ -115,12 +115,8 @@ extension ScenarioRun {
         var reference: (name: String, vectors: [DocumentID: VersionVector])?
         for device in devices {
             let store = try device.runningLibrary().store
-            var vectors: [DocumentID: VersionVector] = [:]
-            do {
-                for id in try store.documents() { vectors[id] = try store.vector(of: id) }
-            } catch {
-                throw .store(error)
-            }
+            let vectors: [DocumentID: VersionVector]
+            do { vectors = try Self.vectors(in: store) } catch { throw .store(error) }
             guard let first = reference else {
                 reference = (device.name, vectors)
                 continue

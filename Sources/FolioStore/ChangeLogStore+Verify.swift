@@ -55,34 +55,52 @@ extension ChangeLogStore {
     /// - Parameter checkingPages: whether SQLite's own page check (`PRAGMA quick_check`) runs too; a caller that
     ///   checks after every operation may leave it to a final check.
     public func verify(checkingPages: Bool = true) throws(StoreError) -> VerificationReport {
+        try verify(only: nil, checkingPages: checkingPages)
+    }
+
+    /// Checks the logs of `documents` only, as ``verify(checkingPages:)`` checks every document's: their changes
+    /// re-hashed, sequence numbers, parents, vectors, frontier and waiting changes. The blob table and the other
+    /// documents are left out, so a caller that checks after every operation pays for what the operation changed
+    /// (a document whose vector did not move holds the same changes as when it was last checked); a full
+    /// ``verify(checkingPages:)`` at the end covers the rest. Documents the store does not hold are skipped.
+    ///
+    /// - Parameter checkingPages: whether SQLite's `PRAGMA quick_check` runs too (the whole file's pages).
+    public func verify(documents: some Sequence<DocumentID>, checkingPages: Bool = false) throws(StoreError) -> VerificationReport {
+        try verify(only: Set(documents), checkingPages: checkingPages)
+    }
+
+    /// ``verify(checkingPages:)`` of `only` (`nil`: every document, and the blobs).
+    private func verify(only: Set<DocumentID>?, checkingPages: Bool) throws(StoreError) -> VerificationReport {
         try read("verifying the store") { db in
             var report = VerificationReport()
             let integrity = checkingPages ? try String.fetchAll(db, sql: "PRAGMA quick_check") : ["ok"]
             if integrity != ["ok"] {
                 report.problems.append(.init(message: "SQLite's quick_check reports: \(integrity.prefix(3).joined(separator: "; "))"))
             }
+            if let only, only.isEmpty { return report }
             var deviceByRow: [Int64: DeviceID] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT id, uuid FROM device") {
+            for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT id, uuid FROM device")) {
                 deviceByRow[row[0]] = DeviceID(try Stored.uuid(row[1]))
             }
-            let documents = try Row.fetchAll(db, sql: "SELECT id, uuid FROM document").map { row in
+            let documents = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, uuid FROM document")).map { row in
                 (row: row[0] as Int64, id: DocumentID(try Stored.uuid(row[1])))
             }
-            for document in documents.sorted(by: { $0.id < $1.id }) {
+            for document in documents.sorted(by: { $0.id < $1.id }) where only?.contains(document.id) ?? true {
                 report.documents += 1
                 var checker = DocumentChecker(document: document.id, documentRow: document.row, deviceByRow: deviceByRow)
                 try checker.check(in: db)
                 report.changes += checker.changes
                 report.problems += checker.problems
             }
-            for row in try Row.fetchAll(db, sql: "SELECT hash, bytes FROM blob ORDER BY hash") {
+            guard only == nil else { return report }
+            for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT hash, bytes FROM blob ORDER BY hash")) {
                 let recorded = (row[0] as Data?).flatMap { try? Stored.contentHash($0) }
                 let bytes = (row[1] as Data?).flatMap { try? AtRest.unpackValue($0) }
                 if recorded == nil || bytes.map(ContentHash.init(hashing:)) != recorded {
                     report.problems.append(.init(message: "blob \(recorded.map { String($0.hex.prefix(12)) } ?? "(damaged hash)") does not match its bytes"))
                 }
             }
-            let orphans = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM checkpoint WHERE contents_hash NOT IN (SELECT hash FROM blob)") ?? 0
+            let orphans = try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM checkpoint WHERE contents_hash NOT IN (SELECT hash FROM blob)")) ?? 0
             if orphans > 0 {
                 report.problems.append(.init(message: "\(orphans) checkpoint(s) have lost their contents"))
             }
@@ -96,7 +114,17 @@ extension ChangeLogStore {
     ///
     /// - Parameter checkingPages: see ``verify(checkingPages:)``.
     public func checkInvariants(checkingPages: Bool = true) throws(StoreError) {
-        let report = try verify(checkingPages: checkingPages)
+        try Self.requireSound(try verify(checkingPages: checkingPages))
+    }
+
+    /// Throws when ``verify(documents:checkingPages:)`` finds any problem in `documents`.
+    ///
+    /// - Throws: ``StoreError`` with code `corrupt` naming the first problem.
+    public func checkInvariants(of documents: some Sequence<DocumentID>, checkingPages: Bool = false) throws(StoreError) {
+        try Self.requireSound(try verify(documents: documents, checkingPages: checkingPages))
+    }
+
+    private static func requireSound(_ report: VerificationReport) throws(StoreError) {
         if let first = report.firstProblem {
             throw StoreError(.corrupt, "the store breaks its invariants (\(report.problems.count) problem(s)); first: \(first)")
         }
@@ -125,7 +153,7 @@ private struct DocumentChecker {
         var graph = CausalGraph()
         var vector = VersionVector()
         let rows = try Row.fetchCursor(
-            db, sql: "SELECT device, seq, lamport, hash, body, kind FROM change WHERE document = ? ORDER BY device, seq",
+            db.cachedStatement(sql: "SELECT device, seq, lamport, hash, body, kind FROM change WHERE document = ? ORDER BY device, seq"),
             arguments: [documentRow])
         var previous: (device: Int64, seq: Int64)?
         while let row = try rows.next() {
@@ -175,7 +203,7 @@ private struct DocumentChecker {
     }
 
     private mutating func checkPending(vector: VersionVector, in db: Database) throws {
-        for row in try Row.fetchAll(db, sql: "SELECT hash, body FROM pending WHERE document = ? ORDER BY device, seq", arguments: [documentRow]) {
+        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT hash, body FROM pending WHERE document = ? ORDER BY device, seq"), arguments: [documentRow]) {
             guard let change = try? Change(decoding: row[1] as Data, document: document) else {
                 problem(nil, "a waiting change cannot be decoded")
                 continue
