@@ -61,7 +61,13 @@ public final class ChangeLogStore: Sendable {
         self.durability = durability
         self.access = access
         self.clock = clock
-        try Self.preflight(url)
+        if try Self.preflight(url), let image = StoreSchema.pristineImage {
+            do {
+                try image.write(to: url, options: .atomic)
+            } catch {
+                throw StoreError(.database, "cannot create the store \(url.path)", cause: error)
+            }
+        }
         var configuration = Configuration()
         configuration.label = "folio-store"
         configuration.busyMode = .timeout(10)
@@ -91,13 +97,14 @@ public final class ChangeLogStore: Sendable {
         try registerDevice(device)
     }
 
-    /// Refuses a file that is not a Folio store before anything could write to it.
-    private static func preflight(_ url: URL) throws(StoreError) {
+    /// Refuses a file that is not a Folio store before anything could write to it; returns whether the store is
+    /// new (no file, or an empty one).
+    private static func preflight(_ url: URL) throws(StoreError) -> Bool {
         let path = url.path
-        guard let handle = FileHandle(forReadingAtPath: path) else { return }  // absent: a new store
+        guard let handle = FileHandle(forReadingAtPath: path) else { return true }  // absent: a new store
         let header = (try? handle.read(upToCount: 16)) ?? Data()
         try? handle.close()
-        if header.isEmpty { return }
+        if header.isEmpty { return true }
         guard header == Data("SQLite format 3\0".utf8) else {
             throw StoreError(.notAStore, "\(path) is not a SQLite database, so not a Folio store; it was not modified")
         }
@@ -115,6 +122,7 @@ public final class ChangeLogStore: Sendable {
         } catch {
             throw StoreError.translating(error, while: "checking \(path)")
         }
+        return false
     }
 
     /// Throws `notAStore` or `newerFormat` when the SQLite file at `path` is not a store this build can open.

@@ -1,4 +1,6 @@
+import Foundation
 import GRDB
+import GRDBSQLite
 
 /// The store's tables, created by named, forward-only migrations. A migration that has shipped is never edited:
 /// changes to the schema are new migrations appended here.
@@ -110,4 +112,18 @@ enum StoreSchema {
         }
         return migrator
     }
+
+    /// The bytes of a new store's file, every migration applied, made once per process in memory: a new store
+    /// starts as a copy of them rather than running its migrations (which costs more than the copy), and then
+    /// migrates as any store does, finding nothing to do. `nil` if SQLite cannot serialize a database, in which
+    /// case new stores migrate from scratch.
+    static let pristineImage: Data? = {
+        guard let queue = try? DatabaseQueue(), (try? migrator.migrate(queue)) != nil else { return nil }
+        return try? queue.inDatabase { db -> Data? in
+            var size: sqlite3_int64 = 0
+            guard let bytes = sqlite3_serialize(db.sqliteConnection, "main", &size, 0) else { return nil }
+            defer { sqlite3_free(bytes) }
+            return Data(bytes: bytes, count: Int(size))
+        }
+    }()
 }
