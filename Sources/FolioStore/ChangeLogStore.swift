@@ -75,7 +75,12 @@ public final class ChangeLogStore: Sendable {
         configuration.prepareDatabase { db in
             // Exclusive locking is set before WAL mode is, so that SQLite keeps the WAL index in the heap (no -shm
             // file) and takes its file lock once, not at every transaction.
-            if access == .exclusive { try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE") }
+            if access == .exclusive {
+                try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE")
+                guard try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") == "wal" else {
+                    throw StoreError(.database, "SQLite could not put \(url.path) in WAL mode")
+                }
+            }
             try db.execute(sql: "PRAGMA synchronous = \(synchronous); PRAGMA cache_size = -16384; PRAGMA mmap_size = 268435456")
         }
         do {
@@ -84,7 +89,7 @@ public final class ChangeLogStore: Sendable {
                 database = try DatabasePool(path: url.path, configuration: configuration)
                 exclusiveQueue = nil
             case .exclusive:
-                configuration.journalMode = .wal
+                // WAL mode is set above, after exclusive locking: GRDB's own WAL set-up is for pools of readers.
                 configuration.busyMode = .immediateError
                 let queue = try DatabaseQueue(path: url.path, configuration: configuration)
                 database = queue
