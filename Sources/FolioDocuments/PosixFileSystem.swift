@@ -13,8 +13,17 @@ import Darwin
 /// No call follows a symbolic link: reads and writes open with `O_NOFOLLOW`, directories are listed and removed
 /// through descriptors opened with `O_NOFOLLOW`, and kinds come from `lstat`.
 public struct PosixFileSystem: FileSystem {
+    /// Whether ``synchronizeFile(at:)`` and ``synchronizeDirectory(at:)`` call `fsync`.
+    public let synchronizes: Bool
+
     /// The real file system.
-    public init() {}
+    ///
+    /// - Parameter synchronizes: `false` makes the two synchronize calls return at once: what was written still
+    ///   survives a process crash (the operating system holds it), not a power loss. For scratch directories and
+    ///   simulations of process crashes, where an `fsync` costs time and proves nothing.
+    public init(synchronizes: Bool = true) {
+        self.synchronizes = synchronizes
+    }
 
     public func itemKind(at url: URL) throws(FileSystemError) -> FileItemKind {
         let path = Self.path(of: url)
@@ -116,6 +125,7 @@ public struct PosixFileSystem: FileSystem {
     }
 
     public func synchronizeFile(at url: URL) throws(FileSystemError) {
+        guard synchronizes else { return }
         let path = Self.path(of: url)
         let descriptor = try Self.openDescriptor(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, operation: "open for fsync")
         defer { close(descriptor) }
@@ -123,6 +133,7 @@ public struct PosixFileSystem: FileSystem {
     }
 
     public func synchronizeDirectory(at url: URL) throws(FileSystemError) {
+        guard synchronizes else { return }
         let path = Self.path(of: url)
         let descriptor = try Self.openDescriptor(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, operation: "open directory for fsync")
         defer { close(descriptor) }

@@ -34,7 +34,7 @@ final class SimulatedCloud {
     private func makeReplica() throws(StoreError) -> ChangeLogStore {
         created += 1
         return try ChangeLogStore(at: directory.appendingPathComponent("cloud-\(created).sqlite"), device: device, clock: clock,
-            access: .exclusive)
+            durability: .off, access: .exclusive)
     }
 
     /// Whether devices are split into groups.

@@ -37,17 +37,24 @@ final class SimulatedDevice {
         self.skew = skew
         self.policy = policy
         identifiers = SeededIdentifierSource(seed: identifierSeed)
-        fileSystem = FaultInjectingFileSystem()
+        fileSystem = Self.fileSystem()
+    }
+
+    /// The device's file I/O: real files, with crashes injected, and no `fsync` — a simulated crash kills the
+    /// process, not the machine, so what was written survives it without one (the store is opened with
+    /// `Durability.off` for the same reason).
+    static func fileSystem() -> FaultInjectingFileSystem {
+        FaultInjectingFileSystem(wrapping: PosixFileSystem(synchronizes: false))
     }
 
     var isRunning: Bool { library != nil }
 
     /// Starts the device's process: opens its library (recovering what a crash left) and its documents.
     func start() async throws(DocumentError) {
-        fileSystem = FaultInjectingFileSystem()
+        fileSystem = Self.fileSystem()
         library = try DocumentLibrary(
             at: root, device: device, clock: clock, identifiers: identifiers, fileSystem: fileSystem,
-            access: .exclusive, autosave: Self.autosave, conflictPolicy: policy, backgroundWork: false)
+            durability: .off, access: .exclusive, autosave: Self.autosave, conflictPolicy: policy, backgroundWork: false)
         _ = try await openNewDocuments()
     }
 

@@ -8,11 +8,16 @@ public enum Durability: Sendable, Hashable {
     /// The write-ahead log is synced at checkpoints only (SQLite's `synchronous = NORMAL` in WAL mode): a process
     /// crash loses nothing; a power loss may lose the last commits, never corrupt the store. The default.
     case normal
+    /// Nothing is synced (SQLite's `synchronous = OFF`): a process crash still loses nothing, as the operating
+    /// system writes out what was committed; a power loss or a system crash may lose commits or damage the store.
+    /// For scratch stores and simulations of process crashes.
+    case off
 
     var synchronousPragma: String {
         switch self {
         case .full: "FULL"
         case .normal: "NORMAL"
+        case .off: "OFF"
         }
     }
 }

@@ -39,6 +39,18 @@ import Glibc
         #expect(error.code == .notFound)
     }
 
+    @Test func aFileSystemThatDoesNotSynchronizeMakesNoCallForIt() throws {
+        let missing = directory.file("missing")
+        #expect(throws: FileSystemError.self) { try fileSystem.synchronizeFile(at: missing) }
+        let unsynchronized = PosixFileSystem(synchronizes: false)
+        #expect(!unsynchronized.synchronizes)
+        try unsynchronized.synchronizeFile(at: missing)
+        try unsynchronized.synchronizeDirectory(at: missing)
+        let a = directory.file("a.txt")
+        try unsynchronized.writeFile(Data("kept".utf8), to: a)
+        #expect(try fileSystem.contents(of: a) == Data("kept".utf8))
+    }
+
     @Test func readsAnEmptyAndALargeFile() throws {
         let empty = directory.file("empty")
         try fileSystem.writeFile(Data(), to: empty)

@@ -3,7 +3,7 @@ import FolioStore
 import Foundation
 import Testing
 
-/// Both durabilities behave the same; they differ only in when SQLite syncs.
+/// Every durability behaves the same; they differ only in when (and whether) SQLite syncs.
 @Suite struct DurabilityTests {
     let directory: TemporaryDirectory
 
@@ -11,7 +11,7 @@ import Testing
         directory = try TemporaryDirectory()
     }
 
-    @Test(arguments: [Durability.normal, Durability.full])
+    @Test(arguments: [Durability.normal, Durability.full, Durability.off])
     func appendIngestAndReopenBehaveTheSame(durability: Durability) throws {
         let history = try SampleHistory.make(in: directory)
         let device = Device.named("Durable")
