@@ -63,7 +63,11 @@ public final class ChangeLogStore: Sendable {
         self.clock = clock
         if try Self.preflight(url), let image = StoreSchema.pristineImage {
             do {
-                try image.write(to: url, options: .atomic)
+                if durability == .off {
+                    try writeWithoutSync(image, to: url)
+                } else {
+                    try image.write(to: url, options: .atomic)
+                }
             } catch {
                 throw StoreError(.database, "cannot create the store \(url.path)", cause: error)
             }
@@ -75,13 +79,15 @@ public final class ChangeLogStore: Sendable {
         configuration.prepareDatabase { db in
             // Exclusive locking is set before WAL mode is, so that SQLite keeps the WAL index in the heap (no -shm
             // file) and takes its file lock once, not at every transaction.
+            // First, so that it applies to the switch to WAL mode below too.
+            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
             if access == .exclusive {
                 try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE")
                 guard try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") == "wal" else {
                     throw StoreError(.database, "SQLite could not put \(url.path) in WAL mode")
                 }
             }
-            try db.execute(sql: "PRAGMA synchronous = \(synchronous); PRAGMA cache_size = -16384; PRAGMA mmap_size = 268435456")
+            try db.execute(sql: "PRAGMA cache_size = -16384; PRAGMA mmap_size = 268435456")
         }
         do {
             switch access {
@@ -235,5 +241,21 @@ public final class ChangeLogStore: Sendable {
         } catch {
             throw StoreError.translating(error, while: "closing \(url.path)")
         }
+    }
+}
+
+/// Writes `bytes` to a new file beside `url` and renames it to `url` (so the file is whole or absent, as with
+/// `Data.write(to:options: .atomic)`), without the fsyncs Foundation makes.
+private func writeWithoutSync(_ bytes: Data, to url: URL) throws {
+    let partial = url.path + ".new"
+    let descriptor = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+    let failure = written == bytes.count ? 0 : (written < 0 ? errno : EIO)
+    close(descriptor)
+    guard failure == 0, rename(partial, url.path) == 0 else {
+        let code = failure != 0 ? failure : errno
+        unlink(partial)
+        throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
     }
 }
