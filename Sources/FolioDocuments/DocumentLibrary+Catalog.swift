@@ -6,12 +6,17 @@ extension DocumentLibrary {
     /// The documents, sorted by name then identity; deleted ones only when asked.
     ///
     /// - Throws: ``DocumentError`` `.store`.
+    ///
+    /// - Complexity: one read of every document's heads, plus ``info(of:)`` of the documents whose heads moved since
+    ///   they were last read.
     public func documents(includingDeleted: Bool = false) throws(DocumentError) -> [DocumentInfo] {
-        let ids: [DocumentID]
-        do { ids = try store.documents() } catch { throw .store(error, "listing documents") }
+        let summaries: [(document: DocumentID, vector: VersionVector, heads: [ChangeHash])]
+        do { summaries = try store.summaries() } catch { throw .store(error, "listing documents") }
         var result: [DocumentInfo] = []
-        for id in ids {
-            guard let info = try info(of: id), includingDeleted || !info.isDeleted else { continue }
+        for summary in summaries {
+            let cached = catalogCache.withLock { $0[summary.document] }
+            let info = cached?.heads == summary.heads ? cached!.info : try info(of: summary.document)
+            guard let info, includingDeleted || !info.isDeleted else { continue }
             result.append(info)
         }
         return result.sorted { ($0.displayName, $0.id) < ($1.displayName, $1.id) }
@@ -25,9 +30,15 @@ extension DocumentLibrary {
     /// What the log says of document `id`, or `nil` when it has no creation.
     public func info(of id: DocumentID) throws(DocumentError) -> DocumentInfo? {
         do {
-            let lifecycle = try store.lifecycleChanges(of: id)
             let heads = try store.heads(of: id)
-            return DocumentCatalog.info(of: id, lifecycle: lifecycle, heads: heads)
+            let lifecycle = try store.lifecycleChanges(of: id)
+            let info = DocumentCatalog.info(of: id, lifecycle: lifecycle, heads: heads)
+            // Read one after the other, the lifecycle may hold a change made after the heads were read: the info
+            // is cached under the heads only when every lifecycle change read is in their past.
+            if lifecycle.allSatisfy({ change in heads.contains { $0.vector.contains(change.id) } }) {
+                catalogCache.withLock { $0[id] = (heads.map(\.hash), info) }
+            }
+            return info
         } catch {
             throw .store(error, "reading document \(id)")
         }

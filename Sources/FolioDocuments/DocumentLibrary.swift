@@ -27,6 +27,9 @@ public final class DocumentLibrary: Sendable {
     let clock: any WallClock
     let identifiers: any IdentifierSource
     let pipeline: SavePipeline
+    /// What the log says of each document, with the heads it was read at: a document's log is what its heads
+    /// descend from, so the same heads mean the same info, and listing the documents reads only the ones that moved.
+    let catalogCache = Mutex<[DocumentID: (heads: [ChangeHash], info: DocumentInfo?)]>([:])
 
     /// The file I/O every save and read goes through.
     public var fileSystem: any FileSystem { pipeline.fileSystem }

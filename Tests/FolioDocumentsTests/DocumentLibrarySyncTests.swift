@@ -30,3 +30,28 @@ import Testing
         try b.store.checkInvariants()
     }
 }
+
+extension DocumentLibrarySyncTests {
+    /// Listing remembers each document's info by its heads, so a change that reaches the store by any road (here
+    /// straight into the store, behind the library's back) shows at the next listing, and one that does not leaves
+    /// the list as it was.
+    @Test func theListingFollowsChangesThatArriveBehindTheLibrary() async throws {
+        let iPad = try LibraryFixture(seed: 3)
+        let mac = try LibraryFixture(seed: 4)
+        let a = try iPad.library()
+        let b = try mac.library()
+        let notes = try await a.create(TextDocument.self, named: "Notes", in: .shared)
+        try b.store.ingest(try a.store.changes(of: notes.id))
+        #expect(try b.documents().map(\.displayName) == ["Notes"])
+        #expect(try b.fileURL(for: try #require(try b.info(of: notes.id))).lastPathComponent == "Notes.txt")
+
+        try a.rename(notes.id, to: "Ideas")
+        try b.store.ingest(try a.store.changes(of: notes.id, since: b.store.vector(of: notes.id)))
+        #expect(try b.documents().map(\.displayName) == ["Ideas"])
+        try a.delete(notes.id)
+        try b.store.ingest(try a.store.changes(of: notes.id, since: b.store.vector(of: notes.id)))
+        #expect(try b.documents().isEmpty)
+        #expect(try b.documents(includingDeleted: true).map(\.isDeleted) == [true])
+        #expect(try b.documents(includingDeleted: true) == b.store.documents().compactMap { try b.info(of: $0) })
+    }
+}
