@@ -186,12 +186,16 @@ public struct SyncSession: Hashable, Sendable {
         }
     }
 
-    /// Where this side already has everything the peer has, the peer's heads must be in this side's log.
+    /// Where this side already has everything the peer has, the peer's heads must be in this side's log. A head
+    /// that is also one of this side's heads is known to be there, so only the others are looked up.
     private func verifications(_ incoming: SyncHello) -> [SyncAction] {
         incoming.heads.keys.sorted().compactMap { document in
             let theirs = incoming.vectors[document] ?? VersionVector()
             guard theirs.isContained(in: vectors[document] ?? VersionVector()) else { return nil }
-            return .verify(document: document, heads: incoming.heads[document]!)
+            let ours = heads[document] ?? []
+            let unknown = incoming.heads[document]!.filter { !ours.contains($0) }
+            guard !unknown.isEmpty else { return nil }
+            return .verify(document: document, heads: unknown)
         }
     }
 

@@ -188,12 +188,35 @@ import Testing
 
     @Test func aPeerWhoseVectorIsCoveredHasItsHeadsVerified() {
         let (storeA, storeB, all) = Self.histories()
-        var session = SyncSession(device: Self.a, id: 1, role: .initiator, vectors: all.vectors, heads: all.heads)
+        // This side's heads are not given: none of B's heads is known to be one, so each is looked up.
+        var session = SyncSession(device: Self.a, id: 1, role: .initiator, vectors: all.vectors)
         _ = session.start()
         let actions = session.receive(.hello(SyncHello(device: Self.b, session: 2, replyTo: 1, vectors: storeB.vectors, heads: storeB.heads)))
         #expect(actions.contains(.verify(document: Fixtures.document, heads: storeB.heads[Fixtures.document]!)))
         #expect(actions.contains(.verify(document: Fixtures.otherDocument, heads: storeB.heads[Fixtures.otherDocument]!)))
         _ = storeA
+    }
+
+    @Test func headsThisSideSharesAreNotLookedUp() {
+        let (_, _, all) = Self.histories()
+        var session = SyncSession(device: Self.a, id: 1, role: .initiator, vectors: all.vectors, heads: all.heads)
+        _ = session.start()
+        // The same log on both sides: every head is one of this side's, so nothing needs a lookup.
+        let same = session.receive(.hello(SyncHello(device: Self.b, session: 2, replyTo: 1, vectors: all.vectors, heads: all.heads)))
+        #expect(!same.contains { if case .verify = $0 { true } else { false } }, "\(same)")
+
+        // One head this side does not have as a head (say, an older change) is the only one looked up.
+        var other = SyncSession(device: Self.a, id: 3, role: .initiator, vectors: all.vectors, heads: all.heads)
+        _ = other.start()
+        let foreign = ChangeHash(hashing: Array("not a head here".utf8))
+        var theirs = all.heads
+        theirs[Fixtures.document] = (theirs[Fixtures.document] ?? []) + [foreign]
+        let actions = other.receive(.hello(SyncHello(device: Self.b, session: 4, replyTo: 3, vectors: all.vectors, heads: theirs)))
+        let verified = actions.compactMap { action -> [ChangeHash]? in
+            if case .verify(let document, let heads) = action, document == Fixtures.document { return heads }
+            return nil
+        }
+        #expect(verified == [[foreign]], "\(actions)")
     }
 
     @Test func lateMessagesOfAnotherSessionAreIgnored() {
