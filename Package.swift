@@ -29,11 +29,13 @@ let package = Package(
         ),
         // The system's zlib, for compressing what the store keeps at rest.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
+        // Process-wide settings of the system's SQLite that Swift cannot call.
+        .systemLibrary(name: "CSQLiteConfig", path: "Sources/CSQLiteConfig", providers: [.apt(["libsqlite3-dev"])]),
         // The change log on SQLite. The only target that imports GRDB.
         .target(
             name: "FolioStore",
             dependencies: [
-                "FolioCore", "CZlib",
+                "FolioCore", "CZlib", "CSQLiteConfig",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]

@@ -1,3 +1,4 @@
+import CSQLiteConfig
 import FolioCore
 import Foundation
 import GRDB
@@ -61,6 +62,7 @@ public final class ChangeLogStore: Sendable {
         self.durability = durability
         self.access = access
         self.clock = clock
+        _ = Self.sqliteSettings
         if try Self.preflight(url), let image = StoreSchema.pristineImage {
             do {
                 if durability == .off {
@@ -107,6 +109,13 @@ public final class ChangeLogStore: Sendable {
         }
         try registerDevice(device)
     }
+
+    /// SQLite's process-wide settings, made once before the process's first store opens: memory statistics off,
+    /// so that stores used on several threads at once do not queue on SQLite's allocation mutex. A process that
+    /// used SQLite before its first store keeps its settings.
+    private static let sqliteSettings: Void = {
+        _ = folio_sqlite_disable_memory_statistics()
+    }()
 
     /// Refuses a file that is not a Folio store before anything could write to it; returns whether the store is
     /// new (no file, or an empty one).
