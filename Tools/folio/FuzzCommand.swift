@@ -42,34 +42,38 @@ struct FuzzCommand: AsyncParsableCommand {
         let progress = Progress(total: seeds.range.count)
         var failures = 0
         let started = Date()
-        var next = seeds.range.lowerBound
         var done = 0
-        // Seeds run `jobs` at a time; outcomes are printed in seed order, so the output is the same on every run.
-        while done < seeds.range.count {
-            let batch = Array(next...min(next &+ UInt64(jobs * 4) &- 1, seeds.range.upperBound))
-            next = batch.last! &+ 1
-            let outcomes = await withTaskGroup(of: Fuzzer.Outcome.self) { group in
-                var results: [Fuzzer.Outcome] = []
-                var pending = batch[...]
-                for _ in 0..<min(jobs, pending.count) {
-                    let seed = pending.removeFirst()
+        // `jobs` seeds run at all times; outcomes are printed in seed order (each waits for the seeds before it), so
+        // the output is the same on every run. No seed starts more than `window` seeds ahead of the printing.
+        let total = seeds.range.count
+        let window = jobs * 64
+        await withTaskGroup(of: Fuzzer.Outcome.self) { group in
+            var launched = 0
+            var running = 0
+            var finished: [UInt64: Fuzzer.Outcome] = [:]
+            func startMore() {
+                while running < jobs, launched < total, launched - done < window {
+                    let seed = seeds.range.lowerBound + UInt64(launched)
                     group.addTask { await fuzzer.run(seed: seed) }
-                }
-                while let outcome = await group.next() {
-                    results.append(outcome)
-                    if let seed = pending.popFirst() { group.addTask { await fuzzer.run(seed: seed) } }
-                }
-                return results.sorted { $0.seed < $1.seed }
-            }
-            for outcome in outcomes {
-                done += 1
-                if !outcome.violations.isEmpty {
-                    failures += 1
-                    progress.clear()
-                    report(outcome)
+                    launched += 1
+                    running += 1
                 }
             }
-            progress.show(done: done, failures: failures, since: started)
+            startMore()
+            while let outcome = await group.next() {
+                running -= 1
+                finished[outcome.seed] = outcome
+                while done < total, let ready = finished.removeValue(forKey: seeds.range.lowerBound + UInt64(done)) {
+                    done += 1
+                    if !ready.violations.isEmpty {
+                        failures += 1
+                        progress.clear()
+                        report(ready)
+                    }
+                }
+                progress.show(done: done, failures: failures, since: started)
+                startMore()
+            }
         }
         progress.clear()
         let seconds = Date().timeIntervalSince(started)
