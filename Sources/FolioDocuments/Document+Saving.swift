@@ -88,9 +88,14 @@ extension Document {
         guard let record = try savedRecord() else { return }
         let url = library.root.appendingPathComponent(record.relativePath)
         guard let attributes = try? library.fileSystem.attributes(at: url) else { return }
-        // A flat file whose size and time are as written is unchanged; a package is always checked by content,
-        // since editing a member in place changes neither for the package's directory.
-        if !type.isPackage && attributes.size == record.size && modificationTime(of: url) == record.modificationTime { return }
+        // A flat file whose size and time are as written is unchanged, unless it was written so lately that another
+        // write in the same timestamp tick would look the same ("racily clean", as git calls it); a package is
+        // always checked by content, since editing a member in place changes neither for the package's directory.
+        if !type.isPackage && attributes.size == record.size && Self.milliseconds(attributes.modificationDate) == record.modificationTime
+            && !Self.isRacilyClean(recordedTime: record.modificationTime, now: library.fileSystem.currentTime())
+        {
+            return
+        }
         guard let contents = try readFile(at: url) else { return }
         let hash = ContentHash(hashing: contents.encoded())
         guard hash != record.contentsHash else { return }
@@ -187,7 +192,19 @@ extension Document {
 
     private func modificationTime(of url: URL) -> Int64 {
         guard let date = try? library.fileSystem.attributes(at: url).modificationDate else { return 0 }
-        return Int64((date.timeIntervalSince1970 * 1000).rounded())
+        return Self.milliseconds(date)
+    }
+
+    /// A file time as the saved-file record keeps it, in milliseconds.
+    static func milliseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1000).rounded())
+    }
+
+    /// Whether a file recorded with modification time `recordedTime` (milliseconds) was written so shortly before
+    /// `now` that a later write could have left the same time (file systems stamp times at a coarse tick, and the
+    /// record keeps milliseconds): then only its contents tell whether it changed.
+    static func isRacilyClean(recordedTime: Int64, now: Date) -> Bool {
+        milliseconds(now) - recordedTime < 2_000
     }
 
     /// Saves a checkpoint of the current version when many changes were made since the last one, or on close.

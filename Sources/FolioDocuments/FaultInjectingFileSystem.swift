@@ -150,6 +150,8 @@ public final class FaultInjectingFileSystem: FileSystem {
         return try base.attributes(at: url)
     }
 
+    public func currentTime() -> Date { base.currentTime() }
+
     public func contents(of url: URL) throws(FileSystemError) -> Data {
         try checkAlive("read", url)
         return try base.contents(of: url)

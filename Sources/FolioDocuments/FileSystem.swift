@@ -59,6 +59,14 @@ public protocol FileSystem: Sendable {
     ///
     /// - Throws: ``FileSystemError``; `notFound` when nothing is there.
     func remove(at url: URL) throws(FileSystemError)
+
+    /// The time the file system stamps on what is written now, to tell whether a file's recorded modification time
+    /// is recent enough that a later write could have left it unchanged. By default the system's clock.
+    func currentTime() -> Date
+}
+
+extension FileSystem {
+    public func currentTime() -> Date { Date() }
 }
 
 /// What an item on disk is, as `lstat` sees it.

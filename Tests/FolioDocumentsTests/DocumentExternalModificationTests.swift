@@ -200,3 +200,47 @@ extension DocumentExternalModificationTests {
         #expect(edits == [.append("kept"), .append(" and more"), .append("!")])
     }
 }
+
+/// A file system whose clock the test sets, so that "written a moment ago" and "written long ago" can be staged.
+private final class ClockedFileSystem: FileSystem, @unchecked Sendable {
+    let base = PosixFileSystem()
+    var now = Date()
+
+    func currentTime() -> Date { now }
+    func itemKind(at url: URL) throws(FileSystemError) -> FileItemKind { try base.itemKind(at: url) }
+    func attributes(at url: URL) throws(FileSystemError) -> FileAttributes { try base.attributes(at: url) }
+    func contents(of url: URL) throws(FileSystemError) -> Data { try base.contents(of: url) }
+    func contentsOfDirectory(at url: URL) throws(FileSystemError) -> [String] { try base.contentsOfDirectory(at: url) }
+    func createDirectory(at url: URL) throws(FileSystemError) { try base.createDirectory(at: url) }
+    func writeFile(_ data: Data, to url: URL) throws(FileSystemError) { try base.writeFile(data, to: url) }
+    func synchronizeFile(at url: URL) throws(FileSystemError) { try base.synchronizeFile(at: url) }
+    func synchronizeDirectory(at url: URL) throws(FileSystemError) { try base.synchronizeDirectory(at: url) }
+    func rename(_ source: URL, to destination: URL) throws(FileSystemError) { try base.rename(source, to: destination) }
+    func remove(at url: URL) throws(FileSystemError) { try base.remove(at: url) }
+}
+
+extension DocumentExternalModificationTests {
+    /// Another program writes as many bytes as the app did, in the same timestamp tick (staged by putting the
+    /// app's modification time back on the file): size and time match what was recorded, yet the change is found,
+    /// because a file recorded a moment ago is checked by content.
+    @Test func aSameSizeWriteInTheSameTickIsStillNoticed() async throws {
+        let fileSystem = ClockedFileSystem()
+        let library = try fixture.library(fileSystem: fileSystem)
+        let document = try await library.create(TextDocument.self, named: "Notes")
+        try await document.edit(.append("kept"))
+        try await document.save()
+        let written = try fileSystem.attributes(at: file).modificationDate
+
+        try writeFromOutside("lost")
+        try FileManager.default.setAttributes([.modificationDate: written], ofItemAtPath: file.path)
+        let staged = try fileSystem.attributes(at: file).modificationDate
+        #expect(abs(staged.timeIntervalSince(written)) < 0.000_5, "the outside write is staged in the same millisecond")
+        fileSystem.now = written.addingTimeInterval(0.5)
+
+        try await document.edit(.append("!"))
+        try await document.save()
+        let baselines = try library.log(of: document.id).filter(\.isBaseline)
+        #expect(baselines.map(\.baselineContents) == [.data(Data("lost".utf8))], "the other program's version is in the log")
+        #expect(await document.state.contains(.inConflict), "its version and the app's compete; neither is lost")
+    }
+}
