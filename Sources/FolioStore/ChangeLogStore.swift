@@ -79,9 +79,9 @@ public final class ChangeLogStore: Sendable {
         configuration.busyMode = .timeout(10)
         let synchronous = durability.synchronousPragma
         configuration.prepareDatabase { db in
-            // Exclusive locking is set before WAL mode is, so that SQLite keeps the WAL index in the heap (no -shm
-            // file) and takes its file lock once, not at every transaction.
-            // First, so that it applies to the switch to WAL mode below too.
+            // The sync level first, so that it applies to the switch to WAL mode too. With exclusive access,
+            // exclusive locking comes before WAL mode, so that SQLite keeps the WAL index in the heap (no -shm file)
+            // and takes its file lock once, not at every transaction.
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
             if access == .exclusive {
                 try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE")
