@@ -32,30 +32,11 @@ extension ChangeLogStore {
     /// - Complexity: O(documents × devices), in one read transaction of two queries.
     public func summaries() throws(StoreError) -> [(document: DocumentID, vector: VersionVector, heads: [ChangeHash])] {
         try read("summarising the documents") { db in
-            struct Tip {
-                var device: DeviceID
-                var seq: UInt64
-                var lamport: UInt64
-                var hash: ChangeHash
-                var isHead: Bool
-            }
-            var tips: [Int64: (document: DocumentID, tips: [Tip])] = [:]
-            let rows = try Row.fetchCursor(db.cachedStatement(sql: """
-                SELECT f.document, d.uuid, f.device, f.seq, f.lamport, f.hash, f.is_head
-                FROM frontier f JOIN document d ON d.id = f.document
-                """))
-            while let row = try rows.next() {
-                let documentRow: Int64 = row[0]
-                let tip = Tip(
-                    device: try device(forRow: row[2], in: db), seq: UInt64(row[3] as Int64),
-                    lamport: UInt64(row[4] as Int64), hash: try Stored.changeHash(row[5]), isHead: row[6] as Bool)
-                if tips[documentRow] == nil { tips[documentRow] = (DocumentID(try Stored.uuid(row[1])), []) }
-                tips[documentRow]!.tips.append(tip)
-            }
-            var result: [(document: DocumentID, vector: VersionVector, heads: [ChangeHash])] = tips.values.map { entry in
-                let heads = entry.tips.filter(\.isHead).sorted { ($0.lamport, $0.device) < ($1.lamport, $1.device) }
-                return (entry.document, VersionVector(entry.tips.map { ($0.device, $0.seq) }), heads.map(\.hash))
-            }
+            var result: [(document: DocumentID, vector: VersionVector, heads: [ChangeHash])] =
+                try Frontier.all(in: db).values.map { entry in
+                    let frontier = entry.frontier
+                    return (entry.document, frontier.vector, frontier.heads.map { frontier.tips[$0.device]!.hash })
+                }
             // Documents whose every change still waits for a missing one have a log but no frontier yet.
             let waiting = try Data.fetchAll(db.cachedStatement(sql: """
                 SELECT uuid FROM document WHERE id IN (SELECT document FROM pending) AND id NOT IN (SELECT document FROM frontier)

@@ -31,16 +31,38 @@ struct Frontier {
                 FROM frontier f JOIN device d ON d.id = f.device WHERE f.document = ?
                 """),
             arguments: [documentRow])
-        var pairs: [(DeviceID, UInt64)] = []
+        while let row = try rows.next() { try include(row) }
+    }
+
+    private init(documentRow: Int64) {
+        self.documentRow = documentRow
+    }
+
+    /// Every document's frontier, read with one query, by document row, with the document's identity.
+    static func all(in db: Database) throws -> [Int64: (document: DocumentID, frontier: Frontier)] {
+        var result: [Int64: (document: DocumentID, frontier: Frontier)] = [:]
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: """
+            SELECT f.device, d.uuid, f.seq, f.lamport, f.hash, f.is_head, f.document, doc.uuid
+            FROM frontier f JOIN device d ON d.id = f.device JOIN document doc ON doc.id = f.document
+            """))
         while let row = try rows.next() {
-            let device = DeviceID(try Stored.uuid(row[1]))
-            let seq = UInt64(row[2] as Int64)
-            tips[device] = Tip(
-                deviceRow: row[0], seq: seq, lamport: UInt64(row[3] as Int64), hash: try Stored.changeHash(row[4]),
-                isHead: row[5] as Bool)
-            pairs.append((device, seq))
+            let documentRow: Int64 = row[6]
+            if result[documentRow] == nil {
+                result[documentRow] = (DocumentID(try Stored.uuid(row[7])), Frontier(documentRow: documentRow))
+            }
+            try result[documentRow]!.frontier.include(row)
         }
-        vector = VersionVector(pairs)
+        return result
+    }
+
+    /// Adds the tip in `row`: device row, device uuid, seq, lamport, hash, is_head.
+    private mutating func include(_ row: Row) throws {
+        let device = DeviceID(try Stored.uuid(row[1]))
+        let seq = UInt64(row[2] as Int64)
+        tips[device] = Tip(
+            deviceRow: row[0], seq: seq, lamport: UInt64(row[3] as Int64), hash: try Stored.changeHash(row[4]),
+            isHead: row[5] as Bool)
+        vector[device] = seq
     }
 
     /// The heads' hashes, ascending (the order parents are recorded in).
