@@ -56,7 +56,7 @@ extension ChangeLogStore {
         return try write("appending \(kinds.count) changes to document \(document)") { db in
             let documentRow = try rowID(of: document, in: db, create: true)!
             let deviceRow = try rowID(of: device, in: db, create: true)!
-            var frontier = try Frontier(documentRow: documentRow, in: db)
+            var frontier = try self.frontier(of: documentRow, in: db)
             var (heads, vector) = try base(for: parents, frontier: frontier, document: document, documentRow: documentRow, in: db)
             if let own = frontier.tips[device], vector[device] < own.seq {
                 // The author's latest change is not in the chosen past: it joins the parents, and the parents it
@@ -88,7 +88,7 @@ extension ChangeLogStore {
                 appended.append(change)
                 heads = [change.hash]
             }
-            try frontier.save(in: db)
+            try save(&frontier, of: document, in: db)
             if let localState { try writeLocalState(localState(appended), documentRow: documentRow, in: db) }
             return appended
         }

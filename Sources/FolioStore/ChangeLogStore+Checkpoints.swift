@@ -52,7 +52,7 @@ extension ChangeLogStore {
             guard let documentRow = try rowID(of: document, in: db, create: false) else {
                 throw StoreError(.unknownDocument, "document \(document) has no change in this store, so no checkpoint of it can be saved")
             }
-            let known = try Frontier(documentRow: documentRow, in: db).vector
+            let known = try frontier(of: documentRow, in: db).vector
             guard vector.isContained(in: known) else {
                 throw StoreError(.checkpoint, "a checkpoint at \(vector) names changes the log of document \(document) lacks (it has \(known))")
             }

@@ -83,13 +83,15 @@ private struct Ingestion {
     let insert: ChangeRowInserter
     /// Changes applied in this transaction, by hash: parents are usually among them, which spares a lookup.
     var appliedNow: [ChangeHash: (id: ChangeID, lamport: UInt64)] = [:]
+    /// Whether changes of the document wait in the pending table, when this ingestion learnt it (`nil`: as before).
+    var hasWaiting: Bool?
 
     init(store: ChangeLogStore, document: DocumentID, db: Database) throws {
         self.store = store
         self.document = document
         self.db = db
         documentRow = try store.rowID(of: document, in: db, create: true)!
-        frontier = try Frontier(documentRow: documentRow, in: db)
+        frontier = try store.frontier(of: documentRow, in: db)
         insert = try ChangeRowInserter(db)
     }
 
@@ -106,12 +108,13 @@ private struct Ingestion {
                 appliedAny = true
             } else if try park(encoded) {
                 result.deferred += 1
+                hasWaiting = true
             } else {
                 result.duplicates += 1
             }
         }
         if appliedAny { try drainPending(into: &result) }
-        try frontier.save(in: db)
+        try store.save(&frontier, of: document, hasWaiting: hasWaiting, in: db)
     }
 
     /// Values the store keeps as signed 64-bit integers must fit them.
@@ -209,7 +212,10 @@ private struct Ingestion {
     private mutating func drainPending(into result: inout IngestResult) throws {
         let rows = try Row.fetchAll(
             db.cachedStatement(sql: "SELECT device, seq, body FROM pending WHERE document = ?"), arguments: [documentRow])
-        guard !rows.isEmpty else { return }
+        guard !rows.isEmpty else {
+            hasWaiting = false
+            return
+        }
         var waiting: [(deviceRow: Int64, seq: Int64, change: EncodedChange)] = try rows.map { row in
             (row[0], row[1], try EncodedChange(decoding: [UInt8](row[2] as Data), document: document))
         }
@@ -238,6 +244,7 @@ private struct Ingestion {
             }
             waiting = stillWaiting
         }
+        hasWaiting = !waiting.isEmpty
     }
 }
 

@@ -5,7 +5,8 @@ import GRDB
 extension ChangeLogStore {
     /// The documents that have at least one change or waiting change, in identity order.
     public func documents() throws(StoreError) -> [DocumentID] {
-        try read("listing documents") { db in
+        if let memory { return memory.listedDocuments().map(\.document).sorted() }
+        return try read("listing documents") { db in
             // A document row can exist without changes (a sync cursor creates one): list only documents with a log.
             try Data.fetchAll(db.cachedStatement(sql: """
                 SELECT uuid FROM document
@@ -22,7 +23,7 @@ extension ChangeLogStore {
     public func vector(of document: DocumentID) throws(StoreError) -> VersionVector {
         try read("reading the vector of document \(document)") { db in
             guard let row = try rowID(of: document, in: db, create: false) else { return VersionVector() }
-            return try Frontier(documentRow: row, in: db).vector
+            return try frontier(of: row, in: db).vector
         }
     }
 
@@ -31,11 +32,14 @@ extension ChangeLogStore {
     ///
     /// - Complexity: O(documents × devices), in one read transaction of two queries.
     public func summaries() throws(StoreError) -> [(document: DocumentID, vector: VersionVector, heads: [ChangeHash])] {
-        try read("summarising the documents") { db in
+        if let memory {
+            return memory.listedDocuments().map { entry in (entry.document, entry.frontier.vector, entry.frontier.headsInOrder) }
+                .sorted { $0.document < $1.document }
+        }
+        return try read("summarising the documents") { db in
             var result: [(document: DocumentID, vector: VersionVector, heads: [ChangeHash])] =
                 try Frontier.all(in: db).values.map { entry in
-                    let frontier = entry.frontier
-                    return (entry.document, frontier.vector, frontier.heads.map { frontier.tips[$0.device]!.hash })
+                    (entry.document, entry.frontier.vector, entry.frontier.headsInOrder)
                 }
             // Documents whose every change still waits for a missing one have a log but no frontier yet.
             let waiting = try Data.fetchAll(db.cachedStatement(sql: """
@@ -53,7 +57,7 @@ extension ChangeLogStore {
     public func heads(of document: DocumentID) throws(StoreError) -> [Change] {
         try read("reading the heads of document \(document)") { db in
             guard let documentRow = try rowID(of: document, in: db, create: false) else { return [] }
-            let frontier = try Frontier(documentRow: documentRow, in: db)
+            let frontier = try self.frontier(of: documentRow, in: db)
             return try frontier.heads.map { head in
                 // The frontier knows each head's hash: a head kept decoded needs no read at all.
                 if let hash = frontier.tips[head.device]?.hash, let cached = recentChanges.withLock({ $0.value(hash) }),
@@ -72,7 +76,7 @@ extension ChangeLogStore {
     public func changes(of document: DocumentID, since vector: VersionVector = VersionVector()) throws(StoreError) -> [Change] {
         try read("reading the changes of document \(document) since \(vector)") { db in
             guard let documentRow = try rowID(of: document, in: db, create: false) else { return [] }
-            let frontier = try Frontier(documentRow: documentRow, in: db)
+            let frontier = try self.frontier(of: documentRow, in: db)
             var result: [Change] = []
             let statement = try db.cachedStatement(sql: """
                 SELECT hash, length(body), body FROM change WHERE document = ? AND device = ? AND seq > ? ORDER BY seq
@@ -172,7 +176,9 @@ extension ChangeLogStore {
 
     /// The number of changes in the log of every document (waiting changes excluded).
     public func changeCount() throws(StoreError) -> Int {
-        try read("counting changes") { db in try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM change")) ?? 0 }
+        // Every device's changes are in the log from 1 to its vector entry, so the vectors count the log.
+        if let memory { return memory.listedDocuments().reduce(0) { $0 + Int($1.frontier.vector.changeCount) } }
+        return try read("counting changes") { db in try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM change")) ?? 0 }
     }
 
     func fetchChange(document: DocumentID, documentRow: Int64, device: DeviceID, seq: UInt64, in db: Database) throws -> Change {

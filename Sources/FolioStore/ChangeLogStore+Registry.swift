@@ -5,16 +5,19 @@ import GRDB
 extension ChangeLogStore {
     /// Records a device's display name (the device is added when new).
     public func registerDevice(_ device: Device) throws(StoreError) {
+        if let memory, memory.name(of: device.id) == device.name { return }
         try write("registering device \(device.id)") { db in
             _ = try rowID(of: device.id, in: db, create: true)
             try db.cachedStatement(sql: "UPDATE device SET name = ? WHERE uuid = ?")
                 .execute(arguments: [device.name, device.id.uuid.data])
+            memory?.stage(device.id, name: device.name, in: db)
         }
     }
 
     /// The devices known to this store, in identity order; a device seen only through its changes has an empty name.
     public func devices() throws(StoreError) -> [Device] {
-        try read("listing devices") { db in
+        if let memory { return memory.devices() }
+        return try read("listing devices") { db in
             try Row.fetchAll(db.cachedStatement(sql: "SELECT uuid, name FROM device")).map { row in
                 Device(id: DeviceID(try Stored.uuid(row[0])), name: row[1] as String? ?? "")
             }

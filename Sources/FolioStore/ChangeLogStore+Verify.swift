@@ -79,20 +79,32 @@ extension ChangeLogStore {
             }
             if let only, only.isEmpty { return report }
             var deviceByRow: [Int64: DeviceID] = [:]
-            for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT id, uuid FROM device")) {
-                deviceByRow[row[0]] = DeviceID(try Stored.uuid(row[1]))
+            var devices: [Device] = []
+            for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT id, uuid, name FROM device")) {
+                let device = DeviceID(try Stored.uuid(row[1]))
+                deviceByRow[row[0]] = device
+                devices.append(Device(id: device, name: row[2] as String? ?? ""))
+            }
+            if let memory, memory.devices() != devices.sorted(by: { $0.id < $1.id }) {
+                report.problems.append(.init(message: "the devices the store keeps in memory differ from the device table"))
             }
             let documents = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, uuid FROM document")).map { row in
                 (row: row[0] as Int64, id: DocumentID(try Stored.uuid(row[1])))
             }
             for document in documents.sorted(by: { $0.id < $1.id }) where only?.contains(document.id) ?? true {
                 report.documents += 1
-                var checker = DocumentChecker(document: document.id, documentRow: document.row, deviceByRow: deviceByRow)
+                var checker = DocumentChecker(
+                    document: document.id, documentRow: document.row, deviceByRow: deviceByRow,
+                    remembered: memory.map { $0.document(document.row) })
                 try checker.check(in: db)
                 report.changes += checker.changes
                 report.problems += checker.problems
             }
             guard only == nil else { return report }
+            let rows = Set(documents.map(\.row))
+            if let unknown = memory?.listedDocuments().first(where: { !rows.contains($0.frontier.documentRow) }) {
+                report.problems.append(.init(document: unknown.document, message: "the store remembers a frontier of a document that is not in the file"))
+            }
             for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT hash, bytes FROM blob ORDER BY hash")) {
                 let recorded = (row[0] as Data?).flatMap { try? Stored.contentHash($0) }
                 let bytes = (row[1] as Data?).flatMap { try? AtRest.unpackValue($0) }
@@ -136,13 +148,16 @@ private struct DocumentChecker {
     let document: DocumentID
     let documentRow: Int64
     let deviceByRow: [Int64: DeviceID]
+    /// What the store remembers of the document, with exclusive access (`nil` then: nothing).
+    let remembered: RememberedDocument??
     var changes = 0
     var problems: [VerificationReport.Problem] = []
 
-    init(document: DocumentID, documentRow: Int64, deviceByRow: [Int64: DeviceID]) {
+    init(document: DocumentID, documentRow: Int64, deviceByRow: [Int64: DeviceID], remembered: RememberedDocument??) {
         self.document = document
         self.documentRow = documentRow
         self.deviceByRow = deviceByRow
+        self.remembered = remembered
     }
 
     private mutating func problem(_ change: ChangeID?, _ message: String) {
@@ -200,10 +215,17 @@ private struct DocumentChecker {
         if recordedHeads != actualHeads {
             problem(nil, "the recorded heads \(recordedHeads.map(\.shortHex).sorted()) differ from the log's \(actualHeads.map(\.shortHex).sorted())")
         }
+        if let remembered, (remembered?.frontier.tips ?? [:]) != frontier.tips {
+            problem(nil, "the frontier the store keeps in memory, \(remembered?.frontier.vector ?? VersionVector()), differs from the recorded \(frontier.vector)")
+        }
     }
 
     private mutating func checkPending(vector: VersionVector, in db: Database) throws {
-        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT hash, body FROM pending WHERE document = ? ORDER BY device, seq"), arguments: [documentRow]) {
+        let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT hash, body FROM pending WHERE document = ? ORDER BY device, seq"), arguments: [documentRow])
+        if let remembered, (remembered?.hasWaiting ?? false) != !rows.isEmpty {
+            problem(nil, "the store remembers the document \(rows.isEmpty ? "with" : "without") waiting changes, but the pending table says otherwise")
+        }
+        for row in rows {
             guard let change = try? Change(decoding: row[1] as Data, document: document) else {
                 problem(nil, "a waiting change cannot be decoded")
                 continue

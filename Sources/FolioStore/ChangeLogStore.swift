@@ -35,6 +35,8 @@ public final class ChangeLogStore: Sendable {
     let recentChanges = Mutex(RecentValues<ChangeHash, Change>(byteLimit: 8 << 20))
     /// Checkpoint contents lately read, inflated and checked against their hash.
     let recentContents = Mutex(RecentValues<ContentHash, Data>(byteLimit: 8 << 20))
+    /// Every document's frontier and every device's name, with exclusive access (see ``StoreMemory``).
+    let memory: StoreMemory?
 
     struct RowIDCache {
         var devices: [DeviceID: Int64] = [:]
@@ -104,6 +106,7 @@ public final class ChangeLogStore: Sendable {
                 exclusiveQueue = queue
             }
             try StoreSchema.migrator.migrate(database)
+            memory = try exclusiveQueue.map { queue in try queue.unsafeRead(StoreMemory.init(reading:)) }
         } catch {
             throw StoreError.translating(error, while: "opening \(url.path)")
         }
@@ -208,6 +211,7 @@ public final class ChangeLogStore: Sendable {
         }
         guard create else { return nil }
         try db.cachedStatement(sql: "INSERT INTO device (uuid) VALUES (?)").execute(arguments: [key])
+        memory?.stage(device, name: "", in: db)
         let id = db.lastInsertedRowID
         db.afterNextTransaction { _ in self.rowIDs.withLock { $0.devices[device] = id } }
         return id

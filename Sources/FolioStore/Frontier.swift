@@ -8,8 +8,8 @@ import GRDB
 /// contiguous because only ready changes enter the log), its heads (a head is always its device's latest change, so
 /// heads have distinct devices) and the highest lamport timestamp (a head's). Loaded and saved inside the same
 /// transaction as the changes it describes.
-struct Frontier {
-    struct Tip {
+struct Frontier: Sendable {
+    struct Tip: Sendable, Equatable {
         var deviceRow: Int64
         var seq: UInt64
         var lamport: UInt64
@@ -34,7 +34,8 @@ struct Frontier {
         while let row = try rows.next() { try include(row) }
     }
 
-    private init(documentRow: Int64) {
+    /// The frontier of a document with no change.
+    init(empty documentRow: Int64) {
         self.documentRow = documentRow
     }
 
@@ -48,7 +49,7 @@ struct Frontier {
         while let row = try rows.next() {
             let documentRow: Int64 = row[6]
             if result[documentRow] == nil {
-                result[documentRow] = (DocumentID(try Stored.uuid(row[7])), Frontier(documentRow: documentRow))
+                result[documentRow] = (DocumentID(try Stored.uuid(row[7])), Frontier(empty: documentRow))
             }
             try result[documentRow]!.frontier.include(row)
         }
@@ -75,6 +76,11 @@ struct Frontier {
         tips.filter { $0.value.isHead }
             .map { (device: $0.key, seq: $0.value.seq, lamport: $0.value.lamport) }
             .sorted { ($0.lamport, $0.device) < ($1.lamport, $1.device) }
+    }
+
+    /// The heads' hashes in causal order (what a sync session announces).
+    var headsInOrder: [ChangeHash] {
+        heads.map { tips[$0.device]!.hash }
     }
 
     /// The highest lamport timestamp in the document (0 when it has no change).

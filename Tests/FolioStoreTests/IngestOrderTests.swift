@@ -3,7 +3,9 @@ import FolioStore
 import Foundation
 import Testing
 
-/// A fresh store that receives a history in any order, in any batches, with duplicates, ends up with the same log.
+/// A fresh store that receives a history in any order, in any batches, with duplicates, ends up with the same log,
+/// with either access (an exclusive store keeps its frontiers in memory, which `checkInvariants` compares with the
+/// file after every call).
 @Suite struct IngestOrderTests {
     let directory: TemporaryDirectory
     let history: SampleHistory
@@ -37,7 +39,9 @@ import Testing
 
     /// Delivers `batches` to a fresh store, checking after each call what was applied and what waits, then checks
     /// the final contents against `expected`.
-    private func deliver(_ batches: [[Change]], expecting expected: Expected, context: String) throws {
+    private func deliver(
+        _ batches: [[Change]], expecting expected: Expected, access: StoreAccess = .shared, context: String
+    ) throws {
         let name = "receiver.sqlite"
         directory.removeStore(name)
         // A copy of a store that was just created and closed is a fresh store, and much cheaper to make than one.
@@ -45,7 +49,7 @@ import Testing
         for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: directory.file(Self.template + suffix).path) {
             try FileManager.default.copyItem(at: directory.file(Self.template + suffix), to: directory.file(name + suffix))
         }
-        let store = try directory.openStore(name, as: .named("Receiver"))
+        let store = try directory.openStore(name, as: .named("Receiver"), access: access)
         #expect(try store.changeCount() == 0)
         defer {
             try? store.close()
@@ -82,6 +86,8 @@ import Testing
         #expect(try store.changes(of: document).map(\.hash) == expected.log, "final log: \(context)")
         #expect(try store.pendingChanges(of: document).isEmpty, "pending left: \(context)")
         #expect(try store.changeCount() == expected.log.count, "count: \(context)")
+        #expect(try store.documents() == [document], "documents: \(context)")
+        #expect(try store.summaries().map(\.heads) == [expected.heads], "summary: \(context)")
         // A delivery that started with something other than the very first change must have made some change wait.
         let delivered = batches.joined().map(\.hash)
         if let first = delivered.first, first != expected.log.first, batches.first?.count == 1 {
@@ -117,19 +123,22 @@ import Testing
     }
 
     /// Seeded random orders of the whole ten-change history, one change per call.
-    @Test func randomDeliveryOrdersOfTheWholeHistoryGiveTheSameLog() throws {
+    @Test(arguments: [StoreAccess.shared, .exclusive])
+    func randomDeliveryOrdersOfTheWholeHistoryGiveTheSameLog(access: StoreAccess) throws {
         let seed = TestSeed.make()
         var generator = SplitMix64(seed: seed)
         let changes = history.changes
         let expected = try expected(for: changes)
         for run in 0..<200 {
             let order = Array(changes.indices).shuffled(using: &generator)
-            try deliver(order.map { [changes[$0]] }, expecting: expected, context: "seed \(seed) run \(run) order \(order)")
+            try deliver(
+                order.map { [changes[$0]] }, expecting: expected, access: access, context: "seed \(seed) run \(run) order \(order)")
         }
     }
 
     /// Each change delivered twice, in random order and random batches (a batch may hold both copies).
-    @Test func duplicatedDeliveriesInRandomBatchesGiveTheSameLog() throws {
+    @Test(arguments: [StoreAccess.shared, .exclusive])
+    func duplicatedDeliveriesInRandomBatchesGiveTheSameLog(access: StoreAccess) throws {
         let seed = TestSeed.make()
         var generator = SplitMix64(seed: seed)
         let changes = history.changes
@@ -138,7 +147,7 @@ import Testing
             let twice = (changes + changes).shuffled(using: &generator)
             let batches = randomBatches(twice, sizes: 1...4, using: &generator)
             let shape = batches.map { batch in batch.map { change in history.named.first { $0.value == change }!.key } }
-            try deliver(batches, expecting: expected, context: "seed \(seed) run \(run) batches \(shape)")
+            try deliver(batches, expecting: expected, access: access, context: "seed \(seed) run \(run) batches \(shape)")
         }
     }
 
@@ -163,9 +172,10 @@ import Testing
         #expect(try store.changes(of: history.document).map(\.hash) == expected.log)
     }
 
-    @Test func anEarlyChangeWaitsUntilItsDependenciesArrive() throws {
+    @Test(arguments: [StoreAccess.shared, .exclusive])
+    func anEarlyChangeWaitsUntilItsDependenciesArrive(access: StoreAccess) throws {
         let h = history
-        let store = try directory.openStore(for: .named("Receiver"))
+        let store = try directory.openStore(for: .named("Receiver"), access: access)
 
         // b2 needs a1, a2, b1, c1 and c2.
         var result = try store.ingest([h["b2"]])
@@ -175,6 +185,9 @@ import Testing
         #expect(try store.pendingChanges(of: h.document) == [h["b2"]])
         #expect(try store.vector(of: h.document).isEmpty)
         #expect(try store.change(h["b2"].hash, of: h.document) == nil, "a waiting change is not in the log")
+        #expect(try store.documents() == [h.document], "a document whose only change waits has a log")
+        #expect(try store.summaries().map(\.vector) == [VersionVector()])
+        #expect(try store.changeCount() == 0)
 
         result = try store.ingest([h["c2"], h["b1"]])
         try store.checkInvariants()
@@ -201,16 +214,19 @@ import Testing
         #expect(try store.pendingChanges(of: h.document).isEmpty)
         #expect(try store.vector(of: h.document) == h["b2"].vector)
         #expect(try store.heads(of: h.document) == [h["b2"]])
+        #expect(try store.changeCount() == 6)
     }
 
-    @Test func pendingChangesSurviveReopening() throws {
+    @Test(arguments: [StoreAccess.shared, .exclusive])
+    func pendingChangesSurviveReopening(access: StoreAccess) throws {
         let h = history
-        var store = try directory.openStore(for: .named("Receiver"))
+        var store = try directory.openStore(for: .named("Receiver"), access: access)
         try store.ingest([h["a3"], h["a2"]])
         try store.checkInvariants()
         try store.close()
 
-        store = try directory.openStore(for: .named("Receiver"))
+        store = try directory.openStore(for: .named("Receiver"), access: access)
+        #expect(try store.documents() == [h.document])
         #expect(Set(try store.pendingChanges(of: h.document)) == [h["a2"], h["a3"]])
         let result = try store.ingest([h["a1"]])
         try store.checkInvariants()

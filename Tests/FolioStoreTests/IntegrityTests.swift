@@ -40,8 +40,9 @@ import Testing
         #expect(original[1].hash != clone[1].hash)
     }
 
-    @Test func theSameIdentityWithAnotherHashIsAnIntegrityErrorAndNothingIsApplied() throws {
-        let store = try directory.openStore(for: .named("Receiver"))
+    @Test(arguments: [StoreAccess.shared, .exclusive])
+    func theSameIdentityWithAnotherHashIsAnIntegrityErrorAndNothingIsApplied(access: StoreAccess) throws {
+        let store = try directory.openStore(for: .named("Receiver"), access: access)
         try store.ingest([original[0]])
         try store.checkInvariants()
 
@@ -64,8 +65,9 @@ import Testing
         #expect(result.applied == [c1.id])
     }
 
-    @Test func anIntegrityErrorLaterInTheBatchRollsBackWhatWasAppliedBefore() throws {
-        let store = try directory.openStore(for: .named("Receiver"))
+    @Test(arguments: [StoreAccess.shared, .exclusive])
+    func anIntegrityErrorLaterInTheBatchRollsBackWhatWasAppliedBefore(access: StoreAccess) throws {
+        let store = try directory.openStore(for: .named("Receiver"), access: access)
         try store.ingest(original)
         try store.checkInvariants()
 
@@ -80,8 +82,9 @@ import Testing
         #expect(try store.heads(of: document) == [original[1]])
     }
 
-    @Test func aClashWithAWaitingChangeIsAnIntegrityErrorToo() throws {
-        let store = try directory.openStore(for: .named("Receiver"))
+    @Test(arguments: [StoreAccess.shared, .exclusive])
+    func aClashWithAWaitingChangeIsAnIntegrityErrorToo(access: StoreAccess) throws {
+        let store = try directory.openStore(for: .named("Receiver"), access: access)
         // original[1] waits for original[0].
         let parked = try store.ingest([original[1]])
         try store.checkInvariants()
@@ -102,8 +105,9 @@ import Testing
         #expect(try store.changes(of: document) == original)
     }
 
-    @Test func aCloneOfAnAppliedChangeArrivingInTheSameBatchAsItsOriginal() throws {
-        let store = try directory.openStore(for: .named("Receiver"))
+    @Test(arguments: [StoreAccess.shared, .exclusive])
+    func aCloneOfAnAppliedChangeArrivingInTheSameBatchAsItsOriginal(access: StoreAccess) throws {
+        let store = try directory.openStore(for: .named("Receiver"), access: access)
         let error = try storeError { try store.ingest([self.original[0], self.clone[0]]) }
         try store.checkInvariants()
         #expect(error.code == .integrity)

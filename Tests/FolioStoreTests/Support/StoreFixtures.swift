@@ -37,18 +37,19 @@ extension TemporaryDirectory {
     /// (opening writes: it registers the device) unless `checked` is false, for a store damaged on purpose.
     func openStore(
         _ name: String, as device: Device, clock: ManualClock = Fixtures.clock(), durability: Durability = .normal,
-        checked: Bool = true
+        access: StoreAccess = .shared, checked: Bool = true
     ) throws -> ChangeLogStore {
-        let store = try ChangeLogStore(at: file(name), device: device, clock: clock, durability: durability)
+        let store = try ChangeLogStore(at: file(name), device: device, clock: clock, durability: durability, access: access)
         if checked { try store.checkInvariants() }
         return store
     }
 
     /// Opens the store file named after the device (`A.sqlite` for device "A").
     func openStore(
-        for device: Device, clock: ManualClock = Fixtures.clock(), durability: Durability = .normal, checked: Bool = true
+        for device: Device, clock: ManualClock = Fixtures.clock(), durability: Durability = .normal,
+        access: StoreAccess = .shared, checked: Bool = true
     ) throws -> ChangeLogStore {
-        try openStore("\(device.name).sqlite", as: device, clock: clock, durability: durability, checked: checked)
+        try openStore("\(device.name).sqlite", as: device, clock: clock, durability: durability, access: access, checked: checked)
     }
 }
 

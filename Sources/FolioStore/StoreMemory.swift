@@ -1,0 +1,140 @@
+import FolioCore
+import GRDB
+import Synchronization
+
+/// With ``StoreAccess/exclusive``, what the store keeps in memory of its file: every document's frontier and every
+/// device's name. The store is the file's only user, so what it committed is all there is: a vector, the heads to
+/// read, the summaries a sync announces or the list of devices cost no query, and registering a device that is
+/// already known costs no transaction.
+///
+/// The memory is read from the file when the store opens and then follows the store's own commits: a write
+/// transaction stages what it saves, which replaces what is remembered when it commits and is dropped when it rolls
+/// back. Reads inside that transaction see what it staged. ``ChangeLogStore/verify(checkingPages:)`` compares the
+/// memory with the file. A store with shared access has none: other connections may write.
+final class StoreMemory: Sendable {
+    private let state: Mutex<State>
+
+    /// Reads every document's frontier, which documents have waiting changes, and the devices.
+    init(reading db: Database) throws {
+        state = Mutex(try State(reading: db))
+    }
+
+    /// The document of `documentRow` as the open transaction (if any) sees it.
+    func document(_ documentRow: Int64) -> RememberedDocument? {
+        state.withLock { $0.staged.documents[documentRow] ?? $0.committed.documents[documentRow] }
+    }
+
+    /// The committed documents that have a log, in no particular order.
+    func listedDocuments() -> [RememberedDocument] {
+        state.withLock { $0.committed.documents.values.filter(\.isListed) }
+    }
+
+    /// The name of `device` as the open transaction (if any) sees it: `nil` for an unknown device, "" for one
+    /// known without a name.
+    func name(of device: DeviceID) -> String? {
+        state.withLock { $0.staged.devices[device] ?? $0.committed.devices[device] }
+    }
+
+    /// The committed devices, in identity order.
+    func devices() -> [Device] {
+        state.withLock { state in state.committed.devices.map { Device(id: $0.key, name: $0.value) } }
+            .sorted { $0.id < $1.id }
+    }
+
+    /// Stages `frontier`, just saved in `db`'s open write transaction, with whether the document has waiting
+    /// changes (`nil`: as before).
+    func stage(_ frontier: Frontier, of document: DocumentID, hasWaiting: Bool?, in db: Database) {
+        stage(in: db) { state in
+            let row = frontier.documentRow
+            var entry = state.staged.documents[row] ?? state.committed.documents[row]
+                ?? RememberedDocument(document: document, frontier: frontier, hasWaiting: false)
+            entry.frontier = frontier
+            if let hasWaiting { entry.hasWaiting = hasWaiting }
+            state.staged.documents[row] = entry
+        }
+    }
+
+    /// Stages the name of `device` ("" for a device recorded without one), just saved in `db`'s open transaction.
+    func stage(_ device: DeviceID, name: String, in db: Database) {
+        stage(in: db) { $0.staged.devices[device] = name }
+    }
+
+    /// Applies `change` to what is staged; the transaction's first staging arranges for its commit to apply what
+    /// was staged and for its rollback to drop it.
+    private func stage(in db: Database, _ change: (inout State) -> Void) {
+        let isFirst = state.withLock { state in
+            let isFirst = state.staged.isEmpty
+            change(&state)
+            return isFirst
+        }
+        guard isFirst else { return }
+        db.afterNextTransaction(
+            onCommit: { _ in
+                self.state.withLock { state in
+                    state.committed.documents.merge(state.staged.documents) { _, new in new }
+                    state.committed.devices.merge(state.staged.devices) { _, new in new }
+                    state.staged = Contents()
+                }
+            },
+            onRollback: { _ in self.state.withLock { $0.staged = Contents() } })
+    }
+
+    private struct Contents: Sendable {
+        /// By document row.
+        var documents: [Int64: RememberedDocument] = [:]
+        /// Device names ("" for none).
+        var devices: [DeviceID: String] = [:]
+
+        var isEmpty: Bool { documents.isEmpty && devices.isEmpty }
+    }
+
+    private struct State: Sendable {
+        var committed = Contents()
+        /// What the open write transaction saved.
+        var staged = Contents()
+
+        init(reading db: Database) throws {
+            for (row, entry) in try Frontier.all(in: db) {
+                committed.documents[row] = RememberedDocument(document: entry.document, frontier: entry.frontier, hasWaiting: false)
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT id, uuid FROM document WHERE id IN (SELECT document FROM pending)") {
+                let documentRow: Int64 = row[0]
+                if committed.documents[documentRow] == nil {
+                    committed.documents[documentRow] = RememberedDocument(
+                        document: DocumentID(try Stored.uuid(row[1])), frontier: Frontier(empty: documentRow), hasWaiting: false)
+                }
+                committed.documents[documentRow]!.hasWaiting = true
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT uuid, name FROM device") {
+                committed.devices[DeviceID(try Stored.uuid(row[0]))] = row[1] as String? ?? ""
+            }
+        }
+    }
+}
+
+/// What a ``StoreMemory`` holds of one document.
+struct RememberedDocument: Sendable {
+    var document: DocumentID
+    var frontier: Frontier
+    /// Whether some of the document's changes wait in the pending table.
+    var hasWaiting: Bool
+
+    /// Whether the document has a log: changes, or changes waiting for others.
+    var isListed: Bool { !frontier.tips.isEmpty || hasWaiting }
+}
+
+extension ChangeLogStore {
+    /// The frontier of `documentRow` as the open transaction sees it: remembered with exclusive access, read
+    /// otherwise.
+    func frontier(of documentRow: Int64, in db: Database) throws -> Frontier {
+        guard let memory else { return try Frontier(documentRow: documentRow, in: db) }
+        return memory.document(documentRow)?.frontier ?? Frontier(empty: documentRow)
+    }
+
+    /// Saves the tips of `frontier` that changed, inside the open write transaction, and stages it in the memory
+    /// (with whether `document` has waiting changes, when that is known to have changed).
+    func save(_ frontier: inout Frontier, of document: DocumentID, hasWaiting: Bool? = nil, in db: Database) throws {
+        try frontier.save(in: db)
+        memory?.stage(frontier, of: document, hasWaiting: hasWaiting, in: db)
+    }
+}

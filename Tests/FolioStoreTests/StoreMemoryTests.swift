@@ -1,0 +1,100 @@
+import FolioCore
+@testable import FolioStore
+import Foundation
+import Testing
+
+/// An exclusive store remembers every document's frontier and every device's name: the memory follows commits,
+/// forgets what a rolled-back transaction staged, and `verify` notices when it differs from the file.
+@Suite struct StoreMemoryTests {
+    let directory: TemporaryDirectory
+    let a = Device.named("A")
+    let b = Device.named("B")
+    let c = Device.named("C")
+
+    init() throws {
+        directory = try TemporaryDirectory()
+    }
+
+    @Test func aRolledBackIngestLeavesTheRememberedFrontiersAsTheyWere() throws {
+        // Documents are ingested in identity order: the first one's frontier is staged before the second one clashes.
+        let (first, second) = (Fixtures.document, Fixtures.otherDocument)
+        #expect(first < second)
+        let valid = try directory.openStore(for: c).append(Fixtures.edit("valid"), to: first)
+        let original = try directory.openStore(for: b).append(Fixtures.edit("original"), to: second)
+        let clone = try directory.openStore("clone.sqlite", as: b)
+        let clash = try clone.append(Fixtures.edit("clone"), to: second)
+        #expect(clash.id == original.id && clash.hash != original.hash)
+
+        let store = try directory.openStore(for: a, access: .exclusive)
+        try store.ingest([original])
+        let before = try store.summaries().map { "\($0.document) \($0.vector) \($0.heads)" }
+        let devicesBefore = try store.devices()
+        #expect(devicesBefore.map(\.id).sorted() == [a.id, b.id].sorted())
+        let error = #expect(throws: StoreError.self) { try store.ingest([valid, clash]) }
+        #expect(error?.code == .integrity)
+
+        #expect(try store.vector(of: first).isEmpty, "the first document's staged frontier was dropped")
+        #expect(try store.summaries().map { "\($0.document) \($0.vector) \($0.heads)" } == before)
+        #expect(try store.documents() == [second])
+        #expect(try store.changeCount() == 1)
+        #expect(try store.devices() == devicesBefore, "C, recorded by the rolled-back ingest, is not remembered")
+        try store.checkInvariants()
+
+        // The store goes on from what it committed.
+        #expect(try store.ingest([valid]).applied == [valid.id])
+        #expect(try store.vector(of: first) == valid.vector)
+        #expect(try store.changeCount() == 2)
+        #expect(try store.devices().map(\.id).sorted() == [a.id, b.id, c.id].sorted())
+        try store.checkInvariants()
+    }
+
+    @Test func registeredNamesAreRememberedAndMatchTheFile() throws {
+        let store = try directory.openStore(for: a, access: .exclusive)
+        try store.append([Fixtures.edit("external")], to: Fixtures.document, author: store.externalDevice)
+        try store.registerDevice(Device(id: b.id, name: "B's phone"))
+        try store.registerDevice(Device(id: b.id, name: "B's phone"))
+        let remembered = try store.devices()
+        #expect(remembered == [a, store.externalDevice, Device(id: b.id, name: "B's phone")].sorted { $0.id < $1.id })
+        try store.checkInvariants()
+        try store.close()
+        #expect(try directory.openStore(for: a).devices() == remembered)
+    }
+
+    @Test func whatAnExclusiveStoreRemembersIsWhatItsFileSaysAfterReopening() throws {
+        let store = try directory.openStore(for: a, access: .exclusive)
+        try store.append((1...3).map { Fixtures.edit("edit \($0)") }, to: Fixtures.document)
+        try store.append([Fixtures.edit("other")], to: Fixtures.otherDocument)
+        let remembered = try store.summaries().map { "\($0.document) \($0.vector) \($0.heads)" }
+        try store.close()
+
+        let shared = try directory.openStore(for: a)
+        #expect(try shared.summaries().map { "\($0.document) \($0.vector) \($0.heads)" } == remembered)
+        try shared.close()
+        let reopened = try directory.openStore(for: a, access: .exclusive)
+        #expect(try reopened.summaries().map { "\($0.document) \($0.vector) \($0.heads)" } == remembered)
+        #expect(try reopened.changeCount() == 4)
+    }
+
+    @Test func verifyNoticesARememberedFrontierThatDiffersFromTheFile() throws {
+        let store = try directory.openStore(for: a, access: .exclusive)
+        try store.append((1...2).map { Fixtures.edit("edit \($0)") }, to: Fixtures.document)
+        try store.checkInvariants()
+
+        // A bug's work: the memory is told the document has no change, and the file is left as it is.
+        try store.write("forgetting a frontier") { db in
+            let row = try #require(try store.rowID(of: Fixtures.document, in: db, create: false))
+            store.memory?.stage(Frontier(empty: row), of: Fixtures.document, hasWaiting: nil, in: db)
+        }
+        let report = try store.verify(documents: [Fixtures.document])
+        #expect(report.firstProblem?.message.contains("in memory") == true, "\(report)")
+        #expect(throws: StoreError.self) { try store.checkInvariants() }
+    }
+
+    @Test func verifyNoticesARememberedDeviceNameThatDiffersFromTheFile() throws {
+        let store = try directory.openStore(for: a, access: .exclusive)
+        try store.write("misnaming a device") { db in store.memory?.stage(a.id, name: "not A", in: db) }
+        #expect(try store.devices().first?.name == "not A")
+        let report = try store.verify(checkingPages: false)
+        #expect(report.firstProblem?.message.contains("in memory") == true, "\(report)")
+    }
+}
