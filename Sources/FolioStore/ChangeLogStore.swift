@@ -65,7 +65,10 @@ public final class ChangeLogStore: Sendable {
         self.access = access
         self.clock = clock
         _ = Self.sqliteSettings
-        if try Self.preflight(url), let image = StoreSchema.pristineImage {
+        let isNew = try Self.preflight(url)
+        // A new store starts as a copy of the pristine image, which has every migration applied.
+        let isPristine = isNew && StoreSchema.pristineImage != nil
+        if isPristine, let image = StoreSchema.pristineImage {
             do {
                 if durability == .off {
                     try writeWithoutSync(image, to: url)
@@ -80,13 +83,17 @@ public final class ChangeLogStore: Sendable {
         configuration.label = "folio-store"
         configuration.busyMode = .timeout(10)
         let synchronous = durability.synchronousPragma
+        // No foreign keys in the schema: GRDB need not turn them on.
+        configuration.foreignKeysEnabled = false
         configuration.prepareDatabase { db in
-            // The sync level first, so that it applies to the switch to WAL mode too. With exclusive access,
-            // exclusive locking comes before WAL mode, so that SQLite keeps the WAL index in the heap (no -shm file)
-            // and takes its file lock once, not at every transaction.
+            // With exclusive access, exclusive locking comes before the first read, so that SQLite keeps the WAL
+            // index in the heap (no -shm file) and takes its file lock once, not at every transaction. Then an
+            // existing file is checked before anything could write to it (a pool's readers cannot write). The sync
+            // level comes before the switch to WAL mode, so that it applies to the switch too.
+            if access == .exclusive { try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE") }
+            if !isNew && !db.configuration.readonly { try Self.checkFormat(db, path: url.path) }
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
             if access == .exclusive {
-                try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE")
                 guard try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") == "wal" else {
                     throw StoreError(.database, "SQLite could not put \(url.path) in WAL mode")
                 }
@@ -105,8 +112,8 @@ public final class ChangeLogStore: Sendable {
                 database = queue
                 exclusiveQueue = queue
             }
-            try StoreSchema.migrator.migrate(database)
-            memory = try exclusiveQueue.map { queue in try queue.unsafeRead(StoreMemory.init(reading:)) }
+            if !isPristine { try StoreSchema.migrator.migrate(database) }
+            memory = try exclusiveQueue.map { queue in try isPristine ? StoreMemory() : queue.unsafeRead(StoreMemory.init(reading:)) }
         } catch {
             throw StoreError.translating(error, while: "opening \(url.path)")
         }
@@ -120,8 +127,9 @@ public final class ChangeLogStore: Sendable {
         _ = folio_sqlite_disable_memory_statistics()
     }()
 
-    /// Refuses a file that is not a Folio store before anything could write to it; returns whether the store is
-    /// new (no file, or an empty one).
+    /// Refuses a file that does not start as a SQLite database (before SQLite could touch it); returns whether the
+    /// store is new (no file, or an empty one). An existing database is checked by ``checkFormat(_:path:)`` as soon
+    /// as the store's connection opens.
     private static func preflight(_ url: URL) throws(StoreError) -> Bool {
         let path = url.path
         guard let handle = FileHandle(forReadingAtPath: path) else { return true }  // absent: a new store
@@ -131,47 +139,29 @@ public final class ChangeLogStore: Sendable {
         guard header == Data("SQLite format 3\0".utf8) else {
             throw StoreError(.notAStore, "\(path) is not a SQLite database, so not a Folio store; it was not modified")
         }
-        do {
-            try checkFormat(path, readonly: true)
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_READONLY {
-            // A process killed in the middle of a transaction in rollback-journal mode (the very first one, which
-            // creates the store, runs before WAL is on) leaves a hot journal that a read-only connection cannot roll
-            // back. A read-write connection rolls it back to the last committed state, as any SQLite client would.
-            do {
-                try checkFormat(path, readonly: false)
-            } catch {
-                throw StoreError.translating(error, while: "checking \(path)")
-            }
-        } catch {
-            throw StoreError.translating(error, while: "checking \(path)")
-        }
         return false
     }
 
-    /// Throws `notAStore` or `newerFormat` when the SQLite file at `path` is not a store this build can open.
-    private static func checkFormat(_ path: String, readonly: Bool) throws {
-        var configuration = Configuration()
-        configuration.readonly = readonly
-        let queue = try DatabaseQueue(path: path, configuration: configuration)
-        defer { try? queue.close() }
-        try queue.read { db in
-            let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
-            if tables.isEmpty { return }
-            // GRDB creates its bookkeeping table before, and apart from, the first migration: a creation that was
-            // interrupted in between leaves that table alone and empty, which is still a new store.
-            if tables == ["grdb_migrations"], try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM grdb_migrations") == 0 {
-                return
-            }
-            let marker = tables.contains("folio_meta")
-                ? try String.fetchOne(db, sql: "SELECT value FROM folio_meta WHERE key = 'format'") : nil
-            guard marker == StoreSchema.formatMarker else {
-                throw StoreError(.notAStore, "\(path) is a SQLite database of something else (tables: \(tables.sorted().prefix(5).joined(separator: ", "))), not a Folio store; it was not modified")
-            }
-            if try StoreSchema.migrator.hasBeenSuperseded(db) {
-                let known = Set(StoreSchema.migrator.migrations)
-                let unknown = try StoreSchema.migrator.appliedIdentifiers(db).subtracting(known).sorted()
-                throw StoreError(.newerFormat, "\(path) was written by a newer Folio (schema steps \(unknown.joined(separator: ", ")) are unknown to this build); update Folio to open it")
-            }
+    /// Throws `notAStore` or `newerFormat` when the SQLite database `db` (at `path`) is not a store this build can
+    /// open. It only reads: a process killed in the middle of the very first transaction (which creates the store,
+    /// in rollback-journal mode) left a hot journal, which this first read rolls back, as any SQLite client would.
+    private static func checkFormat(_ db: Database, path: String) throws {
+        let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
+        if tables.isEmpty { return }
+        // GRDB creates its bookkeeping table before, and apart from, the first migration: a creation that was
+        // interrupted in between leaves that table alone and empty, which is still a new store.
+        if tables == ["grdb_migrations"], try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM grdb_migrations") == 0 {
+            return
+        }
+        let marker = tables.contains("folio_meta")
+            ? try String.fetchOne(db, sql: "SELECT value FROM folio_meta WHERE key = 'format'") : nil
+        guard marker == StoreSchema.formatMarker else {
+            throw StoreError(.notAStore, "\(path) is a SQLite database of something else (tables: \(tables.sorted().prefix(5).joined(separator: ", "))), not a Folio store; it was not modified")
+        }
+        if try StoreSchema.migrator.hasBeenSuperseded(db) {
+            let known = Set(StoreSchema.migrator.migrations)
+            let unknown = try StoreSchema.migrator.appliedIdentifiers(db).subtracting(known).sorted()
+            throw StoreError(.newerFormat, "\(path) was written by a newer Folio (schema steps \(unknown.joined(separator: ", ")) are unknown to this build); update Folio to open it")
         }
     }
 

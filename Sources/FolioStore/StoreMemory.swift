@@ -19,6 +19,11 @@ final class StoreMemory: Sendable {
         state = Mutex(try State(reading: db))
     }
 
+    /// The memory of a new, empty store.
+    init() {
+        state = Mutex(State())
+    }
+
     /// The document of `documentRow` as the open transaction (if any) sees it.
     func document(_ documentRow: Int64) -> RememberedDocument? {
         state.withLock { $0.staged.documents[documentRow] ?? $0.committed.documents[documentRow] }
@@ -92,6 +97,8 @@ final class StoreMemory: Sendable {
         var committed = Contents()
         /// What the open write transaction saved.
         var staged = Contents()
+
+        init() {}
 
         init(reading db: Database) throws {
             for (row, entry) in try Frontier.all(in: db) {

@@ -3,7 +3,8 @@ import FolioStore
 import Foundation
 import Testing
 
-/// Files that are not Folio stores are refused with `notAStore` and left exactly as they were.
+/// Files that are not Folio stores are refused with `notAStore` and left exactly as they were, whichever the access
+/// (with exclusive access, the file is checked on the store's own connection before anything could write to it).
 @Suite struct BadFileTests {
     let directory: TemporaryDirectory
     let device = Device.named("A")
@@ -13,9 +14,9 @@ import Testing
     }
 
     /// Opens `url`, which must fail; returns the error.
-    private func openingFails(_ url: URL) throws -> StoreError {
+    private func openingFails(_ url: URL, access: StoreAccess = .shared) throws -> StoreError {
         let error = #expect(throws: StoreError.self) {
-            _ = try ChangeLogStore(at: url, device: self.device, clock: Fixtures.clock())
+            _ = try ChangeLogStore(at: url, device: self.device, clock: Fixtures.clock(), access: access)
         }
         return try #require(error)
     }
@@ -42,7 +43,8 @@ import Testing
         #expect(try Data(contentsOf: url) == bytes)
     }
 
-    @Test func anotherSQLiteDatabaseIsNotAStoreAndIsLeftUntouched() throws {
+    @Test(arguments: [StoreAccess.shared, .exclusive])
+    func anotherSQLiteDatabaseIsNotAStoreAndIsLeftUntouched(access: StoreAccess) throws {
         let url = directory.file("other.sqlite")
         let made = try SQLiteShell.run(
             "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT); INSERT INTO notes (text) VALUES ('keep me');",
@@ -51,7 +53,7 @@ import Testing
         let bytes = try Data(contentsOf: url)
         #expect(bytes.starts(with: Data("SQLite format 3\0".utf8)))
 
-        let error = try openingFails(url)
+        let error = try openingFails(url, access: access)
         #expect(error.code == .notAStore, "\(error)")
         #expect(error.message.contains("notes"), "names what the file holds: \(error.message)")
         #expect(try Data(contentsOf: url) == bytes)
@@ -60,14 +62,15 @@ import Testing
         #expect(read.output.contains("keep me"))
     }
 
-    @Test func aDatabaseWithAForeignFolioMetaTableIsNotAStore() throws {
+    @Test(arguments: [StoreAccess.shared, .exclusive])
+    func aDatabaseWithAForeignFolioMetaTableIsNotAStore(access: StoreAccess) throws {
         let url = directory.file("impostor.sqlite")
         let made = try SQLiteShell.run(
             "CREATE TABLE folio_meta (key TEXT PRIMARY KEY, value TEXT); INSERT INTO folio_meta VALUES ('format', 'something else');",
             on: url)
         try #require(made.succeeded, "\(made.errors)")
         let bytes = try Data(contentsOf: url)
-        #expect(try openingFails(url).code == .notAStore)
+        #expect(try openingFails(url, access: access).code == .notAStore)
         #expect(try Data(contentsOf: url) == bytes)
     }
 
@@ -85,22 +88,24 @@ import Testing
         try store.checkInvariants()
     }
 
-    @Test func anEmptySQLiteDatabaseBecomesANewStore() throws {
+    @Test(arguments: [StoreAccess.shared, .exclusive])
+    func anEmptySQLiteDatabaseBecomesANewStore(access: StoreAccess) throws {
         let url = directory.file("blank.sqlite")
         let made = try SQLiteShell.run("PRAGMA user_version = 7; VACUUM;", on: url)
         try #require(made.succeeded, "\(made.errors)")
-        let store = try ChangeLogStore(at: url, device: device, clock: Fixtures.clock())
+        let store = try ChangeLogStore(at: url, device: device, clock: Fixtures.clock(), access: access)
         try store.append(Fixtures.edit("first"), to: Fixtures.document)
         try store.checkInvariants()
         #expect(try store.vector(of: Fixtures.document) == VersionVector.of([(device.id, 1)]))
     }
 
     /// What a process killed while creating a store leaves: GRDB's bookkeeping table, before the first migration.
-    @Test func aCreationInterruptedBeforeTheFirstMigrationBecomesANewStore() throws {
+    @Test(arguments: [StoreAccess.shared, .exclusive])
+    func aCreationInterruptedBeforeTheFirstMigrationBecomesANewStore(access: StoreAccess) throws {
         let url = directory.file("interrupted.sqlite")
         let made = try SQLiteShell.run("CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);", on: url)
         try #require(made.succeeded, "\(made.errors)")
-        let store = try ChangeLogStore(at: url, device: device, clock: Fixtures.clock())
+        let store = try ChangeLogStore(at: url, device: device, clock: Fixtures.clock(), access: access)
         try store.checkInvariants()
         try store.append(Fixtures.edit("first"), to: Fixtures.document)
         try store.checkInvariants()
@@ -110,7 +115,8 @@ import Testing
     /// What a process killed while creating a store can leave (`folio log append` killed at random left it): the
     /// first transaction runs before WAL mode is on, so a hot rollback journal remains, which a read-only connection
     /// cannot roll back. Here: an empty SQLite file, then a transaction that spilled to the file and never committed.
-    @Test func aHotJournalLeftByACrashIsRolledBackAndTheStoreOpens() throws {
+    @Test(arguments: [StoreAccess.shared, .exclusive])
+    func aHotJournalLeftByACrashIsRolledBackAndTheStoreOpens(access: StoreAccess) throws {
         let url = directory.file("hot.sqlite")
         let died = try SQLiteShell.python(
             """
@@ -127,7 +133,7 @@ import Testing
         try #require(FileManager.default.fileExists(atPath: url.path + "-journal"), "a hot journal is left")
         #expect(try Data(contentsOf: url).starts(with: Data("SQLite format 3\0".utf8)))
 
-        let store = try ChangeLogStore(at: url, device: device, clock: Fixtures.clock())
+        let store = try ChangeLogStore(at: url, device: device, clock: Fixtures.clock(), access: access)
         try store.checkInvariants()
         let change = try store.append(Fixtures.edit("first"), to: Fixtures.document)
         try store.checkInvariants()
@@ -137,33 +143,35 @@ import Testing
         #expect(tables.succeeded && tables.output.isEmpty, "the interrupted transaction was rolled back")
     }
 
-    @Test func anotherAppsMigratedDatabaseIsNotAStore() throws {
+    @Test(arguments: [StoreAccess.shared, .exclusive])
+    func anotherAppsMigratedDatabaseIsNotAStore(access: StoreAccess) throws {
         let url = directory.file("other-app.sqlite")
         let made = try SQLiteShell.run(
             "CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY); INSERT INTO grdb_migrations VALUES ('v1 contacts');",
             on: url)
         try #require(made.succeeded, "\(made.errors)")
         let bytes = try Data(contentsOf: url)
-        #expect(try openingFails(url).code == .notAStore)
+        #expect(try openingFails(url, access: access).code == .notAStore)
         #expect(try Data(contentsOf: url) == bytes)
     }
 
-    @Test func aStoreFromANewerFolioIsRefused() throws {
+    @Test(arguments: [StoreAccess.shared, .exclusive])
+    func aStoreFromANewerFolioIsRefused(access: StoreAccess) throws {
         let url = directory.file("newer.sqlite")
-        var store = try ChangeLogStore(at: url, device: device, clock: Fixtures.clock())
+        var store = try ChangeLogStore(at: url, device: device, clock: Fixtures.clock(), access: access)
         try store.append(Fixtures.edit("first"), to: Fixtures.document)
         try store.checkInvariants()
         try store.close()
         let migrated = try SQLiteShell.run("INSERT INTO grdb_migrations (identifier) VALUES ('v99 from the future');", on: url)
         try #require(migrated.succeeded, "\(migrated.errors)")
 
-        let error = try openingFails(url)
+        let error = try openingFails(url, access: access)
         #expect(error.code == .newerFormat, "\(error)")
         #expect(error.message.contains("v99 from the future"))
 
         // Once the unknown step is gone, the store opens again with its contents.
         try #require(try SQLiteShell.run("DELETE FROM grdb_migrations WHERE identifier LIKE 'v99%';", on: url).succeeded)
-        store = try ChangeLogStore(at: url, device: device, clock: Fixtures.clock())
+        store = try ChangeLogStore(at: url, device: device, clock: Fixtures.clock(), access: access)
         #expect(try store.changeCount() == 1)
         try store.checkInvariants()
     }
