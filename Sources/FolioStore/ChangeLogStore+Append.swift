@@ -61,7 +61,8 @@ extension ChangeLogStore {
             if let own = frontier.tips[device], vector[device] < own.seq {
                 // The author's latest change is not in the chosen past: it joins the parents, and the parents it
                 // already descends from leave.
-                let latest = try fetchChange(document: document, documentRow: documentRow, device: device, seq: own.seq, in: db)
+                let latest = try own.change
+                    ?? fetchChange(document: document, documentRow: documentRow, device: device, seq: own.seq, in: db)
                 var kept: [ChangeHash] = [latest.hash]
                 for hash in heads {
                     guard let parent = try fetchChange(hash, document: document, documentRow: documentRow, in: db),
@@ -84,7 +85,7 @@ extension ChangeLogStore {
                     lamport: frontier.maxLamport + 1, wallTime: clock.now(), kind: kind, body: &body)
                 try insert(change, body: AtRest.packBody(body), documentRow: documentRow, deviceRow: deviceRow)
                 keepDecoded(change, size: body.count, in: db)
-                frontier.record(change, deviceRow: deviceRow)
+                frontier.record(change, size: body.count, deviceRow: deviceRow)
                 appended.append(change)
                 heads = [change.hash]
             }

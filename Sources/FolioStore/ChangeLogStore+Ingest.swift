@@ -148,7 +148,7 @@ private struct Ingestion {
         let deviceRow = try store.rowID(of: change.id.device, in: db, create: true)!
         try insert(change, body: AtRest.packBody(encoded.bytes), documentRow: documentRow, deviceRow: deviceRow)
         store.keepDecoded(change, size: encoded.bytes.count, in: db)
-        frontier.record(change, deviceRow: deviceRow)
+        frontier.record(change, size: encoded.bytes.count, deviceRow: deviceRow)
         appliedNow[change.hash] = (change.id, change.lamport)
         result.applied.append(change.id)
     }

@@ -59,13 +59,14 @@ extension ChangeLogStore {
             guard let documentRow = try rowID(of: document, in: db, create: false) else { return [] }
             let frontier = try self.frontier(of: documentRow, in: db)
             return try frontier.heads.map { head in
-                // The frontier knows each head's hash: a head kept decoded needs no read at all.
-                if let hash = frontier.tips[head.device]?.hash, let cached = recentChanges.withLock({ $0.value(hash) }),
-                    cached.document == document
-                {
-                    return cached
-                }
-                return try fetchChange(document: document, documentRow: documentRow, device: head.device, seq: head.seq, in: db)
+                // A head kept decoded, with its tip or among recent changes, needs no read at all.
+                let tip = frontier.tips[head.device]!
+                if let change = tip.change { return change }
+                if let cached = recentChanges.withLock({ $0.value(tip.hash) }), cached.document == document { return cached }
+                let change = try fetchChange(document: document, documentRow: documentRow, device: head.device, seq: head.seq, in: db)
+                // A large change is now among the recent ones; a small one is kept with its tip.
+                if recentChanges.withLock({ $0.value(tip.hash) }) == nil { memory?.remember(change, documentRow: documentRow) }
+                return change
             }
         }
     }

@@ -16,6 +16,14 @@ struct Frontier: Sendable {
         var hash: ChangeHash
         var isHead: Bool
         var isDirty = false
+        /// The change itself, when it is small (large ones are among the store's recent values) and this process
+        /// recorded it or read it since, so that reading a head costs no query; never stored.
+        var change: Change?
+
+        /// Equal when the stored columns are.
+        static func == (lhs: Tip, rhs: Tip) -> Bool {
+            (lhs.deviceRow, lhs.seq, lhs.lamport, lhs.hash, lhs.isHead) == (rhs.deviceRow, rhs.seq, rhs.lamport, rhs.hash, rhs.isHead)
+        }
     }
 
     let documentRow: Int64
@@ -88,17 +96,23 @@ struct Frontier: Sendable {
         tips.values.reduce(0) { max($0, $1.lamport) }
     }
 
-    /// Records that `change`, whose dependencies are all in the log, has just been appended.
+    /// Records that `change` (`size` bytes encoded), whose dependencies are all in the log, has just been appended.
     ///
     /// - Complexity: O(devices).
-    mutating func record(_ change: Change, deviceRow: Int64) {
+    mutating func record(_ change: Change, size: Int, deviceRow: Int64) {
         for (device, tip) in tips where tip.isHead && device != change.id.device && change.vector[device] >= tip.seq {
             tips[device]!.isHead = false
             tips[device]!.isDirty = true
         }
         tips[change.id.device] = Tip(
-            deviceRow: deviceRow, seq: change.id.seq, lamport: change.lamport, hash: change.hash, isHead: true, isDirty: true)
+            deviceRow: deviceRow, seq: change.id.seq, lamport: change.lamport, hash: change.hash, isHead: true, isDirty: true,
+            change: size < ChangeLogStore.cachedChangeThreshold ? change : nil)
         vector[change.id.device] = change.id.seq
+    }
+
+    /// Keeps `change`, the tip of its device, decoded with the tip.
+    mutating func keep(_ change: Change) {
+        tips[change.id.device]?.change = change
     }
 
     /// Writes the tips that changed.

@@ -29,6 +29,16 @@ final class StoreMemory: Sendable {
         state.withLock { $0.staged.documents[documentRow] ?? $0.committed.documents[documentRow] }
     }
 
+    /// Keeps `change`, just read, with its document's tip (if it is still the tip), so that the next read of the
+    /// tip costs no query. Called outside write transactions: what is committed is what the file holds.
+    func remember(_ change: Change, documentRow: Int64) {
+        state.withLock { state in
+            guard let tip = state.committed.documents[documentRow]?.frontier.tips[change.id.device], tip.hash == change.hash
+            else { return }
+            state.committed.documents[documentRow]!.frontier.keep(change)
+        }
+    }
+
     /// The committed documents that have a log, in no particular order.
     func listedDocuments() -> [RememberedDocument] {
         state.withLock { $0.committed.documents.values.filter(\.isListed) }

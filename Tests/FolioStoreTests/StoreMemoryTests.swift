@@ -65,6 +65,8 @@ import Testing
         try store.append((1...3).map { Fixtures.edit("edit \($0)") }, to: Fixtures.document)
         try store.append([Fixtures.edit("other")], to: Fixtures.otherDocument)
         let remembered = try store.summaries().map { "\($0.document) \($0.vector) \($0.heads)" }
+        let heads = try store.heads(of: Fixtures.document)
+        #expect(heads.map(\.id) == [ChangeID(device: a.id, seq: 3)])
         try store.close()
 
         let shared = try directory.openStore(for: a)
@@ -73,6 +75,10 @@ import Testing
         let reopened = try directory.openStore(for: a, access: .exclusive)
         #expect(try reopened.summaries().map { "\($0.document) \($0.vector) \($0.heads)" } == remembered)
         #expect(try reopened.changeCount() == 4)
+        #expect(try reopened.heads(of: Fixtures.document) == heads, "read from the file")
+        #expect(try reopened.heads(of: Fixtures.document) == heads, "then kept with its tip")
+        try reopened.append([Fixtures.edit("after")], to: Fixtures.document)
+        #expect(try reopened.heads(of: Fixtures.document).map(\.id) == [ChangeID(device: a.id, seq: 4)])
     }
 
     @Test func verifyNoticesARememberedFrontierThatDiffersFromTheFile() throws {
