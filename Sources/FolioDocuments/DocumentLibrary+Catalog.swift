@@ -31,6 +31,7 @@ extension DocumentLibrary {
     public func info(of id: DocumentID) throws(DocumentError) -> DocumentInfo? {
         do {
             let heads = try store.heads(of: id)
+            if let cached = catalogCache.withLock({ $0[id] }), cached.heads == heads.map(\.hash) { return cached.info }
             let lifecycle = try store.lifecycleChanges(of: id)
             let info = DocumentCatalog.info(of: id, lifecycle: lifecycle, heads: heads)
             // Read one after the other, the lifecycle may hold a change made after the heads were read: the info

@@ -78,23 +78,35 @@ extension ChangeLogStore {
                 report.problems.append(.init(message: "SQLite's quick_check reports: \(integrity.prefix(3).joined(separator: "; "))"))
             }
             if let only, only.isEmpty { return report }
-            var deviceByRow: [Int64: DeviceID] = [:]
-            var devices: [Device] = []
-            for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT id, uuid, name FROM device")) {
-                let device = DeviceID(try Stored.uuid(row[1]))
-                deviceByRow[row[0]] = device
-                devices.append(Device(id: device, name: row[2] as String? ?? ""))
+            // Checking some documents reads their rows only; the whole check reads the device and document tables.
+            var documents: [(row: Int64, id: DocumentID)] = []
+            let deviceOf: (Int64) -> DeviceID?
+            if let only {
+                for id in only.sorted() {
+                    if let row = try rowID(of: id, in: db, create: false) { documents.append((row, id)) }
+                }
+                deviceOf = { row in try? self.device(forRow: row, in: db) }
+            } else {
+                var deviceByRow: [Int64: DeviceID] = [:]
+                var devices: [Device] = []
+                for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT id, uuid, name FROM device")) {
+                    let device = DeviceID(try Stored.uuid(row[1]))
+                    deviceByRow[row[0]] = device
+                    devices.append(Device(id: device, name: row[2] as String? ?? ""))
+                }
+                if let memory, memory.devices() != devices.sorted(by: { $0.id < $1.id }) {
+                    report.problems.append(.init(message: "the devices the store keeps in memory differ from the device table"))
+                }
+                documents = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, uuid FROM document")).map { row in
+                    (row: row[0] as Int64, id: DocumentID(try Stored.uuid(row[1])))
+                }
+                .sorted { $0.id < $1.id }
+                deviceOf = { deviceByRow[$0] }
             }
-            if let memory, memory.devices() != devices.sorted(by: { $0.id < $1.id }) {
-                report.problems.append(.init(message: "the devices the store keeps in memory differ from the device table"))
-            }
-            let documents = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, uuid FROM document")).map { row in
-                (row: row[0] as Int64, id: DocumentID(try Stored.uuid(row[1])))
-            }
-            for document in documents.sorted(by: { $0.id < $1.id }) where only?.contains(document.id) ?? true {
+            for document in documents {
                 report.documents += 1
                 var checker = DocumentChecker(
-                    document: document.id, documentRow: document.row, deviceByRow: deviceByRow,
+                    document: document.id, documentRow: document.row, deviceOf: deviceOf,
                     remembered: memory.map { $0.document(document.row) })
                 try checker.check(in: db)
                 report.changes += checker.changes
@@ -147,16 +159,17 @@ extension ChangeLogStore {
 private struct DocumentChecker {
     let document: DocumentID
     let documentRow: Int64
-    let deviceByRow: [Int64: DeviceID]
+    /// The device of a row of the device table (`nil`: no such row).
+    let deviceOf: (Int64) -> DeviceID?
     /// What the store remembers of the document, with exclusive access (`nil` then: nothing).
     let remembered: RememberedDocument??
     var changes = 0
     var problems: [VerificationReport.Problem] = []
 
-    init(document: DocumentID, documentRow: Int64, deviceByRow: [Int64: DeviceID], remembered: RememberedDocument??) {
+    init(document: DocumentID, documentRow: Int64, deviceOf: @escaping (Int64) -> DeviceID?, remembered: RememberedDocument??) {
         self.document = document
         self.documentRow = documentRow
-        self.deviceByRow = deviceByRow
+        self.deviceOf = deviceOf
         self.remembered = remembered
     }
 
@@ -175,7 +188,7 @@ private struct DocumentChecker {
             changes += 1
             let deviceRow: Int64 = row[0]
             let seq: Int64 = row[1]
-            guard let device = deviceByRow[deviceRow], seq >= 1 else {
+            guard let device = deviceOf(deviceRow), seq >= 1 else {
                 problem(nil, "a change row names unknown device row \(deviceRow) or seq \(seq)")
                 continue
             }
