@@ -85,13 +85,18 @@ public final class ChangeLogStore: Sendable {
         let synchronous = durability.synchronousPragma
         // No foreign keys in the schema: GRDB need not turn them on.
         configuration.foreignKeysEnabled = false
+        // Whether the check found every migration applied already, so that the migrator has nothing to do.
+        let isMigrated = Mutex(isPristine)
         configuration.prepareDatabase { db in
             // With exclusive access, exclusive locking comes before the first read, so that SQLite keeps the WAL
             // index in the heap (no -shm file) and takes its file lock once, not at every transaction. Then an
             // existing file is checked before anything could write to it (a pool's readers cannot write). The sync
             // level comes before the switch to WAL mode, so that it applies to the switch too.
             if access == .exclusive { try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE") }
-            if !isNew && !db.configuration.readonly { try Self.checkFormat(db, path: url.path) }
+            if !isNew && !db.configuration.readonly {
+                let complete = try Self.checkFormat(db, path: url.path)
+                isMigrated.withLock { $0 = complete }
+            }
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
             if access == .exclusive {
                 guard try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") == "wal" else {
@@ -112,7 +117,7 @@ public final class ChangeLogStore: Sendable {
                 database = queue
                 exclusiveQueue = queue
             }
-            if !isPristine { try StoreSchema.migrator.migrate(database) }
+            if !isMigrated.withLock({ $0 }) { try StoreSchema.migrator.migrate(database) }
             memory = try exclusiveQueue.map { queue in try isPristine ? StoreMemory() : queue.unsafeRead(StoreMemory.init(reading:)) }
         } catch {
             throw StoreError.translating(error, while: "opening \(url.path)")
@@ -143,32 +148,49 @@ public final class ChangeLogStore: Sendable {
     }
 
     /// Throws `notAStore` or `newerFormat` when the SQLite database `db` (at `path`) is not a store this build can
-    /// open. It only reads: a process killed in the middle of the very first transaction (which creates the store,
-    /// in rollback-journal mode) left a hot journal, which this first read rolls back, as any SQLite client would.
-    private static func checkFormat(_ db: Database, path: String) throws {
+    /// open; returns whether every migration of this build is applied. It only reads: a process killed in the
+    /// middle of the very first transaction (which creates the store, in rollback-journal mode) left a hot
+    /// journal, which this first read rolls back, as any SQLite client would.
+    private static func checkFormat(_ db: Database, path: String) throws -> Bool {
         let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
-        if tables.isEmpty { return }
+        if tables.isEmpty { return false }
         // GRDB creates its bookkeeping table before, and apart from, the first migration: a creation that was
         // interrupted in between leaves that table alone and empty, which is still a new store.
         if tables == ["grdb_migrations"], try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM grdb_migrations") == 0 {
-            return
+            return false
         }
         let marker = tables.contains("folio_meta")
             ? try String.fetchOne(db, sql: "SELECT value FROM folio_meta WHERE key = 'format'") : nil
         guard marker == StoreSchema.formatMarker else {
             throw StoreError(.notAStore, "\(path) is a SQLite database of something else (tables: \(tables.sorted().prefix(5).joined(separator: ", "))), not a Folio store; it was not modified")
         }
-        if try StoreSchema.migrator.hasBeenSuperseded(db) {
-            let known = Set(StoreSchema.migrator.migrations)
-            let unknown = try StoreSchema.migrator.appliedIdentifiers(db).subtracting(known).sorted()
+        let known = Set(StoreSchema.migrator.migrations)
+        let applied = try StoreSchema.migrator.appliedIdentifiers(db)
+        if !applied.isSubset(of: known) {
+            let unknown = applied.subtracting(known).sorted()
             throw StoreError(.newerFormat, "\(path) was written by a newer Folio (schema steps \(unknown.joined(separator: ", ")) are unknown to this build); update Folio to open it")
         }
+        return applied == known
     }
 
     /// Runs `body` in a write transaction, translating every error into a ``StoreError``.
+    ///
+    /// With ``StoreAccess/exclusive``, the transaction is begun and ended by statements prepared once per connection
+    /// (GRDB parses its own at every transaction), which SQLite's commit and rollback hooks report to GRDB as usual.
     func write<T>(_ action: @autoclosure () -> String, _ body: (Database) throws -> T) throws(StoreError) -> T {
         do {
-            return try database.write(body)
+            guard let exclusiveQueue else { return try database.write(body) }
+            return try exclusiveQueue.writeWithoutTransaction { db in
+                try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
+                do {
+                    let result = try body(db)
+                    try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
+                    return result
+                } catch {
+                    if db.isInsideTransaction { try? db.cachedStatement(sql: "ROLLBACK TRANSACTION").execute() }
+                    throw error
+                }
+            }
         } catch {
             throw StoreError.translating(error, while: action())
         }
