@@ -5,8 +5,10 @@ public enum StoreAccess: Sendable, Hashable {
     case shared
     /// The store is the file's only user: one connection that holds SQLite's exclusive lock from its first
     /// transaction until it is closed (or deallocated). Transactions take no file locks and the WAL index lives in
-    /// memory, so each costs less; reads wait for writes. Another connection to the file fails with a `database`
-    /// error ("database is locked") until the store is gone. Meant for a process that owns its files outright,
-    /// such as the scenario simulator's devices.
+    /// memory, so each costs less; reads wait for writes. Being the file's only user, the store also keeps every
+    /// document's frontier (vector and heads) and every device's name in memory, so that vectors, summaries and
+    /// heads cost no query (see `verify()`, which compares that memory with the file). Another connection to the
+    /// file fails with a `database` error ("database is locked") until the store is gone. Meant for a process that
+    /// owns its files outright, such as the scenario simulator's devices.
     case exclusive
 }
