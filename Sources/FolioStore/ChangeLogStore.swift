@@ -118,6 +118,7 @@ public final class ChangeLogStore: Sendable {
                 exclusiveQueue = queue
             }
             if !isMigrated.withLock({ $0 }) { try StoreSchema.migrator.migrate(database) }
+            try exclusiveQueue?.writeWithoutTransaction(Self.removeStatementAuthorizer)
             memory = try exclusiveQueue.map { queue in try isPristine ? StoreMemory() : queue.unsafeRead(StoreMemory.init(reading:)) }
         } catch {
             throw StoreError.translating(error, while: "opening \(url.path)")
@@ -131,6 +132,19 @@ public final class ChangeLogStore: Sendable {
     private static let sqliteSettings: Void = {
         _ = folio_sqlite_disable_memory_statistics()
     }()
+
+    /// Removes GRDB's statement authorizer from an exclusive store's connection, once migrated.
+    ///
+    /// SQLite calls the authorizer for every table and column a statement names while preparing it; GRDB uses it
+    /// to learn what each statement reads and writes, for its database observation, its schema cache and its
+    /// bookkeeping of savepoints and deferred transactions. An exclusive store uses none of these after its
+    /// migration (no observers, no schema changes, no savepoints; its transactions begin `IMMEDIATE`, which SQLite's
+    /// commit and rollback hooks report to GRDB by themselves), and the callbacks were a quarter of the cost of
+    /// preparing its statements. A store with shared access keeps the authorizer: GRDB runs its transactions.
+    private static func removeStatementAuthorizer(_ db: Database) {
+        db.clearSchemaCache()
+        sqlite3_set_authorizer(db.sqliteConnection, nil, nil)
+    }
 
     /// Refuses a file that does not start as a SQLite database (before SQLite could touch it); returns whether the
     /// store is new (no file, or an empty one). An existing database is checked by ``checkFormat(_:path:)`` as soon
