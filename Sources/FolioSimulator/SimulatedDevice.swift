@@ -67,8 +67,10 @@ final class SimulatedDevice {
         closed[handle.id] = nil
     }
 
-    /// The process dies: nothing in memory survives; what the disk holds stays.
+    /// The process dies: nothing in memory survives; what the disk holds stays, the store's write-ahead log too.
     func kill() {
+        // Failing to arrange it would only make the store close cleanly, as a process that exits does.
+        try? library?.store.leaveLogOnRelease()
         handles = [:]
         closed = [:]
         library = nil

@@ -29,7 +29,7 @@ public final class ChangeLogStore: Sendable {
     /// The queue, with exclusive access.
     let exclusiveQueue: DatabaseQueue?
     let clock: any WallClock
-    // Row numbers of devices and documents never change once committed, so they are cached for the process's life.
+    /// Row numbers of devices and documents (see ``RowIDCache``).
     let rowIDs = Mutex(RowIDCache())
     /// Large changes lately read or written, decoded (see ``RecentValues``).
     let recentChanges = Mutex(RecentValues<ChangeHash, Change>(byteLimit: 8 << 20))
@@ -37,12 +37,6 @@ public final class ChangeLogStore: Sendable {
     let recentContents = Mutex(RecentValues<ContentHash, Data>(byteLimit: 8 << 20))
     /// Every document's frontier and every device's name, with exclusive access (see ``StoreMemory``).
     let memory: StoreMemory?
-
-    struct RowIDCache {
-        var devices: [DeviceID: Int64] = [:]
-        var devicesByRow: [Int64: DeviceID] = [:]
-        var documents: [DocumentID: Int64] = [:]
-    }
 
     /// Opens the store at `url`, creating it if the file does not exist or is empty.
     ///
@@ -120,6 +114,10 @@ public final class ChangeLogStore: Sendable {
             if !isMigrated.withLock({ $0 }) { try StoreSchema.migrator.migrate(database) }
             try exclusiveQueue?.writeWithoutTransaction(Self.removeStatementAuthorizer)
             memory = try exclusiveQueue.map { queue in try isPristine ? StoreMemory() : queue.unsafeRead(StoreMemory.init(reading:)) }
+            if let exclusiveQueue {
+                let complete = try isPristine ? RowIDCache(completeFrom: nil) : exclusiveQueue.unsafeRead(RowIDCache.init(completeFrom:))
+                rowIDs.withLock { $0 = complete }
+            }
         } catch {
             throw StoreError.translating(error, while: "opening \(url.path)")
         }
@@ -225,50 +223,23 @@ public final class ChangeLogStore: Sendable {
         }
     }
 
-    // MARK: Row numbers
-
-    /// The local row number of `device`, inserting the device when `create` is true.
-    func rowID(of device: DeviceID, in db: Database, create: Bool) throws -> Int64? {
-        if let cached = rowIDs.withLock({ $0.devices[device] }) { return cached }
-        let key = device.uuid.data
-        if let found = try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM device WHERE uuid = ?"), arguments: [key]) {
-            rowIDs.withLock { $0.devices[device] = found }
-            return found
+    /// Makes the store end as a killed process would leave it: when the last reference goes, its connection closes
+    /// without folding the write-ahead log into the database file, and the log stays beside it for the next open to
+    /// recover from. For crash tests and simulations (the simulator's crashes use it); ``close()`` still folds.
+    ///
+    /// Only with ``StoreAccess/exclusive``: a pool's readers would fold the log when they close.
+    public func leaveLogOnRelease() throws(StoreError) {
+        guard let exclusiveQueue else {
+            throw StoreError(.database, "only a store with exclusive access can leave its log on release")
         }
-        guard create else { return nil }
-        try db.cachedStatement(sql: "INSERT INTO device (uuid) VALUES (?)").execute(arguments: [key])
-        memory?.stage(device, name: "", in: db)
-        let id = db.lastInsertedRowID
-        db.afterNextTransaction { _ in self.rowIDs.withLock { $0.devices[device] = id } }
-        return id
-    }
-
-    /// The device whose local row number is `row`.
-    func device(forRow row: Int64, in db: Database) throws -> DeviceID {
-        if let cached = rowIDs.withLock({ $0.devicesByRow[row] }) { return cached }
-        guard let uuid = try Data.fetchOne(db.cachedStatement(sql: "SELECT uuid FROM device WHERE id = ?"), arguments: [row]),
-            uuid.count == 16
-        else {
-            throw StoreError(.corrupt, "a change names device row \(row), which is not in the device table")
+        do {
+            try exclusiveQueue.writeWithoutTransaction { db in
+                let code = folio_sqlite_skip_checkpoint_on_close(db.sqliteConnection)
+                guard code == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: code)) }
+            }
+        } catch {
+            throw StoreError.translating(error, while: "arranging for \(url.path) to keep its log")
         }
-        let device = DeviceID(UUIDBytes(uuid))
-        rowIDs.withLock { $0.devicesByRow[row] = device }
-        return device
-    }
-
-    /// The local row number of `document`, inserting the document when `create` is true.
-    func rowID(of document: DocumentID, in db: Database, create: Bool) throws -> Int64? {
-        if let cached = rowIDs.withLock({ $0.documents[document] }) { return cached }
-        let key = document.uuid.data
-        if let found = try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM document WHERE uuid = ?"), arguments: [key]) {
-            rowIDs.withLock { $0.documents[document] = found }
-            return found
-        }
-        guard create else { return nil }
-        try db.cachedStatement(sql: "INSERT INTO document (uuid) VALUES (?)").execute(arguments: [key])
-        let id = db.lastInsertedRowID
-        db.afterNextTransaction { _ in self.rowIDs.withLock { $0.documents[document] = id } }
-        return id
     }
 
     /// Folds the write-ahead log into the database file and closes the store's connections, leaving one file.

@@ -4,7 +4,8 @@ import Foundation
 import Testing
 
 /// A store opened with `StoreAccess.exclusive` behaves as a shared one, owns its file while open, and lets go of it
-/// when closed or gone; `verify(documents:)` checks exactly the documents it is given.
+/// when closed or gone (or leaves its log behind, as a killed process would); `verify(documents:)` checks exactly the
+/// documents it is given.
 @Suite struct ExclusiveAccessTests {
     let directory: TemporaryDirectory
     let device = Device.named("A")
@@ -61,6 +62,26 @@ import Testing
         store = nil  // a simulated crash drops the store without closing it
         let next = try ChangeLogStore(at: url, device: device, clock: Fixtures.clock(), access: .exclusive)
         #expect(try next.changeCount() == 1)
+    }
+
+    @Test func aStoreLeftLikeAKilledProcessKeepsItsLogForTheNextOpen() throws {
+        var store: ChangeLogStore? = try exclusiveStore()
+        try store!.append((1...3).map { Fixtures.edit("edit \($0)") }, to: Fixtures.document)
+        try store!.leaveLogOnRelease()
+        let url = store!.url
+        store = nil
+        let log = try FileManager.default.attributesOfItem(atPath: url.path + "-wal")[.size] as? Int
+        #expect((log ?? 0) > 0, "the write-ahead log stays, unfolded")
+
+        let reopened = try exclusiveStore()
+        #expect(try reopened.changes(of: Fixtures.document).count == 3)
+        try reopened.checkInvariants()
+        try reopened.close()
+        #expect(!FileManager.default.fileExists(atPath: url.path + "-wal"), "close() still folds the log")
+
+        let shared = try directory.openStore("shared.sqlite", as: device)
+        let refused = #expect(throws: StoreError.self) { try shared.leaveLogOnRelease() }
+        #expect(refused?.code == .database)
     }
 
     @Test func verifyingSomeDocumentsChecksThoseAndOnlyThose() throws {
