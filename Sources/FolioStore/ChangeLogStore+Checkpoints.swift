@@ -73,7 +73,7 @@ extension ChangeLogStore {
     public func latestCheckpoint(of document: DocumentID, within limit: VersionVector? = nil) throws(StoreError) -> Checkpoint? {
         try read("reading the checkpoints of document \(document)") { db in
             guard let documentRow = try rowID(of: document, in: db, create: false) else { return nil }
-            let rows = try Row.fetchCursor(
+            var rows = try RawRows(
                 db.cachedStatement(sql: """
                     SELECT c.vector, c.created_at, b.bytes, c.contents_hash FROM checkpoint c
                     LEFT JOIN blob b ON b.hash = c.contents_hash

@@ -178,7 +178,7 @@ private struct Ingestion {
     private func lookUp(_ hash: ChangeHash) throws -> (ChangeID, UInt64)? {
         if let found = appliedNow[hash] { return found }
         // INDEXED BY: left to itself, SQLite prefers the covering primary key and scans the whole document.
-        let rows = try Row.fetchCursor(
+        var rows = try RawRows(
             db.cachedStatement(sql: "SELECT device, seq, lamport, hash FROM change INDEXED BY change_by_hash WHERE document = ? AND hash_key = ?"),
             arguments: [documentRow, hash.prefix64])
         while let row = try rows.next() {

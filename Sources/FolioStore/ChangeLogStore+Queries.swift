@@ -84,7 +84,7 @@ extension ChangeLogStore {
                 """)
             for (device, seqs) in frontier.vector.changesMissing(from: vector) {
                 let deviceRow = frontier.tips[device]!.deviceRow
-                let rows = try Row.fetchCursor(statement, arguments: [documentRow, deviceRow, Int64(seqs.lowerBound - 1)])
+                var rows = try RawRows(statement, arguments: [documentRow, deviceRow, Int64(seqs.lowerBound - 1)])
                 while let row = try rows.next() {
                     // Small bodies decode faster than a lookup; large ones may be kept decoded.
                     if (row[1] as Int) < Self.cachedChangeThreshold {
@@ -155,7 +155,7 @@ extension ChangeLogStore {
     }
 
     func fetchChange(_ hash: ChangeHash, document: DocumentID, documentRow: Int64, in db: Database) throws -> Change? {
-        let bodies = try Row.fetchCursor(
+        var bodies = try RawRows(
             db.cachedStatement(sql: "SELECT hash, body FROM change INDEXED BY change_by_hash WHERE document = ? AND hash_key = ?"),
             arguments: [documentRow, hash.prefix64])
         while let row = try bodies.next() {

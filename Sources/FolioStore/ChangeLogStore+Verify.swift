@@ -180,7 +180,7 @@ private struct DocumentChecker {
     mutating func check(in db: Database) throws {
         var graph = CausalGraph()
         var vector = VersionVector()
-        let rows = try Row.fetchCursor(
+        var rows = try RawRows(
             db.cachedStatement(sql: "SELECT device, seq, lamport, hash, body, kind FROM change WHERE document = ? ORDER BY device, seq"),
             arguments: [documentRow])
         var previous: (device: Int64, seq: Int64)?

@@ -33,7 +33,7 @@ struct Frontier: Sendable {
     /// Loads the frontier of `documentRow`.
     init(documentRow: Int64, in db: Database) throws {
         self.documentRow = documentRow
-        let rows = try Row.fetchCursor(
+        var rows = try RawRows(
             db.cachedStatement(sql: """
                 SELECT f.device, d.uuid, f.seq, f.lamport, f.hash, f.is_head
                 FROM frontier f JOIN device d ON d.id = f.device WHERE f.document = ?
@@ -50,10 +50,10 @@ struct Frontier: Sendable {
     /// Every document's frontier, read with one query, by document row, with the document's identity.
     static func all(in db: Database) throws -> [Int64: (document: DocumentID, frontier: Frontier)] {
         var result: [Int64: (document: DocumentID, frontier: Frontier)] = [:]
-        let rows = try Row.fetchCursor(db.cachedStatement(sql: """
+        var rows = try RawRows(db.cachedStatement(sql: """
             SELECT f.device, d.uuid, f.seq, f.lamport, f.hash, f.is_head, f.document, doc.uuid
             FROM frontier f JOIN device d ON d.id = f.device JOIN document doc ON doc.id = f.document
-            """))
+            """), arguments: [])
         while let row = try rows.next() {
             let documentRow: Int64 = row[6]
             if result[documentRow] == nil {
@@ -65,7 +65,7 @@ struct Frontier: Sendable {
     }
 
     /// Adds the tip in `row`: device row, device uuid, seq, lamport, hash, is_head.
-    private mutating func include(_ row: Row) throws {
+    private mutating func include(_ row: RawRow) throws {
         let device = DeviceID(try Stored.uuid(row[1]))
         let seq = UInt64(row[2] as Int64)
         tips[device] = Tip(
