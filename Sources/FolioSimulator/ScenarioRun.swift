@@ -130,7 +130,7 @@ final class ScenarioRun {
         let profile = FaultProfile(drop: network.loss, duplicate: network.duplicate, reorder: network.reorder)
         do {
             cloud = try SimulatedCloud(
-                directory: directory, device: Device(id: DeviceID(using: identities), name: "cloud"),
+                device: Device(id: DeviceID(using: identities), name: "cloud"),
                 clock: ManualClock(start: Timestamp(millisecondsSince1970: now)), faults: profile,
                 seed: Self.derive(scenario.seed, 2))
         } catch {

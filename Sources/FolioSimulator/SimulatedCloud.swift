@@ -4,12 +4,11 @@ import FolioSync
 import Foundation
 
 /// The simulated cloud: a peer holding a store (like iCloud's server copy) that devices sync with over a faulty
-/// in-memory network.
+/// in-memory network. Its store is held in memory: the cloud is not a device, and never crashes.
 ///
 /// A partition splits the cloud: each group of devices syncs with its own replica, a copy of the cloud as it was,
 /// so devices in different groups cannot reach each other's changes; healing joins the replicas again.
 final class SimulatedCloud {
-    let directory: URL
     let device: Device
     let clock: ManualClock
     /// The scenario's network, between each device and the cloud.
@@ -21,20 +20,14 @@ final class SimulatedCloud {
     private var groups: [String: Int] = [:]
     private var created = 0
 
-    init(directory: URL, device: Device, clock: ManualClock, faults: FaultProfile, seed: UInt64) throws(StoreError) {
-        self.directory = directory
+    init(device: Device, clock: ManualClock, faults: FaultProfile, seed: UInt64) throws(StoreError) {
         self.device = device
         self.clock = clock
         network = InMemoryHub(seed: seed, faults: faults, maxTicks: 1_000)
         backbone = InMemoryHub(seed: seed ^ 0x5EED, faults: .reliable)
         replicas = []
-        replicas = [try makeReplica()]
-    }
-
-    private func makeReplica() throws(StoreError) -> ChangeLogStore {
-        created += 1
-        return try ChangeLogStore(at: directory.appendingPathComponent("cloud-\(created).sqlite"), device: device, clock: clock,
-            durability: .off, access: .exclusive)
+        created = 1
+        replicas = [try ChangeLogStore(inMemoryNamed: "cloud-1", device: device, clock: clock)]
     }
 
     /// Whether devices are split into groups.
@@ -46,15 +39,19 @@ final class SimulatedCloud {
     /// The group number of `device` (0 when not partitioned).
     func group(of device: String) -> Int { groups[device] ?? 0 }
 
-    /// Splits the cloud: each group gets a replica holding what the cloud holds now. Devices in no group form one
+    /// Splits the cloud: each group gets a replica holding what the cloud holds now (a copy of its database). Devices in no group form one
     /// more group (the first replica's).
     func partition(_ named: [[String]]) throws(SyncError) {
         try heal()
         var assignment: [String: Int] = [:]
         for group in named {
             let replica: ChangeLogStore
-            do { replica = try makeReplica() } catch { throw SyncError(.store, "creating a cloud replica", cause: error) }
-            try backbone.sync(replica, with: replicas[0])
+            created += 1
+            do {
+                replica = try replicas[0].copyInMemory(named: "cloud-\(created)")
+            } catch {
+                throw SyncError(.store, "creating a cloud replica", cause: error)
+            }
             replicas.append(replica)
             for name in group { assignment[name] = replicas.count - 1 }
         }

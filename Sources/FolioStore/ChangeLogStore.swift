@@ -15,7 +15,7 @@ import Synchronization
 /// `DatabaseQueue` with ``StoreAccess/exclusive``) that hands a connection to one closure at a time, and synchronous
 /// SQLite work never runs inside an actor's critical path for longer than a transaction.
 public final class ChangeLogStore: Sendable {
-    /// The SQLite file.
+    /// The SQLite file; for a store in memory, a `memory:` URL with its name.
     public let url: URL
     /// The device this store appends changes as.
     public let localDevice: Device
@@ -49,15 +49,10 @@ public final class ChangeLogStore: Sendable {
     ///     default) or this store is its only user (``StoreAccess/exclusive``, cheaper transactions).
     /// - Throws: ``StoreError`` with code `notAStore` (the file is something else; it is left untouched),
     ///   `newerFormat`, `corrupt` or `database` (with `exclusive`, also when another connection holds the file).
-    public init(
+    public convenience init(
         at url: URL, device: Device, clock: any WallClock = SystemClock(), durability: Durability = .normal,
         access: StoreAccess = .shared
     ) throws(StoreError) {
-        self.url = url
-        self.localDevice = device
-        self.durability = durability
-        self.access = access
-        self.clock = clock
         _ = Self.sqliteSettings
         let isNew = try Self.preflight(url)
         // A new store starts as a copy of the pristine image, which has every migration applied.
@@ -73,6 +68,27 @@ public final class ChangeLogStore: Sendable {
                 throw StoreError(.database, "cannot create the store \(url.path)", cause: error)
             }
         }
+        try self.init(
+            url: url, location: url.path, memoryImage: nil, isNew: isNew, isPristine: isPristine, device: device,
+            clock: clock, durability: durability, access: access)
+    }
+
+    /// Opens the store: the file at `url`, or the database `memoryImage` in memory (with exclusive access).
+    ///
+    /// - Parameters:
+    ///   - location: the file's path, or the in-memory store's name, for errors.
+    ///   - isNew: whether there is no store yet (so no format to check); `isPristine`: whether it is the pristine
+    ///     image (every migration applied, no rows).
+    init(
+        url: URL, location: String, memoryImage: Data?, isNew: Bool, isPristine: Bool, device: Device,
+        clock: any WallClock, durability: Durability, access: StoreAccess
+    ) throws(StoreError) {
+        self.url = url
+        self.localDevice = device
+        self.durability = durability
+        self.access = access
+        self.clock = clock
+        _ = Self.sqliteSettings
         var configuration = Configuration()
         configuration.label = "folio-store"
         configuration.busyMode = .timeout(10)
@@ -82,19 +98,21 @@ public final class ChangeLogStore: Sendable {
         // Whether the check found every migration applied already, so that the migrator has nothing to do.
         let isMigrated = Mutex(isPristine)
         configuration.prepareDatabase { db in
+            // An in-memory store's database is loaded first of all, before SQLite reads its schema.
+            if let memoryImage { try Self.load(memoryImage, into: db, location: location) }
             // With exclusive access, exclusive locking comes before the first read, so that SQLite keeps the WAL
             // index in the heap (no -shm file) and takes its file lock once, not at every transaction. Then an
             // existing file is checked before anything could write to it (a pool's readers cannot write). The sync
             // level comes before the switch to WAL mode, so that it applies to the switch too.
             if access == .exclusive { try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE") }
             if !isNew && !db.configuration.readonly {
-                let complete = try Self.checkFormat(db, path: url.path)
+                let complete = try Self.checkFormat(db, path: location)
                 isMigrated.withLock { $0 = complete }
             }
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
-            if access == .exclusive {
+            if access == .exclusive && memoryImage == nil {
                 guard try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") == "wal" else {
-                    throw StoreError(.database, "SQLite could not put \(url.path) in WAL mode")
+                    throw StoreError(.database, "SQLite could not put \(location) in WAL mode")
                 }
             }
             try db.execute(sql: "PRAGMA cache_size = -16384; PRAGMA mmap_size = 268435456")
@@ -107,7 +125,7 @@ public final class ChangeLogStore: Sendable {
             case .exclusive:
                 // WAL mode is set above, after exclusive locking: GRDB's own WAL set-up is for pools of readers.
                 configuration.busyMode = .immediateError
-                let queue = try DatabaseQueue(path: url.path, configuration: configuration)
+                let queue = try DatabaseQueue(path: memoryImage == nil ? url.path : ":memory:", configuration: configuration)
                 database = queue
                 exclusiveQueue = queue
             }
@@ -119,7 +137,7 @@ public final class ChangeLogStore: Sendable {
                 rowIDs.withLock { $0 = complete }
             }
         } catch {
-            throw StoreError.translating(error, while: "opening \(url.path)")
+            throw StoreError.translating(error, while: "opening \(location)")
         }
         try registerDevice(device)
     }
@@ -127,7 +145,7 @@ public final class ChangeLogStore: Sendable {
     /// SQLite's process-wide settings, made once before the process's first store opens: memory statistics off,
     /// so that stores used on several threads at once do not queue on SQLite's allocation mutex. A process that
     /// used SQLite before its first store keeps its settings.
-    private static let sqliteSettings: Void = {
+    static let sqliteSettings: Void = {
         _ = folio_sqlite_disable_memory_statistics()
     }()
 
