@@ -113,8 +113,15 @@ private struct Ingestion {
                 result.duplicates += 1
             }
         }
-        if appliedAny { try drainPending(into: &result) }
+        if appliedAny && mayHaveWaiting { try drainPending(into: &result) }
         try store.save(&frontier, of: document, hasWaiting: hasWaiting, in: db)
+    }
+
+    /// Whether changes of the document may wait in the pending table: an exclusive store remembers whether they do
+    /// (a document it does not know has none), so that an ingest into a document with none waiting costs no query.
+    private var mayHaveWaiting: Bool {
+        guard hasWaiting != true, let memory = store.memory else { return true }
+        return memory.document(documentRow)?.hasWaiting ?? false
     }
 
     /// Values the store keeps as signed 64-bit integers must fit them.
