@@ -30,6 +30,11 @@ public final class DocumentLibrary: Sendable {
     /// What the log says of each document, with the heads it was read at: a document's log is what its heads
     /// descend from, so the same heads mean the same info, and listing the documents reads only the ones that moved.
     let catalogCache = Mutex<[DocumentID: (heads: [ChangeHash], info: DocumentInfo?)]>([:])
+    /// The containers' directories, and the root's standardized path: URL arithmetic is not free, and every save
+    /// and file check needs them.
+    private let localDirectory: URL
+    private let sharedDirectory: URL
+    private let standardizedRootPath: String
 
     /// The file I/O every save and read goes through.
     public var fileSystem: any FileSystem { pipeline.fileSystem }
@@ -68,7 +73,10 @@ public final class DocumentLibrary: Sendable {
         self.identifiers = identifiers
         self.runsBackgroundWork = backgroundWork ?? (clock is SystemClock)
         pipeline = SavePipeline(fileSystem: fileSystem)
-        for directory in [root, root.appendingPathComponent(".folio")] + DocumentContainer.allCases.map({ Self.directory(of: $0, in: root) }) {
+        localDirectory = Self.directory(of: .local, in: root)
+        sharedDirectory = Self.directory(of: .shared, in: root)
+        standardizedRootPath = root.standardizedFileURL.path
+        for directory in [root, root.appendingPathComponent(".folio"), localDirectory, sharedDirectory] {
             do {
                 if try fileSystem.itemKind(at: directory) == .absent { try fileSystem.createDirectory(at: directory) }
             } catch {
@@ -85,7 +93,9 @@ public final class DocumentLibrary: Sendable {
     }
 
     /// The directory of a container: `Documents/` or `Shared/`.
-    public func directory(of container: DocumentContainer) -> URL { Self.directory(of: container, in: root) }
+    public func directory(of container: DocumentContainer) -> URL {
+        container == .local ? localDirectory : sharedDirectory
+    }
 
     static func directory(of container: DocumentContainer, in root: URL) -> URL {
         root.appendingPathComponent(container == .local ? "Documents" : "Shared", isDirectory: true)
@@ -148,7 +158,7 @@ public final class DocumentLibrary: Sendable {
 
     /// The path of `url` relative to the library's directory, as saved-file records keep it.
     func relativePath(of url: URL) -> String {
-        let rootPath = root.standardizedFileURL.path
+        let rootPath = standardizedRootPath
         let path = url.standardizedFileURL.path
         return path.hasPrefix(rootPath + "/") ? String(path.dropFirst(rootPath.count + 1)) : path
     }
