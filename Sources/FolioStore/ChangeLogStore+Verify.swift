@@ -234,11 +234,11 @@ private struct DocumentChecker {
     }
 
     private mutating func checkPending(vector: VersionVector, in db: Database) throws {
-        let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT hash, body FROM pending WHERE document = ? ORDER BY device, seq"), arguments: [documentRow])
-        if let remembered, (remembered?.hasWaiting ?? false) != !rows.isEmpty {
-            problem(nil, "the store remembers the document \(rows.isEmpty ? "with" : "without") waiting changes, but the pending table says otherwise")
-        }
-        for row in rows {
+        var rows = try RawRows(
+            db.cachedStatement(sql: "SELECT hash, body FROM pending WHERE document = ? ORDER BY device, seq"), arguments: [documentRow])
+        var count = 0
+        while let row = try rows.next() {
+            count += 1
             guard let change = try? Change(decoding: row[1] as Data, document: document) else {
                 problem(nil, "a waiting change cannot be decoded")
                 continue
@@ -248,6 +248,9 @@ private struct DocumentChecker {
                 && change.vector.entries.allSatisfy { $0.device == change.id.device || $0.seq <= vector[$0.device] }
             if ready { problem(change.id, "the change waits although everything it depends on is in the log") }
             if change.id.seq <= vector[change.id.device] { problem(change.id, "the change waits although it is in the log") }
+        }
+        if let remembered, (remembered?.hasWaiting ?? false) != (count > 0) {
+            problem(nil, "the store remembers the document \(count == 0 ? "with" : "without") waiting changes, but the pending table says otherwise")
         }
     }
 }
