@@ -105,12 +105,12 @@ extension ChangeLogStore {
     public func lifecycleChanges(of document: DocumentID) throws(StoreError) -> [Change] {
         try read("reading the lifecycle of document \(document)") { db in
             guard let documentRow = try rowID(of: document, in: db, create: false) else { return [] }
-            return try Data.fetchAll(
+            var rows = try RawRows(
                 db.cachedStatement(sql: "SELECT body FROM change INDEXED BY change_lifecycle WHERE document = ? AND kind = 1"),
-                arguments: [documentRow]
-            )
-            .map { try Stored.change($0, document: document) }
-            .sorted { ($0.lamport, $0.id) < ($1.lamport, $1.id) }
+                arguments: [documentRow])
+            var changes: [Change] = []
+            while let row = try rows.next() { changes.append(try Stored.change(row[0], document: document)) }
+            return changes.sorted { ($0.lamport, $0.id) < ($1.lamport, $1.id) }
         }
     }
 
@@ -120,12 +120,12 @@ extension ChangeLogStore {
     public func resolutionChanges(of document: DocumentID) throws(StoreError) -> [Change] {
         try read("reading the resolutions of document \(document)") { db in
             guard let documentRow = try rowID(of: document, in: db, create: false) else { return [] }
-            return try Data.fetchAll(
+            var rows = try RawRows(
                 db.cachedStatement(sql: "SELECT body FROM change INDEXED BY change_resolution WHERE document = ? AND kind = 3"),
-                arguments: [documentRow]
-            )
-            .map { try Stored.change($0, document: document) }
-            .sorted { ($0.lamport, $0.id) < ($1.lamport, $1.id) }
+                arguments: [documentRow])
+            var changes: [Change] = []
+            while let row = try rows.next() { changes.append(try Stored.change(row[0], document: document)) }
+            return changes.sorted { ($0.lamport, $0.id) < ($1.lamport, $1.id) }
         }
     }
 
@@ -135,11 +135,12 @@ extension ChangeLogStore {
     public func change(_ id: ChangeID, of document: DocumentID) throws(StoreError) -> Change? {
         try read("looking up change \(id)") { db in
             guard let documentRow = try rowID(of: document, in: db, create: false),
-                let deviceRow = try rowID(of: id.device, in: db, create: false),
-                let row = try Row.fetchOne(
-                    db.cachedStatement(sql: "SELECT hash, body FROM change WHERE document = ? AND device = ? AND seq = ?"),
-                    arguments: [documentRow, deviceRow, Int64(id.seq)])
+                let deviceRow = try rowID(of: id.device, in: db, create: false)
             else { return nil }
+            var rows = try RawRows(
+                db.cachedStatement(sql: "SELECT hash, body FROM change WHERE document = ? AND device = ? AND seq = ?"),
+                arguments: [documentRow, deviceRow, Int64(id.seq)])
+            guard let row = try rows.next() else { return nil }
             return try decodedChange(try Stored.changeHash(row[0]), document: document) { row[1] }
         }
     }
@@ -183,11 +184,12 @@ extension ChangeLogStore {
     }
 
     func fetchChange(document: DocumentID, documentRow: Int64, device: DeviceID, seq: UInt64, in db: Database) throws -> Change {
-        guard let deviceRow = try rowID(of: device, in: db, create: false),
-            let row = try Row.fetchOne(
+        var rows = try rowID(of: device, in: db, create: false).map { deviceRow in
+            try RawRows(
                 db.cachedStatement(sql: "SELECT hash, body FROM change WHERE document = ? AND device = ? AND seq = ?"),
                 arguments: [documentRow, deviceRow, Int64(seq)])
-        else {
+        }
+        guard let row = try rows?.next() else {
             throw StoreError(.corrupt, "the frontier names change \(device)#\(seq) of document \(document), which is not in the log")
         }
         return try decodedChange(try Stored.changeHash(row[0]), document: document) { row[1] }

@@ -53,10 +53,10 @@ extension ChangeLogStore {
     public func localState(_ key: String, of document: DocumentID) throws(StoreError) -> Data? {
         try read("reading local state \(key)") { db in
             guard let documentRow = try rowID(of: document, in: db, create: false) else { return nil }
-            return try Data.fetchOne(
+            var rows = try RawRows(
                 db.cachedStatement(sql: "SELECT value FROM local_state WHERE document = ? AND key = ?"),
-                arguments: [documentRow, key]
-            ).map { stored throws(StoreError) in try AtRest.unpackValue(stored) }
+                arguments: [documentRow, key])
+            return try rows.next().map { row throws(StoreError) in try AtRest.unpackValue(row[0]) }
         }
     }
 
