@@ -99,18 +99,21 @@ extension ChangeLogStore {
     }
 
     /// The lifecycle changes of `document` (create, rename, move, delete, restore), in causal order, read without
-    /// the edits.
+    /// the edits. An exclusive store remembers them until the document's next lifecycle change.
     ///
     /// - Complexity: O(lifecycle changes × log n).
     public func lifecycleChanges(of document: DocumentID) throws(StoreError) -> [Change] {
         try read("reading the lifecycle of document \(document)") { db in
             guard let documentRow = try rowID(of: document, in: db, create: false) else { return [] }
+            if let remembered = memory?.document(documentRow)?.lifecycle { return remembered }
             var rows = try RawRows(
                 db.cachedStatement(sql: "SELECT body FROM change INDEXED BY change_lifecycle WHERE document = ? AND kind = 1"),
                 arguments: [documentRow])
             var changes: [Change] = []
             while let row = try rows.next() { changes.append(try Stored.change(row[0], document: document)) }
-            return changes.sorted { ($0.lamport, $0.id) < ($1.lamport, $1.id) }
+            let lifecycle = changes.sorted { ($0.lamport, $0.id) < ($1.lamport, $1.id) }
+            memory?.remember(lifecycle: lifecycle, documentRow: documentRow)
+            return lifecycle
         }
     }
 

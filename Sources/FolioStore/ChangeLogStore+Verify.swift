@@ -184,6 +184,7 @@ private struct DocumentChecker {
             db.cachedStatement(sql: "SELECT device, seq, lamport, hash, body, kind FROM change WHERE document = ? ORDER BY device, seq"),
             arguments: [documentRow])
         var previous: (device: Int64, seq: Int64)?
+        var lifecycle: Set<ChangeHash> = []
         while let row = try rows.next() {
             changes += 1
             let deviceRow: Int64 = row[0]
@@ -210,10 +211,14 @@ private struct DocumentChecker {
             }
             if change.lamport != UInt64(row[2] as Int64) { problem(id, "its lamport column disagrees with its bytes") }
             if Int64(change.kind.tag) != row[5] as Int64 { problem(id, "its kind column disagrees with its bytes") }
+            if case .lifecycle = change.kind { lifecycle.insert(change.hash) }
             vector.include(change.id)
             graph.insert(CausalNode(change))
         }
         if let inconsistency = graph.firstInconsistency() { problem(nil, inconsistency) }
+        if let remembered = remembered??.lifecycle, Set(remembered.map(\.hash)) != lifecycle {
+            problem(nil, "the lifecycle changes the store keeps in memory (\(remembered.count)) differ from the log's (\(lifecycle.count))")
+        }
         try checkFrontier(graph: graph, vector: vector, in: db)
         try checkPending(vector: vector, in: db)
     }

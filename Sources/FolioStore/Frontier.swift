@@ -29,6 +29,8 @@ struct Frontier: Sendable {
     let documentRow: Int64
     private(set) var tips: [DeviceID: Tip] = [:]
     private(set) var vector = VersionVector()
+    /// Whether a lifecycle change was recorded since the last ``takeLifecycleAdded()``.
+    private var lifecycleAdded = false
 
     /// Loads the frontier of `documentRow`.
     init(documentRow: Int64, in db: Database) throws {
@@ -108,6 +110,13 @@ struct Frontier: Sendable {
             deviceRow: deviceRow, seq: change.id.seq, lamport: change.lamport, hash: change.hash, isHead: true, isDirty: true,
             change: size < ChangeLogStore.cachedChangeThreshold ? change : nil)
         vector[change.id.device] = change.id.seq
+        if case .lifecycle = change.kind { lifecycleAdded = true }
+    }
+
+    /// Whether a lifecycle change was recorded since the last call.
+    mutating func takeLifecycleAdded() -> Bool {
+        defer { lifecycleAdded = false }
+        return lifecycleAdded
     }
 
     /// Keeps `change`, the tip of its device, decoded with the tip.

@@ -2,8 +2,8 @@ import FolioCore
 import GRDB
 import Synchronization
 
-/// With ``StoreAccess/exclusive``, what the store keeps in memory of its file: every document's frontier and every
-/// device's name. The store is the file's only user, so what it committed is all there is: a vector, the heads to
+/// With ``StoreAccess/exclusive``, what the store keeps in memory of its file: every document's frontier, every
+/// device's name, and the lifecycle changes of the documents whose lifecycle was read. The store is the file's only user, so what it committed is all there is: a vector, the heads to
 /// read, the summaries a sync announces or the list of devices cost no query, and registering a device that is
 /// already known costs no transaction.
 ///
@@ -39,6 +39,15 @@ final class StoreMemory: Sendable {
         }
     }
 
+    /// Keeps `lifecycle`, the lifecycle changes of `documentRow` just read, so that the next read costs no query.
+    /// Called outside write transactions, as ``remember(_:documentRow:)``.
+    func remember(lifecycle: [Change], documentRow: Int64) {
+        state.withLock { state in
+            guard state.committed.documents[documentRow] != nil else { return }
+            state.committed.documents[documentRow]!.lifecycle = lifecycle
+        }
+    }
+
     /// The committed documents that have a log, in no particular order.
     func listedDocuments() -> [RememberedDocument] {
         state.withLock { $0.committed.documents.values.filter(\.isListed) }
@@ -57,14 +66,15 @@ final class StoreMemory: Sendable {
     }
 
     /// Stages `frontier`, just saved in `db`'s open write transaction, with whether the document has waiting
-    /// changes (`nil`: as before).
-    func stage(_ frontier: Frontier, of document: DocumentID, hasWaiting: Bool?, in db: Database) {
+    /// changes (`nil`: as before); when the transaction added lifecycle changes, the remembered ones are dropped.
+    func stage(_ frontier: Frontier, of document: DocumentID, hasWaiting: Bool?, lifecycleAdded: Bool, in db: Database) {
         stage(in: db) { state in
             let row = frontier.documentRow
             var entry = state.staged.documents[row] ?? state.committed.documents[row]
                 ?? RememberedDocument(document: document, frontier: frontier, hasWaiting: false)
             entry.frontier = frontier
             if let hasWaiting { entry.hasWaiting = hasWaiting }
+            if lifecycleAdded { entry.lifecycle = nil }
             state.staged.documents[row] = entry
         }
     }
@@ -135,6 +145,8 @@ struct RememberedDocument: Sendable {
     var frontier: Frontier
     /// Whether some of the document's changes wait in the pending table.
     var hasWaiting: Bool
+    /// The document's lifecycle changes in causal order, when read since the store opened and unchanged since.
+    var lifecycle: [Change]? = nil
 
     /// Whether the document has a log: changes, or changes waiting for others.
     var isListed: Bool { !frontier.tips.isEmpty || hasWaiting }
@@ -152,6 +164,7 @@ extension ChangeLogStore {
     /// (with whether `document` has waiting changes, when that is known to have changed).
     func save(_ frontier: inout Frontier, of document: DocumentID, hasWaiting: Bool? = nil, in db: Database) throws {
         try frontier.save(in: db)
-        memory?.stage(frontier, of: document, hasWaiting: hasWaiting, in: db)
+        let lifecycleAdded = frontier.takeLifecycleAdded()
+        memory?.stage(frontier, of: document, hasWaiting: hasWaiting, lifecycleAdded: lifecycleAdded, in: db)
     }
 }

@@ -81,6 +81,54 @@ import Testing
         #expect(try reopened.heads(of: Fixtures.document).map(\.id) == [ChangeID(device: a.id, seq: 4)])
     }
 
+    @Test func rememberedLifecycleChangesFollowAppendsIngestsAndRollbacks() throws {
+        let store = try directory.openStore(for: a, access: .exclusive)
+        let create = try store.append(.lifecycle(.create(name: "Notes", type: "public.plain-text", container: .local)), to: Fixtures.document)
+        try store.append([Fixtures.edit("text")], to: Fixtures.document)
+        #expect(try store.lifecycleChanges(of: Fixtures.document) == [create], "read from the file")
+        #expect(try store.lifecycleChanges(of: Fixtures.document) == [create], "then remembered")
+        try store.checkInvariants()
+
+        // A lifecycle change of its own, then one from a peer: each is seen at the next read.
+        let rename = try store.append(.lifecycle(.rename(to: "Ideas")), to: Fixtures.document)
+        #expect(try store.lifecycleChanges(of: Fixtures.document) == [create, rename])
+        let peer = try directory.openStore(for: b)
+        try store.sync(Fixtures.document, to: peer)
+        let move = try peer.append(.lifecycle(.move(to: .shared)), to: Fixtures.document)
+        try store.ingest([move])
+        #expect(try store.lifecycleChanges(of: Fixtures.document) == [create, rename, move])
+
+        // An ingest that rolls back leaves the remembered changes as they were, though it staged a lifecycle
+        // change (documents are ingested in identity order: the lifecycle change comes before the clash).
+        #expect(Fixtures.document < Fixtures.otherDocument)
+        let original = try peer.append(Fixtures.edit("original"), to: Fixtures.otherDocument)
+        try store.ingest([original])
+        let clash = try directory.openStore("clone.sqlite", as: b).append(Fixtures.edit("clone"), to: Fixtures.otherDocument)
+        #expect(clash.id == original.id && clash.hash != original.hash)
+        let delete = try peer.append(.lifecycle(.delete), to: Fixtures.document)
+        let before = try store.lifecycleChanges(of: Fixtures.document)
+        #expect(throws: StoreError.self) { try store.ingest([delete, clash]) }
+        #expect(try store.lifecycleChanges(of: Fixtures.document) == before)
+        try store.checkInvariants()
+        #expect(try store.ingest([delete]).applied == [delete.id])
+        #expect(try store.lifecycleChanges(of: Fixtures.document) == before + [delete])
+        try store.checkInvariants()
+        try store.close()
+        #expect(try directory.openStore(for: a, access: .exclusive).lifecycleChanges(of: Fixtures.document) == before + [delete])
+    }
+
+    @Test func verifyNoticesRememberedLifecycleChangesThatDifferFromTheFile() throws {
+        let store = try directory.openStore(for: a, access: .exclusive)
+        let create = try store.append(.lifecycle(.create(name: "Notes", type: "public.plain-text", container: .local)), to: Fixtures.document)
+        try store.append(.lifecycle(.rename(to: "Ideas")), to: Fixtures.document)
+        // A bug's work: the memory is told the document's lifecycle is its creation alone.
+        let row = try #require(try store.read("finding the row") { db in try store.rowID(of: Fixtures.document, in: db, create: false) })
+        store.memory?.remember(lifecycle: [create], documentRow: row)
+        #expect(try store.lifecycleChanges(of: Fixtures.document) == [create])
+        let report = try store.verify(documents: [Fixtures.document])
+        #expect(report.firstProblem?.message.contains("lifecycle changes the store keeps in memory") == true, "\(report)")
+    }
+
     @Test func verifyNoticesARememberedFrontierThatDiffersFromTheFile() throws {
         let store = try directory.openStore(for: a, access: .exclusive)
         try store.append((1...2).map { Fixtures.edit("edit \($0)") }, to: Fixtures.document)
@@ -89,7 +137,7 @@ import Testing
         // A bug's work: the memory is told the document has no change, and the file is left as it is.
         try store.write("forgetting a frontier") { db in
             let row = try #require(try store.rowID(of: Fixtures.document, in: db, create: false))
-            store.memory?.stage(Frontier(empty: row), of: Fixtures.document, hasWaiting: nil, in: db)
+            store.memory?.stage(Frontier(empty: row), of: Fixtures.document, hasWaiting: nil, lifecycleAdded: false, in: db)
         }
         let report = try store.verify(documents: [Fixtures.document])
         #expect(report.firstProblem?.message.contains("in memory") == true, "\(report)")
