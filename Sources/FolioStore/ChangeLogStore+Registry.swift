@@ -5,12 +5,20 @@ import GRDB
 extension ChangeLogStore {
     /// Records a device's display name (the device is added when new).
     public func registerDevice(_ device: Device) throws(StoreError) {
-        if let memory, memory.name(of: device.id) == device.name { return }
-        try write("registering device \(device.id)") { db in
-            _ = try rowID(of: device.id, in: db, create: true)
-            try db.cachedStatement(sql: "UPDATE device SET name = ? WHERE uuid = ?")
-                .execute(arguments: [device.name, device.id.uuid.data])
-            memory?.stage(device.id, name: device.name, in: db)
+        try registerDevices([device])
+    }
+
+    /// Records the display names of `devices` (each added when new), in one transaction.
+    public func registerDevices(_ devices: [Device]) throws(StoreError) {
+        let changed = devices.filter { device in memory.map { $0.name(of: device.id) != device.name } ?? true }
+        guard !changed.isEmpty else { return }
+        try write("registering \(changed.count == 1 ? "device \(changed[0].id)" : "\(changed.count) devices")") { db in
+            for device in changed {
+                _ = try rowID(of: device.id, in: db, create: true)
+                try db.cachedStatement(sql: "UPDATE device SET name = ? WHERE uuid = ?")
+                    .execute(arguments: [device.name, device.id.uuid.data])
+                memory?.stage(device.id, name: device.name, in: db)
+            }
         }
     }
 

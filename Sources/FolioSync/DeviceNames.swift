@@ -21,14 +21,17 @@ struct DeviceNames: Sendable {
 
     /// Records in `store` the devices of `devices` that have a name and are not known yet.
     mutating func learn(_ devices: [Device], into store: ChangeLogStore) throws(SyncError) {
+        var new: [Device] = []
         for device in devices.sorted(by: { $0.id < $1.id })
-        where !device.name.isEmpty && device.id != local && known[device.id] == nil {
-            do {
-                try store.registerDevice(device)
-            } catch {
-                throw .store(error, while: "recording the name of device \(device.id)")
-            }
-            known[device.id] = device.name
+        where !device.name.isEmpty && device.id != local && known[device.id] == nil && !new.contains(where: { $0.id == device.id }) {
+            new.append(device)
         }
+        guard !new.isEmpty else { return }
+        do {
+            try store.registerDevices(new)
+        } catch {
+            throw .store(error, while: "recording the names of devices \(new.map { "\($0.id)" }.joined(separator: ", "))")
+        }
+        for device in new { known[device.id] = device.name }
     }
 }

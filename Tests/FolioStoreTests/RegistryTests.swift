@@ -67,6 +67,22 @@ import Testing
         #expect(try store.devices() == devices)
     }
 
+    @Test(arguments: [StoreAccess.shared, .exclusive])
+    func severalDevicesAreRegisteredAtOnce(access: StoreAccess) throws {
+        let store = try directory.openStore(for: device, access: access)
+        let b = Device(id: Device.named("B").id, name: "Bea's iPad"), c = Device(id: Device.named("C").id, name: "Cy's Mac")
+        try store.registerDevices([])
+        try store.registerDevices([c, b])
+        #expect(try store.devices() == [device, b, c].sorted { $0.id < $1.id })
+        // Known names change nothing; a new name replaces the old one.
+        let renamed = Device(id: b.id, name: "Bea's phone")
+        try store.registerDevices([c, renamed])
+        #expect(try store.devices() == [device, renamed, c].sorted { $0.id < $1.id })
+        try store.checkInvariants()
+        try store.close()
+        #expect(try directory.openStore(for: device).devices() == [device, renamed, c].sorted { $0.id < $1.id })
+    }
+
     @Test func reopeningAsARenamedDeviceUpdatesItsName() throws {
         var store = try directory.openStore(for: device)
         try store.close()
