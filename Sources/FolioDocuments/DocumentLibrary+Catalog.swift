@@ -56,7 +56,19 @@ extension DocumentLibrary {
                 && ($0.creationDate, $0.id) < (info.creationDate, info.id)
         }
         let name = namesakes.isEmpty ? info.displayName : "\(info.displayName) \(namesakes.count + 1)"
-        return directory(of: info.container).appendingPathComponent("\(name).\(fileExtension)")
+        return fileURL(named: "\(name).\(fileExtension)", in: info.container)
+    }
+
+    /// The URL of the file `fileName` in `container`, made once: every save and file check asks for it.
+    private func fileURL(named fileName: String, in container: DocumentContainer) -> URL {
+        let key = FileKey(container: container, name: fileName)
+        if let known = fileURLs.withLock({ $0[key] }) { return known }
+        let url = directory(of: container).appendingPathComponent(fileName)
+        fileURLs.withLock { cache in
+            if cache.count >= 1_024 { cache.removeAll() }
+            cache[key] = url
+        }
+        return url
     }
 
     /// Renames a document (a logged change); its file is renamed too.

@@ -35,6 +35,13 @@ public final class DocumentLibrary: Sendable {
     private let localDirectory: URL
     private let sharedDirectory: URL
     private let standardizedRootPath: String
+    /// Document file URLs already made, by container and file name (see ``fileURL(for:)``).
+    let fileURLs = Mutex<[FileKey: URL]>([:])
+
+    struct FileKey: Hashable {
+        var container: DocumentContainer
+        var name: String
+    }
 
     /// The file I/O every save and read goes through.
     public var fileSystem: any FileSystem { pipeline.fileSystem }
