@@ -39,8 +39,8 @@ final class SimulatedCloud {
     /// The group number of `device` (0 when not partitioned).
     func group(of device: String) -> Int { groups[device] ?? 0 }
 
-    /// Splits the cloud: each group gets a replica holding what the cloud holds now (a copy of its database). Devices in no group form one
-    /// more group (the first replica's).
+    /// Splits the cloud: each group gets a replica holding what the cloud holds now (a copy of its database).
+    /// Devices in no group form one more group (the first replica's).
     func partition(_ named: [[String]]) throws(SyncError) {
         try heal()
         var assignment: [String: Int] = [:]

@@ -4,7 +4,8 @@ import Foundation
 import GRDB
 import Synchronization
 
-/// The change logs of many documents, kept in one SQLite file (WAL mode, a pool of readers and one writer).
+/// The change logs of many documents, kept in one SQLite file (WAL mode, a pool of readers and one writer), or in
+/// memory (see ``init(inMemoryNamed:device:clock:)``).
 ///
 /// Every operation is one transaction: a call that returns has committed, so a process crash after it loses
 /// nothing (see ``Durability`` for power loss). Local edits are ``append(_:to:)``ed (the store assigns sequence
@@ -145,7 +146,7 @@ public final class ChangeLogStore: Sendable {
     /// SQLite's process-wide settings, made once before the process's first store opens: memory statistics off,
     /// so that stores used on several threads at once do not queue on SQLite's allocation mutex. A process that
     /// used SQLite before its first store keeps its settings.
-    static let sqliteSettings: Void = {
+    private static let sqliteSettings: Void = {
         _ = folio_sqlite_disable_memory_statistics()
     }()
 
@@ -155,7 +156,7 @@ public final class ChangeLogStore: Sendable {
     /// to learn what each statement reads and writes, for its database observation, its schema cache and its
     /// bookkeeping of savepoints and deferred transactions. An exclusive store uses none of these after its
     /// migration (no observers, no schema changes, no savepoints; its transactions begin `IMMEDIATE`, which SQLite's
-    /// commit and rollback hooks report to GRDB by themselves), and the callbacks were a quarter of the cost of
+    /// commit and rollback hooks report to GRDB by themselves), and the callbacks were about 30 % of the cost of
     /// preparing its statements. A store with shared access keeps the authorizer: GRDB runs its transactions.
     private static func removeStatementAuthorizer(_ db: Database) {
         db.clearSchemaCache()

@@ -3,9 +3,10 @@ import GRDB
 import Synchronization
 
 /// With ``StoreAccess/exclusive``, what the store keeps in memory of its file: every document's frontier, every
-/// device's name, and the lifecycle changes of the documents whose lifecycle was read. The store is the file's only user, so what it committed is all there is: a vector, the heads to
-/// read, the summaries a sync announces or the list of devices cost no query, and registering a device that is
-/// already known costs no transaction.
+/// device's name, and the lifecycle changes of the documents whose lifecycle was read. The store is the file's only
+/// user, so what it committed is all there is: a vector, the heads to read, the summaries a sync announces, a
+/// document's lifecycle or the list of devices cost no query, and registering a device that is already known costs
+/// no transaction.
 ///
 /// The memory is read from the file when the store opens and then follows the store's own commits: a write
 /// transaction stages what it saves, which replaces what is remembered when it commits and is dropped when it rolls
