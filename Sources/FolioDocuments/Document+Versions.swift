@@ -164,8 +164,25 @@ extension Document {
         sameStateHeads = []
         unsavedChanges += 1
         changesSinceCheckpoint += 1
-        headStates = [change.hash: state]
+        headStates = [change.hash: KnownState(change: change, model: state)]
         removeState(.inConflict)
+    }
+
+    /// The state at `target` from what the document knows already: a head's state as last computed, or the shown
+    /// state (`shown`, by default the model) or a known head's state that `target` descends from, advanced along
+    /// `target`'s primary parents (the nearest first). `nil` when none applies and the log must be replayed: a
+    /// version that keeps growing costs what arrived since it was last seen, not its history.
+    func knownState(
+        at target: Change, replay: DocumentReplay<Model>, shown: Model? = nil
+    ) throws(DocumentError) -> DocumentReplay<Model>.Outcome? {
+        if let known = headStates[target.hash] { return .init(model: known.model, skippedOperations: 0) }
+        let starts = ([KnownState(change: head, model: shown ?? model)] + headStates.values.filter { $0.change.hash != head.hash })
+            .filter { $0.change.vector.isContained(in: target.vector) }
+            .sorted { ($0.change.vector.changeCount, $0.change.hash) > ($1.change.vector.changeCount, $1.change.hash) }
+        for start in starts {
+            if let outcome = try replay.advance(start.model, from: start.change, to: target) { return outcome }
+        }
+        return nil
     }
 
     /// The heads grouped by equal state: the current version's group first, then the others in causal order.
@@ -178,15 +195,15 @@ extension Document {
         for other in heads {
             if other.hash == head.hash {
                 states[other.hash] = current
-            } else if let known = headStates[other.hash] {
-                states[other.hash] = known
             } else {
-                var outcome = try replay.advance(current, from: head, to: other)
+                var outcome = try knownState(at: other, replay: replay, shown: current)
                 if outcome == nil { outcome = try replay.state(at: other) }
                 states[other.hash] = outcome?.model
             }
         }
-        headStates = states
+        headStates = Dictionary(uniqueKeysWithValues: heads.compactMap { head in
+            states[head.hash].map { (head.hash, KnownState(change: head, model: $0)) }
+        })
         // One head is one version: nothing to compare.
         guard heads.count > 1 else {
             contentKeys = [:]

@@ -26,8 +26,14 @@ public actor Document<Model: DocumentModel> {
 
     /// The change whose state `model` shows (before the open group).
     var head: Change
-    /// The states of the other heads, by hash, as last computed (versions are replayed once).
-    var headStates: [ChangeHash: Model] = [:]
+    /// The states of the heads, by hash, as last computed (versions are replayed once), with their changes.
+    var headStates: [ChangeHash: KnownState] = [:]
+
+    /// A change and the state at it.
+    struct KnownState {
+        var change: Change
+        var model: Model
+    }
     /// The content hashes of the heads' states, by head, as last computed (each state is hashed once).
     var contentKeys: [ChangeHash: ContentHash] = [:]
     /// An app-defined rule that settles conflicts (the `custom` strategy), overriding the library's policy.
@@ -175,12 +181,12 @@ public actor Document<Model: DocumentModel> {
             try applyConflictStrategy()
             return head.hash != winner.hash
         }
+        // The version shown until now is usually still a version (a competing one): its state is known, not replayed.
+        headStates[head.hash] = KnownState(change: head, model: model)
         let replay = DocumentReplay<Model>(store: library.store, document: id)
-        var outcome = try replay.advance(model, from: head, to: winner)
+        var outcome = try knownState(at: winner, replay: replay)
         if outcome == nil { outcome = try replay.state(at: winner) }
         guard let outcome else { return false }
-        // The version shown until now is usually still a version (a competing one): its state is known, not replayed.
-        headStates[head.hash] = model
         model = outcome.model
         skippedOperations += outcome.skippedOperations
         head = winner

@@ -50,6 +50,34 @@ import Testing
         try b.store.checkInvariants()
     }
 
+    @Test func aCompetingVersionThatKeepsGrowingShowsItsLatestStateAtEveryRefresh() async throws {
+        let a = try iPad.library()
+        let b = try mac.library()
+        let onA = try await a.create(TextDocument.self, named: "Notes", contents: TextDocument(text: "shared line\n"))
+        try exchange(a, b, onA.id)
+        let onB = try await b.open(onA.id, as: TextDocument.self)
+        try await onA.edit(.append("from the iPad\n"))
+        // The Mac goes on editing its own line without looking at what arrives; at every refresh the iPad sees the
+        // Mac's version grow (computed from the state it knew, or replayed: the same either way).
+        var macText = "shared line\n"
+        for round in 1...3 {
+            mac.clock.advance(byMilliseconds: 5_000)
+            try await onB.edit(.append("Mac \(round)\n"))
+            macText += "Mac \(round)\n"
+            try exchange(a, b, onA.id)
+            try await onA.refresh()
+            #expect(Set(try await onA.versions().map(\.contents.text)) == ["shared line\nfrom the iPad\n", macText], "round \(round)")
+            #expect(await onA.state.contains(.inConflict))
+        }
+        try await onB.refresh()
+        #expect(await onA.model.text == onB.model.text, "both show the same version")
+        #expect(Set(try await onB.versions().map(\.contents.text)) == ["shared line\nfrom the iPad\n", macText])
+        // A fresh open replays from the log and agrees with what the refreshes computed.
+        let reopened = try await a.open(onA.id, as: TextDocument.self)
+        #expect(Set(try await reopened.versions().map(\.contents.text)) == ["shared line\nfrom the iPad\n", macText])
+        #expect(await reopened.model.text == onA.model.text)
+    }
+
     @Test func eachVersionCarriesItsDiffAgainstTheCommonAncestor() async throws {
         let (_, onA, _, onB) = try await conflicted()
         #expect(try await onA.commonAncestor().text == "shared line\n")
