@@ -29,6 +29,8 @@ extension ChangeLogStore {
     /// - Parameter name: names the copy in errors and in its ``url``.
     public func copyInMemory(named name: String) throws(StoreError) -> ChangeLogStore {
         let image: Data
+        // What an exclusive store remembers holds for the copy: taken with it, outside any transaction.
+        var inherited: (StoreMemory, RowIDCache)?
         do {
             image = try database.writeWithoutTransaction { db in
                 var size: Int64 = 0
@@ -36,6 +38,7 @@ extension ChangeLogStore {
                     throw StoreError(.database, "SQLite could not copy \(url.path) into memory")
                 }
                 defer { sqlite3_free(bytes) }
+                inherited = memory.map { (StoreMemory(copying: $0), rowIDs.withLock { $0 }) }
                 return Data(bytes: bytes, count: Int(size))
             }
         } catch {
@@ -43,7 +46,7 @@ extension ChangeLogStore {
         }
         return try ChangeLogStore(
             url: Self.memoryURL(name), location: "the in-memory store \(name)", memoryImage: image, isNew: false,
-            isPristine: false, device: localDevice, clock: clock, durability: .off, access: .exclusive)
+            isPristine: false, device: localDevice, clock: clock, durability: .off, access: .exclusive, inherited: inherited)
     }
 
     /// Whether the store is held in memory.

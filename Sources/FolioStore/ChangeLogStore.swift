@@ -80,9 +80,11 @@ public final class ChangeLogStore: Sendable {
     ///   - location: the file's path, or the in-memory store's name, for errors.
     ///   - isNew: whether there is no store yet (so no format to check); `isPristine`: whether it is the pristine
     ///     image (every migration applied, no rows).
+    ///   - inherited: for a copy of an open exclusive store, taken with the copy: what that store remembered and its
+    ///     row numbers, which hold for the copy too (so its format is not checked and nothing is read).
     init(
         url: URL, location: String, memoryImage: Data?, isNew: Bool, isPristine: Bool, device: Device,
-        clock: any WallClock, durability: Durability, access: StoreAccess
+        clock: any WallClock, durability: Durability, access: StoreAccess, inherited: (StoreMemory, RowIDCache)? = nil
     ) throws(StoreError) {
         self.url = url
         self.localDevice = device
@@ -97,7 +99,8 @@ public final class ChangeLogStore: Sendable {
         // No foreign keys in the schema: GRDB need not turn them on.
         configuration.foreignKeysEnabled = false
         // Whether the check found every migration applied already, so that the migrator has nothing to do.
-        let isMigrated = Mutex(isPristine)
+        let isMigrated = Mutex(isPristine || inherited != nil)
+        let checksFormat = !isNew && inherited == nil
         configuration.prepareDatabase { db in
             // An in-memory store's database is loaded first of all, before SQLite reads its schema.
             if let memoryImage { try Self.load(memoryImage, into: db, location: location) }
@@ -106,7 +109,7 @@ public final class ChangeLogStore: Sendable {
             // existing file is checked before anything could write to it (a pool's readers cannot write). The sync
             // level comes before the switch to WAL mode, so that it applies to the switch too.
             if access == .exclusive { try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE") }
-            if !isNew && !db.configuration.readonly {
+            if checksFormat && !db.configuration.readonly {
                 let complete = try Self.checkFormat(db, path: location)
                 isMigrated.withLock { $0 = complete }
             }
@@ -132,8 +135,15 @@ public final class ChangeLogStore: Sendable {
             }
             if !isMigrated.withLock({ $0 }) { try StoreSchema.migrator.migrate(database) }
             try exclusiveQueue?.writeWithoutTransaction(Self.removeStatementAuthorizer)
-            memory = try exclusiveQueue.map { queue in try isPristine ? StoreMemory() : queue.unsafeRead(StoreMemory.init(reading:)) }
-            if let exclusiveQueue {
+            if let inherited {
+                memory = inherited.0
+                rowIDs.withLock { $0 = inherited.1 }
+            } else {
+                memory = try exclusiveQueue.map { queue in
+                    try isPristine ? StoreMemory() : queue.unsafeRead(StoreMemory.init(reading:))
+                }
+            }
+            if let exclusiveQueue, inherited == nil {
                 let complete = try isPristine ? RowIDCache(completeFrom: nil) : exclusiveQueue.unsafeRead(RowIDCache.init(completeFrom:))
                 rowIDs.withLock { $0 = complete }
             }

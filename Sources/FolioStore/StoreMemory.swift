@@ -25,6 +25,11 @@ final class StoreMemory: Sendable {
         state = Mutex(State())
     }
 
+    /// What `other` has committed, for a copy of its store taken outside a write transaction.
+    init(copying other: StoreMemory) {
+        state = Mutex(State(committed: other.state.withLock { $0.committed }))
+    }
+
     /// The document of `documentRow` as the open transaction (if any) sees it.
     func document(_ documentRow: Int64) -> RememberedDocument? {
         state.withLock { $0.staged.documents[documentRow] ?? $0.committed.documents[documentRow] }
@@ -120,6 +125,10 @@ final class StoreMemory: Sendable {
         var staged = Contents()
 
         init() {}
+
+        init(committed: Contents) {
+            self.committed = committed
+        }
 
         init(reading db: Database) throws {
             for (row, entry) in try Frontier.all(in: db) {
