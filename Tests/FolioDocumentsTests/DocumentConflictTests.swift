@@ -16,14 +16,20 @@ import Testing
         mac = try LibraryFixture(seed: 2)
     }
 
-    /// "Notes" with "shared line\n" on both devices, then one offline edit on each.
-    func conflicted() async throws -> (DocumentLibrary, Document<TextDocument>, DocumentLibrary, Document<TextDocument>) {
+    /// "Notes" with "shared line\n" on both devices, then an edit on the iPad that the Mac has not seen.
+    func diverging() async throws -> (DocumentLibrary, Document<TextDocument>, DocumentLibrary, Document<TextDocument>) {
         let a = try iPad.library()
         let b = try mac.library()
         let onA = try await a.create(TextDocument.self, named: "Notes", contents: TextDocument(text: "shared line\n"))
         try exchange(a, b, onA.id)
         let onB = try await b.open(onA.id, as: TextDocument.self)
         try await onA.edit(.append("from the iPad\n"))
+        return (a, onA, b, onB)
+    }
+
+    /// "Notes" with "shared line\n" on both devices, then one offline edit on each.
+    func conflicted() async throws -> (DocumentLibrary, Document<TextDocument>, DocumentLibrary, Document<TextDocument>) {
+        let (a, onA, b, onB) = try await diverging()
         mac.clock.advance(byMilliseconds: 5_000)
         try await onB.edit(.append("from the Mac\n"))
         try exchange(a, b, onA.id)
@@ -51,12 +57,7 @@ import Testing
     }
 
     @Test func aCompetingVersionThatKeepsGrowingShowsItsLatestStateAtEveryRefresh() async throws {
-        let a = try iPad.library()
-        let b = try mac.library()
-        let onA = try await a.create(TextDocument.self, named: "Notes", contents: TextDocument(text: "shared line\n"))
-        try exchange(a, b, onA.id)
-        let onB = try await b.open(onA.id, as: TextDocument.self)
-        try await onA.edit(.append("from the iPad\n"))
+        let (a, onA, b, onB) = try await diverging()
         // The Mac goes on editing its own line without looking at what arrives; at every refresh the iPad sees the
         // Mac's version grow (computed from the state it knew, or replayed: the same either way).
         var macText = "shared line\n"
