@@ -34,6 +34,7 @@ public actor Document<Model: DocumentModel> {
         var change: Change
         var model: Model
     }
+
     /// The content hashes of the heads' states, by head, as last computed (each state is hashed once).
     var contentKeys: [ChangeHash: ContentHash] = [:]
     /// An app-defined rule that settles conflicts (the `custom` strategy), overriding the library's policy.
