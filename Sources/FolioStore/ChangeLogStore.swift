@@ -54,7 +54,6 @@ public final class ChangeLogStore: Sendable {
         at url: URL, device: Device, clock: any WallClock = SystemClock(), durability: Durability = .normal,
         access: StoreAccess = .shared
     ) throws(StoreError) {
-        _ = Self.sqliteSettings
         let isNew = try Self.preflight(url)
         // A new store starts as a copy of the pristine image, which has every migration applied.
         let isPristine = isNew && StoreSchema.pristineImage != nil
@@ -155,8 +154,9 @@ public final class ChangeLogStore: Sendable {
 
     /// SQLite's process-wide settings, made once before the process's first store opens: memory statistics off,
     /// so that stores used on several threads at once do not queue on SQLite's allocation mutex. A process that
-    /// used SQLite before its first store keeps its settings.
-    private static let sqliteSettings: Void = {
+    /// used SQLite before its first store keeps its settings. Applied by the store's designated initializer and by
+    /// the pristine image, which may be built before it (a store's first use of SQLite in the process).
+    static let sqliteSettings: Void = {
         _ = folio_sqlite_disable_memory_statistics()
     }()
 

@@ -117,6 +117,7 @@ enum StoreSchema {
     /// a new store starts as a copy of them rather than running its migrations (which costs more than the copy).
     /// `nil` if SQLite cannot serialize a database, in which case new stores migrate from scratch.
     static let pristineImage: Data? = {
+        _ = ChangeLogStore.sqliteSettings
         guard let queue = try? DatabaseQueue(), (try? migrator.migrate(queue)) != nil else { return nil }
         return try? queue.inDatabase { db -> Data? in
             var size: sqlite3_int64 = 0
