@@ -27,6 +27,8 @@ public struct Fuzzer: Sendable {
     public var workDirectory: URL?
     /// Whether failures are shrunk.
     public var shrinks: Bool
+    /// The run directories every run of this fuzzer (and of its copies) reuses.
+    private let runDirectories = RunDirectories()
 
     /// Creates a fuzzer.
     public init(generator: ScenarioGenerator = ScenarioGenerator(), workDirectory: URL? = nil, shrinks: Bool = true) {
@@ -38,7 +40,9 @@ public struct Fuzzer: Sendable {
     /// The simulator fuzzing uses: steps that do not apply are skipped, and the run ends with a full sync that must
     /// converge.
     public var simulator: Simulator {
-        Simulator(workDirectory: workDirectory, stepErrors: .skip, checksFinalConvergence: true, makesReport: false)
+        var simulator = Simulator(workDirectory: workDirectory, stepErrors: .skip, checksFinalConvergence: true, makesReport: false)
+        simulator.runDirectories = runDirectories
+        return simulator
     }
 
     /// Generates the scenario of `seed`, runs it, and shrinks it if it broke an invariant.
@@ -55,7 +59,8 @@ public struct Fuzzer: Sendable {
             replayable.steps = scenario.steps.indices.filter { !skippedSteps.contains($0) }.map { scenario.steps[$0] }
             let closing = Self.finalCheck(after: replayable)
             replayable.steps += closing
-            let replay = Simulator(workDirectory: workDirectory, makesReport: false)
+            var replay = Simulator(workDirectory: workDirectory, makesReport: false)
+            replay.runDirectories = runDirectories
             func failsInReplay(_ candidate: Scenario) async -> Bool {
                 let failures = await replay.run(candidate).failures
                 return !failures.isEmpty && !failures.contains { $0.kind == .step || $0.kind == .setup }

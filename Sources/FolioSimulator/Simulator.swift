@@ -33,6 +33,8 @@ public struct Simulator: Sendable {
     /// Whether the run ends by capturing every device's documents into its report; without, the report holds the
     /// timeline and the outcome only (fuzzing needs no more until something fails).
     public var makesReport: Bool
+    /// The emptied run directories this simulator (and its copies) reuse.
+    var runDirectories = RunDirectories()
 
     /// Creates a simulator.
     public init(
@@ -48,10 +50,13 @@ public struct Simulator: Sendable {
 
     /// Runs `scenario` to its end (or its first step error or broken invariant).
     public func run(_ scenario: Scenario) async -> SimulationResult {
-        let directory = (workDirectory ?? FileManager.default.temporaryDirectory)
-            .appendingPathComponent("folio-run-\(RandomIdentifierSource().next())", isDirectory: true)
+        let parent = workDirectory ?? FileManager.default.temporaryDirectory
+        // Kept files stay where they are; otherwise the directory is emptied for the next run (see RunDirectories).
+        let directory = keepsFiles
+            ? parent.appendingPathComponent("folio-run-\(RandomIdentifierSource().next())", isDirectory: true)
+            : runDirectories.take(in: parent)
         defer {
-            if !keepsFiles { try? FileManager.default.removeItem(at: directory) }
+            if !keepsFiles { runDirectories.giveBack(directory, in: parent) }
         }
         let run = ScenarioRun(scenario: scenario, directory: directory, options: self)
         return await run.run()
