@@ -20,6 +20,15 @@ extension Document {
         }
     }
 
+    /// How many versions the document has: one, or more while it is in conflict. What `versions().count` says,
+    /// without working out the common ancestor the versions are compared with.
+    ///
+    /// - Throws: ``DocumentError`` `.store`.
+    public func versionCount() throws(DocumentError) -> Int {
+        try ensureOpen()
+        return try versionGroups().count
+    }
+
     /// The state the competing versions grew from: the state at the latest change all of them include (history
     /// is kept, so it is always available). Without a conflict, the current version's state.
     ///

@@ -226,8 +226,9 @@ extension ScenarioRun {
             // (a write may be torn): its changes are in the log already.
             var target: (name: String, handle: any SimulatedDocument)?
             for id in device.handles.keys.sorted() {
-                guard let handle = device.handles[id], let observation = try? await handle.observe() else { continue }
-                if target == nil || observation.displayName < target!.name { target = (observation.displayName, handle) }
+                guard let handle = device.handles[id] else { continue }
+                let name = await handle.displayName()
+                if target == nil || name < target!.name { target = (name, handle) }
             }
             if let target {
                 device.armCrash(within: 3, using: &faults)

@@ -78,7 +78,7 @@ extension ScenarioRun {
             do { _ = try await handle.refresh() } catch { throw .document(error) }
             let isInConflict = await handle.isInConflict()
             if isInConflict != wasInConflict {
-                let name = (try? await handle.observe().displayName) ?? id.description
+                let name = await handle.displayName()
                 events.append(isInConflict ? "\(device.name): \(name) is in conflict" : "\(device.name): \(name) is no longer in conflict")
             }
         }

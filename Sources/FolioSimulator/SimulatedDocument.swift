@@ -32,6 +32,8 @@ protocol SimulatedDocument: AnyObject, Sendable {
     /// Settles the open conflict; returns what happened, for the timeline.
     func resolve(_ choice: Scenario.Choice) async throws(DocumentError) -> String
     func observe() async throws(DocumentError) -> DocumentObservation
+    /// The document's name (cheap: no contents, no versions).
+    func displayName() async -> String
     /// Whether the document is in conflict (cheap: the state flag).
     func isInConflict() async -> Bool
     /// The device's view of the document, for the report.
@@ -91,7 +93,7 @@ final class DocumentHandle<Model: SimulatedModel>: SimulatedDocument {
         let state = await document.state
         let info = await document.info
         let model = await document.model
-        let versions = state.contains(.inConflict) ? try await document.versions().count : 0
+        let versions = state.contains(.inConflict) ? try await document.versionCount() : 0
         var observation = DocumentObservation(
             displayName: info.displayName, isDeleted: info.isDeleted, state: state, conflictVersions: versions,
             contents: model.contents().encoded())
@@ -107,5 +109,9 @@ final class DocumentHandle<Model: SimulatedModel>: SimulatedDocument {
             break
         }
         return observation
+    }
+
+    func displayName() async -> String {
+        await document.info.displayName
     }
 }

@@ -45,6 +45,8 @@ import Testing
         let versionsA = try await onA.versions()
         let versionsB = try await onB.versions()
         #expect(versionsA.count == 2)
+        #expect(try await onA.versionCount() == 2)
+        #expect(try await onB.versionCount() == versionsB.count)
         #expect(versionsA.map(\.id) == versionsB.map(\.id), "the same versions, current first, on every device")
         #expect(versionsA[0].isCurrent && !versionsA[0].isConflict)
         #expect(versionsA[1].isConflict && !versionsA[1].isResolved)
@@ -160,6 +162,7 @@ import Testing
         try await onB.refresh()
         #expect(try a.store.heads(of: onA.id).count == 2, "two resolutions, one state")
         #expect(await !onA.state.contains(.inConflict), "equal versions are no conflict")
+        #expect(try await onA.versionCount() == 1, "two equal heads are one version")
         #expect(await !onB.state.contains(.inConflict))
         #expect(await onA.model.text == "shared line\nfrom the Mac\n", "the Mac's edit is the latest by wall time")
         // The next edit is made on both equal heads, so they do not linger.
