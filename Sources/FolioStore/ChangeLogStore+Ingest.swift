@@ -141,8 +141,9 @@ private struct Ingestion {
 
     private func checkSameAsStored(_ change: Change) throws {
         let deviceRow = try store.rowID(of: change.id.device, in: db, create: false)!
+        // The statement fetchChange(document:documentRow:device:seq:in:) uses: one fewer to prepare per connection.
         let stored = try Data.fetchOne(
-            db.cachedStatement(sql: "SELECT hash FROM change WHERE document = ? AND device = ? AND seq = ?"),
+            db.cachedStatement(sql: "SELECT hash, body FROM change WHERE document = ? AND device = ? AND seq = ?"),
             arguments: [documentRow, deviceRow, Int64(change.id.seq)])
         guard let stored, try Stored.changeHash(stored) == change.hash else {
             throw StoreError.identityReused(change, storedHash: stored.flatMap { try? Stored.changeHash($0) }, where: "in the log")
@@ -184,9 +185,9 @@ private struct Ingestion {
 
     private func lookUp(_ hash: ChangeHash) throws -> (ChangeID, UInt64)? {
         if let found = appliedNow[hash] { return found }
-        // INDEXED BY: left to itself, SQLite prefers the covering primary key and scans the whole document.
+        // The statement fetchChange(_:document:documentRow:in:) uses (one fewer to prepare); the body is left unread.
         var rows = try RawRows(
-            db.cachedStatement(sql: "SELECT device, seq, lamport, hash FROM change INDEXED BY change_by_hash WHERE document = ? AND hash_key = ?"),
+            db.cachedStatement(sql: ChangeLogStore.changeByHash),
             arguments: [documentRow, hash.prefix64])
         while let row = try rows.next() {
             guard ChangeHash(row[3] as Data) == hash else { continue }

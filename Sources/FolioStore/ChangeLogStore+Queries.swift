@@ -159,15 +159,18 @@ extension ChangeLogStore {
     }
 
     func fetchChange(_ hash: ChangeHash, document: DocumentID, documentRow: Int64, in db: Database) throws -> Change? {
-        var bodies = try RawRows(
-            db.cachedStatement(sql: "SELECT hash, body FROM change INDEXED BY change_by_hash WHERE document = ? AND hash_key = ?"),
-            arguments: [documentRow, hash.prefix64])
+        var bodies = try RawRows(db.cachedStatement(sql: Self.changeByHash), arguments: [documentRow, hash.prefix64])
         while let row = try bodies.next() {
-            guard try Stored.changeHash(row[0]) == hash else { continue }
-            return try decodedChange(hash, document: document) { row[1] }
+            guard try Stored.changeHash(row[3]) == hash else { continue }
+            return try decodedChange(hash, document: document) { row[4] }
         }
         return nil
     }
+
+    /// The changes of a document (`?` its row) whose hash starts with a 64-bit key (`?`): device, seq, lamport,
+    /// hash and body, columns read on demand. INDEXED BY: left to itself, SQLite prefers the covering primary key
+    /// and scans the whole document.
+    static let changeByHash = "SELECT device, seq, lamport, hash, body FROM change INDEXED BY change_by_hash WHERE document = ? AND hash_key = ?"
 
     /// The changes of `document` that wait for their dependencies, in causal order.
     public func pendingChanges(of document: DocumentID) throws(StoreError) -> [Change] {
