@@ -63,7 +63,8 @@ extension DocumentLibrary {
     private func fileURL(named fileName: String, in container: DocumentContainer) -> URL {
         let key = FileKey(container: container, name: fileName)
         if let known = fileURLs.withLock({ $0[key] }) { return known }
-        let url = directory(of: container).appendingPathComponent(fileName)
+        // No directory hint would make Foundation look at the disk: a package's URL has no trailing slash either way.
+        let url = directory(of: container).appendingPathComponent(fileName, isDirectory: false)
         fileURLs.withLock { cache in
             if cache.count >= 1_024 { cache.removeAll() }
             cache[key] = url

@@ -83,7 +83,7 @@ public final class DocumentLibrary: Sendable {
         localDirectory = Self.directory(of: .local, in: root)
         sharedDirectory = Self.directory(of: .shared, in: root)
         standardizedRootPath = root.standardizedFileURL.path
-        for directory in [root, root.appendingPathComponent(".folio"), localDirectory, sharedDirectory] {
+        for directory in [root, root.appendingPathComponent(".folio", isDirectory: true), localDirectory, sharedDirectory] {
             do {
                 if try fileSystem.itemKind(at: directory) == .absent { try fileSystem.createDirectory(at: directory) }
             } catch {
@@ -92,7 +92,7 @@ public final class DocumentLibrary: Sendable {
         }
         do {
             store = try ChangeLogStore(
-                at: root.appendingPathComponent(".folio/store.sqlite"), device: device, clock: clock, durability: durability,
+                at: root.appendingPathComponent(".folio/store.sqlite", isDirectory: false), device: device, clock: clock, durability: durability,
                 access: access)
         } catch {
             throw .store(error, "opening the library's store")

@@ -1,4 +1,5 @@
 import FolioCore
+import FolioDocuments
 import Foundation
 import Synchronization
 
@@ -32,33 +33,31 @@ final class RunDirectories: Sendable {
         if Self.empty(directory, keepingDirectoriesTo: Self.keptDepth) {
             spare.withLock { $0[parent.path, default: []].append(directory) }
         } else {
-            try? FileManager.default.removeItem(at: directory)
+            try? Self.fileSystem.remove(at: directory)
         }
     }
 
     deinit {
-        for directory in spare.withLock({ Array($0.values.joined()) }) { try? FileManager.default.removeItem(at: directory) }
+        for directory in spare.withLock({ Array($0.values.joined()) }) { try? Self.fileSystem.remove(at: directory) }
     }
 
     /// Removes everything in `directory` but its subdirectories down to `depth` levels, which are emptied the same
     /// way; whether that succeeded (`false`: something is left that should not be, or `directory` is not there).
     static func empty(_ directory: URL, keepingDirectoriesTo depth: Int) -> Bool {
-        let manager = FileManager.default
-        guard let names = try? manager.contentsOfDirectory(atPath: directory.path) else { return false }
+        guard let names = try? fileSystem.contentsOfDirectory(at: directory) else { return false }
         for name in names {
-            let child = directory.appendingPathComponent(name)
-            if depth > 0, isDirectory(child) {
+            // With a directory hint, Foundation does not look at the disk to make the URL.
+            let child = directory.appendingPathComponent(name, isDirectory: false)
+            if depth > 0, (try? fileSystem.itemKind(at: child)) == .directory {
                 guard empty(child, keepingDirectoriesTo: depth - 1) else { return false }
             } else {
-                guard (try? manager.removeItem(at: child)) != nil else { return false }
+                // A link is removed, not followed; a directory goes with everything in it.
+                guard (try? fileSystem.remove(at: child)) != nil else { return false }
             }
         }
         return true
     }
 
-    /// Whether `url` is a directory itself (not a link to one).
-    private static func isDirectory(_ url: URL) -> Bool {
-        var status = stat()
-        return lstat(url.path, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR
-    }
+    /// The file system run directories are emptied on: the real one, as the runs' own.
+    private static let fileSystem = PosixFileSystem()
 }
