@@ -8,11 +8,10 @@ import Synchronization
 ///
 /// A run makes a directory per device and, in each, the library's `.folio/`, `Documents/` and `Shared/`: a dozen
 /// directories for three devices, about as many as the files the run saves. Where the file system is slow to
-/// allocate inodes after many deletions (ext4 without a journal, a common temporary file system, skips the inodes
-/// freed in the last minutes and scans past them for each new one), making and removing them was a large part of
-/// a fuzzing run. A finished run's directory keeps those directories, empty, and loses everything else; it is reused
-/// only once nothing else is left in it, so a run never sees what another left. The spare directories are removed
-/// when the pool is released.
+/// allocate inodes after many deletions (ext4 without a journal skips the inodes freed in the last minutes, and
+/// scans past them for each new one), making and removing them was a large part of a fuzzing run. A finished run's
+/// directory keeps those directories, empty, and loses everything else; it is reused only once nothing else is left
+/// in it, so a run never sees what another left. The spare directories are removed when the pool is released.
 final class RunDirectories: Sendable {
     /// How deep the kept directories go: the run's directory, its device directories and theirs (`.folio/`,
     /// `Documents/`, `Shared/`). Anything deeper (a package document is a directory) is removed.
