@@ -133,7 +133,7 @@ public final class ChangeLogStore: Sendable {
                 exclusiveQueue = queue
             }
             if !isMigrated.withLock({ $0 }) { try StoreSchema.migrator.migrate(database) }
-            try exclusiveQueue?.writeWithoutTransaction(Self.removeStatementAuthorizer)
+            exclusiveQueue?.writeWithoutTransaction(Self.removeStatementAuthorizer)
             if let inherited {
                 memory = inherited.0
                 rowIDs.withLock { $0 = inherited.1 }
@@ -275,7 +275,7 @@ public final class ChangeLogStore: Sendable {
     /// Further calls fail.
     public func close() throws(StoreError) {
         do {
-            try database.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+            _ = try database.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
             try database.close()
         } catch {
             throw StoreError.translating(error, while: "closing \(url.path)")

@@ -119,7 +119,7 @@ enum StoreSchema {
     static let pristineImage: Data? = {
         _ = ChangeLogStore.sqliteSettings
         guard let queue = try? DatabaseQueue(), (try? migrator.migrate(queue)) != nil else { return nil }
-        return try? queue.inDatabase { db -> Data? in
+        return queue.inDatabase { db -> Data? in
             var size: sqlite3_int64 = 0
             guard let bytes = sqlite3_serialize(db.sqliteConnection, "main", &size, 0) else { return nil }
             defer { sqlite3_free(bytes) }
