@@ -56,7 +56,7 @@ extension Document {
     ///   be read, `.invalidContents`, `.store`.
     public func revert() throws(DocumentError) {
         try ensureEditable()
-        guard let record = try savedRecord(), let contents = try readFile(at: library.root.appendingPathComponent(record.relativePath, isDirectory: false)) else {
+        guard let record = try savedRecord(), let contents = try readFile(at: library.url(ofRelativePath: record.relativePath)) else {
             throw DocumentError(.notFound, "\(info.displayName) has never been saved, so there is nothing to revert to")
         }
         // The open group is dropped only once the revert is sure to happen: a failed revert changes nothing.
@@ -86,7 +86,7 @@ extension Document {
     /// Records the file's contents as a baseline change when another program changed it since the last save.
     func noticeExternalModification() throws(DocumentError) {
         guard let record = try savedRecord() else { return }
-        let url = library.root.appendingPathComponent(record.relativePath, isDirectory: false)
+        let url = library.url(ofRelativePath: record.relativePath)
         guard let attributes = try? library.fileSystem.attributes(at: url) else { return }
         // A flat file whose size and time are as written is unchanged, unless it was written so lately that another
         // write in the same timestamp tick would look the same ("racily clean", as git calls it); a package is

@@ -170,6 +170,12 @@ public final class DocumentLibrary: Sendable {
         return path.hasPrefix(rootPath + "/") ? String(path.dropFirst(rootPath.count + 1)) : path
     }
 
+    /// The URL of a path relative to the library's directory (what ``relativePath(of:)`` made). With a directory
+    /// hint, Foundation does not look at the disk to make it; a package's URL has no trailing slash.
+    func url(ofRelativePath path: String) -> URL {
+        root.appendingPathComponent(path, isDirectory: false)
+    }
+
     /// Refuses names that cannot be file names.
     static func validate(name: String) throws(DocumentError) {
         guard !name.isEmpty, name.utf8.count <= 200 else {

@@ -22,8 +22,12 @@ final class RunDirectories: Sendable {
 
     /// An empty directory to run in, in `parent`: a spare one, or a new name (the run makes it).
     func take(in parent: URL) -> URL {
-        spare.withLock { $0[parent.path]?.popLast() }
-            ?? parent.appendingPathComponent("folio-run-\(RandomIdentifierSource().next())", isDirectory: true)
+        spare.withLock { $0[parent.path]?.popLast() } ?? Self.newDirectory(in: parent)
+    }
+
+    /// A run directory's URL in `parent` under a name of its own (not yet made).
+    static func newDirectory(in parent: URL) -> URL {
+        parent.appendingPathComponent("folio-run-\(RandomIdentifierSource().next())", isDirectory: true)
     }
 
     /// Takes back `directory`, in `parent`, after its run: emptied and kept for the next run, or removed when it

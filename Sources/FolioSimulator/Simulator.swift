@@ -52,9 +52,7 @@ public struct Simulator: Sendable {
     public func run(_ scenario: Scenario) async -> SimulationResult {
         let parent = workDirectory ?? FileManager.default.temporaryDirectory
         // Kept files stay where they are; otherwise the directory is emptied for the next run (see RunDirectories).
-        let directory = keepsFiles
-            ? parent.appendingPathComponent("folio-run-\(RandomIdentifierSource().next())", isDirectory: true)
-            : runDirectories.take(in: parent)
+        let directory = keepsFiles ? RunDirectories.newDirectory(in: parent) : runDirectories.take(in: parent)
         defer {
             if !keepsFiles { runDirectories.giveBack(directory, in: parent) }
         }

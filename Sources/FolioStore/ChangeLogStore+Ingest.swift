@@ -141,9 +141,9 @@ private struct Ingestion {
 
     private func checkSameAsStored(_ change: Change) throws {
         let deviceRow = try store.rowID(of: change.id.device, in: db, create: false)!
-        // The statement fetchChange(document:documentRow:device:seq:in:) uses: one fewer to prepare per connection.
+        // The statement the store's lookups by seq use (one fewer to prepare per connection); the body is left unread.
         let stored = try Data.fetchOne(
-            db.cachedStatement(sql: "SELECT hash, body FROM change WHERE document = ? AND device = ? AND seq = ?"),
+            db.cachedStatement(sql: ChangeLogStore.changeBySeq),
             arguments: [documentRow, deviceRow, Int64(change.id.seq)])
         guard let stored, try Stored.changeHash(stored) == change.hash else {
             throw StoreError.identityReused(change, storedHash: stored.flatMap { try? Stored.changeHash($0) }, where: "in the log")

@@ -141,7 +141,7 @@ extension ChangeLogStore {
                 let deviceRow = try rowID(of: id.device, in: db, create: false)
             else { return nil }
             var rows = try RawRows(
-                db.cachedStatement(sql: "SELECT hash, body FROM change WHERE document = ? AND device = ? AND seq = ?"),
+                db.cachedStatement(sql: Self.changeBySeq),
                 arguments: [documentRow, deviceRow, Int64(id.seq)])
             guard let row = try rows.next() else { return nil }
             return try decodedChange(try Stored.changeHash(row[0]), document: document) { row[1] }
@@ -172,6 +172,9 @@ extension ChangeLogStore {
     /// and scans the whole document.
     static let changeByHash = "SELECT device, seq, lamport, hash, body FROM change INDEXED BY change_by_hash WHERE document = ? AND hash_key = ?"
 
+    /// The change of a document (`?` its row) by device row and seq: hash and body, read on demand.
+    static let changeBySeq = "SELECT hash, body FROM change WHERE document = ? AND device = ? AND seq = ?"
+
     /// The changes of `document` that wait for their dependencies, in causal order.
     public func pendingChanges(of document: DocumentID) throws(StoreError) -> [Change] {
         try read("reading the pending changes of document \(document)") { db in
@@ -192,7 +195,7 @@ extension ChangeLogStore {
     func fetchChange(document: DocumentID, documentRow: Int64, device: DeviceID, seq: UInt64, in db: Database) throws -> Change {
         var rows = try rowID(of: device, in: db, create: false).map { deviceRow in
             try RawRows(
-                db.cachedStatement(sql: "SELECT hash, body FROM change WHERE document = ? AND device = ? AND seq = ?"),
+                db.cachedStatement(sql: Self.changeBySeq),
                 arguments: [documentRow, deviceRow, Int64(seq)])
         }
         guard let row = try rows?.next() else {
