@@ -106,12 +106,9 @@ extension ChangeLogStore {
         try read("reading the lifecycle of document \(document)") { db in
             guard let documentRow = try rowID(of: document, in: db, create: false) else { return [] }
             if let remembered = memory?.document(documentRow)?.lifecycle { return remembered }
-            var rows = try RawRows(
-                db.cachedStatement(sql: "SELECT body FROM change INDEXED BY change_lifecycle WHERE document = ? AND kind = 1"),
-                arguments: [documentRow])
-            var changes: [Change] = []
-            while let row = try rows.next() { changes.append(try Stored.change(row[0], document: document)) }
-            let lifecycle = changes.sorted { ($0.lamport, $0.id) < ($1.lamport, $1.id) }
+            let lifecycle = try changesInCausalOrder(
+                "SELECT body FROM change INDEXED BY change_lifecycle WHERE document = ? AND kind = 1",
+                document: document, documentRow: documentRow, in: db)
             memory?.remember(lifecycle: lifecycle, documentRow: documentRow)
             return lifecycle
         }
@@ -123,13 +120,18 @@ extension ChangeLogStore {
     public func resolutionChanges(of document: DocumentID) throws(StoreError) -> [Change] {
         try read("reading the resolutions of document \(document)") { db in
             guard let documentRow = try rowID(of: document, in: db, create: false) else { return [] }
-            var rows = try RawRows(
-                db.cachedStatement(sql: "SELECT body FROM change INDEXED BY change_resolution WHERE document = ? AND kind = 3"),
-                arguments: [documentRow])
-            var changes: [Change] = []
-            while let row = try rows.next() { changes.append(try Stored.change(row[0], document: document)) }
-            return changes.sorted { ($0.lamport, $0.id) < ($1.lamport, $1.id) }
+            return try changesInCausalOrder(
+                "SELECT body FROM change INDEXED BY change_resolution WHERE document = ? AND kind = 3",
+                document: document, documentRow: documentRow, in: db)
         }
+    }
+
+    /// The changes whose bodies `sql` selects for a document row, decoded, by lamport then identity.
+    private func changesInCausalOrder(_ sql: String, document: DocumentID, documentRow: Int64, in db: Database) throws -> [Change] {
+        var rows = try RawRows(db.cachedStatement(sql: sql), arguments: [documentRow])
+        var changes: [Change] = []
+        while let row = try rows.next() { changes.append(try Stored.change(row[0], document: document)) }
+        return changes.sorted { ($0.lamport, $0.id) < ($1.lamport, $1.id) }
     }
 
     /// The change with this identity in `document`'s log, if present.

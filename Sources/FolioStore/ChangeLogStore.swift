@@ -137,14 +137,12 @@ public final class ChangeLogStore: Sendable {
             if let inherited {
                 memory = inherited.0
                 rowIDs.withLock { $0 = inherited.1 }
-            } else {
-                memory = try exclusiveQueue.map { queue in
-                    try isPristine ? StoreMemory() : queue.unsafeRead(StoreMemory.init(reading:))
-                }
-            }
-            if let exclusiveQueue, inherited == nil {
+            } else if let exclusiveQueue {
+                memory = try isPristine ? StoreMemory() : exclusiveQueue.unsafeRead(StoreMemory.init(reading:))
                 let complete = try isPristine ? RowIDCache(completeFrom: nil) : exclusiveQueue.unsafeRead(RowIDCache.init(completeFrom:))
                 rowIDs.withLock { $0 = complete }
+            } else {
+                memory = nil
             }
         } catch {
             throw StoreError.translating(error, while: "opening \(location)")
