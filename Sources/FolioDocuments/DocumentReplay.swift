@@ -24,6 +24,8 @@ struct DocumentReplay<Model: DocumentModel> {
     ///
     /// - Throws: ``DocumentError`` when the log cannot be read or holds contents the model refuses.
     func state(at head: Change) throws(DocumentError) -> Outcome {
+        // A baseline, or a resolution with contents, is its own state: nothing before it is read.
+        if head.isReset { return try apply([head], onto: Model(), reset: head) }
         let checkpoint: Checkpoint?
         do {
             checkpoint = try store.latestCheckpoint(of: document, within: head.vector)
@@ -38,6 +40,7 @@ struct DocumentReplay<Model: DocumentModel> {
     /// parents; `nil` otherwise (then a full ``state(at:)`` is needed).
     func advance(_ model: Model, from known: Change, to head: Change) throws(DocumentError) -> Outcome? {
         guard known.vector.isContained(in: head.vector) else { return nil }
+        if head.isReset { return try apply([head], onto: Model(), reset: head) }
         let tail = try changes(since: known.vector, within: head.vector)
         var chain: [Change] = []
         var current = head
