@@ -79,7 +79,7 @@ public struct CausalGraph: Sendable {
 
     /// The changes no other change was made on, in causal order.
     public var heads: [CausalNode] {
-        sortedCausally(headSet.compactMap { self[$0] })
+        Self.causalOrder(headSet.compactMap { self[$0] })
     }
 
     /// The union of every change's vector: the whole history.
@@ -111,7 +111,7 @@ public struct CausalGraph: Sendable {
         let heads = candidates.filter { candidate in
             !candidates.contains { $0.id != candidate.id && $0.vector.contains(candidate.id) }
         }
-        return CommonAncestry(vector: meet, heads: sortedCausally(heads).map(\.hash))
+        return CommonAncestry(vector: meet, heads: Self.causalOrder(heads).map(\.hash))
     }
 
     /// Every change in a deterministic topological order: by lamport timestamp, then device.
@@ -119,14 +119,14 @@ public struct CausalGraph: Sendable {
     /// Valid because every change's lamport exceeds its parents' (``checkInvariants()`` checks it).
     /// - Complexity: O(n log n).
     public func topologicalOrder() -> [CausalNode] {
-        sortedCausally(Array(nodes.values))
+        Self.causalOrder(Array(nodes.values))
     }
 
     /// The changes that `vector` names, in topological order.
     ///
     /// - Complexity: O(n log n).
     public func changes(in vector: VersionVector) -> [CausalNode] {
-        sortedCausally(nodes.values.filter { vector.contains($0.id) })
+        Self.causalOrder(nodes.values.filter { vector.contains($0.id) })
     }
 
     /// Checks that the graph is a well-formed history: every parent is present, precedes its child in vector and
@@ -135,7 +135,17 @@ public struct CausalGraph: Sendable {
     ///
     /// - Returns: a description of the first problem found in causal order, or `nil`.
     public func firstInconsistency() -> String? {
-        for node in topologicalOrder() {
+        firstInconsistency(among: topologicalOrder())
+    }
+
+    /// Checks `nodes` of the graph as ``firstInconsistency()`` checks every node: a node's soundness depends only
+    /// on itself and its parents, so a caller that checked the graph before adding `nodes` need check only them.
+    ///
+    /// - Parameter nodes: nodes of the graph, in causal order (as ``topologicalOrder()`` gives them).
+    /// - Returns: a description of the first problem found among them, or `nil`.
+    /// - Complexity: O(nodes × parents × devices).
+    public func firstInconsistency(among nodes: [CausalNode]) -> String? {
+        for node in nodes {
             var expected = VersionVector()
             for parentHash in node.parents {
                 guard let parent = self[parentHash] else {
@@ -159,12 +169,14 @@ public struct CausalGraph: Sendable {
         return nil
     }
 
+    /// The nodes in a deterministic topological order: by lamport timestamp, then device (see
+    /// ``topologicalOrder()``).
+    public static func causalOrder(_ nodes: [CausalNode]) -> [CausalNode] {
+        nodes.sorted { ($0.lamport, $0.id.device, $0.id.seq) < ($1.lamport, $1.id.device, $1.id.seq) }
+    }
+
     /// Traps if ``firstInconsistency()`` finds a problem; tests call it after every mutation.
     public func checkInvariants() {
         if let problem = firstInconsistency() { preconditionFailure(problem) }
-    }
-
-    private func sortedCausally(_ nodes: [CausalNode]) -> [CausalNode] {
-        nodes.sorted { ($0.lamport, $0.id.device, $0.id.seq) < ($1.lamport, $1.id.device, $1.id.seq) }
     }
 }

@@ -19,8 +19,8 @@ final class ScenarioRun {
     var documentIDs: [String: DocumentID] = [:]
     /// Every change some device's log has held, per document: what must never go missing.
     var acknowledged: [DocumentID: VersionVector] = [:]
-    /// Per device, the vectors of its documents when its log was last checked.
-    var verifiedVectors: [String: [DocumentID: VersionVector]] = [:]
+    /// Per device, what its log was last found to hold (see ``checkInvariants(full:)``).
+    var verification: [String: VerificationProgress] = [:]
     /// The devices the step running may have changed: their logs are checked after it.
     var touched: Set<String> = []
     /// Events of the step running.

@@ -42,6 +42,27 @@ public struct VerificationReport: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+/// What ``ChangeLogStore/verify(documents:continuing:)`` found sound in one store, kept between its calls so that
+/// each call checks only what was added since: per document, the changes verified (as a causal graph) and what
+/// derives from them. It holds O(n) per document of n changes.
+public struct VerificationProgress: Sendable {
+    /// The store verified, by its URL.
+    var store: URL?
+    var logs: [DocumentID: VerifiedLog] = [:]
+
+    /// Nothing verified yet.
+    public init() {}
+
+    init(store: URL) {
+        self.store = store
+    }
+
+    /// The vector `document` was last found sound at; `nil` when it was not (or not yet) verified.
+    public func verifiedVector(of document: DocumentID) -> VersionVector? {
+        logs[document]?.vector
+    }
+}
+
 extension ChangeLogStore {
     /// Checks the whole store: SQLite's own consistency, then every change re-hashed from its bytes and checked
     /// against its row, sequence numbers without gaps, parents present with lower lamports, vectors equal to
@@ -55,7 +76,8 @@ extension ChangeLogStore {
     /// - Parameter checkingPages: whether SQLite's own page check (`PRAGMA quick_check`) runs too; a caller that
     ///   checks after every operation may leave it to a final check.
     public func verify(checkingPages: Bool = true) throws(StoreError) -> VerificationReport {
-        try verify(only: nil, checkingPages: checkingPages)
+        var logs: [DocumentID: VerifiedLog]?
+        return try verify(only: nil, checkingPages: checkingPages, logs: &logs)
     }
 
     /// Checks the logs of `documents` only, as ``verify(checkingPages:)`` checks every document's: their changes
@@ -66,11 +88,39 @@ extension ChangeLogStore {
     ///
     /// - Parameter checkingPages: whether SQLite's `PRAGMA quick_check` runs too (the whole file's pages).
     public func verify(documents: some Sequence<DocumentID>, checkingPages: Bool = false) throws(StoreError) -> VerificationReport {
-        try verify(only: Set(documents), checkingPages: checkingPages)
+        var logs: [DocumentID: VerifiedLog]?
+        return try verify(only: Set(documents), checkingPages: checkingPages, logs: &logs)
     }
 
-    /// ``verify(checkingPages:)`` of `only` (`nil`: every document, and the blobs).
-    private func verify(only: Set<DocumentID>?, checkingPages: Bool) throws(StoreError) -> VerificationReport {
+    /// Checks the logs of `documents` as ``verify(documents:checkingPages:)`` does, but only what was added to each
+    /// since `progress` last saw it sound: those changes are decoded, re-hashed and checked against their parents;
+    /// the ones verified before are not read again, beyond their identities (so a change gone missing, or a gap, is
+    /// still found); the frontier and the waiting changes are checked in full. A caller that checks after every
+    /// operation pays for what the operation added, not for the history.
+    ///
+    /// A document seen for the first time is checked in full. A document found with a problem is forgotten by
+    /// `progress`, so its next check is a full one. A change altered after it was verified is found by a full
+    /// ``verify(checkingPages:)``, not by this one.
+    ///
+    /// - Parameter progress: what earlier calls verified, for this store (a progress made with another store, told
+    ///   apart by ``url``, is started over); updated with what this call verified.
+    /// - Complexity: O(n) rows read and O(k log k) for the k changes added, for a document of n changes.
+    public func verify(
+        documents: some Sequence<DocumentID>, continuing progress: inout VerificationProgress
+    ) throws(StoreError) -> VerificationReport {
+        if progress.store != url { progress = VerificationProgress(store: url) }
+        // Taken out while the check runs, so that the graphs it extends are not copied.
+        var logs: [DocumentID: VerifiedLog]? = progress.logs
+        progress.logs = [:]
+        defer { progress.logs = logs ?? [:] }
+        return try verify(only: Set(documents), checkingPages: false, logs: &logs)
+    }
+
+    /// ``verify(checkingPages:)`` of `only` (`nil`: every document, and the blobs). With `logs`, each document's
+    /// check starts from its entry there, and what is sound afterwards is put back.
+    private func verify(
+        only: Set<DocumentID>?, checkingPages: Bool, logs: inout [DocumentID: VerifiedLog]?
+    ) throws(StoreError) -> VerificationReport {
         try read("verifying the store") { db in
             var report = VerificationReport()
             let integrity = checkingPages ? try String.fetchAll(db, sql: "PRAGMA quick_check") : ["ok"]
@@ -85,7 +135,13 @@ extension ChangeLogStore {
                 for id in only.sorted() {
                     if let row = try rowID(of: id, in: db, create: false) { documents.append((row, id)) }
                 }
-                deviceOf = { row in try? self.device(forRow: row, in: db) }
+                var deviceByRow: [Int64: DeviceID] = [:]
+                deviceOf = { row in
+                    if let device = deviceByRow[row] { return device }
+                    let device = try? self.device(forRow: row, in: db)
+                    deviceByRow[row] = device
+                    return device
+                }
             } else {
                 var deviceByRow: [Int64: DeviceID] = [:]
                 var devices: [Device] = []
@@ -107,10 +163,12 @@ extension ChangeLogStore {
                 report.documents += 1
                 var checker = DocumentChecker(
                     document: document.id, documentRow: document.row, deviceOf: deviceOf,
-                    remembered: memory.map { $0.document(document.row) })
+                    remembered: memory.map { $0.document(document.row) },
+                    verified: logs?.removeValue(forKey: document.id) ?? VerifiedLog())
                 try checker.check(in: db)
                 report.changes += checker.changes
                 report.problems += checker.problems
+                if checker.problems.isEmpty { logs?[document.id] = checker.log }
             }
             guard only == nil else { return report }
             let rows = Set(documents.map(\.row))
@@ -148,114 +206,19 @@ extension ChangeLogStore {
         try Self.requireSound(try verify(documents: documents, checkingPages: checkingPages))
     }
 
+    /// Throws when ``verify(documents:continuing:)`` finds any problem in what was added to `documents` since
+    /// `progress` last saw them.
+    ///
+    /// - Throws: ``StoreError`` with code `corrupt` naming the first problem.
+    public func checkInvariants(
+        of documents: some Sequence<DocumentID>, continuing progress: inout VerificationProgress
+    ) throws(StoreError) {
+        try Self.requireSound(try verify(documents: documents, continuing: &progress))
+    }
+
     private static func requireSound(_ report: VerificationReport) throws(StoreError) {
         if let first = report.firstProblem {
             throw StoreError(.corrupt, "the store breaks its invariants (\(report.problems.count) problem(s)); first: \(first)")
-        }
-    }
-}
-
-/// Verifies one document's log, frontier and pending changes.
-private struct DocumentChecker {
-    let document: DocumentID
-    let documentRow: Int64
-    /// The device of a row of the device table (`nil`: no such row).
-    let deviceOf: (Int64) -> DeviceID?
-    /// What the store remembers of the document, with exclusive access (`nil` then: nothing).
-    let remembered: RememberedDocument??
-    var changes = 0
-    var problems: [VerificationReport.Problem] = []
-
-    init(document: DocumentID, documentRow: Int64, deviceOf: @escaping (Int64) -> DeviceID?, remembered: RememberedDocument??) {
-        self.document = document
-        self.documentRow = documentRow
-        self.deviceOf = deviceOf
-        self.remembered = remembered
-    }
-
-    private mutating func problem(_ change: ChangeID?, _ message: String) {
-        problems.append(.init(document: document, change: change, message: message))
-    }
-
-    mutating func check(in db: Database) throws {
-        var graph = CausalGraph()
-        var vector = VersionVector()
-        var rows = try RawRows(
-            db.cachedStatement(sql: "SELECT device, seq, lamport, hash, body, kind FROM change WHERE document = ? ORDER BY device, seq"),
-            arguments: [documentRow])
-        var previous: (device: Int64, seq: Int64)?
-        var lifecycle: Set<ChangeHash> = []
-        while let row = try rows.next() {
-            changes += 1
-            let deviceRow: Int64 = row[0]
-            let seq: Int64 = row[1]
-            guard let device = deviceOf(deviceRow), seq >= 1 else {
-                problem(nil, "a change row names unknown device row \(deviceRow) or seq \(seq)")
-                continue
-            }
-            let id = ChangeID(device: device, seq: UInt64(seq))
-            let expectedSeq = previous?.device == deviceRow ? previous!.seq + 1 : 1
-            if seq != expectedSeq { problem(id, "sequence numbers of \(device) jump from \(expectedSeq - 1) to \(seq)") }
-            previous = (deviceRow, seq)
-            let change: Change
-            do {
-                change = try Stored.change(row[4], document: document)
-            } catch {
-                problem(id, "its bytes cannot be decoded: \(error)")
-                continue
-            }
-            if change.id != id { problem(id, "its bytes say it is \(change.id)") }
-            let recorded = (row[3] as Data?).flatMap { try? Stored.changeHash($0) }
-            if change.hash != recorded {
-                problem(id, "its bytes hash to \(change.hash.shortHex), not to the recorded \(recorded?.shortHex ?? "(damaged hash)"): the row was altered")
-            }
-            if change.lamport != UInt64(row[2] as Int64) { problem(id, "its lamport column disagrees with its bytes") }
-            if Int64(change.kind.tag) != row[5] as Int64 { problem(id, "its kind column disagrees with its bytes") }
-            if case .lifecycle = change.kind { lifecycle.insert(change.hash) }
-            vector.include(change.id)
-            graph.insert(CausalNode(change))
-        }
-        if let inconsistency = graph.firstInconsistency() { problem(nil, inconsistency) }
-        if let remembered = remembered??.lifecycle, Set(remembered.map(\.hash)) != lifecycle {
-            problem(nil, "the lifecycle changes the store keeps in memory (\(remembered.count)) differ from the log's (\(lifecycle.count))")
-        }
-        try checkFrontier(graph: graph, vector: vector, in: db)
-        try checkPending(vector: vector, in: db)
-    }
-
-    private mutating func checkFrontier(graph: CausalGraph, vector: VersionVector, in db: Database) throws {
-        let frontier = try Frontier(documentRow: documentRow, in: db)
-        if frontier.vector != vector {
-            problem(nil, "the recorded vector \(frontier.vector) differs from the log's \(vector)")
-        }
-        let recordedHeads = Set(frontier.headHashes)
-        let actualHeads = Set(graph.heads.map(\.hash))
-        if recordedHeads != actualHeads {
-            problem(nil, "the recorded heads \(recordedHeads.map(\.shortHex).sorted()) differ from the log's \(actualHeads.map(\.shortHex).sorted())")
-        }
-        if let remembered, (remembered?.frontier.tips ?? [:]) != frontier.tips {
-            problem(nil, "the frontier the store keeps in memory, \(remembered?.frontier.vector ?? VersionVector()), differs from the recorded \(frontier.vector)")
-        }
-    }
-
-    private mutating func checkPending(vector: VersionVector, in db: Database) throws {
-        var rows = try RawRows(
-            db.cachedStatement(sql: "SELECT hash, body FROM pending WHERE document = ? ORDER BY device, seq"), arguments: [documentRow])
-        var count = 0
-        while let row = try rows.next() {
-            count += 1
-            guard let change = try? Change(decoding: row[1] as Data, document: document) else {
-                problem(nil, "a waiting change cannot be decoded")
-                continue
-            }
-            if change.hash != (row[0] as Data?).flatMap({ try? Stored.changeHash($0) }) { problem(change.id, "the waiting change's bytes do not match its hash") }
-            let ready = change.id.seq == vector[change.id.device] + 1
-                && change.vector.entries.allSatisfy { $0.device == change.id.device || $0.seq <= vector[$0.device] }
-            if ready { problem(change.id, "the change waits although everything it depends on is in the log") }
-            if change.id.seq <= vector[change.id.device] { problem(change.id, "the change waits although it is in the log") }
-        }
-        if let remembered, (remembered?.hasWaiting ?? false) != (count > 0) {
-            problem(nil, "the store remembers the document \(count == 0 ? "with" : "without") waiting changes, but the pending table says otherwise")
         }
     }
 }
