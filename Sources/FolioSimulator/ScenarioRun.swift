@@ -89,7 +89,7 @@ final class ScenarioRun {
             }
             steps.append(SimulatedStep(
                 number: number, line: step.line, time: Timestamp(millisecondsSince1970: now),
-                action: scenario.yamlLine(of: step.action), events: events, failure: failure, skipped: skipped))
+                action: step.action, of: scenario, events: events, failure: failure, skipped: skipped))
             if stop { break }
         }
         if !failures.contains(where: { $0.kind != .expectation }) {

@@ -49,13 +49,58 @@ public struct SimulatedStep: Hashable, Sendable {
     /// Simulated time when the step ran.
     public var time: Timestamp
     /// The step as the scenario file writes it.
-    public var action: String
+    public var action: String {
+        get { text.written }
+        set { text = .written(newValue) }
+    }
     /// What happened: syncs, conflicts appearing and resolved, crashes, recoveries.
     public var events: [String]
     /// Why it failed, if it did.
     public var failure: String?
     /// Why it was skipped (it could not be done, and the run skips such steps), if it was.
     public var skipped: String?
+    /// The action, written out only when asked for: most runs (fuzzing's passing ones) never read it.
+    private var text: ActionText
+
+    init(number: Int, line: Int, time: Timestamp, action: Scenario.Action, of scenario: Scenario, events: [String],
+         failure: String?, skipped: String?) {
+        self.number = number
+        self.line = line
+        self.time = time
+        self.text = .unwritten(action, scenario)
+        self.events = events
+        self.failure = failure
+        self.skipped = skipped
+    }
+
+    /// Equal when every field is, the action as written.
+    public static func == (lhs: SimulatedStep, rhs: SimulatedStep) -> Bool {
+        (lhs.number, lhs.line, lhs.time, lhs.events, lhs.failure, lhs.skipped) == (rhs.number, rhs.line, rhs.time, rhs.events, rhs.failure, rhs.skipped)
+            && lhs.action == rhs.action
+    }
+
+    /// Hashes every field, the action as written.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(number)
+        hasher.combine(line)
+        hasher.combine(time)
+        hasher.combine(action)
+        hasher.combine(events)
+        hasher.combine(failure)
+        hasher.combine(skipped)
+    }
+
+    private enum ActionText: Sendable {
+        case written(String)
+        case unwritten(Scenario.Action, Scenario)
+
+        var written: String {
+            switch self {
+            case .written(let text): text
+            case .unwritten(let action, let scenario): scenario.yamlLine(of: action)
+            }
+        }
+    }
 }
 
 /// The outcome of running one scenario.
