@@ -14,16 +14,20 @@ public struct IngestResult: Hashable, Sendable {
     /// Changes that waited in the pending table and, once their dependencies arrived, proved invalid (bad parents
     /// or timestamps): dropped from the pending table, with the reason, so that they cannot block the document.
     public var rejected: [(id: ChangeID, reason: String)] = []
+    /// The documents whose logs grew (changes of theirs were applied), in identity order.
+    public var updatedDocuments: [DocumentID] = []
 
     /// Equal when the same changes were applied, ignored, deferred and rejected.
     public static func == (lhs: IngestResult, rhs: IngestResult) -> Bool {
         lhs.applied == rhs.applied && lhs.duplicates == rhs.duplicates && lhs.deferred == rhs.deferred
             && lhs.rejected.map(\.id) == rhs.rejected.map(\.id) && lhs.rejected.map(\.reason) == rhs.rejected.map(\.reason)
+            && lhs.updatedDocuments == rhs.updatedDocuments
     }
 
     /// Hashes what was applied and rejected.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(applied)
+        hasher.combine(updatedDocuments)
         hasher.combine(duplicates)
         hasher.combine(deferred)
         hasher.combine(rejected.map(\.id))
@@ -96,6 +100,8 @@ private struct Ingestion {
     }
 
     mutating func ingest(_ incoming: [EncodedChange], into result: inout IngestResult) throws {
+        let appliedBefore = result.applied.count
+        defer { if result.applied.count > appliedBefore { result.updatedDocuments.append(document) } }
         var appliedAny = false
         for encoded in incoming {
             let change = encoded.change

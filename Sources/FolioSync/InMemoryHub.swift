@@ -51,12 +51,14 @@ public final class InMemoryHub: Sendable {
         for bytes in try first.start() { link.send(bytes, to: .responder) }
         var ticks = 0
         while !first.isFinished {
-            if let delivery = link.nextDelivery() {
+            // Consecutive `changes` messages to one side are taken together, so that their changes are ingested in
+            // one transaction; the exchange goes as if they were delivered one by one.
+            if let delivery = link.nextDeliveries(batching: SyncMessage.startsAsChanges) {
                 switch delivery.to {
                 case .responder:
-                    for bytes in try second.receive(delivery.bytes) { link.send(bytes, to: .initiator) }
+                    for bytes in try second.receive(batch: delivery.messages) { link.send(bytes, to: .initiator) }
                 case .initiator:
-                    for bytes in try first.receive(delivery.bytes) { link.send(bytes, to: .responder) }
+                    for bytes in try first.receive(batch: delivery.messages) { link.send(bytes, to: .responder) }
                 }
                 continue
             }

@@ -64,6 +64,22 @@ struct InMemoryLink {
         return (envelope.to, envelope.bytes)
     }
 
+    /// Takes a message that is due, as ``nextDelivery()``, and with it the due messages right behind it that go to
+    /// the same endpoint, as long as they are `batchable` (the first one included) and the link does not reorder:
+    /// those would be handed out next, one after the other, whatever the recipient sent in between (its messages
+    /// queue behind them).
+    mutating func nextDeliveries(batching batchable: ([UInt8]) -> Bool) -> (to: Endpoint, messages: [[UInt8]])? {
+        guard let first = nextDelivery() else { return nil }
+        var messages = [first.bytes]
+        guard faults.reorder <= 0, batchable(first.bytes) else { return (first.to, messages) }
+        while let index = inFlight.firstIndex(where: { $0.due <= now }), inFlight[index].to == first.to,
+            batchable(inFlight[index].bytes)
+        {
+            messages.append(inFlight.remove(at: index).bytes)
+        }
+        return (first.to, messages)
+    }
+
     /// Moves virtual time on by one tick.
     mutating func advance() {
         now += 1

@@ -67,6 +67,62 @@ public struct SyncDriver: Sendable {
         return try receive(message)
     }
 
+    /// Handles the bytes of several messages from the peer that arrived together, in order. Returns the messages to
+    /// send: the same, in the same order, as receiving the messages one after the other would, and the store ends
+    /// the same; but the changes of consecutive `changes` messages are ingested in one transaction.
+    ///
+    /// - Throws: ``SyncError``, as ``receive(_:)-([UInt8])``; when ingesting the changes together fails, they are
+    ///   ingested message by message, so that what came before the failure stays, as one by one.
+    public mutating func receive(batch: [[UInt8]]) throws(SyncError) -> [[UInt8]] {
+        var outgoing: [[UInt8]] = []
+        var arrived: [(document: DocumentID, changes: [EncodedChange])] = []
+        for bytes in batch {
+            guard SyncMessage.startsAsChanges(bytes), let message = try? SyncMessage(decoding: bytes),
+                case .changes(let document, let changes) = message
+            else {
+                outgoing += try ingest(arrived)
+                arrived = []
+                outgoing += try receive(bytes)
+                continue
+            }
+            report.messagesReceived += 1
+            report.changesReceived += changes.count
+            // A `changes` message asks the session for nothing but its ingestion (none when empty).
+            if !changes.isEmpty { arrived.append((document, changes)) }
+        }
+        outgoing += try ingest(arrived)
+        return outgoing
+    }
+
+    /// Ingests the changes of several `changes` messages in one transaction, then tells the session each document's
+    /// vector in the messages' order. Returns the messages to send.
+    private mutating func ingest(_ arrived: [(document: DocumentID, changes: [EncodedChange])]) throws(SyncError) -> [[UInt8]] {
+        guard arrived.count > 1 else {
+            return try perform(arrived.map { .ingest(document: $0.document, changes: $0.changes) })
+        }
+        let result: IngestResult
+        do {
+            result = try store.ingest(encoded: arrived.flatMap(\.changes))
+        } catch {
+            // Nothing was applied: one transaction per message, as one by one.
+            return try perform(arrived.map { .ingest(document: $0.document, changes: $0.changes) })
+        }
+        report.changesApplied += result.applied.count
+        report.duplicates += result.duplicates
+        for document in result.updatedDocuments { report.noteUpdated(document) }
+        var actions: [SyncAction] = []
+        for document in arrived.map(\.document) {
+            let vector: VersionVector
+            do {
+                vector = try store.vector(of: document)
+            } catch {
+                throw .store(error, while: "reading the vector of document \(document) after ingesting the peer's changes")
+            }
+            actions += session.ingested(document, vector: vector)
+        }
+        return try perform(actions)
+    }
+
     /// Handles one decoded message from the peer. Returns the messages to send.
     ///
     /// - Throws: ``SyncError``, as when receiving bytes.
