@@ -14,10 +14,6 @@ import Testing
         directory = try TemporaryDirectory()
     }
 
-    private func whereClause(_ change: Change) -> String {
-        "device = (SELECT id FROM device WHERE uuid = \(SQLiteShell.blobLiteral(change.id.device.uuid.bytes))) AND seq = \(change.id.seq)"
-    }
-
     /// The body of `change` with one byte of its operations changed.
     private func alteredBody(of change: Change, text: String) throws -> [UInt8] {
         var body = change.encoded()
@@ -32,7 +28,7 @@ import Testing
         let tampered = try SQLiteShell.run(
             """
             DROP TRIGGER change_is_append_only_on_update;
-            UPDATE change SET body = \(SQLiteShell.blobLiteral(try alteredBody(of: change, text: text))) WHERE \(whereClause(change));
+            UPDATE change SET body = \(SQLiteShell.blobLiteral(try alteredBody(of: change, text: text))) WHERE \(SQLiteShell.rowCondition(change));
             """, on: url)
         try #require(tampered.succeeded, "\(tampered.errors)")
     }
@@ -109,7 +105,7 @@ import Testing
         let tampered = try SQLiteShell.run(
             """
             DROP TRIGGER change_is_append_only_on_delete;
-            DELETE FROM change WHERE \(whereClause(changes[3]));
+            DELETE FROM change WHERE \(SQLiteShell.rowCondition(changes[3]));
             """, on: store.url)
         try #require(tampered.succeeded, "\(tampered.errors)")
 

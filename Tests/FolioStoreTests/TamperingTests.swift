@@ -23,16 +23,12 @@ import Testing
         return (store.url, changes)
     }
 
-    private func whereClause(_ change: Change) -> String {
-        "device = (SELECT id FROM device WHERE uuid = \(SQLiteShell.blobLiteral(change.id.device.uuid.bytes))) AND seq = \(change.id.seq)"
-    }
-
     @Test func theTriggersRefuseToUpdateOrDeleteAChange() throws {
         let (url, changes) = try closedStore()
-        let update = try SQLiteShell.run("UPDATE change SET lamport = 99 WHERE \(whereClause(changes[1]));", on: url)
+        let update = try SQLiteShell.run("UPDATE change SET lamport = 99 WHERE \(SQLiteShell.rowCondition(changes[1]));", on: url)
         #expect(!update.succeeded)
         #expect(update.errors.contains("append-only"), "\(update.errors)")
-        let delete = try SQLiteShell.run("DELETE FROM change WHERE \(whereClause(changes[1]));", on: url)
+        let delete = try SQLiteShell.run("DELETE FROM change WHERE \(SQLiteShell.rowCondition(changes[1]));", on: url)
         #expect(!delete.succeeded)
         #expect(delete.errors.contains("append-only"), "\(delete.errors)")
 
@@ -50,12 +46,12 @@ import Testing
         body[offset + text.count - 1] = UInt8(ascii: "7")  // "edit number 7"
 
         let blocked = try SQLiteShell.run(
-            "UPDATE change SET body = \(SQLiteShell.blobLiteral(body)) WHERE \(whereClause(target));", on: url)
+            "UPDATE change SET body = \(SQLiteShell.blobLiteral(body)) WHERE \(SQLiteShell.rowCondition(target));", on: url)
         #expect(!blocked.succeeded, "the trigger must refuse the update")
         let tampered = try SQLiteShell.run(
             """
             DROP TRIGGER change_is_append_only_on_update;
-            UPDATE change SET body = \(SQLiteShell.blobLiteral(body)) WHERE \(whereClause(target));
+            UPDATE change SET body = \(SQLiteShell.blobLiteral(body)) WHERE \(SQLiteShell.rowCondition(target));
             """, on: url)
         try #require(tampered.succeeded, "\(tampered.errors)")
 
@@ -79,7 +75,7 @@ import Testing
         let tampered = try SQLiteShell.run(
             """
             DROP TRIGGER change_is_append_only_on_delete;
-            DELETE FROM change WHERE \(whereClause(changes[1]));
+            DELETE FROM change WHERE \(SQLiteShell.rowCondition(changes[1]));
             """, on: url)
         try #require(tampered.succeeded, "\(tampered.errors)")
 

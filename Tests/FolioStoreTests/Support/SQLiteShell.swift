@@ -1,3 +1,4 @@
+import FolioCore
 import Foundation
 
 /// Runs SQL on a database file outside the store (the test target cannot import GRDB), with the `sqlite3` tool
@@ -66,5 +67,10 @@ enum SQLiteShell {
     /// `X'…'`: a blob literal.
     static func blobLiteral(_ bytes: some Sequence<UInt8>) -> String {
         "X'" + bytes.map { String(format: "%02X", $0) }.joined() + "'"
+    }
+
+    /// The condition that picks `change`'s row of the change table.
+    static func rowCondition(_ change: Change) -> String {
+        "device = (SELECT id FROM device WHERE uuid = \(blobLiteral(change.id.device.uuid.bytes))) AND seq = \(change.id.seq)"
     }
 }
