@@ -174,18 +174,29 @@ extension Document {
         unsavedChanges += 1
         changesSinceCheckpoint += 1
         headStates = [change.hash: KnownState(change: change, model: state)]
+        rememberShared()
         removeState(.inConflict)
     }
 
+    /// Keeps the state shown at `head` among ``sharedStates`` (see there).
+    func rememberShared() {
+        guard group.isEmpty, !sharedStates.contains(where: { $0.change.hash == head.hash }) else { return }
+        sharedStates.append(KnownState(change: head, model: model))
+        if sharedStates.count > Self.sharedStateLimit { sharedStates.removeFirst() }
+    }
+
     /// The state at `target` from what the document knows already: a head's state as last computed, or the shown
-    /// state (`shown`, by default the model) or a known head's state that `target` descends from, advanced along
-    /// `target`'s primary parents (the nearest first). `nil` when none applies and the log must be replayed: a
-    /// version that keeps growing costs what arrived since it was last seen, not its history.
+    /// state (`shown`, by default the model), a known head's state or a recently shared version's state
+    /// (``sharedStates``) that `target` descends from, advanced along `target`'s primary parents (the nearest
+    /// first). `nil` when none applies and the log must be replayed: a version that keeps growing costs what arrived
+    /// since it was last seen, and one made elsewhere from a version this document showed costs its own changes, not
+    /// the history.
     func knownState(
         at target: Change, replay: DocumentReplay<Model>, shown: Model? = nil
     ) throws(DocumentError) -> DocumentReplay<Model>.Outcome? {
         if let known = headStates[target.hash] { return .init(model: known.model, skippedOperations: 0) }
-        let starts = ([KnownState(change: head, model: shown ?? model)] + headStates.values.filter { $0.change.hash != head.hash })
+        let starts = ([KnownState(change: head, model: shown ?? model)] + headStates.values.filter { $0.change.hash != head.hash }
+            + sharedStates.filter { $0.change.hash != head.hash && headStates[$0.change.hash] == nil })
             .filter { $0.change.vector.isContained(in: target.vector) }
             .sorted { ($0.change.vector.changeCount, $0.change.hash) > ($1.change.vector.changeCount, $1.change.hash) }
         for start in starts {

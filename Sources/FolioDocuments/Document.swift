@@ -28,6 +28,12 @@ public actor Document<Model: DocumentModel> {
     var head: Change
     /// The states of the heads, by hash, as last computed (versions are replayed once), with their changes.
     var headStates: [ChangeHash: KnownState] = [:]
+    /// The states of the last versions the document took without editing them (opened, picked up from others,
+    /// settled), newest last: versions made elsewhere usually start at one of them, and are then reached from it by
+    /// their own changes instead of being replayed from a checkpoint. A few at most (``sharedStateLimit``).
+    var sharedStates: [KnownState] = []
+    /// How many ``sharedStates`` are kept.
+    static var sharedStateLimit: Int { 3 }
 
     /// A change and the state at it.
     struct KnownState {
@@ -114,6 +120,7 @@ public actor Document<Model: DocumentModel> {
             throw .store(error, "reading the undo history")
         }
         updateEditability()
+        rememberShared()
         try recoverInterruptedSave()
         try noticeExternalModification()
         try updateConflictState()
@@ -191,6 +198,7 @@ public actor Document<Model: DocumentModel> {
         model = outcome.model
         skippedOperations += outcome.skippedOperations
         head = winner
+        rememberShared()
         try updateConflictState()
         try applyConflictStrategy()
         return true
