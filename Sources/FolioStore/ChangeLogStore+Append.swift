@@ -115,6 +115,11 @@ extension ChangeLogStore {
         case .heads(let hashes):
             var vector = VersionVector()
             for hash in Set(hashes).sorted() {
+                // A parent is usually a device's latest change, which the frontier may hold decoded.
+                if let kept = frontier.tips.values.first(where: { $0.hash == hash })?.change {
+                    vector.merge(kept.vector)
+                    continue
+                }
                 guard let parent = try fetchChange(hash, document: document, documentRow: documentRow, in: db) else {
                     throw StoreError(.invalidChange, "change \(hash.shortHex) is not in the log of document \(document), so no change can be made on it")
                 }
