@@ -115,8 +115,9 @@ extension ChangeLogStore {
         case .heads(let hashes):
             var vector = VersionVector()
             for hash in Set(hashes).sorted() {
-                // A parent is usually a device's latest change, which the frontier may hold decoded.
-                if let kept = frontier.tips.values.first(where: { $0.hash == hash })?.change {
+                // A parent is usually a device's latest change, which the frontier may hold decoded (this
+                // transaction's too, which the store's memory does not have yet).
+                if let kept = frontier.keptChange(hash) {
                     vector.merge(kept.vector)
                     continue
                 }

@@ -161,6 +161,8 @@ extension ChangeLogStore {
     }
 
     func fetchChange(_ hash: ChangeHash, document: DocumentID, documentRow: Int64, in db: Database) throws -> Change? {
+        // A device's latest change, which an exclusive store may keep decoded with its frontier (committed state).
+        if let kept = memory?.document(documentRow)?.frontier.keptChange(hash) { return kept }
         var bodies = try RawRows(db.cachedStatement(sql: Self.changeByHash), arguments: [documentRow, hash.prefix64])
         while let row = try bodies.next() {
             guard try Stored.changeHash(row[3]) == hash else { continue }

@@ -119,6 +119,11 @@ struct Frontier: Sendable {
         return lifecycleAdded
     }
 
+    /// The change with this hash when it is a tip kept decoded (see ``Tip/change``).
+    func keptChange(_ hash: ChangeHash) -> Change? {
+        tips.values.first { $0.hash == hash }?.change
+    }
+
     /// Keeps `change`, the tip of its device, decoded with the tip.
     mutating func keep(_ change: Change) {
         tips[change.id.device]?.change = change
