@@ -191,6 +191,10 @@ private struct Ingestion {
 
     private func lookUp(_ hash: ChangeHash) throws -> (ChangeID, UInt64)? {
         if let found = appliedNow[hash] { return found }
+        // A parent is usually a device's latest change: the frontier knows its identity and lamport.
+        if let (device, tip) = frontier.tips.first(where: { $0.value.hash == hash }) {
+            return (ChangeID(device: device, seq: tip.seq), tip.lamport)
+        }
         // The statement fetchChange(_:document:documentRow:in:) uses (one fewer to prepare); the body is left unread.
         var rows = try RawRows(
             db.cachedStatement(sql: ChangeLogStore.changeByHash),
