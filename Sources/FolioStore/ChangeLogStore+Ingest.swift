@@ -146,6 +146,13 @@ private struct Ingestion {
     }
 
     private func checkSameAsStored(_ change: Change) throws {
+        // A duplicate of a device's latest change (a message delivered twice, usually) is checked against the frontier.
+        if let tip = frontier.tips[change.id.device], tip.seq == change.id.seq {
+            guard tip.hash == change.hash else {
+                throw StoreError.identityReused(change, storedHash: tip.hash, where: "in the log")
+            }
+            return
+        }
         let deviceRow = try store.rowID(of: change.id.device, in: db, create: false)!
         // The statement the store's lookups by seq use (one fewer to prepare per connection); the body is left unread.
         let stored = try Data.fetchOne(

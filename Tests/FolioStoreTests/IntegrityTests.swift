@@ -82,6 +82,22 @@ import Testing
         #expect(try store.heads(of: document) == [original[1]])
     }
 
+    /// A duplicate of a device's latest change is checked against the frontier, an older one against its row: both
+    /// find a clash.
+    @Test(arguments: [StoreAccess.shared, .exclusive])
+    func aClashIsFoundAtTheLatestChangeAndBelowIt(access: StoreAccess) throws {
+        let store = try directory.openStore(for: .named("Receiver"), access: access)
+        try store.ingest(original)
+        for (clashing, seq) in [(clone[1], "seq 2"), (clone[0], "seq 1")] {
+            let error = try storeError { try store.ingest([clashing]) }
+            #expect(error.code == .integrity)
+            #expect(error.message.contains(seq), "\(error.message)")
+        }
+        #expect(try store.ingest(original).duplicates == 2, "the originals are duplicates")
+        #expect(try store.changes(of: document) == original)
+        try store.checkInvariants()
+    }
+
     @Test(arguments: [StoreAccess.shared, .exclusive])
     func aClashWithAWaitingChangeIsAnIntegrityErrorToo(access: StoreAccess) throws {
         let store = try directory.openStore(for: .named("Receiver"), access: access)
