@@ -99,7 +99,7 @@ extension ChangeLogStore {
     }
 
     /// The lifecycle changes of `document` (create, rename, move, delete, restore), in causal order, read without
-    /// the edits. An exclusive store remembers them until the document's next lifecycle change.
+    /// the edits. An exclusive store remembers them, and each of its transactions adds the ones it records.
     ///
     /// - Complexity: O(lifecycle changes × log n).
     public func lifecycleChanges(of document: DocumentID) throws(StoreError) -> [Change] {

@@ -29,8 +29,8 @@ struct Frontier: Sendable {
     let documentRow: Int64
     private(set) var tips: [DeviceID: Tip] = [:]
     private(set) var vector = VersionVector()
-    /// Whether a lifecycle change was recorded since the last ``takeLifecycleAdded()``.
-    private var lifecycleAdded = false
+    /// The lifecycle changes recorded since the last ``takeLifecycleAdded()``.
+    private var lifecycleAdded: [Change] = []
 
     /// Loads the frontier of `documentRow`.
     init(documentRow: Int64, in db: Database) throws {
@@ -110,12 +110,12 @@ struct Frontier: Sendable {
             deviceRow: deviceRow, seq: change.id.seq, lamport: change.lamport, hash: change.hash, isHead: true, isDirty: true,
             change: size < ChangeLogStore.cachedChangeThreshold ? change : nil)
         vector[change.id.device] = change.id.seq
-        if case .lifecycle = change.kind { lifecycleAdded = true }
+        if case .lifecycle = change.kind { lifecycleAdded.append(change) }
     }
 
     /// Whether a lifecycle change was recorded since the last call.
-    mutating func takeLifecycleAdded() -> Bool {
-        defer { lifecycleAdded = false }
+    mutating func takeLifecycleAdded() -> [Change] {
+        defer { lifecycleAdded = [] }
         return lifecycleAdded
     }
 

@@ -3,7 +3,7 @@ import GRDB
 import Synchronization
 
 /// With ``StoreAccess/exclusive``, what the store keeps in memory of its file: every document's frontier, every
-/// device's name, and the lifecycle changes of the documents whose lifecycle was read. The store is the file's only
+/// device's name, and the lifecycle changes of the documents whose lifecycle was read or that are new to it. The store is the file's only
 /// user, so what it committed is all there is: a vector, the heads to read, the summaries a sync announces, a
 /// document's lifecycle or the list of devices cost no query, and registering a device that is already known costs
 /// no transaction.
@@ -72,15 +72,19 @@ final class StoreMemory: Sendable {
     }
 
     /// Stages `frontier`, just saved in `db`'s open write transaction, with whether the document has waiting
-    /// changes (`nil`: as before); when the transaction added lifecycle changes, the remembered ones are dropped.
-    func stage(_ frontier: Frontier, of document: DocumentID, hasWaiting: Bool?, lifecycleAdded: Bool, in db: Database) {
+    /// changes (`nil`: as before) and the lifecycle changes the transaction added, which join the remembered ones.
+    /// A document new to the store remembers its lifecycle from the start: the memory holds every document with a
+    /// log from the store's opening on, so one it does not hold had no change before.
+    func stage(_ frontier: Frontier, of document: DocumentID, hasWaiting: Bool?, lifecycleAdded: [Change], in db: Database) {
         stage(in: db) { state in
             let row = frontier.documentRow
-            var entry = state.staged.documents[row] ?? state.committed.documents[row]
-                ?? RememberedDocument(document: document, frontier: frontier, hasWaiting: false)
+            let known = state.staged.documents[row] ?? state.committed.documents[row]
+            var entry = known ?? RememberedDocument(document: document, frontier: frontier, hasWaiting: false, lifecycle: [])
             entry.frontier = frontier
             if let hasWaiting { entry.hasWaiting = hasWaiting }
-            if lifecycleAdded { entry.lifecycle = nil }
+            if !lifecycleAdded.isEmpty, let lifecycle = entry.lifecycle {
+                entry.lifecycle = (lifecycle + lifecycleAdded).sorted { ($0.lamport, $0.id) < ($1.lamport, $1.id) }
+            }
             state.staged.documents[row] = entry
         }
     }
@@ -155,7 +159,8 @@ struct RememberedDocument: Sendable {
     var frontier: Frontier
     /// Whether some of the document's changes wait in the pending table.
     var hasWaiting: Bool
-    /// The document's lifecycle changes in causal order, when read since the store opened and unchanged since.
+    /// The document's lifecycle changes in causal order, once known (read since the store opened, or the document
+    /// was new to it); every transaction adds the ones it records.
     var lifecycle: [Change]? = nil
 
     /// Whether the document has a log: changes, or changes waiting for others.

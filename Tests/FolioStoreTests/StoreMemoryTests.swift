@@ -85,17 +85,21 @@ import Testing
         let store = try directory.openStore(for: a, access: .exclusive)
         let create = try store.append(.lifecycle(.create(name: "Notes", type: "public.plain-text", container: .local)), to: Fixtures.document)
         try store.append([Fixtures.edit("text")], to: Fixtures.document)
-        #expect(try store.lifecycleChanges(of: Fixtures.document) == [create], "read from the file")
-        #expect(try store.lifecycleChanges(of: Fixtures.document) == [create], "then remembered")
+        let row = try #require(try store.read("finding the row") { db in try store.rowID(of: Fixtures.document, in: db, create: false) })
+        func remembered() -> [Change]? { store.memory?.document(row)?.lifecycle }
+        #expect(remembered() == [create], "a document new to the store is remembered from its first change")
+        #expect(try store.lifecycleChanges(of: Fixtures.document) == [create])
         try store.checkInvariants()
 
-        // A lifecycle change of its own, then one from a peer: each is seen at the next read.
+        // A lifecycle change of its own, then one from a peer: each joins what is remembered as it commits.
         let rename = try store.append(.lifecycle(.rename(to: "Ideas")), to: Fixtures.document)
+        #expect(remembered() == [create, rename])
         #expect(try store.lifecycleChanges(of: Fixtures.document) == [create, rename])
         let peer = try directory.openStore(for: b)
         try store.sync(Fixtures.document, to: peer)
         let move = try peer.append(.lifecycle(.move(to: .shared)), to: Fixtures.document)
         try store.ingest([move])
+        #expect(remembered() == [create, rename, move])
         #expect(try store.lifecycleChanges(of: Fixtures.document) == [create, rename, move])
 
         // An ingest that rolls back leaves the remembered changes as they were, though it staged a lifecycle
@@ -114,7 +118,11 @@ import Testing
         #expect(try store.lifecycleChanges(of: Fixtures.document) == before + [delete])
         try store.checkInvariants()
         try store.close()
-        #expect(try directory.openStore(for: a, access: .exclusive).lifecycleChanges(of: Fixtures.document) == before + [delete])
+        // Reopened, the store reads the lifecycle from the file at the first read, then remembers it.
+        let reopened = try directory.openStore(for: a, access: .exclusive)
+        #expect(reopened.memory?.document(row)?.lifecycle == nil)
+        #expect(try reopened.lifecycleChanges(of: Fixtures.document) == before + [delete])
+        #expect(reopened.memory?.document(row)?.lifecycle == before + [delete])
     }
 
     @Test func verifyNoticesRememberedLifecycleChangesThatDifferFromTheFile() throws {
@@ -137,7 +145,7 @@ import Testing
         // A bug's work: the memory is told the document has no change, and the file is left as it is.
         try store.write("forgetting a frontier") { db in
             let row = try #require(try store.rowID(of: Fixtures.document, in: db, create: false))
-            store.memory?.stage(Frontier(empty: row), of: Fixtures.document, hasWaiting: nil, lifecycleAdded: false, in: db)
+            store.memory?.stage(Frontier(empty: row), of: Fixtures.document, hasWaiting: nil, lifecycleAdded: [], in: db)
         }
         let report = try store.verify(documents: [Fixtures.document])
         #expect(report.firstProblem?.message.contains("in memory") == true, "\(report)")
