@@ -78,7 +78,7 @@ public struct SyncDriver: Sendable {
         var arrived: [(document: DocumentID, changes: [EncodedChange])] = []
         for bytes in batch {
             guard SyncMessage.startsAsChanges(bytes), let message = try? SyncMessage(decoding: bytes),
-                case .changes(let document, let changes) = message
+                case .changes(_, let changes) = message
             else {
                 outgoing += try ingest(arrived)
                 arrived = []
@@ -87,8 +87,15 @@ public struct SyncDriver: Sendable {
             }
             report.messagesReceived += 1
             report.changesReceived += changes.count
-            // A `changes` message asks the session for nothing but its ingestion (none when empty).
-            if !changes.isEmpty { arrived.append((document, changes)) }
+            for action in session.receive(message) {
+                if case .ingest(let document, let changes) = action {
+                    arrived.append((document, changes))
+                } else {
+                    outgoing += try ingest(arrived)
+                    arrived = []
+                    outgoing += try perform([action])
+                }
+            }
         }
         outgoing += try ingest(arrived)
         return outgoing
@@ -97,15 +104,14 @@ public struct SyncDriver: Sendable {
     /// Ingests the changes of several `changes` messages in one transaction, then tells the session each document's
     /// vector in the messages' order. Returns the messages to send.
     private mutating func ingest(_ arrived: [(document: DocumentID, changes: [EncodedChange])]) throws(SyncError) -> [[UInt8]] {
-        guard arrived.count > 1 else {
-            return try perform(arrived.map { .ingest(document: $0.document, changes: $0.changes) })
-        }
+        let oneByOne = arrived.map { SyncAction.ingest(document: $0.document, changes: $0.changes) }
+        guard arrived.count > 1 else { return try perform(oneByOne) }
         let result: IngestResult
         do {
             result = try store.ingest(encoded: arrived.flatMap(\.changes))
         } catch {
             // Nothing was applied: one transaction per message, as one by one.
-            return try perform(arrived.map { .ingest(document: $0.document, changes: $0.changes) })
+            return try perform(oneByOne)
         }
         report.changesApplied += result.applied.count
         report.duplicates += result.duplicates
