@@ -113,7 +113,7 @@ struct Frontier: Sendable {
         if case .lifecycle = change.kind { lifecycleAdded.append(change) }
     }
 
-    /// Whether a lifecycle change was recorded since the last call.
+    /// The lifecycle changes recorded since the last call.
     mutating func takeLifecycleAdded() -> [Change] {
         defer { lifecycleAdded = [] }
         return lifecycleAdded

@@ -3,10 +3,10 @@ import GRDB
 import Synchronization
 
 /// With ``StoreAccess/exclusive``, what the store keeps in memory of its file: every document's frontier, every
-/// device's name, and the lifecycle changes of the documents whose lifecycle was read or that are new to it. The store is the file's only
-/// user, so what it committed is all there is: a vector, the heads to read, the summaries a sync announces, a
-/// document's lifecycle or the list of devices cost no query, and registering a device that is already known costs
-/// no transaction.
+/// device's name, and the lifecycle changes of the documents whose lifecycle was read or that are new to it. The
+/// store is the file's only user, so what it committed is all there is: a vector, the heads to read, the summaries a
+/// sync announces, a document's lifecycle or the list of devices cost no query, and registering a device that is
+/// already known costs no transaction.
 ///
 /// The memory is read from the file when the store opens and then follows the store's own commits: a write
 /// transaction stages what it saves, which replaces what is remembered when it commits and is dropped when it rolls
@@ -78,8 +78,8 @@ final class StoreMemory: Sendable {
     func stage(_ frontier: Frontier, of document: DocumentID, hasWaiting: Bool?, lifecycleAdded: [Change], in db: Database) {
         stage(in: db) { state in
             let row = frontier.documentRow
-            let known = state.staged.documents[row] ?? state.committed.documents[row]
-            var entry = known ?? RememberedDocument(document: document, frontier: frontier, hasWaiting: false, lifecycle: [])
+            var entry = state.staged.documents[row] ?? state.committed.documents[row]
+                ?? RememberedDocument(document: document, frontier: frontier, hasWaiting: false, lifecycle: [])
             entry.frontier = frontier
             if let hasWaiting { entry.hasWaiting = hasWaiting }
             if !lifecycleAdded.isEmpty, let lifecycle = entry.lifecycle {
