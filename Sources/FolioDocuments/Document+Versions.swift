@@ -195,8 +195,9 @@ extension Document {
         at target: Change, replay: DocumentReplay<Model>, shown: Model? = nil
     ) throws(DocumentError) -> DocumentReplay<Model>.Outcome? {
         if let known = headStates[target.hash] { return .init(model: known.model, skippedOperations: 0) }
-        let starts = ([KnownState(change: head, model: shown ?? model)] + headStates.values.filter { $0.change.hash != head.hash }
-            + sharedStates.filter { $0.change.hash != head.hash && headStates[$0.change.hash] == nil })
+        let others = headStates.values.filter { $0.change.hash != head.hash }
+            + sharedStates.filter { $0.change.hash != head.hash && headStates[$0.change.hash] == nil }
+        let starts = ([KnownState(change: head, model: shown ?? model)] + others)
             .filter { $0.change.vector.isContained(in: target.vector) }
             .sorted { ($0.change.vector.changeCount, $0.change.hash) > ($1.change.vector.changeCount, $1.change.hash) }
         for start in starts {

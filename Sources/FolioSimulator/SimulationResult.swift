@@ -75,7 +75,8 @@ public struct SimulatedStep: Hashable, Sendable {
 
     /// Equal when every field is, the action as written.
     public static func == (lhs: SimulatedStep, rhs: SimulatedStep) -> Bool {
-        (lhs.number, lhs.line, lhs.time, lhs.events, lhs.failure, lhs.skipped) == (rhs.number, rhs.line, rhs.time, rhs.events, rhs.failure, rhs.skipped)
+        (lhs.number, lhs.line, lhs.time, lhs.events, lhs.failure, lhs.skipped)
+            == (rhs.number, rhs.line, rhs.time, rhs.events, rhs.failure, rhs.skipped)
             && lhs.action == rhs.action
     }
 
