@@ -14,21 +14,14 @@ import Testing
         directory = try TemporaryDirectory()
     }
 
-    /// The body of `change` with one byte of its operations changed.
-    private func alteredBody(of change: Change, text: String) throws -> [UInt8] {
-        var body = change.encoded()
-        let bytes = Array(text.utf8)
-        let offset = try #require(body.indices.first { body[$0...].starts(with: bytes) }, "the operations are in the body")
-        body[offset + bytes.count - 1] = UInt8(ascii: "~")
-        return body
-    }
-
-    /// Rewrites the body of `change` in the closed store at `url`, past the trigger that forbids it.
+    /// Rewrites the body of `change` in the closed store at `url` (the last byte of `text` in its operations),
+    /// past the trigger that forbids it.
     private func tamper(with change: Change, text: String, in url: URL) throws {
+        let body = try #require(SQLiteShell.body(of: change, replacingLastByteOf: text, with: "~"), "the operations hold \(text)")
         let tampered = try SQLiteShell.run(
             """
             DROP TRIGGER change_is_append_only_on_update;
-            UPDATE change SET body = \(SQLiteShell.blobLiteral(try alteredBody(of: change, text: text))) WHERE \(SQLiteShell.rowCondition(change));
+            UPDATE change SET body = \(SQLiteShell.blobLiteral(body)) WHERE \(SQLiteShell.rowCondition(change));
             """, on: url)
         try #require(tampered.succeeded, "\(tampered.errors)")
     }

@@ -40,10 +40,8 @@ import Testing
     @Test func anAlteredBodyIsReportedAsTheFirstProblem() throws {
         let (url, changes) = try closedStore()
         let target = changes[1]
-        var body = target.encoded()
-        let text = Array("edit number 2".utf8)
-        let offset = try #require(body.indices.first { body[$0...].starts(with: text) }, "the operations are in the body")
-        body[offset + text.count - 1] = UInt8(ascii: "7")  // "edit number 7"
+        let body = try #require(
+            SQLiteShell.body(of: target, replacingLastByteOf: "edit number 2", with: "7"), "the operations are in the body")
 
         let blocked = try SQLiteShell.run(
             "UPDATE change SET body = \(SQLiteShell.blobLiteral(body)) WHERE \(SQLiteShell.rowCondition(target));", on: url)

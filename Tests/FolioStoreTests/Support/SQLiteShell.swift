@@ -69,6 +69,16 @@ enum SQLiteShell {
         "X'" + bytes.map { String(format: "%02X", $0) }.joined() + "'"
     }
 
+    /// The body of `change` with the last byte of `text`, which its operations hold, replaced by `replacement`;
+    /// `nil` when the body does not hold `text`.
+    static func body(of change: Change, replacingLastByteOf text: String, with replacement: Character) -> [UInt8]? {
+        var body = change.encoded()
+        let bytes = Array(text.utf8)
+        guard let offset = body.indices.first(where: { body[$0...].starts(with: bytes) }) else { return nil }
+        body[offset + bytes.count - 1] = replacement.asciiValue!
+        return body
+    }
+
     /// The condition that picks `change`'s row of the change table.
     static func rowCondition(_ change: Change) -> String {
         "device = (SELECT id FROM device WHERE uuid = \(blobLiteral(change.id.device.uuid.bytes))) AND seq = \(change.id.seq)"
