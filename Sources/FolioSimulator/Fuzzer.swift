@@ -69,7 +69,12 @@ public struct Fuzzer: Sendable {
             if await failsInReplay(replayable) {
                 shrunk = await ScenarioShrinker().shrink(replayable, keeping: closing.count) { await failsInReplay($0) }
             } else {
-                shrunk = await ScenarioShrinker().shrink(scenario) { await !simulator.run($0).violations.isEmpty }
+                // Only candidates a scenario file can hold: dropping a restart must not leave a step on a crashed
+                // device, which `folio replay` would refuse to read.
+                shrunk = await ScenarioShrinker().shrink(scenario) {
+                    (try? ScenarioParser.parse(yaml: $0.yaml, file: "shrunk.yaml")) != nil
+                        ? await !simulator.run($0).violations.isEmpty : false
+                }
                 shrunk.description = "Reproduces with folio fuzz's checks (steps that do not apply are skipped), not with replay."
             }
             shrunk.name = "Shrunk from random scenario \(seed)"

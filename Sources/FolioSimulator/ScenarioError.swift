@@ -7,7 +7,7 @@ public struct ScenarioError: Error, Hashable, Sendable, CustomStringConvertible 
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: String, Hashable, Sendable {
             case malformedYAML, unknownKey, missingKey, wrongType, invalidValue, unknownDevice, unknownDocument
-            case wrongModel, duplicateName
+            case wrongModel, duplicateName, deviceNotRunning
         }
         private let value: Value
 
@@ -31,6 +31,8 @@ public struct ScenarioError: Error, Hashable, Sendable, CustomStringConvertible 
         public static let wrongModel = Code(value: .wrongModel)
         /// A name given twice where names must be unique (devices, partition groups, lists).
         public static let duplicateName = Code(value: .duplicateName)
+        /// A step needs a device that a `crash` stopped and no `restart` brought back, or restarts a device that runs.
+        public static let deviceNotRunning = Code(value: .deviceNotRunning)
 
         /// The code's name, such as `unknownKey`.
         public var description: String { value.rawValue }

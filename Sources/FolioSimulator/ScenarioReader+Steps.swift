@@ -79,7 +79,58 @@ extension ScenarioReader {
             reportSeveralActions(action, entries.dropFirst().map(\.key), at: node)
             return nil
         }
-        return readAction(action, key: key, value: value).map { Scenario.Step($0, line: node.mark?.line ?? 0) }
+        guard let read = readAction(action, key: key, value: value) else { return nil }
+        checkRunning(read, at: node)
+        return Scenario.Step(read, line: node.mark?.line ?? 0)
+    }
+
+    /// Reports a step that needs a device a `crash` stopped (until a `restart` brings it back), and a `restart` of
+    /// a device that runs; follows the crashes and restarts. What a step cannot do is known from the file alone, so
+    /// it is refused before anything runs rather than stopping the run half-way.
+    private mutating func checkRunning(_ action: Scenario.Action, at node: Node) {
+        // A device the scenario does not declare is reported as such, once.
+        func stopped(_ device: String) -> String? {
+            crashed[device].map { "'\(device)' crashed at line \($0) and has not restarted" }
+        }
+        let restart = { (device: String) in "- restart: {device: \(YAMLText.scalar(device))}" }
+        switch action {
+        case .restart(let device):
+            guard crashed.removeValue(forKey: device) == nil, deviceNames?.contains(device) == true else { return }
+            report(.deviceNotRunning, at: node,
+                   "'\(device)' is running here: restart brings a device back after a crash; "
+                   + "crash it first (- crash: {device: \(YAMLText.scalar(device))}) or remove this step")
+        case .crash(let device, _):
+            if let problem = stopped(device) {
+                report(.deviceNotRunning, at: node, "\(problem): it cannot crash again; restart it first: \(restart(device))")
+            }
+            if deviceNames?.contains(device) == true { crashed[device] = node.mark?.line ?? 0 }
+        case .expect(let expectation):
+            guard expectation.document != nil else { return }
+            if let device = expectation.device {
+                if let problem = stopped(device) {
+                    report(.deviceNotRunning, at: node, "\(problem), so it shows no document; restart it first: \(restart(device))")
+                }
+            } else if let device = crashed.keys.min(), let problem = stopped(device) {
+                report(.deviceNotRunning, at: node,
+                       "this expect checks every device, but \(problem); restart it first (\(restart(device))) "
+                       + "or name the device to check, such as device: \(YAMLText.scalar(runningExample ?? device))")
+            }
+        case .create(let device, _, _, _), .edit(let device, _, _), .undo(let device, _), .redo(let device, _),
+             .save(let device, _), .close(let device, _), .open(let device, _), .rename(let device, _, _),
+             .delete(let device, _), .move(let device, _, _), .writeFile(let device, _, _),
+             .importFile(let device, _, _, _), .resolve(let device, _, _):
+            if let problem = stopped(device) {
+                report(.deviceNotRunning, at: node, "\(problem); restart it first: \(restart(device))")
+            }
+        case .sync, .offline, .online, .partition, .heal, .wait:
+            // Crashed devices are skipped by a sync and by waiting; a link can be cut or restored while down.
+            return
+        }
+    }
+
+    /// A declared device no crash stopped, for examples.
+    private var runningExample: String? {
+        deviceNames?.first { crashed[$0] == nil }
     }
 
     /// Explains a step map with more than one key: keys of the first action's own map that lost their indentation,

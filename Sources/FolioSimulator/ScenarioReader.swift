@@ -20,6 +20,8 @@ struct ScenarioReader {
     var documents: [String: KnownDocument] = [:]
     /// The same names in the order they became known (for suggestions and examples).
     var documentOrder: [String] = []
+    /// The devices that a `crash` step stopped and no `restart` brought back yet, with the crash's line.
+    var crashed: [String: Int] = [:]
 
     /// What the reader knows of a document name.
     struct KnownDocument {

@@ -57,6 +57,7 @@ import Testing
           - crash: {device: Mac, during: save}
           - crash: {device: iPad, during: append}
           - restart: {device: Mac}
+          - restart: {device: iPad}
           - close: {device: Phone, document: Book}
           - open: {device: Phone, document: Book}
           - rename: {device: Phone, document: Book, to: Album}
@@ -121,6 +122,7 @@ import Testing
             .crash(device: "Mac", during: .save),
             .crash(device: "iPad", during: .append),
             .restart(device: "Mac"),
+            .restart(device: "iPad"),
             .close(device: "Phone", document: "Book"),
             .open(device: "Phone", document: "Book"),
             .rename(device: "Phone", document: "Book", to: "Album"),
@@ -150,7 +152,7 @@ import Testing
             #expect(lines[step.line - 1].hasPrefix("  - \(step.action.key):"), "line \(step.line)")
         }
         #expect(scenario.steps.first?.line == 17)
-        #expect(scenario.steps.last?.line == 65)
+        #expect(scenario.steps.last?.line == 66)
     }
 
     @Test func defaultsApplyWhenKeysAreLeftOut() throws {

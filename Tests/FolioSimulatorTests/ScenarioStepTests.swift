@@ -95,11 +95,15 @@ import Testing
 
     @Test(arguments: cases)
     func stepReadsToItsAction(step: String, action: Action) throws {
-        let scenario = try ScenarioParser.parse(yaml: ScenarioParsing.withDocuments("  - " + step), file: "steps.yaml")
-        try #require(scenario.steps.count == 4)
-        #expect(scenario.steps[3].action == action)
-        #expect(scenario.steps[3].line == 10)
-        #expect(scenario.steps[3].action.key == String(step.prefix { $0 != ":" }))
+        // A restart brings back a crashed device: the device crashes first.
+        let before = action.key == "restart" ? ["  - crash: {device: iPad}"] : []
+        let steps = (before + ["  - " + step]).joined(separator: "\n")
+        let scenario = try ScenarioParser.parse(yaml: ScenarioParsing.withDocuments(steps), file: "steps.yaml")
+        try #require(scenario.steps.count == 4 + before.count)
+        let read = scenario.steps[3 + before.count]
+        #expect(read.action == action)
+        #expect(read.line == 10 + before.count)
+        #expect(read.action.key == String(step.prefix { $0 != ":" }))
         #expect(try ScenarioParser.parse(yaml: scenario.yaml, file: "written.yaml") == scenario, "the writer writes it back")
     }
 

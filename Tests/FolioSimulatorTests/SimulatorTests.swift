@@ -32,12 +32,15 @@ import Testing
     }
 
     @Test func aStepThatCannotBeDoneStopsTheRun() async throws {
-        let scenario = try parse("""
+        // Built as a value: a scenario file with this step is refused before it runs (ScenarioErrorTests).
+        var scenario = try parse("""
               - create: {device: iPad, document: Notes, text: "a"}
               - crash: {device: iPad}
-              - edit: {device: iPad, document: Notes, append: "b"}
-              - restart: {device: iPad}
             """)
+        scenario.steps += [
+            Scenario.Step(.edit(device: "iPad", document: "Notes", operation: .append("b"))),
+            Scenario.Step(.restart(device: "iPad")),
+        ]
         let result = await Simulator().run(scenario)
         let failure = try #require(result.failures.first)
         #expect(failure.kind == .step)

@@ -86,12 +86,17 @@ struct ScenarioGenerator {
     }
 }
 
-/// Valid steps: documents are created before use and edited with their own model's operations.
+/// Valid steps: documents are created before use and edited with their own model's operations; a device acts
+/// only while it runs (a crash stops it until a restart, and one device always runs).
 struct StepGenerator {
     let devices: [String]
     let defaultModel: Scenario.Model
     var documents: [(name: String, model: Scenario.Model)] = []
     var steps: [Scenario.Action] = []
+    /// The devices a crash stopped and no restart brought back yet.
+    var down: Set<String> = []
+
+    var running: [String] { devices.filter { !down.contains($0) } }
 
     init(devices: [String], defaultModel: Scenario.Model) {
         self.devices = devices
@@ -99,7 +104,7 @@ struct StepGenerator {
     }
 
     mutating func add(using generator: inout ScenarioGenerator) {
-        let device = generator.pick(devices)
+        let device = generator.pick(running)
         guard let document = documents.isEmpty || generator.chance(1, in: 8) ? nil : generator.pick(documents) else {
             create(device: device, using: &generator)
             return
@@ -136,9 +141,14 @@ struct StepGenerator {
         case 11:
             steps.append(.wait(generator.duration(0...7_200_000)))
         case 12:
+            guard running.count > 1 else { return }
+            down.insert(device)
             steps.append(.crash(device: device, during: generator.pick([nil, .save, .append])))
         case 13:
-            steps.append(.restart(device: device))
+            guard !down.isEmpty else { return }
+            let back = generator.pick(down.sorted())
+            down.remove(back)
+            steps.append(.restart(device: back))
         case 14:
             let choice: Scenario.Choice = generator.pick([.device(generator.pick(devices)), .latest, .merge, .keepBoth])
             steps.append(.resolve(device: device, document: document.name, choose: choice))
@@ -214,7 +224,8 @@ struct StepGenerator {
             if generator.chance(1, in: 2) { return expectation }
         }
         expectation.document = document.name
-        if generator.chance(1, in: 2) { expectation.device = generator.pick(devices) }
+        // While a device is down, the document is checked on one that runs, not on every device.
+        if generator.chance(1, in: 2) || !down.isEmpty { expectation.device = generator.pick(running) }
         if generator.chance(1, in: 6) {
             expectation.exists = false
             return expectation
