@@ -22,6 +22,14 @@ func peakMemoryMiB() -> Double {
     return Double(usage.ru_maxrss) / 1024
 }
 
+/// CPU seconds this process has used so far, user and system.
+func cpuSeconds() -> (user: Double, system: Double) {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+    return (seconds(usage.ru_utime), seconds(usage.ru_stime))
+}
+
 /// A fresh temporary directory, removed by `cleanUp`.
 struct ScratchDirectory {
     let url: URL
