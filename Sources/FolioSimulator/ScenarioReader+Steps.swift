@@ -88,12 +88,12 @@ extension ScenarioReader {
     /// a device that runs; follows the crashes and restarts. What a step cannot do is known from the file alone, so
     /// it is refused before anything runs rather than stopping the run half-way.
     private mutating func checkRunning(_ action: Scenario.Action, at node: Node) {
-        // A device the scenario does not declare is reported as such, once.
         func stopped(_ device: String) -> String? {
             crashed[device].map { "'\(device)' crashed at line \($0) and has not restarted" }
         }
         let restart = { (device: String) in "- restart: {device: \(YAMLText.scalar(device))}" }
         switch action {
+        // A device the scenario does not declare is reported as unknown only, so it is never marked as crashed.
         case .restart(let device):
             guard crashed.removeValue(forKey: device) == nil, deviceNames?.contains(device) == true else { return }
             report(.deviceNotRunning, at: node,
