@@ -4,8 +4,9 @@ import Foundation
 /// `fuzz`: random scenarios with 3 devices and 50 steps, run for a fixed time as `folio fuzz` runs them (each
 /// device's library on disk, invariants after every step, a full sync that must converge at the end), as many at
 /// once as there are cores. Reports how many complete per minute and how many broke an invariant, and the CPU time
-/// a scenario took (user and system, over the run): on a shared machine whose speed varies from hour to hour, the
-/// figure that tells a slower build from a slower machine when two runs are compared.
+/// a scenario took (user and system, over the run) with how many cores were busy: whether a run was short of CPU
+/// or waited on the disk. (On a VM whose CPU slows from one hour to the next, CPU time moves with it: only runs
+/// interleaved side by side compare two builds.)
 /// `FOLIO_BENCH_SECONDS` sets the time (default 60); seeds start at `FOLIO_BENCH_SEED` (default 1).
 enum FuzzBenchmark {
     static func run() async throws {
