@@ -9,10 +9,12 @@ extension ConflictReport {
     /// included, as the library's own device holds it, with its conflicts, losses and causal graph; the outcome
     /// says whether the store verifies as sound.
     ///
-    /// The library is opened as the device its store was created for (``ChangeLogStore/firstDevice(ofStoreAt:)``),
-    /// so no new device is registered, with the `askUser` policy and manual autosave, so that inspecting settles no
-    /// conflict and saves no file. Opening a document still does what any open does: it cleans up after an
-    /// interrupted save and records a file changed on disk by another program; closing takes a checkpoint.
+    /// The library is not touched: a copy of it is inspected (its store copied as of one commit by
+    /// ``ChangeLogStore/snapshot(ofStoreAt:to:attempts:)``, its `Documents/` and `Shared/` as they are), in a
+    /// temporary directory removed afterwards. The copy is opened as the device its store was created for
+    /// (``ChangeLogStore/firstDevice(ofStoreAt:)``), with the `askUser` policy and manual autosave, so the report
+    /// shows what the app would find at its next opening: an interrupted save cleaned up, a file changed on disk by
+    /// another program recorded, open conflicts left open.
     ///
     /// - Parameters:
     ///   - url: the library directory; the report's `source` is its path as given.
@@ -21,21 +23,27 @@ extension ConflictReport {
     ///   cannot be opened or read.
     public static func inspect(libraryAt url: URL, title: String? = nil) async throws(ReportError) -> ConflictReport {
         let storeURL = url.appendingPathComponent(".folio/store.sqlite")
+        guard FileManager.default.fileExists(atPath: storeURL.path) else {
+            throw ReportError(.notALibrary, "\(url.path) is not a Folio library: it has no .folio/store.sqlite")
+        }
+        let copy = try LibraryCopy(of: url)
+        defer { copy.remove() }
         let owner: Device?
         do {
-            owner = try ChangeLogStore.firstDevice(ofStoreAt: storeURL)
+            owner = try ChangeLogStore.firstDevice(ofStoreAt: copy.store)
         } catch {
-            throw ReportError(.notALibrary, "\(url.path) is not a Folio library: \(error.message)", cause: error)
+            let message = error.message.replacingOccurrences(of: copy.store.path, with: storeURL.path)
+            throw ReportError(.notALibrary, "\(url.path) is not a Folio library: \(message)", cause: error)
         }
         guard let owner else {
-            throw ReportError(.notALibrary, "\(url.path) is not a Folio library: it has no .folio/store.sqlite")
+            throw ReportError(.notALibrary, "\(url.path) is not a Folio library: its store records no device")
         }
         let library: DocumentLibrary
         let captures: [DocumentCapture]
         let verification: VerificationReport
         do {
             library = try DocumentLibrary(
-                at: url, device: owner,
+                at: copy.root, device: owner,
                 types: DocumentTypeRegistry([TextDocument.documentType, RecordsDocument.documentType, PagesDocument.documentType]),
                 autosave: .manual, conflictPolicy: ConflictPolicy(default: .askUser), backgroundWork: false)
             captures = try await DocumentCapture.captures(of: library)

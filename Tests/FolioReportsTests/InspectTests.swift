@@ -34,6 +34,37 @@ import Testing
         #expect(try reopened.store.heads(of: conflict.iPad.id).count == 2)
     }
 
+    @Test func inspectingLeavesTheLibraryByteForByteAsItWas() async throws {
+        let conflict = try await TextConflict(devices)
+        try await conflict.iPad.close()
+        try await conflict.mac.close()
+        let plain = try await conflict.libraries.0.create(TextDocument.self, named: "Plain", contents: TextDocument(text: "saved\n"))
+        try await plain.save()
+        try await plain.close()
+        // Another program rewrites the file while the app is closed: an opening records that, and takes a checkpoint
+        // when it closes; inspecting shows it without doing it to the library.
+        let names = try Self.files(in: devices.iPad.root).keys.sorted()
+        let file = try #require(names.first { $0.contains("Plain") }, "\(names)")
+        try Data("changed by another program\n".utf8).write(to: devices.iPad.root.appendingPathComponent(file))
+        let before = try Self.files(in: devices.iPad.root)
+
+        let report = try await ConflictReport.inspect(libraryAt: devices.iPad.root)
+        #expect(try Self.files(in: devices.iPad.root) == before, "not a byte of the library changed")
+        let shown = try #require(report.documents.first { $0.name == "Plain" }?.devices.first)
+        #expect(shown.contents == ["changed by another program"], "the report shows what the next opening would find")
+        #expect(report.documents.first { $0.name == "Notes" }?.conflicts.map(\.status) == [.open])
+    }
+
+    /// Every file under `root` (the store's files included), by path relative to `root`, with its bytes.
+    static func files(in root: URL) throws -> [String: Data] {
+        var files: [String: Data] = [:]
+        let enumerator = try #require(FileManager.default.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey]))
+        for case let url as URL in enumerator where try url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile == true {
+            files[String(url.standardizedFileURL.path.dropFirst(root.standardizedFileURL.path.count + 1))] = try Data(contentsOf: url)
+        }
+        return files
+    }
+
     @Test func aDirectoryWithoutAStoreIsNotALibrary() async throws {
         let empty = devices.directory.appendingPathComponent("empty")
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)

@@ -8,8 +8,9 @@ struct InspectCommand: AsyncParsableCommand {
         commandName: "inspect",
         abstract: "Print the conflict-inspection report of a library directory (Markdown by default).",
         discussion: """
-            Documents are opened without resolving anything: open conflicts are shown, not settled. Exit 1 when a \
-            conflict is open, 2 when DIR is not a library.
+            The library is not modified: a temporary copy of it is inspected. Documents are opened without \
+            resolving anything: open conflicts are shown, not settled. Exit 1 when a conflict is open, 2 when DIR \
+            is not a library.
             """)
 
     @Argument(help: "The library directory (the one holding .folio/store.sqlite).")
