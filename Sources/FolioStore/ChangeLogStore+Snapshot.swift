@@ -12,8 +12,9 @@ extension ChangeLogStore {
     /// one commit. No SQLite connection is opened on `source`: even a read-only one may create the shared-memory
     /// file beside it.
     ///
-    /// - Throws: ``StoreError`` `notAStore` when `source` is absent, empty or not SQLite; `database` when the
-    ///   files cannot be copied, or kept changing. `destination` is removed on failure.
+    /// - Throws: ``StoreError`` `notAStore` when `source` is absent, empty or not SQLite; `database` when
+    ///   `destination` (or its `-wal`) exists already, or the files cannot be copied, or kept changing. The copy is
+    ///   removed on failure.
     public static func snapshot(ofStoreAt source: URL, to destination: URL, attempts: Int = 5) throws(StoreError) {
         let path = source.path
         let handle = FileHandle(forReadingAtPath: path)
@@ -27,6 +28,10 @@ extension ChangeLogStore {
             (from: path + suffix, to: destination.path + suffix, required: required)
         }
         let fileManager = FileManager.default
+        // The copy is removed on failure, so it must be a file this call made.
+        if let existing = files.first(where: { fileManager.fileExists(atPath: $0.to) }) {
+            throw StoreError(.database, "cannot copy \(path) to \(existing.to): a file is already there")
+        }
         func removeCopy() {
             for file in files { try? fileManager.removeItem(atPath: file.to) }
         }

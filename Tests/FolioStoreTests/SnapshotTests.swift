@@ -60,4 +60,15 @@ import Testing
         #expect(absent?.code == .notAStore)
         #expect(try files("copy").isEmpty)
     }
+
+    @Test func anExistingFileIsNeverOverwrittenNorRemoved() throws {
+        let store = try directory.openStore("A.sqlite", as: device)
+        try store.append([Fixtures.edit("first")], to: Fixtures.document)
+        try Data("someone's file".utf8).write(to: directory.file("copy.sqlite-wal"))
+        let refused = #expect(throws: StoreError.self) {
+            try ChangeLogStore.snapshot(ofStoreAt: store.url, to: directory.file("copy.sqlite"))
+        }
+        #expect(refused?.message.contains("already there") == true)
+        #expect(try files("copy") == ["copy.sqlite-wal": Data("someone's file".utf8)])
+    }
 }
