@@ -63,6 +63,20 @@ import Testing
         #expect(run.errors.contains("\(bad.path):5:"))
         #expect(run.errors.contains("nothing was run"))
         #expect(try ToolRun.folio(["replay", directory.appendingPathComponent("missing.yaml").path]).status == 2)
+        // What a step cannot do because a device crashed is known from the file alone.
+        let crashed = directory.appendingPathComponent("crashed.yaml")
+        try Data("""
+            name: Crashed
+            devices: [{name: iPad}]
+            steps:
+              - create: {device: iPad, document: Notes}
+              - crash: {device: iPad}
+              - edit: {device: iPad, document: Notes, append: "x"}
+            """.utf8).write(to: crashed)
+        let crashedRun = try ToolRun.folio(["replay", good, crashed.path])
+        #expect(crashedRun.status == 2)
+        #expect(crashedRun.output.isEmpty, "nothing runs: \(crashedRun.output)")
+        #expect(crashedRun.errors.contains("\(crashed.path):6:5: error: 'iPad' crashed at line 5 and has not restarted; restart it first: - restart: {device: iPad}"))
         #expect(try ToolRun.folio(["replay", good, "--report", "pdf", "--out", directory.path]).status == 2)
     }
 
