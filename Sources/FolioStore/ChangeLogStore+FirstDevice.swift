@@ -14,13 +14,7 @@ extension ChangeLogStore {
     /// - Throws: ``StoreError`` `notAStore` (not SQLite, or SQLite holding something else), `corrupt`, `database`.
     public static func firstDevice(ofStoreAt url: URL) throws(StoreError) -> Device? {
         let path = url.path
-        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-        let header = (try? handle.read(upToCount: 16)) ?? Data()
-        try? handle.close()
-        if header.isEmpty { return nil }
-        guard header == Data("SQLite format 3\0".utf8) else {
-            throw StoreError(.notAStore, "\(path) is not a SQLite database, so not a Folio store")
-        }
+        guard try holdsDatabase(path) else { return nil }
         do {
             var configuration = Configuration()
             configuration.readonly = true

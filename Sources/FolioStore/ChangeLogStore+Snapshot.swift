@@ -17,12 +17,8 @@ extension ChangeLogStore {
     ///   removed on failure.
     public static func snapshot(ofStoreAt source: URL, to destination: URL, attempts: Int = 5) throws(StoreError) {
         let path = source.path
-        let handle = FileHandle(forReadingAtPath: path)
-        let header = (try? handle?.read(upToCount: 16)) ?? Data()
-        try? handle?.close()
-        guard header == Data("SQLite format 3\0".utf8) else {
-            let what = header.isEmpty ? "absent or empty" : "not a SQLite database"
-            throw StoreError(.notAStore, "\(path) is \(what), so not a Folio store")
+        guard try holdsDatabase(path) else {
+            throw StoreError(.notAStore, "\(path) is absent or empty, so not a Folio store")
         }
         let files = [("", true), ("-wal", false)].map { suffix, required in
             (from: path + suffix, to: destination.path + suffix, required: required)

@@ -175,15 +175,20 @@ public final class ChangeLogStore: Sendable {
     /// store is new (no file, or an empty one). An existing database is checked by ``checkFormat(_:path:)`` as soon
     /// as the store's connection opens.
     private static func preflight(_ url: URL) throws(StoreError) -> Bool {
-        let path = url.path
-        guard let handle = FileHandle(forReadingAtPath: path) else { return true }  // absent: a new store
+        try !holdsDatabase(url.path)
+    }
+
+    /// Whether the file at `path` starts as a SQLite database: `false` when it is absent or empty (no store yet);
+    /// throws `notAStore` when it holds something else. Reads its first 16 bytes only.
+    static func holdsDatabase(_ path: String) throws(StoreError) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
         let header = (try? handle.read(upToCount: 16)) ?? Data()
         try? handle.close()
-        if header.isEmpty { return true }
+        if header.isEmpty { return false }
         guard header == Data("SQLite format 3\0".utf8) else {
             throw StoreError(.notAStore, "\(path) is not a SQLite database, so not a Folio store; it was not modified")
         }
-        return false
+        return true
     }
 
     /// Throws `notAStore` or `newerFormat` when the SQLite database `db` (at `path`) is not a store this build can
