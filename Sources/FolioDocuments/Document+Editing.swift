@@ -20,7 +20,7 @@ extension Document {
         do throws(ModelError) {
             inverse = try model.apply(operation)
         } catch {
-            throw DocumentError(.invalidOperation, "the edit does not apply to \(info.displayName): \(error.message)", cause: error)
+            throw DocumentError(.invalidOperation, "the edit does not apply to \(info.displayName)", cause: error)
         }
         group.add(operation, inverse: inverse)
         lastEditTime = now
@@ -41,7 +41,7 @@ extension Document {
                 batch.add(operation, inverse: try model.apply(operation))
             } catch {
                 model = saved
-                throw DocumentError(.invalidOperation, "the edit does not apply to \(info.displayName): \(error.message)", cause: error)
+                throw DocumentError(.invalidOperation, "the edit does not apply to \(info.displayName)", cause: error)
             }
         }
         group = batch
@@ -139,7 +139,7 @@ extension Document {
             do throws(ModelError) {
                 inverses.append(try trial.apply(operation))
             } catch {
-                throw DocumentError(.invalidOperation, "the step no longer applies to \(info.displayName): \(error.message)", cause: error)
+                throw DocumentError(.invalidOperation, "the step no longer applies to \(info.displayName)", cause: error)
             }
         }
         return (trial, inverses.reversed())

@@ -144,7 +144,7 @@ extension Document {
         do {
             loaded = try Model(contents: contents)
         } catch {
-            throw DocumentError(.invalidContents, "the file of \(info.displayName) is not a valid \(type.identifier) document: \(error.message)", cause: error)
+            throw DocumentError(.invalidContents, "the file of \(info.displayName) is not a valid \(type.identifier) document", cause: error)
         }
         let previousHead = head
         head = base

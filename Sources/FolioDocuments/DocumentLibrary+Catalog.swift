@@ -168,7 +168,7 @@ extension DocumentLibrary {
         do {
             loaded = try Model(contents: contents)
         } catch {
-            throw DocumentError(.invalidContents, "\(url.lastPathComponent) is not a valid \(Model.documentType.identifier) document: \(error.message)", cause: error)
+            throw DocumentError(.invalidContents, "\(url.lastPathComponent) is not a valid \(Model.documentType.identifier) document", cause: error)
         }
         let displayName = name ?? url.deletingPathExtension().lastPathComponent
         try Self.validate(name: displayName)

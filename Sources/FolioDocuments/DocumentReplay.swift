@@ -140,7 +140,7 @@ struct DocumentReplay<Model: DocumentModel> {
         do {
             return try Model(contents: DocumentContents(decoding: encoded))
         } catch let error as ModelError {
-            throw DocumentError(.invalidContents, "stored contents cannot be loaded: \(error.message)", cause: error)
+            throw DocumentError(.invalidContents, "stored contents cannot be loaded", cause: error)
         } catch {
             throw DocumentError(.invalidContents, "stored contents cannot be decoded", cause: error as? CodecError)
         }

@@ -32,8 +32,9 @@ extension ConflictReport {
         do {
             owner = try ChangeLogStore.firstDevice(ofStoreAt: copy.store)
         } catch {
+            // The error names the copy's store; the user knows the library's.
             let message = error.message.replacingOccurrences(of: copy.store.path, with: storeURL.path)
-            throw ReportError(.notALibrary, "\(url.path) is not a Folio library: \(message)", cause: error)
+            throw ReportError(.notALibrary, "\(url.path) is not a Folio library", cause: StoreError(error.code, message, cause: error.cause))
         }
         guard let owner else {
             throw ReportError(.notALibrary, "\(url.path) is not a Folio library: its store records no device")

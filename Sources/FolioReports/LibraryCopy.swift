@@ -30,7 +30,7 @@ struct LibraryCopy {
         } catch {
             remove()
             let code: ReportError.Code = error.code == .notAStore ? .notALibrary : .unreadable
-            throw ReportError(code, "\(library.path) is \(code == .notALibrary ? "not a Folio library" : "unreadable"): \(error.message)", cause: error)
+            throw ReportError(code, "\(library.path) is \(code == .notALibrary ? "not a Folio library" : "unreadable")", cause: error)
         }
         for name in ["Documents", "Shared"] where fileManager.fileExists(atPath: library.appendingPathComponent(name).path) {
             do {

@@ -102,8 +102,10 @@ import Testing
         try await document.edit(.append("abc"))
         let error = try await #require(throws: DocumentError.self) { try await document.edit(.delete(at: 2, count: 5)) }
         #expect(error.code == .invalidOperation)
-        #expect(error.message.hasPrefix("the edit does not apply to Notes: "))
-        #expect((error.cause as? ModelError)?.code == .invalidOperation)
+        let cause = try #require(error.cause as? ModelError)
+        #expect(cause.code == .invalidOperation)
+        #expect(error.message == "the edit does not apply to Notes")
+        #expect(error.description == "the edit does not apply to Notes: \(cause.message)", "the reason, once")
         #expect(await document.model.text == "abc")
         #expect(await document.changeCount == 1)
         #expect(try library.edits(of: document.id).count == 1)

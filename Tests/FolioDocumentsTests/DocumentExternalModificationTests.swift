@@ -168,7 +168,8 @@ import Testing
 
         let error = try await #require(throws: DocumentError.self) { try await library.open(id, as: TextDocument.self) }
         #expect(error.code == .invalidContents)
-        #expect(error.message.hasPrefix("the file of Notes is not a valid com.folio.text document"))
+        let cause = try #require(error.cause as? ModelError)
+        #expect(error.description == "the file of Notes is not a valid com.folio.text document: \(cause.message)", "the reason, once")
         #expect(try library.log(of: id) == before, "nothing was half-applied")
     }
 }

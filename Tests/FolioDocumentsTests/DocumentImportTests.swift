@@ -98,8 +98,10 @@ import Testing
         try Data([0x66, 0x6F, 0xFF, 0xFE]).write(to: source)
         let error = try #require(throws: DocumentError.self) { try library.importFile(at: source, as: TextDocument.self) }
         #expect(error.code == .invalidContents)
-        #expect(error.message.hasPrefix("Binary.txt is not a valid com.folio.text document: "))
-        #expect((error.cause as? ModelError)?.code == .invalidContents)
+        let cause = try #require(error.cause as? ModelError)
+        #expect(cause.code == .invalidContents)
+        #expect(error.message == "Binary.txt is not a valid com.folio.text document")
+        #expect(error.description == "Binary.txt is not a valid com.folio.text document: \(cause.message)", "the reason, once")
 
         let records = try inbox.appendingPathComponent("Bad.folio-records")
         try Data(#"{"records":[{"id":"r1"}]}"#.utf8).write(to: records)

@@ -77,7 +77,10 @@ import Testing
         try FileManager.default.createDirectory(at: fake.appendingPathComponent(".folio"), withIntermediateDirectories: true)
         let store = fake.appendingPathComponent(".folio/store.sqlite")
         try Data("not a database at all".utf8).write(to: store)
-        await #expect(throws: ReportError.self) { try await ConflictReport.inspect(libraryAt: fake) }
+        let error = try await #require(throws: ReportError.self) { try await ConflictReport.inspect(libraryAt: fake) }
+        #expect(error.code == .notALibrary)
+        #expect(error.description.hasPrefix("\(fake.path) is not a Folio library: \(store.path) is not a SQLite database"))
+        #expect(error.description.components(separatedBy: "not a SQLite database").count == 2, "the reason once: \(error)")
         #expect(try Data(contentsOf: store) == Data("not a database at all".utf8))
         #expect(!FileManager.default.fileExists(atPath: fake.appendingPathComponent("Documents").path))
     }
