@@ -33,10 +33,14 @@ public struct SimulationFailure: Hashable, Sendable, CustomStringConvertible {
         self.message = message
     }
 
+    /// Where the run was: `step 4`, `setup` or `final check`.
+    public var place: String {
+        step == 0 ? (kind == .setup ? "setup" : "final check") : "step \(step)"
+    }
+
     /// `step 4 (line 12): expected text "a", found "b"`.
     public var description: String {
-        let place = step == 0 ? (kind == .setup ? "setup" : "final check") : "step \(step)" + (line > 0 ? " (line \(line))" : "")
-        return "\(place): \(message)"
+        "\(place)\(line > 0 ? " (line \(line))" : ""): \(message)"
     }
 }
 

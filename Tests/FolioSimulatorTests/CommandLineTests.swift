@@ -40,7 +40,7 @@ import Testing
         let run = try ToolRun.folio(["replay", file.path])
         #expect(run.status == 1)
         #expect(run.output.contains("FAIL  \(file.path)"))
-        #expect(run.output.contains("\(file.path):5: step 2 (line 5): iPad: expected Notes text: \"b\", found \"a\""))
+        #expect(run.output.contains("\(file.path):5: step 2: iPad: expected Notes text: \"b\", found \"a\""))
     }
 
     @Test func invalidInputExitsTwoAndRunsNothing() throws {

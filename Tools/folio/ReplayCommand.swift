@@ -48,8 +48,9 @@ struct ReplayCommand: AsyncParsableCommand {
                 failed += 1
                 print("FAIL  \(file)  \(summary(of: result))")
                 for failure in result.failures {
-                    let place = failure.line > 0 ? "\(file):\(failure.line)" : file
-                    print("  \(place): \(failure)")
+                    // `file:line:` as compilers print it, so editors and CI logs link to the step.
+                    let location = failure.line > 0 ? "\(file):\(failure.line)" : file
+                    print("  \(location): \(failure.place): \(failure.message)")
                 }
             }
             if let report, let out {
