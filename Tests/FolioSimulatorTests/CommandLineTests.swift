@@ -97,4 +97,19 @@ import Testing
         #expect(inspect.output.contains("\"name\" : \"Notes\""))
         #expect(try ToolRun.folio(["inspect", work.path]).status == 2, "not a library")
     }
+
+    @Test(arguments: [
+        (["--seeds", "5...1"], "write the smaller number first: 1...5"),
+        (["--seeds", "abc"], "write a number, such as 7, or a range, such as 1...1000"),
+        (["--seeds", "1..5"], "write a number, such as 7, or a range, such as 1...1000"),
+        (["--seeds", "0...18446744073709551615"], "a run counts at most"),
+        (["--seeds", "1", "--devices", "4...2"], "write the smaller number first: 2...4"),
+        (["--seeds", "1", "--devices", "2...9"], "--devices must be within 1...8"),
+    ])
+    func fuzzRefusesRangesItCannotRun(arguments: [String], message: String) throws {
+        let run = try ToolRun.folio(["fuzz"] + arguments)
+        #expect(run.status == 2)
+        #expect(run.errors.contains(message), "\(run.errors)")
+        #expect(run.output.isEmpty, "nothing ran")
+    }
 }

@@ -13,11 +13,13 @@ struct FuzzCommand: AsyncParsableCommand {
             shrunk scenario as YAML, which `folio replay` reproduces; with --out, the YAML is also written there.
             """)
 
-    @Option(help: "The seeds, as A...B (inclusive) or a single number.")
-    var seeds: SeedRange
+    @Option(help: "The seeds, as A...B (inclusive) or a single number.", transform: NumberRange.init(argument:))
+    var seeds: NumberRange
 
-    @Option(help: "How many devices a scenario has, as A...B or a single number.")
-    var devices: SeedRange = SeedRange(range: 2...5)
+    @Option(
+        help: "How many devices a scenario has, as A...B or a single number (default: 2...5).",
+        transform: NumberRange.init(argument:))
+    var devices = NumberRange(range: 2...5)
 
     @Option(help: "How many steps a scenario has.")
     var steps = 50
@@ -90,29 +92,40 @@ struct FuzzCommand: AsyncParsableCommand {
         print(shrunk.yaml.split(separator: "\n", omittingEmptySubsequences: false).map { "    " + $0 }.joined(separator: "\n"))
         if let out {
             let url = URL(fileURLWithPath: out, isDirectory: true).appendingPathComponent("fuzz-\(outcome.seed).yaml")
-            try? FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-            if (try? Data(shrunk.yaml.utf8).write(to: url)) != nil { print("  written to \(url.path)") }
+            do {
+                try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+                try Data(shrunk.yaml.utf8).write(to: url)
+                print("  written to \(url.path)")
+            } catch {
+                // The YAML is printed above: nothing is lost, but the user asked for the file.
+                FileHandle.standardError.write(Data("folio: cannot write \(url.path): \(error.localizedDescription)\n".utf8))
+            }
         }
     }
 }
 
 /// `A...B` or `N` on the command line.
-struct SeedRange: ExpressibleByArgument, CustomStringConvertible {
+struct NumberRange: CustomStringConvertible {
     var range: ClosedRange<UInt64>
 
     init(range: ClosedRange<UInt64>) {
         self.range = range
     }
 
-    init?(argument: String) {
+    /// Reads an option's value; the error says what to write instead (the parser names the option and the value).
+    init(argument: String) throws(ValidationError) {
         let parts = argument.components(separatedBy: "...")
-        if parts.count == 1, let value = UInt64(parts[0]) {
-            range = value...value
-        } else if parts.count == 2, let low = UInt64(parts[0]), let high = UInt64(parts[1]), low <= high {
-            range = low...high
-        } else {
-            return nil
+        guard (1...2).contains(parts.count), let low = UInt64(parts[0]), let high = UInt64(parts.last!) else {
+            throw ValidationError("write a number, such as 7, or a range, such as 1...1000")
         }
+        guard low <= high else {
+            throw ValidationError("the range runs backwards; write the smaller number first: \(high)...\(low)")
+        }
+        // Counting them must not overflow (a run goes through them one by one).
+        guard high - low < UInt64(Int.max) else {
+            throw ValidationError("a run counts at most \(Int.max) numbers")
+        }
+        range = low...high
     }
 
     var description: String { range.count == 1 ? "\(range.lowerBound)" : "\(range.lowerBound)...\(range.upperBound)" }
