@@ -26,6 +26,32 @@ import Testing
         #expect(!html.contains("http://") || html.contains("http://www.w3.org/2000/svg"), "no network references")
     }
 
+    @Test func reportsFollowTheirFilesSubdirectoriesAndNeverOverwriteEachOther() throws {
+        let work = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let tree = work.appendingPathComponent("tree")
+        for (directory, scenario) in [("a", "01-offline-edits-ask-user.yaml"), ("b", "07-rename-race.yaml")] {
+            try FileManager.default.createDirectory(at: tree.appendingPathComponent(directory), withIntermediateDirectories: true)
+            try FileManager.default.copyItem(
+                at: scenarios.appendingPathComponent(scenario), to: tree.appendingPathComponent("\(directory)/same.yaml"))
+        }
+        let a = tree.appendingPathComponent("a/same.yaml").path, b = tree.appendingPathComponent("b/same.yaml").path
+
+        let out = work.appendingPathComponent("out")
+        let run = try ToolRun.folio(["replay", tree.path, a, "--report", "md", "--out", out.path])
+        #expect(run.status == 0, "\(run.output)\(run.errors)")
+        #expect(run.output.hasSuffix("2 scenarios: 2 passed, 0 failed\n"), "a file named twice runs once: \(run.output)")
+        let first = try String(contentsOf: out.appendingPathComponent("a/same.md"), encoding: .utf8)
+        let second = try String(contentsOf: out.appendingPathComponent("b/same.md"), encoding: .utf8)
+        #expect(first != second, "each scenario its own report")
+
+        let clash = try ToolRun.folio(["replay", a, b, "--report", "md", "--out", work.appendingPathComponent("flat").path])
+        #expect(clash.status == 2)
+        #expect(clash.output.isEmpty, "nothing runs: \(clash.output)")
+        #expect(clash.errors.contains("\(a) and \(b) would both write \(work.appendingPathComponent("flat/same.md").path)"))
+        #expect(!FileManager.default.fileExists(atPath: work.appendingPathComponent("flat").path))
+    }
+
     @Test func aFailedExpectationExitsOneAndSaysWhere() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

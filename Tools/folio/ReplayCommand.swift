@@ -11,7 +11,9 @@ struct ReplayCommand: AsyncParsableCommand {
         abstract: "Run scenario files (SCENARIOS.md) on simulated devices; exit 1 if an expectation fails.",
         discussion: """
             Every file is read before anything runs: one invalid file (exit 2) stops them all, with each problem \
-            at FILE:LINE:COLUMN. A directory stands for the .yaml and .yml files under it, in name order.
+            at FILE:LINE:COLUMN. A directory stands for the .yaml and .yml files under it, in name order. A report \
+            is named after its scenario file, under the same subdirectories as the file under the directory given \
+            (Scenarios/sync/a.yaml → OUT/sync/a.md).
             """)
 
     @Argument(help: "Scenario files, or directories of them.")
@@ -37,7 +39,9 @@ struct ReplayCommand: AsyncParsableCommand {
 
     func run() async throws {
         let files = try ScenarioFiles.collect(paths)
-        let scenarios = try ScenarioFiles.parse(files)
+        if let report, let out { try ScenarioFiles.checkReportNames(of: files, as: report, in: out) }
+        let scenarios = try ScenarioFiles.parse(files.map(\.path))
+        let reportNames = Dictionary(files.map { ($0.path, $0.reportName) }, uniquingKeysWith: { first, _ in first })
         let simulator = Simulator(workDirectory: workDir.map { URL(fileURLWithPath: $0, isDirectory: true) }, keepsFiles: keep)
         var failed = 0
         for (file, scenario) in scenarios {
@@ -56,7 +60,7 @@ struct ReplayCommand: AsyncParsableCommand {
             if let report, let out {
                 var value = result.report
                 value.source = file
-                try ReportOutput.write(value, as: report, named: file, into: out)
+                try ReportOutput.write(value, as: report, named: reportNames[file]!, into: out)
             }
         }
         let passed = scenarios.count - failed
@@ -72,27 +76,53 @@ struct ReplayCommand: AsyncParsableCommand {
 
 /// Finding and reading scenario files.
 enum ScenarioFiles {
-    /// The files `paths` name: files as given, directories as the `.yaml`/`.yml` files under them, sorted.
-    static func collect(_ paths: [String]) throws -> [String] {
-        var files: [String] = []
+    /// A scenario file to run.
+    struct File {
+        /// The path, as given or as found under a directory given.
+        var path: String
+        /// Its report's name without the extension: the file's name, after the subdirectories it was found in
+        /// under a directory given (`sync/a` for `Scenarios/sync/a.yaml` when `Scenarios` was given).
+        var reportName: String
+    }
+
+    /// The files `paths` name: files as given, directories as the `.yaml`/`.yml` files under them, sorted; a file
+    /// named twice (by itself and by its directory, say) runs once.
+    static func collect(_ paths: [String]) throws -> [File] {
+        var files: [File] = []
+        var seen: Set<String> = []
         let manager = FileManager.default
         for path in paths {
             var isDirectory: ObjCBool = false
             guard manager.fileExists(atPath: path, isDirectory: &isDirectory) else {
                 throw CommandFailure.invalidInput("\(path): no such file or directory")
             }
-            guard isDirectory.boolValue else {
-                files.append(path)
-                continue
+            let found: [File]
+            if isDirectory.boolValue {
+                found = (manager.enumerator(atPath: path)?.allObjects as? [String] ?? [])
+                    .filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }
+                    .sorted()
+                    .map { File(path: (path as NSString).appendingPathComponent($0), reportName: ($0 as NSString).deletingPathExtension) }
+                guard !found.isEmpty else { throw CommandFailure.invalidInput("\(path): no .yaml scenario files in this directory") }
+            } else {
+                found = [File(path: path, reportName: ((path as NSString).lastPathComponent as NSString).deletingPathExtension)]
             }
-            let found = (manager.enumerator(atPath: path)?.allObjects as? [String] ?? [])
-                .filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }
-                .sorted()
-                .map { (path as NSString).appendingPathComponent($0) }
-            guard !found.isEmpty else { throw CommandFailure.invalidInput("\(path): no .yaml scenario files in this directory") }
-            files += found
+            for file in found where seen.insert(URL(fileURLWithPath: file.path).standardizedFileURL.path).inserted {
+                files.append(file)
+            }
         }
         return files
+    }
+
+    /// Refuses (exit 2, before anything runs) two files whose reports would have one name, so that neither
+    /// report overwrites the other.
+    static func checkReportNames(of files: [File], as format: ReportFormat, in directory: String) throws {
+        let byName = Dictionary(grouping: files, by: \.reportName)
+        let clashes = byName.keys.sorted().filter { byName[$0]!.count > 1 }.map { name in
+            let paths = byName[name]!.map(\.path)
+            let report = (directory as NSString).appendingPathComponent("\(name).\(format.rawValue)")
+            return "\(paths.joined(separator: " and ")) would both write \(report): replay them separately or rename one"
+        }
+        guard clashes.isEmpty else { throw CommandFailure.invalidInput(clashes.joined(separator: "\n") + "\nnothing was run") }
     }
 
     /// Every file read strictly; all problems of all files reported together (exit 2) before anything runs.
@@ -133,12 +163,11 @@ enum ReportOutput {
         }
     }
 
-    /// Writes `report` as `DIR/NAME.FORMAT`, NAME being the source file's name without its extension.
-    static func write(_ report: ConflictReport, as format: ReportFormat, named source: String, into directory: String) throws {
-        let name = ((source as NSString).lastPathComponent as NSString).deletingPathExtension
+    /// Writes `report` as `DIR/NAME.FORMAT` (NAME may hold subdirectories, which are created).
+    static func write(_ report: ConflictReport, as format: ReportFormat, named name: String, into directory: String) throws {
         let url = URL(fileURLWithPath: directory, isDirectory: true).appendingPathComponent("\(name).\(format.rawValue)")
         do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try Data(render(report, as: format).utf8).write(to: url, options: .atomic)
         } catch {
             throw CommandFailure.invalidInput("cannot write \(url.path): \(error.localizedDescription)")
