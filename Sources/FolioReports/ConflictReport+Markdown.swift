@@ -10,7 +10,8 @@ extension ConflictReport {
         if let strategy { out.append("| Strategy | \(MarkdownText.inline(strategy)) |") }
         if let outcome {
             let failures = outcome.failures.count
-            out.append("| Outcome | " + (outcome.passed ? "**passed**" : "**FAILED** (\(failures) \(failures == 1 ? "failure" : "failures"))") + " |")
+            let words = outcomeWords
+            out.append("| \(words.label) | " + (outcome.passed ? "**\(words.passed)**" : "**\(words.failed.uppercased())** (\(failures) \(failures == 1 ? "failure" : "failures"))") + " |")
         }
         if let outcome, !outcome.failures.isEmpty {
             out += ["", "## Failures", ""]

@@ -89,6 +89,15 @@ public struct ConflictReport: Codable, Hashable, Sendable {
         self.documents = documents
     }
 
+    /// The outcome in words, as the renderings show it: a run `passed` or `failed`; a library's store `verified`
+    /// or `failed verification`.
+    var outcomeWords: (label: String, passed: String, failed: String) {
+        switch kind {
+        case .scenario: ("Outcome", "passed", "failed")
+        case .library: ("Store", "verified", "failed verification")
+        }
+    }
+
     /// Whether anything needs a person: a failed outcome, or a conflict still open.
     public var needsAttention: Bool {
         outcome?.passed == false || documents.contains { $0.conflicts.contains { $0.status == .open } }

@@ -23,6 +23,8 @@ import Testing
         #expect(report.kind == .library)
         #expect(report.title == "Library iPad")
         #expect(report.outcome == ConflictReport.Outcome(passed: true))
+        #expect(report.markdown().contains("| Store | **verified** |"), "a library's outcome is its store's verification")
+        #expect(report.html().contains("<p class=\"outcome passed\">Store verified</p>"))
         #expect(report.devices.map(\.name) == ["iPad", "Mac"])
         let document = try #require(report.documents.first)
         #expect(document.conflicts.map(\.status) == [.open], "inspecting settles nothing")
