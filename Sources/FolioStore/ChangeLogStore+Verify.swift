@@ -35,10 +35,10 @@ public struct VerificationReport: Hashable, Sendable, CustomStringConvertible {
 
     /// A one-line summary.
     public var description: String {
-        if let first = firstProblem {
-            return "\(problems.count) problem(s) in \(documents) documents, \(changes) changes; first: \(first)"
-        }
-        return "sound: \(documents) documents, \(changes) changes"
+        func counted(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
+        let scope = "\(counted(documents, "document")), \(counted(changes, "change"))"
+        guard let first = firstProblem else { return "sound: \(scope)" }
+        return "\(counted(problems.count, "problem")) in \(scope); first: \(first)"
     }
 }
 

@@ -97,6 +97,8 @@ import Testing
         let reopened = try directory.openStore(for: .named("Reader"), checked: false)
         let error = #expect(throws: StoreError.self) { _ = try reopened.latestCheckpoint(of: history.document) }
         #expect(error?.code == .corrupt)
-        #expect(try !reopened.verify().isSound)
+        let verification = try reopened.verify()
+        #expect(!verification.isSound)
+        #expect(verification.description.hasPrefix("1 problem in 1 document, "), "\(verification)")
     }
 }
