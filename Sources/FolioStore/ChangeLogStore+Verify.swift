@@ -184,7 +184,7 @@ extension ChangeLogStore {
             }
             let orphans = try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM checkpoint WHERE contents_hash NOT IN (SELECT hash FROM blob)")) ?? 0
             if orphans > 0 {
-                report.problems.append(.init(message: "\(orphans) checkpoint(s) have lost their contents"))
+                report.problems.append(.init(message: orphans == 1 ? "1 checkpoint has lost its contents" : "\(orphans) checkpoints have lost their contents"))
             }
             return report
         }
@@ -218,7 +218,7 @@ extension ChangeLogStore {
 
     private static func requireSound(_ report: VerificationReport) throws(StoreError) {
         if let first = report.firstProblem {
-            throw StoreError(.corrupt, "the store breaks its invariants (\(report.problems.count) problem(s)); first: \(first)")
+            throw StoreError(.corrupt, "the store breaks its invariants (\(report.problems.count) problem\(report.problems.count == 1 ? "" : "s")); first: \(first)")
         }
     }
 }
