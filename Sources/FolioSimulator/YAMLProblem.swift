@@ -27,6 +27,10 @@ enum YAMLProblem {
             message += problem + "; " + hint(for: problem, context: context?.text, at: mark, in: yaml)
             return make(mark, message)
         case .duplicatedKeysInMapping(let duplicates, let context):
+            // Yams points at the map; the repeat is what to fix, so point at it when the text shows where it is.
+            if duplicates.count == 1, let places = blockKeyPlaces(of: duplicates[0], inMapAt: context.mark, in: yaml), places.count > 1 {
+                return make(places[1], "'\(duplicates[0])' is given twice in one map (first at line \(places[0].line)); keep one")
+            }
             let keys = NameSuggestion.list(duplicates)
             let verb = duplicates.count == 1 ? "is" : "are"
             return make(context.mark, "\(keys) \(verb) given twice in one map; keep one of each")
@@ -65,6 +69,29 @@ enum YAMLProblem {
         }
         return "check the indentation: the keys of one map start in the same column, and each list item starts "
             + "with '- '"
+    }
+
+    /// Where the block map that starts at `mark` gives `key` (unquoted, in the map's own column), in order; `nil`
+    /// when the map is not a block map starting there (a flow map `{…}`, say).
+    private static func blockKeyPlaces(of key: String, inMapAt mark: Mark, in yaml: String) -> [(line: Int, column: Int)]? {
+        let lines = yaml.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).map { Array($0.unicodeScalars) }
+        let column = mark.column - 1
+        let keyScalars = Array(key.unicodeScalars)
+        guard mark.line >= 1, mark.line <= lines.count, !keyScalars.isEmpty else { return nil }
+        var places: [(line: Int, column: Int)] = []
+        for index in (mark.line - 1)..<lines.count {
+            let line = lines[index]
+            let indent = line.prefix { $0 == " " }.count
+            let isContent = indent < line.count && line[indent] != "#"
+            // A later line that starts left of the map's keys ends the map.
+            if index > mark.line - 1, isContent, indent < column { break }
+            guard indent == column || index == mark.line - 1, line.count > column + keyScalars.count,
+                  Array(line[column..<(column + keyScalars.count)]) == keyScalars
+            else { continue }
+            let rest = line[(column + keyScalars.count)...].drop { $0 == " " }
+            if rest.first == ":" { places.append((index + 1, column + 1)) }
+        }
+        return places
     }
 
     /// The character at `mark`, if the text has one there.

@@ -38,10 +38,28 @@ import Testing
     }
 
     @Test func repeatedKeysAreRefused() throws {
-        let error = try #require(ScenarioParsing.error("name: A\nname: B\ndevices: [{name: iPad}]\nsteps: [{sync: all}]\n"))
+        let error = try #require(ScenarioParsing.error("name: A\ndevices: [{name: iPad}]\nsteps: [{sync: all}]\nname: B\n"))
         #expect(error.code == .malformedYAML)
-        #expect(error.line == 1)
-        #expect(error.message == "'name' is given twice in one map; keep one of each")
+        #expect((error.line, error.column) == (4, 1), "the repeat, not the map")
+        #expect(error.message == "'name' is given twice in one map (first at line 1); keep one")
+
+        // In a step's map, inside a list item.
+        let nested = try #require(ScenarioParsing.error("""
+            name: A
+            devices: [{name: iPad}]
+            steps:
+              - edit:
+                  device: iPad
+                  document: Notes
+                  device: Mac
+            """))
+        #expect((nested.line, nested.column) == (7, 7))
+        #expect(nested.message == "'device' is given twice in one map (first at line 5); keep one")
+
+        // A flow map: the map is what the error can point at.
+        let flow = try #require(ScenarioParsing.error("name: A\ndevices: [{name: iPad, name: Mac}]\nsteps: [{sync: all}]\n"))
+        #expect(flow.line == 2)
+        #expect(flow.message == "'name' is given twice in one map; keep one of each")
     }
 
     @Test func secondDocumentIsRefused() throws {
