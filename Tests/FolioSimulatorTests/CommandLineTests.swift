@@ -124,6 +124,30 @@ import Testing
         #expect(try ToolRun.folio(["inspect", work.path]).status == 2, "not a library")
     }
 
+    @Test func logShowAndVerifyOnlyReadTheStore() throws {
+        let work = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let folder = work.appendingPathComponent("Shared").path
+        let store = work.appendingPathComponent("A.sqlite")
+        for (device, append) in [("A", 2), ("B", 1), ("A", 0)] {
+            let path = work.appendingPathComponent("\(device).sqlite").path
+            let run = try ToolRun.folio(["log", "sync", "--store", path, "--folder", folder, "--device", device, "--append", "\(append)"])
+            #expect(run.status == 0, "\(run.output)\(run.errors)")
+        }
+        let before = try FileManager.default.contentsOfDirectory(atPath: work.path).sorted()
+        let bytes = try Data(contentsOf: store)
+
+        let show = try ToolRun.folio(["log", "show", store.path])
+        #expect(show.status == 0, "\(show.errors)")
+        #expect(show.output.contains("  vector  A 2, B 1\n"), "names, not identities: \(show.output)")
+        let verify = try ToolRun.folio(["log", "verify", store.path])
+        #expect(verify.status == 0, "\(verify.errors)")
+        #expect(verify.output == "sound: 1 document, 3 changes\n")
+
+        #expect(try Data(contentsOf: store) == bytes, "no device registered, nothing recovered or checkpointed")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.path).sorted() == before, "no -wal or -shm beside it")
+    }
+
     @Test(arguments: [
         (["--seeds", "5...1"], "write the smaller number first: 1...5"),
         (["--seeds", "abc"], "write a number, such as 7, or a range, such as 1...1000"),

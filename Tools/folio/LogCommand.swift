@@ -23,6 +23,49 @@ func openStore(at path: String, device: Device, clock: any WallClock = SystemClo
     }
 }
 
+/// A store read without changing it: a copy of its files (``ChangeLogStore/snapshot(ofStoreAt:to:attempts:)``),
+/// opened as the device that made it. Opening the store itself as a tool's own device would register that device
+/// in it (and every peer it syncs with would learn of it) and could checkpoint or recover it.
+struct StoreCopy {
+    let store: ChangeLogStore
+    private let directory: URL
+    private let original: String
+
+    init(of path: String) throws {
+        original = path
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("folio-log-\(UUID().uuidString)", isDirectory: true)
+        let copy = directory.appendingPathComponent("store.sqlite")
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw CommandFailure.checkFailed("cannot make a temporary copy of \(path): \(error.localizedDescription)")
+        }
+        do {
+            try ChangeLogStore.snapshot(ofStoreAt: URL(fileURLWithPath: path), to: copy)
+            let owner = try ChangeLogStore.firstDevice(ofStoreAt: copy) ?? Device(id: deviceID(named: "folio-cli"), name: "folio-cli")
+            store = try ChangeLogStore(at: copy, device: owner, durability: .off)
+        } catch {
+            try? FileManager.default.removeItem(at: directory)
+            let message = error.message.replacingOccurrences(of: copy.path, with: path)
+            if error.code == .notAStore || error.code == .newerFormat { throw CommandFailure.invalidInput(message) }
+            throw CommandFailure.checkFailed("cannot read \(path): \(message)")
+        }
+    }
+
+    /// Closes the copy and removes it.
+    func remove() {
+        try? store.close()
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+/// `iPad 3, Mac 1`: a vector with device names where the store knows them.
+func describe(_ vector: VersionVector, names: [DeviceID: String]) -> String {
+    guard !vector.isEmpty else { return "empty" }
+    return vector.entries.map { "\(names[$0.device].flatMap { $0.isEmpty ? nil : $0 } ?? $0.device.description) \($0.seq)" }
+        .joined(separator: ", ")
+}
+
 /// A deterministic device identity for a command-line name: the same name gives the same device on every run.
 func deviceID(named name: String) -> DeviceID {
     var seed: UInt64 = 0xcbf2_9ce4_8422_2325

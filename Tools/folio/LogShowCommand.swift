@@ -9,7 +9,7 @@ struct LogShowCommand: AsyncParsableCommand {
         commandName: "show",
         abstract: "Print each document's vector, heads and waiting changes.")
 
-    @Argument(help: "The store file.")
+    @Argument(help: "The store file (only read: a temporary copy of it is opened).")
     var store: String
 
     func validate() throws {
@@ -17,11 +17,13 @@ struct LogShowCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let log = try openStore(at: store, device: Device(id: deviceID(named: "folio-cli"), name: "folio-cli"))
-        let names = Dictionary(uniqueKeysWithValues: try log.devices().map { ($0.id, $0.name) })
+        let copy = try StoreCopy(of: store)
+        defer { copy.remove() }
+        let log = copy.store
+        let names = Dictionary(try log.devices().map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
         for document in try log.documents() {
             print("document \(document)")
-            print("  vector  \(try log.vector(of: document))")
+            print("  vector  \(describe(try log.vector(of: document), names: names))")
             for head in try log.heads(of: document) {
                 let name = names[head.id.device].map { $0.isEmpty ? "" : " (\($0))" } ?? ""
                 print("  head    \(head.id)\(name) lamport \(head.lamport) at \(head.wallTime) \(head.hash.shortHex)")

@@ -53,6 +53,8 @@ struct LogSyncCommand: AsyncParsableCommand {
                 throw CommandFailure.checkFailed("sync through \(folder) failed: \(error)")
             }
         }
-        print("\(device): \(rounds) round\(rounds == 1 ? "" : "s"), sent \(sent), received \(received), vector \(try log.vector(of: documentID))")
+        let names = Dictionary(try log.devices().map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
+        let vector = describe(try log.vector(of: documentID), names: names)
+        print("\(device): \(rounds) round\(rounds == 1 ? "" : "s"), sent \(sent), received \(received), vector \(vector)")
     }
 }

@@ -9,7 +9,7 @@ struct LogVerifyCommand: AsyncParsableCommand {
         commandName: "verify",
         abstract: "Check a store: every change re-hashed, parents, vectors, frontier, blobs. Exit 1 if unsound.")
 
-    @Argument(help: "The store file.")
+    @Argument(help: "The store file (only read: a temporary copy of it is opened).")
     var store: String
 
     func validate() throws {
@@ -17,8 +17,9 @@ struct LogVerifyCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let log = try openStore(at: store, device: Device(id: deviceID(named: "folio-cli"), name: "folio-cli"))
-        let report = try log.verify()
+        let copy = try StoreCopy(of: store)
+        defer { copy.remove() }
+        let report = try copy.store.verify()
         for problem in report.problems { print("problem: \(problem)") }
         print(report)
         if !report.isSound { throw CommandFailure.checkFailed("\(store) is unsound; first problem: \(report.firstProblem!)") }
