@@ -147,20 +147,21 @@ extension Document {
 
     /// Appends one change made on the version the model shows, writing the undo history in the same transaction.
     ///
-    /// When the change would absorb a competing version of its author's (see ``implicitResolution(by:)``), a
+    /// When the change would absorb a competing version of its author's (see ``implicitResolution(by:joining:)``), a
     /// resolution recording that version as discarded is appended first, in the same transaction.
     func append(
         _ kind: ChangeKind, author: Device? = nil, history: ((Change) -> UndoHistory<Model.Operation>)? = nil
     ) throws(DocumentError) -> Change {
-        let resolution = try implicitResolution(by: author ?? library.store.localDevice)
+        let joined = try joinableAbsorbedHeads()
+        let resolution = try implicitResolution(by: author ?? library.store.localDevice, joining: joined)
         do {
             defer {
                 sameStateHeads = []
                 absorbedHeads = []
             }
-            let parents = [head.hash] + sameStateHeads + absorbedHeads + (resolution?.discarded ?? [])
+            let parents = [head.hash] + sameStateHeads + joined + (resolution?.discarded ?? [])
             // Joining a delete that a concurrent edit overruled: a restore on top records that the edit won.
-            let restore = !absorbedHeads.isEmpty && info.restoredByConcurrentEdit && author == nil
+            let restore = !joined.isEmpty && info.restoredByConcurrentEdit && author == nil
             let first = resolution.map { [ChangeKind.resolution($0)] } ?? []
             let kinds = first + [kind] + (restore ? [ChangeKind.lifecycle(.restore)] : [])
             let changes = try library.store.append(kinds, to: id, on: .heads(parents), author: author) { changes in
@@ -174,6 +175,25 @@ extension Document {
         } catch {
             throw .store(error, "recording a change to \(info.displayName)")
         }
+    }
+
+    /// The absorbed heads (``absorbedHeads``) the next change can join: those the content rule (``ContentLine``)
+    /// passes over beside the version shown and the heads that share its state. A head absorbed only because a
+    /// head the change does not join includes its contents stays a head; joining it would make every other device
+    /// replay the change on the wrong contents.
+    func joinableAbsorbedHeads() throws(DocumentError) -> [ChangeHash] {
+        guard !absorbedHeads.isEmpty else { return [] }
+        let line = library.contentLine(of: id)
+        var shown = [head]
+        for hash in sameStateHeads {
+            if let change = try line.lookup(hash) { shown.append(change) }
+        }
+        var joinable: [ChangeHash] = []
+        for hash in absorbedHeads {
+            guard let change = try line.lookup(hash) else { continue }
+            if try !line.carriesContents(change, beside: shown) { joinable.append(hash) }
+        }
+        return joinable
     }
 
     /// The resolution to record before `author`'s next change, if that change would otherwise make a competing
@@ -191,7 +211,7 @@ extension Document {
     /// - Complexity: one vector read when the author's latest change is in the shown version's past (the usual
     ///   case); otherwise the version groups, whose states are cached per head.
     /// - Throws: ``DocumentError`` `.store`.
-    func implicitResolution(by author: Device) throws(DocumentError) -> Resolution? {
+    func implicitResolution(by author: Device, joining joined: [ChangeHash]) throws(DocumentError) -> Resolution? {
         let latestSeq: UInt64
         do { latestSeq = try library.store.vector(of: id)[author.id] } catch { throw .store(error, "reading the vector of \(info.displayName)") }
         guard latestSeq > head.vector[author.id] else { return nil }
@@ -200,8 +220,13 @@ extension Document {
             throw .store(error, "reading the log of \(info.displayName)")
         }
         guard let latest else { return nil }
+        // The author's latest change only moved or renamed contents another head includes, but that head is not
+        // joined: the content rule alone would follow the latest change's contents, not the version shown.
+        if absorbedHeads.contains(latest.hash) && !joined.contains(latest.hash) {
+            return Resolution(strategy: .userChoice, chosen: [head.hash], discarded: [latest.hash])
+        }
         let groups = try versionGroups()
-        guard !([head.hash] + sameStateHeads + absorbedHeads).contains(latest.hash),
+        guard !([head.hash] + sameStateHeads + joined).contains(latest.hash),
             let competing = groups.first(where: { $0.heads.contains { $0.hash == latest.hash } }),
             // Another head with the same contents (the shown one, say) keeps the version: nothing would be lost.
             competing.heads.count == 1

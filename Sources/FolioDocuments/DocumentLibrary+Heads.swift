@@ -23,20 +23,9 @@ extension DocumentLibrary {
         guard heads.count > 1 else { return (heads, []) }
         var versions: [Change] = []
         var absorbed: [Change] = []
+        let line = contentLine(of: id)
         for candidate in heads {
-            var base = candidate
-            while case .lifecycle = base.kind, let parent = base.parents.first {
-                // Lifecycle changes are made on one line (their author's), so any parent leads back to its contents.
-                do {
-                    guard let found = try store.change(parent, of: id) else { break }
-                    base = found
-                } catch {
-                    throw .store(error, "reading the log")
-                }
-            }
-            let subsumed = base.hash != candidate.hash
-                && heads.contains { $0.hash != candidate.hash && $0.vector.contains(base.id) }
-            if subsumed { absorbed.append(candidate) } else { versions.append(candidate) }
+            if try line.carriesContents(candidate, beside: heads) { versions.append(candidate) } else { absorbed.append(candidate) }
         }
         if versions.isEmpty {
             // Every head only renamed or moved the same contents (a rename race): those contents are the one
@@ -46,6 +35,14 @@ extension DocumentLibrary {
             absorbed.removeAll { $0.hash == winner.hash }
         }
         return (versions, absorbed)
+    }
+
+    /// The content rule (``ContentLine``) over the stored log of document `id`.
+    func contentLine(of id: DocumentID) -> ContentLine {
+        let store = store
+        return ContentLine { hash throws(DocumentError) in
+            do throws(StoreError) { return try store.change(hash, of: id) } catch { throw .store(error, "reading the log") }
+        }
     }
 
     /// The heads a catalog change (rename, move, delete, restore) by this device is made on: the version every
@@ -60,7 +57,14 @@ extension DocumentLibrary {
         do { own = try store.vector(of: id)[device.id] } catch { throw .store(error, "reading the vector of document \(id)") }
         // Heads that only renamed or moved contents another head holds are joined too: they carry no version, and a
         // later rename must descend from the renames it has seen.
-        guard own > winner.vector[device.id] else { return [winner.hash] + absorbed.map(\.hash) }
+        guard own > winner.vector[device.id] else {
+            // Only the heads the content rule passes over beside the winner: a head absorbed by a version this
+            // change does not join would otherwise decide its contents (see ``ContentLine``).
+            let line = contentLine(of: id)
+            var joined = [winner.hash]
+            for head in absorbed where try !line.carriesContents(head, beside: [winner]) { joined.append(head.hash) }
+            return joined
+        }
         let latest: Change?
         do { latest = try store.change(ChangeID(device: device.id, seq: own), of: id) } catch {
             throw .store(error, "reading the log of document \(id)")

@@ -4,11 +4,9 @@ import Foundation
 
 /// Rebuilds a model from the log: the state at a head, from the best checkpoint plus the changes after it.
 ///
-/// The state at a change is the state at its primary parent with the change's operations applied. The primary
-/// parent is, for a resolution, the version it chose, and otherwise the parent that would win (highest lamport,
-/// then device) among those that carry contents (a parent that only renamed or moved contents another parent
-/// includes is passed over, as ``Document`` passes over such heads) — so following primary parents from a head traces one line of history, and replaying that line
-/// gives the same state on every device. A baseline, or a resolution with contents, sets the state outright.
+/// The state at a change is the state at its primary parent (``ContentLine``) with the change's operations applied,
+/// so following primary parents from a head traces one line of history, and replaying that line gives the same
+/// state on every device. A baseline, or a resolution with contents, sets the state outright.
 struct DocumentReplay<Model: DocumentModel> {
     let store: ChangeLogStore
     let document: DocumentID
@@ -87,53 +85,10 @@ struct DocumentReplay<Model: DocumentModel> {
     }
 
     private func primaryParent(of change: Change, in tail: [ChangeHash: Change]) throws(DocumentError) -> Change? {
-        var candidates = change.parents
-        if case .resolution(let resolution) = change.kind, !resolution.chosen.isEmpty { candidates = resolution.chosen }
-        var parents: [Change] = []
-        for hash in candidates {
-            if let parent = tail[hash] {
-                parents.append(parent)
-                continue
-            }
-            let stored: Change?
-            do {
-                stored = try store.change(hash, of: document)
-            } catch {
-                throw .store(error, "reading the log")
-            }
-            guard let parent = stored else {
-                throw DocumentError(.store, "change \(change.id) names parent \(hash.shortHex), which is not in the log")
-            }
-            parents.append(parent)
-        }
-        if parents.count > 1 {
-            // A parent that only renamed or moved contents another parent already includes carries no state of its
-            // own (the document showed the other one when the change was made on both): never follow it.
-            let bases = try parents.map { parent throws(DocumentError) in try contentBase(of: parent, in: tail) }
-            let carrying = parents.indices.filter { index in
-                bases[index].hash == parents[index].hash
-                    || !parents.indices.contains { $0 != index && parents[$0].vector.contains(bases[index].id) }
-            }
-            if !carrying.isEmpty, carrying.count < parents.count { parents = carrying.map { parents[$0] } }
-        }
-        return parents.max { ($0.lamport, $0.id.device) < ($1.lamport, $1.id.device) }
-    }
-
-    /// The change whose contents `change` shows: itself, or for a lifecycle change the latest non-lifecycle change
-    /// down its first parents (lifecycle changes are made on their author's line).
-    private func contentBase(of change: Change, in tail: [ChangeHash: Change]) throws(DocumentError) -> Change {
-        var base = change
-        while case .lifecycle = base.kind, let hash = base.parents.first {
-            if let parent = tail[hash] {
-                base = parent
-                continue
-            }
-            let stored: Change?
-            do { stored = try store.change(hash, of: document) } catch { throw .store(error, "reading the log") }
-            guard let parent = stored else { break }
-            base = parent
-        }
-        return base
+        try ContentLine { hash throws(DocumentError) in
+            if let parent = tail[hash] { return parent }
+            do throws(StoreError) { return try store.change(hash, of: document) } catch { throw .store(error, "reading the log") }
+        }.primaryParent(of: change)
     }
 
     private func load(_ encoded: Data) throws(DocumentError) -> Model {
