@@ -160,8 +160,10 @@ extension Document {
                 absorbedHeads = []
             }
             let parents = [head.hash] + sameStateHeads + joined + (resolution?.discarded ?? [])
-            // Joining a delete that a concurrent edit overruled: a restore on top records that the edit won.
-            let restore = !joined.isEmpty && info.restoredByConcurrentEdit && author == nil
+            // Joining a delete that a concurrent edit overruled (as an absorbed head, or as the author's own head
+            // a resolution discards): a restore on top records that the edit won.
+            let joinsMore = !joined.isEmpty || !(resolution?.discarded.isEmpty ?? true)
+            let restore = joinsMore && info.restoredByConcurrentEdit && author == nil
             let first = resolution.map { [ChangeKind.resolution($0)] } ?? []
             let kinds = first + [kind] + (restore ? [ChangeKind.lifecycle(.restore)] : [])
             let changes = try library.store.append(kinds, to: id, on: .heads(parents), author: author) { changes in
