@@ -40,12 +40,13 @@ struct DocumentReplay<Model: DocumentModel> {
         guard known.vector.isContained(in: head.vector) else { return nil }
         if head.isReset { return try apply([head], onto: Model(), reset: head) }
         let tail = try changes(since: known.vector, within: head.vector)
+        let line = contentLine(tail)
         var chain: [Change] = []
         var current = head
         while current.hash != known.hash {
             chain.append(current)
             if current.isReset { return try apply(chain, onto: Model(), reset: current) }
-            guard let parent = try primaryParent(of: current, in: tail), known.vector.isContained(in: parent.vector) else {
+            guard let parent = try line.primaryParent(of: current), known.vector.isContained(in: parent.vector) else {
                 return nil
             }
             current = parent
@@ -55,6 +56,7 @@ struct DocumentReplay<Model: DocumentModel> {
 
     private func replay(to head: Change, from checkpoint: Checkpoint?) throws(DocumentError) -> Outcome? {
         let tail = try changes(since: checkpoint?.vector ?? VersionVector(), within: head.vector)
+        let line = contentLine(tail)
         var chain: [Change] = []
         var current = head
         while true {
@@ -63,7 +65,7 @@ struct DocumentReplay<Model: DocumentModel> {
             }
             chain.append(current)
             if current.isReset { return try apply(chain, onto: Model(), reset: current) }
-            guard let parent = try primaryParent(of: current, in: tail) else {
+            guard let parent = try line.primaryParent(of: current) else {
                 // A root: the first change of the document.
                 return try apply(chain, onto: Model(), reset: nil)
             }
@@ -84,11 +86,13 @@ struct DocumentReplay<Model: DocumentModel> {
         }
     }
 
-    private func primaryParent(of change: Change, in tail: [ChangeHash: Change]) throws(DocumentError) -> Change? {
-        try ContentLine { hash throws(DocumentError) in
+    /// The content rule over `tail` (the changes read for this replay), then the store.
+    private func contentLine(_ tail: [ChangeHash: Change]) -> ContentLine {
+        let store = store, document = document
+        return ContentLine { hash throws(DocumentError) in
             if let parent = tail[hash] { return parent }
             do throws(StoreError) { return try store.change(hash, of: document) } catch { throw .store(error, "reading the log") }
-        }.primaryParent(of: change)
+        }
     }
 
     private func load(_ encoded: Data) throws(DocumentError) -> Model {
