@@ -29,10 +29,8 @@ func openStore(at path: String, device: Device, clock: any WallClock = SystemClo
 struct StoreCopy {
     let store: ChangeLogStore
     private let directory: URL
-    private let original: String
 
     init(of path: String) throws {
-        original = path
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("folio-log-\(UUID().uuidString)", isDirectory: true)
         let copy = directory.appendingPathComponent("store.sqlite")
         do {

@@ -40,11 +40,11 @@ struct ReplayCommand: AsyncParsableCommand {
     func run() async throws {
         let files = try ScenarioFiles.collect(paths)
         if let report, let out { try ScenarioFiles.checkReportNames(of: files, as: report, in: out) }
+        // Every file parsed (or none ran): the scenarios line up with the files.
         let scenarios = try ScenarioFiles.parse(files.map(\.path))
-        let reportNames = Dictionary(files.map { ($0.path, $0.reportName) }, uniquingKeysWith: { first, _ in first })
         let simulator = Simulator(workDirectory: workDir.map { URL(fileURLWithPath: $0, isDirectory: true) }, keepsFiles: keep)
         var failed = 0
-        for (file, scenario) in scenarios {
+        for (found, (file, scenario)) in zip(files, scenarios) {
             let result = await simulator.run(scenario)
             if result.passed {
                 print("PASS  \(file)  \(summary(of: result))")
@@ -60,7 +60,7 @@ struct ReplayCommand: AsyncParsableCommand {
             if let report, let out {
                 var value = result.report
                 value.source = file
-                try ReportOutput.write(value, as: report, named: reportNames[file]!, into: out)
+                try ReportOutput.write(value, as: report, named: found.reportName, into: out)
             }
         }
         let passed = scenarios.count - failed
