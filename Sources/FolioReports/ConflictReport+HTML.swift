@@ -17,12 +17,9 @@ extension ConflictReport {
         out.append("<dl class=\"facts\">" + facts.map { "<dt>\($0.0)</dt><dd>\($0.1)</dd>" }.joined() + "</dl>")
         if let outcome {
             let count = outcome.failures.count
-            // "Passed" for a run, "Store verified" for a library.
-            let words = outcomeWords
-            let said: (String) -> String = kind == .scenario ? { $0.prefix(1).uppercased() + $0.dropFirst() } : { "\(words.label) \($0)" }
             out.append(outcome.passed
-                ? "<p class=\"outcome passed\">\(said(words.passed))</p>"
-                : "<p class=\"outcome failed\">\(said(words.failed)): \(count) \(count == 1 ? "failure" : "failures")</p>")
+                ? "<p class=\"outcome passed\">\(outcomeSentence(passed: true))</p>"
+                : "<p class=\"outcome failed\">\(outcomeSentence(passed: false)): \(count) \(count == 1 ? "failure" : "failures")</p>")
             if !outcome.failures.isEmpty {
                 out.append("<ul class=\"failures\">" + outcome.failures.map { failure in
                     let place = [failure.step.map { "step \($0)" }, failure.line.map { "line \($0)" }].compactMap { $0 }.joined(separator: ", ")

@@ -98,6 +98,13 @@ public struct ConflictReport: Codable, Hashable, Sendable {
         }
     }
 
+    /// The outcome as a sentence: "Passed", "Failed"; "Store verified", "Store failed verification".
+    func outcomeSentence(passed: Bool) -> String {
+        let words = outcomeWords
+        let word = passed ? words.passed : words.failed
+        return kind == .scenario ? word.prefix(1).uppercased() + word.dropFirst() : "\(words.label) \(word)"
+    }
+
     /// Whether anything needs a person: a failed outcome, or a conflict still open.
     public var needsAttention: Bool {
         outcome?.passed == false || documents.contains { $0.conflicts.contains { $0.status == .open } }
