@@ -28,7 +28,8 @@ enum YAMLProblem {
             return make(mark, message)
         case .duplicatedKeysInMapping(let duplicates, let context):
             // Yams points at the map; the repeat is what to fix, so point at it when the text shows where it is.
-            if duplicates.count == 1, let places = blockKeyPlaces(of: duplicates[0], inMapAt: context.mark, in: yaml), places.count > 1 {
+            let places = duplicates.count == 1 ? blockKeyPlaces(of: duplicates[0], inMapAt: context.mark, in: yaml) : []
+            if places.count > 1 {
                 return make(places[1], "'\(duplicates[0])' is given twice in one map (first at line \(places[0].line)); keep one")
             }
             let keys = NameSuggestion.list(duplicates)
@@ -71,13 +72,13 @@ enum YAMLProblem {
             + "with '- '"
     }
 
-    /// Where the block map that starts at `mark` gives `key` (unquoted, in the map's own column), in order; `nil`
-    /// when the map is not a block map starting there (a flow map `{…}`, say).
-    private static func blockKeyPlaces(of key: String, inMapAt mark: Mark, in yaml: String) -> [(line: Int, column: Int)]? {
+    /// Where the block map that starts at `mark` gives `key` (unquoted, in the map's own column), in order; fewer
+    /// than two places when the text does not show the repeat that way (a flow map `{…}`, a quoted key).
+    private static func blockKeyPlaces(of key: String, inMapAt mark: Mark, in yaml: String) -> [(line: Int, column: Int)] {
         let lines = yaml.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).map { Array($0.unicodeScalars) }
         let column = mark.column - 1
         let keyScalars = Array(key.unicodeScalars)
-        guard mark.line >= 1, mark.line <= lines.count, !keyScalars.isEmpty else { return nil }
+        guard mark.line >= 1, mark.line <= lines.count, !keyScalars.isEmpty else { return [] }
         var places: [(line: Int, column: Int)] = []
         for index in (mark.line - 1)..<lines.count {
             let line = lines[index]
