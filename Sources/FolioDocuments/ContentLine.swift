@@ -59,10 +59,15 @@ struct ContentLine {
     }
 
     /// Whether `candidate` carries contents of its own beside `others`: it is not a lifecycle change made on
-    /// contents one of `others` includes. A head a change joins beside the version it is made on must not, or the
-    /// rule could follow it instead of that version.
+    /// contents that one of `others` built on. Another rename, move or delete of the same contents builds on
+    /// nothing: two devices deleting one version leave that version standing against the others. A head a change
+    /// joins beside the version it is made on must not carry contents, or the rule could follow it instead.
     func carriesContents(_ candidate: Change, beside others: [Change]) throws(DocumentError) -> Bool {
         let base = try contentBase(of: candidate)
-        return base.hash == candidate.hash || !others.contains { $0.hash != candidate.hash && $0.vector.contains(base.id) }
+        guard base.hash != candidate.hash else { return true }
+        for other in others where other.hash != candidate.hash && other.vector.contains(base.id) {
+            if try contentBase(of: other).hash != base.hash { return false }
+        }
+        return true
     }
 }
