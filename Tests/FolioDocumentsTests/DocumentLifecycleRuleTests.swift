@@ -49,6 +49,42 @@ import Testing
         try a.store.checkInvariants()
     }
 
+    @Test func editingAfterOwnDeleteWasOverruledDiscardsItAndRecordsTheRestore() async throws {
+        let (a, onA, b, onB) = try await shared()
+        // The iPad edits, then deletes its own version; the Mac, apart, edits more (its head is the later one).
+        try await onA.edit(.append("iPad\n"))
+        try await onA.close()
+        try a.delete(onA.id)
+        for line in ["Mac 1\n", "Mac 2\n", "Mac 3\n"] { try await onB.edit(.append(line)) }
+        try exchange(a, b, onA.id)
+        let delete = try #require(try a.store.lifecycleChanges(of: onA.id).last)
+        #expect(delete.kind == .lifecycle(.delete))
+        #expect(try a.info(of: onA.id)?.restoredByConcurrentEdit == true)
+
+        let reopened = try await a.open(onA.id, as: TextDocument.self)
+        #expect(await reopened.model.text == "base\nMac 1\nMac 2\nMac 3\n", "the later version is shown")
+        // The delete carries the iPad's own contents, so it competes; editing the version shown discards it, and
+        // the restore recorded in the same transaction says the Mac's edit overruled the delete.
+        try await reopened.edit(.append("after\n"))
+        let changes = try a.store.changes(of: onA.id, since: VersionVector())
+        let resolution = try #require(changes.first { if case .resolution = $0.kind { true } else { false } })
+        guard case .resolution(let settled) = resolution.kind else { return }
+        #expect(settled.strategy == .userChoice)
+        #expect(settled.discarded == [delete.hash])
+        #expect(changes.last?.kind == .lifecycle(.restore))
+        #expect(try a.store.heads(of: onA.id).count == 1)
+        #expect(try a.info(of: onA.id)?.restoredByConcurrentEdit == false)
+
+        let ledger = try await reopened.lossLedger()
+        #expect(ledger.map { $0.discarded.map(\.contents.text) } == [["base\niPad\n"]], "the iPad's version is listed as lost")
+        try exchange(a, b, onA.id)
+        #expect(try b.info(of: onA.id)?.isDeleted == false)
+        #expect(try b.info(of: onA.id)?.restoredByConcurrentEdit == false)
+        #expect(try b.store.heads(of: onA.id) == a.store.heads(of: onA.id))
+        try a.store.checkInvariants()
+        try b.store.checkInvariants()
+    }
+
     @Test func aDeleteSeenByEveryoneStaysDeleted() async throws {
         let (a, onA, b, onB) = try await shared()
         try await onB.close()
