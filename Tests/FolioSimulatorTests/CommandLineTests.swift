@@ -148,6 +148,14 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: work.path).sorted() == before, "no -wal or -shm beside it")
     }
 
+    @Test func fuzzHelpGivesEachDefaultOnce() throws {
+        let help = try ToolRun.folio(["fuzz", "--help"])
+        #expect(help.status == 0)
+        let flat = help.output.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(flat.contains("How many scenarios run at once (default: the number of cores)."), "\(help.output)")
+        #expect(flat.components(separatedBy: "(default:").count - 1 == 3, "--devices, --steps and --jobs: \(help.output)")
+    }
+
     @Test(arguments: [
         (["--seeds", "5...1"], "write the smaller number first: 1...5"),
         (["--seeds", "abc"], "write a number, such as 7, or a range, such as 1...1000"),
@@ -155,6 +163,7 @@ import Testing
         (["--seeds", "0...18446744073709551615"], "a run counts at most"),
         (["--seeds", "1", "--devices", "4...2"], "write the smaller number first: 2...4"),
         (["--seeds", "1", "--devices", "2...9"], "--devices must be within 1...8"),
+        (["--seeds", "1", "--jobs", "0"], "--jobs must be at least 1"),
     ])
     func fuzzRefusesRangesItCannotRun(arguments: [String], message: String) throws {
         let run = try ToolRun.folio(["fuzz"] + arguments)

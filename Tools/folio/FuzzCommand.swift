@@ -24,15 +24,16 @@ struct FuzzCommand: AsyncParsableCommand {
     @Option(help: "How many steps a scenario has.")
     var steps = 50
 
+    // Optional, so that the help says "the number of cores" rather than this machine's count.
     @Option(help: "How many scenarios run at once (default: the number of cores).")
-    var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+    var jobs: Int?
 
     @Option(help: "Write each failure's shrunk scenario here as fuzz-SEED.yaml.")
     var out: String?
 
     func validate() throws {
         guard steps >= 1 else { throw ValidationError("--steps must be at least 1") }
-        guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+        guard (jobs ?? 1) >= 1 else { throw ValidationError("--jobs must be at least 1") }
         guard devices.range.lowerBound >= 1, devices.range.upperBound <= 8 else {
             throw ValidationError("--devices must be within 1...8")
         }
@@ -45,6 +46,7 @@ struct FuzzCommand: AsyncParsableCommand {
         var failures = 0
         let started = Date()
         var done = 0
+        let jobs = self.jobs ?? ProcessInfo.processInfo.activeProcessorCount
         // `jobs` seeds run at all times; outcomes are printed in seed order (each waits for the seeds before it), so
         // the output is the same on every run. No seed starts more than `window` seeds ahead of the printing.
         let total = seeds.range.count

@@ -16,7 +16,7 @@ struct InspectCommand: AsyncParsableCommand {
     @Argument(help: "The library directory (the one holding .folio/store.sqlite).")
     var directory: String
 
-    @Option(help: "The format: md, html or json.")
+    @Option(help: "The report's format.")
     var report: ReportFormat = .md
 
     @Option(help: "Write the report to this file instead of standard output.")

@@ -19,7 +19,7 @@ struct ReplayCommand: AsyncParsableCommand {
     @Argument(help: "Scenario files, or directories of them.")
     var paths: [String]
 
-    @Option(help: "Write one report per scenario in this format: md, html or json.")
+    @Option(help: "Write one report per scenario, in this format.")
     var report: ReportFormat?
 
     @Option(help: "The directory for reports (created if needed).")
