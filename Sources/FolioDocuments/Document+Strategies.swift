@@ -10,6 +10,11 @@ extension Document {
     /// merged (and the first version's text where it did not) and its `conflicts` the parts for a person, who
     /// settles them with ``resolve(with:)``.
     ///
+    /// When the versions differ only by how they were settled (every edit one of them holds, all of them hold: they
+    /// are resolutions of the same edits that came out differently, made by devices that merged apart), merging
+    /// again would add nothing and could come out differently again on each device, forever: the version made last
+    /// is kept instead, as ``resolve(_:)`` with `.latest` would (a `latestWins` resolution, the others discarded).
+    ///
     /// - Returns: the merge; `nil` when the model cannot merge or there is no conflict.
     /// - Throws: ``DocumentError`` `.store`.
     @discardableResult
@@ -18,6 +23,11 @@ extension Document {
         try commit()
         let groups = try versionGroups()
         guard groups.count > 1, let mergeable = Model.self as? any MergeableDocumentModel.Type else { return nil }
+        if try differOnlyInSettlement(groups) {
+            let kept = try latestGroup(of: groups)
+            try resolve(.latest)
+            return MergeResult(merged: kept.state, conflicts: [])
+        }
         let base = try commonAncestorState(of: groups)
         let result = merged(mergeable, base: base, versions: groups.map(\.state))
         guard result.isClean else { return result }
@@ -25,6 +35,37 @@ extension Document {
             strategy: .merge, chosen: groups.map(\.head.hash), discarded: [], contents: result.merged.contents().encoded())
         try settle(groups, with: resolution, state: result.merged)
         return result
+    }
+
+    /// Whether every change some of the competing versions hold and others lack only settles conflicts: a
+    /// resolution that keeps versions or merges them by rule, or a rename, move, delete or restore. An edit, a
+    /// baseline or a person's own resolved contents (`userChoice` with contents) is news one version brings.
+    ///
+    /// - Complexity: reads the changes outside the versions' common past, and stops at the first piece of news.
+    func differOnlyInSettlement(_ groups: [VersionGroup<Model>]) throws(DocumentError) -> Bool {
+        let heads = groups.flatMap(\.heads)
+        guard var common = heads.first?.vector else { return false }
+        var all = common
+        for head in heads.dropFirst() {
+            common = common.intersecting(head.vector)
+            all.merge(head.vector)
+        }
+        for (device, seqs) in all.changesMissing(from: common) {
+            for seq in seqs {
+                let change: Change?
+                do { change = try library.store.change(ChangeID(device: device, seq: seq), of: id) } catch {
+                    throw .store(error, "reading the log of \(info.displayName)")
+                }
+                guard let change else { return false }
+                switch change.kind {
+                case .edit, .baseline: return false
+                case .resolution(let resolution) where resolution.strategy == .userChoice && resolution.contents != nil:
+                    return false
+                case .resolution, .lifecycle: continue
+                }
+            }
+        }
+        return true
     }
 
     /// Keeps the version whose contents were made last (by lamport, then device) here and turns every other version

@@ -1,0 +1,49 @@
+import FolioSimulator
+import Foundation
+import Testing
+
+/// Devices that merge one conflict apart must stop merging once there is nothing left to merge.
+@Suite struct MergeSettlementTests {
+    /// Seed 300288 of `folio fuzz --devices 2...3 --steps 400`, shrunk, then cut by hand. The iPad edits offline
+    /// while the iPhone sets a field of r3 and later removes r3; when all three come back, each device merges what
+    /// it has received so far, from a common ancestor that differs from one device to the next, and the results
+    /// disagree about r3 (removed after the edit on one side; edited, so kept, on the other). Merging those merges
+    /// again only flipped r3 back and forth: the devices recorded merges in answer to each other forever and sync
+    /// never settled. Once the versions differ only by how they were settled, the one made last is kept.
+    @Test func mergesThatDisagreeAboutTheSameEditsSettleOnTheLatest() async throws {
+        let scenario = try ScenarioParser.parse(yaml: """
+            name: Merges that disagree
+            seed: 300288
+            strategy: merge
+            devices: [{name: iPad}, {name: Mac}, {name: iPhone}]
+            steps:
+              - create: {device: iPad, document: Doc1, model: records, records: {r1: {name: eggs}}}
+              - sync: all
+              - edit: {device: Mac, document: Doc1, add: {record: r3, fields: {name: eggs}}}
+              - edit: {device: Mac, document: Doc1, set: {record: r1, field: city, value: tea}}
+              - sync: all
+              - offline: [iPad]
+              - edit: {device: iPhone, document: Doc1, set: {record: r3, field: phone, value: "🙂"}}
+              - sync: all
+              - edit: {device: iPad, document: Doc1, set: {record: r1, field: phone, value: plan}}
+              - edit: {device: Mac, document: Doc1, set: {record: r1, field: city, value: tea}}
+              - edit: {device: iPhone, document: Doc1, set: {record: r1, field: city, value: done}}
+              - edit: {device: iPhone, document: Doc1, remove: {record: r3}}
+              - online: [iPad, Mac, iPhone]
+              - sync: all
+              - expect: {converged: true, lostChanges: 0}
+            """, file: "disagreeing-merges.yaml")
+        let result = await Simulator().run(scenario)
+        #expect(result.failures.map(\.description) == [])
+
+        let document = try #require(result.report.documents.first)
+        // Every edit merged: the iPad's field, the iPhone's city and its removal of r3.
+        for device in document.devices {
+            #expect(device.contents == ["r1: city=done, name=eggs, phone=plan"], "\(device.device)")
+        }
+        // The merges that disagreed were settled by keeping one, recorded as such (the others in the loss ledger).
+        let strategies = document.conflicts.compactMap(\.strategy)
+        #expect(strategies.contains("merge") && strategies.contains("latestWins"), "\(strategies)")
+        #expect(!document.losses.isEmpty)
+    }
+}
