@@ -5,6 +5,11 @@ import Foundation
 extension Document {
     /// Settles the competing versions by a three-way merge from their common ancestor.
     ///
+    /// Three or more versions are merged two at a time, the two with the latest common ancestor first, each pair
+    /// from its own: a version that saw another's edit before undoing it (removing a record another had edited,
+    /// say) is then merged with that edit's version from a past that holds the edit, so the undoing stands. Only
+    /// when a pair does not merge cleanly are all the versions merged at once from the ancestor they share.
+    ///
     /// When everything merges, a resolution with the merged contents is recorded (strategy `merge`, every version
     /// chosen, none discarded). When some parts conflict, nothing is recorded: the result's `merged` holds what
     /// merged (and the first version's text where it did not) and its `conflicts` the parts for a person, who
@@ -28,8 +33,12 @@ extension Document {
             try resolve(.latest)
             return MergeResult(merged: kept.state, conflicts: [])
         }
-        let base = try commonAncestorState(of: groups)
-        let result = merged(mergeable, base: base, versions: groups.map(\.state))
+        var result: MergeResult<Model>
+        if groups.count > 2, let inPairs = try mergedInPairs(mergeable, groups) {
+            result = MergeResult(merged: inPairs, conflicts: [])
+        } else {
+            result = merged(mergeable, base: try commonAncestorState(of: groups), versions: groups.map(\.state))
+        }
         guard result.isClean else { return result }
         let resolution = Resolution(
             strategy: .merge, chosen: groups.map(\.head.hash), discarded: [], contents: result.merged.contents().encoded())
@@ -132,6 +141,40 @@ extension Document {
     func commonAncestorState(of groups: [VersionGroup<Model>]) throws(DocumentError) -> Model {
         guard let ancestor = try commonAncestorChange(of: groups.map(\.head)) else { return Model() }
         return try DocumentReplay<Model>(store: library.store, document: id).state(at: ancestor).model
+    }
+
+    /// The versions of `groups` merged two at a time, the pair with the latest common ancestor first (by lamport,
+    /// then device; ties by the versions' order), each from that ancestor; `nil` when a pair does not merge cleanly.
+    private func mergedInPairs(_ type: any MergeableDocumentModel.Type, _ groups: [VersionGroup<Model>]) throws(DocumentError) -> Model? {
+        // In the order every device lists them (not the current version first), so that all merge alike.
+        var parts = groups.sorted { ($0.head.lamport, $0.head.id.device) < ($1.head.lamport, $1.head.id.device) }
+            .map { (heads: $0.heads, state: $0.state) }
+        let replay = DocumentReplay<Model>(store: library.store, document: id)
+        while parts.count > 1 {
+            var closest: (first: Int, second: Int, ancestor: Change?)?
+            for first in parts.indices {
+                for second in parts.indices where second > first {
+                    let ancestor = try commonAncestorChange(of: parts[first].heads + parts[second].heads)
+                    if closest == nil || Self.isCloser(ancestor, than: closest!.ancestor) {
+                        closest = (first, second, ancestor)
+                    }
+                }
+            }
+            let (first, second, ancestor) = closest!
+            let base = try ancestor.map { change throws(DocumentError) in try replay.state(at: change).model } ?? Model()
+            let pair = merged(type, base: base, versions: [parts[first].state, parts[second].state])
+            guard pair.isClean else { return nil }
+            parts[first] = (parts[first].heads + parts[second].heads, pair.merged)
+            parts.remove(at: second)
+        }
+        return parts[0].state
+    }
+
+    /// Whether common ancestor `ancestor` is later than `other` (`nil`: the empty past, before everything).
+    private static func isCloser(_ ancestor: Change?, than other: Change?) -> Bool {
+        guard let ancestor else { return false }
+        guard let other else { return true }
+        return (ancestor.lamport, ancestor.id.device) > (other.lamport, other.id.device)
     }
 
     private func merged<M: MergeableDocumentModel>(_ type: M.Type, base: Model, versions: [Model]) -> MergeResult<Model> {

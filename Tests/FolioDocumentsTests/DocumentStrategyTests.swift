@@ -62,6 +62,47 @@ import Testing
         #expect(resolution.discarded.isEmpty, "a clean merge discards nothing")
     }
 
+    /// Two devices settled one conflict differently (each kept its own version): the versions now differ only in
+    /// how the same edits were settled. Merging them again would add nothing and, on devices that merged apart,
+    /// could disagree forever; the version made last is kept instead, and both devices keep the same one.
+    @Test func mergingSettlementsOfTheSameEditsKeepsTheLatest() async throws {
+        let a = try library(iPad, ConflictPolicy())
+        let b = try library(mac, ConflictPolicy())
+        let onIPad = try await a.create(TextDocument.self, named: "Notes", contents: TextDocument(text: "a\n"))
+        try exchange(a, b, onIPad.id)
+        let onMac = try await b.open(onIPad.id, as: TextDocument.self)
+        try await onIPad.edit(.append("iPad\n"))
+        mac.clock.advance(byMilliseconds: 10_000)
+        try await onMac.edit(.append("Mac\n"))
+        let own = [try #require(try a.store.heads(of: onIPad.id).first), try #require(try b.store.heads(of: onIPad.id).first)]
+        try exchange(a, b, onIPad.id)
+        for (document, head) in zip([onIPad, onMac], own) {
+            try await document.refresh()
+            try await document.resolve(.version(head.hash))
+        }
+        #expect(await onIPad.model.text == "a\niPad\n")
+        #expect(await onMac.model.text == "a\nMac\n")
+        try exchange(a, b, onIPad.id)
+
+        for (library, document) in [(a, onIPad), (b, onMac)] {
+            try await document.refresh()
+            #expect(await document.state.contains(.inConflict), "the two choices compete")
+            let result = try #require(try await document.resolveByMerging())
+            #expect(result.isClean)
+            #expect(result.merged.text == "a\nMac\n", "the Mac's edit is ten seconds later")
+            let head = try #require(try library.store.heads(of: document.id).first)
+            guard case .resolution(let resolution) = head.kind else { Issue.record("no resolution"); return }
+            #expect(resolution.strategy == .latestWins)
+            #expect(resolution.discarded.count == 1)
+        }
+        try exchange(a, b, onIPad.id)
+        for document in [onIPad, onMac] {
+            try await document.refresh()
+            #expect(await !document.state.contains(.inConflict), "both kept the same version")
+            #expect(await document.model.text == "a\nMac\n")
+        }
+    }
+
     @Test func whatDoesNotMergeStaysInConflictForThePerson() async throws {
         let (_, document) = try await conflict(
             ConflictPolicy(default: .merge), base: "one\n", onIPad: .replace("uno\n"), onMac: .replace("eins\n"))
