@@ -33,7 +33,7 @@ extension Document {
             try resolve(.latest)
             return MergeResult(merged: kept.state, conflicts: [])
         }
-        var result: MergeResult<Model>
+        let result: MergeResult<Model>
         if groups.count > 2, let inPairs = try mergedInPairs(mergeable, groups) {
             result = MergeResult(merged: inPairs, conflicts: [])
         } else {
