@@ -30,7 +30,7 @@ extension Document {
         guard groups.count > 1, let mergeable = Model.self as? any MergeableDocumentModel.Type else { return nil }
         if try differOnlyInSettlement(groups) {
             let kept = try latestGroup(of: groups)
-            try resolve(.latest)
+            try settle(groups, keeping: kept, strategy: .latestWins)
             return MergeResult(merged: kept.state, conflicts: [])
         }
         let result: MergeResult<Model>

@@ -90,6 +90,11 @@ extension Document {
             chosen = try latestGroup(of: groups)
             strategy = .latestWins
         }
+        try settle(groups, keeping: chosen, strategy: strategy)
+    }
+
+    /// Settles `groups` by keeping `chosen` and discarding the others.
+    func settle(_ groups: [VersionGroup<Model>], keeping chosen: VersionGroup<Model>, strategy: Resolution.Strategy) throws(DocumentError) {
         let discarded = groups.filter { $0.head.hash != chosen.head.hash }.map(\.head.hash)
         try settle(groups, with: Resolution(strategy: strategy, chosen: [chosen.head.hash], discarded: discarded), state: chosen.state)
     }
