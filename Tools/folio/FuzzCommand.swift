@@ -33,7 +33,7 @@ struct FuzzCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard steps >= 1 else { throw ValidationError("--steps must be at least 1") }
-        guard (jobs ?? 1) >= 1 else { throw ValidationError("--jobs must be at least 1") }
+        if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
         guard devices.range.lowerBound >= 1, devices.range.upperBound <= 8 else {
             throw ValidationError("--devices must be within 1...8")
         }
