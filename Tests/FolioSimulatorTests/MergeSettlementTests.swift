@@ -4,37 +4,17 @@ import Testing
 
 /// Devices that merge one conflict apart must stop merging once there is nothing left to merge.
 @Suite struct MergeSettlementTests {
-    /// Seed 300288 of `folio fuzz --devices 2...3 --steps 400`, shrunk, then cut by hand. The iPad edits offline
-    /// while the iPhone sets a field of r3 and later removes r3; when all three come back, each device merges what
-    /// it has received so far. Merged all at once from the ancestor the three versions share (which lacks the
-    /// iPhone's edit of r3, as the iPad never saw it), the Mac's version looked as if it had edited r3 and the
-    /// iPhone's removal lost; merges made from different ancestors then disagreed about r3, and merging those
+    /// Scenarios/22: seed 300288 of `folio fuzz --devices 2...3 --steps 400`, shrunk, cut by hand. The iPad edits
+    /// offline while the iPhone sets a field of r3 and later removes r3; when all three come back, each device
+    /// merges what it has received so far. Merged all at once from the ancestor the three versions share (which
+    /// lacks the iPhone's edit of r3, as the iPad never saw it), the Mac's version looked as if it had edited r3 and
+    /// the iPhone's removal lost; merges made from different ancestors then disagreed about r3, and merging those
     /// merges flipped it back and forth: the devices recorded merges in answer to each other forever and sync never
     /// settled. Merged two at a time, the closest pair first, the removal stands and every device agrees.
     /// (``DocumentStrategyTests`` covers the last resort, when merges still disagree.)
     @Test func threeVersionsMergeTwoAtATimeAndSettle() async throws {
-        let scenario = try ScenarioParser.parse(yaml: """
-            name: Merges that disagree
-            seed: 300288
-            strategy: merge
-            devices: [{name: iPad}, {name: Mac}, {name: iPhone}]
-            steps:
-              - create: {device: iPad, document: Doc1, model: records, records: {r1: {name: eggs}}}
-              - sync: all
-              - edit: {device: Mac, document: Doc1, add: {record: r3, fields: {name: eggs}}}
-              - edit: {device: Mac, document: Doc1, set: {record: r1, field: city, value: tea}}
-              - sync: all
-              - offline: [iPad]
-              - edit: {device: iPhone, document: Doc1, set: {record: r3, field: phone, value: "🙂"}}
-              - sync: all
-              - edit: {device: iPad, document: Doc1, set: {record: r1, field: phone, value: plan}}
-              - edit: {device: Mac, document: Doc1, set: {record: r1, field: city, value: tea}}
-              - edit: {device: iPhone, document: Doc1, set: {record: r1, field: city, value: done}}
-              - edit: {device: iPhone, document: Doc1, remove: {record: r3}}
-              - online: [iPad, Mac, iPhone]
-              - sync: all
-              - expect: {converged: true, lostChanges: 0}
-            """, file: "disagreeing-merges.yaml")
+        let file = ScenarioReplayTests.scenarios.appendingPathComponent("22-three-devices-merge-apart.yaml")
+        let scenario = try ScenarioParser.parse(data: try Data(contentsOf: file), file: file.path)
         let result = await Simulator().run(scenario)
         #expect(result.failures.map(\.description) == [])
 
