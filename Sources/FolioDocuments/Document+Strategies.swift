@@ -145,7 +145,9 @@ extension Document {
 
     /// The versions of `groups` merged two at a time, the pair with the latest common ancestor first (by lamport,
     /// then device; ties by the versions' order), each from that ancestor; `nil` when a pair does not merge cleanly.
-    private func mergedInPairs(_ type: any MergeableDocumentModel.Type, _ groups: [VersionGroup<Model>]) throws(DocumentError) -> Model? {
+    private func mergedInPairs(
+        _ type: any MergeableDocumentModel.Type, _ groups: [VersionGroup<Model>]
+    ) throws(DocumentError) -> Model? {
         // In the order every device lists them (not the current version first), so that all merge alike.
         var parts = groups.sorted { ($0.head.lamport, $0.head.id.device) < ($1.head.lamport, $1.head.id.device) }
             .map { (heads: $0.heads, state: $0.state) }

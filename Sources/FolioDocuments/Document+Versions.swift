@@ -94,9 +94,12 @@ extension Document {
     }
 
     /// Settles `groups` by keeping `chosen` and discarding the others.
-    func settle(_ groups: [VersionGroup<Model>], keeping chosen: VersionGroup<Model>, strategy: Resolution.Strategy) throws(DocumentError) {
+    func settle(
+        _ groups: [VersionGroup<Model>], keeping chosen: VersionGroup<Model>, strategy: Resolution.Strategy
+    ) throws(DocumentError) {
         let discarded = groups.filter { $0.head.hash != chosen.head.hash }.map(\.head.hash)
-        try settle(groups, with: Resolution(strategy: strategy, chosen: [chosen.head.hash], discarded: discarded), state: chosen.state)
+        let resolution = Resolution(strategy: strategy, chosen: [chosen.head.hash], discarded: discarded)
+        try settle(groups, with: resolution, state: chosen.state)
     }
 
     /// The version written last: the one whose contents were last made (by wall time, then lamport, then device).
