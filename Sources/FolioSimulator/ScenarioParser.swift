@@ -15,12 +15,17 @@ public enum ScenarioParser {
     /// Reads a scenario from YAML text.
     ///
     /// - Parameters:
-    ///   - yaml: the file's text.
+    ///   - yaml: the file's text; a byte order mark at its start is ignored.
     ///   - file: the file's name as errors should show it, such as `Scenarios/offline.yaml`.
     /// - Returns: the scenario, with each step's line in `yaml`.
     /// - Throws: ``ScenarioErrors`` with every problem found, sorted by line.
     /// - Complexity: O(*n*) in the size of `yaml`, plus O(devices) per name lookup.
     public static func parse(yaml: String, file: String) throws(ScenarioErrors) -> Scenario {
+        // YAML allows a byte order mark at the start of a file (Windows editors write one); libyaml, given text,
+        // would take it for content.
+        if yaml.unicodeScalars.first == "\u{FEFF}" {
+            return try parse(yaml: String(yaml.unicodeScalars.dropFirst()), file: file)
+        }
         guard yaml.utf8.count <= maximumFileBytes else {
             throw ScenarioErrors([ScenarioError(
                 .malformedYAML, file: file, line: 1, column: 1,

@@ -91,6 +91,21 @@ import Testing
         }
     }
 
+    /// Editors on Windows often save UTF-8 with a byte order mark; YAML allows one at the start of the file.
+    @Test func aLeadingByteOrderMarkIsRead() throws {
+        let text = "name: A\ndevices: [{name: iPad}]\nsteps: [{sync: all}]\n"
+        var data = Data([0xEF, 0xBB, 0xBF])
+        data.append(Data(text.utf8))
+        let marked = try ScenarioParser.parse(data: data, file: "marked.yaml")
+        #expect(marked == (try ScenarioParser.parse(yaml: text, file: "marked.yaml")))
+        #expect(marked.name == "A")
+        // A problem after the mark is still reported where an editor shows it.
+        let error = try #require(ScenarioParsing.error("\u{FEFF}name: A\ndevices: [{name: iPad}]\nsteps: [{sink: all}]\n"))
+        #expect(error.code == .unknownKey)
+        #expect(error.line == 3)
+        #expect(error.column == 10)
+    }
+
     @Test func emptyFileAndWrongRootAreRefused() throws {
         let empty = try #require(ScenarioParsing.error(""))
         #expect(empty.code == .missingKey)
