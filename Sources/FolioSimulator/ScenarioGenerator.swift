@@ -2,7 +2,8 @@ import FolioCore
 import FolioModels
 
 /// Makes random, valid scenarios for fuzzing: devices with skewed clocks, documents of every model, edits, syncs
-/// over faulty networks, offline devices, partitions, crashes and restarts, resolutions.
+/// over faulty networks, offline devices, partitions, crashes and restarts, resolutions, files written by another
+/// program and imported files.
 ///
 /// The same seed always gives the same scenario, and every scenario it makes reads back from its YAML
 /// (``Scenario/yaml``) unchanged. Steps are valid as written, but some may not apply when they run (a device edits
@@ -78,12 +79,24 @@ private struct GenerationState {
         let model = pick(Scenario.Model.allCases)
         let name = "Doc\(documents.count + 1)"
         documents.append((name, model))
-        let contents: Scenario.Contents? = switch model {
-        case .text: chance(50) ? .text("\(pick(Self.words))\n") : nil
-        case .records: chance(50) ? .records([RecordsDocument.Record(id: "r1", fields: ["name": pick(Self.words)])]) : nil
-        case .pages: chance(50) ? .pages(text: pick(Self.words), images: ["cover.png": 64]) : nil
+        return .create(device: pick(up), document: name, model: model, contents: chance(50) ? contents(of: model) : nil)
+    }
+
+    /// A new document made from a file written outside the library.
+    mutating func importStep() -> Scenario.Action {
+        let model = pick(Scenario.Model.allCases)
+        let name = "Doc\(documents.count + 1)"
+        documents.append((name, model))
+        return .importFile(device: pick(up), document: name, model: model, contents: contents(of: model))
+    }
+
+    /// Small whole contents of `model`, as a create, an import or another program writes them.
+    mutating func contents(of model: Scenario.Model) -> Scenario.Contents {
+        switch model {
+        case .text: .text("\(pick(Self.words))\n")
+        case .records: .records([RecordsDocument.Record(id: "r\(1 + below(3))", fields: ["name": pick(Self.words)])])
+        case .pages: .pages(text: pick(Self.words), images: [pick(["cover.png", "a.png"]): 16 + below(128)])
         }
-        return .create(device: pick(up), document: name, model: model, contents: contents)
     }
 
     mutating func nextAction() -> Scenario.Action {
@@ -108,7 +121,8 @@ private struct GenerationState {
             partitioned = true
             let split = 1 + below(names.count - 1)
             return .partition([Array(names.prefix(split))])
-        case 62..<67: return .wait(SimulatedDuration(milliseconds: Int64(below(8_000))))
+        case 62..<66: return .wait(SimulatedDuration(milliseconds: Int64(below(8_000))))
+        case 66..<67: return .writeFile(device: device, document: document.name, contents: contents(of: document.model))
         case 67..<72: return .save(device: device, document: document.name)
         case 72..<77: return chance(60) ? .undo(device: device, document: document.name) : .redo(device: device, document: document.name)
         case 77..<80:
@@ -122,7 +136,8 @@ private struct GenerationState {
             return .crash(device: device, during: point)
         case 80..<82: return .rename(device: device, document: document.name, to: "\(document.name) v\(below(3))")
         case 82..<83: return .delete(device: device, document: document.name)
-        case 83..<86: return documents.count < 4 ? createStep() : .sync(.all)
+        case 83..<85: return documents.count < 4 ? createStep() : .sync(.all)
+        case 85..<86: return documents.count < 4 ? importStep() : .sync(.all)
         case 86..<93:
             let choice: Scenario.Choice = chance(50) ? .device(pick(names)) : pick([.latest, .merge, .keepBoth])
             return .resolve(device: device, document: document.name, choose: choice)

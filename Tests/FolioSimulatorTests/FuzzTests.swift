@@ -18,6 +18,29 @@ import Testing
         }
     }
 
+    /// Fuzzing reaches only what the generator writes: every action of the file format but `expect`, and the
+    /// actions that touch files outside the pipeline do run (they are not all skipped as not applicable).
+    @Test func theGeneratorWritesEveryActionAndFileStepsApply() async throws {
+        let generator = FolioSimulator.ScenarioGenerator(devices: 2...4, steps: 80)
+        let base = TestSeed.make()
+        var written: Set<String> = []
+        for offset in 0..<150 as Range<UInt64> {
+            written.formUnion(generator.scenario(seed: base &+ offset).steps.map(\.action.key))
+        }
+        #expect(written == Set(Scenario.Action.keys).subtracting(["expect"]), "seeds from \(base)")
+
+        let simulator = Fuzzer(generator: generator).simulator
+        var applied: Set<String> = []
+        for offset in 0..<40 as Range<UInt64> where !applied.isSuperset(of: ["writeFile", "import"]) {
+            let result = await simulator.run(generator.scenario(seed: base &+ offset))
+            #expect(result.violations.isEmpty, "seed \(base &+ offset): \(result.violations)")
+            for (step, ran) in zip(result.scenario.steps, result.steps) where ran.skipped == nil {
+                applied.insert(step.action.key)
+            }
+        }
+        #expect(applied.isSuperset(of: ["writeFile", "import"]), "seeds from \(base): only \(applied.sorted()) applied")
+    }
+
     @Test func randomScenariosKeepTheInvariants() async {
         await expectInvariantsHold(FolioSimulator.ScenarioGenerator(devices: 2...4, steps: 40), seeds: 8, base: TestSeed.make())
     }
