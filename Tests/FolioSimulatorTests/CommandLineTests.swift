@@ -148,12 +148,40 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: work.path).sorted() == before, "no -wal or -shm beside it")
     }
 
+    @Test func fuzzRunsInTheWorkDirectoryAndLeavesItEmpty() throws {
+        let root = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let work = root.appendingPathComponent("made/for/fuzzing")
+        let fuzz = try ToolRun.folio(["fuzz", "--seeds", "1...4", "--devices", "2", "--steps", "20", "--work-dir", work.path])
+        #expect(fuzz.status == 0, "\(fuzz.output)\(fuzz.errors)")
+        #expect(fuzz.output.contains("4 scenarios (seeds 1...4), 0 violations"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.path) == [], "made, used, and emptied at the end")
+    }
+
+    @Test(arguments: ["replay", "fuzz"])
+    func aWorkDirectoryThatIsAFileIsRefusedBeforeAnythingRuns(command: String) throws {
+        let root = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let file = root.appendingPathComponent("notes.txt")
+        try Data("not a directory".utf8).write(to: file)
+        let target = command == "replay" ? [scenarios.appendingPathComponent("01-offline-edits-ask-user.yaml").path] : ["--seeds", "1"]
+        let run = try ToolRun.folio([command] + target + ["--work-dir", file.path])
+        #expect(run.status == 2, "\(run.output)\(run.errors)")
+        #expect(run.errors.contains("--work-dir \(file.path) is a file; name a directory (it is made if missing)"), "\(run.errors)")
+        #expect(run.output.isEmpty, "nothing ran")
+        let blocked = root.appendingPathComponent("notes.txt/below")
+        let below = try ToolRun.folio([command] + target + ["--work-dir", blocked.path])
+        #expect(below.status == 2, "\(below.output)\(below.errors)")
+        #expect(below.errors.contains("--work-dir \(blocked.path) cannot be made ("), "\(below.errors)")
+        #expect(below.output.isEmpty, "nothing ran")
+    }
+
     @Test func fuzzHelpGivesEachDefaultOnce() throws {
         let help = try ToolRun.folio(["fuzz", "--help"])
         #expect(help.status == 0)
         let flat = help.output.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         #expect(flat.contains("How many scenarios run at once (default: the number of cores)."), "\(help.output)")
-        #expect(flat.components(separatedBy: "(default:").count - 1 == 3, "--devices, --steps and --jobs: \(help.output)")
+        #expect(flat.components(separatedBy: "(default:").count - 1 == 4, "--devices, --steps, --jobs and --work-dir: \(help.output)")
     }
 
     @Test(arguments: [

@@ -31,6 +31,9 @@ struct FuzzCommand: AsyncParsableCommand {
     @Option(help: "Write each failure's shrunk scenario here as fuzz-SEED.yaml.")
     var out: String?
 
+    @Option(help: "Run devices' libraries under this directory (default: a temporary one; a tmpfs is fastest).")
+    var workDir: String?
+
     func validate() throws {
         guard steps >= 1 else { throw ValidationError("--steps must be at least 1") }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
@@ -40,8 +43,9 @@ struct FuzzCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let fuzzer = Fuzzer(generator: ScenarioGenerator(
-            devices: Int(devices.range.lowerBound)...Int(devices.range.upperBound), steps: steps))
+        let fuzzer = Fuzzer(
+            generator: ScenarioGenerator(devices: Int(devices.range.lowerBound)...Int(devices.range.upperBound), steps: steps),
+            workDirectory: try workDir.map(WorkDirectory.prepare))
         let progress = Progress(total: seeds.range.count)
         var failures = 0
         let started = Date()
