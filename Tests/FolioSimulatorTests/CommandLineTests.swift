@@ -181,6 +181,7 @@ import Testing
         #expect(help.status == 0)
         let flat = help.output.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         #expect(flat.contains("How many scenarios run at once (default: the number of cores)."), "\(help.output)")
+        #expect(flat.contains("Exit 0 when every scenario kept the invariants, 1 when a seed broke one, 2 for invalid options."))
         #expect(flat.components(separatedBy: "(default:").count - 1 == 4, "--devices, --steps, --jobs and --work-dir: \(help.output)")
     }
 

@@ -10,7 +10,8 @@ struct FuzzCommand: AsyncParsableCommand {
         abstract: "Run random scenarios and check Folio's invariants; print a shrunk scenario for each failure.",
         discussion: """
             Each seed gives one scenario (the same seed, the same scenario). A failure prints its seed and the \
-            shrunk scenario as YAML, which `folio replay` reproduces; with --out, the YAML is also written there.
+            shrunk scenario as YAML, which `folio replay` reproduces; with --out, the YAML is also written there. \
+            Exit 0 when every scenario kept the invariants, 1 when a seed broke one, 2 for invalid options.
             """)
 
     @Option(help: "The seeds, as A...B (inclusive) or a single number.", transform: NumberRange.init(argument:))
