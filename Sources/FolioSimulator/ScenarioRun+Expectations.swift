@@ -57,11 +57,12 @@ extension ScenarioRun {
         if let expected = expectation.conflictVersions, expected != observation.conflictVersions {
             mismatch("conflictVersions", "\(expected)", "\(observation.conflictVersions)")
         }
-        if let expected = expectation.text, expected != observation.text {
-            mismatch("text", expected.debugDescription, observation.text?.debugDescription ?? "no text")
+        // Exact and by Unicode scalars, as positions count and as the file holds the text: not up to normalization.
+        if let expected = expectation.text, !(observation.text?.equalsByScalars(expected) ?? false) {
+            mismatch("text", expected.debugDescription, Self.describe(observation.text, against: expected, whole: true))
         }
-        if let expected = expectation.contains, !(observation.text?.contains(expected) ?? false) {
-            mismatch("contains", expected.debugDescription, observation.text?.debugDescription ?? "no text")
+        if let expected = expectation.contains, !(observation.text?.containsByScalars(expected) ?? false) {
+            mismatch("contains", expected.debugDescription, Self.describe(observation.text, against: expected, whole: false))
         }
         if let expected = expectation.records {
             let records = observation.records ?? [:]
@@ -89,6 +90,15 @@ extension ScenarioRun {
         if state.contains(.savingError) { return .savingError }
         if state.contains(.closed) { return .closed }
         return .normal
+    }
+
+    /// The text found, for a `text` (`whole`) or `contains` mismatch; with its scalars when it would match up to
+    /// Unicode normalization or grapheme boundaries, since then both print alike.
+    static func describe(_ found: String?, against expected: String, whole: Bool) -> String {
+        guard let found else { return "no text" }
+        let alike = whole ? found == expected : found.contains(expected)
+        guard alike else { return found.debugDescription }
+        return "\(found.debugDescription) (other Unicode scalars: \(found.scalarCodes); expected \(expected.scalarCodes))"
     }
 
     /// Why the devices that are running, online and in one group do not hold the same changes and contents, or

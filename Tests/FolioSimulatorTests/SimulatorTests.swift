@@ -31,6 +31,23 @@ import Testing
         #expect(result.steps.count == 3, "an expectation failure does not stop the run")
     }
 
+    /// `text` is the exact contents and `contains` a substring, both by Unicode scalars as positions count: a
+    /// decomposed "é" (e + U+0301) is not the precomposed one, and holds a plain "e".
+    @Test func textExpectationsCompareUnicodeScalars() async throws {
+        let scenario = try parse("""
+              - create: {device: iPad, document: Notes, text: "cafe\\u0301 x"}
+              - expect: {document: Notes, device: iPad, text: "cafe\\u0301 x", contains: "e"}
+              - expect: {document: Notes, device: iPad, contains: "e\\u0301 "}
+              - expect: {document: Notes, device: iPad, text: "caf\\u00e9 x"}
+              - expect: {document: Notes, device: iPad, contains: "caf\\u00e9"}
+            """)
+        let result = await Simulator().run(scenario)
+        #expect(result.failures.map(\.step) == [4, 5], "\(result.failures)")
+        let messages = result.failures.map(\.message)
+        #expect(messages.first?.contains(#"found "café x" (other Unicode scalars: U+0063 U+0061 U+0066 U+0065 U+0301 U+0020 U+0078; expected U+0063 U+0061 U+0066 U+00E9 U+0020 U+0078)"#) == true, "\(messages)")
+        #expect(messages.last?.contains("expected Notes contains: \"café\"") == true, "\(messages)")
+    }
+
     @Test func aStepThatCannotBeDoneStopsTheRun() async throws {
         // Built as a value: a scenario file with this step is refused before it runs (ScenarioErrorTests).
         var scenario = try parse("""
