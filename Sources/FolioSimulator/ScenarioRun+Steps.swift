@@ -72,6 +72,12 @@ extension ScenarioRun {
             let outcome: String
             do { outcome = try await handle.resolve(choice) } catch { throw .document(error) }
             events.append("\(name) resolved \(document): \(outcome)")
+            // The copies a keep-both resolution made open, as those made while changes arrive do (`pickUp`).
+            do {
+                for opened in try await device.openNewDocuments() { events.append("\(name) opened \(opened)") }
+            } catch {
+                throw .document(error)
+            }
         case .expect(let expectation):
             return try await check(expectation)
         }

@@ -31,6 +31,28 @@ import Testing
         #expect(result.steps.count == 3, "an expectation failure does not stop the run")
     }
 
+    /// The device that resolves with `keepBoth` holds the copy it made at once, as the others do once it arrives.
+    @Test func theDeviceThatKeepsBothSeesItsCopy() async throws {
+        let scenario = try parse("""
+              - create: {device: iPad, document: Notes, text: "one"}
+              - sync: all
+              - offline: [iPad, Mac]
+              - edit: {device: iPad, document: Notes, replace: "iPad"}
+              - edit: {device: Mac, document: Notes, replace: "Mac"}
+              - online: [iPad, Mac]
+              - sync: all
+              - resolve: {device: Mac, document: Notes, choose: keepBoth}
+              - expect: {device: Mac, document: "Notes (conflict from Mac)", exists: true, text: "Mac"}
+              - expect: {device: Mac, document: Notes, state: normal, text: "iPad"}
+              - sync: all
+              - expect: {document: "Notes (conflict from Mac)", text: "Mac"}
+              - expect: {converged: true, lostChanges: 0}
+            """)
+        let result = await Simulator().run(scenario)
+        #expect(result.failures.isEmpty, "\(result.failures)")
+        #expect(result.steps[7].events.contains("Mac opened Notes (conflict from Mac)"), "\(result.steps[7].events)")
+    }
+
     /// `text` is the exact contents and `contains` a substring, both by Unicode scalars as positions count: a
     /// decomposed "é" (e + U+0301) is not the precomposed one, and holds a plain "e".
     @Test func textExpectationsCompareUnicodeScalars() async throws {
