@@ -134,18 +134,33 @@ extension ScenarioReader {
     }
 
     /// Explains a step map with more than one key: keys of the first action's own map that lost their indentation,
-    /// or several actions in one step.
+    /// a key beside the action that is no action, no action at all, or several actions in one step.
     private mutating func reportSeveralActions(_ action: String, _ others: [Node], at node: Node) {
         let names = others.map { $0.scalar?.string ?? Self.shape(of: $0) }
+        let actions = ([action] + names).filter(Scenario.Action.keys.contains)
         if let inner = Self.actionFields[action], names.allSatisfy(inner.contains) {
             let verb = names.count == 1 ? "belongs" : "belong"
             report(.invalidValue, at: others[0],
                    "\(NameSuggestion.list(names)) \(verb) inside '\(action)': indent under \(action), "
                    + "or write - \(actionExample(action))")
-        } else {
+        } else if actions.count > 1 {
             report(.invalidValue, at: node,
-                   "a step has one action, but this one has \(NameSuggestion.list([action] + names)); "
-                   + "put each in its own step")
+                   "a step has one action, but this one has \(NameSuggestion.list(actions)); put each in its own step")
+        } else if let only = actions.first {
+            let strays = ([action] + names).filter { $0 != only }
+            let stray = strays.first { !(Self.actionFields[only] ?? []).contains($0) } ?? strays[0]
+            let meant = NameSuggestion.nearest(to: stray, among: Scenario.Action.keys).map { " (did you mean '\($0)'?)" } ?? ""
+            report(.unknownKey, at: node,
+                   "unknown key '\(stray)' beside the action '\(only)'\(meant); a step has its action key only, "
+                   + "such as - \(actionExample(only))")
+        } else if let (typo, meant) = ([action] + names).lazy
+            .compactMap({ key in NameSuggestion.nearest(to: key, among: Scenario.Action.keys).map { (key, $0) } }).first {
+            report(.unknownKey, at: node,
+                   "this step has no action; '\(typo)' is none (did you mean '\(meant)'?): write - \(actionExample(meant))")
+        } else {
+            report(.missingKey, at: node,
+                   "this step has no action, only \(NameSuggestion.list([action] + names)); "
+                   + "name the action and put them inside it, such as - \(actionExample("save"))")
         }
     }
 

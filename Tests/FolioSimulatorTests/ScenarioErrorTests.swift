@@ -170,6 +170,30 @@ import Testing
         #expect(error.message == "a step has one action, but this one has 'sync' and 'wait'; put each in its own step")
     }
 
+    @Test func aKeyBesideTheActionIsNamed() throws {
+        let error = try #require(ScenarioParsing.error(ScenarioParsing.withDocuments("  - {sync: all, devices: [iPad]}")))
+        #expect(error.code == .unknownKey)
+        #expect(error.line == 10)
+        #expect(error.message == "unknown key 'devices' beside the action 'sync'; a step has its action key only, "
+            + "such as - sync: all")
+        let inner = try #require(ScenarioParsing.error(ScenarioParsing.withDocuments("""
+              - edit: {device: iPad, document: Notes, append: "x"}
+                device: iPad
+                colour: red
+            """)))
+        #expect(inner.message.hasPrefix("unknown key 'colour' beside the action 'edit'; "), "\(inner.message)")
+    }
+
+    @Test func aStepWithoutAnActionSaysSo() throws {
+        let error = try #require(ScenarioParsing.error(ScenarioParsing.withDocuments("  - {device: iPad, document: Notes}")))
+        #expect(error.code == .missingKey)
+        #expect(error.message.hasPrefix("this step has no action, only 'device' and 'document'; name the action and put "
+            + "them inside it, such as - save: {device: "), "\(error.message)")
+        let typo = try #require(ScenarioParsing.error(ScenarioParsing.withDocuments("  - {wiat: 5s, device: iPad}")))
+        #expect(typo.code == .unknownKey)
+        #expect(typo.message == "this step has no action; 'wiat' is none (did you mean 'wait'?): write - wait: 30s", "\(typo.message)")
+    }
+
     // MARK: Missing keys and wrong types
 
     @Test func requiredKeysAreNamed() {
