@@ -124,10 +124,23 @@ extension ScenarioRun {
             if vectors != first.vectors {
                 let ids = Set(vectors.keys).union(first.vectors.keys).sorted()
                 let id = ids.first { vectors[$0] != first.vectors[$0] }!
-                return "\(first.name) and \(device.name) hold different changes of document \(id): "
-                    + "\(first.vectors[id].map { "\($0)" } ?? "none") vs \(vectors[id].map { "\($0)" } ?? "none")"
+                return "\(first.name) and \(device.name) hold different changes of \(documentName(id)): "
+                    + "\(describe(first.vectors[id])) vs \(describe(vectors[id]))"
             }
         }
         return nil
+    }
+
+    /// A document as a person reads it: the name a device shows it under (or, while none does, its identity).
+    private func documentName(_ id: DocumentID) -> String {
+        let names = devices.compactMap { device in (try? device.library?.info(of: id))?.map(\.displayName) }
+        return names.first.map { "document \($0.debugDescription)" } ?? "document \(id)"
+    }
+
+    /// A vector with device names, such as `[iPad: 2, Mac: 1]`; "none" for a document a device does not hold.
+    private func describe(_ vector: VersionVector?) -> String {
+        guard let vector else { return "none" }
+        let names = Dictionary(uniqueKeysWithValues: devices.map { ($0.device.id, $0.name) })
+        return "[" + vector.entries.map { "\(names[$0.device] ?? "\($0.device)"): \($0.seq)" }.joined(separator: ", ") + "]"
     }
 }

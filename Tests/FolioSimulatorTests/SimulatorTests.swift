@@ -31,6 +31,18 @@ import Testing
         #expect(result.steps.count == 3, "an expectation failure does not stop the run")
     }
 
+    /// A failed `converged` names devices and the document as the scenario does, not by their identities.
+    @Test func aConvergenceFailureSpeaksOfNames() async throws {
+        let scenario = try parse("""
+              - create: {device: iPad, document: Notes, text: "a"}
+              - expect: {converged: true}
+            """)
+        let result = await Simulator().run(scenario)
+        let failure = try #require(result.failures.first)
+        #expect(failure.message.hasSuffix(#"found iPad and Mac hold different changes of document "Notes": [iPad: 2] vs none"#),
+                "\(failure.message)")
+    }
+
     /// The device that resolves with `keepBoth` holds the copy it made at once, as the others do once it arrives.
     @Test func theDeviceThatKeepsBothSeesItsCopy() async throws {
         let scenario = try parse("""
