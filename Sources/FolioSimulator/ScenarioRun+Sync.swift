@@ -18,12 +18,18 @@ extension ScenarioRun {
         var settled: [String: (device: Int, cloud: Int)] = [:]
         var round = 0
         var moved = true
+        var lost = false
         while moved {
             round += 1
             guard round <= 50 else {
+                if lost {
+                    throw .invariant("sync did not settle after 50 rounds: the network still lost messages in the last "
+                        + "round (loss: \(scenario.network.loss)); with a lower loss, retries get through")
+                }
                 throw .invariant("sync did not settle after 50 rounds: devices keep making changes in answer to each other")
             }
             moved = false
+            lost = false
             for device in participants {
                 let store = try device.runningLibrary().store
                 let replica = cloud.replica(for: device.name)
@@ -34,6 +40,7 @@ extension ScenarioRun {
                 do { exchange = try cloud.network.sync(store, with: replica) } catch { throw .sync(error) }
                 advance(by: 2 * scenario.network.latency.milliseconds * Int64(1 + exchange.ticks))
                 let sent = exchange.responder.changesApplied, received = exchange.initiator.changesApplied
+                if !exchange.isComplete { lost = true }
                 if sent > 0 || received > 0 || !exchange.isComplete {
                     moved = true
                     events.append(describe(exchange, of: device.name))

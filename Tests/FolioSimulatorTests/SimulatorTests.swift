@@ -43,6 +43,23 @@ import Testing
                 "\(failure.message)")
     }
 
+    /// A network that drops every message keeps a sync from settling; the failure blames the network, not devices.
+    @Test func aSyncThatNeverSettlesOnALosingNetworkSaysSo() async throws {
+        let scenario = try ScenarioParser.parse(yaml: """
+            name: Test
+            network: {loss: 1}
+            devices: [{name: iPad}, {name: Mac}]
+            steps:
+              - create: {device: iPad, document: Notes, text: "a"}
+              - sync: all
+            """, file: "test.yaml")
+        let result = await Simulator().run(scenario)
+        let failure = try #require(result.failures.first)
+        #expect(failure.step == 2)
+        #expect(failure.message.contains("sync did not settle after 50 rounds: the network still lost messages in the "
+            + "last round (loss: 1.0); with a lower loss, retries get through"), "\(failure.message)")
+    }
+
     /// The device that resolves with `keepBoth` holds the copy it made at once, as the others do once it arrives.
     @Test func theDeviceThatKeepsBothSeesItsCopy() async throws {
         let scenario = try parse("""
