@@ -229,13 +229,15 @@ struct ScenarioReader {
     mutating func readDuration(_ node: Node, _ what: String) -> SimulatedDuration? {
         guard let text = readText(node, what, example: "\(what): 30s") else { return nil }
         if let duration = SimulatedDuration(parsing: text) { return duration }
-        let body = text.hasPrefix("-") ? text.dropFirst() : Substring(text)
-        let digits = body.prefix { $0.isASCII && $0.isWholeNumber }
-        let suffix = String(body.dropFirst(digits.count))
-        if !digits.isEmpty, SimulatedDuration.units.contains(where: { $0.suffix == suffix }) {
+        switch DurationMisspelling(text) {
+        case .duration(let meant):
+            report(.invalidValue, at: node, "'\(text)' is not a duration; write \(meant)")
+        case .unitless(let number):
+            report(.invalidValue, at: node, "'\(text)' has no unit; write \(number)s, or \(number)ms, \(number)m or \(number)h")
+        case .tooLong:
             report(.invalidValue, at: node,
                    "'\(text)' is longer than a scenario allows; write at most \(SimulatedDuration.maximum) (one year)")
-        } else {
+        case nil:
             report(.invalidValue, at: node, "'\(text)' is not a duration; write 250ms, 30s, 5m or 2h")
         }
         return nil

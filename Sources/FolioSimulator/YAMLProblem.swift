@@ -56,6 +56,10 @@ enum YAMLProblem {
             }
             return "quote a value that starts with @ or `, as in text: \"@home\""
         }
+        if problem.contains("block sequence entries are not allowed"), character(at: mark, in: yaml) == "-" {
+            return "a value that starts with '- ' after its key reads as a list item; quote it, as in text: \"- milk\", "
+                + "or start the list on the next line"
+        }
         if problem.contains("undefined alias") {
             return "quote a value that starts with *, as in text: \"*note\""
         }

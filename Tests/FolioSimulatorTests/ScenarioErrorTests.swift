@@ -37,6 +37,21 @@ import Testing
         #expect(error.message.contains("indent with spaces, not tabs"))
     }
 
+    @Test func valueStartingWithADashSaysToQuote() throws {
+        let error = try #require(ScenarioParsing.error("""
+            name: Dash
+            devices: [{name: iPad}]
+            steps:
+              - create: {device: iPad, document: Notes}
+              - wait: - 5s
+            """))
+        #expect(error.code == .malformedYAML)
+        #expect((error.line, error.column) == (5, 11))
+        #expect(error.message.hasSuffix("""
+            reads as a list item; quote it, as in text: "- milk", or start the list on the next line
+            """))
+    }
+
     @Test func repeatedKeysAreRefused() throws {
         let error = try #require(ScenarioParsing.error("name: A\ndevices: [{name: iPad}]\nsteps: [{sync: all}]\nname: B\n"))
         #expect(error.code == .malformedYAML)
@@ -305,17 +320,42 @@ import Testing
               - wait: 30
               - wait: -30s
               - wait: 9000h
+              - wait: 1h30m
             """)
-        #expect(errors.map(\.code) == Array(repeating: Code.invalidValue, count: 6))
-        #expect(errors.map(\.line) == [4, 6, 8, 9, 10, 11])
+        #expect(errors.map(\.code) == Array(repeating: Code.invalidValue, count: 7))
+        #expect(errors.map(\.line) == [4, 6, 8, 9, 10, 11, 12])
         #expect(errors.map(\.message) == [
-            "'90 s' is not a duration; write 250ms, 30s, 5m or 2h",
+            "'90 s' is not a duration; write 90s",
             "latency cannot be negative; write a duration such as latency: 200ms",
-            "'1.5s' is not a duration; write 250ms, 30s, 5m or 2h",
-            "'30' is not a duration; write 250ms, 30s, 5m or 2h",
+            "'1.5s' is not a duration; write 1500ms",
+            "'30' has no unit; write 30s, or 30ms, 30m or 30h",
             "wait cannot go back in time ('-30s'); write 0s or more, such as wait: 30s",
             "'9000h' is longer than a scenario allows; write at most 8760h (one year)",
+            "'1h30m' is not a duration; write 250ms, 30s, 5m or 2h",
         ])
+    }
+
+    /// What a misspelt duration meant, when it can be told.
+    @Test(arguments: [
+        ("90 s", "90s"), ("5min", "5m"), ("5 Minutes", "5m"), ("2hrs", "2h"), ("1.5s", "1500ms"), ("0.25 sec", "250ms"),
+        (".5s", "500ms"), ("-1.5m", "-90s"), ("+30s", "30s"), ("5S", "5s"), ("250 MS", "250ms"), ("1 hour", "1h"),
+    ])
+    func misspeltDurationsSayWhatTheyMeant(text: String, meant: String) {
+        let errors = ScenarioParsing.errors("name: D\ndevices: [{name: iPad, clockSkew: \"\(text)\"}]\nsteps: [{sync: all}]\n")
+        #expect(errors.map(\.message) == ["'\(text)' is not a duration; write \(meant)"])
+    }
+
+    @Test(arguments: ["1h30m", "0.0001s", "5 fortnights", "1.2.3s", "s", ".s", "1e3ms"])
+    func durationsWithoutAClearMeaningGetTheGeneralRule(text: String) {
+        let errors = ScenarioParsing.errors("name: D\ndevices: [{name: iPad, clockSkew: \"\(text)\"}]\nsteps: [{sync: all}]\n")
+        #expect(errors.map(\.message) == ["'\(text)' is not a duration; write 250ms, 30s, 5m or 2h"])
+    }
+
+    @Test func overlongMisspeltDurationsSayTheLimit() {
+        for text in ["9000 hours", "99999999999999999999ms", "600000 min"] {
+            let errors = ScenarioParsing.errors("name: D\ndevices: [{name: iPad, clockSkew: \"\(text)\"}]\nsteps: [{sync: all}]\n")
+            #expect(errors.map(\.message) == ["'\(text)' is longer than a scenario allows; write at most 8760h (one year)"])
+        }
     }
 
     @Test func probabilitiesStayWithinZeroAndOne() {
