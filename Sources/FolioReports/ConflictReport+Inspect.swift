@@ -45,7 +45,7 @@ extension ConflictReport {
         do {
             library = try DocumentLibrary(
                 at: copy.root, device: owner,
-                types: DocumentTypeRegistry([TextDocument.documentType, RecordsDocument.documentType, PagesDocument.documentType]),
+                types: .builtIn,
                 autosave: .manual, conflictPolicy: ConflictPolicy(default: .askUser), backgroundWork: false)
             captures = try await DocumentCapture.captures(of: library)
         } catch {

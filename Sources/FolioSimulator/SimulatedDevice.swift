@@ -53,7 +53,7 @@ final class SimulatedDevice {
     func start() async throws(DocumentError) {
         fileSystem = Self.fileSystem()
         library = try DocumentLibrary(
-            at: root, device: device, clock: clock, identifiers: identifiers, fileSystem: fileSystem,
+            at: root, device: device, types: .builtIn, clock: clock, identifiers: identifiers, fileSystem: fileSystem,
             durability: .off, access: .exclusive, autosave: Self.autosave, conflictPolicy: policy, backgroundWork: false)
         _ = try await openNewDocuments()
     }
