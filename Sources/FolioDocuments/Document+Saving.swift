@@ -31,6 +31,11 @@ extension Document {
             throw error
         }
         let url = try fileURL
+        // Renamed, moved or restored since the last save (here or on another device): the file follows.
+        let previousURL = try savedRecord().map { library.url(ofRelativePath: $0.relativePath) }.flatMap { $0 == url ? nil : $0 }
+        if let previousURL {
+            do { try library.moveFile(of: id, from: previousURL, to: url) } catch { needsFullRewrite = true }
+        }
         let contents = model.contents()
         let report: SaveReport
         do {
@@ -44,6 +49,10 @@ extension Document {
         }
         needsFullRewrite = false
         try recordFile(at: url, holding: contents)
+        // A previous file that could not be moved is an older version of this one: nothing else claims it.
+        if let previousURL, (try? library.fileSystem.itemKind(at: previousURL)) != .absent {
+            try? library.fileSystem.remove(at: previousURL)
+        }
         unsavedChanges = 0
         removeState(.savingError)
         return report
@@ -183,11 +192,7 @@ extension Document {
     }
 
     func savedRecord() throws(DocumentError) -> SavedFileRecord? {
-        do {
-            return SavedFileRecord(decoding: try library.store.localState(SavedFileRecord.stateKey, of: id))
-        } catch {
-            throw .store(error, "reading where \(info.displayName) was saved")
-        }
+        try library.savedFileRecord(of: id)
     }
 
     private func modificationTime(of url: URL) -> Int64 {

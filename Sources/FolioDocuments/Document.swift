@@ -173,7 +173,8 @@ public actor Document<Model: DocumentModel> {
     // MARK: Others' changes
 
     /// Picks up changes made by other processes or peers since the document last looked: the catalog (name,
-    /// container, deletion) and the version every device shows. The open group is committed first.
+    /// container, deletion: the file follows, see ``DocumentLibrary/updateFile(of:)``) and the version every device
+    /// shows. The open group is committed first.
     ///
     /// - Returns: whether the model changed.
     /// - Throws: ``DocumentError`` `.store`.
@@ -181,7 +182,12 @@ public actor Document<Model: DocumentModel> {
     public func refresh() throws(DocumentError) -> Bool {
         try ensureOpen()
         try commit()
+        let previous = info
         try reloadInfo()
+        if (info.displayName, info.container, info.isDeleted) != (previous.displayName, previous.container, previous.isDeleted) {
+            // Renamed, moved or deleted elsewhere: the file follows now, or else at the next save.
+            try? library.updateFile(of: id)
+        }
         let winner = try Self.winningHead(of: id, in: library)
         guard winner.hash != head.hash else {
             // Others' heads may have arrived without changing the version shown: conflicts are still to be seen.

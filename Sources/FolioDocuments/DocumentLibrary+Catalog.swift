@@ -45,33 +45,6 @@ extension DocumentLibrary {
         }
     }
 
-    /// Where the document's file lives: its container's directory, its name and its type's extension. A name used
-    /// by an earlier-created document in the same container gets a number (`Notes 2.txt`).
-    public func fileURL(for info: DocumentInfo) throws(DocumentError) -> URL {
-        let fileExtension = types.type(identifier: info.typeIdentifier)?.preferredExtension
-            ?? info.typeIdentifier.split(separator: ".").last.map(String.init) ?? "data"
-        // Deleted documents count: their number must not pass to another document while they can be restored.
-        let namesakes = try documents(includingDeleted: true).filter {
-            $0.container == info.container && $0.displayName == info.displayName && $0.id != info.id
-                && ($0.creationDate, $0.id) < (info.creationDate, info.id)
-        }
-        let name = namesakes.isEmpty ? info.displayName : "\(info.displayName) \(namesakes.count + 1)"
-        return fileURL(named: "\(name).\(fileExtension)", in: info.container)
-    }
-
-    /// The URL of the file `fileName` in `container`, made once: every save and file check asks for it.
-    private func fileURL(named fileName: String, in container: DocumentContainer) -> URL {
-        let key = FileKey(container: container, name: fileName)
-        if let known = fileURLs.withLock({ $0[key] }) { return known }
-        // No directory hint would make Foundation look at the disk: a package's URL has no trailing slash either way.
-        let url = directory(of: container).appendingPathComponent(fileName, isDirectory: false)
-        fileURLs.withLock { cache in
-            if cache.count >= 1_024 { cache.removeAll() }
-            cache[key] = url
-        }
-        return url
-    }
-
     /// Renames a document (a logged change); its file is renamed too.
     ///
     /// - Throws: ``DocumentError`` `.notFound`, `.invalidName`, `.store`, `.save`.
@@ -120,18 +93,8 @@ extension DocumentLibrary {
         let oldURL = try fileURL(for: before)
         try appendLifecycle(event, to: id)
         guard let after = try info(of: id) else { return }
-        let newURL = try fileURL(for: after)
-        guard oldURL != newURL else { return }
         do {
-            if try fileSystem.itemKind(at: oldURL) != .absent, try fileSystem.itemKind(at: newURL) == .absent {
-                try fileSystem.rename(oldURL, to: newURL)
-                try fileSystem.synchronizeDirectory(at: newURL.deletingLastPathComponent())
-                // The record follows the file, so that a change made to it by another program is still noticed.
-                if var record = SavedFileRecord(decoding: try store.localState(SavedFileRecord.stateKey, of: id)) {
-                    record.relativePath = relativePath(of: newURL)
-                    try store.setLocalState([SavedFileRecord.stateKey: record.encoded()], of: id)
-                }
-            }
+            try moveFile(of: id, from: oldURL, to: try fileURL(for: after))
         } catch {
             throw DocumentError(.save, "\(after.displayName) was renamed or moved, but its file could not follow; it will be written again at the next save", cause: error)
         }

@@ -4,16 +4,23 @@ import FolioSync
 
 extension DocumentLibrary {
     /// Exchanges changes with peers through `transport` (the in-memory cloud of a simulation, a shared folder…):
-    /// exactly what each side lacks. Open documents see what arrived at their next ``Document/refresh()``.
+    /// exactly what each side lacks. Open documents see what arrived at their next ``Document/refresh()``; the
+    /// files of documents renamed, moved or deleted elsewhere follow at once (``updateFile(of:)``).
     ///
     /// - Returns: what was sent and received.
     /// - Throws: ``DocumentError`` `.store`, with the ``SyncError`` as its cause.
     @discardableResult
     public func sync(through transport: some SyncTransport) async throws(DocumentError) -> SyncReport {
+        let report: SyncReport
         do {
-            return try await transport.sync(store)
+            report = try await transport.sync(store)
         } catch {
             throw DocumentError(.store, "syncing the library at \(root.path) failed", cause: error)
         }
+        for document in report.updatedDocuments {
+            // What arrived is kept either way: a file that cannot follow now follows at the document's next save.
+            try? updateFile(of: document)
+        }
+        return report
     }
 }

@@ -105,7 +105,12 @@ public final class DocumentLibrary: Sendable {
     }
 
     static func directory(of container: DocumentContainer, in root: URL) -> URL {
-        root.appendingPathComponent(container == .local ? "Documents" : "Shared", isDirectory: true)
+        root.appendingPathComponent(directoryName(of: container), isDirectory: true)
+    }
+
+    /// The name of a container's directory in the library's: `Documents` or `Shared`.
+    static func directoryName(of container: DocumentContainer) -> String {
+        container == .local ? "Documents" : "Shared"
     }
 
     // MARK: Creating and opening

@@ -80,7 +80,11 @@ extension ScenarioRun {
         let before: Int
         do { before = try store.changeCount() } catch { throw .store(error) }
         for id in updated ?? device.handles.keys.sorted() {
-            guard let handle = device.handles[id] else { continue }
+            guard let handle = device.handles[id] else {
+                // As `DocumentLibrary.sync(through:)` does: a closed document's file follows a rename, move or delete.
+                if updated != nil { try? device.runningLibrary().updateFile(of: id) }
+                continue
+            }
             let wasInConflict = await handle.isInConflict()
             do { _ = try await handle.refresh() } catch { throw .document(error) }
             let isInConflict = await handle.isInConflict()

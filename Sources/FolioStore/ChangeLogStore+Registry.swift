@@ -68,6 +68,25 @@ extension ChangeLogStore {
         }
     }
 
+    /// This device's value for `key` of every document that has one, in document order.
+    ///
+    /// - Complexity: one pass over the local state of every document.
+    public func localStates(_ key: String) throws(StoreError) -> [(document: DocumentID, value: Data)] {
+        try read("reading local state \(key) of every document") { db in
+            var rows = try RawRows(
+                db.cachedStatement(sql: """
+                    SELECT d.uuid, s.value FROM local_state s JOIN document d ON d.id = s.document
+                    WHERE s.key = ? ORDER BY d.uuid
+                    """),
+                arguments: [key])
+            var result: [(document: DocumentID, value: Data)] = []
+            while let row = try rows.next() {
+                result.append((DocumentID(try Stored.uuid(row[0])), try AtRest.unpackValue(row[1])))
+            }
+            return result
+        }
+    }
+
     /// Sets (or, with `nil`, removes) this device's values for `document`, in one transaction.
     public func setLocalState(_ values: [String: Data?], of document: DocumentID) throws(StoreError) {
         try write("saving local state of document \(document)") { db in

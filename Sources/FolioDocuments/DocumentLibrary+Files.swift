@@ -1,0 +1,133 @@
+import FolioCore
+import FolioStore
+import Foundation
+
+extension DocumentLibrary {
+    /// Where the document's file lives on this device: in its container's directory, named after the document with
+    /// its type's extension (`Documents/Notes.txt`), or with a number when another document's file already has that
+    /// name (`Notes 2.txt`): two documents of one name, say made apart on two devices, or a document named
+    /// `Notes 2` beside a second `Notes`.
+    ///
+    /// Once saved, a document keeps its file name on this device until it is renamed or moved, so that a namesake
+    /// arriving from another device never takes its file: file names are this device's own (as the Files app shows
+    /// them), not part of the log, and may differ between devices. A deleted document keeps its file name, so that
+    /// it gets it back when restored.
+    ///
+    /// - Throws: ``DocumentError`` `.store`.
+    ///
+    /// - Complexity: one read of the document's saved-file record; for a document not saved yet, or renamed or
+    ///   moved since, a read of every document's.
+    public func fileURL(for info: DocumentInfo) throws(DocumentError) -> URL {
+        let fileExtension = types.type(identifier: info.typeIdentifier)?.preferredExtension
+            ?? info.typeIdentifier.split(separator: ".").last.map(String.init) ?? "data"
+        let directory = Self.directoryName(of: info.container)
+        if let saved = try savedFileRecord(of: info.id)?.relativePath, let slash = saved.lastIndex(of: "/"),
+           saved[..<slash] == directory,
+           Self.fileName(saved[saved.index(after: slash)...], isNamed: info.displayName, withExtension: fileExtension)
+        {
+            return fileURL(named: String(saved[saved.index(after: slash)...]), in: info.container)
+        }
+        // A name no other document's file has on this device.
+        let taken: Set<String>
+        do {
+            taken = Set(try store.localStates(SavedFileRecord.stateKey).compactMap { entry in
+                entry.document == info.id ? nil : SavedFileRecord(decoding: entry.value)?.relativePath
+            })
+        } catch {
+            throw .store(error, "reading where the documents are saved")
+        }
+        var number = 1
+        while true {
+            let fileName = number == 1 ? "\(info.displayName).\(fileExtension)" : "\(info.displayName) \(number).\(fileExtension)"
+            if !taken.contains("\(directory)/\(fileName)") { return fileURL(named: fileName, in: info.container) }
+            number += 1
+        }
+    }
+
+    /// Whether `fileName` is `NAME.EXT` or `NAME N.EXT` for a number N from 2: a file name ``fileURL(for:)`` gives
+    /// a document named `name`.
+    static func fileName(_ fileName: Substring, isNamed name: String, withExtension fileExtension: String) -> Bool {
+        guard fileName.hasPrefix(name), fileName.hasSuffix(".\(fileExtension)") else { return false }
+        let middle = fileName.dropFirst(name.count).dropLast(fileExtension.count + 1)
+        guard !middle.isEmpty else { return fileName.count == name.count + fileExtension.count + 1 }
+        let digits = middle.dropFirst()
+        return middle.first == " " && !digits.isEmpty && digits.first != "0" && digits.allSatisfy { $0.isASCII && $0.isNumber }
+            && Int(digits).map { $0 >= 2 } ?? false
+    }
+
+    /// The URL of the file `fileName` in `container`, made once: every save and file check asks for it.
+    func fileURL(named fileName: String, in container: DocumentContainer) -> URL {
+        let key = FileKey(container: container, name: fileName)
+        if let known = fileURLs.withLock({ $0[key] }) { return known }
+        // No directory hint would make Foundation look at the disk: a package's URL has no trailing slash either way.
+        let url = directory(of: container).appendingPathComponent(fileName, isDirectory: false)
+        fileURLs.withLock { cache in
+            if cache.count >= 1_024 { cache.removeAll() }
+            cache[key] = url
+        }
+        return url
+    }
+
+    /// Where this device last wrote the document, if it did.
+    func savedFileRecord(of id: DocumentID) throws(DocumentError) -> SavedFileRecord? {
+        do {
+            return SavedFileRecord(decoding: try store.localState(SavedFileRecord.stateKey, of: id))
+        } catch {
+            throw .store(error, "reading where document \(id) was saved")
+        }
+    }
+
+    /// Makes the document's file on this device follow what the log says of it: moved to its new name or
+    /// container after a rename or a move, removed after a delete, wherever they were made. A sync calls it for
+    /// the documents it updated, an open document when it picks up a change, a save before it writes.
+    ///
+    /// Only a file this device wrote is touched; a deleted document's file that another program changed since is
+    /// left where it is, so that nothing made outside Folio is lost.
+    ///
+    /// - Throws: ``DocumentError`` `.save` when the file cannot be moved or removed (it follows at the next save),
+    ///   `.store`.
+    public func updateFile(of id: DocumentID) throws(DocumentError) {
+        guard let record = try savedFileRecord(of: id), let info = try info(of: id) else { return }
+        let savedURL = url(ofRelativePath: record.relativePath)
+        do {
+            if info.isDeleted {
+                if try isUnchanged(savedURL, since: record) { try fileSystem.remove(at: savedURL) }
+            } else {
+                try moveFile(of: id, from: savedURL, to: try fileURL(for: info))
+            }
+        } catch let error as DocumentError {
+            throw error
+        } catch {
+            throw DocumentError(.save, "the file of \(info.displayName) could not follow its \(info.isDeleted ? "deletion" : "new name or place")", cause: error)
+        }
+    }
+
+    /// Whether the file or package at `url` holds what this device last wrote there.
+    private func isUnchanged(_ url: URL, since record: SavedFileRecord) throws -> Bool {
+        let contents: DocumentContents
+        switch try fileSystem.itemKind(at: url) {
+        case .file: contents = .data(try pipeline.readFlat(at: url))
+        case .directory: contents = .package(try pipeline.readPackage(at: url, verifyingManifest: false))
+        default: return false
+        }
+        return ContentHash(hashing: contents.encoded()) == record.contentsHash
+    }
+
+    /// Moves the document's file from `oldURL` to `newURL` (a rename or a move, made here or on another device),
+    /// when it is there and nothing is at `newURL`; the saved-file record follows it, so that a change another
+    /// program makes to it is still noticed.
+    ///
+    /// - Throws: ``FileSystemError`` and ``StoreError``, as they come.
+    func moveFile(of id: DocumentID, from oldURL: URL, to newURL: URL) throws {
+        guard oldURL != newURL, try fileSystem.itemKind(at: oldURL) != .absent, try fileSystem.itemKind(at: newURL) == .absent
+        else { return }
+        let directory = newURL.deletingLastPathComponent()
+        if try fileSystem.itemKind(at: directory) == .absent { try fileSystem.createDirectory(at: directory) }
+        try fileSystem.rename(oldURL, to: newURL)
+        try fileSystem.synchronizeDirectory(at: directory)
+        if var record = SavedFileRecord(decoding: try store.localState(SavedFileRecord.stateKey, of: id)) {
+            record.relativePath = relativePath(of: newURL)
+            try store.setLocalState([SavedFileRecord.stateKey: record.encoded()], of: id)
+        }
+    }
+}
