@@ -140,4 +140,19 @@ import Testing
         try store.checkInvariants()
         #expect(try store.documents() == [Fixtures.document, Fixtures.otherDocument].sorted())
     }
+
+    @Test func localStateIsReadPerDocumentAndAcrossDocuments() throws {
+        let store = try directory.openStore(for: device)
+        try store.setLocalState(["file": Data("a.txt".utf8), "undo": Data([1])], of: Fixtures.document)
+        try store.setLocalState(["file": Data("b.txt".utf8)], of: Fixtures.otherDocument)
+        #expect(try store.localState("file", of: Fixtures.document) == Data("a.txt".utf8))
+        let files = try store.localStates("file")
+        #expect(files.map(\.document).sorted() == [Fixtures.document, Fixtures.otherDocument].sorted())
+        #expect(Set(files.map(\.value)) == [Data("a.txt".utf8), Data("b.txt".utf8)])
+        #expect(try store.localStates("undo").map(\.document) == [Fixtures.document])
+
+        try store.setLocalState(["file": nil], of: Fixtures.document)
+        #expect(try store.localStates("file").map(\.document) == [Fixtures.otherDocument])
+        #expect(try store.localStates("absent").isEmpty)
+    }
 }
