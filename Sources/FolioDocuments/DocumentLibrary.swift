@@ -158,11 +158,13 @@ public final class DocumentLibrary: Sendable {
         return try await Document<Model>.open(info, in: self)
     }
 
-    /// Opens the document named `name` (not deleted) as a `Model`.
+    /// Opens the document named `name` (not deleted) as a `Model`; of several with that name, the one created first
+    /// (open the others by identity, from ``documents(includingDeleted:)``).
     ///
     /// - Throws: ``DocumentError`` `.notFound`, `.wrongType`, `.store`.
     public func open<Model: DocumentModel>(named name: String, as model: Model.Type) async throws(DocumentError) -> Document<Model> {
-        guard let info = try documents().first(where: { $0.displayName == name }) else {
+        let namesakes = try documents().filter { $0.displayName == name }
+        guard let info = namesakes.min(by: { ($0.creationDate, $0.id) < ($1.creationDate, $1.id) }) else {
             throw DocumentError(.notFound, "no document named '\(name)' in the library at \(root.path)")
         }
         return try await open(info.id, as: model)

@@ -56,6 +56,23 @@ import Testing
         }
     }
 
+    @Test func openingByANameSeveralDocumentsShareOpensTheFirstMade() async throws {
+        let macFixture = try LibraryFixture(seed: 1)
+        let iPadFixture = try LibraryFixture(seed: 2)
+        let mac = try macFixture.library()
+        let iPad = try iPadFixture.library()
+        macFixture.clock.advance(byMilliseconds: 60_000)
+        let earlier = try await make(iPad, "Notes", "earlier\n")
+        let later = try await make(mac, "Notes", "later\n")
+        try iPad.store.ingest(try mac.store.changes(of: later))
+        // Listed by name then identity, the later one comes first: opening by name must not simply take the first.
+        #expect(try iPad.documents().first?.id == later)
+        let opened = try await iPad.open(named: "Notes", as: TextDocument.self)
+        #expect(opened.id == earlier)
+        #expect(await opened.model.text == "earlier\n")
+        try await opened.close()
+    }
+
     /// The namesake made earlier on another device arrives after this device saved its own: this one keeps its file.
     @Test func aNamesakeFromAnotherDeviceDoesNotTakeThisDevicesFile() async throws {
         let macFixture = try LibraryFixture(seed: 1)
