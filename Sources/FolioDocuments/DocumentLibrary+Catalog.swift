@@ -62,13 +62,17 @@ extension DocumentLibrary {
 
     /// Deletes a document (a logged change): its file is removed, its history kept, so it can be restored.
     ///
+    /// Only the file this device saved the document to is removed: a file of the document's name that Folio did
+    /// not write (the document was never saved here) is left alone.
+    ///
     /// - Throws: ``DocumentError`` `.notFound`, `.store`, `.save`.
     public func delete(_ id: DocumentID) throws(DocumentError) {
         guard let info = try info(of: id), !info.isDeleted else {
             throw DocumentError(.notFound, "no document \(id) to delete")
         }
-        let url = try fileURL(for: info)
+        let saved = try savedFileRecord(of: id).map { url(ofRelativePath: $0.relativePath) }
         try appendLifecycle(.delete, to: id)
+        guard let url = saved else { return }
         do {
             if try fileSystem.itemKind(at: url) != .absent { try fileSystem.remove(at: url) }
         } catch {

@@ -13,6 +13,10 @@ extension DocumentLibrary {
     /// them), not part of the log, and may differ between devices. A deleted document keeps its file name, so that
     /// it gets it back when restored.
     ///
+    /// Two documents are never given one file, even when they are saved at once: a new name is claimed for its
+    /// document as it is given. (The claims live in this library object: two processes that open one library
+    /// directory at once do not see each other's.)
+    ///
     /// - Throws: ``DocumentError`` `.store`.
     ///
     /// - Complexity: one read of the document's saved-file record; for a document not saved yet, or renamed or
@@ -27,21 +31,30 @@ extension DocumentLibrary {
         {
             return fileURL(named: String(saved[saved.index(after: slash)...]), in: info.container)
         }
-        // A name no other document's file has on this device.
-        let taken: Set<String>
+        // A name no other document's file has or was given on this device, claimed at once.
+        let saved: [String]
         do {
-            taken = Set(try store.localStates(SavedFileRecord.stateKey).compactMap { entry in
+            saved = try store.localStates(SavedFileRecord.stateKey).compactMap { entry in
                 entry.document == info.id ? nil : SavedFileRecord(decoding: entry.value)?.relativePath
-            })
+            }
         } catch {
             throw .store(error, "reading where the documents are saved")
         }
-        var number = 1
-        while true {
-            let fileName = number == 1 ? "\(info.displayName).\(fileExtension)" : "\(info.displayName) \(number).\(fileExtension)"
-            if !taken.contains("\(directory)/\(fileName)") { return fileURL(named: fileName, in: info.container) }
-            number += 1
+        let fileName = fileNameClaims.withLock { claims in
+            // Claims are never dropped: one whose record was written after `saved` was read must still count.
+            var taken = Set(saved)
+            for (document, path) in claims where document != info.id { taken.insert(path) }
+            var number = 1
+            while true {
+                let fileName = number == 1 ? "\(info.displayName).\(fileExtension)" : "\(info.displayName) \(number).\(fileExtension)"
+                if !taken.contains("\(directory)/\(fileName)") {
+                    claims[info.id] = "\(directory)/\(fileName)"
+                    return fileName
+                }
+                number += 1
+            }
         }
+        return fileURL(named: fileName, in: info.container)
     }
 
     /// Whether `fileName` is `NAME.EXT` or `NAME N.EXT` for a number N from 2: a file name ``fileURL(for:)`` gives

@@ -37,6 +37,10 @@ public final class DocumentLibrary: Sendable {
     private let standardizedRootPath: String
     /// Document file URLs already made, by container and file name (see ``fileURL(for:)``).
     let fileURLs = Mutex<[FileKey: URL]>([:])
+    /// The file name each document was last given that its saved-file record may not show yet (its path relative
+    /// to the root), so that two documents saving at once (two new "Untitled" documents autosaved by one timer
+    /// tick) are never given one file: a name is chosen and claimed under this lock, the record follows the save.
+    let fileNameClaims = Mutex<[DocumentID: String]>([:])
 
     struct FileKey: Hashable {
         var container: DocumentContainer

@@ -172,4 +172,39 @@ import Testing
         try await opened.refresh()
         #expect(iPadFixture.documentNames == ["Notes.txt"])
     }
+
+    /// New namesakes saved at once (one autosave tick saving every new "Untitled"): each is given a file of its own
+    /// before either has written one, and each file holds its own document.
+    @Test func namesakesSavedAtOnceAreGivenAFileEach() async throws {
+        let fixture = try LibraryFixture()
+        let library = try fixture.library()
+        var documents: [Document<TextDocument>] = []
+        for number in 1...6 {
+            documents.append(try await library.create(TextDocument.self, named: "Untitled", contents: TextDocument(text: "number \(number)\n")))
+        }
+        var urls: [URL] = []
+        for document in documents { urls.append(try await document.fileURL) }
+        #expect(Set(urls).count == 6, "given before any is saved: \(urls.map(\.lastPathComponent))")
+
+        try await withThrowingTaskGroup { group in
+            for document in documents { group.addTask { try await document.save() } }
+            try await group.waitForAll()
+        }
+        #expect(fixture.documentNames == ["Untitled 2.txt", "Untitled 3.txt", "Untitled 4.txt", "Untitled 5.txt", "Untitled 6.txt", "Untitled.txt"])
+        for (number, document) in zip(1..., documents) {
+            #expect(try fixture.text(at: try await document.fileURL) == "number \(number)\n")
+            try await document.close()
+        }
+    }
+
+    /// Deleting a document never saved here leaves the file of its name alone: Folio did not write it.
+    @Test func deletingADocumentNeverSavedLeavesAFileOfItsNameAlone() async throws {
+        let fixture = try LibraryFixture()
+        let library = try fixture.library()
+        try Disk.write("put here by hand\n", to: fixture.documentFile("Notes.txt"))
+        let document = try await library.create(TextDocument.self, named: "Notes", contents: TextDocument(text: "draft\n"))
+        try library.delete(document.id)
+        try await document.close()
+        #expect(try fixture.text(at: fixture.documentFile("Notes.txt")) == "put here by hand\n")
+    }
 }
