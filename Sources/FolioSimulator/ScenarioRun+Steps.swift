@@ -11,7 +11,16 @@ extension ScenarioRun {
             try await create(document, model: model, contents: contents, on: device(name))
         case .edit(let name, let document, let operation):
             let images = images
-            try await withDocument(document, on: name) { try await $0.edit(operation, bytes: images) }
+            try await withDocument(document, on: name) { handle in
+                // The reader checked the model of the name's first document; a rename may have given the name to
+                // a document of another model since.
+                guard handle.scenarioModel == operation.model else {
+                    throw SimulationError.step(
+                        "\(document) on \(name) is a \(handle.scenarioModel.rawValue) document now (a rename gave it the name); "
+                        + "\(operation.key) edits \(operation.model.rawValue) documents")
+                }
+                try await handle.edit(operation, bytes: images)
+            }
         case .undo(let name, let document):
             try await withDocument(document, on: name) { try await $0.undo() }
         case .redo(let name, let document):

@@ -43,6 +43,22 @@ import Testing
                 "\(failure.message)")
     }
 
+    /// A rename that gives a text document the name of a records document: an edit of records through that name
+    /// now reaches the text document, and the step fails saying so (it used to stop the process).
+    @Test func anEditOfAnotherModelThroughARenamedNameFailsItsStep() async throws {
+        let scenario = try parse("""
+              - create: {device: iPad, document: Notes, text: "a"}
+              - create: {device: iPad, document: List, model: records}
+              - rename: {device: iPad, document: Notes, to: List}
+              - edit: {device: iPad, document: List, set: {record: r1, field: name, value: Ann}}
+            """)
+        let result = await Simulator().run(scenario)
+        let failure = try #require(result.failures.first)
+        #expect(failure.step == 4)
+        #expect(failure.message.contains("List on iPad is a text document now (a rename gave it the name); set edits records documents"),
+                "\(failure.message)")
+    }
+
     /// A network that drops every message keeps a sync from settling; the failure blames the network, not devices.
     @Test func aSyncThatNeverSettlesOnALosingNetworkSaysSo() async throws {
         let scenario = try ScenarioParser.parse(yaml: """
