@@ -57,6 +57,20 @@ extension DocumentLibrary {
         return fileURL(named: fileName, in: info.container)
     }
 
+    /// Where this device last saved each document (the files ``fileURL(for:)`` gave them), in the order of their
+    /// identities; a document never saved here is absent. No two documents have one file.
+    ///
+    /// - Throws: ``DocumentError`` `.store`.
+    public func savedFiles() throws(DocumentError) -> [(document: DocumentID, url: URL)] {
+        do {
+            return try store.localStates(SavedFileRecord.stateKey).compactMap { entry in
+                SavedFileRecord(decoding: entry.value).map { (entry.document, url(ofRelativePath: $0.relativePath)) }
+            }
+        } catch {
+            throw .store(error, "reading where the documents are saved")
+        }
+    }
+
     /// Whether `fileName` is `NAME.EXT` or `NAME N.EXT` for a number N from 2: a file name ``fileURL(for:)`` gives
     /// a document named `name`.
     static func fileName(_ fileName: Substring, isNamed name: String, withExtension fileExtension: String) -> Bool {

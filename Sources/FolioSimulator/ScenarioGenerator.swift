@@ -134,7 +134,10 @@ private struct GenerationState {
             down.insert(device)
             let point: Scenario.CrashPoint? = pick([nil, .save, .append])
             return .crash(device: device, during: point)
-        case 80..<82: return .rename(device: device, document: document.name, to: "\(document.name) v\(below(3))")
+        case 80..<82:
+            // At times another document's name: namesakes must each keep a file of their own on every device.
+            let base = chance(30) ? pick(documents).name : document.name
+            return .rename(device: device, document: document.name, to: "\(base) v\(below(3))")
         case 82..<83: return .delete(device: device, document: document.name)
         case 83..<85: return documents.count < 4 ? createStep() : .sync(.all)
         case 85..<86: return documents.count < 4 ? importStep() : .sync(.all)

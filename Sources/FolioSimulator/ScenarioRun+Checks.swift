@@ -1,6 +1,7 @@
 import FolioCore
 import FolioDocuments
 import FolioStore
+import Foundation
 
 extension ScenarioRun {
     /// After every step: every running device's log keeps its invariants, and what it holds joins what must never
@@ -77,6 +78,24 @@ extension ScenarioRun {
         if let difference = try await contentDifference(among: devices) {
             throw .invariant("after a full sync, \(difference)")
         }
+        for device in devices {
+            if let shared = try sharedFile(on: device) { throw .invariant("on \(device.name), \(shared)") }
+        }
+    }
+
+    /// Which two documents `device` saved to one file, or `nil`: each must keep a file of its own (namesakes
+    /// included), or one would read the other's text as a change made by another program.
+    func sharedFile(on device: SimulatedDevice) throws(SimulationError) -> String? {
+        let library = try device.runningLibrary()
+        let files: [(document: DocumentID, url: URL)]
+        do { files = try library.savedFiles() } catch { throw .document(error) }
+        var owners: [URL: DocumentID] = [:]
+        for (document, url) in files {
+            if let owner = owners.updateValue(document, forKey: url) {
+                return "documents \(owner) and \(document) were both saved to \(url.lastPathComponent)"
+            }
+        }
+        return nil
     }
 
     /// How the open documents of `devices` differ in contents, or `nil`.

@@ -195,6 +195,9 @@ import Testing
             #expect(try fixture.text(at: try await document.fileURL) == "number \(number)\n")
             try await document.close()
         }
+        let saved = try library.savedFiles()
+        #expect(saved.map(\.document) == documents.map(\.id).sorted())
+        #expect(Set(saved.map(\.url)) == Set(urls))
     }
 
     /// Deleting a document never saved here leaves the file of its name alone: Folio did not write it.
