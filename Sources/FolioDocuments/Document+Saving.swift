@@ -37,6 +37,13 @@ extension Document {
             do { try library.moveFile(of: id, from: previousURL, to: url) } catch { needsFullRewrite = true }
         }
         let contents = model.contents()
+        let hash = ContentHash(hashing: contents.encoded())
+        // The first write to a file is recorded before it is made: a crash between the write and the record would
+        // otherwise leave a file no record owns, which the next save would have to give up to keep from
+        // overwriting what might be another program's.
+        if try savedRecord()?.relativePath != library.relativePath(of: url) {
+            try recordFile(at: url, hash: hash)
+        }
         let report: SaveReport
         do {
             let directory = url.deletingLastPathComponent()
@@ -48,7 +55,7 @@ extension Document {
             throw DocumentError(.save, "could not save \(info.displayName); its edits are safe in the log and the next save rewrites the file", cause: error)
         }
         needsFullRewrite = false
-        try recordFile(at: url, holding: contents)
+        try recordFile(at: url, hash: hash)
         // A previous file that could not be moved is an older version of this one: nothing else claims it.
         if let previousURL, (try? library.fileSystem.itemKind(at: previousURL)) != .absent {
             try? library.fileSystem.remove(at: previousURL)
@@ -130,8 +137,13 @@ extension Document {
     /// Remembers that the file at `url` holds `contents`, the version at `head`, so that a later change made by
     /// another program can be told from it.
     private func recordFile(at url: URL, holding contents: DocumentContents) throws(DocumentError) {
+        try recordFile(at: url, hash: ContentHash(hashing: contents.encoded()))
+    }
+
+    /// Remembers that the file at `url` holds (or is about to hold) the contents hashed `hash`, the version at `head`.
+    private func recordFile(at url: URL, hash: ContentHash) throws(DocumentError) {
         let record = SavedFileRecord(
-            relativePath: library.relativePath(of: url), contentsHash: ContentHash(hashing: contents.encoded()),
+            relativePath: library.relativePath(of: url), contentsHash: hash,
             size: (try? library.fileSystem.attributes(at: url).size) ?? 0, modificationTime: modificationTime(of: url),
             head: head.hash)
         do {

@@ -13,8 +13,9 @@ extension DocumentLibrary {
     /// them), not part of the log, and may differ between devices. A deleted document keeps its file name, so that
     /// it gets it back when restored.
     ///
-    /// Two documents are never given one file, even when they are saved at once: a new name is claimed for its
-    /// document as it is given. (The claims live in this library object: two processes that open one library
+    /// A new name is never that of a file already there: a file Folio did not write (put in the directory by hand,
+    /// or by another program) is never overwritten. Two documents are never given one file, even when they are
+    /// saved at once: a new name is claimed for its document as it is given, and recorded before the first write. (The claims live in this library object: two processes that open one library
     /// directory at once do not see each other's.)
     ///
     /// - Throws: ``DocumentError`` `.store`.
@@ -31,7 +32,8 @@ extension DocumentLibrary {
         {
             return fileURL(named: String(saved[saved.index(after: slash)...]), in: info.container)
         }
-        // A name no other document's file has or was given on this device, claimed at once.
+        // A name no other document's file has or was given on this device, and no file Folio did not write has
+        // (one the person put there, say), claimed at once.
         let saved: [String]
         do {
             saved = try store.localStates(SavedFileRecord.stateKey).compactMap { entry in
@@ -47,7 +49,8 @@ extension DocumentLibrary {
             var number = 1
             while true {
                 let fileName = number == 1 ? "\(info.displayName).\(fileExtension)" : "\(info.displayName) \(number).\(fileExtension)"
-                if !taken.contains("\(directory)/\(fileName)") {
+                if !taken.contains("\(directory)/\(fileName)"),
+                   (try? fileSystem.itemKind(at: fileURL(named: fileName, in: info.container))) == .absent {
                     claims[info.id] = "\(directory)/\(fileName)"
                     return fileName
                 }

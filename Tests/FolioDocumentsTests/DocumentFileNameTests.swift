@@ -210,4 +210,39 @@ import Testing
         try await document.close()
         #expect(try fixture.text(at: fixture.documentFile("Notes.txt")) == "put here by hand\n")
     }
+
+    /// A file Folio did not write already bears the new document's name (put in Documents by hand): the document
+    /// takes the next name, and the file is left as it was.
+    @Test func aNewDocumentNeverOverwritesAFileItDidNotWrite() async throws {
+        let fixture = try LibraryFixture()
+        let library = try fixture.library()
+        try Disk.write("put here by hand\n", to: fixture.documentFile("Notes.txt"))
+        let id = try await make(library, "Notes", "made in the app\n")
+        #expect(fixture.documentNames == ["Notes 2.txt", "Notes.txt"])
+        #expect(try fixture.text(at: fixture.documentFile("Notes.txt")) == "put here by hand\n")
+        #expect(try await appendSaveAndReopen(id, "more\n", in: library) == "made in the app\nmore\n")
+        #expect(try fixture.text(at: fixture.documentFile("Notes 2.txt")) == "made in the app\nmore\n")
+    }
+
+    /// The device dies after a first save put the file in place and before it finished: the file is still the
+    /// document's after the restart, not a stranger's to be avoided or taken in.
+    @Test func aFirstSaveCutOffAfterItsWriteKeepsTheFile() async throws {
+        let fixture = try LibraryFixture()
+        let dryRun = FaultInjectingFileSystem()
+        let probe = try await fixture.library(fileSystem: dryRun).create(TextDocument.self, named: "Probe", contents: TextDocument(text: "x"))
+        try await probe.save()
+        let steps = dryRun.steps
+        let rename = try #require(steps.firstIndex { $0.kind == .rename }, "\(steps)")
+        #expect(rename + 1 < steps.count, "a step after the rename to crash at: \(steps)")
+
+        let crashing = try fixture.library(fileSystem: FaultInjectingFileSystem(faults: [.crash(atStep: rename + 1)]))
+        let document = try await crashing.create(TextDocument.self, named: "Notes", contents: TextDocument(text: "first\n"))
+        await #expect(throws: DocumentError.self) { try await document.save() }
+        #expect(try fixture.text(at: fixture.documentFile("Notes.txt")) == "first\n", "the crash came after the rename")
+
+        let restarted = try fixture.library()
+        #expect(try await appendSaveAndReopen(document.id, "second\n", in: restarted) == "first\nsecond\n")
+        #expect(fixture.documentNames == ["Notes.txt", "Probe.txt"])
+        #expect(try restarted.log(of: document.id).filter(\.isBaseline).count == 1, "the file was not taken for another program's")
+    }
 }
