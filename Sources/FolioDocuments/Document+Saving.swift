@@ -32,7 +32,8 @@ extension Document {
         }
         let url = try fileURL
         // Renamed, moved or restored since the last save (here or on another device): the file follows.
-        let previousURL = try savedRecord().map { library.url(ofRelativePath: $0.relativePath) }.flatMap { $0 == url ? nil : $0 }
+        let record = try savedRecord()
+        let previousURL = record.map { library.url(ofRelativePath: $0.relativePath) }.flatMap { $0 == url ? nil : $0 }
         if let previousURL {
             do { try library.moveFile(of: id, from: previousURL, to: url) } catch { needsFullRewrite = true }
         }
@@ -41,7 +42,7 @@ extension Document {
         // The first write to a file is recorded before it is made: a crash between the write and the record would
         // otherwise leave a file no record owns, which the next save would have to give up to keep from
         // overwriting what might be another program's.
-        if try savedRecord()?.relativePath != library.relativePath(of: url) {
+        if record == nil || previousURL != nil, try savedRecord()?.relativePath != library.relativePath(of: url) {
             try recordFile(at: url, hash: hash)
         }
         let report: SaveReport
