@@ -166,14 +166,10 @@ extension ScenarioRun {
     private func writeFile(_ contents: Scenario.Contents, of name: String, on device: SimulatedDevice) async throws(SimulationError) {
         let library = try device.runningLibrary()
         let id = try documentID(name, on: device)
-        let url: URL
-        do {
-            guard let info = try library.info(of: id) else { throw SimulationError.step("\(device.name) has no \(name)") }
-            url = try library.fileURL(for: info)
-        } catch let error as SimulationError {
-            throw error
-        } catch {
-            throw .document(error as! DocumentError)
+        let saved: URL?
+        do { saved = try library.savedFiles().first { $0.document == id }?.url } catch { throw .document(error) }
+        guard let url = saved else {
+            throw .step("\(device.name) has never saved \(name), so it has no file for another program to change; save it there first")
         }
         try Self.write(try snapshot(contents), at: url)
         events.append("another program wrote \(name)'s file on \(device.name)")

@@ -59,6 +59,30 @@ import Testing
                 "\(failure.message)")
     }
 
+    /// Another program can only change a file the device wrote: before the device saves the document there is
+    /// none, and the step says so (the run stops there); after, the app takes the change in at its next save.
+    @Test func anotherProgramChangesOnlyAFileTheDeviceSaved() async throws {
+        let unsaved = try parse("""
+              - create: {device: iPad, document: Notes, text: "mine\\n"}
+              - writeFile: {device: iPad, document: Notes, text: "theirs\\n"}
+            """)
+        let refused = await Simulator().run(unsaved)
+        let failure = try #require(refused.failures.first)
+        #expect(failure.kind == .step && failure.step == 2)
+        #expect(failure.message.contains("iPad has never saved Notes, so it has no file for another program to change; save it there first"),
+                "\(failure.message)")
+
+        let saved = try parse("""
+              - create: {device: iPad, document: Notes, text: "mine\\n"}
+              - save: {device: iPad, document: Notes}
+              - writeFile: {device: iPad, document: Notes, text: "theirs\\n"}
+              - save: {device: iPad, document: Notes}
+              - expect: {device: iPad, document: Notes, conflictVersions: 0, text: "theirs\\n"}
+            """)
+        let result = await Simulator().run(saved)
+        #expect(result.failures.isEmpty, "\(result.failures.map(\.message))")
+    }
+
     /// A network that drops every message keeps a sync from settling; the failure blames the network, not devices.
     @Test func aSyncThatNeverSettlesOnALosingNetworkSaysSo() async throws {
         let scenario = try ScenarioParser.parse(yaml: """
