@@ -40,8 +40,7 @@ extension Document {
         let contents = model.contents()
         let hash = ContentHash(hashing: contents.encoded())
         // The first write to a file is recorded before it is made: a crash between the write and the record would
-        // otherwise leave a file no record owns, which the next save would have to give up to keep from
-        // overwriting what might be another program's.
+        // otherwise leave the file looking like another program's, and the next save would leave it for a new name.
         if record == nil || previousURL != nil, try savedRecord()?.relativePath != library.relativePath(of: url) {
             try recordFile(at: url, hash: hash)
         }

@@ -15,8 +15,9 @@ extension DocumentLibrary {
     ///
     /// A new name is never that of a file already there: a file Folio did not write (put in the directory by hand,
     /// or by another program) is never overwritten. Two documents are never given one file, even when they are
-    /// saved at once: a new name is claimed for its document as it is given, and recorded before the first write. (The claims live in this library object: two processes that open one library
-    /// directory at once do not see each other's.)
+    /// saved at once: a new name is claimed for its document as it is given, and recorded before the first write.
+    /// (The claims live in this library object: two processes that open one library directory at once do not see
+    /// each other's.)
     ///
     /// - Throws: ``DocumentError`` `.store`.
     ///
@@ -60,8 +61,9 @@ extension DocumentLibrary {
         return fileURL(named: fileName, in: info.container)
     }
 
-    /// Where this device last saved each document (the files ``fileURL(for:)`` gave them), in the order of their
-    /// identities; a document never saved here is absent. No two documents have one file.
+    /// Where this device saved each document (the files ``fileURL(for:)`` gave them), in the order of their
+    /// identities; a document never saved here is absent. A first save records its file before writing it, so a
+    /// file listed may not exist yet (the save is under way, failed or was cut off). No two documents have one file.
     ///
     /// - Throws: ``DocumentError`` `.store`.
     public func savedFiles() throws(DocumentError) -> [(document: DocumentID, url: URL)] {

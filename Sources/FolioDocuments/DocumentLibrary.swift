@@ -39,7 +39,8 @@ public final class DocumentLibrary: Sendable {
     let fileURLs = Mutex<[FileKey: URL]>([:])
     /// The file name each document was last given that its saved-file record may not show yet (its path relative
     /// to the root), so that two documents saving at once (two new "Untitled" documents autosaved by one timer
-    /// tick) are never given one file: a name is chosen and claimed under this lock, the record follows the save.
+    /// tick) are never given one file: a name is chosen and claimed under this lock, and the saved-file record
+    /// that claims it on disk is written before the first save writes the file.
     let fileNameClaims = Mutex<[DocumentID: String]>([:])
 
     struct FileKey: Hashable {
