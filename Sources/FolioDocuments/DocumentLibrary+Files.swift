@@ -35,14 +35,7 @@ extension DocumentLibrary {
         }
         // A name no other document's file has or was given on this device, and no file Folio did not write has
         // (one the person put there, say), claimed at once.
-        let saved: [String]
-        do {
-            saved = try store.localStates(SavedFileRecord.stateKey).compactMap { entry in
-                entry.document == info.id ? nil : SavedFileRecord(decoding: entry.value)?.relativePath
-            }
-        } catch {
-            throw .store(error, "reading where the documents are saved")
-        }
+        let saved = try savedRelativePaths().compactMap { $0.document == info.id ? nil : $0.path }
         let fileName = fileNameClaims.withLock { claims in
             // Claims are never dropped: one whose record was written after `saved` was read must still count.
             var taken = Set(saved)
@@ -67,9 +60,14 @@ extension DocumentLibrary {
     ///
     /// - Throws: ``DocumentError`` `.store`.
     public func savedFiles() throws(DocumentError) -> [(document: DocumentID, url: URL)] {
+        try savedRelativePaths().map { ($0.document, url(ofRelativePath: $0.path)) }
+    }
+
+    /// Every document's saved-file path relative to the root, in the order of their identities.
+    private func savedRelativePaths() throws(DocumentError) -> [(document: DocumentID, path: String)] {
         do {
             return try store.localStates(SavedFileRecord.stateKey).compactMap { entry in
-                SavedFileRecord(decoding: entry.value).map { (entry.document, url(ofRelativePath: $0.relativePath)) }
+                SavedFileRecord(decoding: entry.value).map { (entry.document, $0.relativePath) }
             }
         } catch {
             throw .store(error, "reading where the documents are saved")
