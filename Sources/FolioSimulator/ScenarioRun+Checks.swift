@@ -78,22 +78,30 @@ extension ScenarioRun {
         if let difference = try await contentDifference(among: devices) {
             throw .invariant("after a full sync, \(difference)")
         }
-        for device in devices {
+        try checkFilesAreOwn()
+    }
+
+    /// No running device saved two documents to one file: each must keep a file of its own (namesakes included),
+    /// or one would read the other's text as a change made by another program.
+    func checkFilesAreOwn() throws(SimulationError) {
+        for device in devices where device.isRunning {
             if let shared = try sharedFile(on: device) { throw .invariant("on \(device.name), \(shared)") }
         }
     }
 
-    /// Which two documents `device` saved to one file, or `nil`: each must keep a file of its own (namesakes
-    /// included), or one would read the other's text as a change made by another program.
-    func sharedFile(on device: SimulatedDevice) throws(SimulationError) -> String? {
+    /// Which two documents `device` saved to one file, or `nil`.
+    private func sharedFile(on device: SimulatedDevice) throws(SimulationError) -> String? {
         let library = try device.runningLibrary()
         let files: [(document: DocumentID, url: URL)]
         do { files = try library.savedFiles() } catch { throw .document(error) }
         var owners: [URL: DocumentID] = [:]
         for (document, url) in files {
-            if let owner = owners.updateValue(document, forKey: url) {
-                return "documents \(owner) and \(document) were both saved to \(url.lastPathComponent)"
+            guard let owner = owners.updateValue(document, forKey: url) else { continue }
+            let names = [owner, document].map { id in
+                let name = (try? library.info(of: id))??.displayName
+                return name.map { "\($0) (\(id))" } ?? "\(id)"
             }
+            return "documents \(names[0]) and \(names[1]) were both saved to \(url.lastPathComponent)"
         }
         return nil
     }

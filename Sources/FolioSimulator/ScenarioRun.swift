@@ -100,6 +100,7 @@ final class ScenarioRun {
                     // The steps' checks covered the documents each step moved; the end checks everything, pages too.
                     touched = Set(devices.map(\.name))
                     try await checkInvariants(full: true)
+                    try checkFilesAreOwn()
                 }
             } catch {
                 failures.append(SimulationFailure(kind: .invariant, step: 0, line: 0, message: error.description))
