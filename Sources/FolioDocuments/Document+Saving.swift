@@ -41,7 +41,8 @@ extension Document {
         let hash = ContentHash(hashing: contents.encoded())
         // The first write to a file is recorded before it is made: a crash between the write and the record would
         // otherwise leave the file looking like another program's, and the next save would leave it for a new name.
-        if record == nil || previousURL != nil, try savedRecord()?.relativePath != library.relativePath(of: url) {
+        let recorded = previousURL == nil ? record : try savedRecord()  // a move updates the record
+        if recorded?.relativePath != library.relativePath(of: url) {
             try recordFile(at: url, hash: hash)
         }
         let report: SaveReport
