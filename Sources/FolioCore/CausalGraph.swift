@@ -147,6 +147,7 @@ public struct CausalGraph: Sendable {
     public func firstInconsistency(among nodes: [CausalNode]) -> String? {
         for node in nodes {
             var expected = VersionVector()
+            var parentLamport: UInt64 = 0
             for parentHash in node.parents {
                 guard let parent = self[parentHash] else {
                     return "\(node.id) names a parent \(parentHash.shortHex) that is not in the history"
@@ -154,7 +155,11 @@ public struct CausalGraph: Sendable {
                 guard parent.lamport < node.lamport else {
                     return "\(node.id) has lamport \(node.lamport), not above its parent \(parent.id)'s \(parent.lamport)"
                 }
+                parentLamport = max(parentLamport, parent.lamport)
                 expected.merge(parent.vector)
+            }
+            guard node.lamport <= ChangeLimits.maximumLamport(afterParentsAt: parentLamport) else {
+                return "\(node.id) has lamport \(node.lamport), more than \(ChangeLimits.lamportStep) above its parents' \(parentLamport)"
             }
             if node.id.seq > 1 {
                 guard expected[node.id.device] == node.id.seq - 1 else {

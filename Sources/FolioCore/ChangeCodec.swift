@@ -160,9 +160,15 @@ enum ChangeCodec {
         let seqOffset = reader.offset
         let seq = try reader.readVarint("the sequence number")
         guard seq >= 1 else { throw CodecError(.invalidValue, "sequence number 0 (they start at 1)", at: seqOffset) }
+        guard seq <= ChangeLimits.counter else {
+            throw CodecError(.oversized, "sequence number \(seq) is beyond the limit of \(ChangeLimits.counter)", at: seqOffset)
+        }
         let lamportOffset = reader.offset
         let lamport = try reader.readVarint("the lamport timestamp")
         guard lamport >= 1 else { throw CodecError(.invalidValue, "lamport timestamp 0 (they start at 1)", at: lamportOffset) }
+        guard lamport <= ChangeLimits.counter else {
+            throw CodecError(.oversized, "lamport timestamp \(lamport) is beyond the limit of \(ChangeLimits.counter)", at: lamportOffset)
+        }
         let wallTime = Timestamp(millisecondsSince1970: try reader.readSigned("the wall time"))
         let parents = try readHashes(&reader, "parents")
         let vectorOffset = reader.offset
@@ -171,7 +177,11 @@ enum ChangeCodec {
         entries.reserveCapacity(count)
         for _ in 0..<count {
             let entryDevice = DeviceID(try readUUID(&reader, "a vector entry's device"))
+            let entryOffset = reader.offset
             let entrySeq = try reader.readVarint("a vector entry's sequence number")
+            guard entrySeq <= ChangeLimits.counter else {
+                throw CodecError(.oversized, "vector entry \(entrySeq) is beyond the limit of \(ChangeLimits.counter)", at: entryOffset)
+            }
             entries.append(VersionVector.Entry(device: entryDevice, seq: entrySeq))
         }
         guard let vector = VersionVector(sortedEntries: entries) else {
@@ -215,6 +225,9 @@ enum ChangeCodec {
         let offset = reader.offset
         let seq = try reader.readVarint("the undone change's sequence number")
         guard seq >= 1 else { throw CodecError(.invalidValue, "sequence number 0 (they start at 1)", at: offset) }
+        guard seq <= ChangeLimits.counter else {
+            throw CodecError(.oversized, "sequence number \(seq) is beyond the limit of \(ChangeLimits.counter)", at: offset)
+        }
         return ChangeID(device: device, seq: seq)
     }
 

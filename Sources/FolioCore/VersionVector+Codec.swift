@@ -25,7 +25,11 @@ extension VersionVector {
                 for _ in 0..<count {
                     let high = try reader.readFixed("a vector entry's device")
                     let low = try reader.readFixed("a vector entry's device")
+                    let seqOffset = reader.offset
                     let seq = try reader.readVarint("a vector entry's sequence number")
+                    guard seq <= ChangeLimits.counter else {
+                        throw CodecError(.oversized, "vector entry \(seq) is beyond the limit of \(ChangeLimits.counter)", at: seqOffset)
+                    }
                     entries.append(Entry(device: DeviceID(UUIDBytes(high: high, low: low)), seq: seq))
                 }
                 guard reader.isAtEnd else {

@@ -64,10 +64,19 @@ public struct VersionVector: Hashable, Sendable {
     /// Whether no change is included.
     public var isEmpty: Bool { entries.isEmpty }
 
-    /// The number of changes the vector includes.
+    /// The number of changes the vector includes, or `UInt64.max` when that does not fit in 64 bits (a vector
+    /// decoded from outside holds at most 2^20 entries of at most ``ChangeLimits/counter`` each, which can exceed it).
     ///
     /// - Complexity: O(devices).
-    public var changeCount: UInt64 { entries.reduce(0) { $0 + $1.seq } }
+    public var changeCount: UInt64 {
+        var total: UInt64 = 0
+        for entry in entries {
+            let (sum, overflow) = total.addingReportingOverflow(entry.seq)
+            if overflow { return .max }
+            total = sum
+        }
+        return total
+    }
 
     /// The devices with at least one change, in order.
     public var devices: [DeviceID] { entries.map(\.device) }

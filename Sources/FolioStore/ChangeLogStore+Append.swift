@@ -57,7 +57,8 @@ extension ChangeLogStore {
             let documentRow = try rowID(of: document, in: db, create: true)!
             let deviceRow = try rowID(of: device, in: db, create: true)!
             var frontier = try self.frontier(of: documentRow, in: db)
-            var (heads, vector) = try base(for: parents, frontier: frontier, document: document, documentRow: documentRow, in: db)
+            var (heads, vector, parentLamport) = try base(
+                for: parents, frontier: frontier, document: document, documentRow: documentRow, in: db)
             if let own = frontier.tips[device], vector[device] < own.seq {
                 // The author's latest change is not in the chosen past: it joins the parents, and the parents it
                 // already descends from leave.
@@ -72,22 +73,29 @@ extension ChangeLogStore {
                 }
                 heads = kept.sorted()
                 vector.merge(latest.vector)
+                parentLamport = max(parentLamport, latest.lamport)
             }
             let insert = try ChangeRowInserter(db)
             var appended: [Change] = []
             appended.reserveCapacity(kinds.count)
             for kind in kinds {
                 let seq = frontier.vector[device] + 1
+                // One above every timestamp seen, unless that runs further ahead of the parents than peers accept.
+                let lamport = min(frontier.maxLamport, ChangeLimits.maximumLamport(afterParentsAt: parentLamport) - 1) + 1
+                guard seq <= ChangeLimits.counter, lamport <= ChangeLimits.counter else {
+                    throw StoreError(.invalidChange, "document \(document) has used up its sequence numbers or lamport timestamps (the limit is \(ChangeLimits.counter)): no change can be added to it")
+                }
                 vector[device] = seq
                 var body: [UInt8] = []
                 let change = Change(
                     document: document, id: ChangeID(device: device, seq: seq), parents: heads, vector: vector,
-                    lamport: frontier.maxLamport + 1, wallTime: clock.now(), kind: kind, body: &body)
+                    lamport: lamport, wallTime: clock.now(), kind: kind, body: &body)
                 try insert(change, body: AtRest.packBody(body), documentRow: documentRow, deviceRow: deviceRow)
                 keepDecoded(change, size: body.count, in: db)
                 frontier.record(change, size: body.count, deviceRow: deviceRow)
                 appended.append(change)
                 heads = [change.hash]
+                parentLamport = lamport
             }
             try save(&frontier, of: document, in: db)
             if let localState { try writeLocalState(localState(appended), documentRow: documentRow, in: db) }
@@ -105,28 +113,29 @@ extension ChangeLogStore {
         return Device(id: DeviceID(using: SeededIdentifierSource(seed: seed)), name: "\(localDevice.name) (another program)")
     }
 
-    /// The parents and starting vector of a new change made on `parents`.
+    /// The parents, starting vector and highest parent lamport timestamp of a new change made on `parents`.
     private func base(
         for parents: ParentChoice, frontier: Frontier, document: DocumentID, documentRow: Int64, in db: Database
-    ) throws -> ([ChangeHash], VersionVector) {
+    ) throws -> ([ChangeHash], VersionVector, UInt64) {
         switch parents {
         case .allHeads:
-            return (frontier.headHashes, frontier.vector)
+            // The highest timestamp of the document is a head's.
+            return (frontier.headHashes, frontier.vector, frontier.maxLamport)
         case .heads(let hashes):
             var vector = VersionVector()
+            var lamport: UInt64 = 0
             for hash in Set(hashes).sorted() {
                 // A parent is usually a device's latest change, which the frontier may hold decoded (this
                 // transaction's too, which the store's memory does not have yet).
-                if let kept = frontier.keptChange(hash) {
-                    vector.merge(kept.vector)
-                    continue
-                }
-                guard let parent = try fetchChange(hash, document: document, documentRow: documentRow, in: db) else {
+                guard let parent = try frontier.keptChange(hash)
+                    ?? fetchChange(hash, document: document, documentRow: documentRow, in: db)
+                else {
                     throw StoreError(.invalidChange, "change \(hash.shortHex) is not in the log of document \(document), so no change can be made on it")
                 }
                 vector.merge(parent.vector)
+                lamport = max(lamport, parent.lamport)
             }
-            return (Set(hashes).sorted(), vector)
+            return (Set(hashes).sorted(), vector, lamport)
         }
     }
 }

@@ -11,9 +11,14 @@ public struct IngestResult: Hashable, Sendable {
     public var duplicates = 0
     /// Changes of this call that arrived before their dependencies and now wait in the pending table.
     public var deferred = 0
-    /// Changes that waited in the pending table and, once their dependencies arrived, proved invalid (bad parents
-    /// or timestamps): dropped from the pending table, with the reason, so that they cannot block the document.
+    /// Changes that waited in the pending table and, once their dependencies arrived, proved invalid (bad parents,
+    /// vector or timestamps), or lost their identity to another change with it (a forged or cloned change):
+    /// dropped from the pending table, with the reason, so that they cannot block the document.
     public var rejected: [(id: ChangeID, reason: String)] = []
+    /// Changes of this call that arrived before their dependencies while the document already had as many waiting
+    /// changes as ``StoreLimits/waitingChangesPerDocument`` allows: not kept. A peer sends them again once they
+    /// are missing from the document's vector.
+    public var turnedAway: [ChangeID] = []
     /// The documents whose logs grew (changes of theirs were applied), in identity order.
     public var updatedDocuments: [DocumentID] = []
 
@@ -21,7 +26,7 @@ public struct IngestResult: Hashable, Sendable {
     public static func == (lhs: IngestResult, rhs: IngestResult) -> Bool {
         lhs.applied == rhs.applied && lhs.duplicates == rhs.duplicates && lhs.deferred == rhs.deferred
             && lhs.rejected.map(\.id) == rhs.rejected.map(\.id) && lhs.rejected.map(\.reason) == rhs.rejected.map(\.reason)
-            && lhs.updatedDocuments == rhs.updatedDocuments
+            && lhs.turnedAway == rhs.turnedAway && lhs.updatedDocuments == rhs.updatedDocuments
     }
 
     /// Hashes what was applied and rejected.
@@ -31,6 +36,7 @@ public struct IngestResult: Hashable, Sendable {
         hasher.combine(duplicates)
         hasher.combine(deferred)
         hasher.combine(rejected.map(\.id))
+        hasher.combine(turnedAway)
     }
 
     /// Creates an empty result.
@@ -41,15 +47,22 @@ extension ChangeLogStore {
     /// Adds changes from peers, in any order, idempotently.
     ///
     /// A change enters the log only after everything in its vector; one that arrives early waits in the pending
-    /// table (never lost) and is applied by the call that brings its last dependency. A change already present is
-    /// ignored. Each applied change is checked: its parents must be in its causal past with lower lamport
-    /// timestamps. A waiting change that fails that check when it becomes ready is dropped and reported in
-    /// ``IngestResult/rejected``. All of it happens in one transaction: when an error is thrown, nothing was applied.
+    /// table (up to ``StoreLimits/waitingChangesPerDocument`` per document) and is applied by the call that brings
+    /// its last dependency. A change already present is ignored. Each applied change is checked as ``verify()``
+    /// checks the log, so the store accepts exactly the histories `verify` finds sound: its parents are in its
+    /// causal past with lower lamport timestamps, no more than ``ChangeLimits/lamportStep`` below its own; its vector
+    /// is its parents' merged plus itself; it is made on its device's previous change. A waiting change that fails
+    /// those checks when it becomes ready, or whose identity another change took first, is dropped and reported in
+    /// ``IngestResult/rejected``. Changes in the local device's name (or its ``externalDevice``'s) that the log does
+    /// not hold are refused: only this device makes them. All of it happens in one transaction: when an error is
+    /// thrown, nothing was applied.
     ///
-    /// - Throws: ``StoreError`` with code `integrity` when a change has the identity of a stored or waiting change
-    ///   but another hash (the error names the device and seq; nothing is overwritten), `invalidChange` when a
-    ///   change's parents or timestamps cannot be right, or `database`.
-    /// - Complexity: O(changes × (parents × log n + devices)), plus the pending changes re-examined.
+    /// - Throws: ``StoreError`` with code `integrity` when a change has the identity of a stored change but another
+    ///   hash (the error names the device and seq; nothing is overwritten), `invalidChange` when a ready change
+    ///   breaks the rules above, its numbers exceed ``ChangeLimits``, or it claims to be this device's own, or
+    ///   `database`.
+    /// - Complexity: O(changes × (parents × log n + devices)); a waiting change is re-examined only when a change it
+    ///   waits for arrives.
     @discardableResult
     public func ingest(_ changes: [Change]) throws(StoreError) -> IngestResult {
         try ingest(encoded: changes.map(EncodedChange.init))
@@ -85,10 +98,16 @@ private struct Ingestion {
     let documentRow: Int64
     var frontier: Frontier
     let insert: ChangeRowInserter
+    /// The identities only this device makes changes as: its own and its ``ChangeLogStore/externalDevice``.
+    let localIdentities: [DeviceID]
     /// Changes applied in this transaction, by hash: parents are usually among them, which spares a lookup.
-    var appliedNow: [ChangeHash: (id: ChangeID, lamport: UInt64)] = [:]
+    var appliedNow: [ChangeHash: Change] = [:]
+    /// Devices whose changes were applied by this ingestion and whose waiting dependants are not yet re-examined.
+    var advanced: Set<DeviceID> = []
     /// Whether changes of the document wait in the pending table, when this ingestion learnt it (`nil`: as before).
     var hasWaiting: Bool?
+    /// How many changes of the document wait, once counted (when the first change of this call had to wait).
+    var waitingCount: Int?
 
     init(store: ChangeLogStore, document: DocumentID, db: Database) throws {
         self.store = store
@@ -97,29 +116,36 @@ private struct Ingestion {
         documentRow = try store.rowID(of: document, in: db, create: true)!
         frontier = try store.frontier(of: documentRow, in: db)
         insert = try ChangeRowInserter(db)
+        localIdentities = [store.localDevice.id, store.externalDevice.id]
     }
 
     mutating func ingest(_ incoming: [EncodedChange], into result: inout IngestResult) throws {
         let appliedBefore = result.applied.count
         defer { if result.applied.count > appliedBefore { result.updatedDocuments.append(document) } }
-        var appliedAny = false
         for encoded in incoming {
             let change = encoded.change
             try validateRanges(change)
             if change.id.seq <= frontier.vector[change.id.device] {
                 try checkSameAsStored(change)
                 result.duplicates += 1
-            } else if isReady(change) {
-                try apply(encoded, into: &result)
-                appliedAny = true
-            } else if try park(encoded) {
-                result.deferred += 1
-                hasWaiting = true
+                continue
+            }
+            try refuseLocalIdentity(change)
+            if let dependency = firstMissingDependency(of: change) {
+                switch try park(encoded, waitingFor: dependency) {
+                case .parked:
+                    result.deferred += 1
+                    hasWaiting = true
+                case .alreadyWaiting:
+                    result.duplicates += 1
+                case .full:
+                    result.turnedAway.append(change.id)
+                }
             } else {
-                result.duplicates += 1
+                try apply(encoded, into: &result)
             }
         }
-        if appliedAny && mayHaveWaiting { try drainPending(into: &result) }
+        if !advanced.isEmpty && mayHaveWaiting { try drainPending(into: &result) }
         try store.save(&frontier, of: document, hasWaiting: hasWaiting, in: db)
     }
 
@@ -130,146 +156,199 @@ private struct Ingestion {
         return memory.document(documentRow)?.hasWaiting ?? false
     }
 
-    /// Values the store keeps as signed 64-bit integers must fit them.
+    /// The numbers of a change built in memory (decoded ones were checked by the codec) must be within
+    /// ``ChangeLimits``.
     private func validateRanges(_ change: Change) throws {
-        guard change.id.seq <= UInt64(Int64.max), change.lamport <= UInt64(Int64.max) else {
-            throw StoreError(.invalidChange, "change \(change.id) has a sequence number or lamport timestamp beyond 2^63")
+        guard change.id.seq <= ChangeLimits.counter, change.lamport <= ChangeLimits.counter,
+            change.vector.entries.allSatisfy({ $0.seq <= ChangeLimits.counter })
+        else {
+            throw StoreError(.invalidChange, "change \(change.id) has a sequence number, vector entry or lamport timestamp beyond the limit of \(ChangeLimits.counter)")
         }
     }
 
-    /// Whether everything in the change's vector, but the change itself, is in the log.
-    private func isReady(_ change: Change) -> Bool {
-        guard change.id.seq == frontier.vector[change.id.device] + 1 else { return false }
-        return change.vector.entries.allSatisfy { entry in
-            entry.device == change.id.device || entry.seq <= frontier.vector[entry.device]
+    /// Only this device makes changes in its own names, and it has all of them: one it lacks, or one that depends
+    /// on one it lacks, was made up by someone else.
+    private func refuseLocalIdentity(_ change: Change) throws {
+        for identity in localIdentities where change.vector[identity] > frontier.vector[identity] {
+            throw StoreError(.invalidChange, "change \(change.id) claims to follow change \(identity) seq \(change.vector[identity]), which this device (\(identity)) never made: refused")
         }
     }
 
-    private func checkSameAsStored(_ change: Change) throws {
-        // A duplicate of a device's latest change (a message delivered twice, usually) is checked against the frontier.
-        if let tip = frontier.tips[change.id.device], tip.seq == change.id.seq {
-            guard tip.hash == change.hash else {
-                throw StoreError.identityReused(change, storedHash: tip.hash, where: "in the log")
-            }
-            return
-        }
-        let deviceRow = try store.rowID(of: change.id.device, in: db, create: false)!
-        // The statement the store's lookups by seq use (one fewer to prepare per connection); the body is left unread.
-        let stored = try Data.fetchOne(
-            db.cachedStatement(sql: ChangeLogStore.changeBySeq),
-            arguments: [documentRow, deviceRow, Int64(change.id.seq)])
-        guard let stored, try Stored.changeHash(stored) == change.hash else {
-            throw StoreError.identityReused(change, storedHash: stored.flatMap { try? Stored.changeHash($0) }, where: "in the log")
-        }
-    }
-
-    private mutating func apply(_ encoded: EncodedChange, into result: inout IngestResult) throws {
-        let change = encoded.change
-        try validateParents(change)
-        let deviceRow = try store.rowID(of: change.id.device, in: db, create: true)!
-        try insert(change, body: AtRest.packBody(encoded.bytes), documentRow: documentRow, deviceRow: deviceRow)
-        store.keepDecoded(change, size: encoded.bytes.count, in: db)
-        frontier.record(change, size: encoded.bytes.count, deviceRow: deviceRow)
-        appliedNow[change.hash] = (change.id, change.lamport)
-        result.applied.append(change.id)
-    }
-
-    /// A change's parents must be changes of its causal past with lower lamport timestamps, and only a device's
-    /// very first change with no other device in its past may have none.
-    private func validateParents(_ change: Change) throws {
-        if change.parents.isEmpty {
-            guard change.vector.entries.count == 1, change.id.seq == 1 else {
-                throw StoreError(.invalidChange, "change \(change.id) names no parent but its vector \(change.vector) says it was made after other changes")
-            }
-            return
-        }
-        for parent in change.parents {
-            guard let (id, lamport) = try lookUp(parent) else {
-                throw StoreError(.invalidChange, "change \(change.id) names parent \(parent.shortHex), which is not in the log although everything in its vector is")
-            }
-            guard change.vector.contains(id) else {
-                throw StoreError(.invalidChange, "change \(change.id) names parent \(id) outside its vector \(change.vector)")
-            }
-            guard lamport < change.lamport else {
-                throw StoreError(.invalidChange, "change \(change.id) has lamport \(change.lamport), not above its parent \(id)'s \(lamport)")
-            }
-        }
-    }
-
-    private func lookUp(_ hash: ChangeHash) throws -> (ChangeID, UInt64)? {
-        if let found = appliedNow[hash] { return found }
-        // A parent is usually a device's latest change: the frontier knows its identity and lamport.
-        if let (device, tip) = frontier.tips.first(where: { $0.value.hash == hash }) {
-            return (ChangeID(device: device, seq: tip.seq), tip.lamport)
-        }
-        // The statement fetchChange(_:document:documentRow:in:) uses (one fewer to prepare); the body is left unread.
-        var rows = try RawRows(
-            db.cachedStatement(sql: ChangeLogStore.changeByHash),
-            arguments: [documentRow, hash.prefix64])
-        while let row = try rows.next() {
-            guard ChangeHash(row[3] as Data) == hash else { continue }
-            let device = try store.device(forRow: row[0], in: db)
-            return (ChangeID(device: device, seq: UInt64(row[1] as Int64)), UInt64(row[2] as Int64))
+    /// A change of the change's past (the change itself excluded) that is not in the log; `nil` when it is ready.
+    private func firstMissingDependency(of change: Change) -> ChangeID? {
+        let device = change.id.device
+        if change.id.seq > frontier.vector[device] + 1 { return ChangeID(device: device, seq: change.id.seq - 1) }
+        for entry in change.vector.entries where entry.device != device && entry.seq > frontier.vector[entry.device] {
+            return ChangeID(device: entry.device, seq: entry.seq)
         }
         return nil
     }
 
-    /// Parks an early change in the pending table. Returns false when it was already waiting there.
-    private func park(_ encoded: EncodedChange) throws -> Bool {
-        let change = encoded.change
-        let deviceRow = try store.rowID(of: change.id.device, in: db, create: true)!
-        let key: StatementArguments = [documentRow, deviceRow, Int64(change.id.seq)]
-        if let waiting = try Data.fetchOne(
-            db.cachedStatement(sql: "SELECT hash FROM pending WHERE document = ? AND device = ? AND seq = ?"),
-            arguments: key)
-        {
-            guard try Stored.changeHash(waiting) == change.hash else {
-                throw StoreError.identityReused(change, storedHash: try Stored.changeHash(waiting), where: "among the pending changes")
-            }
-            return false
-        }
-        try db.cachedStatement(sql: "INSERT INTO pending (document, device, seq, hash, body) VALUES (?, ?, ?, ?, ?)")
-            .execute(arguments: key + [change.hash.data, Data(encoded.bytes)])
-        return true
+    private func checkSameAsStored(_ change: Change) throws {
+        if let storedHash = try storedHash(of: change.id), storedHash == change.hash { return }
+        throw StoreError.identityReused(change, storedHash: try storedHash(of: change.id), where: "in the log")
     }
 
-    /// Applies waiting changes that have become ready, until none is.
+    /// The hash of the logged change with this identity (`nil` if the row is missing or its hash unreadable).
+    private func storedHash(of id: ChangeID) throws -> ChangeHash? {
+        // A duplicate of a device's latest change (a message delivered twice, usually) is checked against the frontier.
+        if let tip = frontier.tips[id.device], tip.seq == id.seq { return tip.hash }
+        guard let deviceRow = try store.rowID(of: id.device, in: db, create: false) else { return nil }
+        // The statement the store's lookups by seq use (one fewer to prepare per connection); the body is left unread.
+        let stored = try Data.fetchOne(
+            db.cachedStatement(sql: ChangeLogStore.changeBySeq), arguments: [documentRow, deviceRow, Int64(id.seq)])
+        return stored.flatMap { try? Stored.changeHash($0) }
+    }
+
+    private mutating func apply(_ encoded: EncodedChange, into result: inout IngestResult) throws {
+        let change = encoded.change
+        try validateHistory(change)
+        let deviceRow = try store.rowID(of: change.id.device, in: db, create: true)!
+        try insert(change, body: AtRest.packBody(encoded.bytes), documentRow: documentRow, deviceRow: deviceRow)
+        store.keepDecoded(change, size: encoded.bytes.count, in: db)
+        frontier.record(change, size: encoded.bytes.count, deviceRow: deviceRow)
+        appliedNow[change.hash] = change
+        advanced.insert(change.id.device)
+        result.applied.append(change.id)
+    }
+
+    /// The rules ``CausalGraph/firstInconsistency(among:)`` checks when `verify` runs: parents in the log with lower
+    /// lamport timestamps, at most ``ChangeLimits/lamportStep`` lower than the change's; the vector the parents'
+    /// merged plus the change itself; made on its device's previous change. Only a device's very first change with
+    /// no other device in its past may have no parent.
+    private func validateHistory(_ change: Change) throws {
+        if change.parents.isEmpty, change.vector.entries.count > 1 {
+            throw StoreError(.invalidChange, "change \(change.id) names no parent but its vector \(change.vector) says it was made after other changes")
+        }
+        var expected = VersionVector()
+        var parentLamport: UInt64 = 0
+        for parent in change.parents {
+            guard let found = try lookUp(parent) else {
+                throw StoreError(.invalidChange, "change \(change.id) names parent \(parent.shortHex), which is not in the log although everything in its vector is")
+            }
+            guard change.vector.contains(found.id) else {
+                throw StoreError(.invalidChange, "change \(change.id) names parent \(found.id) outside its vector \(change.vector)")
+            }
+            guard found.lamport < change.lamport else {
+                throw StoreError(.invalidChange, "change \(change.id) has lamport \(change.lamport), not above its parent \(found.id)'s \(found.lamport)")
+            }
+            parentLamport = max(parentLamport, found.lamport)
+            expected.merge(found.vector)
+        }
+        guard change.lamport <= ChangeLimits.maximumLamport(afterParentsAt: parentLamport) else {
+            throw StoreError(.invalidChange, "change \(change.id) has lamport \(change.lamport), more than \(ChangeLimits.lamportStep) above its parents' \(parentLamport)")
+        }
+        guard expected[change.id.device] == change.id.seq - 1 else {
+            throw StoreError(.invalidChange, "change \(change.id) is not made on its device's previous change: its parents give \(expected)")
+        }
+        expected.include(change.id)
+        guard expected == change.vector else {
+            throw StoreError(.invalidChange, "change \(change.id) has vector \(change.vector), but its parents give \(expected)")
+        }
+    }
+
+    private func lookUp(_ hash: ChangeHash) throws -> Change? {
+        if let found = appliedNow[hash] { return found }
+        // A parent is usually a device's latest change, which the frontier may keep decoded.
+        if let kept = frontier.keptChange(hash) { return kept }
+        return try store.fetchChange(hash, document: document, documentRow: documentRow, in: db)
+    }
+
+    private enum Parking { case parked, alreadyWaiting, full }
+
+    /// Parks an early change in the pending table, noting one change it waits for, unless it waits there already
+    /// or the document has as many waiting changes as the store allows. Another change with the same identity may
+    /// wait beside it: which of them is real is known only when they are ready.
+    private mutating func park(_ encoded: EncodedChange, waitingFor dependency: ChangeID) throws -> Parking {
+        let change = encoded.change
+        let deviceRow = try store.rowID(of: change.id.device, in: db, create: true)!
+        let key: StatementArguments = [documentRow, deviceRow, Int64(change.id.seq), change.hash.data]
+        if try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT 1 FROM pending WHERE document = ? AND device = ? AND seq = ? AND hash = ?"),
+            arguments: key) == true
+        {
+            return .alreadyWaiting
+        }
+        let count = try waitingCount ?? Int.fetchOne(
+            db.cachedStatement(sql: "SELECT count(*) FROM pending WHERE document = ?"), arguments: [documentRow]) ?? 0
+        guard count < store.limits.waitingChangesPerDocument else {
+            waitingCount = count
+            return .full
+        }
+        try db.cachedStatement(sql: """
+            INSERT INTO pending (document, device, seq, hash, body, wait_device, wait_seq) VALUES (?, ?, ?, ?, ?, ?, ?)
+            """).execute(arguments: key + [Data(encoded.bytes), dependency.device.uuid.data, Int64(dependency.seq)])
+        waitingCount = count + 1
+        return .parked
+    }
+
+    /// Applies waiting changes that have become ready, until none is: each device whose changes were applied has
+    /// the changes that wait for one of them re-examined; one still missing something waits for that instead.
     private mutating func drainPending(into result: inout IngestResult) throws {
-        let rows = try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT device, seq, body FROM pending WHERE document = ?"), arguments: [documentRow])
-        guard !rows.isEmpty else {
-            hasWaiting = false
-            return
-        }
-        var waiting: [(deviceRow: Int64, seq: Int64, change: EncodedChange)] = try rows.map { row in
-            (row[0], row[1], try EncodedChange(decoding: [UInt8](row[2] as Data), document: document))
-        }
-        waiting.sort { ($0.change.change.lamport, $0.change.change.id) < ($1.change.change.lamport, $1.change.change.id) }
-        let remove = try db.cachedStatement(sql: "DELETE FROM pending WHERE document = ? AND device = ? AND seq = ?")
-        var progressed = true
-        while progressed {
-            progressed = false
-            var stillWaiting: [(deviceRow: Int64, seq: Int64, change: EncodedChange)] = []
-            for entry in waiting {
-                if entry.change.change.id.seq <= frontier.vector[entry.change.change.id.device] {
-                    try checkSameAsStored(entry.change.change)
-                    try remove.execute(arguments: [documentRow, entry.deviceRow, entry.seq])
-                } else if isReady(entry.change.change) {
+        let select = try db.cachedStatement(sql: """
+            SELECT device, seq, hash, body FROM pending INDEXED BY pending_by_dependency
+            WHERE document = ? AND wait_device = ? AND wait_seq <= ?
+            """)
+        let remove = try db.cachedStatement(sql: "DELETE FROM pending WHERE document = ? AND device = ? AND seq = ? AND hash = ?")
+        let removeIdentity = try db.cachedStatement(sql: "DELETE FROM pending WHERE document = ? AND device = ? AND seq = ?")
+        let rewait = try db.cachedStatement(sql: """
+            UPDATE pending SET wait_device = ?, wait_seq = ? WHERE document = ? AND device = ? AND seq = ? AND hash = ?
+            """)
+        let sameIdentity = try db.cachedStatement(sql: "SELECT hash FROM pending WHERE document = ? AND device = ? AND seq = ?")
+        var removed = false
+        /// Waiting changes dropped because another change took their identity.
+        var dropped: Set<Data> = []
+        while let device = advanced.min() {
+            advanced.remove(device)
+            var candidates: [(deviceRow: Int64, hash: Data, change: EncodedChange)] = []
+            var rows = try RawRows(select, arguments: [documentRow, device.uuid.data, Int64(frontier.vector[device])])
+            while let row = try rows.next() {
+                let body: Data = row[3]
+                candidates.append((row[0], row[2], try EncodedChange(decoding: [UInt8](body), document: document)))
+            }
+            candidates.sort {
+                ($0.change.change.lamport, $0.change.change.id, $0.change.change.hash) < ($1.change.change.lamport, $1.change.change.id, $1.change.change.hash)
+            }
+            for candidate in candidates {
+                let change = candidate.change.change
+                let key: StatementArguments = [documentRow, candidate.deviceRow, Int64(change.id.seq), candidate.hash]
+                if dropped.contains(candidate.hash) { continue }
+                if change.id.seq <= frontier.vector[change.id.device] {
+                    // Taken already: by this very change (a duplicate), or by another with its identity, which won.
+                    if try storedHash(of: change.id) != change.hash {
+                        result.rejected.append((change.id, StoreError.identityReused(change, storedHash: try storedHash(of: change.id), where: "in the log").message))
+                    }
+                    try remove.execute(arguments: key)
+                    removed = true
+                } else if let dependency = firstMissingDependency(of: change) {
+                    try rewait.execute(arguments: [dependency.device.uuid.data, Int64(dependency.seq)] + key)
+                } else {
                     do {
-                        try apply(entry.change, into: &result)
+                        try apply(candidate.change, into: &result)
                     } catch let error as StoreError where error.code == .invalidChange {
                         // Dropped, not kept: an invalid change that waited must not block the document forever.
-                        result.rejected.append((entry.change.change.id, error.message))
+                        result.rejected.append((change.id, error.message))
                     }
-                    try remove.execute(arguments: [documentRow, entry.deviceRow, entry.seq])
-                    progressed = true
-                } else {
-                    stillWaiting.append(entry)
+                    try remove.execute(arguments: key)
+                    removed = true
+                    // Others with the identity of the change applied can never be: they go now, whatever they wait for.
+                    if frontier.vector[change.id.device] == change.id.seq {
+                        let identity: StatementArguments = [documentRow, candidate.deviceRow, Int64(change.id.seq)]
+                        for other in try Data.fetchAll(sameIdentity, arguments: identity) {
+                            dropped.insert(other)
+                            let otherHash = (try? Stored.changeHash(other))?.shortHex ?? "another hash"
+                            result.rejected.append((change.id, "device \(change.id.device) seq \(change.id.seq) waited with hash \(otherHash), but the change with hash \(change.hash.shortHex) took that identity; nothing was overwritten"))
+                        }
+                        try removeIdentity.execute(arguments: identity)
+                    }
                 }
             }
-            waiting = stillWaiting
         }
-        hasWaiting = !waiting.isEmpty
+        if removed || hasWaiting == nil {
+            hasWaiting = try Bool.fetchOne(
+                db.cachedStatement(sql: "SELECT 1 FROM pending WHERE document = ? LIMIT 1"), arguments: [documentRow]) ?? false
+        }
+        waitingCount = nil
     }
 }
 

@@ -46,7 +46,8 @@ extension ChangeLogStore {
         }
         return try ChangeLogStore(
             url: Self.memoryURL(name), location: "the in-memory store \(name)", memoryImage: image, isNew: false,
-            isPristine: false, device: localDevice, clock: clock, durability: .off, access: .exclusive, inherited: inherited)
+            isPristine: false, device: localDevice, clock: clock, durability: .off, access: .exclusive, limits: limits,
+            inherited: inherited)
     }
 
     /// Whether the store is held in memory.

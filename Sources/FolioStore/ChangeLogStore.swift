@@ -24,6 +24,8 @@ public final class ChangeLogStore: Sendable {
     public let durability: Durability
     /// Who else may use the file while the store is open.
     public let access: StoreAccess
+    /// Bounds on what the store keeps on behalf of peers.
+    public let limits: StoreLimits
 
     /// A `DatabasePool` (shared access) or a `DatabaseQueue` (exclusive access).
     let database: any DatabaseWriter
@@ -48,11 +50,12 @@ public final class ChangeLogStore: Sendable {
     ///   - durability: how commits reach the disk.
     ///   - access: whether other connections may use the file at the same time (``StoreAccess/shared``, the
     ///     default) or this store is its only user (``StoreAccess/exclusive``, cheaper transactions).
+    ///   - limits: bounds on what the store keeps on behalf of peers.
     /// - Throws: ``StoreError`` with code `notAStore` (the file is something else; it is left untouched),
     ///   `newerFormat`, `corrupt` or `database` (with `exclusive`, also when another connection holds the file).
     public convenience init(
         at url: URL, device: Device, clock: any WallClock = SystemClock(), durability: Durability = .normal,
-        access: StoreAccess = .shared
+        access: StoreAccess = .shared, limits: StoreLimits = StoreLimits()
     ) throws(StoreError) {
         let isNew = try Self.preflight(url)
         // A new store starts as a copy of the pristine image, which has every migration applied.
@@ -70,7 +73,7 @@ public final class ChangeLogStore: Sendable {
         }
         try self.init(
             url: url, location: url.path, memoryImage: nil, isNew: isNew, isPristine: isPristine, device: device,
-            clock: clock, durability: durability, access: access)
+            clock: clock, durability: durability, access: access, limits: limits)
     }
 
     /// Opens the store: the file at `url`, or the database `memoryImage` in memory (with exclusive access).
@@ -83,12 +86,14 @@ public final class ChangeLogStore: Sendable {
     ///     row numbers, which hold for the copy too (so its format is not checked and nothing is read).
     init(
         url: URL, location: String, memoryImage: Data?, isNew: Bool, isPristine: Bool, device: Device,
-        clock: any WallClock, durability: Durability, access: StoreAccess, inherited: (StoreMemory, RowIDCache)? = nil
+        clock: any WallClock, durability: Durability, access: StoreAccess, limits: StoreLimits = StoreLimits(),
+        inherited: (StoreMemory, RowIDCache)? = nil
     ) throws(StoreError) {
         self.url = url
         self.localDevice = device
         self.durability = durability
         self.access = access
+        self.limits = limits
         self.clock = clock
         _ = Self.sqliteSettings
         var configuration = Configuration()

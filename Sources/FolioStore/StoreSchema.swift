@@ -1,3 +1,4 @@
+import FolioCore
 import Foundation
 import GRDB
 import GRDBSQLite
@@ -110,7 +111,66 @@ enum StoreSchema {
             // Resolutions are read to list what conflicts discarded (the loss ledger), without the edits.
             try db.execute(sql: "CREATE INDEX change_resolution ON change (document) WHERE kind = 3")
         }
+        migrator.registerMigration("v3 waiting changes by dependency") { db in
+            try migrateWaitingChanges(db)
+        }
         return migrator
+    }
+
+    /// Makes the pending table say, for each waiting change, one change it waits for (so that an arriving change
+    /// re-examines only the changes that wait for it), and lets changes with one identity wait side by side (so
+    /// that one made up and parked first cannot keep out the real one).
+    private static func migrateWaitingChanges(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE pending_by_dependency (
+                document INTEGER NOT NULL,
+                device INTEGER NOT NULL,
+                seq INTEGER NOT NULL,
+                hash BLOB NOT NULL,
+                body BLOB NOT NULL,
+                -- One change the waiting one depends on that is not in the log: its device's identity and seq.
+                wait_device BLOB NOT NULL,
+                wait_seq INTEGER NOT NULL,
+                PRIMARY KEY (document, device, seq, hash)
+            ) WITHOUT ROWID;
+            """)
+        var vectors: [Int64: [Data: Int64]] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT f.document, d.uuid, f.seq FROM frontier f JOIN device d ON d.id = f.device") {
+            vectors[row[0], default: [:]][row[1]] = row[2]
+        }
+        let insert = try db.makeStatement(sql: """
+            INSERT INTO pending_by_dependency (document, device, seq, hash, body, wait_device, wait_seq)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """)
+        for row in try Row.fetchAll(db, sql: "SELECT p.document, p.device, d.uuid, p.seq, p.hash, p.body FROM pending p JOIN device d ON d.id = p.device") {
+            let documentRow: Int64 = row[0]
+            let uuid: Data = row[2]
+            let seq: Int64 = row[3]
+            let vector = vectors[documentRow] ?? [:]
+            // The device's previous change, unless the log has it; then the first other entry the log lacks. A
+            // change that lacks nothing (which `verify` reports) waits for its own previous change.
+            var wait: (Data, Int64) = (uuid, seq - 1)
+            if (vector[uuid] ?? 0) >= seq - 1,
+                let body = row[5] as Data?,
+                let entries = try? decodedVectorEntries(body),
+                let missing = entries.first(where: { $0.device != uuid && $0.seq > (vector[$0.device] ?? 0) })
+            {
+                wait = (missing.device, missing.seq)
+            }
+            try insert.execute(arguments: [documentRow, row[1], seq, row[4], row[5], wait.0, wait.1])
+        }
+        try db.execute(sql: """
+            DROP TABLE pending;
+            ALTER TABLE pending_by_dependency RENAME TO pending;
+            CREATE INDEX pending_by_dependency ON pending (document, wait_device, wait_seq);
+            """)
+    }
+
+    /// The vector entries of a change's encoding, by device identity bytes.
+    private static func decodedVectorEntries(_ body: Data) throws -> [(device: Data, seq: Int64)] {
+        // The document's identity only enters the hash, which is not needed here.
+        let change = try Change(decoding: body, document: DocumentID(UUIDBytes(high: 0, low: 0)))
+        return change.vector.entries.map { ($0.device.uuid.data, Int64($0.seq)) }
     }
 
     /// The bytes of a new store's file, every migration applied and in WAL mode, made once per process in memory:

@@ -209,7 +209,12 @@ extension BinaryReader {
         entries.reserveCapacity(count)
         for _ in 0..<count {
             let device = DeviceID(try readID("a device of \(what())"))
-            entries.append(VersionVector.Entry(device: device, seq: try readVarint("a sequence number of \(what())")))
+            let seqOffset = offset
+            let seq = try readVarint("a sequence number of \(what())")
+            guard seq <= ChangeLimits.counter else {
+                throw CodecError(.oversized, "a sequence number of \(what()), \(seq), is beyond the limit of \(ChangeLimits.counter)", at: seqOffset)
+            }
+            entries.append(VersionVector.Entry(device: device, seq: seq))
         }
         guard let vector = VersionVector(sortedEntries: entries) else {
             throw CodecError(.notCanonical, "the entries of \(what()) are unsorted, repeated or zero", at: start)

@@ -101,14 +101,39 @@ func sampleChange(
         HeaderCase(seq: 1, lamport: 1, wallTime: -1),
         HeaderCase(seq: 127, lamport: 128, wallTime: 63),
         HeaderCase(seq: 128, lamport: 16_384, wallTime: -64),
-        HeaderCase(seq: .max, lamport: .max, wallTime: .max),
-        HeaderCase(seq: .max - 1, lamport: 1, wallTime: .min),
+        HeaderCase(seq: ChangeLimits.counter, lamport: ChangeLimits.counter, wallTime: .max),
+        HeaderCase(seq: ChangeLimits.counter - 1, lamport: 1, wallTime: .min),
     ])
     func extremeHeaderValuesRoundTrip(_ header: HeaderCase) throws {
         try expectRoundTrip(sampleChange(.lifecycle(.delete), seq: header.seq, lamport: header.lamport,
                                          wallTime: header.wallTime))
         try expectRoundTrip(sampleChange(.lifecycle(.restore), seq: header.seq, lamport: header.lamport,
                                          wallTime: header.wallTime, parents: []))
+    }
+
+    /// A peer cannot hand a device a counter it could not add one to: beyond ``ChangeLimits/counter`` the decoder
+    /// refuses sequence numbers, lamport timestamps and vector entries.
+    @Test(arguments: [
+        HeaderCase(seq: ChangeLimits.counter + 1, lamport: 1, wallTime: 0),
+        HeaderCase(seq: 1, lamport: ChangeLimits.counter + 1, wallTime: 0),
+        HeaderCase(seq: .max, lamport: .max, wallTime: 0),
+    ])
+    func numbersBeyondTheLimitAreRefused(_ header: HeaderCase) throws {
+        let bytes = sampleChange(.lifecycle(.delete), seq: header.seq, lamport: header.lamport, wallTime: header.wallTime).encoded()
+        let error = #expect(throws: CodecError.self) { try Change(decoding: bytes, document: TestDevices.document) }
+        #expect(error?.code == .oversized, "\(String(describing: error))")
+    }
+
+    @Test func aVectorEntryBeyondTheLimitIsRefused() throws {
+        let device = TestDevices.pool[0]
+        let change = Change(
+            document: TestDevices.document, id: ChangeID(device: device, seq: 1), parents: [fakeHash("p")],
+            vector: VersionVector(pairs: [(device, 1), (TestDevices.pool[1], ChangeLimits.counter + 1)]), lamport: 2,
+            wallTime: Timestamp(millisecondsSince1970: 0), kind: .lifecycle(.delete))
+        let error = #expect(throws: CodecError.self) { try Change(decoding: change.encoded(), document: TestDevices.document) }
+        #expect(error?.code == .oversized, "\(String(describing: error))")
+        let vectorError = #expect(throws: CodecError.self) { try VersionVector(decoding: change.vector.encoded()) }
+        #expect(vectorError?.code == .oversized)
     }
 
     @Test func aRootChangeRoundTrips() throws {

@@ -1,0 +1,74 @@
+import FolioCore
+import FolioStore
+import Foundation
+import GRDB
+import Testing
+
+/// A store written before waiting changes named what they wait for keeps its waiting changes when it is opened: each
+/// is given a change it waits for, and is applied when that arrives.
+@Suite struct WaitingChangesMigrationTests {
+    let directory: TemporaryDirectory
+
+    init() throws {
+        directory = try TemporaryDirectory()
+    }
+
+    /// Puts the store file back in the shape of the schema before "v3 waiting changes by dependency", rows kept.
+    private func downgrade(_ url: URL) throws {
+        let queue = try DatabaseQueue(path: url.path)
+        try queue.write { db in
+            try db.execute(sql: """
+                CREATE TABLE old_pending (
+                    document INTEGER NOT NULL,
+                    device INTEGER NOT NULL,
+                    seq INTEGER NOT NULL,
+                    hash BLOB NOT NULL,
+                    body BLOB NOT NULL,
+                    PRIMARY KEY (document, device, seq)
+                ) WITHOUT ROWID;
+                INSERT INTO old_pending SELECT document, device, seq, hash, body FROM pending;
+                DROP TABLE pending;
+                ALTER TABLE old_pending RENAME TO pending;
+                DELETE FROM grdb_migrations WHERE identifier = 'v3 waiting changes by dependency';
+                """)
+        }
+        try queue.close()
+    }
+
+    @Test func waitingChangesOfAnOlderStoreAreAppliedWhenTheirDependenciesArrive() throws {
+        let a = Device.named("A"), b = Device.named("B")
+        let storeA = try directory.openStore(for: a)
+        let storeB = try directory.openStore(for: b)
+        let a1 = try storeA.append(Fixtures.edit("a1"), to: Fixtures.document)
+        try storeB.ingest([a1])
+        let b1 = try storeB.append(Fixtures.edit("b1"), to: Fixtures.document)
+        let a2 = try storeA.append(Fixtures.edit("a2"), to: Fixtures.document)
+
+        let url = directory.file("receiver.sqlite")
+        var receiver = try directory.openStore("receiver.sqlite", as: .named("Receiver"))
+        try receiver.ingest([a1])
+        #expect(try receiver.ingest([b1, a2]).applied.count == 2)
+        let c = Device.named("C")
+        let storeC = try directory.openStore(for: c)
+        try storeC.ingest([a1, b1, a2])
+        let c1 = try storeC.append(Fixtures.edit("c1"), to: Fixtures.document)
+        let c2 = try storeC.append(Fixtures.edit("c2"), to: Fixtures.document)
+        let a3 = try storeA.append(Fixtures.edit("a3"), to: Fixtures.document)
+        // c2 waits for c1, a4 for a3: two waiting changes, each for another device.
+        try storeA.ingest([b1, c1, c2])
+        let a4 = try storeA.append(Fixtures.edit("a4"), to: Fixtures.document)
+        #expect(try receiver.ingest([c2, a4]).deferred == 2)
+        try receiver.close()
+
+        try downgrade(url)
+        receiver = try directory.openStore("receiver.sqlite", as: .named("Receiver"))
+        #expect(try receiver.verify().isSound)
+        #expect(Set(try receiver.pendingChanges(of: Fixtures.document).map(\.hash)) == [c2.hash, a4.hash])
+        let first = try receiver.ingest([c1])
+        #expect(first.applied == [c1.id, c2.id])
+        let second = try receiver.ingest([a3])
+        #expect(second.applied == [a3.id, a4.id])
+        #expect(try receiver.pendingChanges(of: Fixtures.document).isEmpty)
+        #expect(try receiver.verify().isSound)
+    }
+}
