@@ -109,7 +109,8 @@ struct FolderBatch: Hashable, Sendable {
                 let first = try reader.readVarint("the first count")
                 let last = try reader.readVarint("the last count")
                 let vector = try reader.readVector("the export vector")
-                guard first >= 1, first <= last, vector.changeCount == last else {
+                // A folder never holds anywhere near 2^53 changes; beyond that, counts could not be added to.
+                guard first >= 1, first <= last, last <= ChangeLimits.counter, vector.changeCount == last else {
                     throw CodecError(.invalidValue, "the counts \(first)-\(last) do not fit the export vector, which names \(vector.changeCount) changes", at: countsOffset)
                 }
                 let devices = try reader.readDevices("the devices")

@@ -23,6 +23,12 @@ import Foundation
 ///   there (its own cursor, checked against its newest file) and beyond what it has read from the others. A change
 ///   therefore lands in the folder about once, and a reader's cost grows with what it lacks, not with the history.
 ///
+/// Anyone who can write to the folder can put files in it, so what a file claims is checked before it counts:
+/// what the folder holds, as far as writing is concerned, is what this device put there and the changes it has
+/// read there itself (per device, the unbroken run of sequence numbers read, kept in a cursor of its own), never a
+/// file's export vector, which only numbers its writer's files. A file whose counts or vector could not be real is
+/// skipped and reported.
+///
 /// Cursors are kept per folder (by the folder's identity), so a store can sync with several folders.
 public struct FolderTransport: SyncTransport {
     /// The shared directory.
@@ -57,8 +63,8 @@ public struct FolderTransport: SyncTransport {
         var report = SyncReport()
         let folder = try identity()
         var names = try DeviceNames(store)
-        let cursors = try read(into: store, folder: folder, names: &names, report: &report)
-        try write(from: store, folder: folder, cursors: cursors, names: names, report: &report)
+        let contents = try read(into: store, folder: folder, names: &names, report: &report)
+        try write(from: store, folder: folder, contents: contents, names: names, report: &report)
         report.isComplete = report.problems.isEmpty
         return report
     }
@@ -80,40 +86,43 @@ public struct FolderTransport: SyncTransport {
     public func send(from store: ChangeLogStore) throws(SyncError) -> SyncReport {
         var report = SyncReport()
         let folder = try identity()
-        var cursors = Cursors()
-        let own = store.localDevice.id
-        for writer in try writers() where writer != own {
-            for document in try documents(of: writer) {
-                cursors[document, default: [:]][writer] = try cursor(of: writer, document: document, folder: folder, in: store)
-            }
-        }
-        try write(from: store, folder: folder, cursors: cursors, names: try DeviceNames(store), report: &report)
+        try write(from: store, folder: folder, contents: [:], names: try DeviceNames(store), report: &report)
         report.isComplete = report.problems.isEmpty
         return report
     }
 
     // MARK: Reading
 
-    /// What the store has read of each writer, per document.
-    typealias Cursors = [DocumentID: [DeviceID: VersionVector]]
-
-    private func read(into store: ChangeLogStore, folder: UUIDBytes, names: inout DeviceNames, report: inout SyncReport) throws(SyncError) -> Cursors {
-        var cursors = Cursors()
+    /// Reads what the other devices put in the folder. Returns, per document, the changes read there so far (see
+    /// ``readContents(of:folder:in:)``).
+    private func read(
+        into store: ChangeLogStore, folder: UUIDBytes, names: inout DeviceNames, report: inout SyncReport
+    ) throws(SyncError) -> [DocumentID: VersionVector] {
+        var contents: [DocumentID: VersionVector] = [:]
         let own = store.localDevice.id
         for writer in try writers() where writer != own {
             for document in try documents(of: writer) {
-                cursors[document, default: [:]][writer] = try read(
-                    writer, document, into: store, folder: folder, names: &names, report: &report)
+                if contents[document] == nil { contents[document] = try readContents(of: document, folder: folder, in: store) }
+                try read(
+                    writer, document, into: store, folder: folder, contents: &contents[document]!, names: &names,
+                    report: &report)
             }
         }
-        return cursors
+        for (document, vector) in contents.sorted(by: { $0.key < $1.key }) {
+            do {
+                try store.setSyncCursor(vector, peer: contentsKey(folder: folder), document: document)
+            } catch {
+                throw .store(error, while: "recording what was read of document \(document)")
+            }
+        }
+        return contents
     }
 
-    /// Reads one writer's new batches of one document. Returns the cursor after them.
+    /// Reads one writer's new batches of one document, adding the changes read to `contents`.
     private func read(
         _ writer: DeviceID, _ document: DocumentID, into store: ChangeLogStore, folder: UUIDBytes,
-        names: inout DeviceNames, report: inout SyncReport
-    ) throws(SyncError) -> VersionVector {
+        contents: inout VersionVector, names: inout DeviceNames, report: inout SyncReport
+    ) throws(SyncError) {
         var cursor = try cursor(of: writer, document: document, folder: folder, in: store)
         let directory = path(writer, document)
         let files = try FolderFiles.names(in: directory).compactMap { name in
@@ -152,7 +161,10 @@ public struct FolderTransport: SyncTransport {
             } catch {
                 throw .store(error, while: "ingesting \(location)")
             }
-            if consecutive, file.first <= cursor.changeCount + 1 {
+            for change in batch.changes where change.change.id.seq == contents[change.change.id.device] + 1 {
+                contents.include(change.change.id)
+            }
+            if consecutive, file.first - 1 <= cursor.changeCount {
                 cursor.merge(batch.vector)
                 do {
                     try store.setSyncCursor(cursor, peer: cursorKey(writer, folder: folder), document: document)
@@ -164,13 +176,24 @@ public struct FolderTransport: SyncTransport {
                 report.problems.append("\(directory) lacks the batches from count \(cursor.changeCount + 1) to \(file.first - 1); later ones were read and will be read again")
             }
         }
-        return cursor
+    }
+
+    /// The changes of `document` this device has read in the folder: per device, the unbroken run of sequence
+    /// numbers found in the files read. A change read out of that run (its predecessor in a file read later) is
+    /// left out, which at worst makes the device write it again.
+    private func readContents(of document: DocumentID, folder: UUIDBytes, in store: ChangeLogStore) throws(SyncError) -> VersionVector {
+        do {
+            return try store.syncCursor(peer: contentsKey(folder: folder), document: document)
+        } catch {
+            throw .store(error, while: "reading what was read of document \(document) in the folder")
+        }
     }
 
     // MARK: Writing
 
     private func write(
-        from store: ChangeLogStore, folder: UUIDBytes, cursors: Cursors, names: DeviceNames, report: inout SyncReport
+        from store: ChangeLogStore, folder: UUIDBytes, contents: [DocumentID: VersionVector], names: DeviceNames,
+        report: inout SyncReport
     ) throws(SyncError) {
         let own = store.localDevice
         let documents: [DocumentID]
@@ -188,8 +211,13 @@ public struct FolderTransport: SyncTransport {
             }
             if vector.isEmpty { continue }
             guard var exported = try exportedVector(of: document, in: store, folder: folder, report: &report) else { continue }
-            var known = exported
-            for (_, read) in (cursors[document] ?? [:]).sorted(by: { $0.key < $1.key }) { known.merge(read) }
+            var read = VersionVector()
+            if let known = contents[document] {
+                read = known
+            } else {
+                read = try readContents(of: document, folder: folder, in: store)
+            }
+            let known = exported.merging(read)
             if vector.isContained(in: known) { continue }
             let missing: [Change]
             do {
@@ -240,9 +268,18 @@ public struct FolderTransport: SyncTransport {
         guard let newest else { return VersionVector() }
         if newest.last == saved.changeCount { return saved }
         let location = directory + "/" + newest.name
+        let logged: VersionVector
+        do {
+            logged = try store.vector(of: document)
+        } catch {
+            throw .store(error, while: "reading the vector of document \(document)")
+        }
         do {
             let batch = try FolderBatch(decoding: FolderFiles.contents(of: location))
-            guard batch.writer.id == own, batch.document == document, batch.last == newest.last else {
+            // This device's files hold changes of its log only; one that names others was not written by it.
+            guard batch.writer.id == own, batch.document == document, batch.last == newest.last,
+                batch.vector.isContained(in: logged)
+            else {
                 report.problems.append("\(location) does not hold what its name says; document \(document) was not written")
                 return nil
             }
@@ -308,6 +345,10 @@ public struct FolderTransport: SyncTransport {
 
     private func cursorKey(_ writer: DeviceID, folder: UUIDBytes) -> String {
         "folder \(folder) \(writer)"
+    }
+
+    private func contentsKey(folder: UUIDBytes) -> String {
+        "folder \(folder) read"
     }
 
     private func cursor(of writer: DeviceID, document: DocumentID, folder: UUIDBytes, in store: ChangeLogStore) throws(SyncError) -> VersionVector {
