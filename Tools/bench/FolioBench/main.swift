@@ -12,6 +12,7 @@ let benchmarks: [String: () async throws -> Void] = [
     "package-save": PackageSaveBenchmark.run,
     "merge": MergeBenchmark.run,
     "fuzz": FuzzBenchmark.run,
+    "waiting": WaitingBenchmark.run,
 ]
 
 let arguments = CommandLine.arguments.dropFirst()
