@@ -302,9 +302,22 @@ private struct Ingestion {
             advanced.remove(device)
             var candidates: [(deviceRow: Int64, hash: Data, change: EncodedChange)] = []
             var rows = try RawRows(select, arguments: [documentRow, device.uuid.data, Int64(frontier.vector[device])])
+            var undecodable: [(deviceRow: Int64, seq: Int64, hash: Data, error: CodecError)] = []
             while let row = try rows.next() {
                 let body: Data = row[3]
-                candidates.append((row[0], row[2], try EncodedChange(decoding: [UInt8](body), document: document)))
+                do {
+                    candidates.append((row[0], row[2], try EncodedChange(decoding: [UInt8](body), document: document)))
+                } catch {
+                    undecodable.append((row[0], row[1], row[2], error))
+                }
+            }
+            // A waiting change whose bytes no longer decode (written by a build with looser limits, or damaged)
+            // could never be applied: it goes, rather than failing every ingest that reaches it.
+            for entry in undecodable {
+                try remove.execute(arguments: [documentRow, entry.deviceRow, entry.seq, entry.hash])
+                removed = true
+                let id = ChangeID(device: try store.device(forRow: entry.deviceRow, in: db), seq: UInt64(max(entry.seq, 1)))
+                result.rejected.append((id, "its bytes cannot be decoded: \(entry.error)"))
             }
             candidates.sort {
                 ($0.change.change.lamport, $0.change.change.id, $0.change.change.hash) < ($1.change.change.lamport, $1.change.change.id, $1.change.change.hash)

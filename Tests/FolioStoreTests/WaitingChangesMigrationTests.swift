@@ -71,4 +71,24 @@ import Testing
         #expect(try receiver.pendingChanges(of: Fixtures.document).isEmpty)
         #expect(try receiver.verify().isSound)
     }
+
+    @Test func aWaitingChangeWhoseBytesNoLongerDecodeIsDroppedNotFatal() throws {
+        let storeC = try directory.openStore(for: .named("C"))
+        let chain = try storeC.append([Fixtures.edit("c1"), Fixtures.edit("c2")], to: Fixtures.document)
+        let url = directory.file("receiver.sqlite")
+        var receiver = try directory.openStore("receiver.sqlite", as: .named("Receiver"))
+        #expect(try receiver.ingest([chain[1]]).deferred == 1)
+        try receiver.close()
+        let queue = try DatabaseQueue(path: url.path)
+        try queue.write { db in try db.execute(sql: "UPDATE pending SET body = x'01ff'") }
+        try queue.close()
+
+        receiver = try directory.openStore("receiver.sqlite", as: .named("Receiver"), checked: false)
+        let result = try receiver.ingest([chain[0]])
+        #expect(result.applied == [chain[0].id])
+        #expect(result.rejected.map(\.id) == [chain[1].id])
+        #expect(try receiver.pendingChanges(of: Fixtures.document).isEmpty)
+        #expect(try receiver.verify().isSound)
+        #expect(try receiver.ingest([chain[1]]).applied == [chain[1].id], "the real one still gets in")
+    }
 }

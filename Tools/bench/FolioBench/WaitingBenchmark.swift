@@ -44,7 +44,8 @@ enum WaitingBenchmark {
             samples.append(try measure {
                 for change in order { try store.ingest([change]) }
             })
-            precondition(try store.changeCount() == changeCount, "every change is in the log")
+            let stored = try store.changeCount()
+            precondition(stored == changeCount, "every change is in the log")
             try store.close()
         }
         return median(samples) * 1e6 / Double(changeCount)
