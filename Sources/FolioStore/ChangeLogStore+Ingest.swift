@@ -207,9 +207,9 @@ private struct Ingestion {
             db.cachedStatement(sql: ChangeLogStore.changeByHash),
             arguments: [documentRow, hash.prefix64])
         while let row = try rows.next() {
-            guard ChangeHash(row[3] as Data) == hash else { continue }
+            guard try Stored.changeHash(row[3]) == hash else { continue }
             let device = try store.device(forRow: row[0], in: db)
-            return (ChangeID(device: device, seq: UInt64(row[1] as Int64)), UInt64(row[2] as Int64))
+            return (ChangeID(device: device, seq: try Stored.seq(row[1], "sequence number")), try Stored.unsigned(row[2], "lamport"))
         }
         return nil
     }
