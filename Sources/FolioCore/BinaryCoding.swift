@@ -116,6 +116,7 @@ public struct BinaryReader {
 
     /// Reads exactly `count` raw bytes, returned as a view into the input (valid as long as the input is).
     public mutating func readBuffer(_ count: Int, _ what: @autoclosure () -> String) throws(CodecError) -> UnsafeRawBufferPointer {
+        guard count >= 0 else { throw CodecError(.invalidValue, "\(what()) has the negative length \(count)", at: offset) }
         guard count <= remaining else {
             throw CodecError(.truncated, "the input ends inside \(what()) (\(count) bytes needed, \(remaining) left)", at: offset)
         }
@@ -130,13 +131,16 @@ public struct BinaryReader {
 
     /// Reads a count that announces `elementSize`-byte (at least) elements, refusing counts the input or `limit`
     /// cannot hold, so that a hostile count never causes a large allocation.
+    ///
+    /// The count is compared with what the remaining bytes can hold by division, which cannot overflow whatever the
+    /// count and element size.
     public mutating func readCount(_ what: @autoclosure () -> String, elementSize: Int, limit: Int) throws(CodecError) -> Int {
         let start = offset
         let count = try readVarint(what())
-        guard count <= UInt64(limit) else {
+        guard count <= UInt64(max(limit, 0)) else {
             throw CodecError(.oversized, "\(what()) is \(count), more than the limit of \(limit)", at: start)
         }
-        guard count * UInt64(max(elementSize, 1)) <= UInt64(remaining) else {
+        guard count <= UInt64(remaining) / UInt64(max(elementSize, 1)) else {
             throw CodecError(.truncated, "\(what()) is \(count), more than the \(remaining) bytes left can hold", at: start)
         }
         return Int(count)

@@ -28,7 +28,10 @@ extension DocumentOperation {
                 var reader = BinaryReader(buffer)
                 let count = try reader.readCount("the operation count", elementSize: 1, limit: 1 << 26)
                 var operations: [Self] = []
-                operations.reserveCapacity(count)
+                // The count is bounded by the bytes left (a byte per operation at least), but an operation takes
+                // more room in memory than that: reserve for a thousand at most, and let the array grow with what
+                // decodes.
+                operations.reserveCapacity(min(count, 1024))
                 for _ in 0..<count { operations.append(try Self(from: &reader)) }
                 guard reader.isAtEnd else {
                     throw CodecError(.trailingBytes, "\(reader.remaining) bytes follow the operations", at: reader.offset)

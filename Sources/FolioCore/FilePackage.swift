@@ -8,7 +8,8 @@ public struct PackageError: Error, Hashable, Sendable, CustomStringConvertible {
             case invalidPath, notRegularFile, tooLarge, pathConflict
         }
         private let value: Value
-        /// The entry name is empty, absolute, has `..`, `.` or empty components, a NUL or a backslash.
+        /// The entry name is empty, absolute, has `..`, `.` or empty components, a NUL, a backslash or a control
+        /// character, or a component that a mark joins to a `/` or makes look like `.` or `..`.
         public static let invalidPath = Code(value: .invalidPath)
         /// The entry on disk is a link or a special file, not a regular file or directory.
         public static let notRegularFile = Code(value: .notRegularFile)
@@ -35,34 +36,95 @@ public struct PackageError: Error, Hashable, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// A validated path inside a file package: relative, `/`-separated, with no empty, `.` or `..` components, no NUL
-/// and no backslash, so that joining it to the package root can never land outside the root.
+/// A validated path inside a file package: relative, `/`-separated, with no empty, `.` or `..` components, no NUL,
+/// backslash or control character, so that joining it to the package root can never land outside the root.
+///
+/// The checks read the UTF-8 bytes and Unicode scalars the file system sees, never Characters: a combining mark
+/// after `/` makes one Character of the two (`"../\u{301}x"` is the Characters `.`, `.`, `/́`, `x`), which a check
+/// per Character would not see as a separator. For the same reason a component may not start with a mark or joiner
+/// that would join the `/` before it, nor end with one that would join the `/` after it, and a component that shows
+/// as `.` or `..` (dots with only marks or invisible characters beside them) is refused like `.` and `..`.
 public struct PackagePath: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The path's components, each non-empty.
     public let components: [String]
 
     /// The longest accepted path, in UTF-8 bytes.
     public static let maximumLength = 1024
+    /// The longest accepted component, in UTF-8 bytes (`NAME_MAX` of Linux and most file systems).
+    public static let maximumComponentLength = 255
 
     /// Validates `text`.
     ///
     /// - Throws: ``PackageError`` with code `invalidPath` naming what is wrong.
     public init(_ text: String) throws(PackageError) {
-        guard !text.isEmpty else { throw PackageError(.invalidPath, "a package entry name is empty") }
-        guard text.utf8.count <= Self.maximumLength else {
+        let bytes = Array(text.utf8)
+        guard !bytes.isEmpty else { throw PackageError(.invalidPath, "a package entry name is empty") }
+        guard bytes.count <= Self.maximumLength else {
             throw PackageError(.invalidPath, "package entry name is longer than \(Self.maximumLength) bytes")
         }
-        guard !text.hasPrefix("/") else { throw PackageError(.invalidPath, "package entry '\(text)' is an absolute path") }
-        guard !text.utf8.contains(0) else { throw PackageError(.invalidPath, "package entry name contains a NUL byte") }
-        guard !text.contains("\\") else { throw PackageError(.invalidPath, "package entry '\(text)' contains a backslash") }
-        let parts = text.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        for part in parts {
+        guard bytes[0] != Self.slash else { throw PackageError(.invalidPath, "package entry '\(text)' is an absolute path") }
+        guard !bytes.contains(0) else { throw PackageError(.invalidPath, "package entry name contains a NUL byte") }
+        guard !bytes.contains(Self.backslash) else {
+            throw PackageError(.invalidPath, "package entry '\(text)' contains a backslash")
+        }
+        var parts: [String] = []
+        for part in bytes.split(separator: Self.slash, omittingEmptySubsequences: false) {
             guard !part.isEmpty else { throw PackageError(.invalidPath, "package entry '\(text)' has an empty component") }
-            guard part != "." && part != ".." else {
-                throw PackageError(.invalidPath, "package entry '\(text)' has a '\(part)' component")
-            }
+            // Cut at an ASCII byte, each part is valid UTF-8 on its own.
+            let component = String(decoding: part, as: UTF8.self)
+            try Self.check(component, byteCount: part.count, in: text)
+            parts.append(component)
         }
         components = parts
+    }
+
+    private static let slash = UInt8(ascii: "/")
+    private static let backslash = UInt8(ascii: "\\")
+
+    /// Refuses a component the file system, a terminal or a reader per Character would take for something else.
+    private static func check(_ component: String, byteCount: Int, in text: String) throws(PackageError) {
+        guard byteCount <= maximumComponentLength else {
+            throw PackageError(.invalidPath, "package entry '\(text)' has a component longer than \(maximumComponentLength) bytes")
+        }
+        if let control = component.unicodeScalars.first(where: isControl) {
+            let code = "U+" + String(control.value, radix: 16, uppercase: true).leftPadded(to: 4)
+            throw PackageError(.invalidPath, "package entry name contains the control character \(code)")
+        }
+        guard !looksLikeDots(component) else {
+            throw PackageError(.invalidPath, "package entry '\(text)' has a '\(component)' component")
+        }
+        // Between two separators, the component's first and last Characters must be its own: otherwise a mark at
+        // its start (or a prepended one at its end) joins a `/`, and the separator disappears for anyone who reads
+        // the path per Character.
+        let bounded = "/" + component + "/"
+        guard bounded.first == "/" && bounded.last == "/" else {
+            throw PackageError(.invalidPath, "package entry '\(text)' has a component that starts or ends with a combining mark or joiner")
+        }
+    }
+
+    /// C0 and C1 controls and DEL: never part of a name a person reads, and escape sequences to a terminal.
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+    }
+
+    /// Whether `component` is one or two dots once marks and invisible characters are left out (`..` followed by
+    /// U+0301, say), so that it shows as `.` or `..`.
+    private static func looksLikeDots(_ component: String) -> Bool {
+        var dots = 0
+        for scalar in component.unicodeScalars {
+            if scalar == "." {
+                dots += 1
+                if dots > 2 { return false }
+                continue
+            }
+            let properties = scalar.properties
+            switch properties.generalCategory {
+            case .nonspacingMark, .spacingMark, .enclosingMark, .format: continue
+            default: if properties.isDefaultIgnorableCodePoint { continue }
+            }
+            return false
+        }
+        return dots > 0
     }
 
     /// The path as text, such as `images/cover.png`.
@@ -181,5 +243,12 @@ public struct FilePackage: Hashable, Sendable {
     /// Each file's path and hash, in path order: what a package's manifest records.
     public var manifest: [(path: PackagePath, hash: ContentHash, size: Int)] {
         filePaths.map { ($0, files[$0]!.hash, files[$0]!.contents.count) }
+    }
+}
+
+extension String {
+    /// The text with zeros in front, up to `width` characters.
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

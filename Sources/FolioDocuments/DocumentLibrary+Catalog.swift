@@ -127,7 +127,9 @@ extension DocumentLibrary {
     ) throws(DocumentError) -> DocumentInfo {
         let contents: DocumentContents
         do {
-            contents = try pipeline.read(at: url, isPackage: Model.documentType.isPackage)
+            // Only read: recovery would remove what looks like an unfinished save's leftovers next to the file and
+            // inside the package, and the file is not this library's.
+            contents = try pipeline.read(at: url, isPackage: Model.documentType.isPackage, recovering: false)
         } catch {
             throw DocumentError(.save, "cannot import \(url.path)", cause: error)
         }

@@ -19,7 +19,13 @@ enum PackageLayout {
 
     /// Whether `path` lies in Folio's reserved names.
     static func isBookkeeping(_ path: PackagePath) -> Bool {
-        path.components[0].hasPrefix(reservedPrefix)
+        isReserved(path.components[0])
+    }
+
+    /// Whether the top-level name `name` starts with `.folio-`, compared as bytes (as the file system does), not as
+    /// Characters, which a combining mark after the `-` would change.
+    static func isReserved(_ name: String) -> Bool {
+        name.utf8.starts(with: reservedPrefix.utf8)
     }
 
     /// The staging directory's name for the save that writes manifest `generation`.
@@ -27,8 +33,11 @@ enum PackageLayout {
 
     /// The generation a staging directory's name carries, if it is one.
     static func generation(ofStagingName name: String) -> Int? {
-        guard name.hasPrefix(stagingPrefix) else { return nil }
-        return Int(name.dropFirst(stagingPrefix.count))
+        guard name.utf8.starts(with: stagingPrefix.utf8) else { return nil }
+        let digits = String(decoding: name.utf8.dropFirst(stagingPrefix.utf8.count), as: UTF8.self)
+        // Only the name a save writes: `+5` or `05` would otherwise stand for generation 5 too.
+        guard let generation = Int(digits), String(generation) == digits else { return nil }
+        return generation
     }
 
     /// The name of a member's staged copy: the hex SHA-256 of its path, so that any path gets a short, safe name.
@@ -64,7 +73,8 @@ extension SavePipeline {
         let rootPath = PosixFileSystem.path(of: root.standardizedFileURL)
         let memberPath = PosixFileSystem.path(of: url.standardizedFileURL)
         let prefix = rootPath == "/" ? "/" : rootPath + "/"
-        guard memberPath.hasPrefix(prefix), memberPath.count > prefix.count else {
+        // Bytes, not Characters: a mark after the `/` would make the Character prefix fail to match, or match another.
+        guard memberPath.utf8.starts(with: prefix.utf8), memberPath.utf8.count > prefix.utf8.count else {
             throw SaveError(.unsafePackage, "could not \(action): the entry '\(path)' would land outside the package at '\(memberPath)'")
         }
         return url
@@ -83,7 +93,7 @@ extension SavePipeline {
                 try fileSystem.contentsOfDirectory(at: directoryURL)
             }
             for name in names {
-                if directoryPath == nil && name.hasPrefix(PackageLayout.reservedPrefix) { continue }
+                if directoryPath == nil && PackageLayout.isReserved(name) { continue }
                 let text = directoryPath.map { "\($0)/\(name)" } ?? name
                 let path: PackagePath
                 do throws(PackageError) {

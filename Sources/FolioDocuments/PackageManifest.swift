@@ -18,6 +18,9 @@ struct PackageManifest: Equatable, Sendable {
     static let format = "folio-package-manifest-1"
     /// The largest manifest read, in bytes.
     static let maximumSize = 64 << 20
+    /// The highest generation read: far beyond any number of saves, and low enough that the next save's number
+    /// (one more) is always an `Int`, and exact in any JSON reader.
+    static let maximumGeneration = 1 << 53
 
     /// The save that wrote it: one more than the manifest it replaced. Names the staging directory of that save.
     var generation: Int
@@ -95,8 +98,11 @@ struct PackageManifest: Equatable, Sendable {
         guard stored.format == Self.format else {
             throw SaveError(.corruptPackage, "could not \(action): its manifest has the unknown format '\(stored.format)'")
         }
-        guard stored.generation >= 1 else {
-            throw SaveError(.corruptPackage, "could not \(action): its manifest has the invalid generation \(stored.generation)")
+        guard (1...Self.maximumGeneration).contains(stored.generation) else {
+            throw SaveError(.corruptPackage, "could not \(action): its manifest has the invalid generation \(stored.generation) (from 1 to \(Self.maximumGeneration))")
+        }
+        guard stored.files.count + stored.directories.count <= PackageLayout.maximumEntries else {
+            throw SaveError(.corruptPackage, "could not \(action): its manifest lists more than \(PackageLayout.maximumEntries) entries")
         }
         var files: [Entry] = []
         files.reserveCapacity(stored.files.count)

@@ -35,11 +35,12 @@ extension SavePipeline {
         }
     }
 
-    /// Reads the flat file at `url`, after removing a leftover of an interrupted save.
+    /// Reads the flat file at `url`, after removing a leftover of an interrupted save unless `recovering` is false
+    /// (for a file that is not this library's, which is only read).
     ///
     /// - Throws: ``SaveError`` `notFound`, `readFailed`, or `unsafePackage` when a link or special file is there.
-    public func readFlat(at url: URL) throws(SaveError) -> Data {
-        try recoverFlat(at: url)
+    public func readFlat(at url: URL, recovering: Bool = true) throws(SaveError) -> Data {
+        if recovering { try recoverFlat(at: url) }
         let action = "read \(url.lastPathComponent)"
         do throws(FileSystemError) {
             return try fileSystem.contents(of: url)

@@ -88,7 +88,7 @@ extension SavePipeline {
             }
             removedLeftovers = true
         }
-        let stagings = names.filter { $0.hasPrefix(PackageLayout.stagingPrefix) }
+        let stagings = names.filter { $0.utf8.starts(with: PackageLayout.stagingPrefix.utf8) }
             .map { name in (name, PackageLayout.generation(ofStagingName: name)) }
         let manifest = stagings.isEmpty ? nil : try readManifest(at: url, action: action)
         var committed: (manifest: PackageManifest, staging: URL)?

@@ -39,9 +39,13 @@ public struct SavePipeline: Sendable {
 
     /// Reads the snapshot at `url`, a package when `isPackage`, after recovering an interrupted save.
     ///
+    /// - Parameter recovering: `false` reads a file that is not this library's (an import) without writing
+    ///   anything: leftovers of an unfinished save next to the file or inside the package stay where they are and
+    ///   are not read, and a package whose save committed but did not finish is refused.
     /// - Throws: ``SaveError``.
-    public func read(at url: URL, isPackage: Bool) throws(SaveError) -> DocumentContents {
-        isPackage ? .package(try readPackage(at: url)) : .data(try readFlat(at: url))
+    public func read(at url: URL, isPackage: Bool, recovering: Bool = true) throws(SaveError) -> DocumentContents {
+        isPackage
+            ? .package(try readPackage(at: url, recovering: recovering)) : .data(try readFlat(at: url, recovering: recovering))
     }
 
     // MARK: - Helpers

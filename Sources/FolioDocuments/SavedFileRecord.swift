@@ -40,11 +40,12 @@ struct SavedFileRecord: Equatable {
                 guard try reader.readByte("the record format") == 1 else { return nil }
                 let path = try reader.readString("the path", limit: 4096)
                 let hash = ContentHash(bytes: try reader.readRaw(32, "the contents hash"))
-                let size = Int(try reader.readVarint("the size"))
+                let size = try reader.readVarint("the size")
+                guard size <= UInt64(Int.max) else { return nil }
                 let time = try reader.readSigned("the modification time")
                 let head = ChangeHash(try reader.readBuffer(32, "the head"))
                 return reader.isAtEnd
-                    ? SavedFileRecord(relativePath: path, contentsHash: hash, size: size, modificationTime: time, head: head) : nil
+                    ? SavedFileRecord(relativePath: path, contentsHash: hash, size: Int(size), modificationTime: time, head: head) : nil
             } catch {
                 return nil
             }

@@ -22,40 +22,59 @@ enum HTMLText {
     }
 }
 
+/// Markdown is read on Unicode scalars (CommonMark counts backticks and finds pipes one code point at a time), so
+/// every escape here works on scalars, never on Characters: a backtick or a pipe followed by a combining mark is one
+/// Character, which a check per Character would not see, but still a backtick or a pipe to a Markdown reader.
 enum MarkdownText {
     /// `text` as literal inline Markdown on one line: the characters that start emphasis, links, code, HTML,
-    /// tables or entities are backslash-escaped, and line breaks shown as `↵`.
+    /// tables or entities are backslash-escaped, line breaks shown as `↵`, and control characters other than tab
+    /// become U+FFFD, as in HTML.
     static func inline(_ text: String) -> String {
-        var result = ""
-        for character in text {
-            switch character {
-            case "\\", "`", "*", "_", "[", "]", "<", ">", "|", "#", "~", "&", "!": result += "\\\(character)"
-            case "\n", "\r\n", "\r": result += "↵"
-            default: result.append(character)
+        var result = String.UnicodeScalarView()
+        for scalar in text.shownOnOneLine.unicodeScalars {
+            switch scalar {
+            case "\\", "`", "*", "_", "[", "]", "<", ">", "|", "#", "~", "&", "!":
+                result.append("\\")
+                result.append(scalar)
+            default:
+                result.append(scalar)
             }
         }
-        return result
+        return String(result)
     }
 
     /// `text` as a code span (literal, whatever it holds); `inTable` escapes the pipes that would end a cell.
     static func code(_ text: String, inTable: Bool = false) -> String {
-        var body = text.replacingLineBreaks()
-        let fence = String(repeating: "`", count: longestRun(of: "`", in: body) + 1)
-        if body.hasPrefix("`") || body.hasSuffix("`") || body.isEmpty { body = " \(body) " }
-        if inTable { body = body.replacing("|", with: "\\|") }
-        return fence + body + fence
+        let body = text.shownOnOneLine
+        let fence = String(repeating: "`", count: longestBacktickRun(in: body) + 1)
+        let scalars = body.unicodeScalars
+        // A backtick at either end would join the fence; a space at both ends would be stripped by the reader.
+        let needsPadding = scalars.isEmpty || scalars.first == "`" || scalars.last == "`"
+            || (scalars.first == " " && scalars.last == " " && scalars.contains { $0 != " " })
+        var result = String.UnicodeScalarView()
+        result.append(contentsOf: fence.unicodeScalars)
+        if needsPadding { result.append(" ") }
+        for scalar in scalars {
+            // GitHub tables split cells before reading code spans, at any pipe without a backslash right before it.
+            if inTable && scalar == "|" { result.append("\\") }
+            result.append(scalar)
+        }
+        if needsPadding { result.append(" ") }
+        result.append(contentsOf: fence.unicodeScalars)
+        return String(result)
     }
 
     /// `lines` as a fenced code block with the info string `info`, fenced longer than any backtick run inside.
     static func block(_ lines: [String], info: String = "text") -> String {
-        let fence = String(repeating: "`", count: max(3, lines.map { longestRun(of: "`", in: $0) }.max().map { $0 + 1 } ?? 3))
-        return ([fence + info] + lines.map { $0.replacingLineBreaks() } + [fence]).joined(separator: "\n")
+        let shown = lines.map(\.shownOnOneLine)
+        let fence = String(repeating: "`", count: max(3, (shown.map(longestBacktickRun).max() ?? 0) + 1))
+        return ([fence + info] + shown + [fence]).joined(separator: "\n")
     }
 
-    private static func longestRun(of mark: Character, in text: String) -> Int {
+    private static func longestBacktickRun(in text: String) -> Int {
         var longest = 0, current = 0
-        for character in text {
-            current = character == mark ? current + 1 : 0
+        for scalar in text.unicodeScalars {
+            current = scalar == "`" ? current + 1 : 0
             longest = max(longest, current)
         }
         return longest
@@ -63,12 +82,26 @@ enum MarkdownText {
 }
 
 extension String {
-    /// The text with each line break shown as `↵`, so it stays on one line.
-    fileprivate func replacingLineBreaks() -> String {
-        var result = ""
-        for character in self {
-            if character == "\n" || character == "\r\n" || character == "\r" { result += "↵" } else { result.append(character) }
+    /// The text on one line, read on Unicode scalars: each line break (LF, CR or CRLF) shown as `↵`, and the other
+    /// control characters but tab as U+FFFD, as in HTML.
+    fileprivate var shownOnOneLine: String {
+        var result = String.UnicodeScalarView()
+        var afterCarriageReturn = false
+        for scalar in unicodeScalars {
+            defer { afterCarriageReturn = scalar == "\r" }
+            switch scalar {
+            case "\n" where afterCarriageReturn:
+                continue
+            case "\n", "\r":
+                result.append("↵")
+            case "\t":
+                result.append(scalar)
+            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value):
+                result.append("\u{FFFD}")
+            default:
+                result.append(scalar)
+            }
         }
-        return result
+        return String(result)
     }
 }

@@ -178,7 +178,9 @@ extension ScenarioRun {
     /// Imports a file made outside the library, with these contents, as a new document.
     private func importFile(_ contents: Scenario.Contents, as model: Scenario.Model, named name: String, on device: SimulatedDevice) async throws(SimulationError) {
         let library = try device.runningLibrary()
-        let outside = directory.appendingPathComponent("outside-\(device.name)-\(steps.count + 1)", isDirectory: true)
+        // Named after the device's directory (`device-1`), never after its name, which is the scenario's text: a
+        // name such as `../../x` must not lead outside the run's directory.
+        let outside = directory.appendingPathComponent("outside-\(device.root.lastPathComponent)-\(steps.count + 1)", isDirectory: true)
         let file = outside.appendingPathComponent("import")
         try Self.write(try snapshot(contents), at: file)
         let info: DocumentInfo

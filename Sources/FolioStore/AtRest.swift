@@ -125,12 +125,28 @@ enum AtRest {
         return output
     }
 
+    /// Deflate expands its input at most 1032 times (a 258-byte match in two bits), so a stream of `n` bytes never
+    /// inflates to more than `1032 n`.
+    static let maximumInflation = 1032
+
+    /// Inflates a stored value, allocating for its declared length only once that length is one the stream can
+    /// hold and within ``inflatedLimit``: a few hostile bytes cannot make the store allocate a gigabyte.
     private static func inflated(_ stored: Data) throws(StoreError) -> Data {
-        let result: Data? = stored.withUnsafeBytes { buffer in
+        let result: Result<Data, StoreError> = stored.withUnsafeBytes { buffer in
             var reader = BinaryReader(buffer)
-            guard (try? reader.readByte("the marker")) == deflatedMarker,
-                let length = try? reader.readVarint("the length"), length <= UInt64(inflatedLimit)
-            else { return nil }
+            guard (try? reader.readByte("the marker")) == deflatedMarker, let length = try? reader.readVarint("the length") else {
+                return .failure(StoreError(.corrupt, "a compressed value in the store has a damaged header"))
+            }
+            // Only values of `threshold` bytes or more are ever deflated; an empty one would also leave no buffer.
+            guard length > 0 else {
+                return .failure(StoreError(.corrupt, "a compressed value in the store declares 0 bytes, which no compressed value has"))
+            }
+            let streamBytes = UInt64(reader.remaining)
+            guard length <= UInt64(inflatedLimit), length <= streamBytes * UInt64(maximumInflation) else {
+                return .failure(StoreError(
+                    .corrupt,
+                    "a compressed value in the store declares \(length) bytes, more than its \(streamBytes) bytes of stream can hold (at most \(min(UInt64(inflatedLimit), streamBytes * UInt64(maximumInflation))))"))
+            }
             var output = Data(count: Int(length))
             var produced = uLongf(length)
             let status = output.withUnsafeMutableBytes { out in
@@ -138,9 +154,11 @@ enum AtRest {
                     out.baseAddress!.assumingMemoryBound(to: Bytef.self), &produced,
                     buffer.baseAddress!.assumingMemoryBound(to: Bytef.self) + reader.offset, uLong(reader.remaining))
             }
-            return status == Z_OK && produced == uLongf(length) ? output : nil
+            guard status == Z_OK && produced == uLongf(length) else {
+                return .failure(StoreError(.corrupt, "a compressed value in the store cannot be inflated"))
+            }
+            return .success(output)
         }
-        guard let result else { throw StoreError(.corrupt, "a compressed value in the store cannot be inflated") }
-        return result
+        return try result.get()
     }
 }

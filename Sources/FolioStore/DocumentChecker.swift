@@ -80,7 +80,8 @@ struct DocumentChecker {
             if change.hash != recorded {
                 problem(id, "its bytes hash to \(change.hash.shortHex), not to the recorded \(recorded?.shortHex ?? "(damaged hash)"): the row was altered")
             }
-            if change.lamport != UInt64(row[2] as Int64) { problem(id, "its lamport column disagrees with its bytes") }
+            let lamport: Int64 = row[2]
+            if lamport < 0 || change.lamport != UInt64(lamport) { problem(id, "its lamport column disagrees with its bytes") }
             if Int64(change.kind.tag) != row[5] as Int64 { problem(id, "its kind column disagrees with its bytes") }
             if case .lifecycle = change.kind { log.lifecycle.insert(change.hash) }
             let node = CausalNode(change)

@@ -69,9 +69,9 @@ struct Frontier: Sendable {
     /// Adds the tip in `row`: device row, device uuid, seq, lamport, hash, is_head.
     private mutating func include(_ row: RawRow) throws {
         let device = DeviceID(try Stored.uuid(row[1]))
-        let seq = UInt64(row[2] as Int64)
+        let seq = try Stored.seq(row[2], "frontier sequence number")
         tips[device] = Tip(
-            deviceRow: row[0], seq: seq, lamport: UInt64(row[3] as Int64), hash: try Stored.changeHash(row[4]),
+            deviceRow: row[0], seq: seq, lamport: try Stored.unsigned(row[3], "frontier lamport"), hash: try Stored.changeHash(row[4]),
             isHead: row[5] as Bool)
         vector[device] = seq
     }

@@ -129,4 +129,25 @@ import Testing
         #expect(reader.offset == 1)
         #expect(reader.remaining == 6)
     }
+
+    /// A count times a large element size must not overflow (it trapped), and a negative length must not reach a
+    /// range (it trapped): both are refused with typed errors.
+    @Test func hugeCountsAndNegativeLengthsAreRefused() throws {
+        // 3 elements of Int.max bytes: the product does not fit in 64 bits.
+        let huge = readError([3, 0]) { (reader: inout BinaryReader) throws(CodecError) in
+            _ = try reader.readCount("x", elementSize: Int.max, limit: Int.max)
+        }
+        #expect(huge?.code == .truncated)
+        let max = readError([0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F]) { (reader: inout BinaryReader) throws(CodecError) in
+            _ = try reader.readCount("x", elementSize: 1 << 20, limit: Int.max)
+        }
+        #expect(max?.code == .truncated)
+        let negative = readError([1, 2, 3]) { (reader: inout BinaryReader) throws(CodecError) in
+            _ = try reader.readBuffer(-1, "x")
+        }
+        #expect(negative?.code == .invalidValue)
+        #expect(readError([1, 2, 3]) { (reader: inout BinaryReader) throws(CodecError) in
+            _ = try reader.readRaw(-2, "x")
+        }?.code == .invalidValue)
+    }
 }

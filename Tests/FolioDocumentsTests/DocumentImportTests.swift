@@ -92,6 +92,64 @@ import Testing
         #expect(try fixture.text(at: saved.appendingPathComponent("text.txt")) == "Day one.")
     }
 
+    /// Importing only reads: what sits next to the file or inside the package (another program's files, or
+    /// leftovers of a save that a library of its own would clean up) stays as it is.
+    @Test func importingAFlatFileLeavesWhatIsBesideIt() throws {
+        let library = try fixture.library()
+        let source = try inbox.appendingPathComponent("Notes.txt")
+        try Data("text\n".utf8).write(to: source)
+        try Data("someone's work in progress".utf8).write(to: try inbox.appendingPathComponent(".Notes.txt.folio-tmp"))
+        let before = try snapshot(of: try inbox)
+
+        let info = try library.importFile(at: source, as: TextDocument.self)
+        #expect(try library.log(of: info.id).last?.baselineContents == .data(Data("text\n".utf8)))
+        #expect(try snapshot(of: try inbox) == before, "nothing next to the source was removed")
+    }
+
+    @Test func importingAPackageLeavesItsBookkeepingAndWhatIsBesideIt() throws {
+        let library = try fixture.library()
+        let source = try inbox.appendingPathComponent("Trip.folio-pages")
+        try writePackage(at: source, text: "Day one.", images: ["a.png": Data(repeating: 1, count: 40)])
+        // What recovery would remove: an uncommitted manifest and staging directory inside the package, and an
+        // unfinished new package beside it.
+        try Data("{}".utf8).write(to: source.appendingPathComponent(".folio-manifest.folio-tmp"))
+        try FileManager.default.createDirectory(at: source.appendingPathComponent(".folio-staging-7"), withIntermediateDirectories: true)
+        try Data("staged".utf8).write(to: source.appendingPathComponent(".folio-staging-7/member"))
+        let sibling = try inbox.appendingPathComponent(".Trip.folio-pages.folio-tmp")
+        try FileManager.default.createDirectory(at: sibling, withIntermediateDirectories: true)
+        try Data("precious".utf8).write(to: sibling.appendingPathComponent("notes.txt"))
+        let before = try snapshot(of: try inbox)
+
+        let info = try library.importFile(at: source, as: PagesDocument.self)
+        #expect(info.displayName == "Trip")
+        #expect(try snapshot(of: try inbox) == before, "nothing inside or next to the source was removed")
+    }
+
+    @Test func aPackageWhoseCommittedSaveDidNotFinishIsRefusedUntouched() throws {
+        let library = try fixture.library()
+        let source = try inbox.appendingPathComponent("Trip.folio-pages")
+        try writePackage(at: source, text: "Day one.", images: [:])
+        // A save that reached its commit point (manifest 2) but not the end: its new text is still staged.
+        let info = try Data(contentsOf: source.appendingPathComponent("Info.json"))
+        let text = Data("Day two.".utf8)
+        func entry(_ path: String, _ contents: Data) -> String {
+            #"{"path": "\#(path)", "size": \#(contents.count), "sha256": "\#(ContentHash(hashing: contents).hex)"}"#
+        }
+        let manifest = #"{"format": "folio-package-manifest-1", "generation": 2, "files": ["#
+            + entry("Info.json", info) + ", " + entry("text.txt", text) + #"], "directories": ["images"]}"#
+        try Data(manifest.utf8).write(to: source.appendingPathComponent(".folio-manifest"))
+        let staging = source.appendingPathComponent(".folio-staging-2")
+        try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
+        try text.write(to: staging.appendingPathComponent(ContentHash(hashing: Data("text.txt".utf8)).hex))
+        let before = try snapshot(of: try inbox)
+
+        let error = try #require(throws: DocumentError.self) { try library.importFile(at: source, as: PagesDocument.self) }
+        #expect(error.code == .save)
+        #expect((error.cause as? SaveError)?.code == .corruptPackage, "\(error)")
+        #expect(try snapshot(of: try inbox) == before, "the unfinished save is left for its own library to finish")
+        #expect(try library.documents(includingDeleted: true).isEmpty)
+    }
+
     @Test func contentsTheModelRefusesAreInvalidContents() throws {
         let library = try fixture.library()
         let source = try inbox.appendingPathComponent("Binary.txt")

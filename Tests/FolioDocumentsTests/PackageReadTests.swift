@@ -109,7 +109,7 @@ import Glibc
         String(decoding: try! JSONEncoder().encode(text), as: UTF8.self)
     }
 
-    @Test(arguments: ["../evil", "/tmp/evil", "a/../../evil", ".folio-staging-1/x"])
+    @Test(arguments: ["../evil", "/tmp/evil", "a/../../evil", ".folio-staging-1/x", "../\u{301}evil", "a/..\u{301}", ".folio-\u{301}x"])
     func aManifestListingAnUnsafePathIsRefusedAndNothingIsWrittenOutside(path: String) throws {
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         try writeManifest(generation: 5, files: [(path, "evil")])

@@ -78,4 +78,32 @@ import Testing
         simulator = nil
         #expect(contents(of: root).isEmpty, "a released simulator removes its spare directories")
     }
+
+    /// A device's name is the scenario's text: the files a run makes for a device (its library, a file another
+    /// program writes for an import) are named by the device's place in the scenario, so no name reaches a path.
+    @Test(arguments: ["x/../../../escaped", "../../escaped", "/tmp/escaped", "..", "a/b"])
+    func aDeviceNameNeverReachesAPath(name: String) async throws {
+        let root = try scratch()
+        defer { try? manager.removeItem(at: root) }
+        let work = root.appendingPathComponent("work", isDirectory: true)
+        try manager.createDirectory(at: work, withIntermediateDirectories: true)
+        let quoted = "\"" + name.replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        let scenario = try ScenarioParser.parse(yaml: """
+            name: Hostile device names
+            devices: [{name: \(quoted)}, {name: Mac}]
+            steps:
+              - import: {device: \(quoted), document: Notes, text: "hello"}
+              - import: {device: \(quoted), document: Album, model: pages, pages: {text: "t", images: {a.png: 4}}}
+              - sync: all
+              - expect: {document: Notes, device: Mac, text: "hello"}
+            """, file: "hostile.yaml")
+        let result = await Simulator(workDirectory: work, keepsFiles: true).run(scenario)
+        #expect(result.passed, "\(result.failures)")
+        #expect(try manager.contentsOfDirectory(atPath: root.path) == ["work"], "nothing was written beside the work directory")
+        let run = try #require(try manager.contentsOfDirectory(atPath: work.path).first)
+        #expect(try manager.contentsOfDirectory(atPath: work.path) == [run], "one run directory")
+        #expect(!manager.fileExists(atPath: "/tmp/escaped-2"))
+        let names = try manager.contentsOfDirectory(atPath: work.appendingPathComponent(run).path).sorted()
+        #expect(names.allSatisfy { $0.hasPrefix("device-") || $0.hasPrefix("outside-device-") }, "\(names)")
+    }
 }

@@ -93,10 +93,10 @@ struct FuzzCommand: AsyncParsableCommand {
 
     private func report(_ outcome: Fuzzer.Outcome) {
         print("FAIL  seed \(outcome.seed)")
-        for violation in outcome.violations { print("  \(violation)") }
+        for violation in outcome.violations { printEscaped("  \(violation)") }
         guard let shrunk = outcome.shrunk else { return }
         print("  shrunk to \(shrunk.steps.count) step\(shrunk.steps.count == 1 ? "" : "s"); replay it with folio replay:")
-        print(shrunk.yaml.split(separator: "\n", omittingEmptySubsequences: false).map { "    " + $0 }.joined(separator: "\n"))
+        print(TerminalText.escaped(shrunk.yaml.split(separator: "\n", omittingEmptySubsequences: false).map { "    " + $0 }.joined(separator: "\n"), keepingLines: true))
         if let out {
             let url = URL(fileURLWithPath: out, isDirectory: true).appendingPathComponent("fuzz-\(outcome.seed).yaml")
             do {

@@ -42,7 +42,8 @@ struct InspectCommand: AsyncParsableCommand {
                 throw CommandFailure.invalidInput("cannot write \(out): \(error.localizedDescription)")
             }
         } else {
-            print(text, terminator: "")
+            // The report quotes the library's names and contents: on a terminal, escaped (a file gets it as is).
+            print(TerminalText.escaped(text, keepingLines: true), terminator: "")
         }
         if value.needsAttention {
             throw CommandFailure(message: "\(directory) has an open conflict or an unsound store", exitCode: 1)

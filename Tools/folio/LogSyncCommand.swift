@@ -48,13 +48,13 @@ struct LogSyncCommand: AsyncParsableCommand {
                 let report = try transport.sync(log)
                 received += report.changesApplied
                 sent += report.changesSent
-                for problem in report.problems { print("problem: \(problem)") }
+                for problem in report.problems { printEscaped("problem: \(problem)") }
             } catch {
                 throw CommandFailure.checkFailed("sync through \(folder) failed: \(error)")
             }
         }
         let names = Dictionary(try log.devices().map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
         let vector = describe(try log.vector(of: documentID), names: names)
-        print("\(device): \(rounds) round\(rounds == 1 ? "" : "s"), sent \(sent), received \(received), vector \(vector)")
+        printEscaped("\(device): \(rounds) round\(rounds == 1 ? "" : "s"), sent \(sent), received \(received), vector \(vector)")
     }
 }

@@ -20,8 +20,8 @@ struct LogVerifyCommand: AsyncParsableCommand {
         let copy = try StoreCopy(of: store)
         defer { copy.remove() }
         let report = try copy.store.verify()
-        for problem in report.problems { print("problem: \(problem)") }
-        print(report)
+        for problem in report.problems { printEscaped("problem: \(problem)") }
+        printEscaped("\(report)")
         if !report.isSound { throw CommandFailure.checkFailed("\(store) is unsound; first problem: \(report.firstProblem!)") }
     }
 }

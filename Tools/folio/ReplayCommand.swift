@@ -47,14 +47,15 @@ struct ReplayCommand: AsyncParsableCommand {
         for (found, (file, scenario)) in zip(files, scenarios) {
             let result = await simulator.run(scenario)
             if result.passed {
-                print("PASS  \(file)  \(summary(of: result))")
+                printEscaped("PASS  \(file)  \(summary(of: result))")
             } else {
                 failed += 1
-                print("FAIL  \(file)  \(summary(of: result))")
+                printEscaped("FAIL  \(file)  \(summary(of: result))")
                 for failure in result.failures {
                     // `file:line:` as compilers print it, so editors and CI logs link to the step.
                     let location = failure.line > 0 ? "\(file):\(failure.line)" : file
-                    print("  \(location): \(failure.place): \(failure.message)")
+                    // The message quotes the scenario's names and what the devices hold: escaped, one line each.
+                    printEscaped("  \(location): \(failure.place): \(failure.message)")
                 }
             }
             if let report, let out {
