@@ -6,10 +6,11 @@ import Foundation
 import Testing
 
 /// Changes a hostile or broken peer makes that no library call would: a baseline or a resolution whose contents the
-/// model refuses, a resolution that names versions it did not settle. None of them makes a document unopenable,
-/// and every device reads them the same way.
+/// model refuses, a resolution that names versions it did not settle, a second creation. None of them makes a
+/// document unopenable or renames, moves or retypes it, and every device reads them the same way.
 ///
-/// The forger appends to its own store what it likes, and the others ingest it as a sync would.
+/// The forger appends to its own store what it likes (or builds a change by hand), and the others ingest it as a
+/// sync would.
 @Suite struct ForgedChangeTests {
     /// "Notes" made on the iPad (device 0), known to the forger (device 1) and to a third device (device 2).
     struct Peers {
@@ -152,5 +153,56 @@ import Testing
         #expect(versions.first { $0.heads.contains(elsewhere.hash) }?.contents.text == "mine\nfrom the third\n")
         #expect(try await document.lossLedger().map(\.discarded.count) == [0], "it discarded nothing it settled")
         try await document.close()
+    }
+
+    // MARK: Creation
+
+    /// A create made after the document's history: the document keeps its name, place, type and deletion.
+    @Test func aSecondCreateRenamesMovesRetypesAndRestoresNothing() async throws {
+        let peers = try await Peers(in: .shared)
+        try peers.iPad.rename(peers.id, to: "Ideas")
+        try peers.deliver(from: 0, to: 1)
+        try peers.forger.store.append(
+            .lifecycle(.create(name: "Forged", type: RecordsDocument.documentType.identifier, container: .local)), to: peers.id)
+        try peers.deliver(from: 1, to: 0)
+
+        let info = try #require(try peers.iPad.info(of: peers.id))
+        #expect(info.displayName == "Ideas")
+        #expect(info.container == .shared)
+        #expect(info.typeIdentifier == TextDocument.documentType.identifier)
+        #expect(try await peers.shown(on: 0).text == "mine\n")
+
+        try peers.iPad.delete(peers.id)
+        try peers.deliver(from: 0, to: 1)
+        try peers.forger.store.append(
+            .lifecycle(.create(name: "Forged", type: TextDocument.documentType.identifier, container: .shared)), to: peers.id)
+        try peers.deliver(from: 1, to: 0)
+        #expect(try peers.iPad.info(of: peers.id)?.isDeleted == true, "a create is not a restore")
+        #expect(try peers.iPad.documents().isEmpty)
+    }
+
+    /// The finding: a create with a low lamport, made on the creation only and dated late, won the name from
+    /// every rename made since (latest wins among concurrent settings).
+    @Test func aLateCreateWithALowLamportDoesNotWinTheName() async throws {
+        let peers = try await Peers()
+        try peers.iPad.rename(peers.id, to: "Ideas")
+        let creation = try #require(try peers.iPad.store.lifecycleChanges(of: peers.id).first)
+        let forgerDevice = peers.forger.device.id
+        var vector = creation.vector
+        vector[forgerDevice] = 1
+        let forged = Change(
+            document: peers.id, id: ChangeID(device: forgerDevice, seq: 1), parents: [creation.hash], vector: vector,
+            lamport: creation.lamport + 1, wallTime: Timestamp(millisecondsSince1970: LibraryFixture.start.millisecondsSince1970 + 86_400_000),
+            kind: .lifecycle(.create(name: "Forged", type: RecordsDocument.documentType.identifier, container: .shared)))
+        try peers.iPad.store.ingest([forged])
+        try peers.deliver(from: 0, to: 2)
+
+        for library in [peers.iPad, peers.third] {
+            let info = try #require(try library.info(of: peers.id))
+            #expect(info.displayName == "Ideas")
+            #expect(info.container == .local)
+            #expect(info.typeIdentifier == TextDocument.documentType.identifier)
+        }
+        #expect(try await peers.shown(on: 2).text == "mine\n")
     }
 }
