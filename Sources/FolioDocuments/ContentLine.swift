@@ -4,11 +4,11 @@ import FolioCore
 /// change, every device that replays it and every device that weighs it against other heads agree.
 ///
 /// A change's state is its primary parent's state with its own operations applied (a lifecycle change applies
-/// none). The primary parent is, for a resolution, among the versions it chose, and otherwise among all its
-/// parents: of those that carry contents, the one that would win (highest lamport, then device). A parent carries
-/// no contents of its own when it only renamed or moved contents that another parent includes. Only the parents
-/// are consulted, never the other heads a device happened to hold: a writer that joins heads must make sure this
-/// rule lands on the version it showed (see ``Document`` `append`).
+/// none). The primary parent is, for a resolution, among the versions it chose (``Change/keptVersions``), and
+/// otherwise among all its parents: of those that carry contents, the one that would win (highest lamport, then
+/// device). A parent carries no contents of its own when it only renamed or moved contents that another parent
+/// includes. Only the parents are consulted, never the other heads a device happened to hold: a writer that joins
+/// heads must make sure this rule lands on the version it showed (see ``Document`` `append`).
 struct ContentLine {
     /// The change of this document with this hash, or `nil` when the log does not hold it.
     let lookup: (ChangeHash) throws(DocumentError) -> Change?
@@ -36,10 +36,10 @@ struct ContentLine {
         return base
     }
 
-    /// The parents the rule chooses among (a resolution's chosen versions), or the first that is not in the log.
+    /// The parents the rule chooses among (a resolution's kept versions), or the first that is not in the log.
     private func candidates(of change: Change) throws(DocumentError) -> (parents: [Change], missing: ChangeHash?) {
-        var hashes = change.parents
-        if case .resolution(let resolution) = change.kind, !resolution.chosen.isEmpty { hashes = resolution.chosen }
+        let kept = change.keptVersions
+        let hashes = kept.isEmpty ? change.parents : kept
         var parents: [Change] = []
         for hash in hashes {
             guard let parent = try lookup(hash) else { return ([], hash) }
@@ -69,5 +69,21 @@ struct ContentLine {
             if try contentBase(of: other).hash != base.hash { return false }
         }
         return true
+    }
+}
+
+extension Change {
+    /// For a resolution, the versions it kept among those it settled: its `chosen` heads that are also its parents,
+    /// in ascending order. Empty for any other change, and for a resolution that chose none of its parents.
+    ///
+    /// A resolution is made on every competing head, so a chosen head that is not a parent is forged or corrupt:
+    /// followed, it would show contents from outside the change's past, on the devices that happen to hold them,
+    /// and make the document unopenable on the others. It counts for nothing, the same on every device.
+    ///
+    /// - Complexity: O(chosen + parents).
+    var keptVersions: [ChangeHash] {
+        guard case .resolution(let resolution) = kind, !resolution.chosen.isEmpty else { return [] }
+        let parents = Set(parents)
+        return resolution.chosen.filter { parents.contains($0) }
     }
 }

@@ -43,7 +43,9 @@ extension Document {
         for change in resolutions {
             guard case .resolution(let resolution) = change.kind else { continue }
             var discarded: [DiscardedVersion<Model>] = []
-            for hash in resolution.discarded {
+            // A resolution is made on the versions it settles: a discarded hash that is not a parent (forged or
+            // corrupt) would list a change some devices hold and others do not.
+            for hash in resolution.discarded where change.parents.contains(hash) {
                 let head: Change?
                 do { head = try library.store.change(hash, of: id) } catch { throw .store(error, "reading the log") }
                 guard let head else { continue }

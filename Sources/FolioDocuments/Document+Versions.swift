@@ -137,7 +137,7 @@ extension Document {
         while true {
             let next: ChangeHash?
             switch current.kind {
-            case .resolution(let resolution) where resolution.contents == nil: next = resolution.chosen.first
+            case .resolution(let resolution) where resolution.contents == nil: next = current.keptVersions.first
             case .lifecycle: next = current.parents.first
             default: next = nil
             }
@@ -228,6 +228,7 @@ extension Document {
                 var outcome = try knownState(at: other, replay: replay, shown: current)
                 if outcome == nil { outcome = try replay.state(at: other) }
                 states[other.hash] = outcome?.model
+                if let outcome { noteRefusedContents(outcome) }
             }
         }
         headStates = Dictionary(uniqueKeysWithValues: heads.compactMap { head in

@@ -62,6 +62,11 @@ public actor Document<Model: DocumentModel> {
     var needsFullRewrite = false
     /// Operations of remote changes that did not apply to this line of history (skipped identically everywhere).
     public private(set) var skippedOperations = 0
+    /// Baselines and resolutions met while rebuilding the document's versions whose contents the model refused
+    /// (bytes that are not contents, or contents the model cannot load), in ascending order. Such a change is read
+    /// as carrying no contents, so the state at it is its primary parent's, identically on every device: a forged
+    /// or corrupt change never makes the document unopenable, and this lists what was passed over.
+    public private(set) var refusedContents: [ChangeHash] = []
     private var backgroundTask: Task<Void, Never>?
 
     /// The document type.
@@ -85,13 +90,14 @@ public actor Document<Model: DocumentModel> {
     /// The version the model shows: the head it was rebuilt at.
     public var currentHead: Change { head }
 
-    private init(info: DocumentInfo, library: DocumentLibrary, head: Change, model: Model, skipped: Int, tail: Int) {
+    private init(info: DocumentInfo, library: DocumentLibrary, head: Change, outcome: DocumentReplay<Model>.Outcome, tail: Int) {
         id = info.id
         self.library = library
         self.info = info
         self.head = head
-        self.model = model
-        skippedOperations = skipped
+        model = outcome.model
+        skippedOperations = outcome.skippedOperations
+        refusedContents = Array(Set(outcome.refusedContents)).sorted()
         changesSinceCheckpoint = tail
         lastCommitTime = library.clock.now()
         (stateChanges, stateContinuation) = AsyncStream.makeStream(of: DocumentState.self)
@@ -108,7 +114,7 @@ public actor Document<Model: DocumentModel> {
         } catch {
             throw .store(error, "reading checkpoints")
         }
-        let document = Document(info: info, library: library, head: head, model: outcome.model, skipped: outcome.skippedOperations, tail: tail)
+        let document = Document(info: info, library: library, head: head, outcome: outcome, tail: tail)
         try await document.finishOpening()
         return document
     }
@@ -136,6 +142,12 @@ public actor Document<Model: DocumentModel> {
     /// The heads that are versions, and those that are not (``DocumentLibrary/contentHeads(of:)``).
     static func contentHeads(of id: DocumentID, in library: DocumentLibrary) throws(DocumentError) -> (versions: [Change], absorbed: [Change]) {
         try library.contentHeads(of: id)
+    }
+
+    /// Adds the changes whose contents a replay refused to ``refusedContents``.
+    func noteRefusedContents(_ outcome: DocumentReplay<Model>.Outcome) {
+        guard !outcome.refusedContents.isEmpty else { return }
+        refusedContents = Array(Set(refusedContents + outcome.refusedContents)).sorted()
     }
 
     // MARK: State
@@ -203,6 +215,7 @@ public actor Document<Model: DocumentModel> {
         guard let outcome else { return false }
         model = outcome.model
         skippedOperations += outcome.skippedOperations
+        noteRefusedContents(outcome)
         head = winner
         rememberShared()
         try updateConflictState()

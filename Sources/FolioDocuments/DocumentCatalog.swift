@@ -9,12 +9,21 @@ import FolioCore
 /// One rule overrides that for deletion: an edit concurrent with the delete wins, and the document stays (is
 /// restored), so nothing a device wrote disappears. A move concurrent with an edit keeps both: the document moves
 /// and keeps the edit, since the two touch different things.
+///
+/// A document is created once. Its creation is its first create in causal order (by lamport, then device), which
+/// has no other create in its past, and it alone sets the type, for good, and the first name and container. Any
+/// other create, which no library records (only a forged or corrupt change, or an identity two creators drew
+/// alike), sets nothing: not the name, the container, the type, nor the existence of a deleted document. Two
+/// creates neither of which saw the other are told apart by lamport and device alone, the same on every device;
+/// nothing in the log can say which one is genuine.
 enum DocumentCatalog {
     static func info(of document: DocumentID, lifecycle: [Change], heads: [Change]) -> DocumentInfo? {
         let latestChange = heads.max { ($0.wallTime, $0.lamport, $0.id.device) < ($1.wallTime, $1.lamport, $1.id.device) }
-        guard let creation = lifecycle.first(where: { if case .lifecycle(.create) = $0.kind { true } else { false } }),
+        // The first by (lamport, device, seq) has no other create in its past: a change's lamport exceeds its past's.
+        guard let creation = lifecycle.filter(\.isCreate).min(by: { ($0.lamport, $0.id) < ($1.lamport, $1.id) }),
             case .lifecycle(.create(let name, let type, let container)) = creation.kind
         else { return nil }
+        let lifecycle = lifecycle.filter { !$0.isCreate || $0.hash == creation.hash }
         let nameSetters = lifecycle.filter {
             switch $0.kind {
             case .lifecycle(.create), .lifecycle(.rename): true
@@ -52,5 +61,12 @@ enum DocumentCatalog {
             !changes.contains { $0.id != candidate.id && $0.vector.contains(candidate.id) }
         }
         return maximal.max { ($0.wallTime, $0.lamport, $0.id.device) < ($1.wallTime, $1.lamport, $1.id.device) }
+    }
+}
+
+extension Change {
+    /// Whether the change is a create.
+    fileprivate var isCreate: Bool {
+        if case .lifecycle(.create) = kind { true } else { false }
     }
 }

@@ -31,7 +31,8 @@ public struct DocumentError: Error, CustomStringConvertible, Sendable {
         public static let store = Code(value: .store)
         /// Saving the file failed; see ``cause``. Nothing in the log was lost.
         public static let save = Code(value: .save)
-        /// A display name that cannot be a file name (empty, with `/` or NUL, too long).
+        /// A display name the library does not give a document (empty, too long, with `/`, a control character or
+        /// a leading `.`).
         public static let invalidName = Code(value: .invalidName)
         /// The document is deleted (restore it first).
         public static let deleted = Code(value: .deleted)

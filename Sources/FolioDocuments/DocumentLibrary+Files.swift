@@ -8,6 +8,11 @@ extension DocumentLibrary {
     /// name (`Notes 2.txt`): two documents of one name, say made apart on two devices, or a document named
     /// `Notes 2` beside a second `Notes`.
     ///
+    /// The file name is made safe from the display name and the type: names and types come from peers too, and are
+    /// shown as given, but whatever they hold the file is one visible file directly in the container's directory, its
+    /// name at most 255 bytes: `/`, `\` and control characters become `_`, as do leading dots, and a long name is cut
+    /// at a character boundary to leave room for the number and the extension.
+    ///
     /// Once saved, a document keeps its file name on this device until it is renamed or moved, so that a namesake
     /// arriving from another device never takes its file: file names are this device's own (as the Files app shows
     /// them), not part of the log, and may differ between devices. A deleted document keeps its file name, so that
@@ -17,42 +22,58 @@ extension DocumentLibrary {
     /// or by another program) is never overwritten. Two documents are never given one file, even when they are
     /// saved at once: a new name is claimed for its document as it is given, and recorded before the first write.
     /// (The claims live in this library object: two processes that open one library directory at once do not see
-    /// each other's.)
+    /// each other's.) The numbers go up to ``numberedFileNameLimit``; past it, the name is made from the document's
+    /// identity (`Notes 0c2d41f4-….txt`).
     ///
-    /// - Throws: ``DocumentError`` `.store`.
+    /// - Throws: ``DocumentError`` `.store`; `.save` when the file system cannot say whether a name is free;
+    ///   `.alreadyExists` when every numbered name and the one made from the identity are taken.
     ///
     /// - Complexity: one read of the document's saved-file record; for a document not saved yet, or renamed or
-    ///   moved since, a read of every document's.
+    ///   moved since, a read of every document's, and a look at the disk per name tried.
     public func fileURL(for info: DocumentInfo) throws(DocumentError) -> URL {
         let fileExtension = types.type(identifier: info.typeIdentifier)?.preferredExtension
             ?? info.typeIdentifier.split(separator: ".").last.map(String.init) ?? "data"
+        let names = DocumentFileName(displayName: info.displayName, fileExtension: fileExtension)
         let directory = Self.directoryName(of: info.container)
         if let saved = try savedFileRecord(of: info.id)?.relativePath, let slash = saved.lastIndex(of: "/"),
            saved[..<slash] == directory,
-           Self.fileName(saved[saved.index(after: slash)...], isNamed: info.displayName, withExtension: fileExtension)
+           names.contains(saved[saved.index(after: slash)...], numbers: 2...Self.numberedFileNameLimit, id: info.id)
         {
             return fileURL(named: String(saved[saved.index(after: slash)...]), in: info.container)
         }
         // A name no other document's file has or was given on this device, and no file Folio did not write has
         // (one the person put there, say), claimed at once.
         let saved = try savedRelativePaths().compactMap { $0.document == info.id ? nil : $0.path }
-        let fileName = fileNameClaims.withLock { claims in
+        let fileName = try fileNameClaims.withLock { claims throws(DocumentError) -> String in
             // Claims are never dropped: one whose record was written after `saved` was read must still count.
             var taken = Set(saved)
             for (document, path) in claims where document != info.id { taken.insert(path) }
-            var number = 1
-            while true {
-                let fileName = number == 1 ? "\(info.displayName).\(fileExtension)" : "\(info.displayName) \(number).\(fileExtension)"
-                if !taken.contains("\(directory)/\(fileName)"),
-                   (try? fileSystem.itemKind(at: fileURL(named: fileName, in: info.container))) == .absent {
+            let limit = Self.numberedFileNameLimit
+            for number in 1...limit + 1 {
+                let fileName = number > limit ? names.fallback(for: info.id) : names.candidate(number: number)
+                guard !taken.contains("\(directory)/\(fileName)") else { continue }
+                let url = fileURL(named: fileName, in: info.container)
+                let kind: FileItemKind
+                do {
+                    kind = try fileSystem.itemKind(at: url)
+                } catch {
+                    throw DocumentError(.save, "cannot tell whether \(url.path) is free for \(info.displayName)", cause: error)
+                }
+                if kind == .absent {
                     claims[info.id] = "\(directory)/\(fileName)"
                     return fileName
                 }
-                number += 1
             }
+            throw DocumentError(
+                .alreadyExists, "no free file name for \(info.displayName) in \(directory): \(names.candidate(number: 1)), its "
+                    + "numbers up to \(Self.numberedFileNameLimit) and \(names.fallback(for: info.id)) are all taken")
         }
         return fileURL(named: fileName, in: info.container)
     }
+
+    /// How many numbered file names (`Notes.txt`, `Notes 2.txt`, …) ``fileURL(for:)`` tries before the one made
+    /// from the document's identity: choosing a name looks at the disk for each, under a lock.
+    public static let numberedFileNameLimit = 1_000
 
     /// Where this device saved each document (the files ``fileURL(for:)`` gave them), in the order of their
     /// identities; a document never saved here is absent. A first save records its file before writing it, so a
@@ -72,17 +93,6 @@ extension DocumentLibrary {
         } catch {
             throw .store(error, "reading where the documents are saved")
         }
-    }
-
-    /// Whether `fileName` is `NAME.EXT` or `NAME N.EXT` for a number N from 2: a file name ``fileURL(for:)`` gives
-    /// a document named `name`.
-    static func fileName(_ fileName: Substring, isNamed name: String, withExtension fileExtension: String) -> Bool {
-        guard fileName.hasPrefix(name), fileName.hasSuffix(".\(fileExtension)") else { return false }
-        let middle = fileName.dropFirst(name.count).dropLast(fileExtension.count + 1)
-        guard !middle.isEmpty else { return fileName.count == name.count + fileExtension.count + 1 }
-        let digits = middle.dropFirst()
-        return middle.first == " " && !digits.isEmpty && digits.first != "0" && digits.allSatisfy { $0.isASCII && $0.isNumber }
-            && Int(digits).map { $0 >= 2 } ?? false
     }
 
     /// The URL of the file `fileName` in `container`, made once: every save and file check asks for it.

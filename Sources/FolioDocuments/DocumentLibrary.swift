@@ -123,7 +123,8 @@ public final class DocumentLibrary: Sendable {
     /// Creates a document of `Model`'s type named `name` in `container`, optionally with initial contents (recorded
     /// as a baseline change right after the creation), and opens it.
     ///
-    /// - Throws: ``DocumentError`` `.invalidName` for a name that cannot be a file name, `.store`.
+    /// - Throws: ``DocumentError`` `.invalidName` for a name the library does not give a document (empty, over 200
+    ///   bytes, with a `/`, a control character or line break, a leading `.` or surrounding spaces), `.store`.
     public func create<Model: DocumentModel>(
         _ model: Model.Type, named name: String, in container: DocumentContainer = .local, contents: Model? = nil
     ) async throws(DocumentError) -> Document<Model> {
@@ -188,13 +189,27 @@ public final class DocumentLibrary: Sendable {
         root.appendingPathComponent(path, isDirectory: false)
     }
 
-    /// Refuses names that cannot be file names.
+    /// Refuses names that the library does not give a document: empty or over 200 bytes, with a `/`, a leading `.`
+    /// or surrounding spaces, or with characters that cannot be shown on one line (control characters such as NUL,
+    /// tab or a line break, and line or paragraph separators). Any other name is kept as given; the file name made
+    /// from it is made safe by ``DocumentFileName`` (as a name that arrives from a peer, which is never refused).
     static func validate(name: String) throws(DocumentError) {
         guard !name.isEmpty, name.utf8.count <= 200 else {
             throw DocumentError(.invalidName, "a document name must be 1 to 200 bytes long")
         }
-        guard !name.contains("/"), !name.utf8.contains(0), !name.hasPrefix("."), name.trimmingCharacters(in: .whitespaces) == name else {
-            throw DocumentError(.invalidName, "'\(name)' cannot be a document name: no '/', NUL, leading '.' or surrounding spaces")
+        // Scalars, not characters: a `/` or a `.` followed by a combining mark is still one to the file system.
+        let isRefused = { (scalar: Unicode.Scalar) -> Bool in
+            switch scalar.properties.generalCategory {
+            case .control, .lineSeparator, .paragraphSeparator: true
+            default: scalar == "/"
+            }
+        }
+        guard !name.unicodeScalars.contains(where: isRefused), name.unicodeScalars.first != ".",
+            name.trimmingCharacters(in: .whitespaces) == name
+        else {
+            throw DocumentError(
+                .invalidName, "'\(name.debugDescription.dropFirst().dropLast())' cannot be a document name: no '/', control characters, "
+                    + "line breaks, leading '.' or surrounding spaces")
         }
     }
 }

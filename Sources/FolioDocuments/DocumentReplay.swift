@@ -7,6 +7,12 @@ import Foundation
 /// The state at a change is the state at its primary parent (``ContentLine``) with the change's operations applied,
 /// so following primary parents from a head traces one line of history, and replaying that line gives the same
 /// state on every device. A baseline, or a resolution with contents, sets the state outright.
+///
+/// Contents come from peers, so the model may refuse them (bytes that are not contents, or contents of another
+/// kind): a baseline or a resolution whose contents the model refuses is read as carrying none, like a change that
+/// only renamed the document, so the state at it is its primary parent's. Operations that do not decode or apply
+/// are skipped likewise. Both are decided by the change alone, so every device reads them the same way, and a
+/// document never becomes unopenable because of what one change holds.
 struct DocumentReplay<Model: DocumentModel> {
     let store: ChangeLogStore
     let document: DocumentID
@@ -16,58 +22,63 @@ struct DocumentReplay<Model: DocumentModel> {
         var model: Model
         /// Operations that did not apply (skipped, identically on every device).
         var skippedOperations: Int
+        /// The baselines and resolutions on the way whose contents the model refused (read as carrying none).
+        var refusedContents: [ChangeHash] = []
     }
 
     /// The state at `head`.
     ///
-    /// - Throws: ``DocumentError`` when the log cannot be read or holds contents the model refuses.
+    /// - Throws: ``DocumentError`` `.store` when the log cannot be read, `.invalidContents` when a checkpoint
+    ///   (written by this device) cannot be loaded.
     func state(at head: Change) throws(DocumentError) -> Outcome {
+        var refused: [ChangeHash] = []
         // A baseline, or a resolution with contents, is its own state: nothing before it is read.
-        if head.isReset { return try apply([head], onto: Model(), reset: head) }
+        if let state = resetState(at: head, refused: &refused) { return Outcome(model: state, skippedOperations: 0) }
         let checkpoint: Checkpoint?
         do {
             checkpoint = try store.latestCheckpoint(of: document, within: head.vector)
         } catch {
             throw .store(error, "reading checkpoints")
         }
-        if let checkpoint, let outcome = try replay(to: head, from: checkpoint) { return outcome }
-        return try replay(to: head, from: nil)!
+        if let checkpoint, let outcome = try replay(to: head, from: checkpoint, refused: &refused) { return outcome }
+        return try replay(to: head, from: nil, refused: &refused)!
     }
 
     /// The state at `head` from `known`, whose state is `model`, when `head` descends from `known` along primary
     /// parents; `nil` otherwise (then a full ``state(at:)`` is needed).
     func advance(_ model: Model, from known: Change, to head: Change) throws(DocumentError) -> Outcome? {
         guard known.vector.isContained(in: head.vector) else { return nil }
-        if head.isReset { return try apply([head], onto: Model(), reset: head) }
+        var refused: [ChangeHash] = []
+        if let state = resetState(at: head, refused: &refused) { return Outcome(model: state, skippedOperations: 0) }
         let tail = try changes(since: known.vector, within: head.vector)
         let line = contentLine(tail)
         var chain: [Change] = []
         var current = head
         while current.hash != known.hash {
+            if let state = resetState(at: current, refused: &refused) { return apply(chain, onto: state, refused: refused) }
             chain.append(current)
-            if current.isReset { return try apply(chain, onto: Model(), reset: current) }
             guard let parent = try line.primaryParent(of: current), known.vector.isContained(in: parent.vector) else {
                 return nil
             }
             current = parent
         }
-        return try apply(chain, onto: model, reset: nil)
+        return apply(chain, onto: model, refused: refused)
     }
 
-    private func replay(to head: Change, from checkpoint: Checkpoint?) throws(DocumentError) -> Outcome? {
+    private func replay(to head: Change, from checkpoint: Checkpoint?, refused: inout [ChangeHash]) throws(DocumentError) -> Outcome? {
         let tail = try changes(since: checkpoint?.vector ?? VersionVector(), within: head.vector)
         let line = contentLine(tail)
         var chain: [Change] = []
         var current = head
         while true {
             if let checkpoint, current.vector == checkpoint.vector {
-                return try apply(chain, onto: load(checkpoint.contents), reset: nil)
+                return apply(chain, onto: try load(checkpoint.contents), refused: refused)
             }
+            if let state = resetState(at: current, refused: &refused) { return apply(chain, onto: state, refused: refused) }
             chain.append(current)
-            if current.isReset { return try apply(chain, onto: Model(), reset: current) }
             guard let parent = try line.primaryParent(of: current) else {
                 // A root: the first change of the document.
-                return try apply(chain, onto: Model(), reset: nil)
+                return apply(chain, onto: Model(), refused: refused)
             }
             // Below the checkpoint without meeting it: the checkpoint is of another line of history.
             if let checkpoint, parent.vector.isContained(in: checkpoint.vector), parent.vector != checkpoint.vector {
@@ -95,6 +106,27 @@ struct DocumentReplay<Model: DocumentModel> {
         }
     }
 
+    /// The state `change` sets outright: the contents of a baseline or of a resolution that has some, when the
+    /// model accepts them. `nil` for other changes, and for one whose contents the model refuses, which joins
+    /// `refused` (and is not loaded again).
+    private func resetState(at change: Change, refused: inout [ChangeHash]) -> Model? {
+        let contents: Data
+        switch change.kind {
+        case .baseline(let baseline): contents = baseline
+        case .resolution(let resolution):
+            guard let resolved = resolution.contents else { return nil }
+            contents = resolved
+        case .edit, .lifecycle: return nil
+        }
+        guard !refused.contains(change.hash) else { return nil }
+        do {
+            return try load(contents)
+        } catch {
+            refused.append(change.hash)
+            return nil
+        }
+    }
+
     private func load(_ encoded: Data) throws(DocumentError) -> Model {
         do {
             return try Model(contents: DocumentContents(decoding: encoded))
@@ -105,46 +137,27 @@ struct DocumentReplay<Model: DocumentModel> {
         }
     }
 
-    /// Applies `chain` (newest first) onto `model`; `reset`, when given, is the chain's oldest change and sets the
-    /// state outright.
-    private func apply(_ chain: [Change], onto model: Model, reset: Change?) throws(DocumentError) -> Outcome {
-        var outcome = Outcome(model: model, skippedOperations: 0)
+    /// Applies the operations of `chain` (newest first) onto `model`. A baseline or a resolution with contents in
+    /// the chain is one whose contents the model refused (a replay starts from every other): it applies nothing.
+    private func apply(_ chain: [Change], onto model: Model, refused: [ChangeHash]) -> Outcome {
+        var outcome = Outcome(model: model, skippedOperations: 0, refusedContents: refused)
         for change in chain.reversed() {
-            switch change.kind {
-            case .baseline(let contents):
-                outcome.model = try load(contents)
-            case .resolution(let resolution):
-                if let contents = resolution.contents { outcome.model = try load(contents) }
-            case .edit(let edit):
-                let operations: [Model.Operation]
+            guard case .edit(let edit) = change.kind else { continue }
+            let operations: [Model.Operation]
+            do {
+                operations = try Model.Operation.decodeGroup(edit.operations)
+            } catch {
+                outcome.skippedOperations += 1
+                continue
+            }
+            for operation in operations {
                 do {
-                    operations = try Model.Operation.decodeGroup(edit.operations)
+                    _ = try outcome.model.apply(operation)
                 } catch {
                     outcome.skippedOperations += 1
-                    continue
                 }
-                for operation in operations {
-                    do {
-                        _ = try outcome.model.apply(operation)
-                    } catch {
-                        outcome.skippedOperations += 1
-                    }
-                }
-            case .lifecycle:
-                break
             }
         }
         return outcome
-    }
-}
-
-extension Change {
-    /// Whether the change sets the state outright (a baseline, or a resolution with contents).
-    var isReset: Bool {
-        switch kind {
-        case .baseline: true
-        case .resolution(let resolution): resolution.contents != nil
-        default: false
-        }
     }
 }
