@@ -23,14 +23,24 @@ import Testing
         try Data(batch.encoded()).write(to: place.appendingPathComponent(batch.fileName))
     }
 
-    @Test func aBatchWhoseVectorCountsPast64BitsIsSkippedAndSyncingGoesOn() throws {
+    /// Vectors whose change count does not fit in 64 bits: two entries past the limit on sequence numbers, and
+    /// 4,096 devices at the limit.
+    static let overflowingVectors: [(devices: Int, seq: UInt64)] = [(2, 1 << 63), (4096, ChangeLimits.counter)]
+
+    static func overflowingVector(devices: Int, seq: UInt64, including extra: DeviceID? = nil) -> VersionVector {
+        var entries: [(DeviceID, UInt64)] = (0..<devices).map { index in
+            (DeviceID(UUIDBytes(high: 0xBAD, low: UInt64(index))), seq)
+        }
+        if let extra { entries.append((extra, seq)) }
+        return VersionVector(entries)
+    }
+
+    @Test(arguments: overflowingVectors)
+    func aBatchWhoseVectorCountsPast64BitsIsSkippedAndSyncingGoesOn(devices: Int, seq: UInt64) throws {
         let storeA = try directory.openStore(for: Self.a)
         try storeA.append(Fixtures.edit("a1"), to: Fixtures.document)
         #expect(try folder.sync(storeA).isComplete)
-        // 2,048 devices at the largest sequence number a change may carry: 2^64 changes, more than a count holds.
-        let vector = VersionVector((0..<2048).map { index in
-            (DeviceID(UUIDBytes(high: 0xBAD, low: UInt64(index))), ChangeLimits.counter)
-        })
+        let vector = Self.overflowingVector(devices: devices, seq: seq)
         try plant(FolderBatch(
             writer: Self.mallory, document: Fixtures.document, first: 1, last: .max, vector: vector, devices: [],
             changes: []))
@@ -64,15 +74,13 @@ import Testing
 
     /// A device trusts no file to say what it has written itself: one planted among its own files holds its
     /// writing back while it is there (as deleting the device's files would), and leaves nothing behind.
-    @Test func aFilePlantedAmongADevicesOwnLeavesNothingBehindOnceRemoved() throws {
+    @Test(arguments: overflowingVectors)
+    func aFilePlantedAmongADevicesOwnLeavesNothingBehindOnceRemoved(devices: Int, seq: UInt64) throws {
         let storeA = try directory.openStore(for: Self.a)
         let storeB = try directory.openStore(for: Self.b)
         let a1 = try storeA.append(Fixtures.edit("a1"), to: Fixtures.document)
         // A file in A's own directory, with A's name as writer, whose vector counts past 64 bits.
-        let others: [(DeviceID, UInt64)] = (0..<2047).map { index in
-            (DeviceID(UUIDBytes(high: 0xBAD, low: UInt64(index))), ChangeLimits.counter)
-        }
-        let vector = VersionVector([(Self.a.id, ChangeLimits.counter)] + others)
+        let vector = Self.overflowingVector(devices: devices, seq: seq, including: Self.a.id)
         let planted = FolderBatch(
             writer: Self.a, document: Fixtures.document, first: 1, last: .max, vector: vector, devices: [], changes: [])
         try plant(planted)
