@@ -106,8 +106,10 @@ private struct Ingestion {
     var advanced: Set<DeviceID> = []
     /// Whether changes of the document wait in the pending table, when this ingestion learnt it (`nil`: as before).
     var hasWaiting: Bool?
-    /// How many changes of the document wait, once counted (when the first change of this call had to wait).
+    /// How many changes of the document wait, once read (when the first change of this call had to wait), and how
+    /// many this ingestion parked and removed since: written back with the frontier.
     var waitingCount: Int?
+    var waitingDelta = 0
 
     init(store: ChangeLogStore, document: DocumentID, db: Database) throws {
         self.store = store
@@ -146,6 +148,10 @@ private struct Ingestion {
             }
         }
         if !advanced.isEmpty && mayHaveWaiting { try drainPending(into: &result) }
+        if waitingDelta != 0 {
+            try db.cachedStatement(sql: "UPDATE document SET waiting = max(0, waiting + ?) WHERE id = ?")
+                .execute(arguments: [waitingDelta, documentRow])
+        }
         try store.save(&frontier, of: document, hasWaiting: hasWaiting, in: db)
     }
 
@@ -270,15 +276,13 @@ private struct Ingestion {
             return .alreadyWaiting
         }
         let count = try waitingCount ?? Int.fetchOne(
-            db.cachedStatement(sql: "SELECT count(*) FROM pending WHERE document = ?"), arguments: [documentRow]) ?? 0
-        guard count < store.limits.waitingChangesPerDocument else {
-            waitingCount = count
-            return .full
-        }
+            db.cachedStatement(sql: "SELECT waiting FROM document WHERE id = ?"), arguments: [documentRow]) ?? 0
+        waitingCount = count
+        guard count + waitingDelta < store.limits.waitingChangesPerDocument else { return .full }
         try db.cachedStatement(sql: """
             INSERT INTO pending (document, device, seq, hash, body, wait_device, wait_seq) VALUES (?, ?, ?, ?, ?, ?, ?)
             """).execute(arguments: key + [Data(encoded.bytes), dependency.device.uuid.data, Int64(dependency.seq)])
-        waitingCount = count + 1
+        waitingDelta += 1
         return .parked
     }
 
@@ -315,6 +319,7 @@ private struct Ingestion {
             // could never be applied: it goes, rather than failing every ingest that reaches it.
             for entry in undecodable {
                 try remove.execute(arguments: [documentRow, entry.deviceRow, entry.seq, entry.hash])
+                waitingDelta -= db.changesCount
                 removed = true
                 let id = ChangeID(device: try store.device(forRow: entry.deviceRow, in: db), seq: UInt64(max(entry.seq, 1)))
                 result.rejected.append((id, "its bytes cannot be decoded: \(entry.error)"))
@@ -332,6 +337,7 @@ private struct Ingestion {
                         result.rejected.append((change.id, StoreError.identityReused(change, storedHash: try storedHash(of: change.id), where: "in the log").message))
                     }
                     try remove.execute(arguments: key)
+                    waitingDelta -= db.changesCount
                     removed = true
                 } else if let dependency = firstMissingDependency(of: change) {
                     try rewait.execute(arguments: [dependency.device.uuid.data, Int64(dependency.seq)] + key)
@@ -343,6 +349,7 @@ private struct Ingestion {
                         result.rejected.append((change.id, error.message))
                     }
                     try remove.execute(arguments: key)
+                    waitingDelta -= db.changesCount
                     removed = true
                     // Others with the identity of the change applied can never be: they go now, whatever they wait for.
                     if frontier.vector[change.id.device] == change.id.seq {
@@ -353,6 +360,7 @@ private struct Ingestion {
                             result.rejected.append((change.id, "device \(change.id.device) seq \(change.id.seq) waited with hash \(otherHash), but the change with hash \(change.hash.shortHex) took that identity; nothing was overwritten"))
                         }
                         try removeIdentity.execute(arguments: identity)
+                        waitingDelta -= db.changesCount
                     }
                 }
             }
@@ -361,7 +369,6 @@ private struct Ingestion {
             hasWaiting = try Bool.fetchOne(
                 db.cachedStatement(sql: "SELECT 1 FROM pending WHERE document = ? LIMIT 1"), arguments: [documentRow]) ?? false
         }
-        waitingCount = nil
     }
 }
 

@@ -133,6 +133,10 @@ struct DocumentChecker {
             if ready { problem(change.id, "the change waits although everything it depends on is in the log") }
             if change.id.seq <= vector[change.id.device] { problem(change.id, "the change waits although it is in the log") }
         }
+        let recorded = try Int.fetchOne(db.cachedStatement(sql: "SELECT waiting FROM document WHERE id = ?"), arguments: [documentRow])
+        if recorded != count {
+            problem(nil, "the document records \(recorded.map(String.init) ?? "no") waiting changes, but \(count) wait")
+        }
         if let remembered, (remembered?.hasWaiting ?? false) != (count > 0) {
             problem(nil, "the store remembers the document \(count == 0 ? "with" : "without") waiting changes, but the pending table says otherwise")
         }

@@ -163,6 +163,9 @@ enum StoreSchema {
             DROP TABLE pending;
             ALTER TABLE pending_by_dependency RENAME TO pending;
             CREATE INDEX pending_by_dependency ON pending (document, wait_device, wait_seq);
+            -- How many of the document's changes wait, kept with the table so that bounding it costs no count.
+            ALTER TABLE document ADD COLUMN waiting INTEGER NOT NULL DEFAULT 0;
+            UPDATE document SET waiting = (SELECT count(*) FROM pending WHERE pending.document = document.id);
             """)
     }
 

@@ -29,6 +29,7 @@ import Testing
                 INSERT INTO old_pending SELECT document, device, seq, hash, body FROM pending;
                 DROP TABLE pending;
                 ALTER TABLE old_pending RENAME TO pending;
+                ALTER TABLE document DROP COLUMN waiting;
                 DELETE FROM grdb_migrations WHERE identifier = 'v3 waiting changes by dependency';
                 """)
         }

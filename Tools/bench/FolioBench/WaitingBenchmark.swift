@@ -2,52 +2,85 @@ import FolioCore
 import FolioStore
 import Foundation
 
-/// `waiting`: changes that arrive before what they depend on. A history of 8 devices is delivered backwards, one
-/// change per `ingest` call (each waits in the pending table), until the first arrives and the rest follow it into
-/// the log. The cost per change should not grow with the number waiting: 20,000 waiting against 2,000, and against
-/// the same changes delivered in causal order, one per call, side by side in one run.
+/// `waiting`: what changes that wait for others cost the changes that do not. Device B's chain of n changes arrives
+/// without its first, one change per `ingest` call, so all of it waits; then device A's chain of n changes,
+/// concurrent with B's, arrives one per call and is applied; then B's first, and B's chain follows it into the log.
+/// Applying A's changes should cost the same with 20,000 changes waiting as with 2,000, and about what it costs with
+/// none waiting (the peer, measured side by side in the same run).
 enum WaitingBenchmark {
     static let small = benchScale(2_000)
     static let large = benchScale(20_000)
     static let rounds = 3
 
-    static func run() throws {
-        let smallBackwards = try medianMicroseconds(changeCount: small, backwards: true)
-        let largeBackwards = try medianMicroseconds(changeCount: large, backwards: true)
-        let largeForwards = try medianMicroseconds(changeCount: large, backwards: false)
-        let growth = largeBackwards / smallBackwards
-        let ratio = largeBackwards / largeForwards
-        printTable("waiting: a history delivered backwards, one change per ingest, median of \(rounds) (\(machineDescription()))", [
-            ("µs per change, \(small) backwards", format(smallBackwards, 1)),
-            ("µs per change, \(large) backwards", format(largeBackwards, 1)),
-            ("µs per change, \(large) in causal order", format(largeForwards, 1)),
-            ("growth \(large)/\(small) backwards", format(growth, 2)),
-            ("ratio backwards/causal order", format(ratio, 2)),
-            ("peak memory MiB", format(peakMemoryMiB())),
-        ])
-        printJSON(["us_small": (smallBackwards * 10).rounded() / 10, "us_large": (largeBackwards * 10).rounded() / 10,
-                   "us_causal": (largeForwards * 10).rounded() / 10, "growth": (growth * 100).rounded() / 100,
-                   "ratio": (ratio * 100).rounded() / 100])
+    struct Round {
+        /// Microseconds per change: parking B's, applying A's while B's wait, applying A's with nothing waiting.
+        var park: Double
+        var applyWhileWaiting: Double
+        var applyAlone: Double
     }
 
-    /// Median microseconds per change of delivering `changeCount` changes one per call, backwards or in order.
-    static func medianMicroseconds(changeCount: Int, backwards: Bool) throws -> Double {
-        let workload = MultiDeviceWorkload(changeCount: changeCount, deviceCount: 8, seed: 31)
-        let order = backwards ? Array(workload.changes.reversed()) : workload.changes
-        var samples: [Double] = []
-        for _ in 0..<rounds {
+    static func run() throws {
+        let smallRound = try measureRounds(changeCount: small)
+        let largeRound = try measureRounds(changeCount: large)
+        let growth = largeRound.applyWhileWaiting / smallRound.applyWhileWaiting
+        let ratio = largeRound.applyWhileWaiting / largeRound.applyAlone
+        printTable("waiting: one change per ingest, n of B's waiting while n of A's are applied, median of \(rounds) (\(machineDescription()))", [
+            ("µs to park each of \(small)", format(smallRound.park, 1)),
+            ("µs to park each of \(large)", format(largeRound.park, 1)),
+            ("µs per applied change, \(small) waiting", format(smallRound.applyWhileWaiting, 1)),
+            ("µs per applied change, \(large) waiting", format(largeRound.applyWhileWaiting, 1)),
+            ("µs per applied change, none waiting", format(largeRound.applyAlone, 1)),
+            ("growth \(large)/\(small) waiting", format(growth, 2)),
+            ("ratio \(large) waiting/none waiting", format(ratio, 2)),
+            ("peak memory MiB", format(peakMemoryMiB())),
+        ])
+        printJSON(["us_park_large": (largeRound.park * 10).rounded() / 10,
+                   "us_apply_small": (smallRound.applyWhileWaiting * 10).rounded() / 10,
+                   "us_apply_large": (largeRound.applyWhileWaiting * 10).rounded() / 10,
+                   "us_apply_alone": (largeRound.applyAlone * 10).rounded() / 10,
+                   "growth": (growth * 100).rounded() / 100, "ratio": (ratio * 100).rounded() / 100])
+    }
+
+    /// The medians of `rounds` rounds with chains of `changeCount` changes.
+    static func measureRounds(changeCount: Int) throws -> Round {
+        let document = DocumentID(using: SeededIdentifierSource(seed: 30))
+        let chainA = try chain(of: "A", seed: 31, count: changeCount, document: document)
+        let chainB = try chain(of: "B", seed: 32, count: changeCount, document: document)
+        var rounds: [Round] = []
+        for _ in 0..<Self.rounds {
             let scratch = try ScratchDirectory("waiting")
             defer { scratch.cleanUp() }
-            let store = try ChangeLogStore(
-                at: scratch.file("folio.sqlite"),
-                device: Device(id: DeviceID(using: SeededIdentifierSource(seed: 32)), name: "receiver"))
-            samples.append(try measure {
-                for change in order { try store.ingest([change]) }
-            })
+            let receiver = Device(id: DeviceID(using: SeededIdentifierSource(seed: 33)), name: "receiver")
+            let store = try ChangeLogStore(at: scratch.file("folio.sqlite"), device: receiver)
+            let park = try measure { for change in chainB.dropFirst() { try store.ingest([change]) } }
+            let applyWhileWaiting = try measure { for change in chainA { try store.ingest([change]) } }
+            try store.ingest([chainB[0]])
             let stored = try store.changeCount()
-            precondition(stored == changeCount, "every change is in the log")
+            precondition(stored == 2 * changeCount, "every change is in the log")
             try store.close()
+
+            let alone = try ChangeLogStore(at: scratch.file("alone.sqlite"), device: receiver)
+            let applyAlone = try measure { for change in chainA { try alone.ingest([change]) } }
+            try alone.close()
+            let perChange = 1e6 / Double(changeCount)
+            rounds.append(Round(
+                park: park * 1e6 / Double(changeCount - 1),
+                applyWhileWaiting: applyWhileWaiting * perChange, applyAlone: applyAlone * perChange))
         }
-        return median(samples) * 1e6 / Double(changeCount)
+        return Round(
+            park: median(rounds.map(\.park)), applyWhileWaiting: median(rounds.map(\.applyWhileWaiting)),
+            applyAlone: median(rounds.map(\.applyAlone)))
+    }
+
+    /// `count` changes of one device, each on the one before, made in a store in memory.
+    static func chain(of name: String, seed: UInt64, count: Int, document: DocumentID) throws -> [Change] {
+        let device = Device(id: DeviceID(using: SeededIdentifierSource(seed: seed)), name: name)
+        let store = try ChangeLogStore(inMemoryNamed: name, device: device)
+        var changes: [Change] = []
+        for start in stride(from: 0, to: count, by: 1_000) {
+            changes += try store.append(
+                (start..<min(count, start + 1_000)).map { .edit(Edit(operations: Data("\(name)\($0)".utf8))) }, to: document)
+        }
+        return changes
     }
 }
