@@ -71,7 +71,7 @@ import Testing
         wrapping: (PowerLossFileSystem) -> any FileSystem = { $0 }
     ) throws -> SweepResult {
         let new = try scenario.newContents()
-        let dryRun = try TemporaryDirectory()
+        let dryRun = try ScratchDirectory()
         _ = try scenario.prepare(in: dryRun.url)
         let model = try PowerLossFileSystem(root: dryRun.url)
         try SavePipeline(fileSystem: wrapping(model)).save(new, to: dryRun.file(scenario.name))
@@ -82,12 +82,12 @@ import Testing
             result.crashPoints += 1
             for seed in seeds {
                 result.runs += 1
-                let work = try TemporaryDirectory()
+                let work = try ScratchDirectory()
                 let old = try scenario.prepare(in: work.url)
                 let disk = try PowerLossFileSystem(root: work.url, cutAt: cut)
                 let returned = (try? SavePipeline(fileSystem: wrapping(disk)).save(new, to: work.file(scenario.name))) != nil
                 #expect(returned == (cut == steps.count))
-                let survivors = try TemporaryDirectory()
+                let survivors = try ScratchDirectory()
                 try disk.materialize(into: survivors.url, seed: seed)
                 let place = cut < steps.count ? "before step \(cut) (\(steps[cut]))" : "after the save returned"
                 if let problem = check(survivors.file(scenario.name), scenario, old: old, new: new, returned: returned) {
@@ -189,7 +189,7 @@ import Testing
 
 /// One save of a text document by a library on the power-loss model.
 private struct LibraryRun {
-    let fixture: LibraryFixture
+    let directory: ScratchDirectory
     let id: DocumentID
     let steps: Int
     let returned: Bool
@@ -199,13 +199,17 @@ private struct LibraryRun {
     /// In the reference run (no cut), the text of the document reopened after the save.
     let expectedText: String?
 
-    var file: URL { fixture.documentFile("Notes.txt") }
+    /// The library's directory.
+    var root: URL { directory.url.appendingPathComponent("Library", isDirectory: true) }
+    /// The document's file.
+    var file: URL { root.appendingPathComponent("Documents/Notes.txt", isDirectory: false) }
 
     init(_ scenario: PowerLossSaveTests.LibraryScenario, cutAt: Int?) async throws {
-        fixture = try LibraryFixture()
+        directory = try ScratchDirectory()
+        let root = directory.url.appendingPathComponent("Library", isDirectory: true)
+        let file = root.appendingPathComponent("Documents/Notes.txt", isDirectory: false)
         // Before the save: made, edited, and (but for a first save) saved; then perhaps rewritten by another program.
-        var library: DocumentLibrary? = try Self.library(
-            at: fixture.root, as: fixture, fileSystem: PosixFileSystem(synchronizes: false), durability: .off)
+        var library: DocumentLibrary? = try Self.library(at: root, fileSystem: PosixFileSystem(synchronizes: false), durability: .off)
         var document: Document<TextDocument>? = try await library!.create(TextDocument.self, named: "Notes")
         id = document!.id
         try await document!.edit(.append("first line\n"))
@@ -214,15 +218,15 @@ private struct LibraryRun {
         document = nil
         library = nil
         if scenario == .saveAfterExternalModification {
-            try Data("rewritten by another program\n".utf8).write(to: fixture.documentFile("Notes.txt"))
+            try Data("rewritten by another program\n".utf8).write(to: file)
         }
-        oldFile = try? Data(contentsOf: fixture.documentFile("Notes.txt"))
+        oldFile = try? Data(contentsOf: file)
 
         // The save, on the model; the store's files are outside it (a `.full` store's commits are durable).
-        disk = try PowerLossFileSystem(root: fixture.root, ignoring: [".folio"], cutAt: cutAt)
+        disk = try PowerLossFileSystem(root: root, ignoring: [".folio"], cutAt: cutAt)
         var returned = false
         do {
-            library = try Self.library(at: fixture.root, as: fixture, fileSystem: disk)
+            library = try Self.library(at: root, fileSystem: disk)
             document = try await library!.open(id, as: TextDocument.self)
             try await document!.edit(.append("second line\n"))
             try await document!.save()
@@ -233,43 +237,36 @@ private struct LibraryRun {
         steps = disk.steps.count - (disk.isCut ? 1 : 0)
         document = nil
         library = nil
-        newFile = returned ? try? Data(contentsOf: fixture.documentFile("Notes.txt")) : nil
-        if cutAt == nil {
-            expectedText = try await Self.reopen(fixture.root, as: fixture, id: id)
-        } else {
-            expectedText = nil
-        }
+        newFile = returned ? try? Data(contentsOf: file) : nil
+        expectedText = cutAt == nil ? try await Self.reopen(root, id: id) : nil
     }
 
     /// The library as it reopens after the power cut: the surviving files, the store's files as committed.
     func reopen(seed: UInt64) async throws -> (text: String, file: Data?) {
-        let survivors = try TemporaryDirectory()
-        let root = survivors.url.appendingPathComponent("Library", isDirectory: true)
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: false)
-        try disk.materialize(into: root, seed: seed)
-        try FileManager.default.copyItem(at: fixture.root.appendingPathComponent(".folio"), to: root.appendingPathComponent(".folio"))
-        let text = try await Self.reopen(root, as: fixture, id: id)
-        let file = try? Data(contentsOf: root.appendingPathComponent("Documents/Notes.txt"))
-        return (text, file)
+        let survivors = try ScratchDirectory()
+        try disk.materialize(into: survivors.url, seed: seed)
+        try FileManager.default.copyItem(at: root.appendingPathComponent(".folio"), to: survivors.file(".folio"))
+        let text = try await Self.reopen(survivors.url, id: id)
+        return (text, try? Data(contentsOf: survivors.file("Documents/Notes.txt")))
     }
 
     /// The text of the document in the library at `root`, opened with the real file system (which recovers it).
-    static func reopen(_ root: URL, as fixture: LibraryFixture, id: DocumentID) async throws -> String {
-        let library = try library(at: root, as: fixture, fileSystem: PosixFileSystem(synchronizes: false), durability: .off)
+    static func reopen(_ root: URL, id: DocumentID) async throws -> String {
+        let library = try library(at: root, fileSystem: PosixFileSystem(synchronizes: false), durability: .off)
         let document = try await library.open(id, as: TextDocument.self)
         let text = await document.model.text
         try await document.close()
         return text
     }
 
-    /// The fixture's library at `root`; its store is synced at every commit during the save, which lets the model
-    /// take the store's files as they are at the cut. Before and after, nothing needs real fsyncs.
-    static func library(
-        at root: URL, as fixture: LibraryFixture, fileSystem: any FileSystem, durability: Durability = .full
-    ) throws -> DocumentLibrary {
+    /// The library at `root`, with the same device, clock and identities in every run. During the save its store
+    /// is synced at every commit, which lets the model take the store's files as they are at the cut; before and
+    /// after, nothing needs real fsyncs.
+    static func library(at root: URL, fileSystem: any FileSystem, durability: Durability = .full) throws -> DocumentLibrary {
         try DocumentLibrary(
-            at: root, device: fixture.device, types: DocumentTypeRegistry([TextDocument.documentType]),
-            clock: fixture.clock, identifiers: fixture.identifiers, fileSystem: fileSystem, durability: durability,
+            at: root, device: Device(id: DeviceID(using: SeededIdentifierSource(seed: 0xD0C4)), name: "Test Device"),
+            types: DocumentTypeRegistry([TextDocument.documentType]), clock: ManualClock(start: LibraryFixture.start),
+            identifiers: SeededIdentifierSource(seed: 1), fileSystem: fileSystem, durability: durability,
             autosave: .manual, backgroundWork: false)
     }
 }

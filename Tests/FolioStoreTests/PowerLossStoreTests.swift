@@ -50,14 +50,14 @@ import Testing
         var outcomes: Set<Int> = []
         var sawTornLog = false
         for seed in 0..<UInt64(12) {
-            let work = try TemporaryDirectory()
+            let work = try ScratchDirectory()
             try FileManager.default.copyItem(at: store, to: work.file("A.sqlite"))
             let disk = try PowerLossDisk(modeling: work.url, cutAt: nil, seed: seed)
             let opened = try ChangeLogStore(at: work.file("A.sqlite"), device: device, access: .exclusive)
             // One transaction, never synced with `.normal` (SQLite syncs the log only at checkpoints).
             try opened.append((0..<40).map { Fixtures.edit("edit \($0) " + String(repeating: "x", count: 300)) },
                                to: Fixtures.document)
-            let survivors = try TemporaryDirectory()
+            let survivors = try ScratchDirectory()
             try disk.materialize(into: survivors.url)
             #expect(try Data(contentsOf: survivors.file("A.sqlite")) == baseline)
             let written = try Data(contentsOf: work.file("A.sqlite-wal"))
@@ -205,8 +205,8 @@ struct PowerLossSweep {
     /// The durability whose promise is checked (the store's own, unless a test checks a weaker store against a
     /// stronger promise to prove that the model catches it).
     let promise: Durability
-    private let baseline: TemporaryDirectory
-    private let history: SampleHistory
+    private var baseline: TemporaryDirectory { Self.start.directory }
+    private var history: SampleHistory { Self.start.history }
     private let device = Device.named("Receiver")
     private static let storeName = "Receiver.sqlite"
     /// Writes and the like between two sampled crash points.
@@ -217,13 +217,27 @@ struct PowerLossSweep {
         self.durability = durability
         self.access = access
         self.promise = promise ?? durability
-        baseline = try TemporaryDirectory()
-        history = try SampleHistory.make(in: baseline)
-        // The store every run starts from: made, with one change, and closed (one file, durable).
-        let store = try ChangeLogStore(at: baseline.file(Self.storeName), device: device, clock: Fixtures.clock())
+        _ = try Self.startResult.get()
+    }
+
+    /// The history the ingests deliver, and the store every run starts from: made, with one change, and closed (one
+    /// file, durable). Made once for every sweep.
+    private struct Start: Sendable {
+        var directory: TemporaryDirectory
+        var history: SampleHistory
+    }
+
+    private static let startResult = Swift.Result { () throws -> Start in
+        let directory = try TemporaryDirectory()
+        let history = try SampleHistory.make(in: directory)
+        let store = try ChangeLogStore(
+            at: directory.file(storeName), device: Device.named("Receiver"), clock: Fixtures.clock())
         try store.append(Fixtures.edit("before"), to: Fixtures.document)
         try store.close()
+        return Start(directory: directory, history: history)
     }
+
+    private static var start: Start { try! startResult.get() }
 
     func run() throws -> Result {
         var result = Result(name: "\(workload), \(durability), \(access)")
@@ -280,7 +294,7 @@ struct PowerLossSweep {
     }
 
     private func perform(cutAt: Int?, seed: UInt64) throws -> Run {
-        let work = try TemporaryDirectory()
+        let work = try ScratchDirectory()
         try FileManager.default.copyItem(at: baseline.file(Self.storeName), to: work.file(Self.storeName))
         let disk = try PowerLossDisk(modeling: work.url, cutAt: cutAt, seed: seed)
         let open = { () throws -> ChangeLogStore in
@@ -304,7 +318,7 @@ struct PowerLossSweep {
         }
         var run = Run(events: disk.events, wasCut: disk.isCut, acknowledged: acknowledged, states: states)
         guard disk.isCut else { return run }
-        let survivors = try TemporaryDirectory()
+        let survivors = try ScratchDirectory()
         try disk.materialize(into: survivors.url)
         var report: VerificationReport?
         run.recovered = Swift.Result {
