@@ -85,7 +85,7 @@ let package = Package(
         .testTarget(name: "FolioStoreTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioStore", "folio", "CSQLitePowerLoss"]),
         .testTarget(name: "FolioModelsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioModels"]),
         .testTarget(name: "FolioConflictsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioConflicts", "FolioModels"]),
-        .testTarget(name: "FolioDocumentsTests", dependencies: ["FolioCore", "FolioStore", "FolioDocuments", "FolioModels", "FolioSync"]),
+        .testTarget(name: "FolioDocumentsTests", dependencies: ["FolioCore", "FolioStore", "FolioDocuments", "FolioModels", "FolioSync", "CSQLitePowerLoss"]),
         .testTarget(
             name: "FolioSimulatorTests",
             dependencies: ["FolioTestSupport", "FolioCore", "FolioModels", "FolioReports", "FolioSimulator", "folio"],

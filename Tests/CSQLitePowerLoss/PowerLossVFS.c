@@ -656,6 +656,12 @@ int folio_powerloss_is_cut(folio_powerloss_session *session) {
     return is_cut;
 }
 
+void folio_powerloss_cut(folio_powerloss_session *session) {
+    pthread_mutex_lock(&model_lock);
+    session->is_cut = 1;
+    pthread_mutex_unlock(&model_lock);
+}
+
 static int write_file(const char *path, const unsigned char *bytes, sqlite3_int64 size) {
     int descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (descriptor < 0) return 0;

@@ -162,53 +162,115 @@ import Testing
         var testDescription: String { rawValue }
     }
 
-    /// A text document saved by a library whose store is `Durability.full`, cut at every step of the save; the
-    /// library reopened from the surviving files must hold the document with every change its log committed, and
-    /// its file must be the old or the new complete version.
+    /// A text document reopened, edited and saved by a library whose store is `Durability.full`, cut at every step
+    /// of the save's file I/O and at every sync and deletion of the store's files (the library's opening, the
+    /// edit's commit, the save's records, the store's closing), the two on one power supply. The library reopened
+    /// from the surviving files must show the document as it was before the edit or after it (after it once the
+    /// edit returned), with a sound log, and its file must be the old or the new complete version (the new once
+    /// the save returned).
     @Test(arguments: LibraryScenario.allCases)
     func aDocumentSavedAtACrashPointReopensWithItsLog(_ scenario: LibraryScenario) async throws {
-        let reference = try await LibraryRun(scenario, cutAt: nil)
+        let result = try await Self.sweep(scenario, durability: .full)
+        print("power loss, library \(scenario): \(result.crashPoints) crash points swept (\(result.fileCrashPoints) in the "
+            + "files, \(result.crashPoints - result.fileCrashPoints) at the store's syncs and deletions), \(result.runs) runs, "
+            + "\(result.editsInFlight) with the edit in flight, \(result.violations.count) violations")
+        #expect(result.violations.isEmpty, "\(result.violations.prefix(5).joined(separator: "\n"))")
+        #expect(result.editsInFlight > 0 && result.crashPoints > result.fileCrashPoints)
+    }
+
+    /// The sweep catches a store that does not sync: a library whose store is `.off` loses an edit that returned.
+    @Test func aLibraryWhoseStoreDoesNotSyncIsCaught() async throws {
+        let result = try await Self.sweep(.laterSave, durability: .off)
+        print("power loss, library laterSave with a store that never syncs: \(result.violations.count) violations in \(result.runs) runs")
+        #expect(!result.violations.isEmpty)
+    }
+
+    struct LibrarySweepResult {
         var crashPoints = 0
-        for cut in 0...reference.steps {
-            crashPoints += 1
-            for seed in Self.librarySeeds {
-                let run = try await LibraryRun(scenario, cutAt: cut)
-                #expect(run.returned == (cut == reference.steps))
-                let reopened = try await run.reopen(seed: seed)
-                let place = cut < reference.steps ? "before step \(cut)" : "after the save returned"
-                #expect(reopened.text == reference.expectedText, "\(scenario), power cut \(place), seed \(seed)")
-                #expect(
-                    reopened.file == run.oldFile || reopened.file == reference.newFile,
-                    "\(scenario), power cut \(place), seed \(seed): the file holds \(reopened.file.map { String(decoding: $0, as: UTF8.self) } ?? "nothing")")
-                if run.returned { #expect(reopened.file == reference.newFile, "\(scenario), after the save returned, seed \(seed)") }
+        var fileCrashPoints = 0
+        var runs = 0
+        /// Runs cut before the edit returned.
+        var editsInFlight = 0
+        var violations: [String] = []
+    }
+
+    static func sweep(_ scenario: LibraryScenario, durability: Durability) async throws -> LibrarySweepResult {
+        let reference = try await LibraryRun(scenario, cut: nil, seed: 0, durability: durability)
+        let points = (0...reference.fileSteps).map(LibraryRun.Cut.fileStep)
+            + reference.storeEvents.enumerated().filter { $0.element != .write }.map { LibraryRun.Cut.storeEvent($0.offset) }
+        var result = LibrarySweepResult(crashPoints: points.count, fileCrashPoints: reference.fileSteps + 1)
+        for cut in points {
+            for seed in librarySeeds {
+                let run = try await LibraryRun(scenario, cut: cut, seed: seed, durability: durability)
+                result.runs += 1
+                if !run.editReturned { result.editsInFlight += 1 }
+                let place = "\(scenario), power cut \(cut.describe(fileSteps: reference.fileSteps)), seed \(seed)"
+                guard run.wasCut || cut == .fileStep(reference.fileSteps) else {
+                    result.violations.append("\(place): the cut never came")
+                    continue
+                }
+                let reopened: (text: String, isSound: Bool, file: Data?)
+                do {
+                    reopened = try await run.reopen()
+                } catch {
+                    result.violations.append("\(place): the library does not reopen: \(error)")
+                    continue
+                }
+                let allowed = run.editReturned ? [reference.textAfterEdit] : [reference.textBeforeEdit, reference.textAfterEdit]
+                if !reopened.isSound { result.violations.append("\(place): the log is unsound") }
+                if !allowed.contains(reopened.text) {
+                    result.violations.append("\(place): the document shows \(reopened.text.debugDescription)")
+                }
+                if reopened.file != run.oldFile && reopened.file != reference.newFile || run.saveReturned && reopened.file != reference.newFile {
+                    let found = reopened.file.map { String(decoding: $0, as: UTF8.self) }
+                    result.violations.append("\(place): the file holds \(found.debugDescription)\(run.saveReturned ? " though the save returned" : "")")
+                }
             }
         }
-        print("power loss, library \(scenario): \(crashPoints) crash points swept, \(crashPoints * Self.librarySeeds.count) runs")
+        return result
     }
 }
 
-/// One save of a text document by a library on the power-loss model.
+/// One reopening, edit and save of a text document by a library whose files and store share a power supply.
 private struct LibraryRun {
+    /// Where the power is cut: before a step of the file system (`fileSteps`: after the save returned), or at an
+    /// I/O event of the store's files.
+    enum Cut: Equatable {
+        case fileStep(Int), storeEvent(Int)
+
+        func describe(fileSteps: Int) -> String {
+            switch self {
+            case .fileStep(let step): step < fileSteps ? "before file step \(step)" : "after the save returned"
+            case .storeEvent(let event): "at the store's I/O event \(event)"
+            }
+        }
+    }
+
     let directory: ScratchDirectory
+    let seed: UInt64
     let id: DocumentID
-    let steps: Int
-    let returned: Bool
+    let fileSteps: Int
+    let storeEvents: [PowerLossStore.Event]
+    let wasCut: Bool
+    let editReturned: Bool
+    let saveReturned: Bool
     let oldFile: Data?
     let newFile: Data?
-    let disk: PowerLossFileSystem
-    /// In the reference run (no cut), the text of the document reopened after the save.
-    let expectedText: String?
+    let files: PowerLossFileSystem
+    let store: PowerLossStore
+    /// The text the document showed when reopened, and after the edit (read in the reference run).
+    let textBeforeEdit: String
+    let textAfterEdit: String
 
     /// The library's directory.
     var root: URL { directory.url.appendingPathComponent("Library", isDirectory: true) }
-    /// The document's file.
-    var file: URL { root.appendingPathComponent("Documents/Notes.txt", isDirectory: false) }
 
-    init(_ scenario: PowerLossSaveTests.LibraryScenario, cutAt: Int?) async throws {
+    init(_ scenario: PowerLossSaveTests.LibraryScenario, cut: Cut?, seed: UInt64, durability: Durability) async throws {
         directory = try ScratchDirectory()
+        self.seed = seed
         let root = directory.url.appendingPathComponent("Library", isDirectory: true)
         let file = root.appendingPathComponent("Documents/Notes.txt", isDirectory: false)
-        // Before the save: made, edited, and (but for a first save) saved; then perhaps rewritten by another program.
+        // Before: made, edited, and (but for a first save) saved; then perhaps rewritten by another program.
         var library: DocumentLibrary? = try Self.library(at: root, fileSystem: PosixFileSystem(synchronizes: false), durability: .off)
         var document: Document<TextDocument>? = try await library!.create(TextDocument.self, named: "Notes")
         id = document!.id
@@ -222,47 +284,58 @@ private struct LibraryRun {
         }
         oldFile = try? Data(contentsOf: file)
 
-        // The save, on the model; the store's files are outside it (a `.full` store's commits are durable).
-        disk = try PowerLossFileSystem(root: root, ignoring: [".folio"], cutAt: cutAt)
-        var returned = false
-        do {
-            library = try Self.library(at: root, fileSystem: disk)
-            document = try await library!.open(id, as: TextDocument.self)
-            try await document!.edit(.append("second line\n"))
-            try await document!.save()
-            returned = true
-        } catch where disk.isCut {
+        // The reopening, edit and save, on the model (what is on disk now counts as durable).
+        var fileStep: Int?
+        var storeEvent: Int?
+        switch cut {
+        case .fileStep(let step): fileStep = step
+        case .storeEvent(let event): storeEvent = event
+        case nil: break
         }
-        self.returned = returned
-        steps = disk.steps.count - (disk.isCut ? 1 : 0)
+        store = try PowerLossStore(modeling: root.appendingPathComponent(".folio"), cutAt: storeEvent, seed: seed)
+        files = try PowerLossFileSystem(root: root, ignoring: [".folio"], cutAt: fileStep, sharing: store)
+        var (textBeforeEdit, textAfterEdit) = ("", "")
+        var (editReturned, saveReturned) = (false, false)
+        do {
+            library = try Self.library(at: root, fileSystem: files, durability: durability)
+            document = try await library!.open(id, as: TextDocument.self)
+            textBeforeEdit = await document!.model.text
+            try await document!.edit(.append("second line\n"))
+            editReturned = true
+            textAfterEdit = await document!.model.text
+            try await document!.save()
+            saveReturned = true
+        } catch where files.isCut {
+        }
+        // The store closes (and folds its log) as the library goes.
         document = nil
         library = nil
-        newFile = returned ? try? Data(contentsOf: file) : nil
-        expectedText = cutAt == nil ? try await Self.reopen(root, id: id) : nil
+        (self.textBeforeEdit, self.textAfterEdit) = (textBeforeEdit, textAfterEdit)
+        (self.editReturned, self.saveReturned) = (editReturned, saveReturned)
+        wasCut = files.isCut
+        fileSteps = files.steps.count
+        storeEvents = store.events
+        newFile = saveReturned ? try? Data(contentsOf: file) : nil
     }
 
-    /// The library as it reopens after the power cut: the surviving files, the store's files as committed.
-    func reopen(seed: UInt64) async throws -> (text: String, file: Data?) {
+    /// The library as it reopens after the power cut, from the surviving files: its document's text, whether its
+    /// log is sound, and its file.
+    func reopen() async throws -> (text: String, isSound: Bool, file: Data?) {
         let survivors = try ScratchDirectory()
-        try disk.materialize(into: survivors.url, seed: seed)
-        try FileManager.default.copyItem(at: root.appendingPathComponent(".folio"), to: survivors.file(".folio"))
-        let text = try await Self.reopen(survivors.url, id: id)
-        return (text, try? Data(contentsOf: survivors.file("Documents/Notes.txt")))
-    }
-
-    /// The text of the document in the library at `root`, opened with the real file system (which recovers it).
-    static func reopen(_ root: URL, id: DocumentID) async throws -> String {
-        let library = try library(at: root, fileSystem: PosixFileSystem(synchronizes: false), durability: .off)
+        try files.materialize(into: survivors.url, seed: seed)
+        try FileManager.default.createDirectory(at: survivors.file(".folio"), withIntermediateDirectories: false)
+        try store.materialize(into: survivors.file(".folio"))
+        let library = try Self.library(at: survivors.url, fileSystem: PosixFileSystem(synchronizes: false), durability: .off)
         let document = try await library.open(id, as: TextDocument.self)
         let text = await document.model.text
         try await document.close()
-        return text
+        let isSound = try library.store.verify().isSound
+        return (text, isSound, try? Data(contentsOf: survivors.file("Documents/Notes.txt")))
     }
 
-    /// The library at `root`, with the same device, clock and identities in every run. During the save its store
-    /// is synced at every commit, which lets the model take the store's files as they are at the cut; before and
-    /// after, nothing needs real fsyncs.
-    static func library(at root: URL, fileSystem: any FileSystem, durability: Durability = .full) throws -> DocumentLibrary {
+    /// The library at `root`, with the same device, clock and identities in every run; its store is `.full` while the
+    /// model runs (`.off` before and after, where nothing needs real fsyncs).
+    static func library(at root: URL, fileSystem: any FileSystem, durability: Durability) throws -> DocumentLibrary {
         try DocumentLibrary(
             at: root, device: Device(id: DeviceID(using: SeededIdentifierSource(seed: 0xD0C4)), name: "Test Device"),
             types: DocumentTypeRegistry([TextDocument.documentType]), clock: ManualClock(start: LibraryFixture.start),

@@ -39,6 +39,10 @@ char folio_powerloss_event_kind(folio_powerloss_session *session, long index);
 /// Whether the power was cut.
 int folio_powerloss_is_cut(folio_powerloss_session *session);
 
+/// Cuts the power now, between two events (when something else modeled on the same disk loses it): every later
+/// I/O on the session's files fails.
+void folio_powerloss_cut(folio_powerloss_session *session);
+
 /// Writes into `destination` (an existing, empty directory) the files that survive a power cut now: for each file,
 /// its durable contents plus a seeded subset of its volatile writes (each dropped, kept, or kept only in some of its
 /// 512-byte sectors), under the name its directory durably holds, or, for a creation or deletion not yet

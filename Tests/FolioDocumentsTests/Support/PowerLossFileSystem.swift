@@ -24,11 +24,14 @@ final class PowerLossFileSystem: FileSystem {
     private let root: URL
     private let rootPath: String
     private let state: Mutex<Model>
+    private let supply: (any PowerSupply)?
 
     /// Models the tree under `root` (top-level names in `ignoring` are left out), cutting the power at step `cutAt`
-    /// (never when `nil`).
-    init(root: URL, ignoring ignored: Set<String> = [], cutAt: Int? = nil) throws {
+    /// (never when `nil`). With `supply`, the disk shares its power with another model (the store's files): a cut
+    /// there cuts this one, and a cut here cuts it.
+    init(root: URL, ignoring ignored: Set<String> = [], cutAt: Int? = nil, sharing supply: (any PowerSupply)? = nil) throws {
         self.root = root
+        self.supply = supply
         rootPath = root.standardizedFileURL.path
         var model = Model(cutAt: cutAt)
         try model.scan(root, into: model.rootID, ignoring: ignored)
@@ -38,8 +41,8 @@ final class PowerLossFileSystem: FileSystem {
     /// The steps performed, in order, the cut one included.
     var steps: [FaultInjectingFileSystem.Step] { state.withLock { $0.steps } }
 
-    /// Whether the power was cut.
-    var isCut: Bool { state.withLock { $0.isCut } }
+    /// Whether the power was cut (here or on the shared supply).
+    var isCut: Bool { state.withLock { $0.isCut } || supply?.isCut == true }
 
     /// Writes what survives a power cut now into `destination` (an existing, empty directory), choosing with `seed`.
     func materialize(into destination: URL, seed: UInt64) throws {
@@ -112,7 +115,7 @@ final class PowerLossFileSystem: FileSystem {
     // MARK: - Helpers
 
     private func checkAlive(_ operation: String, _ url: URL) throws(FileSystemError) {
-        if state.withLock({ $0.isCut }) {
+        if isCut {
             throw FileSystemError(.crashed, operation: operation, path: url.path)
         }
     }
@@ -137,10 +140,11 @@ final class PowerLossFileSystem: FileSystem {
             kind: kind, path: url.path, destination: destination?.path, byteCount: byteCount)
         try state.withLock { (model: inout Model) throws(FileSystemError) -> Void in
             let crashed = FileSystemError(.crashed, operation: kind.rawValue, path: url.path)
-            guard !model.isCut else { throw crashed }
+            guard !model.isCut, supply?.isCut != true else { throw crashed }
             model.steps.append(record)
             if model.steps.count - 1 == model.cutAt {
                 model.isCut = true
+                supply?.cut()
                 if modelsCut, let path { change(&model, path) }
                 throw crashed
             }
@@ -373,6 +377,14 @@ struct SplitMix {
         value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
         return value ^ (value >> 31)
     }
+}
+
+/// Another model on the same power supply (the store's files on the SQLite VFS), so that one cut stops both.
+protocol PowerSupply: Sendable {
+    /// Whether the power was cut.
+    var isCut: Bool { get }
+    /// Cuts the power now.
+    func cut()
 }
 
 /// A fresh directory for one power-loss run, removed when released; on a tmpfs when the machine has one
