@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -61,6 +62,8 @@ struct folio_powerloss_session {
     int open_files;
     entry *entries;
     inode *inodes;
+    char **initial_names;  // the names in the directory when the session began
+    int initial_count;
     struct folio_powerloss_session *next;
 };
 
@@ -226,9 +229,18 @@ static void free_session(folio_powerloss_session *session) {
         free(node);
         node = next;
     }
+    for (int index = 0; index < session->initial_count; index++) free(session->initial_names[index]);
+    free(session->initial_names);
     free(session->event_kinds);
     free(session->directory);
     free(session);
+}
+
+static int was_there_initially(folio_powerloss_session *session, const char *name) {
+    for (int index = 0; index < session->initial_count; index++) {
+        if (strcmp(session->initial_names[index], name) == 0) return 1;
+    }
+    return 0;
 }
 
 // splitmix64: a small, seedable generator, the same on every platform.
@@ -460,8 +472,10 @@ static int power_loss_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file
                 result = SQLITE_IOERR_NOMEM;
             } else {
                 item->current = node;
-                // A file that was there before the session saw it is durable, entry and contents.
-                if (existed && !item->durable) item->durable = node;
+                // A file that was there when the session began is durable, entry and contents. One made since by
+                // something other than SQLite (a store's first image, which Foundation writes, fsyncs and renames
+                // into place) has durable contents, but its entry waits for a sync of the directory.
+                if (existed && !item->durable && was_there_initially(session, relative)) item->durable = node;
             }
         }
         self->entry = item;
@@ -628,6 +642,24 @@ folio_powerloss_session *folio_powerloss_begin(const char *directory, long cut_a
     session->directory_length = strlen(resolved);
     session->cut_at = cut_at_event;
     session->seed = seed;
+    DIR *listing = opendir(resolved);
+    if (!listing) {
+        free_session(session);
+        return NULL;
+    }
+    for (struct dirent *item; (item = readdir(listing));) {
+        if (strcmp(item->d_name, ".") == 0 || strcmp(item->d_name, "..") == 0) continue;
+        char **bigger = realloc(session->initial_names, sizeof(char *) * (size_t)(session->initial_count + 1));
+        char *name = bigger ? strdup(item->d_name) : NULL;
+        if (bigger) session->initial_names = bigger;
+        if (!name) {
+            closedir(listing);
+            free_session(session);
+            return NULL;
+        }
+        session->initial_names[session->initial_count++] = name;
+    }
+    closedir(listing);
     pthread_mutex_lock(&model_lock);
     session->next = sessions;
     sessions = session;

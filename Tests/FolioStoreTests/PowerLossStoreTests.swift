@@ -3,11 +3,13 @@ import FolioStore
 import Foundation
 import Testing
 
-/// Power loss at every sync point of appends, ingests and checkpoints (and at a sample of the writes between them),
-/// on a disk that keeps only what was synced plus a seeded, torn subset of the rest (``PowerLossDisk``).
+/// Power loss at every sync point of appends, ingests, checkpoints and a store's creation (and at a sample of the
+/// writes between them), on a disk that keeps only what was synced plus a seeded, torn subset of the rest
+/// (``PowerLossDisk``).
 ///
-/// A run copies a closed store into a fresh directory, opens it on the simulated disk and performs a workload, one
-/// transaction per step, until the power is cut at a chosen I/O event; the surviving files are then opened again
+/// A run copies a closed store into a fresh directory (or starts with none), opens it on the simulated disk and
+/// performs a workload, one transaction per step, until the power is cut at a chosen I/O event; the surviving files
+/// are then opened again
 /// with the ordinary VFS. The recovered store must be sound (`verify()`, SQLite's page check included) and hold
 /// exactly what the store held after some prefix of the steps: with `Durability.full` at least every step that
 /// returned (the one under way may or may not have committed); with `.normal` any prefix. The sweep is a fixed
@@ -19,6 +21,7 @@ import Testing
     @Test(arguments: [
         (PowerLossWorkload.appends, StoreAccess.exclusive), (.appends, .shared),
         (.ingests, .exclusive), (.ingests, .shared),
+        (.creation, .exclusive), (.creation, .shared),
     ], [Durability.full, .normal])
     func everyCrashPointRecoversACommittedPrefix(_ shape: (PowerLossWorkload, StoreAccess), durability: Durability) throws {
         let sweep = try PowerLossSweep(shape.0, durability: durability, access: shape.1)
@@ -83,6 +86,9 @@ enum PowerLossWorkload: String, CustomStringConvertible, CaseIterable {
     /// Changes of three devices received in batches out of causal order (some wait, later batches release them),
     /// a local merge, a checkpoint, a close, a reopen and a last batch.
     case ingests
+    /// A store made where there was none (its first image written beside SQLite), then appends, a close, a reopen
+    /// and an append.
+    case creation
 
     var description: String { rawValue }
 
@@ -139,6 +145,14 @@ enum PowerLossWorkload: String, CustomStringConvertible, CaseIterable {
                 ingest(["a4", "c3"]),
                 closeAndReopen,
                 ingest(["b3"]),
+            ]
+        case .creation:
+            return [
+                append("first", to: document),
+                append("elsewhere", to: other),
+                checkpoint,
+                closeAndReopen,
+                append("after reopening", to: document),
             ]
         }
     }
@@ -295,7 +309,9 @@ struct PowerLossSweep {
 
     private func perform(cutAt: Int?, seed: UInt64) throws -> Run {
         let work = try ScratchDirectory()
-        try FileManager.default.copyItem(at: baseline.file(Self.storeName), to: work.file(Self.storeName))
+        if workload != .creation {
+            try FileManager.default.copyItem(at: baseline.file(Self.storeName), to: work.file(Self.storeName))
+        }
         let disk = try PowerLossDisk(modeling: work.url, cutAt: cutAt, seed: seed)
         let open = { () throws -> ChangeLogStore in
             try ChangeLogStore(

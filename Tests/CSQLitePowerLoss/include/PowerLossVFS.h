@@ -23,7 +23,9 @@ typedef struct folio_powerloss_session folio_powerloss_session;
 int folio_powerloss_install(void);
 
 /// Starts modeling the SQLite files directly inside `directory` (an existing directory; files below it are not
-/// modeled). What is on disk there when a file is first opened counts as durable. Events (writes, truncations,
+/// modeled). The files there when the session begins count as durable. A file that appears later without SQLite
+/// creating it (a store's first image, which Foundation writes, fsyncs and renames into place) has durable contents
+/// and a volatile directory entry, until a sync of the directory. Events (writes, truncations,
 /// syncs, deletions of modeled files) are numbered from 0; the event numbered `cut_at_event` does not complete and
 /// the power is cut there: it and every later I/O on the session's files fail with an I/O error. A negative
 /// `cut_at_event` never cuts (a dry run, to count and list the events). `seed` chooses what volatile state survives.
