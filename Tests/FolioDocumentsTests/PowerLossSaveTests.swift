@@ -144,6 +144,60 @@ import Testing
         #expect(result.crashPoints >= (scenario.isPackage ? 10 : 5))
     }
 
+    /// A second power cut, at any step of the recovery after the first (two seeds each), still leaves the old or the
+    /// new complete version once the package recovers: recovery's own moves and removals are synced in an order that
+    /// a cut can interrupt.
+    @Test(arguments: [PipelineScenario.packageLaterSave, .packageSaveAfterExternalEdit])
+    func aRecoveryCutByASecondPowerLossStillRecovers(_ scenario: PipelineScenario) throws {
+        let new = try scenario.newContents()
+        let dryRun = try ScratchDirectory()
+        _ = try scenario.prepare(in: dryRun.url)
+        let model = try PowerLossFileSystem(root: dryRun.url)
+        try SavePipeline(fileSystem: model).save(new, to: dryRun.file(scenario.name))
+        var runs = 0
+        var violations: [String] = []
+        for cut in 0..<model.steps.count {
+            for seed: UInt64 in [0, 1] {
+                let work = try ScratchDirectory()
+                let old = try scenario.prepare(in: work.url)
+                let disk = try PowerLossFileSystem(root: work.url, cutAt: cut)
+                _ = try? SavePipeline(fileSystem: disk).save(new, to: work.file(scenario.name))
+                let restarted = try ScratchDirectory()
+                try disk.materialize(into: restarted.url, seed: seed)
+                // The recovery's steps, then a cut at each.
+                let recoveryDryRun = try ScratchDirectory()
+                try FileManager.default.removeItem(at: recoveryDryRun.url)
+                try FileManager.default.copyItem(at: restarted.url, to: recoveryDryRun.url)
+                let recoveryModel = try PowerLossFileSystem(root: recoveryDryRun.url)
+                do {
+                    try SavePipeline(fileSystem: recoveryModel).recoverPackage(at: recoveryDryRun.file(scenario.name))
+                } catch {
+                    violations.append("\(scenario), power cut before save step \(cut), seed \(seed): recovery failed: \(error)")
+                    continue
+                }
+                for recoveryCut in 0..<recoveryModel.steps.count {
+                    runs += 1
+                    let again = try ScratchDirectory()
+                    try FileManager.default.removeItem(at: again.url)
+                    try FileManager.default.copyItem(at: restarted.url, to: again.url)
+                    let secondDisk = try PowerLossFileSystem(root: again.url, cutAt: recoveryCut)
+                    #expect(throws: SaveError.self) {
+                        try SavePipeline(fileSystem: secondDisk).recoverPackage(at: again.file(scenario.name))
+                    }
+                    let survivors = try ScratchDirectory()
+                    try secondDisk.materialize(into: survivors.url, seed: seed &+ 100)
+                    if let problem = Self.check(survivors.file(scenario.name), scenario, old: old, new: new, returned: false) {
+                        violations.append("\(scenario), power cut before save step \(cut), then before recovery step \(recoveryCut) (\(recoveryModel.steps[recoveryCut])), seed \(seed): \(problem)")
+                    }
+                }
+            }
+        }
+        // Each run is a crash point of its own: a cut in the save and a seed make the disk that recovery starts from.
+        print("power loss during recovery, \(scenario): \(runs) crash points swept (a cut in the save, then one in its recovery), \(violations.count) violations")
+        #expect(violations.isEmpty, "\(violations.prefix(5).joined(separator: "\n"))")
+        #expect(runs > 0)
+    }
+
     /// The sweep catches a missing fsync: the same saves on a file system that drops every directory sync (or every
     /// file sync) lose or tear a saved file somewhere.
     @Test(arguments: [FaultInjectingFileSystem.Step.Kind.synchronizeDirectory, .synchronizeFile])

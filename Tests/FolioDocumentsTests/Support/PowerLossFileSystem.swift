@@ -220,13 +220,10 @@ private struct Model {
         return (directory, currentEntries[directory]?[name])
     }
 
-    mutating func apply(_ operation: [EntryChange], toCurrent: Bool) {
-        for change in operation {
-            if toCurrent {
-                currentEntries[change.directory]![change.name] = change.target
-            }
-        }
-        if toCurrent { pending.append(operation) }
+    /// Performs a directory operation now; it stays volatile until a sync makes it durable.
+    mutating func perform(_ operation: [EntryChange]) {
+        for change in operation { currentEntries[change.directory]![change.name] = change.target }
+        pending.append(operation)
     }
 
     mutating func createDirectory(at path: [String]) {
@@ -235,7 +232,7 @@ private struct Model {
         nextID += 1
         durableEntries[id] = [:]
         currentEntries[id] = [:]
-        apply([EntryChange(directory: parent, name: path.last!, target: id)], toCurrent: true)
+        perform([EntryChange(directory: parent, name: path.last!, target: id)])
     }
 
     mutating func write(_ data: Data, at path: [String]) {
@@ -249,17 +246,17 @@ private struct Model {
         let id = nextID
         nextID += 1
         files[id] = File(durable: Data(), current: data, isDirty: true)
-        apply([EntryChange(directory: parent, name: path.last!, target: id)], toCurrent: true)
+        perform([EntryChange(directory: parent, name: path.last!, target: id)])
     }
 
     mutating func rename(_ path: [String], to destination: [String]?) {
         guard let destination, let (parent, id) = lookup(path), let id,
             let (destinationParent, _) = lookup(destination)
         else { return }
-        apply([
+        perform([
             EntryChange(directory: parent, name: path.last!, target: nil),
             EntryChange(directory: destinationParent, name: destination.last!, target: id),
-        ], toCurrent: true)
+        ])
     }
 
     mutating func remove(_ path: [String]) {
@@ -272,7 +269,7 @@ private struct Model {
         if let entries = currentEntries[id] {
             for (childName, child) in entries.sorted(by: { $0.key < $1.key }) { removeTree(child, named: childName, in: id) }
         }
-        apply([EntryChange(directory: parent, name: name, target: nil)], toCurrent: true)
+        perform([EntryChange(directory: parent, name: name, target: nil)])
     }
 
     /// `fsync` of the file or directory at `path`.
