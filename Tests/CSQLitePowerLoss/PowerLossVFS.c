@@ -630,8 +630,12 @@ int folio_powerloss_install(void) {
 // MARK: - Sessions
 
 folio_powerloss_session *folio_powerloss_begin(const char *directory, long cut_at_event, uint64_t seed) {
+    // A directory not made yet (a library's store directory, say) is modeled by the path given.
     char resolved[PATH_MAX];
-    if (!realpath(directory, resolved)) return NULL;
+    if (!realpath(directory, resolved)) {
+        if (strlen(directory) >= sizeof(resolved)) return NULL;
+        strcpy(resolved, directory);
+    }
     folio_powerloss_session *session = calloc(1, sizeof(folio_powerloss_session));
     if (!session) return NULL;
     session->directory = strdup(resolved);
@@ -643,11 +647,7 @@ folio_powerloss_session *folio_powerloss_begin(const char *directory, long cut_a
     session->cut_at = cut_at_event;
     session->seed = seed;
     DIR *listing = opendir(resolved);
-    if (!listing) {
-        free_session(session);
-        return NULL;
-    }
-    for (struct dirent *item; (item = readdir(listing));) {
+    for (struct dirent *item; listing && (item = readdir(listing));) {
         if (strcmp(item->d_name, ".") == 0 || strcmp(item->d_name, "..") == 0) continue;
         char **bigger = realloc(session->initial_names, sizeof(char *) * (size_t)(session->initial_count + 1));
         char *name = bigger ? strdup(item->d_name) : NULL;
@@ -659,7 +659,7 @@ folio_powerloss_session *folio_powerloss_begin(const char *directory, long cut_a
         }
         session->initial_names[session->initial_count++] = name;
     }
-    closedir(listing);
+    if (listing) closedir(listing);
     pthread_mutex_lock(&model_lock);
     session->next = sessions;
     sessions = session;

@@ -212,6 +212,10 @@ import Testing
     // MARK: - A library's documents
 
     enum LibraryScenario: String, CaseIterable, CustomTestStringConvertible {
+        /// A library made where there was none: its directories and store, a document created, edited and saved.
+        case newLibrary
+        /// An existing library's document, not saved yet / saved / saved and then rewritten by another program:
+        /// reopened, edited and saved.
         case firstSave, laterSave, saveAfterExternalModification
         var testDescription: String { rawValue }
     }
@@ -263,17 +267,19 @@ import Testing
                     result.violations.append("\(place): the cut never came")
                     continue
                 }
-                let reopened: (text: String, isSound: Bool, file: Data?)
+                let reopened: (text: String?, isSound: Bool, file: Data?)
                 do {
-                    reopened = try await run.reopen()
+                    reopened = try await run.reopen(id: reference.id)
                 } catch {
                     result.violations.append("\(place): the library does not reopen: \(error)")
                     continue
                 }
-                let allowed = run.editReturned ? [reference.textAfterEdit] : [reference.textBeforeEdit, reference.textAfterEdit]
+                // Before the document's creation returned, it may be missing.
+                var allowed: [String?] = run.editReturned ? [reference.textAfterEdit] : [reference.textBeforeEdit, reference.textAfterEdit]
+                if !run.documentReturned { allowed.append(nil) }
                 if !reopened.isSound { result.violations.append("\(place): the log is unsound") }
                 if !allowed.contains(reopened.text) {
-                    result.violations.append("\(place): the document shows \(reopened.text.debugDescription)")
+                    result.violations.append("\(place): the document \(reopened.text.map { "shows \($0.debugDescription)" } ?? "is missing")")
                 }
                 if reopened.file != run.oldFile && reopened.file != reference.newFile || run.saveReturned && reopened.file != reference.newFile {
                     let found = reopened.file.map { String(decoding: $0, as: UTF8.self) }
@@ -302,10 +308,12 @@ private struct LibraryRun {
 
     let directory: ScratchDirectory
     let seed: UInt64
-    let id: DocumentID
+    let id: DocumentID?
     let fileSteps: Int
     let storeEvents: [PowerLossStore.Event]
     let wasCut: Bool
+    /// Whether the document was created or opened before the cut.
+    let documentReturned: Bool
     let editReturned: Bool
     let saveReturned: Bool
     let oldFile: Data?
@@ -324,17 +332,22 @@ private struct LibraryRun {
         self.seed = seed
         let root = directory.url.appendingPathComponent("Library", isDirectory: true)
         let file = root.appendingPathComponent("Documents/Notes.txt", isDirectory: false)
-        // Before: made, edited, and (but for a first save) saved; then perhaps rewritten by another program.
-        var library: DocumentLibrary? = try Self.library(at: root, fileSystem: PosixFileSystem(synchronizes: false), durability: .off)
-        var document: Document<TextDocument>? = try await library!.create(TextDocument.self, named: "Notes")
-        id = document!.id
-        try await document!.edit(.append("first line\n"))
-        if scenario != .firstSave { try await document!.save() }
-        try await document!.close()
-        document = nil
-        library = nil
-        if scenario == .saveAfterExternalModification {
-            try Data("rewritten by another program\n".utf8).write(to: file)
+        var library: DocumentLibrary?
+        var document: Document<TextDocument>?
+        var id: DocumentID?
+        if scenario != .newLibrary {
+            // Before: made, edited, and (but for a first save) saved; then perhaps rewritten by another program.
+            library = try Self.library(at: root, fileSystem: PosixFileSystem(synchronizes: false), durability: .off)
+            document = try await library!.create(TextDocument.self, named: "Notes")
+            id = document!.id
+            try await document!.edit(.append("first line\n"))
+            if scenario != .firstSave { try await document!.save() }
+            try await document!.close()
+            document = nil
+            library = nil
+            if scenario == .saveAfterExternalModification {
+                try Data("rewritten by another program\n".utf8).write(to: file)
+            }
         }
         oldFile = try? Data(contentsOf: file)
 
@@ -347,12 +360,21 @@ private struct LibraryRun {
         case nil: break
         }
         store = try PowerLossStore(modeling: root.appendingPathComponent(".folio"), cutAt: storeEvent, seed: seed)
-        files = try PowerLossFileSystem(root: root, ignoring: [".folio"], cutAt: fileStep, sharing: store)
+        // A new library's directories are made through the model; an existing one's store directory is the VFS's.
+        files = scenario == .newLibrary
+            ? try PowerLossFileSystem(root: directory.url, cutAt: fileStep, sharing: store)
+            : try PowerLossFileSystem(root: root, ignoring: [".folio"], cutAt: fileStep, sharing: store)
         var (textBeforeEdit, textAfterEdit) = ("", "")
-        var (editReturned, saveReturned) = (false, false)
+        var (documentReturned, editReturned, saveReturned) = (false, false, false)
         do {
             library = try Self.library(at: root, fileSystem: files, durability: durability)
-            document = try await library!.open(id, as: TextDocument.self)
+            if let id {
+                document = try await library!.open(id, as: TextDocument.self)
+            } else {
+                document = try await library!.create(TextDocument.self, named: "Notes")
+                id = document!.id
+            }
+            documentReturned = true
             textBeforeEdit = await document!.model.text
             try await document!.edit(.append("second line\n"))
             editReturned = true
@@ -365,26 +387,38 @@ private struct LibraryRun {
         document = nil
         library = nil
         (self.textBeforeEdit, self.textAfterEdit) = (textBeforeEdit, textAfterEdit)
-        (self.editReturned, self.saveReturned) = (editReturned, saveReturned)
+        (self.documentReturned, self.editReturned, self.saveReturned) = (documentReturned, editReturned, saveReturned)
+        self.id = id
         wasCut = files.isCut
         fileSteps = files.steps.count
         storeEvents = store.events
         newFile = saveReturned ? try? Data(contentsOf: file) : nil
     }
 
-    /// The library as it reopens after the power cut, from the surviving files: its document's text, whether its
-    /// log is sound, and its file.
-    func reopen() async throws -> (text: String, isSound: Bool, file: Data?) {
+    /// The library as it reopens after the power cut, from the surviving files: the text of its document `id`
+    /// (`nil` when the library does not have it), whether its log is sound, and the document's file.
+    func reopen(id: DocumentID?) async throws -> (text: String?, isSound: Bool, file: Data?) {
         let survivors = try ScratchDirectory()
-        try files.materialize(into: survivors.url, seed: seed)
-        try FileManager.default.createDirectory(at: survivors.file(".folio"), withIntermediateDirectories: false)
-        try store.materialize(into: survivors.file(".folio"))
-        let library = try Self.library(at: survivors.url, fileSystem: PosixFileSystem(synchronizes: false), durability: .off)
-        let document = try await library.open(id, as: TextDocument.self)
-        let text = await document.model.text
-        try await document.close()
+        let root = survivors.url.appendingPathComponent("Library", isDirectory: true)
+        if files.root == directory.url {
+            try files.materialize(into: survivors.url, seed: seed)
+        } else {
+            try FileManager.default.createDirectory(at: root, withIntermediateDirectories: false)
+            try files.materialize(into: root, seed: seed)
+            try FileManager.default.createDirectory(at: root.appendingPathComponent(".folio"), withIntermediateDirectories: false)
+        }
+        // The store's files survive only in a store directory that did.
+        let storeDirectory = root.appendingPathComponent(".folio", isDirectory: true)
+        if FileManager.default.fileExists(atPath: storeDirectory.path) { try store.materialize(into: storeDirectory) }
+        let library = try Self.library(at: root, fileSystem: PosixFileSystem(synchronizes: false), durability: .off)
+        var text: String?
+        if let id, try library.store.documents().contains(id) {
+            let document = try await library.open(id, as: TextDocument.self)
+            text = await document.model.text
+            try await document.close()
+        }
         let isSound = try library.store.verify().isSound
-        return (text, isSound, try? Data(contentsOf: survivors.file("Documents/Notes.txt")))
+        return (text, isSound, try? Data(contentsOf: root.appendingPathComponent("Documents/Notes.txt")))
     }
 
     /// The library at `root`, with the same device, clock and identities in every run; its store is `.full` while the

@@ -22,14 +22,14 @@ typedef struct folio_powerloss_session folio_powerloss_session;
 /// Registers the VFS ("folio-powerloss") as SQLite's default, once per process. Returns a SQLite result code.
 int folio_powerloss_install(void);
 
-/// Starts modeling the SQLite files directly inside `directory` (an existing directory; files below it are not
-/// modeled). The files there when the session begins count as durable. A file that appears later without SQLite
+/// Starts modeling the SQLite files directly inside `directory` (files below it are not modeled); a directory that
+/// does not exist yet is modeled by the path given, from when it is made. The files there when the session begins count as durable. A file that appears later without SQLite
 /// creating it (a store's first image, which Foundation writes, fsyncs and renames into place) has durable contents
 /// and a volatile directory entry, until a sync of the directory. Events (writes, truncations,
 /// syncs, deletions of modeled files) are numbered from 0; the event numbered `cut_at_event` does not complete and
 /// the power is cut there: it and every later I/O on the session's files fail with an I/O error. A negative
 /// `cut_at_event` never cuts (a dry run, to count and list the events). `seed` chooses what volatile state survives.
-/// Returns NULL when out of memory or when `directory` cannot be resolved.
+/// Returns NULL when out of memory.
 folio_powerloss_session *folio_powerloss_begin(const char *directory, long cut_at_event, uint64_t seed);
 
 /// The number of events so far, the cut one included.

@@ -21,7 +21,8 @@ import Synchronization
 /// as zeros and the size cut at a sector boundary).
 final class PowerLossFileSystem: FileSystem {
     private let base = PosixFileSystem(synchronizes: false)
-    private let root: URL
+    /// The directory modeled.
+    let root: URL
     private let rootPath: String
     private let state: Mutex<Model>
     private let supply: (any PowerSupply)?
