@@ -195,9 +195,7 @@ private struct Model {
             let child = url.appendingPathComponent(name)
             let id = nextID
             nextID += 1
-            var isDirectory: ObjCBool = false
-            FileManager.default.fileExists(atPath: child.path, isDirectory: &isDirectory)
-            if isDirectory.boolValue {
+            if try PosixFileSystem().itemKind(at: child) == .directory {
                 durableEntries[id] = [:]
                 currentEntries[id] = [:]
                 try scan(child, into: id)
