@@ -220,12 +220,12 @@ import Testing
         var testDescription: String { rawValue }
     }
 
-    /// A text document reopened, edited and saved by a library whose store is `Durability.full`, cut at every step
-    /// of the save's file I/O and at every sync and deletion of the store's files (the library's opening, the
-    /// edit's commit, the save's records, the store's closing), the two on one power supply. The library reopened
-    /// from the surviving files must show the document as it was before the edit or after it (after it once the
-    /// edit returned), with a sound log, and its file must be the old or the new complete version (the new once
-    /// the save returned).
+    /// A text document reopened (in a new library, created), edited and saved by a library whose store is
+    /// `Durability.full`, cut at every step of the file I/O and at every sync and deletion of the store's files (the
+    /// library's opening, the edit's commit, the save's records, the store's closing), the two on one power supply.
+    /// The library reopened from the surviving files must show the document as it was before the edit or after it
+    /// (after it once the edit returned; missing only while its creation had not returned), with a sound log, and
+    /// its file must be the old or the new complete version (the new once the save returned).
     @Test(arguments: LibraryScenario.allCases)
     func aDocumentSavedAtACrashPointReopensWithItsLog(_ scenario: LibraryScenario) async throws {
         let result = try await Self.sweep(scenario, durability: .full)
