@@ -48,7 +48,7 @@ extension Document {
         let report: SaveReport
         do {
             let directory = url.deletingLastPathComponent()
-            if try library.fileSystem.itemKind(at: directory) == .absent { try library.fileSystem.createDirectory(at: directory) }
+            try library.fileSystem.createDirectoryDurably(at: directory)
             report = try library.pipeline.save(contents, to: url, incremental: !needsFullRewrite)
         } catch {
             needsFullRewrite = true

@@ -162,7 +162,7 @@ extension DocumentLibrary {
         guard oldURL != newURL, try fileSystem.itemKind(at: oldURL) != .absent, try fileSystem.itemKind(at: newURL) == .absent
         else { return }
         let directory = newURL.deletingLastPathComponent()
-        if try fileSystem.itemKind(at: directory) == .absent { try fileSystem.createDirectory(at: directory) }
+        try fileSystem.createDirectoryDurably(at: directory)
         try fileSystem.rename(oldURL, to: newURL)
         try fileSystem.synchronizeDirectory(at: directory)
         if var record = SavedFileRecord(decoding: try store.localState(SavedFileRecord.stateKey, of: id)) {

@@ -90,7 +90,7 @@ public final class DocumentLibrary: Sendable {
         standardizedRootPath = root.standardizedFileURL.path
         for directory in [root, root.appendingPathComponent(".folio", isDirectory: true), localDirectory, sharedDirectory] {
             do {
-                if try fileSystem.itemKind(at: directory) == .absent { try fileSystem.createDirectory(at: directory) }
+                try fileSystem.createDirectoryDurably(at: directory)
             } catch {
                 throw DocumentError(.save, "cannot create the library directory \(directory.path)", cause: error)
             }

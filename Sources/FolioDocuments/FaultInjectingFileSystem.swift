@@ -6,11 +6,15 @@ import Synchronization
 /// Every mutating call (create a directory, write, fsync a file or a directory, rename, remove) is a step, numbered
 /// from 0 in the order the calls arrive. At a step with a ``Fault``:
 /// - `crash`: the step does not happen (a write may leave a prefix of its bytes, a torn write), and it and every
-///   later call, reads included, throw a `crashed` ``FileSystemError``, as if the device lost power there;
+///   later call, reads included, throw a `crashed` ``FileSystemError``, as if the process died there;
 /// - `fail`: that one step throws the given code (EIO on fsync, ENOSPC on write…) and later calls work normally.
 ///
 /// It also records the steps performed and the bytes written, for tests and benchmarks. A dry run without faults
 /// lists the steps of an operation, so a test can then crash it at each one in turn.
+///
+/// A crash here is a process crash: every step before it stays on disk, synced or not, so it cannot tell a missing
+/// fsync. Power loss, which keeps only what was synced, is modeled by the tests' `PowerLossFileSystem` (and, for
+/// the store, by a SQLite VFS), whose sweeps are described in the README.
 public final class FaultInjectingFileSystem: FileSystem {
     /// One mutating call.
     public struct Step: Hashable, Sendable, CustomStringConvertible {

@@ -28,6 +28,12 @@ struct RollForwardPlan: Sendable {
         removedFiles.isEmpty && removedDirectories.isEmpty && createdDirectories.isEmpty && staged.isEmpty
     }
 
+    /// The directories in which the plan creates directories, deepest first; `nil` for the root, which comes last.
+    var parentsOfCreatedDirectories: [PackagePath?] {
+        let parents = Set(createdDirectories.map { $0.ancestors.last })
+        return parents.compactMap { $0 }.sorted(by: >) + (parents.contains(nil) ? [nil] : [])
+    }
+
     /// The directories whose entries the plan changes, deepest first (the root is not listed).
     var touchedDirectories: [PackagePath] {
         var result = Set<PackagePath>(createdDirectories)
@@ -159,6 +165,16 @@ extension SavePipeline {
                 } catch where error.code == .exists {
                     guard try fileSystem.itemKind(at: memberURL) == .directory else { throw error }
                 }
+            }
+        }
+        // A new directory must be durable before a member moves into it: a power cut could otherwise keep the move
+        // (and so the staged copy's removal) but not the directory's creation, and lose the member.
+        for parent in plan.parentsOfCreatedDirectories {
+            var parentURL = root
+            if let parent { parentURL = try memberURL(parent, in: root, action: action) }
+            let name = parent.map { "the directory '\($0)'" } ?? "the package directory"
+            try step(action, "fsync of \(name) after creating directories", .syncFailed) { () throws(FileSystemError) in
+                try fileSystem.synchronizeDirectory(at: parentURL)
             }
         }
         for path in plan.staged {

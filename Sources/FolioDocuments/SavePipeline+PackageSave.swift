@@ -13,8 +13,9 @@ extension SavePipeline {
     /// 3. write the new manifest (generation + 1) to `.folio-manifest.folio-tmp`, fsync it, fsync the package
     ///    directory;
     /// 4. **commit**: rename it over `.folio-manifest`, fsync the package directory;
-    /// 5. roll forward: remove deleted members and directories, create new directories, rename the staged members
-    ///    into place, fsync the directories touched, remove the staging directory, fsync the package directory.
+    /// 5. roll forward: remove deleted members and directories, create new directories and fsync the directories
+    ///    holding them, rename the staged members into place, fsync the directories touched, remove the staging
+    ///    directory, fsync the package directory.
     ///
     /// A crash before step 4 leaves the previous package, plus leftovers the next recovery removes; after it,
     /// recovery finishes step 5 from the staging directory whose generation matches the manifest. A new package is

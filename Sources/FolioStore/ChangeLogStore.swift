@@ -128,7 +128,11 @@ public final class ChangeLogStore: Sendable {
         do {
             switch access {
             case .shared:
-                database = try DatabasePool(path: url.path, configuration: configuration)
+                let pool = try DatabasePool(path: url.path, configuration: configuration)
+                // GRDB sets a pool's writer to `synchronous = NORMAL` when it turns WAL mode on, after
+                // `prepareDatabase`: without this, `.full` would not sync the log at commits.
+                try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = \(synchronous)") }
+                database = pool
                 exclusiveQueue = nil
             case .exclusive:
                 // WAL mode is set above, after exclusive locking: GRDB's own WAL set-up is for pools of readers.
