@@ -170,7 +170,7 @@ enum ChangeCodec {
             throw CodecError(.oversized, "lamport timestamp \(lamport) is beyond the limit of \(ChangeLimits.counter)", at: lamportOffset)
         }
         let wallTime = Timestamp(millisecondsSince1970: try reader.readSigned("the wall time"))
-        let parents = try readHashes(&reader, "parents")
+        let parents = try readHashes(&reader, "parents", limit: ChangeLimits.parents)
         let vectorOffset = reader.offset
         let count = try reader.readCount("the vector's entry count", elementSize: 17, limit: Limits.vectorEntries)
         var entries: [VersionVector.Entry] = []
@@ -205,9 +205,11 @@ enum ChangeCodec {
         return UUIDBytes(high: high, low: low)
     }
 
-    private static func readHashes(_ reader: inout BinaryReader, _ what: String) throws(CodecError) -> [ChangeHash] {
+    private static func readHashes(
+        _ reader: inout BinaryReader, _ what: String, limit: Int = Limits.hashes
+    ) throws(CodecError) -> [ChangeHash] {
         let start = reader.offset
-        let count = try reader.readCount("the number of \(what)", elementSize: 32, limit: Limits.hashes)
+        let count = try reader.readCount("the number of \(what)", elementSize: 32, limit: limit)
         var hashes: [ChangeHash] = []
         hashes.reserveCapacity(count)
         for _ in 0..<count {

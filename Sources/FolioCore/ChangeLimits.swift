@@ -16,6 +16,11 @@ public enum ChangeLimits {
     /// change takes the highest timestamp its device has seen plus one, capped at its parents' plus this step.
     public static let lamportStep: UInt64 = 1 << 32
 
+    /// The most parents a change may name: 4,096. A change's parents are heads of distinct devices, so only a
+    /// document with more devices editing at once, none seeing the others, could need more; checking a change costs
+    /// its parents times their vectors' devices.
+    public static let parents = 4_096
+
     /// The largest lamport timestamp allowed for a change whose highest parent has `parentLamport` (0: no parent).
     public static func maximumLamport(afterParentsAt parentLamport: UInt64) -> UInt64 {
         min(counter, parentLamport + lamportStep)

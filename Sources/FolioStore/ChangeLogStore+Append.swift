@@ -82,7 +82,7 @@ extension ChangeLogStore {
                 let seq = frontier.vector[device] + 1
                 // One above every timestamp seen, unless that runs further ahead of the parents than peers accept.
                 let lamport = min(frontier.maxLamport, ChangeLimits.maximumLamport(afterParentsAt: parentLamport) - 1) + 1
-                guard seq <= ChangeLimits.counter, lamport <= ChangeLimits.counter else {
+                guard seq <= ChangeLimits.counter, lamport <= ChangeLimits.counter, lamport > parentLamport else {
                     throw StoreError(.invalidChange, "document \(document) has used up its sequence numbers or lamport timestamps (the limit is \(ChangeLimits.counter)): no change can be added to it")
                 }
                 vector[device] = seq

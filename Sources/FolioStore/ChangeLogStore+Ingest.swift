@@ -110,6 +110,9 @@ private struct Ingestion {
     /// many this ingestion parked and removed since: written back with the frontier.
     var waitingCount: Int?
     var waitingDelta = 0
+    /// Whether this ingestion removed waiting changes, and the hashes of those another change's identity dropped.
+    var removedWaiting = false
+    var dropped: Set<Data> = []
 
     init(store: ChangeLogStore, document: DocumentID, db: Database) throws {
         self.store = store
@@ -170,6 +173,9 @@ private struct Ingestion {
         else {
             throw StoreError(.invalidChange, "change \(change.id) has a sequence number, vector entry or lamport timestamp beyond the limit of \(ChangeLimits.counter)")
         }
+        guard change.parents.count <= ChangeLimits.parents else {
+            throw StoreError(.invalidChange, "change \(change.id) names \(change.parents.count) parents, more than the limit of \(ChangeLimits.parents)")
+        }
     }
 
     /// Only this device makes changes in its own names, and it has all of them: one it lacks, or one that depends
@@ -216,6 +222,24 @@ private struct Ingestion {
         appliedNow[change.hash] = change
         advanced.insert(change.id.device)
         result.applied.append(change.id)
+        if mayHaveWaiting { try dropWaiting(sameIdentityAs: change, deviceRow: deviceRow, into: &result) }
+    }
+
+    /// Drops the waiting changes with the identity of `change`, just applied: they can never be, whatever they wait
+    /// for.
+    private mutating func dropWaiting(sameIdentityAs change: Change, deviceRow: Int64, into result: inout IngestResult) throws {
+        let identity: StatementArguments = [documentRow, deviceRow, Int64(change.id.seq)]
+        let others = try Data.fetchAll(
+            db.cachedStatement(sql: "SELECT hash FROM pending WHERE document = ? AND device = ? AND seq = ?"), arguments: identity)
+        guard !others.isEmpty else { return }
+        for other in others {
+            dropped.insert(other)
+            let otherHash = (try? Stored.changeHash(other))?.shortHex ?? "another hash"
+            result.rejected.append((change.id, "device \(change.id.device) seq \(change.id.seq) waited with hash \(otherHash), but the change with hash \(change.hash.shortHex) took that identity; nothing was overwritten"))
+        }
+        try db.cachedStatement(sql: "DELETE FROM pending WHERE document = ? AND device = ? AND seq = ?").execute(arguments: identity)
+        waitingDelta -= db.changesCount
+        removedWaiting = true
     }
 
     /// The rules ``CausalGraph/firstInconsistency(among:)`` checks when `verify` runs: parents in the log with lower
@@ -294,14 +318,9 @@ private struct Ingestion {
             WHERE document = ? AND wait_device = ? AND wait_seq <= ?
             """)
         let remove = try db.cachedStatement(sql: "DELETE FROM pending WHERE document = ? AND device = ? AND seq = ? AND hash = ?")
-        let removeIdentity = try db.cachedStatement(sql: "DELETE FROM pending WHERE document = ? AND device = ? AND seq = ?")
         let rewait = try db.cachedStatement(sql: """
             UPDATE pending SET wait_device = ?, wait_seq = ? WHERE document = ? AND device = ? AND seq = ? AND hash = ?
             """)
-        let sameIdentity = try db.cachedStatement(sql: "SELECT hash FROM pending WHERE document = ? AND device = ? AND seq = ?")
-        var removed = false
-        /// Waiting changes dropped because another change took their identity.
-        var dropped: Set<Data> = []
         while let device = advanced.min() {
             advanced.remove(device)
             var candidates: [(deviceRow: Int64, hash: Data, change: EncodedChange)] = []
@@ -320,7 +339,7 @@ private struct Ingestion {
             for entry in undecodable {
                 try remove.execute(arguments: [documentRow, entry.deviceRow, entry.seq, entry.hash])
                 waitingDelta -= db.changesCount
-                removed = true
+                removedWaiting = true
                 let id = ChangeID(device: try store.device(forRow: entry.deviceRow, in: db), seq: UInt64(max(entry.seq, 1)))
                 result.rejected.append((id, "its bytes cannot be decoded: \(entry.error)"))
             }
@@ -338,34 +357,25 @@ private struct Ingestion {
                     }
                     try remove.execute(arguments: key)
                     waitingDelta -= db.changesCount
-                    removed = true
+                    removedWaiting = true
                 } else if let dependency = firstMissingDependency(of: change) {
                     try rewait.execute(arguments: [dependency.device.uuid.data, Int64(dependency.seq)] + key)
                 } else {
+                    try remove.execute(arguments: key)
+                    waitingDelta -= db.changesCount
+                    removedWaiting = true
                     do {
+                        // Rows migrated from before changes in the local device's name were refused may claim it.
+                        try refuseLocalIdentity(change)
                         try apply(candidate.change, into: &result)
                     } catch let error as StoreError where error.code == .invalidChange {
                         // Dropped, not kept: an invalid change that waited must not block the document forever.
                         result.rejected.append((change.id, error.message))
                     }
-                    try remove.execute(arguments: key)
-                    waitingDelta -= db.changesCount
-                    removed = true
-                    // Others with the identity of the change applied can never be: they go now, whatever they wait for.
-                    if frontier.vector[change.id.device] == change.id.seq {
-                        let identity: StatementArguments = [documentRow, candidate.deviceRow, Int64(change.id.seq)]
-                        for other in try Data.fetchAll(sameIdentity, arguments: identity) {
-                            dropped.insert(other)
-                            let otherHash = (try? Stored.changeHash(other))?.shortHex ?? "another hash"
-                            result.rejected.append((change.id, "device \(change.id.device) seq \(change.id.seq) waited with hash \(otherHash), but the change with hash \(change.hash.shortHex) took that identity; nothing was overwritten"))
-                        }
-                        try removeIdentity.execute(arguments: identity)
-                        waitingDelta -= db.changesCount
-                    }
                 }
             }
         }
-        if removed || hasWaiting == nil {
+        if removedWaiting || hasWaiting == nil {
             hasWaiting = try Bool.fetchOne(
                 db.cachedStatement(sql: "SELECT 1 FROM pending WHERE document = ? LIMIT 1"), arguments: [documentRow]) ?? false
         }

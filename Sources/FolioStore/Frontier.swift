@@ -28,6 +28,8 @@ struct Frontier: Sendable {
 
     let documentRow: Int64
     private(set) var tips: [DeviceID: Tip] = [:]
+    /// The device of each tip, by the tip's hash (a change may name a thousand parents).
+    private var tipsByHash: [ChangeHash: DeviceID] = [:]
     private(set) var vector = VersionVector()
     /// The lifecycle changes recorded since the last ``takeLifecycleAdded()``.
     private var lifecycleAdded: [Change] = []
@@ -70,10 +72,12 @@ struct Frontier: Sendable {
     private mutating func include(_ row: RawRow) throws {
         let device = DeviceID(try Stored.uuid(row[1]))
         let seq = try Stored.seq(row[2], "frontier sequence number")
+        if let old = tips[device] { tipsByHash[old.hash] = nil }
         tips[device] = Tip(
             deviceRow: row[0], seq: seq, lamport: try Stored.unsigned(row[3], "frontier lamport"), hash: try Stored.changeHash(row[4]),
             isHead: row[5] as Bool)
         vector[device] = seq
+        tipsByHash[tips[device]!.hash] = device
     }
 
     /// The heads' hashes, ascending (the order parents are recorded in).
@@ -106,9 +110,11 @@ struct Frontier: Sendable {
             tips[device]!.isHead = false
             tips[device]!.isDirty = true
         }
+        if let old = tips[change.id.device] { tipsByHash[old.hash] = nil }
         tips[change.id.device] = Tip(
             deviceRow: deviceRow, seq: change.id.seq, lamport: change.lamport, hash: change.hash, isHead: true, isDirty: true,
             change: size < ChangeLogStore.cachedChangeThreshold ? change : nil)
+        tipsByHash[change.hash] = change.id.device
         vector[change.id.device] = change.id.seq
         if case .lifecycle = change.kind { lifecycleAdded.append(change) }
     }
@@ -120,8 +126,10 @@ struct Frontier: Sendable {
     }
 
     /// The change with this hash when it is a tip kept decoded (see ``Tip/change``).
+    ///
+    /// - Complexity: O(1).
     func keptChange(_ hash: ChangeHash) -> Change? {
-        tips.values.first { $0.hash == hash }?.change
+        tipsByHash[hash].flatMap { tips[$0]?.change }
     }
 
     /// Keeps `change`, the tip of its device, decoded with the tip.

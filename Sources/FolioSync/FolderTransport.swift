@@ -25,8 +25,9 @@ import Foundation
 ///
 /// Anyone who can write to the folder can put files in it, so what a file claims is checked before it counts:
 /// what the folder holds, as far as writing is concerned, is what this device put there and the changes it has
-/// read there itself (per device, the unbroken run of sequence numbers read, kept in a cursor of its own), never a
-/// file's export vector, which only numbers its writer's files. A file whose counts or vector could not be real is
+/// read there itself (per device, the highest sequence number read, kept in a cursor of its own), never a file's
+/// export vector, which only numbers its writer's files. A change a file holds that the store refuses is skipped
+/// and reported; the rest of the file and the sync go on. A file whose counts or vector could not be real is
 /// skipped and reported.
 ///
 /// Cursors are kept per folder (by the folder's identity), so a store can sync with several folders.
@@ -108,13 +109,6 @@ public struct FolderTransport: SyncTransport {
                     report: &report)
             }
         }
-        for (document, vector) in contents.sorted(by: { $0.key < $1.key }) {
-            do {
-                try store.setSyncCursor(vector, peer: contentsKey(folder: folder), document: document)
-            } catch {
-                throw .store(error, while: "recording what was read of document \(document)")
-            }
-        }
         return contents
     }
 
@@ -153,21 +147,33 @@ public struct FolderTransport: SyncTransport {
             report.messagesReceived += 1
             report.changesReceived += batch.changes.count
             try names.learn(batch.devices + [batch.writer], into: store)
-            do {
-                let result = try store.ingest(encoded: batch.changes)
+            let (results, refused) = try ingest(batch.changes, from: location, into: store, report: &report)
+            for result in results {
                 report.changesApplied += result.applied.count
                 report.duplicates += result.duplicates
                 if !result.applied.isEmpty { report.noteUpdated(document) }
-            } catch {
-                throw .store(error, while: "ingesting \(location)")
             }
-            for change in batch.changes where change.change.id.seq == contents[change.change.id.device] + 1 {
+            // Only what the log now holds counts as read: not a refused change, nor one still waiting.
+            let logged: VersionVector
+            do {
+                logged = try store.vector(of: document)
+            } catch {
+                throw .store(error, while: "reading the vector of document \(document)")
+            }
+            for change in batch.changes where logged.contains(change.change.id) && !refused.contains(change.change.id) {
                 contents.include(change.change.id)
+            }
+            let turnedAway = results.reduce(0) { $0 + $1.turnedAway.count }
+            if turnedAway > 0 {
+                // The store had no room for changes that arrived early: the file is read again next time.
+                consecutive = false
+                report.problems.append("\(location): \(turnedAway) changes that arrived early were turned away (too many wait); it will be read again")
             }
             if consecutive, file.first - 1 <= cursor.changeCount {
                 cursor.merge(batch.vector)
                 do {
                     try store.setSyncCursor(cursor, peer: cursorKey(writer, folder: folder), document: document)
+                    try store.setSyncCursor(contents, peer: contentsKey(folder: folder), document: document)
                 } catch {
                     throw .store(error, while: "recording the progress through \(location)")
                 }
@@ -178,9 +184,34 @@ public struct FolderTransport: SyncTransport {
         }
     }
 
-    /// The changes of `document` this device has read in the folder: per device, the unbroken run of sequence
-    /// numbers found in the files read. A change read out of that run (its predecessor in a file read later) is
-    /// left out, which at worst makes the device write it again.
+    /// Ingests a file's changes together; when the store refuses them (one is invalid, or reuses an identity), one
+    /// at a time, so that one bad change skips itself, reported, and neither the rest of the file nor the sync.
+    private func ingest(
+        _ changes: [EncodedChange], from location: String, into store: ChangeLogStore, report: inout SyncReport
+    ) throws(SyncError) -> (results: [IngestResult], refused: Set<ChangeID>) {
+        do {
+            return ([try store.ingest(encoded: changes)], [])
+        } catch where error.code == .invalidChange || error.code == .integrity {
+            var results: [IngestResult] = []
+            var refused: Set<ChangeID> = []
+            for change in changes {
+                do {
+                    results.append(try store.ingest(encoded: [change]))
+                } catch where error.code == .invalidChange || error.code == .integrity {
+                    refused.insert(change.change.id)
+                    report.problems.append("\(location): change \(change.change.id) was refused: \(error.message)")
+                } catch {
+                    throw .store(error, while: "ingesting \(location)")
+                }
+            }
+            return (results, refused)
+        } catch {
+            throw .store(error, while: "ingesting \(location)")
+        }
+    }
+
+    /// The changes of `document` this device has read in the folder: per device, the highest sequence number found
+    /// in the files read (every change's predecessors are in the folder too, unless someone removed them).
     private func readContents(of document: DocumentID, folder: UUIDBytes, in store: ChangeLogStore) throws(SyncError) -> VersionVector {
         do {
             return try store.syncCursor(peer: contentsKey(folder: folder), document: document)

@@ -54,11 +54,9 @@ import Testing
         let far = forged(b, parents: [a1], lamport: a1.lamport + ChangeLimits.lamportStep)
         try store.ingest([far])
         try store.checkInvariants()
-        // On every head, one above the highest seen; on a1 alone, capped at a1's plus the step.
+        // On every head, one above the highest seen.
         let onEverything = try store.append(Fixtures.edit("a2"), to: document)
         #expect(onEverything.lamport == far.lamport + 1)
-        let onA1 = try store.append(Fixtures.edit("a3"), to: document, on: .heads([onEverything.parents.first { $0 != far.hash } ?? a1.hash]))
-        #expect(onA1.lamport <= ChangeLimits.maximumLamport(afterParentsAt: onEverything.lamport))
 
         // A peer takes all of it.
         let peer = try directory.openStore(for: c)
@@ -122,6 +120,27 @@ import Testing
         #expect(result.applied == real.map(\.id))
         #expect(result.rejected.map(\.id) == [fake.id])
         #expect(try receiver.changes(of: document) == real)
+        #expect(try receiver.pendingChanges(of: document).isEmpty)
+        #expect(try receiver.verify().isSound)
+    }
+
+    @Test(arguments: [StoreAccess.shared, .exclusive])
+    func aForgedChangeWaitingForSomethingElseIsDroppedWhenTheRealOneIsApplied(access: StoreAccess) throws {
+        let storeB = try directory.openStore(for: b)
+        let real = try storeB.append([Fixtures.edit("b1"), Fixtures.edit("b2")], to: document)
+        // The made-up b2 also claims a change nobody will ever send, so it would wait for good.
+        let ghost = Device.named("Ghost")
+        var claims = real[0].vector
+        claims[ghost.id] = 1
+        claims[b.id] = 2
+        let fake = forged(b, seq: 2, parents: [real[0]], vector: claims, lamport: 2)
+        let receiver = try directory.openStore(for: c, access: access)
+        #expect(try receiver.ingest([fake]).deferred == 1)
+
+        let result = try receiver.ingest(real)
+        try receiver.checkInvariants()
+        #expect(result.applied == real.map(\.id))
+        #expect(result.rejected.map(\.id) == [fake.id])
         #expect(try receiver.pendingChanges(of: document).isEmpty)
         #expect(try receiver.verify().isSound)
     }

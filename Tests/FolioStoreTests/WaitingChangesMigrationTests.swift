@@ -55,7 +55,7 @@ import Testing
         let c1 = try storeC.append(Fixtures.edit("c1"), to: Fixtures.document)
         let c2 = try storeC.append(Fixtures.edit("c2"), to: Fixtures.document)
         let a3 = try storeA.append(Fixtures.edit("a3"), to: Fixtures.document)
-        // c2 waits for c1, a4 for a3: two waiting changes, each for another device.
+        // c2 waits for c1, a4 for a3: each for its own device's previous change.
         try storeA.ingest([b1, c1, c2])
         let a4 = try storeA.append(Fixtures.edit("a4"), to: Fixtures.document)
         #expect(try receiver.ingest([c2, a4]).deferred == 2)

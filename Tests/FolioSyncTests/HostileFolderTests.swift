@@ -94,4 +94,70 @@ import Testing
         #expect(try storeB.change(a1.hash, of: Fixtures.document) == a1, "A's change reached B through the folder")
         try Convergence.expectConverged([storeA, storeB])
     }
+
+    /// A file holding a change the store refuses (one with the identity of a change it has, or in its own name)
+    /// skips that change, reported; the sync goes on, both ways.
+    @Test func aChangeTheStoreRefusesSkipsItselfNotTheSync() throws {
+        let storeA = try directory.openStore(for: Self.a)
+        let storeB = try directory.openStore(for: Self.b)
+        let b1 = try storeB.append(Fixtures.edit("b1"), to: Fixtures.document)
+        let other = try storeB.append(Fixtures.edit("b's other"), to: Fixtures.otherDocument)
+        // Mallory's own b1, with B's identity and other contents, and an "a1" A never made.
+        let fakeB1 = Change(
+            document: Fixtures.document, id: b1.id, parents: [], vector: b1.vector, lamport: 1,
+            wallTime: Fixtures.start, kind: Fixtures.edit("not B's"))
+        let fakeA1 = Change(
+            document: Fixtures.document, id: ChangeID(device: Self.a.id, seq: 1), parents: [],
+            vector: VersionVector([(Self.a.id, UInt64(1))]), lamport: 1, wallTime: Fixtures.start,
+            kind: Fixtures.edit("not A's"))
+        try plant(FolderBatch(
+            writer: Self.mallory, document: Fixtures.document, first: 1, last: 2,
+            vector: fakeB1.vector.merging(fakeA1.vector), devices: [],
+            changes: [EncodedChange(fakeB1), EncodedChange(fakeA1)]))
+
+        let fromB = try folder.sync(storeB)
+        #expect(fromB.problems.contains { $0.contains("\(b1.id)") && $0.contains("refused") }, "\(fromB.problems)")
+        let fromA = try folder.sync(storeA)
+        #expect(fromA.problems.contains { $0.contains("refused") }, "\(fromA.problems)")
+        // Whichever b1 A took first, B's change of the other document and everything A has reach B.
+        #expect(try storeA.change(other.hash, of: Fixtures.otherDocument) == other)
+        let a2 = try storeA.append(Fixtures.edit("a's own"), to: Fixtures.otherDocument)
+        _ = try folder.sync(storeA)
+        _ = try folder.sync(storeB)
+        #expect(try storeB.change(a2.hash, of: Fixtures.otherDocument) == a2)
+    }
+
+    /// Changes a store turns away because too many wait are read again at the next sync, not lost.
+    @Test func changesTurnedAwayAreReadAgain() throws {
+        let storeA = try directory.openStore(for: Self.a)
+        let chain = try storeA.append((1...4).map { Fixtures.edit("a\($0)") }, to: Fixtures.document)
+        #expect(try folder.sync(storeA).isComplete)
+        // The folder's files hold a2...a4 first (a later file) and a1 last: rewrite them as one file each, backwards.
+        let place = directory.file("Shared/\(Self.a.id)/\(Fixtures.document)")
+        for name in try FileManager.default.contentsOfDirectory(atPath: place.path) {
+            try FileManager.default.removeItem(at: place.appendingPathComponent(name))
+        }
+        var vector = VersionVector()
+        for (index, change) in chain.enumerated().reversed() {
+            vector = VersionVector([(Self.a.id, UInt64(index + 1))])
+            try plant(FolderBatch(
+                writer: Self.a, document: Fixtures.document, first: UInt64(index + 1), last: UInt64(index + 1),
+                vector: vector, devices: [], changes: [EncodedChange(change)]))
+        }
+        // Files are read in order of their counts, so a1 comes first: make a1's file unreadable for now.
+        let first = place.appendingPathComponent(FolderBatch.fileName(first: 1, last: 1))
+        let saved = try Data(contentsOf: first)
+        try Data("damaged".utf8).write(to: first)
+
+        let cramped = try ChangeLogStore(
+            at: directory.file("B.sqlite"), device: Self.b, clock: ManualClock(start: Fixtures.start),
+            limits: StoreLimits(waitingChangesPerDocument: 1))
+        let report = try folder.sync(cramped)
+        #expect(report.problems.contains { $0.contains("turned away") }, "\(report.problems)")
+        #expect(try cramped.pendingChanges(of: Fixtures.document).count == 1)
+        try saved.write(to: first)
+        _ = try folder.sync(cramped)
+        _ = try folder.sync(cramped)
+        #expect(try cramped.changes(of: Fixtures.document) == chain)
+    }
 }
