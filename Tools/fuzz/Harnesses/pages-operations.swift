@@ -1,0 +1,35 @@
+// pages-operations: a group of pages operations decoded from untrusted bytes, under the undo law.
+// A group of `PagesDocument.Operation`s decoded from untrusted bytes (an edit's payload) and
+// applied to a package with an image. Oracles: `OperationLaws`, and every image's path in the snapshot is safe
+// byte for byte.
+import FolioCore
+import FolioModels
+import Foundation
+
+enum Harness {
+    static let start: PagesDocument = {
+        do {
+            return try PagesDocument(text: "Pages", images: ["cover.png": Data([1, 2, 3])])
+        } catch {
+            fatalError("cannot make the starting pages: \(error)")
+        }
+    }()
+
+    static func run(_ input: UnsafeRawBufferPointer) {
+        OperationLaws<PagesDocument>.check(group: Array(input), from: start) { model in
+            guard case .package(let package) = model.contents() else { oracleFailed("pages do not snapshot as a package") }
+            for path in package.filePaths { PathChecks.requireSafe(path, "an image of the pages") }
+        }
+    }
+
+    static func seeds() -> [[UInt8]] {
+        typealias Op = PagesDocument.Operation
+        let groups: [[Op]] = [
+            [.setText("new"), .setText("newer")],
+            [.putImage(name: "b.jpg", bytes: Data([9])), .putImage(name: "b.jpg", bytes: Data([8, 7]))],
+            [.removeImage(name: "cover.png"), .putImage(name: "cover.png", bytes: Data())],
+            [.putImage(name: "../x", bytes: Data()), .putImage(name: "e\u{301}.png", bytes: Data([1])), .removeImage(name: "é.png")],
+        ]
+        return groups.map { Array(Op.encodeGroup($0)) }
+    }
+}

@@ -1,0 +1,74 @@
+// sync-message: a sync protocol message decoded from untrusted bytes and handed to a responding peer.
+// `SyncMessage(decoding:)` on untrusted bytes, then the message handed to a responding `SyncDriver`
+// over a store that holds an honest history.
+// Oracles: decoding never traps; a decoded message re-encodes to bytes that decode to an equal message and encode
+// to themselves again; the driver never traps, and afterwards the store is sound and takes a local append.
+import FolioCore
+import FolioStore
+import FolioSync
+import Foundation
+
+enum Harness {
+    static let history = SampleChanges.history()
+    static let local = Device(id: FuzzIDs.device(9), name: "responder")
+
+    /// The responder's store before each message: the first ten changes of the sample history.
+    static let template: ChangeLogStore = {
+        do {
+            let store = try ChangeLogStore(inMemoryNamed: "template", device: local, clock: ManualClock(start: FuzzIDs.epoch))
+            try store.ingest(Array(history.prefix(10)))
+            return store
+        } catch {
+            fatalError("cannot make the template store: \(error)")
+        }
+    }()
+
+    static func run(_ input: UnsafeRawBufferPointer) {
+        let bytes = Array(input)
+        guard let message = try? SyncMessage(decoding: bytes) else { return }
+        let encoded = message.encoded()
+        let again: SyncMessage
+        do {
+            again = try SyncMessage(decoding: encoded)
+        } catch {
+            oracleFailed("a decoded message re-encodes to bytes that do not decode: \(error)")
+        }
+        require(again == message, "a decoded message re-encodes to another message")
+        require(again.encoded() == encoded, "a message's encoding is not stable")
+
+        let store: ChangeLogStore
+        do {
+            store = try template.copyInMemory(named: "responder")
+        } catch {
+            fatalError("cannot copy the template store: \(error)")
+        }
+        do {
+            var driver = try SyncDriver(store: store, role: .responder, id: 42)
+            _ = try driver.receive(bytes)
+            _ = try driver.tick()
+        } catch {
+            // Refusing a message is fine; what the store holds afterwards is checked below.
+        }
+        StoreChecks.requireSound(store, "after a message")
+        StoreChecks.requireAppendWorks(store, "after a message")
+    }
+
+    static func seeds() -> [[UInt8]] {
+        let document = SampleChanges.document
+        let vector = history.prefix(12).reduce(VersionVector()) { $0.merging($1.vector) }
+        let hello = SyncHello(
+            device: Device(id: SampleChanges.second, name: "peer"), session: 7, vectors: [document: vector],
+            heads: [document: [history[11].hash]], devices: [Device(id: SampleChanges.first, name: "first")])
+        let reply = SyncHello(device: Device(id: SampleChanges.first, name: ""), session: 8, replyTo: 42, vectors: [:])
+        let messages: [SyncMessage] = [
+            .hello(hello),
+            .hello(reply),
+            .request(document: document, since: history[3].vector),
+            .request(document: FuzzIDs.document(3), since: VersionVector()),
+            .changes(document: document, changes: history.suffix(from: 10).map(EncodedChange.init)),
+            .changes(document: document, changes: [EncodedChange(history[12])]),
+            .done(from: 7, to: 42),
+        ]
+        return messages.map { $0.encoded() }
+    }
+}
