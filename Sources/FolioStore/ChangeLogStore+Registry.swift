@@ -9,7 +9,11 @@ extension ChangeLogStore {
     }
 
     /// Records the display names of `devices` (each added when new), in one transaction.
+    ///
+    /// Names come from peers, so each is kept as ``storableName(_:)`` makes it: NUL characters (which SQLite's text
+    /// would cut the name at) become U+FFFD, and a name is at most 1,024 bytes of UTF-8.
     public func registerDevices(_ devices: [Device]) throws(StoreError) {
+        let devices = devices.map { Device(id: $0.id, name: Self.storableName($0.name)) }
         let changed = devices.filter { device in memory.map { $0.name(of: device.id) != device.name } ?? true }
         guard !changed.isEmpty else { return }
         try write("registering \(changed.count == 1 ? "device \(changed[0].id)" : "\(changed.count) devices")") { db in
@@ -20,6 +24,22 @@ extension ChangeLogStore {
                 memory?.stage(device.id, name: device.name, in: db)
             }
         }
+    }
+
+    /// A device name as the store keeps it: NUL characters replaced by U+FFFD, cut to at most 1,024 bytes of UTF-8
+    /// on a character boundary.
+    public static func storableName(_ name: String) -> String {
+        var kept = ""
+        var bytes = 0
+        for character in name {
+            let text = character.unicodeScalars.contains("\0")
+                ? String(String.UnicodeScalarView(character.unicodeScalars.map { $0 == "\0" ? "\u{FFFD}" : $0 }))
+                : String(character)
+            bytes += text.utf8.count
+            if bytes > 1_024 { break }
+            kept += text
+        }
+        return kept
     }
 
     /// The devices known to this store, in identity order; a device seen only through its changes has an empty name.

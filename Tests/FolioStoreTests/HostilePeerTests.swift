@@ -251,4 +251,21 @@ import Testing
         #expect(try receiver.pendingChanges(of: document).isEmpty)
         #expect(try receiver.verify().isSound)
     }
+
+    // MARK: Names
+
+    /// A peer's device name with a NUL (where SQLite's text would end) or of any length is kept as the store can
+    /// hold it, the same in the file as in an exclusive store's memory.
+    @Test(arguments: [StoreAccess.shared, .exclusive])
+    func aDeviceNameWithNulOrOfAnyLengthIsKeptAsTheStoreCanHoldIt(access: StoreAccess) throws {
+        let store = try directory.openStore(for: a, access: access)
+        let nul = Device(id: b.id, name: "\0\0\u{1}Bea")
+        let long = Device(id: c.id, name: String(repeating: "é", count: 5_000))
+        try store.registerDevices([nul, long])
+        try store.checkInvariants()
+        let names = Dictionary(uniqueKeysWithValues: try store.devices().map { ($0.id, $0.name) })
+        #expect(names[b.id] == "\u{FFFD}\u{FFFD}\u{1}Bea")
+        #expect(names[c.id]?.utf8.count == 1_024)
+        #expect(try store.verify().isSound)
+    }
 }
