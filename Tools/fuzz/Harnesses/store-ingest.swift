@@ -125,7 +125,8 @@ enum Harness {
             let entrySeq = fuzz.interestingUInt64()
             if entrySeq > 0 { vector.merge(VersionVector([(entryDevice, entrySeq)])) }
         }
-        var seq = vector[device] + 1
+        // Wrapping: a vector entry may already be at UInt64.max, and the harness must not trap where Folio would not.
+        var seq = max(1, vector[device] &+ 1)
         if fuzz.bool() { seq = max(1, fuzz.interestingUInt64()) }
         var entries = vector.entries.filter { $0.device != device }
         entries.append(VersionVector.Entry(device: device, seq: seq))
@@ -137,8 +138,8 @@ enum Harness {
         case 2: if !known.isEmpty { parents.insert(fuzz.pick(known).hash) }
         default: parents.insert(ChangeHash(bytes: (0..<32).map { _ in fuzz.byte() }))
         }
-        let topLamport = known.map(\.lamport).max() ?? 0
-        let lamport: UInt64 = fuzz.bool() ? max(1, fuzz.interestingUInt64()) : topLamport &+ 1 == 0 ? 1 : topLamport &+ 1
+        let next = max(1, (known.map(\.lamport).max() ?? 0) &+ 1)
+        let lamport: UInt64 = fuzz.bool() ? max(1, fuzz.interestingUInt64()) : next
         let kind: ChangeKind
         switch fuzz.byte() % 8 {
         case 0: kind = .lifecycle(.create(name: fuzz.string(upTo: 20), type: fuzz.pick(["com.folio.text", "com.folio.pages", "?"]), container: .shared))
