@@ -121,6 +121,12 @@ private struct Ingestion {
         documentRow = try store.rowID(of: document, in: db, create: true)!
         frontier = try store.frontier(of: documentRow, in: db)
         insert = try ChangeRowInserter(db)
+        // A store with shared access reads the document's count once, so that an ingest into a document with none
+        // waiting asks the pending table nothing (an exclusive store remembers whether any wait).
+        if store.memory == nil {
+            waitingCount = try Int.fetchOne(
+                db.cachedStatement(sql: "SELECT waiting FROM document WHERE id = ?"), arguments: [documentRow]) ?? 0
+        }
         localIdentities = [store.localDevice.id, store.externalDevice.id]
     }
 
@@ -159,10 +165,12 @@ private struct Ingestion {
     }
 
     /// Whether changes of the document may wait in the pending table: an exclusive store remembers whether they do
-    /// (a document it does not know has none), so that an ingest into a document with none waiting costs no query.
+    /// (a document it does not know has none), a shared one reads the document's count, so that an ingest into a
+    /// document with none waiting costs no query of the table.
     private var mayHaveWaiting: Bool {
-        guard hasWaiting != true, let memory = store.memory else { return true }
-        return memory.document(documentRow)?.hasWaiting ?? false
+        if hasWaiting == true || waitingDelta > 0 { return true }
+        if let memory = store.memory { return memory.document(documentRow)?.hasWaiting ?? false }
+        return (waitingCount ?? 1) + waitingDelta > 0
     }
 
     /// The numbers of a change built in memory (decoded ones were checked by the codec) must be within
