@@ -76,7 +76,7 @@ let package = Package(
             path: "Tools/bench/FolioBench"
         ),
         // Helpers the test targets share (seeds that replay randomized tests, property checks).
-        .target(name: "FolioTestSupport", dependencies: ["FolioCore"], path: "Tests/FolioTestSupport"),
+        .target(name: "FolioTestSupport", dependencies: ["FolioCore", "FolioStore"], path: "Tests/FolioTestSupport"),
         // A SQLite VFS for power-loss tests: keeps only what was synced (plus a seeded, torn subset of the rest).
         .target(
             name: "CSQLitePowerLoss", path: "Tests/CSQLitePowerLoss",
@@ -85,7 +85,7 @@ let package = Package(
         .testTarget(name: "FolioStoreTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioStore", "folio", "CSQLitePowerLoss"]),
         .testTarget(name: "FolioModelsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioModels"]),
         .testTarget(name: "FolioConflictsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioConflicts", "FolioModels"]),
-        .testTarget(name: "FolioDocumentsTests", dependencies: ["FolioCore", "FolioStore", "FolioDocuments", "FolioModels", "FolioSync", "CSQLitePowerLoss"]),
+        .testTarget(name: "FolioDocumentsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioStore", "FolioDocuments", "FolioModels", "FolioSync", "CSQLitePowerLoss"]),
         .testTarget(
             name: "FolioSimulatorTests",
             dependencies: ["FolioTestSupport", "FolioCore", "FolioModels", "FolioReports", "FolioSimulator", "folio"],

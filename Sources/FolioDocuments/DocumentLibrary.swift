@@ -57,7 +57,11 @@ public final class DocumentLibrary: Sendable {
     ///
     /// - Parameters:
     ///   - root: the library directory; created if absent.
-    ///   - device: this device.
+    ///   - key: this device's signing key, which makes its identity (see `DeviceKey`). By default, the key the
+    ///     library's store keeps from an earlier run, or a new random one for a new library: a library remembers
+    ///     its device.
+    ///   - deviceName: this device's display name, such as "Anna's iPad"; by default the one the store keeps, or
+    ///     none.
     ///   - types: document types, for imports by file extension.
     ///   - clock: the wall clock (inject a ``ManualClock`` for tests and simulations).
     ///   - identifiers: where new document identities come from.
@@ -72,7 +76,7 @@ public final class DocumentLibrary: Sendable {
     /// - Throws: ``DocumentError`` `.store` when the store cannot be opened, `.save` when the directories cannot
     ///   be created.
     public init(
-        at root: URL, device: Device, types: DocumentTypeRegistry = DocumentTypeRegistry(),
+        at root: URL, key: DeviceKey? = nil, deviceName: String? = nil, types: DocumentTypeRegistry = DocumentTypeRegistry(),
         clock: any WallClock = SystemClock(), identifiers: any IdentifierSource = RandomIdentifierSource(),
         fileSystem: any FileSystem = PosixFileSystem(), durability: Durability = .normal, access: StoreAccess = .shared,
         autosave: AutosavePolicy = .standard, conflictPolicy: ConflictPolicy = ConflictPolicy(), backgroundWork: Bool? = nil
@@ -95,10 +99,13 @@ public final class DocumentLibrary: Sendable {
                 throw DocumentError(.save, "cannot create the library directory \(directory.path)", cause: error)
             }
         }
+        let storeURL = root.appendingPathComponent(".folio/store.sqlite", isDirectory: false)
         do {
+            let kept = key == nil || deviceName == nil ? try ChangeLogStore.localIdentity(ofStoreAt: storeURL) : nil
+            let key = key ?? kept?.key ?? DeviceKey()
+            let name = deviceName ?? (kept?.key.id == key.id ? kept?.name : nil) ?? ""
             store = try ChangeLogStore(
-                at: root.appendingPathComponent(".folio/store.sqlite", isDirectory: false), device: device, clock: clock, durability: durability,
-                access: access)
+                at: storeURL, key: key, deviceName: name, clock: clock, durability: durability, access: access)
         } catch {
             throw .store(error, "opening the library's store")
         }

@@ -29,8 +29,10 @@ extension ConflictReport {
         let copy = try LibraryCopy(of: url)
         defer { copy.remove() }
         let owner: Device?
+        let ownerKey: DeviceKey?
         do {
             owner = try ChangeLogStore.firstDevice(ofStoreAt: copy.store)
+            ownerKey = try ChangeLogStore.localIdentity(ofStoreAt: copy.store)?.key
         } catch {
             // The error names the copy's store; the user knows the library's.
             let message = error.message.replacingOccurrences(of: copy.store.path, with: storeURL.path)
@@ -44,7 +46,8 @@ extension ConflictReport {
         let verification: VerificationReport
         do {
             library = try DocumentLibrary(
-                at: copy.root, device: owner,
+                // As its owner, with the key its store keeps (a store from before keys: a new one, for the copy).
+                at: copy.root, key: ownerKey ?? DeviceKey(), deviceName: owner.name,
                 types: .builtIn,
                 autosave: .manual, conflictPolicy: ConflictPolicy(default: .askUser), backgroundWork: false)
             captures = try await DocumentCapture.captures(of: library)

@@ -120,7 +120,7 @@ final class ScenarioRun {
         for (index, declared) in scenario.devices.enumerated() {
             let skew = declared.clockSkew.milliseconds
             let device = SimulatedDevice(
-                name: declared.name, device: Device(id: DeviceID(using: identities), name: declared.name),
+                name: declared.name, key: DeviceKey(using: identities),
                 root: directory.appendingPathComponent("device-\(index + 1)", isDirectory: true),
                 clock: ManualClock(start: Timestamp(millisecondsSince1970: now + skew)), skew: skew,
                 identifierSeed: Self.derive(scenario.seed, 100 + UInt64(index)), policy: policy)
@@ -131,7 +131,7 @@ final class ScenarioRun {
         let profile = FaultProfile(drop: network.loss, duplicate: network.duplicate, reorder: network.reorder)
         do {
             cloud = try SimulatedCloud(
-                device: Device(id: DeviceID(using: identities), name: "cloud"),
+                key: DeviceKey(using: identities),
                 clock: ManualClock(start: Timestamp(millisecondsSince1970: now)), faults: profile,
                 seed: Self.derive(scenario.seed, 2))
         } catch {

@@ -20,14 +20,14 @@ final class SimulatedCloud {
     private var groups: [String: Int] = [:]
     private var created = 0
 
-    init(device: Device, clock: ManualClock, faults: FaultProfile, seed: UInt64) throws(StoreError) {
-        self.device = device
+    init(key: DeviceKey, clock: ManualClock, faults: FaultProfile, seed: UInt64) throws(StoreError) {
+        device = key.device(named: "cloud")
         self.clock = clock
         network = InMemoryHub(seed: seed, faults: faults, maxTicks: 1_000)
         backbone = InMemoryHub(seed: seed ^ 0x5EED, faults: .reliable)
         replicas = []
         created = 1
-        replicas = [try ChangeLogStore(inMemoryNamed: "cloud-1", device: device, clock: clock)]
+        replicas = [try ChangeLogStore(inMemoryNamed: "cloud-1", key: key, deviceName: device.name, clock: clock)]
     }
 
     /// Whether devices are split into groups.

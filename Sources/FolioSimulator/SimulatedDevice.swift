@@ -12,6 +12,7 @@ import Foundation
 /// what is on disk.
 final class SimulatedDevice {
     let name: String
+    let key: DeviceKey
     let device: Device
     let root: URL
     let clock: ManualClock
@@ -29,9 +30,10 @@ final class SimulatedDevice {
     /// Saves after 5 s without edits and on close; every edit is its own change, as the scenario format says.
     static let autosave = AutosavePolicy(idleInterval: 5_000, unsavedChangeLimit: nil, saveOnClose: true, groupingInterval: 0)
 
-    init(name: String, device: Device, root: URL, clock: ManualClock, skew: Int64, identifierSeed: UInt64, policy: ConflictPolicy) {
+    init(name: String, key: DeviceKey, root: URL, clock: ManualClock, skew: Int64, identifierSeed: UInt64, policy: ConflictPolicy) {
         self.name = name
-        self.device = device
+        self.key = key
+        device = key.device(named: name)
         self.root = root
         self.clock = clock
         self.skew = skew
@@ -53,7 +55,7 @@ final class SimulatedDevice {
     func start() async throws(DocumentError) {
         fileSystem = Self.fileSystem()
         library = try DocumentLibrary(
-            at: root, device: device, types: .builtIn, clock: clock, identifiers: identifiers, fileSystem: fileSystem,
+            at: root, key: key, deviceName: name, types: .builtIn, clock: clock, identifiers: identifiers, fileSystem: fileSystem,
             durability: .off, access: .exclusive, autosave: Self.autosave, conflictPolicy: policy, backgroundWork: false)
         _ = try await openNewDocuments()
     }

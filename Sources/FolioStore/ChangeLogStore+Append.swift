@@ -104,13 +104,10 @@ extension ChangeLogStore {
     }
 
     /// The identity under which this device records versions made outside Folio (a file changed on disk by
-    /// another program): derived from the local device, so every run of this device uses the same one, and named
-    /// after it ("Mac (another program)").
+    /// another program): its key is derived from the local device's, so every run of this device uses the same
+    /// one, and it is named after it ("Mac (another program)").
     public var externalDevice: Device {
-        var seed: UInt64 = 0x6578_7465_726e_616c  // "external"
-        seed ^= localDevice.id.uuid.high &* 0x9E37_79B9_7F4A_7C15
-        seed ^= localDevice.id.uuid.low &* 0xBF58_476D_1CE4_E5B9
-        return Device(id: DeviceID(using: SeededIdentifierSource(seed: seed)), name: "\(localDevice.name) (another program)")
+        externalKey.device(named: "\(localDevice.name) (another program)")
     }
 
     /// The parents, starting vector and highest parent lamport timestamp of a new change made on `parents`.

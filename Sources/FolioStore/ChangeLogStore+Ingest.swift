@@ -19,6 +19,12 @@ public struct IngestResult: Hashable, Sendable {
     /// changes as ``StoreLimits/waitingChangesPerDocument`` allows: not kept. A peer sends them again once they
     /// are missing from the document's vector.
     public var turnedAway: [ChangeID] = []
+    /// Changes of this call that no signed head of their device reaches yet (see ``ChangeLogStore/ingest(encoded:heads:)``):
+    /// they wait, as early changes do, until a head that covers them arrives, and count against the same bound.
+    public var unvouched: [ChangeID] = []
+    /// Heads of this call that were refused, with the reason: a signature that does not check, or a key that is
+    /// not the named device's. The changes they named stay unvouched.
+    public var refusedHeads: [(head: ChangeID, reason: String)] = []
     /// The documents whose logs grew (changes of theirs were applied), in identity order.
     public var updatedDocuments: [DocumentID] = []
 
@@ -27,6 +33,7 @@ public struct IngestResult: Hashable, Sendable {
         lhs.applied == rhs.applied && lhs.duplicates == rhs.duplicates && lhs.deferred == rhs.deferred
             && lhs.rejected.map(\.id) == rhs.rejected.map(\.id) && lhs.rejected.map(\.reason) == rhs.rejected.map(\.reason)
             && lhs.turnedAway == rhs.turnedAway && lhs.updatedDocuments == rhs.updatedDocuments
+            && lhs.unvouched == rhs.unvouched && lhs.refusedHeads.map(\.head) == rhs.refusedHeads.map(\.head)
     }
 
     /// Hashes what was applied and rejected.
@@ -37,6 +44,8 @@ public struct IngestResult: Hashable, Sendable {
         hasher.combine(deferred)
         hasher.combine(rejected.map(\.id))
         hasher.combine(turnedAway)
+        hasher.combine(unvouched)
+        hasher.combine(refusedHeads.map(\.head))
     }
 
     /// Creates an empty result.
@@ -44,7 +53,17 @@ public struct IngestResult: Hashable, Sendable {
 }
 
 extension ChangeLogStore {
-    /// Adds changes from peers, in any order, idempotently.
+    /// Adds changes from peers, in any order, idempotently, accepting a change as its device's only when a head
+    /// signed by that device vouches for it.
+    ///
+    /// A head of device D vouches for D's changes in its causal past that the log lacks: the store walks from the
+    /// head's change down through parent hashes, among `changes` and the changes that wait, and each change of D
+    /// it meets is vouched for. A change no authentic head reaches waits, in ``IngestResult/unvouched``, until a
+    /// later call brings a head that reaches it (a peer splits a long reply into several messages and sends its
+    /// heads with each, so the head of a chain often comes after its first changes). Only heads of devices with
+    /// changes among `changes` are checked (one Ed25519 verification each); a head that does not check is
+    /// reported in ``IngestResult/refusedHeads``. Heads that name a change of the log are kept, to pass on with
+    /// the change (see ``signedHeads(of:)``).
     ///
     /// A change enters the log only after everything in its vector; one that arrives early waits in the pending
     /// table (up to ``StoreLimits/waitingChangesPerDocument`` per document) and is applied by the call that brings
@@ -57,32 +76,55 @@ extension ChangeLogStore {
     /// not hold are refused: only this device makes them. All of it happens in one transaction: when an error is
     /// thrown, nothing was applied.
     ///
-    /// - Throws: ``StoreError`` with code `integrity` when a change has the identity of a stored change but another
-    ///   hash (the error names the device and seq; nothing is overwritten), `invalidChange` when a ready change
-    ///   breaks the rules above, its numbers exceed ``ChangeLimits``, or it claims to be this device's own, or
-    ///   `database`.
-    /// - Complexity: O(changes × (parents × log n + devices)); a waiting change is re-examined only when a change it
-    ///   waits for arrives.
+    /// - Throws: ``StoreError`` with code `integrity` when a vouched change has the identity of a stored change but
+    ///   another hash (the error names the device and seq; nothing is overwritten), `invalidChange` when a ready
+    ///   change breaks the rules above, its numbers exceed ``ChangeLimits``, or it claims to be this device's own,
+    ///   or `database`.
+    /// - Complexity: O(changes × (parents × log n + devices)), plus one signature check per device with changes;
+    ///   a waiting change is re-examined only when a change it waits for, or a head that reaches it, arrives.
     @discardableResult
-    public func ingest(_ changes: [Change]) throws(StoreError) -> IngestResult {
-        try ingest(encoded: changes.map(EncodedChange.init))
+    public func ingest(encoded changes: [EncodedChange], heads: [SignedHead]) throws(StoreError) -> IngestResult {
+        try ingest(changes, heads: heads, trusted: false)
     }
 
-    /// Adds changes from peers as they arrived, with their encodings, sparing a second encoding; otherwise the same
-    /// as ``ingest(_:)``.
+    /// Adds changes from peers with the heads that vouch for them; the same as ``ingest(encoded:heads:)``.
     ///
-    /// - Throws: ``StoreError``, as ``ingest(_:)``.
+    /// - Throws: ``StoreError``, as ``ingest(encoded:heads:)``.
     @discardableResult
-    public func ingest(encoded changes: [EncodedChange]) throws(StoreError) -> IngestResult {
+    public func ingest(_ changes: [Change], heads: [SignedHead]) throws(StoreError) -> IngestResult {
+        try ingest(changes.map(EncodedChange.init), heads: heads, trusted: false)
+    }
+
+    /// Adds changes whose authors the caller vouches for itself, without signed heads: a copy of this device's own
+    /// backup, a trusted import, tests. Every other check of ``ingest(encoded:heads:)`` applies. Changes from a
+    /// peer or a shared folder must go through ``ingest(encoded:heads:)``: here, anyone's name is taken at its word.
+    ///
+    /// - Throws: ``StoreError``, as ``ingest(encoded:heads:)``.
+    @discardableResult
+    public func ingest(trusting changes: [Change]) throws(StoreError) -> IngestResult {
+        try ingest(changes.map(EncodedChange.init), heads: [], trusted: true)
+    }
+
+    /// ``ingest(trusting:)`` for changes with their encodings.
+    ///
+    /// - Throws: ``StoreError``, as ``ingest(encoded:heads:)``.
+    @discardableResult
+    public func ingest(trustingEncoded changes: [EncodedChange]) throws(StoreError) -> IngestResult {
+        try ingest(changes, heads: [], trusted: true)
+    }
+
+    private func ingest(_ changes: [EncodedChange], heads: [SignedHead], trusted: Bool) throws(StoreError) -> IngestResult {
         guard !changes.isEmpty else { return IngestResult() }
         let byDocument = Dictionary(grouping: changes, by: \.change.document)
+        let headsByDocument = Dictionary(grouping: heads, by: \.document)
         return try write("ingesting \(changes.count) changes") { db in
             var result = IngestResult()
             for document in byDocument.keys.sorted() {
                 let incoming = byDocument[document]!.sorted {
                     ($0.change.lamport, $0.change.id) < ($1.change.lamport, $1.change.id)
                 }
-                var ingestion = try Ingestion(store: self, document: document, db: db)
+                var ingestion = try Ingestion(store: self, document: document, db: db, trusted: trusted)
+                if !trusted { try ingestion.vouch(with: headsByDocument[document] ?? [], for: incoming, into: &result) }
                 try ingestion.ingest(incoming, into: &result)
             }
             return result
@@ -91,7 +133,7 @@ extension ChangeLogStore {
 }
 
 /// One document's share of an ingest, inside the caller's transaction.
-private struct Ingestion {
+struct Ingestion {
     let store: ChangeLogStore
     let document: DocumentID
     let db: Database
@@ -113,9 +155,15 @@ private struct Ingestion {
     /// Whether this ingestion removed waiting changes, and the hashes of those another change's identity dropped.
     var removedWaiting = false
     var dropped: Set<Data> = []
+    /// Whether the caller vouches for every change itself (``ChangeLogStore/ingest(trusting:)``).
+    let trusted: Bool
+    /// The incoming changes that a signed head reaches, and the heads that name incoming changes, by hash.
+    var vouched: Set<ChangeHash> = []
+    var headsByHash: [ChangeHash: SignedHead] = [:]
 
-    init(store: ChangeLogStore, document: DocumentID, db: Database) throws {
+    init(store: ChangeLogStore, document: DocumentID, db: Database, trusted: Bool) throws {
         self.store = store
+        self.trusted = trusted
         self.document = document
         self.db = db
         documentRow = try store.rowID(of: document, in: db, create: true)!
@@ -142,8 +190,21 @@ private struct Ingestion {
                 continue
             }
             try refuseLocalIdentity(change)
+            guard trusted || vouched.contains(change.hash) else {
+                // Nothing vouches for it yet: it waits for a head, as if for its own arrival.
+                switch try park(encoded, waitingFor: change.id, vouched: false) {
+                case .parked:
+                    result.unvouched.append(change.id)
+                    hasWaiting = true
+                case .alreadyWaiting:
+                    result.duplicates += 1
+                case .full:
+                    result.turnedAway.append(change.id)
+                }
+                continue
+            }
             if let dependency = firstMissingDependency(of: change) {
-                switch try park(encoded, waitingFor: dependency) {
+                switch try park(encoded, waitingFor: dependency, vouched: true) {
                 case .parked:
                     result.deferred += 1
                     hasWaiting = true
@@ -153,7 +214,7 @@ private struct Ingestion {
                     result.turnedAway.append(change.id)
                 }
             } else {
-                try apply(encoded, into: &result)
+                try apply(encoded, head: headsByHash[change.hash], into: &result)
             }
         }
         if !advanced.isEmpty && mayHaveWaiting { try drainPending(into: &result) }
@@ -167,7 +228,7 @@ private struct Ingestion {
     /// Whether changes of the document may wait in the pending table: an exclusive store remembers whether they do
     /// (a document it does not know has none), a shared one reads the document's count, so that an ingest into a
     /// document with none waiting costs no query of the table.
-    private var mayHaveWaiting: Bool {
+    var mayHaveWaiting: Bool {
         if hasWaiting == true || waitingDelta > 0 { return true }
         if let memory = store.memory { return memory.document(documentRow)?.hasWaiting ?? false }
         return (waitingCount ?? 1) + waitingDelta > 0
@@ -220,11 +281,12 @@ private struct Ingestion {
         return stored.flatMap { try? Stored.changeHash($0) }
     }
 
-    private mutating func apply(_ encoded: EncodedChange, into result: inout IngestResult) throws {
+    private mutating func apply(_ encoded: EncodedChange, head: SignedHead?, into result: inout IngestResult) throws {
         let change = encoded.change
         try validateHistory(change)
         let deviceRow = try store.rowID(of: change.id.device, in: db, create: true)!
         try insert(change, body: AtRest.packBody(encoded.bytes), documentRow: documentRow, deviceRow: deviceRow)
+        if let head { try store.keep(head, documentRow: documentRow, deviceRow: deviceRow, in: db) }
         store.keepDecoded(change, size: encoded.bytes.count, in: db)
         frontier.record(change, size: encoded.bytes.count, deviceRow: deviceRow)
         appliedNow[change.hash] = change
@@ -242,6 +304,8 @@ private struct Ingestion {
         guard !others.isEmpty else { return }
         for other in others {
             dropped.insert(other)
+            // Its own copy waited too (it came again, vouched for or ready): gone without a word.
+            if other == change.hash.data { continue }
             let otherHash = (try? Stored.changeHash(other))?.shortHex ?? "another hash"
             result.rejected.append((change.id, "device \(change.id.device) seq \(change.id.seq) waited with hash \(otherHash), but the change with hash \(change.hash.shortHex) took that identity; nothing was overwritten"))
         }
@@ -297,14 +361,23 @@ private struct Ingestion {
     /// Parks an early change in the pending table, noting one change it waits for, unless it waits there already
     /// or the document has as many waiting changes as the store allows. Another change with the same identity may
     /// wait beside it: which of them is real is known only when they are ready.
-    private mutating func park(_ encoded: EncodedChange, waitingFor dependency: ChangeID) throws -> Parking {
+    private mutating func park(_ encoded: EncodedChange, waitingFor dependency: ChangeID, vouched: Bool) throws -> Parking {
         let change = encoded.change
         let deviceRow = try store.rowID(of: change.id.device, in: db, create: true)!
         let key: StatementArguments = [documentRow, deviceRow, Int64(change.id.seq), change.hash.data]
+        let head = headsByHash[change.hash].map { Data($0.encoded()) }
         if try Bool.fetchOne(
             db.cachedStatement(sql: "SELECT 1 FROM pending WHERE document = ? AND device = ? AND seq = ? AND hash = ?"),
             arguments: key) == true
         {
+            // Vouched for now, it may wait for what it lacks (the walk from the head found it here already,
+            // unless the caller vouches for it).
+            if vouched {
+                try db.cachedStatement(sql: """
+                    UPDATE pending SET vouched = 1, head = coalesce(?, head), wait_device = ?, wait_seq = ?
+                    WHERE document = ? AND device = ? AND seq = ? AND hash = ?
+                    """).execute(arguments: [head, dependency.device.uuid.data, Int64(dependency.seq)] + key)
+            }
             return .alreadyWaiting
         }
         let count = try waitingCount ?? Int.fetchOne(
@@ -312,8 +385,9 @@ private struct Ingestion {
         waitingCount = count
         guard count + waitingDelta < store.limits.waitingChangesPerDocument else { return .full }
         try db.cachedStatement(sql: """
-            INSERT INTO pending (document, device, seq, hash, body, wait_device, wait_seq) VALUES (?, ?, ?, ?, ?, ?, ?)
-            """).execute(arguments: key + [Data(encoded.bytes), dependency.device.uuid.data, Int64(dependency.seq)])
+            INSERT INTO pending (document, device, seq, hash, body, wait_device, wait_seq, vouched, head)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).execute(arguments: key + [Data(encoded.bytes), dependency.device.uuid.data, Int64(dependency.seq), vouched, head])
         waitingDelta += 1
         return .parked
     }
@@ -322,7 +396,7 @@ private struct Ingestion {
     /// the changes that wait for one of them re-examined; one still missing something waits for that instead.
     private mutating func drainPending(into result: inout IngestResult) throws {
         let select = try db.cachedStatement(sql: """
-            SELECT device, seq, hash, body FROM pending INDEXED BY pending_by_dependency
+            SELECT device, seq, hash, body, vouched, head FROM pending INDEXED BY pending_by_dependency
             WHERE document = ? AND wait_device = ? AND wait_seq <= ?
             """)
         let remove = try db.cachedStatement(sql: "DELETE FROM pending WHERE document = ? AND device = ? AND seq = ? AND hash = ?")
@@ -331,13 +405,13 @@ private struct Ingestion {
             """)
         while let device = advanced.min() {
             advanced.remove(device)
-            var candidates: [(deviceRow: Int64, hash: Data, change: EncodedChange)] = []
+            var candidates: [(deviceRow: Int64, hash: Data, change: EncodedChange, vouched: Bool, head: Data?)] = []
             var rows = try RawRows(select, arguments: [documentRow, device.uuid.data, Int64(frontier.vector[device])])
             var undecodable: [(deviceRow: Int64, seq: Int64, hash: Data, error: CodecError)] = []
             while let row = try rows.next() {
                 let body: Data = row[3]
                 do {
-                    candidates.append((row[0], row[2], try EncodedChange(decoding: [UInt8](body), document: document)))
+                    candidates.append((row[0], row[2], try EncodedChange(decoding: [UInt8](body), document: document), row[4], row[5]))
                 } catch {
                     undecodable.append((row[0], row[1], row[2], error))
                 }
@@ -368,6 +442,9 @@ private struct Ingestion {
                     removedWaiting = true
                 } else if let dependency = firstMissingDependency(of: change) {
                     try rewait.execute(arguments: [dependency.device.uuid.data, Int64(dependency.seq)] + key)
+                } else if !candidate.vouched {
+                    // Ready, but no head has reached it yet: it waits for one (see `vouch`).
+                    try rewait.execute(arguments: [change.id.device.uuid.data, Int64(change.id.seq)] + key)
                 } else {
                     try remove.execute(arguments: key)
                     waitingDelta -= db.changesCount
@@ -375,7 +452,9 @@ private struct Ingestion {
                     do {
                         // Rows migrated from before changes in the local device's name were refused may claim it.
                         try refuseLocalIdentity(change)
-                        try apply(candidate.change, into: &result)
+                        let head = candidate.head.flatMap { try? SignedHead(decoding: [UInt8]($0)) }
+                            .flatMap { $0.hash == change.hash ? $0 : nil }
+                        try apply(candidate.change, head: head, into: &result)
                     } catch let error as StoreError where error.code == .invalidChange {
                         // Dropped, not kept: an invalid change that waited must not block the document forever.
                         result.rejected.append((change.id, error.message))

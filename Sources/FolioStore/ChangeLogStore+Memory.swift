@@ -11,15 +11,18 @@ extension ChangeLogStore {
     ///
     /// - Parameters:
     ///   - name: names the store in errors and in ``url`` (`memory:NAME`).
-    ///   - device: the local device; registered (with its name) in the store.
+    ///   - key: the local device's signing key (see ``DeviceKey``).
+    ///   - deviceName: the local device's display name; registered in the store.
     ///   - clock: the wall clock stamped on local changes.
-    public convenience init(inMemoryNamed name: String, device: Device, clock: any WallClock = SystemClock()) throws(StoreError) {
+    public convenience init(
+        inMemoryNamed name: String, key: DeviceKey, deviceName: String = "", clock: any WallClock = SystemClock()
+    ) throws(StoreError) {
         guard let image = StoreSchema.pristineImage else {
             throw StoreError(.database, "the pristine store image could not be built, so no store can be made in memory")
         }
         try self.init(
             url: Self.memoryURL(name), location: "the in-memory store \(name)", memoryImage: image, isNew: true,
-            isPristine: true, device: device, clock: clock, durability: .off, access: .exclusive)
+            isPristine: true, key: key, deviceName: deviceName, clock: clock, durability: .off, access: .exclusive)
     }
 
     /// A new store held in memory with a copy of this store's log and bookkeeping as they are now (what has been
@@ -46,7 +49,7 @@ extension ChangeLogStore {
         }
         return try ChangeLogStore(
             url: Self.memoryURL(name), location: "the in-memory store \(name)", memoryImage: image, isNew: false,
-            isPristine: false, device: localDevice, clock: clock, durability: .off, access: .exclusive, limits: limits,
+            isPristine: false, key: key, deviceName: localDevice.name, clock: clock, durability: .off, access: .exclusive, limits: limits,
             inherited: inherited)
     }
 

@@ -5,7 +5,7 @@ import GRDB
 import Synchronization
 
 /// The change logs of many documents, kept in one SQLite file (WAL mode, a pool of readers and one writer), or in
-/// memory (see ``init(inMemoryNamed:device:clock:)``).
+/// memory (see ``init(inMemoryNamed:key:deviceName:clock:)``).
 ///
 /// Every operation is one transaction: a call that returns has committed, so a process crash after it loses
 /// nothing (see ``Durability`` for power loss). Local edits are ``append(_:to:)``ed (the store assigns sequence
@@ -18,8 +18,15 @@ import Synchronization
 public final class ChangeLogStore: Sendable {
     /// The SQLite file; for a store in memory, a `memory:` URL with its name.
     public let url: URL
-    /// The device this store appends changes as.
+    /// The device this store appends changes as: the identity of ``key``, with its display name.
     public let localDevice: Device
+    /// The local device's signing key: it signs the heads that vouch for the local device's changes (see
+    /// ``signedHeads(of:)``), and the store keeps it in its file (see ``localIdentity(ofStoreAt:)``).
+    public let key: DeviceKey
+    /// The key of ``externalDevice``, derived from ``key``.
+    let externalKey: DeviceKey
+    /// Heads of the local identities signed since the store opened, by document (see ``signedHeads(of:)``).
+    let signedTips = Mutex<[DocumentID: [DeviceID: SignedHead]]>([:])
     /// How commits reach the disk.
     public let durability: Durability
     /// Who else may use the file while the store is open.
@@ -45,7 +52,9 @@ public final class ChangeLogStore: Sendable {
     ///
     /// - Parameters:
     ///   - url: the SQLite file; its directory must exist.
-    ///   - device: the local device; registered (with its name) in the store.
+    ///   - key: the local device's signing key, whose identity is the local device's (see ``DeviceKey``); kept in
+    ///     the store's file.
+    ///   - deviceName: the local device's display name; registered in the store.
     ///   - clock: the wall clock stamped on local changes.
     ///   - durability: how commits reach the disk.
     ///   - access: whether other connections may use the file at the same time (``StoreAccess/shared``, the
@@ -54,8 +63,8 @@ public final class ChangeLogStore: Sendable {
     /// - Throws: ``StoreError`` with code `notAStore` (the file is something else; it is left untouched),
     ///   `newerFormat`, `corrupt` or `database` (with `exclusive`, also when another connection holds the file).
     public convenience init(
-        at url: URL, device: Device, clock: any WallClock = SystemClock(), durability: Durability = .normal,
-        access: StoreAccess = .shared, limits: StoreLimits = StoreLimits()
+        at url: URL, key: DeviceKey, deviceName: String = "", clock: any WallClock = SystemClock(),
+        durability: Durability = .normal, access: StoreAccess = .shared, limits: StoreLimits = StoreLimits()
     ) throws(StoreError) {
         let isNew = try Self.preflight(url)
         // A new store starts as a copy of the pristine image, which has every migration applied.
@@ -72,8 +81,8 @@ public final class ChangeLogStore: Sendable {
             }
         }
         try self.init(
-            url: url, location: url.path, memoryImage: nil, isNew: isNew, isPristine: isPristine, device: device,
-            clock: clock, durability: durability, access: access, limits: limits)
+            url: url, location: url.path, memoryImage: nil, isNew: isNew, isPristine: isPristine, key: key,
+            deviceName: deviceName, clock: clock, durability: durability, access: access, limits: limits)
     }
 
     /// Opens the store: the file at `url`, or the database `memoryImage` in memory (with exclusive access).
@@ -85,12 +94,14 @@ public final class ChangeLogStore: Sendable {
     ///   - inherited: for a copy of an open exclusive store, taken with the copy: what that store remembered and its
     ///     row numbers, which hold for the copy too (so its format is not checked and nothing is read).
     init(
-        url: URL, location: String, memoryImage: Data?, isNew: Bool, isPristine: Bool, device: Device,
-        clock: any WallClock, durability: Durability, access: StoreAccess, limits: StoreLimits = StoreLimits(),
+        url: URL, location: String, memoryImage: Data?, isNew: Bool, isPristine: Bool, key: DeviceKey,
+        deviceName: String, clock: any WallClock, durability: Durability, access: StoreAccess, limits: StoreLimits = StoreLimits(),
         inherited: (StoreMemory, RowIDCache)? = nil
     ) throws(StoreError) {
         self.url = url
-        self.localDevice = device
+        self.key = key
+        externalKey = key.derivedKey(for: "external")
+        self.localDevice = Device(id: key.id, name: deviceName)
         self.durability = durability
         self.access = access
         self.limits = limits
@@ -156,7 +167,7 @@ public final class ChangeLogStore: Sendable {
         } catch {
             throw StoreError.translating(error, while: "opening \(location)")
         }
-        try registerDevice(device)
+        try registerLocalDevice()
     }
 
     /// SQLite's process-wide settings, made once before the process's first store opens: memory statistics off,

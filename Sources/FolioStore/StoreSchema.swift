@@ -114,6 +114,32 @@ enum StoreSchema {
         migrator.registerMigration("v3 waiting changes by dependency") { db in
             try migrateWaitingChanges(db)
         }
+        migrator.registerMigration("v4 signed heads") { db in
+            try db.execute(sql: """
+                -- Per document and device, the latest head its device signed whose change is in the log: what the
+                -- store passes on with that device's changes, so that its peers can check them.
+                CREATE TABLE device_head (
+                    document INTEGER NOT NULL,
+                    device INTEGER NOT NULL,
+                    seq INTEGER NOT NULL,
+                    head BLOB NOT NULL,
+                    PRIMARY KEY (document, device)
+                ) WITHOUT ROWID;
+
+                -- The signing key of the device the store is opened as (see `ChangeLogStore.localIdentity`).
+                CREATE TABLE device_key (
+                    device INTEGER PRIMARY KEY,
+                    secret BLOB NOT NULL
+                );
+
+                -- Whether a signed head of its device reaches the waiting change (it may enter the log only then),
+                -- and the head that names the change itself, if one came with it.
+                ALTER TABLE pending ADD COLUMN vouched INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE pending ADD COLUMN head BLOB;
+                CREATE INDEX pending_by_hash ON pending (document, hash);
+                CREATE INDEX pending_unvouched ON pending (document, device, seq) WHERE vouched = 0;
+                """)
+        }
         return migrator
     }
 

@@ -10,10 +10,11 @@ import FolioCore
 /// and document, the vector of the last file it read (a sync cursor): its change count says which files are new.
 ///
 /// Layout: the magic `FOLIOSYN`, a format version, the writer, the document, `first`, `last`, the vector, devices
-/// the writer knows by name, the changes (length-prefixed), and a SHA-256 of everything before it.
+/// the writer knows by name, the changes (length-prefixed), the signed heads of the devices whose changes the file
+/// holds (as in a `changes` message), and a SHA-256 of everything before it.
 struct FolderBatch: Hashable, Sendable {
     static let magic = Array("FOLIOSYN".utf8)
-    static let formatVersion: UInt8 = 1
+    static let formatVersion: UInt8 = 2
     static let fileExtension = "changes"
 
     /// Who wrote the file.
@@ -30,11 +31,14 @@ struct FolderBatch: Hashable, Sendable {
     var devices: [Device]
     /// The changes, in causal order.
     var changes: [EncodedChange]
+    /// The writer's signed head of each device whose changes the file holds: what vouches for them.
+    var heads: [SignedHead]
 
     init(
         writer: Device, document: DocumentID, first: UInt64, last: UInt64, vector: VersionVector, devices: [Device],
-        changes: [EncodedChange]
+        changes: [EncodedChange], heads: [SignedHead]
     ) {
+        self.heads = heads
         self.writer = writer
         self.document = document
         self.first = first
@@ -76,6 +80,7 @@ struct FolderBatch: Hashable, Sendable {
         writer.write(devices: devices)
         writer.write(varint: UInt64(changes.count))
         for change in changes { writer.write(lengthPrefixed: change.bytes) }
+        writer.write(heads: heads, of: document)
         writer.write(raw: ChangeHash(hashing: writer.bytes).bytes)
         return writer.bytes
     }
@@ -126,12 +131,13 @@ struct FolderBatch: Hashable, Sendable {
                         throw CodecError(error.code, "change \(index) of the file: \(error.message)", at: start + error.offset)
                     }
                 }
+                let heads = try reader.readHeads(of: document, "the file's signed heads")
                 guard reader.isAtEnd else {
-                    throw CodecError(.trailingBytes, "\(reader.remaining) bytes follow the changes", at: reader.offset)
+                    throw CodecError(.trailingBytes, "\(reader.remaining) bytes follow the signed heads", at: reader.offset)
                 }
                 return .success(FolderBatch(
                     writer: writer, document: document, first: first, last: last, vector: vector, devices: devices,
-                    changes: changes))
+                    changes: changes, heads: heads))
             } catch {
                 return .failure(error)
             }

@@ -147,7 +147,7 @@ public struct FolderTransport: SyncTransport {
             report.messagesReceived += 1
             report.changesReceived += batch.changes.count
             try names.learn(batch.devices + [batch.writer], into: store)
-            let (results, refused) = try ingest(batch.changes, from: location, into: store, report: &report)
+            let (results, refused) = try ingest(batch.changes, heads: batch.heads, from: location, into: store, report: &report)
             for result in results {
                 report.changesApplied += result.applied.count
                 report.duplicates += result.duplicates
@@ -187,16 +187,17 @@ public struct FolderTransport: SyncTransport {
     /// Ingests a file's changes together; when the store refuses them (one is invalid, or reuses an identity), one
     /// at a time, so that one bad change skips itself, reported, and neither the rest of the file nor the sync.
     private func ingest(
-        _ changes: [EncodedChange], from location: String, into store: ChangeLogStore, report: inout SyncReport
+        _ changes: [EncodedChange], heads: [SignedHead], from location: String, into store: ChangeLogStore,
+        report: inout SyncReport
     ) throws(SyncError) -> (results: [IngestResult], refused: Set<ChangeID>) {
         do {
-            return ([try store.ingest(encoded: changes)], [])
+            return ([try store.ingest(encoded: changes, heads: heads)], [])
         } catch where error.code == .invalidChange || error.code == .integrity {
             var results: [IngestResult] = []
             var refused: Set<ChangeID> = []
             for change in changes {
                 do {
-                    results.append(try store.ingest(encoded: [change]))
+                    results.append(try store.ingest(encoded: [change], heads: heads))
                 } catch where error.code == .invalidChange || error.code == .integrity {
                     refused.insert(change.change.id)
                     report.problems.append("\(location): change \(change.change.id) was refused: \(error.message)")
@@ -251,8 +252,10 @@ public struct FolderTransport: SyncTransport {
             let known = exported.merging(read)
             if vector.isContained(in: known) { continue }
             let missing: [Change]
+            let heads: [DeviceID: SignedHead]
             do {
                 missing = try store.changes(of: document, since: known)
+                heads = Dictionary(try store.signedHeads(of: document).map { ($0.change.device, $0) }, uniquingKeysWith: { $1 })
             } catch {
                 throw .store(error, while: "reading the changes of document \(document) the folder lacks")
             }
@@ -269,7 +272,8 @@ public struct FolderTransport: SyncTransport {
                 if start == missing.count { next.merge(vector) }
                 let batch = FolderBatch(
                     writer: own, document: document, first: exported.changeCount + 1, last: next.changeCount,
-                    vector: next, devices: names.announced, changes: chunk.map(EncodedChange.init))
+                    vector: next, devices: names.announced, changes: chunk.map(EncodedChange.init),
+                    heads: Self.heads(for: chunk, stored: heads, in: store))
                 // A name already taken was published by another process of this device, from the same log and
                 // the same cursor: the same counts mean the same vector, so that file stands for this one.
                 if try FolderFiles.publish(batch.encoded(), as: batch.fileName, in: directory, temporaryName: "\(own.id)-\(identifiers.next())") {
@@ -284,6 +288,14 @@ public struct FolderTransport: SyncTransport {
                 }
             }
         }
+    }
+
+    /// The heads a file of `chunk` carries: for this device's own changes, its last one in the file, signed now (so
+    /// that the file stands on its own); for another device's, the latest head of it the store has.
+    private static func heads(for chunk: ArraySlice<Change>, stored: [DeviceID: SignedHead], in store: ChangeLogStore) -> [SignedHead] {
+        var last: [DeviceID: Change] = [:]
+        for change in chunk { last[change.id.device] = change }
+        return last.keys.sorted().compactMap { device in store.signedHead(for: last[device]!) ?? stored[device] }
     }
 
     /// What this device has put in the folder for `document`: its cursor, unless the newest file says otherwise

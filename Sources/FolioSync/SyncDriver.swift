@@ -75,10 +75,10 @@ public struct SyncDriver: Sendable {
     ///   ingested message by message, so that what came before the failure stays, as one by one.
     public mutating func receive(batch: [[UInt8]]) throws(SyncError) -> [[UInt8]] {
         var outgoing: [[UInt8]] = []
-        var arrived: [(document: DocumentID, changes: [EncodedChange])] = []
+        var arrived: [(document: DocumentID, changes: [EncodedChange], heads: [SignedHead])] = []
         for bytes in batch {
             guard SyncMessage.startsAsChanges(bytes), let message = try? SyncMessage(decoding: bytes),
-                case .changes(_, let changes) = message
+                case .changes(_, let changes, _) = message
             else {
                 outgoing += try ingest(arrived)
                 arrived = []
@@ -88,8 +88,8 @@ public struct SyncDriver: Sendable {
             report.messagesReceived += 1
             report.changesReceived += changes.count
             for action in session.receive(message) {
-                if case .ingest(let document, let changes) = action {
-                    arrived.append((document, changes))
+                if case .ingest(let document, let changes, let heads) = action {
+                    arrived.append((document, changes, heads))
                 } else {
                     outgoing += try ingest(arrived)
                     arrived = []
@@ -103,12 +103,14 @@ public struct SyncDriver: Sendable {
 
     /// Ingests the changes of several `changes` messages in one transaction, then tells the session each document's
     /// vector in the messages' order. Returns the messages to send.
-    private mutating func ingest(_ arrived: [(document: DocumentID, changes: [EncodedChange])]) throws(SyncError) -> [[UInt8]] {
-        let oneByOne = arrived.map { SyncAction.ingest(document: $0.document, changes: $0.changes) }
+    private mutating func ingest(
+        _ arrived: [(document: DocumentID, changes: [EncodedChange], heads: [SignedHead])]
+    ) throws(SyncError) -> [[UInt8]] {
+        let oneByOne = arrived.map { SyncAction.ingest(document: $0.document, changes: $0.changes, heads: $0.heads) }
         guard arrived.count > 1 else { return try perform(oneByOne) }
         let result: IngestResult
         do {
-            result = try store.ingest(encoded: arrived.flatMap(\.changes))
+            result = try store.ingest(encoded: arrived.flatMap(\.changes), heads: arrived.flatMap(\.heads))
         } catch {
             // Nothing was applied: one transaction per message, as one by one.
             return try perform(oneByOne)
@@ -135,7 +137,7 @@ public struct SyncDriver: Sendable {
     public mutating func receive(_ message: SyncMessage) throws(SyncError) -> [[UInt8]] {
         report.messagesReceived += 1
         switch message {
-        case .changes(_, let changes): report.changesReceived += changes.count
+        case .changes(_, let changes, _): report.changesReceived += changes.count
         case .hello(let hello): try names.learn(hello.devices + [hello.device], into: store)
         default: break
         }
@@ -155,21 +157,23 @@ public struct SyncDriver: Sendable {
         while let action = queue.popFirst() {
             switch action {
             case .send(let message):
-                if case .changes(_, let changes) = message { report.changesSent += changes.count }
+                if case .changes(_, let changes, _) = message { report.changesSent += changes.count }
                 report.messagesSent += 1
                 outgoing.append(message.encoded())
             case .fetch(let document, let since):
                 let changes: [Change]
+                let heads: [SignedHead]
                 do {
                     changes = try store.changes(of: document, since: since)
+                    heads = changes.isEmpty ? [] : try store.signedHeads(of: document)
                 } catch {
                     throw .store(error, while: "reading the changes of document \(document) for the peer")
                 }
-                queue.append(contentsOf: session.fetched(changes.map(EncodedChange.init), of: document))
-            case .ingest(let document, let changes):
+                queue.append(contentsOf: session.fetched(changes.map(EncodedChange.init), heads: heads, of: document))
+            case .ingest(let document, let changes, let heads):
                 let vector: VersionVector
                 do {
-                    let result = try store.ingest(encoded: changes)
+                    let result = try store.ingest(encoded: changes, heads: heads)
                     report.changesApplied += result.applied.count
                     report.duplicates += result.duplicates
                     if !result.applied.isEmpty { report.noteUpdated(document) }

@@ -2,7 +2,7 @@ import FolioCore
 
 extension SyncMessage {
     /// The format version written first in every message; a reader refuses versions it does not know.
-    public static let formatVersion: UInt8 = 1
+    public static let formatVersion: UInt8 = 2
 
     /// Limits on what a decoder accepts, so that a hostile count never causes a large allocation.
     enum Limits {
@@ -55,7 +55,7 @@ extension SyncMessage {
             writer.write(byte: Tag.request.rawValue)
             writer.write(id: document.uuid)
             writer.write(vector: since)
-        case .changes(let document, let changes):
+        case .changes(let document, let changes, let heads):
             writer.write(byte: Tag.changes.rawValue)
             writer.write(id: document.uuid)
             writer.write(varint: UInt64(changes.count))
@@ -63,6 +63,7 @@ extension SyncMessage {
                 precondition(change.change.document == document, "change \(change.change.id) belongs to another document")
                 writer.write(lengthPrefixed: change.bytes)
             }
+            writer.write(heads: heads, of: document)
         case .done(let from, let to):
             writer.write(byte: Tag.done.rawValue)
             writer.write(fixed: from)
@@ -159,7 +160,8 @@ extension SyncMessage {
                     throw CodecError(error.code, "change \(index) of the message: \(error.message)", at: start + error.offset)
                 }
             }
-            return .changes(document: document, changes: changes)
+            let heads = try reader.readHeads(of: document, "the message's signed heads")
+            return .changes(document: document, changes: changes, heads: heads)
         case .done:
             let from = try reader.readFixed("the sender's session")
             return .done(from: from, to: try reader.readFixed("the recipient's session"))
@@ -169,6 +171,16 @@ extension SyncMessage {
 
 // The pieces Folio's sync formats share (messages and folder batches).
 extension BinaryWriter {
+    /// Writes signed heads of `document`: a count, then each head, in device order, one per device.
+    mutating func write(heads: [SignedHead], of document: DocumentID) {
+        let sorted = heads.sorted { $0.change.device < $1.change.device }
+        write(varint: UInt64(sorted.count))
+        for head in sorted {
+            precondition(head.document == document, "\(head) belongs to another document")
+            write(head: head)
+        }
+    }
+
     mutating func write(id: UUIDBytes) {
         write(fixed: id.high)
         write(fixed: id.low)
@@ -197,6 +209,26 @@ extension BinaryWriter {
 }
 
 extension BinaryReader {
+    /// Reads what ``BinaryWriter/write(heads:of:)`` writes, refusing heads of another document and heads out of
+    /// device order or repeated.
+    mutating func readHeads(of document: DocumentID, _ what: @autoclosure () -> String) throws(CodecError) -> [SignedHead] {
+        let count = try readCount("the number of \(what())", elementSize: 160, limit: SyncMessage.Limits.heads)
+        var heads: [SignedHead] = []
+        heads.reserveCapacity(count)
+        for _ in 0..<count {
+            let offset = self.offset
+            let head = try readHead()
+            guard head.document == document else {
+                throw CodecError(.invalidValue, "\(what()) include one of document \(head.document), not \(document)", at: offset)
+            }
+            if let previous = heads.last, !(previous.change.device < head.change.device) {
+                throw CodecError(.notCanonical, "\(what()) are out of device order or repeated", at: offset)
+            }
+            heads.append(head)
+        }
+        return heads
+    }
+
     mutating func readID(_ what: @autoclosure () -> String) throws(CodecError) -> UUIDBytes {
         let high = try readFixed(what())
         return UUIDBytes(high: high, low: try readFixed(what()))

@@ -4,7 +4,8 @@ import FolioCore
 ///
 /// A session runs in three steps. The initiator says ``hello(_:)`` with a summary of what it has; the responder
 /// answers with its own. Then each side pulls what it lacks: a ``request(document:since:)`` per document whose
-/// vectors differ, answered by ``changes(document:changes:)`` holding exactly the changes missing from `since`.
+/// vectors differ, answered by ``changes(document:changes:heads:)`` holding exactly the changes missing from
+/// `since`, with the signed heads that vouch for them.
 /// Finally the initiator says ``done(from:to:)`` once it holds everything the responder announced, and the
 /// responder answers in kind once it holds everything the initiator announced.
 ///
@@ -16,8 +17,10 @@ public enum SyncMessage: Hashable, Sendable {
     case hello(SyncHello)
     /// Asks for the changes of `document` that a peer at `since` lacks.
     case request(document: DocumentID, since: VersionVector)
-    /// Changes of one document, in causal order (a reply to a request; a long reply is split into several).
-    case changes(document: DocumentID, changes: [EncodedChange])
+    /// Changes of one document, in causal order (a reply to a request; a long reply is split into several), with
+    /// the sender's signed head of each device that has changes among them (see ``SignedHead``): the receiver
+    /// accepts a device's changes only when a head of that device reaches them.
+    case changes(document: DocumentID, changes: [EncodedChange], heads: [SignedHead])
     /// The sender (session `from`) holds everything the recipient (session `to`) announced in its hello.
     case done(from: UInt64, to: UInt64)
 }
@@ -64,8 +67,9 @@ extension SyncMessage: CustomStringConvertible {
             return "hello from \(hello.device.name.isEmpty ? hello.device.id.description : hello.device.name) session \(hello.session)\(reply), \(hello.vectors.count) documents"
         case .request(let document, let since):
             return "request \(document) since \(since)"
-        case .changes(let document, let changes):
+        case .changes(let document, let changes, let heads):
             return "changes \(document): " + changes.map(\.change.id.description).joined(separator: ", ")
+                + (heads.isEmpty ? "" : "; " + heads.map(\.description).joined(separator: ", "))
         case .done(let from, let to):
             return "done from session \(from) to \(to)"
         }

@@ -147,8 +147,8 @@ public struct SyncSession: Hashable, Sendable {
         case .request(let document, let since):
             // Answered from the log whoever asks: a request is self-contained, and answering twice is harmless.
             return [.fetch(document: document, since: since)]
-        case .changes(let document, let changes):
-            return changes.isEmpty ? [] : [.ingest(document: document, changes: changes)]
+        case .changes(let document, let changes, let heads):
+            return changes.isEmpty ? [] : [.ingest(document: document, changes: changes, heads: heads)]
         case .done(let from, let to):
             guard to == id, peer == nil || peer!.session == from else { return [] }  // another session's
             peerIsDone = true
@@ -206,24 +206,36 @@ public struct SyncSession: Hashable, Sendable {
         }
     }
 
-    /// Turns the result of a ``SyncAction/fetch(document:since:)`` into `changes` messages within the limits.
+    /// Turns the result of a ``SyncAction/fetch(document:since:)`` into `changes` messages within the limits, each
+    /// with the heads of the devices whose changes it carries.
     ///
-    /// - Parameter changes: in causal order, as the store returns them.
-    /// - Complexity: O(changes).
-    public mutating func fetched(_ changes: [EncodedChange], of document: DocumentID) -> [SyncAction] {
+    /// - Parameters:
+    ///   - changes: in causal order, as the store returns them.
+    ///   - heads: the document's signed heads, one per device, as the store returns them.
+    /// - Complexity: O(changes + heads).
+    public mutating func fetched(_ changes: [EncodedChange], heads: [SignedHead], of document: DocumentID) -> [SyncAction] {
+        var headOf: [DeviceID: SignedHead] = [:]
+        for head in heads where head.document == document { headOf[head.change.device] = head }
         var actions: [SyncAction] = []
         var batch: [EncodedChange] = []
+        var authors: Set<DeviceID> = []
         var bytes = 0
+        func flush() {
+            let batchHeads = authors.sorted().compactMap { headOf[$0] }
+            actions.append(.send(.changes(document: document, changes: batch, heads: batchHeads)))
+            batch = []
+            authors = []
+            bytes = 0
+        }
         for change in changes {
             if !batch.isEmpty, batch.count == limits.changesPerMessage || bytes + change.bytes.count > limits.bytesPerMessage {
-                actions.append(.send(.changes(document: document, changes: batch)))
-                batch = []
-                bytes = 0
+                flush()
             }
             batch.append(change)
+            authors.insert(change.change.id.device)
             bytes += change.bytes.count
         }
-        if !batch.isEmpty { actions.append(.send(.changes(document: document, changes: batch))) }
+        if !batch.isEmpty { flush() }
         return actions
     }
 

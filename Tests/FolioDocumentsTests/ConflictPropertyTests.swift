@@ -67,7 +67,7 @@ import Testing
                 var missing: [Change] = []
                 for other in 0..<shared.count where other != device { missing += try shared.missing(from: other, to: device) }
                 for change in missing.shuffled(using: &random) {
-                    try shared.libraries[device].store.ingest([change])
+                    try shared.libraries[device].store.ingest(trusting: [change])
                     guard try await Self.expectCurrentVersionBeforeRefreshing(
                         shared.documents[device], context: "\(history), device \(device) received \(change.id)")
                     else { return }
@@ -128,7 +128,7 @@ import Testing
         defer { withExtendedLifetime(fixture) {} }
         let document = try await library.open(shared.id, as: TextDocument.self)
         for change in order {
-            try library.store.ingest([change])
+            try library.store.ingest(trusting: [change])
             if closely, try await !expectCurrentVersionBeforeRefreshing(document, context: "\(context), \(change.id) received") {
                 return nil
             }

@@ -17,7 +17,7 @@ import Testing
 
     func library(_ fixture: LibraryFixture, _ policy: ConflictPolicy) throws -> DocumentLibrary {
         try DocumentLibrary(
-            at: fixture.root, device: fixture.device, clock: fixture.clock, identifiers: fixture.identifiers,
+            at: fixture.root, key: fixture.key, deviceName: fixture.device.name, clock: fixture.clock, identifiers: fixture.identifiers,
             autosave: .manual, conflictPolicy: policy, backgroundWork: false)
     }
 

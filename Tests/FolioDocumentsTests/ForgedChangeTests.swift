@@ -33,7 +33,7 @@ import Testing
 
         /// Device `to` ingests what device `from` has of the document and it lacks.
         func deliver(from: Int, to: Int) throws {
-            try libraries[to].store.ingest(try libraries[from].store.changes(of: id, since: libraries[to].store.vector(of: id)))
+            try libraries[to].store.ingest(trusting: try libraries[from].store.changes(of: id, since: libraries[to].store.vector(of: id)))
         }
 
         /// What device `index` shows when it opens the document, and the changes whose contents it refused.
@@ -194,7 +194,7 @@ import Testing
             document: peers.id, id: ChangeID(device: forgerDevice, seq: 1), parents: [creation.hash], vector: vector,
             lamport: creation.lamport + 1, wallTime: Timestamp(millisecondsSince1970: LibraryFixture.start.millisecondsSince1970 + 86_400_000),
             kind: .lifecycle(.create(name: "Forged", type: RecordsDocument.documentType.identifier, container: .shared)))
-        try peers.iPad.store.ingest([forged])
+        try peers.iPad.store.ingest(trusting: [forged])
         try peers.deliver(from: 0, to: 2)
 
         for library in [peers.iPad, peers.third] {

@@ -425,7 +425,7 @@ private struct LibraryRun {
     /// model runs (`.off` before and after, where nothing needs real fsyncs).
     static func library(at root: URL, fileSystem: any FileSystem, durability: Durability) throws -> DocumentLibrary {
         try DocumentLibrary(
-            at: root, device: Device(id: DeviceID(using: SeededIdentifierSource(seed: 0xD0C4)), name: "Test Device"),
+            at: root, key: DeviceKey(using: SeededIdentifierSource(seed: 0xD0C4)), deviceName: "Test Device",
             types: DocumentTypeRegistry([TextDocument.documentType]), clock: ManualClock(start: LibraryFixture.start),
             identifiers: SeededIdentifierSource(seed: 1), fileSystem: fileSystem, durability: durability,
             autosave: .manual, backgroundWork: false)

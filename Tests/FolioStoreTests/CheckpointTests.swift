@@ -14,7 +14,7 @@ import Testing
         directory = try TemporaryDirectory()
         history = try SampleHistory.make(in: directory)
         store = try directory.openStore(for: .named("Reader"), clock: clock)
-        try store.ingest(history.changes)
+        try store.ingest(trusting: history.changes)
         try store.checkInvariants()
     }
 

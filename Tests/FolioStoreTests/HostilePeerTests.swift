@@ -38,7 +38,7 @@ import Testing
     func aLamportTimestampFarAheadOfItsParentsIsRefusedAndAppendingGoesOn(access: StoreAccess) throws {
         let store = try directory.openStore(for: a, access: access)
         for lamport in [UInt64(Int64.max), ChangeLimits.counter, ChangeLimits.lamportStep + 1] {
-            let error = try storeError { try store.ingest([forged(b, lamport: lamport)]) }
+            let error = try storeError { try store.ingest(trusting: [forged(b, lamport: lamport)]) }
             #expect(error.code == .invalidChange, "\(lamport): \(error)")
             #expect(error.message.contains("lamport"), "\(error.message)")
         }
@@ -52,7 +52,7 @@ import Testing
         let store = try directory.openStore(for: a)
         let a1 = try store.append(Fixtures.edit("a1"), to: document)
         let far = forged(b, parents: [a1], lamport: a1.lamport + ChangeLimits.lamportStep)
-        try store.ingest([far])
+        try store.ingest(trusting: [far])
         try store.checkInvariants()
         // On every head, one above the highest seen.
         let onEverything = try store.append(Fixtures.edit("a2"), to: document)
@@ -60,7 +60,7 @@ import Testing
 
         // A peer takes all of it.
         let peer = try directory.openStore(for: c)
-        try peer.ingest(try store.changes(of: document))
+        try peer.ingest(trusting: try store.changes(of: document))
         try peer.checkInvariants()
         #expect(try peer.vector(of: document) == store.vector(of: document))
         #expect(try peer.verify().isSound)
@@ -70,14 +70,14 @@ import Testing
         let store = try directory.openStore(for: a)
         let a1 = try store.append(Fixtures.edit("a1"), to: document)
         // B jumped far ahead on a1; A then edits the version it shows, a1, concurrently with B.
-        try store.ingest([forged(b, parents: [a1], lamport: a1.lamport + ChangeLimits.lamportStep)])
+        try store.ingest(trusting: [forged(b, parents: [a1], lamport: a1.lamport + ChangeLimits.lamportStep)])
         let b2 = forged(b, seq: 2, parents: [try #require(store.heads(of: document).first)], lamport: a1.lamport + 2 * ChangeLimits.lamportStep)
-        try store.ingest([b2])
+        try store.ingest(trusting: [b2])
         let onA1 = try store.append(Fixtures.edit("a2"), to: document, on: .heads([a1.hash]))
         #expect(onA1.lamport == a1.lamport + ChangeLimits.lamportStep)
 
         let peer = try directory.openStore(for: c)
-        try peer.ingest(try store.changes(of: document))
+        try peer.ingest(trusting: try store.changes(of: document))
         try peer.checkInvariants()
         #expect(try peer.heads(of: document).map(\.hash).sorted() == [b2.hash, onA1.hash].sorted())
     }
@@ -89,14 +89,14 @@ import Testing
         let store = try directory.openStore(for: a, access: access)
         let a1 = try store.append(Fixtures.edit("a1"), to: document)
         for fake in [forged(a, seq: 2, parents: [a1], lamport: 2), forged(a, seq: 1, lamport: 1, text: "another a1")] {
-            let error = try storeError { try store.ingest([fake]) }
+            let error = try storeError { try store.ingest(trusting: [fake]) }
             #expect([.invalidChange, .integrity].contains(error.code), "\(error)")
             #expect(error.message.contains("\(a.id)"), "\(error.message)")
         }
         // Not even as a change that waits for others.
         let b1 = forged(b, lamport: 1)
         let error = try storeError {
-            try store.ingest([self.forged(self.a, seq: 2, parents: [a1, b1], lamport: 3)])
+            try store.ingest(trusting: [self.forged(self.a, seq: 2, parents: [a1, b1], lamport: 3)])
         }
         #expect(error.code == .invalidChange, "\(error)")
         #expect(try store.pendingChanges(of: document).isEmpty)
@@ -112,10 +112,10 @@ import Testing
         // Someone who saw b1 makes up a b2 of their own and gets it to the receiver first, where it waits for b1.
         let fake = forged(b, seq: 2, parents: [real[0]], lamport: 2, text: "not what B wrote")
         let receiver = try directory.openStore(for: c, access: access)
-        #expect(try receiver.ingest([fake]).deferred == 1)
+        #expect(try receiver.ingest(trusting: [fake]).deferred == 1)
 
         // The real changes arrive: syncing does not fail, and the real b2 is the one in the log.
-        let result = try receiver.ingest(real)
+        let result = try receiver.ingest(trusting: real)
         try receiver.checkInvariants()
         #expect(result.applied == real.map(\.id))
         #expect(result.rejected.map(\.id) == [fake.id])
@@ -135,9 +135,9 @@ import Testing
         claims[b.id] = 2
         let fake = forged(b, seq: 2, parents: [real[0]], vector: claims, lamport: 2)
         let receiver = try directory.openStore(for: c, access: access)
-        #expect(try receiver.ingest([fake]).deferred == 1)
+        #expect(try receiver.ingest(trusting: [fake]).deferred == 1)
 
-        let result = try receiver.ingest(real)
+        let result = try receiver.ingest(trusting: real)
         try receiver.checkInvariants()
         #expect(result.applied == real.map(\.id))
         #expect(result.rejected.map(\.id) == [fake.id])
@@ -151,12 +151,12 @@ import Testing
         let real = try storeB.append([Fixtures.edit("b1"), Fixtures.edit("b2")], to: document)
         let fake = forged(b, seq: 2, parents: [real[0]], lamport: 2, text: "not what B wrote")
         let receiver = try directory.openStore(for: c, access: access)
-        #expect(try receiver.ingest([fake]).deferred == 1)
-        #expect(try receiver.ingest([real[1]]).deferred == 1, "the second waits beside the first")
+        #expect(try receiver.ingest(trusting: [fake]).deferred == 1)
+        #expect(try receiver.ingest(trusting: [real[1]]).deferred == 1, "the second waits beside the first")
         #expect(Set(try receiver.pendingChanges(of: document).map(\.hash)) == [fake.hash, real[1].hash])
 
         // b1 arrives: one b2 is taken, the other dropped, and the store is sound.
-        let result = try receiver.ingest([real[0]])
+        let result = try receiver.ingest(trusting: [real[0]])
         try receiver.checkInvariants()
         #expect(result.applied.map(\.seq) == [1, 2])
         #expect(result.rejected.count == 1)
@@ -175,11 +175,11 @@ import Testing
         // C names a1 as its only parent but claims b1 in its past as well.
         let c1 = forged(c, parents: [a1], vector: VersionVector.of([(a.id, 1), (b.id, 1), (c.id, 1)]), lamport: 2)
         let receiver = try directory.openStore(for: .named("Receiver"), access: access)
-        let error = try storeError { try receiver.ingest([a1, b1, c1]) }
+        let error = try storeError { try receiver.ingest(trusting: [a1, b1, c1]) }
         #expect(error.code == .invalidChange, "\(error)")
         #expect(error.message.contains("\(c.id)"), "\(error.message)")
         #expect(try receiver.changeCount() == 0, "nothing of the call was applied")
-        try receiver.ingest([a1, b1])
+        try receiver.ingest(trusting: [a1, b1])
         #expect(try receiver.verify().isSound)
     }
 
@@ -191,8 +191,8 @@ import Testing
         // b2 names only a1, so b1 is not in its past, yet its vector says B's second change.
         let b2 = forged(b, seq: 2, parents: [a1], vector: VersionVector.of([(a.id, 1), (b.id, 2)]), lamport: 2)
         let receiver = try directory.openStore(for: .named("Receiver"), access: access)
-        try receiver.ingest([a1, b1])
-        let error = try storeError { try receiver.ingest([b2]) }
+        try receiver.ingest(trusting: [a1, b1])
+        let error = try storeError { try receiver.ingest(trusting: [b2]) }
         #expect(error.code == .invalidChange, "\(error)")
         #expect(try receiver.changeCount() == 2)
         #expect(try receiver.verify().isSound)
@@ -204,8 +204,8 @@ import Testing
         let b1 = forged(b, lamport: 1)
         let c1 = forged(c, parents: [a1], vector: VersionVector.of([(a.id, 1), (b.id, 1), (c.id, 1)]), lamport: 2)
         let receiver = try directory.openStore(for: .named("Receiver"))
-        #expect(try receiver.ingest([c1]).deferred == 1)
-        let result = try receiver.ingest([a1, b1])
+        #expect(try receiver.ingest(trusting: [c1]).deferred == 1)
+        let result = try receiver.ingest(trusting: [a1, b1])
         try receiver.checkInvariants()
         #expect(result.rejected.map(\.id) == [c1.id])
         #expect(try receiver.verify().isSound)
@@ -221,13 +221,13 @@ import Testing
         let storeB = try directory.openStore(for: b)
         let chain = try storeB.append((1...16).map { Fixtures.edit("b\($0)") }, to: document)
         // All but the first arrive, one by one: ten wait, the rest are turned away (a peer sends them again).
-        for change in chain.dropFirst() { try store.ingest([change]) }
+        for change in chain.dropFirst() { try store.ingest(trusting: [change]) }
         try store.checkInvariants()
         #expect(try store.pendingChanges(of: document).count == 10)
-        let result = try store.ingest(Array(chain.prefix(1)))
+        let result = try store.ingest(trusting: Array(chain.prefix(1)))
         try store.checkInvariants()
         #expect(result.applied == chain.prefix(11).map(\.id))
-        try store.ingest(chain)
+        try store.ingest(trusting: chain)
         #expect(try store.changes(of: document) == chain)
         #expect(try store.verify().isSound)
     }
@@ -239,13 +239,13 @@ import Testing
         var chain: [Change] = []
         for round in 0..<20 {
             chain += try storeB.append((0..<5).map { Fixtures.edit("b\(round).\($0)") }, to: document)
-            try storeC.ingest(chain)
+            try storeC.ingest(trusting: chain)
             chain += try storeC.append([Fixtures.edit("c\(round)")], to: document)
-            try storeB.ingest(chain)
+            try storeB.ingest(trusting: chain)
         }
         chain = Causality.sorted(try storeB.changes(of: document))
         let receiver = try directory.openStore(for: .named("Receiver"), access: access)
-        for change in chain.reversed() { try receiver.ingest([change]) }
+        for change in chain.reversed() { try receiver.ingest(trusting: [change]) }
         try receiver.checkInvariants()
         #expect(try receiver.changes(of: document) == chain)
         #expect(try receiver.pendingChanges(of: document).isEmpty)

@@ -37,13 +37,13 @@ import Testing
         let clash = try directory.openStore("clone.sqlite", as: b).append(Fixtures.edit("clone"), to: Fixtures.document)
         let valid = try directory.openStore(for: a).append(Fixtures.edit("valid"), to: Fixtures.otherDocument)
         let store = try ChangeLogStore(inMemoryNamed: "cloud", device: Device.named("C"), clock: Fixtures.clock())
-        try store.ingest([original])
-        let error = #expect(throws: StoreError.self) { try store.ingest([valid, clash]) }
+        try store.ingest(trusting: [original])
+        let error = #expect(throws: StoreError.self) { try store.ingest(trusting: [valid, clash]) }
         #expect(error?.code == .integrity)
         #expect(try store.changeCount() == 1)
         #expect(try store.vector(of: Fixtures.otherDocument).isEmpty)
         try store.checkInvariants()
-        #expect(try store.ingest([valid]).applied == [valid.id])
+        #expect(try store.ingest(trusting: [valid]).applied == [valid.id])
         try store.checkInvariants()
     }
 

@@ -38,7 +38,7 @@ import Testing
             var checked = 0 as UInt64
             let order = history.changes.shuffled(using: &generator)
             for batch in randomBatches(order, sizes: 1...3, using: &generator) {
-                try store.ingest(batch)
+                try store.ingest(trusting: batch)
                 // A local edit now and then, on whatever the store holds.
                 if generator.int(in: 0...3) == 0, try !store.changes(of: history.document).isEmpty {
                     _ = try store.append(Fixtures.edit("local \(checked)"), to: history.document)

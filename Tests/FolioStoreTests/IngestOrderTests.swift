@@ -25,7 +25,7 @@ import Testing
     private func expected(for changes: [Change]) throws -> Expected {
         let store = try directory.openStore("reference.sqlite", as: .named("Reference"))
         defer { try? store.close() }
-        try store.ingest(Causality.sorted(changes))
+        try store.ingest(trusting: Causality.sorted(changes))
         try store.checkInvariants()
         let expected = Expected(
             vector: try store.vector(of: history.document), heads: try store.heads(of: history.document).map(\.hash),
@@ -62,7 +62,7 @@ import Testing
             let wasDelivered = model.delivered
             let vectorBefore = model.vector
             let newlyApplied = model.deliver(batch)
-            let result = try store.ingest(batch)
+            let result = try store.ingest(trusting: batch)
             try store.checkInvariants()
 
             let where_ = "\(context), step \(step)"
@@ -157,14 +157,14 @@ import Testing
         let changes = history.changes
         let expected = try expected(for: changes)
         let store = try directory.openStore(for: .named("Receiver"))
-        let result = try store.ingest((changes + changes).shuffled(using: &generator))
+        let result = try store.ingest(trusting: (changes + changes).shuffled(using: &generator))
         try store.checkInvariants()
         #expect(result.applied.count == 10, "seed \(seed)")
         #expect(Set(result.applied) == Set(changes.map(\.id)), "seed \(seed)")
         #expect(result.duplicates == 10, "seed \(seed)")
         #expect(try store.changes(of: history.document).map(\.hash) == expected.log, "seed \(seed)")
 
-        let again = try store.ingest(changes)
+        let again = try store.ingest(trusting: changes)
         try store.checkInvariants()
         #expect(again.applied.isEmpty)
         #expect(again.duplicates == 10)
@@ -178,7 +178,7 @@ import Testing
         let store = try directory.openStore(for: .named("Receiver"), access: access)
 
         // b2 needs a1, a2, b1, c1 and c2.
-        var result = try store.ingest([h["b2"]])
+        var result = try store.ingest(trusting: [h["b2"]])
         try store.checkInvariants()
         #expect(result.applied.isEmpty)
         #expect(result.deferred == 1)
@@ -189,25 +189,25 @@ import Testing
         #expect(try store.summaries().map(\.vector) == [VersionVector()])
         #expect(try store.changeCount() == 0)
 
-        result = try store.ingest([h["c2"], h["b1"]])
+        result = try store.ingest(trusting: [h["c2"], h["b1"]])
         try store.checkInvariants()
         #expect(result.applied.isEmpty)
         #expect(result.deferred == 2)
         #expect(Set(try store.pendingChanges(of: h.document)) == [h["b2"], h["c2"], h["b1"]])
 
-        result = try store.ingest([h["a1"], h["a2"]])
+        result = try store.ingest(trusting: [h["a1"], h["a2"]])
         try store.checkInvariants()
         #expect(result.applied == [h["a1"].id, h["a2"].id, h["b1"].id], "b1 became ready; c2 still lacks c1")
         #expect(Set(try store.pendingChanges(of: h.document)) == [h["b2"], h["c2"]])
 
         // Sending a waiting change again changes nothing.
-        result = try store.ingest([h["b2"]])
+        result = try store.ingest(trusting: [h["b2"]])
         try store.checkInvariants()
         #expect(result.duplicates == 1)
         #expect(result.deferred == 0)
         #expect(Set(try store.pendingChanges(of: h.document)) == [h["b2"], h["c2"]])
 
-        result = try store.ingest([h["c1"]])
+        result = try store.ingest(trusting: [h["c1"]])
         try store.checkInvariants()
         #expect(result.applied == [h["c1"].id, h["c2"].id, h["b2"].id])
         #expect(result.deferred == 0)
@@ -221,14 +221,14 @@ import Testing
     func pendingChangesSurviveReopening(access: StoreAccess) throws {
         let h = history
         var store = try directory.openStore(for: .named("Receiver"), access: access)
-        try store.ingest([h["a3"], h["a2"]])
+        try store.ingest(trusting: [h["a3"], h["a2"]])
         try store.checkInvariants()
         try store.close()
 
         store = try directory.openStore(for: .named("Receiver"), access: access)
         #expect(try store.documents() == [h.document])
         #expect(Set(try store.pendingChanges(of: h.document)) == [h["a2"], h["a3"]])
-        let result = try store.ingest([h["a1"]])
+        let result = try store.ingest(trusting: [h["a1"]])
         try store.checkInvariants()
         #expect(result.applied == [h["a1"].id, h["a2"].id, h["a3"].id])
         #expect(try store.pendingChanges(of: h.document).isEmpty)
@@ -238,7 +238,7 @@ import Testing
         let other = try SampleHistory.make(in: TemporaryDirectory(), document: Fixtures.otherDocument)
         let store = try directory.openStore(for: .named("Receiver"))
         let mixed = (history.changes + other.changes).reversed()
-        let result = try store.ingest(Array(mixed))
+        let result = try store.ingest(trusting: Array(mixed))
         try store.checkInvariants()
         #expect(result.applied.count == 20)
         #expect(try store.changes(of: history.document).map(\.hash) == history.causalOrder.map(\.hash))

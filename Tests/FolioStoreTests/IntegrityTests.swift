@@ -43,11 +43,11 @@ import Testing
     @Test(arguments: [StoreAccess.shared, .exclusive])
     func theSameIdentityWithAnotherHashIsAnIntegrityErrorAndNothingIsApplied(access: StoreAccess) throws {
         let store = try directory.openStore(for: .named("Receiver"), access: access)
-        try store.ingest([original[0]])
+        try store.ingest(trusting: [original[0]])
         try store.checkInvariants()
 
         // c1 is valid and ready, but shares the call with the clone's first change: nothing may enter.
-        let error = try storeError { try store.ingest([self.c1, self.clone[0]]) }
+        let error = try storeError { try store.ingest(trusting: [self.c1, self.clone[0]]) }
         try store.checkInvariants()
         #expect(error.code == .integrity)
         #expect(error.message.contains("\(a.id)"), "names the device: \(error.message)")
@@ -60,7 +60,7 @@ import Testing
         #expect(try store.pendingChanges(of: document).isEmpty)
 
         // The store still works: the valid change alone goes in.
-        let result = try store.ingest([c1])
+        let result = try store.ingest(trusting: [c1])
         try store.checkInvariants()
         #expect(result.applied == [c1.id])
     }
@@ -68,11 +68,11 @@ import Testing
     @Test(arguments: [StoreAccess.shared, .exclusive])
     func anIntegrityErrorLaterInTheBatchRollsBackWhatWasAppliedBefore(access: StoreAccess) throws {
         let store = try directory.openStore(for: .named("Receiver"), access: access)
-        try store.ingest(original)
+        try store.ingest(trusting: original)
         try store.checkInvariants()
 
         // A batch is taken in causal order: c1 (lamport 1) is applied before the clone's seq 2 (lamport 2) clashes.
-        let error = try storeError { try store.ingest([self.clone[1], self.c1]) }
+        let error = try storeError { try store.ingest(trusting: [self.clone[1], self.c1]) }
         try store.checkInvariants()
         #expect(error.code == .integrity)
         #expect(error.message.contains("seq 2"), "\(error.message)")
@@ -87,13 +87,13 @@ import Testing
     @Test(arguments: [StoreAccess.shared, .exclusive])
     func aClashIsFoundAtTheLatestChangeAndBelowIt(access: StoreAccess) throws {
         let store = try directory.openStore(for: .named("Receiver"), access: access)
-        try store.ingest(original)
+        try store.ingest(trusting: original)
         for (clashing, seq) in [(clone[1], "seq 2"), (clone[0], "seq 1")] {
-            let error = try storeError { try store.ingest([clashing]) }
+            let error = try storeError { try store.ingest(trusting: [clashing]) }
             #expect(error.code == .integrity)
             #expect(error.message.contains(seq), "\(error.message)")
         }
-        #expect(try store.ingest(original).duplicates == 2, "the originals are duplicates")
+        #expect(try store.ingest(trusting: original).duplicates == 2, "the originals are duplicates")
         #expect(try store.changes(of: document) == original)
         try store.checkInvariants()
     }
@@ -104,18 +104,18 @@ import Testing
     func aClashWithAWaitingChangeWaitsBesideItAndTheOneWhoseParentsArriveIsApplied(access: StoreAccess) throws {
         let store = try directory.openStore(for: .named("Receiver"), access: access)
         // original[1] waits for original[0].
-        let parked = try store.ingest([original[1]])
+        let parked = try store.ingest(trusting: [original[1]])
         try store.checkInvariants()
         #expect(parked.deferred == 1)
 
-        let result = try store.ingest([self.c1, self.clone[1]])
+        let result = try store.ingest(trusting: [self.c1, self.clone[1]])
         try store.checkInvariants()
         #expect(result.applied == [c1.id])
         #expect(result.deferred == 1)
         #expect(Set(try store.pendingChanges(of: document).map(\.hash)) == [original[1].hash, clone[1].hash])
 
         // When its dependency arrives, the original waiting change is the one applied, and the clone is dropped.
-        let arrived = try store.ingest([original[0]])
+        let arrived = try store.ingest(trusting: [original[0]])
         try store.checkInvariants()
         #expect(arrived.applied == [original[0].id, original[1].id])
         #expect(arrived.rejected.map(\.id) == [clone[1].id])
@@ -127,7 +127,7 @@ import Testing
     @Test(arguments: [StoreAccess.shared, .exclusive])
     func aCloneOfAnAppliedChangeArrivingInTheSameBatchAsItsOriginal(access: StoreAccess) throws {
         let store = try directory.openStore(for: .named("Receiver"), access: access)
-        let error = try storeError { try store.ingest([self.original[0], self.clone[0]]) }
+        let error = try storeError { try store.ingest(trusting: [self.original[0], self.clone[0]]) }
         try store.checkInvariants()
         #expect(error.code == .integrity)
         #expect(try store.changeCount() == 0)
@@ -136,7 +136,7 @@ import Testing
 
     @Test func theLocalDeviceRejectsItsOwnIdentityFromAClone() throws {
         let storeA = try directory.openStore(for: a)
-        let error = try storeError { try storeA.ingest([self.clone[0]]) }
+        let error = try storeError { try storeA.ingest(trusting: [self.clone[0]]) }
         try storeA.checkInvariants()
         #expect(error.code == .integrity)
         #expect(try storeA.changes(of: document) == original)
@@ -156,9 +156,9 @@ import Testing
     /// Ingests `forged` after `original` is in the log, in one call with c1, and expects `invalidChange` and no trace.
     private func expectInvalid(_ forged: Change, _ expectedWords: String) throws {
         let store = try directory.openStore(for: .named("Receiver"))
-        try store.ingest(original)
+        try store.ingest(trusting: original)
         try store.checkInvariants()
-        let error = try storeError { try store.ingest([self.c1, forged]) }
+        let error = try storeError { try store.ingest(trusting: [self.c1, forged]) }
         try store.checkInvariants()
         #expect(error.code == .invalidChange, "\(error)")
         #expect(error.message.contains(expectedWords), "\(error.message)")
@@ -195,13 +195,13 @@ import Testing
         // Waits for a2, then turns out to have a parent outside its vector.
         let forged = change(d, 1, parents: [original[1], c1], vector: [(a, 2), (d, 1)], lamport: 3)
         let store = try directory.openStore(for: .named("Receiver"))
-        try store.ingest([c1, original[0]])
+        try store.ingest(trusting: [c1, original[0]])
         try store.checkInvariants()
-        let parked = try store.ingest([forged])
+        let parked = try store.ingest(trusting: [forged])
         try store.checkInvariants()
         #expect(parked.deferred == 1)
 
-        let result = try store.ingest([self.original[1]])
+        let result = try store.ingest(trusting: [self.original[1]])
         try store.checkInvariants()
         #expect(result.applied == [original[1].id], "the dependency itself is applied")
         #expect(result.rejected.map(\.id) == [forged.id], "the forged change is rejected")
@@ -215,7 +215,7 @@ import Testing
         let huge = UInt64(Int64.max) + 1
         let store = try directory.openStore(for: .named("Receiver"))
         let error = try storeError {
-            try store.ingest([self.change(d, huge, parents: [], vector: [(d, huge)], lamport: 1)])
+            try store.ingest(trusting: [self.change(d, huge, parents: [], vector: [(d, huge)], lamport: 1)])
         }
         try store.checkInvariants()
         #expect(error.code == .invalidChange)

@@ -16,7 +16,7 @@ import Testing
     /// A store holding the whole sample history, received in the order it was made.
     private func fullStore() throws -> ChangeLogStore {
         let store = try directory.openStore(for: .named("Reader"))
-        let result = try store.ingest(history.changes)
+        let result = try store.ingest(trusting: history.changes)
         try store.checkInvariants()
         #expect(result.applied.count == history.changes.count)
         return store

@@ -44,7 +44,7 @@ import Testing
         #expect(try store.devices() == [device], "opening registers the local device")
 
         // Devices seen only through their changes have no name.
-        try store.ingest(history.changes)
+        try store.ingest(trusting: history.changes)
         try store.checkInvariants()
         let unnamed = try store.devices()
         #expect(unnamed.map(\.id) == [history.a.id, history.b.id, history.c.id, device.id].sorted())
@@ -132,10 +132,10 @@ import Testing
 
         // A document whose only change waits is listed.
         let history = try SampleHistory.make(in: directory, document: Fixtures.otherDocument)
-        try store.ingest([history["a2"]])
+        try store.ingest(trusting: [history["a2"]])
         try store.checkInvariants()
         #expect(try store.documents() == [Fixtures.otherDocument])
-        try store.ingest([history["a1"]])
+        try store.ingest(trusting: [history["a1"]])
         try store.checkInvariants()
         #expect(try store.documents() == [Fixtures.otherDocument])
         try store.append(Fixtures.edit("now it has one"), to: Fixtures.document)

@@ -26,11 +26,11 @@ import Testing
         #expect(clash.id == original.id && clash.hash != original.hash)
 
         let store = try directory.openStore(for: a, access: .exclusive)
-        try store.ingest([original])
+        try store.ingest(trusting: [original])
         let before = try store.summaries().map { "\($0.document) \($0.vector) \($0.heads)" }
         let devicesBefore = try store.devices()
         #expect(devicesBefore.map(\.id).sorted() == [a.id, b.id].sorted())
-        let error = #expect(throws: StoreError.self) { try store.ingest([valid, clash]) }
+        let error = #expect(throws: StoreError.self) { try store.ingest(trusting: [valid, clash]) }
         #expect(error?.code == .integrity)
 
         #expect(try store.vector(of: first).isEmpty, "the first document's staged frontier was dropped")
@@ -41,7 +41,7 @@ import Testing
         try store.checkInvariants()
 
         // The store goes on from what it committed.
-        #expect(try store.ingest([valid]).applied == [valid.id])
+        #expect(try store.ingest(trusting: [valid]).applied == [valid.id])
         #expect(try store.vector(of: first) == valid.vector)
         #expect(try store.changeCount() == 2)
         #expect(try store.devices().map(\.id).sorted() == [a.id, b.id, c.id].sorted())
@@ -98,7 +98,7 @@ import Testing
         let peer = try directory.openStore(for: b)
         try store.sync(Fixtures.document, to: peer)
         let move = try peer.append(.lifecycle(.move(to: .shared)), to: Fixtures.document)
-        try store.ingest([move])
+        try store.ingest(trusting: [move])
         #expect(remembered() == [create, rename, move])
         #expect(try store.lifecycleChanges(of: Fixtures.document) == [create, rename, move])
 
@@ -106,15 +106,15 @@ import Testing
         // change (documents are ingested in identity order: the lifecycle change comes before the clash).
         #expect(Fixtures.document < Fixtures.otherDocument)
         let original = try peer.append(Fixtures.edit("original"), to: Fixtures.otherDocument)
-        try store.ingest([original])
+        try store.ingest(trusting: [original])
         let clash = try directory.openStore("clone.sqlite", as: b).append(Fixtures.edit("clone"), to: Fixtures.otherDocument)
         #expect(clash.id == original.id && clash.hash != original.hash)
         let delete = try peer.append(.lifecycle(.delete), to: Fixtures.document)
         let before = try store.lifecycleChanges(of: Fixtures.document)
-        #expect(throws: StoreError.self) { try store.ingest([delete, clash]) }
+        #expect(throws: StoreError.self) { try store.ingest(trusting: [delete, clash]) }
         #expect(try store.lifecycleChanges(of: Fixtures.document) == before)
         try store.checkInvariants()
-        #expect(try store.ingest([delete]).applied == [delete.id])
+        #expect(try store.ingest(trusting: [delete]).applied == [delete.id])
         #expect(try store.lifecycleChanges(of: Fixtures.document) == before + [delete])
         try store.checkInvariants()
         try store.close()

@@ -63,7 +63,7 @@ import Testing
         // Another device's change made on the first change (not on the latest), which the store checks against
         // its parents when it arrives.
         let peer = try directory.openStore(for: Device.named("B"))
-        try peer.ingest(changes)
+        try peer.ingest(trusting: changes)
         let late = try peer.append(Fixtures.edit("on the first"), to: document, on: .heads([parent.hash]))
         #expect(late.parents == [parent.hash])
 
@@ -71,7 +71,7 @@ import Testing
         // row's bytes, which are sound; never a trap. Verify names the damage either way.
         let store = try directory.openStore(for: device, checked: false)
         do {
-            try store.ingest([late])
+            try store.ingest(trusting: [late])
         } catch {
             #expect(error.code == .corrupt, "\(error)")
         }

@@ -1,6 +1,7 @@
 import FolioCore
 import FolioStore
 import FolioSync
+import FolioTestSupport
 import Foundation
 import Testing
 
@@ -85,12 +86,16 @@ import Testing
         let receiver = try store("receiver", as: Self.receiver, edits: 0)
         let sender = try store("sender", as: Self.sender, edits: 0)
         let clone = try store("clone", as: Self.sender, edits: 0)
-        try receiver.ingest([try sender.append(Fixtures.edit("the sender's"), to: Fixtures.thirdDocument)])
+        try receiver.ingest(trusting: [try sender.append(Fixtures.edit("the sender's"), to: Fixtures.thirdDocument)])
         let good = try clone.append([Fixtures.edit("one"), Fixtures.edit("two")], to: Fixtures.document)
         let reused = try clone.append(Fixtures.edit("the clone's"), to: Fixtures.thirdDocument)
         let messages = [
-            SyncMessage.changes(document: Fixtures.document, changes: good.map(EncodedChange.init)).encoded(),
-            SyncMessage.changes(document: Fixtures.thirdDocument, changes: [EncodedChange(reused)]).encoded(),
+            SyncMessage.changes(
+                document: Fixtures.document, changes: good.map(EncodedChange.init),
+                heads: [SignedHead(signing: good[1], with: DeviceKey.known(Self.sender.id)!)]).encoded(),
+            SyncMessage.changes(
+                document: Fixtures.thirdDocument, changes: [EncodedChange(reused)],
+                heads: [SignedHead(signing: reused, with: DeviceKey.known(Self.sender.id)!)]).encoded(),
         ]
 
         var driver = try SyncDriver(store: receiver, role: .initiator, id: 1)

@@ -30,7 +30,7 @@ import Testing
         for device in ["A", "B"] {
             let store = try ChangeLogStore(
                 at: directory.appendingPathComponent("\(device).sqlite"),
-                device: Device(id: DeviceID(using: SeededIdentifierSource(seed: 99)), name: "checker"))
+                key: DeviceKey(using: SeededIdentifierSource(seed: 99)), deviceName: "checker")
             try store.checkInvariants()
             vectors.append(try store.vector(of: document))
             try store.close()

@@ -1,6 +1,7 @@
 import FolioCore
 import FolioStore
 @testable import FolioSync
+import FolioTestSupport
 import Foundation
 import Testing
 
@@ -43,7 +44,7 @@ import Testing
         let vector = Self.overflowingVector(devices: devices, seq: seq)
         try plant(FolderBatch(
             writer: Self.mallory, document: Fixtures.document, first: 1, last: .max, vector: vector, devices: [],
-            changes: []))
+            changes: [], heads: []))
 
         let storeB = try directory.openStore(for: Self.b)
         try storeB.append(Fixtures.edit("b1"), to: Fixtures.document)
@@ -64,7 +65,7 @@ import Testing
         // Mallory's file holds no change but says the folder holds B's first change: it does not.
         try plant(FolderBatch(
             writer: Self.mallory, document: Fixtures.document, first: 1, last: 1, vector: b1.vector, devices: [],
-            changes: []))
+            changes: [], heads: []))
 
         _ = try folder.sync(storeB)
         _ = try folder.sync(storeA)
@@ -82,7 +83,7 @@ import Testing
         // A file in A's own directory, with A's name as writer, whose vector counts past 64 bits.
         let vector = Self.overflowingVector(devices: devices, seq: seq, including: Self.a.id)
         let planted = FolderBatch(
-            writer: Self.a, document: Fixtures.document, first: 1, last: .max, vector: vector, devices: [], changes: [])
+            writer: Self.a, document: Fixtures.document, first: 1, last: .max, vector: vector, devices: [], changes: [], heads: [])
         try plant(planted)
         let report = try folder.sync(storeA)
         #expect(report.problems.contains { $0.contains(planted.fileName) }, "\(report.problems)")
@@ -113,7 +114,7 @@ import Testing
         try plant(FolderBatch(
             writer: Self.mallory, document: Fixtures.document, first: 1, last: 2,
             vector: fakeB1.vector.merging(fakeA1.vector), devices: [],
-            changes: [EncodedChange(fakeB1), EncodedChange(fakeA1)]))
+            changes: [EncodedChange(fakeB1), EncodedChange(fakeA1)], heads: []))
 
         let fromB = try folder.sync(storeB)
         #expect(fromB.problems.contains { $0.contains("\(b1.id)") && $0.contains("refused") }, "\(fromB.problems)")
@@ -142,7 +143,8 @@ import Testing
             vector = VersionVector([(Self.a.id, UInt64(index + 1))])
             try plant(FolderBatch(
                 writer: Self.a, document: Fixtures.document, first: UInt64(index + 1), last: UInt64(index + 1),
-                vector: vector, devices: [], changes: [EncodedChange(change)]))
+                vector: vector, devices: [], changes: [EncodedChange(change)],
+                heads: [SignedHead(signing: change, with: DeviceKey.known(Self.a.id)!)]))
         }
         // Files are read in order of their counts, so a1 comes first: make a1's file unreadable for now.
         let first = place.appendingPathComponent(FolderBatch.fileName(first: 1, last: 1))

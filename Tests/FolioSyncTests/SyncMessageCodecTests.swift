@@ -1,5 +1,6 @@
 import FolioCore
 import FolioSync
+import FolioTestSupport
 import Testing
 
 @Suite struct SyncMessageCodecTests {
@@ -25,8 +26,12 @@ import Testing
             .hello(SyncHello(device: Device(id: b.id, name: ""), session: 7, replyTo: 0xFFFF_FFFF_FFFF_FFFF, vectors: [:])),
             .request(document: Fixtures.document, since: changes[2].vector),
             .request(document: Fixtures.otherDocument, since: VersionVector()),
-            .changes(document: Fixtures.document, changes: changes.map(EncodedChange.init)),
-            .changes(document: Fixtures.document, changes: []),
+            .changes(document: Fixtures.document, changes: changes.map(EncodedChange.init), heads: []),
+            .changes(
+                document: Fixtures.document, changes: changes.map(EncodedChange.init),
+                heads: [SignedHead(signing: changes[3], with: .named("C")), SignedHead(signing: changes[2], with: .named("A"))]
+                    .sorted { $0.change.device < $1.change.device }),
+            .changes(document: Fixtures.document, changes: [], heads: []),
             .done(from: 1, to: UInt64.max),
         ]
     }
@@ -43,8 +48,8 @@ import Testing
 
     @Test func decodedChangesKeepTheirHashes() throws {
         let changes = Self.sampleChanges()
-        let decoded = try SyncMessage(decoding: SyncMessage.changes(document: Fixtures.document, changes: changes.map(EncodedChange.init)).encoded())
-        guard case .changes(_, let received) = decoded else {
+        let decoded = try SyncMessage(decoding: SyncMessage.changes(document: Fixtures.document, changes: changes.map(EncodedChange.init), heads: []).encoded())
+        guard case .changes(_, let received, _) = decoded else {
             Issue.record("decoded \(decoded)")
             return
         }
@@ -87,11 +92,36 @@ import Testing
 
     @Test func unknownVersionsAndTagsAreRefused() {
         var bytes = SyncMessage.done(from: 1, to: 2).encoded()
-        bytes[0] = 2
-        #expect((#expect(throws: CodecError.self) { try SyncMessage(decoding: bytes) })?.code == .unsupportedVersion)
+        // Version 1 carried changes without signed heads; a later one is unknown.
+        for version in [1, SyncMessage.formatVersion + 1] {
+            bytes[0] = version
+            #expect((#expect(throws: CodecError.self) { try SyncMessage(decoding: bytes) })?.code == .unsupportedVersion)
+        }
         bytes[0] = SyncMessage.formatVersion
         bytes[1] = 99
         #expect((#expect(throws: CodecError.self) { try SyncMessage(decoding: bytes) })?.code == .invalidValue)
+    }
+
+    @Test func headsOfAnotherDocumentOrOutOfOrderAreRefused() {
+        let changes = Self.sampleChanges()
+        let headA = SignedHead(signing: changes[2], with: .named("A")), headC = SignedHead(signing: changes[3], with: .named("C"))
+        let encodedChanges = changes.map(EncodedChange.init)
+        let message = SyncMessage.changes(document: Fixtures.document, changes: encodedChanges, heads: [headA, headC]).encoded()
+        // The heads come last, in device order: swap them.
+        let size = headA.encoded().count
+        let first = Array(message[(message.count - size - headC.encoded().count)...].prefix(size))
+        let swapped = Array(message.dropLast(2 * size)) + Array(message.suffix(size)) + first
+        if headA.encoded().count == headC.encoded().count {
+            #expect((#expect(throws: CodecError.self) { try SyncMessage(decoding: swapped) })?.code == .notCanonical)
+        }
+        // A head of another document in a message of this one.
+        let other = SignedHead(
+            document: Fixtures.otherDocument, change: headA.change, hash: headA.hash, signedWith: .named("A"))
+        var writer = BinaryWriter()
+        writer.write(raw: message.dropLast(2 * size + 1))
+        writer.write(varint: 1)
+        writer.write(head: other)
+        #expect((#expect(throws: CodecError.self) { try SyncMessage(decoding: writer.bytes) })?.code == .invalidValue)
     }
 
     @Test func documentsOutOfOrderAreRefused() {
@@ -128,7 +158,7 @@ import Testing
 
     @Test func aDamagedChangeIsRefusedWithItsPlaceInTheMessage() {
         let changes = Self.sampleChanges().map(EncodedChange.init)
-        var bytes = SyncMessage.changes(document: Fixtures.document, changes: changes).encoded()
+        var bytes = SyncMessage.changes(document: Fixtures.document, changes: changes, heads: []).encoded()
         // The first change starts after version, tag, document and count (1 + 1 + 16 + 1) and its length; its own
         // first byte is its format version.
         let start = 19 + 1

@@ -47,8 +47,8 @@ import Testing
                 case .send(let message):
                     inFlight.append(Envelope(to: 1 - side, bytes: message.encoded()))
                 case .fetch(let document, let since):
-                    queue.append(contentsOf: sessions[side].fetched(stores[side].changes(of: document, since: since), of: document))
-                case .ingest(let document, let changes):
+                    queue.append(contentsOf: sessions[side].fetched(stores[side].changes(of: document, since: since), heads: [], of: document))
+                case .ingest(let document, let changes, _):
                     stores[side].ingest(changes)
                     queue.append(contentsOf: sessions[side].ingested(document, vector: stores[side].vector(of: document)))
                 case .verify(let document, let heads):
@@ -242,8 +242,8 @@ import Testing
         let changes = maker.made.map(EncodedChange.init)
         var session = SyncSession(
             device: Self.a, id: 1, role: .initiator, vectors: [:], limits: SyncSession.Limits(changesPerMessage: 4, bytesPerMessage: 300))
-        let messages = session.fetched(changes, of: Fixtures.document).compactMap { action -> [EncodedChange]? in
-            if case .send(.changes(_, let batch)) = action { return batch }
+        let messages = session.fetched(changes, heads: [], of: Fixtures.document).compactMap { action -> [EncodedChange]? in
+            if case .send(.changes(_, let batch, _)) = action { return batch }
             return nil
         }
         #expect(messages.flatMap { $0 } == changes)

@@ -38,7 +38,7 @@ struct LogAppendCommand: AsyncParsableCommand {
 
     func run() async throws {
         let log = try openStore(
-            at: store, device: Device(id: deviceID(named: device), name: device),
+            at: store, deviceNamed: device,
             durability: durability == "full" ? .full : .normal)
         let documentID = DocumentID(UUIDBytes(document)!)
         var appended = 0

@@ -13,9 +13,10 @@ struct LogCommand: AsyncParsableCommand {
 }
 
 /// Opens a store for a command, mapping "not a store" and "newer format" to invalid input.
-func openStore(at path: String, device: Device, clock: any WallClock = SystemClock(), durability: Durability = .normal) throws -> ChangeLogStore {
+func openStore(at path: String, deviceNamed name: String, clock: any WallClock = SystemClock(), durability: Durability = .normal) throws -> ChangeLogStore {
     do {
-        return try ChangeLogStore(at: URL(fileURLWithPath: path), device: device, clock: clock, durability: durability)
+        return try ChangeLogStore(
+            at: URL(fileURLWithPath: path), key: deviceKey(named: name), deviceName: name, clock: clock, durability: durability)
     } catch where error.code == .notAStore || error.code == .newerFormat {
         throw CommandFailure.invalidInput(error.message)
     } catch {
@@ -40,8 +41,8 @@ struct StoreCopy {
         }
         do {
             try ChangeLogStore.snapshot(ofStoreAt: URL(fileURLWithPath: path), to: copy)
-            let owner = try ChangeLogStore.firstDevice(ofStoreAt: copy) ?? Device(id: deviceID(named: "folio-cli"), name: "folio-cli")
-            store = try ChangeLogStore(at: copy, device: owner, durability: .off)
+            let owner = try ChangeLogStore.localIdentity(ofStoreAt: copy) ?? (deviceKey(named: "folio-cli"), "folio-cli")
+            store = try ChangeLogStore(at: copy, key: owner.key, deviceName: owner.name, durability: .off)
         } catch {
             try? FileManager.default.removeItem(at: directory)
             let message = error.message.replacingOccurrences(of: copy.path, with: path)
@@ -64,11 +65,12 @@ func describe(_ vector: VersionVector, names: [DeviceID: String]) -> String {
         .joined(separator: ", ")
 }
 
-/// A deterministic device identity for a command-line name: the same name gives the same device on every run.
-func deviceID(named name: String) -> DeviceID {
+/// A deterministic device key for a command-line name: the same name gives the same device on every run. Anyone
+/// who knows the name can make the key, so these devices are for trying the log out, not for data to protect.
+func deviceKey(named name: String) -> DeviceKey {
     var seed: UInt64 = 0xcbf2_9ce4_8422_2325
     for byte in name.utf8 { seed = (seed ^ UInt64(byte)) &* 0x100_0000_01b3 }  // FNV-1a
-    return DeviceID(using: SeededIdentifierSource(seed: seed))
+    return DeviceKey(using: SeededIdentifierSource(seed: seed))
 }
 
 /// Flushing standard output line by line matters to callers that read it while the process may be killed.

@@ -28,7 +28,7 @@ struct LogExerciseCommand: AsyncParsableCommand {
         let names = ["iPad", "Mac", "Phone"]
         let stores = try names.map { name in
             try openStore(at: root.appendingPathComponent("\(name).sqlite").path,
-                          device: Device(id: deviceID(named: name), name: name), clock: clock)
+                          deviceNamed: name, clock: clock)
         }
 
         try stores[0].append(.lifecycle(.create(name: "Notes", type: "public.plain-text", container: .shared)), to: document)
@@ -54,7 +54,7 @@ struct LogExerciseCommand: AsyncParsableCommand {
             let report = try store.verify()
             print("\(name.padding(toLength: 6, withPad: " ", startingAt: 0)) vector \(try store.vector(of: document))")
             let headNames = heads.map { head in
-                "\(names.first { deviceID(named: $0) == head.id.device } ?? "?")#\(head.id.seq)"
+                "\(names.first { deviceKey(named: $0).id == head.id.device } ?? "?")#\(head.id.seq)"
             }
             print("       heads [\(headNames.joined(separator: ", "))], waiting \(try store.pendingChanges(of: document).count), \(report)")
             if !report.isSound { failures.append("\(name): \(report)") }
@@ -77,11 +77,12 @@ struct LogExerciseCommand: AsyncParsableCommand {
     private func deliver(from source: ChangeLogStore, to targets: [ChangeLogStore], document: DocumentID, scrambled: Bool) throws {
         for target in targets {
             let missing = try source.changes(of: document, since: target.vector(of: document))
+            let heads = try source.signedHeads(of: document)
             if scrambled {
-                for change in missing.reversed() { try target.ingest([change]) }
-                try target.ingest(missing)
+                for change in missing.reversed() { try target.ingest([change], heads: heads) }
+                try target.ingest(missing, heads: heads)
             } else {
-                try target.ingest(missing)
+                try target.ingest(missing, heads: heads)
             }
         }
     }

@@ -36,7 +36,7 @@ struct LogSyncCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let log = try openStore(at: store, device: Device(id: deviceID(named: device), name: device))
+        let log = try openStore(at: store, deviceNamed: device)
         let transport = FolderTransport(root: URL(fileURLWithPath: folder, isDirectory: true))
         let documentID = DocumentID(UUIDBytes(document)!)
         var received = 0, sent = 0

@@ -13,6 +13,7 @@ import Foundation
 final class LibraryFixture: Sendable {
     let directory: TemporaryDirectory
     let clock: ManualClock
+    let key: DeviceKey
     let device: Device
     let identifiers: SeededIdentifierSource
 
@@ -30,7 +31,8 @@ final class LibraryFixture: Sendable {
         directory = try TemporaryDirectory()
         clock = ManualClock(start: Self.start)
         identifiers = SeededIdentifierSource(seed: seed)
-        device = Device(id: DeviceID(using: SeededIdentifierSource(seed: seed ^ 0xD0C5)), name: "Test Device")
+        key = DeviceKey(using: SeededIdentifierSource(seed: seed ^ 0xD0C5))
+        device = key.device(named: "Test Device")
         for url in [root, root.appendingPathComponent(".folio"), documents, shared] {
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         }
@@ -39,7 +41,7 @@ final class LibraryFixture: Sendable {
     /// Opens (or reopens) the library.
     func library(fileSystem: any FileSystem = PosixFileSystem(), autosave: AutosavePolicy = .manual) throws -> DocumentLibrary {
         try DocumentLibrary(
-            at: root, device: device, types: DocumentTypeRegistry([TextDocument.documentType, RecordsDocument.documentType, PagesDocument.documentType]),
+            at: root, key: key, deviceName: device.name, types: DocumentTypeRegistry([TextDocument.documentType, RecordsDocument.documentType, PagesDocument.documentType]),
             clock: clock, identifiers: identifiers, fileSystem: fileSystem, autosave: autosave, backgroundWork: false)
     }
 
@@ -107,6 +109,6 @@ extension Document {
 
 /// Each side ingests what the other has of document `id` and lacks, as a sync would.
 func exchange(_ first: DocumentLibrary, _ second: DocumentLibrary, _ id: DocumentID) throws {
-    try second.store.ingest(first.store.changes(of: id, since: second.store.vector(of: id)))
-    try first.store.ingest(second.store.changes(of: id, since: first.store.vector(of: id)))
+    try second.store.ingest(trusting: first.store.changes(of: id, since: second.store.vector(of: id)))
+    try first.store.ingest(trusting: second.store.changes(of: id, since: first.store.vector(of: id)))
 }

@@ -48,7 +48,7 @@ final class PowerLossStore: PowerSupply, @unchecked Sendable {  // The session i
 
     /// The VFS becomes SQLite's default once, after the store's own process-wide settings (which must come first).
     private static let installation: Result<Void, any Error> = Result {
-        _ = try ChangeLogStore(inMemoryNamed: "power-loss-installation", device: Device(id: DeviceID(using: SeededIdentifierSource(seed: 7)), name: "Installer"))
+        _ = try ChangeLogStore(inMemoryNamed: "power-loss-installation", key: DeviceKey(using: SeededIdentifierSource(seed: 7)), deviceName: "Installer")
         let code = folio_powerloss_install()
         guard code == 0 else { throw CocoaError(.featureUnsupported, userInfo: ["sqlite": code]) }
     }

@@ -27,7 +27,7 @@ struct SharedText {
         let base = try libraries[0].store.changes(of: first.id)
         var documents = [first]
         for library in libraries.dropFirst() {
-            try library.store.ingest(base)
+            try library.store.ingest(trusting: base)
             documents.append(try await library.open(first.id, as: TextDocument.self))
         }
         return SharedText(fixtures: fixtures, libraries: libraries, documents: documents, id: first.id, base: base)
@@ -40,7 +40,7 @@ struct SharedText {
     func receiverTemplate() throws -> LibraryFixture {
         let template = try LibraryFixture(seed: 1_000)
         let library = try template.library(autosave: .manual)
-        try library.store.ingest(base)
+        try library.store.ingest(trusting: base)
         try library.store.close()
         return template
     }
@@ -79,7 +79,7 @@ struct SharedText {
     func syncAll() async throws {
         let all = try allChanges()
         for library in libraries {
-            try library.store.ingest(all)
+            try library.store.ingest(trusting: all)
         }
         try await refreshAll()
     }
@@ -107,7 +107,7 @@ struct SharedText {
             let chosen = try missing(from: from, to: to).filter { _ in everything || Bool.random(using: &random) }
                 .shuffled(using: &random)
             // One call each, so the order matters: a change that arrives early waits for its past.
-            for change in chosen { try libraries[to].store.ingest([change]) }
+            for change in chosen { try libraries[to].store.ingest(trusting: [change]) }
         case .refresh(let device):
             try await documents[device].refresh()
         case .resolve(let device, let index):

@@ -18,19 +18,21 @@ final class TwoDevices: Sendable {
     /// One device's side.
     final class Peer: Sendable {
         let root: URL
+        let key: DeviceKey
         let device: Device
         let clock = ManualClock(start: TwoDevices.start)
         let identifiers: SeededIdentifierSource
 
         init(root: URL, name: String, seed: UInt64) {
             self.root = root
-            device = Device(id: DeviceID(using: SeededIdentifierSource(seed: seed ^ 0xD0C5)), name: name)
+            key = DeviceKey(using: SeededIdentifierSource(seed: seed ^ 0xD0C5))
+            device = key.device(named: name)
             identifiers = SeededIdentifierSource(seed: seed)
         }
 
         func library(_ policy: ConflictPolicy) throws -> DocumentLibrary {
             try DocumentLibrary(
-                at: root, device: device, clock: clock, identifiers: identifiers, autosave: .manual,
+                at: root, key: key, deviceName: device.name, clock: clock, identifiers: identifiers, autosave: .manual,
                 conflictPolicy: policy, backgroundWork: false)
         }
     }
@@ -61,6 +63,6 @@ final class TwoDevices: Sendable {
 
 /// Each side ingests what the other has of document `id` and lacks, as a sync would.
 func exchange(_ first: DocumentLibrary, _ second: DocumentLibrary, _ id: DocumentID) throws {
-    try second.store.ingest(first.store.changes(of: id, since: second.store.vector(of: id)))
-    try first.store.ingest(second.store.changes(of: id, since: first.store.vector(of: id)))
+    try second.store.ingest(trusting: first.store.changes(of: id, since: second.store.vector(of: id)))
+    try first.store.ingest(trusting: second.store.changes(of: id, since: first.store.vector(of: id)))
 }

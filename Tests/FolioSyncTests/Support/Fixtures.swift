@@ -1,16 +1,8 @@
 import FolioCore
 import FolioStore
+import FolioTestSupport
 import Foundation
 import Testing
-
-extension Device {
-    /// A device whose identity derives deterministically from `name` (through a seeded identifier source).
-    static func named(_ name: String) -> Device {
-        var seed: UInt64 = 0x5EED_5F0C_0000_0001
-        for byte in name.utf8 { seed = (seed ^ UInt64(byte)) &* 0x100_0000_01B3 }
-        return Device(id: DeviceID(using: SeededIdentifierSource(seed: seed)), name: name)
-    }
-}
 
 /// Identities and values shared by the sync tests.
 enum Fixtures {

@@ -11,7 +11,7 @@ enum AppendBenchmark {
 
     static func run() throws {
         let document = DocumentID(using: SeededIdentifierSource(seed: 7))
-        let device = Device(id: DeviceID(using: SeededIdentifierSource(seed: 8)), name: "bench")
+        let key = DeviceKey(using: SeededIdentifierSource(seed: 8))
         let edit = ChangeKind.edit(Edit(operations: Data([0x01, 0x2a, 0x61])))  // about one typed character
         var folioSeconds: [Double] = []
         var sqliteSeconds: [Double] = []
@@ -19,7 +19,7 @@ enum AppendBenchmark {
         for _ in 0..<rounds {
             let scratch = try ScratchDirectory("append")
             defer { scratch.cleanUp() }
-            let store = try ChangeLogStore(at: scratch.file("folio.sqlite"), device: device)
+            let store = try ChangeLogStore(at: scratch.file("folio.sqlite"), key: key, deviceName: "bench")
             let kinds = Array(repeating: edit, count: batch)
             folioSeconds.append(try measure {
                 for _ in 0..<(changeCount / batch) { try store.append(kinds, to: document) }
@@ -38,7 +38,7 @@ enum AppendBenchmark {
 
     /// An empty database with exactly the store's schema: made by the store itself, then used raw.
     static func makeBaseline(_ url: URL) throws -> RawSQLite {
-        let schema = try ChangeLogStore(at: url, device: Device(id: DeviceID(using: SeededIdentifierSource(seed: 9)), name: "baseline"))
+        let schema = try ChangeLogStore(at: url, key: DeviceKey(using: SeededIdentifierSource(seed: 9)), deviceName: "baseline")
         try schema.close()
         return try RawSQLite(url, synchronous: "NORMAL")
     }

@@ -62,7 +62,7 @@ enum MergeBenchmark {
         func library(_ name: String, _ index: UInt64) throws -> DocumentLibrary {
             try DocumentLibrary(
                 at: scratch.url.appendingPathComponent(name),
-                device: Device(id: DeviceID(using: SeededIdentifierSource(seed: 60 + index + seed * 10)), name: name),
+                key: DeviceKey(using: SeededIdentifierSource(seed: 60 + index + seed * 10)), deviceName: name,
                 clock: clock, identifiers: SeededIdentifierSource(seed: 70 + index + seed * 10),
                 conflictPolicy: ConflictPolicy(default: .merge), backgroundWork: false)
         }
@@ -71,7 +71,7 @@ enum MergeBenchmark {
         let first = try await a.create(TextDocument.self, named: "paper")
         for patch in trace.patches[0..<forkAt] { try await apply(patch, to: first) }
         try await first.close()  // saved and checkpointed, as an app would have
-        try b.store.ingest(a.store.changes(of: first.id))
+        try b.store.ingest(a.store.changes(of: first.id), heads: a.store.signedHeads(of: first.id))
         let onA = try await a.open(first.id, as: TextDocument.self)
         let onB = try await b.open(first.id, as: TextDocument.self)
         for patch in ours { try await apply(patch, to: onA) }
@@ -79,8 +79,9 @@ enum MergeBenchmark {
         try await onA.commit()
         try await onB.commit()
         let incoming = try b.store.changes(of: first.id, since: a.store.vector(of: first.id))
+        let heads = try b.store.signedHeads(of: first.id)
         let seconds = try await measureAsync {
-            try a.store.ingest(incoming)
+            try a.store.ingest(incoming, heads: heads)
             try await onA.refresh()
         }
         let merged = await onA.model.text

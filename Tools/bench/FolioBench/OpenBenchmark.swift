@@ -30,7 +30,7 @@ enum OpenBenchmark {
         let scratch = try ScratchDirectory("open")
         defer { scratch.cleanUp() }
         let library = try DocumentLibrary(
-            at: scratch.url, device: Device(id: DeviceID(using: SeededIdentifierSource(seed: 31)), name: "bench"),
+            at: scratch.url, key: DeviceKey(using: SeededIdentifierSource(seed: 31)), deviceName: "bench",
             clock: ManualClock(start: Timestamp(millisecondsSince1970: 1_767_225_600_000)),
             identifiers: SeededIdentifierSource(seed: 32))
         let created = try await library.create(TextDocument.self, named: "history", contents: TextDocument(text: String(repeating: "a", count: 500)))

@@ -14,7 +14,7 @@ enum PackageSaveBenchmark {
         defer { scratch.cleanUp() }
         let counting = FaultInjectingFileSystem()
         let library = try DocumentLibrary(
-            at: scratch.url, device: Device(id: DeviceID(using: SeededIdentifierSource(seed: 41)), name: "bench"),
+            at: scratch.url, key: DeviceKey(using: SeededIdentifierSource(seed: 41)), deviceName: "bench",
             clock: ManualClock(start: Timestamp(millisecondsSince1970: 1_767_225_600_000)),
             identifiers: SeededIdentifierSource(seed: 42), fileSystem: counting)
         var random = SplitMix64(seed: 43)

@@ -27,9 +27,10 @@ enum SyncDeltaBenchmark {
         let scratch = try ScratchDirectory("sync-delta")
         defer { scratch.cleanUp() }
         let store = try ChangeLogStore(
-            at: scratch.file("folio.sqlite"), device: Device(id: DeviceID(using: SeededIdentifierSource(seed: 22)), name: "server"))
+            at: scratch.file("folio.sqlite"), key: DeviceKey(using: SeededIdentifierSource(seed: 22)), deviceName: "server")
         for start in stride(from: 0, to: workload.changes.count, by: 10_000) {
-            try store.ingest(Array(workload.changes[start..<min(start + 10_000, workload.changes.count)]))
+            let batch = workload.changes[start..<min(start + 10_000, workload.changes.count)]
+            try store.ingest(Array(batch), heads: workload.heads(for: batch))
         }
         let peer = workload.vector(ofFirst: changeCount - missing)
         var samples: [Double] = []

@@ -22,7 +22,7 @@ enum TraceBenchmark {
             let scratch = try ScratchDirectory("trace")
             defer { scratch.cleanUp() }
             let library = try DocumentLibrary(
-                at: scratch.url, device: Device(id: DeviceID(using: RandomIdentifierSource()), name: "bench"))
+                at: scratch.url, key: DeviceKey(using: RandomIdentifierSource()), deviceName: "bench")
             let document = try await library.create(TextDocument.self, named: "paper")
             folioMilliseconds.append(try await measureAsync {
                 for patch in trace.patches {

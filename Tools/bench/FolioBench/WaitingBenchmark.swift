@@ -50,17 +50,24 @@ enum WaitingBenchmark {
         for _ in 0..<Self.rounds {
             let scratch = try ScratchDirectory("waiting")
             defer { scratch.cleanUp() }
-            let receiver = Device(id: DeviceID(using: SeededIdentifierSource(seed: 33)), name: "receiver")
-            let store = try ChangeLogStore(at: scratch.file("folio.sqlite"), device: receiver)
-            let park = try measure { for change in chainB.dropFirst() { try store.ingest([change]) } }
-            let applyWhileWaiting = try measure { for change in chainA { try store.ingest([change]) } }
-            try store.ingest([chainB[0]])
+            let receiver = DeviceKey(using: SeededIdentifierSource(seed: 33))
+            let store = try ChangeLogStore(at: scratch.file("folio.sqlite"), key: receiver, deviceName: "receiver")
+            // Each change arrives alone with its own signed head, as a peer sends its latest change.
+            let park = try measure {
+                for change in chainB.dropFirst() { try store.ingest([change.change], heads: [change.head]) }
+            }
+            let applyWhileWaiting = try measure {
+                for change in chainA { try store.ingest([change.change], heads: [change.head]) }
+            }
+            try store.ingest([chainB[0].change], heads: [chainB[0].head])
             let stored = try store.changeCount()
             precondition(stored == 2 * changeCount, "every change is in the log")
             try store.close()
 
-            let alone = try ChangeLogStore(at: scratch.file("alone.sqlite"), device: receiver)
-            let applyAlone = try measure { for change in chainA { try alone.ingest([change]) } }
+            let alone = try ChangeLogStore(at: scratch.file("alone.sqlite"), key: receiver, deviceName: "receiver")
+            let applyAlone = try measure {
+                for change in chainA { try alone.ingest([change.change], heads: [change.head]) }
+            }
             try alone.close()
             let perChange = 1e6 / Double(changeCount)
             rounds.append(Round(
@@ -72,15 +79,16 @@ enum WaitingBenchmark {
             applyAlone: median(rounds.map(\.applyAlone)))
     }
 
-    /// `count` changes of one device, each on the one before, made in a store in memory.
-    static func chain(of name: String, seed: UInt64, count: Int, document: DocumentID) throws -> [Change] {
-        let device = Device(id: DeviceID(using: SeededIdentifierSource(seed: seed)), name: name)
-        let store = try ChangeLogStore(inMemoryNamed: name, device: device)
+    /// `count` changes of one device, each on the one before, made in a store in memory, each with the head its
+    /// device signs when it sends it alone.
+    static func chain(of name: String, seed: UInt64, count: Int, document: DocumentID) throws -> [(change: Change, head: SignedHead)] {
+        let key = DeviceKey(using: SeededIdentifierSource(seed: seed))
+        let store = try ChangeLogStore(inMemoryNamed: name, key: key, deviceName: name)
         var changes: [Change] = []
         for start in stride(from: 0, to: count, by: 1_000) {
             changes += try store.append(
                 (start..<min(count, start + 1_000)).map { .edit(Edit(operations: Data("\(name)\($0)".utf8))) }, to: document)
         }
-        return changes
+        return changes.map { ($0, SignedHead(signing: $0, with: key)) }
     }
 }

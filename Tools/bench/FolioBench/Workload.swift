@@ -7,13 +7,16 @@ import Foundation
 struct MultiDeviceWorkload {
     let document: DocumentID
     let devices: [DeviceID]
+    /// The devices' signing keys, in the order of ``devices``.
+    let keys: [DeviceKey]
     let changes: [Change]
 
     init(changeCount: Int, deviceCount: Int, seed: UInt64) {
         var random = SplitMix64(seed: seed)
         let ids = SeededIdentifierSource(seed: seed)
         document = DocumentID(using: ids)
-        devices = (0..<deviceCount).map { _ in DeviceID(using: ids) }
+        keys = (0..<deviceCount).map { _ in DeviceKey(using: ids) }
+        devices = keys.map(\.id)
         var changes: [Change] = []
         changes.reserveCapacity(changeCount)
         var vector = VersionVector()
@@ -65,5 +68,12 @@ struct MultiDeviceWorkload {
         var vector = VersionVector()
         for change in changes.prefix(count) { vector.include(change.id) }
         return vector
+    }
+
+    /// The heads a peer sends with `batch`: each device's latest change in it, signed by the device.
+    func heads(for batch: ArraySlice<Change>) -> [SignedHead] {
+        var latest: [DeviceID: Change] = [:]
+        for change in batch where change.id.seq > latest[change.id.device]?.id.seq ?? 0 { latest[change.id.device] = change }
+        return zip(devices, keys).compactMap { device, key in latest[device].map { SignedHead(signing: $0, with: key) } }
     }
 }

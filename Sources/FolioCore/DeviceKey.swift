@@ -1,0 +1,114 @@
+import Crypto
+import Foundation
+
+/// A device's signing key (Ed25519): the secret that makes a device's changes its own.
+///
+/// A device's identity is derived from its public key (``DeviceID/init(publicKey:)``), so whoever holds the key is
+/// the device and nobody else can be: peers accept a change as device D's only when D's key signed a head that
+/// covers it (see ``SignedHead``). Keep the key with the device's data; a device restored from a backup on a second
+/// machine must take a new key, as it must take a new identity.
+public struct DeviceKey: Sendable {
+    private let privateKey: Curve25519.Signing.PrivateKey
+
+    /// A new random key.
+    public init() {
+        privateKey = Curve25519.Signing.PrivateKey()
+    }
+
+    /// A key made from the next two identities of `source`: the same source gives the same key on every machine
+    /// (for tests and the simulator; a seeded source is no secret).
+    public init(using source: some IdentifierSource) {
+        var seed = Data(capacity: 32)
+        for _ in 0..<2 { source.next().withUnsafeBytes { seed.append(contentsOf: $0) } }
+        self.init(seed: seed)
+    }
+
+    /// The key whose 32-byte secret is `rawRepresentation` (as ``rawRepresentation`` returns it).
+    ///
+    /// - Throws: ``CodecError`` `invalidValue` when the bytes are not 32.
+    public init(rawRepresentation: Data) throws(CodecError) {
+        guard rawRepresentation.count == 32 else {
+            throw CodecError(.invalidValue, "a device key has 32 bytes, not \(rawRepresentation.count)", at: 0)
+        }
+        self.init(seed: rawRepresentation)
+    }
+
+    /// Any 32 bytes are an Ed25519 secret.
+    private init(seed: Data) {
+        do {
+            privateKey = try Curve25519.Signing.PrivateKey(rawRepresentation: seed)
+        } catch {
+            preconditionFailure("32 bytes are always an Ed25519 secret: \(error)")
+        }
+    }
+
+    /// The 32-byte secret; whoever reads it can act as the device.
+    public var rawRepresentation: Data { privateKey.rawRepresentation }
+
+    /// The public half, which peers check signatures with.
+    public var publicKey: DevicePublicKey { DevicePublicKey(privateKey.publicKey) }
+
+    /// The identity this key proves: derived from the public key.
+    public var id: DeviceID { publicKey.deviceID }
+
+    /// The device record for this key, with a display name.
+    public func device(named name: String) -> Device { Device(id: id, name: name) }
+
+    /// Another key, derived from this one for `purpose`: the same on every run, unrelated to this key for anyone
+    /// who lacks it. A store signs the changes it records for files changed by other programs with such a key.
+    public func derivedKey(for purpose: String) -> DeviceKey {
+        var material = Data("folio derived key\0\(purpose)\0".utf8)
+        material.append(rawRepresentation)
+        return DeviceKey(seed: Data(SHA256.hash(data: material)))
+    }
+
+    /// The Ed25519 signature of `message`.
+    func signature(for message: [UInt8]) -> [UInt8] {
+        do {
+            return Array(try privateKey.signature(for: message))
+        } catch {
+            preconditionFailure("Ed25519 signing cannot fail: \(error)")
+        }
+    }
+}
+
+/// A device's public key: 32 bytes that check its signatures and from which its identity derives.
+public struct DevicePublicKey: Hashable, Sendable {
+    /// The 32 bytes.
+    public let bytes: [UInt8]
+
+    init(_ key: Curve25519.Signing.PublicKey) {
+        bytes = Array(key.rawRepresentation)
+    }
+
+    /// Wraps 32 bytes read from outside.
+    ///
+    /// - Throws: ``CodecError`` `invalidValue` when they are not 32.
+    public init(bytes: [UInt8]) throws(CodecError) {
+        guard bytes.count == 32 else {
+            throw CodecError(.invalidValue, "a device's public key has 32 bytes, not \(bytes.count)", at: 0)
+        }
+        self.bytes = bytes
+    }
+
+    /// The identity of the device that holds the matching secret: the first 16 bytes of the SHA-256 of
+    /// `folio device\0` and the key. Finding another key with the same identity takes about 2^128 tries.
+    public var deviceID: DeviceID {
+        var material = Data("folio device\0".utf8)
+        material.append(contentsOf: bytes)
+        return DeviceID(UUIDBytes(bytes: Array(SHA256.hash(data: material)).prefix(16)))
+    }
+
+    /// Whether `signature` is this key's Ed25519 signature of `message`; `false` for bytes that are no key.
+    func isValidSignature(_ signature: [UInt8], for message: [UInt8]) -> Bool {
+        guard let key = try? Curve25519.Signing.PublicKey(rawRepresentation: bytes) else { return false }
+        return key.isValidSignature(signature, for: message)
+    }
+}
+
+extension DeviceID {
+    /// The identity that `publicKey` proves (see ``DevicePublicKey/deviceID``).
+    public init(publicKey: DevicePublicKey) {
+        self = publicKey.deviceID
+    }
+}

@@ -1,0 +1,114 @@
+import FolioCore
+import Foundation
+import GRDB
+
+/// Signed heads: what vouches for each device's changes when they travel (see ``SignedHead``).
+extension ChangeLogStore {
+    /// The signed heads that vouch for every change of `document` in the log that can be vouched for, one per
+    /// device, in device order: for the local device and its ``externalDevice``, their latest change, signed now
+    /// (once per change); for every other device, the latest head it signed that reached this store with its
+    /// change. A peer that receives changes of the document needs these to accept them (see
+    /// ``ingest(encoded:heads:)``).
+    ///
+    /// - Complexity: O(devices of the document), plus one Ed25519 signature per local identity whose latest change
+    ///   is not signed yet.
+    public func signedHeads(of document: DocumentID) throws(StoreError) -> [SignedHead] {
+        let (stored, tips) = try read("reading the signed heads of \(document)") { db -> ([SignedHead], [ChangeID: ChangeHash]) in
+            guard let documentRow = try rowID(of: document, in: db, create: false) else { return ([], [:]) }
+            var stored: [SignedHead] = []
+            var rows = try RawRows(
+                db.cachedStatement(sql: "SELECT head FROM device_head WHERE document = ?"), arguments: [documentRow])
+            while let row = try rows.next() {
+                let bytes: Data = row[0]
+                // A stored head was checked when it arrived; one that no longer decodes is left out, not fatal.
+                if let head = try? SignedHead(decoding: [UInt8](bytes)), head.document == document { stored.append(head) }
+            }
+            let frontier = try frontier(of: documentRow, in: db)
+            var tips: [ChangeID: ChangeHash] = [:]
+            for identity in [localDevice.id, externalDevice.id] {
+                if let tip = frontier.tips[identity] { tips[ChangeID(device: identity, seq: tip.seq)] = tip.hash }
+            }
+            return (stored, tips)
+        }
+        var heads = stored.filter { $0.change.device != localDevice.id && $0.change.device != externalDevice.id }
+        heads += tips.keys.sorted().map { id in signedTip(of: document, id: id, hash: tips[id]!) }
+        return heads.sorted { $0.change.device < $1.change.device }
+    }
+
+    /// A head for `change`, signed now, when the change is the local device's or its ``externalDevice``'s;
+    /// `nil` for any other device's. For a sender that splits its changes (files of a shared folder), so that each
+    /// part carries a head reaching its own changes.
+    public func signedHead(for change: Change) -> SignedHead? {
+        switch change.id.device {
+        case key.id: SignedHead(signing: change, with: key)
+        case externalKey.id: SignedHead(signing: change, with: externalKey)
+        default: nil
+        }
+    }
+
+    /// The head of a local identity's latest change, signed once and remembered.
+    private func signedTip(of document: DocumentID, id: ChangeID, hash: ChangeHash) -> SignedHead {
+        if let kept = signedTips.withLock({ $0[document]?[id.device] }), kept.change == id, kept.hash == hash { return kept }
+        let signer = id.device == key.id ? key : externalKey
+        let head = SignedHead(document: document, change: id, hash: hash, signedWith: signer)
+        signedTips.withLock { $0[document, default: [:]][id.device] = head }
+        return head
+    }
+
+    /// Keeps `head` as its device's latest in its document, unless a later one is kept already. Inside the caller's
+    /// write transaction; the head's change must be in the log.
+    func keep(_ head: SignedHead, documentRow: Int64, deviceRow: Int64, in db: Database) throws {
+        try db.cachedStatement(sql: """
+            INSERT INTO device_head (document, device, seq, head) VALUES (?, ?, ?, ?)
+            ON CONFLICT (document, device) DO UPDATE SET seq = excluded.seq, head = excluded.head
+            WHERE excluded.seq > device_head.seq
+            """).execute(arguments: [documentRow, deviceRow, Int64(head.change.seq), Data(head.encoded())])
+    }
+
+    /// Registers the local device with its name, and keeps its key in the store (once).
+    func registerLocalDevice() throws(StoreError) {
+        try registerDevice(localDevice)
+        let deviceID = localDevice.id
+        let kept = try read("reading the local device's key") { db -> Bool in
+            guard let row = try rowID(of: deviceID, in: db, create: false) else { return false }
+            return try Bool.fetchOne(
+                db.cachedStatement(sql: "SELECT 1 FROM device_key WHERE device = ?"), arguments: [row]) ?? false
+        }
+        guard !kept else { return }
+        try write("keeping the local device's key") { db in
+            let row = try rowID(of: deviceID, in: db, create: true)!
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO device_key (device, secret) VALUES (?, ?)")
+                .execute(arguments: [row, key.rawRepresentation])
+        }
+    }
+
+    /// The key and name of the device that created the store at `url` (its first device), as the store keeps them:
+    /// tools that read someone's store (`folio inspect`) open it as that device rather than as a new one.
+    ///
+    /// The file is only read (through a read-only connection), after the checks ``firstDevice(ofStoreAt:)`` makes.
+    ///
+    /// - Returns: the key and the device's name, or `nil` when the file is absent or empty, or the store keeps no
+    ///   key for its first device (a store written before devices had keys).
+    /// - Throws: ``StoreError`` `notAStore`, `corrupt`, `database`.
+    public static func localIdentity(ofStoreAt url: URL) throws(StoreError) -> (key: DeviceKey, name: String)? {
+        guard let device = try firstDevice(ofStoreAt: url) else { return nil }
+        do {
+            var configuration = Configuration()
+            configuration.readonly = true
+            let queue = try DatabaseQueue(path: url.path, configuration: configuration)
+            defer { try? queue.close() }
+            return try queue.read { db -> (key: DeviceKey, name: String)? in
+                let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
+                guard tables.contains("device_key"),
+                    let secret = try Data.fetchOne(db, sql: """
+                        SELECT k.secret FROM device_key k JOIN device d ON d.id = k.device WHERE d.uuid = ?
+                        """, arguments: [device.id.uuid.data]),
+                    let key = try? DeviceKey(rawRepresentation: secret), key.id == device.id
+                else { return nil }
+                return (key, device.name)
+            }
+        } catch {
+            throw StoreError.translating(error, while: "reading the local device's key in \(url.path)")
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import FolioCore
+import Foundation
+import GRDB
+
+/// Which incoming and waiting changes the signed heads of an ingest vouch for.
+extension Ingestion {
+    /// Checks the heads of devices with changes in `incoming` and walks from each authentic one down through parent
+    /// hashes, among `incoming` and the waiting changes, marking its device's changes vouched for: the incoming
+    /// ones in ``vouched``, the waiting ones in the pending table (which sends them to be examined again).
+    ///
+    /// A walk stops at changes the log holds, at waiting changes of its device vouched for before (with whatever
+    /// of its device lies below them), and at changes below which its device has nothing the log lacks, so it
+    /// visits only what is missing.
+    mutating func vouch(with heads: [SignedHead], for incoming: [EncodedChange], into result: inout IngestResult) throws {
+        guard !heads.isEmpty else { return }
+        var byHash: [ChangeHash: Change] = [:]
+        var authors: Set<DeviceID> = []
+        for encoded in incoming where encoded.change.id.seq > frontier.vector[encoded.change.id.device] {
+            byHash[encoded.change.hash] = encoded.change
+            authors.insert(encoded.change.id.device)
+        }
+        // The latest head per device that has changes here; the local identities sign their own.
+        var latest: [DeviceID: SignedHead] = [:]
+        for head in heads where authors.contains(head.change.device) && !localIdentities.contains(head.change.device) {
+            if let kept = latest[head.change.device], (kept.change.seq, kept.hash) >= (head.change.seq, head.hash) { continue }
+            latest[head.change.device] = head
+        }
+        for device in latest.keys.sorted() {
+            let head = latest[device]!
+            guard head.change.seq > frontier.vector[device] else { continue }
+            guard head.isAuthentic else {
+                let reason = head.publicKey.deviceID == device
+                    ? "its signature does not check" : "its key is not device \(device)'s"
+                result.refusedHeads.append((head.change, reason))
+                continue
+            }
+            try walk(from: head, byHash: byHash)
+        }
+    }
+
+    /// Marks the changes of `head`'s device in its causal past that the log lacks as vouched for.
+    private mutating func walk(from head: SignedHead, byHash: [ChangeHash: Change]) throws {
+        let device = head.change.device
+        // Below a waiting change vouched for before, only changes of the device that were not vouched for then
+        // (they arrived later, here or in the pending table) need the walk to go on.
+        var lowestUnvouched = byHash.values.filter { $0.id.device == device }.map(\.id.seq).min() ?? .max
+        if mayHaveWaiting, let deviceRow = try store.rowID(of: device, in: db, create: false), let seq = try Int64.fetchOne(
+            db.cachedStatement(sql: "SELECT min(seq) FROM pending INDEXED BY pending_unvouched WHERE document = ? AND device = ? AND vouched = 0"),
+            arguments: [documentRow, deviceRow])
+        {
+            lowestUnvouched = min(lowestUnvouched, UInt64(max(seq, 1)))
+        }
+        var stack = [head.hash]
+        var seen: Set<ChangeHash> = []
+        while let hash = stack.popLast() {
+            guard seen.insert(hash).inserted else { continue }
+            let change: Change
+            if let found = byHash[hash] {
+                change = found
+                if found.id.device == device {
+                    vouched.insert(hash)
+                    if hash == head.hash { headsByHash[hash] = head }
+                }
+            } else if mayHaveWaiting, let found = try waitingChange(hash) {
+                change = found.change
+                if change.id.device == device && (!found.vouched || hash == head.hash) {
+                    try markWaiting(change, head: hash == head.hash ? head : nil)
+                }
+                // One vouched for before had its device's changes below it vouched for with it, unless some came
+                // since.
+                if change.id.device == device && found.vouched && lowestUnvouched >= change.id.seq { continue }
+            } else {
+                continue  // in the log, or nowhere yet
+            }
+            // The change's own position on its device's chain is not below it.
+            let below = change.vector[device] - (change.id.device == device ? 1 : 0)
+            if below > frontier.vector[device] { stack.append(contentsOf: change.parents) }
+        }
+        // A change that names itself as its head's cannot be one of its own parents, so a cycle is impossible:
+        // hashes are over the parents' hashes. `seen` guards against repeated parents only.
+    }
+
+    /// The waiting change with `hash`, decoded, and whether it is vouched for already.
+    private func waitingChange(_ hash: ChangeHash) throws -> (change: Change, vouched: Bool)? {
+        guard let row = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT body, vouched FROM pending INDEXED BY pending_by_hash WHERE document = ? AND hash = ?"),
+            arguments: [documentRow, hash.data])
+        else { return nil }
+        let body: Data = row[0]
+        // One that does not decode is dropped when it is next examined; the walk passes it by.
+        guard let change = try? Change(decoding: [UInt8](body), document: document), change.hash == hash else { return nil }
+        return (change, row[1])
+    }
+
+    /// Marks a waiting change vouched for (with the head that names it, if any), and has it examined again: it
+    /// now waits for its device's previous change, which sends it through the drain after this ingestion.
+    private mutating func markWaiting(_ change: Change, head: SignedHead?) throws {
+        let deviceRow = try store.rowID(of: change.id.device, in: db, create: true)!
+        try db.cachedStatement(sql: """
+            UPDATE pending SET vouched = 1, head = coalesce(?, head), wait_device = ?, wait_seq = ?
+            WHERE document = ? AND device = ? AND seq = ? AND hash = ?
+            """).execute(arguments: [
+                head.map { Data($0.encoded()) }, change.id.device.uuid.data, Int64(change.id.seq - 1),
+                documentRow, deviceRow, Int64(change.id.seq), change.hash.data,
+            ])
+        advanced.insert(change.id.device)
+    }
+}
