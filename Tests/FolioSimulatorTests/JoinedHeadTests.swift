@@ -45,7 +45,8 @@ import Testing
     }
 
     /// Two devices delete the version every device shows while another version competes (seed 109473 of
-    /// `--devices 2...5 --steps 50`, after the fix above). Each delete built on the same contents as the other, so
+    /// `--devices 2...5 --steps 50`, after the fix above; the iPad and the Watch swapped places in the list, so that
+    /// the iPad's identity, which decides ties, sorts after the Watch's as it did then). Each delete built on the same contents as the other, so
     /// neither may count as building on them: before, each made the other look contentless, the shown version
     /// dropped out of the conflict unrecorded, and the iPad's next edit, made on what was left, was replayed
     /// elsewhere on its own older edit. The conflict stands; the edit joins the deletes and shows the same
@@ -56,7 +57,7 @@ import Testing
             seed: 109473
             model: records
             strategy: askUser
-            devices: [{name: iPad}, {name: Mac}, {name: iPhone}, {name: Watch}, {name: Vision}]
+            devices: [{name: Watch}, {name: Mac}, {name: iPhone}, {name: iPad}, {name: Vision}]
             steps:
               - create: {device: iPhone, document: List, records: {r1: {name: a}, r2: {name: b}}}
               - sync: all
