@@ -11,15 +11,15 @@ import FolioStore
 import Foundation
 
 enum Harness {
-    static let first = Device(id: FuzzIDs.device(11), name: "first")
-    static let second = Device(id: FuzzIDs.device(12), name: "second")
+    static let first = FuzzIDs.key(11).device(named: "first")
+    static let second = FuzzIDs.key(12).device(named: "second")
     static let history = SampleChanges.history()
 
     /// The first device: the sample history and a document of its own.
     static let firstTemplate: ChangeLogStore = {
         do {
-            let store = try ChangeLogStore(inMemoryNamed: "first", device: first, clock: ManualClock(start: FuzzIDs.epoch))
-            try store.ingest(history)
+            let store = try ChangeLogStore(inMemoryNamed: "first", key: FuzzIDs.key(11), deviceName: "first", clock: ManualClock(start: FuzzIDs.epoch))
+            try store.ingest(history, heads: SampleChanges.heads(of: history))
             try store.append(.lifecycle(.create(name: "First", type: "com.folio.text", container: .shared)), to: FuzzIDs.document(11))
             try store.append(.edit(Edit(operations: Data([1, 2, 1, 65]))), to: FuzzIDs.document(11))
             return store
@@ -31,7 +31,7 @@ enum Harness {
     /// The second device: a document of its own.
     static let secondTemplate: ChangeLogStore = {
         do {
-            let store = try ChangeLogStore(inMemoryNamed: "second", device: second, clock: ManualClock(start: FuzzIDs.epoch))
+            let store = try ChangeLogStore(inMemoryNamed: "second", key: FuzzIDs.key(12), deviceName: "second", clock: ManualClock(start: FuzzIDs.epoch))
             try store.append(.lifecycle(.create(name: "Second", type: "com.folio.text", container: .shared)), to: FuzzIDs.document(12))
             return store
         } catch {
@@ -88,7 +88,7 @@ enum Harness {
     }
 
     static func seeds() -> [[UInt8]] {
-        let writer = Device(id: FuzzIDs.device(13), name: "third")
+        let writer = FuzzIDs.key(13).device(named: "third")
         let document = SampleChanges.document
         var seeds: [[UInt8]] = []
         var exported = VersionVector()
@@ -98,14 +98,15 @@ enum Harness {
             let batch = FolderBatch(
                 writer: writer, document: document, first: first, last: exported.changeCount, vector: exported,
                 devices: [first == 1 ? Device(id: SampleChanges.first, name: "sample") : writer],
-                changes: chunk.map(EncodedChange.init))
+                changes: chunk.map(EncodedChange.init), heads: SampleChanges.heads(of: Array(chunk)))
             first = exported.changeCount + 1
             seeds.append(Array(batch.encoded().dropLast(32)))
         }
         // One of another document.
         let other = FolderBatch(
             writer: writer, document: FuzzIDs.document(5), first: 1, last: 2,
-            vector: history[1].vector, devices: [second], changes: Array(SampleChanges.history(of: FuzzIDs.document(5)).prefix(2)).map(EncodedChange.init))
+            vector: history[1].vector, devices: [second], changes: Array(SampleChanges.history(of: FuzzIDs.document(5)).prefix(2)).map(EncodedChange.init),
+            heads: SampleChanges.heads(of: Array(SampleChanges.history(of: FuzzIDs.document(5)).prefix(2))))
         seeds.append(Array(other.encoded().dropLast(32)))
         return seeds
     }

@@ -21,7 +21,7 @@ enum Harness {
         library = nil
         do {
             let made = try DocumentLibrary(
-                at: ScratchDirectory.fresh("library"), device: Device(id: FuzzIDs.device(20), name: "local"),
+                at: ScratchDirectory.fresh("library"), key: FuzzIDs.key(20), deviceName: "local",
                 clock: ManualClock(start: FuzzIDs.epoch), identifiers: SeededIdentifierSource(seed: 20), durability: .off,
                 access: .exclusive)
             library = made
@@ -50,7 +50,7 @@ enum Harness {
         if fuzz.bool() { add(.lifecycle(.rename(to: fuzz.string(upTo: 300)))) }
         if fuzz.bool() { add(.lifecycle(.move(to: fuzz.bool() ? .shared : .local))) }
         do {
-            try library.store.ingest(changes)
+            try library.store.ingest(changes, heads: [SignedHead(signing: changes.last!, with: FuzzIDs.key(21))])
         } catch {
             return
         }

@@ -10,22 +10,25 @@ import FolioStore
 import Foundation
 
 enum Harness {
-    static let local = Device(id: FuzzIDs.device(31), name: "local")
-    static let honest = [Device(id: FuzzIDs.device(32), name: "honest one"), Device(id: FuzzIDs.device(33), name: "honest two")]
-    static let liar = FuzzIDs.device(34)
+    static let local = FuzzIDs.key(31).device(named: "local")
+    static let honest = [FuzzIDs.key(32).device(named: "honest one"), FuzzIDs.key(33).device(named: "honest two")]
+    /// The liar signs with her own key: her heads are authentic for her changes only.
+    static let liarKey = FuzzIDs.key(34)
+    static let liar = liarKey.id
     static let documents = [FuzzIDs.document(41), FuzzIDs.document(42)]
 
     /// Every store starts with the first honest device's creation of the first document and one edit of it.
     static let templates: [ChangeLogStore] = {
         do {
-            let creator = try ChangeLogStore(inMemoryNamed: "honest one", device: honest[0], clock: ManualClock(start: FuzzIDs.epoch))
+            let creator = try ChangeLogStore(inMemoryNamed: "honest one", key: FuzzIDs.key(32), deviceName: "honest one", clock: ManualClock(start: FuzzIDs.epoch))
             try creator.append(.lifecycle(.create(name: "Shared", type: "com.folio.text", container: .shared)), to: documents[0])
             try creator.append(.edit(Edit(operations: Data([1, 2, 2, 104, 105]))), to: documents[0])
             let start = try creator.changes(of: documents[0])
             var stores = [creator]
-            for device in [honest[1], local] {
-                let store = try ChangeLogStore(inMemoryNamed: device.name, device: device, clock: ManualClock(start: FuzzIDs.epoch))
-                try store.ingest(start)
+            let heads = try creator.signedHeads(of: documents[0])
+            for (number, device) in [(UInt64(33), honest[1]), (31, local)] {
+                let store = try ChangeLogStore(inMemoryNamed: device.name, key: FuzzIDs.key(number), deviceName: device.name, clock: ManualClock(start: FuzzIDs.epoch))
+                try store.ingest(start, heads: heads)
                 stores.append(store)
             }
             return stores
@@ -72,12 +75,12 @@ enum Harness {
                 }
             case 4:
                 let forged = forge(document, in: localStore, &fuzz)
-                let result = Result { try localStore.ingest([forged]) }
+                let result = Result { try localStore.ingest([forged], heads: vouchers(for: forged, in: stores, &fuzz)) }
                 log.append("forged \(forged.id) lamport \(forged.lamport) vector \(forged.vector): \(result.map { _ in "taken" })")
             default:
                 let bytes = fuzz.bytes(upTo: 160)
                 if let forged = try? Change(decoding: bytes, document: document) {
-                    let result = Result { try localStore.ingest([forged]) }
+                    let result = Result { try localStore.ingest([forged], heads: vouchers(for: forged, in: stores, &fuzz)) }
                     log.append("decoded \(forged.id) lamport \(forged.lamport): \(result.map { _ in "taken" })")
                 }
             }
@@ -101,10 +104,23 @@ enum Harness {
         do {
             let missing = try source.changes(of: document, since: target.vector(of: document))
             if missing.isEmpty { return }
-            try target.ingest(missing)
+            try target.ingest(missing, heads: source.signedHeads(of: document))
             if !quiet { log.append("\(source.localDevice.name) → \(target.localDevice.name): \(missing.count)") }
         } catch {
             log.append("\(source.localDevice.name) → \(target.localDevice.name) failed: \(error)")
+        }
+    }
+
+    /// The heads a liar sends with a forged change: none, her own signature over it (authentic only when the change
+    /// is in her name), or honest heads she has seen.
+    static func vouchers(for forged: Change, in stores: [ChangeLogStore], _ fuzz: inout FuzzInput) -> [SignedHead] {
+        switch fuzz.byte() % 3 {
+        case 0: return []
+        case 1:
+            return [SignedHead(
+                document: forged.document, change: forged.id, hash: forged.hash, publicKey: liarKey.publicKey,
+                signature: SignedHead(document: forged.document, change: ChangeID(device: liar, seq: forged.id.seq), hash: forged.hash, signedWith: liarKey).signature)]
+        default: return (try? fuzz.pick(stores).signedHeads(of: forged.document)) ?? []
         }
     }
 

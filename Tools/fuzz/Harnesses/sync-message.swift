@@ -10,13 +10,13 @@ import Foundation
 
 enum Harness {
     static let history = SampleChanges.history()
-    static let local = Device(id: FuzzIDs.device(9), name: "responder")
+    static let local = FuzzIDs.key(9)
 
     /// The responder's store before each message: the first ten changes of the sample history.
     static let template: ChangeLogStore = {
         do {
-            let store = try ChangeLogStore(inMemoryNamed: "template", device: local, clock: ManualClock(start: FuzzIDs.epoch))
-            try store.ingest(Array(history.prefix(10)))
+            let store = try ChangeLogStore(inMemoryNamed: "template", key: local, deviceName: "responder", clock: ManualClock(start: FuzzIDs.epoch))
+            try store.ingest(trusting: Array(history.prefix(10)))
             return store
         } catch {
             fatalError("cannot make the template store: \(error)")
@@ -65,8 +65,8 @@ enum Harness {
             .hello(reply),
             .request(document: document, since: history[3].vector),
             .request(document: FuzzIDs.document(3), since: VersionVector()),
-            .changes(document: document, changes: history.suffix(from: 10).map(EncodedChange.init)),
-            .changes(document: document, changes: [EncodedChange(history[12])]),
+            .changes(document: document, changes: history.suffix(from: 10).map(EncodedChange.init), heads: SampleChanges.heads(of: Array(history.suffix(from: 10)))),
+            .changes(document: document, changes: [EncodedChange(history[12])], heads: []),
             .done(from: 7, to: 42),
         ]
         return messages.map { $0.encoded() }

@@ -46,4 +46,14 @@ enum SampleChanges {
         add(second, .resolution(Resolution(strategy: .userChoice, chosen: [], discarded: [])))
         return changes
     }
+
+    /// The heads the sample devices sign for `changes`: each one's latest change among them.
+    static func heads(of changes: [Change]) -> [SignedHead] {
+        var latest: [DeviceID: Change] = [:]
+        for change in changes where change.id.seq > latest[change.id.device]?.id.seq ?? 0 { latest[change.id.device] = change }
+        return [(first, FuzzIDs.key(1)), (second, FuzzIDs.key(2))].compactMap { device, key in
+            latest[device].map { SignedHead(signing: $0, with: key) }
+        }
+        .sorted { $0.change.device < $1.change.device }
+    }
 }
