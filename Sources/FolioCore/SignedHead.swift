@@ -70,6 +70,13 @@ public struct SignedHead: Hashable, Sendable, CustomStringConvertible {
         return writer.bytes
     }
 
+    /// Of `heads` (one device's, of one document), the one a sender puts beside that device's changes up to `seq`:
+    /// the lowest at or above `seq`, which reaches them soonest, or else the highest. `nil` when `heads` is empty.
+    public static func reaching(_ seq: UInt64, among heads: [SignedHead]) -> SignedHead? {
+        heads.filter { $0.change.seq >= seq }.min { $0.change.seq < $1.change.seq }
+            ?? heads.max { $0.change.seq < $1.change.seq }
+    }
+
     /// `device#seq` and the hash, for messages.
     public var description: String { "head \(change) \(hash.shortHex)" }
 

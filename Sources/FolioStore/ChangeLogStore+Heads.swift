@@ -4,15 +4,16 @@ import GRDB
 
 /// Signed heads: what vouches for each device's changes when they travel (see ``SignedHead``).
 extension ChangeLogStore {
-    /// The signed heads that vouch for every change of `document` in the log that can be vouched for, one per
-    /// device, in device order: for the local device and its ``externalDevice``, their latest change, signed now
-    /// (once per change); for every other device, the latest head it signed that reached this store with its
-    /// change. A peer that receives changes of the document needs these to accept them (see
-    /// ``ingest(encoded:heads:)``).
+    /// The signed heads that vouch for the changes of `document` that a peer at `since` lacks, in device order and,
+    /// per device, in sequence order: for the local device and its ``externalDevice``, their latest change, signed
+    /// now (once per change); for every other device, the heads it signed that reached this store with its changes
+    /// (one per batch that brought them) above `since`. A peer that receives changes of the document needs them to
+    /// accept those changes (see ``ingest(encoded:heads:)``); a sender that splits its reply picks, per part, the
+    /// head nearest above each device's changes in it (``SignedHead/reaching(_:among:)``).
     ///
-    /// - Complexity: O(devices of the document), plus one Ed25519 signature per local identity whose latest change
-    ///   is not signed yet.
-    public func signedHeads(of document: DocumentID) throws(StoreError) -> [SignedHead] {
+    /// - Complexity: O(heads kept for the document), plus one Ed25519 signature per local identity whose latest
+    ///   change is not signed yet.
+    public func signedHeads(of document: DocumentID, since: VersionVector = VersionVector()) throws(StoreError) -> [SignedHead] {
         let (stored, tips) = try read("reading the signed heads of \(document)") { db -> ([SignedHead], [ChangeID: ChangeHash]) in
             guard let documentRow = try rowID(of: document, in: db, create: false) else { return ([], [:]) }
             var stored: [SignedHead] = []
@@ -21,18 +22,23 @@ extension ChangeLogStore {
             while let row = try rows.next() {
                 let bytes: Data = row[0]
                 // A stored head was checked when it arrived; one that no longer decodes is left out, not fatal.
-                if let head = try? SignedHead(decoding: [UInt8](bytes)), head.document == document { stored.append(head) }
+                guard let head = try? SignedHead(decoding: [UInt8](bytes)), head.document == document,
+                    head.change.seq > since[head.change.device]
+                else { continue }
+                stored.append(head)
             }
             let frontier = try frontier(of: documentRow, in: db)
             var tips: [ChangeID: ChangeHash] = [:]
             for identity in [localDevice.id, externalDevice.id] {
-                if let tip = frontier.tips[identity] { tips[ChangeID(device: identity, seq: tip.seq)] = tip.hash }
+                if let tip = frontier.tips[identity], tip.seq > since[identity] {
+                    tips[ChangeID(device: identity, seq: tip.seq)] = tip.hash
+                }
             }
             return (stored, tips)
         }
         var heads = stored.filter { $0.change.device != localDevice.id && $0.change.device != externalDevice.id }
         heads += tips.keys.sorted().map { id in signedTip(of: document, id: id, hash: tips[id]!) }
-        return heads.sorted { $0.change.device < $1.change.device }
+        return heads.sorted { ($0.change.device, $0.change.seq) < ($1.change.device, $1.change.seq) }
     }
 
     /// A head for `change`, signed now, when the change is the local device's or its ``externalDevice``'s;
@@ -55,14 +61,11 @@ extension ChangeLogStore {
         return head
     }
 
-    /// Keeps `head` as its device's latest in its document, unless a later one is kept already. Inside the caller's
-    /// write transaction; the head's change must be in the log.
+    /// Keeps `head`, whose change has just entered the log, to pass on with its device's changes. Inside the
+    /// caller's write transaction.
     func keep(_ head: SignedHead, documentRow: Int64, deviceRow: Int64, in db: Database) throws {
-        try db.cachedStatement(sql: """
-            INSERT INTO device_head (document, device, seq, head) VALUES (?, ?, ?, ?)
-            ON CONFLICT (document, device) DO UPDATE SET seq = excluded.seq, head = excluded.head
-            WHERE excluded.seq > device_head.seq
-            """).execute(arguments: [documentRow, deviceRow, Int64(head.change.seq), Data(head.encoded())])
+        try db.cachedStatement(sql: "INSERT OR IGNORE INTO device_head (document, device, seq, head) VALUES (?, ?, ?, ?)")
+            .execute(arguments: [documentRow, deviceRow, Int64(head.change.seq), Data(head.encoded())])
     }
 
     /// Registers the local device with its name, and keeps its key in the store (once).

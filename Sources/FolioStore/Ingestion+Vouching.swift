@@ -19,22 +19,30 @@ extension Ingestion {
             byHash[encoded.change.hash] = encoded.change
             authors.insert(encoded.change.id.device)
         }
-        // The latest head per device that has changes here; the local identities sign their own.
-        var latest: [DeviceID: SignedHead] = [:]
+        // Per device with changes here, its heads from the highest down, one per seq: the highest vouches for the
+        // most, the lower ones are kept to pass on with the changes they reach. At most one per eight of the
+        // device's changes here (and at least one), so that checking signatures stays a small part of the cost
+        // whatever a peer sends. The local identities sign their own.
+        var counts: [DeviceID: Int] = [:]
+        for change in byHash.values { counts[change.id.device, default: 0] += 1 }
+        var candidates: [DeviceID: [SignedHead]] = [:]
         for head in heads where authors.contains(head.change.device) && !localIdentities.contains(head.change.device) {
-            if let kept = latest[head.change.device], (kept.change.seq, kept.hash) >= (head.change.seq, head.hash) { continue }
-            latest[head.change.device] = head
+            candidates[head.change.device, default: []].append(head)
         }
-        for device in latest.keys.sorted() {
-            let head = latest[device]!
-            guard head.change.seq > frontier.vector[device] else { continue }
-            guard head.isAuthentic else {
-                let reason = head.publicKey.deviceID == device
-                    ? "its signature does not check" : "its key is not device \(device)'s"
-                result.refusedHeads.append((head.change, reason))
-                continue
+        for device in candidates.keys.sorted() {
+            var seen: Set<UInt64> = []
+            let ordered = candidates[device]!.sorted { ($0.change.seq, $0.hash) > ($1.change.seq, $1.hash) }
+                .filter { $0.change.seq > frontier.vector[device] && seen.insert($0.change.seq).inserted }
+                .prefix(1 + counts[device, default: 0] / 8)
+            for head in ordered {
+                guard head.isAuthentic else {
+                    let reason = head.publicKey.deviceID == device
+                        ? "its signature does not check" : "its key is not device \(device)'s"
+                    result.refusedHeads.append((head.change, reason))
+                    continue
+                }
+                try walk(from: head, byHash: byHash)
             }
-            try walk(from: head, byHash: byHash)
         }
     }
 
@@ -58,8 +66,9 @@ extension Ingestion {
             if let found = byHash[hash] {
                 change = found
                 if found.id.device == device {
-                    vouched.insert(hash)
                     if hash == head.hash { headsByHash[hash] = head }
+                    // A higher head of the device walked on from here already.
+                    guard vouched.insert(hash).inserted else { continue }
                 }
             } else if mayHaveWaiting, let found = try waitingChange(hash) {
                 change = found.change

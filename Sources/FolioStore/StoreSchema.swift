@@ -116,14 +116,15 @@ enum StoreSchema {
         }
         migrator.registerMigration("v4 signed heads") { db in
             try db.execute(sql: """
-                -- Per document and device, the latest head its device signed whose change is in the log: what the
-                -- store passes on with that device's changes, so that its peers can check them.
+                -- Heads other devices signed whose changes are in the log, one per batch that brought them: what the
+                -- store passes on with those devices' changes, so that its peers can check them, each part of a
+                -- long reply with a head near it.
                 CREATE TABLE device_head (
                     document INTEGER NOT NULL,
                     device INTEGER NOT NULL,
                     seq INTEGER NOT NULL,
                     head BLOB NOT NULL,
-                    PRIMARY KEY (document, device)
+                    PRIMARY KEY (document, device, seq)
                 ) WITHOUT ROWID;
 
                 -- The signing key of the device the store is opened as (see `ChangeLogStore.localIdentity`).

@@ -252,10 +252,10 @@ public struct FolderTransport: SyncTransport {
             let known = exported.merging(read)
             if vector.isContained(in: known) { continue }
             let missing: [Change]
-            let heads: [DeviceID: SignedHead]
+            let heads: [DeviceID: [SignedHead]]
             do {
                 missing = try store.changes(of: document, since: known)
-                heads = Dictionary(try store.signedHeads(of: document).map { ($0.change.device, $0) }, uniquingKeysWith: { $1 })
+                heads = Dictionary(grouping: try store.signedHeads(of: document, since: known), by: \.change.device)
             } catch {
                 throw .store(error, while: "reading the changes of document \(document) the folder lacks")
             }
@@ -291,11 +291,14 @@ public struct FolderTransport: SyncTransport {
     }
 
     /// The heads a file of `chunk` carries: for this device's own changes, its last one in the file, signed now (so
-    /// that the file stands on its own); for another device's, the latest head of it the store has.
-    private static func heads(for chunk: ArraySlice<Change>, stored: [DeviceID: SignedHead], in store: ChangeLogStore) -> [SignedHead] {
+    /// that the file stands on its own); for another device's, the head of it the store has nearest above its
+    /// changes in the file.
+    private static func heads(for chunk: ArraySlice<Change>, stored: [DeviceID: [SignedHead]], in store: ChangeLogStore) -> [SignedHead] {
         var last: [DeviceID: Change] = [:]
         for change in chunk { last[change.id.device] = change }
-        return last.keys.sorted().compactMap { device in store.signedHead(for: last[device]!) ?? stored[device] }
+        return last.keys.sorted().compactMap { device in
+            store.signedHead(for: last[device]!) ?? SignedHead.reaching(last[device]!.id.seq, among: stored[device] ?? [])
+        }
     }
 
     /// What this device has put in the folder for `document`: its cursor, unless the newest file says otherwise

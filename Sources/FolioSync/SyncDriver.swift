@@ -165,11 +165,13 @@ public struct SyncDriver: Sendable {
                 let heads: [SignedHead]
                 do {
                     changes = try store.changes(of: document, since: since)
-                    heads = changes.isEmpty ? [] : try store.signedHeads(of: document)
+                    heads = changes.isEmpty ? [] : try store.signedHeads(of: document, since: since)
                 } catch {
                     throw .store(error, while: "reading the changes of document \(document) for the peer")
                 }
-                queue.append(contentsOf: session.fetched(changes.map(EncodedChange.init), heads: heads, of: document))
+                let store = store
+                queue.append(contentsOf: session.fetched(
+                    changes.map(EncodedChange.init), heads: heads, signing: { store.signedHead(for: $0) }, of: document))
             case .ingest(let document, let changes, let heads):
                 let vector: VersionVector
                 do {

@@ -207,24 +207,32 @@ public struct SyncSession: Hashable, Sendable {
     }
 
     /// Turns the result of a ``SyncAction/fetch(document:since:)`` into `changes` messages within the limits, each
-    /// with the heads of the devices whose changes it carries.
+    /// with a head of every device whose changes it carries: signed by `sign` for the device's last change in the
+    /// message when `sign` can (this side's own identities), otherwise the one of `heads` nearest above that change
+    /// (``SignedHead/reaching(_:among:)``), so that each message is vouched for by itself or soon after.
     ///
     /// - Parameters:
     ///   - changes: in causal order, as the store returns them.
-    ///   - heads: the document's signed heads, one per device, as the store returns them.
-    /// - Complexity: O(changes + heads).
-    public mutating func fetched(_ changes: [EncodedChange], heads: [SignedHead], of document: DocumentID) -> [SyncAction] {
-        var headOf: [DeviceID: SignedHead] = [:]
-        for head in heads where head.document == document { headOf[head.change.device] = head }
+    ///   - heads: the document's signed heads above the asker's vector, as the store returns them.
+    ///   - sign: signs a head for a change of this side's own identities; `nil` for others' changes.
+    /// - Complexity: O(changes + heads × devices per message).
+    public mutating func fetched(
+        _ changes: [EncodedChange], heads: [SignedHead], signing sign: (Change) -> SignedHead? = { _ in nil },
+        of document: DocumentID
+    ) -> [SyncAction] {
+        var headsOf: [DeviceID: [SignedHead]] = [:]
+        for head in heads where head.document == document { headsOf[head.change.device, default: []].append(head) }
         var actions: [SyncAction] = []
         var batch: [EncodedChange] = []
-        var authors: Set<DeviceID> = []
+        var last: [DeviceID: Change] = [:]
         var bytes = 0
         func flush() {
-            let batchHeads = authors.sorted().compactMap { headOf[$0] }
+            let batchHeads = last.keys.sorted().compactMap { device in
+                sign(last[device]!) ?? SignedHead.reaching(last[device]!.id.seq, among: headsOf[device] ?? [])
+            }
             actions.append(.send(.changes(document: document, changes: batch, heads: batchHeads)))
             batch = []
-            authors = []
+            last = [:]
             bytes = 0
         }
         for change in changes {
@@ -232,7 +240,7 @@ public struct SyncSession: Hashable, Sendable {
                 flush()
             }
             batch.append(change)
-            authors.insert(change.change.id.device)
+            last[change.change.id.device] = change.change
             bytes += change.bytes.count
         }
         if !batch.isEmpty { flush() }

@@ -1,0 +1,64 @@
+import FolioCore
+import FolioStore
+import FolioSync
+import FolioTestSupport
+import Foundation
+import Testing
+
+/// A reply longer than one message reaches a peer that lets few changes wait: each message carries a head near its
+/// own changes, so a message's changes wait at most until the next message, never for the whole reply.
+@Suite struct LongReplyTests {
+    let directory: TemporaryDirectory
+    static let a = Device.named("A"), b = Device.named("B"), c = Device.named("C")
+    /// Messages of 25 changes; peers that let 60 changes wait: a reply of 600 changes needs a head in every message.
+    static let limits = SyncSession.Limits(changesPerMessage: 25)
+    static let cramped = StoreLimits(waitingChangesPerDocument: 60)
+
+    init() throws {
+        directory = try TemporaryDirectory()
+    }
+
+    private func store(_ device: Device, limits: StoreLimits = StoreLimits()) throws -> ChangeLogStore {
+        try ChangeLogStore(
+            at: directory.file("\(device.name).sqlite"), device: device, clock: ManualClock(start: Fixtures.start),
+            limits: limits)
+    }
+
+    @Test func aLongReplyOfOwnAndRelayedChangesReachesACrampedPeer() throws {
+        let storeA = try store(Self.a)
+        let storeB = try store(Self.b, limits: Self.cramped)
+        let storeC = try store(Self.c, limits: Self.cramped)
+        try storeA.append((1...600).map { Fixtures.edit("a\($0)") }, to: Fixtures.document)
+
+        // A's own changes: every message signed at its last change of A's.
+        let first = try InMemoryHub(seed: 1, limits: Self.limits).sync(storeB, with: storeA)
+        #expect(first.isComplete)
+        #expect(try storeB.vector(of: Fixtures.document)[Self.a.id] == 600)
+        // B relays them with the heads it kept, one per message that brought them.
+        try storeB.append(Fixtures.edit("b1"), to: Fixtures.document)
+        let relayed = try InMemoryHub(seed: 2, limits: Self.limits).sync(storeC, with: storeB)
+        #expect(relayed.isComplete)
+        try Convergence.expectConverged([storeB, storeC])
+        try storeC.checkInvariants()
+        #expect(try storeC.signedHeads(of: Fixtures.document).filter { $0.change.device == Self.a.id }.count >= 600 / 25)
+    }
+
+    @Test func eachMessageCarriesTheHeadNearestAboveItsChanges() throws {
+        let storeA = try store(Self.a)
+        let storeB = try store(Self.b)
+        try storeA.append((1...100).map { Fixtures.edit("a\($0)") }, to: Fixtures.document)
+        _ = try InMemoryHub(seed: 3, limits: Self.limits).sync(storeB, with: storeA)
+        let changes = try storeB.changes(of: Fixtures.document).map(EncodedChange.init)
+        let heads = try storeB.signedHeads(of: Fixtures.document)
+        var session = SyncSession(device: Self.b, id: 1, role: .responder, vectors: [:], limits: SyncSession.Limits(changesPerMessage: 10))
+        let messages = session.fetched(changes, heads: heads, of: Fixtures.document).compactMap { action -> (UInt64, [SignedHead])? in
+            guard case .send(.changes(_, let batch, let heads)) = action else { return nil }
+            return (batch.last!.change.id.seq, heads)
+        }
+        #expect(messages.count == 10)
+        for (last, heads) in messages {
+            #expect(heads.count == 1)
+            #expect(heads[0].change.seq >= last && heads[0].change.seq < last + 25, "the head kept nearest above \(last)")
+        }
+    }
+}
