@@ -5,8 +5,9 @@ import Foundation
 ///
 /// A device's identity is derived from its public key (``DeviceID/init(publicKey:)``), so whoever holds the key is
 /// the device and nobody else can be: peers accept a change as device D's only when D's key signed a head that
-/// covers it (see ``SignedHead``). Keep the key with the device's data; a device restored from a backup on a second
-/// machine must take a new key, as it must take a new identity.
+/// covers it (see ``SignedHead``). Keep the key with the device's data (a store keeps the keys it is opened with); a
+/// copy restored from a backup onto a second machine, while the first goes on, must take a new key, or the two sign
+/// changes under one identity and their peers report an integrity error.
 public struct DeviceKey: Sendable {
     private let privateKey: Curve25519.Signing.PrivateKey
 
@@ -62,8 +63,9 @@ public struct DeviceKey: Sendable {
         return DeviceKey(seed: Data(SHA256.hash(data: material)))
     }
 
-    /// The Ed25519 signature of `message`.
-    func signature(for message: [UInt8]) -> [UInt8] {
+    /// The 64-byte Ed25519 signature of `message`. Sign only bytes that start with a label of their own (as
+    /// ``SignedHead/signedBytes`` do), so that a signature made for one purpose cannot pass for another.
+    public func signature(for message: [UInt8]) -> [UInt8] {
         do {
             return Array(try privateKey.signature(for: message))
         } catch {
@@ -100,7 +102,7 @@ public struct DevicePublicKey: Hashable, Sendable {
     }
 
     /// Whether `signature` is this key's Ed25519 signature of `message`; `false` for bytes that are no key.
-    func isValidSignature(_ signature: [UInt8], for message: [UInt8]) -> Bool {
+    public func isValidSignature(_ signature: [UInt8], for message: [UInt8]) -> Bool {
         guard let key = try? Curve25519.Signing.PublicKey(rawRepresentation: bytes) else { return false }
         return key.isValidSignature(signature, for: message)
     }

@@ -70,10 +70,13 @@ public struct SignedHead: Hashable, Sendable, CustomStringConvertible {
         return writer.bytes
     }
 
-    /// Of `heads` (one device's, of one document), the one a sender puts beside that device's changes up to `seq`:
-    /// the lowest at or above `seq`, which reaches them soonest, or else the highest. `nil` when `heads` is empty.
-    public static func reaching(_ seq: UInt64, among heads: [SignedHead]) -> SignedHead? {
-        heads.filter { $0.change.seq >= seq }.min { $0.change.seq < $1.change.seq }
+    /// Of `heads` (one device's, of one document), the one a sender puts beside that device's changes
+    /// `first...last` of a message: the highest whose change is among them (it vouches for them at once, and for
+    /// those above it as soon as the next message's head arrives); else the lowest above them (it vouches for them
+    /// when its change arrives); else the highest. `nil` when `heads` is empty.
+    public static func reaching(_ first: UInt64, _ last: UInt64, among heads: [SignedHead]) -> SignedHead? {
+        heads.filter { (first...max(first, last)).contains($0.change.seq) }.max { $0.change.seq < $1.change.seq }
+            ?? heads.filter { $0.change.seq > last }.min { $0.change.seq < $1.change.seq }
             ?? heads.max { $0.change.seq < $1.change.seq }
     }
 

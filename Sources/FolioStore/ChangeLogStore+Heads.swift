@@ -9,7 +9,7 @@ extension ChangeLogStore {
     /// now (once per change); for every other device, the heads it signed that reached this store with its changes
     /// (one per batch that brought them) above `since`. A peer that receives changes of the document needs them to
     /// accept those changes (see ``ingest(encoded:heads:)``); a sender that splits its reply picks, per part, the
-    /// head nearest above each device's changes in it (``SignedHead/reaching(_:among:)``).
+    /// head that reaches each device's changes in it soonest (``SignedHead/reaching(_:_:among:)``).
     ///
     /// - Complexity: O(heads kept for the document), plus one Ed25519 signature per local identity whose latest
     ///   change is not signed yet.
@@ -80,21 +80,22 @@ extension ChangeLogStore {
         guard !kept else { return }
         try write("keeping the local device's key") { db in
             let row = try rowID(of: deviceID, in: db, create: true)!
-            try db.cachedStatement(sql: "INSERT OR REPLACE INTO device_key (device, secret) VALUES (?, ?)")
+            try db.cachedStatement(sql: "INSERT OR IGNORE INTO device_key (device, secret) VALUES (?, ?)")
                 .execute(arguments: [row, key.rawRepresentation])
         }
     }
 
-    /// The key and name of the device that created the store at `url` (its first device), as the store keeps them:
-    /// tools that read someone's store (`folio inspect`) open it as that device rather than as a new one.
+    /// The key and name of the first device the store at `url` was opened as with a key: the device a library
+    /// is when the app passes none, and the one tools that read someone's store (`folio inspect`) open it as, rather
+    /// than as a new one.
     ///
     /// The file is only read (through a read-only connection), after the checks ``firstDevice(ofStoreAt:)`` makes.
     ///
-    /// - Returns: the key and the device's name, or `nil` when the file is absent or empty, or the store keeps no
-    ///   key for its first device (a store written before devices had keys).
+    /// - Returns: the key and the device's name, or `nil` when the file is absent or empty, or keeps no key (a store
+    ///   written before devices had keys, not opened since).
     /// - Throws: ``StoreError`` `notAStore`, `corrupt`, `database`.
     public static func localIdentity(ofStoreAt url: URL) throws(StoreError) -> (key: DeviceKey, name: String)? {
-        guard let device = try firstDevice(ofStoreAt: url) else { return nil }
+        guard try firstDevice(ofStoreAt: url) != nil else { return nil }
         do {
             var configuration = Configuration()
             configuration.readonly = true
@@ -103,12 +104,13 @@ extension ChangeLogStore {
             return try queue.read { db -> (key: DeviceKey, name: String)? in
                 let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
                 guard tables.contains("device_key"),
-                    let secret = try Data.fetchOne(db, sql: """
-                        SELECT k.secret FROM device_key k JOIN device d ON d.id = k.device WHERE d.uuid = ?
-                        """, arguments: [device.id.uuid.data]),
-                    let key = try? DeviceKey(rawRepresentation: secret), key.id == device.id
+                    let row = try Row.fetchOne(db, sql: """
+                        SELECT d.uuid, d.name, k.secret FROM device_key k JOIN device d ON d.id = k.device ORDER BY k.id LIMIT 1
+                        """),
+                    let secret = row[2] as Data?, let key = try? DeviceKey(rawRepresentation: secret),
+                    key.id == DeviceID(try Stored.uuid(row[0]))
                 else { return nil }
-                return (key, device.name)
+                return (key, row[1] as String? ?? "")
             }
         } catch {
             throw StoreError.translating(error, while: "reading the local device's key in \(url.path)")

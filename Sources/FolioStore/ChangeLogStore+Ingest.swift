@@ -160,6 +160,10 @@ struct Ingestion {
     /// The incoming changes that a signed head reaches, and the heads that name incoming changes, by hash.
     var vouched: Set<ChangeHash> = []
     var headsByHash: [ChangeHash: SignedHead] = [:]
+    /// How many more changes the walks from heads may visit in this ingestion (see `vouch`).
+    var walkBudget = 0
+    /// How many changes of the document wait for a head, once read (when this ingestion first parks one).
+    var unvouchedCount: Int?
 
     init(store: ChangeLogStore, document: DocumentID, db: Database, trusted: Bool) throws {
         self.store = store
@@ -185,6 +189,12 @@ struct Ingestion {
             let change = encoded.change
             try validateRanges(change)
             if change.id.seq <= frontier.vector[change.id.device] {
+                if !trusted, try storedHash(of: change.id) != change.hash {
+                    // Another change under a logged identity, which no head can vouch for (its device signed the
+                    // logged one, or a signed head naming this one made `vouch` throw): made up, so dropped.
+                    result.rejected.append((change.id, "device \(change.id.device) seq \(change.id.seq) is in the log with another hash, and nothing its device signed vouches for this one"))
+                    continue
+                }
                 try checkSameAsStored(change)
                 result.duplicates += 1
                 continue
@@ -271,7 +281,7 @@ struct Ingestion {
     }
 
     /// The hash of the logged change with this identity (`nil` if the row is missing or its hash unreadable).
-    private func storedHash(of id: ChangeID) throws -> ChangeHash? {
+    func storedHash(of id: ChangeID) throws -> ChangeHash? {
         // A duplicate of a device's latest change (a message delivered twice, usually) is checked against the frontier.
         if let tip = frontier.tips[id.device], tip.seq == id.seq { return tip.hash }
         guard let deviceRow = try store.rowID(of: id.device, in: db, create: false) else { return nil }
@@ -384,6 +394,13 @@ struct Ingestion {
             db.cachedStatement(sql: "SELECT waiting FROM document WHERE id = ?"), arguments: [documentRow]) ?? 0
         waitingCount = count
         guard count + waitingDelta < store.limits.waitingChangesPerDocument else { return .full }
+        if !vouched {
+            let unvouched = try unvouchedCount ?? Int.fetchOne(
+                db.cachedStatement(sql: "SELECT count(*) FROM pending INDEXED BY pending_unvouched WHERE document = ? AND vouched = 0"),
+                arguments: [documentRow]) ?? 0
+            guard unvouched < store.limits.unvouchedChangesPerDocument else { return .full }
+            unvouchedCount = unvouched + 1
+        }
         try db.cachedStatement(sql: """
             INSERT INTO pending (document, device, seq, hash, body, wait_device, wait_seq, vouched, head)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)

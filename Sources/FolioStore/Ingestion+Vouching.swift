@@ -9,45 +9,56 @@ extension Ingestion {
     /// ones in ``vouched``, the waiting ones in the pending table (which sends them to be examined again).
     ///
     /// A walk stops at changes the log holds, at waiting changes of its device vouched for before (with whatever
-    /// of its device lies below them), and at changes below which its device has nothing the log lacks, so it
-    /// visits only what is missing.
+    /// of its device lies below them, unless changes of the device came since), and at changes below which its
+    /// device has nothing the log lacks, so it visits only what is missing; all walks of one ingestion together
+    /// visit at most four times as many changes as arrived, plus 1,024. A signed head of a change the log holds
+    /// under another hash throws `integrity`: its device's key signed two changes under one identity.
     mutating func vouch(with heads: [SignedHead], for incoming: [EncodedChange], into result: inout IngestResult) throws {
         guard !heads.isEmpty else { return }
         var byHash: [ChangeHash: Change] = [:]
-        var authors: Set<DeviceID> = []
-        for encoded in incoming where encoded.change.id.seq > frontier.vector[encoded.change.id.device] {
-            byHash[encoded.change.hash] = encoded.change
-            authors.insert(encoded.change.id.device)
+        var counts: [DeviceID: Int] = [:]
+        for encoded in incoming {
+            counts[encoded.change.id.device, default: 0] += 1
+            if encoded.change.id.seq > frontier.vector[encoded.change.id.device] { byHash[encoded.change.hash] = encoded.change }
         }
+        // The walks together visit at most a few times as many changes as arrived, whatever waits: a peer's bytes
+        // bound the work they cause.
+        walkBudget = 4 * incoming.count + 1_024
         // Per device with changes here, its heads from the highest down, one per seq: the highest vouches for the
         // most, the lower ones are kept to pass on with the changes they reach. At most one per eight of the
         // device's changes here (and at least one), so that checking signatures stays a small part of the cost
         // whatever a peer sends. The local identities sign their own.
-        var counts: [DeviceID: Int] = [:]
-        for change in byHash.values { counts[change.id.device, default: 0] += 1 }
         var candidates: [DeviceID: [SignedHead]] = [:]
-        for head in heads where authors.contains(head.change.device) && !localIdentities.contains(head.change.device) {
+        for head in heads where counts[head.change.device] != nil && !localIdentities.contains(head.change.device) {
             candidates[head.change.device, default: []].append(head)
         }
         for device in candidates.keys.sorted() {
             var seen: Set<UInt64> = []
             let ordered = candidates[device]!.sorted { ($0.change.seq, $0.hash) > ($1.change.seq, $1.hash) }
-                .filter { $0.change.seq > frontier.vector[device] && seen.insert($0.change.seq).inserted }
-                .prefix(1 + counts[device, default: 0] / 8)
-            for head in ordered {
+                .filter { seen.insert($0.change.seq).inserted }
+            // A signed head of a change in the log: only a device that signed two changes under one identity (a
+            // clone of it, with its key) makes one that differs from the log.
+            if let logged = ordered.first(where: { $0.change.seq <= frontier.vector[device] }),
+                let stored = try storedHash(of: logged.change), stored != logged.hash, logged.isAuthentic
+            {
+                throw StoreError(
+                    .integrity,
+                    "device \(device) signed change \(logged.change.seq) with hash \(logged.hash.shortHex), but the log has \(stored.shortHex) under that identity: the device's key is used by two devices (a cloned or restored device); nothing was overwritten")
+            }
+            for head in ordered.filter({ $0.change.seq > frontier.vector[device] }).prefix(1 + counts[device]! / 8) {
                 guard head.isAuthentic else {
                     let reason = head.publicKey.deviceID == device
                         ? "its signature does not check" : "its key is not device \(device)'s"
                     result.refusedHeads.append((head.change, reason))
                     continue
                 }
-                try walk(from: head, byHash: byHash)
+                try walk(from: head, byHash: byHash, into: &result)
             }
         }
     }
 
     /// Marks the changes of `head`'s device in its causal past that the log lacks as vouched for.
-    private mutating func walk(from head: SignedHead, byHash: [ChangeHash: Change]) throws {
+    private mutating func walk(from head: SignedHead, byHash: [ChangeHash: Change], into result: inout IngestResult) throws {
         let device = head.change.device
         // Below a waiting change vouched for before, only changes of the device that were not vouched for then
         // (they arrived later, here or in the pending table) need the walk to go on.
@@ -60,9 +71,14 @@ extension Ingestion {
         }
         var stack = [head.hash]
         var seen: Set<ChangeHash> = []
-        while let hash = stack.popLast() {
+        while let hash = stack.popLast(), walkBudget > 0 {
             guard seen.insert(hash).inserted else { continue }
+            walkBudget -= 1
             let change: Change
+            if hash == head.hash, let named = try byHash[hash] ?? waitingChange(hash)?.change, named.id != head.change {
+                result.refusedHeads.append((head.change, "it names the change with hash \(hash.shortHex), which is \(named.id)"))
+                return
+            }
             if let found = byHash[hash] {
                 change = found
                 if found.id.device == device {

@@ -127,9 +127,11 @@ enum StoreSchema {
                     PRIMARY KEY (document, device, seq)
                 ) WITHOUT ROWID;
 
-                -- The signing key of the device the store is opened as (see `ChangeLogStore.localIdentity`).
+                -- The signing keys of the devices the store was opened as, first one first (see
+                -- `ChangeLogStore.localIdentity`).
                 CREATE TABLE device_key (
-                    device INTEGER PRIMARY KEY,
+                    id INTEGER PRIMARY KEY,
+                    device INTEGER NOT NULL UNIQUE,
                     secret BLOB NOT NULL
                 );
 

@@ -11,7 +11,9 @@ import FolioCore
 ///
 /// Layout: the magic `FOLIOSYN`, a format version, the writer, the document, `first`, `last`, the vector, devices
 /// the writer knows by name, the changes (length-prefixed), the signed heads of the devices whose changes the file
-/// holds (as in a `changes` message), and a SHA-256 of everything before it.
+/// holds (as in a `changes` message), the writer's public key and its signature of the SHA-256 of everything
+/// before them (so that only the writer can have made the file, its claims included), and a SHA-256 of everything
+/// before it.
 struct FolderBatch: Hashable, Sendable {
     static let magic = Array("FOLIOSYN".utf8)
     static let formatVersion: UInt8 = 2
@@ -68,7 +70,13 @@ struct FolderBatch: Hashable, Sendable {
         return UInt64(text)
     }
 
-    func encoded() -> [UInt8] {
+    /// What the writer signs: a label and the SHA-256 of the file's bytes up to its public key.
+    static func signedBytes(ofBody body: some Collection<UInt8>) -> [UInt8] {
+        Array("folio folder batch 2\0".utf8) + ChangeHash(hashing: body).bytes
+    }
+
+    /// The file's bytes, signed with `key`: the writer's, or readers refuse the file.
+    func encoded(signedWith key: DeviceKey) -> [UInt8] {
         var writer = BinaryWriter(capacity: 256)
         writer.write(raw: Self.magic)
         writer.write(byte: Self.formatVersion)
@@ -81,6 +89,9 @@ struct FolderBatch: Hashable, Sendable {
         writer.write(varint: UInt64(changes.count))
         for change in changes { writer.write(lengthPrefixed: change.bytes) }
         writer.write(heads: heads, of: document)
+        let signature = key.signature(for: Self.signedBytes(ofBody: writer.bytes))
+        writer.write(raw: key.publicKey.bytes)
+        writer.write(raw: signature)
         writer.write(raw: ChangeHash(hashing: writer.bytes).bytes)
         return writer.bytes
     }
@@ -88,7 +99,8 @@ struct FolderBatch: Hashable, Sendable {
     /// Decodes a file's untrusted bytes.
     ///
     /// - Throws: ``CodecError`` naming what is wrong: not a batch file, a newer format, a checksum mismatch (a
-    ///   damaged file), inconsistent counts, or a change that does not decode.
+    ///   damaged file), inconsistent counts, a change that does not decode, or a signature that is not the
+    ///   writer's (a file someone else made in the writer's name).
     init(decoding bytes: [UInt8]) throws(CodecError) {
         guard bytes.count >= Self.magic.count + 1 + 32 else {
             throw CodecError(.truncated, "the file has \(bytes.count) bytes, too few for a batch of changes", at: 0)
@@ -132,8 +144,17 @@ struct FolderBatch: Hashable, Sendable {
                     }
                 }
                 let heads = try reader.readHeads(of: document, "the file's signed heads")
+                let signedLength = reader.offset
+                let keyOffset = reader.offset
+                let publicKey = try DevicePublicKey(bytes: Array(try reader.readBuffer(32, "the writer's public key")))
+                let signature = Array(try reader.readBuffer(64, "the writer's signature"))
                 guard reader.isAtEnd else {
-                    throw CodecError(.trailingBytes, "\(reader.remaining) bytes follow the signed heads", at: reader.offset)
+                    throw CodecError(.trailingBytes, "\(reader.remaining) bytes follow the writer's signature", at: reader.offset)
+                }
+                guard publicKey.deviceID == writer.id,
+                    publicKey.isValidSignature(signature, for: Self.signedBytes(ofBody: body.prefix(signedLength)))
+                else {
+                    throw CodecError(.invalidValue, "the file is not signed by its writer \(writer.id): someone else made it", at: keyOffset)
                 }
                 return .success(FolderBatch(
                     writer: writer, document: document, first: first, last: last, vector: vector, devices: devices,

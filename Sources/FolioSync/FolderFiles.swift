@@ -87,8 +87,12 @@ enum FolderFiles {
 
     /// Publishes `bytes` as the new file `name` in `directory`: temporary file, fsync, link, fsync of the directory.
     ///
-    /// - Returns: `false` when a file of that name already exists (it is left as it is).
-    static func publish(_ bytes: [UInt8], as name: String, in directory: String, temporaryName: String) throws(SyncError) -> Bool {
+    /// - Parameter keep: whether an existing file of that name (its path) is to be kept; one that is not is replaced.
+    /// - Returns: `false` when a file of that name already exists and is kept.
+    static func publish(
+        _ bytes: [UInt8], as name: String, in directory: String, temporaryName: String,
+        keepingExisting keep: (String) -> Bool = { _ in true }
+    ) throws(SyncError) -> Bool {
         let temporary = directory + "/" + temporaryPrefix + temporaryName
         let final = directory + "/" + name
         let descriptor = try openFile(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, "creating", mode: 0o644)
@@ -114,8 +118,10 @@ enum FolderFiles {
         // link, not rename: it never replaces a file another process published under the same name.
         if link(temporary, final) != 0 {
             let number = errno
-            if number == EEXIST { return false }
-            throw failure(number, "publishing", final)
+            guard number == EEXIST else { throw failure(number, "publishing", final) }
+            if keep(final) { return false }
+            // What holds the name is not to be kept (a file someone else made in this writer's name): replaced.
+            guard rename(temporary, final) == 0 else { throw failure(errno, "replacing", final) }
         }
         try synchronizeDirectory(directory)
         return true

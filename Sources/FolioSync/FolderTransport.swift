@@ -152,6 +152,8 @@ public struct FolderTransport: SyncTransport {
                 report.changesApplied += result.applied.count
                 report.duplicates += result.duplicates
                 if !result.applied.isEmpty { report.noteUpdated(document) }
+                for (id, reason) in result.rejected { report.problems.append("\(location): change \(id) was refused: \(reason)") }
+                for (id, reason) in result.refusedHeads { report.problems.append("\(location): the head of \(id) was refused: \(reason)") }
             }
             // Only what the log now holds counts as read: not a refused change, nor one still waiting.
             let logged: VersionVector
@@ -274,9 +276,13 @@ public struct FolderTransport: SyncTransport {
                     writer: own, document: document, first: exported.changeCount + 1, last: next.changeCount,
                     vector: next, devices: names.announced, changes: chunk.map(EncodedChange.init),
                     heads: Self.heads(for: chunk, stored: heads, in: store))
-                // A name already taken was published by another process of this device, from the same log and
-                // the same cursor: the same counts mean the same vector, so that file stands for this one.
-                if try FolderFiles.publish(batch.encoded(), as: batch.fileName, in: directory, temporaryName: "\(own.id)-\(identifiers.next())") {
+                // A name already taken by a file of this device was published by another of its processes, from the
+                // same log and the same cursor: the same counts mean the same vector, so that file stands for this
+                // one. A file there that this device did not sign is someone else's, and is replaced.
+                if try FolderFiles.publish(
+                    batch.encoded(signedWith: store.key), as: batch.fileName, in: directory,
+                    temporaryName: "\(own.id)-\(identifiers.next())", keepingExisting: { Self.isOwnFile($0, of: own.id) })
+                {
                     report.messagesSent += 1
                     report.changesSent += chunk.count
                 }
@@ -291,49 +297,69 @@ public struct FolderTransport: SyncTransport {
     }
 
     /// The heads a file of `chunk` carries: for this device's own changes, its last one in the file, signed now (so
-    /// that the file stands on its own); for another device's, the head of it the store has nearest above its
-    /// changes in the file.
+    /// that the file stands on its own); for another device's, the head of it the store has that reaches its changes
+    /// in the file soonest (``SignedHead/reaching(_:_:among:)``).
     private static func heads(for chunk: ArraySlice<Change>, stored: [DeviceID: [SignedHead]], in store: ChangeLogStore) -> [SignedHead] {
+        var first: [DeviceID: UInt64] = [:]
         var last: [DeviceID: Change] = [:]
-        for change in chunk { last[change.id.device] = change }
+        for change in chunk {
+            if first[change.id.device] == nil { first[change.id.device] = change.id.seq }
+            last[change.id.device] = change
+        }
         return last.keys.sorted().compactMap { device in
-            store.signedHead(for: last[device]!) ?? SignedHead.reaching(last[device]!.id.seq, among: stored[device] ?? [])
+            store.signedHead(for: last[device]!)
+                ?? SignedHead.reaching(first[device]!, last[device]!.id.seq, among: stored[device] ?? [])
         }
     }
 
-    /// What this device has put in the folder for `document`: its cursor, unless the newest file says otherwise
-    /// (the cursor was not saved after a crash, or the files were removed); `nil` when that file is unreadable.
+    /// What this device has put in the folder for `document`: its cursor, unless its newest file there says more
+    /// (the cursor was not saved after a crash). Only files this device signed count: one it did not sign is
+    /// someone else's, reported and passed over; one that names changes the log lacks was not written from this log.
     private func exportedVector(of document: DocumentID, in store: ChangeLogStore, folder: UUIDBytes, report: inout SyncReport) throws(SyncError) -> VersionVector? {
         let own = store.localDevice.id
         let saved = try cursor(of: own, document: document, folder: folder, in: store)
         let directory = path(own, document)
-        let newest = try FolderFiles.names(in: directory).compactMap { name in
+        let files = try FolderFiles.names(in: directory).compactMap { name in
             FolderBatch.range(ofFileName: name).map { (name: name, first: $0.first, last: $0.last) }
         }
-        .max { ($0.last, $0.first) < ($1.last, $1.first) }
-        guard let newest else { return VersionVector() }
-        if newest.last == saved.changeCount { return saved }
-        let location = directory + "/" + newest.name
-        let logged: VersionVector
-        do {
-            logged = try store.vector(of: document)
-        } catch {
-            throw .store(error, while: "reading the vector of document \(document)")
-        }
-        do {
-            let batch = try FolderBatch(decoding: FolderFiles.contents(of: location))
-            // This device's files hold changes of its log only; one that names others was not written by it.
-            guard batch.writer.id == own, batch.document == document, batch.last == newest.last,
-                batch.vector.isContained(in: logged)
-            else {
-                report.problems.append("\(location) does not hold what its name says; document \(document) was not written")
+        .filter { $0.last >= saved.changeCount }
+        .sorted { ($0.last, $0.first) > ($1.last, $1.first) }
+        var logged: VersionVector?
+        for file in files {
+            if file.last == saved.changeCount { return saved }
+            let location = directory + "/" + file.name
+            let batch: FolderBatch
+            do {
+                batch = try FolderBatch(decoding: FolderFiles.contents(of: location))
+            } catch {
+                report.problems.append("\(location) is not a file of this device (\(error)); it was passed over")
+                continue
+            }
+            guard batch.writer.id == own, batch.document == document, batch.last == file.last else {
+                report.problems.append("\(location) does not hold what its name says; it was passed over")
+                continue
+            }
+            if logged == nil {
+                do {
+                    logged = try store.vector(of: document)
+                } catch {
+                    throw .store(error, while: "reading the vector of document \(document)")
+                }
+            }
+            // Signed by this device, but not from this log (its key copied to another machine): nothing is written.
+            guard batch.vector.isContained(in: logged!) else {
+                report.problems.append("\(location) names changes this log lacks; document \(document) was not written")
                 return nil
             }
             return batch.vector
-        } catch {
-            report.problems.append("\(location) is unreadable (\(error)); document \(document) was not written")
-            return nil
         }
+        return saved
+    }
+
+    /// Whether the file at `path` is one this device wrote: it decodes, and its writer, who signed it, is `device`.
+    private static func isOwnFile(_ path: String, of device: DeviceID) -> Bool {
+        guard let bytes = try? FolderFiles.contents(of: path), let batch = try? FolderBatch(decoding: bytes) else { return false }
+        return batch.writer.id == device
     }
 
     // MARK: The folder

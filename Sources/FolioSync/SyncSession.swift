@@ -208,8 +208,9 @@ public struct SyncSession: Hashable, Sendable {
 
     /// Turns the result of a ``SyncAction/fetch(document:since:)`` into `changes` messages within the limits, each
     /// with a head of every device whose changes it carries: signed by `sign` for the device's last change in the
-    /// message when `sign` can (this side's own identities), otherwise the one of `heads` nearest above that change
-    /// (``SignedHead/reaching(_:among:)``), so that each message is vouched for by itself or soon after.
+    /// message when `sign` can (this side's own identities), otherwise the one of `heads` that reaches its changes in
+    /// the message soonest (``SignedHead/reaching(_:_:among:)``), so that each message is vouched for by itself or
+    /// by the next. Without `sign`, this side's own changes carry only the heads in `heads`.
     ///
     /// - Parameters:
     ///   - changes: in causal order, as the store returns them.
@@ -224,14 +225,17 @@ public struct SyncSession: Hashable, Sendable {
         for head in heads where head.document == document { headsOf[head.change.device, default: []].append(head) }
         var actions: [SyncAction] = []
         var batch: [EncodedChange] = []
+        var first: [DeviceID: UInt64] = [:]
         var last: [DeviceID: Change] = [:]
         var bytes = 0
         func flush() {
             let batchHeads = last.keys.sorted().compactMap { device in
-                sign(last[device]!) ?? SignedHead.reaching(last[device]!.id.seq, among: headsOf[device] ?? [])
+                sign(last[device]!)
+                    ?? SignedHead.reaching(first[device]!, last[device]!.id.seq, among: headsOf[device] ?? [])
             }
             actions.append(.send(.changes(document: document, changes: batch, heads: batchHeads)))
             batch = []
+            first = [:]
             last = [:]
             bytes = 0
         }
@@ -240,6 +244,7 @@ public struct SyncSession: Hashable, Sendable {
                 flush()
             }
             batch.append(change)
+            if first[change.change.id.device] == nil { first[change.change.id.device] = change.change.id.seq }
             last[change.change.id.device] = change.change
             bytes += change.bytes.count
         }

@@ -206,4 +206,73 @@ import Testing
         #expect(identity.name == "A")
         #expect(try ChangeLogStore.localIdentity(ofStoreAt: directory.file("absent.sqlite")) == nil)
     }
+
+    // MARK: What the review of the design found
+
+    @Test func aMadeUpChangeUnderALoggedIdentityIsDroppedNotAnIntegrityError() throws {
+        let storeA = try directory.openStore(for: a)
+        let storeB = try directory.openStore(for: b)
+        let a1 = try storeA.append(Fixtures.edit("a1"), to: document)
+        try storeA.send(document, to: storeB)
+        let fake = forged(a.id, seq: 1, on: [], text: "not a1")
+        let a2 = try storeA.append(Fixtures.edit("a2"), to: document)
+        // One message with the fake and A's real next change: the fake goes, a2 enters.
+        let result = try storeB.ingest([fake, a2], heads: storeA.signedHeads(of: document))
+        #expect(result.rejected.map(\.id) == [fake.id])
+        #expect(result.applied == [a2.id])
+        #expect(try storeB.change(a1.hash, of: document) == a1)
+        try storeB.checkInvariants()
+    }
+
+    @Test func twoChangesSignedUnderOneIdentityAreAnIntegrityError() throws {
+        let storeA = try directory.openStore(for: a)
+        let storeB = try directory.openStore(for: b)
+        try storeA.append(Fixtures.edit("a1"), to: document)
+        try storeA.send(document, to: storeB)
+        // A clone holding A's key signs another first change.
+        let clone = forged(a.id, seq: 1, on: [], text: "the clone's")
+        let error = #expect(throws: StoreError.self) {
+            try storeB.ingest([clone], heads: [SignedHead(signing: clone, with: .named("A"))])
+        }
+        #expect(error?.code == .integrity)
+        #expect(error?.message.contains("two devices") == true)
+    }
+
+    @Test func aHeadThatNamesItsChangeWithAnotherSeqIsRefused() throws {
+        let storeA = try directory.openStore(for: a)
+        let storeB = try directory.openStore(for: b)
+        let changes = try storeA.append([Fixtures.edit("a1"), Fixtures.edit("a2")], to: document)
+        // A's key signs "seq 5 has a2's hash": authentic, but not what a2 is.
+        let wrong = SignedHead(document: document, change: ChangeID(device: a.id, seq: 5), hash: changes[1].hash, signedWith: .named("A"))
+        let result = try storeB.ingest(changes, heads: [wrong])
+        #expect(result.applied.isEmpty)
+        #expect(result.refusedHeads.map(\.head) == [wrong.change])
+    }
+
+    @Test func changesNobodyVouchesForHaveABudgetOfTheirOwn() throws {
+        let storeA = try directory.openStore(for: a)
+        let cramped = try ChangeLogStore(
+            at: directory.file("cramped.sqlite"), device: c, clock: Fixtures.clock(),
+            limits: StoreLimits(waitingChangesPerDocument: 10, unvouchedChangesPerDocument: 2))
+        let junk = (1...3).map { forged(DeviceKey.named("junk \($0)").id, seq: 1, on: [], text: "junk") }
+        let result = try cramped.ingest(junk, heads: [])
+        #expect(result.unvouched.count == 2)
+        #expect(result.turnedAway.count == 1)
+        // Changes that wait for their dependencies still find room.
+        let chain = try storeA.append([Fixtures.edit("a1"), Fixtures.edit("a2")], to: document)
+        let early = try cramped.ingest([chain[1]], heads: [SignedHead(signing: chain[1], with: .named("A"))])
+        #expect(early.deferred == 1)
+        let rest = try cramped.ingest([chain[0]], heads: [SignedHead(signing: chain[1], with: .named("A"))])
+        #expect(rest.applied == chain.map(\.id))
+        try cramped.checkInvariants()
+    }
+
+    @Test func aStoreIsTheDeviceItWasFirstOpenedAs() throws {
+        let store = try directory.openStore("shared.sqlite", as: a)
+        try store.close()
+        let again = try directory.openStore("shared.sqlite", as: b)
+        try again.close()
+        let identity = try #require(try ChangeLogStore.localIdentity(ofStoreAt: directory.file("shared.sqlite")))
+        #expect(identity.key.id == a.id)
+    }
 }

@@ -17,11 +17,37 @@ import Testing
         folder = FolderTransport(root: directory.file("Shared"), changesPerFile: 4)
     }
 
-    /// Writes `batch` where its writer's files of its document go, under the name its counts give.
-    private func plant(_ batch: FolderBatch) throws {
+    /// Writes `batch` where its writer's files of its document go, under the name its counts give, signed with
+    /// `key` (by default the writer's own).
+    private func plant(_ batch: FolderBatch, signedWith key: DeviceKey? = nil) throws {
         let place = directory.file("Shared/\(batch.writer.id)/\(batch.document)")
         try FileManager.default.createDirectory(at: place, withIntermediateDirectories: true)
-        try Data(batch.encoded()).write(to: place.appendingPathComponent(batch.fileName))
+        let signer = key ?? DeviceKey.known(batch.writer.id)!
+        try Data(batch.encoded(signedWith: signer)).write(to: place.appendingPathComponent(batch.fileName))
+    }
+
+    /// A file in a device's own directory that the device did not sign (someone else made it in its name, with an
+    /// export vector claiming more than the device wrote) is passed over and replaced: the device goes on writing.
+    @Test func aFileInADevicesNameThatItDidNotSignIsPassedOverAndReplaced() throws {
+        let storeA = try directory.openStore(for: Self.a)
+        let storeB = try directory.openStore(for: Self.b)
+        let a1 = try storeA.append(Fixtures.edit("a1"), to: Fixtures.document)
+        #expect(try folder.sync(storeA).isComplete)
+        let a2 = try storeA.append(Fixtures.edit("a2"), to: Fixtures.document)
+        // Mallory writes the next file of A's, claiming that A already put a2 there; the file holds nothing.
+        let forged = FolderBatch(
+            writer: Self.a, document: Fixtures.document, first: 2, last: 2, vector: a2.vector, devices: [], changes: [],
+            heads: [])
+        try plant(forged, signedWith: DeviceKey.known(Self.mallory.id)!)
+        #expect(throws: CodecError.self) { try FolderBatch(decoding: forged.encoded(signedWith: DeviceKey.known(Self.mallory.id)!)) }
+
+        let report = try folder.sync(storeA)
+        #expect(report.problems.contains { $0.contains(forged.fileName) && $0.contains("not a file of this device") }, "\(report.problems)")
+        #expect(report.changesSent == 1, "A writes a2 although the forged file claims it")
+        _ = try folder.sync(storeB)
+        #expect(try storeB.change(a1.hash, of: Fixtures.document) == a1)
+        #expect(try storeB.change(a2.hash, of: Fixtures.document) == a2, "A's change reached B through the folder")
+        try Convergence.expectConverged([storeA, storeB])
     }
 
     /// Vectors whose change count does not fit in 64 bits: two entries past the limit on sequence numbers, and

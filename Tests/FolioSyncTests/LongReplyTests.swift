@@ -43,7 +43,23 @@ import Testing
         #expect(try storeC.signedHeads(of: Fixtures.document).filter { $0.change.device == Self.a.id }.count >= 600 / 25)
     }
 
-    @Test func eachMessageCarriesTheHeadNearestAboveItsChanges() throws {
+    /// The relay's heads are where the batches that brought them ended; the peer asks from elsewhere, so the
+    /// relay's messages end between heads, and each carries the highest head among its own changes.
+    @Test func relayedMessagesThatEndBetweenHeadsStillGoThrough() throws {
+        let storeA = try store(Self.a)
+        let storeB = try store(Self.b)
+        let storeC = try store(Self.c, limits: StoreLimits(unvouchedChangesPerDocument: 30))
+        let changes = try storeA.append((1...600).map { Fixtures.edit("a\($0)") }, to: Fixtures.document)
+        #expect(try InMemoryHub(seed: 4, limits: Self.limits).sync(storeB, with: storeA).isComplete)
+        // C already has A's first ten changes: B's messages to it start at 11 and end at 35, 60, 85…
+        try storeC.ingest(Array(changes.prefix(10)), heads: [SignedHead(signing: changes[9], with: DeviceKey.known(Self.a.id)!)])
+        let relayed = try InMemoryHub(seed: 5, limits: Self.limits).sync(storeC, with: storeB)
+        #expect(relayed.isComplete)
+        try Convergence.expectConverged([storeB, storeC])
+        try storeC.checkInvariants()
+    }
+
+    @Test func eachMessageCarriesTheHeadThatReachesItsChangesSoonest() throws {
         let storeA = try store(Self.a)
         let storeB = try store(Self.b)
         try storeA.append((1...100).map { Fixtures.edit("a\($0)") }, to: Fixtures.document)
@@ -51,14 +67,17 @@ import Testing
         let changes = try storeB.changes(of: Fixtures.document).map(EncodedChange.init)
         let heads = try storeB.signedHeads(of: Fixtures.document)
         var session = SyncSession(device: Self.b, id: 1, role: .responder, vectors: [:], limits: SyncSession.Limits(changesPerMessage: 10))
-        let messages = session.fetched(changes, heads: heads, of: Fixtures.document).compactMap { action -> (UInt64, [SignedHead])? in
+        let kept = heads.map(\.change.seq)
+        #expect(kept == [25, 50, 75, 100], "one head per message that brought the changes")
+        let messages = session.fetched(changes, heads: heads, of: Fixtures.document).compactMap { action -> (ClosedRange<UInt64>, [SignedHead])? in
             guard case .send(.changes(_, let batch, let heads)) = action else { return nil }
-            return (batch.last!.change.id.seq, heads)
+            return (batch.first!.change.id.seq...batch.last!.change.id.seq, heads)
         }
         #expect(messages.count == 10)
-        for (last, heads) in messages {
-            #expect(heads.count == 1)
-            #expect(heads[0].change.seq >= last && heads[0].change.seq < last + 25, "the head kept nearest above \(last)")
+        for (range, heads) in messages {
+            // The highest head among the message's changes, else the lowest above them.
+            let expected = kept.filter { range.contains($0) }.max() ?? kept.filter { $0 > range.upperBound }.min()
+            #expect(heads.map(\.change.seq) == [expected!], "message \(range)")
         }
     }
 }
