@@ -7,7 +7,7 @@ extension ChangeLogStore {
     /// The signed heads that vouch for the changes of `document` that a peer at `since` lacks, in device order and,
     /// per device, in sequence order: for the local device and its ``externalDevice``, their latest change, signed
     /// now (once per change); for every other device, the heads it signed that reached this store with its changes
-    /// (one per batch that brought them) above `since`. A peer that receives changes of the document needs them to
+    /// above `since` (the latest of each span of 256 sequence numbers that batches brought heads in). A peer that receives changes of the document needs them to
     /// accept those changes (see ``ingest(encoded:heads:)``); a sender that splits its reply picks, per part, the
     /// head that reaches each device's changes in it soonest (``SignedHead/reaching(_:_:among:)``).
     ///
@@ -61,11 +61,20 @@ extension ChangeLogStore {
         return head
     }
 
-    /// Keeps `head`, whose change has just entered the log, to pass on with its device's changes. Inside the
-    /// caller's write transaction.
+    /// How far apart, in sequence numbers, the heads a store keeps of one device and document are at least: one per
+    /// span of this many (the latest of each), so that changes arriving one by one, each with its head, do not
+    /// keep a head each, while every relayed message of a few hundred changes still holds or nears one.
+    static let headSpacing: Int64 = 256
+
+    /// Keeps `head`, whose change has just entered the log, to pass on with its device's changes, in place of a
+    /// kept head of the same span of ``headSpacing`` sequence numbers. Inside the caller's write transaction.
     func keep(_ head: SignedHead, documentRow: Int64, deviceRow: Int64, in db: Database) throws {
+        let seq = Int64(head.change.seq)
+        let span = seq / Self.headSpacing * Self.headSpacing
+        try db.cachedStatement(sql: "DELETE FROM device_head WHERE document = ? AND device = ? AND seq >= ? AND seq < ?")
+            .execute(arguments: [documentRow, deviceRow, span, seq])
         try db.cachedStatement(sql: "INSERT OR IGNORE INTO device_head (document, device, seq, head) VALUES (?, ?, ?, ?)")
-            .execute(arguments: [documentRow, deviceRow, Int64(head.change.seq), Data(head.encoded())])
+            .execute(arguments: [documentRow, deviceRow, seq, Data(head.encoded())])
     }
 
     /// Registers the local device with its name, and keeps its key in the store (once).

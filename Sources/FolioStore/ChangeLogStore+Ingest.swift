@@ -160,8 +160,6 @@ struct Ingestion {
     /// The incoming changes that a signed head reaches, and the heads that name incoming changes, by hash.
     var vouched: Set<ChangeHash> = []
     var headsByHash: [ChangeHash: SignedHead] = [:]
-    /// How many more changes the walks from heads may visit in this ingestion (see `vouch`).
-    var walkBudget = 0
     /// How many changes of the document wait for a head, once read (when this ingestion first parks one).
     var unvouchedCount: Int?
 

@@ -4,15 +4,17 @@ import GRDB
 
 /// Which incoming and waiting changes the signed heads of an ingest vouch for.
 extension Ingestion {
-    /// Checks the heads of devices with changes in `incoming` and walks from each authentic one down through parent
-    /// hashes, among `incoming` and the waiting changes, marking its device's changes vouched for: the incoming
-    /// ones in ``vouched``, the waiting ones in the pending table (which sends them to be examined again).
+    /// Checks the heads of devices with changes in `incoming` and walks from the authentic ones down through parent
+    /// hashes, among `incoming` and the waiting changes, marking each head's device's changes vouched for: the
+    /// incoming ones in ``vouched``, the waiting ones in the pending table (which sends them to be examined again).
     ///
-    /// A walk stops at changes the log holds, at waiting changes of its device vouched for before (with whatever
-    /// of its device lies below them, unless changes of the device came since), and at changes below which its
-    /// device has nothing the log lacks, so it visits only what is missing; all walks of one ingestion together
-    /// visit at most four times as many changes as arrived, plus 1,024. A signed head of a change the log holds
-    /// under another hash throws `integrity`: its device's key signed two changes under one identity.
+    /// One walk serves every head: changes are visited once each, highest lamport timestamp first (so a change's
+    /// children among those reached are visited before it), each carrying the devices whose heads reach it. A device
+    /// is carried no further below a change the log holds, below a change under which it has nothing the log lacks,
+    /// or below a waiting change of its own vouched for before (with whatever of it lies below, unless changes of it
+    /// came since). The walk visits at most four times as many changes as arrived, plus 1,024. A signed head of a
+    /// change the log holds under another hash throws `integrity`: its device's key signed two changes under one
+    /// identity.
     mutating func vouch(with heads: [SignedHead], for incoming: [EncodedChange], into result: inout IngestResult) throws {
         guard !heads.isEmpty else { return }
         var byHash: [ChangeHash: Change] = [:]
@@ -21,9 +23,6 @@ extension Ingestion {
             counts[encoded.change.id.device, default: 0] += 1
             if encoded.change.id.seq > frontier.vector[encoded.change.id.device] { byHash[encoded.change.hash] = encoded.change }
         }
-        // The walks together visit at most a few times as many changes as arrived, whatever waits: a peer's bytes
-        // bound the work they cause.
-        walkBudget = 4 * incoming.count + 1_024
         // Per device with changes here, its heads from the highest down, one per seq: the highest vouches for the
         // most, the lower ones are kept to pass on with the changes they reach. At most one per eight of the
         // device's changes here (and at least one), so that checking signatures stays a small part of the cost
@@ -32,6 +31,7 @@ extension Ingestion {
         for head in heads where counts[head.change.device] != nil && !localIdentities.contains(head.change.device) {
             candidates[head.change.device, default: []].append(head)
         }
+        var walk = VouchingWalk(budget: 4 * incoming.count + 1_024)
         for device in candidates.keys.sorted() {
             var seen: Set<UInt64> = []
             let ordered = candidates[device]!.sorted { ($0.change.seq, $0.hash) > ($1.change.seq, $1.hash) }
@@ -52,61 +52,56 @@ extension Ingestion {
                     result.refusedHeads.append((head.change, reason))
                     continue
                 }
-                try walk(from: head, byHash: byHash, into: &result)
-            }
-        }
-    }
-
-    /// Marks the changes of `head`'s device in its causal past that the log lacks as vouched for.
-    private mutating func walk(from head: SignedHead, byHash: [ChangeHash: Change], into result: inout IngestResult) throws {
-        let device = head.change.device
-        // Below a waiting change vouched for before, only changes of the device that were not vouched for then
-        // (they arrived later, here or in the pending table) need the walk to go on.
-        var lowestUnvouched = byHash.values.filter { $0.id.device == device }.map(\.id.seq).min() ?? .max
-        if mayHaveWaiting, let deviceRow = try store.rowID(of: device, in: db, create: false), let seq = try Int64.fetchOne(
-            db.cachedStatement(sql: "SELECT min(seq) FROM pending INDEXED BY pending_unvouched WHERE document = ? AND device = ? AND vouched = 0"),
-            arguments: [documentRow, deviceRow])
-        {
-            lowestUnvouched = min(lowestUnvouched, UInt64(max(seq, 1)))
-        }
-        var stack = [head.hash]
-        var seen: Set<ChangeHash> = []
-        while let hash = stack.popLast(), walkBudget > 0 {
-            guard seen.insert(hash).inserted else { continue }
-            walkBudget -= 1
-            let change: Change
-            if hash == head.hash, let named = try byHash[hash] ?? waitingChange(hash)?.change, named.id != head.change {
-                result.refusedHeads.append((head.change, "it names the change with hash \(hash.shortHex), which is \(named.id)"))
-                return
-            }
-            if let found = byHash[hash] {
-                change = found
-                if found.id.device == device {
-                    if hash == head.hash { headsByHash[hash] = head }
-                    // A higher head of the device walked on from here already.
-                    guard vouched.insert(hash).inserted else { continue }
+                guard let node = try walk.node(head.hash, in: self, byHash: byHash) else { continue }
+                guard node.change.id == head.change else {
+                    result.refusedHeads.append((head.change, "it names the change with hash \(head.hash.shortHex), which is \(node.change.id)"))
+                    continue
                 }
-            } else if mayHaveWaiting, let found = try waitingChange(hash) {
-                change = found.change
-                if change.id.device == device && (!found.vouched || hash == head.hash) {
-                    try markWaiting(change, head: hash == head.hash ? head : nil)
-                }
-                // One vouched for before had its device's changes below it vouched for with it, unless some came
-                // since.
-                if change.id.device == device && found.vouched && lowestUnvouched >= change.id.seq { continue }
-            } else {
-                continue  // in the log, or nowhere yet
+                walk.reach(head.hash, by: device)
+                if node.isWaiting { try markWaiting(node.change, head: head) } else { headsByHash[head.hash] = head }
             }
-            // The change's own position on its device's chain is not below it.
-            let below = change.vector[device] - (change.id.device == device ? 1 : 0)
-            if below > frontier.vector[device] { stack.append(contentsOf: change.parents) }
         }
-        // A change that names itself as its head's cannot be one of its own parents, so a cycle is impossible:
-        // hashes are over the parents' hashes. `seen` guards against repeated parents only.
+        guard walk.hasWork else { return }
+        // Below a waiting change vouched for before, a device is carried on only when changes of it that were not
+        // vouched for then are here or wait (they arrived later).
+        var lowestUnvouched: [DeviceID: UInt64] = [:]
+        for change in byHash.values { lowestUnvouched[change.id.device] = min(lowestUnvouched[change.id.device] ?? .max, change.id.seq) }
+        for device in walk.devices where mayHaveWaiting {
+            guard let deviceRow = try store.rowID(of: device, in: db, create: false),
+                let seq = try Int64.fetchOne(
+                    db.cachedStatement(sql: "SELECT min(seq) FROM pending INDEXED BY pending_unvouched WHERE document = ? AND device = ? AND vouched = 0"),
+                    arguments: [documentRow, deviceRow])
+            else { continue }
+            lowestUnvouched[device] = min(lowestUnvouched[device] ?? .max, UInt64(max(seq, 1)))
+        }
+        while let (hash, node, reachers) = walk.next() {
+            let device = node.change.id.device
+            if reachers.contains(device) {
+                if node.isWaiting {
+                    if !node.wasVouched { try markWaiting(node.change, head: nil) }
+                } else {
+                    vouched.insert(hash)
+                }
+            }
+            var carried = reachers.filter { reacher in
+                let below = node.change.vector[reacher] - (device == reacher ? 1 : 0)
+                return below > frontier.vector[reacher]
+            }
+            if node.isWaiting && node.wasVouched && carried.contains(device)
+                && (lowestUnvouched[device] ?? .max) >= node.change.id.seq
+            {
+                carried.remove(device)
+            }
+            guard !carried.isEmpty else { continue }
+            for parent in node.change.parents {
+                guard try walk.node(parent, in: self, byHash: byHash) != nil else { continue }
+                walk.reach(parent, by: carried)
+            }
+        }
     }
 
     /// The waiting change with `hash`, decoded, and whether it is vouched for already.
-    private func waitingChange(_ hash: ChangeHash) throws -> (change: Change, vouched: Bool)? {
+    func waitingChange(_ hash: ChangeHash) throws -> (change: Change, vouched: Bool)? {
         guard let row = try Row.fetchOne(
             db.cachedStatement(sql: "SELECT body, vouched FROM pending INDEXED BY pending_by_hash WHERE document = ? AND hash = ?"),
             arguments: [documentRow, hash.data])
@@ -129,5 +124,104 @@ extension Ingestion {
                 documentRow, deviceRow, Int64(change.id.seq), change.hash.data,
             ])
         advanced.insert(change.id.device)
+    }
+}
+
+/// The state of one walk from signed heads: the changes reached, each with the devices whose heads reach it, and
+/// which to visit next (the highest lamport timestamp first).
+struct VouchingWalk {
+    struct Node {
+        var change: Change
+        /// Whether the change waits in the pending table (not among the incoming ones), and was vouched for then.
+        var isWaiting: Bool
+        var wasVouched: Bool
+        var reachers: Set<DeviceID> = []
+        var visited = false
+    }
+
+    private var nodes: [ChangeHash: Node] = [:]
+    /// Hashes looked up and found nowhere (in the log, or not arrived).
+    private var absent: Set<ChangeHash> = []
+    /// Nodes reached and not yet visited, by (lamport, hash); a max-heap.
+    private var queue: [(lamport: UInt64, hash: ChangeHash)] = []
+    private var budget: Int
+    private(set) var devices: Set<DeviceID> = []
+
+    init(budget: Int) {
+        self.budget = budget
+    }
+
+    var hasWork: Bool { !queue.isEmpty }
+
+    /// The node for `hash`: an incoming change, or a waiting one (read once); `nil` if it is neither.
+    mutating func node(_ hash: ChangeHash, in ingestion: Ingestion, byHash: [ChangeHash: Change]) throws -> Node? {
+        if let node = nodes[hash] { return node }
+        if absent.contains(hash) { return nil }
+        if let change = byHash[hash] {
+            nodes[hash] = Node(change: change, isWaiting: false, wasVouched: false)
+        } else if ingestion.mayHaveWaiting, let found = try ingestion.waitingChange(hash) {
+            nodes[hash] = Node(change: found.change, isWaiting: true, wasVouched: found.vouched)
+        } else {
+            absent.insert(hash)
+            return nil
+        }
+        return nodes[hash]
+    }
+
+    /// Notes that the heads of `reachers` reach the node `hash` (which ``node(_:in:byHash:)`` found).
+    mutating func reach(_ hash: ChangeHash, by reachers: Set<DeviceID>) {
+        guard var node = nodes[hash], !node.visited else { return }
+        let wasReached = !node.reachers.isEmpty
+        node.reachers.formUnion(reachers)
+        devices.formUnion(reachers)
+        nodes[hash] = node
+        if !wasReached { push((node.change.lamport, hash)) }
+    }
+
+    mutating func reach(_ hash: ChangeHash, by device: DeviceID) {
+        reach(hash, by: [device])
+    }
+
+    /// The reached node with the highest lamport timestamp not yet visited, with the devices that reach it; `nil`
+    /// when none is left or the budget is spent.
+    mutating func next() -> (ChangeHash, Node, Set<DeviceID>)? {
+        guard budget > 0, let top = pop() else { return nil }
+        budget -= 1
+        nodes[top.hash]!.visited = true
+        let node = nodes[top.hash]!
+        return (top.hash, node, node.reachers)
+    }
+
+    private mutating func push(_ entry: (lamport: UInt64, hash: ChangeHash)) {
+        queue.append(entry)
+        var child = queue.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard Self.before(queue[parent], queue[child]) else { break }
+            queue.swapAt(parent, child)
+            child = parent
+        }
+    }
+
+    private mutating func pop() -> (lamport: UInt64, hash: ChangeHash)? {
+        guard !queue.isEmpty else { return nil }
+        queue.swapAt(0, queue.count - 1)
+        let top = queue.removeLast()
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1, right = left + 1
+            var largest = parent
+            if left < queue.count, Self.before(queue[largest], queue[left]) { largest = left }
+            if right < queue.count, Self.before(queue[largest], queue[right]) { largest = right }
+            guard largest != parent else { break }
+            queue.swapAt(parent, largest)
+            parent = largest
+        }
+        return top
+    }
+
+    /// Whether `a` comes after `b` in visiting order (a lower lamport, then a lower hash).
+    private static func before(_ a: (lamport: UInt64, hash: ChangeHash), _ b: (lamport: UInt64, hash: ChangeHash)) -> Bool {
+        (a.lamport, a.hash) < (b.lamport, b.hash)
     }
 }
