@@ -1,6 +1,7 @@
 // folder-batch: a batch file planted in a shared sync folder, then real syncs through that folder.
-// A batch file planted in a shared sync folder. The input is the file without its trailing SHA-256,
-// which the harness appends, so that the fuzzer works past the checksum as an attacker who recomputes it does.
+// A batch file planted in a shared sync folder. The input is the file without its writer's signature and its trailing
+// SHA-256, which the harness appends, signing as the third device (an attacker with a key of her own who recomputes
+// the checksum): files in the third device's name are taken, files in an honest device's name must be refused.
 // Oracles: `FolderBatch(decoding:)` never traps; a batch that decodes re-encodes to the same file; planted in the
 // folder (under the directory and name it claims), a real `FolderTransport` sync of an honest device reads it
 // without trapping, leaves its store sound and able to append, a second sync (which reads the cursor the first
@@ -40,9 +41,12 @@ enum Harness {
     }()
 
     static func run(_ input: UnsafeRawBufferPointer) {
-        let file = Array(input) + ChangeHash(hashing: input).bytes
+        let body = Array(input)
+        let signed = body + attacker.publicKey.bytes + attacker.signature(for: FolderBatch.signedBytes(ofBody: body))
+        let file = signed + ChangeHash(hashing: signed).bytes
         guard let batch = try? FolderBatch(decoding: file) else { return }
-        require(batch.encoded() == file, "a decoded batch re-encodes to another file")
+        require(batch.writer.id == attacker.id, "a file signed by the third device was taken as another writer's")
+        require(batch.encoded(signedWith: attacker) == file, "a decoded batch re-encodes to another file")
 
         let root = ScratchDirectory.fresh("folder")
         let transport = FolderTransport(root: root, changesPerFile: 4, identifiers: SeededIdentifierSource(seed: 1))
@@ -87,8 +91,11 @@ enum Harness {
         StoreChecks.requireConverged([firstStore, secondStore], "honest devices synced through a folder holding a planted batch (\(log.joined(separator: " | ")))")
     }
 
+    /// The key the harness signs planted files with: the third device's.
+    static let attacker = FuzzIDs.key(13)
+
     static func seeds() -> [[UInt8]] {
-        let writer = FuzzIDs.key(13).device(named: "third")
+        let writer = attacker.device(named: "third")
         let document = SampleChanges.document
         var seeds: [[UInt8]] = []
         var exported = VersionVector()
@@ -100,14 +107,14 @@ enum Harness {
                 devices: [first == 1 ? Device(id: SampleChanges.first, name: "sample") : writer],
                 changes: chunk.map(EncodedChange.init), heads: SampleChanges.heads(of: Array(chunk)))
             first = exported.changeCount + 1
-            seeds.append(Array(batch.encoded().dropLast(32)))
+            seeds.append(Array(batch.encoded(signedWith: attacker).dropLast(32 + 96)))
         }
         // One of another document.
         let other = FolderBatch(
             writer: writer, document: FuzzIDs.document(5), first: 1, last: 2,
             vector: history[1].vector, devices: [second], changes: Array(SampleChanges.history(of: FuzzIDs.document(5)).prefix(2)).map(EncodedChange.init),
             heads: SampleChanges.heads(of: Array(SampleChanges.history(of: FuzzIDs.document(5)).prefix(2))))
-        seeds.append(Array(other.encoded().dropLast(32)))
+        seeds.append(Array(other.encoded(signedWith: attacker).dropLast(32 + 96)))
         return seeds
     }
 }
