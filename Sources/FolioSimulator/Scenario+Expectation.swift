@@ -57,7 +57,8 @@ extension Scenario {
             self.lostChanges = lostChanges
         }
 
-        /// Every key an `expect` step may hold, in the order `SCENARIOS.md` lists them (and the writer writes them).
+        /// Every key an `expect` step may hold, in the order `docs/scenarios.md` lists them (and the writer writes
+        /// them).
         public static let keys = [
             "document", "device", "state", "conflictVersions", "text", "contains", "records", "images", "exists",
             "converged", "lostChanges",

@@ -52,7 +52,7 @@ extension Scenario {
             }
         }
 
-        /// The operation keys of each model, in the order `SCENARIOS.md` lists them.
+        /// The operation keys of each model, in the order `docs/scenarios.md` lists them.
         public static func keys(of model: Model) -> [String] {
             switch model {
             case .text: ["insert", "delete", "append", "replace"]

@@ -110,7 +110,7 @@ extension Scenario {
             }
         }
 
-        /// Every action key of the file format, in the order `SCENARIOS.md` lists them.
+        /// Every action key of the file format, in the order `docs/scenarios.md` lists them.
         public static let keys = [
             "create", "edit", "undo", "redo", "save", "close", "open", "rename", "delete", "sync", "offline", "online",
             "partition", "heal", "wait", "crash", "restart", "resolve", "expect", "move", "writeFile", "import",

@@ -2,8 +2,8 @@ extension Scenario {
     /// The scenario as a scenario file, in canonical form.
     ///
     /// The same scenario always gives the same bytes, and ``ScenarioParser/parse(yaml:file:)`` reads them back to an
-    /// equal scenario. The form: the top-level keys in the order `SCENARIOS.md` gives them, with `name`, `seed`,
-    /// `model` and `strategy` always written and `description`, `network` and `clockSkew` only when they say
+    /// equal scenario. The form: the top-level keys in the order `docs/scenarios.md` gives them, with `name`,
+    /// `seed`, `model` and `strategy` always written and `description`, `network` and `clockSkew` only when they say
     /// something; then one step per line, as a flow map (`- edit: {device: iPad, document: Notes, append: "x"}`),
     /// so the N-th step is on line `steps line + N`. Unordered maps (fields, images, expected records) are written in
     /// key order by Unicode scalars; a `create` names its model only when it is not the scenario's.

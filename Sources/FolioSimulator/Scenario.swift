@@ -1,8 +1,8 @@
 /// A scenario: devices editing documents and syncing through a simulated cloud, and what must hold along the way.
 ///
-/// A scenario is what a scenario file (`SCENARIOS.md`) says, checked and typed: ``ScenarioParser`` reads one from
-/// YAML, and ``yaml`` writes one back in canonical form. Every field has the meaning and the default the file format
-/// gives it.
+/// A scenario is what a scenario file (`docs/scenarios.md`) says, checked and typed: ``ScenarioParser`` reads one
+/// from YAML, and ``yaml`` writes one back in canonical form. Every field has the meaning and the default the file
+/// format gives it.
 ///
 /// Two scenarios are equal when they describe the same run: the source line a step came from is not compared (see
 /// ``Step``).

@@ -1,7 +1,7 @@
 import Foundation
 import Yams
 
-/// Reads scenario files (`SCENARIOS.md`) into ``Scenario`` values, strictly.
+/// Reads scenario files (`docs/scenarios.md`) into ``Scenario`` values, strictly.
 ///
 /// A file is either read whole or refused whole: every problem in it (malformed YAML, unknown keys, missing keys,
 /// values of the wrong type, bad durations, unknown devices, documents used before any step creates them,

@@ -1,7 +1,7 @@
 import Yams
 
 extension ScenarioReader {
-    /// The keys of a scenario file's top level, in the order `SCENARIOS.md` lists them.
+    /// The keys of a scenario file's top level, in the order `docs/scenarios.md` lists them.
     static let topLevelKeys = ["name", "description", "seed", "model", "strategy", "devices", "network", "steps"]
 
     /// Reads a whole scenario from the file's root node (`nil` for a file without a document).

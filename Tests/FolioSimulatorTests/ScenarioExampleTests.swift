@@ -3,8 +3,9 @@ import FolioModels
 import FolioSimulator
 import Testing
 
-/// The example of `SCENARIOS.md`: its top level as the contract writes it (comments included), with steps made of
-/// the contract's own snippets, reads to the expected scenario.
+/// A scenario that uses every top-level key, every network key, every step of the core set and every operation of
+/// the scenario format (`docs/scenarios.md`), annotated with comments as a file may be, reads to the expected
+/// scenario.
 @Suite struct ScenarioExampleTests {
     static let yaml = """
         name: Two devices edit a note offline        # required

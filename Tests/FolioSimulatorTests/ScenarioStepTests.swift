@@ -2,8 +2,8 @@ import FolioModels
 import FolioSimulator
 import Testing
 
-/// Every step key of `SCENARIOS.md`, in the flow style and where it matters in the block style, reads to the
-/// action it means, on the line it was written.
+/// Every step key of the scenario format (`docs/scenarios.md`), in the flow style and where it matters in the block
+/// style, reads to the action it means, on the line it was written.
 @Suite struct ScenarioStepTests {
     typealias Action = Scenario.Action
 

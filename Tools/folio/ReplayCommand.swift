@@ -8,7 +8,7 @@ import Foundation
 struct ReplayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "replay",
-        abstract: "Run scenario files (SCENARIOS.md) on simulated devices; exit 1 if an expectation fails.",
+        abstract: "Run scenario files (docs/scenarios.md) on simulated devices; exit 1 if an expectation fails.",
         discussion: """
             Every file is read before anything runs: one invalid file (exit 2) stops them all, with each problem \
             at FILE:LINE:COLUMN. A directory stands for the .yaml and .yml files under it, in name order. A report \
