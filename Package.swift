@@ -81,7 +81,7 @@ let package = Package(
         .target(
             name: "CSQLitePowerLoss", path: "Tests/CSQLitePowerLoss",
             cSettings: [.define("_GNU_SOURCE")], linkerSettings: [.linkedLibrary("sqlite3")]),
-        .testTarget(name: "FolioCoreTests", dependencies: ["FolioCore"]),
+        .testTarget(name: "FolioCoreTests", dependencies: ["FolioTestSupport", "FolioCore"]),
         .testTarget(name: "FolioStoreTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioStore", "folio", "CSQLitePowerLoss"]),
         .testTarget(name: "FolioModelsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioModels"]),
         .testTarget(name: "FolioConflictsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioConflicts", "FolioModels"]),

@@ -1,6 +1,7 @@
 import Foundation
 import FolioCore
 import Testing
+import FolioTestSupport
 
 @Suite struct CausalGraphTests {
     private func graph(_ changes: [Change]) -> CausalGraph {

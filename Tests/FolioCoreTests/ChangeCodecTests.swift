@@ -1,6 +1,7 @@
 import Foundation
 import FolioCore
 import Testing
+import FolioTestSupport
 
 /// A change kind with a name for test output.
 struct KindSample: Sendable, CustomTestStringConvertible {

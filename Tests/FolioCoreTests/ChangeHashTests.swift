@@ -1,5 +1,6 @@
 import FolioCore
 import Testing
+import FolioTestSupport
 
 @Suite struct ChangeHashTests {
     @Test func hashesWithSHA256() {

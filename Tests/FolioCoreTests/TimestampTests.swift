@@ -1,6 +1,7 @@
 import Foundation
 import FolioCore
 import Testing
+import FolioTestSupport
 
 @Suite struct TimestampTests {
     struct Example: Sendable, CustomTestStringConvertible {

@@ -1,4 +1,5 @@
 import FolioCore
+import FolioTestSupport
 
 /// Random texts and edits for the diff and merge properties.
 enum RandomText {

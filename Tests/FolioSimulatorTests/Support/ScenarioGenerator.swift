@@ -1,6 +1,7 @@
 import FolioCore
 import FolioModels
 import FolioSimulator
+import FolioTestSupport
 
 /// Random valid scenarios from a seed, with texts and names chosen to trouble a YAML writer: words YAML reads as
 /// other types, indicators, quotes, escapes, line breaks, control characters, combining marks and emoji.

@@ -1,24 +1,6 @@
 import FolioCore
+import FolioTestSupport
 import Foundation
-
-/// The seed of a randomized test: `FOLIO_SEED` from the environment to replay a failure, otherwise a fresh one.
-///
-/// Every randomized test names its seed in its failure messages, so a failing run can be replayed exactly.
-enum TestSeed {
-    static func make() -> UInt64 {
-        if let text = ProcessInfo.processInfo.environment["FOLIO_SEED"], let seed = UInt64(text) {
-            return seed
-        }
-        return UInt64.random(in: 0...UInt64.max)
-    }
-}
-
-extension SplitMix64 {
-    /// A uniformly chosen integer in `range`.
-    mutating func int(in range: ClosedRange<Int>) -> Int {
-        Int.random(in: range, using: &self)
-    }
-}
 
 /// Every ordering of `items` (n! of them: keep n small).
 func permutations<T>(of items: [T]) -> [[T]] {
