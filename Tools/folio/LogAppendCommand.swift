@@ -9,7 +9,9 @@ import Foundation
 struct LogAppendCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "append",
-        abstract: "Append edits to a document's log, printing each change id once committed.")
+        abstract: "Append edits to a document's log, printing each change id once committed.",
+        // A driver for Folio's own tests (kills, two processes on one folder), not a command for users: hidden.
+        shouldDisplay: false)
 
     @Option(name: .long, help: "The store file (created if absent).")
     var store: String

@@ -7,7 +7,7 @@ import Foundation
 struct LogCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "log",
-        abstract: "Work with change-log stores: exercise, append, sync, show and verify.",
+        abstract: "Look into change-log stores: show and verify.",
         subcommands: [LogExerciseCommand.self, LogAppendCommand.self, LogSyncCommand.self, LogShowCommand.self, LogVerifyCommand.self]
     )
 }

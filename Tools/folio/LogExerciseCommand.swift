@@ -8,7 +8,9 @@ import Foundation
 struct LogExerciseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "exercise",
-        abstract: "Three devices edit a document offline and sync out of order; check that their logs converge.")
+        abstract: "Three devices edit a document offline and sync out of order; check that their logs converge.",
+        // A driver for Folio's own tests (kills, two processes on one folder), not a command for users: hidden.
+        shouldDisplay: false)
 
     @Option(name: .long, help: "Where to create the stores (default: a new temporary directory).")
     var directory: String?

@@ -9,7 +9,9 @@ import Foundation
 struct LogSyncCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sync",
-        abstract: "Sync a store through a shared folder (FolderTransport), appending edits between rounds if asked.")
+        abstract: "Sync a store through a shared folder (FolderTransport), appending edits between rounds if asked.",
+        // A driver for Folio's own tests (kills, two processes on one folder), not a command for users: hidden.
+        shouldDisplay: false)
 
     @Option(name: .long, help: "The store file (created if absent).")
     var store: String
