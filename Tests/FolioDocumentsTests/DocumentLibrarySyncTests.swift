@@ -5,6 +5,7 @@ import FolioStore
 import FolioSync
 import Foundation
 import Testing
+import FolioTestSupport
 
 /// Libraries sync through a shared folder, and open documents pick up what arrived.
 @Suite struct DocumentLibrarySyncTests {

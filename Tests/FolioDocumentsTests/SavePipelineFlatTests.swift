@@ -2,6 +2,7 @@ import FolioCore
 import FolioDocuments
 import Foundation
 import Testing
+import FolioTestSupport
 
 /// Flat saves: the temporary file, the rename, the errors and their messages.
 @Suite struct SavePipelineFlatTests {

@@ -3,6 +3,7 @@ import FolioStore
 import Foundation
 import Synchronization
 import Testing
+import FolioTestSupport
 
 @Suite struct AppendTests {
     let directory: TemporaryDirectory

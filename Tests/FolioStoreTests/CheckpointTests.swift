@@ -2,6 +2,7 @@ import FolioCore
 import FolioStore
 import Foundation
 import Testing
+import FolioTestSupport
 
 /// Checkpoints: snapshots of a document at a vector the log has reached.
 @Suite struct CheckpointTests {

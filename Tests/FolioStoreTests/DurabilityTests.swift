@@ -2,6 +2,7 @@ import FolioCore
 import FolioStore
 import Foundation
 import Testing
+import FolioTestSupport
 
 /// Every durability behaves the same; they differ only in when (and whether) SQLite syncs.
 @Suite struct DurabilityTests {

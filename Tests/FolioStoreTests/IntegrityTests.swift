@@ -2,6 +2,7 @@ import FolioCore
 import FolioStore
 import Foundation
 import Testing
+import FolioTestSupport
 
 /// A reused device identity and impossible changes are refused, and the whole ingest call is rolled back.
 @Suite struct IntegrityTests {

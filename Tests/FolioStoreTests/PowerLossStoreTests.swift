@@ -2,6 +2,7 @@ import FolioCore
 import FolioStore
 import Foundation
 import Testing
+import FolioTestSupport
 
 /// Power loss at every sync point of appends, ingests, checkpoints and a store's creation (and at a sample of the
 /// writes between them), on a disk that keeps only what was synced plus a seeded, torn subset of the rest

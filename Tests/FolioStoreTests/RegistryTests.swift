@@ -2,6 +2,7 @@ import FolioCore
 import FolioStore
 import Foundation
 import Testing
+import FolioTestSupport
 
 /// Blobs, the device registry and sync cursors.
 @Suite struct RegistryTests {

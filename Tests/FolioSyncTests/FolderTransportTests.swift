@@ -3,6 +3,7 @@ import FolioStore
 import FolioSync
 import Foundation
 import Testing
+import FolioTestSupport
 
 @Suite struct FolderTransportTests {
     let directory: TemporaryDirectory

@@ -1,6 +1,7 @@
 import FolioCore
 import FolioStore
 import Foundation
+import FolioTestSupport
 
 /// A small history made by three devices, each on its own store, exchanging changes by one-way syncs:
 ///

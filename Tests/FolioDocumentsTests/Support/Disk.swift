@@ -1,36 +1,5 @@
 import Foundation
 
-/// A fresh directory under the system's temporary directory, removed with everything in it when released.
-///
-/// Each suite instance (one per test) holds one, so every test works on its own files.
-final class TemporaryDirectory: Sendable {
-    /// The directory.
-    let url: URL
-
-    /// Creates the directory.
-    init() throws {
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("FolioDocumentsTests-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(at: url)
-    }
-
-    /// The URL of `name` inside the directory (not created).
-    func file(_ name: String) -> URL {
-        url.appendingPathComponent(name, isDirectory: false)
-    }
-
-    /// A new, empty subdirectory `name`.
-    func subdirectory(_ name: String) throws -> URL {
-        let result = url.appendingPathComponent(name, isDirectory: true)
-        try FileManager.default.createDirectory(at: result, withIntermediateDirectories: true)
-        return result
-    }
-}
-
 /// Helpers to look at directories on disk, by the test's own means (not through the code under test).
 enum Disk {
     /// The names in `directory`, sorted; empty when it does not exist.
