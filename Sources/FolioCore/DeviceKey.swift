@@ -10,10 +10,20 @@ import Foundation
 /// changes under one identity and their peers report an integrity error.
 public struct DeviceKey: Sendable {
     private let privateKey: Curve25519.Signing.PrivateKey
+    /// The public half, which peers check signatures with.
+    public let publicKey: DevicePublicKey
+    /// The identity this key proves: derived from the public key.
+    public let id: DeviceID
 
     /// A new random key.
     public init() {
-        privateKey = Curve25519.Signing.PrivateKey()
+        self.init(Curve25519.Signing.PrivateKey())
+    }
+
+    private init(_ privateKey: Curve25519.Signing.PrivateKey) {
+        self.privateKey = privateKey
+        publicKey = DevicePublicKey(privateKey.publicKey)
+        id = publicKey.deviceID
     }
 
     /// A key made from the next two identities of `source`: the same source gives the same key on every machine
@@ -37,7 +47,7 @@ public struct DeviceKey: Sendable {
     /// Any 32 bytes are an Ed25519 secret.
     private init(seed: Data) {
         do {
-            privateKey = try Curve25519.Signing.PrivateKey(rawRepresentation: seed)
+            self.init(try Curve25519.Signing.PrivateKey(rawRepresentation: seed))
         } catch {
             preconditionFailure("32 bytes are always an Ed25519 secret: \(error)")
         }
@@ -45,12 +55,6 @@ public struct DeviceKey: Sendable {
 
     /// The 32-byte secret; whoever reads it can act as the device.
     public var rawRepresentation: Data { privateKey.rawRepresentation }
-
-    /// The public half, which peers check signatures with.
-    public var publicKey: DevicePublicKey { DevicePublicKey(privateKey.publicKey) }
-
-    /// The identity this key proves: derived from the public key.
-    public var id: DeviceID { publicKey.deviceID }
 
     /// The device record for this key, with a display name.
     public func device(named name: String) -> Device { Device(id: id, name: name) }

@@ -103,13 +103,6 @@ extension ChangeLogStore {
         }
     }
 
-    /// The identity under which this device records versions made outside Folio (a file changed on disk by
-    /// another program): its key is derived from the local device's, so every run of this device uses the same
-    /// one, and it is named after it ("Mac (another program)").
-    public var externalDevice: Device {
-        externalKey.device(named: "\(localDevice.name) (another program)")
-    }
-
     /// The parents, starting vector and highest parent lamport timestamp of a new change made on `parents`.
     private func base(
         for parents: ParentChoice, frontier: Frontier, document: DocumentID, documentRow: Int64, in db: Database

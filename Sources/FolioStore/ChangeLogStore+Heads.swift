@@ -11,9 +11,13 @@ extension ChangeLogStore {
     /// accept those changes (see ``ingest(encoded:heads:)``); a sender that splits its reply picks, per part, the
     /// head that reaches each device's changes in it soonest (``SignedHead/reaching(_:_:among:)``).
     ///
+    /// - Parameter signingOwn: whether to include the local identities' heads; a sender that signs its own heads
+    ///   per part (``signedHead(for:)``) passes `false`.
     /// - Complexity: O(heads kept for the document), plus one Ed25519 signature per local identity whose latest
     ///   change is not signed yet.
-    public func signedHeads(of document: DocumentID, since: VersionVector = VersionVector()) throws(StoreError) -> [SignedHead] {
+    public func signedHeads(
+        of document: DocumentID, since: VersionVector = VersionVector(), signingOwn: Bool = true
+    ) throws(StoreError) -> [SignedHead] {
         let (stored, tips) = try read("reading the signed heads of \(document)") { db -> ([SignedHead], [ChangeID: ChangeHash]) in
             guard let documentRow = try rowID(of: document, in: db, create: false) else { return ([], [:]) }
             var stored: [SignedHead] = []
@@ -29,7 +33,7 @@ extension ChangeLogStore {
             }
             let frontier = try frontier(of: documentRow, in: db)
             var tips: [ChangeID: ChangeHash] = [:]
-            for identity in [localDevice.id, externalDevice.id] {
+            for identity in [localDevice.id, externalDevice.id] where signingOwn {
                 if let tip = frontier.tips[identity], tip.seq > since[identity] {
                     tips[ChangeID(device: identity, seq: tip.seq)] = tip.hash
                 }

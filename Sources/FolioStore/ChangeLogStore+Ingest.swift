@@ -59,11 +59,12 @@ extension ChangeLogStore {
     /// A head of device D vouches for D's changes in its causal past that the log lacks: the store walks from the
     /// head's change down through parent hashes, among `changes` and the changes that wait, and each change of D
     /// it meets is vouched for. A change no authentic head reaches waits, in ``IngestResult/unvouched``, until a
-    /// later call brings a head that reaches it (a peer splits a long reply into several messages and sends its
-    /// heads with each, so the head of a chain often comes after its first changes). Only heads of devices with
-    /// changes among `changes` are checked (one Ed25519 verification each); a head that does not check is
-    /// reported in ``IngestResult/refusedHeads``. Heads that name a change of the log are kept, to pass on with
-    /// the change (see ``signedHeads(of:)``).
+    /// later call brings a head that reaches it (a sender puts in each message a head that reaches its changes
+    /// there or in the next message). Only heads of devices with changes among `changes` are checked, at most one
+    /// per eight of a device's changes (and at least one); a head that does not check is reported in
+    /// ``IngestResult/refusedHeads``. Heads whose changes enter the log are kept, to pass on with them (see
+    /// ``signedHeads(of:since:)``). A change under a logged identity with another hash is dropped
+    /// (``IngestResult/rejected``): nothing its device signed can vouch for it.
     ///
     /// A change enters the log only after everything in its vector; one that arrives early waits in the pending
     /// table (up to ``StoreLimits/waitingChangesPerDocument`` per document) and is applied by the call that brings
@@ -76,10 +77,10 @@ extension ChangeLogStore {
     /// not hold are refused: only this device makes them. All of it happens in one transaction: when an error is
     /// thrown, nothing was applied.
     ///
-    /// - Throws: ``StoreError`` with code `integrity` when a vouched change has the identity of a stored change but
-    ///   another hash (the error names the device and seq; nothing is overwritten), `invalidChange` when a ready
-    ///   change breaks the rules above, its numbers exceed ``ChangeLimits``, or it claims to be this device's own,
-    ///   or `database`.
+    /// - Throws: ``StoreError`` with code `integrity` when an authentic head names a logged identity with another
+    ///   hash (its device's key signed two changes under one identity; the error names the device and seq, and
+    ///   nothing is overwritten), `invalidChange` when a ready change breaks the rules above, its numbers exceed
+    ///   ``ChangeLimits``, or it claims to be this device's own, or `database`.
     /// - Complexity: O(changes × (parents × log n + devices)), plus one signature check per device with changes;
     ///   a waiting change is re-examined only when a change it waits for, or a head that reaches it, arrives.
     @discardableResult
@@ -99,7 +100,8 @@ extension ChangeLogStore {
     /// backup, a trusted import, tests. Every other check of ``ingest(encoded:heads:)`` applies. Changes from a
     /// peer or a shared folder must go through ``ingest(encoded:heads:)``: here, anyone's name is taken at its word.
     ///
-    /// - Throws: ``StoreError``, as ``ingest(encoded:heads:)``.
+    /// - Throws: ``StoreError``, as ``ingest(encoded:heads:)``; `integrity` also when a change has the identity of a
+    ///   logged change but another hash (a device identity reused by a cloned or restored device).
     @discardableResult
     public func ingest(trusting changes: [Change]) throws(StoreError) -> IngestResult {
         try ingest(changes.map(EncodedChange.init), heads: [], trusted: true)
@@ -187,13 +189,14 @@ struct Ingestion {
             let change = encoded.change
             try validateRanges(change)
             if change.id.seq <= frontier.vector[change.id.device] {
-                if !trusted, try storedHash(of: change.id) != change.hash {
+                let stored = try storedHash(of: change.id)
+                if stored != change.hash {
+                    if trusted { throw StoreError.identityReused(change, storedHash: stored, where: "in the log") }
                     // Another change under a logged identity, which no head can vouch for (its device signed the
                     // logged one, or a signed head naming this one made `vouch` throw): made up, so dropped.
                     result.rejected.append((change.id, "device \(change.id.device) seq \(change.id.seq) is in the log with another hash, and nothing its device signed vouches for this one"))
                     continue
                 }
-                try checkSameAsStored(change)
                 result.duplicates += 1
                 continue
             }
@@ -271,11 +274,6 @@ struct Ingestion {
             return ChangeID(device: entry.device, seq: entry.seq)
         }
         return nil
-    }
-
-    private func checkSameAsStored(_ change: Change) throws {
-        if let storedHash = try storedHash(of: change.id), storedHash == change.hash { return }
-        throw StoreError.identityReused(change, storedHash: try storedHash(of: change.id), where: "in the log")
     }
 
     /// The hash of the logged change with this identity (`nil` if the row is missing or its hash unreadable).

@@ -23,6 +23,10 @@ public final class ChangeLogStore: Sendable {
     /// The local device's signing key: it signs the heads that vouch for the local device's changes (see
     /// ``signedHeads(of:)``), and the store keeps it in its file (see ``localIdentity(ofStoreAt:)``).
     public let key: DeviceKey
+    /// The identity under which this device records versions made outside Folio (a file changed on disk by
+    /// another program): its key is derived from the local device's, so every run of this device uses the same
+    /// one, and it is named after it ("Mac (another program)").
+    public let externalDevice: Device
     /// The key of ``externalDevice``, derived from ``key``.
     let externalKey: DeviceKey
     /// Heads of the local identities signed since the store opened, by document (see ``signedHeads(of:)``).
@@ -101,6 +105,7 @@ public final class ChangeLogStore: Sendable {
         self.url = url
         self.key = key
         externalKey = key.derivedKey(for: "external")
+        externalDevice = externalKey.device(named: "\(deviceName) (another program)")
         self.localDevice = Device(id: key.id, name: deviceName)
         self.durability = durability
         self.access = access

@@ -32,6 +32,10 @@ extension Ingestion {
             candidates[head.change.device, default: []].append(head)
         }
         var walk = VouchingWalk(budget: 4 * incoming.count + 1_024)
+        let hasWaiting = mayHaveWaiting
+        let lookUp = { (hash: ChangeHash) throws -> (change: Change, vouched: Bool)? in
+            hasWaiting ? try self.waitingChange(hash) : nil
+        }
         for device in candidates.keys.sorted() {
             var seen: Set<UInt64> = []
             let ordered = candidates[device]!.sorted { ($0.change.seq, $0.hash) > ($1.change.seq, $1.hash) }
@@ -52,7 +56,7 @@ extension Ingestion {
                     result.refusedHeads.append((head.change, reason))
                     continue
                 }
-                guard let node = try walk.node(head.hash, in: self, byHash: byHash) else { continue }
+                guard let node = try walk.node(head.hash, byHash: byHash, waiting: lookUp) else { continue }
                 guard node.change.id == head.change else {
                     result.refusedHeads.append((head.change, "it names the change with hash \(head.hash.shortHex), which is \(node.change.id)"))
                     continue
@@ -94,7 +98,7 @@ extension Ingestion {
             }
             guard !carried.isEmpty else { continue }
             for parent in node.change.parents {
-                guard try walk.node(parent, in: self, byHash: byHash) != nil else { continue }
+                guard try walk.node(parent, byHash: byHash, waiting: lookUp) != nil else { continue }
                 walk.reach(parent, by: carried)
             }
         }
@@ -153,13 +157,16 @@ struct VouchingWalk {
 
     var hasWork: Bool { !queue.isEmpty }
 
-    /// The node for `hash`: an incoming change, or a waiting one (read once); `nil` if it is neither.
-    mutating func node(_ hash: ChangeHash, in ingestion: Ingestion, byHash: [ChangeHash: Change]) throws -> Node? {
+    /// The node for `hash`: an incoming change, or a waiting one (read once through `waiting`); `nil` if it is
+    /// neither.
+    mutating func node(
+        _ hash: ChangeHash, byHash: [ChangeHash: Change], waiting: (ChangeHash) throws -> (change: Change, vouched: Bool)?
+    ) throws -> Node? {
         if let node = nodes[hash] { return node }
         if absent.contains(hash) { return nil }
         if let change = byHash[hash] {
             nodes[hash] = Node(change: change, isWaiting: false, wasVouched: false)
-        } else if ingestion.mayHaveWaiting, let found = try ingestion.waitingChange(hash) {
+        } else if let found = try waiting(hash) {
             nodes[hash] = Node(change: found.change, isWaiting: true, wasVouched: found.vouched)
         } else {
             absent.insert(hash)

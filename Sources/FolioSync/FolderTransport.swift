@@ -257,7 +257,8 @@ public struct FolderTransport: SyncTransport {
             let heads: [DeviceID: [SignedHead]]
             do {
                 missing = try store.changes(of: document, since: known)
-                heads = Dictionary(grouping: try store.signedHeads(of: document, since: known), by: \.change.device)
+                heads = Dictionary(
+                    grouping: try store.signedHeads(of: document, since: known, signingOwn: false), by: \.change.device)
             } catch {
                 throw .store(error, while: "reading the changes of document \(document) the folder lacks")
             }
@@ -275,7 +276,7 @@ public struct FolderTransport: SyncTransport {
                 let batch = FolderBatch(
                     writer: own, document: document, first: exported.changeCount + 1, last: next.changeCount,
                     vector: next, devices: names.announced, changes: chunk.map(EncodedChange.init),
-                    heads: Self.heads(for: chunk, stored: heads, in: store))
+                    heads: partHeads(for: chunk, kept: heads, sign: { store.signedHead(for: $0) }))
                 // A name already taken by a file of this device was published by another of its processes, from the
                 // same log and the same cursor: the same counts mean the same vector, so that file stands for this
                 // one. A file there that this device did not sign is someone else's, and is replaced.
@@ -293,22 +294,6 @@ public struct FolderTransport: SyncTransport {
                     throw .store(error, while: "recording what was written to \(directory)")
                 }
             }
-        }
-    }
-
-    /// The heads a file of `chunk` carries: for this device's own changes, its last one in the file, signed now (so
-    /// that the file stands on its own); for another device's, the head of it the store has that reaches its changes
-    /// in the file soonest (``SignedHead/reaching(_:_:among:)``).
-    private static func heads(for chunk: ArraySlice<Change>, stored: [DeviceID: [SignedHead]], in store: ChangeLogStore) -> [SignedHead] {
-        var first: [DeviceID: UInt64] = [:]
-        var last: [DeviceID: Change] = [:]
-        for change in chunk {
-            if first[change.id.device] == nil { first[change.id.device] = change.id.seq }
-            last[change.id.device] = change
-        }
-        return last.keys.sorted().compactMap { device in
-            store.signedHead(for: last[device]!)
-                ?? SignedHead.reaching(first[device]!, last[device]!.id.seq, among: stored[device] ?? [])
         }
     }
 

@@ -165,7 +165,8 @@ public struct SyncDriver: Sendable {
                 let heads: [SignedHead]
                 do {
                     changes = try store.changes(of: document, since: since)
-                    heads = changes.isEmpty ? [] : try store.signedHeads(of: document, since: since)
+                    // This side's own changes get heads signed per message (below), not the tip's.
+                    heads = changes.isEmpty ? [] : try store.signedHeads(of: document, since: since, signingOwn: false)
                 } catch {
                     throw .store(error, while: "reading the changes of document \(document) for the peer")
                 }

@@ -221,22 +221,14 @@ public struct SyncSession: Hashable, Sendable {
         _ changes: [EncodedChange], heads: [SignedHead], signing sign: (Change) -> SignedHead? = { _ in nil },
         of document: DocumentID
     ) -> [SyncAction] {
-        var headsOf: [DeviceID: [SignedHead]] = [:]
-        for head in heads where head.document == document { headsOf[head.change.device, default: []].append(head) }
+        let kept = Dictionary(grouping: heads.filter { $0.document == document }, by: \.change.device)
         var actions: [SyncAction] = []
         var batch: [EncodedChange] = []
-        var first: [DeviceID: UInt64] = [:]
-        var last: [DeviceID: Change] = [:]
         var bytes = 0
         func flush() {
-            let batchHeads = last.keys.sorted().compactMap { device in
-                sign(last[device]!)
-                    ?? SignedHead.reaching(first[device]!, last[device]!.id.seq, among: headsOf[device] ?? [])
-            }
+            let batchHeads = partHeads(for: batch.lazy.map(\.change), kept: kept, sign: sign)
             actions.append(.send(.changes(document: document, changes: batch, heads: batchHeads)))
             batch = []
-            first = [:]
-            last = [:]
             bytes = 0
         }
         for change in changes {
@@ -244,8 +236,6 @@ public struct SyncSession: Hashable, Sendable {
                 flush()
             }
             batch.append(change)
-            if first[change.change.id.device] == nil { first[change.change.id.device] = change.change.id.seq }
-            last[change.change.id.device] = change.change
             bytes += change.bytes.count
         }
         if !batch.isEmpty { flush() }
