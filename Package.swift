@@ -64,8 +64,7 @@ let package = Package(
             dependencies: [
                 "FolioCore", "FolioStore", "FolioSync", "FolioDocuments", "FolioSimulator", "FolioReports",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
-            path: "Tools/folio"
+            ]
         ),
         .executableTarget(
             name: "FolioBench",
