@@ -2,46 +2,43 @@
 ///
 /// Decoders of untrusted bytes (from disk or from a peer) throw this instead of trapping; the message names what was
 /// wrong and the offset where it was found.
-public struct CodecError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The kind of problem; more kinds may be added.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Value: Hashable, Sendable {
-            case truncated, oversized, invalidValue, unsupportedVersion, notCanonical, trailingBytes
-        }
-        private let value: Value
+public typealias CodecError = FolioError<CodecErrorCode>
 
-        /// The input ended inside a value.
-        public static let truncated = Code(value: .truncated)
-        /// A count or length is larger than the input or than the codec's limits.
-        public static let oversized = Code(value: .oversized)
-        /// A tag, flag or text is not one the codec knows.
-        public static let invalidValue = Code(value: .invalidValue)
-        /// The encoding's format version is newer (or older) than this build reads.
-        public static let unsupportedVersion = Code(value: .unsupportedVersion)
-        /// The value is readable but not in canonical form (unsorted, duplicated or padded), so its hash would be
-        /// ambiguous.
-        public static let notCanonical = Code(value: .notCanonical)
-        /// Bytes are left over after the value.
-        public static let trailingBytes = Code(value: .trailingBytes)
+/// The kinds of ``CodecError``; more kinds may be added.
+public struct CodecErrorCode: FolioErrorCode {
+    /// The input ended inside a value.
+    public static let truncated = Self("truncated")
+    /// A count or length is larger than the input or than the codec's limits.
+    public static let oversized = Self("oversized")
+    /// A tag, flag or text is not one the codec knows.
+    public static let invalidValue = Self("invalidValue")
+    /// The encoding's format version is newer (or older) than this build reads.
+    public static let unsupportedVersion = Self("unsupportedVersion")
+    /// The value is readable but not in canonical form (unsorted, duplicated or padded), so its hash would be
+    /// ambiguous.
+    public static let notCanonical = Self("notCanonical")
+    /// Bytes are left over after the value.
+    public static let trailingBytes = Self("trailingBytes")
 
-        /// The code's name.
-        public var description: String { "\(value)" }
-    }
+    /// An error is located by the byte offset at which the problem was found.
+    public typealias Location = ByteOffset
 
-    /// The kind of problem.
-    public var code: Code
-    /// What was wrong, in words.
-    public var message: String
-    /// The byte offset at which the problem was found.
-    public var offset: Int
+    /// The message, then where: "a count is larger than the input (at byte 12)".
+    public static func describe(_ error: CodecError) -> String { "\(error.message) (at byte \(error.location.offset))" }
 
-    /// Creates an error.
+    /// The code's name.
+    public let description: String
+
+    private init(_ name: String) { description = name }
+}
+
+
+extension CodecError {
+    /// Creates an error found at byte `offset` of the input.
     public init(_ code: Code, _ message: String, at offset: Int) {
-        self.code = code
-        self.message = message
-        self.offset = offset
+        self.init(code, message, location: ByteOffset(offset))
     }
 
-    /// One sentence: the message and where.
-    public var description: String { "\(message) (at byte \(offset))" }
+    /// The byte offset at which the problem was found.
+    public var offset: Int { location.offset }
 }

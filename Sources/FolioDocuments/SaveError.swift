@@ -1,68 +1,47 @@
+import FolioCore
+
 /// Why a save, a read or a recovery of a document's file or package failed.
 ///
 /// File-system failures are translated at the pipeline's boundary: the code says what it means for the document
 /// (`syncFailed`: the bytes may not be on disk; `noSpace`; `permissionDenied`…), the message names the step and the
 /// path, and the ``FileSystemError`` is kept as the ``cause``. A document whose save failed enters `.savingError` and
 /// is rewritten from its log at the next save (`incremental: false`), never retried blindly.
-public struct SaveError: Error, CustomStringConvertible, Sendable {
-    /// The kind of problem; more kinds may be added.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Value: String, Hashable, Sendable {
-            case writeFailed, syncFailed, renameFailed, readFailed, noSpace, permissionDenied, notFound
-            case corruptPackage, unsafePackage, crashed
-        }
-        private let value: Value
+public typealias SaveError = FolioError<SaveErrorCode>
 
-        /// Creating, writing or removing a file or directory failed.
-        public static let writeFailed = Code(value: .writeFailed)
-        /// An fsync failed: what was written may not be on disk, so the save failed.
-        public static let syncFailed = Code(value: .syncFailed)
-        /// The atomic rename that publishes a file or a manifest failed.
-        public static let renameFailed = Code(value: .renameFailed)
-        /// Reading the file or the package failed.
-        public static let readFailed = Code(value: .readFailed)
-        /// The disk or the quota is full.
-        public static let noSpace = Code(value: .noSpace)
-        /// The directory is read-only or not writable by this process.
-        public static let permissionDenied = Code(value: .permissionDenied)
-        /// There is no file or package at the URL.
-        public static let notFound = Code(value: .notFound)
-        /// The package on disk does not match its manifest, or the manifest cannot be read, and it cannot be
-        /// recovered.
-        public static let corruptPackage = Code(value: .corruptPackage)
-        /// The package holds a symbolic link, a special file or a hostile entry name (`..`, an absolute path), or a
-        /// path would land outside its root. Nothing was written.
-        public static let unsafePackage = Code(value: .unsafePackage)
-        /// The (simulated) device crashed in the middle of the operation.
-        public static let crashed = Code(value: .crashed)
+/// The kinds of ``SaveError``; more kinds may be added.
+public struct SaveErrorCode: FolioErrorCode {
+    /// Creating, writing or removing a file or directory failed.
+    public static let writeFailed = Self("writeFailed")
+    /// An fsync failed: what was written may not be on disk, so the save failed.
+    public static let syncFailed = Self("syncFailed")
+    /// The atomic rename that publishes a file or a manifest failed.
+    public static let renameFailed = Self("renameFailed")
+    /// Reading the file or the package failed.
+    public static let readFailed = Self("readFailed")
+    /// The disk or the quota is full.
+    public static let noSpace = Self("noSpace")
+    /// The directory is read-only or not writable by this process.
+    public static let permissionDenied = Self("permissionDenied")
+    /// There is no file or package at the URL.
+    public static let notFound = Self("notFound")
+    /// The package on disk does not match its manifest, or the manifest cannot be read, and it cannot be
+    /// recovered.
+    public static let corruptPackage = Self("corruptPackage")
+    /// The package holds a symbolic link, a special file or a hostile entry name (`..`, an absolute path), or a
+    /// path would land outside its root. Nothing was written.
+    public static let unsafePackage = Self("unsafePackage")
+    /// The (simulated) device crashed in the middle of the operation.
+    public static let crashed = Self("crashed")
 
-        /// The code's name.
-        public var description: String { value.rawValue }
-    }
+    /// The code's name.
+    public let description: String
 
-    /// The kind of problem.
-    public var code: Code
-    /// What went wrong, as one sentence: "could not save Notes.txt: fsync of the temporary file failed: I/O error".
-    public var message: String
-    /// The underlying error (a ``FileSystemError``, a `PackageError`), when there is one.
-    public var cause: (any Error & Sendable)?
-    /// Where the error was raised.
-    public var file: String
-    /// Where the error was raised.
-    public var line: Int
+    /// The message alone: it already carries the reason of its cause.
+    public static func describe(_ error: SaveError) -> String { error.message }
 
-    /// Creates an error.
-    public init(_ code: Code, _ message: String, cause: (any Error & Sendable)? = nil, file: String = #fileID, line: Int = #line) {
-        self.code = code
-        self.message = message
-        self.cause = cause
-        self.file = file
-        self.line = line
-    }
-
-    /// The message (it already carries the cause's reason).
-    public var description: String { message }
+    private init(_ name: String) { description = name }
 }
+
 
 extension SaveError {
     /// Translates a file-system failure during `step` ("fsync of the temporary file") of `action` ("save Notes.txt").

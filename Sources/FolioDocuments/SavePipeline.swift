@@ -60,7 +60,7 @@ public struct SavePipeline: Sendable {
     }
 
     /// Runs one file-system step, translating its failure into a ``SaveError`` that names the step.
-    func step<Result>(_ action: String, _ step: String, _ code: SaveError.Code,
+    func step<Result>(_ action: String, _ step: String, _ code: SaveErrorCode,
                       _ body: () throws(FileSystemError) -> Result) throws(SaveError) -> Result {
         do throws(FileSystemError) {
             return try body()

@@ -29,7 +29,7 @@ struct LibraryCopy {
             try ChangeLogStore.snapshot(ofStoreAt: library.appendingPathComponent(".folio/store.sqlite"), to: store)
         } catch {
             remove()
-            let code: ReportError.Code = error.code == .notAStore ? .notALibrary : .unreadable
+            let code: ReportErrorCode = error.code == .notAStore ? .notALibrary : .unreadable
             throw ReportError(code, "\(library.path) is \(code == .notALibrary ? "not a Folio library" : "unreadable")", cause: error)
         }
         for name in ["Documents", "Shared"] where fileManager.fileExists(atPath: library.appendingPathComponent(name).path) {

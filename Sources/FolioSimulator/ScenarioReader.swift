@@ -42,12 +42,12 @@ struct ScenarioReader {
     // MARK: Reporting
 
     /// Records a problem at `node`'s position.
-    mutating func report(_ code: ScenarioError.Code, at node: Node, _ message: String) {
+    mutating func report(_ code: ScenarioErrorCode, at node: Node, _ message: String) {
         report(code, at: node.mark, message)
     }
 
     /// Records a problem at `mark`, or at the start of the file when there is none.
-    mutating func report(_ code: ScenarioError.Code, at mark: Mark?, _ message: String) {
+    mutating func report(_ code: ScenarioErrorCode, at mark: Mark?, _ message: String) {
         errors.append(ScenarioError(code, file: file, line: mark?.line ?? 1, column: mark?.column ?? 1, message))
     }
 

@@ -5,65 +5,35 @@ import GRDB
 ///
 /// Errors from SQLite are translated at the store's boundary: a caller sees what went wrong in Folio's terms
 /// (`duplicateChange`, `notAStore`, …) with the SQLite error kept as the ``cause``.
-public struct StoreError: Error, CustomStringConvertible, @unchecked Sendable {
-    // @unchecked: `cause` is only ever a Sendable error value (DatabaseError, CodecError), stored as `any Error`.
+public typealias StoreError = FolioError<StoreErrorCode>
 
-    /// The kind of problem; more kinds may be added.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Value: String, Hashable, Sendable {
-            case notAStore, corrupt, newerFormat, integrity, invalidChange, unknownDocument, checkpoint, database
-        }
-        private let value: Value
+/// The kinds of ``StoreError``; more kinds may be added.
+public struct StoreErrorCode: FolioErrorCode {
+    /// The file exists but is not a Folio store (not SQLite, or SQLite holding other tables). It was not modified.
+    public static let notAStore = Self("notAStore")
+    /// The store's bytes are damaged (SQLite reports corruption, or a row cannot be decoded).
+    public static let corrupt = Self("corrupt")
+    /// The store was written by a newer Folio with a schema this build does not know.
+    public static let newerFormat = Self("newerFormat")
+    /// The same change identity arrived with a different hash (a cloned or restored device reusing its
+    /// identity). Nothing was overwritten.
+    public static let integrity = Self("integrity")
+    /// A change that cannot belong to the log: bad parents, a lamport timestamp not above its parents', a
+    /// hash that does not match its bytes.
+    public static let invalidChange = Self("invalidChange")
+    /// The document has no changes in this store.
+    public static let unknownDocument = Self("unknownDocument")
+    /// A checkpoint that does not fit the document's history.
+    public static let checkpoint = Self("checkpoint")
+    /// Any other database failure (I/O error, disk full, permission denied…); see ``cause``.
+    public static let database = Self("database")
 
-        /// The file exists but is not a Folio store (not SQLite, or SQLite holding other tables). It was not modified.
-        public static let notAStore = Code(value: .notAStore)
-        /// The store's bytes are damaged (SQLite reports corruption, or a row cannot be decoded).
-        public static let corrupt = Code(value: .corrupt)
-        /// The store was written by a newer Folio with a schema this build does not know.
-        public static let newerFormat = Code(value: .newerFormat)
-        /// The same change identity arrived with a different hash (a cloned or restored device reusing its
-        /// identity). Nothing was overwritten.
-        public static let integrity = Code(value: .integrity)
-        /// A change that cannot belong to the log: bad parents, a lamport timestamp not above its parents', a
-        /// hash that does not match its bytes.
-        public static let invalidChange = Code(value: .invalidChange)
-        /// The document has no changes in this store.
-        public static let unknownDocument = Code(value: .unknownDocument)
-        /// A checkpoint that does not fit the document's history.
-        public static let checkpoint = Code(value: .checkpoint)
-        /// Any other database failure (I/O error, disk full, permission denied…); see ``cause``.
-        public static let database = Code(value: .database)
+    /// The code's name.
+    public let description: String
 
-        /// The code's name.
-        public var description: String { value.rawValue }
-    }
-
-    /// The kind of problem.
-    public var code: Code
-    /// What went wrong, as one sentence.
-    public var message: String
-    /// The underlying error, when there is one.
-    public var cause: (any Error)?
-    /// Where the error was raised.
-    public var file: String
-    /// Where the error was raised.
-    public var line: Int
-
-    /// Creates an error.
-    public init(_ code: Code, _ message: String, cause: (any Error)? = nil, file: String = #fileID, line: Int = #line) {
-        self.code = code
-        self.message = message
-        self.cause = cause
-        self.file = file
-        self.line = line
-    }
-
-    /// The message, followed by the cause when there is one.
-    public var description: String {
-        guard let cause else { return message }
-        return "\(message): \(cause)"
-    }
+    private init(_ name: String) { description = name }
 }
+
 
 extension StoreError {
     /// Translates an error thrown inside a store operation into a ``StoreError``.

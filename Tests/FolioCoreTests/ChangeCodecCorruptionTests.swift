@@ -66,12 +66,12 @@ struct RawChange {
 struct Corruption: Sendable, CustomTestStringConvertible {
     var name: String
     var bytes: [UInt8]
-    var code: CodecError.Code
+    var code: CodecErrorCode
     /// The offset the error must report, when the test pins it.
     var offset: Int?
     var testDescription: String { name }
 
-    init(_ name: String, _ code: CodecError.Code, at field: String? = nil, _ edit: (inout RawChange) -> Void) {
+    init(_ name: String, _ code: CodecErrorCode, at field: String? = nil, _ edit: (inout RawChange) -> Void) {
         var raw = RawChange()
         edit(&raw)
         let (bytes, offsets) = raw.build()
@@ -194,7 +194,7 @@ struct Corruption: Sendable, CustomTestStringConvertible {
     }
 
     @Test func codesAreDistinctAndNamed() {
-        let codes: [CodecError.Code] = [.truncated, .oversized, .invalidValue, .unsupportedVersion, .notCanonical, .trailingBytes]
+        let codes: [CodecErrorCode] = [.truncated, .oversized, .invalidValue, .unsupportedVersion, .notCanonical, .trailingBytes]
         #expect(Set(codes).count == codes.count)
         #expect(codes.map(\.description) == ["truncated", "oversized", "invalidValue", "unsupportedVersion", "notCanonical", "trailingBytes"])
     }

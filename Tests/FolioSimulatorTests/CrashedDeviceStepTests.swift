@@ -4,7 +4,7 @@ import Testing
 /// A step that needs a device a `crash` stopped, or a `restart` of a device that runs, is known to be impossible from
 /// the file alone: the file is refused (exit 2) at that step, before anything runs.
 @Suite struct CrashedDeviceStepTests {
-    typealias Code = ScenarioError.Code
+    typealias Code = ScenarioErrorCode
 
     @Test func aStepOnACrashedDeviceSaysWhereItCrashedAndHowToRestart() throws {
         let error = try #require(ScenarioParsing.error(ScenarioParsing.withDocuments("""

@@ -4,7 +4,7 @@ import Testing
 
 /// Every kind of bad input is refused with its line and a message that says what to write instead.
 @Suite struct ScenarioErrorTests {
-    typealias Code = ScenarioError.Code
+    typealias Code = ScenarioErrorCode
 
     // MARK: Malformed YAML
 
