@@ -14,6 +14,10 @@ public actor Document<Model: DocumentModel> {
     public nonisolated let id: DocumentID
     /// The library it belongs to.
     public nonisolated let library: DocumentLibrary
+    /// Where the document's work runs: its own queue, since SQLite and file work block.
+    private nonisolated let executor = BlockingWorkExecutor(label: "folio.document")
+    /// The document runs on its own queue, off the cooperative thread pool (see ``BlockingWorkExecutor``).
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     /// What the catalog says of it: name, container, dates.
     public internal(set) var info: DocumentInfo
     /// The model: the current version's state, with the open group's edits applied.

@@ -13,7 +13,10 @@ extension DocumentLibrary {
     public func sync(through transport: some SyncTransport) async throws(DocumentError) -> SyncReport {
         let report: SyncReport
         do {
-            report = try await transport.sync(store)
+            // The sync's store work blocks; it runs on a queue of its own, off the cooperative pool.
+            report = try await withTaskExecutorPreference(BlockingWorkExecutor(label: "folio.sync")) {
+                try await transport.sync(store)
+            }
         } catch {
             throw DocumentError(.store, "syncing the library at \(root.path) failed", cause: error)
         }

@@ -13,6 +13,7 @@ let benchmarks: [String: () async throws -> Void] = [
     "merge": MergeBenchmark.run,
     "fuzz": FuzzBenchmark.run,
     "waiting": WaitingBenchmark.run,
+    "pool-latency": PoolLatencyBenchmark.run,
 ]
 
 let arguments = CommandLine.arguments.dropFirst()
