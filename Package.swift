@@ -7,7 +7,7 @@ let package = Package(
     products: [
         .library(name: "FolioCore", targets: ["FolioCore"]),
         .library(name: "FolioStore", targets: ["FolioStore"]),
-        .library(name: "FolioConflicts", targets: ["FolioConflicts"]),
+        .library(name: "FolioMerge", targets: ["FolioMerge"]),
         .library(name: "FolioModels", targets: ["FolioModels"]),
         .library(name: "FolioDocuments", targets: ["FolioDocuments"]),
         .library(name: "FolioSimulator", targets: ["FolioSimulator"]),
@@ -40,10 +40,10 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
-        // Three-way merge helpers: line diffs, diff3 over lines, field-by-field merges. No I/O.
-        .target(name: "FolioConflicts", dependencies: ["FolioCore"]),
+        // Merge algorithms: line diffs, diff3 over lines, field-by-field merges. No I/O.
+        .target(name: "FolioMerge", dependencies: ["FolioCore"]),
         // Built-in document models: text (flat), records (flat), pages (a package of text and images).
-        .target(name: "FolioModels", dependencies: ["FolioCore", "FolioConflicts"]),
+        .target(name: "FolioModels", dependencies: ["FolioCore", "FolioMerge"]),
         // Documents on disk: the injectable file system and the crash-safe save pipeline (flat files and packages).
         .target(name: "FolioDocuments", dependencies: ["FolioCore", "FolioStore", "FolioSync"]),
         // Conflict-inspection reports: one value captured from documents, rendered as JSON, Markdown and HTML.
@@ -83,7 +83,7 @@ let package = Package(
         .testTarget(name: "FolioCoreTests", dependencies: ["FolioTestSupport", "FolioCore"]),
         .testTarget(name: "FolioStoreTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioStore", "folio", "CSQLitePowerLoss"]),
         .testTarget(name: "FolioModelsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioModels"]),
-        .testTarget(name: "FolioConflictsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioConflicts", "FolioModels"]),
+        .testTarget(name: "FolioMergeTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioMerge", "FolioModels"]),
         .testTarget(name: "FolioDocumentsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioStore", "FolioDocuments", "FolioModels", "FolioSync", "CSQLitePowerLoss"]),
         .testTarget(
             name: "FolioSimulatorTests",
