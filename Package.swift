@@ -87,6 +87,7 @@ let package = Package(
         .testTarget(name: "FolioStoreTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioStore", "folio", "CSQLitePowerLoss"]),
         .testTarget(name: "FolioModelsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioModels"]),
         .testTarget(name: "FolioMergeTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioMerge", "FolioModels"]),
+        .testTarget(name: "FolioConflictsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioConflicts"]),
         .testTarget(name: "FolioDocumentsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioStore", "FolioConflicts", "FolioDocuments", "FolioModels", "FolioSync", "CSQLitePowerLoss"]),
         .testTarget(
             name: "FolioSimulatorTests",
