@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "FolioCore", targets: ["FolioCore"]),
         .library(name: "FolioStore", targets: ["FolioStore"]),
+        .library(name: "FolioMerge", targets: ["FolioMerge"]),
         .library(name: "FolioConflicts", targets: ["FolioConflicts"]),
         .library(name: "FolioModels", targets: ["FolioModels"]),
         .library(name: "FolioDocuments", targets: ["FolioDocuments"]),
@@ -40,20 +41,22 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
-        // Three-way merge helpers: line diffs, diff3 over lines, field-by-field merges. No I/O.
+        // Merge algorithms: line diffs, diff3 over lines, field-by-field merges. No I/O.
+        .target(name: "FolioMerge", dependencies: ["FolioCore"]),
+        // The conflict engine, sans-I/O: heads, history and policy in; versions, settlements and the loss ledger out.
         .target(name: "FolioConflicts", dependencies: ["FolioCore"]),
         // Built-in document models: text (flat), records (flat), pages (a package of text and images).
-        .target(name: "FolioModels", dependencies: ["FolioCore", "FolioConflicts"]),
+        .target(name: "FolioModels", dependencies: ["FolioCore", "FolioMerge"]),
         // Documents on disk: the injectable file system and the crash-safe save pipeline (flat files and packages).
-        .target(name: "FolioDocuments", dependencies: ["FolioCore", "FolioStore", "FolioSync"]),
+        .target(name: "FolioDocuments", dependencies: ["FolioCore", "FolioStore", "FolioSync", "FolioConflicts"]),
         // Conflict-inspection reports: one value captured from documents, rendered as JSON, Markdown and HTML.
-        .target(name: "FolioReports", dependencies: ["FolioCore", "FolioStore", "FolioModels", "FolioDocuments"]),
+        .target(name: "FolioReports", dependencies: ["FolioCore", "FolioStore", "FolioModels", "FolioConflicts", "FolioDocuments"]),
         // Scenario files (SCENARIOS.md) read strictly into values and written back canonically, and the simulator
         // that runs them on real libraries with injected clocks, file I/O and network.
         .target(
             name: "FolioSimulator",
             dependencies: [
-                "FolioCore", "FolioStore", "FolioModels", "FolioDocuments", "FolioSync", "FolioReports",
+                "FolioCore", "FolioStore", "FolioModels", "FolioConflicts", "FolioDocuments", "FolioSync", "FolioReports",
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
@@ -69,7 +72,7 @@ let package = Package(
         .executableTarget(
             name: "FolioBench",
             dependencies: [
-                "FolioCore", "FolioStore", "FolioDocuments", "FolioModels", "FolioSimulator",
+                "FolioCore", "FolioStore", "FolioConflicts", "FolioDocuments", "FolioModels", "FolioSimulator",
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             path: "Tools/bench/FolioBench"
@@ -83,14 +86,15 @@ let package = Package(
         .testTarget(name: "FolioCoreTests", dependencies: ["FolioTestSupport", "FolioCore"]),
         .testTarget(name: "FolioStoreTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioStore", "folio", "CSQLitePowerLoss"]),
         .testTarget(name: "FolioModelsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioModels"]),
-        .testTarget(name: "FolioConflictsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioConflicts", "FolioModels"]),
-        .testTarget(name: "FolioDocumentsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioStore", "FolioDocuments", "FolioModels", "FolioSync", "CSQLitePowerLoss"]),
+        .testTarget(name: "FolioMergeTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioMerge", "FolioModels"]),
+        .testTarget(name: "FolioConflictsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioConflicts"]),
+        .testTarget(name: "FolioDocumentsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioStore", "FolioConflicts", "FolioDocuments", "FolioModels", "FolioSync", "CSQLitePowerLoss"]),
         .testTarget(
             name: "FolioSimulatorTests",
             dependencies: ["FolioTestSupport", "FolioCore", "FolioModels", "FolioReports", "FolioSimulator", "folio"],
             // The golden reports are read from the source tree (#filePath), not as resources.
             exclude: ["Golden"]),
-        .testTarget(name: "FolioReportsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioModels", "FolioDocuments", "FolioReports"]),
+        .testTarget(name: "FolioReportsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioModels", "FolioConflicts", "FolioDocuments", "FolioReports"]),
         .testTarget(name: "FolioSyncTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioStore", "FolioSync", "folio"]),
     ]
 )

@@ -1,3 +1,4 @@
+import FolioConflicts
 import FolioCore
 import FolioStore
 import Foundation
@@ -179,13 +180,13 @@ extension Document {
         }
     }
 
-    /// The absorbed heads (``absorbedHeads``) the next change can join: those the content rule (``ContentLine``)
+    /// The absorbed heads (``absorbedHeads``) the next change can join: those the content rule (``FolioConflicts/PrimaryParentRule``)
     /// passes over beside the version shown and the heads that share its state. A head absorbed only because a
     /// head the change does not join includes its contents stays a head; joining it would make every other device
     /// replay the change on the wrong contents.
     func joinableAbsorbedHeads() throws(DocumentError) -> [ChangeHash] {
         guard !absorbedHeads.isEmpty else { return [] }
-        let line = library.contentLine(of: id)
+        let line = library.primaryParentRule(of: id)
         var shown = [head]
         for hash in sameStateHeads {
             if let change = try line.lookup(hash) { shown.append(change) }

@@ -1,3 +1,4 @@
+import FolioConflicts
 import FolioCore
 import FolioStore
 import Foundation
@@ -9,15 +10,9 @@ extension Document {
     /// - Throws: ``DocumentError`` `.store`.
     public func versions() throws(DocumentError) -> [DocumentVersion<Model>] {
         try ensureOpen()
-        let groups = try versionGroups()
+        try versionGroups()
         let names = try deviceNames()
-        let ancestor = groups.count > 1 ? try commonAncestorState(of: groups) : groups[0].state
-        return groups.enumerated().map { index, group in
-            DocumentVersion(
-                head: group.head, heads: group.heads.map(\.hash),
-                savingDevice: Device(id: group.head.id.device, name: names[group.head.id.device] ?? ""),
-                contents: group.state, ancestor: ancestor, isCurrent: index == 0, isConflict: index > 0)
-        }
+        return conflicts.documentVersions(ancestor: try conflicts.ancestorState(in: storedHistory), deviceNames: names)
     }
 
     /// How many versions the document has: one, or more while it is in conflict. What `versions().count` says,
@@ -35,8 +30,8 @@ extension Document {
     /// - Throws: ``DocumentError`` `.store`.
     public func commonAncestor() throws(DocumentError) -> Model {
         try ensureOpen()
-        let groups = try versionGroups()
-        return groups.count > 1 ? try commonAncestorState(of: groups) : groups[0].state
+        try versionGroups()
+        return try conflicts.ancestorState(in: storedHistory)
     }
 
     /// The version the document shows.
@@ -75,80 +70,13 @@ extension Document {
     public func resolve(_ choice: ConflictChoice) throws(DocumentError) {
         try ensureEditable()
         try commit()
-        let groups = try versionGroups()
-        guard groups.count > 1 else { return }
-        let chosen: VersionGroup<Model>
-        let strategy: Resolution.Strategy
-        switch choice {
-        case .version(let hash):
-            guard let group = groups.first(where: { $0.heads.contains { $0.hash == hash } }) else {
-                throw DocumentError(.notFound, "\(hash.shortHex) is not a version of \(info.displayName)")
-            }
-            chosen = group
-            strategy = .userChoice
-        case .latest:
-            chosen = try latestGroup(of: groups)
-            strategy = .latestWins
+        try versionGroups()
+        guard conflicts.isInConflict else { return }
+        guard let settlement = try conflicts.settlement(choosing: choice, in: storedHistory) else {
+            guard case .version(let hash) = choice else { return }
+            throw DocumentError(.notFound, "\(hash.shortHex) is not a version of \(info.displayName)")
         }
-        try settle(groups, keeping: chosen, strategy: strategy)
-    }
-
-    /// Settles `groups` by keeping `chosen` and discarding the others.
-    func settle(
-        _ groups: [VersionGroup<Model>], keeping chosen: VersionGroup<Model>, strategy: Resolution.Strategy
-    ) throws(DocumentError) {
-        let discarded = groups.filter { $0.head.hash != chosen.head.hash }.map(\.head.hash)
-        let resolution = Resolution(strategy: strategy, chosen: [chosen.head.hash], discarded: discarded)
-        try settle(groups, with: resolution, state: chosen.state)
-    }
-
-    /// The version written last: the one whose contents were last made (by wall time, then lamport, then device).
-    ///
-    /// A resolution that kept a version, or a rename, does not make its version newer: the version is as old as
-    /// the change that made its contents. Otherwise the devices that resolve one conflict at once, each from what
-    /// it has received so far, would each make their own choice the latest, and keep choosing again forever.
-    func latestGroup(of groups: [VersionGroup<Model>]) throws(DocumentError) -> VersionGroup<Model> {
-        var best: (group: VersionGroup<Model>, origin: Change)?
-        for group in groups {
-            let origin = try origin(of: group)
-            if best == nil || Self.isLater(origin, than: best!.origin) { best = (group, origin) }
-        }
-        return best!.group
-    }
-
-    /// The change that made a version's contents (the latest, when its heads reached the same state apart).
-    func origin(of group: VersionGroup<Model>) throws(DocumentError) -> Change {
-        var origin = try contentOrigin(of: group.heads[0])
-        for head in group.heads.dropFirst() {
-            let other = try contentOrigin(of: head)
-            if Self.isLater(other, than: origin) { origin = other }
-        }
-        return origin
-    }
-
-    private static func isLater(_ change: Change, than other: Change) -> Bool {
-        (change.wallTime, change.lamport, change.id.device) > (other.wallTime, other.lamport, other.id.device)
-    }
-
-    /// The change that made the contents `change` shows: down the chosen versions of resolutions that only kept
-    /// one, and the parents of renames and moves.
-    private func contentOrigin(of change: Change) throws(DocumentError) -> Change {
-        var current = change
-        while true {
-            let next: ChangeHash?
-            switch current.kind {
-            case .resolution(let resolution) where resolution.contents == nil: next = current.keptVersions.first
-            case .lifecycle: next = current.parents.first
-            default: next = nil
-            }
-            guard let next else { return current }
-            do {
-                guard let found = try library.store.change(next, of: id) else { return current }
-                current = found
-            } catch {
-                throw .store(error, "reading the log")
-            }
-        }
+        try carryOut(settlement)
     }
 
     /// Settles the competing versions with new contents (a person's own merge, say).
@@ -157,22 +85,27 @@ extension Document {
     public func resolve(with contents: Model) throws(DocumentError) {
         try ensureEditable()
         try commit()
-        let groups = try versionGroups()
-        guard groups.count > 1 else { return }
-        let resolution = Resolution(
-            strategy: .userChoice, chosen: [], discarded: groups.map(\.head.hash), contents: contents.contents().encoded())
-        try settle(groups, with: resolution, state: contents)
+        try versionGroups()
+        guard let settlement = conflicts.settlement(with: contents) else { return }
+        try carryOut(settlement)
     }
 
-    /// Appends `resolution` on every head and shows `state`.
-    func settle(_ groups: [VersionGroup<Model>], with resolution: Resolution, state: Model) throws(DocumentError) {
-        let heads = groups.flatMap { $0.heads.map(\.hash) } + absorbedHeads
+    /// Records what the conflict engine decided: creates the settlement's copies, appends its resolution on its
+    /// parents (every head) and shows its state.
+    ///
+    /// - Throws: ``DocumentError`` `.store`.
+    func carryOut(_ settlement: ConflictSettlement<Model>) throws(DocumentError) {
+        for copy in settlement.copies where try library.info(of: copy.id) == nil {
+            try library.record(
+                creationOf: copy.id, type: Model.self, named: copy.name, in: info.container, contents: copy.contents)
+        }
+        let resolution = settlement.resolution, state = settlement.state
         // An edit concurrent with a delete won (the document stayed): once the resolution joins the two, a restore
         // on top of it records that the edit won, so the delete does not come back.
         let kinds: [ChangeKind] = [.resolution(resolution)] + (info.restoredByConcurrentEdit ? [.lifecycle(.restore)] : [])
         let change: Change
         do {
-            change = try library.store.append(kinds, to: id, on: .heads(heads)).last!
+            change = try library.store.append(kinds, to: id, on: .heads(settlement.parents)).last!
         } catch {
             throw .store(error, "recording the resolution of \(info.displayName)")
         }
@@ -214,8 +147,10 @@ extension Document {
         return nil
     }
 
-    /// The heads grouped by equal state: the current version's group first, then the others in causal order.
-    func versionGroups() throws(DocumentError) -> [VersionGroup<Model>] {
+    /// The heads grouped by equal state (the conflict engine's versions): the current version's group first, then
+    /// the others in causal order.
+    @discardableResult
+    func versionGroups() throws(DocumentError) -> [HeadGroup<Model>] {
         let (heads, absorbed) = try Self.contentHeads(of: id, in: library)
         absorbedHeads = absorbed.map(\.hash)
         let current = modelWithoutGroup()
@@ -234,36 +169,7 @@ extension Document {
         headStates = Dictionary(uniqueKeysWithValues: heads.compactMap { head in
             states[head.hash].map { (head.hash, KnownState(change: head, model: $0)) }
         })
-        // One head is one version: nothing to compare.
-        guard heads.count > 1 else {
-            contentKeys = [:]
-            return heads.map { VersionGroup(heads: [$0], state: states[$0.hash]!) }
-        }
-        var groups: [VersionGroup<Model>] = []
-        var keys: [ContentHash] = []
-        var headKeys: [ChangeHash: ContentHash] = [:]
-        for other in heads.sorted(by: { ($0.lamport, $0.id.device) < ($1.lamport, $1.id.device) }) {
-            let state = states[other.hash]!
-            // A head's state never changes, so neither does its hash: detection costs what arrived, not the history.
-            let key = contentKeys[other.hash] ?? ContentHash(hashing: state.contents().encoded())
-            headKeys[other.hash] = key
-            if let index = keys.firstIndex(of: key) {
-                groups[index].heads.append(other)
-            } else {
-                keys.append(key)
-                groups.append(VersionGroup(heads: [other], state: state))
-            }
-        }
-        contentKeys = headKeys
-        // The current version's group first: the one the document shows or, when others' changes made on it arrived
-        // since (it is no longer a head), the one every device shows (not merely the causally first).
-        let winner = heads.max { ($0.lamport, $0.id.device) < ($1.lamport, $1.id.device) }
-        let shown = groups.firstIndex { $0.heads.contains { $0.hash == head.hash } }
-            ?? groups.firstIndex { $0.heads.contains { $0.hash == winner?.hash } }
-        if let index = shown, index > 0 {
-            groups.insert(groups.remove(at: index), at: 0)
-        }
-        return groups
+        return conflicts.observe(ContentHeads(versions: heads, absorbed: absorbed), states: states, shown: head.hash)
     }
 
     /// Recomputes whether the document is in conflict, and which heads share the current state (the next change
@@ -274,6 +180,11 @@ extension Document {
         if groups.count > 1 { insertState(.inConflict) } else { removeState(.inConflict) }
     }
 
+    /// The document's history as the conflict engine reads it.
+    var storedHistory: StoredConflictHistory<Model> {
+        StoredConflictHistory(store: library.store, document: id, subject: "the log of \(info.displayName)")
+    }
+
     func deviceNames() throws(DocumentError) -> [DeviceID: String] {
         do {
             return Dictionary(try library.store.devices().map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
@@ -281,13 +192,4 @@ extension Document {
             throw .store(error, "reading device names")
         }
     }
-}
-
-/// Heads that share one state.
-struct VersionGroup<Model: DocumentModel> {
-    var heads: [Change]
-    var state: Model
-
-    /// The group's latest head.
-    var head: Change { heads.max { ($0.lamport, $0.id.device) < ($1.lamport, $1.id.device) }! }
 }

@@ -1,3 +1,4 @@
+import FolioConflicts
 import FolioCore
 import FolioStore
 import Foundation
@@ -45,8 +46,8 @@ public actor Document<Model: DocumentModel> {
         var model: Model
     }
 
-    /// The content hashes of the heads' states, by head, as last computed (each state is hashed once).
-    var contentKeys: [ChangeHash: ContentHash] = [:]
+    /// The conflict engine: groups the heads into versions and decides what the library's policy does about them.
+    var conflicts: ConflictEngine<Model>
     /// An app-defined rule that settles conflicts (the `custom` strategy), overriding the library's policy.
     var conflictResolver: (@Sendable ([DocumentVersion<Model>]) throws -> Model)?
     /// Heads that changed only the name or place since contents another head includes: made on by the next change.
@@ -104,6 +105,7 @@ public actor Document<Model: DocumentModel> {
         refusedContents = Array(Set(outcome.refusedContents)).sorted()
         changesSinceCheckpoint = tail
         lastCommitTime = library.clock.now()
+        conflicts = ConflictEngine(document: info.id, policy: library.conflictPolicy)
         (stateChanges, stateContinuation) = AsyncStream.makeStream(of: DocumentState.self)
     }
 

@@ -1,3 +1,4 @@
+import FolioConflicts
 import FolioCore
 import FolioStore
 
@@ -14,33 +15,21 @@ extension DocumentLibrary {
         return winner
     }
 
-    /// The heads that are versions, and those that are not: a head that changed only the document's name or place
-    /// since contents that another head already includes (a rename or a move concurrent with an edit) competes
-    /// with nothing; the next change is made on it too, which joins the two.
+    /// The heads that are versions, and those that are not (``FolioConflicts/PrimaryParentRule/contentHeads(among:)``):
+    /// a head that changed only the document's name or place since contents that another head already includes (a
+    /// rename or a move concurrent with an edit) competes with nothing; the next change is made on it too, which joins
+    /// the two.
     func contentHeads(of id: DocumentID) throws(DocumentError) -> (versions: [Change], absorbed: [Change]) {
         let heads: [Change]
         do { heads = try store.heads(of: id) } catch { throw .store(error, "reading heads") }
-        guard heads.count > 1 else { return (heads, []) }
-        var versions: [Change] = []
-        var absorbed: [Change] = []
-        let line = contentLine(of: id)
-        for candidate in heads {
-            if try line.carriesContents(candidate, beside: heads) { versions.append(candidate) } else { absorbed.append(candidate) }
-        }
-        if versions.isEmpty {
-            // Every head only renamed or moved the same contents (a rename race): those contents are the one
-            // version, shown at the head every device picks.
-            let winner = absorbed.max { ($0.lamport, $0.id.device) < ($1.lamport, $1.id.device) }!
-            versions = [winner]
-            absorbed.removeAll { $0.hash == winner.hash }
-        }
-        return (versions, absorbed)
+        let split = try primaryParentRule(of: id).contentHeads(among: heads)
+        return (split.versions, split.absorbed)
     }
 
-    /// The content rule (``ContentLine``) over the stored log of document `id`.
-    func contentLine(of id: DocumentID) -> ContentLine {
+    /// The content rule (``FolioConflicts/PrimaryParentRule``) over the stored log of document `id`.
+    func primaryParentRule(of id: DocumentID) -> PrimaryParentRule<DocumentError> {
         let store = store
-        return ContentLine { hash throws(DocumentError) in
+        return PrimaryParentRule { hash throws(DocumentError) in
             do throws(StoreError) { return try store.change(hash, of: id) } catch { throw .store(error, "reading the log") }
         }
     }
@@ -59,8 +48,8 @@ extension DocumentLibrary {
         // later rename must descend from the renames it has seen.
         guard own > winner.vector[device.id] else {
             // Only the heads the content rule passes over beside the winner: a head absorbed by a version this
-            // change does not join would otherwise decide its contents (see ``ContentLine``).
-            let line = contentLine(of: id)
+            // change does not join would otherwise decide its contents (see ``FolioConflicts/PrimaryParentRule``).
+            let line = primaryParentRule(of: id)
             var joined = [winner.hash]
             for head in absorbed where try !line.carriesContents(head, beside: [winner]) { joined.append(head.hash) }
             return joined

@@ -1,3 +1,4 @@
+import FolioConflicts
 import FolioCore
 import FolioStore
 import Foundation

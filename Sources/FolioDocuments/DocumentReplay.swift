@@ -1,10 +1,11 @@
+import FolioConflicts
 import FolioCore
 import FolioStore
 import Foundation
 
 /// Rebuilds a model from the log: the state at a head, from the best checkpoint plus the changes after it.
 ///
-/// The state at a change is the state at its primary parent (``ContentLine``) with the change's operations applied,
+/// The state at a change is the state at its primary parent (``FolioConflicts/PrimaryParentRule``) with the change's operations applied,
 /// so following primary parents from a head traces one line of history, and replaying that line gives the same
 /// state on every device. A baseline, or a resolution with contents, sets the state outright.
 ///
@@ -51,13 +52,13 @@ struct DocumentReplay<Model: DocumentModel> {
         var refused: [ChangeHash] = []
         if let state = resetState(at: head, refused: &refused) { return Outcome(model: state, skippedOperations: 0) }
         let tail = try changes(since: known.vector, within: head.vector)
-        let line = contentLine(tail)
+        let rule = primaryParentRule(tail)
         var chain: [Change] = []
         var current = head
         while current.hash != known.hash {
             if let state = resetState(at: current, refused: &refused) { return apply(chain, onto: state, refused: refused) }
             chain.append(current)
-            guard let parent = try line.primaryParent(of: current), known.vector.isContained(in: parent.vector) else {
+            guard let parent = try Self.primaryParent(of: current, by: rule), known.vector.isContained(in: parent.vector) else {
                 return nil
             }
             current = parent
@@ -67,7 +68,7 @@ struct DocumentReplay<Model: DocumentModel> {
 
     private func replay(to head: Change, from checkpoint: Checkpoint?, refused: inout [ChangeHash]) throws(DocumentError) -> Outcome? {
         let tail = try changes(since: checkpoint?.vector ?? VersionVector(), within: head.vector)
-        let line = contentLine(tail)
+        let rule = primaryParentRule(tail)
         var chain: [Change] = []
         var current = head
         while true {
@@ -76,7 +77,7 @@ struct DocumentReplay<Model: DocumentModel> {
             }
             if let state = resetState(at: current, refused: &refused) { return apply(chain, onto: state, refused: refused) }
             chain.append(current)
-            guard let parent = try line.primaryParent(of: current) else {
+            guard let parent = try Self.primaryParent(of: current, by: rule) else {
                 // A root: the first change of the document.
                 return apply(chain, onto: Model(), refused: refused)
             }
@@ -98,11 +99,23 @@ struct DocumentReplay<Model: DocumentModel> {
     }
 
     /// The content rule over `tail` (the changes read for this replay), then the store.
-    private func contentLine(_ tail: [ChangeHash: Change]) -> ContentLine {
+    private func primaryParentRule(_ tail: [ChangeHash: Change]) -> PrimaryParentRule<DocumentError> {
         let store = store, document = document
-        return ContentLine { hash throws(DocumentError) in
+        return PrimaryParentRule { hash throws(DocumentError) in
             if let parent = tail[hash] { return parent }
             do throws(StoreError) { return try store.change(hash, of: document) } catch { throw .store(error, "reading the log") }
+        }
+    }
+
+    /// The parent whose state `change` starts from; `nil` for a root.
+    ///
+    /// - Throws: ``DocumentError`` `.store` when a parent is not in the log or the log cannot be read.
+    static func primaryParent(of change: Change, by rule: PrimaryParentRule<DocumentError>) throws(DocumentError) -> Change? {
+        switch try rule.primaryParent(of: change) {
+        case .root: return nil
+        case .parent(let parent): return parent
+        case .missing(let missing):
+            throw DocumentError(.store, "change \(change.id) names parent \(missing.shortHex), which is not in the log")
         }
     }
 

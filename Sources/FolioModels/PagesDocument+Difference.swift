@@ -1,5 +1,5 @@
 import Foundation
-import FolioConflicts
+import FolioMerge
 
 extension PagesDocument {
     /// How a version of a pages document differs from its ancestor, member by member.

@@ -1,5 +1,5 @@
 import Foundation
-import FolioConflicts
+import FolioMerge
 import FolioCore
 
 extension PagesDocument: MergeableDocumentModel {

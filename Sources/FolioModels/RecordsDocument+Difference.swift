@@ -1,4 +1,4 @@
-import FolioConflicts
+import FolioMerge
 
 extension RecordsDocument {
     /// How a version of a records document differs from its ancestor, record by record.

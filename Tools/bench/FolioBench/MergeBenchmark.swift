@@ -1,3 +1,4 @@
+import FolioConflicts
 import FolioCore
 import FolioDocuments
 import FolioModels

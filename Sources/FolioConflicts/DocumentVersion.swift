@@ -1,5 +1,4 @@
 import FolioCore
-import Foundation
 
 /// One version of a document: the state at one of its heads (what NSFileVersion describes on Apple platforms).
 ///
@@ -14,13 +13,27 @@ public struct DocumentVersion<Model: DocumentModel>: Sendable, Identifiable, Cus
     public let savingDevice: Device
     /// What the version contains.
     public let contents: Model
-    /// The state the competing versions grew from (``Document/commonAncestor()``); the version's own state when
-    /// nothing competes.
+    /// The state the competing versions grew from (the state at their common ancestor); the version's own state
+    /// when nothing competes.
     public let ancestor: Model
     /// Whether it is the version the document shows: the same on every device (highest lamport, then device).
     public let isCurrent: Bool
     /// Whether it competes with the current version (a conflict not yet resolved).
     public let isConflict: Bool
+
+    /// Creates a version.
+    public init(
+        head: Change, heads: [ChangeHash], savingDevice: Device, contents: Model, ancestor: Model, isCurrent: Bool,
+        isConflict: Bool
+    ) {
+        self.head = head
+        self.heads = heads
+        self.savingDevice = savingDevice
+        self.contents = contents
+        self.ancestor = ancestor
+        self.isCurrent = isCurrent
+        self.isConflict = isConflict
+    }
 
     /// A persistent identifier: the head's hash, the same on every device and across runs.
     public var id: ChangeHash { head.hash }
@@ -38,12 +51,4 @@ public struct DocumentVersion<Model: DocumentModel>: Sendable, Identifiable, Cus
         "\(savingDevice.name.isEmpty ? savingDevice.id.description : savingDevice.name) at \(modificationDate) (\(head.hash.shortHex))"
             + (isCurrent ? ", current" : "") + (isConflict ? ", in conflict" : "")
     }
-}
-
-/// How to settle competing versions.
-public enum ConflictChoice: Hashable, Sendable {
-    /// Keep the version with this identifier (``DocumentVersion/id``); the others are discarded (and recorded).
-    case version(ChangeHash)
-    /// Keep the latest version by wall time, then lamport, then device.
-    case latest
 }

@@ -1,4 +1,4 @@
-import FolioConflicts
+import FolioMerge
 import FolioCore
 import FolioModels
 import Testing

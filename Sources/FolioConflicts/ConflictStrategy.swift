@@ -1,5 +1,3 @@
-import FolioCore
-
 /// How a library settles competing versions when they appear.
 public enum ConflictStrategy: Hashable, Sendable, CustomStringConvertible {
     /// The document enters `.inConflict` until the app resolves it.
@@ -20,25 +18,5 @@ public enum ConflictStrategy: Hashable, Sendable, CustomStringConvertible {
         case .merge: "merge"
         case .keepBoth: "keepBoth"
         }
-    }
-}
-
-/// The library-wide default strategy and overrides per document type; a document can also be given a custom rule
-/// (``Document/setConflictResolver(_:)``).
-public struct ConflictPolicy: Hashable, Sendable {
-    /// The strategy for types without an override.
-    public var defaultStrategy: ConflictStrategy
-    /// Strategies by type identifier.
-    public var overrides: [String: ConflictStrategy]
-
-    /// Creates a policy.
-    public init(default defaultStrategy: ConflictStrategy = .askUser, overrides: [String: ConflictStrategy] = [:]) {
-        self.defaultStrategy = defaultStrategy
-        self.overrides = overrides
-    }
-
-    /// The strategy for documents of `type`.
-    public func strategy(for type: DocumentType) -> ConflictStrategy {
-        overrides[type.identifier] ?? defaultStrategy
     }
 }

@@ -1,0 +1,34 @@
+import FolioCore
+
+/// What the conflict engine reads of one document's history: its changes, and the state at a change.
+///
+/// The engine asks for nothing else and does nothing else; a store-backed history reads its log, a test's history
+/// holds values. `Failure` is what reading throws, passed through the engine unchanged.
+public protocol ConflictHistory<Model> {
+    /// The document's model.
+    associatedtype Model: DocumentModel
+    /// What reading the history throws.
+    associatedtype Failure: Error
+
+    /// The change with this hash, or `nil` when the history does not hold it.
+    ///
+    /// - Throws: `Failure` when the history cannot be read.
+    func change(_ hash: ChangeHash) throws(Failure) -> Change?
+
+    /// The change with this identity, or `nil` when the history does not hold it.
+    ///
+    /// - Throws: `Failure` when the history cannot be read.
+    func change(_ id: ChangeID) throws(Failure) -> Change?
+
+    /// The state at `change` (its replay along primary parents, ``PrimaryParentRule``).
+    ///
+    /// - Throws: `Failure` when the history cannot be read or its contents cannot be loaded.
+    func state(at change: Change) throws(Failure) -> Model
+}
+
+extension ConflictHistory {
+    /// The content rule over this history.
+    public var primaryParentRule: PrimaryParentRule<Failure> {
+        PrimaryParentRule { hash throws(Failure) in try change(hash) }
+    }
+}

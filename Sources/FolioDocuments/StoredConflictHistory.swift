@@ -1,0 +1,26 @@
+import FolioConflicts
+import FolioCore
+import FolioStore
+
+/// A document's history as the conflict engine reads it (``FolioConflicts/ConflictHistory``): changes from the
+/// library's log, states by replay from its checkpoints.
+struct StoredConflictHistory<Model: DocumentModel>: ConflictHistory {
+    let store: ChangeLogStore
+    let document: DocumentID
+    /// What the errors say is being read, such as "the log of NAME".
+    let subject: String
+
+    func change(_ hash: ChangeHash) throws(DocumentError) -> Change? {
+        do { return try store.change(hash, of: document) } catch { throw .store(error, "reading \(subject)") }
+    }
+
+    func change(_ id: ChangeID) throws(DocumentError) -> Change? {
+        do { return try store.change(id, of: document) } catch { throw .store(error, "reading \(subject)") }
+    }
+
+    /// - Throws: ``DocumentError`` `.store` when the log cannot be read, `.invalidContents` when a checkpoint
+    ///   cannot be loaded.
+    func state(at change: Change) throws(DocumentError) -> Model {
+        try DocumentReplay<Model>(store: store, document: document).state(at: change).model
+    }
+}
