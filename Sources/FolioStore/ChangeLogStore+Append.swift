@@ -90,7 +90,7 @@ extension ChangeLogStore {
                 let change = Change(
                     document: document, id: ChangeID(device: device, seq: seq), parents: heads, vector: vector,
                     lamport: lamport, wallTime: clock.now(), kind: kind, body: &body)
-                try insert(change, body: AtRest.packBody(body), documentRow: documentRow, deviceRow: deviceRow)
+                try insert(change, body: StorageCompression.packBody(body), documentRow: documentRow, deviceRow: deviceRow)
                 keepDecoded(change, size: body.count, in: db)
                 frontier.record(change, size: body.count, deviceRow: deviceRow)
                 appended.append(change)
@@ -144,7 +144,7 @@ struct ChangeRowInserter {
             """)
     }
 
-    /// Inserts `change`, whose canonical encoding, as kept at rest (see ``AtRest``), is `body`.
+    /// Inserts `change`, whose canonical encoding, as kept at rest (see ``StorageCompression``), is `body`.
     func callAsFunction(_ change: Change, body: [UInt8], documentRow: Int64, deviceRow: Int64) throws {
         let handle = statement.sqliteStatement
         sqlite3_reset(handle)

@@ -121,7 +121,7 @@ extension ChangeLogStore {
                         SELECT d.uuid, d.name, k.secret FROM device_key k JOIN device d ON d.id = k.device ORDER BY k.id LIMIT 1
                         """),
                     let secret = row[2] as Data?, let key = try? DeviceKey(rawRepresentation: secret),
-                    key.id == DeviceID(try Stored.uuid(row[0]))
+                    key.id == DeviceID(try ColumnDecoder.uuid(row[0]))
                 else { return nil }
                 return (key, row[1] as String? ?? "")
             }

@@ -14,14 +14,14 @@ extension ChangeLogStore {
     /// would cut the name at) become U+FFFD, and a name is at most 1,024 bytes of UTF-8.
     public func registerDevices(_ devices: [Device]) throws(StoreError) {
         let devices = devices.map { Device(id: $0.id, name: Self.storableName($0.name)) }
-        let changed = devices.filter { device in memory.map { $0.name(of: device.id) != device.name } ?? true }
+        let changed = devices.filter { device in exclusiveCache.map { $0.name(of: device.id) != device.name } ?? true }
         guard !changed.isEmpty else { return }
         try write("registering \(changed.count == 1 ? "device \(changed[0].id)" : "\(changed.count) devices")") { db in
             for device in changed {
                 _ = try rowID(of: device.id, in: db, create: true)
                 try db.cachedStatement(sql: "UPDATE device SET name = ? WHERE uuid = ?")
                     .execute(arguments: [device.name, device.id.uuid.data])
-                memory?.stage(device.id, name: device.name, in: db)
+                exclusiveCache?.stage(device.id, name: device.name, in: db)
             }
         }
     }
@@ -44,10 +44,10 @@ extension ChangeLogStore {
 
     /// The devices known to this store, in identity order; a device seen only through its changes has an empty name.
     public func devices() throws(StoreError) -> [Device] {
-        if let memory { return memory.devices() }
+        if let exclusiveCache { return exclusiveCache.devices() }
         return try read("listing devices") { db in
             try Row.fetchAll(db.cachedStatement(sql: "SELECT uuid, name FROM device")).map { row in
-                Device(id: DeviceID(try Stored.uuid(row[0])), name: row[1] as String? ?? "")
+                Device(id: DeviceID(try ColumnDecoder.uuid(row[0])), name: row[1] as String? ?? "")
             }
             .sorted { $0.id < $1.id }
         }
@@ -84,7 +84,7 @@ extension ChangeLogStore {
             var rows = try RawRows(
                 db.cachedStatement(sql: "SELECT value FROM local_state WHERE document = ? AND key = ?"),
                 arguments: [documentRow, key])
-            return try rows.next().map { row throws(StoreError) in try AtRest.unpackValue(row[0]) }
+            return try rows.next().map { row throws(StoreError) in try StorageCompression.unpackValue(row[0]) }
         }
     }
 
@@ -101,7 +101,7 @@ extension ChangeLogStore {
                 arguments: [key])
             var result: [(document: DocumentID, value: Data)] = []
             while let row = try rows.next() {
-                result.append((DocumentID(try Stored.uuid(row[0])), try AtRest.unpackValue(row[1])))
+                result.append((DocumentID(try ColumnDecoder.uuid(row[0])), try StorageCompression.unpackValue(row[1])))
             }
             return result
         }
@@ -128,6 +128,6 @@ extension ChangeLogStore {
             INSERT INTO local_state (document, key, value) VALUES (?, ?, ?)
             ON CONFLICT (document, key) DO UPDATE SET value = excluded.value
             """)
-        for key in values.keys.sorted() { try statement.execute(arguments: [documentRow, key, AtRest.packValue(values[key]!)]) }
+        for key in values.keys.sorted() { try statement.execute(arguments: [documentRow, key, StorageCompression.packValue(values[key]!)]) }
     }
 }

@@ -45,12 +45,12 @@ public final class ChangeLogStore: Sendable {
     let clock: any WallClock
     /// Row numbers of devices and documents (see ``RowIDCache``).
     let rowIDs = Mutex(RowIDCache())
-    /// Large changes lately read or written, decoded (see ``RecentValues``).
-    let recentChanges = Mutex(RecentValues<ChangeHash, Change>(byteLimit: 8 << 20))
+    /// Large changes lately read or written, decoded (see ``DecodedValueCache``).
+    let decodedChanges = Mutex(DecodedValueCache<ChangeHash, Change>(byteLimit: 8 << 20))
     /// Checkpoint contents lately read, inflated and checked against their hash.
-    let recentContents = Mutex(RecentValues<ContentHash, Data>(byteLimit: 8 << 20))
-    /// Every document's frontier and every device's name, with exclusive access (see ``StoreMemory``).
-    let memory: StoreMemory?
+    let decodedContents = Mutex(DecodedValueCache<ContentHash, Data>(byteLimit: 8 << 20))
+    /// Every document's frontier and every device's name, with exclusive access (see ``ExclusiveStoreCache``).
+    let exclusiveCache: ExclusiveStoreCache?
 
     /// Opens the store at `url`, creating it if the file does not exist or is empty.
     ///
@@ -100,7 +100,7 @@ public final class ChangeLogStore: Sendable {
     init(
         url: URL, location: String, memoryImage: Data?, isNew: Bool, isPristine: Bool, key: DeviceKey,
         deviceName: String, clock: any WallClock, durability: Durability, access: StoreAccess, limits: StoreLimits = StoreLimits(),
-        inherited: (StoreMemory, RowIDCache)? = nil
+        inherited: (ExclusiveStoreCache, RowIDCache)? = nil
     ) throws(StoreError) {
         self.url = url
         self.key = key
@@ -160,14 +160,14 @@ public final class ChangeLogStore: Sendable {
             if !isMigrated.withLock({ $0 }) { try StoreSchema.migrator.migrate(database) }
             exclusiveQueue?.writeWithoutTransaction(Self.removeStatementAuthorizer)
             if let inherited {
-                memory = inherited.0
+                exclusiveCache = inherited.0
                 rowIDs.withLock { $0 = inherited.1 }
             } else if let exclusiveQueue {
-                memory = try isPristine ? StoreMemory() : exclusiveQueue.unsafeRead(StoreMemory.init(reading:))
+                exclusiveCache = try isPristine ? ExclusiveStoreCache() : exclusiveQueue.unsafeRead(ExclusiveStoreCache.init(reading:))
                 let complete = try isPristine ? RowIDCache(completeFrom: nil) : exclusiveQueue.unsafeRead(RowIDCache.init(completeFrom:))
                 rowIDs.withLock { $0 = complete }
             } else {
-                memory = nil
+                exclusiveCache = nil
             }
         } catch {
             throw StoreError.translating(error, while: "opening \(location)")
