@@ -148,7 +148,7 @@ extension Document {
             size: (try? library.fileSystem.attributes(at: url).size) ?? 0, modificationTime: modificationTime(of: url),
             head: head.hash)
         do {
-            try library.store.setLocalState([SavedFileRecord.stateKey: record.encoded()], of: id)
+            try library.localState.set([SavedFileRecord.stateKey: record.encoded()], of: id)
         } catch {
             throw .store(error, "recording the save of \(info.displayName)")
         }

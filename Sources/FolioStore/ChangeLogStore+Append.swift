@@ -32,7 +32,7 @@ extension ChangeLogStore {
     ///
     /// The first change is made on `parents`, each later one on the one before it. Batching is much faster than
     /// appending one at a time, since a transaction's commit dominates the cost of a small change. The entries
-    /// `localState` returns for the new changes (see ``localState(_:of:)``) are written in the same transaction, so
+    /// `localState` returns for the new changes (see ``LocalStateStore``) are written in the same transaction, so
     /// bookkeeping that names the changes (an undo stack) is never out of step with the log.
     ///
     /// A device's changes form one line (each sees the one before it, since a vector entry `device: n` names all of
@@ -98,7 +98,7 @@ extension ChangeLogStore {
                 parentLamport = lamport
             }
             try save(&frontier, of: document, in: db)
-            if let localState { try writeLocalState(localState(appended), documentRow: documentRow, in: db) }
+            if let localState { try LocalStateStore.write(localState(appended), documentRow: documentRow, in: db) }
             return appended
         }
     }
