@@ -67,6 +67,11 @@ public struct DeviceKey: Sendable {
         return DeviceKey(seed: Data(SHA256.hash(data: material)))
     }
 
+    /// The key of the identity under which the device records versions made outside Folio (a file changed on disk
+    /// by another program), derived from this one: every run of the device uses the same identity, and only the
+    /// device makes changes as it.
+    public var externalKey: DeviceKey { derivedKey(for: "external") }
+
     /// The 64-byte Ed25519 signature of `message`. Sign only bytes that start with a label of their own (as
     /// ``SignedHead/signedBytes`` do), so that a signature made for one purpose cannot pass for another.
     public func signature(for message: [UInt8]) -> [UInt8] {

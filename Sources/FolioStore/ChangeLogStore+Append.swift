@@ -41,7 +41,7 @@ extension ChangeLogStore {
     /// (a file changed by another program, say) is therefore authored by another identity: `author`.
     ///
     /// - Parameter author: who makes the changes: the local device (the default), or another identity of this
-    ///   device's, such as ``externalDevice``.
+    ///   device's, such as the one of ``DeviceKey/externalKey``.
     /// - Returns: the changes as stored, in order.
     /// - Throws: ``StoreError`` when the database fails (nothing is appended then), or `invalidChange` when a
     ///   named parent is not in the log.

@@ -73,7 +73,7 @@ extension ChangeLogStore {
     /// causal past with lower lamport timestamps, no more than ``ChangeLimits/lamportStep`` below its own; its vector
     /// is its parents' merged plus itself; it is made on its device's previous change. A waiting change that fails
     /// those checks when it becomes ready, or whose identity another change took first, is dropped and reported in
-    /// ``IngestResult/rejected``. Changes in the local device's name (or its ``externalDevice``'s) that the log does
+    /// ``IngestResult/rejected``. Changes in the local device's name (or its external identity's, ``DeviceKey/externalKey``) that the log does
     /// not hold are refused: only this device makes them. All of it happens in one transaction: when an error is
     /// thrown, nothing was applied.
     ///
@@ -142,7 +142,7 @@ struct Ingestion {
     let documentRow: Int64
     var frontier: Frontier
     let insert: ChangeRowInserter
-    /// The identities only this device makes changes as: its own and its ``ChangeLogStore/externalDevice``.
+    /// The identities only this device makes changes as: its own and its external identity (``DeviceKey/externalKey``).
     let localIdentities: [DeviceID]
     /// Changes applied in this transaction, by hash: parents are usually among them, which spares a lookup.
     var appliedNow: [ChangeHash: Change] = [:]
@@ -179,7 +179,7 @@ struct Ingestion {
             waitingCount = try Int.fetchOne(
                 db.cachedStatement(sql: "SELECT waiting FROM document WHERE id = ?"), arguments: [documentRow]) ?? 0
         }
-        localIdentities = [store.localDevice.id, store.externalDevice.id]
+        localIdentities = [store.localDevice.id, store.externalKey.id]
     }
 
     mutating func ingest(_ incoming: [EncodedChange], into result: inout IngestResult) throws {

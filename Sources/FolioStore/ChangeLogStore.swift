@@ -23,11 +23,9 @@ public final class ChangeLogStore: Sendable {
     /// The local device's signing key: it signs the heads that vouch for the local device's changes (see
     /// ``signedHeads(of:)``), and the store keeps it in its file (see ``localIdentity(ofStoreAt:)``).
     public let key: DeviceKey
-    /// The identity under which this device records versions made outside Folio (a file changed on disk by
-    /// another program): its key is derived from the local device's, so every run of this device uses the same
-    /// one, and it is named after it ("Mac (another program)").
-    public let externalDevice: Device
-    /// The key of ``externalDevice``, derived from ``key``.
+    /// The key of the local device's second identity, for changes it records on behalf of other programs
+    /// (``DeviceKey/externalKey``, derived from ``key``): as for the local device, the store signs its heads and
+    /// takes none of its changes from peers.
     let externalKey: DeviceKey
     /// Heads of the local identities signed since the store opened, by document (see ``signedHeads(of:)``).
     let signedTips = Mutex<[DocumentID: [DeviceID: SignedHead]]>([:])
@@ -104,8 +102,7 @@ public final class ChangeLogStore: Sendable {
     ) throws(StoreError) {
         self.url = url
         self.key = key
-        externalKey = key.derivedKey(for: "external")
-        externalDevice = externalKey.device(named: "\(deviceName) (another program)")
+        externalKey = key.externalKey
         self.localDevice = Device(id: key.id, name: deviceName)
         self.durability = durability
         self.access = access
