@@ -277,25 +277,6 @@ public final class ChangeLogStore: Sendable {
         }
     }
 
-    /// Makes the store end as a killed process would leave it: when the last reference goes, its connection closes
-    /// without folding the write-ahead log into the database file, and the log stays beside it for the next open to
-    /// recover from. For crash tests and simulations (the simulator's crashes use it); ``close()`` still folds.
-    ///
-    /// Only with ``StoreAccess/exclusive``: a pool's readers would fold the log when they close.
-    public func leaveLogOnRelease() throws(StoreError) {
-        guard let exclusiveQueue else {
-            throw StoreError(.database, "only a store with exclusive access can leave its log on release")
-        }
-        do {
-            try exclusiveQueue.writeWithoutTransaction { db in
-                let code = folio_sqlite_skip_checkpoint_on_close(db.sqliteConnection)
-                guard code == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: code)) }
-            }
-        } catch {
-            throw StoreError.translating(error, while: "arranging for \(url.path) to keep its log")
-        }
-    }
-
     /// Folds the write-ahead log into the database file and closes the store's connections, leaving one file.
     /// Further calls fail.
     public func close() throws(StoreError) {
