@@ -1,11 +1,3 @@
-import Synchronization
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// A device's wall-clock reading, in milliseconds since 1970-01-01T00:00:00Z.
 ///
 /// Wall time is for display and for latest-wins tie-breaking only; causality is decided by version vectors.
@@ -64,50 +56,5 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
         let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
         return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
-}
-
-/// A source of wall-clock time, injected so that tests and the simulator control it.
-public protocol WallClock: Sendable {
-    /// The current time as this device sees it.
-    func now() -> Timestamp
-}
-
-/// The system's real-time clock.
-public struct SystemClock: WallClock {
-    /// Creates the clock.
-    public init() {}
-
-    /// The current time, from `clock_gettime(CLOCK_REALTIME)`.
-    public func now() -> Timestamp {
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        return Timestamp(millisecondsSince1970: Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000)
-    }
-}
-
-/// A clock that moves only when told to: for tests and simulations.
-public final class ManualClock: WallClock {
-    // Mutex lets tasks read the time while a test advances it.
-    private let current: Mutex<Timestamp>
-
-    /// Creates a clock showing `start`.
-    public init(start: Timestamp) {
-        current = Mutex(start)
-    }
-
-    /// The time the clock shows.
-    public func now() -> Timestamp {
-        current.withLock { $0 }
-    }
-
-    /// Moves the clock forward (or back, for a negative amount).
-    public func advance(byMilliseconds milliseconds: Int64) {
-        current.withLock { $0 = $0.advanced(by: milliseconds) }
-    }
-
-    /// Sets the time shown.
-    public func set(_ time: Timestamp) {
-        current.withLock { $0 = time }
     }
 }

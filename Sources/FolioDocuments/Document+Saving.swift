@@ -132,7 +132,7 @@ extension Document {
             throw .store(error, "reading the saved version")
         }
         // Once adopted, the file is what the document shows: it is noticed once, not at every open.
-        if try adopt(contents, madeOn: saved, author: library.store.externalDevice) { try recordFile(at: url, holding: contents) }
+        if try adopt(contents, madeOn: saved, author: library.externalDevice) { try recordFile(at: url, holding: contents) }
     }
 
     /// Remembers that the file at `url` holds `contents`, the version at `head`, so that a later change made by
@@ -148,7 +148,7 @@ extension Document {
             size: (try? library.fileSystem.attributes(at: url).size) ?? 0, modificationTime: modificationTime(of: url),
             head: head.hash)
         do {
-            try library.store.setLocalState([SavedFileRecord.stateKey: record.encoded()], of: id)
+            try library.localState.set([SavedFileRecord.stateKey: record.encoded()], of: id)
         } catch {
             throw .store(error, "recording the save of \(info.displayName)")
         }

@@ -127,7 +127,7 @@ public actor Document<Model: DocumentModel> {
 
     private func finishOpening() throws(DocumentError) {
         do {
-            history = UndoHistory(decoding: try library.store.localState(UndoHistory<Model.Operation>.stateKey, of: id))
+            history = UndoHistory(decoding: try library.localState.value(UndoHistory<Model.Operation>.stateKey, of: id))
         } catch {
             throw .store(error, "reading the undo history")
         }

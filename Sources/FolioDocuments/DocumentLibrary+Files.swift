@@ -87,7 +87,7 @@ extension DocumentLibrary {
     /// Every document's saved-file path relative to the root, in the order of their identities.
     private func savedRelativePaths() throws(DocumentError) -> [(document: DocumentID, path: String)] {
         do {
-            return try store.localStates(SavedFileRecord.stateKey).compactMap { entry in
+            return try localState.values(SavedFileRecord.stateKey).compactMap { entry in
                 SavedFileRecord(decoding: entry.value).map { (entry.document, $0.relativePath) }
             }
         } catch {
@@ -111,7 +111,7 @@ extension DocumentLibrary {
     /// Where this device last wrote the document, if it did.
     func savedFileRecord(of id: DocumentID) throws(DocumentError) -> SavedFileRecord? {
         do {
-            return SavedFileRecord(decoding: try store.localState(SavedFileRecord.stateKey, of: id))
+            return SavedFileRecord(decoding: try localState.value(SavedFileRecord.stateKey, of: id))
         } catch {
             throw .store(error, "reading where document \(id) was saved")
         }
@@ -165,9 +165,9 @@ extension DocumentLibrary {
         try fileSystem.createDirectoryDurably(at: directory)
         try fileSystem.rename(oldURL, to: newURL)
         try fileSystem.synchronizeDirectory(at: directory)
-        if var record = SavedFileRecord(decoding: try store.localState(SavedFileRecord.stateKey, of: id)) {
+        if var record = SavedFileRecord(decoding: try localState.value(SavedFileRecord.stateKey, of: id)) {
             record.relativePath = relativePath(of: newURL)
-            try store.setLocalState([SavedFileRecord.stateKey: record.encoded()], of: id)
+            try localState.set([SavedFileRecord.stateKey: record.encoded()], of: id)
         }
     }
 }

@@ -73,7 +73,7 @@ final class SimulatedDevice {
     /// The process dies: nothing in memory survives; what the disk holds stays, the store's write-ahead log too.
     func kill() {
         // Failing to arrange it would only make the store close cleanly, as a process that exits does.
-        try? library?.store.leaveLogOnRelease()
+        if let store = library?.store { try? CrashSimulation.leaveLogOnRelease(of: store) }
         handles = [:]
         closed = [:]
         library = nil

@@ -32,7 +32,7 @@ extension ChangeLogStore {
     ///
     /// The first change is made on `parents`, each later one on the one before it. Batching is much faster than
     /// appending one at a time, since a transaction's commit dominates the cost of a small change. The entries
-    /// `localState` returns for the new changes (see ``localState(_:of:)``) are written in the same transaction, so
+    /// `localState` returns for the new changes (see ``LocalStateStore``) are written in the same transaction, so
     /// bookkeeping that names the changes (an undo stack) is never out of step with the log.
     ///
     /// A device's changes form one line (each sees the one before it, since a vector entry `device: n` names all of
@@ -41,7 +41,7 @@ extension ChangeLogStore {
     /// (a file changed by another program, say) is therefore authored by another identity: `author`.
     ///
     /// - Parameter author: who makes the changes: the local device (the default), or another identity of this
-    ///   device's, such as ``externalDevice``.
+    ///   device's, such as the one of ``DeviceKey/externalKey``.
     /// - Returns: the changes as stored, in order.
     /// - Throws: ``StoreError`` when the database fails (nothing is appended then), or `invalidChange` when a
     ///   named parent is not in the log.
@@ -90,7 +90,7 @@ extension ChangeLogStore {
                 let change = Change(
                     document: document, id: ChangeID(device: device, seq: seq), parents: heads, vector: vector,
                     lamport: lamport, wallTime: clock.now(), kind: kind, body: &body)
-                try insert(change, body: AtRest.packBody(body), documentRow: documentRow, deviceRow: deviceRow)
+                try insert(change, body: StorageCompression.packBody(body), documentRow: documentRow, deviceRow: deviceRow)
                 keepDecoded(change, size: body.count, in: db)
                 frontier.record(change, size: body.count, deviceRow: deviceRow)
                 appended.append(change)
@@ -98,7 +98,7 @@ extension ChangeLogStore {
                 parentLamport = lamport
             }
             try save(&frontier, of: document, in: db)
-            if let localState { try writeLocalState(localState(appended), documentRow: documentRow, in: db) }
+            if let localState { try LocalStateStore.write(localState(appended), documentRow: documentRow, in: db) }
             return appended
         }
     }
@@ -144,7 +144,7 @@ struct ChangeRowInserter {
             """)
     }
 
-    /// Inserts `change`, whose canonical encoding, as kept at rest (see ``AtRest``), is `body`.
+    /// Inserts `change`, whose canonical encoding, as kept at rest (see ``StorageCompression``), is `body`.
     func callAsFunction(_ change: Change, body: [UInt8], documentRow: Int64, deviceRow: Int64) throws {
         let handle = statement.sqliteStatement
         sqlite3_reset(handle)

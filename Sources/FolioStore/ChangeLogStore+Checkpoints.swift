@@ -23,7 +23,7 @@ extension ChangeLogStore {
         let hash = ContentHash(hashing: contents)
         try write("storing a blob of \(contents.count) bytes") { db in
             try db.cachedStatement(sql: "INSERT OR IGNORE INTO blob (hash, bytes) VALUES (?, ?)")
-                .execute(arguments: [hash.data, AtRest.packValue(contents)])
+                .execute(arguments: [hash.data, StorageCompression.packValue(contents)])
         }
         return hash
     }
@@ -34,7 +34,7 @@ extension ChangeLogStore {
     public func blob(_ hash: ContentHash) throws(StoreError) -> Data? {
         let bytes = try read("reading blob \(hash.hex.prefix(12))") { db in
             try Data.fetchOne(db.cachedStatement(sql: "SELECT bytes FROM blob WHERE hash = ?"), arguments: [hash.data])
-                .map { stored throws(StoreError) in try AtRest.unpackValue(stored) }
+                .map { stored throws(StoreError) in try StorageCompression.unpackValue(stored) }
         }
         if let bytes, ContentHash(hashing: bytes) != hash {
             throw StoreError(.corrupt, "blob \(hash.hex.prefix(12)) does not match its hash: its bytes were damaged")
@@ -57,7 +57,7 @@ extension ChangeLogStore {
                 throw StoreError(.checkpoint, "a checkpoint at \(vector) names changes the log of document \(document) lacks (it has \(known))")
             }
             try db.cachedStatement(sql: "INSERT OR IGNORE INTO blob (hash, bytes) VALUES (?, ?)")
-                .execute(arguments: [hash.data, AtRest.packValue(contents)])
+                .execute(arguments: [hash.data, StorageCompression.packValue(contents)])
             try db.cachedStatement(sql: """
                 INSERT INTO checkpoint (document, vector, change_count, contents_hash, created_at) VALUES (?, ?, ?, ?, ?)
                 """)
@@ -83,20 +83,20 @@ extension ChangeLogStore {
             while let row = try rows.next() {
                 let vector = try VersionVector(decoding: row[0] as Data)
                 if let limit, !vector.isContained(in: limit) { continue }
-                let expected = try Stored.contentHash(row[3])
+                let expected = try ColumnDecoder.contentHash(row[3])
                 // Contents read lately were checked against their hash already: a document replays from the same
                 // checkpoint several times while it looks at its versions.
-                if let contents = recentContents.withLock({ $0.value(expected) }) {
+                if let contents = decodedContents.withLock({ $0.value(expected) }) {
                     return Checkpoint(
                         document: document, vector: vector, contents: contents,
                         createdAt: Timestamp(millisecondsSince1970: row[1]))
                 }
-                guard let stored = row[2] as Data?, let contents = try? AtRest.unpackValue(stored),
+                guard let stored = row[2] as Data?, let contents = try? StorageCompression.unpackValue(stored),
                     ContentHash(hashing: contents) == expected
                 else {
                     throw StoreError(.corrupt, "the checkpoint of document \(document) at \(vector) has lost or damaged contents")
                 }
-                recentContents.withLock { $0.insert(contents, for: expected, size: contents.count) }
+                decodedContents.withLock { $0.insert(contents, for: expected, size: contents.count) }
                 return Checkpoint(
                     document: document, vector: vector, contents: contents,
                     createdAt: Timestamp(millisecondsSince1970: row[1]))

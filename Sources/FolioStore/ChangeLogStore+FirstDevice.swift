@@ -28,7 +28,7 @@ extension ChangeLogStore {
                     throw StoreError(.notAStore, "\(path) is a SQLite database of something else, not a Folio store")
                 }
                 guard let row = try Row.fetchOne(db, sql: "SELECT uuid, name FROM device ORDER BY id LIMIT 1") else { return nil }
-                return Device(id: DeviceID(try Stored.uuid(row[0])), name: row[1] as String? ?? "")
+                return Device(id: DeviceID(try ColumnDecoder.uuid(row[0])), name: row[1] as String? ?? "")
             }
         } catch {
             throw StoreError.translating(error, while: "reading the devices of \(path)")

@@ -5,7 +5,7 @@ import GRDB
 /// Signed heads: what vouches for each device's changes when they travel (see ``SignedHead``).
 extension ChangeLogStore {
     /// The signed heads that vouch for the changes of `document` that a peer at `since` lacks, in device order and,
-    /// per device, in sequence order: for the local device and its ``externalDevice``, their latest change, signed
+    /// per device, in sequence order: for the local device and its external identity (``DeviceKey/externalKey``), their latest change, signed
     /// now (once per change); for every other device, the heads it signed that reached this store with its changes
     /// above `since` (the latest of each span of 256 sequence numbers that batches brought heads in). A peer that receives changes of the document needs them to
     /// accept those changes (see ``ingest(encoded:heads:)``); a sender that splits its reply picks, per part, the
@@ -33,19 +33,19 @@ extension ChangeLogStore {
             }
             let frontier = try frontier(of: documentRow, in: db)
             var tips: [ChangeID: ChangeHash] = [:]
-            for identity in [localDevice.id, externalDevice.id] where signingOwn {
+            for identity in [localDevice.id, externalKey.id] where signingOwn {
                 if let tip = frontier.tips[identity], tip.seq > since[identity] {
                     tips[ChangeID(device: identity, seq: tip.seq)] = tip.hash
                 }
             }
             return (stored, tips)
         }
-        var heads = stored.filter { $0.change.device != localDevice.id && $0.change.device != externalDevice.id }
+        var heads = stored.filter { $0.change.device != localDevice.id && $0.change.device != externalKey.id }
         heads += tips.keys.sorted().map { id in signedTip(of: document, id: id, hash: tips[id]!) }
         return heads.sorted { ($0.change.device, $0.change.seq) < ($1.change.device, $1.change.seq) }
     }
 
-    /// A head for `change`, signed now, when the change is the local device's or its ``externalDevice``'s;
+    /// A head for `change`, signed now, when the change is the local device's or its external identity's;
     /// `nil` for any other device's. For a sender that splits its changes (files of a shared folder), so that each
     /// part carries a head reaching its own changes.
     public func signedHead(for change: Change) -> SignedHead? {
@@ -121,7 +121,7 @@ extension ChangeLogStore {
                         SELECT d.uuid, d.name, k.secret FROM device_key k JOIN device d ON d.id = k.device ORDER BY k.id LIMIT 1
                         """),
                     let secret = row[2] as Data?, let key = try? DeviceKey(rawRepresentation: secret),
-                    key.id == DeviceID(try Stored.uuid(row[0]))
+                    key.id == DeviceID(try ColumnDecoder.uuid(row[0]))
                 else { return nil }
                 return (key, row[1] as String? ?? "")
             }

@@ -73,7 +73,7 @@ extension ChangeLogStore {
     /// causal past with lower lamport timestamps, no more than ``ChangeLimits/lamportStep`` below its own; its vector
     /// is its parents' merged plus itself; it is made on its device's previous change. A waiting change that fails
     /// those checks when it becomes ready, or whose identity another change took first, is dropped and reported in
-    /// ``IngestResult/rejected``. Changes in the local device's name (or its ``externalDevice``'s) that the log does
+    /// ``IngestResult/rejected``. Changes in the local device's name (or its external identity's, ``DeviceKey/externalKey``) that the log does
     /// not hold are refused: only this device makes them. All of it happens in one transaction: when an error is
     /// thrown, nothing was applied.
     ///
@@ -142,7 +142,7 @@ struct Ingestion {
     let documentRow: Int64
     var frontier: Frontier
     let insert: ChangeRowInserter
-    /// The identities only this device makes changes as: its own and its ``ChangeLogStore/externalDevice``.
+    /// The identities only this device makes changes as: its own and its external identity (``DeviceKey/externalKey``).
     let localIdentities: [DeviceID]
     /// Changes applied in this transaction, by hash: parents are usually among them, which spares a lookup.
     var appliedNow: [ChangeHash: Change] = [:]
@@ -175,11 +175,11 @@ struct Ingestion {
         insert = try ChangeRowInserter(db)
         // A store with shared access reads the document's count once, so that an ingest into a document with none
         // waiting asks the pending table nothing (an exclusive store remembers whether any wait).
-        if store.memory == nil {
+        if store.exclusiveCache == nil {
             waitingCount = try Int.fetchOne(
                 db.cachedStatement(sql: "SELECT waiting FROM document WHERE id = ?"), arguments: [documentRow]) ?? 0
         }
-        localIdentities = [store.localDevice.id, store.externalDevice.id]
+        localIdentities = [store.localDevice.id, store.externalKey.id]
     }
 
     mutating func ingest(_ incoming: [EncodedChange], into result: inout IngestResult) throws {
@@ -241,7 +241,7 @@ struct Ingestion {
     /// document with none waiting costs no query of the table.
     var mayHaveWaiting: Bool {
         if hasWaiting == true || waitingDelta > 0 { return true }
-        if let memory = store.memory { return memory.document(documentRow)?.hasWaiting ?? false }
+        if let exclusiveCache = store.exclusiveCache { return exclusiveCache.document(documentRow)?.hasWaiting ?? false }
         return (waitingCount ?? 1) + waitingDelta > 0
     }
 
@@ -284,14 +284,14 @@ struct Ingestion {
         // The statement the store's lookups by seq use (one fewer to prepare per connection); the body is left unread.
         let stored = try Data.fetchOne(
             db.cachedStatement(sql: ChangeLogStore.changeBySeq), arguments: [documentRow, deviceRow, Int64(id.seq)])
-        return stored.flatMap { try? Stored.changeHash($0) }
+        return stored.flatMap { try? ColumnDecoder.changeHash($0) }
     }
 
     private mutating func apply(_ encoded: EncodedChange, head: SignedHead?, into result: inout IngestResult) throws {
         let change = encoded.change
         try validateHistory(change)
         let deviceRow = try store.rowID(of: change.id.device, in: db, create: true)!
-        try insert(change, body: AtRest.packBody(encoded.bytes), documentRow: documentRow, deviceRow: deviceRow)
+        try insert(change, body: StorageCompression.packBody(encoded.bytes), documentRow: documentRow, deviceRow: deviceRow)
         if let head { try store.keep(head, documentRow: documentRow, deviceRow: deviceRow, in: db) }
         store.keepDecoded(change, size: encoded.bytes.count, in: db)
         frontier.record(change, size: encoded.bytes.count, deviceRow: deviceRow)
@@ -312,7 +312,7 @@ struct Ingestion {
             dropped.insert(other)
             // Its own copy waited too (it came again, vouched for or ready): gone without a word.
             if other == change.hash.data { continue }
-            let otherHash = (try? Stored.changeHash(other))?.shortHex ?? "another hash"
+            let otherHash = (try? ColumnDecoder.changeHash(other))?.shortHex ?? "another hash"
             result.rejected.append((change.id, "device \(change.id.device) seq \(change.id.seq) waited with hash \(otherHash), but the change with hash \(change.hash.shortHex) took that identity; nothing was overwritten"))
         }
         try db.cachedStatement(sql: "DELETE FROM pending WHERE document = ? AND device = ? AND seq = ?").execute(arguments: identity)

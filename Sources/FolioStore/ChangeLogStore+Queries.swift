@@ -5,14 +5,14 @@ import GRDB
 extension ChangeLogStore {
     /// The documents that have at least one change or waiting change, in identity order.
     public func documents() throws(StoreError) -> [DocumentID] {
-        if let memory { return memory.listedDocuments().map(\.document).sorted() }
+        if let exclusiveCache { return exclusiveCache.listedDocuments().map(\.document).sorted() }
         return try read("listing documents") { db in
             // A document row can exist without changes (a sync cursor creates one): list only documents with a log.
             try Data.fetchAll(db.cachedStatement(sql: """
                 SELECT uuid FROM document
                 WHERE id IN (SELECT document FROM frontier) OR id IN (SELECT document FROM pending)
                 """))
-                .map { DocumentID(try Stored.uuid($0)) }.sorted()
+                .map { DocumentID(try ColumnDecoder.uuid($0)) }.sorted()
         }
     }
 
@@ -32,8 +32,8 @@ extension ChangeLogStore {
     ///
     /// - Complexity: O(documents × devices), in one read transaction of two queries.
     public func summaries() throws(StoreError) -> [(document: DocumentID, vector: VersionVector, heads: [ChangeHash])] {
-        if let memory {
-            return memory.listedDocuments().map { entry in (entry.document, entry.frontier.vector, entry.frontier.headsInOrder) }
+        if let exclusiveCache {
+            return exclusiveCache.listedDocuments().map { entry in (entry.document, entry.frontier.vector, entry.frontier.headsInOrder) }
                 .sorted { $0.document < $1.document }
         }
         return try read("summarising the documents") { db in
@@ -45,7 +45,7 @@ extension ChangeLogStore {
             let waiting = try Data.fetchAll(db.cachedStatement(sql: """
                 SELECT uuid FROM document WHERE id IN (SELECT document FROM pending) AND id NOT IN (SELECT document FROM frontier)
                 """))
-            for uuid in waiting { result.append((DocumentID(try Stored.uuid(uuid)), VersionVector(), [])) }
+            for uuid in waiting { result.append((DocumentID(try ColumnDecoder.uuid(uuid)), VersionVector(), [])) }
             return result.sorted { $0.document < $1.document }
         }
     }
@@ -62,10 +62,10 @@ extension ChangeLogStore {
                 // A head kept decoded, with its tip or among recent changes, needs no read at all.
                 let tip = frontier.tips[head.device]!
                 if let change = tip.change { return change }
-                if let cached = recentChanges.withLock({ $0.value(tip.hash) }), cached.document == document { return cached }
+                if let cached = decodedChanges.withLock({ $0.value(tip.hash) }), cached.document == document { return cached }
                 let change = try fetchChange(document: document, documentRow: documentRow, device: head.device, seq: head.seq, in: db)
                 // A large change is now among the recent ones; a small one is kept with its tip.
-                if recentChanges.withLock({ $0.value(tip.hash) }) == nil { memory?.remember(change, documentRow: documentRow) }
+                if decodedChanges.withLock({ $0.value(tip.hash) }) == nil { exclusiveCache?.remember(change, documentRow: documentRow) }
                 return change
             }
         }
@@ -88,9 +88,9 @@ extension ChangeLogStore {
                 while let row = try rows.next() {
                     // Small bodies decode faster than a lookup; large ones may be kept decoded.
                     if (row[1] as Int) < Self.cachedChangeThreshold {
-                        result.append(try Stored.change(row[2], document: document))
+                        result.append(try ColumnDecoder.change(row[2], document: document))
                     } else {
-                        result.append(try decodedChange(try Stored.changeHash(row[0]), document: document) { row[2] })
+                        result.append(try decodedChange(try ColumnDecoder.changeHash(row[0]), document: document) { row[2] })
                     }
                 }
             }
@@ -105,11 +105,11 @@ extension ChangeLogStore {
     public func lifecycleChanges(of document: DocumentID) throws(StoreError) -> [Change] {
         try read("reading the lifecycle of document \(document)") { db in
             guard let documentRow = try rowID(of: document, in: db, create: false) else { return [] }
-            if let remembered = memory?.document(documentRow)?.lifecycle { return remembered }
+            if let remembered = exclusiveCache?.document(documentRow)?.lifecycle { return remembered }
             let lifecycle = try changesInCausalOrder(
                 "SELECT body FROM change INDEXED BY change_lifecycle WHERE document = ? AND kind = 1",
                 document: document, documentRow: documentRow, in: db)
-            memory?.remember(lifecycle: lifecycle, documentRow: documentRow)
+            exclusiveCache?.remember(lifecycle: lifecycle, documentRow: documentRow)
             return lifecycle
         }
     }
@@ -130,7 +130,7 @@ extension ChangeLogStore {
     private func changesInCausalOrder(_ sql: String, document: DocumentID, documentRow: Int64, in db: Database) throws -> [Change] {
         var rows = try RawRows(db.cachedStatement(sql: sql), arguments: [documentRow])
         var changes: [Change] = []
-        while let row = try rows.next() { changes.append(try Stored.change(row[0], document: document)) }
+        while let row = try rows.next() { changes.append(try ColumnDecoder.change(row[0], document: document)) }
         return changes.sorted { ($0.lamport, $0.id) < ($1.lamport, $1.id) }
     }
 
@@ -146,7 +146,7 @@ extension ChangeLogStore {
                 db.cachedStatement(sql: Self.changeBySeq),
                 arguments: [documentRow, deviceRow, Int64(id.seq)])
             guard let row = try rows.next() else { return nil }
-            return try decodedChange(try Stored.changeHash(row[0]), document: document) { row[1] }
+            return try decodedChange(try ColumnDecoder.changeHash(row[0]), document: document) { row[1] }
         }
     }
 
@@ -162,10 +162,10 @@ extension ChangeLogStore {
 
     func fetchChange(_ hash: ChangeHash, document: DocumentID, documentRow: Int64, in db: Database) throws -> Change? {
         // A device's latest change, which an exclusive store may keep decoded with its frontier (committed state).
-        if let kept = memory?.document(documentRow)?.frontier.keptChange(hash) { return kept }
+        if let kept = exclusiveCache?.document(documentRow)?.frontier.keptChange(hash) { return kept }
         var bodies = try RawRows(db.cachedStatement(sql: Self.changeByHash), arguments: [documentRow, hash.prefix64])
         while let row = try bodies.next() {
-            guard try Stored.changeHash(row[3]) == hash else { continue }
+            guard try ColumnDecoder.changeHash(row[3]) == hash else { continue }
             return try decodedChange(hash, document: document) { row[4] }
         }
         return nil
@@ -192,7 +192,7 @@ extension ChangeLogStore {
     /// The number of changes in the log of every document (waiting changes excluded).
     public func changeCount() throws(StoreError) -> Int {
         // Every device's changes are in the log from 1 to its vector entry, so the vectors count the log.
-        if let memory { return memory.listedDocuments().reduce(0) { $0 + Int($1.frontier.vector.changeCount) } }
+        if let exclusiveCache { return exclusiveCache.listedDocuments().reduce(0) { $0 + Int($1.frontier.vector.changeCount) } }
         return try read("counting changes") { db in try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM change")) ?? 0 }
     }
 
@@ -205,6 +205,6 @@ extension ChangeLogStore {
         guard let row = try rows?.next() else {
             throw StoreError(.corrupt, "the frontier names change \(device)#\(seq) of document \(document), which is not in the log")
         }
-        return try decodedChange(try Stored.changeHash(row[0]), document: document) { row[1] }
+        return try decodedChange(try ColumnDecoder.changeHash(row[0]), document: document) { row[1] }
     }
 }

@@ -14,14 +14,14 @@ extension ChangeLogStore {
     /// would cut the name at) become U+FFFD, and a name is at most 1,024 bytes of UTF-8.
     public func registerDevices(_ devices: [Device]) throws(StoreError) {
         let devices = devices.map { Device(id: $0.id, name: Self.storableName($0.name)) }
-        let changed = devices.filter { device in memory.map { $0.name(of: device.id) != device.name } ?? true }
+        let changed = devices.filter { device in exclusiveCache.map { $0.name(of: device.id) != device.name } ?? true }
         guard !changed.isEmpty else { return }
         try write("registering \(changed.count == 1 ? "device \(changed[0].id)" : "\(changed.count) devices")") { db in
             for device in changed {
                 _ = try rowID(of: device.id, in: db, create: true)
                 try db.cachedStatement(sql: "UPDATE device SET name = ? WHERE uuid = ?")
                     .execute(arguments: [device.name, device.id.uuid.data])
-                memory?.stage(device.id, name: device.name, in: db)
+                exclusiveCache?.stage(device.id, name: device.name, in: db)
             }
         }
     }
@@ -44,10 +44,10 @@ extension ChangeLogStore {
 
     /// The devices known to this store, in identity order; a device seen only through its changes has an empty name.
     public func devices() throws(StoreError) -> [Device] {
-        if let memory { return memory.devices() }
+        if let exclusiveCache { return exclusiveCache.devices() }
         return try read("listing devices") { db in
             try Row.fetchAll(db.cachedStatement(sql: "SELECT uuid, name FROM device")).map { row in
-                Device(id: DeviceID(try Stored.uuid(row[0])), name: row[1] as String? ?? "")
+                Device(id: DeviceID(try ColumnDecoder.uuid(row[0])), name: row[1] as String? ?? "")
             }
             .sorted { $0.id < $1.id }
         }
@@ -75,59 +75,5 @@ extension ChangeLogStore {
                 """)
                 .execute(arguments: [peer, documentRow, Data(vector.encoded())])
         }
-    }
-
-    /// This device's value for `key` of `document` (its own bookkeeping, never synced), if set.
-    public func localState(_ key: String, of document: DocumentID) throws(StoreError) -> Data? {
-        try read("reading local state \(key)") { db in
-            guard let documentRow = try rowID(of: document, in: db, create: false) else { return nil }
-            var rows = try RawRows(
-                db.cachedStatement(sql: "SELECT value FROM local_state WHERE document = ? AND key = ?"),
-                arguments: [documentRow, key])
-            return try rows.next().map { row throws(StoreError) in try AtRest.unpackValue(row[0]) }
-        }
-    }
-
-    /// This device's value for `key` of every document that has one, in document order.
-    ///
-    /// - Complexity: one pass over the local state of every document.
-    public func localStates(_ key: String) throws(StoreError) -> [(document: DocumentID, value: Data)] {
-        try read("reading local state \(key) of every document") { db in
-            var rows = try RawRows(
-                db.cachedStatement(sql: """
-                    SELECT d.uuid, s.value FROM local_state s JOIN document d ON d.id = s.document
-                    WHERE s.key = ? ORDER BY d.uuid
-                    """),
-                arguments: [key])
-            var result: [(document: DocumentID, value: Data)] = []
-            while let row = try rows.next() {
-                result.append((DocumentID(try Stored.uuid(row[0])), try AtRest.unpackValue(row[1])))
-            }
-            return result
-        }
-    }
-
-    /// Sets (or, with `nil`, removes) this device's values for `document`, in one transaction.
-    public func setLocalState(_ values: [String: Data?], of document: DocumentID) throws(StoreError) {
-        try write("saving local state of document \(document)") { db in
-            let documentRow = try rowID(of: document, in: db, create: true)!
-            for key in values.keys.sorted() {
-                if let value = values[key]! {
-                    try writeLocalState([key: value], documentRow: documentRow, in: db)
-                } else {
-                    try db.cachedStatement(sql: "DELETE FROM local_state WHERE document = ? AND key = ?")
-                        .execute(arguments: [documentRow, key])
-                }
-            }
-        }
-    }
-
-    func writeLocalState(_ values: [String: Data], documentRow: Int64, in db: Database) throws {
-        guard !values.isEmpty else { return }
-        let statement = try db.cachedStatement(sql: """
-            INSERT INTO local_state (document, key, value) VALUES (?, ?, ?)
-            ON CONFLICT (document, key) DO UPDATE SET value = excluded.value
-            """)
-        for key in values.keys.sorted() { try statement.execute(arguments: [documentRow, key, AtRest.packValue(values[key]!)]) }
     }
 }

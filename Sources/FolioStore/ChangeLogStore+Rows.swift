@@ -21,12 +21,12 @@ struct RowIDCache {
         isComplete = true
         guard let db else { return }
         for row in try Row.fetchAll(db, sql: "SELECT id, uuid FROM device") {
-            let device = DeviceID(try Stored.uuid(row[1]))
+            let device = DeviceID(try ColumnDecoder.uuid(row[1]))
             devices[device] = row[0]
             devicesByRow[row[0]] = device
         }
         for row in try Row.fetchAll(db, sql: "SELECT id, uuid FROM document") {
-            documents[DocumentID(try Stored.uuid(row[1]))] = row[0]
+            documents[DocumentID(try ColumnDecoder.uuid(row[1]))] = row[0]
         }
     }
 }
@@ -45,7 +45,7 @@ extension ChangeLogStore {
         }
         guard create else { return nil }
         try db.cachedStatement(sql: "INSERT INTO device (uuid) VALUES (?)").execute(arguments: [key])
-        memory?.stage(device, name: "", in: db)
+        exclusiveCache?.stage(device, name: "", in: db)
         let id = db.lastInsertedRowID
         remember(inserting: { $0.devices[device] = id; $0.devicesByRow[id] = device },
             forgetting: { $0.devices[device] = nil; $0.devicesByRow[id] = nil }, complete: isComplete, in: db)

@@ -146,15 +146,15 @@ extension ChangeLogStore {
                 var deviceByRow: [Int64: DeviceID] = [:]
                 var devices: [Device] = []
                 for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT id, uuid, name FROM device")) {
-                    let device = DeviceID(try Stored.uuid(row[1]))
+                    let device = DeviceID(try ColumnDecoder.uuid(row[1]))
                     deviceByRow[row[0]] = device
                     devices.append(Device(id: device, name: row[2] as String? ?? ""))
                 }
-                if let memory, memory.devices() != devices.sorted(by: { $0.id < $1.id }) {
+                if let exclusiveCache, exclusiveCache.devices() != devices.sorted(by: { $0.id < $1.id }) {
                     report.problems.append(.init(message: "the devices the store keeps in memory differ from the device table"))
                 }
                 documents = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, uuid FROM document")).map { row in
-                    (row: row[0] as Int64, id: DocumentID(try Stored.uuid(row[1])))
+                    (row: row[0] as Int64, id: DocumentID(try ColumnDecoder.uuid(row[1])))
                 }
                 .sorted { $0.id < $1.id }
                 deviceOf = { deviceByRow[$0] }
@@ -163,7 +163,7 @@ extension ChangeLogStore {
                 report.documents += 1
                 var checker = DocumentChecker(
                     document: document.id, documentRow: document.row, deviceOf: deviceOf,
-                    remembered: memory.map { $0.document(document.row) },
+                    remembered: exclusiveCache.map { $0.document(document.row) },
                     verified: logs?.removeValue(forKey: document.id) ?? VerifiedLog())
                 try checker.check(in: db)
                 report.changes += checker.changes
@@ -172,12 +172,12 @@ extension ChangeLogStore {
             }
             guard only == nil else { return report }
             let rows = Set(documents.map(\.row))
-            if let unknown = memory?.listedDocuments().first(where: { !rows.contains($0.frontier.documentRow) }) {
+            if let unknown = exclusiveCache?.listedDocuments().first(where: { !rows.contains($0.frontier.documentRow) }) {
                 report.problems.append(.init(document: unknown.document, message: "the store remembers a frontier of a document that is not in the file"))
             }
             for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT hash, bytes FROM blob ORDER BY hash")) {
-                let recorded = (row[0] as Data?).flatMap { try? Stored.contentHash($0) }
-                let bytes = (row[1] as Data?).flatMap { try? AtRest.unpackValue($0) }
+                let recorded = (row[0] as Data?).flatMap { try? ColumnDecoder.contentHash($0) }
+                let bytes = (row[1] as Data?).flatMap { try? StorageCompression.unpackValue($0) }
                 if recorded == nil || bytes.map(ContentHash.init(hashing:)) != recorded {
                     report.problems.append(.init(message: "blob \(recorded.map { String($0.hex.prefix(12)) } ?? "(damaged hash)") does not match its bytes"))
                 }

@@ -23,11 +23,9 @@ public final class ChangeLogStore: Sendable {
     /// The local device's signing key: it signs the heads that vouch for the local device's changes (see
     /// ``signedHeads(of:)``), and the store keeps it in its file (see ``localIdentity(ofStoreAt:)``).
     public let key: DeviceKey
-    /// The identity under which this device records versions made outside Folio (a file changed on disk by
-    /// another program): its key is derived from the local device's, so every run of this device uses the same
-    /// one, and it is named after it ("Mac (another program)").
-    public let externalDevice: Device
-    /// The key of ``externalDevice``, derived from ``key``.
+    /// The key of the local device's second identity, for changes it records on behalf of other programs
+    /// (``DeviceKey/externalKey``, derived from ``key``): as for the local device, the store signs its heads and
+    /// takes none of its changes from peers.
     let externalKey: DeviceKey
     /// Heads of the local identities signed since the store opened, by document (see ``signedHeads(of:)``).
     let signedTips = Mutex<[DocumentID: [DeviceID: SignedHead]]>([:])
@@ -45,12 +43,12 @@ public final class ChangeLogStore: Sendable {
     let clock: any WallClock
     /// Row numbers of devices and documents (see ``RowIDCache``).
     let rowIDs = Mutex(RowIDCache())
-    /// Large changes lately read or written, decoded (see ``RecentValues``).
-    let recentChanges = Mutex(RecentValues<ChangeHash, Change>(byteLimit: 8 << 20))
+    /// Large changes lately read or written, decoded (see ``DecodedValueCache``).
+    let decodedChanges = Mutex(DecodedValueCache<ChangeHash, Change>(byteLimit: 8 << 20))
     /// Checkpoint contents lately read, inflated and checked against their hash.
-    let recentContents = Mutex(RecentValues<ContentHash, Data>(byteLimit: 8 << 20))
-    /// Every document's frontier and every device's name, with exclusive access (see ``StoreMemory``).
-    let memory: StoreMemory?
+    let decodedContents = Mutex(DecodedValueCache<ContentHash, Data>(byteLimit: 8 << 20))
+    /// Every document's frontier and every device's name, with exclusive access (see ``ExclusiveStoreCache``).
+    let exclusiveCache: ExclusiveStoreCache?
 
     /// Opens the store at `url`, creating it if the file does not exist or is empty.
     ///
@@ -100,12 +98,11 @@ public final class ChangeLogStore: Sendable {
     init(
         url: URL, location: String, memoryImage: Data?, isNew: Bool, isPristine: Bool, key: DeviceKey,
         deviceName: String, clock: any WallClock, durability: Durability, access: StoreAccess, limits: StoreLimits = StoreLimits(),
-        inherited: (StoreMemory, RowIDCache)? = nil
+        inherited: (ExclusiveStoreCache, RowIDCache)? = nil
     ) throws(StoreError) {
         self.url = url
         self.key = key
-        externalKey = key.derivedKey(for: "external")
-        externalDevice = externalKey.device(named: "\(deviceName) (another program)")
+        externalKey = key.externalKey
         self.localDevice = Device(id: key.id, name: deviceName)
         self.durability = durability
         self.access = access
@@ -160,14 +157,14 @@ public final class ChangeLogStore: Sendable {
             if !isMigrated.withLock({ $0 }) { try StoreSchema.migrator.migrate(database) }
             exclusiveQueue?.writeWithoutTransaction(Self.removeStatementAuthorizer)
             if let inherited {
-                memory = inherited.0
+                exclusiveCache = inherited.0
                 rowIDs.withLock { $0 = inherited.1 }
             } else if let exclusiveQueue {
-                memory = try isPristine ? StoreMemory() : exclusiveQueue.unsafeRead(StoreMemory.init(reading:))
+                exclusiveCache = try isPristine ? ExclusiveStoreCache() : exclusiveQueue.unsafeRead(ExclusiveStoreCache.init(reading:))
                 let complete = try isPristine ? RowIDCache(completeFrom: nil) : exclusiveQueue.unsafeRead(RowIDCache.init(completeFrom:))
                 rowIDs.withLock { $0 = complete }
             } else {
-                memory = nil
+                exclusiveCache = nil
             }
         } catch {
             throw StoreError.translating(error, while: "opening \(location)")
@@ -277,25 +274,6 @@ public final class ChangeLogStore: Sendable {
             return try database.read(body)
         } catch {
             throw StoreError.translating(error, while: action())
-        }
-    }
-
-    /// Makes the store end as a killed process would leave it: when the last reference goes, its connection closes
-    /// without folding the write-ahead log into the database file, and the log stays beside it for the next open to
-    /// recover from. For crash tests and simulations (the simulator's crashes use it); ``close()`` still folds.
-    ///
-    /// Only with ``StoreAccess/exclusive``: a pool's readers would fold the log when they close.
-    public func leaveLogOnRelease() throws(StoreError) {
-        guard let exclusiveQueue else {
-            throw StoreError(.database, "only a store with exclusive access can leave its log on release")
-        }
-        do {
-            try exclusiveQueue.writeWithoutTransaction { db in
-                let code = folio_sqlite_skip_checkpoint_on_close(db.sqliteConnection)
-                guard code == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: code)) }
-            }
-        } catch {
-            throw StoreError.translating(error, while: "arranging for \(url.path) to keep its log")
         }
     }
 

@@ -23,7 +23,7 @@ struct DocumentChecker {
     /// The device of a row of the device table (`nil`: no such row).
     let deviceOf: (Int64) -> DeviceID?
     /// What the store remembers of the document, with exclusive access (`nil` then: nothing).
-    let remembered: RememberedDocument??
+    let remembered: CachedDocument??
     /// What is verified: at first what was verified before (empty: nothing), in the end everything checked.
     private(set) var log: VerifiedLog
     /// How many changes were decoded and re-hashed.
@@ -31,7 +31,7 @@ struct DocumentChecker {
     private(set) var problems: [VerificationReport.Problem] = []
 
     init(
-        document: DocumentID, documentRow: Int64, deviceOf: @escaping (Int64) -> DeviceID?, remembered: RememberedDocument??,
+        document: DocumentID, documentRow: Int64, deviceOf: @escaping (Int64) -> DeviceID?, remembered: CachedDocument??,
         verified: VerifiedLog = VerifiedLog()
     ) {
         self.document = document
@@ -70,13 +70,13 @@ struct DocumentChecker {
             changes += 1
             let change: Change
             do {
-                change = try Stored.change(row[4], document: document)
+                change = try ColumnDecoder.change(row[4], document: document)
             } catch {
                 problem(id, "its bytes cannot be decoded: \(error)")
                 continue
             }
             if change.id != id { problem(id, "its bytes say it is \(change.id)") }
-            let recorded = (row[3] as Data?).flatMap { try? Stored.changeHash($0) }
+            let recorded = (row[3] as Data?).flatMap { try? ColumnDecoder.changeHash($0) }
             if change.hash != recorded {
                 problem(id, "its bytes hash to \(change.hash.shortHex), not to the recorded \(recorded?.shortHex ?? "(damaged hash)"): the row was altered")
             }
@@ -127,7 +127,7 @@ struct DocumentChecker {
                 problem(nil, "a waiting change cannot be decoded")
                 continue
             }
-            if change.hash != (row[0] as Data?).flatMap({ try? Stored.changeHash($0) }) { problem(change.id, "the waiting change's bytes do not match its hash") }
+            if change.hash != (row[0] as Data?).flatMap({ try? ColumnDecoder.changeHash($0) }) { problem(change.id, "the waiting change's bytes do not match its hash") }
             let ready = change.id.seq == vector[change.id.device] + 1
                 && change.vector.entries.allSatisfy { $0.device == change.id.device || $0.seq <= vector[$0.device] }
             // One that no signed head has reached yet waits for one, whatever it depends on.

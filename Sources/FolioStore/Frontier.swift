@@ -61,7 +61,7 @@ struct Frontier: Sendable {
         while let row = try rows.next() {
             let documentRow: Int64 = row[6]
             if result[documentRow] == nil {
-                result[documentRow] = (DocumentID(try Stored.uuid(row[7])), Frontier(empty: documentRow))
+                result[documentRow] = (DocumentID(try ColumnDecoder.uuid(row[7])), Frontier(empty: documentRow))
             }
             try result[documentRow]!.frontier.include(row)
         }
@@ -70,11 +70,11 @@ struct Frontier: Sendable {
 
     /// Adds the tip in `row`: device row, device uuid, seq, lamport, hash, is_head.
     private mutating func include(_ row: RawRow) throws {
-        let device = DeviceID(try Stored.uuid(row[1]))
-        let seq = try Stored.seq(row[2], "frontier sequence number")
+        let device = DeviceID(try ColumnDecoder.uuid(row[1]))
+        let seq = try ColumnDecoder.seq(row[2], "frontier sequence number")
         if let old = tips[device] { tipsByHash[old.hash] = nil }
         tips[device] = Tip(
-            deviceRow: row[0], seq: seq, lamport: try Stored.unsigned(row[3], "frontier lamport"), hash: try Stored.changeHash(row[4]),
+            deviceRow: row[0], seq: seq, lamport: try ColumnDecoder.unsigned(row[3], "frontier lamport"), hash: try ColumnDecoder.changeHash(row[4]),
             isHead: row[5] as Bool)
         vector[device] = seq
         tipsByHash[tips[device]!.hash] = device

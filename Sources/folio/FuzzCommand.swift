@@ -32,8 +32,7 @@ struct FuzzCommand: AsyncParsableCommand {
     @Option(help: "Write each failure's shrunk scenario here as fuzz-SEED.yaml.")
     var out: String?
 
-    @Option(help: "Run devices' libraries under this directory (default: a temporary one; a tmpfs is fastest).")
-    var workDir: String?
+    @OptionGroup var workDirectory: WorkDirectoryOptions<Self>
 
     func validate() throws {
         guard steps >= 1 else { throw ValidationError("--steps must be at least 1") }
@@ -46,7 +45,7 @@ struct FuzzCommand: AsyncParsableCommand {
     func run() async throws {
         let fuzzer = Fuzzer(
             generator: ScenarioGenerator(devices: Int(devices.range.lowerBound)...Int(devices.range.upperBound), steps: steps),
-            workDirectory: try workDir.map(WorkDirectory.prepare))
+            workDirectory: try workDirectory.prepare())
         let progress = Progress(total: seeds.range.count)
         var failures = 0
         let started = Date()
@@ -108,6 +107,12 @@ struct FuzzCommand: AsyncParsableCommand {
                 FileHandle.standardError.write(Data("folio: cannot write \(url.path): \(error.localizedDescription)\n".utf8))
             }
         }
+    }
+}
+
+extension FuzzCommand: WorkDirectoryHelp {
+    static var workDirectoryHelp: ArgumentHelp {
+        "Run devices' libraries under this directory (default: a temporary one; a tmpfs is fastest)."
     }
 }
 

@@ -13,14 +13,7 @@ struct LogAppendCommand: AsyncParsableCommand {
         // A driver for Folio's own tests (kills, two processes on one folder), not a command for users: hidden.
         shouldDisplay: false)
 
-    @Option(name: .long, help: "The store file (created if absent).")
-    var store: String
-
-    @Option(name: .long, help: "The device name to append as (its identity derives from the name).")
-    var device = "cli"
-
-    @Option(name: .long, help: "The document's UUID.")
-    var document = "00000000-0000-4000-8000-000000000001"
+    @OptionGroup var log: LogDriverOptions<Self>
 
     @Option(name: .long, help: "How many changes to append; 0 appends until killed.")
     var count = 100
@@ -32,26 +25,29 @@ struct LogAppendCommand: AsyncParsableCommand {
     var durability = "normal"
 
     func validate() throws {
-        guard UUIDBytes(document) != nil else { throw ValidationError("--document must be a UUID such as 00000000-0000-4000-8000-000000000001, not '\(document)'") }
         guard count >= 0 else { throw ValidationError("--count must be 0 (until killed) or more, not \(count)") }
         guard batch >= 1 else { throw ValidationError("--batch must be at least 1, not \(batch)") }
         guard ["normal", "full"].contains(durability) else { throw ValidationError("--durability must be normal or full, not '\(durability)'") }
     }
 
     func run() async throws {
-        let log = try openStore(
-            at: store, deviceNamed: device,
-            durability: durability == "full" ? .full : .normal)
-        let documentID = DocumentID(UUIDBytes(document)!)
+        let store = try log.openStore(durability: durability == "full" ? .full : .normal)
+        let documentID = log.documentID
         var appended = 0
         while count == 0 || appended < count {
             let size = count == 0 ? batch : min(batch, count - appended)
             let kinds = (0..<size).map { index in
                 ChangeKind.edit(Edit(operations: Data("edit \(appended + index)".utf8)))
             }
-            let changes = try log.append(kinds, to: documentID)
+            let changes = try store.append(kinds, to: documentID)
             for change in changes { printFlushed("\(change.id.device) \(change.id.seq)") }
             appended += size
         }
     }
+}
+
+extension LogAppendCommand: LogDriverHelp {
+    static var deviceHelp: ArgumentHelp { "The device name to append as (its identity derives from the name)." }
+    static var documentHelp: ArgumentHelp { "The document's UUID." }
+    static var documentExample: String { " such as 00000000-0000-4000-8000-000000000001" }
 }

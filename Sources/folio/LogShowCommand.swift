@@ -9,15 +9,10 @@ struct LogShowCommand: AsyncParsableCommand {
         commandName: "show",
         abstract: "Print each document's vector, heads and waiting changes.")
 
-    @Argument(help: "The store file (only read: a temporary copy of it is opened).")
-    var store: String
-
-    func validate() throws {
-        guard FileManager.default.fileExists(atPath: store) else { throw ValidationError("no file at \(store)") }
-    }
+    @OptionGroup var file: StoreCopyArgument
 
     func run() async throws {
-        let copy = try StoreCopy(of: store)
+        let copy = try file.openCopy()
         defer { copy.remove() }
         let log = copy.store
         let names = Dictionary(try log.devices().map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })

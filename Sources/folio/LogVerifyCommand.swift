@@ -9,19 +9,14 @@ struct LogVerifyCommand: AsyncParsableCommand {
         commandName: "verify",
         abstract: "Check a store: every change re-hashed, parents, vectors, frontier, blobs. Exit 1 if unsound.")
 
-    @Argument(help: "The store file (only read: a temporary copy of it is opened).")
-    var store: String
-
-    func validate() throws {
-        guard FileManager.default.fileExists(atPath: store) else { throw ValidationError("no file at \(store)") }
-    }
+    @OptionGroup var file: StoreCopyArgument
 
     func run() async throws {
-        let copy = try StoreCopy(of: store)
+        let copy = try file.openCopy()
         defer { copy.remove() }
         let report = try copy.store.verify()
         for problem in report.problems { printEscaped("problem: \(problem)") }
         printEscaped("\(report)")
-        if !report.isSound { throw CommandFailure.checkFailed("\(store) is unsound; first problem: \(report.firstProblem!)") }
+        if !report.isSound { throw CommandFailure.checkFailed("\(file.store) is unsound; first problem: \(report.firstProblem!)") }
     }
 }

@@ -25,8 +25,7 @@ struct ReplayCommand: AsyncParsableCommand {
     @Option(help: "The directory for reports (created if needed).")
     var out: String?
 
-    @Option(help: "Run devices' libraries under this directory (default: a temporary one).")
-    var workDir: String?
+    @OptionGroup var workDirectory: WorkDirectoryOptions<Self>
 
     @Flag(help: "Keep each run's device libraries (under --work-dir) to look at them with `folio inspect`.")
     var keep = false
@@ -34,7 +33,7 @@ struct ReplayCommand: AsyncParsableCommand {
     func validate() throws {
         if report != nil, out == nil { throw ValidationError("--report needs --out DIR: where to write the reports") }
         if out != nil, report == nil { throw ValidationError("--out needs --report md, html or json") }
-        if keep, workDir == nil { throw ValidationError("--keep needs --work-dir DIR: where to keep the libraries") }
+        if keep, workDirectory.workDir == nil { throw ValidationError("--keep needs --work-dir DIR: where to keep the libraries") }
     }
 
     func run() async throws {
@@ -42,7 +41,7 @@ struct ReplayCommand: AsyncParsableCommand {
         if let report, let out { try ScenarioFiles.checkReportNames(of: files, as: report, in: out) }
         // Every file parsed (or none ran): the scenarios line up with the files.
         let scenarios = try ScenarioFiles.parse(files.map(\.path))
-        let simulator = Simulator(workDirectory: try workDir.map(WorkDirectory.prepare), keepsFiles: keep)
+        let simulator = Simulator(workDirectory: try workDirectory.prepare(), keepsFiles: keep)
         var failed = 0
         for (found, (file, scenario)) in zip(files, scenarios) {
             let result = await simulator.run(scenario)
@@ -73,6 +72,10 @@ struct ReplayCommand: AsyncParsableCommand {
         let conflicts = result.report.documents.reduce(0) { $0 + $1.conflicts.count }
         return "(\(result.steps.count) step\(result.steps.count == 1 ? "" : "s"), \(conflicts) conflict\(conflicts == 1 ? "" : "s"))"
     }
+}
+
+extension ReplayCommand: WorkDirectoryHelp {
+    static var workDirectoryHelp: ArgumentHelp { "Run devices' libraries under this directory (default: a temporary one)." }
 }
 
 /// Finding and reading scenario files.

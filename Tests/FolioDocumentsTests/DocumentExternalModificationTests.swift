@@ -74,7 +74,7 @@ import Testing
         #expect(try stored.operations(as: TextDocument.Operation.self) == [.append(" and edited")])
         // The outside version is authored by the device's identity for other programs, so it is concurrent with
         // the app's edit (a device's own changes form one line): two heads, and the log stays consistent.
-        #expect(baseline.id.device == library.store.externalDevice.id)
+        #expect(baseline.id.device == library.externalDevice.id)
         #expect(baseline.id.device != library.device.id)
         #expect(Set(try library.store.heads(of: document.id).map(\.hash)) == [baseline.hash, stored.hash])
         try library.store.checkInvariants()

@@ -16,7 +16,7 @@ import FolioTestSupport
 
         let again = try DocumentLibrary(at: root, backgroundWork: false)
         #expect(again.device == device, "the same key, and the name kept with it")
-        let others = try again.store.devices().filter { $0.id != device.id && $0.id != again.store.externalDevice.id }
+        let others = try again.store.devices().filter { $0.id != device.id && $0.id != again.externalDevice.id }
         #expect(others.isEmpty, "no second device registered: \(others)")
         try again.store.close()
 

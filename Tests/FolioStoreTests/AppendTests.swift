@@ -27,9 +27,9 @@ import FolioTestSupport
         #expect(third.vector == VersionVector.of([(a.id, 3)]))
 
         // Another identity of the device can be concurrent with that line.
-        let external = store.externalDevice
+        let external = store.key.externalKey.device(named: "A (another program)")
         #expect(external.id != a.id)
-        #expect(external == store.externalDevice, "derived, so the same on every run")
+        #expect(external.id == DeviceKey.named("A").externalKey.id, "derived, so the same on every run")
         let outside = try store.append([Fixtures.edit("outside")], to: document, on: .heads([first.hash]), author: external)[0]
         try store.checkInvariants()
         #expect(outside.id == ChangeID(device: external.id, seq: 1))

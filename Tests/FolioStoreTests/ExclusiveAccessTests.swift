@@ -68,7 +68,7 @@ import FolioTestSupport
     @Test func aStoreLeftLikeAKilledProcessKeepsItsLogForTheNextOpen() throws {
         var store: ChangeLogStore? = try exclusiveStore()
         try store!.append((1...3).map { Fixtures.edit("edit \($0)") }, to: Fixtures.document)
-        try store!.leaveLogOnRelease()
+        try CrashSimulation.leaveLogOnRelease(of: store!)
         let url = store!.url
         store = nil
         let log = try FileManager.default.attributesOfItem(atPath: url.path + "-wal")[.size] as? Int
@@ -81,7 +81,7 @@ import FolioTestSupport
         #expect(!FileManager.default.fileExists(atPath: url.path + "-wal"), "close() still folds the log")
 
         let shared = try directory.openStore("shared.sqlite", as: device)
-        let refused = #expect(throws: StoreError.self) { try shared.leaveLogOnRelease() }
+        let refused = #expect(throws: StoreError.self) { try CrashSimulation.leaveLogOnRelease(of: shared) }
         #expect(refused?.code == .database)
     }
 

@@ -146,16 +146,17 @@ import FolioTestSupport
 
     @Test func localStateIsReadPerDocumentAndAcrossDocuments() throws {
         let store = try directory.openStore(for: device)
-        try store.setLocalState(["file": Data("a.txt".utf8), "undo": Data([1])], of: Fixtures.document)
-        try store.setLocalState(["file": Data("b.txt".utf8)], of: Fixtures.otherDocument)
-        #expect(try store.localState("file", of: Fixtures.document) == Data("a.txt".utf8))
-        let files = try store.localStates("file")
+        let state = LocalStateStore(in: store)
+        try state.set(["file": Data("a.txt".utf8), "undo": Data([1])], of: Fixtures.document)
+        try state.set(["file": Data("b.txt".utf8)], of: Fixtures.otherDocument)
+        #expect(try state.value("file", of: Fixtures.document) == Data("a.txt".utf8))
+        let files = try state.values("file")
         #expect(files.map(\.document).sorted() == [Fixtures.document, Fixtures.otherDocument].sorted())
         #expect(Set(files.map(\.value)) == [Data("a.txt".utf8), Data("b.txt".utf8)])
-        #expect(try store.localStates("undo").map(\.document) == [Fixtures.document])
+        #expect(try state.values("undo").map(\.document) == [Fixtures.document])
 
-        try store.setLocalState(["file": nil], of: Fixtures.document)
-        #expect(try store.localStates("file").map(\.document) == [Fixtures.otherDocument])
-        #expect(try store.localStates("absent").isEmpty)
+        try state.set(["file": nil], of: Fixtures.document)
+        #expect(try state.values("file").map(\.document) == [Fixtures.otherDocument])
+        #expect(try state.values("absent").isEmpty)
     }
 }

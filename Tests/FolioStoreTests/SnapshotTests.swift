@@ -27,7 +27,7 @@ import FolioTestSupport
         var store: ChangeLogStore? = try ChangeLogStore(
             at: directory.file("A.sqlite"), device: device, clock: Fixtures.clock(), access: .exclusive)
         try store!.append((1...3).map { Fixtures.edit("edit \($0)") }, to: Fixtures.document)
-        try store!.leaveLogOnRelease()
+        try CrashSimulation.leaveLogOnRelease(of: store!)
         store = nil
         let before = try files("A.sqlite")
         #expect(before.keys.sorted() == ["A.sqlite", "A.sqlite-wal"], "the changes are in the unfolded log")

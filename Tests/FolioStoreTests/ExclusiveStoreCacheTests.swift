@@ -6,7 +6,7 @@ import FolioTestSupport
 
 /// An exclusive store remembers every document's frontier and every device's name: the memory follows commits,
 /// forgets what a rolled-back transaction staged, and `verify` notices when it differs from the file.
-@Suite struct StoreMemoryTests {
+@Suite struct ExclusiveStoreCacheTests {
     let directory: TemporaryDirectory
     let a = Device.named("A")
     let b = Device.named("B")
@@ -51,11 +51,12 @@ import FolioTestSupport
 
     @Test func registeredNamesAreRememberedAndMatchTheFile() throws {
         let store = try directory.openStore(for: a, access: .exclusive)
-        try store.append([Fixtures.edit("external")], to: Fixtures.document, author: store.externalDevice)
+        let external = store.key.externalKey.device(named: "A (another program)")
+        try store.append([Fixtures.edit("external")], to: Fixtures.document, author: external)
         try store.registerDevice(Device(id: b.id, name: "B's phone"))
         try store.registerDevice(Device(id: b.id, name: "B's phone"))
         let remembered = try store.devices()
-        #expect(remembered == [a, store.externalDevice, Device(id: b.id, name: "B's phone")].sorted { $0.id < $1.id })
+        #expect(remembered == [a, external, Device(id: b.id, name: "B's phone")].sorted { $0.id < $1.id })
         try store.checkInvariants()
         try store.close()
         #expect(try directory.openStore(for: a).devices() == remembered)
@@ -87,7 +88,7 @@ import FolioTestSupport
         let create = try store.append(.lifecycle(.create(name: "Notes", type: "public.plain-text", container: .local)), to: Fixtures.document)
         try store.append([Fixtures.edit("text")], to: Fixtures.document)
         let row = try #require(try store.read("finding the row") { db in try store.rowID(of: Fixtures.document, in: db, create: false) })
-        func remembered() -> [Change]? { store.memory?.document(row)?.lifecycle }
+        func remembered() -> [Change]? { store.exclusiveCache?.document(row)?.lifecycle }
         #expect(remembered() == [create], "a document new to the store is remembered from its first change")
         #expect(try store.lifecycleChanges(of: Fixtures.document) == [create])
         try store.checkInvariants()
@@ -121,9 +122,9 @@ import FolioTestSupport
         try store.close()
         // Reopened, the store reads the lifecycle from the file at the first read, then remembers it.
         let reopened = try directory.openStore(for: a, access: .exclusive)
-        #expect(reopened.memory?.document(row)?.lifecycle == nil)
+        #expect(reopened.exclusiveCache?.document(row)?.lifecycle == nil)
         #expect(try reopened.lifecycleChanges(of: Fixtures.document) == before + [delete])
-        #expect(reopened.memory?.document(row)?.lifecycle == before + [delete])
+        #expect(reopened.exclusiveCache?.document(row)?.lifecycle == before + [delete])
     }
 
     @Test func verifyNoticesRememberedLifecycleChangesThatDifferFromTheFile() throws {
@@ -132,7 +133,7 @@ import FolioTestSupport
         try store.append(.lifecycle(.rename(to: "Ideas")), to: Fixtures.document)
         // A bug's work: the memory is told the document's lifecycle is its creation alone.
         let row = try #require(try store.read("finding the row") { db in try store.rowID(of: Fixtures.document, in: db, create: false) })
-        store.memory?.remember(lifecycle: [create], documentRow: row)
+        store.exclusiveCache?.remember(lifecycle: [create], documentRow: row)
         #expect(try store.lifecycleChanges(of: Fixtures.document) == [create])
         let report = try store.verify(documents: [Fixtures.document])
         #expect(report.firstProblem?.message.contains("lifecycle changes the store keeps in memory") == true, "\(report)")
@@ -146,7 +147,7 @@ import FolioTestSupport
         // A bug's work: the memory is told the document has no change, and the file is left as it is.
         try store.write("forgetting a frontier") { db in
             let row = try #require(try store.rowID(of: Fixtures.document, in: db, create: false))
-            store.memory?.stage(Frontier(empty: row), of: Fixtures.document, hasWaiting: nil, lifecycleAdded: [], in: db)
+            store.exclusiveCache?.stage(Frontier(empty: row), of: Fixtures.document, hasWaiting: nil, lifecycleAdded: [], in: db)
         }
         let report = try store.verify(documents: [Fixtures.document])
         #expect(report.firstProblem?.message.contains("in memory") == true, "\(report)")
@@ -155,7 +156,7 @@ import FolioTestSupport
 
     @Test func verifyNoticesARememberedDeviceNameThatDiffersFromTheFile() throws {
         let store = try directory.openStore(for: a, access: .exclusive)
-        try store.write("misnaming a device") { db in store.memory?.stage(a.id, name: "not A", in: db) }
+        try store.write("misnaming a device") { db in store.exclusiveCache?.stage(a.id, name: "not A", in: db) }
         #expect(try store.devices().first?.name == "not A")
         let report = try store.verify(checkingPages: false)
         #expect(report.firstProblem?.message.contains("in memory") == true, "\(report)")

@@ -8,11 +8,11 @@ import Synchronization
 /// sync announces, a document's lifecycle or the list of devices cost no query, and registering a device that is
 /// already known costs no transaction.
 ///
-/// The memory is read from the file when the store opens and then follows the store's own commits: a write
+/// The cache is read from the file when the store opens and then follows the store's own commits: a write
 /// transaction stages what it saves, which replaces what is remembered when it commits and is dropped when it rolls
 /// back. Reads inside that transaction see what it staged. ``ChangeLogStore/verify(checkingPages:)`` compares the
-/// memory with the file. A store with shared access has none: other connections may write.
-final class StoreMemory: Sendable {
+/// cache with the file. A store with shared access has none: other connections may write.
+final class ExclusiveStoreCache: Sendable {
     private let state: Mutex<State>
 
     /// Reads every document's frontier, which documents have waiting changes, and the devices.
@@ -26,12 +26,12 @@ final class StoreMemory: Sendable {
     }
 
     /// What `other` has committed, for a copy of its store taken outside a write transaction.
-    init(copying other: StoreMemory) {
+    init(copying other: ExclusiveStoreCache) {
         state = Mutex(State(committed: other.state.withLock { $0.committed }))
     }
 
     /// The document of `documentRow` as the open transaction (if any) sees it.
-    func document(_ documentRow: Int64) -> RememberedDocument? {
+    func document(_ documentRow: Int64) -> CachedDocument? {
         state.withLock { $0.staged.documents[documentRow] ?? $0.committed.documents[documentRow] }
     }
 
@@ -55,7 +55,7 @@ final class StoreMemory: Sendable {
     }
 
     /// The committed documents that have a log, in no particular order.
-    func listedDocuments() -> [RememberedDocument] {
+    func listedDocuments() -> [CachedDocument] {
         state.withLock { $0.committed.documents.values.filter(\.isListed) }
     }
 
@@ -79,7 +79,7 @@ final class StoreMemory: Sendable {
         stage(in: db) { state in
             let row = frontier.documentRow
             var entry = state.staged.documents[row] ?? state.committed.documents[row]
-                ?? RememberedDocument(document: document, frontier: frontier, hasWaiting: false, lifecycle: [])
+                ?? CachedDocument(document: document, frontier: frontier, hasWaiting: false, lifecycle: [])
             entry.frontier = frontier
             if let hasWaiting { entry.hasWaiting = hasWaiting }
             if !lifecycleAdded.isEmpty, let lifecycle = entry.lifecycle {
@@ -116,7 +116,7 @@ final class StoreMemory: Sendable {
 
     private struct Contents: Sendable {
         /// By document row.
-        var documents: [Int64: RememberedDocument] = [:]
+        var documents: [Int64: CachedDocument] = [:]
         /// Device names ("" for none).
         var devices: [DeviceID: String] = [:]
 
@@ -136,25 +136,25 @@ final class StoreMemory: Sendable {
 
         init(reading db: Database) throws {
             for (row, entry) in try Frontier.all(in: db) {
-                committed.documents[row] = RememberedDocument(document: entry.document, frontier: entry.frontier, hasWaiting: false)
+                committed.documents[row] = CachedDocument(document: entry.document, frontier: entry.frontier, hasWaiting: false)
             }
             for row in try Row.fetchAll(db, sql: "SELECT id, uuid FROM document WHERE id IN (SELECT document FROM pending)") {
                 let documentRow: Int64 = row[0]
                 if committed.documents[documentRow] == nil {
-                    committed.documents[documentRow] = RememberedDocument(
-                        document: DocumentID(try Stored.uuid(row[1])), frontier: Frontier(empty: documentRow), hasWaiting: false)
+                    committed.documents[documentRow] = CachedDocument(
+                        document: DocumentID(try ColumnDecoder.uuid(row[1])), frontier: Frontier(empty: documentRow), hasWaiting: false)
                 }
                 committed.documents[documentRow]!.hasWaiting = true
             }
             for row in try Row.fetchAll(db, sql: "SELECT uuid, name FROM device") {
-                committed.devices[DeviceID(try Stored.uuid(row[0]))] = row[1] as String? ?? ""
+                committed.devices[DeviceID(try ColumnDecoder.uuid(row[0]))] = row[1] as String? ?? ""
             }
         }
     }
 }
 
-/// What a ``StoreMemory`` holds of one document.
-struct RememberedDocument: Sendable {
+/// What an ``ExclusiveStoreCache`` holds of one document.
+struct CachedDocument: Sendable {
     var document: DocumentID
     var frontier: Frontier
     /// Whether some of the document's changes wait in the pending table.
@@ -171,8 +171,8 @@ extension ChangeLogStore {
     /// The frontier of `documentRow` as the open transaction sees it: remembered with exclusive access, read
     /// otherwise.
     func frontier(of documentRow: Int64, in db: Database) throws -> Frontier {
-        guard let memory else { return try Frontier(documentRow: documentRow, in: db) }
-        return memory.document(documentRow)?.frontier ?? Frontier(empty: documentRow)
+        guard let exclusiveCache else { return try Frontier(documentRow: documentRow, in: db) }
+        return exclusiveCache.document(documentRow)?.frontier ?? Frontier(empty: documentRow)
     }
 
     /// Saves the tips of `frontier` that changed, inside the open write transaction, and stages it in the memory
@@ -180,6 +180,6 @@ extension ChangeLogStore {
     func save(_ frontier: inout Frontier, of document: DocumentID, hasWaiting: Bool? = nil, in db: Database) throws {
         try frontier.save(in: db)
         let lifecycleAdded = frontier.takeLifecycleAdded()
-        memory?.stage(frontier, of: document, hasWaiting: hasWaiting, lifecycleAdded: lifecycleAdded, in: db)
+        exclusiveCache?.stage(frontier, of: document, hasWaiting: hasWaiting, lifecycleAdded: lifecycleAdded, in: db)
     }
 }

@@ -8,7 +8,7 @@ import Synchronization
 /// Change bodies are kept as their canonical encoding (whose first byte, the format version, is below 0x80) or as
 /// `0xC0, varint length, zlib stream`; blobs and local state always start with a marker byte, `0x00` for raw.
 /// Hashes are always of the original bytes, so compression is invisible above the store.
-enum AtRest {
+enum StorageCompression {
     static let deflatedMarker: UInt8 = 0xC0
     static let rawMarker: UInt8 = 0x00
     /// Smaller values are never worth a compression attempt: a typical change (identities, hashes, a vector) is a

@@ -12,7 +12,7 @@ import GRDB
 /// has just read from the database, and an entry whose transaction rolled back is simply never asked for.
 ///
 /// - Complexity: lookups and insertions O(1) amortized.
-struct RecentValues<Key: Hashable, Value> {
+struct DecodedValueCache<Key: Hashable, Value> {
     /// The most bytes the entries may stand for (their encoded size, not their memory footprint, which is
     /// of the same order).
     let byteLimit: Int
@@ -49,17 +49,17 @@ struct RecentValues<Key: Hashable, Value> {
 }
 
 extension ChangeLogStore {
-    /// Large change bodies are worth keeping decoded: the smallest the store deflates (see ``AtRest``).
-    static let cachedChangeThreshold = AtRest.threshold
+    /// Large change bodies are worth keeping decoded: the smallest the store deflates (see ``StorageCompression``).
+    static let cachedChangeThreshold = StorageCompression.threshold
 
     /// The change stored under `hash`, decoded from `body` (read only when it is not kept decoded) and kept when
     /// it is large.
     func decodedChange(_ hash: ChangeHash, document: DocumentID, body: () throws -> Data) throws -> Change {
-        if let cached = recentChanges.withLock({ $0.value(hash) }), cached.document == document { return cached }
-        let encoded = try AtRest.unpackBody(try body())
+        if let cached = decodedChanges.withLock({ $0.value(hash) }), cached.document == document { return cached }
+        let encoded = try StorageCompression.unpackBody(try body())
         let change = try Change(decoding: encoded, document: document)
         if encoded.count >= Self.cachedChangeThreshold {
-            recentChanges.withLock { $0.insert(change, for: change.hash, size: encoded.count) }
+            decodedChanges.withLock { $0.insert(change, for: change.hash, size: encoded.count) }
         }
         return change
     }
@@ -67,6 +67,6 @@ extension ChangeLogStore {
     /// Keeps a change just written (`size` bytes encoded) decoded once its transaction commits, when it is large.
     func keepDecoded(_ change: Change, size: Int, in db: Database) {
         guard size >= Self.cachedChangeThreshold else { return }
-        db.afterNextTransaction { _ in self.recentChanges.withLock { $0.insert(change, for: change.hash, size: size) } }
+        db.afterNextTransaction { _ in self.decodedChanges.withLock { $0.insert(change, for: change.hash, size: size) } }
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 
 /// Reads values back from columns, refusing a damaged size or a number out of range with a `corrupt` error instead
 /// of trapping: the file may have been altered by anything.
-enum Stored {
+enum ColumnDecoder {
     static func changeHash(_ data: Data) throws(StoreError) -> ChangeHash {
         guard data.count == 32 else { throw StoreError(.corrupt, "a stored change hash has \(data.count) bytes, not 32") }
         return ChangeHash(data)
@@ -16,7 +16,7 @@ enum Stored {
 
     /// Decodes a change body read from the change table (inflating it first when it is kept deflated).
     static func change(_ stored: Data, document: DocumentID) throws -> Change {
-        try Change(decoding: AtRest.unpackBody(stored), document: document)
+        try Change(decoding: StorageCompression.unpackBody(stored), document: document)
     }
 
     /// A count or lamport timestamp, which SQLite keeps as a signed integer: never negative when the store wrote it.

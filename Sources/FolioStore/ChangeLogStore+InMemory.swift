@@ -33,7 +33,7 @@ extension ChangeLogStore {
     public func copyInMemory(named name: String) throws(StoreError) -> ChangeLogStore {
         let image: Data
         // What an exclusive store remembers holds for the copy: taken with it, outside any transaction.
-        var inherited: (StoreMemory, RowIDCache)?
+        var inherited: (ExclusiveStoreCache, RowIDCache)?
         do {
             image = try database.writeWithoutTransaction { db in
                 var size: Int64 = 0
@@ -41,7 +41,7 @@ extension ChangeLogStore {
                     throw StoreError(.database, "SQLite could not copy \(url.path) into memory")
                 }
                 defer { sqlite3_free(bytes) }
-                inherited = memory.map { (StoreMemory(copying: $0), rowIDs.withLock { $0 }) }
+                inherited = exclusiveCache.map { (ExclusiveStoreCache(copying: $0), rowIDs.withLock { $0 }) }
                 return Data(bytes: bytes, count: Int(size))
             }
         } catch {

@@ -1,0 +1,55 @@
+import Foundation
+
+/// Appends values to a byte buffer in Folio's binary format: unsigned LEB128 varints, zigzag for signed values,
+/// length-prefixed byte strings.
+public struct BinaryWriter: Sendable {
+    /// The bytes written so far.
+    public private(set) var bytes: [UInt8]
+
+    /// Creates an empty writer, optionally reserving room.
+    public init(capacity: Int = 64) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+    }
+
+    /// Appends one byte.
+    public mutating func write(byte: UInt8) {
+        bytes.append(byte)
+    }
+
+    /// Appends an unsigned varint (1 to 10 bytes).
+    public mutating func write(varint value: UInt64) {
+        var value = value
+        while value >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
+            value >>= 7
+        }
+        bytes.append(UInt8(value))
+    }
+
+    /// Appends a signed value as a zigzag varint, so small magnitudes of either sign stay short.
+    public mutating func write(signed value: Int64) {
+        write(varint: UInt64(bitPattern: (value << 1) ^ (value >> 63)))
+    }
+
+    /// Appends a fixed-width big-endian word.
+    public mutating func write(fixed value: UInt64) {
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    /// Appends raw bytes, with no length.
+    public mutating func write(raw: some Sequence<UInt8>) {
+        bytes.append(contentsOf: raw)
+    }
+
+    /// Appends a length-prefixed byte string.
+    public mutating func write(lengthPrefixed data: some Collection<UInt8>) {
+        write(varint: UInt64(data.count))
+        bytes.append(contentsOf: data)
+    }
+
+    /// Appends a length-prefixed UTF-8 string.
+    public mutating func write(string: String) {
+        write(lengthPrefixed: Array(string.utf8))
+    }
+}

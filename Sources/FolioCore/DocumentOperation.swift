@@ -1,0 +1,46 @@
+import Foundation
+
+/// One operation of a document model, with its own compact binary encoding.
+public protocol DocumentOperation: Hashable, Sendable {
+    /// Appends the operation's encoding.
+    func encode(into writer: inout BinaryWriter)
+    /// Reads one operation written by ``encode(into:)`` from untrusted bytes.
+    ///
+    /// - Throws: ``CodecError`` naming what is wrong.
+    init(from reader: inout BinaryReader) throws(CodecError)
+}
+
+extension DocumentOperation {
+    /// Encodes a group of operations (the payload of one ``Edit``): a count, then each operation.
+    public static func encodeGroup(_ operations: [Self]) -> Data {
+        var writer = BinaryWriter()
+        writer.write(varint: UInt64(operations.count))
+        for operation in operations { operation.encode(into: &writer) }
+        return Data(writer.bytes)
+    }
+
+    /// Decodes a group written by ``encodeGroup(_:)``.
+    ///
+    /// - Throws: ``CodecError`` when the bytes are not such a group.
+    public static func decodeGroup(_ data: Data) throws(CodecError) -> [Self] {
+        let result: Result<[Self], CodecError> = data.withUnsafeBytes { buffer in
+            do throws(CodecError) {
+                var reader = BinaryReader(buffer)
+                let count = try reader.readCount("the operation count", elementSize: 1, limit: 1 << 26)
+                var operations: [Self] = []
+                // The count is bounded by the bytes left (a byte per operation at least), but an operation takes
+                // more room in memory than that: reserve for a thousand at most, and let the array grow with what
+                // decodes.
+                operations.reserveCapacity(min(count, 1024))
+                for _ in 0..<count { operations.append(try Self(from: &reader)) }
+                guard reader.isAtEnd else {
+                    throw CodecError(.trailingBytes, "\(reader.remaining) bytes follow the operations", at: reader.offset)
+                }
+                return .success(operations)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+}

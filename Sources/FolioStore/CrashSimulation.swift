@@ -1,0 +1,27 @@
+import CSQLiteConfig
+import Foundation
+import GRDB
+
+/// Ways for crash tests and simulations to make a store end as a killed process leaves it; not for products.
+public enum CrashSimulation {
+    /// Makes `store` end as a killed process would leave it: when the last reference goes, its connection closes
+    /// without folding the write-ahead log into the database file, and the log stays beside it for the next open to
+    /// recover from. The simulator's crashes use it; ``ChangeLogStore/close()`` still folds.
+    ///
+    /// Only with ``StoreAccess/exclusive``: a pool's readers would fold the log when they close.
+    ///
+    /// - Throws: ``StoreError`` `database` when the store has shared access or SQLite refuses.
+    public static func leaveLogOnRelease(of store: ChangeLogStore) throws(StoreError) {
+        guard let exclusiveQueue = store.exclusiveQueue else {
+            throw StoreError(.database, "only a store with exclusive access can leave its log on release")
+        }
+        do {
+            try exclusiveQueue.writeWithoutTransaction { db in
+                let code = folio_sqlite_skip_checkpoint_on_close(db.sqliteConnection)
+                guard code == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: code)) }
+            }
+        } catch {
+            throw StoreError.translating(error, while: "arranging for \(store.url.path) to keep its log")
+        }
+    }
+}

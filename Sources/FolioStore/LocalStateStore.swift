@@ -1,0 +1,75 @@
+import FolioCore
+import Foundation
+import GRDB
+
+/// This device's own values per document, by key (where its file was written, its undo stack…): bookkeeping that
+/// is not part of the log and is never synced, kept in the file of a ``ChangeLogStore`` beside the log.
+///
+/// Every call is one transaction of the store. Values that must stay in step with the changes they name are
+/// written with the changes instead, in their transaction (the `localState` of
+/// ``ChangeLogStore/append(_:to:on:author:localState:)``).
+public struct LocalStateStore: Sendable {
+    let store: ChangeLogStore
+
+    /// The values kept in `store`'s file.
+    public init(in store: ChangeLogStore) {
+        self.store = store
+    }
+
+    /// This device's value for `key` of `document`, if set.
+    public func value(_ key: String, of document: DocumentID) throws(StoreError) -> Data? {
+        try store.read("reading local state \(key)") { db in
+            guard let documentRow = try store.rowID(of: document, in: db, create: false) else { return nil }
+            var rows = try RawRows(
+                db.cachedStatement(sql: "SELECT value FROM local_state WHERE document = ? AND key = ?"),
+                arguments: [documentRow, key])
+            return try rows.next().map { row throws(StoreError) in try StorageCompression.unpackValue(row[0]) }
+        }
+    }
+
+    /// This device's value for `key` of every document that has one, in document order.
+    ///
+    /// - Complexity: one pass over the local state of every document.
+    public func values(_ key: String) throws(StoreError) -> [(document: DocumentID, value: Data)] {
+        try store.read("reading local state \(key) of every document") { db in
+            var rows = try RawRows(
+                db.cachedStatement(sql: """
+                    SELECT d.uuid, s.value FROM local_state s JOIN document d ON d.id = s.document
+                    WHERE s.key = ? ORDER BY d.uuid
+                    """),
+                arguments: [key])
+            var result: [(document: DocumentID, value: Data)] = []
+            while let row = try rows.next() {
+                result.append((DocumentID(try ColumnDecoder.uuid(row[0])), try StorageCompression.unpackValue(row[1])))
+            }
+            return result
+        }
+    }
+
+    /// Sets (or, with `nil`, removes) this device's values for `document`, in one transaction.
+    public func set(_ values: [String: Data?], of document: DocumentID) throws(StoreError) {
+        try store.write("saving local state of document \(document)") { db in
+            let documentRow = try store.rowID(of: document, in: db, create: true)!
+            for key in values.keys.sorted() {
+                if let value = values[key]! {
+                    try Self.write([key: value], documentRow: documentRow, in: db)
+                } else {
+                    try db.cachedStatement(sql: "DELETE FROM local_state WHERE document = ? AND key = ?")
+                        .execute(arguments: [documentRow, key])
+                }
+            }
+        }
+    }
+
+    /// Writes `values` for the document of `documentRow`, inside the open write transaction of `db`.
+    static func write(_ values: [String: Data], documentRow: Int64, in db: Database) throws {
+        guard !values.isEmpty else { return }
+        let statement = try db.cachedStatement(sql: """
+            INSERT INTO local_state (document, key, value) VALUES (?, ?, ?)
+            ON CONFLICT (document, key) DO UPDATE SET value = excluded.value
+            """)
+        for key in values.keys.sorted() {
+            try statement.execute(arguments: [documentRow, key, StorageCompression.packValue(values[key]!)])
+        }
+    }
+}

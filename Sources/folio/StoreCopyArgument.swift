@@ -1,0 +1,18 @@
+import ArgumentParser
+import Foundation
+
+/// `STORE` of the commands that only read a store (`log show`, `log verify`): the file, which must exist, and the
+/// temporary copy of it that they open.
+struct StoreCopyArgument: ParsableArguments {
+    @Argument(help: "The store file (only read: a temporary copy of it is opened).")
+    var store: String
+
+    func validate() throws {
+        guard FileManager.default.fileExists(atPath: store) else { throw ValidationError("no file at \(store)") }
+    }
+
+    /// A temporary copy of the store, opened as the device that made it; the caller removes it.
+    func openCopy() throws -> StoreCopy {
+        try StoreCopy(of: store)
+    }
+}
