@@ -6,7 +6,8 @@
 /// `error.code` is one of the store's codes. Public functions throw untyped errors and name, in their documentation,
 /// the error type they throw.
 ///
-/// Two errors are equal when their code, message and location are; causes are not compared.
+/// Two errors are equal when their code, message and location are; causes are not compared, and the line of Folio
+/// that raised an error (``SourceLine``) is not either.
 public struct FolioError<Code: FolioErrorCode>: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kind of problem.
     public var code: Code

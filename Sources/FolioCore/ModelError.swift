@@ -1,30 +1,16 @@
-import Foundation
-
 /// Why a model refused contents or an operation.
-public struct ModelError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The kind of problem; more kinds may be added.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Value: String, Hashable, Sendable { case invalidContents, invalidOperation }
-        private let value: Value
-        /// The snapshot cannot be loaded by this model (wrong form, bad encoding, missing members).
-        public static let invalidContents = Code(value: .invalidContents)
-        /// The operation does not apply to the current state (out of range, unknown record…); nothing changed.
-        public static let invalidOperation = Code(value: .invalidOperation)
-        /// The code's name.
-        public var description: String { value.rawValue }
-    }
+public typealias ModelError = FolioError<ModelErrorCode>
 
-    /// The kind of problem.
-    public var code: Code
-    /// What was wrong, as one sentence.
-    public var message: String
+/// The kinds of ``ModelError``; more kinds may be added.
+public struct ModelErrorCode: FolioErrorCode {
+    /// The snapshot cannot be loaded by this model (wrong form, bad encoding, missing members).
+    public static let invalidContents = Self("invalidContents")
+    /// The operation does not apply to the current state (out of range, unknown record…); nothing changed.
+    public static let invalidOperation = Self("invalidOperation")
 
-    /// Creates an error.
-    public init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
+    /// The code's name.
+    public let description: String
 
-    /// The message.
-    public var description: String { message }
+    private init(_ name: String) { description = name }
 }
+

@@ -1,4 +1,7 @@
 /// The line of Folio's source that raised an error (`#fileID` and `#line`), for bug reports.
+///
+/// It is a debugging aid, not part of what an error says: all source lines are equal, so two errors with the same
+/// code and message are equal wherever they were raised.
 public struct SourceLine: Hashable, Sendable, CustomStringConvertible {
     /// The file, as `#fileID` spells it (`FolioStore/ChangeLogStore+Append.swift`).
     public var file: String
@@ -10,6 +13,12 @@ public struct SourceLine: Hashable, Sendable, CustomStringConvertible {
         self.file = file
         self.line = line
     }
+
+    /// Always true: where an error was raised does not change what it says.
+    public static func == (lhs: SourceLine, rhs: SourceLine) -> Bool { true }
+
+    /// Adds nothing: all source lines are equal.
+    public func hash(into hasher: inout Hasher) {}
 
     /// `file:line`.
     public var description: String { "\(file):\(line)" }
