@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "FolioCore", targets: ["FolioCore"]),
+        .library(name: "FolioFiles", targets: ["FolioFiles"]),
         .library(name: "FolioStore", targets: ["FolioStore"]),
         .library(name: "FolioConflicts", targets: ["FolioConflicts"]),
         .library(name: "FolioModels", targets: ["FolioModels"]),
@@ -27,6 +28,9 @@ let package = Package(
             name: "FolioCore",
             dependencies: [.product(name: "Crypto", package: "swift-crypto")]
         ),
+        // The file system behind a protocol: the real one (POSIX, never following a link) and its typed errors. Every
+        // file Folio reads or writes outside SQLite goes through it, so that faults can be injected anywhere.
+        .target(name: "FolioFiles"),
         // The system's zlib, for compressing what the store keeps at rest.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
         // Process-wide settings of the system's SQLite that Swift cannot call.
@@ -44,8 +48,8 @@ let package = Package(
         .target(name: "FolioConflicts", dependencies: ["FolioCore"]),
         // Built-in document models: text (flat), records (flat), pages (a package of text and images).
         .target(name: "FolioModels", dependencies: ["FolioCore", "FolioConflicts"]),
-        // Documents on disk: the injectable file system and the crash-safe save pipeline (flat files and packages).
-        .target(name: "FolioDocuments", dependencies: ["FolioCore", "FolioStore", "FolioSync"]),
+        // Documents on disk: the library, documents and the crash-safe save pipeline (flat files and packages).
+        .target(name: "FolioDocuments", dependencies: ["FolioCore", "FolioFiles", "FolioStore", "FolioSync"]),
         // Conflict-inspection reports: one value captured from documents, rendered as JSON, Markdown and HTML.
         .target(name: "FolioReports", dependencies: ["FolioCore", "FolioStore", "FolioModels", "FolioDocuments"]),
         // Scenario files (SCENARIOS.md) read strictly into values and written back canonically, and the simulator

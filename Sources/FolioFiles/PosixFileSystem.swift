@@ -155,8 +155,9 @@ public struct PosixFileSystem: FileSystem {
 
     // MARK: - Helpers
 
-    /// The file-system path of a file URL, without a trailing slash (which would make `lstat` follow a link).
-    static func path(of url: URL) -> String {
+    /// The file-system path of a file URL, without a trailing slash (which would make `lstat` follow a link): the
+    /// path every call of this file system uses, and error messages name.
+    public static func path(of url: URL) -> String {
         var path = url.path
         while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
         return path

@@ -6,7 +6,7 @@ extension FileSystem {
     /// file synced in the new directory but lose the directory itself.
     ///
     /// - Throws: ``FileSystemError``.
-    func createDirectoryDurably(at url: URL) throws(FileSystemError) {
+    public func createDirectoryDurably(at url: URL) throws(FileSystemError) {
         guard try itemKind(at: url) == .absent else { return }
         try createDirectory(at: url)
         try synchronizeDirectory(at: url.deletingLastPathComponent())
