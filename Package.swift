@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "FolioSimulator", targets: ["FolioSimulator"]),
         .library(name: "FolioSync", targets: ["FolioSync"]),
         .library(name: "FolioReports", targets: ["FolioReports"]),
+        .library(name: "FolioTesting", targets: ["FolioTesting"]),
         .executable(name: "folio", targets: ["folio"]),
     ],
     dependencies: [
@@ -57,12 +58,18 @@ let package = Package(
         .target(
             name: "FolioSimulator",
             dependencies: [
-                "FolioCore", "FolioStore", "FolioModels", "FolioDocuments", "FolioSync", "FolioReports",
+                "FolioCore", "FolioStore", "FolioModels", "FolioDocuments", "FolioSync", "FolioReports", "FolioTestDoubles",
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
-        // Sync: the protocol as a sans-I/O session, its driver, and transports (in-memory network, shared folder).
+        // Sync: the protocol as a sans-I/O session, its driver, and the shared-folder transport.
         .target(name: "FolioSync", dependencies: ["FolioCore", "FolioStore"]),
+        // Test doubles and test support, for Folio's tests and for apps that test with Folio: replayable seeds,
+        // property checks (with swift-testing), temporary directories, devices named by tests, and the doubles.
+        .target(name: "FolioTesting", dependencies: ["FolioCore", "FolioStore", "FolioTestDoubles"]),
+        // The test doubles, without the Testing library, so that the simulator (and the `folio` tool) can use them:
+        // a fault-injecting file system and an in-memory network with faults. Part of the FolioTesting product.
+        .target(name: "FolioTestDoubles", dependencies: ["FolioCore", "FolioFiles", "FolioStore", "FolioSync"]),
         .executableTarget(
             name: "folio",
             dependencies: [
@@ -73,28 +80,28 @@ let package = Package(
         .executableTarget(
             name: "FolioBench",
             dependencies: [
-                "FolioCore", "FolioStore", "FolioDocuments", "FolioModels", "FolioSimulator",
+                "FolioCore", "FolioStore", "FolioDocuments", "FolioModels", "FolioSimulator", "FolioTestDoubles",
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             path: "Tools/bench/FolioBench"
         ),
-        // Helpers the test targets share (seeds that replay randomized tests, property checks).
-        .target(name: "FolioTestSupport", dependencies: ["FolioCore", "FolioStore"], path: "Tests/FolioTestSupport"),
+        // Runs the built `folio` tool, for the tests of this package that drive it as a user would.
+        .target(name: "FolioToolRunner", path: "Tests/FolioToolRunner"),
         // A SQLite VFS for power-loss tests: keeps only what was synced (plus a seeded, torn subset of the rest).
         .target(
             name: "CSQLitePowerLoss", path: "Tests/CSQLitePowerLoss",
             cSettings: [.define("_GNU_SOURCE")], linkerSettings: [.linkedLibrary("sqlite3")]),
-        .testTarget(name: "FolioCoreTests", dependencies: ["FolioTestSupport", "FolioCore"]),
-        .testTarget(name: "FolioStoreTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioStore", "folio", "CSQLitePowerLoss"]),
-        .testTarget(name: "FolioModelsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioModels"]),
-        .testTarget(name: "FolioConflictsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioConflicts", "FolioModels"]),
-        .testTarget(name: "FolioDocumentsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioStore", "FolioDocuments", "FolioModels", "FolioSync", "CSQLitePowerLoss"]),
+        .testTarget(name: "FolioCoreTests", dependencies: ["FolioTesting", "FolioCore"]),
+        .testTarget(name: "FolioStoreTests", dependencies: ["FolioTesting", "FolioCore", "FolioStore", "folio", "FolioToolRunner", "CSQLitePowerLoss"]),
+        .testTarget(name: "FolioModelsTests", dependencies: ["FolioTesting", "FolioCore", "FolioModels"]),
+        .testTarget(name: "FolioConflictsTests", dependencies: ["FolioTesting", "FolioCore", "FolioConflicts", "FolioModels"]),
+        .testTarget(name: "FolioDocumentsTests", dependencies: ["FolioTesting", "FolioCore", "FolioStore", "FolioDocuments", "FolioModels", "FolioSync", "CSQLitePowerLoss"]),
         .testTarget(
             name: "FolioSimulatorTests",
-            dependencies: ["FolioTestSupport", "FolioCore", "FolioModels", "FolioReports", "FolioSimulator", "folio"],
+            dependencies: ["FolioTesting", "FolioCore", "FolioModels", "FolioReports", "FolioSimulator", "folio", "FolioToolRunner"],
             // The golden reports are read from the source tree (#filePath), not as resources.
             exclude: ["Golden"]),
-        .testTarget(name: "FolioReportsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioModels", "FolioDocuments", "FolioReports"]),
-        .testTarget(name: "FolioSyncTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioStore", "FolioSync", "folio"]),
+        .testTarget(name: "FolioReportsTests", dependencies: ["FolioTesting", "FolioCore", "FolioModels", "FolioDocuments", "FolioReports"]),
+        .testTarget(name: "FolioSyncTests", dependencies: ["FolioTesting", "FolioCore", "FolioStore", "FolioSync", "folio", "FolioToolRunner"]),
     ]
 )

@@ -3,6 +3,7 @@ import FolioDocuments
 import FolioModels
 import FolioStore
 import FolioSync
+import FolioTestDoubles
 import Foundation
 
 /// One run of a scenario: the devices, the cloud, simulated time, and what has happened so far.

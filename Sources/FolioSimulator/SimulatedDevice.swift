@@ -2,6 +2,7 @@ import FolioCore
 import FolioDocuments
 import FolioModels
 import FolioStore
+import FolioTestDoubles
 import Foundation
 
 /// One simulated device: its own library on disk, its own clock (with skew), identities and file I/O, and the

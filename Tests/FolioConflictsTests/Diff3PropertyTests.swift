@@ -1,6 +1,6 @@
 import FolioConflicts
 import FolioCore
-import FolioTestSupport
+import FolioTesting
 import Testing
 
 @Suite struct Diff3PropertyTests {

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 #if canImport(Glibc)
 import Glibc
-import FolioTestSupport
+import FolioTesting
 #endif
 
 /// The real file system's calls and errors, and the fault injector's counting, crashes and failures.

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 #if canImport(Glibc)
 import Glibc
-import FolioTestSupport
+import FolioTesting
 #endif
 
 /// Reading packages from disk: hostile names, links, special files, bad manifests, and recovery of leftovers.

@@ -1,3 +1,4 @@
+import FolioFiles
 import Foundation
 import Synchronization
 
@@ -13,8 +14,8 @@ import Synchronization
 /// lists the steps of an operation, so a test can then crash it at each one in turn.
 ///
 /// A crash here is a process crash: every step before it stays on disk, synced or not, so it cannot tell a missing
-/// fsync. Power loss, which keeps only what was synced, is modeled by the tests' `PowerLossFileSystem` (and, for
-/// the store, by a SQLite VFS), whose sweeps are described in the README.
+/// fsync. Power loss, which keeps only what was synced, is another model (Folio's own tests have one for files and a
+/// SQLite VFS for the store).
 public final class FaultInjectingFileSystem: FileSystem {
     /// One mutating call.
     public struct Step: Hashable, Sendable, CustomStringConvertible {
