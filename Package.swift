@@ -63,7 +63,7 @@ let package = Package(
             ]
         ),
         // Sync: the protocol as a sans-I/O session, its driver, and the shared-folder transport.
-        .target(name: "FolioSync", dependencies: ["FolioCore", "FolioStore"]),
+        .target(name: "FolioSync", dependencies: ["FolioCore", "FolioFiles", "FolioStore"]),
         // Test doubles and test support, for Folio's tests and for apps that test with Folio: replayable seeds,
         // property checks (with swift-testing), temporary directories, devices named by tests, and the doubles.
         .target(name: "FolioTesting", dependencies: ["FolioCore", "FolioStore", "FolioTestDoubles"]),
@@ -102,6 +102,6 @@ let package = Package(
             // The golden reports are read from the source tree (#filePath), not as resources.
             exclude: ["Golden"]),
         .testTarget(name: "FolioReportsTests", dependencies: ["FolioTesting", "FolioCore", "FolioModels", "FolioDocuments", "FolioReports"]),
-        .testTarget(name: "FolioSyncTests", dependencies: ["FolioTesting", "FolioCore", "FolioStore", "FolioSync", "folio", "FolioToolRunner"]),
+        .testTarget(name: "FolioSyncTests", dependencies: ["FolioTesting", "FolioCore", "FolioFiles", "FolioStore", "FolioSync", "folio", "FolioToolRunner"]),
     ]
 )
