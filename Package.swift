@@ -40,7 +40,7 @@ let package = Package(
         .target(
             name: "FolioStore",
             dependencies: [
-                "FolioCore", "CZlib", "CSQLiteConfig",
+                "FolioCore", "FolioFiles", "CZlib", "CSQLiteConfig",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
@@ -92,7 +92,7 @@ let package = Package(
             name: "CSQLitePowerLoss", path: "Tests/CSQLitePowerLoss",
             cSettings: [.define("_GNU_SOURCE")], linkerSettings: [.linkedLibrary("sqlite3")]),
         .testTarget(name: "FolioCoreTests", dependencies: ["FolioTesting", "FolioCore"]),
-        .testTarget(name: "FolioStoreTests", dependencies: ["FolioTesting", "FolioCore", "FolioStore", "folio", "FolioToolRunner", "CSQLitePowerLoss"]),
+        .testTarget(name: "FolioStoreTests", dependencies: ["FolioTesting", "FolioCore", "FolioFiles", "FolioStore", "folio", "FolioToolRunner", "CSQLitePowerLoss"]),
         .testTarget(name: "FolioModelsTests", dependencies: ["FolioTesting", "FolioCore", "FolioModels"]),
         .testTarget(name: "FolioConflictsTests", dependencies: ["FolioTesting", "FolioCore", "FolioConflicts", "FolioModels"]),
         .testTarget(name: "FolioDocumentsTests", dependencies: ["FolioTesting", "FolioCore", "FolioStore", "FolioDocuments", "FolioModels", "FolioSync", "CSQLitePowerLoss"]),
