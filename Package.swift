@@ -52,7 +52,7 @@ let package = Package(
         // Documents on disk: the library, documents and the crash-safe save pipeline (flat files and packages).
         .target(name: "FolioDocuments", dependencies: ["FolioCore", "FolioFiles", "FolioStore", "FolioSync"]),
         // Conflict-inspection reports: one value captured from documents, rendered as JSON, Markdown and HTML.
-        .target(name: "FolioReports", dependencies: ["FolioCore", "FolioStore", "FolioModels", "FolioDocuments"]),
+        .target(name: "FolioReports", dependencies: ["FolioCore", "FolioFiles", "FolioStore", "FolioModels", "FolioDocuments"]),
         // Scenario files (SCENARIOS.md) read strictly into values and written back canonically, and the simulator
         // that runs them on real libraries with injected clocks, file I/O and network.
         .target(
