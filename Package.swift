@@ -73,7 +73,7 @@ let package = Package(
         .executableTarget(
             name: "folio",
             dependencies: [
-                "FolioCore", "FolioStore", "FolioSync", "FolioDocuments", "FolioSimulator", "FolioReports",
+                "FolioCore", "FolioFiles", "FolioStore", "FolioSync", "FolioDocuments", "FolioSimulator", "FolioReports",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -98,7 +98,7 @@ let package = Package(
         .testTarget(name: "FolioDocumentsTests", dependencies: ["FolioTesting", "FolioCore", "FolioStore", "FolioDocuments", "FolioModels", "FolioSync", "CSQLitePowerLoss"]),
         .testTarget(
             name: "FolioSimulatorTests",
-            dependencies: ["FolioTesting", "FolioCore", "FolioModels", "FolioReports", "FolioSimulator", "folio", "FolioToolRunner"],
+            dependencies: ["FolioTesting", "FolioCore", "FolioFiles", "FolioModels", "FolioReports", "FolioSimulator", "folio", "FolioToolRunner"],
             // The golden reports are read from the source tree (#filePath), not as resources.
             exclude: ["Golden"]),
         .testTarget(name: "FolioReportsTests", dependencies: ["FolioTesting", "FolioCore", "FolioModels", "FolioDocuments", "FolioReports"]),

@@ -46,7 +46,7 @@ struct FuzzCommand: AsyncParsableCommand {
     func run() async throws {
         let fuzzer = Fuzzer(
             generator: ScenarioGenerator(devices: Int(devices.range.lowerBound)...Int(devices.range.upperBound), steps: steps),
-            workDirectory: try workDir.map(WorkDirectory.prepare))
+            workDirectory: try workDir.map { try WorkDirectory.prepare($0) })
         let progress = Progress(total: seeds.range.count)
         var failures = 0
         let started = Date()

@@ -42,7 +42,7 @@ struct ReplayCommand: AsyncParsableCommand {
         if let report, let out { try ScenarioFiles.checkReportNames(of: files, as: report, in: out) }
         // Every file parsed (or none ran): the scenarios line up with the files.
         let scenarios = try ScenarioFiles.parse(files.map(\.path))
-        let simulator = Simulator(workDirectory: try workDir.map(WorkDirectory.prepare), keepsFiles: keep)
+        let simulator = Simulator(workDirectory: try workDir.map { try WorkDirectory.prepare($0) }, keepsFiles: keep)
         var failed = 0
         for (found, (file, scenario)) in zip(files, scenarios) {
             let result = await simulator.run(scenario)
