@@ -58,7 +58,8 @@ let package = Package(
         .target(
             name: "FolioSimulator",
             dependencies: [
-                "FolioCore", "FolioStore", "FolioModels", "FolioDocuments", "FolioSync", "FolioReports", "FolioTestDoubles",
+                "FolioCore", "FolioFiles", "FolioStore", "FolioModels", "FolioDocuments", "FolioSync", "FolioReports",
+                "FolioTestDoubles",
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
