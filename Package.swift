@@ -29,8 +29,9 @@ let package = Package(
             name: "FolioCore",
             dependencies: [.product(name: "Crypto", package: "swift-crypto")]
         ),
-        // The file system behind a protocol: the real one (POSIX, never following a link) and its typed errors. Every
-        // file Folio reads or writes outside SQLite goes through it, so that faults can be injected anywhere.
+        // The file system behind a protocol: the real one (POSIX, never following a link) and its typed errors. The file
+        // I/O of documents, the sync folder, store snapshots, report copies and the simulator goes through it, so that
+        // faults can be injected there.
         .target(name: "FolioFiles"),
         // The system's zlib, for compressing what the store keeps at rest.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
