@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "FolioCore", targets: ["FolioCore"]),
+        .library(name: "FolioFiles", targets: ["FolioFiles"]),
         .library(name: "FolioStore", targets: ["FolioStore"]),
         .library(name: "FolioMerge", targets: ["FolioMerge"]),
         .library(name: "FolioConflicts", targets: ["FolioConflicts"]),
@@ -14,6 +15,7 @@ let package = Package(
         .library(name: "FolioSimulator", targets: ["FolioSimulator"]),
         .library(name: "FolioSync", targets: ["FolioSync"]),
         .library(name: "FolioReports", targets: ["FolioReports"]),
+        .library(name: "FolioTesting", targets: ["FolioTesting"]),
         .executable(name: "folio", targets: ["folio"]),
     ],
     dependencies: [
@@ -28,6 +30,10 @@ let package = Package(
             name: "FolioCore",
             dependencies: [.product(name: "Crypto", package: "swift-crypto")]
         ),
+        // The file system behind a protocol: the real one (POSIX, never following a link) and its typed errors. The file
+        // I/O of documents, the sync folder, store snapshots, report copies and the simulator goes through it, so that
+        // faults can be injected there.
+        .target(name: "FolioFiles"),
         // The system's zlib, for compressing what the store keeps at rest.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
         // Process-wide settings of the system's SQLite that Swift cannot call.
@@ -36,7 +42,7 @@ let package = Package(
         .target(
             name: "FolioStore",
             dependencies: [
-                "FolioCore", "CZlib", "CSQLiteConfig",
+                "FolioCore", "FolioFiles", "CZlib", "CSQLiteConfig",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
@@ -47,25 +53,32 @@ let package = Package(
         .target(name: "FolioConflicts", dependencies: ["FolioCore"]),
         // Built-in document models: text (flat), records (flat), pages (a package of text and images).
         .target(name: "FolioModels", dependencies: ["FolioCore", "FolioMerge"]),
-        // Documents on disk: the injectable file system and the crash-safe save pipeline (flat files and packages).
-        .target(name: "FolioDocuments", dependencies: ["FolioCore", "FolioStore", "FolioSync", "FolioConflicts"]),
+        // Documents on disk: the library, documents and the crash-safe save pipeline (flat files and packages).
+        .target(name: "FolioDocuments", dependencies: ["FolioCore", "FolioFiles", "FolioStore", "FolioSync", "FolioConflicts"]),
         // Conflict-inspection reports: one value captured from documents, rendered as JSON, Markdown and HTML.
-        .target(name: "FolioReports", dependencies: ["FolioCore", "FolioStore", "FolioModels", "FolioConflicts", "FolioDocuments"]),
+        .target(name: "FolioReports", dependencies: ["FolioCore", "FolioFiles", "FolioStore", "FolioModels", "FolioConflicts", "FolioDocuments"]),
         // Scenario files (SCENARIOS.md) read strictly into values and written back canonically, and the simulator
         // that runs them on real libraries with injected clocks, file I/O and network.
         .target(
             name: "FolioSimulator",
             dependencies: [
-                "FolioCore", "FolioStore", "FolioModels", "FolioConflicts", "FolioDocuments", "FolioSync", "FolioReports",
+                "FolioCore", "FolioFiles", "FolioStore", "FolioModels", "FolioConflicts", "FolioDocuments", "FolioSync",
+                "FolioReports", "FolioTestDoubles",
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
-        // Sync: the protocol as a sans-I/O session, its driver, and transports (in-memory network, shared folder).
-        .target(name: "FolioSync", dependencies: ["FolioCore", "FolioStore"]),
+        // Sync: the protocol as a sans-I/O session, its driver, and the shared-folder transport.
+        .target(name: "FolioSync", dependencies: ["FolioCore", "FolioFiles", "FolioStore"]),
+        // Test doubles and test support, for Folio's tests and for apps that test with Folio: replayable seeds,
+        // property checks (with swift-testing), temporary directories, devices named by tests, and the doubles.
+        .target(name: "FolioTesting", dependencies: ["FolioCore", "FolioStore", "FolioTestDoubles"]),
+        // The test doubles, without the Testing library, so that the simulator (and the `folio` tool) can use them:
+        // a fault-injecting file system and an in-memory network with faults. Part of the FolioTesting product.
+        .target(name: "FolioTestDoubles", dependencies: ["FolioCore", "FolioFiles", "FolioStore", "FolioSync"]),
         .executableTarget(
             name: "folio",
             dependencies: [
-                "FolioCore", "FolioStore", "FolioSync", "FolioDocuments", "FolioSimulator", "FolioReports",
+                "FolioCore", "FolioFiles", "FolioStore", "FolioSync", "FolioDocuments", "FolioSimulator", "FolioReports",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -73,28 +86,29 @@ let package = Package(
             name: "FolioBench",
             dependencies: [
                 "FolioCore", "FolioStore", "FolioConflicts", "FolioDocuments", "FolioModels", "FolioSimulator",
+                "FolioTestDoubles",
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             path: "Tools/bench/FolioBench"
         ),
-        // Helpers the test targets share (seeds that replay randomized tests, property checks).
-        .target(name: "FolioTestSupport", dependencies: ["FolioCore", "FolioStore"], path: "Tests/FolioTestSupport"),
+        // Runs the built `folio` tool, for the tests of this package that drive it as a user would.
+        .target(name: "FolioToolRunner", path: "Tests/FolioToolRunner"),
         // A SQLite VFS for power-loss tests: keeps only what was synced (plus a seeded, torn subset of the rest).
         .target(
             name: "CSQLitePowerLoss", path: "Tests/CSQLitePowerLoss",
             cSettings: [.define("_GNU_SOURCE")], linkerSettings: [.linkedLibrary("sqlite3")]),
-        .testTarget(name: "FolioCoreTests", dependencies: ["FolioTestSupport", "FolioCore"]),
-        .testTarget(name: "FolioStoreTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioStore", "folio", "CSQLitePowerLoss"]),
-        .testTarget(name: "FolioModelsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioModels"]),
-        .testTarget(name: "FolioMergeTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioMerge", "FolioModels"]),
-        .testTarget(name: "FolioConflictsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioConflicts"]),
-        .testTarget(name: "FolioDocumentsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioStore", "FolioConflicts", "FolioDocuments", "FolioModels", "FolioSync", "CSQLitePowerLoss"]),
+        .testTarget(name: "FolioCoreTests", dependencies: ["FolioTesting", "FolioCore"]),
+        .testTarget(name: "FolioStoreTests", dependencies: ["FolioTesting", "FolioCore", "FolioFiles", "FolioStore", "folio", "FolioToolRunner", "CSQLitePowerLoss"]),
+        .testTarget(name: "FolioModelsTests", dependencies: ["FolioTesting", "FolioCore", "FolioModels"]),
+        .testTarget(name: "FolioMergeTests", dependencies: ["FolioTesting", "FolioCore", "FolioMerge", "FolioModels"]),
+        .testTarget(name: "FolioConflictsTests", dependencies: ["FolioTesting", "FolioCore", "FolioConflicts"]),
+        .testTarget(name: "FolioDocumentsTests", dependencies: ["FolioTesting", "FolioCore", "FolioStore", "FolioConflicts", "FolioDocuments", "FolioModels", "FolioSync", "CSQLitePowerLoss"]),
         .testTarget(
             name: "FolioSimulatorTests",
-            dependencies: ["FolioTestSupport", "FolioCore", "FolioModels", "FolioReports", "FolioSimulator", "folio"],
+            dependencies: ["FolioTesting", "FolioCore", "FolioFiles", "FolioModels", "FolioReports", "FolioSimulator", "folio", "FolioToolRunner"],
             // The golden reports are read from the source tree (#filePath), not as resources.
             exclude: ["Golden"]),
-        .testTarget(name: "FolioReportsTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioModels", "FolioConflicts", "FolioDocuments", "FolioReports"]),
-        .testTarget(name: "FolioSyncTests", dependencies: ["FolioTestSupport", "FolioCore", "FolioStore", "FolioSync", "folio"]),
+        .testTarget(name: "FolioReportsTests", dependencies: ["FolioTesting", "FolioCore", "FolioModels", "FolioConflicts", "FolioDocuments", "FolioReports"]),
+        .testTarget(name: "FolioSyncTests", dependencies: ["FolioTesting", "FolioCore", "FolioFiles", "FolioStore", "FolioSync", "folio", "FolioToolRunner"]),
     ]
 )

@@ -1,6 +1,7 @@
 import FolioConflicts
 import FolioCore
 import FolioDocuments
+import FolioFiles
 import FolioModels
 import FolioStore
 import Foundation
@@ -11,8 +12,8 @@ extension ConflictReport {
     /// says whether the store verifies as sound.
     ///
     /// The library is not touched: a copy of it is inspected (its store copied as of one commit by
-    /// ``ChangeLogStore/snapshot(ofStoreAt:to:attempts:)``, its `Documents/` and `Shared/` as they are), in a
-    /// temporary directory removed afterwards. The copy is opened as the device its store was created for
+    /// ``ChangeLogStore/snapshot(ofStoreAt:to:attempts:fileSystem:)``, its `Documents/` and `Shared/` as they are), in
+    /// a temporary directory removed afterwards. The copy is opened as the device its store was created for
     /// (``ChangeLogStore/firstDevice(ofStoreAt:)``), with the `askUser` policy and manual autosave, so the report
     /// shows what the app would find at its next opening: an interrupted save cleaned up, a file changed on disk by
     /// another program recorded, open conflicts left open.
@@ -20,14 +21,17 @@ extension ConflictReport {
     /// - Parameters:
     ///   - url: the library directory; the report's `source` is its path as given.
     ///   - title: the report's title; by default `Library NAME`.
+    ///   - fileSystem: every file call of the copy and of the library opened on it.
     /// - Throws: ``ReportError`` `.notALibrary` when `url` holds no Folio store, `.unreadable` when the library
     ///   cannot be opened or read.
-    public static func inspect(libraryAt url: URL, title: String? = nil) async throws(ReportError) -> ConflictReport {
+    public static func inspect(
+        libraryAt url: URL, title: String? = nil, fileSystem: any FileSystem = PosixFileSystem()
+    ) async throws(ReportError) -> ConflictReport {
         let storeURL = url.appendingPathComponent(".folio/store.sqlite")
-        guard FileManager.default.fileExists(atPath: storeURL.path) else {
+        guard (try? fileSystem.itemKind(at: storeURL)) ?? .absent != .absent else {
             throw ReportError(.notALibrary, "\(url.path) is not a Folio library: it has no .folio/store.sqlite")
         }
-        let copy = try LibraryCopy(of: url)
+        let copy = try LibraryCopy(of: url, fileSystem: fileSystem)
         defer { copy.remove() }
         let owner: Device?
         let ownerKey: DeviceKey?
@@ -49,7 +53,7 @@ extension ConflictReport {
             library = try DocumentLibrary(
                 // As its owner, with the key its store keeps (a store from before keys: a new one, for the copy).
                 at: copy.root, key: ownerKey ?? DeviceKey(), deviceName: owner.name,
-                types: .builtIn,
+                types: .builtIn, fileSystem: fileSystem,
                 autosave: .manual, conflictPolicy: ConflictPolicy(default: .askUser), backgroundWork: false)
             captures = try await DocumentCapture.captures(of: library)
         } catch {

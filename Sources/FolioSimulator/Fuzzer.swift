@@ -1,3 +1,4 @@
+import FolioFiles
 import Foundation
 
 /// Runs random scenarios (``ScenarioGenerator``) and checks the invariants: every log sound after every step and,
@@ -27,20 +28,29 @@ public struct Fuzzer: Sendable {
     public var workDirectory: URL?
     /// Whether failures are shrunk.
     public var shrinks: Bool
+    /// The file system runs work on (see ``Simulator/fileSystem``).
+    public let fileSystem: any FileSystem
     /// The run directories every run of this fuzzer (and of its copies) reuses.
-    private let runDirectories = RunDirectories()
+    private let runDirectories: RunDirectories
 
     /// Creates a fuzzer.
-    public init(generator: ScenarioGenerator = ScenarioGenerator(), workDirectory: URL? = nil, shrinks: Bool = true) {
+    public init(
+        generator: ScenarioGenerator = ScenarioGenerator(), workDirectory: URL? = nil, shrinks: Bool = true,
+        fileSystem: any FileSystem = PosixFileSystem(synchronizes: false)
+    ) {
         self.generator = generator
         self.workDirectory = workDirectory
         self.shrinks = shrinks
+        self.fileSystem = fileSystem
+        runDirectories = RunDirectories(fileSystem: fileSystem)
     }
 
     /// The simulator fuzzing uses: steps that do not apply are skipped, and the run ends with a full sync that must
     /// converge.
     public var simulator: Simulator {
-        var simulator = Simulator(workDirectory: workDirectory, stepErrors: .skip, checksFinalConvergence: true, makesReport: false)
+        var simulator = Simulator(
+            workDirectory: workDirectory, stepErrors: .skip, checksFinalConvergence: true, makesReport: false,
+            fileSystem: fileSystem)
         simulator.runDirectories = runDirectories
         return simulator
     }
@@ -59,7 +69,7 @@ public struct Fuzzer: Sendable {
             replayable.steps = scenario.steps.indices.filter { !skippedSteps.contains($0) }.map { scenario.steps[$0] }
             let closing = Self.finalCheck(after: replayable)
             replayable.steps += closing
-            var replay = Simulator(workDirectory: workDirectory, makesReport: false)
+            var replay = Simulator(workDirectory: workDirectory, makesReport: false, fileSystem: fileSystem)
             replay.runDirectories = runDirectories
             func failsInReplay(_ candidate: Scenario) async -> Bool {
                 let failures = await replay.run(candidate).failures

@@ -1,5 +1,5 @@
 import FolioCore
-import FolioDocuments
+import FolioFiles
 import Foundation
 import Synchronization
 
@@ -13,6 +13,13 @@ import Synchronization
 /// directory keeps those directories, empty, and loses everything else; it is reused only once nothing else is left
 /// in it, so a run never sees what another left. The spare directories are removed when the pool is released.
 final class RunDirectories: Sendable {
+    /// The file system the directories are emptied and removed on: the runs' own.
+    let fileSystem: any FileSystem
+
+    init(fileSystem: any FileSystem) {
+        self.fileSystem = fileSystem
+    }
+
     /// How deep the kept directories go: the run's directory, its device directories and theirs (`.folio/`,
     /// `Documents/`, `Shared/`). Anything deeper (a package document is a directory) is removed.
     static let keptDepth = 2
@@ -33,26 +40,26 @@ final class RunDirectories: Sendable {
     /// Takes back `directory`, in `parent`, after its run: emptied and kept for the next run, or removed when it
     /// cannot be emptied.
     func giveBack(_ directory: URL, in parent: URL) {
-        if Self.empty(directory, keepingDirectoriesTo: Self.keptDepth) {
+        if Self.empty(directory, keepingDirectoriesTo: Self.keptDepth, on: fileSystem) {
             spare.withLock { $0[parent.path, default: []].append(directory) }
         } else {
-            try? Self.fileSystem.remove(at: directory)
+            try? fileSystem.remove(at: directory)
         }
     }
 
     deinit {
-        for directory in spare.withLock({ Array($0.values.joined()) }) { try? Self.fileSystem.remove(at: directory) }
+        for directory in spare.withLock({ Array($0.values.joined()) }) { try? fileSystem.remove(at: directory) }
     }
 
     /// Removes everything in `directory` but its subdirectories down to `depth` levels, which are emptied the same
     /// way; whether that succeeded (`false`: something is left that should not be, or `directory` is not there).
-    static func empty(_ directory: URL, keepingDirectoriesTo depth: Int) -> Bool {
+    static func empty(_ directory: URL, keepingDirectoriesTo depth: Int, on fileSystem: any FileSystem = PosixFileSystem()) -> Bool {
         guard let names = try? fileSystem.contentsOfDirectory(at: directory) else { return false }
         for name in names {
             // With a directory hint, Foundation does not look at the disk to make the URL.
             let child = directory.appendingPathComponent(name, isDirectory: false)
             if depth > 0, (try? fileSystem.itemKind(at: child)) == .directory {
-                guard empty(child, keepingDirectoriesTo: depth - 1) else { return false }
+                guard empty(child, keepingDirectoriesTo: depth - 1, on: fileSystem) else { return false }
             } else {
                 // A link is removed, not followed; a directory goes with everything in it.
                 guard (try? fileSystem.remove(at: child)) != nil else { return false }
@@ -60,7 +67,4 @@ final class RunDirectories: Sendable {
         }
         return true
     }
-
-    /// The file system run directories are emptied on: the real one, as the runs' own.
-    private static let fileSystem = PosixFileSystem()
 }

@@ -1,5 +1,6 @@
 import FolioCore
 import FolioDocuments
+import FolioFiles
 import FolioModels
 import Foundation
 
@@ -171,7 +172,7 @@ extension ScenarioRun {
         guard let url = saved else {
             throw .step("\(device.name) has never saved \(name), so it has no file for another program to change; save it there first")
         }
-        try Self.write(try snapshot(contents), at: url)
+        try write(try snapshot(contents), at: url)
         events.append("another program wrote \(name)'s file on \(device.name)")
     }
 
@@ -182,7 +183,7 @@ extension ScenarioRun {
         // name such as `../../x` must not lead outside the run's directory.
         let outside = directory.appendingPathComponent("outside-\(device.root.lastPathComponent)-\(steps.count + 1)", isDirectory: true)
         let file = outside.appendingPathComponent("import")
-        try Self.write(try snapshot(contents), at: file)
+        try write(try snapshot(contents), at: file)
         let info: DocumentInfo
         do {
             info = switch model {
@@ -198,35 +199,43 @@ extension ScenarioRun {
         events.append("\(device.name) imported \(name)")
     }
 
-    /// Writes contents outside the save pipeline: a flat file whole, a package member by member (members it no
-    /// longer has are removed; the pipeline's own files are left alone).
-    private static func write(_ contents: DocumentContents, at url: URL) throws(SimulationError) {
-        let files = FileManager.default
+    /// Writes contents outside the save pipeline, through the run's file system: a flat file whole, a package member
+    /// by member (members it no longer has are removed; the pipeline's own files are left alone).
+    private func write(_ contents: DocumentContents, at url: URL) throws(SimulationError) {
+        let files = options.fileSystem
         do {
             switch contents {
             case .data(let data):
-                try files.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-                try data.write(to: url)
+                try files.createDirectories(at: url.deletingLastPathComponent())
+                try files.writeFile(data, to: url)
             case .package(let package):
-                try files.createDirectory(at: url, withIntermediateDirectories: true)
-                let keep = Set(package.filePaths.map(\.description))
-                if let walker = files.enumerator(atPath: url.path) {
-                    while let path = walker.nextObject() as? String {
-                        let isOwn = path.hasPrefix(".folio")
-                        var isDirectory: ObjCBool = false
-                        if !isOwn, files.fileExists(atPath: url.appendingPathComponent(path).path, isDirectory: &isDirectory), !isDirectory.boolValue, !keep.contains(path) {
-                            try files.removeItem(at: url.appendingPathComponent(path))
-                        }
-                    }
-                }
+                try files.createDirectories(at: url)
+                try Self.removeMembers(in: url, at: "", keeping: Set(package.filePaths.map(\.description)), on: files)
                 for path in package.filePaths {
                     let member = url.appendingPathComponent(path.description)
-                    try files.createDirectory(at: member.deletingLastPathComponent(), withIntermediateDirectories: true)
-                    try package[path]!.contents.write(to: member)
+                    try files.createDirectories(at: member.deletingLastPathComponent())
+                    try files.writeFile(package[path]!.contents, to: member)
                 }
             }
         } catch {
             throw .step("cannot write \(url.path): \(error)")
+        }
+    }
+
+    /// Removes what is under `directory` (at `prefix` in its package) and not in `keep`, but directories and the
+    /// pipeline's own files (`.folio…`).
+    private static func removeMembers(
+        in directory: URL, at prefix: String, keeping keep: Set<String>, on files: any FileSystem
+    ) throws(FileSystemError) {
+        for name in try files.contentsOfDirectory(at: directory) {
+            let path = prefix + name
+            if path.hasPrefix(".folio") { continue }
+            let item = directory.appendingPathComponent(name, isDirectory: false)
+            switch try files.itemKind(at: item) {
+            case .directory: try removeMembers(in: item, at: path + "/", keeping: keep, on: files)
+            case .absent: continue
+            case .file, .symbolicLink, .other: if !keep.contains(path) { try files.remove(at: item) }
+            }
         }
     }
 

@@ -2,6 +2,7 @@ import FolioCore
 import FolioDocuments
 import FolioStore
 import FolioSync
+import FolioTestDoubles
 
 extension ScenarioRun {
     /// The devices exchange changes with the cloud, round after round, until a whole round moves nothing; after

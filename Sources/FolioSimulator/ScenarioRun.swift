@@ -4,6 +4,7 @@ import FolioDocuments
 import FolioModels
 import FolioStore
 import FolioSync
+import FolioTestDoubles
 import Foundation
 
 /// One run of a scenario: the devices, the cloud, simulated time, and what has happened so far.
@@ -112,7 +113,7 @@ final class ScenarioRun {
 
     private func setUp() async throws(SimulationError) {
         do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try options.fileSystem.createDirectories(at: directory)
         } catch {
             throw .step("cannot create the run's directory \(directory.path): \(error)")
         }
@@ -124,7 +125,8 @@ final class ScenarioRun {
                 name: declared.name, key: DeviceKey(using: identities),
                 root: directory.appendingPathComponent("device-\(index + 1)", isDirectory: true),
                 clock: ManualClock(start: Timestamp(millisecondsSince1970: now + skew)), skew: skew,
-                identifierSeed: Self.derive(scenario.seed, 100 + UInt64(index)), policy: policy)
+                identifierSeed: Self.derive(scenario.seed, 100 + UInt64(index)), policy: policy,
+                fileSystem: options.fileSystem)
             do { try await device.start() } catch { throw .document(error) }
             devices.append(device)
         }

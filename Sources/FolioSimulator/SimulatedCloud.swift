@@ -1,6 +1,7 @@
 import FolioCore
 import FolioStore
 import FolioSync
+import FolioTestDoubles
 import Foundation
 
 /// The simulated cloud: a peer holding a store (like iCloud's server copy) that devices sync with over a faulty

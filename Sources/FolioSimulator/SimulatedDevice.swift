@@ -1,8 +1,10 @@
 import FolioConflicts
 import FolioCore
 import FolioDocuments
+import FolioFiles
 import FolioModels
 import FolioStore
+import FolioTestDoubles
 import Foundation
 
 /// One simulated device: its own library on disk, its own clock (with skew), identities and file I/O, and the
@@ -31,7 +33,13 @@ final class SimulatedDevice {
     /// Saves after 5 s without edits and on close; every edit is its own change, as the scenario format says.
     static let autosave = AutosavePolicy(idleInterval: 5_000, unsavedChangeLimit: nil, saveOnClose: true, groupingInterval: 0)
 
-    init(name: String, key: DeviceKey, root: URL, clock: ManualClock, skew: Int64, identifierSeed: UInt64, policy: ConflictPolicy) {
+    /// The file system the device's file I/O goes to, through its fault injector.
+    let baseFileSystem: any FileSystem
+
+    init(
+        name: String, key: DeviceKey, root: URL, clock: ManualClock, skew: Int64, identifierSeed: UInt64, policy: ConflictPolicy,
+        fileSystem: any FileSystem
+    ) {
         self.name = name
         self.key = key
         device = key.device(named: name)
@@ -40,21 +48,21 @@ final class SimulatedDevice {
         self.skew = skew
         self.policy = policy
         identifiers = SeededIdentifierSource(seed: identifierSeed)
-        fileSystem = Self.fileSystem()
+        baseFileSystem = fileSystem
+        self.fileSystem = FaultInjectingFileSystem(wrapping: fileSystem)
     }
 
-    /// The device's file I/O: real files, with crashes injected, and no `fsync` — a simulated crash kills the
-    /// process, not the machine, so what was written survives it without one (the store is opened with
-    /// `Durability.off` for the same reason).
-    static func fileSystem() -> FaultInjectingFileSystem {
-        FaultInjectingFileSystem(wrapping: PosixFileSystem(synchronizes: false))
+    /// The device's file I/O for one run of its process: the simulator's file system, with crashes injected (the
+    /// store is opened with `Durability.off`, as a simulated crash kills the process, not the machine).
+    func freshFileSystem() -> FaultInjectingFileSystem {
+        FaultInjectingFileSystem(wrapping: baseFileSystem)
     }
 
     var isRunning: Bool { library != nil }
 
     /// Starts the device's process: opens its library (recovering what a crash left) and its documents.
     func start() async throws(DocumentError) {
-        fileSystem = Self.fileSystem()
+        fileSystem = freshFileSystem()
         library = try DocumentLibrary(
             at: root, key: key, deviceName: name, types: .builtIn, clock: clock, identifiers: identifiers, fileSystem: fileSystem,
             durability: .off, access: .exclusive, autosave: Self.autosave, conflictPolicy: policy, backgroundWork: false)

@@ -1,4 +1,5 @@
 import FolioCore
+import FolioFiles
 import Foundation
 
 /// Runs scenarios on real libraries: each device has its own ``FolioDocuments/DocumentLibrary`` on disk (in a
@@ -33,19 +34,28 @@ public struct Simulator: Sendable {
     /// Whether the run ends by capturing every device's documents into its report; without, the report holds the
     /// timeline and the outcome only (fuzzing needs no more until something fails).
     public var makesReport: Bool
+    /// Every file call of a run: its directories, the files another program writes, and each device's library
+    /// (which wraps it in a fault injector of its own, to crash the device during a save).
+    public let fileSystem: any FileSystem
     /// The emptied run directories this simulator (and its copies) reuse.
-    var runDirectories = RunDirectories()
+    var runDirectories: RunDirectories
 
     /// Creates a simulator.
+    ///
+    /// - Parameter fileSystem: the file system runs work on; by default the real one without `fsync`, as a
+    ///   simulated crash kills the process, not the machine, and what was written survives it without one.
     public init(
         workDirectory: URL? = nil, keepsFiles: Bool = false, stepErrors: StepErrors = .fail,
-        checksFinalConvergence: Bool = false, makesReport: Bool = true
+        checksFinalConvergence: Bool = false, makesReport: Bool = true,
+        fileSystem: any FileSystem = PosixFileSystem(synchronizes: false)
     ) {
         self.workDirectory = workDirectory
         self.keepsFiles = keepsFiles
         self.stepErrors = stepErrors
         self.checksFinalConvergence = checksFinalConvergence
         self.makesReport = makesReport
+        self.fileSystem = fileSystem
+        runDirectories = RunDirectories(fileSystem: fileSystem)
     }
 
     /// Runs `scenario` to its end (or its first step error or broken invariant).

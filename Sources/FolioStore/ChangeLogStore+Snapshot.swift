@@ -1,3 +1,4 @@
+import FolioFiles
 import Foundation
 
 extension ChangeLogStore {
@@ -6,51 +7,81 @@ extension ChangeLogStore {
     /// whose opening may recover, record and checkpoint as any opening does).
     ///
     /// The files are copied as they are, and the copy is kept only if neither file changed while it was made (same
-    /// size, modification time and inode before and after); otherwise it is made again, up to `attempts` times. A
-    /// copy of files that did not change is what a process killed at that instant would have left, which SQLite's
-    /// recovery turns into the store as of its last commit, so a library in use by a running app is copied as of
-    /// one commit. No SQLite connection is opened on `source`: even a read-only one may create the shared-memory
-    /// file beside it.
+    /// size, modification time and file number before and after); otherwise it is made again, up to `attempts`
+    /// times. A copy of files that did not change is what a process killed at that instant would have left, which
+    /// SQLite's recovery turns into the store as of its last commit, so a library in use by a running app is copied
+    /// as of one commit. No SQLite connection is opened on `source`: even a read-only one may create the
+    /// shared-memory file beside it.
     ///
+    /// The copy is made under temporary names beside `destination` (`.partial`), synced, then linked to its names
+    /// (the log first, so that a store file there always has its log), and the directory synced: `destination` is
+    /// the whole copy or nothing, and never replaces a file that appeared there meanwhile.
+    ///
+    /// - Parameter fileSystem: every file call the copy makes (inject a fault-injecting one to test failures).
     /// - Throws: ``StoreError`` `notAStore` when `source` is absent, empty or not SQLite; `database` when
-    ///   `destination` (or its `-wal`) exists already, or the files cannot be copied, or kept changing. The copy is
-    ///   removed on failure.
-    public static func snapshot(ofStoreAt source: URL, to destination: URL, attempts: Int = 5) throws(StoreError) {
+    ///   `destination` (or its `-wal`, or their `.partial` files) exists already, or the files cannot be copied, or
+    ///   kept changing. Nothing of the copy is left on failure.
+    public static func snapshot(
+        ofStoreAt source: URL, to destination: URL, attempts: Int = 5, fileSystem: any FileSystem = PosixFileSystem()
+    ) throws(StoreError) {
         let path = source.path
         guard try holdsDatabase(path) else {
             throw StoreError(.notAStore, "\(path) is absent or empty, so not a Folio store")
         }
+        func url(_ path: String) -> URL { URL(fileURLWithPath: path, isDirectory: false) }
         let files = [("", true), ("-wal", false)].map { suffix, required in
-            (from: path + suffix, to: destination.path + suffix, required: required)
+            (from: url(path + suffix), to: url(destination.path + suffix), partial: url(destination.path + suffix + ".partial"),
+             required: required)
         }
-        let fileManager = FileManager.default
-        // The copy is removed on failure, so it must be a file this call made.
-        if let existing = files.first(where: { fileManager.fileExists(atPath: $0.to) }) {
-            throw StoreError(.database, "cannot copy \(path) to \(existing.to): a file is already there")
+        // What is removed on failure must be what this call made.
+        for target in files.flatMap({ [$0.to, $0.partial] }) {
+            let kind: FileItemKind
+            do {
+                kind = try fileSystem.itemKind(at: target)
+            } catch {
+                throw StoreError(.database, "cannot copy \(path) to \(destination.path)", cause: error)
+            }
+            guard kind == .absent else {
+                throw StoreError(.database, "cannot copy \(path) to \(target.path): a file is already there")
+            }
         }
-        func removeCopy() {
-            for file in files { try? fileManager.removeItem(atPath: file.to) }
+        func removePartials() {
+            for file in files { try? fileSystem.remove(at: file.partial) }
         }
         for _ in 0..<max(attempts, 1) {
-            let before = files.map { Self.identity(of: $0.from) }
+            let before = files.map { identity(of: $0.from, on: fileSystem) }
+            let copied = files.indices.filter { files[$0].required || before[$0] != nil }.map { files[$0] }
             do {
-                for file in files where file.required || fileManager.fileExists(atPath: file.from) {
-                    try fileManager.copyItem(atPath: file.from, toPath: file.to)
-                }
+                for file in copied { try fileSystem.copyFile(at: file.from, to: file.partial) }
             } catch {
-                removeCopy()
+                removePartials()
                 throw StoreError(.database, "cannot copy \(path) and its write-ahead log", cause: error)
             }
-            if files.map({ Self.identity(of: $0.from) }) == before { return }
-            removeCopy()
+            guard files.map({ identity(of: $0.from, on: fileSystem) }) == before else {
+                removePartials()
+                continue
+            }
+            var linked: [URL] = []
+            do {
+                for file in copied { try fileSystem.synchronizeFile(at: file.partial) }
+                for file in copied.reversed() {
+                    try fileSystem.link(file.partial, to: file.to)
+                    linked.append(file.to)
+                }
+                removePartials()
+                try fileSystem.synchronizeDirectory(at: destination.deletingLastPathComponent())
+            } catch {
+                for name in linked.reversed() { try? fileSystem.remove(at: name) }
+                removePartials()
+                throw StoreError(.database, "cannot write the copy of \(path) to \(destination.path)", cause: error)
+            }
+            return
         }
         throw StoreError(.database, "\(path) kept changing while it was copied (\(max(attempts, 1)) attempts); try again when the app using it is idle")
     }
 
-    /// What tells a file's versions apart (size, modification time to the nanosecond, inode); `nil` when absent.
-    private static func identity(of path: String) -> [Int]? {
-        var status = stat()
-        guard stat(path, &status) == 0 else { return nil }
-        return [Int(status.st_size), Int(status.st_mtim.tv_sec), Int(status.st_mtim.tv_nsec), Int(status.st_ino)]
+    /// What tells a file's versions apart (size, modification time, file number); `nil` when it cannot be examined.
+    private static func identity(of url: URL, on fileSystem: any FileSystem) -> FileAttributes? {
+        try? fileSystem.attributes(at: url)
     }
 }

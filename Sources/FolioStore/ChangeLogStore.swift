@@ -1,5 +1,6 @@
 import CSQLiteConfig
 import FolioCore
+import FolioFiles
 import Foundation
 import GRDB
 import Synchronization
@@ -62,22 +63,20 @@ public final class ChangeLogStore: Sendable {
     ///   - access: whether other connections may use the file at the same time (``StoreAccess/shared``, the
     ///     default) or this store is its only user (``StoreAccess/exclusive``, cheaper transactions).
     ///   - limits: bounds on what the store keeps on behalf of peers.
+    ///   - fileSystem: writes a new store's first image (SQLite does the rest of the store's I/O itself).
     /// - Throws: ``StoreError`` with code `notAStore` (the file is something else; it is left untouched),
     ///   `newerFormat`, `corrupt` or `database` (with `exclusive`, also when another connection holds the file).
     public convenience init(
         at url: URL, key: DeviceKey, deviceName: String = "", clock: any WallClock = SystemClock(),
-        durability: Durability = .normal, access: StoreAccess = .shared, limits: StoreLimits = StoreLimits()
+        durability: Durability = .normal, access: StoreAccess = .shared, limits: StoreLimits = StoreLimits(),
+        fileSystem: any FileSystem = PosixFileSystem()
     ) throws(StoreError) {
         let isNew = try Self.preflight(url)
         // A new store starts as a copy of the pristine image, which has every migration applied.
         let isPristine = isNew && StoreSchema.pristineImage != nil
         if isPristine, let image = StoreSchema.pristineImage {
             do {
-                if durability == .off {
-                    try writeWithoutSync(image, to: url)
-                } else {
-                    try image.write(to: url, options: .atomic)
-                }
+                try durability.writeWhole(image, to: url, on: fileSystem)
             } catch {
                 throw StoreError(.database, "cannot create the store \(url.path)", cause: error)
             }
@@ -286,21 +285,5 @@ public final class ChangeLogStore: Sendable {
         } catch {
             throw StoreError.translating(error, while: "closing \(url.path)")
         }
-    }
-}
-
-/// Writes `bytes` to a new file beside `url` and renames it to `url` (so the file is whole or absent, as with
-/// `Data.write(to:options: .atomic)`), without the fsyncs Foundation makes.
-private func writeWithoutSync(_ bytes: Data, to url: URL) throws {
-    let partial = url.path + ".new"
-    let descriptor = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-    guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-    let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-    let failure = written == bytes.count ? 0 : (written < 0 ? errno : EIO)
-    close(descriptor)
-    guard failure == 0, rename(partial, url.path) == 0 else {
-        let code = failure != 0 ? failure : errno
-        unlink(partial)
-        throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
     }
 }

@@ -1,3 +1,6 @@
+import FolioFiles
+import Foundation
+
 /// How a committed change reaches the disk.
 ///
 /// In every mode a change is acknowledged (the call that made it returns) only after its transaction committed, and
@@ -19,5 +22,25 @@ public enum Durability: Sendable, Hashable {
         case .normal: "NORMAL"
         case .off: "OFF"
         }
+    }
+}
+
+extension Durability {
+    /// Writes `bytes` as the whole file at `url` through `fileSystem`, so that it is whole or absent: to a file beside
+    /// it (`<name>.new`), synced, renamed to `url`, and the directory synced; with ``off``, nothing is synced. When a
+    /// step fails, the file beside it is removed.
+    ///
+    /// - Throws: ``FileSystemError`` of the step that failed.
+    func writeWhole(_ bytes: Data, to url: URL, on fileSystem: any FileSystem) throws(FileSystemError) {
+        let partial = URL(fileURLWithPath: url.path + ".new", isDirectory: false)
+        do {
+            try fileSystem.writeFile(bytes, to: partial)
+            if self != .off { try fileSystem.synchronizeFile(at: partial) }
+            try fileSystem.rename(partial, to: url)
+        } catch {
+            try? fileSystem.remove(at: partial)
+            throw error
+        }
+        if self != .off { try fileSystem.synchronizeDirectory(at: url.deletingLastPathComponent()) }
     }
 }

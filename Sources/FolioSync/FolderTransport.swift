@@ -1,4 +1,5 @@
 import FolioCore
+import FolioFiles
 import FolioStore
 import Foundation
 
@@ -37,6 +38,8 @@ public struct FolderTransport: SyncTransport {
     /// At most this many changes per batch file.
     public let changesPerFile: Int
     private let identifiers: any IdentifierSource
+    /// The folder's files, through the injected file system.
+    private let files: FolderFiles
 
     static let identityFileName = "folio-sync-folder"
     static let identityHeader = "folio sync folder 1"
@@ -46,11 +49,16 @@ public struct FolderTransport: SyncTransport {
     /// - Parameters:
     ///   - changesPerFile: the largest batch file, in changes.
     ///   - identifiers: where the folder's identity and temporary file names come from.
-    public init(root: URL, changesPerFile: Int = 2048, identifiers: any IdentifierSource = RandomIdentifierSource()) {
+    ///   - fileSystem: every file call the folder makes (inject a fault-injecting one to test failures).
+    public init(
+        root: URL, changesPerFile: Int = 2048, identifiers: any IdentifierSource = RandomIdentifierSource(),
+        fileSystem: any FileSystem = PosixFileSystem()
+    ) {
         precondition(changesPerFile > 0, "a batch holds at least one change")
         self.root = root
         self.changesPerFile = changesPerFile
         self.identifiers = identifiers
+        files = FolderFiles(fileSystem: fileSystem)
     }
 
     /// Reads what the other devices put in the folder, then writes what the folder lacks.
@@ -119,7 +127,7 @@ public struct FolderTransport: SyncTransport {
     ) throws(SyncError) {
         var cursor = try cursor(of: writer, document: document, folder: folder, in: store)
         let directory = path(writer, document)
-        let files = try FolderFiles.names(in: directory).compactMap { name in
+        let batchFiles = try files.names(in: directory).compactMap { name in
             FolderBatch.range(ofFileName: name).map { (name: name, first: $0.first, last: $0.last) }
         }
         .filter { $0.last > cursor.changeCount }
@@ -127,11 +135,11 @@ public struct FolderTransport: SyncTransport {
         // The cursor moves only over consecutive files: past a missing or unreadable one, later files are still
         // ingested (their changes wait for the missing ones if need be), and read again next time.
         var consecutive = true
-        for file in files {
+        for file in batchFiles {
             let location = directory + "/" + file.name
             let batch: FolderBatch
             do {
-                batch = try FolderBatch(decoding: FolderFiles.contents(of: location))
+                batch = try FolderBatch(decoding: files.contents(of: location))
             } catch {
                 report.messagesRejected += 1
                 report.problems.append("\(location) was skipped: \(error)")
@@ -263,8 +271,8 @@ public struct FolderTransport: SyncTransport {
                 throw .store(error, while: "reading the changes of document \(document) the folder lacks")
             }
             let directory = path(own.id, document)
-            try FolderFiles.ensureDirectory(root.path + "/" + own.id.description)
-            try FolderFiles.ensureDirectory(directory)
+            try files.ensureDirectory(root.path + "/" + own.id.description)
+            try files.ensureDirectory(directory)
             var start = 0
             while start < missing.count {
                 let chunk = missing[start..<min(missing.count, start + changesPerFile)]
@@ -280,9 +288,9 @@ public struct FolderTransport: SyncTransport {
                 // A name already taken by a file of this device was published by another of its processes, from the
                 // same log and the same cursor: the same counts mean the same vector, so that file stands for this
                 // one. A file there that this device did not sign is someone else's, and is replaced.
-                if try FolderFiles.publish(
+                if try files.publish(
                     batch.encoded(signedWith: store.key), as: batch.fileName, in: directory,
-                    temporaryName: "\(own.id)-\(identifiers.next())", keepingExisting: { Self.isOwnFile($0, of: own.id) })
+                    temporaryName: "\(own.id)-\(identifiers.next())", keepingExisting: { isOwnFile($0, of: own.id) })
                 {
                     report.messagesSent += 1
                     report.changesSent += chunk.count
@@ -304,18 +312,18 @@ public struct FolderTransport: SyncTransport {
         let own = store.localDevice.id
         let saved = try cursor(of: own, document: document, folder: folder, in: store)
         let directory = path(own, document)
-        let files = try FolderFiles.names(in: directory).compactMap { name in
+        let batchFiles = try files.names(in: directory).compactMap { name in
             FolderBatch.range(ofFileName: name).map { (name: name, first: $0.first, last: $0.last) }
         }
         .filter { $0.last >= saved.changeCount }
         .sorted { ($0.last, $0.first) > ($1.last, $1.first) }
         var logged: VersionVector?
-        for file in files {
+        for file in batchFiles {
             if file.last == saved.changeCount { return saved }
             let location = directory + "/" + file.name
             let batch: FolderBatch
             do {
-                batch = try FolderBatch(decoding: FolderFiles.contents(of: location))
+                batch = try FolderBatch(decoding: files.contents(of: location))
             } catch {
                 report.problems.append("\(location) is not a file of this device (\(error)); it was passed over")
                 continue
@@ -342,8 +350,8 @@ public struct FolderTransport: SyncTransport {
     }
 
     /// Whether the file at `path` is one this device wrote: it decodes, and its writer, who signed it, is `device`.
-    private static func isOwnFile(_ path: String, of device: DeviceID) -> Bool {
-        guard let bytes = try? FolderFiles.contents(of: path), let batch = try? FolderBatch(decoding: bytes) else { return false }
+    private func isOwnFile(_ path: String, of device: DeviceID) -> Bool {
+        guard let bytes = try? files.contents(of: path), let batch = try? FolderBatch(decoding: bytes) else { return false }
         return batch.writer.id == device
     }
 
@@ -355,19 +363,19 @@ public struct FolderTransport: SyncTransport {
     public func identity() throws(SyncError) -> UUIDBytes {
         let location = root.path + "/" + Self.identityFileName
         for _ in 0..<2 {
-            switch try FolderFiles.kind(location) {
+            switch try files.kind(location) {
             case .file:
-                let text = String(decoding: try FolderFiles.contents(of: location), as: UTF8.self)
+                let text = String(decoding: try files.contents(of: location), as: UTF8.self)
                 let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
                 guard lines.count == 3, lines[0] == Self.identityHeader, lines[2].isEmpty, let id = UUIDBytes(lines[1]) else {
                     throw SyncError(.malformed, "\(location) is not a Folio sync folder's identity file")
                 }
                 return id
             case .absent:
-                try FolderFiles.ensureDirectory(root.path)
+                try files.ensureDirectory(root.path)
                 let contents = "\(Self.identityHeader)\n\(identifiers.next())\n"
                 // Two processes may create it at once: the first link wins and both read the winner.
-                _ = try FolderFiles.publish(Array(contents.utf8), as: Self.identityFileName, in: root.path, temporaryName: "\(identifiers.next())")
+                _ = try files.publish(Array(contents.utf8), as: Self.identityFileName, in: root.path, temporaryName: "\(identifiers.next())")
             case .directory, .other:
                 throw SyncError(.malformed, "\(location) should be a Folio sync folder's identity file but is something else")
             }
@@ -389,8 +397,8 @@ public struct FolderTransport: SyncTransport {
     /// (temporary files, the identity file, anything a person put there) are ignored.
     private func identities(in directory: String) throws(SyncError) -> [UUIDBytes] {
         var found: [UUIDBytes] = []
-        for name in try FolderFiles.names(in: directory) {
-            guard let id = UUIDBytes(name), id.description == name, try FolderFiles.kind(directory + "/" + name) == .directory else { continue }
+        for name in try files.names(in: directory) {
+            guard let id = UUIDBytes(name), id.description == name, try files.kind(directory + "/" + name) == .directory else { continue }
             found.append(id)
         }
         return found.sorted()

@@ -18,7 +18,7 @@ extension SyncMessage {
     private enum Tag: UInt8 { case hello = 0, request = 1, changes = 2, done = 3 }
 
     /// Whether `bytes` start as a `changes` message (without decoding the rest).
-    static func startsAsChanges(_ bytes: [UInt8]) -> Bool {
+    public static func startsAsChanges(_ bytes: [UInt8]) -> Bool {
         bytes.count > 1 && bytes[0] == formatVersion && bytes[1] == Tag.changes.rawValue
     }
 

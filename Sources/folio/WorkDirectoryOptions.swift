@@ -14,6 +14,6 @@ struct WorkDirectoryOptions<Help: WorkDirectoryHelp>: ParsableArguments {
 
     /// The directory, made if missing (see ``WorkDirectory/prepare(_:)``); `nil` without `--work-dir`.
     func prepare() throws -> URL? {
-        try workDir.map(WorkDirectory.prepare)
+        try workDir.map { try WorkDirectory.prepare($0) }
     }
 }

@@ -1,6 +1,6 @@
 import FolioConflicts
 import FolioCore
-import FolioTestSupport
+import FolioTesting
 import Testing
 
 /// Every delivery order of small multi-device histories reaches the same versions, settlements and ledger.

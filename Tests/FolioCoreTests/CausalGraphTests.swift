@@ -1,7 +1,7 @@
 import Foundation
 import FolioCore
 import Testing
-import FolioTestSupport
+import FolioTesting
 
 @Suite struct CausalGraphTests {
     private func graph(_ changes: [Change]) -> CausalGraph {

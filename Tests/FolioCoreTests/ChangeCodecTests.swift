@@ -1,7 +1,7 @@
 import Foundation
 import FolioCore
 import Testing
-import FolioTestSupport
+import FolioTesting
 
 /// A change kind with a name for test output.
 struct KindSample: Sendable, CustomTestStringConvertible {

@@ -1,6 +1,6 @@
 import FolioCore
 import Testing
-import FolioTestSupport
+import FolioTesting
 
 @Suite struct ChangeHashTests {
     @Test func hashesWithSHA256() {

@@ -1,6 +1,6 @@
 import FolioCore
 import Testing
-import FolioTestSupport
+import FolioTesting
 
 @Suite struct IdentifierSourceTests {
     private func sequence(_ source: some IdentifierSource, count: Int = 100) -> [UUIDBytes] {

@@ -1,7 +1,7 @@
 import Foundation
 import FolioCore
 import Testing
-import FolioTestSupport
+import FolioTesting
 
 @Suite struct TimestampTests {
     struct Example: Sendable, CustomTestStringConvertible {

@@ -1,6 +1,6 @@
 import FolioCore
 import Testing
-import FolioTestSupport
+import FolioTesting
 
 @Suite struct UUIDBytesTests {
     static let sample = "6ba7b810-9dad-11d1-80b4-00c04fd430c8"

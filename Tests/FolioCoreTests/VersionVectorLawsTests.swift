@@ -1,6 +1,6 @@
 import FolioCore
 import Testing
-import FolioTestSupport
+import FolioTesting
 
 /// The algebra of version vectors, checked on random vectors over small device pools (so that equal, ordered and
 /// concurrent pairs all occur often). Every failure message carries the seed; `FOLIO_SEED=<seed>` replays it.

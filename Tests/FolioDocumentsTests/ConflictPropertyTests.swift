@@ -4,7 +4,7 @@ import FolioModels
 import FolioStore
 import Foundation
 import Testing
-import FolioTestSupport
+import FolioTesting
 
 /// Conflict detection as properties over random histories: every delivery order shows every device the same
 /// versions, detection agrees with happens-before computed from the whole history, two busy writers never make more

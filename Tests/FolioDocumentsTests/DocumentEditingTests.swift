@@ -4,7 +4,7 @@ import FolioModels
 import FolioStore
 import Foundation
 import Testing
-import FolioTestSupport
+import FolioTesting
 
 /// Editing: grouping rapid edits into changes, the change count, and undo and redo as changes in the log.
 @Suite struct DocumentEditingTests {

@@ -5,7 +5,7 @@ import FolioStore
 import FolioSync
 import Foundation
 import Testing
-import FolioTestSupport
+import FolioTesting
 
 /// Each document has a file of its own on each device: namesakes (made on one device or apart on two) never share
 /// one, a document keeps its file when a namesake arrives, and a rename or a move made on another device takes the

@@ -5,7 +5,7 @@ import FolioStore
 import FolioSync
 import Foundation
 import Testing
-import FolioTestSupport
+import FolioTesting
 
 /// Libraries sync through a shared folder, and open documents pick up what arrived.
 @Suite struct DocumentLibrarySyncTests {

@@ -1,9 +1,9 @@
 import FolioDocuments
+import FolioTesting
 import Foundation
 import Testing
 #if canImport(Glibc)
 import Glibc
-import FolioTestSupport
 #endif
 
 /// The real file system's calls and errors, and the fault injector's counting, crashes and failures.
@@ -140,7 +140,83 @@ import FolioTestSupport
         #expect(FileSystemError.Code.other(EXDEV).description == "other(\(EXDEV))")
     }
 
+    @Test func aBoundedReadRefusesAFileBeyondItsLimit() throws {
+        let a = directory.file("a")
+        try fileSystem.writeFile(Data("0123456789".utf8), to: a)
+        #expect(try fileSystem.contents(of: a, limit: 10) == Data("0123456789".utf8))
+        let error = try #require(throws: FileSystemError.self) { try fileSystem.contents(of: a, limit: 9) }
+        #expect(error.code == .tooLarge)
+        let link = directory.file("link")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: a)
+        #expect(try #require(throws: FileSystemError.self) { try fileSystem.contents(of: link, limit: 100) }.code == .symbolicLink)
+    }
+
+    @Test func copiesAFileWithoutFollowingLinks() throws {
+        let a = directory.file("a"), b = directory.file("b")
+        let large = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        try fileSystem.writeFile(large, to: a)
+        try fileSystem.writeFile(Data("old and longer".utf8), to: b)
+        try fileSystem.copyFile(at: a, to: b)
+        #expect(try fileSystem.contents(of: b) == large)
+
+        let link = directory.file("link")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: a)
+        #expect(try #require(throws: FileSystemError.self) { try fileSystem.copyFile(at: link, to: directory.file("c")) }.code == .symbolicLink)
+        #expect(try #require(throws: FileSystemError.self) { try fileSystem.copyFile(at: b, to: link) }.code == .symbolicLink)
+        #expect(try fileSystem.contents(of: a) == large)
+        #expect(try #require(throws: FileSystemError.self) { try fileSystem.copyFile(at: directory.url, to: directory.file("d")) }.code == .notRegularFile)
+    }
+
+    @Test func aLinkNeverReplacesWhatIsThere() throws {
+        let a = directory.file("a"), b = directory.file("b"), taken = directory.file("taken")
+        try fileSystem.writeFile(Data("new".utf8), to: a)
+        try fileSystem.writeFile(Data("kept".utf8), to: taken)
+        try fileSystem.link(a, to: b)
+        #expect(try fileSystem.contents(of: b) == Data("new".utf8))
+        #expect(try fileSystem.attributes(at: a).fileNumber == fileSystem.attributes(at: b).fileNumber)
+        let error = try #require(throws: FileSystemError.self) { try fileSystem.link(a, to: taken) }
+        #expect(error.code == .exists)
+        #expect(try fileSystem.contents(of: taken) == Data("kept".utf8))
+    }
+
+    @Test func aFileKeepsItsNumberAcrossARenameAndANewFileGetsAnother() throws {
+        let a = directory.file("a"), b = directory.file("b")
+        try fileSystem.writeFile(Data("x".utf8), to: a)
+        let number = try fileSystem.attributes(at: a).fileNumber
+        #expect(number != 0)
+        try fileSystem.rename(a, to: b)
+        #expect(try fileSystem.attributes(at: b).fileNumber == number)
+        try fileSystem.writeFile(Data("y".utf8), to: a)
+        #expect(try fileSystem.attributes(at: a).fileNumber != number)
+    }
+
+    @Test func createsMissingDirectoriesAndNamesAFileInTheWay() throws {
+        let deep = directory.url.appendingPathComponent("a/b/c", isDirectory: true)
+        try fileSystem.createDirectories(at: deep)
+        try fileSystem.createDirectories(at: deep)
+        #expect(try fileSystem.itemKind(at: deep) == .directory)
+
+        try fileSystem.writeFile(Data(), to: directory.file("file"))
+        let below = directory.url.appendingPathComponent("file/x/y", isDirectory: true)
+        let error = try #require(throws: FileSystemError.self) { try fileSystem.createDirectories(at: below) }
+        #expect(error.code == .notDirectory)
+        #expect(error.path == directory.file("file").path)
+    }
+
     // MARK: - Fault injection
+
+    @Test func countsCopiesAndLinksAsSteps() throws {
+        let injector = FaultInjectingFileSystem(wrapping: fileSystem, faults: [.fail(atStep: 2, with: .noSpace)])
+        let a = directory.file("a")
+        try injector.writeFile(Data("12345".utf8), to: a)
+        try injector.copyFile(at: a, to: directory.file("b"))
+        #expect(try #require(throws: FileSystemError.self) { try injector.link(a, to: directory.file("c")) }.code == .noSpace)
+        #expect(try fileSystem.itemKind(at: directory.file("c")) == .absent)
+        try injector.link(a, to: directory.file("c"))
+        #expect(injector.steps.map(\.kind) == [.writeFile, .copyFile, .link])
+        #expect(injector.bytesWritten == 10)
+        #expect(try #require(throws: FileSystemError.self) { try injector.contents(of: a, limit: 4) }.code == .tooLarge)
+    }
 
     @Test func recordsStepsAndBytes() throws {
         let injector = FaultInjectingFileSystem(wrapping: fileSystem)

@@ -2,6 +2,7 @@ import FolioCore
 import FolioDocuments
 import FolioModels
 import FolioStore
+import FolioTesting
 import Foundation
 import Synchronization
 import Testing

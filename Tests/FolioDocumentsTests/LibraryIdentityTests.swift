@@ -3,7 +3,7 @@ import FolioDocuments
 import FolioStore
 import Foundation
 import Testing
-import FolioTestSupport
+import FolioTesting
 
 /// A library remembers the device it is: an app that passes no key is the same device at every launch.
 @Suite struct LibraryIdentityTests {

@@ -2,7 +2,7 @@ import FolioCore
 import FolioDocuments
 import Foundation
 import Testing
-import FolioTestSupport
+import FolioTesting
 
 /// A package's manifest is read from disk and untrusted: numbers the next save adds to, and counts, are bounded
 /// when it is read, so a planted manifest is a corrupt package, never a trap.

@@ -1,10 +1,10 @@
 import FolioCore
 import FolioDocuments
+import FolioTesting
 import Foundation
 import Testing
 #if canImport(Glibc)
 import Glibc
-import FolioTestSupport
 #endif
 
 /// Reading packages from disk: hostile names, links, special files, bad manifests, and recovery of leftovers.

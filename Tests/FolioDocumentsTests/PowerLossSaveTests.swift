@@ -2,6 +2,7 @@ import FolioCore
 import FolioDocuments
 import FolioModels
 import FolioStore
+import FolioTesting
 import Foundation
 import Testing
 
@@ -71,7 +72,7 @@ import Testing
         wrapping: (PowerLossFileSystem) -> any FileSystem = { $0 }
     ) throws -> SweepResult {
         let new = try scenario.newContents()
-        let dryRun = try ScratchDirectory()
+        let dryRun = try TemporaryDirectory(inMemory: true)
         _ = try scenario.prepare(in: dryRun.url)
         let model = try PowerLossFileSystem(root: dryRun.url)
         try SavePipeline(fileSystem: wrapping(model)).save(new, to: dryRun.file(scenario.name))
@@ -82,12 +83,12 @@ import Testing
             result.crashPoints += 1
             for seed in seeds {
                 result.runs += 1
-                let work = try ScratchDirectory()
+                let work = try TemporaryDirectory(inMemory: true)
                 let old = try scenario.prepare(in: work.url)
                 let disk = try PowerLossFileSystem(root: work.url, cutAt: cut)
                 let returned = (try? SavePipeline(fileSystem: wrapping(disk)).save(new, to: work.file(scenario.name))) != nil
                 #expect(returned == (cut == steps.count))
-                let survivors = try ScratchDirectory()
+                let survivors = try TemporaryDirectory(inMemory: true)
                 try disk.materialize(into: survivors.url, seed: seed)
                 let place = cut < steps.count ? "before step \(cut) (\(steps[cut]))" : "after the save returned"
                 if let problem = check(survivors.file(scenario.name), scenario, old: old, new: new, returned: returned) {
@@ -150,7 +151,7 @@ import Testing
     @Test(arguments: [PipelineScenario.packageLaterSave, .packageSaveAfterExternalEdit])
     func aRecoveryCutByASecondPowerLossStillRecovers(_ scenario: PipelineScenario) throws {
         let new = try scenario.newContents()
-        let dryRun = try ScratchDirectory()
+        let dryRun = try TemporaryDirectory(inMemory: true)
         _ = try scenario.prepare(in: dryRun.url)
         let model = try PowerLossFileSystem(root: dryRun.url)
         try SavePipeline(fileSystem: model).save(new, to: dryRun.file(scenario.name))
@@ -158,14 +159,14 @@ import Testing
         var violations: [String] = []
         for cut in 0..<model.steps.count {
             for seed: UInt64 in [0, 1] {
-                let work = try ScratchDirectory()
+                let work = try TemporaryDirectory(inMemory: true)
                 let old = try scenario.prepare(in: work.url)
                 let disk = try PowerLossFileSystem(root: work.url, cutAt: cut)
                 _ = try? SavePipeline(fileSystem: disk).save(new, to: work.file(scenario.name))
-                let restarted = try ScratchDirectory()
+                let restarted = try TemporaryDirectory(inMemory: true)
                 try disk.materialize(into: restarted.url, seed: seed)
                 // The recovery's steps, then a cut at each.
-                let recoveryDryRun = try ScratchDirectory()
+                let recoveryDryRun = try TemporaryDirectory(inMemory: true)
                 try FileManager.default.removeItem(at: recoveryDryRun.url)
                 try FileManager.default.copyItem(at: restarted.url, to: recoveryDryRun.url)
                 let recoveryModel = try PowerLossFileSystem(root: recoveryDryRun.url)
@@ -177,14 +178,14 @@ import Testing
                 }
                 for recoveryCut in 0..<recoveryModel.steps.count {
                     runs += 1
-                    let again = try ScratchDirectory()
+                    let again = try TemporaryDirectory(inMemory: true)
                     try FileManager.default.removeItem(at: again.url)
                     try FileManager.default.copyItem(at: restarted.url, to: again.url)
                     let secondDisk = try PowerLossFileSystem(root: again.url, cutAt: recoveryCut)
                     #expect(throws: SaveError.self) {
                         try SavePipeline(fileSystem: secondDisk).recoverPackage(at: again.file(scenario.name))
                     }
-                    let survivors = try ScratchDirectory()
+                    let survivors = try TemporaryDirectory(inMemory: true)
                     try secondDisk.materialize(into: survivors.url, seed: seed &+ 100)
                     if let problem = Self.check(survivors.file(scenario.name), scenario, old: old, new: new, returned: false) {
                         violations.append("\(scenario), power cut before save step \(cut), then before recovery step \(recoveryCut) (\(recoveryModel.steps[recoveryCut])), seed \(seed): \(problem)")
@@ -306,7 +307,7 @@ private struct LibraryRun {
         }
     }
 
-    let directory: ScratchDirectory
+    let directory: TemporaryDirectory
     let seed: UInt64
     let id: DocumentID?
     let fileSteps: Int
@@ -328,7 +329,7 @@ private struct LibraryRun {
     var root: URL { directory.url.appendingPathComponent("Library", isDirectory: true) }
 
     init(_ scenario: PowerLossSaveTests.LibraryScenario, cut: Cut?, seed: UInt64, durability: Durability) async throws {
-        directory = try ScratchDirectory()
+        directory = try TemporaryDirectory(inMemory: true)
         self.seed = seed
         let root = directory.url.appendingPathComponent("Library", isDirectory: true)
         let file = root.appendingPathComponent("Documents/Notes.txt", isDirectory: false)
@@ -398,7 +399,7 @@ private struct LibraryRun {
     /// The library as it reopens after the power cut, from the surviving files: the text of its document `id`
     /// (`nil` when the library does not have it), whether its log is sound, and the document's file.
     func reopen(id: DocumentID?) async throws -> (text: String?, isSound: Bool, file: Data?) {
-        let survivors = try ScratchDirectory()
+        let survivors = try TemporaryDirectory(inMemory: true)
         let root = survivors.url.appendingPathComponent("Library", isDirectory: true)
         if files.root == directory.url {
             try files.materialize(into: survivors.url, seed: seed)

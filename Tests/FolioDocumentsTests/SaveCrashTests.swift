@@ -2,7 +2,7 @@ import FolioCore
 import FolioDocuments
 import Foundation
 import Testing
-import FolioTestSupport
+import FolioTesting
 
 /// A crash at every step of a save, flat and package, with clean and torn writes: after a restart (a fresh pipeline
 /// on the real file system, recovery, read) the document is exactly the previous snapshot or exactly the new one —

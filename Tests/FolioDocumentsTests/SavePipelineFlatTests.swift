@@ -2,7 +2,7 @@ import FolioCore
 import FolioDocuments
 import Foundation
 import Testing
-import FolioTestSupport
+import FolioTesting
 
 /// Flat saves: the temporary file, the rename, the errors and their messages.
 @Suite struct SavePipelineFlatTests {

@@ -2,7 +2,7 @@ import FolioCore
 import FolioDocuments
 import Foundation
 import Testing
-import FolioTestSupport
+import FolioTesting
 
 /// Package saves: round trips, incremental writes, the manifest, and failures that are rewritten next time.
 @Suite struct SavePipelinePackageTests {

@@ -1,6 +1,6 @@
 import FolioMerge
 import FolioCore
-import FolioTestSupport
+import FolioTesting
 import Testing
 
 @Suite struct LineDiffTests {

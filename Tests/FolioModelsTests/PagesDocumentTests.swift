@@ -1,7 +1,7 @@
 import Foundation
 import FolioCore
 import FolioModels
-import FolioTestSupport
+import FolioTesting
 import Testing
 
 /// Random pages operations over a small pool of image names, valid and hostile.

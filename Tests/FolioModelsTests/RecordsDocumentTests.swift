@@ -1,7 +1,7 @@
 import Foundation
 import FolioCore
 import FolioModels
-import FolioTestSupport
+import FolioTesting
 import Testing
 
 /// Random records operations over a small pool of ids and field names (including two spellings of `é`), so adds

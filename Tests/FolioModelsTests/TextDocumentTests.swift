@@ -1,7 +1,7 @@
 import Foundation
 import FolioCore
 import FolioModels
-import FolioTestSupport
+import FolioTesting
 import Testing
 
 /// Random text operations, with texts mixing scalars that combine into one character (`e` + U+0301, skin tones,

@@ -1,6 +1,6 @@
 import FolioCore
 import FolioModels
-import FolioTestSupport
+import FolioTesting
 import Testing
 
 @Suite struct TextStorageTests {

@@ -1,12 +1,12 @@
 import FolioCore
 import FolioSimulator
-import FolioTestSupport
+import FolioTesting
 import Foundation
 import Testing
 
 @Suite struct FuzzTests {
     @Test func theGeneratorIsDeterministicAndItsScenariosReadBack() throws {
-        let generator = FolioSimulator.ScenarioGenerator(devices: 1...5, steps: 60)
+        let generator = ScenarioGenerator(devices: 1...5, steps: 60)
         let base = TestSeed.make()
         for offset in 0..<100 as Range<UInt64> {
             let seed = base &+ offset
@@ -21,7 +21,7 @@ import Testing
     /// Fuzzing reaches only what the generator writes: every action of the file format but `expect`, and the
     /// actions that touch files outside the pipeline do run (they are not all skipped as not applicable).
     @Test func theGeneratorWritesEveryActionAndFileStepsApply() async throws {
-        let generator = FolioSimulator.ScenarioGenerator(devices: 2...4, steps: 80)
+        let generator = ScenarioGenerator(devices: 2...4, steps: 80)
         let base = TestSeed.make()
         var written: Set<String> = []
         for offset in 0..<150 as Range<UInt64> {
@@ -42,17 +42,17 @@ import Testing
     }
 
     @Test func randomScenariosKeepTheInvariants() async {
-        await expectInvariantsHold(FolioSimulator.ScenarioGenerator(devices: 2...4, steps: 40), seeds: 8, base: TestSeed.make())
+        await expectInvariantsHold(ScenarioGenerator(devices: 2...4, steps: 40), seeds: 8, base: TestSeed.make())
     }
 
     /// Longer histories with more devices reach interleavings that 40 steps rarely do (`JoinedHeadTests` holds two
     /// bugs found with 5 devices; 3 devices and 50 steps had not shown them in tens of thousands of seeds).
     @Test func longScenariosWithManyDevicesKeepTheInvariants() async {
-        await expectInvariantsHold(FolioSimulator.ScenarioGenerator(devices: 4...5, steps: 150), seeds: 3, base: TestSeed.make())
+        await expectInvariantsHold(ScenarioGenerator(devices: 4...5, steps: 150), seeds: 3, base: TestSeed.make())
     }
 
     /// Runs `seeds` scenarios of `generator` from `base` on; each violation is reported with its seed and shrunk YAML.
-    private func expectInvariantsHold(_ generator: FolioSimulator.ScenarioGenerator, seeds: UInt64, base: UInt64) async {
+    private func expectInvariantsHold(_ generator: ScenarioGenerator, seeds: UInt64, base: UInt64) async {
         let fuzzer = Fuzzer(generator: generator)
         for offset in 0..<seeds {
             let outcome = await fuzzer.run(seed: base &+ offset)

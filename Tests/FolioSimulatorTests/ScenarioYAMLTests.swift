@@ -1,6 +1,6 @@
 import FolioCore
 import FolioSimulator
-import FolioTestSupport
+import FolioTesting
 import Testing
 
 /// The canonical writer: deterministic, readable, and read back to the same scenario.
@@ -59,12 +59,12 @@ import Testing
     }
 
     @Test func awkwardTextsSurviveTheRoundTrip() throws {
-        let names = ScenarioGenerator.awkward.filter { !$0.isEmpty }
+        let names = AwkwardScenarioGenerator.awkward.filter { !$0.isEmpty }
         let scenario = Scenario(
             name: "Awkward",
             devices: [.init(name: "iPad")],
             steps: [Scenario.Step(.create(device: "iPad", document: "Notes", model: .text, contents: nil))]
-                + ScenarioGenerator.awkward.map { Scenario.Step(.edit(device: "iPad", document: "Notes", operation: .append($0))) }
+                + AwkwardScenarioGenerator.awkward.map { Scenario.Step(.edit(device: "iPad", document: "Notes", operation: .append($0))) }
                 + names.map { Scenario.Step(.rename(device: "iPad", document: "Notes", to: $0)) })
         let parsed = try ScenarioParser.parse(yaml: scenario.yaml, file: "awkward.yaml")
         #expect(parsed == scenario)
@@ -77,7 +77,7 @@ import Testing
 
     @Test func randomScenariosSurviveTheRoundTrip() throws {
         let seed = TestSeed.make()
-        var generator = ScenarioGenerator(seed: seed)
+        var generator = AwkwardScenarioGenerator(seed: seed)
         var check = PropertyCheck(seed: seed)
         for iteration in 0..<300 where !check.shouldStop {
             check.iteration = iteration
@@ -99,8 +99,8 @@ import Testing
 
     @Test func writingIsDeterministic() {
         let seed = TestSeed.make()
-        var first = ScenarioGenerator(seed: seed)
-        var second = ScenarioGenerator(seed: seed)
+        var first = AwkwardScenarioGenerator(seed: seed)
+        var second = AwkwardScenarioGenerator(seed: seed)
         for _ in 0..<20 {
             #expect(first.scenario().yaml == second.scenario().yaml, "seed \(seed)")
         }

@@ -1,4 +1,5 @@
-import FolioTestSupport
+import FolioTesting
+import FolioToolRunner
 import Foundation
 import Testing
 

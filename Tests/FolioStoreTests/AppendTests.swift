@@ -3,7 +3,7 @@ import FolioStore
 import Foundation
 import Synchronization
 import Testing
-import FolioTestSupport
+import FolioTesting
 
 @Suite struct AppendTests {
     let directory: TemporaryDirectory

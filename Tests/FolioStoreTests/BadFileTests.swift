@@ -2,7 +2,7 @@ import FolioCore
 import FolioStore
 import Foundation
 import Testing
-import FolioTestSupport
+import FolioTesting
 
 /// Files that are not Folio stores are refused with `notAStore` and left exactly as they were, whichever the access
 /// (with exclusive access, the file is checked on the store's own connection before anything could write to it).

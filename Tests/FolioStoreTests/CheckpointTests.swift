@@ -2,7 +2,7 @@ import FolioCore
 import FolioStore
 import Foundation
 import Testing
-import FolioTestSupport
+import FolioTesting
 
 /// Checkpoints: snapshots of a document at a vector the log has reached.
 @Suite struct CheckpointTests {

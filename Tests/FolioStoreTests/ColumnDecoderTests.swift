@@ -2,7 +2,7 @@ import FolioCore
 import FolioStore
 import Foundation
 import Testing
-import FolioTestSupport
+import FolioTesting
 
 /// Values read back from a store file are as untrusted as bytes from a peer: anything may have written the file. A
 /// hash of the wrong length, a negative number or a huge declared length is a `corrupt` store (or a problem `verify`

@@ -2,7 +2,7 @@ import FolioCore
 import FolioStore
 import Foundation
 import Testing
-import FolioTestSupport
+import FolioTesting
 
 /// Every durability behaves the same; they differ only in when (and whether) SQLite syncs.
 @Suite struct DurabilityTests {

@@ -2,7 +2,7 @@ import FolioCore
 @testable import FolioStore
 import Foundation
 import Testing
-import FolioTestSupport
+import FolioTesting
 
 /// An exclusive store remembers every document's frontier and every device's name: the memory follows commits,
 /// forgets what a rolled-back transaction staged, and `verify` notices when it differs from the file.

@@ -2,7 +2,7 @@ import FolioCore
 import FolioStore
 import Foundation
 import Testing
-import FolioTestSupport
+import FolioTesting
 
 /// Changes made up by a peer that lies: whatever they claim, a store takes only a history that `verify` accepts,
 /// never one that stops it from appending or syncing, and never a change in its own device's name.

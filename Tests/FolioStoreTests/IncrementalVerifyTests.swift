@@ -2,7 +2,7 @@ import FolioCore
 import FolioStore
 import Foundation
 import Testing
-import FolioTestSupport
+import FolioTesting
 
 /// `verify(documents:continuing:)` checks what was added since the last check, finds what a full check of the same
 /// changes finds, and starts over when it cannot trust what it saw before.

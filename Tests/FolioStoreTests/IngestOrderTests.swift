@@ -2,7 +2,7 @@ import FolioCore
 import FolioStore
 import Foundation
 import Testing
-import FolioTestSupport
+import FolioTesting
 
 /// A fresh store that receives a history in any order, in any batches, with duplicates, ends up with the same log,
 /// with either access (an exclusive store keeps its frontiers in memory, which `checkInvariants` compares with the

@@ -2,7 +2,7 @@ import FolioCore
 import FolioStore
 import Foundation
 import Testing
-import FolioTestSupport
+import FolioTesting
 
 /// A reused device identity and impossible changes are refused, and the whole ingest call is rolled back.
 @Suite struct IntegrityTests {

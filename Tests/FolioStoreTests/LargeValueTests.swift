@@ -2,7 +2,7 @@ import FolioCore
 import FolioStore
 import Foundation
 import Testing
-import FolioTestSupport
+import FolioTesting
 
 /// Large changes and checkpoints: deflated at rest (large ones in two halves at once), kept decoded for the next
 /// read, and read back the same by this store, a reopened one and a peer.

@@ -2,7 +2,7 @@ import FolioCore
 import FolioStore
 import Foundation
 import Testing
-import FolioTestSupport
+import FolioTesting
 
 /// Power loss at every sync point of appends, ingests, checkpoints and a store's creation (and at a sample of the
 /// writes between them), on a disk that keeps only what was synced plus a seeded, torn subset of the rest
@@ -54,14 +54,14 @@ import FolioTestSupport
         var outcomes: Set<Int> = []
         var sawTornLog = false
         for seed in 0..<UInt64(12) {
-            let work = try ScratchDirectory()
+            let work = try TemporaryDirectory(inMemory: true)
             try FileManager.default.copyItem(at: store, to: work.file("A.sqlite"))
             let disk = try PowerLossDisk(modeling: work.url, cutAt: nil, seed: seed)
             let opened = try ChangeLogStore(at: work.file("A.sqlite"), device: device, access: .exclusive)
             // One transaction, never synced with `.normal` (SQLite syncs the log only at checkpoints).
             try opened.append((0..<40).map { Fixtures.edit("edit \($0) " + String(repeating: "x", count: 300)) },
                                to: Fixtures.document)
-            let survivors = try ScratchDirectory()
+            let survivors = try TemporaryDirectory(inMemory: true)
             try disk.materialize(into: survivors.url)
             #expect(try Data(contentsOf: survivors.file("A.sqlite")) == baseline)
             let written = try Data(contentsOf: work.file("A.sqlite-wal"))
@@ -309,7 +309,7 @@ struct PowerLossSweep {
     }
 
     private func perform(cutAt: Int?, seed: UInt64) throws -> Run {
-        let work = try ScratchDirectory()
+        let work = try TemporaryDirectory(inMemory: true)
         if workload != .creation {
             try FileManager.default.copyItem(at: baseline.file(Self.storeName), to: work.file(Self.storeName))
         }
@@ -335,7 +335,7 @@ struct PowerLossSweep {
         }
         var run = Run(events: disk.events, wasCut: disk.isCut, acknowledged: acknowledged, states: states)
         guard disk.isCut else { return run }
-        let survivors = try ScratchDirectory()
+        let survivors = try TemporaryDirectory(inMemory: true)
         try disk.materialize(into: survivors.url)
         var report: VerificationReport?
         run.recovered = Swift.Result {

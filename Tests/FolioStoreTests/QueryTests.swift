@@ -2,7 +2,7 @@ import FolioCore
 import FolioStore
 import Foundation
 import Testing
-import FolioTestSupport
+import FolioTesting
 
 /// Reading the log: vectors, heads, changes by vector and by hash, and documents the store does not know.
 @Suite struct QueryTests {

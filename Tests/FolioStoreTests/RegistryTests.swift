@@ -2,7 +2,7 @@ import FolioCore
 import FolioStore
 import Foundation
 import Testing
-import FolioTestSupport
+import FolioTesting
 
 /// Blobs, the device registry and sync cursors.
 @Suite struct RegistryTests {

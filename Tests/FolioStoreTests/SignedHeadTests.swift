@@ -1,6 +1,6 @@
 import FolioCore
 import FolioStore
-import FolioTestSupport
+import FolioTesting
 import Foundation
 import Testing
 

@@ -2,7 +2,7 @@ import FolioCore
 import FolioStore
 import Foundation
 import Testing
-import FolioTestSupport
+import FolioTesting
 
 /// `ChangeLogStore.snapshot(ofStoreAt:to:)` copies a store, its unfolded log included, without writing anything
 /// beside it, and refuses a file that is not a store.

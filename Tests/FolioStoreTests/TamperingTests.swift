@@ -2,7 +2,7 @@ import FolioCore
 import FolioStore
 import Foundation
 import Testing
-import FolioTestSupport
+import FolioTesting
 
 /// The log is append-only in SQLite itself, and a row altered behind the store's back is found by `verify()`.
 @Suite struct TamperingTests {

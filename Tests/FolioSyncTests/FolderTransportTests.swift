@@ -3,7 +3,7 @@ import FolioStore
 import FolioSync
 import Foundation
 import Testing
-import FolioTestSupport
+import FolioTesting
 
 @Suite struct FolderTransportTests {
     let directory: TemporaryDirectory

@@ -1,6 +1,7 @@
 import FolioCore
 import FolioStore
-import FolioTestSupport
+import FolioTesting
+import FolioToolRunner
 import Foundation
 import Testing
 

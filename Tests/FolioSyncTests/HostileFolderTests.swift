@@ -1,7 +1,7 @@
 import FolioCore
 import FolioStore
 @testable import FolioSync
-import FolioTestSupport
+import FolioTesting
 import Foundation
 import Testing
 

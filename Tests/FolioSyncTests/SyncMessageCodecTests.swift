@@ -1,6 +1,6 @@
 import FolioCore
 import FolioSync
-import FolioTestSupport
+import FolioTesting
 import Testing
 
 @Suite struct SyncMessageCodecTests {

@@ -1,6 +1,6 @@
 import Foundation
 import FolioCore
-import FolioTestSupport
+import FolioTesting
 
 /// Builds valid histories: each step names its author (an index into `devices`) and its parents (indices of earlier
 /// steps); sequence numbers, vectors and lamport timestamps are derived the way a device derives them.

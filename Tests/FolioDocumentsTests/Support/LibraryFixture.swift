@@ -3,7 +3,7 @@ import FolioDocuments
 import FolioModels
 import FolioStore
 import Foundation
-import FolioTestSupport
+import FolioTesting
 
 /// A document library in its own temporary directory, with a manual clock, seeded identities and no background
 /// work, so that every run of a test makes the same identities and sees the same times.

@@ -1,4 +1,5 @@
 import FolioDocuments
+import FolioTesting
 import Foundation
 import Synchronization
 
@@ -381,27 +382,4 @@ protocol PowerSupply: Sendable {
     var isCut: Bool { get }
     /// Cuts the power now.
     func cut()
-}
-
-/// A fresh directory for one power-loss run, removed when released; on a tmpfs when the machine has one
-/// (`/dev/shm`): the model, not the disk, decides what is durable, and a sweep makes and removes thousands of files,
-/// which a loaded disk makes slow.
-final class ScratchDirectory: Sendable {
-    let url: URL
-
-    init() throws {
-        let memory = URL(fileURLWithPath: "/dev/shm", isDirectory: true)
-        let base = FileManager.default.isWritableFile(atPath: memory.path) ? memory : FileManager.default.temporaryDirectory
-        url = base.appendingPathComponent("FolioPowerLoss-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(at: url)
-    }
-
-    /// The URL of `name` inside the directory (not created).
-    func file(_ name: String) -> URL {
-        url.appendingPathComponent(name, isDirectory: false)
-    }
 }

@@ -3,7 +3,7 @@ import FolioDocuments
 import FolioModels
 import FolioStore
 import Foundation
-import FolioTestSupport
+import FolioTesting
 
 /// One text document shared by several devices, each with its own library, edited offline and synced by hand: a
 /// device ingests what another has and it lacks, as a sync would, so a test decides exactly what each device has

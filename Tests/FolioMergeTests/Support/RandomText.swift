@@ -1,5 +1,5 @@
 import FolioCore
-import FolioTestSupport
+import FolioTesting
 
 /// Random texts and edits for the diff and merge properties.
 enum RandomText {

@@ -1,6 +1,6 @@
 import Foundation
 import FolioCore
-import FolioTestSupport
+import FolioTesting
 import Testing
 
 /// Random operations for one model: mostly valid for the state at hand, some that the model must refuse, and

@@ -1,5 +1,5 @@
 import FolioCore
-import FolioTestSupport
+import FolioTesting
 import Foundation
 
 /// Every ordering of `items` (n! of them: keep n small).

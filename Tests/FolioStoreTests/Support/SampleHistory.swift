@@ -1,7 +1,7 @@
 import FolioCore
 import FolioStore
 import Foundation
-import FolioTestSupport
+import FolioTesting
 
 /// A small history made by three devices, each on its own store, exchanging changes by one-way syncs:
 ///

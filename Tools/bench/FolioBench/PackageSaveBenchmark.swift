@@ -1,6 +1,7 @@
 import FolioCore
 import FolioDocuments
 import FolioModels
+import FolioTestDoubles
 import Foundation
 
 /// `package-save`: a pages document (a file package) with 100 images; one image changes, then it is saved. The

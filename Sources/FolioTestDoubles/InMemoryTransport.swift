@@ -1,4 +1,5 @@
 import FolioStore
+import FolioSync
 
 /// Syncs stores with one peer store (the cloud's, typically) over an ``InMemoryHub``.
 public struct InMemoryTransport: SyncTransport {

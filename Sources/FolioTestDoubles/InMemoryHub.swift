@@ -1,5 +1,6 @@
 import FolioCore
 import FolioStore
+import FolioSync
 import Synchronization
 
 /// A deterministic in-memory network on which stores sync, with injected faults: the simulator's cloud.

@@ -45,21 +45,22 @@ public struct PosixFileSystem: FileSystem {
         }
         let seconds = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1_000_000_000
         return FileAttributes(kind: Self.kind(of: info.st_mode), size: Int(info.st_size),
-                              modificationDate: Date(timeIntervalSince1970: seconds))
+                              modificationDate: Date(timeIntervalSince1970: seconds), fileNumber: UInt64(info.st_ino))
     }
 
     public func contents(of url: URL) throws(FileSystemError) -> Data {
+        try contents(of: url, limit: Int.max)
+    }
+
+    public func contents(of url: URL, limit: Int) throws(FileSystemError) -> Data {
         let path = Self.path(of: url)
-        // O_NONBLOCK so that a FIFO planted where a file was expected cannot block the open.
-        let descriptor = try Self.openDescriptor(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, operation: "open for reading")
+        let descriptor = try Self.openRegularFile(path)
         defer { close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else {
             throw FileSystemError(errorNumber: errno, operation: "fstat", path: path)
         }
-        guard Self.kind(of: info.st_mode) == .file else {
-            throw FileSystemError(.notRegularFile, operation: "read", path: path)
-        }
+        guard Int(info.st_size) <= limit else { throw FileSystemError(.tooLarge, operation: "read", path: path) }
         var result = Data()
         result.reserveCapacity(max(Int(info.st_size), 0))
         let chunkSize = 1 << 16
@@ -73,6 +74,8 @@ public struct PosixFileSystem: FileSystem {
                 throw FileSystemError(errorNumber: errno, operation: "read", path: path)
             }
             result.append(chunk.assumingMemoryBound(to: UInt8.self), count: count)
+            // The file may grow while it is read.
+            guard result.count <= limit else { throw FileSystemError(.tooLarge, operation: "read", path: path) }
         }
         return result
     }
@@ -124,6 +127,43 @@ public struct PosixFileSystem: FileSystem {
         }
     }
 
+    public func copyFile(at source: URL, to destination: URL) throws(FileSystemError) {
+        let from = Self.path(of: source)
+        let to = Self.path(of: destination)
+        let input = try Self.openRegularFile(from)
+        defer { close(input) }
+        let output = try Self.openDescriptor(to, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+                                             operation: "open for writing", mode: 0o644)
+        let chunkSize = 1 << 16
+        let chunk = UnsafeMutableRawPointer.allocate(byteCount: chunkSize, alignment: 1)
+        defer { chunk.deallocate() }
+        while true {
+            let count = read(input, chunk, chunkSize)
+            if count == 0 { break }
+            if count < 0 {
+                if errno == EINTR { continue }
+                let number = errno
+                close(output)
+                throw FileSystemError(errorNumber: number, operation: "read", path: from)
+            }
+            var offset = 0
+            while offset < count {
+                let written = write(output, chunk + offset, count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    let number = errno
+                    close(output)
+                    throw FileSystemError(errorNumber: number, operation: "write", path: to)
+                }
+                offset += written
+            }
+        }
+        // close can report a deferred write error (NFS, quotas).
+        guard close(output) == 0 else {
+            throw FileSystemError(errorNumber: errno, operation: "close", path: to)
+        }
+    }
+
     public func synchronizeFile(at url: URL) throws(FileSystemError) {
         guard synchronizes else { return }
         let path = Self.path(of: url)
@@ -148,6 +188,15 @@ public struct PosixFileSystem: FileSystem {
         }
     }
 
+    public func link(_ source: URL, to destination: URL) throws(FileSystemError) {
+        let from = Self.path(of: source)
+        let to = Self.path(of: destination)
+        // No AT_SYMLINK_FOLLOW: a link at `source` is linked itself, never what it points to.
+        guard linkat(AT_FDCWD, from, AT_FDCWD, to, 0) == 0 else {
+            throw FileSystemError(errorNumber: errno, operation: "link to '\(to)'", path: from)
+        }
+    }
+
     public func remove(at url: URL) throws(FileSystemError) {
         let path = Self.path(of: url)
         try Self.removeEntry(in: AT_FDCWD, name: Array(path.utf8CString), displayPath: path)
@@ -155,8 +204,9 @@ public struct PosixFileSystem: FileSystem {
 
     // MARK: - Helpers
 
-    /// The file-system path of a file URL, without a trailing slash (which would make `lstat` follow a link).
-    static func path(of url: URL) -> String {
+    /// The file-system path of a file URL, without a trailing slash (which would make `lstat` follow a link): the
+    /// path every call of this file system uses, and error messages name.
+    public static func path(of url: URL) -> String {
         var path = url.path
         while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
         return path
@@ -178,6 +228,23 @@ public struct PosixFileSystem: FileSystem {
             if errno == EINTR { continue }
             throw FileSystemError(errorNumber: errno, operation: operation, path: path)
         }
+    }
+
+    /// Opens the regular file at `path` for reading, without following a link, and without blocking on a FIFO
+    /// planted where a file was expected.
+    private static func openRegularFile(_ path: String) throws(FileSystemError) -> Int32 {
+        let descriptor = try openDescriptor(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, operation: "open for reading")
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else {
+            let number = errno
+            close(descriptor)
+            throw FileSystemError(errorNumber: number, operation: "fstat", path: path)
+        }
+        guard kind(of: info.st_mode) == .file else {
+            close(descriptor)
+            throw FileSystemError(.notRegularFile, operation: "read", path: path)
+        }
+        return descriptor
     }
 
     private static func synchronize(_ descriptor: Int32, path: String) throws(FileSystemError) {

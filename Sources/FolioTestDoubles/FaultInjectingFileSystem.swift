@@ -1,9 +1,12 @@
+import FolioFiles
 import Foundation
 import Synchronization
 
-/// A ``FileSystem`` that wraps another and, at chosen steps, crashes or fails, to prove that a save is never torn.
+/// A `FileSystem` that wraps another and, at chosen steps, crashes or fails, to prove that a save, a sync through a
+/// folder or a snapshot is never torn.
 ///
-/// Every mutating call (create a directory, write, fsync a file or a directory, rename, remove) is a step, numbered
+/// Every mutating call (create a directory, write, copy, fsync a file or a directory, rename, link, remove) is a
+/// step, numbered
 /// from 0 in the order the calls arrive. At a step with a ``Fault``:
 /// - `crash`: the step does not happen (a write may leave a prefix of its bytes, a torn write), and it and every
 ///   later call, reads included, throw a `crashed` ``FileSystemError``, as if the process died there;
@@ -13,22 +16,23 @@ import Synchronization
 /// lists the steps of an operation, so a test can then crash it at each one in turn.
 ///
 /// A crash here is a process crash: every step before it stays on disk, synced or not, so it cannot tell a missing
-/// fsync. Power loss, which keeps only what was synced, is modeled by the tests' `PowerLossFileSystem` (and, for
-/// the store, by a SQLite VFS), whose sweeps are described in the README.
+/// fsync. Power loss, which keeps only what was synced, is another model (Folio's own tests have one for files and a
+/// SQLite VFS for the store).
 public final class FaultInjectingFileSystem: FileSystem {
     /// One mutating call.
     public struct Step: Hashable, Sendable, CustomStringConvertible {
         /// The kind of call.
         public enum Kind: String, Hashable, Sendable, CaseIterable {
-            case createDirectory, writeFile, synchronizeFile, synchronizeDirectory, rename, remove
+            case createDirectory, writeFile, copyFile, synchronizeFile, synchronizeDirectory, rename, link, remove
 
             /// The system call's name, as error messages use it.
             var operation: String {
                 switch self {
                 case .createDirectory: "mkdir"
-                case .writeFile: "write"
+                case .writeFile, .copyFile: "write"
                 case .synchronizeFile, .synchronizeDirectory: "fsync"
                 case .rename: "rename"
+                case .link: "link"
                 case .remove: "remove"
                 }
             }
@@ -36,11 +40,11 @@ public final class FaultInjectingFileSystem: FileSystem {
 
         /// The kind of call.
         public var kind: Kind
-        /// The path it was about (the source of a rename).
+        /// The path it was about (the source of a copy, a rename or a link).
         public var path: String
-        /// The destination of a rename.
+        /// The destination of a copy, a rename or a link.
         public var destination: String?
-        /// The bytes a write wrote (0 for other calls).
+        /// The bytes a write or a copy wrote (0 for other calls).
         public var byteCount: Int
 
         /// Describes a call.
@@ -55,7 +59,7 @@ public final class FaultInjectingFileSystem: FileSystem {
         public var description: String {
             var text = "\(kind.rawValue) \(path)"
             if let destination { text += " -> \(destination)" }
-            if kind == .writeFile { text += " (\(byteCount) bytes)" }
+            if kind == .writeFile || kind == .copyFile { text += " (\(byteCount) bytes)" }
             return text
         }
     }
@@ -74,7 +78,8 @@ public final class FaultInjectingFileSystem: FileSystem {
         public var step: Int
         /// What happens there.
         public var effect: Effect
-        /// For a write: how many leading bytes do reach the file before the fault (a torn write); `nil` for none.
+        /// For a write or a copy: how many leading bytes do reach the file before the fault (a torn write); `nil` for
+        /// none.
         public var writtenPrefix: Int?
 
         /// The device crashes at `step`, after writing `writtenPrefix` bytes if the step is a write.
@@ -161,6 +166,11 @@ public final class FaultInjectingFileSystem: FileSystem {
         return try base.contents(of: url)
     }
 
+    public func contents(of url: URL, limit: Int) throws(FileSystemError) -> Data {
+        try checkAlive("read", url)
+        return try base.contents(of: url, limit: limit)
+    }
+
     public func contentsOfDirectory(at url: URL) throws(FileSystemError) -> [String] {
         try checkAlive("list", url)
         return try base.contentsOfDirectory(at: url)
@@ -185,6 +195,21 @@ public final class FaultInjectingFileSystem: FileSystem {
         }
     }
 
+    public func copyFile(at source: URL, to destination: URL) throws(FileSystemError) {
+        try checkAlive("lstat", source)
+        // The size is known only if the source can be examined; the copy then reports its own error.
+        let size = (try? base.attributes(at: source).size) ?? 0
+        let step = Step(kind: .copyFile, path: PosixFileSystem.path(of: source),
+                        destination: PosixFileSystem.path(of: destination), byteCount: size)
+        try perform(step, tornWrite: { prefix in
+            guard let torn = try? self.base.contents(of: source).prefix(prefix) else { return 0 }
+            try? self.base.writeFile(torn, to: destination)
+            return torn.count
+        }) { () throws(FileSystemError) in
+            try base.copyFile(at: source, to: destination)
+        }
+    }
+
     public func synchronizeFile(at url: URL) throws(FileSystemError) {
         try perform(Step(kind: .synchronizeFile, path: PosixFileSystem.path(of: url), byteCount: 0)) { () throws(FileSystemError) in
             try base.synchronizeFile(at: url)
@@ -202,6 +227,14 @@ public final class FaultInjectingFileSystem: FileSystem {
                         destination: PosixFileSystem.path(of: destination), byteCount: 0)
         try perform(step) { () throws(FileSystemError) in
             try base.rename(source, to: destination)
+        }
+    }
+
+    public func link(_ source: URL, to destination: URL) throws(FileSystemError) {
+        let step = Step(kind: .link, path: PosixFileSystem.path(of: source),
+                        destination: PosixFileSystem.path(of: destination), byteCount: 0)
+        try perform(step) { () throws(FileSystemError) in
+            try base.link(source, to: destination)
         }
     }
 

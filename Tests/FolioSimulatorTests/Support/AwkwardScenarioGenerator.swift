@@ -1,11 +1,11 @@
 import FolioCore
 import FolioModels
 import FolioSimulator
-import FolioTestSupport
+import FolioTesting
 
 /// Random valid scenarios from a seed, with texts and names chosen to trouble a YAML writer: words YAML reads as
 /// other types, indicators, quotes, escapes, line breaks, control characters, combining marks and emoji.
-struct ScenarioGenerator {
+struct AwkwardScenarioGenerator {
     var random: SplitMix64
 
     init(seed: UInt64) {
@@ -104,7 +104,7 @@ struct StepGenerator {
         self.defaultModel = defaultModel
     }
 
-    mutating func add(using generator: inout ScenarioGenerator) {
+    mutating func add(using generator: inout AwkwardScenarioGenerator) {
         let device = generator.pick(running)
         guard let document = documents.isEmpty || generator.chance(1, in: 8) ? nil : generator.pick(documents) else {
             create(device: device, using: &generator)
@@ -158,7 +158,7 @@ struct StepGenerator {
         }
     }
 
-    private mutating func create(device: String, using generator: inout ScenarioGenerator) {
+    private mutating func create(device: String, using generator: inout AwkwardScenarioGenerator) {
         let model = generator.pick(Scenario.Model.allCases)
         let name = generator.name()
         if let known = documents.first(where: { $0.name == name }), known.model != model { return }
@@ -186,12 +186,12 @@ struct StepGenerator {
         documents.append((name, model))
     }
 
-    private func subset(using generator: inout ScenarioGenerator) -> [String] {
+    private func subset(using generator: inout AwkwardScenarioGenerator) -> [String] {
         let shuffled = devices.shuffled(using: &generator.random)
         return Array(shuffled.prefix(generator.int(1...devices.count)))
     }
 
-    private func operation(for model: Scenario.Model, using generator: inout ScenarioGenerator) -> Scenario.Operation {
+    private func operation(for model: Scenario.Model, using generator: inout AwkwardScenarioGenerator) -> Scenario.Operation {
         switch model {
         case .text:
             generator.pick([
@@ -215,7 +215,7 @@ struct StepGenerator {
         }
     }
 
-    private func expectation(_ document: (name: String, model: Scenario.Model), using generator: inout ScenarioGenerator)
+    private func expectation(_ document: (name: String, model: Scenario.Model), using generator: inout AwkwardScenarioGenerator)
         -> Scenario.Expectation
     {
         var expectation = Scenario.Expectation()

@@ -8,10 +8,16 @@ public final class TemporaryDirectory: Sendable {
     public let url: URL
 
     /// Creates the directory, named after the test target (`FolioStoreTests-<UUID>`).
-    public init(_ file: String = #fileID) throws {
+    ///
+    /// - Parameter inMemory: whether to put it on the machine's tmpfs (`/dev/shm`) when there is one: for tests
+    ///   that make and remove thousands of files, or sync a lot, where what a model decides is durable matters and
+    ///   the disk's speed does not.
+    public init(inMemory: Bool = false, _ file: String = #fileID) throws {
         let target = file.split(separator: "/").first.map(String.init) ?? "FolioTests"
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("\(target)-\(UUID().uuidString)", isDirectory: true)
+        let memory = URL(fileURLWithPath: "/dev/shm", isDirectory: true)
+        let base = inMemory && FileManager.default.isWritableFile(atPath: memory.path)
+            ? memory : FileManager.default.temporaryDirectory
+        url = base.appendingPathComponent("\(target)-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
 

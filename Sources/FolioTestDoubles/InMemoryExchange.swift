@@ -1,3 +1,5 @@
+import FolioSync
+
 /// What one exchange on an ``InMemoryHub`` did.
 public struct InMemoryExchange: Hashable, Sendable {
     /// The initiator's report.

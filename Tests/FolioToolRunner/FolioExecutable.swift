@@ -1,6 +1,7 @@
 import Foundation
 
-/// The built `folio` tool: a test target that depends on it makes SwiftPM build it next to the test bundle.
+/// The built `folio` tool, for this package's own tests: a test target that depends on it makes SwiftPM build it
+/// next to the test bundle.
 public enum FolioExecutable {
     /// Where the tool is, or a sentence saying where it was looked for.
     public static func locate() -> Result<URL, LocateError> {
@@ -14,7 +15,7 @@ public enum FolioExecutable {
         if let executable = Bundle.main.executableURL?.resolvingSymlinksInPath() {
             candidates.append(executable.deletingLastPathComponent().appendingPathComponent("folio"))
         }
-        // Last resort: the package's own `.build/debug` (this file is Tests/FolioTestSupport/…).
+        // Last resort: the package's own `.build/debug` (this file is Tests/FolioToolRunner/…).
         var packageRoot = URL(fileURLWithPath: #filePath)
         for _ in 0..<3 { packageRoot.deleteLastPathComponent() }
         candidates.append(packageRoot.appendingPathComponent(".build/debug/folio"))
@@ -32,29 +33,5 @@ public enum FolioExecutable {
     public struct LocateError: Error, CustomStringConvertible {
         public var message: String
         public var description: String { message }
-    }
-}
-
-/// What a run of the `folio` tool printed, and how it exited.
-public struct ToolRun: Sendable {
-    public var status: Int32
-    public var output: String
-    public var errors: String
-
-    /// Runs the built `folio` with `arguments`, in `directory` if given.
-    public static func folio(_ arguments: [String], in directory: URL? = nil) throws -> ToolRun {
-        let process = Process()
-        process.executableURL = try FolioExecutable.locate().get()
-        process.arguments = arguments
-        if let directory { process.currentDirectoryURL = directory }
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return ToolRun(status: process.terminationStatus, output: String(decoding: out, as: UTF8.self),
-                       errors: String(decoding: err, as: UTF8.self))
     }
 }
