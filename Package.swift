@@ -5,6 +5,7 @@ let package = Package(
     name: "Folio",
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
+        .library(name: "Folio", targets: ["Folio"]),
         .library(name: "FolioCore", targets: ["FolioCore"]),
         .library(name: "FolioFiles", targets: ["FolioFiles"]),
         .library(name: "FolioStore", targets: ["FolioStore"]),
@@ -54,16 +55,25 @@ let package = Package(
         // Built-in document models: text (flat), records (flat), pages (a package of text and images).
         .target(name: "FolioModels", dependencies: ["FolioCore", "FolioMerge"]),
         // Documents on disk: the library, documents and the crash-safe save pipeline (flat files and packages).
-        .target(name: "FolioDocuments", dependencies: ["FolioCore", "FolioFiles", "FolioStore", "FolioSync", "FolioConflicts"]),
+        .target(name: "FolioDocuments", dependencies: ["FolioCore", "FolioFiles", "FolioStore", "FolioConflicts"]),
         // Conflict-inspection reports: one value captured from documents, rendered as JSON, Markdown and HTML.
         .target(name: "FolioReports", dependencies: ["FolioCore", "FolioFiles", "FolioStore", "FolioModels", "FolioConflicts", "FolioDocuments"]),
-        // Scenario files (SCENARIOS.md) read strictly into values and written back canonically, and the simulator
+        // What an app imports: documents, models, saving, conflicts and sync in one module, and what joins documents
+        // to sync (`DocumentLibrary.sync(through:)`).
+        .target(
+            name: "Folio",
+            dependencies: [
+                "FolioCore", "FolioFiles", "FolioStore", "FolioMerge", "FolioConflicts", "FolioModels", "FolioDocuments",
+                "FolioSync",
+            ]
+        ),
+        // Scenario files (docs/scenarios.md) read strictly into values and written back canonically, and the simulator
         // that runs them on real libraries with injected clocks, file I/O and network.
         .target(
             name: "FolioSimulator",
             dependencies: [
-                "FolioCore", "FolioFiles", "FolioStore", "FolioModels", "FolioConflicts", "FolioDocuments", "FolioSync",
-                "FolioReports", "FolioTestDoubles",
+                "Folio", "FolioCore", "FolioFiles", "FolioStore", "FolioModels", "FolioConflicts", "FolioDocuments",
+                "FolioSync", "FolioReports", "FolioTestDoubles",
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
@@ -102,7 +112,7 @@ let package = Package(
         .testTarget(name: "FolioModelsTests", dependencies: ["FolioTesting", "FolioCore", "FolioModels"]),
         .testTarget(name: "FolioMergeTests", dependencies: ["FolioTesting", "FolioCore", "FolioMerge", "FolioModels"]),
         .testTarget(name: "FolioConflictsTests", dependencies: ["FolioTesting", "FolioCore", "FolioConflicts"]),
-        .testTarget(name: "FolioDocumentsTests", dependencies: ["FolioTesting", "FolioCore", "FolioStore", "FolioConflicts", "FolioDocuments", "FolioModels", "FolioSync", "CSQLitePowerLoss"]),
+        .testTarget(name: "FolioDocumentsTests", dependencies: ["FolioTesting", "FolioCore", "FolioStore", "FolioConflicts", "FolioDocuments", "FolioModels", "FolioSync", "Folio", "CSQLitePowerLoss"]),
         .testTarget(
             name: "FolioSimulatorTests",
             dependencies: ["FolioTesting", "FolioCore", "FolioFiles", "FolioModels", "FolioReports", "FolioSimulator", "folio", "FolioToolRunner"],

@@ -1,3 +1,4 @@
+import Folio
 import FolioCore
 import FolioDocuments
 import FolioStore
@@ -32,13 +33,24 @@ extension ScenarioRun {
             moved = false
             lost = false
             for device in participants {
-                let store = try device.runningLibrary().store
+                let library = try device.runningLibrary()
+                let store = library.store
                 let replica = cloud.replica(for: device.name)
                 let counts: (device: Int, cloud: Int)
                 do { counts = (try store.changeCount(), try replica.changeCount()) } catch { throw .store(error) }
                 if let last = settled[device.name], last == counts { continue }
-                let exchange: InMemoryExchange
-                do { exchange = try cloud.network.sync(store, with: replica) } catch { throw .sync(error) }
+                // The path an app takes: the library syncs through a transport, and the files of closed documents
+                // renamed, moved or deleted elsewhere follow.
+                let transport = CloudTransport(network: cloud.network, replica: replica)
+                do {
+                    try await library.sync(through: transport)
+                } catch {
+                    if let cause = error.cause as? SyncError { throw .sync(cause) }
+                    throw .document(error)
+                }
+                guard let exchange = transport.exchange else {
+                    throw .invariant("\(device.name)'s sync ended without an exchange with the cloud")
+                }
                 advance(by: 2 * scenario.network.latency.milliseconds * Int64(1 + exchange.ticks))
                 let sent = exchange.responder.changesApplied, received = exchange.initiator.changesApplied
                 if !exchange.isComplete { lost = true }
@@ -81,11 +93,7 @@ extension ScenarioRun {
         let before: Int
         do { before = try store.changeCount() } catch { throw .store(error) }
         for id in updated ?? device.handles.keys.sorted() {
-            guard let handle = device.handles[id] else {
-                // As `DocumentLibrary.sync(through:)` does: a closed document's file follows a rename, move or delete.
-                if updated != nil { try? device.runningLibrary().updateFile(of: id) }
-                continue
-            }
+            guard let handle = device.handles[id] else { continue }
             let wasInConflict = await handle.isInConflict()
             do { _ = try await handle.refresh() } catch { throw .document(error) }
             let isInConflict = await handle.isInConflict()

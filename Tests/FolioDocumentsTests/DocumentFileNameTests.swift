@@ -1,3 +1,4 @@
+import Folio
 import FolioCore
 import FolioDocuments
 import FolioModels

@@ -1,4 +1,5 @@
 import FolioCore
+import FolioDocuments
 import FolioStore
 import FolioSync
 
