@@ -20,14 +20,18 @@ public struct BinaryReader {
     public var isAtEnd: Bool { offset == bytes.count }
 
     /// Reads one byte.
-    public mutating func readByte(_ what: @autoclosure () -> String) throws(CodecError) -> UInt8 {
+    ///
+    /// The typed core of ``readByte``, for the package's decoders.
+    package mutating func nextByte(_ what: @autoclosure () -> String) throws(CodecError) -> UInt8 {
         guard offset < bytes.count else { throw CodecError(.truncated, "the input ends inside \(what())", at: offset) }
         defer { offset += 1 }
         return bytes[offset]
     }
 
     /// Reads an unsigned varint in its shortest form.
-    public mutating func readVarint(_ what: @autoclosure () -> String) throws(CodecError) -> UInt64 {
+    ///
+    /// The typed core of ``readVarint``, for the package's decoders.
+    package mutating func nextVarint(_ what: @autoclosure () -> String) throws(CodecError) -> UInt64 {
         let start = offset
         var result: UInt64 = 0
         var shift: UInt64 = 0
@@ -50,18 +54,24 @@ public struct BinaryReader {
     }
 
     /// Reads a zigzag varint.
-    public mutating func readSigned(_ what: @autoclosure () -> String) throws(CodecError) -> Int64 {
-        let raw = try readVarint(what())
+    ///
+    /// The typed core of ``readSigned``, for the package's decoders.
+    package mutating func nextSigned(_ what: @autoclosure () -> String) throws(CodecError) -> Int64 {
+        let raw = try nextVarint(what())
         return Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1)
     }
 
     /// Reads a fixed-width big-endian word.
-    public mutating func readFixed(_ what: @autoclosure () -> String) throws(CodecError) -> UInt64 {
-        UInt64(bigEndian: try readBuffer(8, what()).loadUnaligned(as: UInt64.self))
+    ///
+    /// The typed core of ``readFixed``, for the package's decoders.
+    package mutating func nextFixed(_ what: @autoclosure () -> String) throws(CodecError) -> UInt64 {
+        UInt64(bigEndian: try nextBuffer(8, what()).loadUnaligned(as: UInt64.self))
     }
 
     /// Reads exactly `count` raw bytes, returned as a view into the input (valid as long as the input is).
-    public mutating func readBuffer(_ count: Int, _ what: @autoclosure () -> String) throws(CodecError) -> UnsafeRawBufferPointer {
+    ///
+    /// The typed core of ``readBuffer``, for the package's decoders.
+    package mutating func nextBuffer(_ count: Int, _ what: @autoclosure () -> String) throws(CodecError) -> UnsafeRawBufferPointer {
         guard count >= 0 else { throw CodecError(.invalidValue, "\(what()) has the negative length \(count)", at: offset) }
         guard count <= remaining else {
             throw CodecError(.truncated, "the input ends inside \(what()) (\(count) bytes needed, \(remaining) left)", at: offset)
@@ -71,8 +81,10 @@ public struct BinaryReader {
     }
 
     /// Reads exactly `count` raw bytes.
-    public mutating func readRaw(_ count: Int, _ what: @autoclosure () -> String) throws(CodecError) -> ArraySlice<UInt8> {
-        ArraySlice(try readBuffer(count, what()))
+    ///
+    /// The typed core of ``readRaw``, for the package's decoders.
+    package mutating func nextRaw(_ count: Int, _ what: @autoclosure () -> String) throws(CodecError) -> ArraySlice<UInt8> {
+        ArraySlice(try nextBuffer(count, what()))
     }
 
     /// Reads a count that announces `elementSize`-byte (at least) elements, refusing counts the input or `limit`
@@ -80,9 +92,11 @@ public struct BinaryReader {
     ///
     /// The count is compared with what the remaining bytes can hold by division, which cannot overflow whatever the
     /// count and element size.
-    public mutating func readCount(_ what: @autoclosure () -> String, elementSize: Int, limit: Int) throws(CodecError) -> Int {
+    ///
+    /// The typed core of ``readCount``, for the package's decoders.
+    package mutating func nextCount(_ what: @autoclosure () -> String, elementSize: Int, limit: Int) throws(CodecError) -> Int {
         let start = offset
-        let count = try readVarint(what())
+        let count = try nextVarint(what())
         guard count <= UInt64(max(limit, 0)) else {
             throw CodecError(.oversized, "\(what()) is \(count), more than the limit of \(limit)", at: start)
         }
@@ -93,16 +107,20 @@ public struct BinaryReader {
     }
 
     /// Reads a length-prefixed byte string of at most `limit` bytes.
-    public mutating func readLengthPrefixed(_ what: @autoclosure () -> String, limit: Int) throws(CodecError) -> Data {
-        let count = try readCount("the length of \(what())", elementSize: 1, limit: limit)
-        return Data(try readBuffer(count, what()))
+    ///
+    /// The typed core of ``readLengthPrefixed``, for the package's decoders.
+    package mutating func nextLengthPrefixed(_ what: @autoclosure () -> String, limit: Int) throws(CodecError) -> Data {
+        let count = try nextCount("the length of \(what())", elementSize: 1, limit: limit)
+        return Data(try nextBuffer(count, what()))
     }
 
     /// Reads a length-prefixed UTF-8 string of at most `limit` bytes.
-    public mutating func readString(_ what: @autoclosure () -> String, limit: Int) throws(CodecError) -> String {
+    ///
+    /// The typed core of ``readString``, for the package's decoders.
+    package mutating func nextString(_ what: @autoclosure () -> String, limit: Int) throws(CodecError) -> String {
         let start = offset
-        let count = try readCount("the length of \(what())", elementSize: 1, limit: limit)
-        let raw = try readBuffer(count, what()).assumingMemoryBound(to: UInt8.self)
+        let count = try nextCount("the length of \(what())", elementSize: 1, limit: limit)
+        let raw = try nextBuffer(count, what()).assumingMemoryBound(to: UInt8.self)
         // ASCII, the usual case, is valid as it is: decoding it repairs nothing, and spares a copy and the generic
         // validation (a text model decodes one string per operation).
         if !raw.contains(where: { $0 >= 0x80 }) { return String(decoding: raw, as: UTF8.self) }
@@ -110,5 +128,78 @@ public struct BinaryReader {
             throw CodecError(.invalidValue, "\(what()) is not valid UTF-8", at: start)
         }
         return text
+    }
+}
+
+// The public entry points throw untyped errors; the package's decoders call the typed cores above (`next…`), so that
+// their own typed throws need no translation.
+extension BinaryReader {
+    /// Reads one byte.
+    ///
+    /// - Throws: ``CodecError`` `truncated` when the input ends.
+    public mutating func readByte(_ what: @autoclosure () -> String) throws -> UInt8 {
+        try nextByte(what())
+    }
+
+    /// Reads an unsigned varint in its shortest form.
+    ///
+    /// - Throws: ``CodecError`` `truncated`, `oversized` (more than 64 bits) or `notCanonical` (a padded varint).
+    public mutating func readVarint(_ what: @autoclosure () -> String) throws -> UInt64 {
+        try nextVarint(what())
+    }
+
+    /// Reads a zigzag varint.
+    ///
+    /// - Throws: ``CodecError``, as ``readVarint(_:)``.
+    public mutating func readSigned(_ what: @autoclosure () -> String) throws -> Int64 {
+        try nextSigned(what())
+    }
+
+    /// Reads a fixed-width big-endian word.
+    ///
+    /// - Throws: ``CodecError`` `truncated` when the input ends.
+    public mutating func readFixed(_ what: @autoclosure () -> String) throws -> UInt64 {
+        try nextFixed(what())
+    }
+
+    /// Reads exactly `count` raw bytes, returned as a view into the input (valid as long as the input is).
+    ///
+    /// - Throws: ``CodecError`` `invalidValue` for a negative count, `truncated` when the input ends.
+    public mutating func readBuffer(_ count: Int, _ what: @autoclosure () -> String) throws -> UnsafeRawBufferPointer {
+        try nextBuffer(count, what())
+    }
+
+    /// Reads exactly `count` raw bytes.
+    ///
+    /// - Throws: ``CodecError``, as ``readBuffer(_:_:)``.
+    public mutating func readRaw(_ count: Int, _ what: @autoclosure () -> String) throws -> ArraySlice<UInt8> {
+        try nextRaw(count, what())
+    }
+
+    /// Reads a count that announces `elementSize`-byte (at least) elements, refusing counts the input or `limit`
+    /// cannot hold, so that a hostile count never causes a large allocation.
+    ///
+    /// The count is compared with what the remaining bytes can hold by division, which cannot overflow whatever the
+    /// count and element size.
+    ///
+    /// - Throws: ``CodecError`` `oversized` when the count is above `limit`, `truncated` when the bytes left cannot
+    ///   hold it, or as ``readVarint(_:)``.
+    public mutating func readCount(_ what: @autoclosure () -> String, elementSize: Int, limit: Int) throws -> Int {
+        try nextCount(what(), elementSize: elementSize, limit: limit)
+    }
+
+    /// Reads a length-prefixed byte string of at most `limit` bytes.
+    ///
+    /// - Throws: ``CodecError``, as ``readCount(_:elementSize:limit:)``.
+    public mutating func readLengthPrefixed(_ what: @autoclosure () -> String, limit: Int) throws -> Data {
+        try nextLengthPrefixed(what(), limit: limit)
+    }
+
+    /// Reads a length-prefixed UTF-8 string of at most `limit` bytes.
+    ///
+    /// - Throws: ``CodecError`` `invalidValue` when the bytes are not UTF-8, or as
+    ///   ``readCount(_:elementSize:limit:)``.
+    public mutating func readString(_ what: @autoclosure () -> String, limit: Int) throws -> String {
+        try nextString(what(), limit: limit)
     }
 }

@@ -90,7 +90,12 @@ public struct Change: Hashable, Sendable, Identifiable {
     ///
     /// - Throws: ``CodecError`` naming what is wrong (truncated, oversized, unknown tags, non-canonical order,
     ///   trailing bytes, an unsupported format version).
-    public init(decoding bytes: some ContiguousBytes, document: DocumentID) throws(CodecError) {
+    public init(decoding bytes: some ContiguousBytes, document: DocumentID) throws {
+        try self.init(checking: bytes, document: document)
+    }
+
+    /// The typed core of ``init(decoding:document:)``, for the package's decoders.
+    package init(checking bytes: some ContiguousBytes, document: DocumentID) throws(CodecError) {
         self = try ChangeCodec.decode(bytes, document: document)
     }
 

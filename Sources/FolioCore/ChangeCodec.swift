@@ -152,33 +152,33 @@ enum ChangeCodec {
     private static func decodeBody(
         _ reader: inout BinaryReader, document: DocumentID, body: UnsafeRawBufferPointer
     ) throws(CodecError) -> Change {
-        let version = try reader.readByte("the format version")
+        let version = try reader.nextByte("the format version")
         guard version == formatVersion else {
             throw CodecError(.unsupportedVersion, "change format \(version) is not supported (this build reads format \(formatVersion))", at: 0)
         }
         let device = DeviceID(try readUUID(&reader, "the device"))
         let seqOffset = reader.offset
-        let seq = try reader.readVarint("the sequence number")
+        let seq = try reader.nextVarint("the sequence number")
         guard seq >= 1 else { throw CodecError(.invalidValue, "sequence number 0 (they start at 1)", at: seqOffset) }
         guard seq <= ChangeLimits.counter else {
             throw CodecError(.oversized, "sequence number \(seq) is beyond the limit of \(ChangeLimits.counter)", at: seqOffset)
         }
         let lamportOffset = reader.offset
-        let lamport = try reader.readVarint("the lamport timestamp")
+        let lamport = try reader.nextVarint("the lamport timestamp")
         guard lamport >= 1 else { throw CodecError(.invalidValue, "lamport timestamp 0 (they start at 1)", at: lamportOffset) }
         guard lamport <= ChangeLimits.counter else {
             throw CodecError(.oversized, "lamport timestamp \(lamport) is beyond the limit of \(ChangeLimits.counter)", at: lamportOffset)
         }
-        let wallTime = Timestamp(millisecondsSince1970: try reader.readSigned("the wall time"))
+        let wallTime = Timestamp(millisecondsSince1970: try reader.nextSigned("the wall time"))
         let parents = try readHashes(&reader, "parents", limit: ChangeLimits.parents)
         let vectorOffset = reader.offset
-        let count = try reader.readCount("the vector's entry count", elementSize: 17, limit: Limits.vectorEntries)
+        let count = try reader.nextCount("the vector's entry count", elementSize: 17, limit: Limits.vectorEntries)
         var entries: [VersionVector.Entry] = []
         entries.reserveCapacity(count)
         for _ in 0..<count {
             let entryDevice = DeviceID(try readUUID(&reader, "a vector entry's device"))
             let entryOffset = reader.offset
-            let entrySeq = try reader.readVarint("a vector entry's sequence number")
+            let entrySeq = try reader.nextVarint("a vector entry's sequence number")
             guard entrySeq <= ChangeLimits.counter else {
                 throw CodecError(.oversized, "vector entry \(entrySeq) is beyond the limit of \(ChangeLimits.counter)", at: entryOffset)
             }
@@ -200,8 +200,8 @@ enum ChangeCodec {
     }
 
     private static func readUUID(_ reader: inout BinaryReader, _ what: String) throws(CodecError) -> UUIDBytes {
-        let high = try reader.readFixed(what)
-        let low = try reader.readFixed(what)
+        let high = try reader.nextFixed(what)
+        let low = try reader.nextFixed(what)
         return UUIDBytes(high: high, low: low)
     }
 
@@ -209,11 +209,11 @@ enum ChangeCodec {
         _ reader: inout BinaryReader, _ what: String, limit: Int = Limits.hashes
     ) throws(CodecError) -> [ChangeHash] {
         let start = reader.offset
-        let count = try reader.readCount("the number of \(what)", elementSize: 32, limit: limit)
+        let count = try reader.nextCount("the number of \(what)", elementSize: 32, limit: limit)
         var hashes: [ChangeHash] = []
         hashes.reserveCapacity(count)
         for _ in 0..<count {
-            let hash = ChangeHash(try reader.readBuffer(32, "a hash among \(what)"))
+            let hash = ChangeHash(try reader.nextBuffer(32, "a hash among \(what)"))
             if let last = hashes.last, !(last < hash) {
                 throw CodecError(.notCanonical, "\(what) are not in strictly ascending order", at: start)
             }
@@ -225,7 +225,7 @@ enum ChangeCodec {
     private static func readTarget(_ reader: inout BinaryReader) throws(CodecError) -> ChangeID {
         let device = DeviceID(try readUUID(&reader, "the undone change's device"))
         let offset = reader.offset
-        let seq = try reader.readVarint("the undone change's sequence number")
+        let seq = try reader.nextVarint("the undone change's sequence number")
         guard seq >= 1 else { throw CodecError(.invalidValue, "sequence number 0 (they start at 1)", at: offset) }
         guard seq <= ChangeLimits.counter else {
             throw CodecError(.oversized, "sequence number \(seq) is beyond the limit of \(ChangeLimits.counter)", at: offset)
@@ -235,7 +235,7 @@ enum ChangeCodec {
 
     private static func readContainer(_ reader: inout BinaryReader) throws(CodecError) -> DocumentContainer {
         let offset = reader.offset
-        let raw = try reader.readByte("the container")
+        let raw = try reader.nextByte("the container")
         guard let container = DocumentContainer(rawValue: raw) else {
             throw CodecError(.invalidValue, "unknown container \(raw)", at: offset)
         }
@@ -244,12 +244,12 @@ enum ChangeCodec {
 
     private static func decodeKind(_ reader: inout BinaryReader) throws(CodecError) -> ChangeKind {
         let offset = reader.offset
-        let raw = try reader.readByte("the change kind")
+        let raw = try reader.nextByte("the change kind")
         guard let tag = KindTag(rawValue: raw) else { throw CodecError(.invalidValue, "unknown change kind \(raw)", at: offset) }
         switch tag {
         case .edit:
             let intentOffset = reader.offset
-            let rawIntent = try reader.readByte("the edit's intent")
+            let rawIntent = try reader.nextByte("the edit's intent")
             let intent: Edit.Intent
             switch IntentTag(rawValue: rawIntent) {
             case .edit: intent = .edit
@@ -257,18 +257,18 @@ enum ChangeCodec {
             case .redo: intent = .redo(of: try readTarget(&reader))
             case nil: throw CodecError(.invalidValue, "unknown edit intent \(rawIntent)", at: intentOffset)
             }
-            let operations = try reader.readLengthPrefixed("the operations", limit: Limits.payloadBytes)
+            let operations = try reader.nextLengthPrefixed("the operations", limit: Limits.payloadBytes)
             return .edit(Edit(operations: operations, intent: intent))
         case .lifecycle:
             let eventOffset = reader.offset
-            let rawEvent = try reader.readByte("the lifecycle event")
+            let rawEvent = try reader.nextByte("the lifecycle event")
             switch LifecycleTag(rawValue: rawEvent) {
             case .create:
-                let name = try reader.readString("the document's name", limit: Limits.textBytes)
-                let type = try reader.readString("the document's type", limit: Limits.textBytes)
+                let name = try reader.nextString("the document's name", limit: Limits.textBytes)
+                let type = try reader.nextString("the document's type", limit: Limits.textBytes)
                 return .lifecycle(.create(name: name, type: type, container: try readContainer(&reader)))
             case .rename:
-                return .lifecycle(.rename(to: try reader.readString("the new name", limit: Limits.textBytes)))
+                return .lifecycle(.rename(to: try reader.nextString("the new name", limit: Limits.textBytes)))
             case .move:
                 return .lifecycle(.move(to: try readContainer(&reader)))
             case .delete:
@@ -279,26 +279,26 @@ enum ChangeCodec {
                 throw CodecError(.invalidValue, "unknown lifecycle event \(rawEvent)", at: eventOffset)
             }
         case .baseline:
-            return .baseline(contents: try reader.readLengthPrefixed("the baseline contents", limit: Limits.payloadBytes))
+            return .baseline(contents: try reader.nextLengthPrefixed("the baseline contents", limit: Limits.payloadBytes))
         case .resolution:
             let strategyOffset = reader.offset
-            let rawStrategy = try reader.readByte("the resolution strategy")
+            let rawStrategy = try reader.nextByte("the resolution strategy")
             let strategy: Resolution.Strategy
             switch StrategyTag(rawValue: rawStrategy) {
             case .userChoice: strategy = .userChoice
             case .latestWins: strategy = .latestWins
             case .merge: strategy = .merge
             case .keepBoth: strategy = .keepBoth
-            case .custom: strategy = .custom(try reader.readString("the custom strategy's name", limit: Limits.textBytes))
+            case .custom: strategy = .custom(try reader.nextString("the custom strategy's name", limit: Limits.textBytes))
             case nil: throw CodecError(.invalidValue, "unknown resolution strategy \(rawStrategy)", at: strategyOffset)
             }
             let chosen = try readHashes(&reader, "chosen heads")
             let discarded = try readHashes(&reader, "discarded heads")
             let flagOffset = reader.offset
             let contents: Data?
-            switch try reader.readByte("the contents flag") {
+            switch try reader.nextByte("the contents flag") {
             case 0: contents = nil
-            case 1: contents = try reader.readLengthPrefixed("the resolved contents", limit: Limits.payloadBytes)
+            case 1: contents = try reader.nextLengthPrefixed("the resolved contents", limit: Limits.payloadBytes)
             case let flag: throw CodecError(.invalidValue, "contents flag \(flag) is neither 0 nor 1", at: flagOffset)
             }
             return .resolution(Resolution(strategy: strategy, chosen: chosen, discarded: discarded, contents: contents))

@@ -37,7 +37,7 @@ public struct DeviceKey: Sendable {
     /// The key whose 32-byte secret is `rawRepresentation` (as ``rawRepresentation`` returns it).
     ///
     /// - Throws: ``CodecError`` `invalidValue` when the bytes are not 32.
-    public init(rawRepresentation: Data) throws(CodecError) {
+    public init(rawRepresentation: Data) throws {
         guard rawRepresentation.count == 32 else {
             throw CodecError(.invalidValue, "a device key has 32 bytes, not \(rawRepresentation.count)", at: 0)
         }

@@ -13,7 +13,12 @@ public struct DevicePublicKey: Hashable, Sendable {
     /// Wraps 32 bytes read from outside.
     ///
     /// - Throws: ``CodecError`` `invalidValue` when they are not 32.
-    public init(bytes: [UInt8]) throws(CodecError) {
+    public init(bytes: [UInt8]) throws {
+        try self.init(checking: bytes)
+    }
+
+    /// The typed core of ``init(bytes:)``, for the package's decoders.
+    package init(checking bytes: [UInt8]) throws(CodecError) {
         guard bytes.count == 32 else {
             throw CodecError(.invalidValue, "a device's public key has 32 bytes, not \(bytes.count)", at: 0)
         }

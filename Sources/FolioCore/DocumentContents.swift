@@ -39,7 +39,7 @@ public enum DocumentContents: Hashable, Sendable {
     /// Decodes untrusted bytes written by ``encoded()``.
     ///
     /// - Throws: ``CodecError``, including `invalidValue` for an invalid package path.
-    public init(decoding bytes: Data) throws(CodecError) {
+    public init(decoding bytes: Data) throws {
         let result: Result<DocumentContents, CodecError> = bytes.withUnsafeBytes { buffer in
             do throws(CodecError) {
                 var reader = BinaryReader(buffer)
@@ -57,28 +57,28 @@ public enum DocumentContents: Hashable, Sendable {
 
     private static func decode(_ reader: inout BinaryReader) throws(CodecError) -> DocumentContents {
         let limit = ChangeCodec.Limits.payloadBytes
-        switch try reader.readByte("the contents' kind") {
+        switch try reader.nextByte("the contents' kind") {
         case 0:
-            return .data(try reader.readLengthPrefixed("the file's bytes", limit: limit))
+            return .data(try reader.nextLengthPrefixed("the file's bytes", limit: limit))
         case 1:
             var package = FilePackage()
-            let directoryCount = try reader.readCount("the directory count", elementSize: 2, limit: 1 << 20)
+            let directoryCount = try reader.nextCount("the directory count", elementSize: 2, limit: 1 << 20)
             for _ in 0..<directoryCount {
                 let offset = reader.offset
-                let text = try reader.readString("a directory path", limit: PackagePath.maximumLength)
+                let text = try reader.nextString("a directory path", limit: PackagePath.maximumLength)
                 do throws(PackageError) {
-                    try package.addDirectory(PackagePath(text))
+                    try package.placeDirectory(PackagePath(checking: text))
                 } catch {
                     throw CodecError(.invalidValue, "package directory: \(error.message)", at: offset)
                 }
             }
-            let fileCount = try reader.readCount("the file count", elementSize: 2, limit: 1 << 20)
+            let fileCount = try reader.nextCount("the file count", elementSize: 2, limit: 1 << 20)
             for _ in 0..<fileCount {
                 let offset = reader.offset
-                let text = try reader.readString("a file path", limit: PackagePath.maximumLength)
-                let contents = try reader.readLengthPrefixed("the bytes of '\(text)'", limit: limit)
+                let text = try reader.nextString("a file path", limit: PackagePath.maximumLength)
+                let contents = try reader.nextLengthPrefixed("the bytes of '\(text)'", limit: limit)
                 do throws(PackageError) {
-                    try package.setFile(contents, at: PackagePath(text))
+                    try package.placeFile(contents, at: PackagePath(checking: text))
                 } catch {
                     throw CodecError(.invalidValue, "package file: \(error.message)", at: offset)
                 }

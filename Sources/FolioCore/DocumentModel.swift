@@ -18,7 +18,7 @@ public protocol DocumentModel: Sendable {
     /// Loads a snapshot taken by ``contents()`` (or a file imported from outside).
     ///
     /// - Throws: ``ModelError`` `invalidContents` when the snapshot is not this model's.
-    init(contents: DocumentContents) throws(ModelError)
+    init(contents: DocumentContents) throws
 
     /// Takes a snapshot of the state.
     func contents() -> DocumentContents
@@ -26,7 +26,7 @@ public protocol DocumentModel: Sendable {
     /// Applies one operation and returns its inverse (applying the inverse undoes it).
     ///
     /// - Throws: ``ModelError`` `invalidOperation` when it does not apply; the state is then unchanged.
-    mutating func apply(_ operation: Operation) throws(ModelError) -> Operation
+    mutating func apply(_ operation: Operation) throws -> Operation
 
     /// One operation with the effect of `first` followed by `second`, or `nil` when they do not combine.
     ///

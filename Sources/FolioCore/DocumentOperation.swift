@@ -7,7 +7,7 @@ public protocol DocumentOperation: Hashable, Sendable {
     /// Reads one operation written by ``encode(into:)`` from untrusted bytes.
     ///
     /// - Throws: ``CodecError`` naming what is wrong.
-    init(from reader: inout BinaryReader) throws(CodecError)
+    init(from reader: inout BinaryReader) throws
 }
 
 extension DocumentOperation {
@@ -22,17 +22,22 @@ extension DocumentOperation {
     /// Decodes a group written by ``encodeGroup(_:)``.
     ///
     /// - Throws: ``CodecError`` when the bytes are not such a group.
-    public static func decodeGroup(_ data: Data) throws(CodecError) -> [Self] {
+    public static func decodeGroup(_ data: Data) throws -> [Self] {
+        try decodeGroup(checking: data)
+    }
+
+    /// The typed core of ``decodeGroup(_:)``, for the package's decoders.
+    package static func decodeGroup(checking data: Data) throws(CodecError) -> [Self] {
         let result: Result<[Self], CodecError> = data.withUnsafeBytes { buffer in
             do throws(CodecError) {
                 var reader = BinaryReader(buffer)
-                let count = try reader.readCount("the operation count", elementSize: 1, limit: 1 << 26)
+                let count = try reader.nextCount("the operation count", elementSize: 1, limit: 1 << 26)
                 var operations: [Self] = []
                 // The count is bounded by the bytes left (a byte per operation at least), but an operation takes
                 // more room in memory than that: reserve for a thousand at most, and let the array grow with what
                 // decodes.
                 operations.reserveCapacity(min(count, 1024))
-                for _ in 0..<count { operations.append(try Self(from: &reader)) }
+                for _ in 0..<count { operations.append(try decodeOne(&reader)) }
                 guard reader.isAtEnd else {
                     throw CodecError(.trailingBytes, "\(reader.remaining) bytes follow the operations", at: reader.offset)
                 }
@@ -42,5 +47,18 @@ extension DocumentOperation {
             }
         }
         return try result.get()
+    }
+
+    /// One operation of a group, read by the model's ``init(from:)``; whatever that throws is a ``CodecError`` here
+    /// (an error of another type becomes `invalidValue`, with the error as its cause).
+    private static func decodeOne(_ reader: inout BinaryReader) throws(CodecError) -> Self {
+        let start = reader.offset
+        do {
+            return try Self(from: &reader)
+        } catch let error as CodecError {
+            throw error
+        } catch {
+            throw CodecError(.invalidValue, "an operation cannot be decoded", cause: error, location: ByteOffset(start))
+        }
     }
 }

@@ -17,8 +17,13 @@ public struct EncodedChange: Hashable, Sendable {
     /// Decodes untrusted bytes and keeps them.
     ///
     /// - Throws: ``CodecError`` naming what is wrong.
-    public init(decoding bytes: [UInt8], document: DocumentID) throws(CodecError) {
-        change = try Change(decoding: bytes, document: document)
+    public init(decoding bytes: [UInt8], document: DocumentID) throws {
+        try self.init(checking: bytes, document: document)
+    }
+
+    /// The typed core of ``init(decoding:document:)``, for the package's decoders.
+    package init(checking bytes: [UInt8], document: DocumentID) throws(CodecError) {
+        change = try Change(checking: bytes, document: document)
         self.bytes = bytes
     }
 

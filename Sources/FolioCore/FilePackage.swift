@@ -32,9 +32,9 @@ public struct FilePackage: Hashable, Sendable {
     /// A package of these files, by path text.
     ///
     /// - Throws: ``PackageError`` when a path is invalid or two paths conflict.
-    public init(files: [String: Data]) throws(PackageError) {
+    public init(files: [String: Data]) throws {
         for path in files.keys.sorted() {
-            try setFile(files[path]!, at: PackagePath(path))
+            try placeFile(files[path]!, at: PackagePath(checking: path))
         }
     }
 
@@ -42,7 +42,7 @@ public struct FilePackage: Hashable, Sendable {
     public subscript(path: PackagePath) -> File? { files[path] }
 
     /// The file at the path written as text, if the text is valid and a file is there.
-    public subscript(path: String) -> File? { (try? PackagePath(path)).flatMap { files[$0] } }
+    public subscript(path: String) -> File? { (try? PackagePath(checking: path)).flatMap { files[$0] } }
 
     /// All file paths, in order.
     public var filePaths: [PackagePath] { files.keys.sorted() }
@@ -60,7 +60,12 @@ public struct FilePackage: Hashable, Sendable {
     /// Puts `contents` at `path`, replacing a file there.
     ///
     /// - Throws: ``PackageError`` `pathConflict` when a directory is at `path` or a file is at one of its ancestors.
-    public mutating func setFile(_ contents: Data, at path: PackagePath) throws(PackageError) {
+    public mutating func setFile(_ contents: Data, at path: PackagePath) throws {
+        try placeFile(contents, at: path)
+    }
+
+    /// The typed core of ``setFile(_:at:)``, for the package's own code.
+    package mutating func placeFile(_ contents: Data, at path: PackagePath) throws(PackageError) {
         if directories.contains(path) || filesBelow[path, default: 0] > 0 {
             throw PackageError(.pathConflict, "'\(path)' is a directory in the package, so it cannot be a file")
         }
@@ -75,7 +80,12 @@ public struct FilePackage: Hashable, Sendable {
     /// Adds an (empty) directory.
     ///
     /// - Throws: ``PackageError`` `pathConflict` when a file is at `path` or at one of its ancestors.
-    public mutating func addDirectory(_ path: PackagePath) throws(PackageError) {
+    public mutating func addDirectory(_ path: PackagePath) throws {
+        try placeDirectory(path)
+    }
+
+    /// The typed core of ``addDirectory(_:)``, for the package's own code.
+    package mutating func placeDirectory(_ path: PackagePath) throws(PackageError) {
         if let file = ([path] + path.ancestors).first(where: { files[$0] != nil }) {
             throw PackageError(.pathConflict, "'\(file)' is a file in the package, so '\(path)' cannot be a directory")
         }

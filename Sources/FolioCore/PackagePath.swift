@@ -20,7 +20,12 @@ public struct PackagePath: Hashable, Comparable, Sendable, CustomStringConvertib
     /// Validates `text`.
     ///
     /// - Throws: ``PackageError`` with code `invalidPath` naming what is wrong.
-    public init(_ text: String) throws(PackageError) {
+    public init(_ text: String) throws {
+        try self.init(checking: text)
+    }
+
+    /// The typed core of ``init(_:)``, for the package's own code.
+    package init(checking text: String) throws(PackageError) {
         let bytes = Array(text.utf8)
         guard !bytes.isEmpty else { throw PackageError(.invalidPath, "a package entry name is empty") }
         guard bytes.count <= Self.maximumLength else {
@@ -101,7 +106,7 @@ public struct PackagePath: Hashable, Comparable, Sendable, CustomStringConvertib
     public var ancestors: [PackagePath] {
         (1..<components.count).map { count in
             // Prefixes of a valid path are valid.
-            try! PackagePath(components[0..<count].joined(separator: "/"))
+            try! PackagePath(checking: components[0..<count].joined(separator: "/"))
         }
     }
 

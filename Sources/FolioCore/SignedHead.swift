@@ -99,11 +99,11 @@ extension SignedHead {
     ///
     /// - Throws: ``CodecError`` `truncated`, `invalidValue` (a seq of 0 or above ``ChangeLimits/counter``) or
     ///   `trailingBytes`.
-    public init(decoding bytes: [UInt8]) throws(CodecError) {
+    public init(decoding bytes: [UInt8]) throws {
         let result: Result<SignedHead, CodecError> = bytes.withUnsafeBytes { buffer in
             var reader = BinaryReader(buffer)
             do throws(CodecError) {
-                let head = try reader.readHead()
+                let head = try reader.nextHead()
                 guard reader.remaining == 0 else {
                     throw CodecError(.trailingBytes, "\(reader.remaining) bytes follow the signed head", at: reader.offset)
                 }

@@ -14,19 +14,19 @@ extension VersionVector {
     /// Decodes untrusted bytes written by ``encoded()``.
     ///
     /// - Throws: ``CodecError`` when the bytes are truncated, padded, unsorted or followed by more bytes.
-    public init(decoding bytes: some Collection<UInt8>) throws(CodecError) {
+    public init(decoding bytes: some Collection<UInt8>) throws {
         let array = Array(bytes)
         let result: Result<VersionVector, CodecError> = array.withUnsafeBytes { buffer in
             do throws(CodecError) {
                 var reader = BinaryReader(buffer)
-                let count = try reader.readCount("the vector's entry count", elementSize: 17, limit: ChangeCodec.Limits.vectorEntries)
+                let count = try reader.nextCount("the vector's entry count", elementSize: 17, limit: ChangeCodec.Limits.vectorEntries)
                 var entries: [Entry] = []
                 entries.reserveCapacity(count)
                 for _ in 0..<count {
-                    let high = try reader.readFixed("a vector entry's device")
-                    let low = try reader.readFixed("a vector entry's device")
+                    let high = try reader.nextFixed("a vector entry's device")
+                    let low = try reader.nextFixed("a vector entry's device")
                     let seqOffset = reader.offset
-                    let seq = try reader.readVarint("a vector entry's sequence number")
+                    let seq = try reader.nextVarint("a vector entry's sequence number")
                     guard seq <= ChangeLimits.counter else {
                         throw CodecError(.oversized, "vector entry \(seq) is beyond the limit of \(ChangeLimits.counter)", at: seqOffset)
                     }

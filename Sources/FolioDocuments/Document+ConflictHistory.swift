@@ -11,12 +11,12 @@ extension Document {
     /// - Complexity: a replay per parent of each resolution, and one for each common ancestor.
     /// - Throws: ``DocumentError`` `.store` when the log cannot be read, `.invalidContents` when it holds contents
     ///   the model refuses.
-    public func conflictHistory() throws(DocumentError) -> [ConflictRecord<Model>] {
+    public func conflictHistory() throws -> [ConflictRecord<Model>] {
         let resolutions: [Change]
         do {
             resolutions = try library.store.resolutionChanges(of: id)
         } catch {
-            throw .store(error, "reading the resolutions of \(info.displayName)")
+            throw DocumentError.store(error, "reading the resolutions of \(info.displayName)")
         }
         return try ConflictEngine<Model>.conflictHistory(
             settledBy: resolutions, in: storedHistory, deviceNames: try deviceNames())
@@ -25,8 +25,8 @@ extension Document {
     /// The conflict awaiting a decision now, as a record without a resolution; `nil` when no versions compete.
     ///
     /// - Throws: ``DocumentError`` `.closed`, `.store`.
-    public func unresolvedConflict() throws(DocumentError) -> ConflictRecord<Model>? {
-        let versions = try versions()
+    public func unresolvedConflict() throws -> ConflictRecord<Model>? {
+        let versions = try readVersions()
         return try conflicts.unresolvedConflict(versions, in: storedHistory)
     }
 }

@@ -8,37 +8,37 @@ extension Document {
     ///
     /// - Throws: ``DocumentError`` `.invalidOperation` when the model refuses it (nothing changes), `.closed`,
     ///   `.deleted`, or `.store` when committing the previous group failed.
-    public func edit(_ operation: Model.Operation) throws(DocumentError) {
+    public func edit(_ operation: Model.Operation) throws {
         try ensureEditable()
         let now = library.clock.now()
         let policy = library.autosave
         if !group.isEmpty, let last = lastEditTime,
             now.millisecondsSince1970 - last.millisecondsSince1970 > policy.groupingInterval || group.operations.count >= policy.groupLimit
         {
-            try commit()
+            try commitGroup()
         }
         let inverse: Model.Operation
-        do throws(ModelError) {
+        do {
             inverse = try model.apply(operation)
         } catch {
             throw DocumentError(.invalidOperation, "the edit does not apply to \(info.displayName)", cause: error)
         }
         group.add(operation, inverse: inverse)
         lastEditTime = now
-        if policy.groupingInterval == 0 { try commit() }
+        if policy.groupingInterval == 0 { try commitGroup() }
         try autosaveIfDue(now: now)
     }
 
     /// Applies several operations as one group (one change, one undo step), committed before returning.
     ///
     /// - Throws: ``DocumentError`` `.invalidOperation` when one does not apply (then none is kept), and as ``edit(_:)``.
-    public func edit(_ operations: [Model.Operation]) throws(DocumentError) {
+    public func edit(_ operations: [Model.Operation]) throws {
         try ensureEditable()
-        try commit()
+        try commitGroup()
         let saved = model
         var batch = EditGroup<Model>()
         for operation in operations {
-            do throws(ModelError) {
+            do {
                 batch.add(operation, inverse: try model.apply(operation))
             } catch {
                 model = saved
@@ -47,13 +47,18 @@ extension Document {
         }
         group = batch
         lastEditTime = library.clock.now()
-        try commit()
+        try commitGroup()
     }
 
     /// Commits the open group as one change, now.
     ///
     /// - Throws: ``DocumentError`` `.store`; the group stays open then, to be committed later.
-    public func commit() throws(DocumentError) {
+    public func commit() throws {
+        try commitGroup()
+    }
+
+    /// The typed core of ``commit()``, for the module's own code.
+    func commitGroup() throws(DocumentError) {
         guard !group.isEmpty else { return }
         let operations = group.operations
         let undoOperations = group.undoOperations
@@ -78,9 +83,9 @@ extension Document {
     ///
     /// - Throws: ``DocumentError`` `.nothingToUndo`, `.invalidOperation` when the inverse no longer applies (the
     ///   document changed underneath; nothing changes), `.store`.
-    public func undo() throws(DocumentError) {
+    public func undo() throws {
         try ensureEditable()
-        try commit()
+        try commitGroup()
         guard let step = history.undoSteps.last else {
             throw DocumentError(.nothingToUndo, "nothing to undo in \(info.displayName)")
         }
@@ -98,9 +103,9 @@ extension Document {
     /// Redoes the newest undone step, as a new change.
     ///
     /// - Throws: ``DocumentError`` `.nothingToRedo`, `.invalidOperation`, `.store`.
-    public func redo() throws(DocumentError) {
+    public func redo() throws {
         try ensureEditable()
-        try commit()
+        try commitGroup()
         guard let step = history.redoSteps.last else {
             throw DocumentError(.nothingToRedo, "nothing to redo in \(info.displayName)")
         }
@@ -137,7 +142,7 @@ extension Document {
         var trial = model
         var inverses: [Model.Operation] = []
         for operation in operations {
-            do throws(ModelError) {
+            do {
                 inverses.append(try trial.apply(operation))
             } catch {
                 throw DocumentError(.invalidOperation, "the step no longer applies to \(info.displayName)", cause: error)

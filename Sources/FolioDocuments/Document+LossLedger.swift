@@ -8,12 +8,12 @@ extension Document {
     /// so each can be brought back with ``resolve(with:)``.
     ///
     /// - Throws: ``DocumentError`` `.store`.
-    public func lossLedger() throws(DocumentError) -> [LossRecord<Model>] {
+    public func lossLedger() throws -> [LossRecord<Model>] {
         let resolutions: [Change]
         do {
             resolutions = try library.store.resolutionChanges(of: id)
         } catch {
-            throw .store(error, "reading the resolutions of \(info.displayName)")
+            throw DocumentError.store(error, "reading the resolutions of \(info.displayName)")
         }
         return try ConflictEngine<Model>.lossLedger(of: resolutions, in: storedHistory, deviceNames: try deviceNames())
     }

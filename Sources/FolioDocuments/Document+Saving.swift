@@ -18,9 +18,15 @@ extension Document {
     ///   another program left a file the model cannot load, which is not overwritten. `.deleted`, `.store` when
     ///   the log fails.
     @discardableResult
-    public func save() throws(DocumentError) -> SaveReport {
+    public func save() throws -> SaveReport {
+        try saveFile()
+    }
+
+    /// The typed core of ``save()``, for the module's own code.
+    @discardableResult
+    func saveFile() throws(DocumentError) -> SaveReport {
         try ensureOpen()
-        try commit()
+        try commitGroup()
         try reloadInfo()
         guard !info.isDeleted else { throw DocumentError(.deleted, "\(info.displayName) is deleted; restore it to save it") }
         do {
@@ -30,7 +36,7 @@ extension Document {
             insertState(.savingError)
             throw error
         }
-        let url = try fileURL
+        let url = try fileLocation
         // Renamed, moved or restored since the last save (here or on another device): the file follows.
         let record = try savedRecord()
         let previousURL = record.map { library.url(ofRelativePath: $0.relativePath) }.flatMap { $0 == url ? nil : $0 }
@@ -71,7 +77,7 @@ extension Document {
     ///
     /// - Throws: ``DocumentError`` `.notFound` when the document was never saved, `.save` when its file cannot
     ///   be read, `.invalidContents`, `.store`.
-    public func revert() throws(DocumentError) {
+    public func revert() throws {
         try ensureEditable()
         guard let record = try savedRecord(), let contents = try readFile(at: library.url(ofRelativePath: record.relativePath)) else {
             throw DocumentError(.notFound, "\(info.displayName) has never been saved, so there is nothing to revert to")
@@ -92,9 +98,9 @@ extension Document {
     /// Cleans what an interrupted save left at the document's file: a temporary file, or a package save to finish
     /// (after its commit point) or to discard (before it).
     func recoverInterruptedSave() throws(DocumentError) {
-        let url = try fileURL
+        let url = try fileLocation
         do {
-            if type.isPackage { try library.pipeline.recoverPackage(at: url) } else { try library.pipeline.recoverFlat(at: url) }
+            if type.isPackage { try library.pipeline.recoverPackageSave(at: url) } else { try library.pipeline.recoverFlatSave(at: url) }
         } catch {
             throw DocumentError(.save, "could not clean up after an interrupted save of \(info.displayName)", cause: error)
         }
@@ -189,7 +195,7 @@ extension Document {
             return true
         }
         head = previousHead
-        try refresh()
+        try reloadFile()
         return false
     }
 

@@ -20,9 +20,9 @@ extension Document {
     /// - Returns: the merge; `nil` when the model cannot merge or there is no conflict.
     /// - Throws: ``DocumentError`` `.store`.
     @discardableResult
-    public func resolveByMerging() throws(DocumentError) -> MergeResult<Model>? {
+    public func resolveByMerging() throws -> MergeResult<Model>? {
         try ensureEditable()
-        try commit()
+        try commitGroup()
         try versionGroups()
         switch try conflicts.settlementByMerging(in: storedHistory) {
         case nil, .askResolver?:
@@ -46,9 +46,9 @@ extension Document {
     /// - Returns: the identities of the new documents.
     /// - Throws: ``DocumentError`` `.store`.
     @discardableResult
-    public func resolveByKeepingBoth() throws(DocumentError) -> [DocumentID] {
+    public func resolveByKeepingBoth() throws -> [DocumentID] {
         try ensureEditable()
-        try commit()
+        try commitGroup()
         try versionGroups()
         guard let settlement = try conflicts.settlementKeepingBoth(
             in: storedHistory, displayName: info.displayName, deviceNames: try deviceNames())
@@ -62,7 +62,7 @@ extension Document {
     func applyConflictStrategy() throws(DocumentError) {
         guard state.contains(.inConflict), !state.contains(.editingDisabled) else { return }
         if let resolver = conflictResolver {
-            let all = try versions()
+            let all = try readVersions()
             let contents: Model
             do {
                 contents = try resolver(all)
@@ -71,12 +71,12 @@ extension Document {
             } catch {
                 throw DocumentError(.invalidContents, "the custom conflict resolver of \(info.displayName) failed", cause: error)
             }
-            try resolve(with: contents)
+            try resolveConflict(with: contents)
             return
         }
         guard conflicts.settlesWithoutUser(hasResolver: false) else { return }
         try ensureEditable()
-        try commit()
+        try commitGroup()
         try versionGroups()
         let action = try conflicts.nextAction(
             hasResolver: false, in: storedHistory, displayName: info.displayName, deviceNames: try deviceNames())

@@ -8,7 +8,12 @@ extension Document {
     ///
     /// - Complexity: a replay per head not seen before (from its checkpoint, or from a known head's state).
     /// - Throws: ``DocumentError`` `.store`.
-    public func versions() throws(DocumentError) -> [DocumentVersion<Model>] {
+    public func versions() throws -> [DocumentVersion<Model>] {
+        try readVersions()
+    }
+
+    /// The typed core of ``versions()``, for the module's own code.
+    func readVersions() throws(DocumentError) -> [DocumentVersion<Model>] {
         try ensureOpen()
         try versionGroups()
         let names = try deviceNames()
@@ -19,7 +24,7 @@ extension Document {
     /// without working out the common ancestor the versions are compared with.
     ///
     /// - Throws: ``DocumentError`` `.store`.
-    public func versionCount() throws(DocumentError) -> Int {
+    public func versionCount() throws -> Int {
         try ensureOpen()
         return try versionGroups().count
     }
@@ -28,38 +33,44 @@ extension Document {
     /// is kept, so it is always available). Without a conflict, the current version's state.
     ///
     /// - Throws: ``DocumentError`` `.store`.
-    public func commonAncestor() throws(DocumentError) -> Model {
+    public func commonAncestor() throws -> Model {
         try ensureOpen()
         try versionGroups()
         return try conflicts.ancestorState(in: storedHistory)
     }
 
     /// The version the document shows.
-    public func currentVersion() throws(DocumentError) -> DocumentVersion<Model> {
-        try versions()[0]
+    ///
+    /// - Throws: ``DocumentError``.
+    public func currentVersion() throws -> DocumentVersion<Model> {
+        try readVersions()[0]
     }
 
     /// The versions other than the current one.
-    public func otherVersions() throws(DocumentError) -> [DocumentVersion<Model>] {
-        Array(try versions().dropFirst())
+    ///
+    /// - Throws: ``DocumentError``.
+    public func otherVersions() throws -> [DocumentVersion<Model>] {
+        Array(try readVersions().dropFirst())
     }
 
     /// The versions competing with the current one, awaiting a resolution.
-    public func unresolvedConflictVersions() throws(DocumentError) -> [DocumentVersion<Model>] {
-        try versions().filter(\.isConflict)
+    ///
+    /// - Throws: ``DocumentError``.
+    public func unresolvedConflictVersions() throws -> [DocumentVersion<Model>] {
+        try readVersions().filter(\.isConflict)
     }
 
     /// Makes `version` the current one, resolving the conflict in its favour (NSFileVersion's `replaceItem`).
     ///
     /// - Throws: ``DocumentError`` `.notFound` when it is not a version of the document, `.store`.
-    public func replace(with version: DocumentVersion<Model>) throws(DocumentError) {
+    public func replace(with version: DocumentVersion<Model>) throws {
         try resolve(.version(version.id))
     }
 
     /// Resolves every conflict in favour of the current version (NSFileVersion's `removeOtherVersions`).
     ///
     /// - Throws: ``DocumentError`` `.store`.
-    public func removeOtherVersions() throws(DocumentError) {
+    public func removeOtherVersions() throws {
         try resolve(.version(try currentVersion().id))
     }
 
@@ -67,9 +78,9 @@ extension Document {
     /// version kept and the ones discarded, so it syncs and can be audited. Nothing happens without a conflict.
     ///
     /// - Throws: ``DocumentError`` `.notFound` for an unknown version, `.store`.
-    public func resolve(_ choice: ConflictChoice) throws(DocumentError) {
+    public func resolve(_ choice: ConflictChoice) throws {
         try ensureEditable()
-        try commit()
+        try commitGroup()
         try versionGroups()
         guard conflicts.isInConflict else { return }
         guard let settlement = try conflicts.settlement(choosing: choice, in: storedHistory) else {
@@ -82,9 +93,14 @@ extension Document {
     /// Settles the competing versions with new contents (a person's own merge, say).
     ///
     /// - Throws: ``DocumentError`` `.store`.
-    public func resolve(with contents: Model) throws(DocumentError) {
+    public func resolve(with contents: Model) throws {
+        try resolveConflict(with: contents)
+    }
+
+    /// The typed core of ``resolve(with:)``, for the module's own code.
+    func resolveConflict(with contents: Model) throws(DocumentError) {
         try ensureEditable()
-        try commit()
+        try commitGroup()
         try versionGroups()
         guard let settlement = conflicts.settlement(with: contents) else { return }
         try carryOut(settlement)
@@ -95,7 +111,7 @@ extension Document {
     ///
     /// - Throws: ``DocumentError`` `.store`.
     func carryOut(_ settlement: ConflictSettlement<Model>) throws(DocumentError) {
-        for copy in settlement.copies where try library.info(of: copy.id) == nil {
+        for copy in settlement.copies where try library.catalogInfo(of: copy.id) == nil {
             try library.record(
                 creationOf: copy.id, type: Model.self, named: copy.name, in: info.container, contents: copy.contents)
         }

@@ -81,8 +81,14 @@ public actor Document<Model: DocumentModel> {
     /// The wall time of the latest change.
     public var modificationDate: Timestamp { max(info.modificationDate, lastEditTime ?? info.modificationDate) }
     /// Where the document's file is written.
+    ///
+    /// - Throws: ``DocumentError`` `.store` when the library's records cannot be read.
     public var fileURL: URL {
-        get throws(DocumentError) { try library.fileURL(for: info) }
+        get throws { try fileLocation }
+    }
+    /// The typed core of ``fileURL``, for the module's own code.
+    var fileLocation: URL {
+        get throws(DocumentError) { try library.fileLocation(for: info) }
     }
     /// Changes made since the last save (what UIDocument's change count tracks).
     public var changeCount: Int { unsavedChanges + (group.isEmpty ? 0 : 1) }
@@ -173,7 +179,7 @@ public actor Document<Model: DocumentModel> {
 
     /// Reads the catalog again: the library may have renamed, moved or deleted the document since it was opened.
     func reloadInfo() throws(DocumentError) {
-        if let latest = try library.info(of: id) { info = latest }
+        if let latest = try library.catalogInfo(of: id) { info = latest }
         updateEditability()
     }
 
@@ -197,9 +203,15 @@ public actor Document<Model: DocumentModel> {
     /// - Returns: whether the model changed.
     /// - Throws: ``DocumentError`` `.store`.
     @discardableResult
-    public func refresh() throws(DocumentError) -> Bool {
+    public func refresh() throws -> Bool {
+        try reloadFile()
+    }
+
+    /// The typed core of ``refresh()``, for the module's own code.
+    @discardableResult
+    func reloadFile() throws(DocumentError) -> Bool {
         try ensureOpen()
-        try commit()
+        try commitGroup()
         let previous = info
         try reloadInfo()
         if (info.displayName, info.container, info.isDeleted) != (previous.displayName, previous.container, previous.isDeleted) {
@@ -232,7 +244,9 @@ public actor Document<Model: DocumentModel> {
     /// Gives the document an app-defined rule for conflicts (the `custom` strategy): called with every version,
     /// current first, whenever competing versions appear; what it returns becomes the resolution's contents.
     /// `nil` goes back to the library's policy.
-    public func setConflictResolver(_ resolver: (@Sendable ([DocumentVersion<Model>]) throws -> Model)?) throws(DocumentError) {
+    ///
+    /// - Throws: ``DocumentError``.
+    public func setConflictResolver(_ resolver: (@Sendable ([DocumentVersion<Model>]) throws -> Model)?) throws {
         conflictResolver = resolver
         try applyConflictStrategy()
     }
@@ -243,13 +257,16 @@ public actor Document<Model: DocumentModel> {
     /// safe in the log), takes a checkpoint so the next open is fast, and closes.
     ///
     /// - Throws: ``DocumentError`` `.store` when the group cannot be committed; the document stays open then.
-    public func close() throws(DocumentError) {
+    public func close() throws {
         guard !state.contains(.closed) else { return }
-        try commit()
+        try commitGroup()
         try reloadInfo()
         if library.autosave.saveOnClose && hasUnsavedChanges && !info.isDeleted {
-            do { try save() } catch where Self.leavesEditsSafe(error) {
+            // A `catch where` here would rethrow the typed error from an untyped function, which Swift 6.3's SIL
+            // ownership check rejects; the guard rethrows it instead.
+            do { try saveFile() } catch {
                 // The edits are in the log; the file is written again at the next save.
+                guard Self.leavesEditsSafe(error) else { throw error }
             }
         }
         try takeCheckpointIfNeeded(force: true)
@@ -275,12 +292,12 @@ public actor Document<Model: DocumentModel> {
     /// background timer, or by the owner of an injected clock after moving it.
     ///
     /// - Throws: ``DocumentError`` when a commit fails (a failed autosave only sets `.savingError`).
-    public func runDueWork() throws(DocumentError) {
+    public func runDueWork() throws {
         guard !state.contains(.closed) else { return }
         let now = library.clock.now()
         let policy = library.autosave
         if !group.isEmpty, let last = lastEditTime, now.millisecondsSince1970 - last.millisecondsSince1970 >= policy.groupingInterval {
-            try commit()
+            try commitGroup()
         }
         try autosaveIfDue(now: now)
     }
@@ -294,7 +311,7 @@ public actor Document<Model: DocumentModel> {
             due = true
         }
         guard due else { return }
-        do { try save() } catch where Self.leavesEditsSafe(error) {
+        do { try saveFile() } catch where Self.leavesEditsSafe(error) {
             // `.savingError` is set; the next save (autosave or explicit) rewrites from the log.
         }
     }

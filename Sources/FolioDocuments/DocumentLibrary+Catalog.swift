@@ -5,17 +5,17 @@ import Foundation
 extension DocumentLibrary {
     /// The documents, sorted by name then identity; deleted ones only when asked.
     ///
-    /// - Throws: ``DocumentError`` `.store`.
     ///
     /// - Complexity: one read of every document's heads, plus ``info(of:)`` of the documents whose heads moved since
     ///   they were last read.
-    public func documents(includingDeleted: Bool = false) throws(DocumentError) -> [DocumentInfo] {
+    /// - Throws: ``DocumentError`` `.store`.
+    public func documents(includingDeleted: Bool = false) throws -> [DocumentInfo] {
         let summaries: [(document: DocumentID, vector: VersionVector, heads: [ChangeHash])]
-        do { summaries = try store.summaries() } catch { throw .store(error, "listing documents") }
+        do { summaries = try store.summaries() } catch { throw DocumentError.store(error, "listing documents") }
         var result: [DocumentInfo] = []
         for summary in summaries {
             let cached = catalogCache.withLock { $0[summary.document] }
-            let info = cached?.heads == summary.heads ? cached!.info : try info(of: summary.document)
+            let info = cached?.heads == summary.heads ? cached!.info : try catalogInfo(of: summary.document)
             guard let info, includingDeleted || !info.isDeleted else { continue }
             result.append(info)
         }
@@ -23,12 +23,21 @@ extension DocumentLibrary {
     }
 
     /// The documents that satisfy `predicate` (by name, type, modification date…), sorted by name.
-    public func documents(where predicate: (DocumentInfo) -> Bool, includingDeleted: Bool = false) throws(DocumentError) -> [DocumentInfo] {
+    ///
+    /// - Throws: ``DocumentError``.
+    public func documents(where predicate: (DocumentInfo) -> Bool, includingDeleted: Bool = false) throws -> [DocumentInfo] {
         try documents(includingDeleted: includingDeleted).filter(predicate)
     }
 
     /// What the log says of document `id`, or `nil` when it has no creation.
-    public func info(of id: DocumentID) throws(DocumentError) -> DocumentInfo? {
+    ///
+    /// - Throws: ``DocumentError``.
+    public func info(of id: DocumentID) throws -> DocumentInfo? {
+        try catalogInfo(of: id)
+    }
+
+    /// The typed core of ``info(of:)``, for the module's own code.
+    func catalogInfo(of id: DocumentID) throws(DocumentError) -> DocumentInfo? {
         do {
             let heads = try store.heads(of: id)
             if let cached = catalogCache.withLock({ $0[id] }), cached.heads == heads.map(\.hash) { return cached.info }
@@ -41,14 +50,14 @@ extension DocumentLibrary {
             }
             return info
         } catch {
-            throw .store(error, "reading document \(id)")
+            throw DocumentError.store(error, "reading document \(id)")
         }
     }
 
     /// Renames a document (a logged change); its file is renamed too.
     ///
     /// - Throws: ``DocumentError`` `.notFound`, `.invalidName`, `.store`, `.save`.
-    public func rename(_ id: DocumentID, to name: String) throws(DocumentError) {
+    public func rename(_ id: DocumentID, to name: String) throws {
         try Self.validate(name: name)
         try relocate(id, by: .rename(to: name))
     }
@@ -56,7 +65,7 @@ extension DocumentLibrary {
     /// Moves a document between containers (a logged change); its file moves too.
     ///
     /// - Throws: ``DocumentError`` `.notFound`, `.store`, `.save`.
-    public func move(_ id: DocumentID, to container: DocumentContainer) throws(DocumentError) {
+    public func move(_ id: DocumentID, to container: DocumentContainer) throws {
         try relocate(id, by: .move(to: container))
     }
 
@@ -66,8 +75,8 @@ extension DocumentLibrary {
     /// not write (the document was never saved here) is left alone.
     ///
     /// - Throws: ``DocumentError`` `.notFound`, `.store`, `.save`.
-    public func delete(_ id: DocumentID) throws(DocumentError) {
-        guard let info = try info(of: id), !info.isDeleted else {
+    public func delete(_ id: DocumentID) throws {
+        guard let info = try catalogInfo(of: id), !info.isDeleted else {
             throw DocumentError(.notFound, "no document \(id) to delete")
         }
         let saved = try savedFileRecord(of: id).map { url(ofRelativePath: $0.relativePath) }
@@ -83,22 +92,22 @@ extension DocumentLibrary {
     /// Restores a deleted document (a logged change); its file is written again when it is next saved.
     ///
     /// - Throws: ``DocumentError`` `.notFound`, `.store`.
-    public func restore(_ id: DocumentID) throws(DocumentError) {
-        guard let info = try info(of: id), info.isDeleted else {
+    public func restore(_ id: DocumentID) throws {
+        guard let info = try catalogInfo(of: id), info.isDeleted else {
             throw DocumentError(.notFound, "no deleted document \(id) to restore")
         }
         try appendLifecycle(.restore, to: id)
     }
 
     private func relocate(_ id: DocumentID, by event: LifecycleEvent) throws(DocumentError) {
-        guard let before = try info(of: id), !before.isDeleted else {
+        guard let before = try catalogInfo(of: id), !before.isDeleted else {
             throw DocumentError(.notFound, "no document \(id)")
         }
-        let oldURL = try fileURL(for: before)
+        let oldURL = try fileLocation(for: before)
         try appendLifecycle(event, to: id)
-        guard let after = try info(of: id) else { return }
+        guard let after = try catalogInfo(of: id) else { return }
         do {
-            try moveFile(of: id, from: oldURL, to: try fileURL(for: after))
+            try moveFile(of: id, from: oldURL, to: try fileLocation(for: after))
         } catch {
             throw DocumentError(.save, "\(after.displayName) was renamed or moved, but its file could not follow; it will be written again at the next save", cause: error)
         }
@@ -124,7 +133,7 @@ extension DocumentLibrary {
     @discardableResult
     public func importFile<Model: DocumentModel>(
         at url: URL, as model: Model.Type, named name: String? = nil, into container: DocumentContainer = .local
-    ) throws(DocumentError) -> DocumentInfo {
+    ) throws -> DocumentInfo {
         let contents: DocumentContents
         do {
             // Only read: recovery would remove what looks like an unfinished save's leftovers next to the file and
@@ -148,8 +157,8 @@ extension DocumentLibrary {
                 .baseline(contents: loaded.contents().encoded()),
             ], to: id)
         } catch {
-            throw .store(error, "importing \(url.lastPathComponent)")
+            throw DocumentError.store(error, "importing \(url.lastPathComponent)")
         }
-        return try info(of: id)!
+        return try catalogInfo(of: id)!
     }
 }

@@ -25,12 +25,17 @@ extension DocumentLibrary {
     /// each other's.) The numbers go up to ``numberedFileNameLimit``; past it, the name is made from the document's
     /// identity (`Notes 0c2d41f4-….txt`).
     ///
-    /// - Throws: ``DocumentError`` `.store`; `.save` when the file system cannot say whether a name is free;
-    ///   `.alreadyExists` when every numbered name and the one made from the identity are taken.
     ///
     /// - Complexity: one read of the document's saved-file record; for a document not saved yet, or renamed or
     ///   moved since, a read of every document's, and a look at the disk per name tried.
-    public func fileURL(for info: DocumentInfo) throws(DocumentError) -> URL {
+    /// - Throws: ``DocumentError`` `.store`; `.save` when the file system cannot say whether a name is free;
+    ///   `.alreadyExists` when every numbered name and the one made from the identity are taken.
+    public func fileURL(for info: DocumentInfo) throws -> URL {
+        try fileLocation(for: info)
+    }
+
+    /// The typed core of ``fileURL(for:)``, for the module's own code.
+    func fileLocation(for info: DocumentInfo) throws(DocumentError) -> URL {
         let fileExtension = types.type(identifier: info.typeIdentifier)?.preferredExtension
             ?? info.typeIdentifier.split(separator: ".").last.map(String.init) ?? "data"
         let names = DocumentFileName(displayName: info.displayName, fileExtension: fileExtension)
@@ -80,7 +85,7 @@ extension DocumentLibrary {
     /// file listed may not exist yet (the save is under way, failed or was cut off). No two documents have one file.
     ///
     /// - Throws: ``DocumentError`` `.store`.
-    public func savedFiles() throws(DocumentError) -> [(document: DocumentID, url: URL)] {
+    public func savedFiles() throws -> [(document: DocumentID, url: URL)] {
         try savedRelativePaths().map { ($0.document, url(ofRelativePath: $0.path)) }
     }
 
@@ -126,14 +131,14 @@ extension DocumentLibrary {
     ///
     /// - Throws: ``DocumentError`` `.save` when the file cannot be moved or removed (it follows at the next save),
     ///   `.store`.
-    public func updateFile(of id: DocumentID) throws(DocumentError) {
-        guard let record = try savedFileRecord(of: id), let info = try info(of: id) else { return }
+    public func updateFile(of id: DocumentID) throws {
+        guard let record = try savedFileRecord(of: id), let info = try catalogInfo(of: id) else { return }
         let savedURL = url(ofRelativePath: record.relativePath)
         do {
             if info.isDeleted {
                 if try isUnchanged(savedURL, since: record) { try fileSystem.remove(at: savedURL) }
             } else {
-                try moveFile(of: id, from: savedURL, to: try fileURL(for: info))
+                try moveFile(of: id, from: savedURL, to: try fileLocation(for: info))
             }
         } catch let error as DocumentError {
             throw error

@@ -30,7 +30,7 @@ extension DocumentLibrary {
     func primaryParentRule(of id: DocumentID) -> PrimaryParentRule<DocumentError> {
         let store = store
         return PrimaryParentRule { hash throws(DocumentError) in
-            do throws(StoreError) { return try store.change(hash, of: id) } catch { throw .store(error, "reading the log") }
+            do { return try store.change(hash, of: id) } catch { throw .store(error, "reading the log") }
         }
     }
 

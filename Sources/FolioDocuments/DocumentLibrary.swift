@@ -81,7 +81,7 @@ public final class DocumentLibrary: Sendable {
         clock: any WallClock = SystemClock(), identifiers: any IdentifierSource = RandomIdentifierSource(),
         fileSystem: any FileSystem = PosixFileSystem(), durability: Durability = .normal, access: StoreAccess = .shared,
         autosave: AutosavePolicy = .standard, conflictPolicy: ConflictPolicy = ConflictPolicy(), backgroundWork: Bool? = nil
-    ) throws(DocumentError) {
+    ) throws {
         self.root = root
         self.conflictPolicy = conflictPolicy
         self.types = types
@@ -108,7 +108,7 @@ public final class DocumentLibrary: Sendable {
             store = try ChangeLogStore(
                 at: storeURL, key: key, deviceName: name, clock: clock, durability: durability, access: access)
         } catch {
-            throw .store(error, "opening the library's store")
+            throw DocumentError.store(error, "opening the library's store")
         }
     }
 
@@ -135,7 +135,7 @@ public final class DocumentLibrary: Sendable {
     ///   bytes, with a `/`, a control character or line break, a leading `.` or surrounding spaces), `.store`.
     public func create<Model: DocumentModel>(
         _ model: Model.Type, named name: String, in container: DocumentContainer = .local, contents: Model? = nil
-    ) async throws(DocumentError) -> Document<Model> {
+    ) async throws -> Document<Model> {
         try Self.validate(name: name)
         let id = DocumentID(using: identifiers)
         try record(creationOf: id, type: model, named: name, in: container, contents: contents)
@@ -162,8 +162,8 @@ public final class DocumentLibrary: Sendable {
     /// - Throws: ``DocumentError`` `.notFound`, `.wrongType` (the document is of another type), `.store`, `.save`
     ///   when the leftovers of an interrupted save cannot be cleaned or the file cannot be read, `.invalidContents`
     ///   when a file changed by another program is not a valid document.
-    public func open<Model: DocumentModel>(_ id: DocumentID, as model: Model.Type) async throws(DocumentError) -> Document<Model> {
-        guard let info = try info(of: id) else {
+    public func open<Model: DocumentModel>(_ id: DocumentID, as model: Model.Type) async throws -> Document<Model> {
+        guard let info = try catalogInfo(of: id) else {
             throw DocumentError(.notFound, "no document \(id) in the library at \(root.path)")
         }
         guard info.typeIdentifier == Model.documentType.identifier else {
@@ -176,7 +176,7 @@ public final class DocumentLibrary: Sendable {
     /// (open the others by identity, from ``documents(includingDeleted:)``).
     ///
     /// - Throws: ``DocumentError`` `.notFound`, `.wrongType`, `.store`.
-    public func open<Model: DocumentModel>(named name: String, as model: Model.Type) async throws(DocumentError) -> Document<Model> {
+    public func open<Model: DocumentModel>(named name: String, as model: Model.Type) async throws -> Document<Model> {
         let namesakes = try documents().filter { $0.displayName == name }
         guard let info = namesakes.min(by: { ($0.creationDate, $0.id) < ($1.creationDate, $1.id) }) else {
             throw DocumentError(.notFound, "no document named '\(name)' in the library at \(root.path)")

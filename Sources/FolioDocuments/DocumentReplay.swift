@@ -103,7 +103,7 @@ struct DocumentReplay<Model: DocumentModel> {
         let store = store, document = document
         return PrimaryParentRule { hash throws(DocumentError) in
             if let parent = tail[hash] { return parent }
-            do throws(StoreError) { return try store.change(hash, of: document) } catch { throw .store(error, "reading the log") }
+            do { return try store.change(hash, of: document) } catch { throw .store(error, "reading the log") }
         }
     }
 

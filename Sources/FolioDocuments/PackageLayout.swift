@@ -97,7 +97,7 @@ extension SavePipeline {
                 let text = directoryPath.map { "\($0)/\(name)" } ?? name
                 let path: PackagePath
                 do throws(PackageError) {
-                    path = try PackagePath(text)
+                    path = try PackagePath(checking: text)
                 } catch {
                     throw SaveError(.unsafePackage, "could not \(action): the package holds an entry with an unsafe name: \(error.message)", cause: error)
                 }

@@ -128,7 +128,7 @@ struct PackageManifest: Equatable, Sendable {
 
     private static func validated(_ text: String, action: String) throws(SaveError) -> PackagePath {
         do throws(PackageError) {
-            let path = try PackagePath(text)
+            let path = try PackagePath(checking: text)
             guard !PackageLayout.isBookkeeping(path) else {
                 throw PackageError(.invalidPath, "package entry '\(text)' uses a name reserved for Folio's bookkeeping")
             }

@@ -11,7 +11,7 @@ extension SavePipeline {
     ///
     /// - Throws: ``SaveError`` naming the step and the file: `writeFailed`, `syncFailed`, `renameFailed`,
     ///   `noSpace`, `permissionDenied`, or `crashed` from a fault-injecting file system.
-    public func saveFlat(_ data: Data, to url: URL) throws(SaveError) {
+    public func saveFlat(_ data: Data, to url: URL) throws {
         let name = url.lastPathComponent
         let directory = url.deletingLastPathComponent()
         let temporary = directory.appendingPathComponent(Self.temporaryName(for: name), isDirectory: false)
@@ -39,8 +39,8 @@ extension SavePipeline {
     /// (for a file that is not this library's, which is only read).
     ///
     /// - Throws: ``SaveError`` `notFound`, `readFailed`, or `unsafePackage` when a link or special file is there.
-    public func readFlat(at url: URL, recovering: Bool = true) throws(SaveError) -> Data {
-        if recovering { try recoverFlat(at: url) }
+    public func readFlat(at url: URL, recovering: Bool = true) throws -> Data {
+        if recovering { try recoverFlatSave(at: url) }
         let action = "read \(url.lastPathComponent)"
         do throws(FileSystemError) {
             return try fileSystem.contents(of: url)
@@ -54,7 +54,12 @@ extension SavePipeline {
     /// Removes what an interrupted flat save left next to `url` (its temporary file).
     ///
     /// - Throws: ``SaveError`` when the leftover exists but cannot be removed.
-    public func recoverFlat(at url: URL) throws(SaveError) {
+    public func recoverFlat(at url: URL) throws {
+        try recoverFlatSave(at: url)
+    }
+
+    /// The typed core of ``recoverFlat(at:)``, for the module's own code.
+    func recoverFlatSave(at url: URL) throws(SaveError) {
         let temporary = url.deletingLastPathComponent()
             .appendingPathComponent(Self.temporaryName(for: url.lastPathComponent), isDirectory: false)
         let action = "recover \(url.lastPathComponent)"

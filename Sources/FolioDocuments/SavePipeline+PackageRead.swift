@@ -20,8 +20,8 @@ extension SavePipeline {
     /// - Throws: ``SaveError`` `notFound`, `unsafePackage` (a link, a special file, an invalid name, an unsafe
     ///   manifest), `corruptPackage` (a member missing or different from the manifest, an unfinished save),
     ///   `readFailed`.
-    public func readPackage(at url: URL, verifyingManifest: Bool = true, recovering: Bool = true) throws(SaveError) -> FilePackage {
-        if recovering { try recoverPackage(at: url) }
+    public func readPackage(at url: URL, verifyingManifest: Bool = true, recovering: Bool = true) throws -> FilePackage {
+        if recovering { try recoverPackageSave(at: url) }
         let action = "open \(url.lastPathComponent)"
         switch try kind(of: url, action: action) {
         case .directory:
@@ -49,11 +49,11 @@ extension SavePipeline {
             if let entry = listed[path], entry.hash != ContentHash(hashing: contents) {
                 throw SaveError(.corruptPackage, "could not \(action): the contents of '\(path)' do not match its manifest")
             }
-            try packageStep(action) { () throws(PackageError) in try package.setFile(contents, at: path) }
+            try packageStep(action) { () throws(PackageError) in try package.placeFile(contents, at: path) }
         }
         let explicit = Set(manifest?.directories ?? []).intersection(tree.directories).union(tree.emptyDirectories)
         for directory in explicit.sorted() {
-            try packageStep(action) { () throws(PackageError) in try package.addDirectory(directory) }
+            try packageStep(action) { () throws(PackageError) in try package.placeDirectory(directory) }
         }
         return package
     }

@@ -27,7 +27,7 @@ extension SavePipeline {
     ///   directory, `corruptPackage`, or the code of the failing step (`writeFailed`, `syncFailed`, `renameFailed`,
     ///   `noSpace`, `permissionDenied`, `crashed`).
     @discardableResult
-    public func savePackage(_ package: FilePackage, to url: URL, incremental: Bool = true) throws(SaveError) -> SaveReport {
+    public func savePackage(_ package: FilePackage, to url: URL, incremental: Bool = true) throws -> SaveReport {
         let action = "save \(url.lastPathComponent)"
         for path in package.filePaths + package.directories.sorted() where PackageLayout.isBookkeeping(path) {
             throw SaveError(.unsafePackage, "could not \(action): the entry '\(path)' uses a name reserved for Folio's bookkeeping (.folio-…)")
@@ -46,7 +46,7 @@ extension SavePipeline {
             throw SaveError(.corruptPackage, "could not \(action): '\(PosixFileSystem.path(of: url))' is a file, not a package directory")
         }
 
-        try recoverPackage(at: url)
+        try recoverPackageSave(at: url)
         let old = try readManifest(at: url, action: action)
         let tree = try scanPackage(at: url, action: action)
         let new = PackageManifest(package: package, generation: (old?.generation ?? 0) + 1)
@@ -112,7 +112,7 @@ extension SavePipeline {
     /// Writes a package where nothing is yet: builds it complete in a hidden directory next to `url`, then renames
     /// that directory into place (the commit point) and fsyncs the parent.
     private func createPackage(_ package: FilePackage, at url: URL, action: String) throws(SaveError) -> SaveReport {
-        try recoverPackage(at: url)
+        try recoverPackageSave(at: url)
         let parent = url.deletingLastPathComponent()
         let temporary = parent.appendingPathComponent(Self.temporaryName(for: url.lastPathComponent), isDirectory: true)
         let manifest = PackageManifest(package: package, generation: 1)

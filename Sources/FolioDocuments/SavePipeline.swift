@@ -27,7 +27,7 @@ public struct SavePipeline: Sendable {
     ///   pass `false` after a failed save so that everything is rewritten.
     /// - Throws: ``SaveError``.
     @discardableResult
-    public func save(_ contents: DocumentContents, to url: URL, incremental: Bool = true) throws(SaveError) -> SaveReport {
+    public func save(_ contents: DocumentContents, to url: URL, incremental: Bool = true) throws -> SaveReport {
         switch contents {
         case .data(let data):
             try saveFlat(data, to: url)
@@ -43,7 +43,7 @@ public struct SavePipeline: Sendable {
     ///   anything: leftovers of an unfinished save next to the file or inside the package stay where they are and
     ///   are not read, and a package whose save committed but did not finish is refused.
     /// - Throws: ``SaveError``.
-    public func read(at url: URL, isPackage: Bool, recovering: Bool = true) throws(SaveError) -> DocumentContents {
+    public func read(at url: URL, isPackage: Bool, recovering: Bool = true) throws -> DocumentContents {
         isPackage
             ? .package(try readPackage(at: url, recovering: recovering)) : .data(try readFlat(at: url, recovering: recovering))
     }

@@ -37,13 +37,13 @@ struct SavedFileRecord: Equatable {
         let record: SavedFileRecord? = data.withUnsafeBytes { buffer in
             do throws(CodecError) {
                 var reader = BinaryReader(buffer)
-                guard try reader.readByte("the record format") == 1 else { return nil }
-                let path = try reader.readString("the path", limit: 4096)
-                let hash = ContentHash(bytes: try reader.readRaw(32, "the contents hash"))
-                let size = try reader.readVarint("the size")
+                guard try reader.nextByte("the record format") == 1 else { return nil }
+                let path = try reader.nextString("the path", limit: 4096)
+                let hash = ContentHash(bytes: try reader.nextRaw(32, "the contents hash"))
+                let size = try reader.nextVarint("the size")
                 guard size <= UInt64(Int.max) else { return nil }
-                let time = try reader.readSigned("the modification time")
-                let head = ChangeHash(try reader.readBuffer(32, "the head"))
+                let time = try reader.nextSigned("the modification time")
+                let head = ChangeHash(try reader.nextBuffer(32, "the head"))
                 return reader.isAtEnd
                     ? SavedFileRecord(relativePath: path, contentsHash: hash, size: Int(size), modificationTime: time, head: head) : nil
             } catch {

@@ -68,16 +68,16 @@ struct UndoHistory<Operation: DocumentOperation>: Equatable {
         let decoded: (undo: [Step], redo: [Step])? = data.withUnsafeBytes { buffer in
             do throws(CodecError) {
                 var reader = BinaryReader(buffer)
-                guard try reader.readByte("the undo format") == 1 else { return nil }
+                guard try reader.nextByte("the undo format") == 1 else { return nil }
                 var stacks: [[Step]] = []
                 for _ in 0..<2 {
-                    let count = try reader.readCount("the step count", elementSize: 18, limit: 10_000)
+                    let count = try reader.nextCount("the step count", elementSize: 18, limit: 10_000)
                     var stack: [Step] = []
                     for _ in 0..<count {
-                        let device = DeviceID(UUIDBytes(high: try reader.readFixed("a device"), low: try reader.readFixed("a device")))
-                        let seq = try reader.readVarint("a sequence number")
+                        let device = DeviceID(UUIDBytes(high: try reader.nextFixed("a device"), low: try reader.nextFixed("a device")))
+                        let seq = try reader.nextVarint("a sequence number")
                         guard seq >= 1 else { return nil }
-                        let operations = try Operation.decodeGroup(try reader.readLengthPrefixed("operations", limit: 1 << 28))
+                        let operations = try Operation.decodeGroup(checking: try reader.nextLengthPrefixed("operations", limit: 1 << 28))
                         stack.append(Step(target: ChangeID(device: device, seq: seq), operations: operations))
                     }
                     stacks.append(stack)

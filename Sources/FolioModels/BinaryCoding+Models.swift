@@ -23,6 +23,6 @@ extension BinaryReader {
     ///
     /// - Throws: ``CodecError`` when the input ends or the varint is malformed.
     mutating func readPosition(_ what: @autoclosure () -> String) throws(CodecError) -> Int {
-        Int(truncatingIfNeeded: Int64(bitPattern: try readVarint(what())))
+        Int(truncatingIfNeeded: Int64(bitPattern: try nextVarint(what())))
     }
 }

@@ -39,17 +39,17 @@ extension PagesDocument {
         /// operation decodes back to itself.
         ///
         /// - Throws: ``CodecError`` when the input ends early, the tag is unknown or a text is not UTF-8.
-        public init(from reader: inout BinaryReader) throws(CodecError) {
+        public init(from reader: inout BinaryReader) throws {
             let offset = reader.offset
-            switch Tag(rawValue: try reader.readByte("a pages operation's tag")) {
+            switch Tag(rawValue: try reader.nextByte("a pages operation's tag")) {
             case .setText:
-                self = .setText(try reader.readString("the pages' text", limit: ModelLimits.payloadBytes))
+                self = .setText(try reader.nextString("the pages' text", limit: ModelLimits.payloadBytes))
             case .putImage:
-                let name = try reader.readString("an image name", limit: ModelLimits.nameBytes)
+                let name = try reader.nextString("an image name", limit: ModelLimits.nameBytes)
                 self = .putImage(name: name,
-                                 bytes: try reader.readLengthPrefixed("the image's bytes", limit: ModelLimits.payloadBytes))
+                                 bytes: try reader.nextLengthPrefixed("the image's bytes", limit: ModelLimits.payloadBytes))
             case .removeImage:
-                self = .removeImage(name: try reader.readString("an image name", limit: ModelLimits.nameBytes))
+                self = .removeImage(name: try reader.nextString("an image name", limit: ModelLimits.nameBytes))
             case nil:
                 throw CodecError(.invalidValue, "unknown pages operation tag", at: offset)
             }

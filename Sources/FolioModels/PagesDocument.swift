@@ -33,7 +33,7 @@ public struct PagesDocument: DocumentModel, Hashable, Sendable {
     /// A document with this text and these images.
     ///
     /// - Throws: ``ModelError`` `invalidContents` when an image name is not valid (``isValidImageName(_:)``).
-    public init(text: String, images: [String: Data] = [:]) throws(ModelError) {
+    public init(text: String, images: [String: Data] = [:]) throws {
         for name in images.keys.sorted(by: { $0.precedesByScalars($1) }) where !Self.isValidImageName(name) {
             throw ModelError(.invalidContents, "\(name.debugDescription) is not a valid image name")
         }
@@ -85,7 +85,7 @@ public struct PagesDocument: DocumentModel, Hashable, Sendable {
     /// - Throws: ``ModelError`` `invalidContents` for flat data; a missing or non-UTF-8 `text.txt`; a missing or
     ///   malformed `Info.json`, or one whose `formatVersion` is not ``formatVersion``; a file nested below
     ///   `images/NAME` or with an invalid name; or an `Info.json` image list that differs from the image files.
-    public init(contents: DocumentContents) throws(ModelError) {
+    public init(contents: DocumentContents) throws {
         func invalid(_ message: String) -> ModelError {
             ModelError(.invalidContents, "the pages package is not valid: \(message)")
         }
@@ -151,7 +151,7 @@ public struct PagesDocument: DocumentModel, Hashable, Sendable {
     /// - Complexity: O(1) on average, plus copying the old text for `setText`.
     /// - Throws: ``ModelError`` `invalidOperation` when `putImage` has an invalid name or `removeImage` names an image
     ///   that does not exist; the document is then unchanged.
-    public mutating func apply(_ operation: Operation) throws(ModelError) -> Operation {
+    public mutating func apply(_ operation: Operation) throws -> Operation {
         switch operation {
         case .setText(let newText):
             let old = text

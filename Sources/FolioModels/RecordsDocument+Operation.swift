@@ -55,27 +55,27 @@ extension RecordsDocument {
         ///
         /// - Throws: ``CodecError``: `truncated` when the input ends early, `invalidValue` for an unknown tag or text
         ///   that is not UTF-8, `notCanonical` for field names out of order or repeated.
-        public init(from reader: inout BinaryReader) throws(CodecError) {
+        public init(from reader: inout BinaryReader) throws {
             let offset = reader.offset
             let names = ModelLimits.nameBytes
-            switch Tag(rawValue: try reader.readByte("a records operation's tag")) {
+            switch Tag(rawValue: try reader.nextByte("a records operation's tag")) {
             case .add:
-                let record = try reader.readString("a record id", limit: names)
+                let record = try reader.nextString("a record id", limit: names)
                 self = .add(record: record, fields: try Self.readFields(&reader))
             case .set:
-                let record = try reader.readString("a record id", limit: names)
-                let field = try reader.readString("a field name", limit: names)
+                let record = try reader.nextString("a record id", limit: names)
+                let field = try reader.nextString("a field name", limit: names)
                 self = .set(record: record, field: field,
-                            value: try reader.readString("a field value", limit: ModelLimits.payloadBytes))
+                            value: try reader.nextString("a field value", limit: ModelLimits.payloadBytes))
             case .remove:
-                self = .remove(record: try reader.readString("a record id", limit: names))
+                self = .remove(record: try reader.nextString("a record id", limit: names))
             case .insert:
-                let record = try reader.readString("a record id", limit: names)
+                let record = try reader.nextString("a record id", limit: names)
                 let fields = try Self.readFields(&reader)
                 self = .insert(record: record, fields: fields, at: try reader.readPosition("an insertion position"))
             case .unset:
-                let record = try reader.readString("a record id", limit: names)
-                self = .unset(record: record, field: try reader.readString("a field name", limit: names))
+                let record = try reader.nextString("a record id", limit: names)
+                self = .unset(record: record, field: try reader.nextString("a field name", limit: names))
             case nil:
                 throw CodecError(.invalidValue, "unknown records operation tag", at: offset)
             }
@@ -90,14 +90,14 @@ extension RecordsDocument {
         }
 
         private static func readFields(_ reader: inout BinaryReader) throws(CodecError) -> [String: String] {
-            let count = try reader.readCount("the field count", elementSize: 2, limit: ModelLimits.fields)
+            let count = try reader.nextCount("the field count", elementSize: 2, limit: ModelLimits.fields)
             var fields: [String: String] = [:]
             fields.reserveCapacity(count)
             var previous: String?
             for _ in 0..<count {
                 let offset = reader.offset
-                let name = try reader.readString("a field name", limit: ModelLimits.nameBytes)
-                let value = try reader.readString("a field value", limit: ModelLimits.payloadBytes)
+                let name = try reader.nextString("a field name", limit: ModelLimits.nameBytes)
+                let value = try reader.nextString("a field value", limit: ModelLimits.payloadBytes)
                 if let previous, !previous.precedesByScalars(name) {
                     throw CodecError(.notCanonical, "field \(name.debugDescription) is out of order or repeated", at: offset)
                 }

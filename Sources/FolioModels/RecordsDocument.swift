@@ -28,7 +28,7 @@ public struct RecordsDocument: DocumentModel, Hashable, Sendable {
     /// A document holding `records`, in this order.
     ///
     /// - Throws: ``ModelError`` `invalidContents` when two records share an id.
-    public init(records: [Record]) throws(ModelError) {
+    public init(records: [Record]) throws {
         self.init()
         for record in records {
             guard indexByID[record.id] == nil else {
@@ -68,7 +68,7 @@ public struct RecordsDocument: DocumentModel, Hashable, Sendable {
     ///
     /// - Throws: ``ModelError`` `invalidContents` for a package, bytes that are not UTF-8 JSON, any other shape
     ///   (missing or extra keys, values that are not strings) or a repeated record id.
-    public init(contents: DocumentContents) throws(ModelError) {
+    public init(contents: DocumentContents) throws {
         func invalid(_ message: String) -> ModelError {
             ModelError(.invalidContents, "the records file is not valid: \(message)")
         }
@@ -118,7 +118,7 @@ public struct RecordsDocument: DocumentModel, Hashable, Sendable {
     /// - Throws: ``ModelError`` `invalidOperation` when `add` or `insert` names an existing id, `set`, `remove` or
     ///   `unset` an unknown record, `unset` a field the record lacks, or `insert` a position outside the list; the
     ///   document is then unchanged.
-    public mutating func apply(_ operation: Operation) throws(ModelError) -> Operation {
+    public mutating func apply(_ operation: Operation) throws -> Operation {
         switch operation {
         case .add(let id, let fields):
             try requireNew(id)

@@ -41,20 +41,20 @@ extension TextDocument {
         /// Reads an operation written by ``encode(into:)`` from untrusted bytes.
         ///
         /// - Throws: ``CodecError`` when the input ends early, the tag is unknown or a text is not UTF-8.
-        public init(from reader: inout BinaryReader) throws(CodecError) {
+        public init(from reader: inout BinaryReader) throws {
             let offset = reader.offset
             let limit = ModelLimits.payloadBytes
-            switch Tag(rawValue: try reader.readByte("a text operation's tag")) {
+            switch Tag(rawValue: try reader.nextByte("a text operation's tag")) {
             case .insert:
                 let position = try reader.readPosition("an insertion's position")
-                self = .insert(at: position, text: try reader.readString("an insertion's text", limit: limit))
+                self = .insert(at: position, text: try reader.nextString("an insertion's text", limit: limit))
             case .delete:
                 let position = try reader.readPosition("a deletion's position")
                 self = .delete(at: position, count: try reader.readPosition("a deletion's count"))
             case .append:
-                self = .append(try reader.readString("an appended text", limit: limit))
+                self = .append(try reader.nextString("an appended text", limit: limit))
             case .replace:
-                self = .replace(try reader.readString("a replacement text", limit: limit))
+                self = .replace(try reader.nextString("a replacement text", limit: limit))
             case nil:
                 throw CodecError(.invalidValue, "unknown text operation tag", at: offset)
             }

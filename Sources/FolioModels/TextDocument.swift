@@ -29,7 +29,7 @@ public struct TextDocument: DocumentModel, Hashable, Sendable {
     /// Loads a flat file of UTF-8 text, kept byte for byte (a byte order mark stays part of the text).
     ///
     /// - Throws: ``ModelError`` `invalidContents` for a package or bytes that are not UTF-8.
-    public init(contents: DocumentContents) throws(ModelError) {
+    public init(contents: DocumentContents) throws {
         guard case .data(let data) = contents else {
             throw ModelError(.invalidContents, "a text document is a flat file, not a package")
         }
@@ -65,7 +65,7 @@ public struct TextDocument: DocumentModel, Hashable, Sendable {
     ///   previous edit), O(*n*) for `replace`.
     /// - Throws: ``ModelError`` `invalidOperation` when a position or count is negative or past the end; the text is
     ///   then unchanged.
-    public mutating func apply(_ operation: Operation) throws(ModelError) -> Operation {
+    public mutating func apply(_ operation: Operation) throws -> Operation {
         let length = storage.count
         switch operation {
         case .insert(let position, let text):

@@ -26,7 +26,7 @@ extension ConflictReport {
     ///   cannot be opened or read.
     public static func inspect(
         libraryAt url: URL, title: String? = nil, fileSystem: any FileSystem = PosixFileSystem()
-    ) async throws(ReportError) -> ConflictReport {
+    ) async throws -> ConflictReport {
         let storeURL = url.appendingPathComponent(".folio/store.sqlite")
         guard (try? fileSystem.itemKind(at: storeURL)) ?? .absent != .absent else {
             throw ReportError(.notALibrary, "\(url.path) is not a Folio library: it has no .folio/store.sqlite")
@@ -38,10 +38,12 @@ extension ConflictReport {
         do {
             owner = try ChangeLogStore.firstDevice(ofStoreAt: copy.store)
             ownerKey = try ChangeLogStore.localIdentity(ofStoreAt: copy.store)?.key
-        } catch {
+        } catch let error as StoreError {
             // The error names the copy's store; the user knows the library's.
             let message = error.message.replacingOccurrences(of: copy.store.path, with: storeURL.path)
             throw ReportError(.notALibrary, "\(url.path) is not a Folio library", cause: StoreError(error.code, message, cause: error.cause))
+        } catch {
+            throw ReportError(.notALibrary, "\(url.path) is not a Folio library", cause: error)
         }
         guard let owner else {
             throw ReportError(.notALibrary, "\(url.path) is not a Folio library: its store records no device")

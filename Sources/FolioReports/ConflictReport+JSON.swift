@@ -18,7 +18,7 @@ extension ConflictReport {
     ///
     /// - Throws: ``ReportError`` `.invalidJSON` when the text is not such a report, `.newerSchema` when it was
     ///   written with a schema version this build does not know.
-    public init(json: String) throws(ReportError) {
+    public init(json: String) throws {
         let report: ConflictReport
         do {
             report = try JSONDecoder().decode(ConflictReport.self, from: Data(json.utf8))

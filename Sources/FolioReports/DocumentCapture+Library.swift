@@ -16,7 +16,7 @@ extension DocumentCapture {
     ///
     /// - Returns: the captures, in the order of the documents' identities.
     /// - Throws: ``DocumentError`` when a document cannot be opened or read.
-    public static func captures(of library: DocumentLibrary, including others: [DocumentID] = []) async throws(DocumentError) -> [DocumentCapture] {
+    public static func captures(of library: DocumentLibrary, including others: [DocumentID] = []) async throws -> [DocumentCapture] {
         let held = try library.documents(includingDeleted: true)
         var captures: [DocumentCapture] = []
         for id in Array(Set(held.map(\.id) + others)).sorted() {
@@ -34,7 +34,7 @@ extension DocumentCapture {
         return captures
     }
 
-    private static func opening<Model: DocumentModel>(_ id: DocumentID, as model: Model.Type, in library: DocumentLibrary) async throws(DocumentError) -> DocumentCapture {
+    private static func opening<Model: DocumentModel>(_ id: DocumentID, as model: Model.Type, in library: DocumentLibrary) async throws -> DocumentCapture {
         let document = try await library.open(id, as: model)
         let captured: DocumentCapture
         do {

@@ -59,7 +59,7 @@ public struct DocumentCapture: Hashable, Sendable {
     /// captured from its log without its open conflict.
     ///
     /// - Throws: ``DocumentError`` when the log cannot be read.
-    public static func capture<Model: DocumentModel>(_ document: Document<Model>) async throws(DocumentError) -> DocumentCapture {
+    public static func capture<Model: DocumentModel>(_ document: Document<Model>) async throws -> DocumentCapture {
         let snapshot = try await document.reportSnapshot()
         let library = document.library
         let store = library.store
@@ -82,7 +82,7 @@ public struct DocumentCapture: Hashable, Sendable {
     /// no contents or conflicts.
     ///
     /// - Throws: ``DocumentError`` `.notFound` when the library has no such document, `.store`.
-    public static func capture(logOf document: DocumentID, in library: DocumentLibrary) throws(DocumentError) -> DocumentCapture {
+    public static func capture(logOf document: DocumentID, in library: DocumentLibrary) throws -> DocumentCapture {
         guard let info = try library.info(of: document) else {
             throw DocumentError(.notFound, "no document \(document) in the library at \(library.root.path)")
         }
@@ -120,7 +120,7 @@ struct ReportSnapshot<Model: DocumentModel>: Sendable {
 }
 
 extension Document {
-    func reportSnapshot() throws(DocumentError) -> ReportSnapshot<Model> {
+    func reportSnapshot() throws -> ReportSnapshot<Model> {
         let open = state.contains(.closed) ? nil : try unresolvedConflict()
         return ReportSnapshot(info: info, state: state, model: model, open: open, history: try conflictHistory())
     }

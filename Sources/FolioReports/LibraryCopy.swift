@@ -36,7 +36,7 @@ struct LibraryCopy {
                 ofStoreAt: library.appendingPathComponent(".folio/store.sqlite"), to: store, fileSystem: fileSystem)
         } catch {
             remove()
-            let code: ReportErrorCode = error.code == .notAStore ? .notALibrary : .unreadable
+            let code: ReportErrorCode = (error as? StoreError)?.code == .notAStore ? .notALibrary : .unreadable
             throw ReportError(code, "\(library.path) is \(code == .notALibrary ? "not a Folio library" : "unreadable")", cause: error)
         }
         for name in ["Documents", "Shared"] {

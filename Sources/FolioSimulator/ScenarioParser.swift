@@ -18,13 +18,18 @@ public enum ScenarioParser {
     ///   - yaml: the file's text; a byte order mark at its start is ignored.
     ///   - file: the file's name as errors should show it, such as `Scenarios/offline.yaml`.
     /// - Returns: the scenario, with each step's line in `yaml`.
-    /// - Throws: ``ScenarioErrors`` with every problem found, sorted by line.
     /// - Complexity: O(*n*) in the size of `yaml`, plus O(devices) per name lookup.
-    public static func parse(yaml: String, file: String) throws(ScenarioErrors) -> Scenario {
+    /// - Throws: ``ScenarioErrors`` with every problem found, sorted by line.
+    public static func parse(yaml: String, file: String) throws -> Scenario {
+        try Self.parseYAML(yaml: yaml, file: file)
+    }
+
+    /// The typed core of ``parse(yaml:file:)``, for the module's own code.
+    static func parseYAML(yaml: String, file: String) throws(ScenarioErrors) -> Scenario {
         // YAML allows a byte order mark at the start of a file (Windows editors write one); libyaml, given text,
         // would take it for content.
         if yaml.unicodeScalars.first == "\u{FEFF}" {
-            return try parse(yaml: String(yaml.unicodeScalars.dropFirst()), file: file)
+            return try parseYAML(yaml: String(yaml.unicodeScalars.dropFirst()), file: file)
         }
         guard yaml.utf8.count <= maximumFileBytes else {
             throw ScenarioErrors([ScenarioError(
@@ -64,6 +69,6 @@ public enum ScenarioParser {
                 .malformedYAML, file: file, line: line, column: 1,
                 "the file is not UTF-8 text; save it as UTF-8")])
         }
-        return try parse(yaml: yaml, file: file)
+        return try parseYAML(yaml: yaml, file: file)
     }
 }

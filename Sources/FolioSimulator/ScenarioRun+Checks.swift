@@ -33,7 +33,7 @@ extension ScenarioRun {
     }
 
     /// Every document's vector in `store`, read at once.
-    static func vectors(in store: ChangeLogStore) throws(StoreError) -> [DocumentID: VersionVector] {
+    static func vectors(in store: ChangeLogStore) throws -> [DocumentID: VersionVector] {
         Dictionary(uniqueKeysWithValues: try store.summaries().map { ($0.document, $0.vector) })
     }
 

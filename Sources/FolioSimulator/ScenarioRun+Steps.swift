@@ -133,7 +133,7 @@ extension ScenarioRun {
     private func create<Model: SimulatedModel>(
         _ model: Model.Type, _ name: String, _ contents: Scenario.Contents?, in library: DocumentLibrary
     ) async throws -> any SimulatedDocument {
-        let initial = try contents.map { contents throws(ModelError) in try Model.initial(contents, bytes: images) }
+        let initial = try contents.map { contents in try Model.initial(contents, bytes: images) }
         return DocumentHandle(try await library.create(model, named: name, contents: initial))
     }
 

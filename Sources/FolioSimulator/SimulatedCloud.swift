@@ -21,7 +21,7 @@ final class SimulatedCloud {
     private var groups: [String: Int] = [:]
     private var created = 0
 
-    init(key: DeviceKey, clock: ManualClock, faults: FaultProfile, seed: UInt64) throws(StoreError) {
+    init(key: DeviceKey, clock: ManualClock, faults: FaultProfile, seed: UInt64) throws {
         device = key.device(named: "cloud")
         self.clock = clock
         network = InMemoryHub(seed: seed, faults: faults, maxTicks: 1_000)

@@ -61,7 +61,7 @@ final class SimulatedDevice {
     var isRunning: Bool { library != nil }
 
     /// Starts the device's process: opens its library (recovering what a crash left) and its documents.
-    func start() async throws(DocumentError) {
+    func start() async throws {
         fileSystem = freshFileSystem()
         library = try DocumentLibrary(
             at: root, key: key, deviceName: name, types: .builtIn, clock: clock, identifiers: identifiers, fileSystem: fileSystem,
@@ -95,7 +95,7 @@ final class SimulatedDevice {
     /// Opens the documents of the library that are neither open nor closed by a step (new ones, arrived by sync).
     ///
     /// - Returns: the names of the documents opened.
-    func openNewDocuments() async throws(DocumentError) -> [String] {
+    func openNewDocuments() async throws -> [String] {
         guard let library else { return [] }
         var opened: [String] = []
         for info in try library.documents() where handles[info.id] == nil && closed[info.id] == nil {
@@ -106,7 +106,7 @@ final class SimulatedDevice {
     }
 
     /// Opens one document as its built-in model.
-    static func open(_ info: DocumentInfo, in library: DocumentLibrary) async throws(DocumentError) -> any SimulatedDocument {
+    static func open(_ info: DocumentInfo, in library: DocumentLibrary) async throws -> any SimulatedDocument {
         switch info.typeIdentifier {
         case TextDocument.documentType.identifier: DocumentHandle(try await library.open(info.id, as: TextDocument.self))
         case RecordsDocument.documentType.identifier: DocumentHandle(try await library.open(info.id, as: RecordsDocument.self))

@@ -21,23 +21,23 @@ struct DocumentObservation: Equatable {
 protocol SimulatedDocument: AnyObject, Sendable {
     var id: DocumentID { get }
     var scenarioModel: Scenario.Model { get }
-    func edit(_ operation: Scenario.Operation, bytes: ImageBytes) async throws(DocumentError)
-    func undo() async throws(DocumentError)
-    func redo() async throws(DocumentError)
-    func save() async throws(DocumentError)
-    func close() async throws(DocumentError)
+    func edit(_ operation: Scenario.Operation, bytes: ImageBytes) async throws
+    func undo() async throws
+    func redo() async throws
+    func save() async throws
+    func close() async throws
     /// Picks up what sync brought (strategies run here); returns whether the model changed.
-    func refresh() async throws(DocumentError) -> Bool
-    func runDueWork() async throws(DocumentError)
+    func refresh() async throws -> Bool
+    func runDueWork() async throws
     /// Settles the open conflict; returns what happened, for the timeline.
-    func resolve(_ choice: Scenario.Choice) async throws(DocumentError) -> String
-    func observe() async throws(DocumentError) -> DocumentObservation
+    func resolve(_ choice: Scenario.Choice) async throws -> String
+    func observe() async throws -> DocumentObservation
     /// The document's name (cheap: no contents, no versions).
     func displayName() async -> String
     /// Whether the document is in conflict (cheap: the state flag).
     func isInConflict() async -> Bool
     /// The device's view of the document, for the report.
-    func capture() async throws(DocumentError) -> DocumentCapture
+    func capture() async throws -> DocumentCapture
 }
 
 /// A ``SimulatedDocument`` over a `Document<Model>`.
@@ -51,20 +51,20 @@ final class DocumentHandle<Model: SimulatedModel>: SimulatedDocument {
     var id: DocumentID { document.id }
     var scenarioModel: Scenario.Model { Model.scenarioModel }
 
-    func edit(_ operation: Scenario.Operation, bytes: ImageBytes) async throws(DocumentError) {
+    func edit(_ operation: Scenario.Operation, bytes: ImageBytes) async throws {
         try await document.edit(Model.operation(operation, bytes: bytes))
     }
 
-    func undo() async throws(DocumentError) { try await document.undo() }
-    func redo() async throws(DocumentError) { try await document.redo() }
-    func save() async throws(DocumentError) { _ = try await document.save() }
-    func close() async throws(DocumentError) { try await document.close() }
-    func refresh() async throws(DocumentError) -> Bool { try await document.refresh() }
-    func runDueWork() async throws(DocumentError) { try await document.runDueWork() }
+    func undo() async throws { try await document.undo() }
+    func redo() async throws { try await document.redo() }
+    func save() async throws { _ = try await document.save() }
+    func close() async throws { try await document.close() }
+    func refresh() async throws -> Bool { try await document.refresh() }
+    func runDueWork() async throws { try await document.runDueWork() }
     func isInConflict() async -> Bool { await document.state.contains(.inConflict) }
-    func capture() async throws(DocumentError) -> DocumentCapture { try await DocumentCapture.capture(document) }
+    func capture() async throws -> DocumentCapture { try await DocumentCapture.capture(document) }
 
-    func resolve(_ choice: Scenario.Choice) async throws(DocumentError) -> String {
+    func resolve(_ choice: Scenario.Choice) async throws -> String {
         guard await document.state.contains(.inConflict) else { return "nothing to resolve" }
         switch choice {
         case .device(let name):
@@ -89,7 +89,7 @@ final class DocumentHandle<Model: SimulatedModel>: SimulatedDocument {
         }
     }
 
-    func observe() async throws(DocumentError) -> DocumentObservation {
+    func observe() async throws -> DocumentObservation {
         let state = await document.state
         let info = await document.info
         let model = await document.model

@@ -10,7 +10,7 @@ protocol SimulatedModel: MergeableDocumentModel {
     /// The model's operation for a scenario operation of this model (the parser checked the model).
     static func operation(_ operation: Scenario.Operation, bytes: ImageBytes) -> Operation
     /// A document holding a `create` step's initial contents.
-    static func initial(_ contents: Scenario.Contents, bytes: ImageBytes) throws(ModelError) -> Self
+    static func initial(_ contents: Scenario.Contents, bytes: ImageBytes) throws -> Self
 }
 
 extension TextDocument: SimulatedModel {
@@ -20,7 +20,7 @@ extension TextDocument: SimulatedModel {
         operation.textOperation!
     }
 
-    static func initial(_ contents: Scenario.Contents, bytes: ImageBytes) throws(ModelError) -> TextDocument {
+    static func initial(_ contents: Scenario.Contents, bytes: ImageBytes) throws -> TextDocument {
         guard case .text(let text) = contents else { throw ModelError(.invalidContents, "not a text") }
         return TextDocument(text: text)
     }
@@ -33,7 +33,7 @@ extension RecordsDocument: SimulatedModel {
         operation.recordsOperation!
     }
 
-    static func initial(_ contents: Scenario.Contents, bytes: ImageBytes) throws(ModelError) -> RecordsDocument {
+    static func initial(_ contents: Scenario.Contents, bytes: ImageBytes) throws -> RecordsDocument {
         guard case .records(let records) = contents else { throw ModelError(.invalidContents, "not records") }
         return try RecordsDocument(records: records)
     }
@@ -51,7 +51,7 @@ extension PagesDocument: SimulatedModel {
         }
     }
 
-    static func initial(_ contents: Scenario.Contents, bytes: ImageBytes) throws(ModelError) -> PagesDocument {
+    static func initial(_ contents: Scenario.Contents, bytes: ImageBytes) throws -> PagesDocument {
         guard case .pages(let text, let sizes) = contents else { throw ModelError(.invalidContents, "not pages") }
         var images: [String: Data] = [:]
         for name in sizes.keys.sorted(by: { $0.unicodeScalars.lexicographicallyPrecedes($1.unicodeScalars) }) {

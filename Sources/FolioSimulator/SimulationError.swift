@@ -15,6 +15,19 @@ enum SimulationError: Error, CustomStringConvertible {
     /// An invariant broke: the run found a bug.
     case invariant(String)
 
+    /// What a call of the documents' API threw: a ``DocumentError`` as documented, any other error as the cause of
+    /// one.
+    static func document(_ error: any Error) -> SimulationError {
+        if let error = error as? DocumentError { return .document(error) }
+        return .document(DocumentError(.invalidOperation, "a document operation failed", cause: error))
+    }
+
+    /// What a call of the store's API threw: a ``StoreError`` as documented, any other error as the cause of one.
+    static func store(_ error: any Error) -> SimulationError {
+        if let error = error as? StoreError { return .store(error) }
+        return .store(StoreError(.database, "a store operation failed", cause: error))
+    }
+
     var description: String {
         switch self {
         case .step(let message), .invariant(let message): message

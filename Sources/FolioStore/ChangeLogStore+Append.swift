@@ -24,7 +24,7 @@ extension ChangeLogStore {
     /// - Throws: ``StoreError`` when the database fails (nothing is appended then), or `invalidChange` when a
     ///   named parent is not in the log.
     @discardableResult
-    public func append(_ kind: ChangeKind, to document: DocumentID, on parents: ParentChoice = .allHeads) throws(StoreError) -> Change {
+    public func append(_ kind: ChangeKind, to document: DocumentID, on parents: ParentChoice = .allHeads) throws -> Change {
         try append([kind], to: document, on: parents)[0]
     }
 
@@ -43,14 +43,14 @@ extension ChangeLogStore {
     /// - Parameter author: who makes the changes: the local device (the default), or another identity of this
     ///   device's, such as the one of ``DeviceKey/externalKey``.
     /// - Returns: the changes as stored, in order.
+    /// - Complexity: O(changes × devices).
     /// - Throws: ``StoreError`` when the database fails (nothing is appended then), or `invalidChange` when a
     ///   named parent is not in the log.
-    /// - Complexity: O(changes × devices).
     @discardableResult
     public func append(
         _ kinds: [ChangeKind], to document: DocumentID, on parents: ParentChoice = .allHeads, author: Device? = nil,
         localState: (([Change]) -> [String: Data])? = nil
-    ) throws(StoreError) -> [Change] {
+    ) throws -> [Change] {
         let device = author?.id ?? localDevice.id
         if let author, author.id != localDevice.id { try registerDevice(author) }
         return try write("appending \(kinds.count) changes to document \(document)") { db in

@@ -18,8 +18,9 @@ extension ChangeLogStore {
     /// Stores `contents` in content-addressed storage, once however often it is stored.
     ///
     /// - Returns: the contents' hash, by which ``blob(_:)`` finds them.
+    /// - Throws: ``StoreError``.
     @discardableResult
-    public func putBlob(_ contents: Data) throws(StoreError) -> ContentHash {
+    public func putBlob(_ contents: Data) throws -> ContentHash {
         let hash = ContentHash(hashing: contents)
         try write("storing a blob of \(contents.count) bytes") { db in
             try db.cachedStatement(sql: "INSERT OR IGNORE INTO blob (hash, bytes) VALUES (?, ?)")
@@ -31,7 +32,7 @@ extension ChangeLogStore {
     /// The contents stored under `hash`, if any.
     ///
     /// - Throws: ``StoreError`` with code `corrupt` when the stored bytes no longer match their hash.
-    public func blob(_ hash: ContentHash) throws(StoreError) -> Data? {
+    public func blob(_ hash: ContentHash) throws -> Data? {
         let bytes = try read("reading blob \(hash.hex.prefix(12))") { db in
             try Data.fetchOne(db.cachedStatement(sql: "SELECT bytes FROM blob WHERE hash = ?"), arguments: [hash.data])
                 .map { stored throws(StoreError) in try StorageCompression.unpackValue(stored) }
@@ -45,7 +46,7 @@ extension ChangeLogStore {
     /// Saves a snapshot of `document` at `vector`.
     ///
     /// - Throws: ``StoreError`` with code `checkpoint` when `vector` names changes the log does not have.
-    public func saveCheckpoint(of document: DocumentID, at vector: VersionVector, contents: Data) throws(StoreError) {
+    public func saveCheckpoint(of document: DocumentID, at vector: VersionVector, contents: Data) throws {
         let hash = ContentHash(hashing: contents)
         let now = clock.now()
         try write("saving a checkpoint of document \(document)") { db in
@@ -70,7 +71,9 @@ extension ChangeLogStore {
     /// The checkpoint of `document` with the most changes among those within `limit` (by default, any).
     ///
     /// Replaying the changes of `limit` that it lacks, in causal order, gives the state at `limit`.
-    public func latestCheckpoint(of document: DocumentID, within limit: VersionVector? = nil) throws(StoreError) -> Checkpoint? {
+    ///
+    /// - Throws: ``StoreError``.
+    public func latestCheckpoint(of document: DocumentID, within limit: VersionVector? = nil) throws -> Checkpoint? {
         try read("reading the checkpoints of document \(document)") { db in
             guard let documentRow = try rowID(of: document, in: db, create: false) else { return nil }
             var rows = try RawRows(

@@ -12,7 +12,12 @@ extension ChangeLogStore {
     ///
     /// - Returns: the device, or `nil` when the file is absent or empty (no store yet).
     /// - Throws: ``StoreError`` `notAStore` (not SQLite, or SQLite holding something else), `corrupt`, `database`.
-    public static func firstDevice(ofStoreAt url: URL) throws(StoreError) -> Device? {
+    public static func firstDevice(ofStoreAt url: URL) throws -> Device? {
+        try Self.recordedFirstDevice(ofStoreAt: url)
+    }
+
+    /// The typed core of ``firstDevice(ofStoreAt:)``, for the module's own code.
+    static func recordedFirstDevice(ofStoreAt url: URL) throws(StoreError) -> Device? {
         let path = url.path
         guard try holdsDatabase(path) else { return nil }
         do {

@@ -15,9 +15,10 @@ extension ChangeLogStore {
     ///   per part (``signedHead(for:)``) passes `false`.
     /// - Complexity: O(heads kept for the document), plus one Ed25519 signature per local identity whose latest
     ///   change is not signed yet.
+    /// - Throws: ``StoreError``.
     public func signedHeads(
         of document: DocumentID, since: VersionVector = VersionVector(), signingOwn: Bool = true
-    ) throws(StoreError) -> [SignedHead] {
+    ) throws -> [SignedHead] {
         let (stored, tips) = try read("reading the signed heads of \(document)") { db -> ([SignedHead], [ChangeID: ChangeHash]) in
             guard let documentRow = try rowID(of: document, in: db, create: false) else { return ([], [:]) }
             var stored: [SignedHead] = []
@@ -83,7 +84,7 @@ extension ChangeLogStore {
 
     /// Registers the local device with its name, and keeps its key in the store (once).
     func registerLocalDevice() throws(StoreError) {
-        try registerDevice(localDevice)
+        try recordDevices([localDevice])
         let deviceID = localDevice.id
         let kept = try read("reading the local device's key") { db -> Bool in
             guard let row = try rowID(of: deviceID, in: db, create: false) else { return false }
@@ -108,7 +109,7 @@ extension ChangeLogStore {
     ///   written before devices had keys, not opened since).
     /// - Throws: ``StoreError`` `notAStore`, `corrupt`, `database`.
     public static func localIdentity(ofStoreAt url: URL) throws(StoreError) -> (key: DeviceKey, name: String)? {
-        guard try firstDevice(ofStoreAt: url) != nil else { return nil }
+        guard try recordedFirstDevice(ofStoreAt: url) != nil else { return nil }
         do {
             var configuration = Configuration()
             configuration.readonly = true

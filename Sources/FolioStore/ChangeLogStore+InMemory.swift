@@ -14,9 +14,10 @@ extension ChangeLogStore {
     ///   - key: the local device's signing key (see ``DeviceKey``).
     ///   - deviceName: the local device's display name; registered in the store.
     ///   - clock: the wall clock stamped on local changes.
+    /// - Throws: ``StoreError``.
     public convenience init(
         inMemoryNamed name: String, key: DeviceKey, deviceName: String = "", clock: any WallClock = SystemClock()
-    ) throws(StoreError) {
+    ) throws {
         guard let image = StoreSchema.pristineImage else {
             throw StoreError(.database, "the pristine store image could not be built, so no store can be made in memory")
         }
@@ -30,7 +31,8 @@ extension ChangeLogStore {
     /// store with this one.
     ///
     /// - Parameter name: names the copy in errors and in its ``url``.
-    public func copyInMemory(named name: String) throws(StoreError) -> ChangeLogStore {
+    /// - Throws: ``StoreError``.
+    public func copyInMemory(named name: String) throws -> ChangeLogStore {
         let image: Data
         // What an exclusive store remembers holds for the copy: taken with it, outside any transaction.
         var inherited: (ExclusiveStoreCache, RowIDCache)?

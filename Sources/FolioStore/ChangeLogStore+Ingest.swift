@@ -77,14 +77,14 @@ extension ChangeLogStore {
     /// not hold are refused: only this device makes them. All of it happens in one transaction: when an error is
     /// thrown, nothing was applied.
     ///
+    /// - Complexity: O(changes × (parents × log n + devices)), plus one signature check per device with changes;
+    ///   a waiting change is re-examined only when a change it waits for, or a head that reaches it, arrives.
     /// - Throws: ``StoreError`` with code `integrity` when an authentic head names a logged identity with another
     ///   hash (its device's key signed two changes under one identity; the error names the device and seq, and
     ///   nothing is overwritten), `invalidChange` when a ready change breaks the rules above, its numbers exceed
     ///   ``ChangeLimits``, or it claims to be this device's own, or `database`.
-    /// - Complexity: O(changes × (parents × log n + devices)), plus one signature check per device with changes;
-    ///   a waiting change is re-examined only when a change it waits for, or a head that reaches it, arrives.
     @discardableResult
-    public func ingest(encoded changes: [EncodedChange], heads: [SignedHead]) throws(StoreError) -> IngestResult {
+    public func ingest(encoded changes: [EncodedChange], heads: [SignedHead]) throws -> IngestResult {
         try ingest(changes, heads: heads, trusted: false)
     }
 
@@ -92,7 +92,7 @@ extension ChangeLogStore {
     ///
     /// - Throws: ``StoreError``, as ``ingest(encoded:heads:)``.
     @discardableResult
-    public func ingest(_ changes: [Change], heads: [SignedHead]) throws(StoreError) -> IngestResult {
+    public func ingest(_ changes: [Change], heads: [SignedHead]) throws -> IngestResult {
         try ingest(changes.map(EncodedChange.init), heads: heads, trusted: false)
     }
 
@@ -103,7 +103,7 @@ extension ChangeLogStore {
     /// - Throws: ``StoreError``, as ``ingest(encoded:heads:)``; `integrity` also when a change has the identity of a
     ///   logged change but another hash (a device identity reused by a cloned or restored device).
     @discardableResult
-    public func ingest(trusting changes: [Change]) throws(StoreError) -> IngestResult {
+    public func ingest(trusting changes: [Change]) throws -> IngestResult {
         try ingest(changes.map(EncodedChange.init), heads: [], trusted: true)
     }
 
@@ -111,7 +111,7 @@ extension ChangeLogStore {
     ///
     /// - Throws: ``StoreError``, as ``ingest(encoded:heads:)``.
     @discardableResult
-    public func ingest(trustingEncoded changes: [EncodedChange]) throws(StoreError) -> IngestResult {
+    public func ingest(trustingEncoded changes: [EncodedChange]) throws -> IngestResult {
         try ingest(changes, heads: [], trusted: true)
     }
 
@@ -424,7 +424,7 @@ struct Ingestion {
             while let row = try rows.next() {
                 let body: Data = row[3]
                 do {
-                    candidates.append((row[0], row[2], try EncodedChange(decoding: [UInt8](body), document: document), row[4], row[5]))
+                    candidates.append((row[0], row[2], try EncodedChange(checking: [UInt8](body), document: document), row[4], row[5]))
                 } catch {
                     undecodable.append((row[0], row[1], row[2], error))
                 }

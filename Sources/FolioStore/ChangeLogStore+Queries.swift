@@ -4,7 +4,9 @@ import GRDB
 
 extension ChangeLogStore {
     /// The documents that have at least one change or waiting change, in identity order.
-    public func documents() throws(StoreError) -> [DocumentID] {
+    ///
+    /// - Throws: ``StoreError``.
+    public func documents() throws -> [DocumentID] {
         if let exclusiveCache { return exclusiveCache.listedDocuments().map(\.document).sorted() }
         return try read("listing documents") { db in
             // A document row can exist without changes (a sync cursor creates one): list only documents with a log.
@@ -20,7 +22,8 @@ extension ChangeLogStore {
     /// there too). Empty for a document with no change.
     ///
     /// - Complexity: O(devices).
-    public func vector(of document: DocumentID) throws(StoreError) -> VersionVector {
+    /// - Throws: ``StoreError``.
+    public func vector(of document: DocumentID) throws -> VersionVector {
         try read("reading the vector of document \(document)") { db in
             guard let row = try rowID(of: document, in: db, create: false) else { return VersionVector() }
             return try frontier(of: row, in: db).vector
@@ -31,7 +34,8 @@ extension ChangeLogStore {
     /// what a sync session announces.
     ///
     /// - Complexity: O(documents × devices), in one read transaction of two queries.
-    public func summaries() throws(StoreError) -> [(document: DocumentID, vector: VersionVector, heads: [ChangeHash])] {
+    /// - Throws: ``StoreError``.
+    public func summaries() throws -> [(document: DocumentID, vector: VersionVector, heads: [ChangeHash])] {
         if let exclusiveCache {
             return exclusiveCache.listedDocuments().map { entry in (entry.document, entry.frontier.vector, entry.frontier.headsInOrder) }
                 .sorted { $0.document < $1.document }
@@ -54,7 +58,8 @@ extension ChangeLogStore {
     /// concurrent versions.
     ///
     /// - Complexity: O(devices + heads × log n).
-    public func heads(of document: DocumentID) throws(StoreError) -> [Change] {
+    /// - Throws: ``StoreError``.
+    public func heads(of document: DocumentID) throws -> [Change] {
         try read("reading the heads of document \(document)") { db in
             guard let documentRow = try rowID(of: document, in: db, create: false) else { return [] }
             let frontier = try self.frontier(of: documentRow, in: db)
@@ -74,7 +79,8 @@ extension ChangeLogStore {
     /// The changes of `document` that `vector` lacks, in causal order: exactly what a peer at `vector` must be sent.
     ///
     /// - Complexity: O(devices + missing × log n): the cost grows with what is missing, not with the history.
-    public func changes(of document: DocumentID, since vector: VersionVector = VersionVector()) throws(StoreError) -> [Change] {
+    /// - Throws: ``StoreError``.
+    public func changes(of document: DocumentID, since vector: VersionVector = VersionVector()) throws -> [Change] {
         try read("reading the changes of document \(document) since \(vector)") { db in
             guard let documentRow = try rowID(of: document, in: db, create: false) else { return [] }
             let frontier = try self.frontier(of: documentRow, in: db)
@@ -102,7 +108,8 @@ extension ChangeLogStore {
     /// the edits. An exclusive store remembers them, and each of its transactions adds the ones it records.
     ///
     /// - Complexity: O(lifecycle changes × log n).
-    public func lifecycleChanges(of document: DocumentID) throws(StoreError) -> [Change] {
+    /// - Throws: ``StoreError``.
+    public func lifecycleChanges(of document: DocumentID) throws -> [Change] {
         try read("reading the lifecycle of document \(document)") { db in
             guard let documentRow = try rowID(of: document, in: db, create: false) else { return [] }
             if let remembered = exclusiveCache?.document(documentRow)?.lifecycle { return remembered }
@@ -117,7 +124,8 @@ extension ChangeLogStore {
     /// The resolution changes of `document`, in causal order, read without the edits.
     ///
     /// - Complexity: O(resolutions × log n).
-    public func resolutionChanges(of document: DocumentID) throws(StoreError) -> [Change] {
+    /// - Throws: ``StoreError``.
+    public func resolutionChanges(of document: DocumentID) throws -> [Change] {
         try read("reading the resolutions of document \(document)") { db in
             guard let documentRow = try rowID(of: document, in: db, create: false) else { return [] }
             return try changesInCausalOrder(
@@ -137,7 +145,8 @@ extension ChangeLogStore {
     /// The change with this identity in `document`'s log, if present.
     ///
     /// - Complexity: O(log n).
-    public func change(_ id: ChangeID, of document: DocumentID) throws(StoreError) -> Change? {
+    /// - Throws: ``StoreError``.
+    public func change(_ id: ChangeID, of document: DocumentID) throws -> Change? {
         try read("looking up change \(id)") { db in
             guard let documentRow = try rowID(of: document, in: db, create: false),
                 let deviceRow = try rowID(of: id.device, in: db, create: false)
@@ -153,7 +162,8 @@ extension ChangeLogStore {
     /// The change with this hash in `document`'s log, if present.
     ///
     /// - Complexity: O(log n).
-    public func change(_ hash: ChangeHash, of document: DocumentID) throws(StoreError) -> Change? {
+    /// - Throws: ``StoreError``.
+    public func change(_ hash: ChangeHash, of document: DocumentID) throws -> Change? {
         try read("looking up change \(hash.shortHex)") { db in
             guard let documentRow = try rowID(of: document, in: db, create: false) else { return nil }
             return try fetchChange(hash, document: document, documentRow: documentRow, in: db)
@@ -180,17 +190,21 @@ extension ChangeLogStore {
     static let changeBySeq = "SELECT hash, body FROM change WHERE document = ? AND device = ? AND seq = ?"
 
     /// The changes of `document` that wait for their dependencies, in causal order.
-    public func pendingChanges(of document: DocumentID) throws(StoreError) -> [Change] {
+    ///
+    /// - Throws: ``StoreError``.
+    public func pendingChanges(of document: DocumentID) throws -> [Change] {
         try read("reading the pending changes of document \(document)") { db in
             guard let documentRow = try rowID(of: document, in: db, create: false) else { return [] }
             return try Data.fetchAll(db.cachedStatement(sql: "SELECT body FROM pending WHERE document = ?"), arguments: [documentRow])
-                .map { try Change(decoding: $0, document: document) }
+                .map { try Change(checking: $0, document: document) }
                 .sorted { ($0.lamport, $0.id) < ($1.lamport, $1.id) }
         }
     }
 
     /// The number of changes in the log of every document (waiting changes excluded).
-    public func changeCount() throws(StoreError) -> Int {
+    ///
+    /// - Throws: ``StoreError``.
+    public func changeCount() throws -> Int {
         // Every device's changes are in the log from 1 to its vector entry, so the vectors count the log.
         if let exclusiveCache { return exclusiveCache.listedDocuments().reduce(0) { $0 + Int($1.frontier.vector.changeCount) } }
         return try read("counting changes") { db in try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM change")) ?? 0 }

@@ -4,15 +4,24 @@ import GRDB
 
 extension ChangeLogStore {
     /// Records a device's display name (the device is added when new).
-    public func registerDevice(_ device: Device) throws(StoreError) {
-        try registerDevices([device])
+    ///
+    /// - Throws: ``StoreError``.
+    public func registerDevice(_ device: Device) throws {
+        try recordDevices([device])
     }
 
     /// Records the display names of `devices` (each added when new), in one transaction.
     ///
     /// Names come from peers, so each is kept as ``storableName(_:)`` makes it: NUL characters (which SQLite's text
     /// would cut the name at) become U+FFFD, and a name is at most 1,024 bytes of UTF-8.
-    public func registerDevices(_ devices: [Device]) throws(StoreError) {
+    ///
+    /// - Throws: ``StoreError``.
+    public func registerDevices(_ devices: [Device]) throws {
+        try recordDevices(devices)
+    }
+
+    /// The typed core of ``registerDevices(_:)``, for the store's own code.
+    func recordDevices(_ devices: [Device]) throws(StoreError) {
         let devices = devices.map { Device(id: $0.id, name: Self.storableName($0.name)) }
         let changed = devices.filter { device in exclusiveCache.map { $0.name(of: device.id) != device.name } ?? true }
         guard !changed.isEmpty else { return }
@@ -43,7 +52,9 @@ extension ChangeLogStore {
     }
 
     /// The devices known to this store, in identity order; a device seen only through its changes has an empty name.
-    public func devices() throws(StoreError) -> [Device] {
+    ///
+    /// - Throws: ``StoreError``.
+    public func devices() throws -> [Device] {
         if let exclusiveCache { return exclusiveCache.devices() }
         return try read("listing devices") { db in
             try Row.fetchAll(db.cachedStatement(sql: "SELECT uuid, name FROM device")).map { row in
@@ -54,7 +65,9 @@ extension ChangeLogStore {
     }
 
     /// What `peer` is known to have of `document`: where the next sync with it starts. Empty when never synced.
-    public func syncCursor(peer: String, document: DocumentID) throws(StoreError) -> VersionVector {
+    ///
+    /// - Throws: ``StoreError``.
+    public func syncCursor(peer: String, document: DocumentID) throws -> VersionVector {
         try read("reading the sync cursor of \(peer)") { db in
             guard let documentRow = try rowID(of: document, in: db, create: false),
                 let bytes = try Data.fetchOne(
@@ -66,7 +79,9 @@ extension ChangeLogStore {
     }
 
     /// Records what `peer` is known to have of `document`.
-    public func setSyncCursor(_ vector: VersionVector, peer: String, document: DocumentID) throws(StoreError) {
+    ///
+    /// - Throws: ``StoreError``.
+    public func setSyncCursor(_ vector: VersionVector, peer: String, document: DocumentID) throws {
         try write("saving the sync cursor of \(peer)") { db in
             let documentRow = try rowID(of: document, in: db, create: true)!
             try db.cachedStatement(sql: """

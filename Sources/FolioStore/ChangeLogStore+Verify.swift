@@ -71,11 +71,11 @@ extension ChangeLogStore {
     ///
     /// Finding a problem is not an error: the report lists them, first bad change first.
     ///
-    /// - Throws: ``StoreError`` only when the store cannot be read at all.
     /// - Complexity: O(n log n) time and O(n) memory for a document of n changes.
     /// - Parameter checkingPages: whether SQLite's own page check (`PRAGMA quick_check`) runs too; a caller that
     ///   checks after every operation may leave it to a final check.
-    public func verify(checkingPages: Bool = true) throws(StoreError) -> VerificationReport {
+    /// - Throws: ``StoreError`` only when the store cannot be read at all.
+    public func verify(checkingPages: Bool = true) throws -> VerificationReport {
         var logs: [DocumentID: VerifiedLog]?
         return try verify(only: nil, checkingPages: checkingPages, logs: &logs)
     }
@@ -87,7 +87,8 @@ extension ChangeLogStore {
     /// ``verify(checkingPages:)`` at the end covers the rest. Documents the store does not hold are skipped.
     ///
     /// - Parameter checkingPages: whether SQLite's `PRAGMA quick_check` runs too (the whole file's pages).
-    public func verify(documents: some Sequence<DocumentID>, checkingPages: Bool = false) throws(StoreError) -> VerificationReport {
+    /// - Throws: ``StoreError``.
+    public func verify(documents: some Sequence<DocumentID>, checkingPages: Bool = false) throws -> VerificationReport {
         var logs: [DocumentID: VerifiedLog]?
         return try verify(only: Set(documents), checkingPages: checkingPages, logs: &logs)
     }
@@ -105,9 +106,10 @@ extension ChangeLogStore {
     /// - Parameter progress: what earlier calls verified, for this store (a progress made with another store, told
     ///   apart by ``url``, is started over); updated with what this call verified.
     /// - Complexity: O(n) rows read and O(k log k) for the k changes added, for a document of n changes.
+    /// - Throws: ``StoreError``.
     public func verify(
         documents: some Sequence<DocumentID>, continuing progress: inout VerificationProgress
-    ) throws(StoreError) -> VerificationReport {
+    ) throws -> VerificationReport {
         if progress.store != url { progress = VerificationProgress(store: url) }
         // Taken out while the check runs, so that the graphs it extends are not copied.
         var logs: [DocumentID: VerifiedLog]? = progress.logs
@@ -192,17 +194,17 @@ extension ChangeLogStore {
 
     /// Throws when ``verify()`` finds any problem; tests call it after every operation.
     ///
-    /// - Throws: ``StoreError`` with code `corrupt` naming the first problem.
     ///
     /// - Parameter checkingPages: see ``verify(checkingPages:)``.
-    public func checkInvariants(checkingPages: Bool = true) throws(StoreError) {
+    /// - Throws: ``StoreError`` with code `corrupt` naming the first problem.
+    public func checkInvariants(checkingPages: Bool = true) throws {
         try Self.requireSound(try verify(checkingPages: checkingPages))
     }
 
     /// Throws when ``verify(documents:checkingPages:)`` finds any problem in `documents`.
     ///
     /// - Throws: ``StoreError`` with code `corrupt` naming the first problem.
-    public func checkInvariants(of documents: some Sequence<DocumentID>, checkingPages: Bool = false) throws(StoreError) {
+    public func checkInvariants(of documents: some Sequence<DocumentID>, checkingPages: Bool = false) throws {
         try Self.requireSound(try verify(documents: documents, checkingPages: checkingPages))
     }
 
@@ -212,7 +214,7 @@ extension ChangeLogStore {
     /// - Throws: ``StoreError`` with code `corrupt` naming the first problem.
     public func checkInvariants(
         of documents: some Sequence<DocumentID>, continuing progress: inout VerificationProgress
-    ) throws(StoreError) {
+    ) throws {
         try Self.requireSound(try verify(documents: documents, continuing: &progress))
     }
 

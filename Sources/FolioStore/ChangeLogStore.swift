@@ -278,7 +278,9 @@ public final class ChangeLogStore: Sendable {
 
     /// Folds the write-ahead log into the database file and closes the store's connections, leaving one file.
     /// Further calls fail.
-    public func close() throws(StoreError) {
+    ///
+    /// - Throws: ``StoreError``.
+    public func close() throws {
         do {
             _ = try database.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
             try database.close()

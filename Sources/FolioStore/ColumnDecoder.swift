@@ -16,7 +16,7 @@ enum ColumnDecoder {
 
     /// Decodes a change body read from the change table (inflating it first when it is kept deflated).
     static func change(_ stored: Data, document: DocumentID) throws -> Change {
-        try Change(decoding: StorageCompression.unpackBody(stored), document: document)
+        try Change(checking: StorageCompression.unpackBody(stored), document: document)
     }
 
     /// A count or lamport timestamp, which SQLite keeps as a signed integer: never negative when the store wrote it.

@@ -11,7 +11,7 @@ public enum CrashSimulation {
     /// Only with ``StoreAccess/exclusive``: a pool's readers would fold the log when they close.
     ///
     /// - Throws: ``StoreError`` `database` when the store has shared access or SQLite refuses.
-    public static func leaveLogOnRelease(of store: ChangeLogStore) throws(StoreError) {
+    public static func leaveLogOnRelease(of store: ChangeLogStore) throws {
         guard let exclusiveQueue = store.exclusiveQueue else {
             throw StoreError(.database, "only a store with exclusive access can leave its log on release")
         }

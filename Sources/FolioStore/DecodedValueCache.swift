@@ -57,7 +57,7 @@ extension ChangeLogStore {
     func decodedChange(_ hash: ChangeHash, document: DocumentID, body: () throws -> Data) throws -> Change {
         if let cached = decodedChanges.withLock({ $0.value(hash) }), cached.document == document { return cached }
         let encoded = try StorageCompression.unpackBody(try body())
-        let change = try Change(decoding: encoded, document: document)
+        let change = try Change(checking: encoded, document: document)
         if encoded.count >= Self.cachedChangeThreshold {
             decodedChanges.withLock { $0.insert(change, for: change.hash, size: encoded.count) }
         }

@@ -123,7 +123,7 @@ struct DocumentChecker {
         var count = 0
         while let row = try rows.next() {
             count += 1
-            guard let change = try? Change(decoding: row[1] as Data, document: document) else {
+            guard let change = try? Change(checking: row[1] as Data, document: document) else {
                 problem(nil, "a waiting change cannot be decoded")
                 continue
             }

@@ -112,7 +112,7 @@ extension Ingestion {
         else { return nil }
         let body: Data = row[0]
         // One that does not decode is dropped when it is next examined; the walk passes it by.
-        guard let change = try? Change(decoding: [UInt8](body), document: document), change.hash == hash else { return nil }
+        guard let change = try? Change(checking: [UInt8](body), document: document), change.hash == hash else { return nil }
         return (change, row[1])
     }
 

@@ -17,7 +17,9 @@ public struct LocalStateStore: Sendable {
     }
 
     /// This device's value for `key` of `document`, if set.
-    public func value(_ key: String, of document: DocumentID) throws(StoreError) -> Data? {
+    ///
+    /// - Throws: ``StoreError``.
+    public func value(_ key: String, of document: DocumentID) throws -> Data? {
         try store.read("reading local state \(key)") { db in
             guard let documentRow = try store.rowID(of: document, in: db, create: false) else { return nil }
             var rows = try RawRows(
@@ -30,7 +32,8 @@ public struct LocalStateStore: Sendable {
     /// This device's value for `key` of every document that has one, in document order.
     ///
     /// - Complexity: one pass over the local state of every document.
-    public func values(_ key: String) throws(StoreError) -> [(document: DocumentID, value: Data)] {
+    /// - Throws: ``StoreError``.
+    public func values(_ key: String) throws -> [(document: DocumentID, value: Data)] {
         try store.read("reading local state \(key) of every document") { db in
             var rows = try RawRows(
                 db.cachedStatement(sql: """
@@ -47,7 +50,9 @@ public struct LocalStateStore: Sendable {
     }
 
     /// Sets (or, with `nil`, removes) this device's values for `document`, in one transaction.
-    public func set(_ values: [String: Data?], of document: DocumentID) throws(StoreError) {
+    ///
+    /// - Throws: ``StoreError``.
+    public func set(_ values: [String: Data?], of document: DocumentID) throws {
         try store.write("saving local state of document \(document)") { db in
             let documentRow = try store.rowID(of: document, in: db, create: true)!
             for key in values.keys.sorted() {

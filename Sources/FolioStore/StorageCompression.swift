@@ -134,7 +134,7 @@ enum StorageCompression {
     private static func inflated(_ stored: Data) throws(StoreError) -> Data {
         let result: Result<Data, StoreError> = stored.withUnsafeBytes { buffer in
             var reader = BinaryReader(buffer)
-            guard (try? reader.readByte("the marker")) == deflatedMarker, let length = try? reader.readVarint("the length") else {
+            guard (try? reader.nextByte("the marker")) == deflatedMarker, let length = try? reader.nextVarint("the length") else {
                 return .failure(StoreError(.corrupt, "a compressed value in the store has a damaged header"))
             }
             // Only values of `threshold` bytes or more are ever deflated; an empty one would also leave no buffer.

@@ -201,7 +201,7 @@ enum StoreSchema {
     /// The vector entries of a change's encoding, by device identity bytes.
     private static func decodedVectorEntries(_ body: Data) throws -> [(device: Data, seq: Int64)] {
         // The document's identity only enters the hash, which is not needed here.
-        let change = try Change(decoding: body, document: DocumentID(UUIDBytes(high: 0, low: 0)))
+        let change = try Change(checking: body, document: DocumentID(UUIDBytes(high: 0, low: 0)))
         return change.vector.entries.map { ($0.device.uuid.data, Int64($0.seq)) }
     }
 

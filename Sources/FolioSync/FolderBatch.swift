@@ -115,30 +115,30 @@ struct FolderBatch: Hashable, Sendable {
         let result: Result<FolderBatch, CodecError> = body.withUnsafeBytes { buffer in
             do throws(CodecError) {
                 var reader = BinaryReader(buffer)
-                _ = try reader.readRaw(Self.magic.count, "the magic")
-                let version = try reader.readByte("the format version")
+                _ = try reader.nextRaw(Self.magic.count, "the magic")
+                let version = try reader.nextByte("the format version")
                 guard version == Self.formatVersion else {
                     throw CodecError(.unsupportedVersion, "the file has format version \(version); this build reads version \(Self.formatVersion)", at: reader.offset - 1)
                 }
                 let writer = try reader.readDevice("the writer")
                 let document = DocumentID(try reader.readID("the document"))
                 let countsOffset = reader.offset
-                let first = try reader.readVarint("the first count")
-                let last = try reader.readVarint("the last count")
+                let first = try reader.nextVarint("the first count")
+                let last = try reader.nextVarint("the last count")
                 let vector = try reader.readVector("the export vector")
                 // A folder never holds anywhere near 2^53 changes; beyond that, counts could not be added to.
                 guard first >= 1, first <= last, last <= ChangeLimits.counter, vector.changeCount == last else {
                     throw CodecError(.invalidValue, "the counts \(first)-\(last) do not fit the export vector, which names \(vector.changeCount) changes", at: countsOffset)
                 }
                 let devices = try reader.readDevices("the devices")
-                let count = try reader.readCount("the number of changes", elementSize: 2, limit: SyncMessage.Limits.changes)
+                let count = try reader.nextCount("the number of changes", elementSize: 2, limit: SyncMessage.Limits.changes)
                 var changes: [EncodedChange] = []
                 changes.reserveCapacity(count)
                 for index in 0..<count {
-                    let data = try reader.readLengthPrefixed("change \(index)", limit: SyncMessage.Limits.changeBytes)
+                    let data = try reader.nextLengthPrefixed("change \(index)", limit: SyncMessage.Limits.changeBytes)
                     let start = reader.offset - data.count
                     do throws(CodecError) {
-                        changes.append(try EncodedChange(decoding: [UInt8](data), document: document))
+                        changes.append(try EncodedChange(checking: [UInt8](data), document: document))
                     } catch {
                         throw CodecError(error.code, "change \(index) of the file: \(error.message)", at: start + error.offset)
                     }
@@ -146,8 +146,8 @@ struct FolderBatch: Hashable, Sendable {
                 let heads = try reader.readHeads(of: document, "the file's signed heads")
                 let signedLength = reader.offset
                 let keyOffset = reader.offset
-                let publicKey = try DevicePublicKey(bytes: Array(try reader.readBuffer(32, "the writer's public key")))
-                let signature = Array(try reader.readBuffer(64, "the writer's signature"))
+                let publicKey = try DevicePublicKey(checking: Array(try reader.nextBuffer(32, "the writer's public key")))
+                let signature = Array(try reader.nextBuffer(64, "the writer's signature"))
                 guard reader.isAtEnd else {
                     throw CodecError(.trailingBytes, "\(reader.remaining) bytes follow the writer's signature", at: reader.offset)
                 }

@@ -68,7 +68,7 @@ public struct FolderTransport: SyncTransport {
     ///
     /// - Throws: ``SyncError`` `store` when the store fails, `io` when the folder cannot be read or written,
     ///   `malformed` when the folder's identity file is damaged.
-    public func sync(_ store: ChangeLogStore) throws(SyncError) -> SyncReport {
+    public func sync(_ store: ChangeLogStore) throws -> SyncReport {
         var report = SyncReport()
         let folder = try identity()
         var names = try DeviceNames(store)
@@ -81,7 +81,7 @@ public struct FolderTransport: SyncTransport {
     /// Reads what the other devices put in the folder and is new to `store`.
     ///
     /// - Throws: ``SyncError``, as ``sync(_:)``.
-    public func receive(into store: ChangeLogStore) throws(SyncError) -> SyncReport {
+    public func receive(into store: ChangeLogStore) throws -> SyncReport {
         var report = SyncReport()
         var names = try DeviceNames(store)
         _ = try read(into: store, folder: try identity(), names: &names, report: &report)
@@ -92,7 +92,7 @@ public struct FolderTransport: SyncTransport {
     /// Writes the changes of `store` that the folder lacks, as far as `store` knows from its cursors.
     ///
     /// - Throws: ``SyncError``, as ``sync(_:)``.
-    public func send(from store: ChangeLogStore) throws(SyncError) -> SyncReport {
+    public func send(from store: ChangeLogStore) throws -> SyncReport {
         var report = SyncReport()
         let folder = try identity()
         try write(from: store, folder: folder, contents: [:], names: try DeviceNames(store), report: &report)
@@ -202,13 +202,13 @@ public struct FolderTransport: SyncTransport {
     ) throws(SyncError) -> (results: [IngestResult], refused: Set<ChangeID>) {
         do {
             return ([try store.ingest(encoded: changes, heads: heads)], [])
-        } catch where error.code == .invalidChange || error.code == .integrity {
+        } catch let error as StoreError where error.code == .invalidChange || error.code == .integrity {
             var results: [IngestResult] = []
             var refused: Set<ChangeID> = []
             for change in changes {
                 do {
                     results.append(try store.ingest(encoded: [change], heads: heads))
-                } catch where error.code == .invalidChange || error.code == .integrity {
+                } catch let error as StoreError where error.code == .invalidChange || error.code == .integrity {
                     refused.insert(change.change.id)
                     report.problems.append("\(location): change \(change.change.id) was refused: \(error.message)")
                 } catch {
@@ -360,7 +360,7 @@ public struct FolderTransport: SyncTransport {
     /// The folder's identity, created on first use.
     ///
     /// - Throws: ``SyncError`` `io`, or `malformed` when the identity file is damaged.
-    public func identity() throws(SyncError) -> UUIDBytes {
+    public func identity() throws -> UUIDBytes {
         let location = root.path + "/" + Self.identityFileName
         for _ in 0..<2 {
             switch try files.kind(location) {

@@ -21,9 +21,9 @@ public struct SyncDriver: Sendable {
     ///   - role: initiator or responder.
     ///   - id: a session number not used before between these peers.
     ///   - limits: how large a `changes` message may grow.
-    /// - Throws: ``SyncError`` `store` when the store cannot be read.
     /// - Complexity: O(documents × devices).
-    public init(store: ChangeLogStore, role: SyncSession.Role, id: UInt64, limits: SyncSession.Limits = SyncSession.Limits()) throws(SyncError) {
+    /// - Throws: ``SyncError`` `store` when the store cannot be read.
+    public init(store: ChangeLogStore, role: SyncSession.Role, id: UInt64, limits: SyncSession.Limits = SyncSession.Limits()) throws {
         self.store = store
         var vectors: [DocumentID: VersionVector] = [:]
         var heads: [DocumentID: [ChangeHash]] = [:]
@@ -33,7 +33,7 @@ public struct SyncDriver: Sendable {
                 heads[summary.document] = summary.heads
             }
         } catch {
-            throw .store(error, while: "summarising the store for a sync")
+            throw SyncError.store(error, while: "summarising the store for a sync")
         }
         names = try DeviceNames(store)
         session = SyncSession(
@@ -45,7 +45,9 @@ public struct SyncDriver: Sendable {
     public var isFinished: Bool { session.isFinished }
 
     /// Opens the exchange. Returns the messages to send.
-    public mutating func start() throws(SyncError) -> [[UInt8]] {
+    ///
+    /// - Throws: ``SyncError``.
+    public mutating func start() throws -> [[UInt8]] {
         try perform(session.start())
     }
 
@@ -55,7 +57,7 @@ public struct SyncDriver: Sendable {
     ///
     /// - Throws: ``SyncError`` `store` when the store fails (an integrity error among them), `integrity` when the
     ///   peer's log holds other changes under identities this log uses.
-    public mutating func receive(_ bytes: [UInt8]) throws(SyncError) -> [[UInt8]] {
+    public mutating func receive(_ bytes: [UInt8]) throws -> [[UInt8]] {
         let message: SyncMessage
         do {
             message = try SyncMessage(decoding: bytes)
@@ -73,7 +75,7 @@ public struct SyncDriver: Sendable {
     ///
     /// - Throws: ``SyncError``, as ``receive(_:)-([UInt8])``; when ingesting the changes together fails, they are
     ///   ingested message by message, so that what came before the failure stays, as one by one.
-    public mutating func receive(batch: [[UInt8]]) throws(SyncError) -> [[UInt8]] {
+    public mutating func receive(batch: [[UInt8]]) throws -> [[UInt8]] {
         var outgoing: [[UInt8]] = []
         var arrived: [(document: DocumentID, changes: [EncodedChange], heads: [SignedHead])] = []
         for bytes in batch {
@@ -134,7 +136,7 @@ public struct SyncDriver: Sendable {
     /// Handles one decoded message from the peer. Returns the messages to send.
     ///
     /// - Throws: ``SyncError``, as when receiving bytes.
-    public mutating func receive(_ message: SyncMessage) throws(SyncError) -> [[UInt8]] {
+    public mutating func receive(_ message: SyncMessage) throws -> [[UInt8]] {
         report.messagesReceived += 1
         switch message {
         case .changes(_, let changes, _): report.changesReceived += changes.count
@@ -147,7 +149,7 @@ public struct SyncDriver: Sendable {
     /// A timeout passed with nothing received. Returns the messages to repeat.
     ///
     /// - Throws: ``SyncError`` `store` when the store fails.
-    public mutating func tick() throws(SyncError) -> [[UInt8]] {
+    public mutating func tick() throws -> [[UInt8]] {
         try perform(session.tick())
     }
 

@@ -77,7 +77,7 @@ extension SyncMessage {
     /// - Throws: ``CodecError`` naming what is wrong: `unsupportedVersion`, `truncated`, `oversized`,
     ///   `invalidValue` (an unknown tag), `notCanonical` (documents or devices out of order or repeated),
     ///   `trailingBytes`, or a change's own decoding error (its offset then counts from the message's start).
-    public init(decoding bytes: [UInt8]) throws(CodecError) {
+    public init(decoding bytes: [UInt8]) throws {
         let result: Result<SyncMessage, CodecError> = bytes.withUnsafeBytes { buffer in
             do throws(CodecError) {
                 var reader = BinaryReader(buffer)
@@ -94,27 +94,27 @@ extension SyncMessage {
     }
 
     private static func decode(_ reader: inout BinaryReader) throws(CodecError) -> SyncMessage {
-        let version = try reader.readByte("the message's format version")
+        let version = try reader.nextByte("the message's format version")
         guard version == formatVersion else {
             throw CodecError(.unsupportedVersion, "the message has format version \(version); this build reads version \(formatVersion)", at: 0)
         }
         let tagOffset = reader.offset
-        let rawTag = try reader.readByte("the message's tag")
+        let rawTag = try reader.nextByte("the message's tag")
         guard let tag = Tag(rawValue: rawTag) else {
             throw CodecError(.invalidValue, "\(rawTag) is not a message tag", at: tagOffset)
         }
         switch tag {
         case .hello:
             let device = try reader.readDevice("the hello's device")
-            let session = try reader.readFixed("the hello's session")
+            let session = try reader.nextFixed("the hello's session")
             let flagOffset = reader.offset
             let replyTo: UInt64?
-            switch try reader.readByte("the hello's reply flag") {
+            switch try reader.nextByte("the hello's reply flag") {
             case 0: replyTo = nil
-            case 1: replyTo = try reader.readFixed("the session the hello replies to")
+            case 1: replyTo = try reader.nextFixed("the session the hello replies to")
             case let flag: throw CodecError(.invalidValue, "\(flag) is not a reply flag (0 or 1)", at: flagOffset)
             }
-            let count = try reader.readCount("the hello's document count", elementSize: 17, limit: Limits.documents)
+            let count = try reader.nextCount("the hello's document count", elementSize: 17, limit: Limits.documents)
             var vectors: [DocumentID: VersionVector] = [:]
             var heads: [DocumentID: [ChangeHash]] = [:]
             vectors.reserveCapacity(count)
@@ -128,11 +128,11 @@ extension SyncMessage {
                 previous = document
                 let vector = try reader.readVector("the vector of document \(document)")
                 let headsOffset = reader.offset
-                let headCount = try reader.readCount("the number of heads of document \(document)", elementSize: 32, limit: Limits.heads)
+                let headCount = try reader.nextCount("the number of heads of document \(document)", elementSize: 32, limit: Limits.heads)
                 var documentHeads: [ChangeHash] = []
                 documentHeads.reserveCapacity(headCount)
                 for _ in 0..<headCount {
-                    documentHeads.append(ChangeHash(try reader.readBuffer(32, "a head of document \(document)")))
+                    documentHeads.append(ChangeHash(try reader.nextBuffer(32, "a head of document \(document)")))
                 }
                 guard zip(documentHeads, documentHeads.dropFirst()).allSatisfy({ $0 < $1 }) else {
                     throw CodecError(.notCanonical, "the heads of document \(document) are out of order or repeated", at: headsOffset)
@@ -148,14 +148,14 @@ extension SyncMessage {
             return .request(document: document, since: try reader.readVector("the request's vector"))
         case .changes:
             let document = DocumentID(try reader.readID("the document of the changes"))
-            let count = try reader.readCount("the number of changes", elementSize: 2, limit: Limits.changes)
+            let count = try reader.nextCount("the number of changes", elementSize: 2, limit: Limits.changes)
             var changes: [EncodedChange] = []
             changes.reserveCapacity(count)
             for index in 0..<count {
-                let bytes = try reader.readLengthPrefixed("change \(index)", limit: Limits.changeBytes)
+                let bytes = try reader.nextLengthPrefixed("change \(index)", limit: Limits.changeBytes)
                 let start = reader.offset - bytes.count
                 do {
-                    changes.append(try EncodedChange(decoding: [UInt8](bytes), document: document))
+                    changes.append(try EncodedChange(checking: [UInt8](bytes), document: document))
                 } catch {
                     throw CodecError(error.code, "change \(index) of the message: \(error.message)", at: start + error.offset)
                 }
@@ -163,8 +163,8 @@ extension SyncMessage {
             let heads = try reader.readHeads(of: document, "the message's signed heads")
             return .changes(document: document, changes: changes, heads: heads)
         case .done:
-            let from = try reader.readFixed("the sender's session")
-            return .done(from: from, to: try reader.readFixed("the recipient's session"))
+            let from = try reader.nextFixed("the sender's session")
+            return .done(from: from, to: try reader.nextFixed("the recipient's session"))
         }
     }
 }
@@ -212,12 +212,12 @@ extension BinaryReader {
     /// Reads what ``BinaryWriter/write(heads:of:)`` writes, refusing heads of another document and heads out of
     /// device order or repeated.
     mutating func readHeads(of document: DocumentID, _ what: @autoclosure () -> String) throws(CodecError) -> [SignedHead] {
-        let count = try readCount("the number of \(what())", elementSize: 160, limit: SyncMessage.Limits.heads)
+        let count = try nextCount("the number of \(what())", elementSize: 160, limit: SyncMessage.Limits.heads)
         var heads: [SignedHead] = []
         heads.reserveCapacity(count)
         for _ in 0..<count {
             let offset = self.offset
-            let head = try readHead()
+            let head = try nextHead()
             guard head.document == document else {
                 throw CodecError(.invalidValue, "\(what()) include one of document \(head.document), not \(document)", at: offset)
             }
@@ -230,19 +230,19 @@ extension BinaryReader {
     }
 
     mutating func readID(_ what: @autoclosure () -> String) throws(CodecError) -> UUIDBytes {
-        let high = try readFixed(what())
-        return UUIDBytes(high: high, low: try readFixed(what()))
+        let high = try nextFixed(what())
+        return UUIDBytes(high: high, low: try nextFixed(what()))
     }
 
     mutating func readVector(_ what: @autoclosure () -> String) throws(CodecError) -> VersionVector {
         let start = offset
-        let count = try readCount("the entry count of \(what())", elementSize: 17, limit: SyncMessage.Limits.vectorEntries)
+        let count = try nextCount("the entry count of \(what())", elementSize: 17, limit: SyncMessage.Limits.vectorEntries)
         var entries: [VersionVector.Entry] = []
         entries.reserveCapacity(count)
         for _ in 0..<count {
             let device = DeviceID(try readID("a device of \(what())"))
             let seqOffset = offset
-            let seq = try readVarint("a sequence number of \(what())")
+            let seq = try nextVarint("a sequence number of \(what())")
             guard seq <= ChangeLimits.counter else {
                 throw CodecError(.oversized, "a sequence number of \(what()), \(seq), is beyond the limit of \(ChangeLimits.counter)", at: seqOffset)
             }
@@ -256,11 +256,11 @@ extension BinaryReader {
 
     mutating func readDevice(_ what: @autoclosure () -> String) throws(CodecError) -> Device {
         let id = DeviceID(try readID(what()))
-        return Device(id: id, name: try readString("the name of \(what())", limit: SyncMessage.Limits.nameBytes))
+        return Device(id: id, name: try nextString("the name of \(what())", limit: SyncMessage.Limits.nameBytes))
     }
 
     mutating func readDevices(_ what: @autoclosure () -> String) throws(CodecError) -> [Device] {
-        let count = try readCount("the number of \(what())", elementSize: 17, limit: SyncMessage.Limits.devices)
+        let count = try nextCount("the number of \(what())", elementSize: 17, limit: SyncMessage.Limits.devices)
         var devices: [Device] = []
         devices.reserveCapacity(count)
         for _ in 0..<count {

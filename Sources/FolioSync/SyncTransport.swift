@@ -10,5 +10,5 @@ public protocol SyncTransport: Sendable {
     /// Syncs `store` through this transport.
     ///
     /// - Throws: ``SyncError`` when the store or the transport's I/O fails.
-    func sync(_ store: ChangeLogStore) async throws(SyncError) -> SyncReport
+    func sync(_ store: ChangeLogStore) async throws -> SyncReport
 }

@@ -44,6 +44,17 @@ public final class InMemoryHub: Sendable {
     /// - Precondition: the stores are different.
     @discardableResult
     public func sync(_ initiator: ChangeLogStore, with responder: ChangeLogStore) throws(SyncError) -> InMemoryExchange {
+        do {
+            return try exchange(initiator, with: responder)
+        } catch let error as SyncError {
+            throw error
+        } catch {
+            throw SyncError(.store, "the in-memory exchange failed", cause: error)
+        }
+    }
+
+    /// The exchange of ``sync(_:with:)``; the sync driver throws ``SyncError``.
+    private func exchange(_ initiator: ChangeLogStore, with responder: ChangeLogStore) throws -> InMemoryExchange {
         precondition(initiator !== responder, "a store cannot sync with itself")
         let (linkSeed, initiatorID, responderID) = generator.withLock { ($0.next(), $0.next(), $0.next()) }
         var link = InMemoryLink(faults: faults, seed: linkSeed)

@@ -4,17 +4,21 @@ import Foundation
 
 extension ChangeLogStore {
     /// Opens the store at `url` as `device`, which ``Device/named(_:)`` made (under any name).
+    ///
+    /// - Throws: ``StoreError``.
     public convenience init(
         at url: URL, device: Device, clock: any WallClock = SystemClock(), durability: Durability = .normal,
         access: StoreAccess = .shared, limits: StoreLimits = StoreLimits()
-    ) throws(StoreError) {
+    ) throws {
         let key = try Self.key(of: device)
         try self.init(
             at: url, key: key, deviceName: device.name, clock: clock, durability: durability, access: access, limits: limits)
     }
 
     /// Makes a store in memory as `device`, which ``Device/named(_:)`` made.
-    public convenience init(inMemoryNamed name: String, device: Device, clock: any WallClock = SystemClock()) throws(StoreError) {
+    ///
+    /// - Throws: ``StoreError``.
+    public convenience init(inMemoryNamed name: String, device: Device, clock: any WallClock = SystemClock()) throws {
         try self.init(inMemoryNamed: name, key: try Self.key(of: device), deviceName: device.name, clock: clock)
     }
 
@@ -26,8 +30,10 @@ extension ChangeLogStore {
     }
 
     /// Sends this store's changes of `document` that `peer` lacks, with this store's signed heads, as a peer would.
+    ///
+    /// - Throws: ``StoreError``.
     @discardableResult
-    public func send(_ document: DocumentID, to peer: ChangeLogStore) throws(StoreError) -> IngestResult {
+    public func send(_ document: DocumentID, to peer: ChangeLogStore) throws -> IngestResult {
         try peer.ingest(changes(of: document, since: peer.vector(of: document)), heads: signedHeads(of: document))
     }
 }

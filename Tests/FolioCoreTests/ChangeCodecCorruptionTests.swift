@@ -173,13 +173,15 @@ struct Corruption: Sendable, CustomTestStringConvertible {
         do {
             let change = try Change(decoding: corruption.bytes, document: TestDevices.document)
             Issue.record("\(corruption.name) decoded as \(change.id) \(change.kind)")
-        } catch {
+        } catch let error as CodecError {
             #expect(error.code == corruption.code, "\(corruption.name): \(error)")
             if let offset = corruption.offset {
                 #expect(error.offset == offset, "\(corruption.name): \(error)")
             }
             #expect(error.offset >= 0 && error.offset <= corruption.bytes.count)
             #expect(error.description.hasSuffix("(at byte \(error.offset))"))
+        } catch {
+            Issue.record("threw \(error), not CodecError")
         }
     }
 

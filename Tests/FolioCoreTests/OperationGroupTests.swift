@@ -15,7 +15,7 @@ import Testing
             writer.write(byte: 0)
         }
 
-        init(from reader: inout BinaryReader) throws(CodecError) {
+        init(from reader: inout BinaryReader) throws {
             let offset = reader.offset
             guard try reader.readByte("an operation") == 0 else { throw CodecError(.invalidValue, "not an operation", at: offset) }
         }

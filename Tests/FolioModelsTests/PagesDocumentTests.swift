@@ -103,11 +103,13 @@ enum PagesSource: OperationSource {
     func invalidImageNamesAreRefused(name: String) throws {
         #expect(!PagesDocument.isValidImageName(name))
         var document = try Self.sample()
-        do throws(ModelError) {
+        do {
             _ = try document.apply(.putImage(name: name, bytes: Data([0])))
             Issue.record("\(name.debugDescription) was accepted")
-        } catch {
+        } catch let error as ModelError {
             #expect(error.code == .invalidOperation)
+        } catch {
+            Issue.record("threw \(error), not ModelError")
         }
         #expect(document == (try Self.sample()))
         #expect(throws: ModelError.self) { try PagesDocument(text: "", images: [name: Data()]) }
@@ -171,24 +173,28 @@ enum PagesSource: OperationSource {
     ])
     func malformedPackagesAreRefused(files: [String: String]) throws {
         let contents = try Self.package(files)
-        do throws(ModelError) {
+        do {
             _ = try PagesDocument(contents: contents)
             Issue.record("\(files.keys.sorted()) loaded")
-        } catch {
+        } catch let error as ModelError {
             #expect(error.code == .invalidContents)
             #expect(!error.message.isEmpty)
+        } catch {
+            Issue.record("threw \(error), not ModelError")
         }
     }
 
     @Test func theUnsupportedVersionIsNamed() throws {
         let info = #"{"formatVersion":7,"generator":"Folio 9","images":[],"pages":3}"#
         let contents = try Self.package(["text.txt": "", "Info.json": info])
-        do throws(ModelError) {
+        do {
             _ = try PagesDocument(contents: contents)
             Issue.record("format version 7 loaded")
-        } catch {
+        } catch let error as ModelError {
             #expect(error.code == .invalidContents)
             #expect(error.message.contains("formatVersion 7"))
+        } catch {
+            Issue.record("threw \(error), not ModelError")
         }
     }
 

@@ -138,11 +138,13 @@ enum TextSource: OperationSource {
     func outOfRangeOperationsAreRefusedAndChangeNothing(operation: Operation) {
         var document = TextDocument(text: "abc")
         #expect(throws: ModelError.self) { try document.apply(operation) }
-        do throws(ModelError) {
+        do {
             _ = try document.apply(operation)
-        } catch {
+        } catch let error as ModelError {
             #expect(error.code == .invalidOperation)
             #expect(!error.message.isEmpty)
+        } catch {
+            Issue.record("threw \(error), not ModelError")
         }
         #expect(document.text == "abc")
     }
@@ -182,21 +184,25 @@ enum TextSource: OperationSource {
 
     @Test(arguments: [[0xFF], [0xE2, 0x82], [0x61, 0xC0, 0x80], [0xED, 0xA0, 0x80]] as [[UInt8]])
     func invalidUTF8IsRefused(bytes: [UInt8]) {
-        do throws(ModelError) {
+        do {
             _ = try TextDocument(contents: .data(Data(bytes)))
             Issue.record("\(bytes) loaded")
-        } catch {
+        } catch let error as ModelError {
             #expect(error.code == .invalidContents)
+        } catch {
+            Issue.record("threw \(error), not ModelError")
         }
     }
 
     @Test func aPackageIsRefused() throws {
         let package = try FilePackage(files: ["text.txt": Data("hi".utf8)])
-        do throws(ModelError) {
+        do {
             _ = try TextDocument(contents: .package(package))
             Issue.record("a package loaded as text")
-        } catch {
+        } catch let error as ModelError {
             #expect(error.code == .invalidContents)
+        } catch {
+            Issue.record("threw \(error), not ModelError")
         }
     }
 
@@ -222,20 +228,24 @@ enum TextSource: OperationSource {
 
     @Test func unknownTagIsRefused() {
         #expect(throws: CodecError.self) { try Operation.decodeGroup(Data([1, 9])) }
-        do throws(CodecError) {
+        do {
             _ = try Operation.decodeGroup(Data([1, 9]))
-        } catch {
+        } catch let error as CodecError {
             #expect(error.code == .invalidValue)
             #expect(error.offset == 1)
+        } catch {
+            Issue.record("threw \(error), not CodecError")
         }
     }
 
     @Test func invalidUTF8InAnOperationIsRefused() {
-        do throws(CodecError) {
+        do {
             _ = try Operation.decodeGroup(Data([1, 2, 1, 0xFF]))
             Issue.record("invalid UTF-8 decoded")
-        } catch {
+        } catch let error as CodecError {
             #expect(error.code == .invalidValue)
+        } catch {
+            Issue.record("threw \(error), not CodecError")
         }
     }
 

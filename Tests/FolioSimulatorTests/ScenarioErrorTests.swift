@@ -597,13 +597,15 @@ import Testing
         do {
             _ = try ScenarioParser.parse(yaml: yaml, file: "Scenarios/many.yaml")
             Issue.record("the file parsed")
-        } catch {
+        } catch let error as ScenarioErrors {
             #expect(error.errors.map(\.line) == [5, 6, 8, 8, 9, 10, 11, 12])
             #expect(error.errors.map(\.code) == [.invalidValue, .invalidValue, .unknownDocument, .invalidValue,
                                                  .unknownDevice, .wrongModel, .unknownDevice, .invalidValue])
             #expect(error.description.split(separator: "\n").count == 8)
             #expect(error.description.hasPrefix("Scenarios/many.yaml:5:16: error: '90 s' is not a duration"))
             #expect(error.errors.allSatisfy { $0.file == "Scenarios/many.yaml" })
+        } catch {
+            Issue.record("parsing threw \(error), not ScenarioErrors")
         }
     }
 }

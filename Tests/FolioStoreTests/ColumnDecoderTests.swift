@@ -74,7 +74,7 @@ import FolioTesting
         do {
             try store.ingest(trusting: [late])
         } catch {
-            #expect(error.code == .corrupt, "\(error)")
+            #expect((error as? StoreError)?.code == .corrupt, "\(error)")
         }
         #expect(try !store.verify().isSound)
     }

@@ -19,7 +19,7 @@ struct Notes: MergeableDocumentModel, Hashable {
             }
         }
 
-        init(from reader: inout BinaryReader) throws(CodecError) {
+        init(from reader: inout BinaryReader) throws {
             let tag = try reader.readByte("tag")
             let text = try reader.readString("text", limit: 1 << 16)
             switch tag {

@@ -52,33 +52,39 @@ enum ModelLaws<Source: OperationSource> {
             for step in 0..<steps {
                 let operation = Source.operation(for: model, using: &generator)
                 let before = model
-                do throws(ModelError) {
+                do {
                     let inverse = try model.apply(operation)
                     Source.checkInvariants(model)
                     applied += 1
                     var undone = model
-                    do throws(ModelError) {
+                    do {
                         _ = try undone.apply(inverse)
                         Source.checkInvariants(undone)
                         check.expect(undone == before, "step \(step): \(operation) then its inverse \(inverse) gave "
                                      + "\(Source.summary(undone)) instead of \(Source.summary(before))")
-                    } catch {
+                    } catch let error as ModelError {
                         check.expect(false, "step \(step): the inverse \(inverse) of \(operation) was refused: \(error)")
+                    } catch {
+                        Issue.record("threw \(error), not ModelError")
                     }
                     inverses.append(inverse)
-                } catch {
+                } catch let error as ModelError {
                     refused += 1
                     check.expect(error.code == .invalidOperation, "step \(step): \(operation) failed with \(error.code)")
                     check.expect(model == before, "step \(step): the refused \(operation) changed the state")
+                } catch {
+                    Issue.record("threw \(error), not ModelError")
                 }
                 if check.shouldStop { return }
             }
             for inverse in inverses.reversed() {
-                do throws(ModelError) {
+                do {
                     _ = try model.apply(inverse)
-                } catch {
+                } catch let error as ModelError {
                     check.expect(false, "undoing the walk: \(inverse) was refused: \(error)")
                     break
+                } catch {
+                    Issue.record("threw \(error), not ModelError")
                 }
             }
             check.expect(model == start, "undoing the whole walk gave \(Source.summary(model)), "
@@ -145,19 +151,23 @@ enum ModelLaws<Source: OperationSource> {
                 _ = try? model.apply(operation)
             }
             let bytes = Operation.encodeGroup(operations)
-            do throws(CodecError) {
+            do {
                 let decoded = try Operation.decodeGroup(bytes)
                 check.expect(decoded == operations, "\(operations) decoded as \(decoded)")
                 check.expect(Operation.encodeGroup(decoded) == bytes, "\(operations) re-encode differently")
-            } catch {
+            } catch let error as CodecError {
                 check.expect(false, "\(operations) did not decode: \(error)")
+            } catch {
+                Issue.record("threw \(error), not CodecError")
             }
             for cut in 0..<bytes.count {
-                do throws(CodecError) {
+                do {
                     let decoded = try Operation.decodeGroup(bytes.prefix(cut))
                     check.expect(false, "the first \(cut) of \(bytes.count) bytes of \(operations) decoded as \(decoded)")
-                } catch {
+                } catch let error as CodecError {
                     check.expect(error.offset >= 0 && error.offset <= cut, "offset \(error.offset) is outside the input")
+                } catch {
+                    Issue.record("threw \(error), not CodecError")
                 }
             }
             var mutated = [UInt8](bytes)
@@ -170,12 +180,14 @@ enum ModelLaws<Source: OperationSource> {
                 default: mutated.remove(at: position)
                 }
             }
-            do throws(CodecError) {
+            do {
                 let decoded = try Operation.decodeGroup(Data(mutated))
                 check.expect(Operation.encodeGroup(decoded) == Data(mutated),
                              "mutated bytes \(mutated) decoded as \(decoded), which re-encodes differently")
-            } catch {
+            } catch let error as CodecError {
                 check.expect(!error.message.isEmpty, "an error without a message")
+            } catch {
+                Issue.record("threw \(error), not CodecError")
             }
             if check.shouldStop { break }
         }
@@ -191,12 +203,14 @@ enum ModelLaws<Source: OperationSource> {
             let model = randomState(steps: steps, using: &generator)
             let contents = model.contents()
             check.expect(contents.isPackage == Model.documentType.isPackage, "the snapshot's form disagrees with the type")
-            do throws(ModelError) {
+            do {
                 let loaded = try Model(contents: contents)
                 check.expect(loaded == model, "\(Source.summary(model)) loaded back as \(Source.summary(loaded))")
                 check.expect(loaded.contents() == contents, "the reloaded \(Source.summary(model)) snapshots differently")
-            } catch {
+            } catch let error as ModelError {
                 check.expect(false, "the snapshot of \(Source.summary(model)) was refused: \(error)")
+            } catch {
+                Issue.record("threw \(error), not ModelError")
             }
             do {
                 let decoded = try DocumentContents(decoding: contents.encoded())

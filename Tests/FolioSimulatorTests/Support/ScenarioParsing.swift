@@ -8,8 +8,11 @@ enum ScenarioParsing {
         do {
             _ = try ScenarioParser.parse(yaml: yaml, file: file)
             return []
-        } catch {
+        } catch let error as ScenarioErrors {
             return error.errors
+        } catch {
+            Issue.record("parsing threw \(error), not ScenarioErrors")
+            return []
         }
     }
 
