@@ -38,7 +38,7 @@ public protocol FileSystem: Sendable {
     /// The whole contents of the regular file at `url`, which must not hold more than `limit` bytes: for files
     /// anyone could have put there. No more than `limit + 1` bytes are read, however large the file is.
     ///
-    /// - Throws: ``FileSystemError`` as ``contents(of:)``, and ``FileSystemError/Code/tooLarge`` when the file holds
+    /// - Throws: ``FileSystemError`` as ``contents(of:)``, and ``FileSystemErrorCode/tooLarge`` when the file holds
     ///   more than `limit` bytes.
     func contents(of url: URL, limit: Int) throws(FileSystemError) -> Data
 

@@ -71,7 +71,7 @@ public final class FaultInjectingFileSystem: FileSystem {
             /// The device stops: this step and every later call throw `crashed`.
             case crash
             /// This step throws the code; later calls work.
-            case fail(FileSystemError.Code)
+            case fail(FileSystemErrorCode)
         }
 
         /// The step's number, from 0.
@@ -88,7 +88,7 @@ public final class FaultInjectingFileSystem: FileSystem {
         }
 
         /// The call at `step` fails with `code`, after writing `writtenPrefix` bytes if it is a write.
-        public static func fail(atStep step: Int, with code: FileSystemError.Code, writtenPrefix: Int? = nil) -> Fault {
+        public static func fail(atStep step: Int, with code: FileSystemErrorCode, writtenPrefix: Int? = nil) -> Fault {
             Fault(step: step, effect: .fail(code), writtenPrefix: writtenPrefix)
         }
     }

@@ -74,12 +74,12 @@ import FolioTesting
     }
 
     @Test(arguments: [
-        (FileSystemError.Code.noSpace, SaveErrorCode.noSpace, "no space left on device"),
+        (FileSystemErrorCode.noSpace, SaveErrorCode.noSpace, "no space left on device"),
         (.permissionDenied, .permissionDenied, "permission denied"),
         (.readOnly, .permissionDenied, "read-only file system"),
         (.ioError, .writeFailed, "I/O error"),
     ])
-    func aFailedWriteGivesItsCode(injected: FileSystemError.Code, expected: SaveErrorCode, reason: String) throws {
+    func aFailedWriteGivesItsCode(injected: FileSystemErrorCode, expected: SaveErrorCode, reason: String) throws {
         let url = directory.file("Notes.txt")
         try SavePipeline().saveFlat(Data("old".utf8), to: url)
         // A full disk leaves part of the temporary file behind; the save removes it.
