@@ -1,4 +1,5 @@
 import FolioCore
+import FolioFiles
 import Foundation
 import GRDB
 
@@ -14,7 +15,7 @@ extension ChangeLogStore {
     /// - Throws: ``StoreError`` `notAStore` (not SQLite, or SQLite holding something else), `corrupt`, `database`.
     public static func firstDevice(ofStoreAt url: URL) throws(StoreError) -> Device? {
         let path = url.path
-        guard try holdsDatabase(path) else { return nil }
+        guard try holdsDatabase(url, on: PosixFileSystem()) else { return nil }
         do {
             var configuration = Configuration()
             configuration.readonly = true
