@@ -34,7 +34,7 @@ let package = Package(
         // The file system behind a protocol: the real one (POSIX, never following a link) and its typed errors. The file
         // I/O of documents, the sync folder, store snapshots, report copies and the simulator goes through it, so that
         // faults can be injected there.
-        .target(name: "FolioFiles"),
+        .target(name: "FolioFiles", dependencies: ["FolioCore"]),
         // The system's zlib, for compressing what the store keeps at rest.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
         // Process-wide settings of the system's SQLite that Swift cannot call.

@@ -66,7 +66,8 @@ public final class DocumentLibrary: Sendable {
     ///   - types: document types, for imports by file extension.
     ///   - clock: the wall clock (inject a ``ManualClock`` for tests and simulations).
     ///   - identifiers: where new document identities come from.
-    ///   - fileSystem: the file I/O (inject a ``FaultInjectingFileSystem`` to test crashes).
+    ///   - fileSystem: the file I/O: documents' files, the library's directories, and the store's header check and
+    ///     first image (inject `FaultInjectingFileSystem`, in FolioTesting, to test crashes).
     ///   - durability: how the store's commits reach the disk.
     ///   - access: whether other connections may use the store's file while the library is open (the default) or
     ///     the library is its only user (cheaper; see ``StoreAccess``).
@@ -106,7 +107,8 @@ public final class DocumentLibrary: Sendable {
             let key = key ?? kept?.key ?? DeviceKey()
             let name = deviceName ?? (kept?.key.id == key.id ? kept?.name : nil) ?? ""
             store = try ChangeLogStore(
-                at: storeURL, key: key, deviceName: name, clock: clock, durability: durability, access: access)
+                at: storeURL, key: key, deviceName: name, clock: clock, durability: durability, access: access,
+                fileSystem: fileSystem)
         } catch {
             throw DocumentError.store(error, "opening the library's store")
         }

@@ -89,7 +89,7 @@ extension SavePipeline {
         var pending: [(url: URL, path: PackagePath?)] = [(root, nil)]
         var entryCount = 0
         while let (directoryURL, directoryPath) = pending.popLast() {
-            let names = try step(action, "listing '\(directoryPath?.description ?? ".")'", .readFailed) { () throws(FileSystemError) in
+            let names = try step(action, "listing '\(directoryPath?.description ?? ".")'", .readFailed) {
                 try fileSystem.contentsOfDirectory(at: directoryURL)
             }
             for name in names {
@@ -106,7 +106,7 @@ extension SavePipeline {
                     throw SaveError(.unsafePackage, "could not \(action): the package holds more than \(PackageLayout.maximumEntries) entries")
                 }
                 let url = directoryURL.appendingPathComponent(name, isDirectory: false)
-                let attributes = try step(action, "examining '\(path)'", .readFailed) { () throws(FileSystemError) in
+                let attributes = try step(action, "examining '\(path)'", .readFailed) {
                     try fileSystem.attributes(at: url)
                 }
                 switch attributes.kind {
@@ -131,7 +131,7 @@ extension SavePipeline {
     ///   be read.
     func readManifest(at root: URL, action: String) throws(SaveError) -> PackageManifest? {
         let url = root.appendingPathComponent(PackageLayout.manifestName, isDirectory: false)
-        let kind = try step(action, "examining the manifest", .readFailed) { () throws(FileSystemError) in
+        let kind = try step(action, "examining the manifest", .readFailed) {
             try fileSystem.itemKind(at: url)
         }
         switch kind {
@@ -144,13 +144,13 @@ extension SavePipeline {
         case .directory:
             throw SaveError(.corruptPackage, "could not \(action): its manifest is a directory")
         }
-        let size = try step(action, "examining the manifest", .readFailed) { () throws(FileSystemError) in
+        let size = try step(action, "examining the manifest", .readFailed) {
             try fileSystem.attributes(at: url).size
         }
         guard size <= PackageManifest.maximumSize else {
             throw SaveError(.corruptPackage, "could not \(action): its manifest is larger than \(PackageManifest.maximumSize) bytes")
         }
-        let data = try step(action, "reading the manifest", .readFailed) { () throws(FileSystemError) in
+        let data = try step(action, "reading the manifest", .readFailed) {
             try fileSystem.contents(of: url)
         }
         return try PackageManifest(decoding: data, packageName: root.lastPathComponent)

@@ -47,8 +47,13 @@ extension SaveError {
     /// Translates a file-system failure during `step` ("fsync of the temporary file") of `action` ("save Notes.txt").
     ///
     /// The file-system code wins where it says more than the step (full disk, permissions, a crash); otherwise the
-    /// step's own code applies.
-    init(_ error: FileSystemError, action: String, step: String, stepCode: Code, file: String = #fileID, line: Int = #line) {
+    /// step's own code applies. An error that is not a ``FileSystemError`` (from a custom file system) takes the
+    /// step's code and is kept as the cause.
+    init(_ error: any Error, action: String, step: String, stepCode: Code, file: String = #fileID, line: Int = #line) {
+        guard let error = error as? FileSystemError else {
+            self.init(stepCode, "could not \(action): \(step) failed: \(error)", cause: error, file: file, line: line)
+            return
+        }
         let code: Code
         switch error.code {
         case .noSpace: code = .noSpace

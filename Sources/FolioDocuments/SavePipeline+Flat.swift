@@ -17,20 +17,20 @@ extension SavePipeline {
         let temporary = directory.appendingPathComponent(Self.temporaryName(for: name), isDirectory: false)
         let action = "save \(name)"
         do throws(SaveError) {
-            try step(action, "writing the temporary file", .writeFailed) { () throws(FileSystemError) in
+            try step(action, "writing the temporary file", .writeFailed) {
                 try fileSystem.writeFile(data, to: temporary)
             }
-            try step(action, "fsync of the temporary file", .syncFailed) { () throws(FileSystemError) in
+            try step(action, "fsync of the temporary file", .syncFailed) {
                 try fileSystem.synchronizeFile(at: temporary)
             }
-            try step(action, "renaming the temporary file over it", .renameFailed) { () throws(FileSystemError) in
+            try step(action, "renaming the temporary file over it", .renameFailed) {
                 try fileSystem.rename(temporary, to: url)
             }
         } catch {
             removeQuietly(temporary)
             throw error
         }
-        try step(action, "fsync of its directory", .syncFailed) { () throws(FileSystemError) in
+        try step(action, "fsync of its directory", .syncFailed) {
             try fileSystem.synchronizeDirectory(at: directory)
         }
     }
@@ -42,9 +42,9 @@ extension SavePipeline {
     public func readFlat(at url: URL, recovering: Bool = true) throws -> Data {
         if recovering { try recoverFlatSave(at: url) }
         let action = "read \(url.lastPathComponent)"
-        do throws(FileSystemError) {
+        do {
             return try fileSystem.contents(of: url)
-        } catch where error.code == .notFound {
+        } catch let error as FileSystemError where error.code == .notFound {
             throw SaveError(.notFound, "could not \(action): there is no file at '\(PosixFileSystem.path(of: url))'", cause: error)
         } catch {
             throw SaveError(error, action: action, step: "reading the file", stepCode: .readFailed)
@@ -63,11 +63,11 @@ extension SavePipeline {
         let temporary = url.deletingLastPathComponent()
             .appendingPathComponent(Self.temporaryName(for: url.lastPathComponent), isDirectory: false)
         let action = "recover \(url.lastPathComponent)"
-        let kind = try step(action, "examining the temporary file", .readFailed) { () throws(FileSystemError) in
+        let kind = try step(action, "examining the temporary file", .readFailed) {
             try fileSystem.itemKind(at: temporary)
         }
         guard kind != .absent else { return }
-        try step(action, "removing the leftover temporary file", .writeFailed) { () throws(FileSystemError) in
+        try step(action, "removing the leftover temporary file", .writeFailed) {
             try fileSystem.remove(at: temporary)
         }
     }

@@ -43,7 +43,7 @@ extension SavePipeline {
         var package = FilePackage()
         for path in tree.files.keys.sorted() {
             let fileURL = try memberURL(path, in: url, action: action)
-            let contents = try step(action, "reading '\(path)'", .readFailed) { () throws(FileSystemError) in
+            let contents = try step(action, "reading '\(path)'", .readFailed) {
                 try fileSystem.contents(of: fileURL)
             }
             if let entry = listed[path], entry.hash != ContentHash(hashing: contents) {
@@ -61,7 +61,7 @@ extension SavePipeline {
     /// Refuses the package at `url` when a save of it reached its commit point (its staging directory has the
     /// committed manifest's generation) but did not finish moving its members into place.
     private func refuseUnfinishedSave(of manifest: PackageManifest, at url: URL, action: String) throws(SaveError) {
-        let names = try step(action, "listing the package", .readFailed) { () throws(FileSystemError) in
+        let names = try step(action, "listing the package", .readFailed) {
             try fileSystem.contentsOfDirectory(at: url)
         }
         guard names.contains(PackageLayout.stagingName(generation: manifest.generation)) else { return }

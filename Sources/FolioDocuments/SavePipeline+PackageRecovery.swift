@@ -71,7 +71,7 @@ extension SavePipeline {
         let sibling = url.deletingLastPathComponent()
             .appendingPathComponent(Self.temporaryName(for: url.lastPathComponent), isDirectory: true)
         if try kind(of: sibling, action: action) != .absent {
-            try step(action, "removing an unfinished new package", .writeFailed) { () throws(FileSystemError) in
+            try step(action, "removing an unfinished new package", .writeFailed) {
                 try fileSystem.remove(at: sibling)
             }
         }
@@ -88,13 +88,13 @@ extension SavePipeline {
             throw SaveError(.corruptPackage, "could not \(action): '\(PosixFileSystem.path(of: url))' is a file, not a package directory")
         }
 
-        let names = try step(action, "listing the package", .readFailed) { () throws(FileSystemError) in
+        let names = try step(action, "listing the package", .readFailed) {
             try fileSystem.contentsOfDirectory(at: url)
         }
         var removedLeftovers = false
         if names.contains(PackageLayout.manifestTemporaryName) {
             let temporary = url.appendingPathComponent(PackageLayout.manifestTemporaryName, isDirectory: false)
-            try step(action, "removing an uncommitted manifest", .writeFailed) { () throws(FileSystemError) in
+            try step(action, "removing an uncommitted manifest", .writeFailed) {
                 try fileSystem.remove(at: temporary)
             }
             removedLeftovers = true
@@ -108,7 +108,7 @@ extension SavePipeline {
             if let manifest, manifest.generation == generation {
                 committed = (manifest, staging)
             } else {
-                try step(action, "removing the staging directory of an uncommitted save", .writeFailed) { () throws(FileSystemError) in
+                try step(action, "removing the staging directory of an uncommitted save", .writeFailed) {
                     try fileSystem.remove(at: staging)
                 }
                 removedLeftovers = true
@@ -117,7 +117,7 @@ extension SavePipeline {
         if let (manifest, staging) = committed {
             try finishCommittedSave(manifest, root: url, staging: staging, action: action)
         } else if removedLeftovers {
-            try step(action, "fsync of the package directory", .syncFailed) { () throws(FileSystemError) in
+            try step(action, "fsync of the package directory", .syncFailed) {
                 try fileSystem.synchronizeDirectory(at: url)
             }
         }
@@ -126,7 +126,7 @@ extension SavePipeline {
     /// Rolls a committed save forward from its staging directory.
     private func finishCommittedSave(_ manifest: PackageManifest, root: URL, staging: URL, action: String) throws(SaveError) {
         let tree = try scanPackage(at: root, action: action)
-        let stagedNames = Set(try step(action, "listing the staging directory", .readFailed) { () throws(FileSystemError) in
+        let stagedNames = Set(try step(action, "listing the staging directory", .readFailed) {
             try fileSystem.contentsOfDirectory(at: staging)
         })
         var staged: [PackagePath] = []
@@ -134,7 +134,7 @@ extension SavePipeline {
             let name = PackageLayout.stagedName(for: entry.path)
             if stagedNames.contains(name) {
                 let stagedURL = staging.appendingPathComponent(name, isDirectory: false)
-                let contents = try step(action, "reading the staged copy of '\(entry.path)'", .readFailed) { () throws(FileSystemError) in
+                let contents = try step(action, "reading the staged copy of '\(entry.path)'", .readFailed) {
                     try fileSystem.contents(of: stagedURL)
                 }
                 guard contents.count == entry.size, ContentHash(hashing: contents) == entry.hash else {
@@ -154,20 +154,20 @@ extension SavePipeline {
     func rollForward(_ plan: RollForwardPlan, root: URL, staging: URL, action: String) throws(SaveError) {
         for path in plan.removedFiles + plan.removedDirectories {
             let memberURL = try memberURL(path, in: root, action: action)
-            try step(action, "removing '\(path)'", .writeFailed) { () throws(FileSystemError) in
-                do throws(FileSystemError) {
+            try step(action, "removing '\(path)'", .writeFailed) {
+                do {
                     try fileSystem.remove(at: memberURL)
-                } catch where error.code == .notFound {
+                } catch let error as FileSystemError where error.code == .notFound {
                     // Already gone with a directory above it.
                 }
             }
         }
         for path in plan.createdDirectories {
             let memberURL = try memberURL(path, in: root, action: action)
-            try step(action, "creating the directory '\(path)'", .writeFailed) { () throws(FileSystemError) in
-                do throws(FileSystemError) {
+            try step(action, "creating the directory '\(path)'", .writeFailed) {
+                do {
                     try fileSystem.createDirectory(at: memberURL)
-                } catch where error.code == .exists {
+                } catch let error as FileSystemError where error.code == .exists {
                     guard try fileSystem.itemKind(at: memberURL) == .directory else { throw error }
                 }
             }
@@ -178,37 +178,37 @@ extension SavePipeline {
             var parentURL = root
             if let parent { parentURL = try memberURL(parent, in: root, action: action) }
             let name = parent.map { "the directory '\($0)'" } ?? "the package directory"
-            try step(action, "fsync of \(name) after creating directories", .syncFailed) { () throws(FileSystemError) in
+            try step(action, "fsync of \(name) after creating directories", .syncFailed) {
                 try fileSystem.synchronizeDirectory(at: parentURL)
             }
         }
         for path in plan.staged {
             let memberURL = try memberURL(path, in: root, action: action)
             let stagedURL = staging.appendingPathComponent(PackageLayout.stagedName(for: path), isDirectory: false)
-            try step(action, "moving '\(path)' into place", .renameFailed) { () throws(FileSystemError) in
+            try step(action, "moving '\(path)' into place", .renameFailed) {
                 try fileSystem.rename(stagedURL, to: memberURL)
             }
         }
         for path in plan.touchedDirectories {
             let memberURL = try memberURL(path, in: root, action: action)
-            try step(action, "fsync of the directory '\(path)'", .syncFailed) { () throws(FileSystemError) in
+            try step(action, "fsync of the directory '\(path)'", .syncFailed) {
                 try fileSystem.synchronizeDirectory(at: memberURL)
             }
         }
         // The renames out of the root must be durable before the staging directory, the journal, goes.
-        try step(action, "fsync of the package directory", .syncFailed) { () throws(FileSystemError) in
+        try step(action, "fsync of the package directory", .syncFailed) {
             try fileSystem.synchronizeDirectory(at: root)
         }
-        try step(action, "removing the staging directory", .writeFailed) { () throws(FileSystemError) in
+        try step(action, "removing the staging directory", .writeFailed) {
             try fileSystem.remove(at: staging)
         }
-        try step(action, "fsync of the package directory", .syncFailed) { () throws(FileSystemError) in
+        try step(action, "fsync of the package directory", .syncFailed) {
             try fileSystem.synchronizeDirectory(at: root)
         }
     }
 
     func kind(of url: URL, action: String) throws(SaveError) -> FileItemKind {
-        try step(action, "examining '\(PosixFileSystem.path(of: url))'", .readFailed) { () throws(FileSystemError) in
+        try step(action, "examining '\(PosixFileSystem.path(of: url))'", .readFailed) {
             try fileSystem.itemKind(at: url)
         }
     }

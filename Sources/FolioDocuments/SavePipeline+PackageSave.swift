@@ -32,7 +32,7 @@ extension SavePipeline {
         for path in package.filePaths + package.directories.sorted() where PackageLayout.isBookkeeping(path) {
             throw SaveError(.unsafePackage, "could not \(action): the entry '\(path)' uses a name reserved for Folio's bookkeeping (.folio-…)")
         }
-        let kind = try step(action, "examining the package", .readFailed) { () throws(FileSystemError) in
+        let kind = try step(action, "examining the package", .readFailed) {
             try fileSystem.itemKind(at: url)
         }
         switch kind {
@@ -65,36 +65,36 @@ extension SavePipeline {
         let manifestTemporary = url.appendingPathComponent(PackageLayout.manifestTemporaryName, isDirectory: false)
         var bytesWritten = 0
         do throws(SaveError) {
-            try step(action, "creating the staging directory", .writeFailed) { () throws(FileSystemError) in
+            try step(action, "creating the staging directory", .writeFailed) {
                 try fileSystem.createDirectory(at: staging)
             }
             for entry in changed {
                 let stagedURL = staging.appendingPathComponent(PackageLayout.stagedName(for: entry.path), isDirectory: false)
                 let contents = package[entry.path]!.contents
-                try step(action, "writing '\(entry.path)'", .writeFailed) { () throws(FileSystemError) in
+                try step(action, "writing '\(entry.path)'", .writeFailed) {
                     try fileSystem.writeFile(contents, to: stagedURL)
                 }
-                try step(action, "fsync of '\(entry.path)'", .syncFailed) { () throws(FileSystemError) in
+                try step(action, "fsync of '\(entry.path)'", .syncFailed) {
                     try fileSystem.synchronizeFile(at: stagedURL)
                 }
                 bytesWritten += contents.count
             }
-            try step(action, "fsync of the staging directory", .syncFailed) { () throws(FileSystemError) in
+            try step(action, "fsync of the staging directory", .syncFailed) {
                 try fileSystem.synchronizeDirectory(at: staging)
             }
             let manifestData = new.encoded()
-            try step(action, "writing the new manifest", .writeFailed) { () throws(FileSystemError) in
+            try step(action, "writing the new manifest", .writeFailed) {
                 try fileSystem.writeFile(manifestData, to: manifestTemporary)
             }
-            try step(action, "fsync of the new manifest", .syncFailed) { () throws(FileSystemError) in
+            try step(action, "fsync of the new manifest", .syncFailed) {
                 try fileSystem.synchronizeFile(at: manifestTemporary)
             }
             bytesWritten += manifestData.count
-            try step(action, "fsync of the package directory", .syncFailed) { () throws(FileSystemError) in
+            try step(action, "fsync of the package directory", .syncFailed) {
                 try fileSystem.synchronizeDirectory(at: url)
             }
             // The commit point: from here on, recovery finishes this save instead of discarding it.
-            try step(action, "committing the new manifest", .renameFailed) { () throws(FileSystemError) in
+            try step(action, "committing the new manifest", .renameFailed) {
                 try fileSystem.rename(manifestTemporary, to: manifestURL)
             }
         } catch {
@@ -102,7 +102,7 @@ extension SavePipeline {
             removeQuietly(manifestTemporary)
             throw error
         }
-        try step(action, "fsync of the package directory after the commit", .syncFailed) { () throws(FileSystemError) in
+        try step(action, "fsync of the package directory after the commit", .syncFailed) {
             try fileSystem.synchronizeDirectory(at: url)
         }
         try rollForward(plan, root: url, staging: staging, action: action)
@@ -119,53 +119,53 @@ extension SavePipeline {
         let directories = manifest.allDirectories.sorted()
         var bytesWritten = 0
         do throws(SaveError) {
-            try step(action, "creating the temporary package directory", .writeFailed) { () throws(FileSystemError) in
+            try step(action, "creating the temporary package directory", .writeFailed) {
                 try fileSystem.createDirectory(at: temporary)
             }
             for directory in directories {
                 let directoryURL = try memberURL(directory, in: temporary, action: action)
-                try step(action, "creating the directory '\(directory)'", .writeFailed) { () throws(FileSystemError) in
+                try step(action, "creating the directory '\(directory)'", .writeFailed) {
                     try fileSystem.createDirectory(at: directoryURL)
                 }
             }
             for entry in manifest.files {
                 let fileURL = try memberURL(entry.path, in: temporary, action: action)
                 let contents = package[entry.path]!.contents
-                try step(action, "writing '\(entry.path)'", .writeFailed) { () throws(FileSystemError) in
+                try step(action, "writing '\(entry.path)'", .writeFailed) {
                     try fileSystem.writeFile(contents, to: fileURL)
                 }
-                try step(action, "fsync of '\(entry.path)'", .syncFailed) { () throws(FileSystemError) in
+                try step(action, "fsync of '\(entry.path)'", .syncFailed) {
                     try fileSystem.synchronizeFile(at: fileURL)
                 }
                 bytesWritten += contents.count
             }
             let manifestURL = temporary.appendingPathComponent(PackageLayout.manifestName, isDirectory: false)
             let manifestData = manifest.encoded()
-            try step(action, "writing the manifest", .writeFailed) { () throws(FileSystemError) in
+            try step(action, "writing the manifest", .writeFailed) {
                 try fileSystem.writeFile(manifestData, to: manifestURL)
             }
-            try step(action, "fsync of the manifest", .syncFailed) { () throws(FileSystemError) in
+            try step(action, "fsync of the manifest", .syncFailed) {
                 try fileSystem.synchronizeFile(at: manifestURL)
             }
             bytesWritten += manifestData.count
             for directory in directories.reversed() {
                 let directoryURL = try memberURL(directory, in: temporary, action: action)
-                try step(action, "fsync of the directory '\(directory)'", .syncFailed) { () throws(FileSystemError) in
+                try step(action, "fsync of the directory '\(directory)'", .syncFailed) {
                     try fileSystem.synchronizeDirectory(at: directoryURL)
                 }
             }
-            try step(action, "fsync of the temporary package directory", .syncFailed) { () throws(FileSystemError) in
+            try step(action, "fsync of the temporary package directory", .syncFailed) {
                 try fileSystem.synchronizeDirectory(at: temporary)
             }
             // The commit point of a new package.
-            try step(action, "moving the new package into place", .renameFailed) { () throws(FileSystemError) in
+            try step(action, "moving the new package into place", .renameFailed) {
                 try fileSystem.rename(temporary, to: url)
             }
         } catch {
             removeQuietly(temporary)
             throw error
         }
-        try step(action, "fsync of the directory holding it", .syncFailed) { () throws(FileSystemError) in
+        try step(action, "fsync of the directory holding it", .syncFailed) {
             try fileSystem.synchronizeDirectory(at: parent)
         }
         return SaveReport(bytesWritten: bytesWritten, filesWritten: manifest.files.count)

@@ -59,10 +59,12 @@ public struct SavePipeline: Sendable {
         return ".folio-tmp-\(ContentHash(hashing: Data(name.utf8)).hex.prefix(32))"
     }
 
-    /// Runs one file-system step, translating its failure into a ``SaveError`` that names the step.
+    /// Runs one file-system step, translating its failure into a ``SaveError`` that names the step: a
+    /// ``FileSystemError`` by its code, any other error a custom file system throws with the step's code, kept as
+    /// the cause.
     func step<Result>(_ action: String, _ step: String, _ code: SaveErrorCode,
-                      _ body: () throws(FileSystemError) -> Result) throws(SaveError) -> Result {
-        do throws(FileSystemError) {
+                      _ body: () throws -> Result) throws(SaveError) -> Result {
+        do {
             return try body()
         } catch {
             throw SaveError(error, action: action, step: step, stepCode: code)

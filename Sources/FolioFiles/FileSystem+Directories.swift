@@ -6,7 +6,7 @@ extension FileSystem {
     /// file synced in the new directory but lose the directory itself.
     ///
     /// - Throws: ``FileSystemError``.
-    public func createDirectoryDurably(at url: URL) throws(FileSystemError) {
+    public func createDirectoryDurably(at url: URL) throws {
         guard try itemKind(at: url) == .absent else { return }
         try createDirectory(at: url)
         try synchronizeDirectory(at: url.deletingLastPathComponent())
@@ -20,7 +20,7 @@ extension FileSystem {
     ///
     /// - Throws: ``FileSystemError``; `notDirectory` (with that item's path) when `url` or an item above it is a
     ///   file or a special file.
-    public func createDirectories(at url: URL) throws(FileSystemError) {
+    public func createDirectories(at url: URL) throws {
         switch try itemKind(at: url) {
         case .directory, .symbolicLink:
             return
@@ -31,7 +31,7 @@ extension FileSystem {
             if PosixFileSystem.path(of: parent) != PosixFileSystem.path(of: url) { try createDirectories(at: parent) }
             do {
                 try createDirectory(at: url)
-            } catch where error.code == .exists {
+            } catch let error as FileSystemError where error.code == .exists {
                 // Made meanwhile by someone else: fine if it is a directory.
                 guard try itemKind(at: url) == .directory else { throw error }
             }

@@ -8,8 +8,8 @@ import Darwin
 #endif
 
 /// The file I/O Folio does outside SQLite, behind a protocol so it can be replaced: the save pipeline and the document
-/// library, the shared sync folder, the store's snapshots and its first image, library copies for reports, and the
-/// simulator's run directories.
+/// library, the shared sync folder, the store's snapshots, its first image and the check of its header, library copies
+/// for reports, the simulator's run directories and the `folio` tool's own files.
 ///
 /// ``PosixFileSystem`` is the real one; FolioTesting's `FaultInjectingFileSystem` wraps another to crash or fail at a
 /// chosen step, which is how the tests and the scenario simulator prove that a save, a sync or a snapshot is never
@@ -18,78 +18,88 @@ import Darwin
 ///
 /// The mutating calls (`createDirectory`, `writeFile`, `copyFile`, `synchronizeFile`, `synchronizeDirectory`,
 /// `rename`, `link`, `remove`) are the "steps" a fault injector counts; the others only read.
+///
+/// The calls are declared `throws`; an implementation throws ``FileSystemError`` only. A caller translates a
+/// `FileSystemError` into its own errors and wraps any other error a custom file system throws (keeping it as the
+/// cause), never assuming that every error is one.
 public protocol FileSystem: Sendable {
     /// What is at `url`, without following a symbolic link there (`lstat`).
     ///
     /// - Throws: ``FileSystemError`` when the item cannot be examined (an absent item is not an error).
-    func itemKind(at url: URL) throws(FileSystemError) -> FileItemKind
+    func itemKind(at url: URL) throws -> FileItemKind
 
     /// The kind, size and modification time of the item at `url`, without following a symbolic link there.
     ///
     /// - Throws: ``FileSystemError``, `notFound` when nothing is there.
-    func attributes(at url: URL) throws(FileSystemError) -> FileAttributes
+    func attributes(at url: URL) throws -> FileAttributes
 
     /// The whole contents of the regular file at `url`.
     ///
     /// - Throws: ``FileSystemError``; `symbolicLink` for a link and `notRegularFile` for a directory, FIFO or
     ///   device, which are never opened for reading.
-    func contents(of url: URL) throws(FileSystemError) -> Data
+    func contents(of url: URL) throws -> Data
 
     /// The whole contents of the regular file at `url`, which must not hold more than `limit` bytes: for files
     /// anyone could have put there. No more than `limit + 1` bytes are read, however large the file is.
     ///
-    /// - Throws: ``FileSystemError`` as ``contents(of:)``, and ``FileSystemError/Code/tooLarge`` when the file holds
+    /// - Throws: ``FileSystemError`` as ``contents(of:)``, and ``FileSystemErrorCode/tooLarge`` when the file holds
     ///   more than `limit` bytes.
-    func contents(of url: URL, limit: Int) throws(FileSystemError) -> Data
+    func contents(of url: URL, limit: Int) throws -> Data
+
+    /// The first `count` bytes of the regular file at `url`, or all of them when it holds fewer: for a header. No
+    /// more than `count` bytes are read, however large the file is.
+    ///
+    /// - Throws: ``FileSystemError`` as ``contents(of:)``.
+    func leadingBytes(of url: URL, count: Int) throws -> Data
 
     /// The names in the directory at `url`, without `.` and `..`, sorted by their UTF-8 bytes.
     ///
     /// - Throws: ``FileSystemError``; `notDirectory` when `url` is not a directory.
-    func contentsOfDirectory(at url: URL) throws(FileSystemError) -> [String]
+    func contentsOfDirectory(at url: URL) throws -> [String]
 
     /// Creates one directory (its parent must exist).
     ///
     /// - Throws: ``FileSystemError``; `exists` when something is already there.
-    func createDirectory(at url: URL) throws(FileSystemError)
+    func createDirectory(at url: URL) throws
 
     /// Creates or truncates the regular file at `url` and writes all of `data` to it; does not sync.
     ///
     /// - Throws: ``FileSystemError``; `symbolicLink` when a link is at `url` (it is not followed).
-    func writeFile(_ data: Data, to url: URL) throws(FileSystemError)
+    func writeFile(_ data: Data, to url: URL) throws
 
     /// Creates or truncates the regular file at `destination` and copies into it the contents of the regular file at
     /// `source`, a piece at a time (a large file is never held in memory); does not sync.
     ///
     /// - Throws: ``FileSystemError``; `symbolicLink` when a link is at either URL (neither is followed),
     ///   `notRegularFile` when `source` is a directory or special file.
-    func copyFile(at source: URL, to destination: URL) throws(FileSystemError)
+    func copyFile(at source: URL, to destination: URL) throws
 
     /// Flushes the file at `url` to stable storage (`fsync`).
     ///
     /// - Throws: ``FileSystemError``; an I/O error here means the data may not be on disk.
-    func synchronizeFile(at url: URL) throws(FileSystemError)
+    func synchronizeFile(at url: URL) throws
 
     /// Flushes the directory at `url` (its entries: creations, renames, removals) to stable storage.
     ///
     /// - Throws: ``FileSystemError``.
-    func synchronizeDirectory(at url: URL) throws(FileSystemError)
+    func synchronizeDirectory(at url: URL) throws
 
     /// Renames `source` to `destination` atomically, replacing a file (or an empty directory) there.
     ///
     /// - Throws: ``FileSystemError``.
-    func rename(_ source: URL, to destination: URL) throws(FileSystemError)
+    func rename(_ source: URL, to destination: URL) throws
 
     /// Gives the file at `source` the further name `destination` (a hard link), atomically and never replacing
     /// anything: publishing a file whole under a name another process may take at the same time. `source` keeps its
     /// name; remove it afterwards.
     ///
     /// - Throws: ``FileSystemError``; `exists` when something is at `destination` (it is left as it is).
-    func link(_ source: URL, to destination: URL) throws(FileSystemError)
+    func link(_ source: URL, to destination: URL) throws
 
     /// Removes the file, link or whole directory tree at `url`, never following a link.
     ///
     /// - Throws: ``FileSystemError``; `notFound` when nothing is there.
-    func remove(at url: URL) throws(FileSystemError)
+    func remove(at url: URL) throws
 
     /// The time the file system stamps on what is written now, to tell whether a file's recorded modification time
     /// is recent enough that a later write could have left it unchanged. By default the system's clock.
@@ -101,58 +111,26 @@ extension FileSystem {
 
     /// Reads the whole file, then checks its size: a file system that reads untrusted files should stop at the limit
     /// instead, as ``PosixFileSystem`` does.
-    public func contents(of url: URL, limit: Int) throws(FileSystemError) -> Data {
+    public func contents(of url: URL, limit: Int) throws -> Data {
         let data = try contents(of: url)
         guard data.count <= limit else { throw FileSystemError(.tooLarge, operation: "read", path: url.path) }
         return data
     }
 
+    /// Reads the whole file, then keeps its first `count` bytes: a file system that reads large files should stop at
+    /// `count` instead, as ``PosixFileSystem`` does.
+    public func leadingBytes(of url: URL, count: Int) throws -> Data {
+        Data(try contents(of: url).prefix(max(count, 0)))
+    }
+
     /// Reads the whole file and writes it (``writeFile(_:to:)``): it is held in memory.
-    public func copyFile(at source: URL, to destination: URL) throws(FileSystemError) {
+    public func copyFile(at source: URL, to destination: URL) throws {
         try writeFile(try contents(of: source), to: destination)
     }
 
     /// Throws `other(ENOTSUP)`: linking has no safe stand-in made of the other calls (none is atomic and never
     /// replaces), so a file system that cannot link says so.
-    public func link(_ source: URL, to destination: URL) throws(FileSystemError) {
+    public func link(_ source: URL, to destination: URL) throws {
         throw FileSystemError(.other(ENOTSUP), operation: "link (not supported by \(Self.self))", path: source.path)
-    }
-}
-
-/// What an item on disk is, as `lstat` sees it.
-public enum FileItemKind: String, Hashable, Sendable, CustomStringConvertible {
-    /// A regular file.
-    case file
-    /// A directory.
-    case directory
-    /// A symbolic link (not followed).
-    case symbolicLink
-    /// A FIFO, socket or device.
-    case other
-    /// Nothing is there.
-    case absent
-
-    /// The kind's name.
-    public var description: String { rawValue }
-}
-
-/// The attributes of an item on disk.
-public struct FileAttributes: Hashable, Sendable {
-    /// What the item is.
-    public var kind: FileItemKind
-    /// The size in bytes.
-    public var size: Int
-    /// When the contents last changed.
-    public var modificationDate: Date
-    /// The item's serial number on its device (the inode): the same while the item exists under any name, different
-    /// for an item made in its place; 0 when the file system has none.
-    public var fileNumber: UInt64
-
-    /// Creates attributes.
-    public init(kind: FileItemKind, size: Int, modificationDate: Date, fileNumber: UInt64 = 0) {
-        self.kind = kind
-        self.size = size
-        self.modificationDate = modificationDate
-        self.fileNumber = fileNumber
     }
 }

@@ -6,7 +6,7 @@ import Musl
 import Darwin
 #endif
 
-extension FileSystemError.Code {
+extension FileSystemErrorCode {
     /// The file holds more bytes than the caller's limit (`EFBIG`): see ``FileSystem/contents(of:limit:)``.
-    public static var tooLarge: FileSystemError.Code { .other(EFBIG) }
+    public static var tooLarge: Self { .other(EFBIG) }
 }

@@ -25,7 +25,7 @@ public struct PosixFileSystem: FileSystem {
         self.synchronizes = synchronizes
     }
 
-    public func itemKind(at url: URL) throws(FileSystemError) -> FileItemKind {
+    public func itemKind(at url: URL) throws -> FileItemKind {
         let path = Self.path(of: url)
         var info = stat()
         guard lstat(path, &info) == 0 else {
@@ -37,7 +37,7 @@ public struct PosixFileSystem: FileSystem {
         return Self.kind(of: info.st_mode)
     }
 
-    public func attributes(at url: URL) throws(FileSystemError) -> FileAttributes {
+    public func attributes(at url: URL) throws -> FileAttributes {
         let path = Self.path(of: url)
         var info = stat()
         guard lstat(path, &info) == 0 else {
@@ -48,11 +48,11 @@ public struct PosixFileSystem: FileSystem {
                               modificationDate: Date(timeIntervalSince1970: seconds), fileNumber: UInt64(info.st_ino))
     }
 
-    public func contents(of url: URL) throws(FileSystemError) -> Data {
+    public func contents(of url: URL) throws -> Data {
         try contents(of: url, limit: Int.max)
     }
 
-    public func contents(of url: URL, limit: Int) throws(FileSystemError) -> Data {
+    public func contents(of url: URL, limit: Int) throws -> Data {
         let path = Self.path(of: url)
         let descriptor = try Self.openRegularFile(path)
         defer { close(descriptor) }
@@ -80,7 +80,28 @@ public struct PosixFileSystem: FileSystem {
         return result
     }
 
-    public func contentsOfDirectory(at url: URL) throws(FileSystemError) -> [String] {
+    public func leadingBytes(of url: URL, count: Int) throws -> Data {
+        let path = Self.path(of: url)
+        let descriptor = try Self.openRegularFile(path)
+        defer { close(descriptor) }
+        let wanted = max(count, 0)
+        guard wanted > 0 else { return Data() }
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: wanted, alignment: 1)
+        defer { buffer.deallocate() }
+        var filled = 0
+        while filled < wanted {
+            let got = read(descriptor, buffer + filled, wanted - filled)
+            if got == 0 { break }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw FileSystemError(errorNumber: errno, operation: "read", path: path)
+            }
+            filled += got
+        }
+        return Data(bytes: buffer, count: filled)
+    }
+
+    public func contentsOfDirectory(at url: URL) throws -> [String] {
         let path = Self.path(of: url)
         let names = try Self.rawNames(inDirectoryAt: AT_FDCWD, name: Array(path.utf8CString), displayPath: path)
         var result: [String] = []
@@ -94,14 +115,14 @@ public struct PosixFileSystem: FileSystem {
         return result.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }
 
-    public func createDirectory(at url: URL) throws(FileSystemError) {
+    public func createDirectory(at url: URL) throws {
         let path = Self.path(of: url)
         guard mkdir(path, 0o755) == 0 else {
             throw FileSystemError(errorNumber: errno, operation: "mkdir", path: path)
         }
     }
 
-    public func writeFile(_ data: Data, to url: URL) throws(FileSystemError) {
+    public func writeFile(_ data: Data, to url: URL) throws {
         let path = Self.path(of: url)
         let descriptor = try Self.openDescriptor(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
                                        operation: "open for writing", mode: 0o644)
@@ -127,7 +148,7 @@ public struct PosixFileSystem: FileSystem {
         }
     }
 
-    public func copyFile(at source: URL, to destination: URL) throws(FileSystemError) {
+    public func copyFile(at source: URL, to destination: URL) throws {
         let from = Self.path(of: source)
         let to = Self.path(of: destination)
         let input = try Self.openRegularFile(from)
@@ -164,7 +185,7 @@ public struct PosixFileSystem: FileSystem {
         }
     }
 
-    public func synchronizeFile(at url: URL) throws(FileSystemError) {
+    public func synchronizeFile(at url: URL) throws {
         guard synchronizes else { return }
         let path = Self.path(of: url)
         let descriptor = try Self.openDescriptor(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, operation: "open for fsync")
@@ -172,7 +193,7 @@ public struct PosixFileSystem: FileSystem {
         try Self.synchronize(descriptor, path: path)
     }
 
-    public func synchronizeDirectory(at url: URL) throws(FileSystemError) {
+    public func synchronizeDirectory(at url: URL) throws {
         guard synchronizes else { return }
         let path = Self.path(of: url)
         let descriptor = try Self.openDescriptor(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, operation: "open directory for fsync")
@@ -180,7 +201,7 @@ public struct PosixFileSystem: FileSystem {
         try Self.synchronize(descriptor, path: path)
     }
 
-    public func rename(_ source: URL, to destination: URL) throws(FileSystemError) {
+    public func rename(_ source: URL, to destination: URL) throws {
         let from = Self.path(of: source)
         let to = Self.path(of: destination)
         guard renameat(AT_FDCWD, from, AT_FDCWD, to) == 0 else {
@@ -188,7 +209,7 @@ public struct PosixFileSystem: FileSystem {
         }
     }
 
-    public func link(_ source: URL, to destination: URL) throws(FileSystemError) {
+    public func link(_ source: URL, to destination: URL) throws {
         let from = Self.path(of: source)
         let to = Self.path(of: destination)
         // No AT_SYMLINK_FOLLOW: a link at `source` is linked itself, never what it points to.
@@ -197,7 +218,7 @@ public struct PosixFileSystem: FileSystem {
         }
     }
 
-    public func remove(at url: URL) throws(FileSystemError) {
+    public func remove(at url: URL) throws {
         let path = Self.path(of: url)
         try Self.removeEntry(in: AT_FDCWD, name: Array(path.utf8CString), displayPath: path)
     }

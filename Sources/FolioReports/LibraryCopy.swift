@@ -52,7 +52,7 @@ struct LibraryCopy {
     }
 
     /// Copies the directory at `source` to the new directory `destination`: files and directories, nothing else.
-    private func copyTree(at source: URL, to destination: URL) throws(FileSystemError) {
+    private func copyTree(at source: URL, to destination: URL) throws {
         try fileSystem.createDirectory(at: destination)
         for name in try fileSystem.contentsOfDirectory(at: source) {
             let from = source.appendingPathComponent(name, isDirectory: false)

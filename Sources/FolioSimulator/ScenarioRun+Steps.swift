@@ -226,7 +226,7 @@ extension ScenarioRun {
     /// pipeline's own files (`.folio…`).
     private static func removeMembers(
         in directory: URL, at prefix: String, keeping keep: Set<String>, on files: any FileSystem
-    ) throws(FileSystemError) {
+    ) throws {
         for name in try files.contentsOfDirectory(at: directory) {
             let path = prefix + name
             if path.hasPrefix(".folio") { continue }

@@ -1,4 +1,5 @@
 import FolioCore
+import FolioFiles
 import Foundation
 import GRDB
 
@@ -19,7 +20,7 @@ extension ChangeLogStore {
     /// The typed core of ``firstDevice(ofStoreAt:)``, for the module's own code.
     static func recordedFirstDevice(ofStoreAt url: URL) throws(StoreError) -> Device? {
         let path = url.path
-        guard try holdsDatabase(path) else { return nil }
+        guard try holdsDatabase(url, on: PosixFileSystem()) else { return nil }
         do {
             var configuration = Configuration()
             configuration.readonly = true

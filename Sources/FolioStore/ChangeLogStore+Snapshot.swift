@@ -25,7 +25,7 @@ extension ChangeLogStore {
         ofStoreAt source: URL, to destination: URL, attempts: Int = 5, fileSystem: any FileSystem = PosixFileSystem()
     ) throws(StoreError) {
         let path = source.path
-        guard try holdsDatabase(path) else {
+        guard try holdsDatabase(source, on: fileSystem) else {
             throw StoreError(.notAStore, "\(path) is absent or empty, so not a Folio store")
         }
         func url(_ path: String) -> URL { URL(fileURLWithPath: path, isDirectory: false) }

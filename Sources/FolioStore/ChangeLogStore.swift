@@ -63,7 +63,8 @@ public final class ChangeLogStore: Sendable {
     ///   - access: whether other connections may use the file at the same time (``StoreAccess/shared``, the
     ///     default) or this store is its only user (``StoreAccess/exclusive``, cheaper transactions).
     ///   - limits: bounds on what the store keeps on behalf of peers.
-    ///   - fileSystem: writes a new store's first image (SQLite does the rest of the store's I/O itself).
+    ///   - fileSystem: reads the file's header and writes a new store's first image (SQLite does the rest of the
+    ///     store's I/O itself).
     /// - Throws: ``StoreError`` with code `notAStore` (the file is something else; it is left untouched),
     ///   `newerFormat`, `corrupt` or `database` (with `exclusive`, also when another connection holds the file).
     public convenience init(
@@ -71,7 +72,7 @@ public final class ChangeLogStore: Sendable {
         durability: Durability = .normal, access: StoreAccess = .shared, limits: StoreLimits = StoreLimits(),
         fileSystem: any FileSystem = PosixFileSystem()
     ) throws(StoreError) {
-        let isNew = try Self.preflight(url)
+        let isNew = try Self.preflight(url, on: fileSystem)
         // A new store starts as a copy of the pristine image, which has every migration applied.
         let isPristine = isNew && StoreSchema.pristineImage != nil
         if isPristine, let image = StoreSchema.pristineImage {
@@ -195,16 +196,25 @@ public final class ChangeLogStore: Sendable {
     /// Refuses a file that does not start as a SQLite database (before SQLite could touch it); returns whether the
     /// store is new (no file, or an empty one). An existing database is checked by ``checkFormat(_:path:)`` as soon
     /// as the store's connection opens.
-    private static func preflight(_ url: URL) throws(StoreError) -> Bool {
-        try !holdsDatabase(url.path)
+    private static func preflight(_ url: URL, on fileSystem: any FileSystem) throws(StoreError) -> Bool {
+        try !holdsDatabase(url, on: fileSystem)
     }
 
-    /// Whether the file at `path` starts as a SQLite database: `false` when it is absent or empty (no store yet);
-    /// throws `notAStore` when it holds something else. Reads its first 16 bytes only.
-    static func holdsDatabase(_ path: String) throws(StoreError) -> Bool {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
-        let header = (try? handle.read(upToCount: 16)) ?? Data()
-        try? handle.close()
+    /// Whether the file at `url` starts as a SQLite database: `false` when it is absent or empty (no store yet);
+    /// throws `notAStore` when it holds something else, or is a symbolic link (never followed) or not a regular
+    /// file, and `database` when it cannot be read. Reads its first 16 bytes only, through `fileSystem`.
+    static func holdsDatabase(_ url: URL, on fileSystem: any FileSystem) throws(StoreError) -> Bool {
+        let path = url.path
+        let header: Data
+        do {
+            header = try fileSystem.leadingBytes(of: url, count: 16)
+        } catch let error as FileSystemError where error.code == .notFound {
+            return false
+        } catch let error as FileSystemError where error.code == .symbolicLink || error.code == .notRegularFile {
+            throw StoreError(.notAStore, "\(path) is \(error.code == .symbolicLink ? "a symbolic link" : "not a regular file"), so not a Folio store; it was not modified", cause: error)
+        } catch {
+            throw StoreError(.database, "cannot read \(path) to tell whether it is a Folio store", cause: error)
+        }
         if header.isEmpty { return false }
         guard header == Data("SQLite format 3\0".utf8) else {
             throw StoreError(.notAStore, "\(path) is not a SQLite database, so not a Folio store; it was not modified")

@@ -30,8 +30,8 @@ extension Durability {
     /// it (`<name>.new`), synced, renamed to `url`, and the directory synced; with ``off``, nothing is synced. When a
     /// step fails, the file beside it is removed.
     ///
-    /// - Throws: ``FileSystemError`` of the step that failed.
-    func writeWhole(_ bytes: Data, to url: URL, on fileSystem: any FileSystem) throws(FileSystemError) {
+    /// - Throws: ``FileSystemError`` of the step that failed, or what a custom file system throws.
+    func writeWhole(_ bytes: Data, to url: URL, on fileSystem: any FileSystem) throws {
         let partial = URL(fileURLWithPath: url.path + ".new", isDirectory: false)
         do {
             try fileSystem.writeFile(bytes, to: partial)

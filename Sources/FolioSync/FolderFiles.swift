@@ -52,7 +52,7 @@ struct FolderFiles: Sendable {
         }
         do {
             try fileSystem.createDirectory(at: Self.url(path))
-        } catch where error.code == .exists {
+        } catch let error as FileSystemError where error.code == .exists {
             guard try kind(path) == .directory else { throw Self.failure(error, "creating the directory", path) }
             return
         } catch {
@@ -65,7 +65,7 @@ struct FolderFiles: Sendable {
     func contents(of path: String) throws(SyncError) -> [UInt8] {
         do {
             return Array(try fileSystem.contents(of: Self.url(path), limit: Self.sizeLimit))
-        } catch where error.code == .tooLarge {
+        } catch let error as FileSystemError where error.code == .tooLarge {
             throw SyncError(.io, "\(path) holds more than the limit of \(Self.sizeLimit) bytes")
         } catch {
             throw Self.failure(error, "reading", path)
@@ -97,7 +97,7 @@ struct FolderFiles: Sendable {
         // link, not rename: it never replaces a file another process published under the same name.
         do {
             try fileSystem.link(temporary, to: Self.url(final))
-        } catch where error.code == .exists {
+        } catch let error as FileSystemError where error.code == .exists {
             if keep(final) { return false }
             // What holds the name is not to be kept (a file someone else made in this writer's name): replaced.
             do {
@@ -125,7 +125,8 @@ struct FolderFiles: Sendable {
         URL(fileURLWithPath: path, isDirectory: false)
     }
 
-    private static func failure(_ error: FileSystemError, _ operation: String, _ path: String) -> SyncError {
+    /// A ``FileSystemError``, or any other error a custom file system throws, as `io`, kept as the cause.
+    private static func failure(_ error: any Error, _ operation: String, _ path: String) -> SyncError {
         SyncError(.io, "\(operation) \(path) failed", cause: error)
     }
 }

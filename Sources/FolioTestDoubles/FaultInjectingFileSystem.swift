@@ -71,7 +71,7 @@ public final class FaultInjectingFileSystem: FileSystem {
             /// The device stops: this step and every later call throw `crashed`.
             case crash
             /// This step throws the code; later calls work.
-            case fail(FileSystemError.Code)
+            case fail(FileSystemErrorCode)
         }
 
         /// The step's number, from 0.
@@ -88,7 +88,7 @@ public final class FaultInjectingFileSystem: FileSystem {
         }
 
         /// The call at `step` fails with `code`, after writing `writtenPrefix` bytes if it is a write.
-        public static func fail(atStep step: Int, with code: FileSystemError.Code, writtenPrefix: Int? = nil) -> Fault {
+        public static func fail(atStep step: Int, with code: FileSystemErrorCode, writtenPrefix: Int? = nil) -> Fault {
             Fault(step: step, effect: .fail(code), writtenPrefix: writtenPrefix)
         }
     }
@@ -149,53 +149,58 @@ public final class FaultInjectingFileSystem: FileSystem {
 
     // MARK: - Reads
 
-    public func itemKind(at url: URL) throws(FileSystemError) -> FileItemKind {
+    public func itemKind(at url: URL) throws -> FileItemKind {
         try checkAlive("lstat", url)
         return try base.itemKind(at: url)
     }
 
-    public func attributes(at url: URL) throws(FileSystemError) -> FileAttributes {
+    public func attributes(at url: URL) throws -> FileAttributes {
         try checkAlive("lstat", url)
         return try base.attributes(at: url)
     }
 
     public func currentTime() -> Date { base.currentTime() }
 
-    public func contents(of url: URL) throws(FileSystemError) -> Data {
+    public func contents(of url: URL) throws -> Data {
         try checkAlive("read", url)
         return try base.contents(of: url)
     }
 
-    public func contents(of url: URL, limit: Int) throws(FileSystemError) -> Data {
+    public func contents(of url: URL, limit: Int) throws -> Data {
         try checkAlive("read", url)
         return try base.contents(of: url, limit: limit)
     }
 
-    public func contentsOfDirectory(at url: URL) throws(FileSystemError) -> [String] {
+    public func leadingBytes(of url: URL, count: Int) throws -> Data {
+        try checkAlive("read", url)
+        return try base.leadingBytes(of: url, count: count)
+    }
+
+    public func contentsOfDirectory(at url: URL) throws -> [String] {
         try checkAlive("list", url)
         return try base.contentsOfDirectory(at: url)
     }
 
     // MARK: - Steps
 
-    public func createDirectory(at url: URL) throws(FileSystemError) {
-        try perform(Step(kind: .createDirectory, path: PosixFileSystem.path(of: url), byteCount: 0)) { () throws(FileSystemError) in
+    public func createDirectory(at url: URL) throws {
+        try perform(Step(kind: .createDirectory, path: PosixFileSystem.path(of: url), byteCount: 0)) {
             try base.createDirectory(at: url)
         }
     }
 
-    public func writeFile(_ data: Data, to url: URL) throws(FileSystemError) {
+    public func writeFile(_ data: Data, to url: URL) throws {
         let step = Step(kind: .writeFile, path: PosixFileSystem.path(of: url), byteCount: data.count)
         try perform(step, tornWrite: { prefix in
             let torn = data.prefix(prefix)
             try? self.base.writeFile(torn, to: url)
             return torn.count
-        }) { () throws(FileSystemError) in
+        }) {
             try base.writeFile(data, to: url)
         }
     }
 
-    public func copyFile(at source: URL, to destination: URL) throws(FileSystemError) {
+    public func copyFile(at source: URL, to destination: URL) throws {
         try checkAlive("lstat", source)
         // The size is known only if the source can be examined; the copy then reports its own error.
         let size = (try? base.attributes(at: source).size) ?? 0
@@ -205,48 +210,48 @@ public final class FaultInjectingFileSystem: FileSystem {
             guard let torn = try? self.base.contents(of: source).prefix(prefix) else { return 0 }
             try? self.base.writeFile(torn, to: destination)
             return torn.count
-        }) { () throws(FileSystemError) in
+        }) {
             try base.copyFile(at: source, to: destination)
         }
     }
 
-    public func synchronizeFile(at url: URL) throws(FileSystemError) {
-        try perform(Step(kind: .synchronizeFile, path: PosixFileSystem.path(of: url), byteCount: 0)) { () throws(FileSystemError) in
+    public func synchronizeFile(at url: URL) throws {
+        try perform(Step(kind: .synchronizeFile, path: PosixFileSystem.path(of: url), byteCount: 0)) {
             try base.synchronizeFile(at: url)
         }
     }
 
-    public func synchronizeDirectory(at url: URL) throws(FileSystemError) {
-        try perform(Step(kind: .synchronizeDirectory, path: PosixFileSystem.path(of: url), byteCount: 0)) { () throws(FileSystemError) in
+    public func synchronizeDirectory(at url: URL) throws {
+        try perform(Step(kind: .synchronizeDirectory, path: PosixFileSystem.path(of: url), byteCount: 0)) {
             try base.synchronizeDirectory(at: url)
         }
     }
 
-    public func rename(_ source: URL, to destination: URL) throws(FileSystemError) {
+    public func rename(_ source: URL, to destination: URL) throws {
         let step = Step(kind: .rename, path: PosixFileSystem.path(of: source),
                         destination: PosixFileSystem.path(of: destination), byteCount: 0)
-        try perform(step) { () throws(FileSystemError) in
+        try perform(step) {
             try base.rename(source, to: destination)
         }
     }
 
-    public func link(_ source: URL, to destination: URL) throws(FileSystemError) {
+    public func link(_ source: URL, to destination: URL) throws {
         let step = Step(kind: .link, path: PosixFileSystem.path(of: source),
                         destination: PosixFileSystem.path(of: destination), byteCount: 0)
-        try perform(step) { () throws(FileSystemError) in
+        try perform(step) {
             try base.link(source, to: destination)
         }
     }
 
-    public func remove(at url: URL) throws(FileSystemError) {
-        try perform(Step(kind: .remove, path: PosixFileSystem.path(of: url), byteCount: 0)) { () throws(FileSystemError) in
+    public func remove(at url: URL) throws {
+        try perform(Step(kind: .remove, path: PosixFileSystem.path(of: url), byteCount: 0)) {
             try base.remove(at: url)
         }
     }
 
     // MARK: - Helpers
 
-    private func checkAlive(_ operation: String, _ url: URL) throws(FileSystemError) {
+    private func checkAlive(_ operation: String, _ url: URL) throws {
         if state.withLock({ $0.crashed }) {
             throw FileSystemError(.crashed, operation: operation, path: PosixFileSystem.path(of: url))
         }
@@ -255,8 +260,8 @@ public final class FaultInjectingFileSystem: FileSystem {
     /// Numbers the step and applies its fault, or performs it. The lock is held throughout so that steps from
     /// several threads are numbered in the order they happen.
     private func perform(_ step: Step, tornWrite: ((Int) -> Int)? = nil,
-                         _ body: () throws(FileSystemError) -> Void) throws(FileSystemError) {
-        try state.withLock { (state: inout State) throws(FileSystemError) -> Void in
+                         _ body: () throws -> Void) throws {
+        try state.withLock { (state: inout State) throws -> Void in
             if state.crashed {
                 throw FileSystemError(.crashed, operation: step.kind.operation, path: step.path)
             }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FolioFiles
 import FolioSimulator
 import Foundation
 
@@ -99,12 +100,11 @@ struct FuzzCommand: AsyncParsableCommand {
         if let out {
             let url = URL(fileURLWithPath: out, isDirectory: true).appendingPathComponent("fuzz-\(outcome.seed).yaml")
             do {
-                try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-                try Data(shrunk.yaml.utf8).write(to: url)
+                try CommandFiles.write(Data(shrunk.yaml.utf8), to: url, makingDirectories: true, on: PosixFileSystem())
                 print("  written to \(url.path)")
             } catch {
                 // The YAML is printed above: nothing is lost, but the user asked for the file.
-                FileHandle.standardError.write(Data("folio: cannot write \(url.path): \(error.localizedDescription)\n".utf8))
+                FileHandle.standardError.write(Data("folio: cannot write \(url.path): \(CommandFiles.reason(error))\n".utf8))
             }
         }
     }

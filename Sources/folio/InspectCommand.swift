@@ -1,4 +1,5 @@
 import ArgumentParser
+import FolioFiles
 import FolioReports
 import Foundation
 
@@ -23,24 +24,21 @@ struct InspectCommand: AsyncParsableCommand {
     var out: String?
 
     func run() async throws {
+        let fileSystem = PosixFileSystem()
         let url = URL(fileURLWithPath: directory, isDirectory: true)
-        guard FileManager.default.fileExists(atPath: url.appendingPathComponent(".folio/store.sqlite").path) else {
+        guard (try? fileSystem.itemKind(at: url.appendingPathComponent(".folio/store.sqlite"))) ?? .absent != .absent else {
             throw CommandFailure.invalidInput("\(directory) is not a Folio library: it has no .folio/store.sqlite")
         }
         var value: ConflictReport
         do {
-            value = try await ConflictReport.inspect(libraryAt: url)
+            value = try await ConflictReport.inspect(libraryAt: url, fileSystem: fileSystem)
         } catch {
             throw CommandFailure.invalidInput("cannot inspect \(directory): \(error)")
         }
         value.source = directory
         let text = ReportOutput.render(value, as: report)
         if let out {
-            do {
-                try Data(text.utf8).write(to: URL(fileURLWithPath: out), options: .atomic)
-            } catch {
-                throw CommandFailure.invalidInput("cannot write \(out): \(error.localizedDescription)")
-            }
+            try ReportOutput.write(text, toFileAt: out, fileSystem: fileSystem)
         } else {
             // The report quotes the library's names and contents: on a terminal, escaped (a file gets it as is).
             print(TerminalText.escaped(text, keepingLines: true), terminator: "")

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FolioCore
+import FolioFiles
 import FolioStore
 import Foundation
 
@@ -12,11 +13,16 @@ struct LogCommand: AsyncParsableCommand {
     )
 }
 
-/// Opens a store for a command, mapping "not a store" and "newer format" to invalid input.
-func openStore(at path: String, deviceNamed name: String, clock: any WallClock = SystemClock(), durability: Durability = .normal) throws -> ChangeLogStore {
+/// Opens a store for a command, through `fileSystem` (its header and first image), mapping "not a store" and
+/// "newer format" to invalid input.
+func openStore(
+    at path: String, deviceNamed name: String, clock: any WallClock = SystemClock(), durability: Durability = .normal,
+    fileSystem: any FileSystem = PosixFileSystem()
+) throws -> ChangeLogStore {
     do {
         return try ChangeLogStore(
-            at: URL(fileURLWithPath: path), key: deviceKey(named: name), deviceName: name, clock: clock, durability: durability)
+            at: URL(fileURLWithPath: path), key: deviceKey(named: name), deviceName: name, clock: clock, durability: durability,
+            fileSystem: fileSystem)
     } catch where error.code == .notAStore || error.code == .newerFormat {
         throw CommandFailure.invalidInput(error.message)
     } catch {
@@ -30,21 +36,25 @@ func openStore(at path: String, deviceNamed name: String, clock: any WallClock =
 struct StoreCopy {
     let store: ChangeLogStore
     private let directory: URL
+    private let fileSystem: any FileSystem
 
-    init(of path: String) throws {
+    /// Copies the store at `path` into a new temporary directory and opens the copy; every file call of the copy
+    /// goes through `fileSystem`.
+    init(of path: String, fileSystem: any FileSystem = PosixFileSystem()) throws {
+        self.fileSystem = fileSystem
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("folio-log-\(UUID().uuidString)", isDirectory: true)
         let copy = directory.appendingPathComponent("store.sqlite")
         do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try fileSystem.createDirectories(at: directory)
         } catch {
-            throw CommandFailure.checkFailed("cannot make a temporary copy of \(path): \(error.localizedDescription)")
+            throw CommandFailure.checkFailed("cannot make a temporary copy of \(path): \(CommandFiles.reason(error))")
         }
         do {
-            try ChangeLogStore.snapshot(ofStoreAt: URL(fileURLWithPath: path), to: copy)
+            try ChangeLogStore.snapshot(ofStoreAt: URL(fileURLWithPath: path), to: copy, fileSystem: fileSystem)
             let owner = try ChangeLogStore.localIdentity(ofStoreAt: copy) ?? (deviceKey(named: "folio-cli"), "folio-cli")
-            store = try ChangeLogStore(at: copy, key: owner.key, deviceName: owner.name, durability: .off)
+            store = try ChangeLogStore(at: copy, key: owner.key, deviceName: owner.name, durability: .off, fileSystem: fileSystem)
         } catch {
-            try? FileManager.default.removeItem(at: directory)
+            try? fileSystem.remove(at: directory)
             let message = error.message.replacingOccurrences(of: copy.path, with: path)
             if error.code == .notAStore || error.code == .newerFormat { throw CommandFailure.invalidInput(message) }
             throw CommandFailure.checkFailed("cannot read \(path): \(message)")
@@ -54,7 +64,7 @@ struct StoreCopy {
     /// Closes the copy and removes it.
     func remove() {
         try? store.close()
-        try? FileManager.default.removeItem(at: directory)
+        try? fileSystem.remove(at: directory)
     }
 }
 

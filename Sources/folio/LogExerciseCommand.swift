@@ -1,5 +1,6 @@
 import ArgumentParser
 import FolioCore
+import FolioFiles
 import FolioStore
 import Foundation
 
@@ -71,7 +72,7 @@ struct LogExerciseCommand: AsyncParsableCommand {
     private func makeDirectory() throws -> URL {
         let url = directory.map { URL(fileURLWithPath: $0) }
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("folio-exercise-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        try PosixFileSystem().createDirectories(at: url)
         return url
     }
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FolioFiles
 import FolioReports
 import FolioSimulator
 import Foundation
@@ -37,10 +38,11 @@ struct ReplayCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let fileSystem = PosixFileSystem()
         let files = try ScenarioFiles.collect(paths)
         if let report, let out { try ScenarioFiles.checkReportNames(of: files, as: report, in: out) }
         // Every file parsed (or none ran): the scenarios line up with the files.
-        let scenarios = try ScenarioFiles.parse(files.map(\.path))
+        let scenarios = try ScenarioFiles.parse(files.map(\.path), fileSystem: fileSystem)
         let simulator = Simulator(workDirectory: try workDirectory.prepare(), keepsFiles: keep)
         var failed = 0
         for (found, (file, scenario)) in zip(files, scenarios) {
@@ -60,7 +62,7 @@ struct ReplayCommand: AsyncParsableCommand {
             if let report, let out {
                 var value = result.report
                 value.source = file
-                try ReportOutput.write(value, as: report, named: found.reportName, into: out)
+                try ReportOutput.write(value, as: report, named: found.reportName, into: out, fileSystem: fileSystem)
             }
         }
         let passed = scenarios.count - failed
@@ -129,12 +131,24 @@ enum ScenarioFiles {
         guard clashes.isEmpty else { throw CommandFailure.invalidInput(clashes.joined(separator: "\n") + "\nnothing was run") }
     }
 
-    /// Every file read strictly; all problems of all files reported together (exit 2) before anything runs.
-    static func parse(_ files: [String]) throws -> [(String, Scenario)] {
+    /// Every file read strictly, through `fileSystem` and no larger than a scenario may be; all problems of all files
+    /// reported together (exit 2) before anything runs.
+    static func parse(_ files: [String], fileSystem: any FileSystem) throws -> [(String, Scenario)] {
         var scenarios: [(String, Scenario)] = []
         var problems: [String] = []
         for file in files {
-            guard let data = FileManager.default.contents(atPath: file) else {
+            let url = URL(fileURLWithPath: file, isDirectory: false)
+            let data: Data
+            do {
+                data = try fileSystem.contents(of: url, limit: ScenarioParser.maximumFileBytes)
+            } catch let error as FileSystemError where error.code == .tooLarge {
+                let size = (try? fileSystem.attributes(at: url).size).map(String.init) ?? "more"
+                let position = ScenarioFilePosition(file: file, line: 1, column: 1)
+                problems.append(ScenarioError(
+                    .malformedYAML, "the file has \(size) bytes, more than a scenario may (\(ScenarioParser.maximumFileBytes)); "
+                        + "split it into several scenarios", location: position).description)
+                continue
+            } catch {
                 problems.append("\(file): cannot read the file")
                 continue
             }
@@ -167,14 +181,27 @@ enum ReportOutput {
         }
     }
 
-    /// Writes `report` as `DIR/NAME.FORMAT` (NAME may hold subdirectories, which are created).
-    static func write(_ report: ConflictReport, as format: ReportFormat, named name: String, into directory: String) throws {
+    /// Writes `report` as `DIR/NAME.FORMAT` (NAME may hold subdirectories, which are created) through `fileSystem`,
+    /// whole or not at all.
+    static func write(
+        _ report: ConflictReport, as format: ReportFormat, named name: String, into directory: String,
+        fileSystem: any FileSystem
+    ) throws {
         let url = URL(fileURLWithPath: directory, isDirectory: true).appendingPathComponent("\(name).\(format.rawValue)")
         do {
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try Data(render(report, as: format).utf8).write(to: url, options: .atomic)
+            try CommandFiles.write(Data(render(report, as: format).utf8), to: url, makingDirectories: true, on: fileSystem)
         } catch {
-            throw CommandFailure.invalidInput("cannot write \(url.path): \(error.localizedDescription)")
+            throw CommandFailure.invalidInput("cannot write \(url.path): \(CommandFiles.reason(error))")
+        }
+    }
+
+    /// Writes `text` as the file at `path` (whose directory must exist) through `fileSystem`, whole or not at all.
+    static func write(_ text: String, toFileAt path: String, fileSystem: any FileSystem) throws {
+        do {
+            try CommandFiles.write(
+                Data(text.utf8), to: URL(fileURLWithPath: path, isDirectory: false), makingDirectories: false, on: fileSystem)
+        } catch {
+            throw CommandFailure.invalidInput("cannot write \(path): \(CommandFiles.reason(error))")
         }
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FolioFiles
 import Foundation
 
 /// `STORE` of the commands that only read a store (`log show`, `log verify`): the file, which must exist, and the
@@ -8,7 +9,8 @@ struct StoreCopyArgument: ParsableArguments {
     var store: String
 
     func validate() throws {
-        guard FileManager.default.fileExists(atPath: store) else { throw ValidationError("no file at \(store)") }
+        let kind = try? PosixFileSystem().itemKind(at: URL(fileURLWithPath: store, isDirectory: false))
+        guard (kind ?? .absent) != .absent else { throw ValidationError("no file at \(store)") }
     }
 
     /// A temporary copy of the store, opened as the device that made it; the caller removes it.

@@ -89,8 +89,8 @@ import Glibc
         #expect(try library.store.heads(of: document.id).count == 1, "no competing version was made")
     }
 
-    @Test(arguments: [FileSystemError.Code.noSpace, .permissionDenied, .readOnly])
-    func aFullOrReadOnlyDirectoryGivesASavingErrorAndLosesNothing(code: FileSystemError.Code) async throws {
+    @Test(arguments: [FileSystemErrorCode.noSpace, .permissionDenied, .readOnly])
+    func aFullOrReadOnlyDirectoryGivesASavingErrorAndLosesNothing(code: FileSystemErrorCode) async throws {
         // Step 4 writes the temporary file (torn), step 5 removes it; step 6 is the write of the save on close.
         let injector = FaultInjectingFileSystem(faults: [
             .fail(atStep: 4, with: code, writtenPrefix: 3), .fail(atStep: 6, with: code),

@@ -131,13 +131,13 @@ import Glibc
         try fileSystem.createDirectory(at: directory.file("d"))
         #expect(try #require(throws: FileSystemError.self) { try fileSystem.createDirectory(at: directory.file("d")) }.code == .exists)
 
-        #expect(FileSystemError.Code(errorNumber: ENOSPC) == .noSpace)
-        #expect(FileSystemError.Code(errorNumber: EDQUOT) == .noSpace)
-        #expect(FileSystemError.Code(errorNumber: EACCES) == .permissionDenied)
-        #expect(FileSystemError.Code(errorNumber: EROFS) == .readOnly)
-        #expect(FileSystemError.Code(errorNumber: EIO) == .ioError)
-        #expect(FileSystemError.Code(errorNumber: EXDEV) == .other(EXDEV))
-        #expect(FileSystemError.Code.other(EXDEV).description == "other(\(EXDEV))")
+        #expect(FileSystemErrorCode(errorNumber: ENOSPC) == .noSpace)
+        #expect(FileSystemErrorCode(errorNumber: EDQUOT) == .noSpace)
+        #expect(FileSystemErrorCode(errorNumber: EACCES) == .permissionDenied)
+        #expect(FileSystemErrorCode(errorNumber: EROFS) == .readOnly)
+        #expect(FileSystemErrorCode(errorNumber: EIO) == .ioError)
+        #expect(FileSystemErrorCode(errorNumber: EXDEV) == .other(EXDEV))
+        #expect(FileSystemErrorCode.other(EXDEV).description == "other(\(EXDEV))")
     }
 
     @Test func aBoundedReadRefusesAFileBeyondItsLimit() throws {

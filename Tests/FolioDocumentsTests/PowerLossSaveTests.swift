@@ -438,20 +438,20 @@ private struct DroppingSyncs: FileSystem {
     let base: PowerLossFileSystem
     let dropped: FaultInjectingFileSystem.Step.Kind
 
-    func itemKind(at url: URL) throws(FileSystemError) -> FileItemKind { try base.itemKind(at: url) }
-    func attributes(at url: URL) throws(FileSystemError) -> FileAttributes { try base.attributes(at: url) }
-    func contents(of url: URL) throws(FileSystemError) -> Data { try base.contents(of: url) }
-    func contentsOfDirectory(at url: URL) throws(FileSystemError) -> [String] { try base.contentsOfDirectory(at: url) }
-    func createDirectory(at url: URL) throws(FileSystemError) { try base.createDirectory(at: url) }
-    func writeFile(_ data: Data, to url: URL) throws(FileSystemError) { try base.writeFile(data, to: url) }
-    func rename(_ source: URL, to destination: URL) throws(FileSystemError) { try base.rename(source, to: destination) }
-    func remove(at url: URL) throws(FileSystemError) { try base.remove(at: url) }
+    func itemKind(at url: URL) throws -> FileItemKind { try base.itemKind(at: url) }
+    func attributes(at url: URL) throws -> FileAttributes { try base.attributes(at: url) }
+    func contents(of url: URL) throws -> Data { try base.contents(of: url) }
+    func contentsOfDirectory(at url: URL) throws -> [String] { try base.contentsOfDirectory(at: url) }
+    func createDirectory(at url: URL) throws { try base.createDirectory(at: url) }
+    func writeFile(_ data: Data, to url: URL) throws { try base.writeFile(data, to: url) }
+    func rename(_ source: URL, to destination: URL) throws { try base.rename(source, to: destination) }
+    func remove(at url: URL) throws { try base.remove(at: url) }
 
-    func synchronizeFile(at url: URL) throws(FileSystemError) {
+    func synchronizeFile(at url: URL) throws {
         if dropped != .synchronizeFile { try base.synchronizeFile(at: url) }
     }
 
-    func synchronizeDirectory(at url: URL) throws(FileSystemError) {
+    func synchronizeDirectory(at url: URL) throws {
         if dropped != .synchronizeDirectory { try base.synchronizeDirectory(at: url) }
     }
 }

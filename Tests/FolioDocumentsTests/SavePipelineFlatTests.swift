@@ -74,12 +74,12 @@ import FolioTesting
     }
 
     @Test(arguments: [
-        (FileSystemError.Code.noSpace, SaveErrorCode.noSpace, "no space left on device"),
+        (FileSystemErrorCode.noSpace, SaveErrorCode.noSpace, "no space left on device"),
         (.permissionDenied, .permissionDenied, "permission denied"),
         (.readOnly, .permissionDenied, "read-only file system"),
         (.ioError, .writeFailed, "I/O error"),
     ])
-    func aFailedWriteGivesItsCode(injected: FileSystemError.Code, expected: SaveErrorCode, reason: String) throws {
+    func aFailedWriteGivesItsCode(injected: FileSystemErrorCode, expected: SaveErrorCode, reason: String) throws {
         let url = directory.file("Notes.txt")
         try SavePipeline().saveFlat(Data("old".utf8), to: url)
         // A full disk leaves part of the temporary file behind; the save removes it.
@@ -130,4 +130,34 @@ import FolioTesting
         #expect(URL(fileURLWithPath: temporary).lastPathComponent.hasPrefix(".folio-tmp-"))
         #expect(Disk.names(in: directory.url) == [name])
     }
+
+    @Test func anErrorOfAnotherKindFromACustomFileSystemTakesTheStepsCodeAndIsKeptAsTheCause() throws {
+        let url = directory.file("Notes.txt")
+        let pipeline = SavePipeline(fileSystem: ForeignErrorFileSystem())
+        let error = try #require(throws: SaveError.self) { try pipeline.saveFlat(Data("new".utf8), to: url) }
+        #expect(error.code == .writeFailed)
+        #expect(error.message == "could not save Notes.txt: writing the temporary file failed: \(ForeignError())")
+        #expect(error.cause is ForeignError)
+        #expect(Disk.leftovers(in: directory.url).isEmpty)
+    }
+}
+
+/// What a custom file system might throw besides ``FileSystemError``.
+private struct ForeignError: Error, CustomStringConvertible {
+    var description: String { "the remote volume went away" }
+}
+
+/// A file system whose writes throw an error that is not a ``FileSystemError``.
+private struct ForeignErrorFileSystem: FileSystem {
+    let base = PosixFileSystem()
+    func itemKind(at url: URL) throws -> FileItemKind { try base.itemKind(at: url) }
+    func attributes(at url: URL) throws -> FileAttributes { try base.attributes(at: url) }
+    func contents(of url: URL) throws -> Data { try base.contents(of: url) }
+    func contentsOfDirectory(at url: URL) throws -> [String] { try base.contentsOfDirectory(at: url) }
+    func createDirectory(at url: URL) throws { try base.createDirectory(at: url) }
+    func writeFile(_ data: Data, to url: URL) throws { throw ForeignError() }
+    func synchronizeFile(at url: URL) throws { try base.synchronizeFile(at: url) }
+    func synchronizeDirectory(at url: URL) throws { try base.synchronizeDirectory(at: url) }
+    func rename(_ source: URL, to destination: URL) throws { try base.rename(source, to: destination) }
+    func remove(at url: URL) throws { try base.remove(at: url) }
 }

@@ -210,12 +210,12 @@ import FolioTesting
     }
 
     @Test(arguments: [
-        (FileSystemError.Code.noSpace, FaultInjectingFileSystem.Step.Kind.writeFile, SaveErrorCode.noSpace),
+        (FileSystemErrorCode.noSpace, FaultInjectingFileSystem.Step.Kind.writeFile, SaveErrorCode.noSpace),
         (.permissionDenied, .createDirectory, .permissionDenied),
         (.readOnly, .createDirectory, .permissionDenied),
         (.noSpace, .rename, .noSpace),
     ])
-    func aFullOrReadOnlyDiskFailsTheSaveAndLosesNothing(injected: FileSystemError.Code, kind: FaultInjectingFileSystem.Step.Kind, expected: SaveErrorCode) throws {
+    func aFullOrReadOnlyDiskFailsTheSaveAndLosesNothing(injected: FileSystemErrorCode, kind: FaultInjectingFileSystem.Step.Kind, expected: SaveErrorCode) throws {
         let old = try Samples.oldPackage()
         let new = try Samples.newPackage()
         let failing = try #require(try steps(of: new, over: old).firstIndex { $0.kind == kind })

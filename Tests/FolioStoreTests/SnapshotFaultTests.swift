@@ -98,4 +98,29 @@ import Testing
         // Nothing is in the way of the next attempt.
         _ = try ChangeLogStore(at: url, key: DeviceKey.named("A"))
     }
+
+    @Test func anExistingStoresHeaderIsReadThroughTheFileSystem() throws {
+        let url = directory.file("kept.sqlite")
+        try ChangeLogStore(at: url, key: DeviceKey.named("A")).close()
+        let before = try files("kept")
+        let crashed = FaultInjectingFileSystem(faults: [.crash(atStep: 0)])
+        #expect(throws: FileSystemError.self) { try crashed.createDirectory(at: directory.file("crash")) }
+        let error = try #require(throws: StoreError.self) {
+            try ChangeLogStore(at: url, key: DeviceKey.named("A"), fileSystem: crashed)
+        }
+        #expect(error.code == .database)
+        #expect((error.cause as? FileSystemError)?.code == .crashed, "\(error)")
+        #expect(try files("kept") == before, "the store was not touched")
+    }
+
+    @Test func aSnapshotReadsTheSourcesHeaderThroughTheFileSystem() throws {
+        let source = try storeWithLog()
+        let crashed = FaultInjectingFileSystem(faults: [.crash(atStep: 0)])
+        #expect(throws: FileSystemError.self) { try crashed.createDirectory(at: directory.file("crash")) }
+        let error = try #require(throws: StoreError.self) {
+            try ChangeLogStore.snapshot(ofStoreAt: source, to: directory.file("copy.sqlite"), fileSystem: crashed)
+        }
+        #expect((error.cause as? FileSystemError)?.code == .crashed, "\(error)")
+        #expect(try files("copy").isEmpty)
+    }
 }

@@ -42,13 +42,13 @@ import Testing
     }
 
     @Test(arguments: [
-        (FaultInjectingFileSystem.Step.Kind.writeFile, FileSystemError.Code.noSpace),
+        (FaultInjectingFileSystem.Step.Kind.writeFile, FileSystemErrorCode.noSpace),
         (.synchronizeFile, .ioError),
         (.link, .ioError),
         (.synchronizeDirectory, .ioError),
     ])
     func aFailedStepOfABatchIsATypedErrorAndTheNextSyncWritesTheBatch(
-        kind: FaultInjectingFileSystem.Step.Kind, code: FileSystemError.Code
+        kind: FaultInjectingFileSystem.Step.Kind, code: FileSystemErrorCode
     ) throws {
         // The directory's sync that publishes the batch is the sync's last step of its kind.
         let step = try step(kind, last: kind == .synchronizeDirectory)

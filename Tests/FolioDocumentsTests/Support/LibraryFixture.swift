@@ -8,7 +8,8 @@ import FolioTesting
 /// A document library in its own temporary directory, with a manual clock, seeded identities and no background
 /// work, so that every run of a test makes the same identities and sees the same times.
 ///
-/// The library's directories are made up front, so that opening a library makes no file-system step and a
+/// The library's directories are made up front, and its store before its first opening, so that opening a library
+/// makes no file-system step (the store's first image is one) and a
 /// ``FaultInjectingFileSystem`` counts only the steps of what the test does. ``library(fileSystem:autosave:)`` can
 /// be called again to reopen the same library, as a restarted process would.
 final class LibraryFixture: Sendable {
@@ -41,7 +42,11 @@ final class LibraryFixture: Sendable {
 
     /// Opens (or reopens) the library.
     func library(fileSystem: any FileSystem = PosixFileSystem(), autosave: AutosavePolicy = .manual) throws -> DocumentLibrary {
-        try DocumentLibrary(
+        let store = root.appendingPathComponent(".folio/store.sqlite")
+        if try PosixFileSystem().itemKind(at: store) == .absent {
+            try ChangeLogStore(at: store, key: key, deviceName: device.name, clock: clock).close()
+        }
+        return try DocumentLibrary(
             at: root, key: key, deviceName: device.name, types: DocumentTypeRegistry([TextDocument.documentType, RecordsDocument.documentType, PagesDocument.documentType]),
             clock: clock, identifiers: identifiers, fileSystem: fileSystem, autosave: autosave, backgroundWork: false)
     }

@@ -55,68 +55,68 @@ final class PowerLossFileSystem: FileSystem {
 
     // MARK: - Reads
 
-    func itemKind(at url: URL) throws(FileSystemError) -> FileItemKind {
+    func itemKind(at url: URL) throws -> FileItemKind {
         try checkAlive("lstat", url)
         return try base.itemKind(at: url)
     }
 
-    func attributes(at url: URL) throws(FileSystemError) -> FileAttributes {
+    func attributes(at url: URL) throws -> FileAttributes {
         try checkAlive("lstat", url)
         return try base.attributes(at: url)
     }
 
-    func contents(of url: URL) throws(FileSystemError) -> Data {
+    func contents(of url: URL) throws -> Data {
         try checkAlive("read", url)
         return try base.contents(of: url)
     }
 
-    func contentsOfDirectory(at url: URL) throws(FileSystemError) -> [String] {
+    func contentsOfDirectory(at url: URL) throws -> [String] {
         try checkAlive("list", url)
         return try base.contentsOfDirectory(at: url)
     }
 
     // MARK: - Steps
 
-    func createDirectory(at url: URL) throws(FileSystemError) {
-        try step(.createDirectory, url) { () throws(FileSystemError) in try base.createDirectory(at: url) } model: { model, path in
+    func createDirectory(at url: URL) throws {
+        try step(.createDirectory, url) { () throws in try base.createDirectory(at: url) } model: { model, path in
             model.createDirectory(at: path)
         }
     }
 
-    func writeFile(_ data: Data, to url: URL) throws(FileSystemError) {
-        try step(.writeFile, url, byteCount: data.count, modelsCut: true) { () throws(FileSystemError) in
+    func writeFile(_ data: Data, to url: URL) throws {
+        try step(.writeFile, url, byteCount: data.count, modelsCut: true) {
             try base.writeFile(data, to: url)
         } model: { model, path in
             model.write(data, at: path)
         }
     }
 
-    func synchronizeFile(at url: URL) throws(FileSystemError) {
+    func synchronizeFile(at url: URL) throws {
         try step(.synchronizeFile, url) {} model: { model, path in model.synchronize(path) }
     }
 
-    func synchronizeDirectory(at url: URL) throws(FileSystemError) {
+    func synchronizeDirectory(at url: URL) throws {
         try step(.synchronizeDirectory, url) {} model: { model, path in model.synchronize(path) }
     }
 
-    func rename(_ source: URL, to destination: URL) throws(FileSystemError) {
+    func rename(_ source: URL, to destination: URL) throws {
         let to = relativePath(destination)
-        try step(.rename, source, destination: destination) { () throws(FileSystemError) in
+        try step(.rename, source, destination: destination) {
             try base.rename(source, to: destination)
         } model: { model, path in
             model.rename(path, to: to)
         }
     }
 
-    func remove(at url: URL) throws(FileSystemError) {
-        try step(.remove, url) { () throws(FileSystemError) in try base.remove(at: url) } model: { model, path in
+    func remove(at url: URL) throws {
+        try step(.remove, url) { () throws in try base.remove(at: url) } model: { model, path in
             model.remove(path)
         }
     }
 
     // MARK: - Helpers
 
-    private func checkAlive(_ operation: String, _ url: URL) throws(FileSystemError) {
+    private func checkAlive(_ operation: String, _ url: URL) throws {
         if isCut {
             throw FileSystemError(.crashed, operation: operation, path: url.path)
         }
@@ -134,13 +134,13 @@ final class PowerLossFileSystem: FileSystem {
     /// the disk, then in the model. The lock is held throughout, so steps are numbered in the order they happen.
     private func step(
         _ kind: FaultInjectingFileSystem.Step.Kind, _ url: URL, destination: URL? = nil, byteCount: Int = 0,
-        modelsCut: Bool = false, _ body: () throws(FileSystemError) -> Void,
+        modelsCut: Bool = false, _ body: () throws -> Void,
         model change: (inout Model, [String]) -> Void
-    ) throws(FileSystemError) {
+    ) throws {
         let path = relativePath(url)
         let record = FaultInjectingFileSystem.Step(
             kind: kind, path: url.path, destination: destination?.path, byteCount: byteCount)
-        try state.withLock { (model: inout Model) throws(FileSystemError) -> Void in
+        try state.withLock { (model: inout Model) throws -> Void in
             let crashed = FileSystemError(.crashed, operation: kind.rawValue, path: url.path)
             guard !model.isCut, supply?.isCut != true else { throw crashed }
             model.steps.append(record)
