@@ -57,13 +57,16 @@ let package = Package(
         // Documents on disk: the library, documents and the crash-safe save pipeline (flat files and packages).
         .target(name: "FolioDocuments", dependencies: ["FolioCore", "FolioFiles", "FolioStore", "FolioConflicts"]),
         // Conflict-inspection reports: one value captured from documents, rendered as JSON, Markdown and HTML.
-        .target(name: "FolioReports", dependencies: ["FolioCore", "FolioFiles", "FolioStore", "FolioModels", "FolioConflicts", "FolioDocuments"]),
+        .target(
+            name: "FolioReports",
+            dependencies: ["FolioCore", "FolioFiles", "FolioStore", "FolioModels", "FolioConflicts", "FolioDocuments"]),
         // What an app imports: documents, models, saving, conflicts and sync in one module, and what joins documents
         // to sync (`DocumentLibrary.sync(through:)`).
         .target(
             name: "Folio",
             dependencies: [
-                "FolioCore", "FolioFiles", "FolioStore", "FolioMerge", "FolioConflicts", "FolioModels", "FolioDocuments",
+                "FolioCore", "FolioFiles", "FolioStore", "FolioMerge", "FolioConflicts", "FolioModels",
+                "FolioDocuments",
                 "FolioSync",
             ]
         ),
@@ -88,7 +91,8 @@ let package = Package(
         .executableTarget(
             name: "folio",
             dependencies: [
-                "FolioCore", "FolioFiles", "FolioStore", "FolioSync", "FolioDocuments", "FolioSimulator", "FolioReports",
+                "FolioCore", "FolioFiles", "FolioStore", "FolioSync", "FolioDocuments", "FolioSimulator",
+                "FolioReports",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -108,17 +112,37 @@ let package = Package(
             name: "CSQLitePowerLoss", path: "Tests/CSQLitePowerLoss",
             cSettings: [.define("_GNU_SOURCE")], linkerSettings: [.linkedLibrary("sqlite3")]),
         .testTarget(name: "FolioCoreTests", dependencies: ["FolioTesting", "FolioCore"]),
-        .testTarget(name: "FolioStoreTests", dependencies: ["FolioTesting", "FolioCore", "FolioFiles", "FolioStore", "folio", "FolioToolRunner", "CSQLitePowerLoss"]),
+        .testTarget(
+            name: "FolioStoreTests",
+            dependencies: [
+                "FolioTesting", "FolioCore", "FolioFiles", "FolioStore", "folio", "FolioToolRunner", "CSQLitePowerLoss",
+            ]),
         .testTarget(name: "FolioModelsTests", dependencies: ["FolioTesting", "FolioCore", "FolioModels"]),
         .testTarget(name: "FolioMergeTests", dependencies: ["FolioTesting", "FolioCore", "FolioMerge", "FolioModels"]),
         .testTarget(name: "FolioConflictsTests", dependencies: ["FolioTesting", "FolioCore", "FolioConflicts"]),
-        .testTarget(name: "FolioDocumentsTests", dependencies: ["FolioTesting", "FolioCore", "FolioStore", "FolioConflicts", "FolioDocuments", "FolioModels", "FolioSync", "Folio", "CSQLitePowerLoss"]),
+        .testTarget(
+            name: "FolioDocumentsTests",
+            dependencies: [
+                "FolioTesting", "FolioCore", "FolioStore", "FolioConflicts", "FolioDocuments", "FolioModels",
+                "FolioSync", "Folio", "CSQLitePowerLoss",
+            ]),
         .testTarget(
             name: "FolioSimulatorTests",
-            dependencies: ["FolioTesting", "FolioCore", "FolioFiles", "FolioModels", "FolioReports", "FolioSimulator", "folio", "FolioToolRunner"],
+            dependencies: [
+                "FolioTesting", "FolioCore", "FolioFiles", "FolioModels", "FolioReports", "FolioSimulator", "folio",
+                "FolioToolRunner",
+            ],
             // The golden reports are read from the source tree (#filePath), not as resources.
             exclude: ["Golden"]),
-        .testTarget(name: "FolioReportsTests", dependencies: ["FolioTesting", "FolioCore", "FolioModels", "FolioConflicts", "FolioDocuments", "FolioReports"]),
-        .testTarget(name: "FolioSyncTests", dependencies: ["FolioTesting", "FolioCore", "FolioFiles", "FolioStore", "FolioSync", "folio", "FolioToolRunner"]),
+        .testTarget(
+            name: "FolioReportsTests",
+            dependencies: [
+                "FolioTesting", "FolioCore", "FolioModels", "FolioConflicts", "FolioDocuments", "FolioReports",
+            ]),
+        .testTarget(
+            name: "FolioSyncTests",
+            dependencies: [
+                "FolioTesting", "FolioCore", "FolioFiles", "FolioStore", "FolioSync", "folio", "FolioToolRunner",
+            ]),
     ]
 )

@@ -59,14 +59,17 @@ extension ConflictEngine {
             groups.insert(groups.remove(at: index), at: 0)
         }
         let ancestor = try commonAncestor(of: groups.map(\.head), in: history)
-        let ancestorState = try ancestor.map { change throws(History.Failure) in try history.state(at: change) } ?? Model()
+        let ancestorState =
+            try ancestor.map { change throws(History.Failure) in try history.state(at: change) } ?? Model()
         let versions = groups.enumerated().map { index, group in
             DocumentVersion(
-                head: group.head, heads: group.heads.map(\.hash), savingDevice: device(group.head.id.device, deviceNames),
+                head: group.head, heads: group.heads.map(\.hash),
+                savingDevice: device(group.head.id.device, deviceNames),
                 contents: group.state, ancestor: ancestorState, isCurrent: index == 0, isConflict: false)
         }
         return ConflictRecord(
-            versions: versions, ancestor: ancestor, resolution: resolution, resolvedBy: device(resolution.id.device, deviceNames))
+            versions: versions, ancestor: ancestor, resolution: resolution,
+            resolvedBy: device(resolution.id.device, deviceNames))
     }
 
     /// `parents` without those that changed only the name or place since contents another parent includes
@@ -82,7 +85,8 @@ extension ConflictEngine {
                 guard let found = try history.change(parent) else { break }
                 base = found
             }
-            let subsumed = base.hash != candidate.hash
+            let subsumed =
+                base.hash != candidate.hash
                 && parents.contains { $0.hash != candidate.hash && $0.vector.contains(base.id) }
             if !subsumed { result.append(candidate) }
         }

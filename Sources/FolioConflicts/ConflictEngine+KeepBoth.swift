@@ -24,14 +24,17 @@ extension ConflictEngine {
         for index in versions.indices where index != kept {
             let origin = origins[index]
             let deviceName = deviceNames[origin.id.device].flatMap { $0.isEmpty ? nil : $0 } ?? "another device"
-            copies.append(ConflictCopy(
-                id: Self.copyIdentity(of: document, origin: origin), name: "\(displayName) (conflict from \(deviceName))",
-                contents: versions[index].state))
+            copies.append(
+                ConflictCopy(
+                    id: Self.copyIdentity(of: document, origin: origin),
+                    name: "\(displayName) (conflict from \(deviceName))",
+                    contents: versions[index].state))
         }
         let resolution = Resolution(
             strategy: .keepBoth, chosen: [versions[kept].head.hash],
             discarded: versions.indices.filter { $0 != kept }.map { versions[$0].head.hash })
-        return ConflictSettlement(resolution: resolution, parents: settlementParents, state: versions[kept].state, copies: copies)
+        return ConflictSettlement(
+            resolution: resolution, parents: settlementParents, state: versions[kept].state, copies: copies)
     }
 
     /// The identity of the copy of the contents `origin` made, kept apart from `document`: the first 16 bytes of the

@@ -9,7 +9,9 @@ extension ConflictEngine {
     ///
     /// - Precondition: the engine has observed heads.
     /// - Throws: `History.Failure`, what reading `history` throws.
-    public func latestVersion<History: ConflictHistory<Model>>(in history: History) throws(History.Failure) -> HeadGroup<Model> {
+    public func latestVersion<History: ConflictHistory<Model>>(in history: History) throws(History.Failure)
+        -> HeadGroup<Model>
+    {
         precondition(!versions.isEmpty, "no heads observed")
         var best: (group: HeadGroup<Model>, origin: Change)?
         for group in versions {

@@ -21,12 +21,15 @@ extension ConflictEngine {
             var discarded: [DiscardedVersion<Model>] = []
             for hash in resolution.discarded where change.parents.contains(hash) {
                 guard let head = try history.change(hash) else { continue }
-                discarded.append(DiscardedVersion(
-                    head: head, device: device(head.id.device, deviceNames), contents: try history.state(at: head)))
+                discarded.append(
+                    DiscardedVersion(
+                        head: head, device: device(head.id.device, deviceNames), contents: try history.state(at: head)))
             }
-            ledger.append(LossRecord(
-                resolution: change, resolvedBy: device(change.id.device, deviceNames), strategy: resolution.strategy,
-                discarded: discarded))
+            ledger.append(
+                LossRecord(
+                    resolution: change, resolvedBy: device(change.id.device, deviceNames),
+                    strategy: resolution.strategy,
+                    discarded: discarded))
         }
         return ledger
     }

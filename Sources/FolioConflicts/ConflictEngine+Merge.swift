@@ -34,7 +34,8 @@ extension ConflictEngine {
         }
         guard result.isClean else { return .awaitUser(unmerged: result) }
         let resolution = Resolution(
-            strategy: .merge, chosen: versions.map(\.head.hash), discarded: [], contents: result.merged.contents().encoded())
+            strategy: .merge, chosen: versions.map(\.head.hash), discarded: [],
+            contents: result.merged.contents().encoded())
         return .settle(ConflictSettlement(resolution: resolution, parents: settlementParents, state: result.merged))
     }
 
@@ -45,7 +46,9 @@ extension ConflictEngine {
     ///
     /// - Complexity: reads the changes outside the versions' common past, and stops at the first piece of news.
     /// - Throws: `History.Failure`, what reading `history` throws.
-    public func differOnlyInSettlement<History: ConflictHistory<Model>>(in history: History) throws(History.Failure) -> Bool {
+    public func differOnlyInSettlement<History: ConflictHistory<Model>>(in history: History) throws(History.Failure)
+        -> Bool
+    {
         let heads = versions.flatMap(\.heads)
         guard var common = heads.first?.vector else { return false }
         var all = common
@@ -102,7 +105,8 @@ extension ConflictEngine {
         return (ancestor.lamport, ancestor.id.device) > (other.lamport, other.id.device)
     }
 
-    private func merged<M: MergeableDocumentModel>(_ type: M.Type, base: Model, versions: [Model]) -> MergeResult<Model> {
+    private func merged<M: MergeableDocumentModel>(_ type: M.Type, base: Model, versions: [Model]) -> MergeResult<Model>
+    {
         // `Model` is `M` here: the cast only reopens the type the protocol check found.
         let result = M.merge(base: base as! M, versions: versions.map { $0 as! M })
         return MergeResult(merged: result.merged as! Model, conflicts: result.conflicts)

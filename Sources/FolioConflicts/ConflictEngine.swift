@@ -55,7 +55,9 @@ public struct ConflictEngine<Model: DocumentModel>: Sendable {
     /// - Returns: the versions (also kept in ``versions``).
     /// - Precondition: `states` holds every head of `heads.versions`.
     @discardableResult
-    public mutating func observe(_ heads: ContentHeads, states: [ChangeHash: Model], shown: ChangeHash) -> [HeadGroup<Model>] {
+    public mutating func observe(_ heads: ContentHeads, states: [ChangeHash: Model], shown: ChangeHash) -> [HeadGroup<
+        Model
+    >] {
         absorbed = heads.absorbed.map(\.hash)
         let versionHeads = heads.versions
         func state(_ head: Change) -> Model {
@@ -86,7 +88,8 @@ public struct ConflictEngine<Model: DocumentModel>: Sendable {
         // The current version's group first: the one shown or, when others' changes made on it arrived since (it is
         // no longer a head), the one every device shows (not merely the causally first).
         let winner = heads.winner
-        let current = groups.firstIndex { $0.contains(shown) } ?? groups.firstIndex { $0.contains(winner?.hash ?? shown) }
+        let current =
+            groups.firstIndex { $0.contains(shown) } ?? groups.firstIndex { $0.contains(winner?.hash ?? shown) }
         if let index = current, index > 0 {
             groups.insert(groups.remove(at: index), at: 0)
         }
@@ -156,7 +159,8 @@ public struct ConflictEngine<Model: DocumentModel>: Sendable {
     public func settlement(with contents: Model) -> ConflictSettlement<Model>? {
         guard isInConflict else { return nil }
         let resolution = Resolution(
-            strategy: .userChoice, chosen: [], discarded: versions.map(\.head.hash), contents: contents.contents().encoded())
+            strategy: .userChoice, chosen: [], discarded: versions.map(\.head.hash),
+            contents: contents.contents().encoded())
         return ConflictSettlement(resolution: resolution, parents: settlementParents, state: contents)
     }
 
@@ -204,9 +208,12 @@ public struct ConflictEngine<Model: DocumentModel>: Sendable {
         for head in heads.dropFirst() { meet = meet.intersecting(head.vector) }
         var candidates: [Change] = []
         for entry in meet.entries {
-            if let change = try history.change(ChangeID(device: entry.device, seq: entry.seq)) { candidates.append(change) }
+            if let change = try history.change(ChangeID(device: entry.device, seq: entry.seq)) {
+                candidates.append(change)
+            }
         }
-        return candidates
+        return
+            candidates
             .filter { candidate in !candidates.contains { $0.id != candidate.id && $0.vector.contains(candidate.id) } }
             .max { ($0.lamport, $0.id.device) < ($1.lamport, $1.id.device) }
     }

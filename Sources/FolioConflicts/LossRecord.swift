@@ -12,7 +12,9 @@ public struct LossRecord<Model: DocumentModel>: Sendable {
     public let discarded: [DiscardedVersion<Model>]
 
     /// Creates an entry.
-    public init(resolution: Change, resolvedBy: Device, strategy: Resolution.Strategy, discarded: [DiscardedVersion<Model>]) {
+    public init(
+        resolution: Change, resolvedBy: Device, strategy: Resolution.Strategy, discarded: [DiscardedVersion<Model>]
+    ) {
         self.resolution = resolution
         self.resolvedBy = resolvedBy
         self.strategy = strategy

@@ -79,7 +79,11 @@ public struct PrimaryParentRule<Failure: Error> {
         var versions: [Change] = []
         var absorbed: [Change] = []
         for candidate in heads {
-            if try carriesContents(candidate, beside: heads) { versions.append(candidate) } else { absorbed.append(candidate) }
+            if try carriesContents(candidate, beside: heads) {
+                versions.append(candidate)
+            } else {
+                absorbed.append(candidate)
+            }
         }
         if versions.isEmpty {
             let winner = absorbed.max { ($0.lamport, $0.id.device) < ($1.lamport, $1.id.device) }!

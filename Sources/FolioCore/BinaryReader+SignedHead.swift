@@ -13,12 +13,15 @@ extension BinaryReader {
         let seqOffset = offset
         let seq = try nextVarint("a signed head's sequence number")
         guard seq >= 1, seq <= ChangeLimits.counter else {
-            throw CodecError(.invalidValue, "a signed head names sequence number \(seq), outside 1...\(ChangeLimits.counter)", at: seqOffset)
+            throw CodecError(
+                .invalidValue, "a signed head names sequence number \(seq), outside 1...\(ChangeLimits.counter)",
+                at: seqOffset)
         }
         let hash = ChangeHash(try nextBuffer(32, "a signed head's change hash"))
         let publicKey = try DevicePublicKey(checking: Array(try nextBuffer(32, "a signed head's public key")))
         let signature = Array(try nextBuffer(64, "a signed head's signature"))
         return SignedHead(
-            document: document, change: ChangeID(device: device, seq: seq), hash: hash, publicKey: publicKey, signature: signature)
+            document: document, change: ChangeID(device: device, seq: seq), hash: hash, publicKey: publicKey,
+            signature: signature)
     }
 }

@@ -36,7 +36,9 @@ public struct BinaryReader {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while true {
-            guard offset < bytes.count else { throw CodecError(.truncated, "the input ends inside \(what())", at: start) }
+            guard offset < bytes.count else {
+                throw CodecError(.truncated, "the input ends inside \(what())", at: start)
+            }
             let byte = bytes[offset]
             offset += 1
             if shift == 63 && byte > 1 {
@@ -71,10 +73,15 @@ public struct BinaryReader {
     /// Reads exactly `count` raw bytes, returned as a view into the input (valid as long as the input is).
     ///
     /// The typed core of ``readBuffer``, for the package's decoders.
-    package mutating func nextBuffer(_ count: Int, _ what: @autoclosure () -> String) throws(CodecError) -> UnsafeRawBufferPointer {
-        guard count >= 0 else { throw CodecError(.invalidValue, "\(what()) has the negative length \(count)", at: offset) }
+    package mutating func nextBuffer(_ count: Int, _ what: @autoclosure () -> String) throws(CodecError)
+        -> UnsafeRawBufferPointer
+    {
+        guard count >= 0 else {
+            throw CodecError(.invalidValue, "\(what()) has the negative length \(count)", at: offset)
+        }
         guard count <= remaining else {
-            throw CodecError(.truncated, "the input ends inside \(what()) (\(count) bytes needed, \(remaining) left)", at: offset)
+            throw CodecError(
+                .truncated, "the input ends inside \(what()) (\(count) bytes needed, \(remaining) left)", at: offset)
         }
         defer { offset += count }
         return UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count])
@@ -83,7 +90,9 @@ public struct BinaryReader {
     /// Reads exactly `count` raw bytes.
     ///
     /// The typed core of ``readRaw``, for the package's decoders.
-    package mutating func nextRaw(_ count: Int, _ what: @autoclosure () -> String) throws(CodecError) -> ArraySlice<UInt8> {
+    package mutating func nextRaw(_ count: Int, _ what: @autoclosure () -> String) throws(CodecError) -> ArraySlice<
+        UInt8
+    > {
         ArraySlice(try nextBuffer(count, what()))
     }
 
@@ -94,14 +103,17 @@ public struct BinaryReader {
     /// count and element size.
     ///
     /// The typed core of ``readCount``, for the package's decoders.
-    package mutating func nextCount(_ what: @autoclosure () -> String, elementSize: Int, limit: Int) throws(CodecError) -> Int {
+    package mutating func nextCount(_ what: @autoclosure () -> String, elementSize: Int, limit: Int) throws(CodecError)
+        -> Int
+    {
         let start = offset
         let count = try nextVarint(what())
         guard count <= UInt64(max(limit, 0)) else {
             throw CodecError(.oversized, "\(what()) is \(count), more than the limit of \(limit)", at: start)
         }
         guard count <= UInt64(remaining) / UInt64(max(elementSize, 1)) else {
-            throw CodecError(.truncated, "\(what()) is \(count), more than the \(remaining) bytes left can hold", at: start)
+            throw CodecError(
+                .truncated, "\(what()) is \(count), more than the \(remaining) bytes left can hold", at: start)
         }
         return Int(count)
     }

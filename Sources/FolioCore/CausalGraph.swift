@@ -116,13 +116,15 @@ public struct CausalGraph: Sendable {
                     return "\(node.id) names a parent \(parentHash.shortHex) that is not in the history"
                 }
                 guard parent.lamport < node.lamport else {
-                    return "\(node.id) has lamport \(node.lamport), not above its parent \(parent.id)'s \(parent.lamport)"
+                    return
+                        "\(node.id) has lamport \(node.lamport), not above its parent \(parent.id)'s \(parent.lamport)"
                 }
                 parentLamport = max(parentLamport, parent.lamport)
                 expected.merge(parent.vector)
             }
             guard node.lamport <= ChangeLimits.maximumLamport(afterParentsAt: parentLamport) else {
-                return "\(node.id) has lamport \(node.lamport), more than \(ChangeLimits.lamportStep) above its parents' \(parentLamport)"
+                return
+                    "\(node.id) has lamport \(node.lamport), more than \(ChangeLimits.lamportStep) above its parents' \(parentLamport)"
             }
             if node.id.seq > 1 {
                 guard expected[node.id.device] == node.id.seq - 1 else {

@@ -22,6 +22,7 @@ public struct CausalNode: Hashable, Sendable {
 
     /// The node of `change`.
     public init(_ change: Change) {
-        self.init(id: change.id, hash: change.hash, parents: change.parents, vector: change.vector, lamport: change.lamport)
+        self.init(
+            id: change.id, hash: change.hash, parents: change.parents, vector: change.vector, lamport: change.lamport)
     }
 }

@@ -33,8 +33,9 @@ public struct Change: Hashable, Sendable, Identifiable {
         wallTime: Timestamp, kind: ChangeKind
     ) {
         var body: [UInt8] = []
-        self.init(document: document, id: id, parents: parents, vector: vector, lamport: lamport, wallTime: wallTime,
-                  kind: kind, body: &body)
+        self.init(
+            document: document, id: id, parents: parents, vector: vector, lamport: lamport, wallTime: wallTime,
+            kind: kind, body: &body)
     }
 
     /// Creates a change and hands back its canonical encoding too, sparing the store a second encoding.
@@ -54,8 +55,9 @@ public struct Change: Hashable, Sendable, Identifiable {
         self.wallTime = wallTime
         self.kind = kind
         var writer = BinaryWriter(capacity: 96)
-        ChangeCodec.encodeBody(id: id, parents: sortedParents, vector: vector, lamport: lamport, wallTime: wallTime,
-                               kind: kind, into: &writer)
+        ChangeCodec.encodeBody(
+            id: id, parents: sortedParents, vector: vector, lamport: lamport, wallTime: wallTime,
+            kind: kind, into: &writer)
         body = writer.bytes
         hash = ChangeCodec.hash(document: document, body: body)
     }
@@ -81,8 +83,9 @@ public struct Change: Hashable, Sendable, Identifiable {
     /// `Change(decoding: change.encoded(), document: change.document) == change` for every change.
     public func encoded() -> [UInt8] {
         var writer = BinaryWriter(capacity: 96)
-        ChangeCodec.encodeBody(id: id, parents: parents, vector: vector, lamport: lamport, wallTime: wallTime,
-                               kind: kind, into: &writer)
+        ChangeCodec.encodeBody(
+            id: id, parents: parents, vector: vector, lamport: lamport, wallTime: wallTime,
+            kind: kind, into: &writer)
         return writer.bytes
     }
 

@@ -154,20 +154,27 @@ enum ChangeCodec {
     ) throws(CodecError) -> Change {
         let version = try reader.nextByte("the format version")
         guard version == formatVersion else {
-            throw CodecError(.unsupportedVersion, "change format \(version) is not supported (this build reads format \(formatVersion))", at: 0)
+            throw CodecError(
+                .unsupportedVersion,
+                "change format \(version) is not supported (this build reads format \(formatVersion))", at: 0)
         }
         let device = DeviceID(try readUUID(&reader, "the device"))
         let seqOffset = reader.offset
         let seq = try reader.nextVarint("the sequence number")
         guard seq >= 1 else { throw CodecError(.invalidValue, "sequence number 0 (they start at 1)", at: seqOffset) }
         guard seq <= ChangeLimits.counter else {
-            throw CodecError(.oversized, "sequence number \(seq) is beyond the limit of \(ChangeLimits.counter)", at: seqOffset)
+            throw CodecError(
+                .oversized, "sequence number \(seq) is beyond the limit of \(ChangeLimits.counter)", at: seqOffset)
         }
         let lamportOffset = reader.offset
         let lamport = try reader.nextVarint("the lamport timestamp")
-        guard lamport >= 1 else { throw CodecError(.invalidValue, "lamport timestamp 0 (they start at 1)", at: lamportOffset) }
+        guard lamport >= 1 else {
+            throw CodecError(.invalidValue, "lamport timestamp 0 (they start at 1)", at: lamportOffset)
+        }
         guard lamport <= ChangeLimits.counter else {
-            throw CodecError(.oversized, "lamport timestamp \(lamport) is beyond the limit of \(ChangeLimits.counter)", at: lamportOffset)
+            throw CodecError(
+                .oversized, "lamport timestamp \(lamport) is beyond the limit of \(ChangeLimits.counter)",
+                at: lamportOffset)
         }
         let wallTime = Timestamp(millisecondsSince1970: try reader.nextSigned("the wall time"))
         let parents = try readHashes(&reader, "parents", limit: ChangeLimits.parents)
@@ -180,7 +187,9 @@ enum ChangeCodec {
             let entryOffset = reader.offset
             let entrySeq = try reader.nextVarint("a vector entry's sequence number")
             guard entrySeq <= ChangeLimits.counter else {
-                throw CodecError(.oversized, "vector entry \(entrySeq) is beyond the limit of \(ChangeLimits.counter)", at: entryOffset)
+                throw CodecError(
+                    .oversized, "vector entry \(entrySeq) is beyond the limit of \(ChangeLimits.counter)",
+                    at: entryOffset)
             }
             entries.append(VersionVector.Entry(device: entryDevice, seq: entrySeq))
         }
@@ -188,7 +197,9 @@ enum ChangeCodec {
             throw CodecError(.notCanonical, "vector entries are unsorted, repeated or zero", at: vectorOffset)
         }
         guard vector[device] == seq else {
-            throw CodecError(.invalidValue, "the vector \(vector) does not name the change \(device)#\(seq) itself", at: vectorOffset)
+            throw CodecError(
+                .invalidValue, "the vector \(vector) does not name the change \(device)#\(seq) itself", at: vectorOffset
+            )
         }
         let kind = try decodeKind(&reader)
         guard reader.isAtEnd else {
@@ -228,7 +239,8 @@ enum ChangeCodec {
         let seq = try reader.nextVarint("the undone change's sequence number")
         guard seq >= 1 else { throw CodecError(.invalidValue, "sequence number 0 (they start at 1)", at: offset) }
         guard seq <= ChangeLimits.counter else {
-            throw CodecError(.oversized, "sequence number \(seq) is beyond the limit of \(ChangeLimits.counter)", at: offset)
+            throw CodecError(
+                .oversized, "sequence number \(seq) is beyond the limit of \(ChangeLimits.counter)", at: offset)
         }
         return ChangeID(device: device, seq: seq)
     }
@@ -245,7 +257,9 @@ enum ChangeCodec {
     private static func decodeKind(_ reader: inout BinaryReader) throws(CodecError) -> ChangeKind {
         let offset = reader.offset
         let raw = try reader.nextByte("the change kind")
-        guard let tag = KindTag(rawValue: raw) else { throw CodecError(.invalidValue, "unknown change kind \(raw)", at: offset) }
+        guard let tag = KindTag(rawValue: raw) else {
+            throw CodecError(.invalidValue, "unknown change kind \(raw)", at: offset)
+        }
         switch tag {
         case .edit:
             let intentOffset = reader.offset
@@ -279,7 +293,8 @@ enum ChangeCodec {
                 throw CodecError(.invalidValue, "unknown lifecycle event \(rawEvent)", at: eventOffset)
             }
         case .baseline:
-            return .baseline(contents: try reader.nextLengthPrefixed("the baseline contents", limit: Limits.payloadBytes))
+            return .baseline(
+                contents: try reader.nextLengthPrefixed("the baseline contents", limit: Limits.payloadBytes))
         case .resolution:
             let strategyOffset = reader.offset
             let rawStrategy = try reader.nextByte("the resolution strategy")
@@ -289,7 +304,8 @@ enum ChangeCodec {
             case .latestWins: strategy = .latestWins
             case .merge: strategy = .merge
             case .keepBoth: strategy = .keepBoth
-            case .custom: strategy = .custom(try reader.nextString("the custom strategy's name", limit: Limits.textBytes))
+            case .custom:
+                strategy = .custom(try reader.nextString("the custom strategy's name", limit: Limits.textBytes))
             case nil: throw CodecError(.invalidValue, "unknown resolution strategy \(rawStrategy)", at: strategyOffset)
             }
             let chosen = try readHashes(&reader, "chosen heads")

@@ -27,7 +27,8 @@ public struct ChangeHash: Hashable, Comparable, Sendable, CustomStringConvertibl
             UInt64(bigEndian: buffer.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
             UInt64(bigEndian: buffer.loadUnaligned(fromByteOffset: 8, as: UInt64.self)),
             UInt64(bigEndian: buffer.loadUnaligned(fromByteOffset: 16, as: UInt64.self)),
-            UInt64(bigEndian: buffer.loadUnaligned(fromByteOffset: 24, as: UInt64.self)))
+            UInt64(bigEndian: buffer.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+        )
     }
 
     /// Wraps the 32 bytes of `data`.

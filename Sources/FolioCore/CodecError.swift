@@ -32,7 +32,6 @@ public struct CodecErrorCode: FolioErrorCode {
     private init(_ name: String) { description = name }
 }
 
-
 extension CodecError {
     /// Creates an error found at byte `offset` of the input.
     public init(_ code: Code, _ message: String, at offset: Int) {

@@ -39,7 +39,8 @@ extension DocumentOperation {
                 operations.reserveCapacity(min(count, 1024))
                 for _ in 0..<count { operations.append(try decodeOne(&reader)) }
                 guard reader.isAtEnd else {
-                    throw CodecError(.trailingBytes, "\(reader.remaining) bytes follow the operations", at: reader.offset)
+                    throw CodecError(
+                        .trailingBytes, "\(reader.remaining) bytes follow the operations", at: reader.offset)
                 }
                 return .success(operations)
             } catch {

@@ -38,10 +38,12 @@ public struct FolioError<Code: FolioErrorCode>: Error, Sendable, Hashable, Custo
     /// The error in one line, as its kind of code writes it (by default the message, then the cause).
     public var description: String { Code.describe(self) }
 
+    /// Whether two errors have the same code, message and location (causes are not compared).
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.code == rhs.code && lhs.message == rhs.message && lhs.location == rhs.location
     }
 
+    /// Hashes the code, message and location, as `==` compares them.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(code)
         hasher.combine(message)

@@ -13,4 +13,3 @@ public struct ModelErrorCode: FolioErrorCode {
 
     private init(_ name: String) { description = name }
 }
-

@@ -18,4 +18,3 @@ public struct PackageErrorCode: FolioErrorCode {
 
     private init(_ name: String) { description = name }
 }
-

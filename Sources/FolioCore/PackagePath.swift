@@ -31,14 +31,18 @@ public struct PackagePath: Hashable, Comparable, Sendable, CustomStringConvertib
         guard bytes.count <= Self.maximumLength else {
             throw PackageError(.invalidPath, "package entry name is longer than \(Self.maximumLength) bytes")
         }
-        guard bytes[0] != Self.slash else { throw PackageError(.invalidPath, "package entry '\(text)' is an absolute path") }
+        guard bytes[0] != Self.slash else {
+            throw PackageError(.invalidPath, "package entry '\(text)' is an absolute path")
+        }
         guard !bytes.contains(0) else { throw PackageError(.invalidPath, "package entry name contains a NUL byte") }
         guard !bytes.contains(Self.backslash) else {
             throw PackageError(.invalidPath, "package entry '\(text)' contains a backslash")
         }
         var parts: [String] = []
         for part in bytes.split(separator: Self.slash, omittingEmptySubsequences: false) {
-            guard !part.isEmpty else { throw PackageError(.invalidPath, "package entry '\(text)' has an empty component") }
+            guard !part.isEmpty else {
+                throw PackageError(.invalidPath, "package entry '\(text)' has an empty component")
+            }
             // Cut at an ASCII byte, each part is valid UTF-8 on its own.
             let component = String(decoding: part, as: UTF8.self)
             try Self.check(component, byteCount: part.count, in: text)
@@ -53,7 +57,8 @@ public struct PackagePath: Hashable, Comparable, Sendable, CustomStringConvertib
     /// Refuses a component the file system, a terminal or a reader per Character would take for something else.
     private static func check(_ component: String, byteCount: Int, in text: String) throws(PackageError) {
         guard byteCount <= maximumComponentLength else {
-            throw PackageError(.invalidPath, "package entry '\(text)' has a component longer than \(maximumComponentLength) bytes")
+            throw PackageError(
+                .invalidPath, "package entry '\(text)' has a component longer than \(maximumComponentLength) bytes")
         }
         if let control = component.unicodeScalars.first(where: isControl) {
             let code = "U+" + String(control.value, radix: 16, uppercase: true).leftPadded(to: 4)
@@ -67,7 +72,9 @@ public struct PackagePath: Hashable, Comparable, Sendable, CustomStringConvertib
         // the path per Character.
         let bounded = "/" + component + "/"
         guard bounded.first == "/" && bounded.last == "/" else {
-            throw PackageError(.invalidPath, "package entry '\(text)' has a component that starts or ends with a combining mark or joiner")
+            throw PackageError(
+                .invalidPath,
+                "package entry '\(text)' has a component that starts or ends with a combining mark or joiner")
         }
     }
 

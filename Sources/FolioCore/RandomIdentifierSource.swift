@@ -1,8 +1,8 @@
 #if canImport(CUUID)
-import CUUID
+    import CUUID
 #endif
 #if canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Random (version 4) UUIDs from the system's libuuid.

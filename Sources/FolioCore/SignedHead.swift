@@ -39,7 +39,9 @@ public struct SignedHead: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// A head read from outside, not yet checked (see ``isAuthentic``).
-    public init(document: DocumentID, change: ChangeID, hash: ChangeHash, publicKey: DevicePublicKey, signature: [UInt8]) {
+    public init(
+        document: DocumentID, change: ChangeID, hash: ChangeHash, publicKey: DevicePublicKey, signature: [UInt8]
+    ) {
         self.document = document
         self.change = change
         self.hash = hash
@@ -105,7 +107,8 @@ extension SignedHead {
             do throws(CodecError) {
                 let head = try reader.nextHead()
                 guard reader.remaining == 0 else {
-                    throw CodecError(.trailingBytes, "\(reader.remaining) bytes follow the signed head", at: reader.offset)
+                    throw CodecError(
+                        .trailingBytes, "\(reader.remaining) bytes follow the signed head", at: reader.offset)
                 }
                 return .success(head)
             } catch {

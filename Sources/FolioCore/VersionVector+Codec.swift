@@ -19,7 +19,8 @@ extension VersionVector {
         let result: Result<VersionVector, CodecError> = array.withUnsafeBytes { buffer in
             do throws(CodecError) {
                 var reader = BinaryReader(buffer)
-                let count = try reader.nextCount("the vector's entry count", elementSize: 17, limit: ChangeCodec.Limits.vectorEntries)
+                let count = try reader.nextCount(
+                    "the vector's entry count", elementSize: 17, limit: ChangeCodec.Limits.vectorEntries)
                 var entries: [Entry] = []
                 entries.reserveCapacity(count)
                 for _ in 0..<count {
@@ -28,7 +29,9 @@ extension VersionVector {
                     let seqOffset = reader.offset
                     let seq = try reader.nextVarint("a vector entry's sequence number")
                     guard seq <= ChangeLimits.counter else {
-                        throw CodecError(.oversized, "vector entry \(seq) is beyond the limit of \(ChangeLimits.counter)", at: seqOffset)
+                        throw CodecError(
+                            .oversized, "vector entry \(seq) is beyond the limit of \(ChangeLimits.counter)",
+                            at: seqOffset)
                     }
                     entries.append(Entry(device: DeviceID(UUIDBytes(high: high, low: low)), seq: seq))
                 }

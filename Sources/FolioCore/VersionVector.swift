@@ -33,7 +33,8 @@ public struct VersionVector: Hashable, Sendable {
         var entries = pairs.filter { $0.1 > 0 }.map { Entry(device: $0.0, seq: $0.1) }
         entries.sort { $0.device < $1.device }
         for index in entries.indices.dropFirst() {
-            precondition(entries[index - 1].device != entries[index].device, "device \(entries[index].device) appears twice")
+            precondition(
+                entries[index - 1].device != entries[index].device, "device \(entries[index].device) appears twice")
         }
         self.entries = entries
     }
@@ -194,7 +195,8 @@ public struct VersionVector: Hashable, Sendable {
                 if keepingMissing { result.append(other.entries[right]) }
                 right += 1
             } else {
-                result.append(Entry(device: entries[left].device, seq: pick(entries[left].seq, other.entries[right].seq)))
+                result.append(
+                    Entry(device: entries[left].device, seq: pick(entries[left].seq, other.entries[right].seq)))
                 left += 1
                 right += 1
             }

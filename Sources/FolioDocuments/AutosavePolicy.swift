@@ -33,5 +33,6 @@ public struct AutosavePolicy: Hashable, Sendable {
     public static let standard = AutosavePolicy()
 
     /// Never saves by itself; every edit is its own change, committed at once. What the simulator uses.
-    public static let manual = AutosavePolicy(idleInterval: nil, unsavedChangeLimit: nil, saveOnClose: false, groupingInterval: 0)
+    public static let manual = AutosavePolicy(
+        idleInterval: nil, unsavedChangeLimit: nil, saveOnClose: false, groupingInterval: 0)
 }

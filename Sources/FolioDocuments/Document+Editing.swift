@@ -13,7 +13,8 @@ extension Document {
         let now = library.clock.now()
         let policy = library.autosave
         if !group.isEmpty, let last = lastEditTime,
-            now.millisecondsSince1970 - last.millisecondsSince1970 > policy.groupingInterval || group.operations.count >= policy.groupLimit
+            now.millisecondsSince1970 - last.millisecondsSince1970 > policy.groupingInterval
+                || group.operations.count >= policy.groupLimit
         {
             try commitGroup()
         }
@@ -92,7 +93,9 @@ extension Document {
         let (updated, inverses) = try applying(step.operations)
         var newHistory = history
         let shown = head.hash
-        let change = try append(.edit(Edit(operations: Model.Operation.encodeGroup(step.operations), intent: .undo(of: step.target)))) { _ in
+        let change = try append(
+            .edit(Edit(operations: Model.Operation.encodeGroup(step.operations), intent: .undo(of: step.target)))
+        ) { _ in
             newHistory.recordUndo(.init(target: step.target, operations: inverses))
             return newHistory
         }
@@ -112,7 +115,9 @@ extension Document {
         let (updated, inverses) = try applying(step.operations)
         var newHistory = history
         let shown = head.hash
-        let change = try append(.edit(Edit(operations: Model.Operation.encodeGroup(step.operations), intent: .redo(of: step.target)))) { change in
+        let change = try append(
+            .edit(Edit(operations: Model.Operation.encodeGroup(step.operations), intent: .redo(of: step.target)))
+        ) { change in
             newHistory.recordRedo(.init(target: change.id, operations: inverses))
             return newHistory
         }
@@ -145,7 +150,8 @@ extension Document {
             do {
                 inverses.append(try trial.apply(operation))
             } catch {
-                throw DocumentError(.invalidOperation, "the step no longer applies to \(info.displayName)", cause: error)
+                throw DocumentError(
+                    .invalidOperation, "the step no longer applies to \(info.displayName)", cause: error)
             }
         }
         return (trial, inverses.reversed())
@@ -221,7 +227,9 @@ extension Document {
     /// - Throws: ``DocumentError`` `.store`.
     func implicitResolution(by author: Device, joining joined: [ChangeHash]) throws(DocumentError) -> Resolution? {
         let latestSeq: UInt64
-        do { latestSeq = try library.store.vector(of: id)[author.id] } catch { throw .store(error, "reading the vector of \(info.displayName)") }
+        do { latestSeq = try library.store.vector(of: id)[author.id] } catch {
+            throw .store(error, "reading the vector of \(info.displayName)")
+        }
         guard latestSeq > head.vector[author.id] else { return nil }
         let latest: Change?
         do { latest = try library.store.change(ChangeID(device: author.id, seq: latestSeq), of: id) } catch {

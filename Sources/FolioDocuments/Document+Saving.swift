@@ -28,10 +28,12 @@ extension Document {
         try ensureOpen()
         try commitGroup()
         try reloadInfo()
-        guard !info.isDeleted else { throw DocumentError(.deleted, "\(info.displayName) is deleted; restore it to save it") }
+        guard !info.isDeleted else {
+            throw DocumentError(.deleted, "\(info.displayName) is deleted; restore it to save it")
+        }
         do {
             try noticeExternalModification()
-        } catch where error.code == .save || error.code == .invalidContents {
+        } catch  where error.code == .save || error.code == .invalidContents {
             // The file on disk cannot be read or loaded: it is not overwritten, and the save fails.
             insertState(.savingError)
             throw error
@@ -59,7 +61,10 @@ extension Document {
         } catch {
             needsFullRewrite = true
             insertState(.savingError)
-            throw DocumentError(.save, "could not save \(info.displayName); its edits are safe in the log and the next save rewrites the file", cause: error)
+            throw DocumentError(
+                .save,
+                "could not save \(info.displayName); its edits are safe in the log and the next save rewrites the file",
+                cause: error)
         }
         needsFullRewrite = false
         try recordFile(at: url, hash: hash)
@@ -79,7 +84,9 @@ extension Document {
     ///   be read, `.invalidContents`, `.store`.
     public func revert() throws {
         try ensureEditable()
-        guard let record = try savedRecord(), let contents = try readFile(at: library.url(ofRelativePath: record.relativePath)) else {
+        guard let record = try savedRecord(),
+            let contents = try readFile(at: library.url(ofRelativePath: record.relativePath))
+        else {
             throw DocumentError(.notFound, "\(info.displayName) has never been saved, so there is nothing to revert to")
         }
         // The open group is dropped only once the revert is sure to happen: a failed revert changes nothing.
@@ -100,9 +107,14 @@ extension Document {
     func recoverInterruptedSave() throws(DocumentError) {
         let url = try fileLocation
         do {
-            if type.isPackage { try library.pipeline.recoverPackageSave(at: url) } else { try library.pipeline.recoverFlatSave(at: url) }
+            if type.isPackage {
+                try library.pipeline.recoverPackageSave(at: url)
+            } else {
+                try library.pipeline.recoverFlatSave(at: url)
+            }
         } catch {
-            throw DocumentError(.save, "could not clean up after an interrupted save of \(info.displayName)", cause: error)
+            throw DocumentError(
+                .save, "could not clean up after an interrupted save of \(info.displayName)", cause: error)
         }
     }
 
@@ -114,7 +126,8 @@ extension Document {
         // A flat file whose size and time are as written is unchanged, unless it was written so lately that another
         // write in the same timestamp tick would look the same ("racily clean", as git calls it); a package is
         // always checked by content, since editing a member in place changes neither for the package's directory.
-        if !type.isPackage && attributes.size == record.size && Self.milliseconds(attributes.modificationDate) == record.modificationTime
+        if !type.isPackage && attributes.size == record.size
+            && Self.milliseconds(attributes.modificationDate) == record.modificationTime
             && !Self.isRacilyClean(recordedTime: record.modificationTime, now: library.fileSystem.currentTime())
         {
             return
@@ -138,7 +151,9 @@ extension Document {
             throw .store(error, "reading the saved version")
         }
         // Once adopted, the file is what the document shows: it is noticed once, not at every open.
-        if try adopt(contents, madeOn: saved, author: library.externalDevice) { try recordFile(at: url, holding: contents) }
+        if try adopt(contents, madeOn: saved, author: library.externalDevice) {
+            try recordFile(at: url, holding: contents)
+        }
     }
 
     /// Remembers that the file at `url` holds `contents`, the version at `head`, so that a later change made by
@@ -167,12 +182,16 @@ extension Document {
     ///
     /// - Returns: whether the document now shows `contents` (the baseline is the winning version).
     @discardableResult
-    private func adopt(_ contents: DocumentContents, madeOn base: Change, author: Device? = nil) throws(DocumentError) -> Bool {
+    private func adopt(_ contents: DocumentContents, madeOn base: Change, author: Device? = nil) throws(DocumentError)
+        -> Bool
+    {
         let loaded: Model
         do {
             loaded = try Model(contents: contents)
         } catch {
-            throw DocumentError(.invalidContents, "the file of \(info.displayName) is not a valid \(type.identifier) document", cause: error)
+            throw DocumentError(
+                .invalidContents, "the file of \(info.displayName) is not a valid \(type.identifier) document",
+                cause: error)
         }
         let previousHead = head
         head = base
@@ -204,7 +223,8 @@ extension Document {
             guard try library.fileSystem.itemKind(at: url) != .absent else { return nil }
             // Another program may have edited a package's members in place: they are read as they are.
             return type.isPackage
-                ? .package(try library.pipeline.readPackage(at: url, verifyingManifest: false)) : .data(try library.pipeline.readFlat(at: url))
+                ? .package(try library.pipeline.readPackage(at: url, verifyingManifest: false))
+                : .data(try library.pipeline.readFlat(at: url))
         } catch {
             throw DocumentError(.save, "cannot read the file of \(info.displayName) at \(url.path)", cause: error)
         }
@@ -235,7 +255,8 @@ extension Document {
     func takeCheckpointIfNeeded(force: Bool) throws(DocumentError) {
         guard changesSinceCheckpoint > 0, force || changesSinceCheckpoint >= Self.checkpointInterval else { return }
         do {
-            try library.store.saveCheckpoint(of: id, at: head.vector, contents: modelWithoutGroup().contents().encoded())
+            try library.store.saveCheckpoint(
+                of: id, at: head.vector, contents: modelWithoutGroup().contents().encoded())
         } catch {
             throw .store(error, "saving a checkpoint of \(info.displayName)")
         }

@@ -50,8 +50,9 @@ extension Document {
         try ensureEditable()
         try commitGroup()
         try versionGroups()
-        guard let settlement = try conflicts.settlementKeepingBoth(
-            in: storedHistory, displayName: info.displayName, deviceNames: try deviceNames())
+        guard
+            let settlement = try conflicts.settlementKeepingBoth(
+                in: storedHistory, displayName: info.displayName, deviceNames: try deviceNames())
         else { return [] }
         try carryOut(settlement)
         return settlement.copies.map(\.id)
@@ -69,7 +70,8 @@ extension Document {
             } catch let error as DocumentError {
                 throw error
             } catch {
-                throw DocumentError(.invalidContents, "the custom conflict resolver of \(info.displayName) failed", cause: error)
+                throw DocumentError(
+                    .invalidContents, "the custom conflict resolver of \(info.displayName) failed", cause: error)
             }
             try resolveConflict(with: contents)
             return

@@ -115,10 +115,12 @@ extension Document {
             try library.record(
                 creationOf: copy.id, type: Model.self, named: copy.name, in: info.container, contents: copy.contents)
         }
-        let resolution = settlement.resolution, state = settlement.state
+        let resolution = settlement.resolution
+        let state = settlement.state
         // An edit concurrent with a delete won (the document stayed): once the resolution joins the two, a restore
         // on top of it records that the edit won, so the delete does not come back.
-        let kinds: [ChangeKind] = [.resolution(resolution)] + (info.restoredByConcurrentEdit ? [.lifecycle(.restore)] : [])
+        let kinds: [ChangeKind] =
+            [.resolution(resolution)] + (info.restoredByConcurrentEdit ? [.lifecycle(.restore)] : [])
         let change: Change
         do {
             change = try library.store.append(kinds, to: id, on: .heads(settlement.parents)).last!
@@ -152,7 +154,8 @@ extension Document {
         at target: Change, replay: DocumentReplay<Model>, shown: Model? = nil
     ) throws(DocumentError) -> DocumentReplay<Model>.Outcome? {
         if let known = headStates[target.hash] { return .init(model: known.model, skippedOperations: 0) }
-        let others = headStates.values.filter { $0.change.hash != head.hash }
+        let others =
+            headStates.values.filter { $0.change.hash != head.hash }
             + sharedStates.filter { $0.change.hash != head.hash && headStates[$0.change.hash] == nil }
         let starts = ([KnownState(change: head, model: shown ?? model)] + others)
             .filter { $0.change.vector.isContained(in: target.vector) }
@@ -182,9 +185,10 @@ extension Document {
                 if let outcome { noteRefusedContents(outcome) }
             }
         }
-        headStates = Dictionary(uniqueKeysWithValues: heads.compactMap { head in
-            states[head.hash].map { (head.hash, KnownState(change: head, model: $0)) }
-        })
+        headStates = Dictionary(
+            uniqueKeysWithValues: heads.compactMap { head in
+                states[head.hash].map { (head.hash, KnownState(change: head, model: $0)) }
+            })
         return conflicts.observe(ContentHeads(versions: heads, absorbed: absorbed), states: states, shown: head.hash)
     }
 
@@ -203,7 +207,8 @@ extension Document {
 
     func deviceNames() throws(DocumentError) -> [DeviceID: String] {
         do {
-            return Dictionary(try library.store.devices().map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
+            return Dictionary(
+                try library.store.devices().map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
         } catch {
             throw .store(error, "reading device names")
         }

@@ -101,7 +101,9 @@ public actor Document<Model: DocumentModel> {
     /// The version the model shows: the head it was rebuilt at.
     public var currentHead: Change { head }
 
-    private init(info: DocumentInfo, library: DocumentLibrary, head: Change, outcome: DocumentReplay<Model>.Outcome, tail: Int) {
+    private init(
+        info: DocumentInfo, library: DocumentLibrary, head: Change, outcome: DocumentReplay<Model>.Outcome, tail: Int
+    ) {
         id = info.id
         self.library = library
         self.info = info
@@ -152,7 +154,9 @@ public actor Document<Model: DocumentModel> {
     }
 
     /// The heads that are versions, and those that are not (``DocumentLibrary/contentHeads(of:)``).
-    static func contentHeads(of id: DocumentID, in library: DocumentLibrary) throws(DocumentError) -> (versions: [Change], absorbed: [Change]) {
+    static func contentHeads(of id: DocumentID, in library: DocumentLibrary) throws(DocumentError) -> (
+        versions: [Change], absorbed: [Change]
+    ) {
         try library.contentHeads(of: id)
     }
 
@@ -190,7 +194,9 @@ public actor Document<Model: DocumentModel> {
     func ensureEditable() throws(DocumentError) {
         try ensureOpen()
         guard !state.contains(.editingDisabled) else {
-            throw DocumentError(info.isDeleted ? .deleted : .editingDisabled, "\(info.displayName) cannot be edited now\(info.isDeleted ? ": it is deleted" : "")")
+            throw DocumentError(
+                info.isDeleted ? .deleted : .editingDisabled,
+                "\(info.displayName) cannot be edited now\(info.isDeleted ? ": it is deleted" : "")")
         }
     }
 
@@ -214,7 +220,9 @@ public actor Document<Model: DocumentModel> {
         try commitGroup()
         let previous = info
         try reloadInfo()
-        if (info.displayName, info.container, info.isDeleted) != (previous.displayName, previous.container, previous.isDeleted) {
+        if (info.displayName, info.container, info.isDeleted) != (
+            previous.displayName, previous.container, previous.isDeleted
+        ) {
             // Renamed, moved or deleted elsewhere: the file follows now, or else at the next save.
             try? library.updateFile(of: id)
         }
@@ -296,7 +304,9 @@ public actor Document<Model: DocumentModel> {
         guard !state.contains(.closed) else { return }
         let now = library.clock.now()
         let policy = library.autosave
-        if !group.isEmpty, let last = lastEditTime, now.millisecondsSince1970 - last.millisecondsSince1970 >= policy.groupingInterval {
+        if !group.isEmpty, let last = lastEditTime,
+            now.millisecondsSince1970 - last.millisecondsSince1970 >= policy.groupingInterval
+        {
             try commitGroup()
         }
         try autosaveIfDue(now: now)
@@ -307,11 +317,13 @@ public actor Document<Model: DocumentModel> {
         guard hasUnsavedChanges, !info.isDeleted else { return }
         var due = false
         if let limit = policy.unsavedChangeLimit, changeCount >= limit { due = true }
-        if let idle = policy.idleInterval, let last = lastEditTime, now.millisecondsSince1970 - last.millisecondsSince1970 >= idle {
+        if let idle = policy.idleInterval, let last = lastEditTime,
+            now.millisecondsSince1970 - last.millisecondsSince1970 >= idle
+        {
             due = true
         }
         guard due else { return }
-        do { try saveFile() } catch where Self.leavesEditsSafe(error) {
+        do { try saveFile() } catch  where Self.leavesEditsSafe(error) {
             // `.savingError` is set; the next save (autosave or explicit) rewrites from the log.
         }
     }

@@ -18,7 +18,9 @@ import FolioCore
 /// nothing in the log can say which one is genuine.
 enum DocumentCatalog {
     static func info(of document: DocumentID, lifecycle: [Change], heads: [Change]) -> DocumentInfo? {
-        let latestChange = heads.max { ($0.wallTime, $0.lamport, $0.id.device) < ($1.wallTime, $1.lamport, $1.id.device) }
+        let latestChange = heads.max {
+            ($0.wallTime, $0.lamport, $0.id.device) < ($1.wallTime, $1.lamport, $1.id.device)
+        }
         // The first by (lamport, device, seq) has no other create in its past: a change's lamport exceeds its past's.
         guard let creation = lifecycle.filter(\.isCreate).min(by: { ($0.lamport, $0.id) < ($1.lamport, $1.id) }),
             case .lifecycle(.create(let name, let type, let container)) = creation.kind

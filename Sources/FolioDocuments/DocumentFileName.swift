@@ -44,13 +44,15 @@ struct DocumentFileName: Sendable {
     /// The file name with `number`: `NAME.EXT` for 1, `NAME N.EXT` after (the name cut to leave room for both).
     func candidate(number: Int) -> String {
         let suffix = number == 1 ? "" : " \(number)"
-        return "\(Self.prefix(of: stem, leaving: suffix.utf8.count + 1 + fileExtension.utf8.count))\(suffix).\(fileExtension)"
+        return
+            "\(Self.prefix(of: stem, leaving: suffix.utf8.count + 1 + fileExtension.utf8.count))\(suffix).\(fileExtension)"
     }
 
     /// The file name made from the document's identity, `NAME ID.EXT`: when every numbered name is taken.
     func fallback(for id: DocumentID) -> String {
         let suffix = " \(id)"
-        return "\(Self.prefix(of: stem, leaving: suffix.utf8.count + 1 + fileExtension.utf8.count))\(suffix).\(fileExtension)"
+        return
+            "\(Self.prefix(of: stem, leaving: suffix.utf8.count + 1 + fileExtension.utf8.count))\(suffix).\(fileExtension)"
     }
 
     /// Whether `fileName` is one of these names (numbered up to `numbers`, or made from `id`).
@@ -61,7 +63,8 @@ struct DocumentFileName: Sendable {
         let stemAndNumber = fileName.dropLast(fileExtension.utf8.count + 1)
         guard let space = stemAndNumber.lastIndex(of: " ") else { return false }
         let digits = stemAndNumber[stemAndNumber.index(after: space)...]
-        guard (1...6).contains(digits.utf8.count), digits.first != "0", digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+        guard (1...6).contains(digits.utf8.count), digits.first != "0",
+            digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
             let number = Int(digits), numbers.contains(number), number >= 2
         else { return false }
         return fileName == candidate(number: number)
@@ -109,10 +112,13 @@ struct DocumentFileName: Sendable {
     /// with a dot.
     static func isPlainExtension(_ fileExtension: String) -> Bool {
         let bytes = fileExtension.utf8
-        guard (1...32).contains(bytes.count), bytes.first != UInt8(ascii: "."), bytes.last != UInt8(ascii: ".") else { return false }
+        guard (1...32).contains(bytes.count), bytes.first != UInt8(ascii: "."), bytes.last != UInt8(ascii: ".") else {
+            return false
+        }
         return bytes.allSatisfy { byte in
             switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"),
                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
                 true
             default: false

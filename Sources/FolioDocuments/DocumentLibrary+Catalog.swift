@@ -25,7 +25,9 @@ extension DocumentLibrary {
     /// The documents that satisfy `predicate` (by name, type, modification date…), sorted by name.
     ///
     /// - Throws: ``DocumentError``.
-    public func documents(where predicate: (DocumentInfo) -> Bool, includingDeleted: Bool = false) throws -> [DocumentInfo] {
+    public func documents(where predicate: (DocumentInfo) -> Bool, includingDeleted: Bool = false) throws
+        -> [DocumentInfo]
+    {
         try documents(includingDeleted: includingDeleted).filter(predicate)
     }
 
@@ -85,7 +87,8 @@ extension DocumentLibrary {
         do {
             if try fileSystem.itemKind(at: url) != .absent { try fileSystem.remove(at: url) }
         } catch {
-            throw DocumentError(.save, "\(info.displayName) is deleted, but its file \(url.path) could not be removed", cause: error)
+            throw DocumentError(
+                .save, "\(info.displayName) is deleted, but its file \(url.path) could not be removed", cause: error)
         }
     }
 
@@ -109,7 +112,10 @@ extension DocumentLibrary {
         do {
             try moveFile(of: id, from: oldURL, to: try fileLocation(for: after))
         } catch {
-            throw DocumentError(.save, "\(after.displayName) was renamed or moved, but its file could not follow; it will be written again at the next save", cause: error)
+            throw DocumentError(
+                .save,
+                "\(after.displayName) was renamed or moved, but its file could not follow; it will be written again at the next save",
+                cause: error)
         }
     }
 
@@ -146,16 +152,19 @@ extension DocumentLibrary {
         do {
             loaded = try Model(contents: contents)
         } catch {
-            throw DocumentError(.invalidContents, "\(url.lastPathComponent) is not a valid \(Model.documentType.identifier) document", cause: error)
+            throw DocumentError(
+                .invalidContents, "\(url.lastPathComponent) is not a valid \(Model.documentType.identifier) document",
+                cause: error)
         }
         let displayName = name ?? url.deletingPathExtension().lastPathComponent
         try Self.validate(name: displayName)
         let id = DocumentID(using: identifiers)
         do {
-            try store.append([
-                .lifecycle(.create(name: displayName, type: Model.documentType.identifier, container: container)),
-                .baseline(contents: loaded.contents().encoded()),
-            ], to: id)
+            try store.append(
+                [
+                    .lifecycle(.create(name: displayName, type: Model.documentType.identifier, container: container)),
+                    .baseline(contents: loaded.contents().encoded()),
+                ], to: id)
         } catch {
             throw DocumentError.store(error, "importing \(url.lastPathComponent)")
         }

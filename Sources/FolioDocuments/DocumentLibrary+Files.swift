@@ -36,13 +36,14 @@ extension DocumentLibrary {
 
     /// The typed core of ``fileURL(for:)``, for the module's own code.
     func fileLocation(for info: DocumentInfo) throws(DocumentError) -> URL {
-        let fileExtension = types.type(identifier: info.typeIdentifier)?.preferredExtension
+        let fileExtension =
+            types.type(identifier: info.typeIdentifier)?.preferredExtension
             ?? info.typeIdentifier.split(separator: ".").last.map(String.init) ?? "data"
         let names = DocumentFileName(displayName: info.displayName, fileExtension: fileExtension)
         let directory = Self.directoryName(of: info.container)
         if let saved = try savedFileRecord(of: info.id)?.relativePath, let slash = saved.lastIndex(of: "/"),
-           saved[..<slash] == directory,
-           names.contains(saved[saved.index(after: slash)...], numbers: 2...Self.numberedFileNameLimit, id: info.id)
+            saved[..<slash] == directory,
+            names.contains(saved[saved.index(after: slash)...], numbers: 2...Self.numberedFileNameLimit, id: info.id)
         {
             return fileURL(named: String(saved[saved.index(after: slash)...]), in: info.container)
         }
@@ -62,7 +63,8 @@ extension DocumentLibrary {
                 do {
                     kind = try fileSystem.itemKind(at: url)
                 } catch {
-                    throw DocumentError(.save, "cannot tell whether \(url.path) is free for \(info.displayName)", cause: error)
+                    throw DocumentError(
+                        .save, "cannot tell whether \(url.path) is free for \(info.displayName)", cause: error)
                 }
                 if kind == .absent {
                     claims[info.id] = "\(directory)/\(fileName)"
@@ -70,7 +72,8 @@ extension DocumentLibrary {
                 }
             }
             throw DocumentError(
-                .alreadyExists, "no free file name for \(info.displayName) in \(directory): \(names.candidate(number: 1)), its "
+                .alreadyExists,
+                "no free file name for \(info.displayName) in \(directory): \(names.candidate(number: 1)), its "
                     + "numbers up to \(Self.numberedFileNameLimit) and \(names.fallback(for: info.id)) are all taken")
         }
         return fileURL(named: fileName, in: info.container)
@@ -143,7 +146,10 @@ extension DocumentLibrary {
         } catch let error as DocumentError {
             throw error
         } catch {
-            throw DocumentError(.save, "the file of \(info.displayName) could not follow its \(info.isDeleted ? "deletion" : "new name or place")", cause: error)
+            throw DocumentError(
+                .save,
+                "the file of \(info.displayName) could not follow its \(info.isDeleted ? "deletion" : "new name or place")",
+                cause: error)
         }
     }
 
@@ -164,7 +170,8 @@ extension DocumentLibrary {
     ///
     /// - Throws: ``FileSystemError`` and ``StoreError``, as they come.
     func moveFile(of id: DocumentID, from oldURL: URL, to newURL: URL) throws {
-        guard oldURL != newURL, try fileSystem.itemKind(at: oldURL) != .absent, try fileSystem.itemKind(at: newURL) == .absent
+        guard oldURL != newURL, try fileSystem.itemKind(at: oldURL) != .absent,
+            try fileSystem.itemKind(at: newURL) == .absent
         else { return }
         let directory = newURL.deletingLastPathComponent()
         try fileSystem.createDirectoryDurably(at: directory)

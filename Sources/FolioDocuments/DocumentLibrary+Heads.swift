@@ -43,7 +43,9 @@ extension DocumentLibrary {
         let (versions, absorbed) = try contentHeads(of: id)
         let winner = try winner(among: versions, of: id)
         let own: UInt64
-        do { own = try store.vector(of: id)[device.id] } catch { throw .store(error, "reading the vector of document \(id)") }
+        do { own = try store.vector(of: id)[device.id] } catch {
+            throw .store(error, "reading the vector of document \(id)")
+        }
         // Heads that only renamed or moved contents another head holds are joined too: they carry no version, and a
         // later rename must descend from the renames it has seen.
         guard own > winner.vector[device.id] else {

@@ -78,10 +78,12 @@ public final class DocumentLibrary: Sendable {
     /// - Throws: ``DocumentError`` `.store` when the store cannot be opened, `.save` when the directories cannot
     ///   be created.
     public init(
-        at root: URL, key: DeviceKey? = nil, deviceName: String? = nil, types: DocumentTypeRegistry = DocumentTypeRegistry(),
+        at root: URL, key: DeviceKey? = nil, deviceName: String? = nil,
+        types: DocumentTypeRegistry = DocumentTypeRegistry(),
         clock: any WallClock = SystemClock(), identifiers: any IdentifierSource = RandomIdentifierSource(),
         fileSystem: any FileSystem = PosixFileSystem(), durability: Durability = .normal, access: StoreAccess = .shared,
-        autosave: AutosavePolicy = .standard, conflictPolicy: ConflictPolicy = ConflictPolicy(), backgroundWork: Bool? = nil
+        autosave: AutosavePolicy = .standard, conflictPolicy: ConflictPolicy = ConflictPolicy(),
+        backgroundWork: Bool? = nil
     ) throws {
         self.root = root
         self.conflictPolicy = conflictPolicy
@@ -94,7 +96,9 @@ public final class DocumentLibrary: Sendable {
         localDirectory = Self.directory(of: .local, in: root)
         sharedDirectory = Self.directory(of: .shared, in: root)
         standardizedRootPath = root.standardizedFileURL.path
-        for directory in [root, root.appendingPathComponent(".folio", isDirectory: true), localDirectory, sharedDirectory] {
+        for directory in [
+            root, root.appendingPathComponent(".folio", isDirectory: true), localDirectory, sharedDirectory,
+        ] {
             do {
                 try fileSystem.createDirectoryDurably(at: directory)
             } catch {
@@ -146,9 +150,12 @@ public final class DocumentLibrary: Sendable {
 
     /// Logs the creation of document `id` (and its initial contents as a baseline).
     func record<Model: DocumentModel>(
-        creationOf id: DocumentID, type model: Model.Type, named name: String, in container: DocumentContainer, contents: Model?
+        creationOf id: DocumentID, type model: Model.Type, named name: String, in container: DocumentContainer,
+        contents: Model?
     ) throws(DocumentError) {
-        var kinds: [ChangeKind] = [.lifecycle(.create(name: name, type: Model.documentType.identifier, container: container))]
+        var kinds: [ChangeKind] = [
+            .lifecycle(.create(name: name, type: Model.documentType.identifier, container: container))
+        ]
         if let contents { kinds.append(.baseline(contents: contents.contents().encoded())) }
         do {
             try store.append(kinds, to: id)
@@ -169,7 +176,9 @@ public final class DocumentLibrary: Sendable {
             throw DocumentError(.notFound, "no document \(id) in the library at \(root.path)")
         }
         guard info.typeIdentifier == Model.documentType.identifier else {
-            throw DocumentError(.wrongType, "\(info.displayName) is a \(info.typeIdentifier) document, not \(Model.documentType.identifier)")
+            throw DocumentError(
+                .wrongType,
+                "\(info.displayName) is a \(info.typeIdentifier) document, not \(Model.documentType.identifier)")
         }
         return try await Document<Model>.open(info, in: self)
     }
@@ -218,7 +227,8 @@ public final class DocumentLibrary: Sendable {
             name.trimmingCharacters(in: .whitespaces) == name
         else {
             throw DocumentError(
-                .invalidName, "'\(name.debugDescription.dropFirst().dropLast())' cannot be a document name: no '/', control characters, "
+                .invalidName,
+                "'\(name.debugDescription.dropFirst().dropLast())' cannot be a document name: no '/', control characters, "
                     + "line breaks, leading '.' or surrounding spaces")
         }
     }

@@ -56,9 +56,13 @@ struct DocumentReplay<Model: DocumentModel> {
         var chain: [Change] = []
         var current = head
         while current.hash != known.hash {
-            if let state = resetState(at: current, refused: &refused) { return apply(chain, onto: state, refused: refused) }
+            if let state = resetState(at: current, refused: &refused) {
+                return apply(chain, onto: state, refused: refused)
+            }
             chain.append(current)
-            guard let parent = try Self.primaryParent(of: current, by: rule), known.vector.isContained(in: parent.vector) else {
+            guard let parent = try Self.primaryParent(of: current, by: rule),
+                known.vector.isContained(in: parent.vector)
+            else {
                 return nil
             }
             current = parent
@@ -66,7 +70,9 @@ struct DocumentReplay<Model: DocumentModel> {
         return apply(chain, onto: model, refused: refused)
     }
 
-    private func replay(to head: Change, from checkpoint: Checkpoint?, refused: inout [ChangeHash]) throws(DocumentError) -> Outcome? {
+    private func replay(to head: Change, from checkpoint: Checkpoint?, refused: inout [ChangeHash])
+        throws(DocumentError) -> Outcome?
+    {
         let tail = try changes(since: checkpoint?.vector ?? VersionVector(), within: head.vector)
         let rule = primaryParentRule(tail)
         var chain: [Change] = []
@@ -75,7 +81,9 @@ struct DocumentReplay<Model: DocumentModel> {
             if let checkpoint, current.vector == checkpoint.vector {
                 return apply(chain, onto: try load(checkpoint.contents), refused: refused)
             }
-            if let state = resetState(at: current, refused: &refused) { return apply(chain, onto: state, refused: refused) }
+            if let state = resetState(at: current, refused: &refused) {
+                return apply(chain, onto: state, refused: refused)
+            }
             chain.append(current)
             guard let parent = try Self.primaryParent(of: current, by: rule) else {
                 // A root: the first change of the document.
@@ -89,7 +97,9 @@ struct DocumentReplay<Model: DocumentModel> {
         }
     }
 
-    private func changes(since vector: VersionVector, within limit: VersionVector) throws(DocumentError) -> [ChangeHash: Change] {
+    private func changes(since vector: VersionVector, within limit: VersionVector) throws(DocumentError) -> [ChangeHash:
+        Change]
+    {
         do {
             let changes = try store.changes(of: document, since: vector).filter { limit.contains($0.id) }
             return Dictionary(uniqueKeysWithValues: changes.map { ($0.hash, $0) })
@@ -100,7 +110,8 @@ struct DocumentReplay<Model: DocumentModel> {
 
     /// The content rule over `tail` (the changes read for this replay), then the store.
     private func primaryParentRule(_ tail: [ChangeHash: Change]) -> PrimaryParentRule<DocumentError> {
-        let store = store, document = document
+        let store = store
+        let document = document
         return PrimaryParentRule { hash throws(DocumentError) in
             if let parent = tail[hash] { return parent }
             do { return try store.change(hash, of: document) } catch { throw .store(error, "reading the log") }
@@ -110,7 +121,9 @@ struct DocumentReplay<Model: DocumentModel> {
     /// The parent whose state `change` starts from; `nil` for a root.
     ///
     /// - Throws: ``DocumentError`` `.store` when a parent is not in the log or the log cannot be read.
-    static func primaryParent(of change: Change, by rule: PrimaryParentRule<DocumentError>) throws(DocumentError) -> Change? {
+    static func primaryParent(of change: Change, by rule: PrimaryParentRule<DocumentError>) throws(DocumentError)
+        -> Change?
+    {
         switch try rule.primaryParent(of: change) {
         case .root: return nil
         case .parent(let parent): return parent

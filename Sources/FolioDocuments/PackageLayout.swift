@@ -75,7 +75,9 @@ extension SavePipeline {
         let prefix = rootPath == "/" ? "/" : rootPath + "/"
         // Bytes, not Characters: a mark after the `/` would make the Character prefix fail to match, or match another.
         guard memberPath.utf8.starts(with: prefix.utf8), memberPath.utf8.count > prefix.utf8.count else {
-            throw SaveError(.unsafePackage, "could not \(action): the entry '\(path)' would land outside the package at '\(memberPath)'")
+            throw SaveError(
+                .unsafePackage,
+                "could not \(action): the entry '\(path)' would land outside the package at '\(memberPath)'")
         }
         return url
     }
@@ -99,11 +101,16 @@ extension SavePipeline {
                 do throws(PackageError) {
                     path = try PackagePath(checking: text)
                 } catch {
-                    throw SaveError(.unsafePackage, "could not \(action): the package holds an entry with an unsafe name: \(error.message)", cause: error)
+                    throw SaveError(
+                        .unsafePackage,
+                        "could not \(action): the package holds an entry with an unsafe name: \(error.message)",
+                        cause: error)
                 }
                 entryCount += 1
                 guard entryCount <= PackageLayout.maximumEntries else {
-                    throw SaveError(.unsafePackage, "could not \(action): the package holds more than \(PackageLayout.maximumEntries) entries")
+                    throw SaveError(
+                        .unsafePackage,
+                        "could not \(action): the package holds more than \(PackageLayout.maximumEntries) entries")
                 }
                 let url = directoryURL.appendingPathComponent(name, isDirectory: false)
                 let attributes = try step(action, "examining '\(path)'", .readFailed) {
@@ -116,9 +123,15 @@ extension SavePipeline {
                     tree.directories.insert(path)
                     pending.append((url, path))
                 case .symbolicLink:
-                    throw SaveError(.unsafePackage, "could not \(action): '\(path)' in the package is a symbolic link, which a package may not hold")
+                    throw SaveError(
+                        .unsafePackage,
+                        "could not \(action): '\(path)' in the package is a symbolic link, which a package may not hold"
+                    )
                 case .other, .absent:
-                    throw SaveError(.unsafePackage, "could not \(action): '\(path)' in the package is a special file (a FIFO, socket or device), which a package may not hold")
+                    throw SaveError(
+                        .unsafePackage,
+                        "could not \(action): '\(path)' in the package is a special file (a FIFO, socket or device), which a package may not hold"
+                    )
                 }
             }
         }
@@ -140,7 +153,9 @@ extension SavePipeline {
         case .file:
             break
         case .symbolicLink, .other:
-            throw SaveError(.unsafePackage, "could not \(action): its manifest is a \(kind == .other ? "special file" : "symbolic link")")
+            throw SaveError(
+                .unsafePackage,
+                "could not \(action): its manifest is a \(kind == .other ? "special file" : "symbolic link")")
         case .directory:
             throw SaveError(.corruptPackage, "could not \(action): its manifest is a directory")
         }
@@ -148,7 +163,9 @@ extension SavePipeline {
             try fileSystem.attributes(at: url).size
         }
         guard size <= PackageManifest.maximumSize else {
-            throw SaveError(.corruptPackage, "could not \(action): its manifest is larger than \(PackageManifest.maximumSize) bytes")
+            throw SaveError(
+                .corruptPackage, "could not \(action): its manifest is larger than \(PackageManifest.maximumSize) bytes"
+            )
         }
         let data = try step(action, "reading the manifest", .readFailed) {
             try fileSystem.contents(of: url)

@@ -44,7 +44,10 @@ struct PackageManifest: Equatable, Sendable {
     /// Every directory the package needs on disk: explicit ones, those above files and those above explicit ones.
     var allDirectories: Set<PackagePath> {
         var result = Set<PackagePath>()
-        for directory in directories { result.insert(directory); result.formUnion(directory.ancestors) }
+        for directory in directories {
+            result.insert(directory)
+            result.formUnion(directory.ancestors)
+        }
         for file in files { result.formUnion(file.path.ancestors) }
         return result
     }
@@ -93,33 +96,44 @@ struct PackageManifest: Equatable, Sendable {
         do {
             stored = try JSONDecoder().decode(Stored.self, from: data)
         } catch {
-            throw SaveError(.corruptPackage, "could not \(action): its manifest is not valid JSON of the expected shape")
+            throw SaveError(
+                .corruptPackage, "could not \(action): its manifest is not valid JSON of the expected shape")
         }
         guard stored.format == Self.format else {
-            throw SaveError(.corruptPackage, "could not \(action): its manifest has the unknown format '\(stored.format)'")
+            throw SaveError(
+                .corruptPackage, "could not \(action): its manifest has the unknown format '\(stored.format)'")
         }
         guard (1...Self.maximumGeneration).contains(stored.generation) else {
-            throw SaveError(.corruptPackage, "could not \(action): its manifest has the invalid generation \(stored.generation) (from 1 to \(Self.maximumGeneration))")
+            throw SaveError(
+                .corruptPackage,
+                "could not \(action): its manifest has the invalid generation \(stored.generation) (from 1 to \(Self.maximumGeneration))"
+            )
         }
         guard stored.files.count + stored.directories.count <= PackageLayout.maximumEntries else {
-            throw SaveError(.corruptPackage, "could not \(action): its manifest lists more than \(PackageLayout.maximumEntries) entries")
+            throw SaveError(
+                .corruptPackage,
+                "could not \(action): its manifest lists more than \(PackageLayout.maximumEntries) entries")
         }
         var files: [Entry] = []
         files.reserveCapacity(stored.files.count)
         for file in stored.files {
             let path = try Self.validated(file.path, action: action)
             guard file.size >= 0, let hash = Self.hash(hex: file.sha256) else {
-                throw SaveError(.corruptPackage, "could not \(action): its manifest has an invalid size or hash for '\(path)'")
+                throw SaveError(
+                    .corruptPackage, "could not \(action): its manifest has an invalid size or hash for '\(path)'")
             }
             files.append(Entry(path: path, size: file.size, hash: hash))
         }
         var directories: [PackagePath] = []
         for text in stored.directories { directories.append(try Self.validated(text, action: action)) }
         for (index, file) in files.enumerated().dropFirst() where !(files[index - 1].path < file.path) {
-            throw SaveError(.corruptPackage, "could not \(action): its manifest lists '\(file.path)' out of order or twice")
+            throw SaveError(
+                .corruptPackage, "could not \(action): its manifest lists '\(file.path)' out of order or twice")
         }
         for (index, directory) in directories.enumerated().dropFirst() where !(directories[index - 1] < directory) {
-            throw SaveError(.corruptPackage, "could not \(action): its manifest lists the directory '\(directory)' out of order or twice")
+            throw SaveError(
+                .corruptPackage,
+                "could not \(action): its manifest lists the directory '\(directory)' out of order or twice")
         }
         generation = stored.generation
         self.files = files
@@ -134,7 +148,9 @@ struct PackageManifest: Equatable, Sendable {
             }
             return path
         } catch {
-            throw SaveError(.unsafePackage, "could not \(action): its manifest lists an unsafe entry: \(error.message)", cause: error)
+            throw SaveError(
+                .unsafePackage, "could not \(action): its manifest lists an unsafe entry: \(error.message)",
+                cause: error)
         }
     }
 

@@ -42,7 +42,6 @@ public struct SaveErrorCode: FolioErrorCode {
     private init(_ name: String) { description = name }
 }
 
-
 extension SaveError {
     /// Translates a file-system failure during `step` ("fsync of the temporary file") of `action` ("save Notes.txt").
     ///
@@ -62,6 +61,7 @@ extension SaveError {
         case .symbolicLink, .notRegularFile: code = .unsafePackage
         default: code = stepCode
         }
-        self.init(code, "could not \(action): \(step) failed: \(error.code.reason)", cause: error, file: file, line: line)
+        self.init(
+            code, "could not \(action): \(step) failed: \(error.code.reason)", cause: error, file: file, line: line)
     }
 }

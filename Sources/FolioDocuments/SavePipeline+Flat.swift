@@ -45,7 +45,8 @@ extension SavePipeline {
         do {
             return try fileSystem.contents(of: url)
         } catch let error as FileSystemError where error.code == .notFound {
-            throw SaveError(.notFound, "could not \(action): there is no file at '\(PosixFileSystem.path(of: url))'", cause: error)
+            throw SaveError(
+                .notFound, "could not \(action): there is no file at '\(PosixFileSystem.path(of: url))'", cause: error)
         } catch {
             throw SaveError(error, action: action, step: "reading the file", stepCode: .readFailed)
         }

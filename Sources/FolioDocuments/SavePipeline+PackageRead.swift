@@ -20,7 +20,8 @@ extension SavePipeline {
     /// - Throws: ``SaveError`` `notFound`, `unsafePackage` (a link, a special file, an invalid name, an unsafe
     ///   manifest), `corruptPackage` (a member missing or different from the manifest, an unfinished save),
     ///   `readFailed`.
-    public func readPackage(at url: URL, verifyingManifest: Bool = true, recovering: Bool = true) throws -> FilePackage {
+    public func readPackage(at url: URL, verifyingManifest: Bool = true, recovering: Bool = true) throws -> FilePackage
+    {
         if recovering { try recoverPackageSave(at: url) }
         let action = "open \(url.lastPathComponent)"
         switch try kind(of: url, action: action) {
@@ -29,16 +30,22 @@ extension SavePipeline {
         case .absent:
             throw SaveError(.notFound, "could not \(action): there is no package at '\(PosixFileSystem.path(of: url))'")
         case .symbolicLink, .other:
-            throw SaveError(.unsafePackage, "could not \(action): '\(PosixFileSystem.path(of: url))' is not a package directory but a link or special file")
+            throw SaveError(
+                .unsafePackage,
+                "could not \(action): '\(PosixFileSystem.path(of: url))' is not a package directory but a link or special file"
+            )
         case .file:
-            throw SaveError(.corruptPackage, "could not \(action): '\(PosixFileSystem.path(of: url))' is a file, not a package directory")
+            throw SaveError(
+                .corruptPackage,
+                "could not \(action): '\(PosixFileSystem.path(of: url))' is a file, not a package directory")
         }
         let manifest = try readManifest(at: url, action: action)
         if !recovering, let manifest { try refuseUnfinishedSave(of: manifest, at: url, action: action) }
         let tree = try scanPackage(at: url, action: action)
         let listed = verifyingManifest ? manifest?.filesByPath ?? [:] : [:]
         for entry in manifest?.files ?? [] where verifyingManifest && tree.files[entry.path] == nil {
-            throw SaveError(.corruptPackage, "could not \(action): '\(entry.path)' is listed in its manifest but missing")
+            throw SaveError(
+                .corruptPackage, "could not \(action): '\(entry.path)' is listed in its manifest but missing")
         }
         var package = FilePackage()
         for path in tree.files.keys.sorted() {
@@ -47,7 +54,8 @@ extension SavePipeline {
                 try fileSystem.contents(of: fileURL)
             }
             if let entry = listed[path], entry.hash != ContentHash(hashing: contents) {
-                throw SaveError(.corruptPackage, "could not \(action): the contents of '\(path)' do not match its manifest")
+                throw SaveError(
+                    .corruptPackage, "could not \(action): the contents of '\(path)' do not match its manifest")
             }
             try packageStep(action) { () throws(PackageError) in try package.placeFile(contents, at: path) }
         }
@@ -65,7 +73,10 @@ extension SavePipeline {
             try fileSystem.contentsOfDirectory(at: url)
         }
         guard names.contains(PackageLayout.stagingName(generation: manifest.generation)) else { return }
-        throw SaveError(.corruptPackage, "could not \(action): its last save was committed but did not finish; open it in the library that saved it, which finishes the save")
+        throw SaveError(
+            .corruptPackage,
+            "could not \(action): its last save was committed but did not finish; open it in the library that saved it, which finishes the save"
+        )
     }
 
     /// Runs a change to the package value read from disk; a conflict there means the disk holds something a package

@@ -81,11 +81,17 @@ extension SavePipeline {
         case .directory:
             break
         case .symbolicLink:
-            throw SaveError(.unsafePackage, "could not \(action): '\(PosixFileSystem.path(of: url))' is a symbolic link, not a package directory")
+            throw SaveError(
+                .unsafePackage,
+                "could not \(action): '\(PosixFileSystem.path(of: url))' is a symbolic link, not a package directory")
         case .other:
-            throw SaveError(.unsafePackage, "could not \(action): '\(PosixFileSystem.path(of: url))' is a special file, not a package directory")
+            throw SaveError(
+                .unsafePackage,
+                "could not \(action): '\(PosixFileSystem.path(of: url))' is a special file, not a package directory")
         case .file:
-            throw SaveError(.corruptPackage, "could not \(action): '\(PosixFileSystem.path(of: url))' is a file, not a package directory")
+            throw SaveError(
+                .corruptPackage,
+                "could not \(action): '\(PosixFileSystem.path(of: url))' is a file, not a package directory")
         }
 
         let names = try step(action, "listing the package", .readFailed) {
@@ -124,11 +130,14 @@ extension SavePipeline {
     }
 
     /// Rolls a committed save forward from its staging directory.
-    private func finishCommittedSave(_ manifest: PackageManifest, root: URL, staging: URL, action: String) throws(SaveError) {
+    private func finishCommittedSave(_ manifest: PackageManifest, root: URL, staging: URL, action: String)
+        throws(SaveError)
+    {
         let tree = try scanPackage(at: root, action: action)
-        let stagedNames = Set(try step(action, "listing the staging directory", .readFailed) {
-            try fileSystem.contentsOfDirectory(at: staging)
-        })
+        let stagedNames = Set(
+            try step(action, "listing the staging directory", .readFailed) {
+                try fileSystem.contentsOfDirectory(at: staging)
+            })
         var staged: [PackagePath] = []
         for entry in manifest.files {
             let name = PackageLayout.stagedName(for: entry.path)
@@ -138,11 +147,16 @@ extension SavePipeline {
                     try fileSystem.contents(of: stagedURL)
                 }
                 guard contents.count == entry.size, ContentHash(hashing: contents) == entry.hash else {
-                    throw SaveError(.corruptPackage, "could not \(action): the staged copy of '\(entry.path)' does not match the committed manifest")
+                    throw SaveError(
+                        .corruptPackage,
+                        "could not \(action): the staged copy of '\(entry.path)' does not match the committed manifest")
                 }
                 staged.append(entry.path)
             } else if tree.files[entry.path] != entry.size {
-                throw SaveError(.corruptPackage, "could not \(action): '\(entry.path)' is missing or has the wrong size, and no staged copy is left to restore it")
+                throw SaveError(
+                    .corruptPackage,
+                    "could not \(action): '\(entry.path)' is missing or has the wrong size, and no staged copy is left to restore it"
+                )
             }
         }
         let plan = RollForwardPlan(manifest: manifest, tree: tree, staged: staged)

@@ -30,7 +30,9 @@ extension SavePipeline {
     public func savePackage(_ package: FilePackage, to url: URL, incremental: Bool = true) throws -> SaveReport {
         let action = "save \(url.lastPathComponent)"
         for path in package.filePaths + package.directories.sorted() where PackageLayout.isBookkeeping(path) {
-            throw SaveError(.unsafePackage, "could not \(action): the entry '\(path)' uses a name reserved for Folio's bookkeeping (.folio-…)")
+            throw SaveError(
+                .unsafePackage,
+                "could not \(action): the entry '\(path)' uses a name reserved for Folio's bookkeeping (.folio-…)")
         }
         let kind = try step(action, "examining the package", .readFailed) {
             try fileSystem.itemKind(at: url)
@@ -41,9 +43,14 @@ extension SavePipeline {
         case .directory:
             break
         case .symbolicLink, .other:
-            throw SaveError(.unsafePackage, "could not \(action): '\(PosixFileSystem.path(of: url))' is a \(kind == .other ? "special file" : "symbolic link"), not a package directory")
+            throw SaveError(
+                .unsafePackage,
+                "could not \(action): '\(PosixFileSystem.path(of: url))' is a \(kind == .other ? "special file" : "symbolic link"), not a package directory"
+            )
         case .file:
-            throw SaveError(.corruptPackage, "could not \(action): '\(PosixFileSystem.path(of: url))' is a file, not a package directory")
+            throw SaveError(
+                .corruptPackage,
+                "could not \(action): '\(PosixFileSystem.path(of: url))' is a file, not a package directory")
         }
 
         try recoverPackageSave(at: url)
@@ -60,7 +67,8 @@ extension SavePipeline {
             _ = try memberURL(path, in: url, action: action)
         }
 
-        let staging = url.appendingPathComponent(PackageLayout.stagingName(generation: new.generation), isDirectory: true)
+        let staging = url.appendingPathComponent(
+            PackageLayout.stagingName(generation: new.generation), isDirectory: true)
         let manifestURL = url.appendingPathComponent(PackageLayout.manifestName, isDirectory: false)
         let manifestTemporary = url.appendingPathComponent(PackageLayout.manifestTemporaryName, isDirectory: false)
         var bytesWritten = 0
@@ -69,7 +77,8 @@ extension SavePipeline {
                 try fileSystem.createDirectory(at: staging)
             }
             for entry in changed {
-                let stagedURL = staging.appendingPathComponent(PackageLayout.stagedName(for: entry.path), isDirectory: false)
+                let stagedURL = staging.appendingPathComponent(
+                    PackageLayout.stagedName(for: entry.path), isDirectory: false)
                 let contents = package[entry.path]!.contents
                 try step(action, "writing '\(entry.path)'", .writeFailed) {
                     try fileSystem.writeFile(contents, to: stagedURL)
@@ -106,7 +115,8 @@ extension SavePipeline {
             try fileSystem.synchronizeDirectory(at: url)
         }
         try rollForward(plan, root: url, staging: staging, action: action)
-        return SaveReport(bytesWritten: bytesWritten, filesWritten: changed.count, filesRemoved: plan.removedFiles.count)
+        return SaveReport(
+            bytesWritten: bytesWritten, filesWritten: changed.count, filesRemoved: plan.removedFiles.count)
     }
 
     /// Writes a package where nothing is yet: builds it complete in a hidden directory next to `url`, then renames

@@ -45,7 +45,8 @@ public struct SavePipeline: Sendable {
     /// - Throws: ``SaveError``.
     public func read(at url: URL, isPackage: Bool, recovering: Bool = true) throws -> DocumentContents {
         isPackage
-            ? .package(try readPackage(at: url, recovering: recovering)) : .data(try readFlat(at: url, recovering: recovering))
+            ? .package(try readPackage(at: url, recovering: recovering))
+            : .data(try readFlat(at: url, recovering: recovering))
     }
 
     // MARK: - Helpers
@@ -62,8 +63,10 @@ public struct SavePipeline: Sendable {
     /// Runs one file-system step, translating its failure into a ``SaveError`` that names the step: a
     /// ``FileSystemError`` by its code, any other error a custom file system throws with the step's code, kept as
     /// the cause.
-    func step<Result>(_ action: String, _ step: String, _ code: SaveErrorCode,
-                      _ body: () throws -> Result) throws(SaveError) -> Result {
+    func step<Result>(
+        _ action: String, _ step: String, _ code: SaveErrorCode,
+        _ body: () throws -> Result
+    ) throws(SaveError) -> Result {
         do {
             return try body()
         } catch {

@@ -45,7 +45,9 @@ struct SavedFileRecord: Equatable {
                 let time = try reader.nextSigned("the modification time")
                 let head = ChangeHash(try reader.nextBuffer(32, "the head"))
                 return reader.isAtEnd
-                    ? SavedFileRecord(relativePath: path, contentsHash: hash, size: Int(size), modificationTime: time, head: head) : nil
+                    ? SavedFileRecord(
+                        relativePath: path, contentsHash: hash, size: Int(size), modificationTime: time, head: head)
+                    : nil
             } catch {
                 return nil
             }

@@ -74,10 +74,12 @@ struct UndoHistory<Operation: DocumentOperation>: Equatable {
                     let count = try reader.nextCount("the step count", elementSize: 18, limit: 10_000)
                     var stack: [Step] = []
                     for _ in 0..<count {
-                        let device = DeviceID(UUIDBytes(high: try reader.nextFixed("a device"), low: try reader.nextFixed("a device")))
+                        let device = DeviceID(
+                            UUIDBytes(high: try reader.nextFixed("a device"), low: try reader.nextFixed("a device")))
                         let seq = try reader.nextVarint("a sequence number")
                         guard seq >= 1 else { return nil }
-                        let operations = try Operation.decodeGroup(checking: try reader.nextLengthPrefixed("operations", limit: 1 << 28))
+                        let operations = try Operation.decodeGroup(
+                            checking: try reader.nextLengthPrefixed("operations", limit: 1 << 28))
                         stack.append(Step(target: ChangeID(device: device, seq: seq), operations: operations))
                     }
                     stacks.append(stack)

@@ -1,10 +1,11 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The file I/O Folio does outside SQLite, behind a protocol so it can be replaced: the save pipeline and the document
@@ -107,6 +108,8 @@ public protocol FileSystem: Sendable {
 }
 
 extension FileSystem {
+    /// The time the file system stamps on what is written now, to tell whether a file's recorded modification time
+    /// is recent enough that a later write could have left it unchanged. By default the system's clock.
     public func currentTime() -> Date { Date() }
 
     /// Reads the whole file, then checks its size: a file system that reads untrusted files should stop at the limit

@@ -1,10 +1,11 @@
 import FolioCore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Why a ``FileSystem`` call failed: the `errno` of a system call in Folio's terms, located at the file operation
@@ -118,12 +119,13 @@ public struct FileSystemErrorCode: FolioErrorCode {
     }
 }
 
-
 extension FileSystemError {
     /// Creates an error whose message is built from the operation, the path and the code's reason: "fsync of
     /// '/tmp/a' failed: I/O error".
     public init(_ code: Code, operation: String, path: String) {
-        self.init(code, "\(operation) of '\(path)' failed: \(code.reason)", location: FileOperation(operation: operation, path: path))
+        self.init(
+            code, "\(operation) of '\(path)' failed: \(code.reason)",
+            location: FileOperation(operation: operation, path: path))
     }
 
     /// Translates a system call's `errno`.

@@ -1,10 +1,11 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The real ``FileSystem``: POSIX calls (`open`, `write`, `fsync`, `rename`, `lstat`, `unlinkat`…) with `errno`
@@ -25,6 +26,9 @@ public struct PosixFileSystem: FileSystem {
         self.synchronizes = synchronizes
     }
 
+    /// What is at `url`, without following a symbolic link there (`lstat`).
+    ///
+    /// - Throws: ``FileSystemError`` when the item cannot be examined (an absent item is not an error).
     public func itemKind(at url: URL) throws -> FileItemKind {
         let path = Self.path(of: url)
         var info = stat()
@@ -37,6 +41,9 @@ public struct PosixFileSystem: FileSystem {
         return Self.kind(of: info.st_mode)
     }
 
+    /// The kind, size and modification time of the item at `url`, without following a symbolic link there.
+    ///
+    /// - Throws: ``FileSystemError``, `notFound` when nothing is there.
     public func attributes(at url: URL) throws -> FileAttributes {
         let path = Self.path(of: url)
         var info = stat()
@@ -44,14 +51,24 @@ public struct PosixFileSystem: FileSystem {
             throw FileSystemError(errorNumber: errno, operation: "lstat", path: path)
         }
         let seconds = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1_000_000_000
-        return FileAttributes(kind: Self.kind(of: info.st_mode), size: Int(info.st_size),
-                              modificationDate: Date(timeIntervalSince1970: seconds), fileNumber: UInt64(info.st_ino))
+        return FileAttributes(
+            kind: Self.kind(of: info.st_mode), size: Int(info.st_size),
+            modificationDate: Date(timeIntervalSince1970: seconds), fileNumber: UInt64(info.st_ino))
     }
 
+    /// The whole contents of the regular file at `url`.
+    ///
+    /// - Throws: ``FileSystemError``; `symbolicLink` for a link and `notRegularFile` for a directory, FIFO or
+    ///   device, which are never opened for reading.
     public func contents(of url: URL) throws -> Data {
         try contents(of: url, limit: Int.max)
     }
 
+    /// The whole contents of the regular file at `url`, which must not hold more than `limit` bytes: for files
+    /// anyone could have put there. No more than `limit + 1` bytes are read, however large the file is.
+    ///
+    /// - Throws: ``FileSystemError`` as ``contents(of:)``, and ``FileSystemErrorCode/tooLarge`` when the file holds
+    ///   more than `limit` bytes.
     public func contents(of url: URL, limit: Int) throws -> Data {
         let path = Self.path(of: url)
         let descriptor = try Self.openRegularFile(path)
@@ -80,6 +97,10 @@ public struct PosixFileSystem: FileSystem {
         return result
     }
 
+    /// The first `count` bytes of the regular file at `url`, or all of them when it holds fewer: for a header. No
+    /// more than `count` bytes are read, however large the file is.
+    ///
+    /// - Throws: ``FileSystemError`` as ``contents(of:)``.
     public func leadingBytes(of url: URL, count: Int) throws -> Data {
         let path = Self.path(of: url)
         let descriptor = try Self.openRegularFile(path)
@@ -101,6 +122,9 @@ public struct PosixFileSystem: FileSystem {
         return Data(bytes: buffer, count: filled)
     }
 
+    /// The names in the directory at `url`, without `.` and `..`, sorted by their UTF-8 bytes.
+    ///
+    /// - Throws: ``FileSystemError``; `notDirectory` when `url` is not a directory.
     public func contentsOfDirectory(at url: URL) throws -> [String] {
         let path = Self.path(of: url)
         let names = try Self.rawNames(inDirectoryAt: AT_FDCWD, name: Array(path.utf8CString), displayPath: path)
@@ -115,6 +139,9 @@ public struct PosixFileSystem: FileSystem {
         return result.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }
 
+    /// Creates one directory (its parent must exist).
+    ///
+    /// - Throws: ``FileSystemError``; `exists` when something is already there.
     public func createDirectory(at url: URL) throws {
         let path = Self.path(of: url)
         guard mkdir(path, 0o755) == 0 else {
@@ -122,10 +149,14 @@ public struct PosixFileSystem: FileSystem {
         }
     }
 
+    /// Creates or truncates the regular file at `url` and writes all of `data` to it; does not sync.
+    ///
+    /// - Throws: ``FileSystemError``; `symbolicLink` when a link is at `url` (it is not followed).
     public func writeFile(_ data: Data, to url: URL) throws {
         let path = Self.path(of: url)
-        let descriptor = try Self.openDescriptor(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-                                       operation: "open for writing", mode: 0o644)
+        let descriptor = try Self.openDescriptor(
+            path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+            operation: "open for writing", mode: 0o644)
         let failure: Int32? = data.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
@@ -148,13 +179,19 @@ public struct PosixFileSystem: FileSystem {
         }
     }
 
+    /// Creates or truncates the regular file at `destination` and copies into it the contents of the regular file at
+    /// `source`, a piece at a time (a large file is never held in memory); does not sync.
+    ///
+    /// - Throws: ``FileSystemError``; `symbolicLink` when a link is at either URL (neither is followed),
+    ///   `notRegularFile` when `source` is a directory or special file.
     public func copyFile(at source: URL, to destination: URL) throws {
         let from = Self.path(of: source)
         let to = Self.path(of: destination)
         let input = try Self.openRegularFile(from)
         defer { close(input) }
-        let output = try Self.openDescriptor(to, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-                                             operation: "open for writing", mode: 0o644)
+        let output = try Self.openDescriptor(
+            to, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+            operation: "open for writing", mode: 0o644)
         let chunkSize = 1 << 16
         let chunk = UnsafeMutableRawPointer.allocate(byteCount: chunkSize, alignment: 1)
         defer { chunk.deallocate() }
@@ -185,22 +222,33 @@ public struct PosixFileSystem: FileSystem {
         }
     }
 
+    /// Flushes the file at `url` to stable storage (`fsync`).
+    ///
+    /// - Throws: ``FileSystemError``; an I/O error here means the data may not be on disk.
     public func synchronizeFile(at url: URL) throws {
         guard synchronizes else { return }
         let path = Self.path(of: url)
-        let descriptor = try Self.openDescriptor(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, operation: "open for fsync")
+        let descriptor = try Self.openDescriptor(
+            path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, operation: "open for fsync")
         defer { close(descriptor) }
         try Self.synchronize(descriptor, path: path)
     }
 
+    /// Flushes the directory at `url` (its entries: creations, renames, removals) to stable storage.
+    ///
+    /// - Throws: ``FileSystemError``.
     public func synchronizeDirectory(at url: URL) throws {
         guard synchronizes else { return }
         let path = Self.path(of: url)
-        let descriptor = try Self.openDescriptor(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, operation: "open directory for fsync")
+        let descriptor = try Self.openDescriptor(
+            path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, operation: "open directory for fsync")
         defer { close(descriptor) }
         try Self.synchronize(descriptor, path: path)
     }
 
+    /// Renames `source` to `destination` atomically, replacing a file (or an empty directory) there.
+    ///
+    /// - Throws: ``FileSystemError``.
     public func rename(_ source: URL, to destination: URL) throws {
         let from = Self.path(of: source)
         let to = Self.path(of: destination)
@@ -209,6 +257,11 @@ public struct PosixFileSystem: FileSystem {
         }
     }
 
+    /// Gives the file at `source` the further name `destination` (a hard link), atomically and never replacing
+    /// anything: publishing a file whole under a name another process may take at the same time. `source` keeps its
+    /// name; remove it afterwards.
+    ///
+    /// - Throws: ``FileSystemError``; `exists` when something is at `destination` (it is left as it is).
     public func link(_ source: URL, to destination: URL) throws {
         let from = Self.path(of: source)
         let to = Self.path(of: destination)
@@ -218,6 +271,9 @@ public struct PosixFileSystem: FileSystem {
         }
     }
 
+    /// Removes the file, link or whole directory tree at `url`, never following a link.
+    ///
+    /// - Throws: ``FileSystemError``; `notFound` when nothing is there.
     public func remove(at url: URL) throws {
         let path = Self.path(of: url)
         try Self.removeEntry(in: AT_FDCWD, name: Array(path.utf8CString), displayPath: path)
@@ -242,7 +298,9 @@ public struct PosixFileSystem: FileSystem {
         }
     }
 
-    private static func openDescriptor(_ path: String, _ flags: Int32, operation: String, mode: mode_t = 0) throws(FileSystemError) -> Int32 {
+    private static func openDescriptor(_ path: String, _ flags: Int32, operation: String, mode: mode_t = 0)
+        throws(FileSystemError) -> Int32
+    {
         while true {
             let descriptor = open(path, flags, mode)
             if descriptor >= 0 { return descriptor }
@@ -254,7 +312,8 @@ public struct PosixFileSystem: FileSystem {
     /// Opens the regular file at `path` for reading, without following a link, and without blocking on a FIFO
     /// planted where a file was expected.
     private static func openRegularFile(_ path: String) throws(FileSystemError) -> Int32 {
-        let descriptor = try openDescriptor(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, operation: "open for reading")
+        let descriptor = try openDescriptor(
+            path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, operation: "open for reading")
         var info = stat()
         guard fstat(descriptor, &info) == 0 else {
             let number = errno
@@ -276,7 +335,9 @@ public struct PosixFileSystem: FileSystem {
     }
 
     /// The raw (NUL-terminated) names in a directory opened without following a link, excluding `.` and `..`.
-    private static func rawNames(inDirectoryAt parent: Int32, name: [CChar], displayPath: String) throws(FileSystemError) -> [[CChar]] {
+    private static func rawNames(inDirectoryAt parent: Int32, name: [CChar], displayPath: String)
+        throws(FileSystemError) -> [[CChar]]
+    {
         let descriptor = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw FileSystemError(errorNumber: errno, operation: "open directory", path: displayPath)

@@ -114,7 +114,7 @@ public enum Diff3 {
             for version in versions.indices {
                 let start = region.lowerBound + shift[version]
                 while nextHunk[version] < hunks[version].count,
-                      hunks[version][nextHunk[version]].base.lowerBound <= region.upperBound
+                    hunks[version][nextHunk[version]].base.lowerBound <= region.upperBound
                 {
                     let hunk = hunks[version][nextHunk[version]]
                     shift[version] += hunk.version.count - hunk.base.count
@@ -131,9 +131,10 @@ public enum Diff3 {
             } else {
                 let mergedStart = lines.count
                 lines.append(contentsOf: versionLines[0][ranges[0]])
-                conflicts.append(Conflict(
-                    baseLines: region, mergedLines: mergedStart..<lines.count, base: Array(baseLines[region]),
-                    values: versions.indices.map { Array(versionLines[$0][ranges[$0]]) }))
+                conflicts.append(
+                    Conflict(
+                        baseLines: region, mergedLines: mergedStart..<lines.count, base: Array(baseLines[region]),
+                        values: versions.indices.map { Array(versionLines[$0][ranges[$0]]) }))
             }
             copied = region.upperBound
         }

@@ -47,9 +47,10 @@ extension FieldMerge {
         from base: [String: Value], to version: [String: Value], by areEqual: (Value, Value) -> Bool
     ) -> [FieldChange<Value>] {
         sortedKeys(base, [version]).compactMap { key in
-            let old = base[key], new = version[key]
+            let old = base[key]
+            let new = version[key]
             switch (old, new) {
-            case let (old?, new?) where areEqual(old, new): return nil
+            case (let old?, let new?) where areEqual(old, new): return nil
             case (nil, nil): return nil
             default: return FieldChange(key: key, base: old, version: new)
             }

@@ -56,7 +56,7 @@ public enum FieldMerge {
         func same(_ left: Value?, _ right: Value?) -> Bool {
             switch (left, right) {
             case (nil, nil): true
-            case let (left?, right?): areEqual(left, right)
+            case (let left?, let right?): areEqual(left, right)
             default: false
             }
         }

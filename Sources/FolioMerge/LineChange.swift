@@ -26,8 +26,9 @@ public struct LineChange: Hashable, Sendable, CustomStringConvertible {
     ///
     /// - Precondition: the ranges and texts have matching lengths, and not both are empty.
     public init(baseLines: Range<Int>, versionLines: Range<Int>, removed: [String], inserted: [String]) {
-        precondition(baseLines.count == removed.count && versionLines.count == inserted.count,
-                     "the ranges and the texts of a line change differ in length")
+        precondition(
+            baseLines.count == removed.count && versionLines.count == inserted.count,
+            "the ranges and the texts of a line change differ in length")
         precondition(!removed.isEmpty || !inserted.isEmpty, "a line change changes something")
         self.baseLines = baseLines
         self.versionLines = versionLines

@@ -81,7 +81,10 @@ extension LineDiff {
             for symbol in base { inBase[symbol] = true }
             for symbol in version { inVersion[symbol] = true }
             // A line missing from the other side can never be matched, so dropping it keeps the LCS unchanged.
-            var a: [Int] = [], aOrigin: [Int] = [], b: [Int] = [], bOrigin: [Int] = []
+            var a: [Int] = []
+            var aOrigin: [Int] = []
+            var b: [Int] = []
+            var bOrigin: [Int] = []
             for (index, symbol) in base.enumerated() where inVersion[symbol] {
                 a.append(symbol)
                 aOrigin.append(index)
@@ -107,7 +110,10 @@ extension LineDiff {
 
         /// Matches `a[aLow..<aHigh]` against `b[bLow..<bHigh]`, emitting pairs in order.
         private mutating func match(aLow: Int, aHigh: Int, bLow: Int, bHigh: Int) {
-            var aLow = aLow, bLow = bLow, aHigh = aHigh, bHigh = bHigh
+            var aLow = aLow
+            var bLow = bLow
+            var aHigh = aHigh
+            var bHigh = bHigh
             while aLow < aHigh && bLow < bHigh && a[aLow] == b[bLow] {
                 emit(aLow, bLow)
                 aLow += 1
@@ -120,7 +126,7 @@ extension LineDiff {
                 suffix += 1
             }
             if aLow < aHigh && bLow < bHigh, let (x, y) = middle(aLow: aLow, aHigh: aHigh, bLow: bLow, bHigh: bHigh),
-               (x, y) != (aLow, bLow) && (x, y) != (aHigh, bHigh)
+                (x, y) != (aLow, bLow) && (x, y) != (aHigh, bHigh)
             {
                 match(aLow: aLow, aHigh: x, bLow: bLow, bHigh: y)
                 match(aLow: x, aHigh: aHigh, bLow: y, bHigh: bHigh)
@@ -148,12 +154,16 @@ extension LineDiff {
             let delta = n - m
             // With an odd delta the fronts first overlap while extending forward, with an even one backward.
             let checkForward = delta % 2 != 0
-            var forwardStart = 0, forwardEnd = 0, backwardStart = 0, backwardEnd = 0
+            var forwardStart = 0
+            var forwardEnd = 0
+            var backwardStart = 0
+            var backwardEnd = 0
             for d in 0..<maxD {
                 var k = -d + forwardStart
                 while k <= d - forwardEnd {
                     let index = offset + k
-                    var x = k == -d || (k != d && forward[index - 1] < forward[index + 1])
+                    var x =
+                        k == -d || (k != d && forward[index - 1] < forward[index + 1])
                         ? forward[index + 1] : forward[index - 1] + 1
                     var y = x - k
                     while x < n && y < m && a[aLow + x] == b[bLow + y] {
@@ -176,7 +186,8 @@ extension LineDiff {
                 k = -d + backwardStart
                 while k <= d - backwardEnd {
                     let index = offset + k
-                    var x = k == -d || (k != d && backward[index - 1] < backward[index + 1])
+                    var x =
+                        k == -d || (k != d && backward[index - 1] < backward[index + 1])
                         ? backward[index + 1] : backward[index - 1] + 1
                     var y = x - k
                     while x < n && y < m && a[aHigh - 1 - x] == b[bHigh - 1 - y] {

@@ -12,7 +12,9 @@ struct LineSymbols {
             guard lhs.text.utf8.count == rhs.text.utf8.count else { return false }
             // Comparing the stored bytes: walking two `UTF8View`s index by index was most of a merge's symbol table.
             let compared = lhs.text.utf8.withContiguousStorageIfAvailable { left in
-                rhs.text.utf8.withContiguousStorageIfAvailable { right in equalBytes(UnsafeRawBufferPointer(left), UnsafeRawBufferPointer(right)) }
+                rhs.text.utf8.withContiguousStorageIfAvailable { right in
+                    equalBytes(UnsafeRawBufferPointer(left), UnsafeRawBufferPointer(right))
+                }
             }
             return compared.flatMap { $0 } ?? lhs.text.utf8.elementsEqual(rhs.text.utf8)
         }
@@ -21,7 +23,9 @@ struct LineSymbols {
         private static func equalBytes(_ left: UnsafeRawBufferPointer, _ right: UnsafeRawBufferPointer) -> Bool {
             var offset = 0
             while offset + 8 <= left.count {
-                guard left.loadUnaligned(fromByteOffset: offset, as: UInt64.self) == right.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                guard
+                    left.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                        == right.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
                 else { return false }
                 offset += 8
             }

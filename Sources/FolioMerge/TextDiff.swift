@@ -18,8 +18,9 @@ public struct TextDiff: Hashable, Sendable, CustomStringConvertible {
     /// - Complexity: O((*N* + *M*) · *D*); see ``LineDiff``.
     public init(baseLines: [String], versionLines: [String]) {
         changes = LineDiff.hunks(from: baseLines, to: versionLines).map { hunk in
-            LineChange(baseLines: hunk.base, versionLines: hunk.version,
-                       removed: Array(baseLines[hunk.base]), inserted: Array(versionLines[hunk.version]))
+            LineChange(
+                baseLines: hunk.base, versionLines: hunk.version,
+                removed: Array(baseLines[hunk.base]), inserted: Array(versionLines[hunk.version]))
         }
     }
 

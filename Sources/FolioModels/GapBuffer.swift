@@ -42,12 +42,14 @@ struct GapBuffer<Element: BitwiseCopyable & Sendable>: Sendable {
         return try buffer.withUnsafeBufferPointer { elements in
             try body(
                 UnsafeBufferPointer(rebasing: elements[before]),
-                UnsafeBufferPointer(rebasing: elements[(after.lowerBound + gapLength)..<(after.upperBound + gapLength)]))
+                UnsafeBufferPointer(rebasing: elements[(after.lowerBound + gapLength)..<(after.upperBound + gapLength)])
+            )
         }
     }
 
     /// Inserts `elements` (`length` of them) before `position`, which must lie in `0...count`.
-    mutating func insert(_ length: Int, at position: Int, from elements: (UnsafeMutableBufferPointer<Element>) -> Void) {
+    mutating func insert(_ length: Int, at position: Int, from elements: (UnsafeMutableBufferPointer<Element>) -> Void)
+    {
         guard length > 0 else { return }
         reserveGap(length)
         moveGap(to: position)
@@ -103,7 +105,8 @@ struct GapBuffer<Element: BitwiseCopyable & Sendable>: Sendable {
             if position < start {
                 // Elements position..<start move to the far side of the gap.
                 let moved = start - position
-                (base + (position + length) * stride).copyMemory(from: base + position * stride, byteCount: moved * stride)
+                (base + (position + length) * stride).copyMemory(
+                    from: base + position * stride, byteCount: moved * stride)
             } else {
                 // Elements just after the gap move to its near side.
                 let moved = position - start
@@ -116,7 +119,9 @@ struct GapBuffer<Element: BitwiseCopyable & Sendable>: Sendable {
 
     /// Traps when the bookkeeping is inconsistent; for tests.
     func _checkInvariants() {
-        precondition(0 <= gapStart && gapStart <= gapEnd && gapEnd <= buffer.count, "gap \(gapStart)..<\(gapEnd) outside the buffer")
+        precondition(
+            0 <= gapStart && gapStart <= gapEnd && gapEnd <= buffer.count,
+            "gap \(gapStart)..<\(gapEnd) outside the buffer")
         precondition(count == buffer.count - gapLength, "count disagrees with the buffer")
     }
 }

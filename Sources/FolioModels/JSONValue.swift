@@ -16,10 +16,10 @@ enum JSONValue: Equatable {
 
     static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
-        case let (.string(a), .string(b)): a.isIdentical(to: b)
-        case let (.integer(a), .integer(b)): a == b
-        case let (.array(a), .array(b)): a == b
-        case let (.object(a), .object(b)):
+        case (.string(let a), .string(let b)): a.isIdentical(to: b)
+        case (.integer(let a), .integer(let b)): a == b
+        case (.array(let a), .array(let b)): a == b
+        case (.object(let a), .object(let b)):
             a.count == b.count && zip(a, b).allSatisfy { $0.key.isIdentical(to: $1.key) && $0.value == $1.value }
         default: false
         }
@@ -135,7 +135,9 @@ enum JSONValue: Equatable {
         }
 
         mutating func value(depth: Int) throws(ParseError) -> JSONValue {
-            guard depth < JSONValue.maximumDepth else { throw error("values nest deeper than \(JSONValue.maximumDepth)") }
+            guard depth < JSONValue.maximumDepth else {
+                throw error("values nest deeper than \(JSONValue.maximumDepth)")
+            }
             guard let byte = current else { throw error("the text ends where a value should be") }
             switch byte {
             case UInt8(ascii: "{"): return try object(depth: depth)
@@ -206,13 +208,16 @@ enum JSONValue: Equatable {
             if first != UInt8(ascii: "0") {
                 while let byte = current, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) { offset += 1 }
             }
-            if let byte = current, byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E")
-                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+            if let byte = current,
+                byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E")
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
             {
                 throw error("only integers without leading zeros, fractions or exponents are accepted")
             }
             let text = String(decoding: bytes[start..<offset], as: UTF8.self)
-            guard let value = Int(text) else { throw ParseError(message: "the integer \(text) is too large at byte \(start)") }
+            guard let value = Int(text) else {
+                throw ParseError(message: "the integer \(text) is too large at byte \(start)")
+            }
             return value
         }
 

@@ -1,5 +1,5 @@
-import FolioMerge
 import FolioCore
+import FolioMerge
 import Foundation
 
 extension TextDocument {
@@ -39,21 +39,23 @@ extension PagesDocument {
 
 extension ContentChange {
     init(_ change: LineChange, prefix: String) {
-        let kind: Kind = switch change.kind {
-        case .inserted: .added
-        case .deleted: .removed
-        case .changed: .changed
-        }
+        let kind: Kind =
+            switch change.kind {
+            case .inserted: .added
+            case .deleted: .removed
+            case .changed: .changed
+            }
         self.init(location: prefix + change.location, kind: kind, base: change.removed, version: change.inserted)
     }
 }
 
 extension ContentChange.Kind {
     init<Value>(_ kind: FieldChange<Value>.Kind) {
-        self = switch kind {
-        case .added: .added
-        case .removed: .removed
-        case .changed: .changed
-        }
+        self =
+            switch kind {
+            case .added: .added
+            case .removed: .removed
+            case .changed: .changed
+            }
     }
 }

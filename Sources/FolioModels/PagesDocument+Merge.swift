@@ -1,6 +1,6 @@
-import Foundation
-import FolioMerge
 import FolioCore
+import FolioMerge
+import Foundation
 
 extension PagesDocument: MergeableDocumentModel {
     /// Merges versions member by member: the text line by line (``Diff3``), the images by name (``FieldMerge``).
@@ -18,9 +18,11 @@ extension PagesDocument: MergeableDocumentModel {
         let images = FieldMerge.merge(base: base.images, versions: versions.map(\.images))
         var conflicts = text.mergeConflicts(locationPrefix: "\(textMember), ")
         for conflict in images.conflicts {
-            conflicts.append(MergeConflict(location: "\(imagesMember)/\(conflict.key)",
-                                           base: conflict.base.map(imageSummary),
-                                           values: conflict.values.map { $0.map(imageSummary) }))
+            conflicts.append(
+                MergeConflict(
+                    location: "\(imagesMember)/\(conflict.key)",
+                    base: conflict.base.map(imageSummary),
+                    values: conflict.values.map { $0.map(imageSummary) }))
         }
         // Every image name comes from a valid document, so the merged document is valid too.
         let merged = try! PagesDocument(text: text.text, images: images.merged)
@@ -31,8 +33,9 @@ extension PagesDocument: MergeableDocumentModel {
     ///
     /// - Complexity: O((*N* + *M*) · *D*) for the text (see ``LineDiff``) plus comparing the images' bytes.
     public func difference(from base: PagesDocument) -> Difference {
-        Difference(text: TextDiff(base: base.text, version: text),
-                   images: FieldMerge.changes(from: base.images, to: images))
+        Difference(
+            text: TextDiff(base: base.text, version: text),
+            images: FieldMerge.changes(from: base.images, to: images))
     }
 
     /// How reports and conflicts name an image's bytes: `1234 bytes, sha256 1a2b3c4d5e6f` (the first 12 hex digits).

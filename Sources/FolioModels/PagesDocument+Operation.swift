@@ -1,5 +1,5 @@
-import Foundation
 import FolioCore
+import Foundation
 
 extension PagesDocument {
     /// One edit of a pages document.
@@ -46,8 +46,9 @@ extension PagesDocument {
                 self = .setText(try reader.nextString("the pages' text", limit: ModelLimits.payloadBytes))
             case .putImage:
                 let name = try reader.nextString("an image name", limit: ModelLimits.nameBytes)
-                self = .putImage(name: name,
-                                 bytes: try reader.nextLengthPrefixed("the image's bytes", limit: ModelLimits.payloadBytes))
+                self = .putImage(
+                    name: name,
+                    bytes: try reader.nextLengthPrefixed("the image's bytes", limit: ModelLimits.payloadBytes))
             case .removeImage:
                 self = .removeImage(name: try reader.nextString("an image name", limit: ModelLimits.nameBytes))
             case nil:
@@ -67,9 +68,9 @@ extension PagesDocument {
         /// Whether both are the same operation, with texts and names equal scalar for scalar.
         public static func == (lhs: Operation, rhs: Operation) -> Bool {
             switch (lhs, rhs) {
-            case let (.setText(t1), .setText(t2)): t1.isIdentical(to: t2)
-            case let (.putImage(n1, b1), .putImage(n2, b2)): n1.isIdentical(to: n2) && b1 == b2
-            case let (.removeImage(n1), .removeImage(n2)): n1.isIdentical(to: n2)
+            case (.setText(let t1), .setText(let t2)): t1.isIdentical(to: t2)
+            case (.putImage(let n1, let b1), .putImage(let n2, let b2)): n1.isIdentical(to: n2) && b1 == b2
+            case (.removeImage(let n1), .removeImage(let n2)): n1.isIdentical(to: n2)
             default: false
             }
         }
@@ -77,9 +78,16 @@ extension PagesDocument {
         /// Hashes the case and its values (consistent with ``==(_:_:)``, which is stricter than `String`'s).
         public func hash(into hasher: inout Hasher) {
             switch self {
-            case .setText(let text): hasher.combine(Tag.setText.rawValue); hasher.combine(text)
-            case .putImage(let name, let bytes): hasher.combine(Tag.putImage.rawValue); hasher.combine(name); hasher.combine(bytes)
-            case .removeImage(let name): hasher.combine(Tag.removeImage.rawValue); hasher.combine(name)
+            case .setText(let text):
+                hasher.combine(Tag.setText.rawValue)
+                hasher.combine(text)
+            case .putImage(let name, let bytes):
+                hasher.combine(Tag.putImage.rawValue)
+                hasher.combine(name)
+                hasher.combine(bytes)
+            case .removeImage(let name):
+                hasher.combine(Tag.removeImage.rawValue)
+                hasher.combine(name)
             }
         }
     }

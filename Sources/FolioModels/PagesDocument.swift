@@ -1,5 +1,5 @@
-import Foundation
 import FolioCore
+import Foundation
 
 /// A text with images, saved as a file package.
 ///
@@ -111,11 +111,14 @@ public struct PagesDocument: DocumentModel, Hashable, Sendable {
         }
         guard members.count == 3, case .string? = members["generator"], case .array(let listed)? = members["images"]
         else {
-            throw invalid("\(Self.infoPath) must hold exactly formatVersion, generator (a string) and images (an array)")
+            throw invalid(
+                "\(Self.infoPath) must hold exactly formatVersion, generator (a string) and images (an array)")
         }
         var listedNames: [String] = []
         for entry in listed {
-            guard case .string(let name) = entry else { throw invalid("\(Self.infoPath) lists an image name that is not a string") }
+            guard case .string(let name) = entry else {
+                throw invalid("\(Self.infoPath) lists an image name that is not a string")
+            }
             listedNames.append(name)
         }
 
@@ -130,7 +133,9 @@ public struct PagesDocument: DocumentModel, Hashable, Sendable {
                 throw invalid("'\(path)' is not an image: images are files directly in \(Self.imagesDirectory)/")
             }
             let name = path.components[1]
-            guard Self.isValidImageName(name) else { throw invalid("\(name.debugDescription) is not a valid image name") }
+            guard Self.isValidImageName(name) else {
+                throw invalid("\(name.debugDescription) is not a valid image name")
+            }
             images[name] = package.files[path]!.contents
         }
         let names = images.keys.sorted { $0.precedesByScalars($1) }
@@ -188,8 +193,8 @@ public struct PagesDocument: DocumentModel, Hashable, Sendable {
         switch (first, second) {
         case (.setText, .setText(let text)):
             return .setText(text)
-        case let (.putImage(name, _), .putImage(otherName, bytes))
-            where name == otherName && isValidImageName(name) && isValidImageName(otherName):
+        case (.putImage(let name, _), .putImage(let otherName, let bytes))
+        where name == otherName && isValidImageName(name) && isValidImageName(otherName):
             return .putImage(name: name, bytes: bytes)
         default:
             return nil

@@ -1,5 +1,5 @@
-import FolioMerge
 import FolioCore
+import FolioMerge
 
 extension RecordsDocument: MergeableDocumentModel {
     /// Merges versions record by record and field by field (``FieldMerge``).

@@ -65,8 +65,9 @@ extension RecordsDocument {
             case .set:
                 let record = try reader.nextString("a record id", limit: names)
                 let field = try reader.nextString("a field name", limit: names)
-                self = .set(record: record, field: field,
-                            value: try reader.nextString("a field value", limit: ModelLimits.payloadBytes))
+                self = .set(
+                    record: record, field: field,
+                    value: try reader.nextString("a field value", limit: ModelLimits.payloadBytes))
             case .remove:
                 self = .remove(record: try reader.nextString("a record id", limit: names))
             case .insert:
@@ -99,11 +100,13 @@ extension RecordsDocument {
                 let name = try reader.nextString("a field name", limit: ModelLimits.nameBytes)
                 let value = try reader.nextString("a field value", limit: ModelLimits.payloadBytes)
                 if let previous, !previous.precedesByScalars(name) {
-                    throw CodecError(.notCanonical, "field \(name.debugDescription) is out of order or repeated", at: offset)
+                    throw CodecError(
+                        .notCanonical, "field \(name.debugDescription) is out of order or repeated", at: offset)
                 }
                 // Distinct byte strings can still be one dictionary key (canonically equivalent spellings).
                 guard fields.updateValue(value, forKey: name) == nil else {
-                    throw CodecError(.notCanonical, "field \(name.debugDescription) repeats an equivalent name", at: offset)
+                    throw CodecError(
+                        .notCanonical, "field \(name.debugDescription) repeats an equivalent name", at: offset)
                 }
                 previous = name
             }
@@ -113,7 +116,8 @@ extension RecordsDocument {
         /// The operation in the scenario files' words, such as `set r1.name = "Ann"`.
         public var description: String {
             func list(_ fields: [String: String]) -> String {
-                "{" + fields.sortedByScalars.map { "\($0.key): \($0.value.debugDescription)" }.joined(separator: ", ") + "}"
+                "{" + fields.sortedByScalars.map { "\($0.key): \($0.value.debugDescription)" }.joined(separator: ", ")
+                    + "}"
             }
             return switch self {
             case .add(let record, let fields): "add \(record) \(list(fields))"
@@ -127,15 +131,15 @@ extension RecordsDocument {
         /// Whether both are the same operation, with every text equal scalar for scalar.
         public static func == (lhs: Operation, rhs: Operation) -> Bool {
             switch (lhs, rhs) {
-            case let (.add(r1, f1), .add(r2, f2)):
+            case (.add(let r1, let f1), .add(let r2, let f2)):
                 r1.isIdentical(to: r2) && f1.isIdentical(to: f2)
-            case let (.set(r1, n1, v1), .set(r2, n2, v2)):
+            case (.set(let r1, let n1, let v1), .set(let r2, let n2, let v2)):
                 r1.isIdentical(to: r2) && n1.isIdentical(to: n2) && v1.isIdentical(to: v2)
-            case let (.remove(r1), .remove(r2)):
+            case (.remove(let r1), .remove(let r2)):
                 r1.isIdentical(to: r2)
-            case let (.insert(r1, f1, p1), .insert(r2, f2, p2)):
+            case (.insert(let r1, let f1, let p1), .insert(let r2, let f2, let p2)):
                 r1.isIdentical(to: r2) && f1.isIdentical(to: f2) && p1 == p2
-            case let (.unset(r1, n1), .unset(r2, n2)):
+            case (.unset(let r1, let n1), .unset(let r2, let n2)):
                 r1.isIdentical(to: r2) && n1.isIdentical(to: n2)
             default:
                 false
@@ -146,16 +150,26 @@ extension RecordsDocument {
         public func hash(into hasher: inout Hasher) {
             switch self {
             case .add(let record, let fields):
-                hasher.combine(Tag.add.rawValue); hasher.combine(record); hasher.combine(fields)
+                hasher.combine(Tag.add.rawValue)
+                hasher.combine(record)
+                hasher.combine(fields)
             case .set(let record, let field, let value):
-                hasher.combine(Tag.set.rawValue); hasher.combine(record); hasher.combine(field); hasher.combine(value)
+                hasher.combine(Tag.set.rawValue)
+                hasher.combine(record)
+                hasher.combine(field)
+                hasher.combine(value)
             case .remove(let record):
-                hasher.combine(Tag.remove.rawValue); hasher.combine(record)
+                hasher.combine(Tag.remove.rawValue)
+                hasher.combine(record)
             case .insert(let record, let fields, let position):
-                hasher.combine(Tag.insert.rawValue); hasher.combine(record); hasher.combine(fields)
+                hasher.combine(Tag.insert.rawValue)
+                hasher.combine(record)
+                hasher.combine(fields)
                 hasher.combine(position)
             case .unset(let record, let field):
-                hasher.combine(Tag.unset.rawValue); hasher.combine(record); hasher.combine(field)
+                hasher.combine(Tag.unset.rawValue)
+                hasher.combine(record)
+                hasher.combine(field)
             }
         }
     }

@@ -1,5 +1,5 @@
-import Foundation
 import FolioCore
+import Foundation
 
 /// An ordered list of records, each with a unique id and string fields, saved as a flat JSON file.
 ///
@@ -89,9 +89,10 @@ public struct RecordsDocument: DocumentModel, Hashable, Sendable {
         records.reserveCapacity(list.count)
         for (index, element) in list.enumerated() {
             guard let members = element.members, members.count == 2,
-                  case .string(let id)? = members["id"], case .object(let fieldMembers)? = members["fields"]
+                case .string(let id)? = members["id"], case .object(let fieldMembers)? = members["fields"]
             else {
-                throw invalid("record \(index) is not an object of exactly \"fields\" (an object) and \"id\" (a string)")
+                throw invalid(
+                    "record \(index) is not an object of exactly \"fields\" (an object) and \"id\" (a string)")
             }
             var fields: [String: String] = [:]
             // In key order, so the field an error names does not depend on dictionary order.
@@ -128,8 +129,9 @@ public struct RecordsDocument: DocumentModel, Hashable, Sendable {
         case .insert(let id, let fields, let position):
             try requireNew(id)
             guard position >= 0 && position <= records.count else {
-                throw ModelError(.invalidOperation,
-                                 "cannot insert record \(id.debugDescription) at \(position): there are \(records.count) records")
+                throw ModelError(
+                    .invalidOperation,
+                    "cannot insert record \(id.debugDescription) at \(position): there are \(records.count) records")
             }
             records.insert(Record(id: id, fields: fields), at: position)
             reindex(from: position)
@@ -153,8 +155,9 @@ public struct RecordsDocument: DocumentModel, Hashable, Sendable {
         case .unset(let id, let field):
             let index = try existingIndex(id)
             guard let slot = records[index].fields.index(forKey: field) else {
-                throw ModelError(.invalidOperation,
-                                 "record \(id.debugDescription) has no field \(field.debugDescription) to unset")
+                throw ModelError(
+                    .invalidOperation,
+                    "record \(id.debugDescription) has no field \(field.debugDescription) to unset")
             }
             let (name, old) = records[index].fields.remove(at: slot)
             return .set(record: records[index].id, field: name, value: old)
@@ -169,12 +172,13 @@ public struct RecordsDocument: DocumentModel, Hashable, Sendable {
     /// The result applies exactly when both do, with the same effect. Any other pair gives `nil`.
     public static func combine(_ first: Operation, _ second: Operation) -> Operation? {
         switch (first, second) {
-        case let (.set(record, field, _), .set(otherRecord, otherField, value))
-            where record == otherRecord && field == otherField:
+        case (.set(let record, let field, _), .set(let otherRecord, let otherField, let value))
+        where record == otherRecord && field == otherField:
             return .set(record: record, field: field, value: value)
-        case let (.add(record, fields), .set(otherRecord, field, value)) where record == otherRecord:
+        case (.add(let record, let fields), .set(let otherRecord, let field, let value)) where record == otherRecord:
             return .add(record: record, fields: fields.setting(field, to: value))
-        case let (.insert(record, fields, position), .set(otherRecord, field, value)) where record == otherRecord:
+        case (.insert(let record, let fields, let position), .set(let otherRecord, let field, let value))
+        where record == otherRecord:
             return .insert(record: record, fields: fields.setting(field, to: value), at: position)
         default:
             return nil
@@ -200,9 +204,12 @@ public struct RecordsDocument: DocumentModel, Hashable, Sendable {
 
     /// Traps when the id index disagrees with the list; for tests.
     public func _checkInvariants() {
-        precondition(indexByID.count == records.count, "the id index has \(indexByID.count) entries for \(records.count) records")
+        precondition(
+            indexByID.count == records.count, "the id index has \(indexByID.count) entries for \(records.count) records"
+        )
         for (index, record) in records.enumerated() {
-            precondition(indexByID[record.id] == index, "record \(record.id.debugDescription) is not indexed at \(index)")
+            precondition(
+                indexByID[record.id] == index, "record \(record.id.debugDescription) is not indexed at \(index)")
         }
     }
 

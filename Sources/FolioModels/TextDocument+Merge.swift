@@ -1,5 +1,5 @@
-import FolioMerge
 import FolioCore
+import FolioMerge
 
 extension TextDocument: MergeableDocumentModel {
     /// Merges versions line by line (``Diff3``).

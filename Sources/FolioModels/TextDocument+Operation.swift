@@ -74,10 +74,10 @@ extension TextDocument {
         /// equivalent: `"é"` and `"e\u{301}"` insert different numbers of scalars).
         public static func == (lhs: Operation, rhs: Operation) -> Bool {
             switch (lhs, rhs) {
-            case let (.insert(p1, t1), .insert(p2, t2)): p1 == p2 && t1.isIdentical(to: t2)
-            case let (.delete(p1, c1), .delete(p2, c2)): p1 == p2 && c1 == c2
-            case let (.append(t1), .append(t2)): t1.isIdentical(to: t2)
-            case let (.replace(t1), .replace(t2)): t1.isIdentical(to: t2)
+            case (.insert(let p1, let t1), .insert(let p2, let t2)): p1 == p2 && t1.isIdentical(to: t2)
+            case (.delete(let p1, let c1), .delete(let p2, let c2)): p1 == p2 && c1 == c2
+            case (.append(let t1), .append(let t2)): t1.isIdentical(to: t2)
+            case (.replace(let t1), .replace(let t2)): t1.isIdentical(to: t2)
             default: false
             }
         }
@@ -85,10 +85,20 @@ extension TextDocument {
         /// Hashes the case and its values (consistent with ``==(_:_:)``, which is stricter than `String`'s).
         public func hash(into hasher: inout Hasher) {
             switch self {
-            case .insert(let position, let text): hasher.combine(0); hasher.combine(position); hasher.combine(text)
-            case .delete(let position, let count): hasher.combine(1); hasher.combine(position); hasher.combine(count)
-            case .append(let text): hasher.combine(2); hasher.combine(text)
-            case .replace(let text): hasher.combine(3); hasher.combine(text)
+            case .insert(let position, let text):
+                hasher.combine(0)
+                hasher.combine(position)
+                hasher.combine(text)
+            case .delete(let position, let count):
+                hasher.combine(1)
+                hasher.combine(position)
+                hasher.combine(count)
+            case .append(let text):
+                hasher.combine(2)
+                hasher.combine(text)
+            case .replace(let text):
+                hasher.combine(3)
+                hasher.combine(text)
             }
         }
     }

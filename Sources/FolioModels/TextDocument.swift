@@ -1,5 +1,5 @@
-import Foundation
 import FolioCore
+import Foundation
 
 /// A plain-text document, saved as a flat UTF-8 file.
 ///
@@ -76,8 +76,9 @@ public struct TextDocument: DocumentModel, Hashable, Sendable {
             return .delete(at: position, count: inserted)
         case .delete(let position, let count):
             guard position >= 0, count >= 0, position <= length, count <= length - position else {
-                throw ModelError(.invalidOperation,
-                                 "cannot delete \(count) scalars at \(position): the text has \(length) scalars")
+                throw ModelError(
+                    .invalidOperation,
+                    "cannot delete \(count) scalars at \(position): the text has \(length) scalars")
             }
             let removed = storage.remove(position..<(position + count))
             return .insert(at: position, text: removed)
@@ -100,10 +101,10 @@ public struct TextDocument: DocumentModel, Hashable, Sendable {
     /// The result applies exactly when both do, with the same effect. Any other pair gives `nil`.
     public static func combine(_ first: Operation, _ second: Operation) -> Operation? {
         switch (first, second) {
-        case let (.insert(p, s), .insert(q, t)):
+        case (.insert(let p, let s), .insert(let q, let t)):
             guard p >= 0, q >= 0, q - p == s.unicodeScalars.count else { return nil }
             return .insert(at: p, text: s + t)
-        case let (.delete(p, n), .delete(q, m)):
+        case (.delete(let p, let n), .delete(let q, let m)):
             guard p >= 0, n >= 0, m >= 0, q >= 0 else { return nil }
             let (total, overflow) = n.addingReportingOverflow(m)
             guard !overflow else { return nil }

@@ -53,7 +53,9 @@ public struct TextStorage: Sendable {
         let raw = UnsafeRawBufferPointer(bytes)
         var offset = 0
         while offset + 8 <= raw.count {
-            guard raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 else { return false }
+            guard raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 else {
+                return false
+            }
             offset += 8
         }
         while offset < raw.count {
@@ -82,10 +84,12 @@ public struct TextStorage: Sendable {
                         value = (lead & 0x1F) << 6 | UInt32(utf8[index + 1] & 0x3F)
                         index += 2
                     } else if lead < 0xF0 {
-                        value = (lead & 0x0F) << 12 | UInt32(utf8[index + 1] & 0x3F) << 6 | UInt32(utf8[index + 2] & 0x3F)
+                        value =
+                            (lead & 0x0F) << 12 | UInt32(utf8[index + 1] & 0x3F) << 6 | UInt32(utf8[index + 2] & 0x3F)
                         index += 3
                     } else {
-                        value = (lead & 0x07) << 18 | UInt32(utf8[index + 1] & 0x3F) << 12
+                        value =
+                            (lead & 0x07) << 18 | UInt32(utf8[index + 1] & 0x3F) << 12
                             | UInt32(utf8[index + 2] & 0x3F) << 6 | UInt32(utf8[index + 3] & 0x3F)
                         index += 4
                     }
@@ -133,7 +137,9 @@ public struct TextStorage: Sendable {
     }
 
     /// Writes the UTF-8 form of `scalar` at `offset` and returns the offset after it.
-    private static func encode(_ scalar: Unicode.Scalar, into utf8: UnsafeMutableBufferPointer<UInt8>, at offset: Int) -> Int {
+    private static func encode(_ scalar: Unicode.Scalar, into utf8: UnsafeMutableBufferPointer<UInt8>, at offset: Int)
+        -> Int
+    {
         let value = scalar.value
         switch value {
         case 0..<0x80:
@@ -166,7 +172,8 @@ public struct TextStorage: Sendable {
     public mutating func insert(_ text: String, at position: Int) -> Int {
         precondition(position >= 0 && position <= count, "position \(position) is outside 0...\(count)")
         if !isWide {
-            let ascii = text.utf8.withContiguousStorageIfAvailable(Self.isASCII) ?? text.unicodeScalars.allSatisfy(\.isASCII)
+            let ascii =
+                text.utf8.withContiguousStorageIfAvailable(Self.isASCII) ?? text.unicodeScalars.allSatisfy(\.isASCII)
             if ascii {
                 let length = text.utf8.count
                 narrow.insert(length, at: position) { _ = $0.initialize(fromContentsOf: text.utf8) }
@@ -183,8 +190,12 @@ public struct TextStorage: Sendable {
     private mutating func widen() {
         let scalars = narrow.withParts(0..<narrow.count) { before, after in
             [Unicode.Scalar](unsafeUninitializedCapacity: before.count + after.count) { scalars, written in
-                for (index, byte) in before.enumerated() { (scalars.baseAddress! + index).initialize(to: Unicode.Scalar(byte)) }
-                for (index, byte) in after.enumerated() { (scalars.baseAddress! + before.count + index).initialize(to: Unicode.Scalar(byte)) }
+                for (index, byte) in before.enumerated() {
+                    (scalars.baseAddress! + index).initialize(to: Unicode.Scalar(byte))
+                }
+                for (index, byte) in after.enumerated() {
+                    (scalars.baseAddress! + before.count + index).initialize(to: Unicode.Scalar(byte))
+                }
                 written = before.count + after.count
             }
         }
@@ -218,7 +229,9 @@ public struct TextStorage: Sendable {
         narrow._checkInvariants()
         wide._checkInvariants()
         precondition(isWide ? narrow.count == 0 : wide.count == 0, "text in both storages")
-        if !isWide { precondition((0..<narrow.count).allSatisfy { narrow[$0] < 0x80 }, "a non-ASCII byte in the narrow storage") }
+        if !isWide {
+            precondition((0..<narrow.count).allSatisfy { narrow[$0] < 0x80 }, "a non-ASCII byte in the narrow storage")
+        }
     }
 }
 

@@ -37,18 +37,25 @@ struct CausalGraphPicture {
         func y(_ index: Int) -> Int { top + index * rowHeight + rowHeight / 2 }
         let title = HTMLText.escape("Causal graph of \(document.name)")
 
-        var out = ["<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"graph\" width=\"\(width)\" height=\"\(height)\" viewBox=\"0 0 \(width) \(height)\" role=\"img\" aria-label=\"\(title)\">"]
+        var out = [
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"graph\" width=\"\(width)\" height=\"\(height)\" viewBox=\"0 0 \(width) \(height)\" role=\"img\" aria-label=\"\(title)\">"
+        ]
         out += ["<title>\(title)</title>", "<style>", Self.style, "</style>"]
         for (index, name) in lanes.enumerated() {
             let center = left + index * laneWidth + laneWidth / 2
-            out.append("<line class=\"lane\" x1=\"\(center)\" y1=\"\(top - 8)\" x2=\"\(center)\" y2=\"\(height - 8)\"/>")
-            out.append("<text class=\"lane-name\" x=\"\(center)\" y=\"24\" text-anchor=\"middle\"><title>\(HTMLText.escape(name))</title>\(HTMLText.escape(Self.shortened(name)))</text>")
+            out.append(
+                "<line class=\"lane\" x1=\"\(center)\" y1=\"\(top - 8)\" x2=\"\(center)\" y2=\"\(height - 8)\"/>")
+            out.append(
+                "<text class=\"lane-name\" x=\"\(center)\" y=\"24\" text-anchor=\"middle\"><title>\(HTMLText.escape(name))</title>\(HTMLText.escape(Self.shortened(name)))</text>"
+            )
         }
         for (index, node) in document.graph.enumerated() {
             for parent in node.parents {
                 guard let parentRow = row[parent] else { continue }
                 let target = document.graph[parentRow]
-                out.append("<line class=\"edge\" x1=\"\(x(node.device))\" y1=\"\(y(index))\" x2=\"\(x(target.device))\" y2=\"\(y(parentRow))\"/>")
+                out.append(
+                    "<line class=\"edge\" x1=\"\(x(node.device))\" y1=\"\(y(index))\" x2=\"\(x(target.device))\" y2=\"\(y(parentRow))\"/>"
+                )
             }
         }
         for (index, node) in document.graph.enumerated() {
@@ -58,9 +65,11 @@ struct CausalGraphPicture {
             if openHeads.contains(node.hash) { classes.append("open-head") }
             if discarded.contains(node.hash) { classes.append("discarded") }
             let tip = "\(node.id) \(node.kind) at \(node.time), lamport \(node.lamport), \(node.hash)"
-            out.append("<g class=\"\(classes.joined(separator: " "))\"><title>\(HTMLText.escape(tip))</title>"
-                + "<circle cx=\"\(x(node.device))\" cy=\"\(y(index))\" r=\"\(radius)\"/>"
-                + "<text x=\"\(x(node.device))\" y=\"\(y(index) + 4)\" text-anchor=\"middle\">\(node.seq)</text></g>")
+            out.append(
+                "<g class=\"\(classes.joined(separator: " "))\"><title>\(HTMLText.escape(tip))</title>"
+                    + "<circle cx=\"\(x(node.device))\" cy=\"\(y(index))\" r=\"\(radius)\"/>"
+                    + "<text x=\"\(x(node.device))\" y=\"\(y(index) + 4)\" text-anchor=\"middle\">\(node.seq)</text></g>"
+            )
             let label = "\(node.id) · \(node.kind) · \(node.time)"
             out.append("<text class=\"label\" x=\"\(labelX)\" y=\"\(y(index) + 4)\">\(HTMLText.escape(label))</text>")
         }

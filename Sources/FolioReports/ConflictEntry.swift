@@ -58,7 +58,10 @@ public struct VersionEntry: Codable, Hashable, Sendable {
     public var changes: [ChangeEntry]
 
     /// Creates an entry.
-    public init(device: String, time: String, vector: [VectorEntry], head: String, heads: [String], isCurrent: Bool, changes: [ChangeEntry]) {
+    public init(
+        device: String, time: String, vector: [VectorEntry], head: String, heads: [String], isCurrent: Bool,
+        changes: [ChangeEntry]
+    ) {
         self.device = device
         self.time = time
         self.vector = vector
@@ -105,7 +108,8 @@ public struct ResolutionEntry: Codable, Hashable, Sendable {
     public var discarded: [String]
 
     /// Creates an entry.
-    public init(head: String, resolvedBy: String, time: String, strategy: String, chosen: [String], discarded: [String]) {
+    public init(head: String, resolvedBy: String, time: String, strategy: String, chosen: [String], discarded: [String])
+    {
         self.head = head
         self.resolvedBy = resolvedBy
         self.time = time
@@ -129,7 +133,9 @@ public struct LossEntry: Codable, Hashable, Sendable {
     public var discarded: [DiscardedVersionEntry]
 
     /// Creates an entry.
-    public init(resolution: String, resolvedBy: String, strategy: String, time: String, discarded: [DiscardedVersionEntry]) {
+    public init(
+        resolution: String, resolvedBy: String, strategy: String, time: String, discarded: [DiscardedVersionEntry]
+    ) {
         self.resolution = resolution
         self.resolvedBy = resolvedBy
         self.strategy = strategy

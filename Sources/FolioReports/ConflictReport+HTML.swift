@@ -17,31 +17,50 @@ extension ConflictReport {
         out.append("<dl class=\"facts\">" + facts.map { "<dt>\($0.0)</dt><dd>\($0.1)</dd>" }.joined() + "</dl>")
         if let outcome {
             let count = outcome.failures.count
-            out.append(outcome.passed
-                ? "<p class=\"outcome passed\">\(outcomeSentence(passed: true))</p>"
-                : "<p class=\"outcome failed\">\(outcomeSentence(passed: false)): \(count) \(count == 1 ? "failure" : "failures")</p>")
+            out.append(
+                outcome.passed
+                    ? "<p class=\"outcome passed\">\(outcomeSentence(passed: true))</p>"
+                    : "<p class=\"outcome failed\">\(outcomeSentence(passed: false)): \(count) \(count == 1 ? "failure" : "failures")</p>"
+            )
             if !outcome.failures.isEmpty {
-                out.append("<ul class=\"failures\">" + outcome.failures.map { failure in
-                    let place = [failure.step.map { "step \($0)" }, failure.line.map { "line \($0)" }].compactMap { $0 }.joined(separator: ", ")
-                    return "<li>" + (place.isEmpty ? "" : "<b>\(place)</b>: ") + e(failure.message) + "</li>"
-                }.joined() + "</ul>")
+                out.append(
+                    "<ul class=\"failures\">"
+                        + outcome.failures.map { failure in
+                            let place = [failure.step.map { "step \($0)" }, failure.line.map { "line \($0)" }]
+                                .compactMap { $0 }.joined(separator: ", ")
+                            return "<li>" + (place.isEmpty ? "" : "<b>\(place)</b>: ") + e(failure.message) + "</li>"
+                        }.joined() + "</ul>")
             }
         }
         let open = documents.reduce(0) { $0 + $1.conflicts.filter { $0.status == .open }.count }
-        if open > 0 { out.append("<p class=\"outcome failed\">\(open) open \(open == 1 ? "conflict awaits" : "conflicts await") a decision</p>") }
+        if open > 0 {
+            out.append(
+                "<p class=\"outcome failed\">\(open) open \(open == 1 ? "conflict awaits" : "conflicts await") a decision</p>"
+            )
+        }
         out.append("</header>")
         if !devices.isEmpty {
-            out += ["<section id=\"devices\">", "<h2>Devices</h2>", "<table>", "<tr><th>Device</th><th>Identity</th><th>Clock skew</th></tr>"]
-            out += devices.map { "<tr><td>\(e($0.name))</td><td><code>\(e($0.id))</code></td><td>\(e($0.clockSkew ?? ""))</td></tr>" }
+            out += [
+                "<section id=\"devices\">", "<h2>Devices</h2>", "<table>",
+                "<tr><th>Device</th><th>Identity</th><th>Clock skew</th></tr>",
+            ]
+            out += devices.map {
+                "<tr><td>\(e($0.name))</td><td><code>\(e($0.id))</code></td><td>\(e($0.clockSkew ?? ""))</td></tr>"
+            }
             out += ["</table>", "</section>"]
         }
         if !timeline.isEmpty {
-            out += ["<section id=\"timeline\">", "<h2>Timeline</h2>", "<table>", "<tr><th>Step</th><th>Time</th><th>Action</th><th>Events</th></tr>"]
+            out += [
+                "<section id=\"timeline\">", "<h2>Timeline</h2>", "<table>",
+                "<tr><th>Step</th><th>Time</th><th>Action</th><th>Events</th></tr>",
+            ]
             for entry in timeline {
                 let step = "\(entry.step)" + (entry.line.map { " <span class=\"muted\">line \($0)</span>" } ?? "")
                 var events = entry.events.map { "<li>\(e($0))</li>" }
                 if let failure = entry.failure { events.append("<li class=\"failure\">✗ \(e(failure))</li>") }
-                out.append("<tr\(entry.failure == nil ? "" : " class=\"failed\"")><td>\(step)</td><td>\(e(entry.time))</td><td><code>\(e(entry.action))</code></td><td><ul>\(events.joined())</ul></td></tr>")
+                out.append(
+                    "<tr\(entry.failure == nil ? "" : " class=\"failed\"")><td>\(step)</td><td>\(e(entry.time))</td><td><code>\(e(entry.action))</code></td><td><ul>\(events.joined())</ul></td></tr>"
+                )
             }
             out += ["</table>", "</section>"]
         }
@@ -51,28 +70,40 @@ extension ConflictReport {
     }
 
     private func html(_ document: DocumentReport, index: Int) -> [String] {
-        var out = ["<section class=\"document\" id=\"document-\(index)\">", "<h2>Document \(e(document.name))</h2>",
-                   "<p class=\"muted\"><code>\(e(document.id))</code> · <code>\(e(document.type))</code></p>", "<h3>Conflicts</h3>"]
+        var out = [
+            "<section class=\"document\" id=\"document-\(index)\">", "<h2>Document \(e(document.name))</h2>",
+            "<p class=\"muted\"><code>\(e(document.id))</code> · <code>\(e(document.type))</code></p>",
+            "<h3>Conflicts</h3>",
+        ]
         if document.conflicts.isEmpty { out.append("<p>No conflicts.</p>") }
         for conflict in document.conflicts { out += Self.html(conflict) }
         out.append("<h3>Loss ledger</h3>")
         if document.losses.isEmpty { out.append("<p>Nothing was discarded.</p>") }
         for loss in document.losses {
-            out.append("<div class=\"loss\"><p><code>\(e(loss.resolution))</code> \(e(loss.strategy)) by \(e(loss.resolvedBy)) at \(e(loss.time)): "
-                + (loss.discarded.isEmpty ? "nothing discarded." : "discarded:") + "</p>")
+            out.append(
+                "<div class=\"loss\"><p><code>\(e(loss.resolution))</code> \(e(loss.strategy)) by \(e(loss.resolvedBy)) at \(e(loss.time)): "
+                    + (loss.discarded.isEmpty ? "nothing discarded." : "discarded:") + "</p>")
             for version in loss.discarded {
-                out.append("<p class=\"muted\"><code>\(e(version.head))</code> by \(e(version.device)) at \(e(version.time))</p>" + Self.pre(version.contents))
+                out.append(
+                    "<p class=\"muted\"><code>\(e(version.head))</code> by \(e(version.device)) at \(e(version.time))</p>"
+                        + Self.pre(version.contents))
             }
             out.append("</div>")
         }
         out += ["<h3>Final state per device</h3>", "<div class=\"states\">"]
         for state in document.devices {
             let flags = state.state.map { "<span class=\"flag flag-\(e($0))\">\(e($0))</span>" }.joined(separator: " ")
-            var lines = ["<div class=\"state\(state.exists ? "" : " gone")\">", "<h4>\(e(state.device))</h4>",
-                         "<p>\(state.exists ? "exists" : "<b>does not exist</b>") \(flags)</p>"]
-            if state.name != document.name && !state.name.isEmpty { lines.append("<p>named <code>\(e(state.name))</code></p>") }
-            lines.append("<p class=\"muted\">vector \(Self.vector(state.vector)) · heads "
-                + (state.heads.isEmpty ? "none" : state.heads.map { "<code>\(e($0))</code>" }.joined(separator: " ")) + "</p>")
+            var lines = [
+                "<div class=\"state\(state.exists ? "" : " gone")\">", "<h4>\(e(state.device))</h4>",
+                "<p>\(state.exists ? "exists" : "<b>does not exist</b>") \(flags)</p>",
+            ]
+            if state.name != document.name && !state.name.isEmpty {
+                lines.append("<p>named <code>\(e(state.name))</code></p>")
+            }
+            lines.append(
+                "<p class=\"muted\">vector \(Self.vector(state.vector)) · heads "
+                    + (state.heads.isEmpty
+                        ? "none" : state.heads.map { "<code>\(e($0))</code>" }.joined(separator: " ")) + "</p>")
             if state.showsContents || !state.contents.isEmpty { lines.append(Self.pre(state.contents)) }
             out += lines + ["</div>"]
         }
@@ -80,10 +111,12 @@ extension ConflictReport {
         if document.graph.isEmpty {
             out.append("<p>No changes.</p>")
         } else {
-            out += ["<p class=\"legend muted\">One lane per device, one row per change (topological order), each joined to its parents: "
-                + "<span class=\"key key-lifecycle\">lifecycle</span> <span class=\"key key-resolution\">resolution</span> "
-                + "<span class=\"key key-discarded\">discarded</span> <span class=\"key key-open\">head of an open conflict</span></p>",
-                "<div class=\"picture\">", CausalGraphPicture(document: document, devices: devices).svg(), "</div>"]
+            out += [
+                "<p class=\"legend muted\">One lane per device, one row per change (topological order), each joined to its parents: "
+                    + "<span class=\"key key-lifecycle\">lifecycle</span> <span class=\"key key-resolution\">resolution</span> "
+                    + "<span class=\"key key-discarded\">discarded</span> <span class=\"key key-open\">head of an open conflict</span></p>",
+                "<div class=\"picture\">", CausalGraphPicture(document: document, devices: devices).svg(), "</div>",
+            ]
         }
         out.append("</section>")
         return out
@@ -91,35 +124,49 @@ extension ConflictReport {
 
     private static func html(_ conflict: ConflictEntry) -> [String] {
         let open = conflict.status == .open
-        var out = ["<article class=\"conflict \(open ? "open" : "resolved")\">",
-                   "<h4>Conflict <code>\(e(conflict.id))</code> <span class=\"badge\">\(open ? "open" : "resolved")</span>"
-                    + (conflict.strategy.map { " <span class=\"strategy\">\(e($0))</span>" } ?? "") + "</h4>",
-                   "<p class=\"muted\">seen by \(conflict.seenBy.map(e).joined(separator: ", ")) · common ancestor "
-                    + (conflict.ancestorHead.map { "<code>\(e($0))</code>" } ?? "none") + "</p>"]
+        var out = [
+            "<article class=\"conflict \(open ? "open" : "resolved")\">",
+            "<h4>Conflict <code>\(e(conflict.id))</code> <span class=\"badge\">\(open ? "open" : "resolved")</span>"
+                + (conflict.strategy.map { " <span class=\"strategy\">\(e($0))</span>" } ?? "") + "</h4>",
+            "<p class=\"muted\">seen by \(conflict.seenBy.map(e).joined(separator: ", ")) · common ancestor "
+                + (conflict.ancestorHead.map { "<code>\(e($0))</code>" } ?? "none") + "</p>",
+        ]
         for (index, version) in conflict.versions.enumerated() {
-            out.append("<div class=\"version\"><p><b>Version \(index + 1)</b>\(version.isCurrent ? " (current)" : "") by \(e(version.device)) at \(e(version.time)) · head <code>\(e(version.head))</code> · vector \(vector(version.vector))</p>")
+            out.append(
+                "<div class=\"version\"><p><b>Version \(index + 1)</b>\(version.isCurrent ? " (current)" : "") by \(e(version.device)) at \(e(version.time)) · head <code>\(e(version.head))</code> · vector \(vector(version.vector))</p>"
+            )
             if version.changes.isEmpty {
                 out.append("<p class=\"muted\">No differences from the common ancestor.</p>")
             } else {
-                out.append("<table class=\"diff\"><tr><th>Where</th><th>Ancestor</th><th>This version</th></tr>" + version.changes.map { change in
-                    "<tr class=\"\(e(change.kind))\"><td>\(e(change.kind)) \(e(change.location))</td>"
-                        + "<td><pre class=\"base\">\(change.base.map(e).joined(separator: "\n"))</pre></td>"
-                        + "<td><pre class=\"version\">\(change.version.map(e).joined(separator: "\n"))</pre></td></tr>"
-                }.joined() + "</table>")
+                out.append(
+                    "<table class=\"diff\"><tr><th>Where</th><th>Ancestor</th><th>This version</th></tr>"
+                        + version.changes.map { change in
+                            "<tr class=\"\(e(change.kind))\"><td>\(e(change.kind)) \(e(change.location))</td>"
+                                + "<td><pre class=\"base\">\(change.base.map(e).joined(separator: "\n"))</pre></td>"
+                                + "<td><pre class=\"version\">\(change.version.map(e).joined(separator: "\n"))</pre></td></tr>"
+                        }.joined() + "</table>")
             }
             out.append("</div>")
         }
         if let resolution = conflict.resolution {
-            let kept = resolution.chosen.isEmpty ? "new contents" : resolution.chosen.map { "<code>\(e($0))</code>" }.joined(separator: " ")
-            let dropped = resolution.discarded.isEmpty ? "nothing" : resolution.discarded.map { "<code>\(e($0))</code>" }.joined(separator: " ")
-            out.append("<p class=\"resolution\">Resolved by \(e(resolution.resolvedBy)) at \(e(resolution.time)) with \(e(resolution.strategy)) (<code>\(e(resolution.head))</code>): kept \(kept), discarded \(dropped).</p>")
+            let kept =
+                resolution.chosen.isEmpty
+                ? "new contents" : resolution.chosen.map { "<code>\(e($0))</code>" }.joined(separator: " ")
+            let dropped =
+                resolution.discarded.isEmpty
+                ? "nothing" : resolution.discarded.map { "<code>\(e($0))</code>" }.joined(separator: " ")
+            out.append(
+                "<p class=\"resolution\">Resolved by \(e(resolution.resolvedBy)) at \(e(resolution.time)) with \(e(resolution.strategy)) (<code>\(e(resolution.head))</code>): kept \(kept), discarded \(dropped).</p>"
+            )
         }
         out.append("</article>")
         return out
     }
 
     private static func pre(_ lines: [String]) -> String {
-        lines.isEmpty ? "<pre class=\"contents empty\">(empty)</pre>" : "<pre class=\"contents\">\(lines.map(e).joined(separator: "\n"))</pre>"
+        lines.isEmpty
+            ? "<pre class=\"contents empty\">(empty)</pre>"
+            : "<pre class=\"contents\">\(lines.map(e).joined(separator: "\n"))</pre>"
     }
 
     private static func vector(_ entries: [VectorEntry]) -> String {

@@ -41,7 +41,9 @@ extension ConflictReport {
         } catch let error as StoreError {
             // The error names the copy's store; the user knows the library's.
             let message = error.message.replacingOccurrences(of: copy.store.path, with: storeURL.path)
-            throw ReportError(.notALibrary, "\(url.path) is not a Folio library", cause: StoreError(error.code, message, cause: error.cause))
+            throw ReportError(
+                .notALibrary, "\(url.path) is not a Folio library",
+                cause: StoreError(error.code, message, cause: error.cause))
         } catch {
             throw ReportError(.notALibrary, "\(url.path) is not a Folio library", cause: error)
         }

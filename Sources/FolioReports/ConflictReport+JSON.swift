@@ -26,7 +26,10 @@ extension ConflictReport {
             throw ReportError(.invalidJSON, "the text is not a conflict report in JSON", cause: error)
         }
         guard report.schemaVersion <= Self.currentSchemaVersion else {
-            throw ReportError(.newerSchema, "the report has schema version \(report.schemaVersion); this build reads up to \(Self.currentSchemaVersion)")
+            throw ReportError(
+                .newerSchema,
+                "the report has schema version \(report.schemaVersion); this build reads up to \(Self.currentSchemaVersion)"
+            )
         }
         self = report
     }

@@ -11,15 +11,24 @@ extension ConflictReport {
         if let outcome {
             let failures = outcome.failures.count
             let words = outcomeWords
-            out.append("| \(words.label) | " + (outcome.passed ? "**\(words.passed)**" : "**\(words.failed.uppercased())** (\(failures) \(failures == 1 ? "failure" : "failures"))") + " |")
+            out.append(
+                "| \(words.label) | "
+                    + (outcome.passed
+                        ? "**\(words.passed)**"
+                        : "**\(words.failed.uppercased())** (\(failures) \(failures == 1 ? "failure" : "failures"))")
+                    + " |")
         }
         if let outcome, !outcome.failures.isEmpty {
             out += ["", "## Failures", ""]
-            out += outcome.failures.map { "- " + Self.place(step: $0.step, line: $0.line) + MarkdownText.inline($0.message) }
+            out += outcome.failures.map {
+                "- " + Self.place(step: $0.step, line: $0.line) + MarkdownText.inline($0.message)
+            }
         }
         if !devices.isEmpty {
             out += ["", "## Devices", "", "| Device | Identity | Clock skew |", "|---|---|---|"]
-            out += devices.map { "| \(MarkdownText.inline($0.name)) | `\($0.id)` | \($0.clockSkew.map { MarkdownText.inline($0) } ?? "") |" }
+            out += devices.map {
+                "| \(MarkdownText.inline($0.name)) | `\($0.id)` | \($0.clockSkew.map { MarkdownText.inline($0) } ?? "") |"
+            }
         }
         if !timeline.isEmpty {
             out += ["", "## Timeline", "", "| Step | Time | Action | Events |", "|---|---|---|---|"]
@@ -27,7 +36,9 @@ extension ConflictReport {
                 let step = "\(entry.step)" + (entry.line.map { " (line \($0))" } ?? "")
                 var events = entry.events.map { MarkdownText.inline($0) }
                 if let failure = entry.failure { events.append("**✗ failed:** " + MarkdownText.inline(failure)) }
-                out.append("| \(entry.failure == nil ? step : "**\(step) ✗**") | \(entry.time) | \(MarkdownText.code(entry.action, inTable: true)) | \(events.joined(separator: "<br>")) |")
+                out.append(
+                    "| \(entry.failure == nil ? step : "**\(step) ✗**") | \(entry.time) | \(MarkdownText.code(entry.action, inTable: true)) | \(events.joined(separator: "<br>")) |"
+                )
             }
         }
         for document in documents { out += Self.markdown(document) }
@@ -36,15 +47,18 @@ extension ConflictReport {
 
     private static func place(step: Int?, line: Int?) -> String {
         switch (step, line) {
-        case let (step?, line?): "step \(step) (line \(line)): "
-        case let (step?, nil): "step \(step): "
-        case let (nil, line?): "line \(line): "
+        case (let step?, let line?): "step \(step) (line \(line)): "
+        case (let step?, nil): "step \(step): "
+        case (nil, let line?): "line \(line): "
         case (nil, nil): ""
         }
     }
 
     private static func markdown(_ document: DocumentReport) -> [String] {
-        var out = ["", "## Document " + MarkdownText.inline(document.name), "", "`\(document.id)` · \(MarkdownText.code(document.type))"]
+        var out = [
+            "", "## Document " + MarkdownText.inline(document.name), "",
+            "`\(document.id)` · \(MarkdownText.code(document.type))",
+        ]
         out += ["", "### Conflicts", ""]
         if document.conflicts.isEmpty { out.append("No conflicts.") }
         for (index, conflict) in document.conflicts.enumerated() { out += (index > 0 ? [""] : []) + markdown(conflict) }
@@ -53,24 +67,39 @@ extension ConflictReport {
         for loss in document.losses {
             let count = loss.discarded.count
             let what = count == 0 ? "nothing discarded." : "discarded \(count) \(count == 1 ? "version" : "versions")."
-            out.append("- \(MarkdownText.code(loss.resolution)) \(MarkdownText.inline(loss.strategy)) by \(MarkdownText.inline(loss.resolvedBy)) at \(loss.time): \(what)")
+            out.append(
+                "- \(MarkdownText.code(loss.resolution)) \(MarkdownText.inline(loss.strategy)) by \(MarkdownText.inline(loss.resolvedBy)) at \(loss.time): \(what)"
+            )
             for version in loss.discarded {
-                out += ["", "  Discarded \(MarkdownText.code(version.head)) by \(MarkdownText.inline(version.device)) at \(version.time):", ""]
-                out += contents(version.contents).split(separator: "\n", omittingEmptySubsequences: false).map { "  " + $0 }
+                out += [
+                    "",
+                    "  Discarded \(MarkdownText.code(version.head)) by \(MarkdownText.inline(version.device)) at \(version.time):",
+                    "",
+                ]
+                out += contents(version.contents).split(separator: "\n", omittingEmptySubsequences: false).map {
+                    "  " + $0
+                }
             }
         }
         out += ["", "### Final state per device"]
         for state in document.devices {
             out += ["", "#### " + MarkdownText.inline(state.device), ""]
-            var facts = [state.exists ? "exists" : "**does not exist**", "state " + state.state.joined(separator: ", ")]
-            if state.name != document.name && !state.name.isEmpty { facts.append("named " + MarkdownText.code(state.name)) }
+            var facts = [
+                state.exists ? "exists" : "**does not exist**", "state " + state.state.joined(separator: ", "),
+            ]
+            if state.name != document.name && !state.name.isEmpty {
+                facts.append("named " + MarkdownText.code(state.name))
+            }
             facts.append("vector " + vector(state.vector))
-            facts.append("heads " + (state.heads.isEmpty ? "none" : state.heads.map { "`\($0)`" }.joined(separator: ", ")))
+            facts.append(
+                "heads " + (state.heads.isEmpty ? "none" : state.heads.map { "`\($0)`" }.joined(separator: ", ")))
             out += [facts.joined(separator: " · "), ""]
             if state.showsContents || !state.contents.isEmpty { out.append(contents(state.contents)) }
         }
         out += ["", "### Causal graph", ""]
-        if document.graph.isEmpty { out.append("No changes.") } else {
+        if document.graph.isEmpty {
+            out.append("No changes.")
+        } else {
             out += ["| Change | Kind | Parents | Lamport | Time | Hash |", "|---|---|---|---|---|---|"]
             out += document.graph.map { node in
                 "| \(MarkdownText.code(node.id, inTable: true)) | \(MarkdownText.inline(node.kind)) | "
@@ -83,21 +112,39 @@ extension ConflictReport {
 
     private static func markdown(_ conflict: ConflictEntry) -> [String] {
         let status = conflict.status == .open ? "**open**" : "resolved"
-        var out = ["#### Conflict `\(conflict.id)`: \(status)" + (conflict.strategy.map { " (\(MarkdownText.inline($0)))" } ?? ""), ""]
+        var out = [
+            "#### Conflict `\(conflict.id)`: \(status)"
+                + (conflict.strategy.map { " (\(MarkdownText.inline($0)))" } ?? ""), "",
+        ]
         var facts = ["Seen by " + conflict.seenBy.map(MarkdownText.inline).joined(separator: ", ")]
         facts.append("common ancestor " + (conflict.ancestorHead.map { "`\($0)`" } ?? "none"))
-        out += [facts.joined(separator: " · ") + ".", "", "| Version | Device | Time | Vector | Head |", "|---|---|---|---|---|"]
+        out += [
+            facts.joined(separator: " · ") + ".", "", "| Version | Device | Time | Vector | Head |",
+            "|---|---|---|---|---|",
+        ]
         for (index, version) in conflict.versions.enumerated() {
-            out.append("| \(index + 1)\(version.isCurrent ? " (current)" : "") | \(MarkdownText.inline(version.device)) | \(version.time) | \(vector(version.vector)) | `\(version.head)` |")
+            out.append(
+                "| \(index + 1)\(version.isCurrent ? " (current)" : "") | \(MarkdownText.inline(version.device)) | \(version.time) | \(vector(version.vector)) | `\(version.head)` |"
+            )
         }
         for (index, version) in conflict.versions.enumerated() {
-            out += ["", "Version \(index + 1) (\(MarkdownText.inline(version.device)), `\(version.head)`) against the common ancestor:", ""]
+            out += [
+                "",
+                "Version \(index + 1) (\(MarkdownText.inline(version.device)), `\(version.head)`) against the common ancestor:",
+                "",
+            ]
             out.append(version.changes.isEmpty ? "No differences." : diff(version.changes))
         }
         if let resolution = conflict.resolution {
-            let kept = resolution.chosen.isEmpty ? "new contents" : resolution.chosen.map { "`\($0)`" }.joined(separator: ", ")
-            let dropped = resolution.discarded.isEmpty ? "nothing" : resolution.discarded.map { "`\($0)`" }.joined(separator: ", ")
-            out += ["", "Resolved by \(MarkdownText.inline(resolution.resolvedBy)) at \(resolution.time) with \(MarkdownText.inline(resolution.strategy)) (`\(resolution.head)`): kept \(kept), discarded \(dropped)."]
+            let kept =
+                resolution.chosen.isEmpty ? "new contents" : resolution.chosen.map { "`\($0)`" }.joined(separator: ", ")
+            let dropped =
+                resolution.discarded.isEmpty
+                ? "nothing" : resolution.discarded.map { "`\($0)`" }.joined(separator: ", ")
+            out += [
+                "",
+                "Resolved by \(MarkdownText.inline(resolution.resolvedBy)) at \(resolution.time) with \(MarkdownText.inline(resolution.strategy)) (`\(resolution.head)`): kept \(kept), discarded \(dropped).",
+            ]
         }
         return out
     }
@@ -116,6 +163,7 @@ extension ConflictReport {
     }
 
     private static func vector(_ entries: [VectorEntry]) -> String {
-        entries.isEmpty ? "empty" : entries.map { "\(MarkdownText.inline($0.device)) \($0.seq)" }.joined(separator: ", ")
+        entries.isEmpty
+            ? "empty" : entries.map { "\(MarkdownText.inline($0.device)) \($0.seq)" }.joined(separator: ", ")
     }
 }

@@ -16,7 +16,9 @@ extension DocumentCapture {
     ///
     /// - Returns: the captures, in the order of the documents' identities.
     /// - Throws: ``DocumentError`` when a document cannot be opened or read.
-    public static func captures(of library: DocumentLibrary, including others: [DocumentID] = []) async throws -> [DocumentCapture] {
+    public static func captures(of library: DocumentLibrary, including others: [DocumentID] = []) async throws
+        -> [DocumentCapture]
+    {
         let held = try library.documents(includingDeleted: true)
         var captures: [DocumentCapture] = []
         for id in Array(Set(held.map(\.id) + others)).sorted() {
@@ -25,16 +27,21 @@ extension DocumentCapture {
                 continue
             }
             switch info.typeIdentifier {
-            case TextDocument.documentType.identifier: captures.append(try await opening(id, as: TextDocument.self, in: library))
-            case RecordsDocument.documentType.identifier: captures.append(try await opening(id, as: RecordsDocument.self, in: library))
-            case PagesDocument.documentType.identifier: captures.append(try await opening(id, as: PagesDocument.self, in: library))
+            case TextDocument.documentType.identifier:
+                captures.append(try await opening(id, as: TextDocument.self, in: library))
+            case RecordsDocument.documentType.identifier:
+                captures.append(try await opening(id, as: RecordsDocument.self, in: library))
+            case PagesDocument.documentType.identifier:
+                captures.append(try await opening(id, as: PagesDocument.self, in: library))
             default: captures.append(try capture(logOf: id, in: library))
             }
         }
         return captures
     }
 
-    private static func opening<Model: DocumentModel>(_ id: DocumentID, as model: Model.Type, in library: DocumentLibrary) async throws -> DocumentCapture {
+    private static func opening<Model: DocumentModel>(
+        _ id: DocumentID, as model: Model.Type, in library: DocumentLibrary
+    ) async throws -> DocumentCapture {
         let document = try await library.open(id, as: model)
         let captured: DocumentCapture
         do {

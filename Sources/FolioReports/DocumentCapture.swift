@@ -63,17 +63,22 @@ public struct DocumentCapture: Hashable, Sendable {
         let snapshot = try await document.reportSnapshot()
         let library = document.library
         let store = library.store
-        let conflicts = snapshot.history.map { conflict($0, policy: nil) }
-            + (snapshot.open.map { [conflict($0, policy: library.conflictPolicy.strategy(for: Model.documentType).description)] } ?? [])
+        let conflicts =
+            snapshot.history.map { conflict($0, policy: nil) }
+            + (snapshot.open.map {
+                [conflict($0, policy: library.conflictPolicy.strategy(for: Model.documentType).description)]
+            } ?? [])
         do {
             return DocumentCapture(
                 document: document.id, device: library.device, exists: !snapshot.info.isDeleted,
-                name: snapshot.info.displayName, type: snapshot.info.typeIdentifier, state: ReportLines.flags(snapshot.state),
+                name: snapshot.info.displayName, type: snapshot.info.typeIdentifier,
+                state: ReportLines.flags(snapshot.state),
                 vector: try store.vector(of: document.id), heads: try store.heads(of: document.id).map(\.hash),
                 contents: ReportLines.contents(of: snapshot.model), conflicts: conflicts,
                 changes: try store.changes(of: document.id), knownDevices: try store.devices())
         } catch {
-            throw DocumentError(.store, "the change log failed while reading the log of \(snapshot.info.displayName)", cause: error)
+            throw DocumentError(
+                .store, "the change log failed while reading the log of \(snapshot.info.displayName)", cause: error)
         }
     }
 
@@ -95,7 +100,8 @@ public struct DocumentCapture: Hashable, Sendable {
                 contents: [], conflicts: [],
                 changes: try store.changes(of: document), knownDevices: try store.devices())
         } catch {
-            throw DocumentError(.store, "the change log failed while reading the log of \(info.displayName)", cause: error)
+            throw DocumentError(
+                .store, "the change log failed while reading the log of \(info.displayName)", cause: error)
         }
     }
 
@@ -104,7 +110,8 @@ public struct DocumentCapture: Hashable, Sendable {
             versions: record.versions.map { version in
                 Version(
                     head: version.head, heads: version.heads, isCurrent: version.isCurrent,
-                    changes: version.changes.map(ReportLines.entry), contents: ReportLines.contents(of: version.contents))
+                    changes: version.changes.map(ReportLines.entry),
+                    contents: ReportLines.contents(of: version.contents))
             },
             ancestor: record.ancestor, resolution: record.resolution, policy: policy)
     }

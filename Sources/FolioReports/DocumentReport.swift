@@ -104,7 +104,10 @@ public struct GraphNode: Codable, Hashable, Sendable {
     public var time: String
 
     /// Creates a node.
-    public init(id: String, hash: String, device: String, seq: UInt64, lamport: UInt64, kind: String, parents: [String], time: String) {
+    public init(
+        id: String, hash: String, device: String, seq: UInt64, lamport: UInt64, kind: String, parents: [String],
+        time: String
+    ) {
         self.id = id
         self.hash = hash
         self.device = device

@@ -23,13 +23,15 @@ struct LibraryCopy {
     ///   copy made so far is removed.
     init(of library: URL, fileSystem: any FileSystem) throws(ReportError) {
         self.fileSystem = fileSystem
-        container = FileManager.default.temporaryDirectory.appendingPathComponent("folio-inspect-\(UUID().uuidString)", isDirectory: true)
+        container = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "folio-inspect-\(UUID().uuidString)", isDirectory: true)
         root = container.appendingPathComponent(library.lastPathComponent, isDirectory: true)
         do {
             try fileSystem.createDirectories(at: root.appendingPathComponent(".folio", isDirectory: true))
         } catch {
             remove()
-            throw ReportError(.unreadable, "cannot make a temporary copy of the library at \(library.path)", cause: error)
+            throw ReportError(
+                .unreadable, "cannot make a temporary copy of the library at \(library.path)", cause: error)
         }
         do {
             try ChangeLogStore.snapshot(
@@ -37,7 +39,8 @@ struct LibraryCopy {
         } catch {
             remove()
             let code: ReportErrorCode = (error as? StoreError)?.code == .notAStore ? .notALibrary : .unreadable
-            throw ReportError(code, "\(library.path) is \(code == .notALibrary ? "not a Folio library" : "unreadable")", cause: error)
+            throw ReportError(
+                code, "\(library.path) is \(code == .notALibrary ? "not a Folio library" : "unreadable")", cause: error)
         }
         for name in ["Documents", "Shared"] {
             let source = library.appendingPathComponent(name, isDirectory: true)

@@ -33,7 +33,8 @@ public struct ReportAssembler: Sendable {
         for device in devices { note(device, ordered: true) }
         for capture in captures { note(capture.device, ordered: true) }
         // Stores that disagree on a name: the store of the device that comes first wins, whatever the captures' order.
-        for capture in captures.sorted(by: { order.firstIndex(of: $0.device.id)! < order.firstIndex(of: $1.device.id)! }) {
+        for capture in captures.sorted(by: { order.firstIndex(of: $0.device.id)! < order.firstIndex(of: $1.device.id)! }
+        ) {
             for device in capture.knownDevices { note(device, ordered: false) }
         }
         var seen = Set(order)
@@ -100,7 +101,9 @@ public struct ReportAssembler: Sendable {
         for capture in captures {
             for conflict in capture.conflicts {
                 let heads = conflict.versions.map(\.head.hash).sorted()
-                let key = conflict.resolution.map { "resolved \($0.hash.hex)" } ?? "open " + heads.map(\.hex).joined(separator: " ")
+                let key =
+                    conflict.resolution.map { "resolved \($0.hash.hex)" } ?? "open "
+                    + heads.map(\.hex).joined(separator: " ")
                 let device = name(of: capture.device.id)
                 if found[key] != nil {
                     if !found[key]!.entry.seenBy.contains(device) { found[key]!.entry.seenBy.append(device) }
@@ -113,12 +116,14 @@ public struct ReportAssembler: Sendable {
         return keys.map { found[$0]! }.sorted { $0.order < $1.order }
     }
 
-    private func assemble(_ conflict: DocumentCapture.Conflict, heads: [ChangeHash], seenBy device: String) -> Assembled {
+    private func assemble(_ conflict: DocumentCapture.Conflict, heads: [ChangeHash], seenBy device: String) -> Assembled
+    {
         let identity = heads.flatMap(\.bytes) + (conflict.resolution?.hash.bytes ?? [])
         let versions = conflict.versions.map { version in
             VersionEntry(
                 device: name(of: version.head.id.device), time: version.head.wallTime.description,
-                vector: vector(version.head.vector), head: version.head.hash.shortHex, heads: version.heads.map(\.shortHex),
+                vector: vector(version.head.vector), head: version.head.hash.shortHex,
+                heads: version.heads.map(\.shortHex),
                 isCurrent: version.isCurrent, changes: version.changes)
         }
         var strategy = conflict.policy
@@ -140,7 +145,9 @@ public struct ReportAssembler: Sendable {
             order: (latest, resolution == nil ? 1 : 0, conflict.resolution?.lamport ?? 0, entry.id))
     }
 
-    private func lossEntry(_ resolution: Change?, _ versions: [DocumentCapture.Version], _ changes: [ChangeHash: Change]) -> LossEntry? {
+    private func lossEntry(
+        _ resolution: Change?, _ versions: [DocumentCapture.Version], _ changes: [ChangeHash: Change]
+    ) -> LossEntry? {
         guard let resolution, case .resolution(let settled) = resolution.kind else { return nil }
         let discarded = settled.discarded.map { hash in
             let version = versions.first { $0.heads.contains(hash) }
@@ -151,7 +158,8 @@ public struct ReportAssembler: Sendable {
         }
         return LossEntry(
             resolution: resolution.hash.shortHex, resolvedBy: name(of: resolution.id.device),
-            strategy: ReportLines.name(of: settled.strategy), time: resolution.wallTime.description, discarded: discarded)
+            strategy: ReportLines.name(of: settled.strategy), time: resolution.wallTime.description,
+            discarded: discarded)
     }
 
     // MARK: States and graph
@@ -177,7 +185,8 @@ public struct ReportAssembler: Sendable {
             GraphNode(
                 id: nodeID(change), hash: change.hash.shortHex, device: name(of: change.id.device), seq: change.id.seq,
                 lamport: change.lamport, kind: ReportLines.kind(of: change),
-                parents: change.parents.map { changes[$0].map(nodeID) ?? $0.shortHex }, time: change.wallTime.description)
+                parents: change.parents.map { changes[$0].map(nodeID) ?? $0.shortHex },
+                time: change.wallTime.description)
         }
     }
 

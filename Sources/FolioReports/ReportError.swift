@@ -19,4 +19,3 @@ public struct ReportErrorCode: FolioErrorCode {
 
     private init(_ name: String) { description = name }
 }
-

@@ -49,7 +49,8 @@ enum MarkdownText {
         let fence = String(repeating: "`", count: longestBacktickRun(in: body) + 1)
         let scalars = body.unicodeScalars
         // A backtick at either end would join the fence; a space at both ends would be stripped by the reader.
-        let needsPadding = scalars.isEmpty || scalars.first == "`" || scalars.last == "`"
+        let needsPadding =
+            scalars.isEmpty || scalars.first == "`" || scalars.last == "`"
             || (scalars.first == " " && scalars.last == " " && scalars.contains { $0 != " " })
         var result = String.UnicodeScalarView()
         result.append(contentsOf: fence.unicodeScalars)
@@ -72,7 +73,8 @@ enum MarkdownText {
     }
 
     private static func longestBacktickRun(in text: String) -> Int {
-        var longest = 0, current = 0
+        var longest = 0
+        var current = 0
         for scalar in text.unicodeScalars {
             current = scalar == "`" ? current + 1 : 0
             longest = max(longest, current)

@@ -16,7 +16,9 @@ public struct TimelineEntry: Codable, Hashable, Sendable {
     public var failure: String?
 
     /// Creates an entry.
-    public init(step: Int, line: Int? = nil, time: String, action: String, events: [String] = [], failure: String? = nil) {
+    public init(
+        step: Int, line: Int? = nil, time: String, action: String, events: [String] = [], failure: String? = nil
+    ) {
         self.step = step
         self.line = line
         self.time = time
@@ -26,7 +28,9 @@ public struct TimelineEntry: Codable, Hashable, Sendable {
     }
 
     /// Creates an entry at `time`, written in the report's time format.
-    public init(step: Int, line: Int? = nil, time: Timestamp, action: String, events: [String] = [], failure: String? = nil) {
+    public init(
+        step: Int, line: Int? = nil, time: Timestamp, action: String, events: [String] = [], failure: String? = nil
+    ) {
         self.init(step: step, line: line, time: time.description, action: action, events: events, failure: failure)
     }
 }

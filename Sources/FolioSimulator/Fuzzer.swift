@@ -62,7 +62,8 @@ public struct Fuzzer: Sendable {
         let result = await simulator.run(scenario)
         let skippedSteps = Set(result.steps.filter { $0.skipped != nil }.map { $0.number - 1 })
         var outcome = Outcome(
-            seed: seed, scenario: scenario, violations: result.violations, shrunk: nil, skippedSteps: skippedSteps.count)
+            seed: seed, scenario: scenario, violations: result.violations, shrunk: nil, skippedSteps: skippedSteps.count
+        )
         if !outcome.violations.isEmpty, shrinks {
             // What replay reproduces: the steps that applied, then the final check as steps.
             var replayable = scenario
@@ -85,7 +86,8 @@ public struct Fuzzer: Sendable {
                     (try? ScenarioParser.parse(yaml: $0.yaml, file: "shrunk.yaml")) != nil
                         ? await !simulator.run($0).violations.isEmpty : false
                 }
-                shrunk.description = "Reproduces with folio fuzz's checks (steps that do not apply are skipped), not with replay."
+                shrunk.description =
+                    "Reproduces with folio fuzz's checks (steps that do not apply are skipped), not with replay."
             }
             shrunk.name = "Shrunk from random scenario \(seed)"
             outcome.shrunk = shrunk
@@ -106,7 +108,9 @@ public struct Fuzzer: Sendable {
         }
         let all = scenario.devices.map(\.name)
         return [Scenario.Step(.heal)] + down.map { Scenario.Step(.restart(device: $0)) }
-            + [Scenario.Step(.online(all)), Scenario.Step(.sync(.all)),
-               Scenario.Step(.expect(Scenario.Expectation(converged: true, lostChanges: 0)))]
+            + [
+                Scenario.Step(.online(all)), Scenario.Step(.sync(.all)),
+                Scenario.Step(.expect(Scenario.Expectation(converged: true, lostChanges: 0))),
+            ]
     }
 }

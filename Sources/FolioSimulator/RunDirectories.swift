@@ -53,7 +53,9 @@ final class RunDirectories: Sendable {
 
     /// Removes everything in `directory` but its subdirectories down to `depth` levels, which are emptied the same
     /// way; whether that succeeded (`false`: something is left that should not be, or `directory` is not there).
-    static func empty(_ directory: URL, keepingDirectoriesTo depth: Int, on fileSystem: any FileSystem = PosixFileSystem()) -> Bool {
+    static func empty(
+        _ directory: URL, keepingDirectoriesTo depth: Int, on fileSystem: any FileSystem = PosixFileSystem()
+    ) -> Bool {
         guard let names = try? fileSystem.contentsOfDirectory(at: directory) else { return false }
         for name in names {
             // With a directory hint, Foundation does not look at the disk to make the URL.

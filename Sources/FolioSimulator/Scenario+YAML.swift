@@ -63,7 +63,7 @@ extension Scenario {
         case .edit(let device, let document, let operation):
             return YAMLText.flowMap(target(device, document) + [(operation.key, Self.yaml(of: operation))])
         case .undo(let device, let document), .redo(let device, let document), .save(let device, let document),
-             .close(let device, let document), .open(let device, let document), .delete(let device, let document):
+            .close(let device, let document), .open(let device, let document), .delete(let device, let document):
             return YAMLText.flowMap(target(device, document))
         case .rename(let device, let document, let newName):
             return YAMLText.flowMap(target(device, document) + [("to", YAMLText.scalar(newName))])
@@ -94,12 +94,13 @@ extension Scenario {
         case .restart(let device):
             return YAMLText.flowMap([("device", YAMLText.scalar(device))])
         case .resolve(let device, let document, let choice):
-            let chosen = switch choice {
-            case .device(let name): YAMLText.scalar(name)
-            case .latest: "latest"
-            case .merge: "merge"
-            case .keepBoth: "keepBoth"
-            }
+            let chosen =
+                switch choice {
+                case .device(let name): YAMLText.scalar(name)
+                case .latest: "latest"
+                case .merge: "merge"
+                case .keepBoth: "keepBoth"
+                }
             return YAMLText.flowMap(target(device, document) + [("choose", chosen)])
         case .expect(let expectation):
             return Self.yaml(of: expectation)
@@ -113,7 +114,9 @@ extension Scenario {
         case .records(let records):
             return YAMLText.flowMap(records.map { (YAMLText.scalar($0.id), fieldMap($0.fields)) })
         case .pages(let text, let images):
-            let sizes = images.sorted { $0.key.precedesByScalars($1.key) }.map { (YAMLText.scalar($0.key), "\($0.value)") }
+            let sizes = images.sorted { $0.key.precedesByScalars($1.key) }.map {
+                (YAMLText.scalar($0.key), "\($0.value)")
+            }
             return YAMLText.flowMap([("text", YAMLText.scalar(text)), ("images", YAMLText.flowMap(sizes))])
         }
     }
@@ -129,8 +132,10 @@ extension Scenario {
         case .add(let record, let fields):
             YAMLText.flowMap([("record", YAMLText.scalar(record)), ("fields", fieldMap(fields))])
         case .set(let record, let field, let value):
-            YAMLText.flowMap([("record", YAMLText.scalar(record)), ("field", YAMLText.scalar(field)),
-                              ("value", YAMLText.scalar(value))])
+            YAMLText.flowMap([
+                ("record", YAMLText.scalar(record)), ("field", YAMLText.scalar(field)),
+                ("value", YAMLText.scalar(value)),
+            ])
         case .remove(let record):
             YAMLText.flowMap([("record", YAMLText.scalar(record))])
         case .putImage(let name, let bytes):
@@ -162,8 +167,9 @@ extension Scenario {
     }
 
     private static func fieldMap(_ fields: [String: String]) -> String {
-        YAMLText.flowMap(fields.sorted { $0.key.precedesByScalars($1.key) }
-            .map { (YAMLText.scalar($0.key), YAMLText.scalar($0.value)) })
+        YAMLText.flowMap(
+            fields.sorted { $0.key.precedesByScalars($1.key) }
+                .map { (YAMLText.scalar($0.key), YAMLText.scalar($0.value)) })
     }
 
     private static func list(_ names: [String]) -> String {

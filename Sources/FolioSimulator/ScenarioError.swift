@@ -45,3 +45,17 @@ public struct ScenarioErrorCode: FolioErrorCode {
 
     private init(_ name: String) { description = name }
 }
+
+extension ScenarioError {
+    /// Creates an error at a position of a scenario file.
+    public init(_ code: Code, file: String, line: Int, column: Int, _ message: String) {
+        self.init(code, message, location: ScenarioFilePosition(file: file, line: line, column: column))
+    }
+
+    /// The scenario file's name, as given to the parser.
+    public var file: String { location.file }
+    /// The line of the problem, from 1.
+    public var line: Int { location.line }
+    /// The column of the problem, from 1.
+    public var column: Int { location.column }
+}

@@ -1,20 +1,6 @@
 /// Every problem found in one scenario file, sorted by position, so that a person can fix them in one go.
 ///
 /// ``ScenarioParser`` throws it when a file has at least one problem; it never holds none.
-extension ScenarioError {
-    /// Creates an error at a position of a scenario file.
-    public init(_ code: Code, file: String, line: Int, column: Int, _ message: String) {
-        self.init(code, message, location: ScenarioFilePosition(file: file, line: line, column: column))
-    }
-
-    /// The scenario file's name, as given to the parser.
-    public var file: String { location.file }
-    /// The line of the problem, from 1.
-    public var line: Int { location.line }
-    /// The column of the problem, from 1.
-    public var column: Int { location.column }
-}
-
 public struct ScenarioErrors: Error, Hashable, Sendable, CustomStringConvertible {
     /// The problems, sorted by line, then column; problems at one position keep the order they were found in.
     public let errors: [ScenarioError]
@@ -23,7 +9,9 @@ public struct ScenarioErrors: Error, Hashable, Sendable, CustomStringConvertible
     public init(_ errors: [ScenarioError]) {
         precondition(!errors.isEmpty, "ScenarioErrors holds at least one error")
         self.errors = errors.enumerated()
-            .sorted { ($0.element.line, $0.element.column, $0.offset) < ($1.element.line, $1.element.column, $1.offset) }
+            .sorted {
+                ($0.element.line, $0.element.column, $0.offset) < ($1.element.line, $1.element.column, $1.offset)
+            }
             .map(\.element)
     }
 

@@ -58,12 +58,17 @@ private struct GenerationState {
         names = Array(Self.deviceNames.prefix(count))
         names += (Self.deviceNames.count..<max(count, Self.deviceNames.count)).map { "Device\($0 + 1)" }
         let devices = names.map { name in
-            Scenario.Device(name: name, clockSkew: chance(30) ? SimulatedDuration(milliseconds: Int64(below(600_001)) - 300_000) : .zero)
+            Scenario.Device(
+                name: name,
+                clockSkew: chance(30) ? SimulatedDuration(milliseconds: Int64(below(600_001)) - 300_000) : .zero)
         }
         let strategy = pick(Scenario.Strategy.allCases)
-        let network = chance(40) ? Scenario.Network.perfect : Scenario.Network(
-            latency: SimulatedDuration(milliseconds: Int64(below(500))), loss: Double(below(4)) / 10,
-            duplicate: Double(below(4)) / 10, reorder: Double(below(6)) / 10)
+        let network =
+            chance(40)
+            ? Scenario.Network.perfect
+            : Scenario.Network(
+                latency: SimulatedDuration(milliseconds: Int64(below(500))), loss: Double(below(4)) / 10,
+                duplicate: Double(below(4)) / 10, reorder: Double(below(6)) / 10)
         var steps: [Scenario.Step] = [Scenario.Step(createStep())]
         while steps.count < stepCount {
             steps.append(Scenario.Step(nextAction()))
@@ -124,7 +129,9 @@ private struct GenerationState {
         case 62..<66: return .wait(SimulatedDuration(milliseconds: Int64(below(8_000))))
         case 66..<67: return .writeFile(device: device, document: document.name, contents: contents(of: document.model))
         case 67..<72: return .save(device: device, document: document.name)
-        case 72..<77: return chance(60) ? .undo(device: device, document: document.name) : .redo(device: device, document: document.name)
+        case 72..<77:
+            return chance(60)
+                ? .undo(device: device, document: document.name) : .redo(device: device, document: document.name)
         case 77..<80:
             if let crashed = down.sorted().first {
                 down.remove(crashed)

@@ -32,10 +32,12 @@ public enum ScenarioParser {
             return try parseYAML(yaml: String(yaml.unicodeScalars.dropFirst()), file: file)
         }
         guard yaml.utf8.count <= maximumFileBytes else {
-            throw ScenarioErrors([ScenarioError(
-                .malformedYAML, file: file, line: 1, column: 1,
-                "the file has \(yaml.utf8.count) bytes, more than a scenario may (\(maximumFileBytes)); "
-                + "split it into several scenarios")])
+            throw ScenarioErrors([
+                ScenarioError(
+                    .malformedYAML, file: file, line: 1, column: 1,
+                    "the file has \(yaml.utf8.count) bytes, more than a scenario may (\(maximumFileBytes)); "
+                        + "split it into several scenarios")
+            ])
         }
         let root: Node?
         do {
@@ -58,16 +60,20 @@ public enum ScenarioParser {
     ///   too large, or any problem ``parse(yaml:file:)`` reports.
     public static func parse(data: Data, file: String) throws(ScenarioErrors) -> Scenario {
         guard data.count <= maximumFileBytes else {
-            throw ScenarioErrors([ScenarioError(
-                .malformedYAML, file: file, line: 1, column: 1,
-                "the file has \(data.count) bytes, more than a scenario may (\(maximumFileBytes)); "
-                + "split it into several scenarios")])
+            throw ScenarioErrors([
+                ScenarioError(
+                    .malformedYAML, file: file, line: 1, column: 1,
+                    "the file has \(data.count) bytes, more than a scenario may (\(maximumFileBytes)); "
+                        + "split it into several scenarios")
+            ])
         }
         guard let yaml = String(validating: data, as: UTF8.self) else {
             let line = YAMLProblem.lineOfFirstInvalidUTF8(in: data)
-            throw ScenarioErrors([ScenarioError(
-                .malformedYAML, file: file, line: line, column: 1,
-                "the file is not UTF-8 text; save it as UTF-8")])
+            throw ScenarioErrors([
+                ScenarioError(
+                    .malformedYAML, file: file, line: line, column: 1,
+                    "the file is not UTF-8 text; save it as UTF-8")
+            ])
         }
         return try parseYAML(yaml: yaml, file: file)
     }

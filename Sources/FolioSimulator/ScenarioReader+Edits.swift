@@ -8,8 +8,10 @@ extension ScenarioReader {
     /// How to write each model's operations, for messages.
     static func operationsHint(_ model: Scenario.Model) -> String {
         switch model {
-        case .text: "insert: {at: 0, text: \"Hi \"}, delete: {at: 0, count: 3}, append: \" more\" or replace: \"whole text\""
-        case .records: "add: {record: r1, fields: {name: Ann}}, set: {record: r1, field: name, value: Bob} or remove: {record: r1}"
+        case .text:
+            "insert: {at: 0, text: \"Hi \"}, delete: {at: 0, count: 3}, append: \" more\" or replace: \"whole text\""
+        case .records:
+            "add: {record: r1, fields: {name: Ann}}, set: {record: r1, field: name, value: Bob} or remove: {record: r1}"
         case .pages: "setText: \"...\", putImage: {name: cover.png, bytes: 1024} or removeImage: {name: cover.png}"
         }
     }
@@ -40,9 +42,10 @@ extension ScenarioReader {
 
         let contentKeys = fields.names.filter { Scenario.Model(rawValue: $0) != nil }
         if contentKeys.count > 1 {
-            report(.invalidValue, at: fields.key(contentKeys[1])!,
-                   "\(action) takes one of text, records or pages, but this one has \(NameSuggestion.list(contentKeys)); "
-                   + "keep the one that fits the document's model")
+            report(
+                .invalidValue, at: fields.key(contentKeys[1])!,
+                "\(action) takes one of text, records or pages, but this one has \(NameSuggestion.list(contentKeys)); "
+                    + "keep the one that fits the document's model")
         }
         let contentModel = contentKeys.first.flatMap(Scenario.Model.init(rawValue:))
         let model = explicitModel ?? contentModel ?? defaultModel
@@ -50,23 +53,28 @@ extension ScenarioReader {
         if let contentModel {
             contents = readContents(contentModel, fields[contentModel.rawValue]!)
             if let explicitModel, explicitModel != contentModel {
-                report(.wrongModel, at: fields.key(contentModel.rawValue)!,
-                       "'\(contentModel)' gives a \(contentModel) document's contents, but this \(action) makes a "
-                       + "\(explicitModel) document; write \(Self.contentsExample(explicitModel)) or model: \(contentModel)")
+                report(
+                    .wrongModel, at: fields.key(contentModel.rawValue)!,
+                    "'\(contentModel)' gives a \(contentModel) document's contents, but this \(action) makes a "
+                        + "\(explicitModel) document; write \(Self.contentsExample(explicitModel)) or model: \(contentModel)"
+                )
             }
         }
 
         if let document, let documentNode {
             if let known = documents[document], let knownModel = known.model, modelReadable, knownModel != model {
-                report(.wrongModel, at: documentNode,
-                       "'\(document)' was created as a \(knownModel) document at line \(known.line); a document keeps "
-                       + "one model, so give this \(model) document another name")
+                report(
+                    .wrongModel, at: documentNode,
+                    "'\(document)' was created as a \(knownModel) document at line \(known.line); a document keeps "
+                        + "one model, so give this \(model) document another name")
             } else {
                 remember(document, model: modelReadable ? model : nil, line: line)
             }
         }
         guard let device, let document, modelReadable, contentKeys.isEmpty || contents != nil else { return nil }
-        guard action == "import" else { return .create(device: device, document: document, model: model, contents: contents) }
+        guard action == "import" else {
+            return .create(device: device, document: document, model: model, contents: contents)
+        }
         guard let contents else {
             report(.missingKey, at: value, "import takes the imported file's contents; write \(example)")
             return nil
@@ -85,7 +93,8 @@ extension ScenarioReader {
             var records: [RecordsDocument.Record] = []
             for pair in pairs {
                 guard let id = readName(pair.key, "a record id", example: example),
-                      let fields = readFieldMap(pair.value, "the fields of record '\(id)'", example: "\(YAMLText.scalar(id)): {name: Ann}")
+                    let fields = readFieldMap(
+                        pair.value, "the fields of record '\(id)'", example: "\(YAMLText.scalar(id)): {name: Ann}")
                 else { continue }
                 guard !records.contains(where: { $0.id == id }) else {
                     report(.duplicateName, at: pair.key, "record '\(id)' is given twice; give each record its own id")
@@ -96,7 +105,9 @@ extension ScenarioReader {
             return records.count == pairs.count ? .records(records) : nil
         case .pages:
             let example = Self.contentsExample(.pages)
-            guard let fields = readFields(node, "pages", allowed: ["text", "images"], example: example) else { return nil }
+            guard let fields = readFields(node, "pages", allowed: ["text", "images"], example: example) else {
+                return nil
+            }
             let text = fields["text"].flatMap { readText($0, "text", example: "text: \"Hello\"") }
             let images = fields["images"].flatMap { readImageSizes($0) }
             guard fields["text"] == nil || text != nil, fields["images"] == nil || images != nil else { return nil }
@@ -111,8 +122,9 @@ extension ScenarioReader {
         var images: [String: Int] = [:]
         for pair in pairs {
             guard let name = readImageName(pair.key, "an image name"),
-                  let size = readInteger(pair.value, "the size of image '\(name)'", example: "\(YAMLText.scalar(name)): 1024",
-                                         in: 0...Self.maximumImageBytes)
+                let size = readInteger(
+                    pair.value, "the size of image '\(name)'", example: "\(YAMLText.scalar(name)): 1024",
+                    in: 0...Self.maximumImageBytes)
             else { continue }
             guard images.updateValue(size, forKey: name) == nil else {
                 report(.duplicateName, at: pair.key, "image '\(name)' is given twice; give each image its own name")
@@ -126,8 +138,9 @@ extension ScenarioReader {
     mutating func readImageName(_ node: Node, _ what: String) -> String? {
         guard let name = readName(node, what, example: "name: cover.png") else { return nil }
         guard PagesDocument.isValidImageName(name) else {
-            report(.invalidValue, at: node,
-                   "'\(name)' cannot name an image: write a file name without '/', such as cover.png")
+            report(
+                .invalidValue, at: node,
+                "'\(name)' cannot name an image: write a file name without '/', such as cover.png")
             return nil
         }
         return name
@@ -154,7 +167,7 @@ extension ScenarioReader {
         var fields: [String: String] = [:]
         for pair in pairs {
             guard let name = readName(pair.key, "a field name", example: example),
-                  let value = readText(pair.value, "field '\(name)'", example: "\(YAMLText.scalar(name)): Ann")
+                let value = readText(pair.value, "field '\(name)'", example: "\(YAMLText.scalar(name)): Ann")
             else { continue }
             guard fields.updateValue(value, forKey: name) == nil else {
                 report(.duplicateName, at: pair.key, "field '\(name)' is given twice; give each field once")
@@ -173,22 +186,25 @@ extension ScenarioReader {
         let model = target.document?.known?.model
         let operationKeys = fields.names.filter { !["device", "document"].contains($0) }
         guard let key = operationKeys.first else {
-            let hint = model.map { "for a \($0) document write \(Self.operationsHint($0))" }
+            let hint =
+                model.map { "for a \($0) document write \(Self.operationsHint($0))" }
                 ?? Scenario.Model.allCases.map { "for \($0) \(Self.operationsHint($0))" }.joined(separator: "; ")
             report(.missingKey, at: fields.node, "edit needs one operation: \(hint)")
             return nil
         }
         if operationKeys.count > 1 {
-            report(.invalidValue, at: fields.key(operationKeys[1])!,
-                   "an edit makes one operation, but this one has \(NameSuggestion.list(operationKeys)); "
-                   + "put each in its own edit step")
+            report(
+                .invalidValue, at: fields.key(operationKeys[1])!,
+                "an edit makes one operation, but this one has \(NameSuggestion.list(operationKeys)); "
+                    + "put each in its own edit step")
         }
         let operation = readOperation(key, fields[key]!)
         if let operation, let model, let document = target.document, operation.model != model {
             let line = document.known.map { " (created at line \($0.line))" } ?? ""
-            report(.wrongModel, at: fields.key(key)!,
-                   "'\(key)' is an operation on \(operation.model) documents, but '\(document.name)' is a \(model) "
-                   + "document\(line); write \(Self.operationsHint(model))")
+            report(
+                .wrongModel, at: fields.key(key)!,
+                "'\(key)' is an operation on \(operation.model) documents, but '\(document.name)' is a \(model) "
+                    + "document\(line); write \(Self.operationsHint(model))")
         }
         guard let device = target.device, let document = target.document, let operation, operationKeys.count == 1
         else { return nil }
@@ -202,14 +218,18 @@ extension ScenarioReader {
             let example = "insert: {at: 0, text: \"Hi \"}"
             guard let fields = readFields(node, key, allowed: ["at", "text"], example: example) else { return nil }
             let position = require(fields, "at", example: example).flatMap { readInteger($0, "at", example: "at: 0") }
-            let text = require(fields, "text", example: example).flatMap { readText($0, "text", example: "text: \"Hi \"") }
+            let text = require(fields, "text", example: example).flatMap {
+                readText($0, "text", example: "text: \"Hi \"")
+            }
             guard let position, let text else { return nil }
             return .insert(at: position, text: text)
         case "delete":
             let example = "delete: {at: 0, count: 3}"
             guard let fields = readFields(node, key, allowed: ["at", "count"], example: example) else { return nil }
             let position = require(fields, "at", example: example).flatMap { readInteger($0, "at", example: "at: 0") }
-            let count = require(fields, "count", example: example).flatMap { readInteger($0, "count", example: "count: 3") }
+            let count = require(fields, "count", example: example).flatMap {
+                readInteger($0, "count", example: "count: 3")
+            }
             guard let position, let count else { return nil }
             return .delete(at: position, count: count)
         case "append":
@@ -218,8 +238,12 @@ extension ScenarioReader {
             return readText(node, key, example: "replace: \"whole text\"").map { .replace($0) }
         case "add":
             let example = "add: {record: r1, fields: {name: Ann}}"
-            guard let fields = readFields(node, key, allowed: ["record", "fields"], example: example) else { return nil }
-            let record = require(fields, "record", example: example).flatMap { readName($0, "record", example: "record: r1") }
+            guard let fields = readFields(node, key, allowed: ["record", "fields"], example: example) else {
+                return nil
+            }
+            let record = require(fields, "record", example: example).flatMap {
+                readName($0, "record", example: "record: r1")
+            }
             let values = fields["fields"].flatMap { readFieldMap($0, "fields", example: "fields: {name: Ann}") }
             guard let record, fields["fields"] == nil || values != nil else { return nil }
             return .add(record: record, fields: values ?? [:])
@@ -228,9 +252,15 @@ extension ScenarioReader {
             guard let fields = readFields(node, key, allowed: ["record", "field", "value"], example: example) else {
                 return nil
             }
-            let record = require(fields, "record", example: example).flatMap { readName($0, "record", example: "record: r1") }
-            let field = require(fields, "field", example: example).flatMap { readName($0, "field", example: "field: name") }
-            let value = require(fields, "value", example: example).flatMap { readText($0, "value", example: "value: Bob") }
+            let record = require(fields, "record", example: example).flatMap {
+                readName($0, "record", example: "record: r1")
+            }
+            let field = require(fields, "field", example: example).flatMap {
+                readName($0, "field", example: "field: name")
+            }
+            let value = require(fields, "value", example: example).flatMap {
+                readText($0, "value", example: "value: Bob")
+            }
             guard let record, let field, let value else { return nil }
             return .set(record: record, field: field, value: value)
         case "remove":

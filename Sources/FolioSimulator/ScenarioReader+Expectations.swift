@@ -2,7 +2,9 @@ import Yams
 
 extension ScenarioReader {
     /// The keys of `expect` that speak of one document.
-    static let documentExpectationKeys = ["device", "state", "conflictVersions", "text", "contains", "records", "images", "exists"]
+    static let documentExpectationKeys = [
+        "device", "state", "conflictVersions", "text", "contains", "records", "images", "exists",
+    ]
 
     /// The expectation keys that fit only one model.
     static let modelExpectationKeys: [(key: String, model: Scenario.Model)] = [
@@ -67,32 +69,41 @@ extension ScenarioReader {
 
     /// Reports an expectation that checks nothing, document keys without a document, keys of another model, and
     /// contents expected of a document expected not to exist.
-    private mutating func checkConsistency(_ fields: Fields, _ expectation: Scenario.Expectation, model: Scenario.Model?) {
+    private mutating func checkConsistency(
+        _ fields: Fields, _ expectation: Scenario.Expectation, model: Scenario.Model?
+    ) {
         let assertions = fields.names.filter { $0 != "document" && $0 != "device" }
         if assertions.isEmpty, fields.unknownCount == 0 {
-            report(.missingKey, at: fields.node,
-                   "expect checks nothing; add what to check, such as state: normal, text: \"...\", exists: true "
-                   + "or converged: true")
+            report(
+                .missingKey, at: fields.node,
+                "expect checks nothing; add what to check, such as state: normal, text: \"...\", exists: true "
+                    + "or converged: true")
         }
         let documentKeys = fields.names.filter(Self.documentExpectationKeys.contains)
         if fields["document"] == nil, let first = documentKeys.first {
             let verb = documentKeys.count == 1 ? "speaks" : "speak"
-            report(.missingKey, at: fields.key(first)!,
-                   "\(NameSuggestion.list(documentKeys)) \(verb) of a document; add document: \(exampleDocument) to this expect")
+            report(
+                .missingKey, at: fields.key(first)!,
+                "\(NameSuggestion.list(documentKeys)) \(verb) of a document; add document: \(exampleDocument) to this expect"
+            )
         }
         if let model, let document = expectation.document {
             for (key, keyModel) in Self.modelExpectationKeys where keyModel != model && fields[key] != nil {
-                report(.wrongModel, at: fields.key(key)!,
-                       "'\(key)' checks a \(keyModel) document, but '\(document)' is a \(model) document; "
-                       + "write \(Self.expectationHint(model))")
+                report(
+                    .wrongModel, at: fields.key(key)!,
+                    "'\(key)' checks a \(keyModel) document, but '\(document)' is a \(model) document; "
+                        + "write \(Self.expectationHint(model))")
             }
         }
         if expectation.exists == false {
-            let contents = fields.names.filter { ["state", "conflictVersions", "text", "contains", "records", "images"].contains($0) }
+            let contents = fields.names.filter {
+                ["state", "conflictVersions", "text", "contains", "records", "images"].contains($0)
+            }
             if !contents.isEmpty {
-                report(.invalidValue, at: fields.key("exists")!,
-                       "a document that does not exist has no \(NameSuggestion.list(contents)); "
-                       + "drop \(contents.count == 1 ? "it" : "them") or write exists: true")
+                report(
+                    .invalidValue, at: fields.key("exists")!,
+                    "a document that does not exist has no \(NameSuggestion.list(contents)); "
+                        + "drop \(contents.count == 1 ? "it" : "them") or write exists: true")
             }
         }
     }
@@ -104,7 +115,8 @@ extension ScenarioReader {
         var records: [String: [String: String]] = [:]
         for pair in pairs {
             guard let id = readName(pair.key, "a record id", example: example),
-                  let fields = readFieldMap(pair.value, "the fields of record '\(id)'", example: "\(YAMLText.scalar(id)): {name: Ann}")
+                let fields = readFieldMap(
+                    pair.value, "the fields of record '\(id)'", example: "\(YAMLText.scalar(id)): {name: Ann}")
             else { continue }
             guard records.updateValue(fields, forKey: id) == nil else {
                 report(.duplicateName, at: pair.key, "record '\(id)' is given twice; give each record once")

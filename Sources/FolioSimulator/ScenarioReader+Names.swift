@@ -35,7 +35,8 @@ extension ScenarioReader {
         if let nearest = NameSuggestion.nearest(to: name, among: deviceNames) {
             report(.unknownDevice, at: node, "unknown device '\(name)'; did you mean '\(nearest)'?")
         } else {
-            let devices = deviceNames.count == 1
+            let devices =
+                deviceNames.count == 1
                 ? "the only device is '\(deviceNames[0])'" : "the devices are \(NameSuggestion.list(deviceNames))"
             report(.unknownDevice, at: node, "unknown device '\(name)'; \(devices) (declare more under devices)")
         }
@@ -77,17 +78,20 @@ extension ScenarioReader {
     mutating func lookUpDocument(_ name: String, at node: Node) -> KnownDocument? {
         if let known = documents[name] { return known }
         if let (base, device) = Self.splitConflictCopyName(name), let known = documents[base],
-           deviceNames?.contains(device) ?? true {
+            deviceNames?.contains(device) ?? true
+        {
             remember(name, model: known.model, line: node.mark?.line ?? 0)
             return documents[name]
         }
         if let nearest = NameSuggestion.nearest(to: name, among: documentOrder) {
-            report(.unknownDocument, at: node,
-                   "no step before this one creates the document '\(name)'; did you mean '\(nearest)'?")
+            report(
+                .unknownDocument, at: node,
+                "no step before this one creates the document '\(name)'; did you mean '\(nearest)'?")
         } else {
-            report(.unknownDocument, at: node,
-                   "no step before this one creates the document '\(name)'; create it first, such as "
-                   + "- create: {device: \(exampleDevice), document: \(YAMLText.scalar(name))}")
+            report(
+                .unknownDocument, at: node,
+                "no step before this one creates the document '\(name)'; create it first, such as "
+                    + "- create: {device: \(exampleDevice), document: \(YAMLText.scalar(name))}")
         }
         return nil
     }

@@ -11,15 +11,17 @@ extension ScenarioReader {
     mutating func readScenario(_ root: Node?) -> Scenario? {
         let nameExample = "name: Two devices edit a note offline"
         guard let root, !Self.isNull(root) else {
-            report(.missingKey, at: nil,
-                   "the file holds no scenario; write at least name, devices and steps, such as "
-                   + "{name: Offline edits, devices: [{name: iPad}], steps: [{sync: all}]}")
+            report(
+                .missingKey, at: nil,
+                "the file holds no scenario; write at least name, devices and steps, such as "
+                    + "{name: Offline edits, devices: [{name: iPad}], steps: [{sync: all}]}")
             return nil
         }
         guard case .mapping = root else {
-            report(.wrongType, at: root,
-                   "a scenario file is a map with name, devices and steps at the top level, not \(Self.shape(of: root)); "
-                   + "start with \(nameExample)")
+            report(
+                .wrongType, at: root,
+                "a scenario file is a map with name, devices and steps at the top level, not \(Self.shape(of: root)); "
+                    + "start with \(nameExample)")
             return nil
         }
         guard let top = readFields(root, "the scenario", allowed: Self.topLevelKeys, example: nameExample) else {
@@ -35,7 +37,9 @@ extension ScenarioReader {
         }
         let strategy: Scenario.Strategy? = top["strategy"].flatMap { readWord($0, "strategy") }
         let devicesExample = "devices: [{name: iPad}, {name: Mac, clockSkew: -90s}]"
-        let devices = require(top, "devices", example: devicesExample).flatMap { readDevices($0, example: devicesExample) }
+        let devices = require(top, "devices", example: devicesExample).flatMap {
+            readDevices($0, example: devicesExample)
+        }
         let network = top["network"].flatMap { readNetwork($0) }
         let steps = require(top, "steps", example: "steps: [{sync: all}]").flatMap { readSteps($0) }
         return Scenario(
@@ -47,7 +51,9 @@ extension ScenarioReader {
     mutating func readSeed(_ node: Node) -> UInt64? {
         guard let text = readText(node, "seed", example: "seed: 7") else { return nil }
         guard text.allSatisfy({ $0.isASCII && $0.isWholeNumber }), let seed = UInt64(text) else {
-            report(.invalidValue, at: node, "seed must be a whole number from 0 to \(UInt64.max), not '\(text)'; write seed: 7")
+            report(
+                .invalidValue, at: node,
+                "seed must be a whole number from 0 to \(UInt64.max), not '\(text)'; write seed: 7")
             return nil
         }
         return seed
@@ -66,21 +72,24 @@ extension ScenarioReader {
         for item in items {
             let itemExample = "- name: iPad"
             guard let fields = readFields(item, "a device", allowed: ["name", "clockSkew"], example: itemExample),
-                  let nameNode = require(fields, "name", example: itemExample),
-                  let name = readName(nameNode, "a device's name", example: itemExample)
+                let nameNode = require(fields, "name", example: itemExample),
+                let name = readName(nameNode, "a device's name", example: itemExample)
             else {
                 everyNameRead = false
                 continue
             }
             let clockSkew = fields["clockSkew"].flatMap { readDuration($0, "clockSkew") }
             if let line = lines[name] {
-                report(.duplicateName, at: nameNode,
-                       "device '\(name)' is already declared at line \(line); give each device its own name")
+                report(
+                    .duplicateName, at: nameNode,
+                    "device '\(name)' is already declared at line \(line); give each device its own name")
                 continue
             }
             if Scenario.Choice.strategyWords.contains(name) {
-                report(.invalidValue, at: nameNode,
-                       "a device cannot be named '\(name)': resolve's choose uses that word for a strategy; pick another name")
+                report(
+                    .invalidValue, at: nameNode,
+                    "a device cannot be named '\(name)': resolve's choose uses that word for a strategy; pick another name"
+                )
             }
             lines[name] = nameNode.mark?.line ?? 0
             devices.append(Scenario.Device(name: name, clockSkew: clockSkew ?? .zero))
@@ -93,12 +102,16 @@ extension ScenarioReader {
     /// The network: latency (not negative) and three probabilities; absent keys keep a perfect link's values.
     mutating func readNetwork(_ node: Node) -> Scenario.Network? {
         let example = "network: {latency: 200ms, loss: 0.1, duplicate: 0.05, reorder: 0.2}"
-        guard let fields = readFields(node, "network", allowed: ["latency", "loss", "duplicate", "reorder"], example: example)
+        guard
+            let fields = readFields(
+                node, "network", allowed: ["latency", "loss", "duplicate", "reorder"], example: example)
         else { return nil }
         var network = Scenario.Network.perfect
         if let latencyNode = fields["latency"], let latency = readDuration(latencyNode, "latency") {
             if latency < .zero {
-                report(.invalidValue, at: latencyNode, "latency cannot be negative; write a duration such as latency: 200ms")
+                report(
+                    .invalidValue, at: latencyNode,
+                    "latency cannot be negative; write a duration such as latency: 200ms")
             }
             network.latency = latency
         }

@@ -58,10 +58,13 @@ extension ScenarioReader {
     mutating func readStep(_ node: Node) -> Scenario.Step? {
         guard case .mapping(let mapping) = node else {
             if case .scalar(let scalar) = node, Scenario.Action.keys.contains(scalar.string) {
-                report(.wrongType, at: node, "a step is a map with one action key; write - \(actionExample(scalar.string))")
+                report(
+                    .wrongType, at: node, "a step is a map with one action key; write - \(actionExample(scalar.string))"
+                )
             } else {
-                report(.wrongType, at: node,
-                       "a step is a map with one action key, not \(Self.shape(of: node)); write - sync: all, for example")
+                report(
+                    .wrongType, at: node,
+                    "a step is a map with one action key, not \(Self.shape(of: node)); write - sync: all, for example")
             }
             return nil
         }
@@ -71,7 +74,9 @@ extension ScenarioReader {
             return nil
         }
         guard case .scalar(let keyScalar) = key else {
-            report(.wrongType, at: key, "a step's action is a name, not \(Self.shape(of: key)); write - sync: all, for example")
+            report(
+                .wrongType, at: key,
+                "a step's action is a name, not \(Self.shape(of: key)); write - sync: all, for example")
             return nil
         }
         let action = keyScalar.string
@@ -96,29 +101,35 @@ extension ScenarioReader {
         // A device the scenario does not declare is reported as unknown only, so it is never marked as crashed.
         case .restart(let device):
             guard crashed.removeValue(forKey: device) == nil, deviceNames?.contains(device) == true else { return }
-            report(.deviceNotRunning, at: node,
-                   "'\(device)' is running here: restart brings a device back after a crash; "
-                   + "crash it first (- crash: {device: \(YAMLText.scalar(device))}) or remove this step")
+            report(
+                .deviceNotRunning, at: node,
+                "'\(device)' is running here: restart brings a device back after a crash; "
+                    + "crash it first (- crash: {device: \(YAMLText.scalar(device))}) or remove this step")
         case .crash(let device, _):
             if let problem = stopped(device) {
-                report(.deviceNotRunning, at: node, "\(problem): it cannot crash again; restart it first: \(restart(device))")
+                report(
+                    .deviceNotRunning, at: node,
+                    "\(problem): it cannot crash again; restart it first: \(restart(device))")
             }
             if deviceNames?.contains(device) == true { crashed[device] = node.mark?.line ?? 0 }
         case .expect(let expectation):
             guard expectation.document != nil else { return }
             if let device = expectation.device {
                 if let problem = stopped(device) {
-                    report(.deviceNotRunning, at: node, "\(problem), so it shows no document; restart it first: \(restart(device))")
+                    report(
+                        .deviceNotRunning, at: node,
+                        "\(problem), so it shows no document; restart it first: \(restart(device))")
                 }
             } else if let device = crashed.keys.min(), let problem = stopped(device) {
-                report(.deviceNotRunning, at: node,
-                       "this expect checks every device, but \(problem); restart it first (\(restart(device))) "
-                       + "or name the device to check, such as device: \(YAMLText.scalar(runningExample ?? device))")
+                report(
+                    .deviceNotRunning, at: node,
+                    "this expect checks every device, but \(problem); restart it first (\(restart(device))) "
+                        + "or name the device to check, such as device: \(YAMLText.scalar(runningExample ?? device))")
             }
         case .create(let device, _, _, _), .edit(let device, _, _), .undo(let device, _), .redo(let device, _),
-             .save(let device, _), .close(let device, _), .open(let device, _), .rename(let device, _, _),
-             .delete(let device, _), .move(let device, _, _), .writeFile(let device, _, _),
-             .importFile(let device, _, _, _), .resolve(let device, _, _):
+            .save(let device, _), .close(let device, _), .open(let device, _), .rename(let device, _, _),
+            .delete(let device, _), .move(let device, _, _), .writeFile(let device, _, _),
+            .importFile(let device, _, _, _), .resolve(let device, _, _):
             if let problem = stopped(device) {
                 report(.deviceNotRunning, at: node, "\(problem); restart it first: \(restart(device))")
             }
@@ -140,27 +151,35 @@ extension ScenarioReader {
         let actions = ([action] + names).filter(Scenario.Action.keys.contains)
         if let inner = Self.actionFields[action], names.allSatisfy(inner.contains) {
             let verb = names.count == 1 ? "belongs" : "belong"
-            report(.invalidValue, at: others[0],
-                   "\(NameSuggestion.list(names)) \(verb) inside '\(action)': indent under \(action), "
-                   + "or write - \(actionExample(action))")
+            report(
+                .invalidValue, at: others[0],
+                "\(NameSuggestion.list(names)) \(verb) inside '\(action)': indent under \(action), "
+                    + "or write - \(actionExample(action))")
         } else if actions.count > 1 {
-            report(.invalidValue, at: node,
-                   "a step has one action, but this one has \(NameSuggestion.list(actions)); put each in its own step")
+            report(
+                .invalidValue, at: node,
+                "a step has one action, but this one has \(NameSuggestion.list(actions)); put each in its own step")
         } else if let only = actions.first {
             let strays = ([action] + names).filter { $0 != only }
             let stray = strays.first { !(Self.actionFields[only] ?? []).contains($0) } ?? strays[0]
-            let meant = NameSuggestion.nearest(to: stray, among: Scenario.Action.keys).map { " (did you mean '\($0)'?)" } ?? ""
-            report(.unknownKey, at: node,
-                   "unknown key '\(stray)' beside the action '\(only)'\(meant); a step has its action key only, "
-                   + "such as - \(actionExample(only))")
+            let meant =
+                NameSuggestion.nearest(to: stray, among: Scenario.Action.keys).map { " (did you mean '\($0)'?)" } ?? ""
+            report(
+                .unknownKey, at: node,
+                "unknown key '\(stray)' beside the action '\(only)'\(meant); a step has its action key only, "
+                    + "such as - \(actionExample(only))")
         } else if let (typo, meant) = ([action] + names).lazy
-            .compactMap({ key in NameSuggestion.nearest(to: key, among: Scenario.Action.keys).map { (key, $0) } }).first {
-            report(.unknownKey, at: node,
-                   "this step has no action; '\(typo)' is none (did you mean '\(meant)'?): write - \(actionExample(meant))")
+            .compactMap({ key in NameSuggestion.nearest(to: key, among: Scenario.Action.keys).map { (key, $0) } }).first
+        {
+            report(
+                .unknownKey, at: node,
+                "this step has no action; '\(typo)' is none (did you mean '\(meant)'?): write - \(actionExample(meant))"
+            )
         } else {
-            report(.missingKey, at: node,
-                   "this step has no action, only \(NameSuggestion.list([action] + names)); "
-                   + "name the action and put them inside it, such as - \(actionExample("save"))")
+            report(
+                .missingKey, at: node,
+                "this step has no action, only \(NameSuggestion.list([action] + names)); "
+                    + "name the action and put them inside it, such as - \(actionExample("save"))")
         }
     }
 
@@ -198,8 +217,9 @@ extension ScenarioReader {
         case "wait":
             guard let duration = readDuration(value, "wait") else { return nil }
             guard duration >= .zero else {
-                report(.invalidValue, at: value,
-                       "wait cannot go back in time ('\(duration)'); write 0s or more, such as wait: 30s")
+                report(
+                    .invalidValue, at: value,
+                    "wait cannot go back in time ('\(duration)'); write 0s or more, such as wait: 30s")
                 return nil
             }
             return .wait(duration)
@@ -226,7 +246,8 @@ extension ScenarioReader {
         case "import": return readCreate(value, line: line, action: "import")
         case "expect": return readExpectation(value).map { .expect($0) }
         default:
-            let hint = NameSuggestion.nearest(to: name, among: Scenario.Action.keys).map { "did you mean '\($0)'?" }
+            let hint =
+                NameSuggestion.nearest(to: name, among: Scenario.Action.keys).map { "did you mean '\($0)'?" }
                 ?? "a step's action is one of " + NameSuggestion.list(Scenario.Action.keys, conjunction: "or")
             report(.unknownKey, at: key, "unknown action '\(name)'; \(hint)")
             return nil
@@ -268,11 +289,15 @@ extension ScenarioReader {
             report(.missingKey, at: value, "sync has no value; write \(example)")
             return nil
         case .scalar(let scalar) where deviceNames?.contains(scalar.string) ?? false:
-            report(.wrongType, at: value,
-                   "sync takes all or a list of devices; write sync: [\(YAMLText.scalar(scalar.string))] or sync: all")
+            report(
+                .wrongType, at: value,
+                "sync takes all or a list of devices; write sync: [\(YAMLText.scalar(scalar.string))] or sync: all")
             return nil
         default:
-            report(.wrongType, at: value, "sync takes all or a list of devices, not '\(value.scalar?.string ?? Self.shape(of: value))'; write \(example)")
+            report(
+                .wrongType, at: value,
+                "sync takes all or a list of devices, not '\(value.scalar?.string ?? Self.shape(of: value))'; write \(example)"
+            )
             return nil
         }
     }
@@ -293,8 +318,9 @@ extension ScenarioReader {
                 guard let name = readDevice(member, "a device in partition", example: example) else { continue }
                 guard !named.contains(name) else {
                     let place = group.contains(name) ? "twice in one group" : "in two groups"
-                    report(.duplicateName, at: member,
-                           "'\(name)' is \(place) of the partition; put each device in exactly one group")
+                    report(
+                        .duplicateName, at: member,
+                        "'\(name)' is \(place) of the partition; put each device in exactly one group")
                     continue
                 }
                 named.append(name)
@@ -304,8 +330,9 @@ extension ScenarioReader {
         }
         let rest = deviceNames?.filter { !named.contains($0) } ?? []
         if deviceNames != nil, groups.count + (rest.isEmpty ? 0 : 1) < 2 {
-            report(.invalidValue, at: value,
-                   "a partition needs at least two groups (the devices named in no group form one); write \(example)")
+            report(
+                .invalidValue, at: value,
+                "a partition needs at least two groups (the devices named in no group form one); write \(example)")
             return nil
         }
         return .partition(groups)
@@ -324,13 +351,15 @@ extension ScenarioReader {
         guard let (fields, device, document) = readTarget("writeFile", value) else { return nil }
         let contentKeys = fields.names.filter { Scenario.Model(rawValue: $0) != nil }
         guard contentKeys.count == 1, let model = Scenario.Model(rawValue: contentKeys[0]) else {
-            report(contentKeys.isEmpty ? .missingKey : .invalidValue, at: value,
-                   "writeFile takes the file's new contents, one of text, records or pages; write \(example)")
+            report(
+                contentKeys.isEmpty ? .missingKey : .invalidValue, at: value,
+                "writeFile takes the file's new contents, one of text, records or pages; write \(example)")
             return nil
         }
         if let known = document?.known?.model, known != model {
-            report(.wrongModel, at: fields.key(model.rawValue)!,
-                   "'\(document!.name)' is a \(known) document; write its file as \(Self.contentsExample(known))")
+            report(
+                .wrongModel, at: fields.key(model.rawValue)!,
+                "'\(document!.name)' is a \(known) document; write its file as \(Self.contentsExample(known))")
             return nil
         }
         guard let contents = readContents(model, fields[model.rawValue]!), let device, let document else { return nil }
@@ -342,7 +371,8 @@ extension ScenarioReader {
         guard let (fields, device, document) = readTarget("resolve", value) else { return nil }
         var choice: Scenario.Choice?
         if let node = require(fields, "choose", example: example),
-           let word = readName(node, "choose", example: example) {
+            let word = readName(node, "choose", example: example)
+        {
             switch word {
             case "latest": choice = .latest
             case "merge": choice = .merge
@@ -350,7 +380,8 @@ extension ScenarioReader {
             case _ where deviceNames?.contains(word) ?? true: choice = .device(word)
             default:
                 let choices = (deviceNames ?? []) + Scenario.Choice.strategyWords
-                let hint = NameSuggestion.nearest(to: word, among: choices).map { "did you mean '\($0)'?" }
+                let hint =
+                    NameSuggestion.nearest(to: word, among: choices).map { "did you mean '\($0)'?" }
                     ?? "choose a device (\(NameSuggestion.list(deviceNames ?? [], conjunction: "or"))) "
                     + "or latest, merge or keepBoth"
                 report(.unknownDevice, at: node, "choose names no device or strategy: '\(word)'; \(hint)")

@@ -101,14 +101,17 @@ struct ScenarioReader {
         var unknownCount = 0
         for (key, value) in mapping {
             guard case .scalar(let scalar) = key else {
-                report(.wrongType, at: key, "a key of \(context) must be a name, not \(Self.shape(of: key)); write \(example)")
+                report(
+                    .wrongType, at: key,
+                    "a key of \(context) must be a name, not \(Self.shape(of: key)); write \(example)")
                 continue
             }
             guard allowed.contains(scalar.string) else {
                 let nearest = NameSuggestion.nearest(to: scalar.string, among: allowed)
                 suggested += nearest.map { [$0] } ?? []
                 unknownCount += 1
-                let hint = nearest.map { "did you mean '\($0)'?" }
+                let hint =
+                    nearest.map { "did you mean '\($0)'?" }
                     ?? "\(context) takes " + NameSuggestion.list(allowed, conjunction: "or")
                 report(.unknownKey, at: key, "unknown key '\(scalar.string)'; \(hint)")
                 continue
@@ -153,7 +156,8 @@ struct ScenarioReader {
             return nil
         }
         guard case .scalar(let scalar) = node else {
-            report(.wrongType, at: node, "\(what) must be a single value, not \(Self.shape(of: node)); write \(example)")
+            report(
+                .wrongType, at: node, "\(what) must be a single value, not \(Self.shape(of: node)); write \(example)")
             return nil
         }
         return restoringByteOrderMark(scalar)
@@ -206,7 +210,9 @@ struct ScenarioReader {
             return nil
         }
         guard range.contains(value) else {
-            let bounds = range.upperBound == .max ? "\(range.lowerBound) or more" : "from \(range.lowerBound) to \(range.upperBound)"
+            let bounds =
+                range.upperBound == .max
+                ? "\(range.lowerBound) or more" : "from \(range.lowerBound) to \(range.upperBound)"
             report(.invalidValue, at: node, "\(what) must be \(bounds), not \(value); write \(example)")
             return nil
         }
@@ -220,7 +226,8 @@ struct ScenarioReader {
         case "true": return true
         case "false": return false
         default:
-            report(.wrongType, at: node, "\(what) is true or false, not '\(text)'; write \(what): true or \(what): false")
+            report(
+                .wrongType, at: node, "\(what) is true or false, not '\(text)'; write \(what): true or \(what): false")
             return nil
         }
     }
@@ -233,10 +240,13 @@ struct ScenarioReader {
         case .duration(let meant):
             report(.invalidValue, at: node, "'\(text)' is not a duration; write \(meant)")
         case .unitless(let number):
-            report(.invalidValue, at: node, "'\(text)' has no unit; write \(number)s, or \(number)ms, \(number)m or \(number)h")
+            report(
+                .invalidValue, at: node,
+                "'\(text)' has no unit; write \(number)s, or \(number)ms, \(number)m or \(number)h")
         case .tooLong:
-            report(.invalidValue, at: node,
-                   "'\(text)' is longer than a scenario allows; write at most \(SimulatedDuration.maximum) (one year)")
+            report(
+                .invalidValue, at: node,
+                "'\(text)' is longer than a scenario allows; write at most \(SimulatedDuration.maximum) (one year)")
         case nil:
             report(.invalidValue, at: node, "'\(text)' is not a duration; write 250ms, 30s, 5m or 2h")
         }
@@ -248,7 +258,9 @@ struct ScenarioReader {
         guard let text = readText(node, what, example: "\(what): 0.1") else { return nil }
         let numeric = !text.isEmpty && text.allSatisfy { $0.isASCII && ($0.isWholeNumber || "+-.eE".contains($0)) }
         guard numeric, let value = Double(text), value.isFinite, (0...1).contains(value) else {
-            report(.invalidValue, at: node, "'\(text)' is not a probability; write a number from 0 to 1, such as \(what): 0.1")
+            report(
+                .invalidValue, at: node,
+                "'\(text)' is not a probability; write a number from 0 to 1, such as \(what): 0.1")
             return nil
         }
         return value
@@ -260,7 +272,8 @@ struct ScenarioReader {
         let words = Word.allCases.map(\.rawValue)
         guard let text = readText(node, what, example: "\(what): \(words[0])") else { return nil }
         if let word = Word(rawValue: text) { return word }
-        let hint = NameSuggestion.nearest(to: text, among: words).map { "did you mean '\($0)'?" }
+        let hint =
+            NameSuggestion.nearest(to: text, among: words).map { "did you mean '\($0)'?" }
             ?? "write " + NameSuggestion.list(words, conjunction: "or")
         report(.invalidValue, at: node, "unknown \(what) '\(text)'; \(hint)")
         return nil

@@ -51,10 +51,15 @@ extension ScenarioRun {
         var count = 0
         var first: String?
         for id in acknowledged.keys.sorted() {
-            let missing = acknowledged[id]!.changesMissing(from: held[id] ?? VersionVector()).reduce(0) { $0 + $1.seqs.count }
+            let missing = acknowledged[id]!.changesMissing(from: held[id] ?? VersionVector()).reduce(0) {
+                $0 + $1.seqs.count
+            }
             guard missing > 0 else { continue }
             count += missing
-            if first == nil { first = "\(missing) change\(missing == 1 ? "" : "s") of document \(id) (acknowledged up to \(acknowledged[id]!))" }
+            if first == nil {
+                first =
+                    "\(missing) change\(missing == 1 ? "" : "s") of document \(id) (acknowledged up to \(acknowledged[id]!))"
+            }
         }
         return (count, first)
     }
@@ -112,7 +117,9 @@ extension ScenarioRun {
         for id in first.handles.keys.sorted() {
             guard let reference = try await first.observe(id) else { continue }
             for other in devices.dropFirst() {
-                guard let observation = try await other.observe(id), !observation.state.contains(.closed) else { continue }
+                guard let observation = try await other.observe(id), !observation.state.contains(.closed) else {
+                    continue
+                }
                 if observation.contents != reference.contents {
                     return "\(first.name) and \(other.name) show different contents of \(reference.displayName)"
                 }

@@ -15,19 +15,26 @@ extension ScenarioRun {
         if let converged = expectation.converged {
             let found = try await convergenceProblem()
             if converged, let found { messages.append("expected converged: true, found \(found)") }
-            if !converged, found == nil { messages.append("expected converged: false, found every connected device holding the same") }
+            if !converged, found == nil {
+                messages.append("expected converged: false, found every connected device holding the same")
+            }
         }
         if let expected = expectation.lostChanges {
             let lost = try lostChanges()
             if lost.count != expected {
-                messages.append("expected lostChanges: \(expected), found \(lost.count)" + (lost.first.map { " (\($0))" } ?? ""))
+                messages.append(
+                    "expected lostChanges: \(expected), found \(lost.count)" + (lost.first.map { " (\($0))" } ?? ""))
             }
         }
         return messages
     }
 
-    private func check(_ expectation: Scenario.Expectation, document name: String, on device: SimulatedDevice) async throws(SimulationError) -> [String] {
-        guard device.isRunning else { return ["\(device.name) is not running (it crashed; restart it before expecting)"] }
+    private func check(_ expectation: Scenario.Expectation, document name: String, on device: SimulatedDevice)
+        async throws(SimulationError) -> [String]
+    {
+        guard device.isRunning else {
+            return ["\(device.name) is not running (it crashed; restart it before expecting)"]
+        }
         let observation: DocumentObservation?
         do {
             let id = try documentID(name, on: device)
@@ -41,10 +48,14 @@ extension ScenarioRun {
             messages.append("\(device.name): expected \(name) \(key): \(expected), found \(found)")
         }
         if let expected = expectation.exists, expected != exists {
-            mismatch("exists", "\(expected)", observation == nil ? "no such document" : exists ? "it exists" : "it is deleted")
+            mismatch(
+                "exists", "\(expected)",
+                observation == nil ? "no such document" : exists ? "it exists" : "it is deleted")
         }
-        let contentKeys = [expectation.state != nil, expectation.conflictVersions != nil, expectation.text != nil,
-                           expectation.contains != nil, expectation.records != nil, expectation.images != nil]
+        let contentKeys = [
+            expectation.state != nil, expectation.conflictVersions != nil, expectation.text != nil,
+            expectation.contains != nil, expectation.records != nil, expectation.images != nil,
+        ]
         guard contentKeys.contains(true) else { return messages }
         guard let observation else {
             messages.append("\(device.name): expected \(name) to be there, found no such document")
@@ -62,18 +73,21 @@ extension ScenarioRun {
             mismatch("text", expected.debugDescription, Self.describe(observation.text, against: expected, whole: true))
         }
         if let expected = expectation.contains, !(observation.text?.containsByScalars(expected) ?? false) {
-            mismatch("contains", expected.debugDescription, Self.describe(observation.text, against: expected, whole: false))
+            mismatch(
+                "contains", expected.debugDescription, Self.describe(observation.text, against: expected, whole: false))
         }
         if let expected = expectation.records {
             let records = observation.records ?? [:]
             for id in expected.keys.sorted() {
                 guard let fields = records[id] else {
-                    mismatch("records", "a record \(id)", "none (records: \(records.keys.sorted().joined(separator: ", ")))")
+                    mismatch(
+                        "records", "a record \(id)", "none (records: \(records.keys.sorted().joined(separator: ", ")))")
                     continue
                 }
                 for field in expected[id]!.keys.sorted() where fields[field] != expected[id]![field] {
-                    mismatch("records", "\(id).\(field) = \(expected[id]![field]!.debugDescription)",
-                             fields[field].map { $0.debugDescription } ?? "no such field")
+                    mismatch(
+                        "records", "\(id).\(field) = \(expected[id]![field]!.debugDescription)",
+                        fields[field].map { $0.debugDescription } ?? "no such field")
                 }
             }
         }
@@ -98,7 +112,8 @@ extension ScenarioRun {
         guard let found else { return "no text" }
         let alike = whole ? found == expected : found.contains(expected)
         guard alike else { return found.debugDescription }
-        return "\(found.debugDescription) (other Unicode scalars: \(found.scalarCodes); expected \(expected.scalarCodes))"
+        return
+            "\(found.debugDescription) (other Unicode scalars: \(found.scalarCodes); expected \(expected.scalarCodes))"
     }
 
     /// Why the devices that are running, online and in one group do not hold the same changes and contents, or

@@ -28,18 +28,21 @@ extension ScenarioRun {
             }
         }
         let timeline = steps.map { step in
-            TimelineEntry(step: step.number, line: step.line > 0 ? step.line : nil, time: step.time, action: step.action,
-                          events: step.events, failure: step.failure)
+            TimelineEntry(
+                step: step.number, line: step.line > 0 ? step.line : nil, time: step.time, action: step.action,
+                events: step.events, failure: step.failure)
         }
         let outcome = ConflictReport.Outcome(
             passed: failures.isEmpty,
             failures: failures.map { failure in
-                ConflictReport.Failure(step: failure.step > 0 ? failure.step : nil, line: failure.line > 0 ? failure.line : nil,
-                                       message: "\(failure.kind.rawValue): \(failure.message)")
+                ConflictReport.Failure(
+                    step: failure.step > 0 ? failure.step : nil, line: failure.line > 0 ? failure.line : nil,
+                    message: "\(failure.kind.rawValue): \(failure.message)")
             } + problems.map { ConflictReport.Failure(message: "report: \($0)") })
         let reportDevices = devices.map { device in
-            ReportDevice(name: device.name, id: device.device.id.description,
-                         clockSkew: device.skew == 0 ? nil : "\(SimulatedDuration(milliseconds: device.skew))")
+            ReportDevice(
+                name: device.name, id: device.device.id.description,
+                clockSkew: device.skew == 0 ? nil : "\(SimulatedDuration(milliseconds: device.skew))")
         }
         return ConflictReport(
             title: scenario.name, description: scenario.description, kind: .scenario, seed: scenario.seed,

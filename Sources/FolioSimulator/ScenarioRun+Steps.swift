@@ -18,7 +18,7 @@ extension ScenarioRun {
                 guard handle.scenarioModel == operation.model else {
                     throw SimulationError.step(
                         "\(document) on \(name) is a \(handle.scenarioModel.rawValue) document now (a rename gave it the name); "
-                        + "\(operation.key) edits \(operation.model.rawValue) documents")
+                            + "\(operation.key) edits \(operation.model.rawValue) documents")
                 }
                 try await handle.edit(operation, bytes: images)
             }
@@ -52,10 +52,11 @@ extension ScenarioRun {
         case .importFile(let name, let document, let model, let contents):
             try await importFile(contents, as: model, named: document, on: device(name))
         case .sync(let target):
-            let names = switch target {
-            case .all: devices.map(\.name)
-            case .devices(let names): names
-            }
+            let names =
+                switch target {
+                case .all: devices.map(\.name)
+                case .devices(let names): names
+                }
             try await sync(names.map(device))
         case .offline(let names):
             for name in names { device(name).isOnline = false }
@@ -112,7 +113,9 @@ extension ScenarioRun {
         }
     }
 
-    private func create(_ name: String, model: Scenario.Model, contents: Scenario.Contents?, on device: SimulatedDevice) async throws(SimulationError) {
+    private func create(_ name: String, model: Scenario.Model, contents: Scenario.Contents?, on device: SimulatedDevice)
+        async throws(SimulationError)
+    {
         let library = try device.runningLibrary()
         let handle: any SimulatedDocument
         do {
@@ -164,33 +167,41 @@ extension ScenarioRun {
     }
 
     /// Another program writes the document's file (a package member by member, as an editor would).
-    private func writeFile(_ contents: Scenario.Contents, of name: String, on device: SimulatedDevice) async throws(SimulationError) {
+    private func writeFile(_ contents: Scenario.Contents, of name: String, on device: SimulatedDevice)
+        async throws(SimulationError)
+    {
         let library = try device.runningLibrary()
         let id = try documentID(name, on: device)
         let saved: URL?
         do { saved = try library.savedFiles().first { $0.document == id }?.url } catch { throw .document(error) }
         guard let url = saved else {
-            throw .step("\(device.name) has never saved \(name), so it has no file for another program to change; save it there first")
+            throw .step(
+                "\(device.name) has never saved \(name), so it has no file for another program to change; save it there first"
+            )
         }
         try write(try snapshot(contents), at: url)
         events.append("another program wrote \(name)'s file on \(device.name)")
     }
 
     /// Imports a file made outside the library, with these contents, as a new document.
-    private func importFile(_ contents: Scenario.Contents, as model: Scenario.Model, named name: String, on device: SimulatedDevice) async throws(SimulationError) {
+    private func importFile(
+        _ contents: Scenario.Contents, as model: Scenario.Model, named name: String, on device: SimulatedDevice
+    ) async throws(SimulationError) {
         let library = try device.runningLibrary()
         // Named after the device's directory (`device-1`), never after its name, which is the scenario's text: a
         // name such as `../../x` must not lead outside the run's directory.
-        let outside = directory.appendingPathComponent("outside-\(device.root.lastPathComponent)-\(steps.count + 1)", isDirectory: true)
+        let outside = directory.appendingPathComponent(
+            "outside-\(device.root.lastPathComponent)-\(steps.count + 1)", isDirectory: true)
         let file = outside.appendingPathComponent("import")
         try write(try snapshot(contents), at: file)
         let info: DocumentInfo
         do {
-            info = switch model {
-            case .text: try library.importFile(at: file, as: TextDocument.self, named: name)
-            case .records: try library.importFile(at: file, as: RecordsDocument.self, named: name)
-            case .pages: try library.importFile(at: file, as: PagesDocument.self, named: name)
-            }
+            info =
+                switch model {
+                case .text: try library.importFile(at: file, as: TextDocument.self, named: name)
+                case .records: try library.importFile(at: file, as: RecordsDocument.self, named: name)
+                case .pages: try library.importFile(at: file, as: PagesDocument.self, named: name)
+                }
         } catch {
             throw .document(error)
         }

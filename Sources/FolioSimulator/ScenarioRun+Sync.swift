@@ -25,10 +25,12 @@ extension ScenarioRun {
             round += 1
             guard round <= 50 else {
                 if lost {
-                    throw .invariant("sync did not settle after 50 rounds: the network still lost messages in the last "
-                        + "round (loss: \(scenario.network.loss)); with a lower loss, retries get through")
+                    throw .invariant(
+                        "sync did not settle after 50 rounds: the network still lost messages in the last "
+                            + "round (loss: \(scenario.network.loss)); with a lower loss, retries get through")
                 }
-                throw .invariant("sync did not settle after 50 rounds: devices keep making changes in answer to each other")
+                throw .invariant(
+                    "sync did not settle after 50 rounds: devices keep making changes in answer to each other")
             }
             moved = false
             lost = false
@@ -52,7 +54,8 @@ extension ScenarioRun {
                     throw .invariant("\(device.name)'s sync ended without an exchange with the cloud")
                 }
                 advance(by: 2 * scenario.network.latency.milliseconds * Int64(1 + exchange.ticks))
-                let sent = exchange.responder.changesApplied, received = exchange.initiator.changesApplied
+                let sent = exchange.responder.changesApplied
+                let received = exchange.initiator.changesApplied
                 if !exchange.isComplete { lost = true }
                 if sent > 0 || received > 0 || !exchange.isComplete {
                     moved = true
@@ -60,7 +63,9 @@ extension ScenarioRun {
                 }
                 // Taken before the pick-up: what the device records in answer is still to be sent.
                 if exchange.isComplete {
-                    do { settled[device.name] = (try store.changeCount(), try replica.changeCount()) } catch { throw .store(error) }
+                    do { settled[device.name] = (try store.changeCount(), try replica.changeCount()) } catch {
+                        throw .store(error)
+                    }
                 } else {
                     settled[device.name] = nil
                 }
@@ -75,7 +80,8 @@ extension ScenarioRun {
     }
 
     private func describe(_ exchange: InMemoryExchange, of device: String) -> String {
-        var text = "\(device) ⇄ cloud: sent \(exchange.responder.changesApplied), received \(exchange.initiator.changesApplied)"
+        var text =
+            "\(device) ⇄ cloud: sent \(exchange.responder.changesApplied), received \(exchange.initiator.changesApplied)"
         var faults: [String] = []
         if exchange.dropped > 0 { faults.append("\(exchange.dropped) dropped") }
         if exchange.duplicated > 0 { faults.append("\(exchange.duplicated) duplicated") }
@@ -99,7 +105,9 @@ extension ScenarioRun {
             let isInConflict = await handle.isInConflict()
             if isInConflict != wasInConflict {
                 let name = await handle.displayName()
-                events.append(isInConflict ? "\(device.name): \(name) is in conflict" : "\(device.name): \(name) is no longer in conflict")
+                events.append(
+                    isInConflict
+                        ? "\(device.name): \(name) is in conflict" : "\(device.name): \(name) is no longer in conflict")
             }
         }
         let after: Int
@@ -115,7 +123,9 @@ extension ScenarioRun {
             }
         }
         if after > before {
-            events.append("\(device.name) recorded \(after - before) change\(after - before == 1 ? "" : "s") settling what arrived")
+            events.append(
+                "\(device.name) recorded \(after - before) change\(after - before == 1 ? "" : "s") settling what arrived"
+            )
         }
         return after > before
     }
@@ -161,6 +171,7 @@ extension ScenarioRun {
     private func describe(_ vector: VersionVector?) -> String {
         guard let vector else { return "none" }
         let names = Dictionary(uniqueKeysWithValues: devices.map { ($0.device.id, $0.name) })
-        return "[" + vector.entries.map { "\(names[$0.device] ?? "\($0.device)"): \($0.seq)" }.joined(separator: ", ") + "]"
+        return "[" + vector.entries.map { "\(names[$0.device] ?? "\($0.device)"): \($0.seq)" }.joined(separator: ", ")
+            + "]"
     }
 }

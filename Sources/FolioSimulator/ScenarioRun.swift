@@ -73,7 +73,8 @@ final class ScenarioRun {
             do {
                 let found = try await perform(step.action)
                 for message in found {
-                    failures.append(SimulationFailure(kind: .expectation, step: number, line: step.line, message: message))
+                    failures.append(
+                        SimulationFailure(kind: .expectation, step: number, line: step.line, message: message))
                 }
                 failure = found.isEmpty ? nil : found.joined(separator: "; ")
                 try await checkInvariants()
@@ -84,14 +85,16 @@ final class ScenarioRun {
                     skipped = error.description
                     events.append("skipped: \(error.description)")
                 } else {
-                    failures.append(SimulationFailure(kind: kind, step: number, line: step.line, message: error.description))
+                    failures.append(
+                        SimulationFailure(kind: kind, step: number, line: step.line, message: error.description))
                     failure = error.description
                     stop = true
                 }
             }
-            steps.append(SimulatedStep(
-                number: number, line: step.line, time: Timestamp(millisecondsSince1970: now),
-                action: step.action, of: scenario, events: events, failure: failure, skipped: skipped))
+            steps.append(
+                SimulatedStep(
+                    number: number, line: step.line, time: Timestamp(millisecondsSince1970: now),
+                    action: step.action, of: scenario, events: events, failure: failure, skipped: skipped))
             if stop { break }
         }
         if !failures.contains(where: { $0.kind != .expectation }) {
@@ -146,9 +149,9 @@ final class ScenarioRun {
     static func devices(touchedBy action: Scenario.Action) -> Set<String> {
         switch action {
         case .create(let device, _, _, _), .edit(let device, _, _), .undo(let device, _), .redo(let device, _),
-             .save(let device, _), .close(let device, _), .open(let device, _), .rename(let device, _, _),
-             .delete(let device, _), .move(let device, _, _), .writeFile(let device, _, _),
-             .importFile(let device, _, _, _), .crash(let device, _), .restart(let device), .resolve(let device, _, _):
+            .save(let device, _), .close(let device, _), .open(let device, _), .rename(let device, _, _),
+            .delete(let device, _), .move(let device, _, _), .writeFile(let device, _, _),
+            .importFile(let device, _, _, _), .crash(let device, _), .restart(let device), .resolve(let device, _, _):
             [device]
         case .wait: ["*"]
         case .sync, .offline, .online, .partition, .heal, .expect: []

@@ -31,13 +31,15 @@ final class SimulatedDevice {
     var isOnline = true
 
     /// Saves after 5 s without edits and on close; every edit is its own change, as the scenario format says.
-    static let autosave = AutosavePolicy(idleInterval: 5_000, unsavedChangeLimit: nil, saveOnClose: true, groupingInterval: 0)
+    static let autosave = AutosavePolicy(
+        idleInterval: 5_000, unsavedChangeLimit: nil, saveOnClose: true, groupingInterval: 0)
 
     /// The file system the device's file I/O goes to, through its fault injector.
     let baseFileSystem: any FileSystem
 
     init(
-        name: String, key: DeviceKey, root: URL, clock: ManualClock, skew: Int64, identifierSeed: UInt64, policy: ConflictPolicy,
+        name: String, key: DeviceKey, root: URL, clock: ManualClock, skew: Int64, identifierSeed: UInt64,
+        policy: ConflictPolicy,
         fileSystem: any FileSystem
     ) {
         self.name = name
@@ -64,8 +66,10 @@ final class SimulatedDevice {
     func start() async throws {
         fileSystem = freshFileSystem()
         library = try DocumentLibrary(
-            at: root, key: key, deviceName: name, types: .builtIn, clock: clock, identifiers: identifiers, fileSystem: fileSystem,
-            durability: .off, access: .exclusive, autosave: Self.autosave, conflictPolicy: policy, backgroundWork: false)
+            at: root, key: key, deviceName: name, types: .builtIn, clock: clock, identifiers: identifiers,
+            fileSystem: fileSystem,
+            durability: .off, access: .exclusive, autosave: Self.autosave, conflictPolicy: policy, backgroundWork: false
+        )
         _ = try await openNewDocuments()
     }
 
@@ -108,10 +112,16 @@ final class SimulatedDevice {
     /// Opens one document as its built-in model.
     static func open(_ info: DocumentInfo, in library: DocumentLibrary) async throws -> any SimulatedDocument {
         switch info.typeIdentifier {
-        case TextDocument.documentType.identifier: DocumentHandle(try await library.open(info.id, as: TextDocument.self))
-        case RecordsDocument.documentType.identifier: DocumentHandle(try await library.open(info.id, as: RecordsDocument.self))
-        case PagesDocument.documentType.identifier: DocumentHandle(try await library.open(info.id, as: PagesDocument.self))
-        default: throw DocumentError(.wrongType, "\(info.displayName) is a \(info.typeIdentifier) document, which the simulator does not know")
+        case TextDocument.documentType.identifier:
+            DocumentHandle(try await library.open(info.id, as: TextDocument.self))
+        case RecordsDocument.documentType.identifier:
+            DocumentHandle(try await library.open(info.id, as: RecordsDocument.self))
+        case PagesDocument.documentType.identifier:
+            DocumentHandle(try await library.open(info.id, as: PagesDocument.self))
+        default:
+            throw DocumentError(
+                .wrongType,
+                "\(info.displayName) is a \(info.typeIdentifier) document, which the simulator does not know")
         }
     }
 

@@ -101,7 +101,8 @@ final class DocumentHandle<Model: SimulatedModel>: SimulatedDocument {
         case let text as TextDocument:
             observation.text = text.text
         case let records as RecordsDocument:
-            observation.records = Dictionary(records.records.map { ($0.id, $0.fields) }, uniquingKeysWith: { first, _ in first })
+            observation.records = Dictionary(
+                records.records.map { ($0.id, $0.fields) }, uniquingKeysWith: { first, _ in first })
         case let pages as PagesDocument:
             observation.text = pages.text
             observation.images = Set(pages.images.keys)

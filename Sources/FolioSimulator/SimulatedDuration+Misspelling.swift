@@ -39,7 +39,8 @@ enum DurationMisspelling: Equatable {
         let fraction = parts.count == 2 ? parts[1] : ""
         guard fraction.count <= 18 else { return nil }
         // Too many digits for an Int64 is too long a duration.
-        var (total, overflow) = Int64(parts[0].isEmpty ? "0" : parts[0])?.multipliedReportingOverflow(by: unit) ?? (0, true)
+        var (total, overflow) =
+            Int64(parts[0].isEmpty ? "0" : parts[0])?.multipliedReportingOverflow(by: unit) ?? (0, true)
         if !fraction.isEmpty {
             let scale = fraction.reduce(Int64(1)) { scale, _ in scale * 10 }
             let (scaled, fractionOverflow) = Int64(fraction)!.multipliedReportingOverflow(by: unit)

@@ -23,7 +23,9 @@ public struct SimulatedDuration: Hashable, Comparable, Sendable, CustomStringCon
     }
 
     /// The units a scenario file may use, longest first, with their length in milliseconds.
-    static let units: [(suffix: String, milliseconds: Int64)] = [("h", 3_600_000), ("m", 60_000), ("s", 1000), ("ms", 1)]
+    static let units: [(suffix: String, milliseconds: Int64)] = [
+        ("h", 3_600_000), ("m", 60_000), ("s", 1000), ("ms", 1),
+    ]
 
     /// Reads a duration as a scenario file writes it: an optional `-`, decimal digits and one of the units `ms`, `s`,
     /// `m` or `h`, with nothing in between (`250ms`, `30s`, `-90s`, `5m`, `2h`).
@@ -37,8 +39,8 @@ public struct SimulatedDuration: Hashable, Comparable, Sendable, CustomStringCon
         let digits = body.prefix { $0.isASCII && $0.isWholeNumber }
         let suffix = String(body.dropFirst(digits.count))
         guard !digits.isEmpty, digits.count <= 18,
-              let unit = Self.units.first(where: { $0.suffix == suffix }),
-              let value = Int64(String(digits))
+            let unit = Self.units.first(where: { $0.suffix == suffix }),
+            let value = Int64(String(digits))
         else { return nil }
         let (magnitude, overflow) = value.multipliedReportingOverflow(by: unit.milliseconds)
         guard !overflow, magnitude <= Self.maximum.milliseconds else { return nil }

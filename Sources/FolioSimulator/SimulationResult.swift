@@ -66,8 +66,10 @@ public struct SimulatedStep: Hashable, Sendable {
     /// The action, written out only when asked for: most runs (fuzzing's passing ones) never read it.
     private var text: ActionText
 
-    init(number: Int, line: Int, time: Timestamp, action: Scenario.Action, of scenario: Scenario, events: [String],
-         failure: String?, skipped: String?) {
+    init(
+        number: Int, line: Int, time: Timestamp, action: Scenario.Action, of scenario: Scenario, events: [String],
+        failure: String?, skipped: String?
+    ) {
         self.number = number
         self.line = line
         self.time = time

@@ -21,6 +21,6 @@ extension String {
             let hex = String(scalar.value, radix: 16, uppercase: true)
             return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
         }
-            .joined(separator: " ")
+        .joined(separator: " ")
     }
 }

@@ -16,8 +16,8 @@ enum YAMLProblem {
         }
         switch error {
         case .scanner(let context, let problem, let mark, _),
-             .parser(let context, let problem, let mark, _),
-             .composer(let context, let problem, let mark, _):
+            .parser(let context, let problem, let mark, _),
+            .composer(let context, let problem, let mark, _):
             var message = "the file is not valid YAML: "
             if let context {
                 message += context.text
@@ -30,15 +30,19 @@ enum YAMLProblem {
             // Yams points at the map; the repeat is what to fix, so point at it when the text shows where it is.
             let places = duplicates.count == 1 ? blockKeyPlaces(of: duplicates[0], inMapAt: context.mark, in: yaml) : []
             if places.count > 1 {
-                return make(places[1], "'\(duplicates[0])' is given twice in one map (first at line \(places[0].line)); keep one")
+                return make(
+                    places[1],
+                    "'\(duplicates[0])' is given twice in one map (first at line \(places[0].line)); keep one")
             }
             let keys = NameSuggestion.list(duplicates)
             let verb = duplicates.count == 1 ? "is" : "are"
             return make(context.mark, "\(keys) \(verb) given twice in one map; keep one of each")
         case .reader(let problem, let offset, _, _):
             let place = offset.map { position(ofCharacter: $0, in: yaml) } ?? (1, 1)
-            return make(place, "the file cannot be read as YAML: \(problem); remove the character, or write it as an "
-                        + "escape inside double quotes, such as \"\\u0001\"")
+            return make(
+                place,
+                "the file cannot be read as YAML: \(problem); remove the character, or write it as an "
+                    + "escape inside double quotes, such as \"\\u0001\"")
         default:
             return make(nil, "the file cannot be read as YAML (\(error)); check its quoting and indentation")
         }
@@ -57,14 +61,16 @@ enum YAMLProblem {
             return "quote a value that starts with @ or `, as in text: \"@home\""
         }
         if problem.contains("block sequence entries are not allowed"), character(at: mark, in: yaml) == "-" {
-            return "a value that starts with '- ' after its key reads as a list item; quote it, as in text: \"- milk\", "
+            return
+                "a value that starts with '- ' after its key reads as a list item; quote it, as in text: \"- milk\", "
                 + "or start the list on the next line"
         }
         if problem.contains("undefined alias") {
             return "quote a value that starts with *, as in text: \"*note\""
         }
         if problem.contains("another document") {
-            return "a scenario file holds one YAML document; remove the '---' line, or move what follows to its own file"
+            return
+                "a scenario file holds one YAML document; remove the '---' line, or move what follows to its own file"
         }
         if context.contains("quoted scalar") {
             return "close the quote that starts there"
@@ -78,8 +84,12 @@ enum YAMLProblem {
 
     /// Where the block map that starts at `mark` gives `key` (unquoted, in the map's own column), in order; fewer
     /// than two places when the text does not show the repeat that way (a flow map `{…}`, a quoted key).
-    private static func blockKeyPlaces(of key: String, inMapAt mark: Mark, in yaml: String) -> [(line: Int, column: Int)] {
-        let lines = yaml.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).map { Array($0.unicodeScalars) }
+    private static func blockKeyPlaces(of key: String, inMapAt mark: Mark, in yaml: String) -> [(
+        line: Int, column: Int
+    )] {
+        let lines = yaml.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).map {
+            Array($0.unicodeScalars)
+        }
         let column = mark.column - 1
         let keyScalars = Array(key.unicodeScalars)
         guard mark.line >= 1, mark.line <= lines.count, !keyScalars.isEmpty else { return [] }
@@ -91,7 +101,7 @@ enum YAMLProblem {
             // A later line that starts left of the map's keys ends the map.
             if index > mark.line - 1, isContent, indent < column { break }
             guard indent == column || index == mark.line - 1, line.count > column + keyScalars.count,
-                  Array(line[column..<(column + keyScalars.count)]) == keyScalars
+                Array(line[column..<(column + keyScalars.count)]) == keyScalars
             else { continue }
             let rest = line[(column + keyScalars.count)...].drop { $0 == " " }
             if rest.first == ":" { places.append((index + 1, column + 1)) }

@@ -27,8 +27,8 @@ enum YAMLText {
     private static func isPlainSafe(_ string: String) -> Bool {
         let scalars = Array(string.unicodeScalars)
         guard let first = scalars.first, let last = scalars.last,
-              first.isASCIILetter || first == "_", last != " ",
-              !reservedWords.contains(string.lowercased())
+            first.isASCIILetter || first == "_", last != " ",
+            !reservedWords.contains(string.lowercased())
         else { return false }
         for (index, scalar) in scalars.enumerated() {
             if scalar == " " {
@@ -53,7 +53,8 @@ enum YAMLText {
             default:
                 if needsEscape(scalar) {
                     let hex = String(scalar.value, radix: 16, uppercase: true)
-                    result += scalar.value > 0xFFFF
+                    result +=
+                        scalar.value > 0xFFFF
                         ? "\\U" + String(repeating: "0", count: 8 - hex.count) + hex
                         : "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
                 } else {

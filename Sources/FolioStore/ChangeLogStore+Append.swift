@@ -24,7 +24,9 @@ extension ChangeLogStore {
     /// - Throws: ``StoreError`` when the database fails (nothing is appended then), or `invalidChange` when a
     ///   named parent is not in the log.
     @discardableResult
-    public func append(_ kind: ChangeKind, to document: DocumentID, on parents: ParentChoice = .allHeads) throws -> Change {
+    public func append(_ kind: ChangeKind, to document: DocumentID, on parents: ParentChoice = .allHeads) throws
+        -> Change
+    {
         try append([kind], to: document, on: parents)[0]
     }
 
@@ -62,7 +64,8 @@ extension ChangeLogStore {
             if let own = frontier.tips[device], vector[device] < own.seq {
                 // The author's latest change is not in the chosen past: it joins the parents, and the parents it
                 // already descends from leave.
-                let latest = try own.change
+                let latest =
+                    try own.change
                     ?? fetchChange(document: document, documentRow: documentRow, device: device, seq: own.seq, in: db)
                 var kept: [ChangeHash] = [latest.hash]
                 for hash in heads {
@@ -81,16 +84,21 @@ extension ChangeLogStore {
             for kind in kinds {
                 let seq = frontier.vector[device] + 1
                 // One above every timestamp seen, unless that runs further ahead of the parents than peers accept.
-                let lamport = min(frontier.maxLamport, ChangeLimits.maximumLamport(afterParentsAt: parentLamport) - 1) + 1
+                let lamport =
+                    min(frontier.maxLamport, ChangeLimits.maximumLamport(afterParentsAt: parentLamport) - 1) + 1
                 guard seq <= ChangeLimits.counter, lamport <= ChangeLimits.counter, lamport > parentLamport else {
-                    throw StoreError(.invalidChange, "document \(document) has used up its sequence numbers or lamport timestamps (the limit is \(ChangeLimits.counter)): no change can be added to it")
+                    throw StoreError(
+                        .invalidChange,
+                        "document \(document) has used up its sequence numbers or lamport timestamps (the limit is \(ChangeLimits.counter)): no change can be added to it"
+                    )
                 }
                 vector[device] = seq
                 var body: [UInt8] = []
                 let change = Change(
                     document: document, id: ChangeID(device: device, seq: seq), parents: heads, vector: vector,
                     lamport: lamport, wallTime: clock.now(), kind: kind, body: &body)
-                try insert(change, body: StorageCompression.packBody(body), documentRow: documentRow, deviceRow: deviceRow)
+                try insert(
+                    change, body: StorageCompression.packBody(body), documentRow: documentRow, deviceRow: deviceRow)
                 keepDecoded(change, size: body.count, in: db)
                 frontier.record(change, size: body.count, deviceRow: deviceRow)
                 appended.append(change)
@@ -117,10 +125,14 @@ extension ChangeLogStore {
             for hash in Set(hashes).sorted() {
                 // A parent is usually a device's latest change, which the frontier may hold decoded (this
                 // transaction's too, which the store's memory does not have yet).
-                guard let parent = try frontier.keptChange(hash)
-                    ?? fetchChange(hash, document: document, documentRow: documentRow, in: db)
+                guard
+                    let parent = try frontier.keptChange(hash)
+                        ?? fetchChange(hash, document: document, documentRow: documentRow, in: db)
                 else {
-                    throw StoreError(.invalidChange, "change \(hash.shortHex) is not in the log of document \(document), so no change can be made on it")
+                    throw StoreError(
+                        .invalidChange,
+                        "change \(hash.shortHex) is not in the log of document \(document), so no change can be made on it"
+                    )
                 }
                 vector.merge(parent.vector)
                 lamport = max(lamport, parent.lamport)
@@ -139,9 +151,10 @@ struct ChangeRowInserter {
 
     init(_ db: Database) throws {
         self.db = db
-        statement = try db.cachedStatement(sql: """
-            INSERT INTO change (document, device, seq, lamport, kind, hash_key, hash, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-            """)
+        statement = try db.cachedStatement(
+            sql: """
+                INSERT INTO change (document, device, seq, lamport, kind, hash_key, hash, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """)
     }
 
     /// Inserts `change`, whose canonical encoding, as kept at rest (see ``StorageCompression``), is `body`.

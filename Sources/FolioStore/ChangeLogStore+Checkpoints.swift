@@ -51,20 +51,26 @@ extension ChangeLogStore {
         let now = clock.now()
         try write("saving a checkpoint of document \(document)") { db in
             guard let documentRow = try rowID(of: document, in: db, create: false) else {
-                throw StoreError(.unknownDocument, "document \(document) has no change in this store, so no checkpoint of it can be saved")
+                throw StoreError(
+                    .unknownDocument,
+                    "document \(document) has no change in this store, so no checkpoint of it can be saved")
             }
             let known = try frontier(of: documentRow, in: db).vector
             guard vector.isContained(in: known) else {
-                throw StoreError(.checkpoint, "a checkpoint at \(vector) names changes the log of document \(document) lacks (it has \(known))")
+                throw StoreError(
+                    .checkpoint,
+                    "a checkpoint at \(vector) names changes the log of document \(document) lacks (it has \(known))")
             }
             try db.cachedStatement(sql: "INSERT OR IGNORE INTO blob (hash, bytes) VALUES (?, ?)")
                 .execute(arguments: [hash.data, StorageCompression.packValue(contents)])
-            try db.cachedStatement(sql: """
-                INSERT INTO checkpoint (document, vector, change_count, contents_hash, created_at) VALUES (?, ?, ?, ?, ?)
-                """)
-                .execute(arguments: [
-                    documentRow, Data(vector.encoded()), Int64(vector.changeCount), hash.data, now.millisecondsSince1970,
-                ])
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO checkpoint (document, vector, change_count, contents_hash, created_at) VALUES (?, ?, ?, ?, ?)
+                    """
+            )
+            .execute(arguments: [
+                documentRow, Data(vector.encoded()), Int64(vector.changeCount), hash.data, now.millisecondsSince1970,
+            ])
         }
     }
 
@@ -77,11 +83,12 @@ extension ChangeLogStore {
         try read("reading the checkpoints of document \(document)") { db in
             guard let documentRow = try rowID(of: document, in: db, create: false) else { return nil }
             var rows = try RawRows(
-                db.cachedStatement(sql: """
-                    SELECT c.vector, c.created_at, b.bytes, c.contents_hash FROM checkpoint c
-                    LEFT JOIN blob b ON b.hash = c.contents_hash
-                    WHERE c.document = ? ORDER BY c.change_count DESC, c.id DESC
-                    """),
+                db.cachedStatement(
+                    sql: """
+                        SELECT c.vector, c.created_at, b.bytes, c.contents_hash FROM checkpoint c
+                        LEFT JOIN blob b ON b.hash = c.contents_hash
+                        WHERE c.document = ? ORDER BY c.change_count DESC, c.id DESC
+                        """),
                 arguments: [documentRow])
             while let row = try rows.next() {
                 let vector = try VersionVector(decoding: row[0] as Data)
@@ -97,7 +104,8 @@ extension ChangeLogStore {
                 guard let stored = row[2] as Data?, let contents = try? StorageCompression.unpackValue(stored),
                     ContentHash(hashing: contents) == expected
                 else {
-                    throw StoreError(.corrupt, "the checkpoint of document \(document) at \(vector) has lost or damaged contents")
+                    throw StoreError(
+                        .corrupt, "the checkpoint of document \(document) at \(vector) has lost or damaged contents")
                 }
                 decodedContents.withLock { $0.insert(contents, for: expected, size: contents.count) }
                 return Checkpoint(

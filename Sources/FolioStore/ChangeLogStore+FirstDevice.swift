@@ -29,11 +29,14 @@ extension ChangeLogStore {
             return try queue.read { db -> Device? in
                 let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
                 guard tables.contains("folio_meta"), tables.contains("device"),
-                    try String.fetchOne(db, sql: "SELECT value FROM folio_meta WHERE key = 'format'") == StoreSchema.formatMarker
+                    try String.fetchOne(db, sql: "SELECT value FROM folio_meta WHERE key = 'format'")
+                        == StoreSchema.formatMarker
                 else {
                     throw StoreError(.notAStore, "\(path) is a SQLite database of something else, not a Folio store")
                 }
-                guard let row = try Row.fetchOne(db, sql: "SELECT uuid, name FROM device ORDER BY id LIMIT 1") else { return nil }
+                guard let row = try Row.fetchOne(db, sql: "SELECT uuid, name FROM device ORDER BY id LIMIT 1") else {
+                    return nil
+                }
                 return Device(id: DeviceID(try ColumnDecoder.uuid(row[0])), name: row[1] as String? ?? "")
             }
         } catch {

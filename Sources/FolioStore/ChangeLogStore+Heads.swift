@@ -19,7 +19,8 @@ extension ChangeLogStore {
     public func signedHeads(
         of document: DocumentID, since: VersionVector = VersionVector(), signingOwn: Bool = true
     ) throws -> [SignedHead] {
-        let (stored, tips) = try read("reading the signed heads of \(document)") { db -> ([SignedHead], [ChangeID: ChangeHash]) in
+        let (stored, tips) = try read("reading the signed heads of \(document)") {
+            db -> ([SignedHead], [ChangeID: ChangeHash]) in
             guard let documentRow = try rowID(of: document, in: db, create: false) else { return ([], [:]) }
             var stored: [SignedHead] = []
             var rows = try RawRows(
@@ -59,7 +60,9 @@ extension ChangeLogStore {
 
     /// The head of a local identity's latest change, signed once and remembered.
     private func signedTip(of document: DocumentID, id: ChangeID, hash: ChangeHash) -> SignedHead {
-        if let kept = signedTips.withLock({ $0[document]?[id.device] }), kept.change == id, kept.hash == hash { return kept }
+        if let kept = signedTips.withLock({ $0[document]?[id.device] }), kept.change == id, kept.hash == hash {
+            return kept
+        }
         let signer = id.device == key.id ? key : externalKey
         let head = SignedHead(document: document, change: id, hash: hash, signedWith: signer)
         signedTips.withLock { $0[document, default: [:]][id.device] = head }
@@ -76,10 +79,14 @@ extension ChangeLogStore {
     func keep(_ head: SignedHead, documentRow: Int64, deviceRow: Int64, in db: Database) throws {
         let seq = Int64(head.change.seq)
         let span = seq / Self.headSpacing * Self.headSpacing
-        try db.cachedStatement(sql: "DELETE FROM device_head WHERE document = ? AND device = ? AND seq >= ? AND seq < ?")
-            .execute(arguments: [documentRow, deviceRow, span, seq])
-        try db.cachedStatement(sql: "INSERT OR IGNORE INTO device_head (document, device, seq, head) VALUES (?, ?, ?, ?)")
-            .execute(arguments: [documentRow, deviceRow, seq, Data(head.encoded())])
+        try db.cachedStatement(
+            sql: "DELETE FROM device_head WHERE document = ? AND device = ? AND seq >= ? AND seq < ?"
+        )
+        .execute(arguments: [documentRow, deviceRow, span, seq])
+        try db.cachedStatement(
+            sql: "INSERT OR IGNORE INTO device_head (document, device, seq, head) VALUES (?, ?, ?, ?)"
+        )
+        .execute(arguments: [documentRow, deviceRow, seq, Data(head.encoded())])
     }
 
     /// Registers the local device with its name, and keeps its key in the store (once).
@@ -118,9 +125,11 @@ extension ChangeLogStore {
             return try queue.read { db -> (key: DeviceKey, name: String)? in
                 let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
                 guard tables.contains("device_key"),
-                    let row = try Row.fetchOne(db, sql: """
-                        SELECT d.uuid, d.name, k.secret FROM device_key k JOIN device d ON d.id = k.device ORDER BY k.id LIMIT 1
-                        """),
+                    let row = try Row.fetchOne(
+                        db,
+                        sql: """
+                            SELECT d.uuid, d.name, k.secret FROM device_key k JOIN device d ON d.id = k.device ORDER BY k.id LIMIT 1
+                            """),
                     let secret = row[2] as Data?, let key = try? DeviceKey(rawRepresentation: secret),
                     key.id == DeviceID(try ColumnDecoder.uuid(row[0]))
                 else { return nil }

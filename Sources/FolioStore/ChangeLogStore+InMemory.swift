@@ -19,7 +19,8 @@ extension ChangeLogStore {
         inMemoryNamed name: String, key: DeviceKey, deviceName: String = "", clock: any WallClock = SystemClock()
     ) throws {
         guard let image = StoreSchema.pristineImage else {
-            throw StoreError(.database, "the pristine store image could not be built, so no store can be made in memory")
+            throw StoreError(
+                .database, "the pristine store image could not be built, so no store can be made in memory")
         }
         try self.init(
             url: Self.memoryURL(name), location: "the in-memory store \(name)", memoryImage: image, isNew: true,
@@ -51,7 +52,8 @@ extension ChangeLogStore {
         }
         return try ChangeLogStore(
             url: Self.memoryURL(name), location: "the in-memory store \(name)", memoryImage: image, isNew: false,
-            isPristine: false, key: key, deviceName: localDevice.name, clock: clock, durability: .off, access: .exclusive, limits: limits,
+            isPristine: false, key: key, deviceName: localDevice.name, clock: clock, durability: .off,
+            access: .exclusive, limits: limits,
             inherited: inherited)
     }
 

@@ -31,7 +31,8 @@ public struct IngestResult: Hashable, Sendable {
     /// Equal when the same changes were applied, ignored, deferred and rejected.
     public static func == (lhs: IngestResult, rhs: IngestResult) -> Bool {
         lhs.applied == rhs.applied && lhs.duplicates == rhs.duplicates && lhs.deferred == rhs.deferred
-            && lhs.rejected.map(\.id) == rhs.rejected.map(\.id) && lhs.rejected.map(\.reason) == rhs.rejected.map(\.reason)
+            && lhs.rejected.map(\.id) == rhs.rejected.map(\.id)
+            && lhs.rejected.map(\.reason) == rhs.rejected.map(\.reason)
             && lhs.turnedAway == rhs.turnedAway && lhs.updatedDocuments == rhs.updatedDocuments
             && lhs.unvouched == rhs.unvouched && lhs.refusedHeads.map(\.head) == rhs.refusedHeads.map(\.head)
     }
@@ -115,7 +116,9 @@ extension ChangeLogStore {
         try ingest(changes, heads: [], trusted: true)
     }
 
-    private func ingest(_ changes: [EncodedChange], heads: [SignedHead], trusted: Bool) throws(StoreError) -> IngestResult {
+    private func ingest(_ changes: [EncodedChange], heads: [SignedHead], trusted: Bool) throws(StoreError)
+        -> IngestResult
+    {
         guard !changes.isEmpty else { return IngestResult() }
         let byDocument = Dictionary(grouping: changes, by: \.change.document)
         let headsByDocument = Dictionary(grouping: heads, by: \.document)
@@ -176,8 +179,9 @@ struct Ingestion {
         // A store with shared access reads the document's count once, so that an ingest into a document with none
         // waiting asks the pending table nothing (an exclusive store remembers whether any wait).
         if store.exclusiveCache == nil {
-            waitingCount = try Int.fetchOne(
-                db.cachedStatement(sql: "SELECT waiting FROM document WHERE id = ?"), arguments: [documentRow]) ?? 0
+            waitingCount =
+                try Int.fetchOne(
+                    db.cachedStatement(sql: "SELECT waiting FROM document WHERE id = ?"), arguments: [documentRow]) ?? 0
         }
         localIdentities = [store.localDevice.id, store.externalKey.id]
     }
@@ -194,7 +198,11 @@ struct Ingestion {
                     if trusted { throw StoreError.identityReused(change, storedHash: stored, where: "in the log") }
                     // Another change under a logged identity, which no head can vouch for (its device signed the
                     // logged one, or a signed head naming this one made `vouch` throw): made up, so dropped.
-                    result.rejected.append((change.id, "device \(change.id.device) seq \(change.id.seq) is in the log with another hash, and nothing its device signed vouches for this one"))
+                    result.rejected.append(
+                        (
+                            change.id,
+                            "device \(change.id.device) seq \(change.id.seq) is in the log with another hash, and nothing its device signed vouches for this one"
+                        ))
                     continue
                 }
                 result.duplicates += 1
@@ -241,7 +249,9 @@ struct Ingestion {
     /// document with none waiting costs no query of the table.
     var mayHaveWaiting: Bool {
         if hasWaiting == true || waitingDelta > 0 { return true }
-        if let exclusiveCache = store.exclusiveCache { return exclusiveCache.document(documentRow)?.hasWaiting ?? false }
+        if let exclusiveCache = store.exclusiveCache {
+            return exclusiveCache.document(documentRow)?.hasWaiting ?? false
+        }
         return (waitingCount ?? 1) + waitingDelta > 0
     }
 
@@ -251,10 +261,16 @@ struct Ingestion {
         guard change.id.seq <= ChangeLimits.counter, change.lamport <= ChangeLimits.counter,
             change.vector.entries.allSatisfy({ $0.seq <= ChangeLimits.counter })
         else {
-            throw StoreError(.invalidChange, "change \(change.id) has a sequence number, vector entry or lamport timestamp beyond the limit of \(ChangeLimits.counter)")
+            throw StoreError(
+                .invalidChange,
+                "change \(change.id) has a sequence number, vector entry or lamport timestamp beyond the limit of \(ChangeLimits.counter)"
+            )
         }
         guard change.parents.count <= ChangeLimits.parents else {
-            throw StoreError(.invalidChange, "change \(change.id) names \(change.parents.count) parents, more than the limit of \(ChangeLimits.parents)")
+            throw StoreError(
+                .invalidChange,
+                "change \(change.id) names \(change.parents.count) parents, more than the limit of \(ChangeLimits.parents)"
+            )
         }
     }
 
@@ -262,7 +278,10 @@ struct Ingestion {
     /// on one it lacks, was made up by someone else.
     private func refuseLocalIdentity(_ change: Change) throws {
         for identity in localIdentities where change.vector[identity] > frontier.vector[identity] {
-            throw StoreError(.invalidChange, "change \(change.id) claims to follow change \(identity) seq \(change.vector[identity]), which this device (\(identity)) never made: refused")
+            throw StoreError(
+                .invalidChange,
+                "change \(change.id) claims to follow change \(identity) seq \(change.vector[identity]), which this device (\(identity)) never made: refused"
+            )
         }
     }
 
@@ -291,7 +310,8 @@ struct Ingestion {
         let change = encoded.change
         try validateHistory(change)
         let deviceRow = try store.rowID(of: change.id.device, in: db, create: true)!
-        try insert(change, body: StorageCompression.packBody(encoded.bytes), documentRow: documentRow, deviceRow: deviceRow)
+        try insert(
+            change, body: StorageCompression.packBody(encoded.bytes), documentRow: documentRow, deviceRow: deviceRow)
         if let head { try store.keep(head, documentRow: documentRow, deviceRow: deviceRow, in: db) }
         store.keepDecoded(change, size: encoded.bytes.count, in: db)
         frontier.record(change, size: encoded.bytes.count, deviceRow: deviceRow)
@@ -303,19 +323,27 @@ struct Ingestion {
 
     /// Drops the waiting changes with the identity of `change`, just applied: they can never be, whatever they wait
     /// for.
-    private mutating func dropWaiting(sameIdentityAs change: Change, deviceRow: Int64, into result: inout IngestResult) throws {
+    private mutating func dropWaiting(sameIdentityAs change: Change, deviceRow: Int64, into result: inout IngestResult)
+        throws
+    {
         let identity: StatementArguments = [documentRow, deviceRow, Int64(change.id.seq)]
         let others = try Data.fetchAll(
-            db.cachedStatement(sql: "SELECT hash FROM pending WHERE document = ? AND device = ? AND seq = ?"), arguments: identity)
+            db.cachedStatement(sql: "SELECT hash FROM pending WHERE document = ? AND device = ? AND seq = ?"),
+            arguments: identity)
         guard !others.isEmpty else { return }
         for other in others {
             dropped.insert(other)
             // Its own copy waited too (it came again, vouched for or ready): gone without a word.
             if other == change.hash.data { continue }
             let otherHash = (try? ColumnDecoder.changeHash(other))?.shortHex ?? "another hash"
-            result.rejected.append((change.id, "device \(change.id.device) seq \(change.id.seq) waited with hash \(otherHash), but the change with hash \(change.hash.shortHex) took that identity; nothing was overwritten"))
+            result.rejected.append(
+                (
+                    change.id,
+                    "device \(change.id.device) seq \(change.id.seq) waited with hash \(otherHash), but the change with hash \(change.hash.shortHex) took that identity; nothing was overwritten"
+                ))
         }
-        try db.cachedStatement(sql: "DELETE FROM pending WHERE document = ? AND device = ? AND seq = ?").execute(arguments: identity)
+        try db.cachedStatement(sql: "DELETE FROM pending WHERE document = ? AND device = ? AND seq = ?").execute(
+            arguments: identity)
         waitingDelta -= db.changesCount
         removedWaiting = true
     }
@@ -326,32 +354,48 @@ struct Ingestion {
     /// no other device in its past may have no parent.
     private func validateHistory(_ change: Change) throws {
         if change.parents.isEmpty, change.vector.entries.count > 1 {
-            throw StoreError(.invalidChange, "change \(change.id) names no parent but its vector \(change.vector) says it was made after other changes")
+            throw StoreError(
+                .invalidChange,
+                "change \(change.id) names no parent but its vector \(change.vector) says it was made after other changes"
+            )
         }
         var expected = VersionVector()
         var parentLamport: UInt64 = 0
         for parent in change.parents {
             guard let found = try lookUp(parent) else {
-                throw StoreError(.invalidChange, "change \(change.id) names parent \(parent.shortHex), which is not in the log although everything in its vector is")
+                throw StoreError(
+                    .invalidChange,
+                    "change \(change.id) names parent \(parent.shortHex), which is not in the log although everything in its vector is"
+                )
             }
             guard change.vector.contains(found.id) else {
-                throw StoreError(.invalidChange, "change \(change.id) names parent \(found.id) outside its vector \(change.vector)")
+                throw StoreError(
+                    .invalidChange, "change \(change.id) names parent \(found.id) outside its vector \(change.vector)")
             }
             guard found.lamport < change.lamport else {
-                throw StoreError(.invalidChange, "change \(change.id) has lamport \(change.lamport), not above its parent \(found.id)'s \(found.lamport)")
+                throw StoreError(
+                    .invalidChange,
+                    "change \(change.id) has lamport \(change.lamport), not above its parent \(found.id)'s \(found.lamport)"
+                )
             }
             parentLamport = max(parentLamport, found.lamport)
             expected.merge(found.vector)
         }
         guard change.lamport <= ChangeLimits.maximumLamport(afterParentsAt: parentLamport) else {
-            throw StoreError(.invalidChange, "change \(change.id) has lamport \(change.lamport), more than \(ChangeLimits.lamportStep) above its parents' \(parentLamport)")
+            throw StoreError(
+                .invalidChange,
+                "change \(change.id) has lamport \(change.lamport), more than \(ChangeLimits.lamportStep) above its parents' \(parentLamport)"
+            )
         }
         guard expected[change.id.device] == change.id.seq - 1 else {
-            throw StoreError(.invalidChange, "change \(change.id) is not made on its device's previous change: its parents give \(expected)")
+            throw StoreError(
+                .invalidChange,
+                "change \(change.id) is not made on its device's previous change: its parents give \(expected)")
         }
         expected.include(change.id)
         guard expected == change.vector else {
-            throw StoreError(.invalidChange, "change \(change.id) has vector \(change.vector), but its parents give \(expected)")
+            throw StoreError(
+                .invalidChange, "change \(change.id) has vector \(change.vector), but its parents give \(expected)")
         }
     }
 
@@ -367,7 +411,9 @@ struct Ingestion {
     /// Parks an early change in the pending table, noting one change it waits for, unless it waits there already
     /// or the document has as many waiting changes as the store allows. Another change with the same identity may
     /// wait beside it: which of them is real is known only when they are ready.
-    private mutating func park(_ encoded: EncodedChange, waitingFor dependency: ChangeID, vouched: Bool) throws -> Parking {
+    private mutating func park(_ encoded: EncodedChange, waitingFor dependency: ChangeID, vouched: Bool) throws
+        -> Parking
+    {
         let change = encoded.change
         let deviceRow = try store.rowID(of: change.id.device, in: db, create: true)!
         let key: StatementArguments = [documentRow, deviceRow, Int64(change.id.seq), change.hash.data]
@@ -379,28 +425,38 @@ struct Ingestion {
             // Vouched for now, it may wait for what it lacks (the walk from the head found it here already,
             // unless the caller vouches for it).
             if vouched {
-                try db.cachedStatement(sql: """
-                    UPDATE pending SET vouched = 1, head = coalesce(?, head), wait_device = ?, wait_seq = ?
-                    WHERE document = ? AND device = ? AND seq = ? AND hash = ?
-                    """).execute(arguments: [head, dependency.device.uuid.data, Int64(dependency.seq)] + key)
+                try db.cachedStatement(
+                    sql: """
+                        UPDATE pending SET vouched = 1, head = coalesce(?, head), wait_device = ?, wait_seq = ?
+                        WHERE document = ? AND device = ? AND seq = ? AND hash = ?
+                        """
+                ).execute(arguments: [head, dependency.device.uuid.data, Int64(dependency.seq)] + key)
             }
             return .alreadyWaiting
         }
-        let count = try waitingCount ?? Int.fetchOne(
-            db.cachedStatement(sql: "SELECT waiting FROM document WHERE id = ?"), arguments: [documentRow]) ?? 0
+        let count =
+            try waitingCount ?? Int.fetchOne(
+                db.cachedStatement(sql: "SELECT waiting FROM document WHERE id = ?"), arguments: [documentRow]) ?? 0
         waitingCount = count
         guard count + waitingDelta < store.limits.waitingChangesPerDocument else { return .full }
         if !vouched {
-            let unvouched = try unvouchedCount ?? Int.fetchOne(
-                db.cachedStatement(sql: "SELECT count(*) FROM pending INDEXED BY pending_unvouched WHERE document = ? AND vouched = 0"),
-                arguments: [documentRow]) ?? 0
+            let unvouched =
+                try unvouchedCount ?? Int.fetchOne(
+                    db.cachedStatement(
+                        sql:
+                            "SELECT count(*) FROM pending INDEXED BY pending_unvouched WHERE document = ? AND vouched = 0"
+                    ),
+                    arguments: [documentRow]) ?? 0
             guard unvouched < store.limits.unvouchedChangesPerDocument else { return .full }
             unvouchedCount = unvouched + 1
         }
-        try db.cachedStatement(sql: """
-            INSERT INTO pending (document, device, seq, hash, body, wait_device, wait_seq, vouched, head)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """).execute(arguments: key + [Data(encoded.bytes), dependency.device.uuid.data, Int64(dependency.seq), vouched, head])
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO pending (document, device, seq, hash, body, wait_device, wait_seq, vouched, head)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(
+            arguments: key + [Data(encoded.bytes), dependency.device.uuid.data, Int64(dependency.seq), vouched, head])
         waitingDelta += 1
         return .parked
     }
@@ -408,14 +464,17 @@ struct Ingestion {
     /// Applies waiting changes that have become ready, until none is: each device whose changes were applied has
     /// the changes that wait for one of them re-examined; one still missing something waits for that instead.
     private mutating func drainPending(into result: inout IngestResult) throws {
-        let select = try db.cachedStatement(sql: """
-            SELECT device, seq, hash, body, vouched, head FROM pending INDEXED BY pending_by_dependency
-            WHERE document = ? AND wait_device = ? AND wait_seq <= ?
-            """)
-        let remove = try db.cachedStatement(sql: "DELETE FROM pending WHERE document = ? AND device = ? AND seq = ? AND hash = ?")
-        let rewait = try db.cachedStatement(sql: """
-            UPDATE pending SET wait_device = ?, wait_seq = ? WHERE document = ? AND device = ? AND seq = ? AND hash = ?
-            """)
+        let select = try db.cachedStatement(
+            sql: """
+                SELECT device, seq, hash, body, vouched, head FROM pending INDEXED BY pending_by_dependency
+                WHERE document = ? AND wait_device = ? AND wait_seq <= ?
+                """)
+        let remove = try db.cachedStatement(
+            sql: "DELETE FROM pending WHERE document = ? AND device = ? AND seq = ? AND hash = ?")
+        let rewait = try db.cachedStatement(
+            sql: """
+                UPDATE pending SET wait_device = ?, wait_seq = ? WHERE document = ? AND device = ? AND seq = ? AND hash = ?
+                """)
         while let device = advanced.min() {
             advanced.remove(device)
             var candidates: [(deviceRow: Int64, hash: Data, change: EncodedChange, vouched: Bool, head: Data?)] = []
@@ -424,7 +483,9 @@ struct Ingestion {
             while let row = try rows.next() {
                 let body: Data = row[3]
                 do {
-                    candidates.append((row[0], row[2], try EncodedChange(checking: [UInt8](body), document: document), row[4], row[5]))
+                    candidates.append(
+                        (row[0], row[2], try EncodedChange(checking: [UInt8](body), document: document), row[4], row[5])
+                    )
                 } catch {
                     undecodable.append((row[0], row[1], row[2], error))
                 }
@@ -435,11 +496,14 @@ struct Ingestion {
                 try remove.execute(arguments: [documentRow, entry.deviceRow, entry.seq, entry.hash])
                 waitingDelta -= db.changesCount
                 removedWaiting = true
-                let id = ChangeID(device: try store.device(forRow: entry.deviceRow, in: db), seq: UInt64(max(entry.seq, 1)))
+                let id = ChangeID(
+                    device: try store.device(forRow: entry.deviceRow, in: db), seq: UInt64(max(entry.seq, 1)))
                 result.rejected.append((id, "its bytes cannot be decoded: \(entry.error)"))
             }
             candidates.sort {
-                ($0.change.change.lamport, $0.change.change.id, $0.change.change.hash) < ($1.change.change.lamport, $1.change.change.id, $1.change.change.hash)
+                ($0.change.change.lamport, $0.change.change.id, $0.change.change.hash) < (
+                    $1.change.change.lamport, $1.change.change.id, $1.change.change.hash
+                )
             }
             for candidate in candidates {
                 let change = candidate.change.change
@@ -448,7 +512,13 @@ struct Ingestion {
                 if change.id.seq <= frontier.vector[change.id.device] {
                     // Taken already: by this very change (a duplicate), or by another with its identity, which won.
                     if try storedHash(of: change.id) != change.hash {
-                        result.rejected.append((change.id, StoreError.identityReused(change, storedHash: try storedHash(of: change.id), where: "in the log").message))
+                        result.rejected.append(
+                            (
+                                change.id,
+                                StoreError.identityReused(
+                                    change, storedHash: try storedHash(of: change.id), where: "in the log"
+                                ).message
+                            ))
                     }
                     try remove.execute(arguments: key)
                     waitingDelta -= db.changesCount
@@ -476,8 +546,10 @@ struct Ingestion {
             }
         }
         if removedWaiting || hasWaiting == nil {
-            hasWaiting = try Bool.fetchOne(
-                db.cachedStatement(sql: "SELECT 1 FROM pending WHERE document = ? LIMIT 1"), arguments: [documentRow]) ?? false
+            hasWaiting =
+                try Bool.fetchOne(
+                    db.cachedStatement(sql: "SELECT 1 FROM pending WHERE document = ? LIMIT 1"),
+                    arguments: [documentRow]) ?? false
         }
     }
 }
@@ -487,6 +559,7 @@ extension StoreError {
         let stored = storedHash.map { "hash \($0.shortHex)" } ?? "another hash"
         return StoreError(
             .integrity,
-            "device \(change.id.device) seq \(change.id.seq) arrived with hash \(change.hash.shortHex), but \(place) it has \(stored): the device's identity was reused (a cloned or restored device); nothing was overwritten")
+            "device \(change.id.device) seq \(change.id.seq) arrived with hash \(change.hash.shortHex), but \(place) it has \(stored): the device's identity was reused (a cloned or restored device); nothing was overwritten"
+        )
     }
 }

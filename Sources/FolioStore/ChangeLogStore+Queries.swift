@@ -10,11 +10,14 @@ extension ChangeLogStore {
         if let exclusiveCache { return exclusiveCache.listedDocuments().map(\.document).sorted() }
         return try read("listing documents") { db in
             // A document row can exist without changes (a sync cursor creates one): list only documents with a log.
-            try Data.fetchAll(db.cachedStatement(sql: """
-                SELECT uuid FROM document
-                WHERE id IN (SELECT document FROM frontier) OR id IN (SELECT document FROM pending)
-                """))
-                .map { DocumentID(try ColumnDecoder.uuid($0)) }.sorted()
+            try Data.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT uuid FROM document
+                        WHERE id IN (SELECT document FROM frontier) OR id IN (SELECT document FROM pending)
+                        """)
+            )
+            .map { DocumentID(try ColumnDecoder.uuid($0)) }.sorted()
         }
     }
 
@@ -37,8 +40,10 @@ extension ChangeLogStore {
     /// - Throws: ``StoreError``.
     public func summaries() throws -> [(document: DocumentID, vector: VersionVector, heads: [ChangeHash])] {
         if let exclusiveCache {
-            return exclusiveCache.listedDocuments().map { entry in (entry.document, entry.frontier.vector, entry.frontier.headsInOrder) }
-                .sorted { $0.document < $1.document }
+            return exclusiveCache.listedDocuments().map { entry in
+                (entry.document, entry.frontier.vector, entry.frontier.headsInOrder)
+            }
+            .sorted { $0.document < $1.document }
         }
         return try read("summarising the documents") { db in
             var result: [(document: DocumentID, vector: VersionVector, heads: [ChangeHash])] =
@@ -46,9 +51,11 @@ extension ChangeLogStore {
                     (entry.document, entry.frontier.vector, entry.frontier.headsInOrder)
                 }
             // Documents whose every change still waits for a missing one have a log but no frontier yet.
-            let waiting = try Data.fetchAll(db.cachedStatement(sql: """
-                SELECT uuid FROM document WHERE id IN (SELECT document FROM pending) AND id NOT IN (SELECT document FROM frontier)
-                """))
+            let waiting = try Data.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT uuid FROM document WHERE id IN (SELECT document FROM pending) AND id NOT IN (SELECT document FROM frontier)
+                        """))
             for uuid in waiting { result.append((DocumentID(try ColumnDecoder.uuid(uuid)), VersionVector(), [])) }
             return result.sorted { $0.document < $1.document }
         }
@@ -67,10 +74,15 @@ extension ChangeLogStore {
                 // A head kept decoded, with its tip or among recent changes, needs no read at all.
                 let tip = frontier.tips[head.device]!
                 if let change = tip.change { return change }
-                if let cached = decodedChanges.withLock({ $0.value(tip.hash) }), cached.document == document { return cached }
-                let change = try fetchChange(document: document, documentRow: documentRow, device: head.device, seq: head.seq, in: db)
+                if let cached = decodedChanges.withLock({ $0.value(tip.hash) }), cached.document == document {
+                    return cached
+                }
+                let change = try fetchChange(
+                    document: document, documentRow: documentRow, device: head.device, seq: head.seq, in: db)
                 // A large change is now among the recent ones; a small one is kept with its tip.
-                if decodedChanges.withLock({ $0.value(tip.hash) }) == nil { exclusiveCache?.remember(change, documentRow: documentRow) }
+                if decodedChanges.withLock({ $0.value(tip.hash) }) == nil {
+                    exclusiveCache?.remember(change, documentRow: documentRow)
+                }
                 return change
             }
         }
@@ -85,9 +97,10 @@ extension ChangeLogStore {
             guard let documentRow = try rowID(of: document, in: db, create: false) else { return [] }
             let frontier = try self.frontier(of: documentRow, in: db)
             var result: [Change] = []
-            let statement = try db.cachedStatement(sql: """
-                SELECT hash, length(body), body FROM change WHERE document = ? AND device = ? AND seq > ? ORDER BY seq
-                """)
+            let statement = try db.cachedStatement(
+                sql: """
+                    SELECT hash, length(body), body FROM change WHERE document = ? AND device = ? AND seq > ? ORDER BY seq
+                    """)
             for (device, seqs) in frontier.vector.changesMissing(from: vector) {
                 let deviceRow = frontier.tips[device]!.deviceRow
                 var rows = try RawRows(statement, arguments: [documentRow, deviceRow, Int64(seqs.lowerBound - 1)])
@@ -96,7 +109,8 @@ extension ChangeLogStore {
                     if (row[1] as Int) < Self.cachedChangeThreshold {
                         result.append(try ColumnDecoder.change(row[2], document: document))
                     } else {
-                        result.append(try decodedChange(try ColumnDecoder.changeHash(row[0]), document: document) { row[2] })
+                        result.append(
+                            try decodedChange(try ColumnDecoder.changeHash(row[0]), document: document) { row[2] })
                     }
                 }
             }
@@ -135,7 +149,9 @@ extension ChangeLogStore {
     }
 
     /// The changes whose bodies `sql` selects for a document row, decoded, by lamport then identity.
-    private func changesInCausalOrder(_ sql: String, document: DocumentID, documentRow: Int64, in db: Database) throws -> [Change] {
+    private func changesInCausalOrder(_ sql: String, document: DocumentID, documentRow: Int64, in db: Database) throws
+        -> [Change]
+    {
         var rows = try RawRows(db.cachedStatement(sql: sql), arguments: [documentRow])
         var changes: [Change] = []
         while let row = try rows.next() { changes.append(try ColumnDecoder.change(row[0], document: document)) }
@@ -184,7 +200,8 @@ extension ChangeLogStore {
     /// The changes of a document (`?` its row) whose hash starts with a 64-bit key (`?`): device, seq, lamport,
     /// hash and body, columns read on demand. INDEXED BY: left to itself, SQLite prefers the covering primary key
     /// and scans the whole document.
-    static let changeByHash = "SELECT device, seq, lamport, hash, body FROM change INDEXED BY change_by_hash WHERE document = ? AND hash_key = ?"
+    static let changeByHash =
+        "SELECT device, seq, lamport, hash, body FROM change INDEXED BY change_by_hash WHERE document = ? AND hash_key = ?"
 
     /// The change of a document (`?` its row) by device row and seq: hash and body, read on demand.
     static let changeBySeq = "SELECT hash, body FROM change WHERE document = ? AND device = ? AND seq = ?"
@@ -195,9 +212,11 @@ extension ChangeLogStore {
     public func pendingChanges(of document: DocumentID) throws -> [Change] {
         try read("reading the pending changes of document \(document)") { db in
             guard let documentRow = try rowID(of: document, in: db, create: false) else { return [] }
-            return try Data.fetchAll(db.cachedStatement(sql: "SELECT body FROM pending WHERE document = ?"), arguments: [documentRow])
-                .map { try Change(checking: $0, document: document) }
-                .sorted { ($0.lamport, $0.id) < ($1.lamport, $1.id) }
+            return try Data.fetchAll(
+                db.cachedStatement(sql: "SELECT body FROM pending WHERE document = ?"), arguments: [documentRow]
+            )
+            .map { try Change(checking: $0, document: document) }
+            .sorted { ($0.lamport, $0.id) < ($1.lamport, $1.id) }
         }
     }
 
@@ -206,18 +225,25 @@ extension ChangeLogStore {
     /// - Throws: ``StoreError``.
     public func changeCount() throws -> Int {
         // Every device's changes are in the log from 1 to its vector entry, so the vectors count the log.
-        if let exclusiveCache { return exclusiveCache.listedDocuments().reduce(0) { $0 + Int($1.frontier.vector.changeCount) } }
-        return try read("counting changes") { db in try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM change")) ?? 0 }
+        if let exclusiveCache {
+            return exclusiveCache.listedDocuments().reduce(0) { $0 + Int($1.frontier.vector.changeCount) }
+        }
+        return try read("counting changes") { db in
+            try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM change")) ?? 0
+        }
     }
 
-    func fetchChange(document: DocumentID, documentRow: Int64, device: DeviceID, seq: UInt64, in db: Database) throws -> Change {
+    func fetchChange(document: DocumentID, documentRow: Int64, device: DeviceID, seq: UInt64, in db: Database) throws
+        -> Change
+    {
         var rows = try rowID(of: device, in: db, create: false).map { deviceRow in
             try RawRows(
                 db.cachedStatement(sql: Self.changeBySeq),
                 arguments: [documentRow, deviceRow, Int64(seq)])
         }
         guard let row = try rows?.next() else {
-            throw StoreError(.corrupt, "the frontier names change \(device)#\(seq) of document \(document), which is not in the log")
+            throw StoreError(
+                .corrupt, "the frontier names change \(device)#\(seq) of document \(document), which is not in the log")
         }
         return try decodedChange(try ColumnDecoder.changeHash(row[0]), document: document) { row[1] }
     }

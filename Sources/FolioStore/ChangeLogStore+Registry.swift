@@ -41,7 +41,8 @@ extension ChangeLogStore {
         var kept = ""
         var bytes = 0
         for character in name {
-            let text = character.unicodeScalars.contains("\0")
+            let text =
+                character.unicodeScalars.contains("\0")
                 ? String(String.UnicodeScalarView(character.unicodeScalars.map { $0 == "\0" ? "\u{FFFD}" : $0 }))
                 : String(character)
             bytes += text.utf8.count
@@ -84,11 +85,13 @@ extension ChangeLogStore {
     public func setSyncCursor(_ vector: VersionVector, peer: String, document: DocumentID) throws {
         try write("saving the sync cursor of \(peer)") { db in
             let documentRow = try rowID(of: document, in: db, create: true)!
-            try db.cachedStatement(sql: """
-                INSERT INTO sync_cursor (peer, document, vector) VALUES (?, ?, ?)
-                ON CONFLICT (peer, document) DO UPDATE SET vector = excluded.vector
-                """)
-                .execute(arguments: [peer, documentRow, Data(vector.encoded())])
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO sync_cursor (peer, document, vector) VALUES (?, ?, ?)
+                    ON CONFLICT (peer, document) DO UPDATE SET vector = excluded.vector
+                    """
+            )
+            .execute(arguments: [peer, documentRow, Data(vector.encoded())])
         }
     }
 }

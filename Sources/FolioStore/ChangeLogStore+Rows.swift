@@ -38,7 +38,8 @@ extension ChangeLogStore {
         if let cached { return cached }
         let key = device.uuid.data
         if !isComplete,
-            let found = try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM device WHERE uuid = ?"), arguments: [key])
+            let found = try Int64.fetchOne(
+                db.cachedStatement(sql: "SELECT id FROM device WHERE uuid = ?"), arguments: [key])
         {
             rowIDs.withLock { $0.devices[device] = found }
             return found
@@ -47,8 +48,15 @@ extension ChangeLogStore {
         try db.cachedStatement(sql: "INSERT INTO device (uuid) VALUES (?)").execute(arguments: [key])
         exclusiveCache?.stage(device, name: "", in: db)
         let id = db.lastInsertedRowID
-        remember(inserting: { $0.devices[device] = id; $0.devicesByRow[id] = device },
-            forgetting: { $0.devices[device] = nil; $0.devicesByRow[id] = nil }, complete: isComplete, in: db)
+        remember(
+            inserting: {
+                $0.devices[device] = id
+                $0.devicesByRow[id] = device
+            },
+            forgetting: {
+                $0.devices[device] = nil
+                $0.devicesByRow[id] = nil
+            }, complete: isComplete, in: db)
         return id
     }
 
@@ -57,7 +65,8 @@ extension ChangeLogStore {
         let (cached, isComplete) = rowIDs.withLock { ($0.devicesByRow[row], $0.isComplete) }
         if let cached { return cached }
         guard !isComplete,
-            let uuid = try Data.fetchOne(db.cachedStatement(sql: "SELECT uuid FROM device WHERE id = ?"), arguments: [row]),
+            let uuid = try Data.fetchOne(
+                db.cachedStatement(sql: "SELECT uuid FROM device WHERE id = ?"), arguments: [row]),
             uuid.count == 16
         else {
             throw StoreError(.corrupt, "a change names device row \(row), which is not in the device table")
@@ -73,7 +82,8 @@ extension ChangeLogStore {
         if let cached { return cached }
         let key = document.uuid.data
         if !isComplete,
-            let found = try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM document WHERE uuid = ?"), arguments: [key])
+            let found = try Int64.fetchOne(
+                db.cachedStatement(sql: "SELECT id FROM document WHERE uuid = ?"), arguments: [key])
         {
             rowIDs.withLock { $0.documents[document] = found }
             return found
@@ -81,7 +91,8 @@ extension ChangeLogStore {
         guard create else { return nil }
         try db.cachedStatement(sql: "INSERT INTO document (uuid) VALUES (?)").execute(arguments: [key])
         let id = db.lastInsertedRowID
-        remember(inserting: { $0.documents[document] = id }, forgetting: { $0.documents[document] = nil },
+        remember(
+            inserting: { $0.documents[document] = id }, forgetting: { $0.documents[document] = nil },
             complete: isComplete, in: db)
         return id
     }

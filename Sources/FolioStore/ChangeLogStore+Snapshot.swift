@@ -30,8 +30,11 @@ extension ChangeLogStore {
         }
         func url(_ path: String) -> URL { URL(fileURLWithPath: path, isDirectory: false) }
         let files = [("", true), ("-wal", false)].map { suffix, required in
-            (from: url(path + suffix), to: url(destination.path + suffix), partial: url(destination.path + suffix + ".partial"),
-             required: required)
+            (
+                from: url(path + suffix), to: url(destination.path + suffix),
+                partial: url(destination.path + suffix + ".partial"),
+                required: required
+            )
         }
         // What is removed on failure must be what this call made.
         for target in files.flatMap({ [$0.to, $0.partial] }) {
@@ -77,7 +80,10 @@ extension ChangeLogStore {
             }
             return
         }
-        throw StoreError(.database, "\(path) kept changing while it was copied (\(max(attempts, 1)) attempts); try again when the app using it is idle")
+        throw StoreError(
+            .database,
+            "\(path) kept changing while it was copied (\(max(attempts, 1)) attempts); try again when the app using it is idle"
+        )
     }
 
     /// What tells a file's versions apart (size, modification time, file number); `nil` when it cannot be examined.

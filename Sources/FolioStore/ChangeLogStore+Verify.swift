@@ -127,7 +127,8 @@ extension ChangeLogStore {
             var report = VerificationReport()
             let integrity = checkingPages ? try String.fetchAll(db, sql: "PRAGMA quick_check") : ["ok"]
             if integrity != ["ok"] {
-                report.problems.append(.init(message: "SQLite's quick_check reports: \(integrity.prefix(3).joined(separator: "; "))"))
+                report.problems.append(
+                    .init(message: "SQLite's quick_check reports: \(integrity.prefix(3).joined(separator: "; "))"))
             }
             if let only, only.isEmpty { return report }
             // Checking some documents reads their rows only; the whole check reads the device and document tables.
@@ -153,7 +154,8 @@ extension ChangeLogStore {
                     devices.append(Device(id: device, name: row[2] as String? ?? ""))
                 }
                 if let exclusiveCache, exclusiveCache.devices() != devices.sorted(by: { $0.id < $1.id }) {
-                    report.problems.append(.init(message: "the devices the store keeps in memory differ from the device table"))
+                    report.problems.append(
+                        .init(message: "the devices the store keeps in memory differ from the device table"))
                 }
                 documents = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, uuid FROM document")).map { row in
                     (row: row[0] as Int64, id: DocumentID(try ColumnDecoder.uuid(row[1])))
@@ -174,19 +176,33 @@ extension ChangeLogStore {
             }
             guard only == nil else { return report }
             let rows = Set(documents.map(\.row))
-            if let unknown = exclusiveCache?.listedDocuments().first(where: { !rows.contains($0.frontier.documentRow) }) {
-                report.problems.append(.init(document: unknown.document, message: "the store remembers a frontier of a document that is not in the file"))
+            if let unknown = exclusiveCache?.listedDocuments().first(where: { !rows.contains($0.frontier.documentRow) })
+            {
+                report.problems.append(
+                    .init(
+                        document: unknown.document,
+                        message: "the store remembers a frontier of a document that is not in the file"))
             }
             for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT hash, bytes FROM blob ORDER BY hash")) {
                 let recorded = (row[0] as Data?).flatMap { try? ColumnDecoder.contentHash($0) }
                 let bytes = (row[1] as Data?).flatMap { try? StorageCompression.unpackValue($0) }
                 if recorded == nil || bytes.map(ContentHash.init(hashing:)) != recorded {
-                    report.problems.append(.init(message: "blob \(recorded.map { String($0.hex.prefix(12)) } ?? "(damaged hash)") does not match its bytes"))
+                    report.problems.append(
+                        .init(
+                            message:
+                                "blob \(recorded.map { String($0.hex.prefix(12)) } ?? "(damaged hash)") does not match its bytes"
+                        ))
                 }
             }
-            let orphans = try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM checkpoint WHERE contents_hash NOT IN (SELECT hash FROM blob)")) ?? 0
+            let orphans =
+                try Int.fetchOne(
+                    db.cachedStatement(
+                        sql: "SELECT COUNT(*) FROM checkpoint WHERE contents_hash NOT IN (SELECT hash FROM blob)")) ?? 0
             if orphans > 0 {
-                report.problems.append(.init(message: orphans == 1 ? "1 checkpoint has lost its contents" : "\(orphans) checkpoints have lost their contents"))
+                report.problems.append(
+                    .init(
+                        message: orphans == 1
+                            ? "1 checkpoint has lost its contents" : "\(orphans) checkpoints have lost their contents"))
             }
             return report
         }
@@ -220,7 +236,10 @@ extension ChangeLogStore {
 
     private static func requireSound(_ report: VerificationReport) throws(StoreError) {
         if let first = report.firstProblem {
-            throw StoreError(.corrupt, "the store breaks its invariants (\(report.problems.count) problem\(report.problems.count == 1 ? "" : "s")); first: \(first)")
+            throw StoreError(
+                .corrupt,
+                "the store breaks its invariants (\(report.problems.count) problem\(report.problems.count == 1 ? "" : "s")); first: \(first)"
+            )
         }
     }
 }

@@ -97,7 +97,8 @@ public final class ChangeLogStore: Sendable {
     ///     row numbers, which hold for the copy too (so its format is not checked and nothing is read).
     init(
         url: URL, location: String, memoryImage: Data?, isNew: Bool, isPristine: Bool, key: DeviceKey,
-        deviceName: String, clock: any WallClock, durability: Durability, access: StoreAccess, limits: StoreLimits = StoreLimits(),
+        deviceName: String, clock: any WallClock, durability: Durability, access: StoreAccess,
+        limits: StoreLimits = StoreLimits(),
         inherited: (ExclusiveStoreCache, RowIDCache)? = nil
     ) throws(StoreError) {
         self.url = url
@@ -150,7 +151,8 @@ public final class ChangeLogStore: Sendable {
             case .exclusive:
                 // WAL mode is set above, after exclusive locking: GRDB's own WAL set-up is for pools of readers.
                 configuration.busyMode = .immediateError
-                let queue = try DatabaseQueue(path: memoryImage == nil ? url.path : ":memory:", configuration: configuration)
+                let queue = try DatabaseQueue(
+                    path: memoryImage == nil ? url.path : ":memory:", configuration: configuration)
                 database = queue
                 exclusiveQueue = queue
             }
@@ -160,8 +162,12 @@ public final class ChangeLogStore: Sendable {
                 exclusiveCache = inherited.0
                 rowIDs.withLock { $0 = inherited.1 }
             } else if let exclusiveQueue {
-                exclusiveCache = try isPristine ? ExclusiveStoreCache() : exclusiveQueue.unsafeRead(ExclusiveStoreCache.init(reading:))
-                let complete = try isPristine ? RowIDCache(completeFrom: nil) : exclusiveQueue.unsafeRead(RowIDCache.init(completeFrom:))
+                exclusiveCache =
+                    try isPristine
+                    ? ExclusiveStoreCache() : exclusiveQueue.unsafeRead(ExclusiveStoreCache.init(reading:))
+                let complete =
+                    try isPristine
+                    ? RowIDCache(completeFrom: nil) : exclusiveQueue.unsafeRead(RowIDCache.init(completeFrom:))
                 rowIDs.withLock { $0 = complete }
             } else {
                 exclusiveCache = nil
@@ -211,7 +217,10 @@ public final class ChangeLogStore: Sendable {
         } catch let error as FileSystemError where error.code == .notFound {
             return false
         } catch let error as FileSystemError where error.code == .symbolicLink || error.code == .notRegularFile {
-            throw StoreError(.notAStore, "\(path) is \(error.code == .symbolicLink ? "a symbolic link" : "not a regular file"), so not a Folio store; it was not modified", cause: error)
+            throw StoreError(
+                .notAStore,
+                "\(path) is \(error.code == .symbolicLink ? "a symbolic link" : "not a regular file"), so not a Folio store; it was not modified",
+                cause: error)
         } catch {
             throw StoreError(.database, "cannot read \(path) to tell whether it is a Folio store", cause: error)
         }
@@ -234,16 +243,23 @@ public final class ChangeLogStore: Sendable {
         if tables == ["grdb_migrations"], try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM grdb_migrations") == 0 {
             return false
         }
-        let marker = tables.contains("folio_meta")
+        let marker =
+            tables.contains("folio_meta")
             ? try String.fetchOne(db, sql: "SELECT value FROM folio_meta WHERE key = 'format'") : nil
         guard marker == StoreSchema.formatMarker else {
-            throw StoreError(.notAStore, "\(path) is a SQLite database of something else (tables: \(tables.sorted().prefix(5).joined(separator: ", "))), not a Folio store; it was not modified")
+            throw StoreError(
+                .notAStore,
+                "\(path) is a SQLite database of something else (tables: \(tables.sorted().prefix(5).joined(separator: ", "))), not a Folio store; it was not modified"
+            )
         }
         let known = Set(StoreSchema.migrator.migrations)
         let applied = try StoreSchema.migrator.appliedIdentifiers(db)
         if !applied.isSubset(of: known) {
             let unknown = applied.subtracting(known).sorted()
-            throw StoreError(.newerFormat, "\(path) was written by a newer Folio (schema steps \(unknown.joined(separator: ", ")) are unknown to this build); update Folio to open it")
+            throw StoreError(
+                .newerFormat,
+                "\(path) was written by a newer Folio (schema steps \(unknown.joined(separator: ", ")) are unknown to this build); update Folio to open it"
+            )
         }
         return applied == known
     }

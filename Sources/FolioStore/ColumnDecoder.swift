@@ -5,12 +5,16 @@ import Foundation
 /// of trapping: the file may have been altered by anything.
 enum ColumnDecoder {
     static func changeHash(_ data: Data) throws(StoreError) -> ChangeHash {
-        guard data.count == 32 else { throw StoreError(.corrupt, "a stored change hash has \(data.count) bytes, not 32") }
+        guard data.count == 32 else {
+            throw StoreError(.corrupt, "a stored change hash has \(data.count) bytes, not 32")
+        }
         return ChangeHash(data)
     }
 
     static func contentHash(_ data: Data) throws(StoreError) -> ContentHash {
-        guard data.count == 32 else { throw StoreError(.corrupt, "a stored content hash has \(data.count) bytes, not 32") }
+        guard data.count == 32 else {
+            throw StoreError(.corrupt, "a stored content hash has \(data.count) bytes, not 32")
+        }
         return ContentHash(bytes: data)
     }
 
@@ -27,7 +31,9 @@ enum ColumnDecoder {
 
     /// A sequence number, which starts at 1.
     static func seq(_ value: Int64, _ what: @autoclosure () -> String) throws(StoreError) -> UInt64 {
-        guard value >= 1 else { throw StoreError(.corrupt, "a stored \(what()) is \(value); sequence numbers start at 1") }
+        guard value >= 1 else {
+            throw StoreError(.corrupt, "a stored \(what()) is \(value); sequence numbers start at 1")
+        }
         return UInt64(value)
     }
 

@@ -67,6 +67,7 @@ extension ChangeLogStore {
     /// Keeps a change just written (`size` bytes encoded) decoded once its transaction commits, when it is large.
     func keepDecoded(_ change: Change, size: Int, in db: Database) {
         guard size >= Self.cachedChangeThreshold else { return }
-        db.afterNextTransaction { _ in self.decodedChanges.withLock { $0.insert(change, for: change.hash, size: size) } }
+        db.afterNextTransaction { _ in self.decodedChanges.withLock { $0.insert(change, for: change.hash, size: size) }
+        }
     }
 }

@@ -31,7 +31,8 @@ struct DocumentChecker {
     private(set) var problems: [VerificationReport.Problem] = []
 
     init(
-        document: DocumentID, documentRow: Int64, deviceOf: @escaping (Int64) -> DeviceID?, remembered: CachedDocument??,
+        document: DocumentID, documentRow: Int64, deviceOf: @escaping (Int64) -> DeviceID?,
+        remembered: CachedDocument??,
         verified: VerifiedLog = VerifiedLog()
     ) {
         self.document = document
@@ -50,7 +51,9 @@ struct DocumentChecker {
         var vector = VersionVector()
         var added: [CausalNode] = []
         var rows = try RawRows(
-            db.cachedStatement(sql: "SELECT device, seq, lamport, hash, body, kind FROM change WHERE document = ? ORDER BY device, seq"),
+            db.cachedStatement(
+                sql: "SELECT device, seq, lamport, hash, body, kind FROM change WHERE document = ? ORDER BY device, seq"
+            ),
             arguments: [documentRow])
         var previous: (device: Int64, seq: Int64)?
         while let row = try rows.next() {
@@ -62,7 +65,9 @@ struct DocumentChecker {
             }
             let id = ChangeID(device: device, seq: UInt64(seq))
             let expectedSeq = previous?.device == deviceRow ? previous!.seq + 1 : 1
-            if seq != expectedSeq { problem(id, "sequence numbers of \(device) jump from \(expectedSeq - 1) to \(seq)") }
+            if seq != expectedSeq {
+                problem(id, "sequence numbers of \(device) jump from \(expectedSeq - 1) to \(seq)")
+            }
             previous = (deviceRow, seq)
             vector.include(id)
             // Verified before: the log is append-only, so the row still holds what was checked then.
@@ -78,10 +83,15 @@ struct DocumentChecker {
             if change.id != id { problem(id, "its bytes say it is \(change.id)") }
             let recorded = (row[3] as Data?).flatMap { try? ColumnDecoder.changeHash($0) }
             if change.hash != recorded {
-                problem(id, "its bytes hash to \(change.hash.shortHex), not to the recorded \(recorded?.shortHex ?? "(damaged hash)"): the row was altered")
+                problem(
+                    id,
+                    "its bytes hash to \(change.hash.shortHex), not to the recorded \(recorded?.shortHex ?? "(damaged hash)"): the row was altered"
+                )
             }
             let lamport: Int64 = row[2]
-            if lamport < 0 || change.lamport != UInt64(lamport) { problem(id, "its lamport column disagrees with its bytes") }
+            if lamport < 0 || change.lamport != UInt64(lamport) {
+                problem(id, "its lamport column disagrees with its bytes")
+            }
             if Int64(change.kind.tag) != row[5] as Int64 { problem(id, "its kind column disagrees with its bytes") }
             if case .lifecycle = change.kind { log.lifecycle.insert(change.hash) }
             let node = CausalNode(change)
@@ -94,9 +104,14 @@ struct DocumentChecker {
         log.vector = vector
         // The changes verified before were checked against their parents then; a change's soundness depends only on
         // its parents, which were there before it.
-        if let inconsistency = log.graph.firstInconsistency(among: CausalGraph.causalOrder(added)) { problem(nil, inconsistency) }
+        if let inconsistency = log.graph.firstInconsistency(among: CausalGraph.causalOrder(added)) {
+            problem(nil, inconsistency)
+        }
         if let remembered = remembered??.lifecycle, Set(remembered.map(\.hash)) != log.lifecycle {
-            problem(nil, "the lifecycle changes the store keeps in memory (\(remembered.count)) differ from the log's (\(log.lifecycle.count))")
+            problem(
+                nil,
+                "the lifecycle changes the store keeps in memory (\(remembered.count)) differ from the log's (\(log.lifecycle.count))"
+            )
         }
         try checkFrontier(graph: log.graph, vector: vector, in: db)
         try checkPending(vector: vector, in: db)
@@ -110,16 +125,23 @@ struct DocumentChecker {
         let recordedHeads = Set(frontier.headHashes)
         let actualHeads = Set(graph.heads.map(\.hash))
         if recordedHeads != actualHeads {
-            problem(nil, "the recorded heads \(recordedHeads.map(\.shortHex).sorted()) differ from the log's \(actualHeads.map(\.shortHex).sorted())")
+            problem(
+                nil,
+                "the recorded heads \(recordedHeads.map(\.shortHex).sorted()) differ from the log's \(actualHeads.map(\.shortHex).sorted())"
+            )
         }
         if let remembered, (remembered?.frontier.tips ?? [:]) != frontier.tips {
-            problem(nil, "the frontier the store keeps in memory, \(remembered?.frontier.vector ?? VersionVector()), differs from the recorded \(frontier.vector)")
+            problem(
+                nil,
+                "the frontier the store keeps in memory, \(remembered?.frontier.vector ?? VersionVector()), differs from the recorded \(frontier.vector)"
+            )
         }
     }
 
     private mutating func checkPending(vector: VersionVector, in db: Database) throws {
         var rows = try RawRows(
-            db.cachedStatement(sql: "SELECT hash, body, vouched FROM pending WHERE document = ? ORDER BY device, seq"), arguments: [documentRow])
+            db.cachedStatement(sql: "SELECT hash, body, vouched FROM pending WHERE document = ? ORDER BY device, seq"),
+            arguments: [documentRow])
         var count = 0
         while let row = try rows.next() {
             count += 1
@@ -127,20 +149,31 @@ struct DocumentChecker {
                 problem(nil, "a waiting change cannot be decoded")
                 continue
             }
-            if change.hash != (row[0] as Data?).flatMap({ try? ColumnDecoder.changeHash($0) }) { problem(change.id, "the waiting change's bytes do not match its hash") }
-            let ready = change.id.seq == vector[change.id.device] + 1
+            if change.hash != (row[0] as Data?).flatMap({ try? ColumnDecoder.changeHash($0) }) {
+                problem(change.id, "the waiting change's bytes do not match its hash")
+            }
+            let ready =
+                change.id.seq == vector[change.id.device] + 1
                 && change.vector.entries.allSatisfy { $0.device == change.id.device || $0.seq <= vector[$0.device] }
             // One that no signed head has reached yet waits for one, whatever it depends on.
             let vouched: Bool = row[2]
-            if ready && vouched { problem(change.id, "the change waits although everything it depends on is in the log") }
-            if change.id.seq <= vector[change.id.device] { problem(change.id, "the change waits although it is in the log") }
+            if ready && vouched {
+                problem(change.id, "the change waits although everything it depends on is in the log")
+            }
+            if change.id.seq <= vector[change.id.device] {
+                problem(change.id, "the change waits although it is in the log")
+            }
         }
-        let recorded = try Int.fetchOne(db.cachedStatement(sql: "SELECT waiting FROM document WHERE id = ?"), arguments: [documentRow])
+        let recorded = try Int.fetchOne(
+            db.cachedStatement(sql: "SELECT waiting FROM document WHERE id = ?"), arguments: [documentRow])
         if recorded != count {
             problem(nil, "the document records \(recorded.map(String.init) ?? "no") waiting changes, but \(count) wait")
         }
         if let remembered, (remembered?.hasWaiting ?? false) != (count > 0) {
-            problem(nil, "the store remembers the document \(count == 0 ? "with" : "without") waiting changes, but the pending table says otherwise")
+            problem(
+                nil,
+                "the store remembers the document \(count == 0 ? "with" : "without") waiting changes, but the pending table says otherwise"
+            )
         }
     }
 }

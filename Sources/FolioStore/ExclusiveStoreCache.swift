@@ -39,7 +39,8 @@ final class ExclusiveStoreCache: Sendable {
     /// tip costs no query. Called outside write transactions: what is committed is what the file holds.
     func remember(_ change: Change, documentRow: Int64) {
         state.withLock { state in
-            guard let tip = state.committed.documents[documentRow]?.frontier.tips[change.id.device], tip.hash == change.hash
+            guard let tip = state.committed.documents[documentRow]?.frontier.tips[change.id.device],
+                tip.hash == change.hash
             else { return }
             state.committed.documents[documentRow]!.frontier.keep(change)
         }
@@ -75,10 +76,13 @@ final class ExclusiveStoreCache: Sendable {
     /// changes (`nil`: as before) and the lifecycle changes the transaction added, which join the remembered ones.
     /// A document new to the store remembers its lifecycle from the start: the memory holds every document with a
     /// log from the store's opening on, so one it does not hold had no change before.
-    func stage(_ frontier: Frontier, of document: DocumentID, hasWaiting: Bool?, lifecycleAdded: [Change], in db: Database) {
+    func stage(
+        _ frontier: Frontier, of document: DocumentID, hasWaiting: Bool?, lifecycleAdded: [Change], in db: Database
+    ) {
         stage(in: db) { state in
             let row = frontier.documentRow
-            var entry = state.staged.documents[row] ?? state.committed.documents[row]
+            var entry =
+                state.staged.documents[row] ?? state.committed.documents[row]
                 ?? CachedDocument(document: document, frontier: frontier, hasWaiting: false, lifecycle: [])
             entry.frontier = frontier
             if let hasWaiting { entry.hasWaiting = hasWaiting }
@@ -136,13 +140,17 @@ final class ExclusiveStoreCache: Sendable {
 
         init(reading db: Database) throws {
             for (row, entry) in try Frontier.all(in: db) {
-                committed.documents[row] = CachedDocument(document: entry.document, frontier: entry.frontier, hasWaiting: false)
+                committed.documents[row] = CachedDocument(
+                    document: entry.document, frontier: entry.frontier, hasWaiting: false)
             }
-            for row in try Row.fetchAll(db, sql: "SELECT id, uuid FROM document WHERE id IN (SELECT document FROM pending)") {
+            for row in try Row.fetchAll(
+                db, sql: "SELECT id, uuid FROM document WHERE id IN (SELECT document FROM pending)")
+            {
                 let documentRow: Int64 = row[0]
                 if committed.documents[documentRow] == nil {
                     committed.documents[documentRow] = CachedDocument(
-                        document: DocumentID(try ColumnDecoder.uuid(row[1])), frontier: Frontier(empty: documentRow), hasWaiting: false)
+                        document: DocumentID(try ColumnDecoder.uuid(row[1])), frontier: Frontier(empty: documentRow),
+                        hasWaiting: false)
                 }
                 committed.documents[documentRow]!.hasWaiting = true
             }

@@ -22,7 +22,9 @@ struct Frontier: Sendable {
 
         /// Equal when the stored columns are.
         static func == (lhs: Tip, rhs: Tip) -> Bool {
-            (lhs.deviceRow, lhs.seq, lhs.lamport, lhs.hash, lhs.isHead) == (rhs.deviceRow, rhs.seq, rhs.lamport, rhs.hash, rhs.isHead)
+            (lhs.deviceRow, lhs.seq, lhs.lamport, lhs.hash, lhs.isHead) == (
+                rhs.deviceRow, rhs.seq, rhs.lamport, rhs.hash, rhs.isHead
+            )
         }
     }
 
@@ -38,10 +40,11 @@ struct Frontier: Sendable {
     init(documentRow: Int64, in db: Database) throws {
         self.documentRow = documentRow
         var rows = try RawRows(
-            db.cachedStatement(sql: """
-                SELECT f.device, d.uuid, f.seq, f.lamport, f.hash, f.is_head
-                FROM frontier f JOIN device d ON d.id = f.device WHERE f.document = ?
-                """),
+            db.cachedStatement(
+                sql: """
+                    SELECT f.device, d.uuid, f.seq, f.lamport, f.hash, f.is_head
+                    FROM frontier f JOIN device d ON d.id = f.device WHERE f.document = ?
+                    """),
             arguments: [documentRow])
         while let row = try rows.next() { try include(row) }
     }
@@ -54,10 +57,12 @@ struct Frontier: Sendable {
     /// Every document's frontier, read with one query, by document row, with the document's identity.
     static func all(in db: Database) throws -> [Int64: (document: DocumentID, frontier: Frontier)] {
         var result: [Int64: (document: DocumentID, frontier: Frontier)] = [:]
-        var rows = try RawRows(db.cachedStatement(sql: """
-            SELECT f.device, d.uuid, f.seq, f.lamport, f.hash, f.is_head, f.document, doc.uuid
-            FROM frontier f JOIN device d ON d.id = f.device JOIN document doc ON doc.id = f.document
-            """), arguments: [])
+        var rows = try RawRows(
+            db.cachedStatement(
+                sql: """
+                    SELECT f.device, d.uuid, f.seq, f.lamport, f.hash, f.is_head, f.document, doc.uuid
+                    FROM frontier f JOIN device d ON d.id = f.device JOIN document doc ON doc.id = f.document
+                    """), arguments: [])
         while let row = try rows.next() {
             let documentRow: Int64 = row[6]
             if result[documentRow] == nil {
@@ -74,7 +79,8 @@ struct Frontier: Sendable {
         let seq = try ColumnDecoder.seq(row[2], "frontier sequence number")
         if let old = tips[device] { tipsByHash[old.hash] = nil }
         tips[device] = Tip(
-            deviceRow: row[0], seq: seq, lamport: try ColumnDecoder.unsigned(row[3], "frontier lamport"), hash: try ColumnDecoder.changeHash(row[4]),
+            deviceRow: row[0], seq: seq, lamport: try ColumnDecoder.unsigned(row[3], "frontier lamport"),
+            hash: try ColumnDecoder.changeHash(row[4]),
             isHead: row[5] as Bool)
         vector[device] = seq
         tipsByHash[tips[device]!.hash] = device
@@ -112,7 +118,8 @@ struct Frontier: Sendable {
         }
         if let old = tips[change.id.device] { tipsByHash[old.hash] = nil }
         tips[change.id.device] = Tip(
-            deviceRow: deviceRow, seq: change.id.seq, lamport: change.lamport, hash: change.hash, isHead: true, isDirty: true,
+            deviceRow: deviceRow, seq: change.id.seq, lamport: change.lamport, hash: change.hash, isHead: true,
+            isDirty: true,
             change: size < ChangeLogStore.cachedChangeThreshold ? change : nil)
         tipsByHash[change.hash] = change.id.device
         vector[change.id.device] = change.id.seq
@@ -139,11 +146,12 @@ struct Frontier: Sendable {
 
     /// Writes the tips that changed.
     mutating func save(in db: Database) throws {
-        let statement = try db.cachedStatement(sql: """
-            INSERT INTO frontier (document, device, seq, lamport, hash, is_head) VALUES (?, ?, ?, ?, ?, ?)
-            ON CONFLICT (document, device) DO UPDATE SET
-                seq = excluded.seq, lamport = excluded.lamport, hash = excluded.hash, is_head = excluded.is_head
-            """)
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT INTO frontier (document, device, seq, lamport, hash, is_head) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (document, device) DO UPDATE SET
+                    seq = excluded.seq, lamport = excluded.lamport, hash = excluded.hash, is_head = excluded.is_head
+                """)
         for device in tips.keys.sorted() where tips[device]!.isDirty {
             let tip = tips[device]!
             try statement.execute(arguments: [

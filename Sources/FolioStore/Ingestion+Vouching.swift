@@ -15,13 +15,16 @@ extension Ingestion {
     /// came since). The walk visits at most four times as many changes as arrived, plus 1,024. A signed head of a
     /// change the log holds under another hash throws `integrity`: its device's key signed two changes under one
     /// identity.
-    mutating func vouch(with heads: [SignedHead], for incoming: [EncodedChange], into result: inout IngestResult) throws {
+    mutating func vouch(with heads: [SignedHead], for incoming: [EncodedChange], into result: inout IngestResult) throws
+    {
         guard !heads.isEmpty else { return }
         var byHash: [ChangeHash: Change] = [:]
         var counts: [DeviceID: Int] = [:]
         for encoded in incoming {
             counts[encoded.change.id.device, default: 0] += 1
-            if encoded.change.id.seq > frontier.vector[encoded.change.id.device] { byHash[encoded.change.hash] = encoded.change }
+            if encoded.change.id.seq > frontier.vector[encoded.change.id.device] {
+                byHash[encoded.change.hash] = encoded.change
+            }
         }
         // Per device with changes here, its heads from the highest down, one per seq: the highest vouches for the
         // most, the lower ones are kept to pass on with the changes they reach. At most one per eight of the
@@ -47,18 +50,22 @@ extension Ingestion {
             {
                 throw StoreError(
                     .integrity,
-                    "device \(device) signed change \(logged.change.seq) with hash \(logged.hash.shortHex), but the log has \(stored.shortHex) under that identity: the device's key is used by two devices (a cloned or restored device); nothing was overwritten")
+                    "device \(device) signed change \(logged.change.seq) with hash \(logged.hash.shortHex), but the log has \(stored.shortHex) under that identity: the device's key is used by two devices (a cloned or restored device); nothing was overwritten"
+                )
             }
             for head in ordered.filter({ $0.change.seq > frontier.vector[device] }).prefix(1 + counts[device]! / 8) {
                 guard head.isAuthentic else {
-                    let reason = head.publicKey.deviceID == device
+                    let reason =
+                        head.publicKey.deviceID == device
                         ? "its signature does not check" : "its key is not device \(device)'s"
                     result.refusedHeads.append((head.change, reason))
                     continue
                 }
                 guard let node = try walk.node(head.hash, byHash: byHash, waiting: lookUp) else { continue }
                 guard node.change.id == head.change else {
-                    result.refusedHeads.append((head.change, "it names the change with hash \(head.hash.shortHex), which is \(node.change.id)"))
+                    result.refusedHeads.append(
+                        (head.change, "it names the change with hash \(head.hash.shortHex), which is \(node.change.id)")
+                    )
                     continue
                 }
                 walk.reach(head.hash, by: device)
@@ -69,11 +76,16 @@ extension Ingestion {
         // Below a waiting change vouched for before, a device is carried on only when changes of it that were not
         // vouched for then are here or wait (they arrived later).
         var lowestUnvouched: [DeviceID: UInt64] = [:]
-        for change in byHash.values { lowestUnvouched[change.id.device] = min(lowestUnvouched[change.id.device] ?? .max, change.id.seq) }
+        for change in byHash.values {
+            lowestUnvouched[change.id.device] = min(lowestUnvouched[change.id.device] ?? .max, change.id.seq)
+        }
         for device in walk.devices where mayHaveWaiting {
             guard let deviceRow = try store.rowID(of: device, in: db, create: false),
                 let seq = try Int64.fetchOne(
-                    db.cachedStatement(sql: "SELECT min(seq) FROM pending INDEXED BY pending_unvouched WHERE document = ? AND device = ? AND vouched = 0"),
+                    db.cachedStatement(
+                        sql:
+                            "SELECT min(seq) FROM pending INDEXED BY pending_unvouched WHERE document = ? AND device = ? AND vouched = 0"
+                    ),
                     arguments: [documentRow, deviceRow])
             else { continue }
             lowestUnvouched[device] = min(lowestUnvouched[device] ?? .max, UInt64(max(seq, 1)))
@@ -106,13 +118,17 @@ extension Ingestion {
 
     /// The waiting change with `hash`, decoded, and whether it is vouched for already.
     func waitingChange(_ hash: ChangeHash) throws -> (change: Change, vouched: Bool)? {
-        guard let row = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT body, vouched FROM pending INDEXED BY pending_by_hash WHERE document = ? AND hash = ?"),
-            arguments: [documentRow, hash.data])
+        guard
+            let row = try Row.fetchOne(
+                db.cachedStatement(
+                    sql: "SELECT body, vouched FROM pending INDEXED BY pending_by_hash WHERE document = ? AND hash = ?"),
+                arguments: [documentRow, hash.data])
         else { return nil }
         let body: Data = row[0]
         // One that does not decode is dropped when it is next examined; the walk passes it by.
-        guard let change = try? Change(checking: [UInt8](body), document: document), change.hash == hash else { return nil }
+        guard let change = try? Change(checking: [UInt8](body), document: document), change.hash == hash else {
+            return nil
+        }
         return (change, row[1])
     }
 
@@ -120,13 +136,15 @@ extension Ingestion {
     /// now waits for its device's previous change, which sends it through the drain after this ingestion.
     private mutating func markWaiting(_ change: Change, head: SignedHead?) throws {
         let deviceRow = try store.rowID(of: change.id.device, in: db, create: true)!
-        try db.cachedStatement(sql: """
-            UPDATE pending SET vouched = 1, head = coalesce(?, head), wait_device = ?, wait_seq = ?
-            WHERE document = ? AND device = ? AND seq = ? AND hash = ?
-            """).execute(arguments: [
-                head.map { Data($0.encoded()) }, change.id.device.uuid.data, Int64(change.id.seq - 1),
-                documentRow, deviceRow, Int64(change.id.seq), change.hash.data,
-            ])
+        try db.cachedStatement(
+            sql: """
+                UPDATE pending SET vouched = 1, head = coalesce(?, head), wait_device = ?, wait_seq = ?
+                WHERE document = ? AND device = ? AND seq = ? AND hash = ?
+                """
+        ).execute(arguments: [
+            head.map { Data($0.encoded()) }, change.id.device.uuid.data, Int64(change.id.seq - 1),
+            documentRow, deviceRow, Int64(change.id.seq), change.hash.data,
+        ])
         advanced.insert(change.id.device)
     }
 }
@@ -160,7 +178,8 @@ struct VouchingWalk {
     /// The node for `hash`: an incoming change, or a waiting one (read once through `waiting`); `nil` if it is
     /// neither.
     mutating func node(
-        _ hash: ChangeHash, byHash: [ChangeHash: Change], waiting: (ChangeHash) throws -> (change: Change, vouched: Bool)?
+        _ hash: ChangeHash, byHash: [ChangeHash: Change],
+        waiting: (ChangeHash) throws -> (change: Change, vouched: Bool)?
     ) throws -> Node? {
         if let node = nodes[hash] { return node }
         if absent.contains(hash) { return nil }
@@ -216,7 +235,8 @@ struct VouchingWalk {
         let top = queue.removeLast()
         var parent = 0
         while true {
-            let left = 2 * parent + 1, right = left + 1
+            let left = 2 * parent + 1
+            let right = left + 1
             var largest = parent
             if left < queue.count, Self.before(queue[largest], queue[left]) { largest = left }
             if right < queue.count, Self.before(queue[largest], queue[right]) { largest = right }
@@ -228,7 +248,9 @@ struct VouchingWalk {
     }
 
     /// Whether `a` comes after `b` in visiting order (a lower lamport, then a lower hash).
-    private static func before(_ a: (lamport: UInt64, hash: ChangeHash), _ b: (lamport: UInt64, hash: ChangeHash)) -> Bool {
+    private static func before(_ a: (lamport: UInt64, hash: ChangeHash), _ b: (lamport: UInt64, hash: ChangeHash))
+        -> Bool
+    {
         (a.lamport, a.hash) < (b.lamport, b.hash)
     }
 }

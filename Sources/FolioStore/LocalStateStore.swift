@@ -36,10 +36,11 @@ public struct LocalStateStore: Sendable {
     public func values(_ key: String) throws -> [(document: DocumentID, value: Data)] {
         try store.read("reading local state \(key) of every document") { db in
             var rows = try RawRows(
-                db.cachedStatement(sql: """
-                    SELECT d.uuid, s.value FROM local_state s JOIN document d ON d.id = s.document
-                    WHERE s.key = ? ORDER BY d.uuid
-                    """),
+                db.cachedStatement(
+                    sql: """
+                        SELECT d.uuid, s.value FROM local_state s JOIN document d ON d.id = s.document
+                        WHERE s.key = ? ORDER BY d.uuid
+                        """),
                 arguments: [key])
             var result: [(document: DocumentID, value: Data)] = []
             while let row = try rows.next() {
@@ -69,10 +70,11 @@ public struct LocalStateStore: Sendable {
     /// Writes `values` for the document of `documentRow`, inside the open write transaction of `db`.
     static func write(_ values: [String: Data], documentRow: Int64, in db: Database) throws {
         guard !values.isEmpty else { return }
-        let statement = try db.cachedStatement(sql: """
-            INSERT INTO local_state (document, key, value) VALUES (?, ?, ?)
-            ON CONFLICT (document, key) DO UPDATE SET value = excluded.value
-            """)
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT INTO local_state (document, key, value) VALUES (?, ?, ?)
+                ON CONFLICT (document, key) DO UPDATE SET value = excluded.value
+                """)
         for key in values.keys.sorted() {
             try statement.execute(arguments: [documentRow, key, StorageCompression.packValue(values[key]!)])
         }

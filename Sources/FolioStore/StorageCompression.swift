@@ -87,7 +87,8 @@ enum StorageCompression {
             let dictionary = half == 0 ? 0..<0 : max(0, middle - window)..<middle
             let deflated = bytes.withUnsafeBufferPointer { input in
                 rawDeflate(
-                    UnsafeBufferPointer(rebasing: input[range]), dictionary: UnsafeBufferPointer(rebasing: input[dictionary]),
+                    UnsafeBufferPointer(rebasing: input[range]),
+                    dictionary: UnsafeBufferPointer(rebasing: input[dictionary]),
                     finish: half == 1)
             }
             halves.withLock { $0[half] = deflated }
@@ -100,17 +101,24 @@ enum StorageCompression {
         stream.reserveCapacity(2 + first.count + second.count + 4)
         stream += first
         stream += second
-        stream += [UInt8(truncatingIfNeeded: adler >> 24), UInt8(truncatingIfNeeded: adler >> 16), UInt8(truncatingIfNeeded: adler >> 8), UInt8(truncatingIfNeeded: adler)]
+        stream += [
+            UInt8(truncatingIfNeeded: adler >> 24), UInt8(truncatingIfNeeded: adler >> 16),
+            UInt8(truncatingIfNeeded: adler >> 8), UInt8(truncatingIfNeeded: adler),
+        ]
         return stream
     }
 
     /// A raw deflate of `input` at level 1, primed with `dictionary`; ended with a sync flush, or as the last block
     /// of a stream when `finish`.
-    private static func rawDeflate(_ input: UnsafeBufferPointer<UInt8>, dictionary: UnsafeBufferPointer<UInt8>, finish: Bool) -> [UInt8]? {
+    private static func rawDeflate(
+        _ input: UnsafeBufferPointer<UInt8>, dictionary: UnsafeBufferPointer<UInt8>, finish: Bool
+    ) -> [UInt8]? {
         var stream = z_stream()
         guard folio_deflate_init_raw(&stream, 1) == Z_OK else { return nil }
         defer { deflateEnd(&stream) }
-        if !dictionary.isEmpty, deflateSetDictionary(&stream, dictionary.baseAddress, uInt(dictionary.count)) != Z_OK { return nil }
+        if !dictionary.isEmpty, deflateSetDictionary(&stream, dictionary.baseAddress, uInt(dictionary.count)) != Z_OK {
+            return nil
+        }
         // Room for the bound plus the flush's empty stored block.
         var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(input.count))) + 16)
         let status = output.withUnsafeMutableBufferPointer { out in
@@ -134,18 +142,24 @@ enum StorageCompression {
     private static func inflated(_ stored: Data) throws(StoreError) -> Data {
         let result: Result<Data, StoreError> = stored.withUnsafeBytes { buffer in
             var reader = BinaryReader(buffer)
-            guard (try? reader.nextByte("the marker")) == deflatedMarker, let length = try? reader.nextVarint("the length") else {
+            guard (try? reader.nextByte("the marker")) == deflatedMarker,
+                let length = try? reader.nextVarint("the length")
+            else {
                 return .failure(StoreError(.corrupt, "a compressed value in the store has a damaged header"))
             }
             // Only values of `threshold` bytes or more are ever deflated; an empty one would also leave no buffer.
             guard length > 0 else {
-                return .failure(StoreError(.corrupt, "a compressed value in the store declares 0 bytes, which no compressed value has"))
+                return .failure(
+                    StoreError(
+                        .corrupt, "a compressed value in the store declares 0 bytes, which no compressed value has"))
             }
             let streamBytes = UInt64(reader.remaining)
             guard length <= UInt64(inflatedLimit), length <= streamBytes * UInt64(maximumInflation) else {
-                return .failure(StoreError(
-                    .corrupt,
-                    "a compressed value in the store declares \(length) bytes, more than its \(streamBytes) bytes of stream can hold (at most \(min(UInt64(inflatedLimit), streamBytes * UInt64(maximumInflation))))"))
+                return .failure(
+                    StoreError(
+                        .corrupt,
+                        "a compressed value in the store declares \(length) bytes, more than its \(streamBytes) bytes of stream can hold (at most \(min(UInt64(inflatedLimit), streamBytes * UInt64(maximumInflation))))"
+                    ))
             }
             var output = Data(count: Int(length))
             var produced = uLongf(length)

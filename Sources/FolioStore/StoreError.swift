@@ -34,21 +34,30 @@ public struct StoreErrorCode: FolioErrorCode {
     private init(_ name: String) { description = name }
 }
 
-
 extension StoreError {
     /// Translates an error thrown inside a store operation into a ``StoreError``.
-    static func translating(_ error: any Error, while action: @autoclosure () -> String, file: String = #fileID, line: Int = #line) -> StoreError {
+    static func translating(
+        _ error: any Error, while action: @autoclosure () -> String, file: String = #fileID, line: Int = #line
+    ) -> StoreError {
         switch error {
         case let error as StoreError:
             return error
         case let error as DatabaseError where error.resultCode == .SQLITE_NOTADB:
-            return StoreError(.notAStore, "the file is not a SQLite database, so not a Folio store", cause: error, file: file, line: line)
+            return StoreError(
+                .notAStore, "the file is not a SQLite database, so not a Folio store", cause: error, file: file,
+                line: line)
         case let error as DatabaseError where error.resultCode == .SQLITE_CORRUPT:
-            return StoreError(.corrupt, "the store is damaged (SQLite reports corruption) while \(action())", cause: error, file: file, line: line)
+            return StoreError(
+                .corrupt, "the store is damaged (SQLite reports corruption) while \(action())", cause: error,
+                file: file, line: line)
         case let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED:
-            return StoreError(.database, "the store is locked by another connection while \(action()) (a store opened with exclusive access holds its file until it is closed)", cause: error, file: file, line: line)
+            return StoreError(
+                .database,
+                "the store is locked by another connection while \(action()) (a store opened with exclusive access holds its file until it is closed)",
+                cause: error, file: file, line: line)
         case let error as CodecError:
-            return StoreError(.corrupt, "a stored row cannot be decoded while \(action())", cause: error, file: file, line: line)
+            return StoreError(
+                .corrupt, "a stored row cannot be decoded while \(action())", cause: error, file: file, line: line)
         default:
             return StoreError(.database, "the database failed while \(action())", cause: error, file: file, line: line)
         }

@@ -12,100 +12,101 @@ enum StoreSchema {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1 change log") { db in
-            try db.execute(sql: """
-                CREATE TABLE folio_meta (
-                    key TEXT PRIMARY KEY NOT NULL,
-                    value TEXT NOT NULL
-                ) WITHOUT ROWID;
-                INSERT INTO folio_meta (key, value) VALUES ('format', '\(formatMarker)');
+            try db.execute(
+                sql: """
+                    CREATE TABLE folio_meta (
+                        key TEXT PRIMARY KEY NOT NULL,
+                        value TEXT NOT NULL
+                    ) WITHOUT ROWID;
+                    INSERT INTO folio_meta (key, value) VALUES ('format', '\(formatMarker)');
 
-                -- Devices and documents get small local numbers so that log rows stay compact.
-                CREATE TABLE device (
-                    id INTEGER PRIMARY KEY,
-                    uuid BLOB NOT NULL UNIQUE,
-                    name TEXT
-                );
-                CREATE TABLE document (
-                    id INTEGER PRIMARY KEY,
-                    uuid BLOB NOT NULL UNIQUE
-                );
+                    -- Devices and documents get small local numbers so that log rows stay compact.
+                    CREATE TABLE device (
+                        id INTEGER PRIMARY KEY,
+                        uuid BLOB NOT NULL UNIQUE,
+                        name TEXT
+                    );
+                    CREATE TABLE document (
+                        id INTEGER PRIMARY KEY,
+                        uuid BLOB NOT NULL UNIQUE
+                    );
 
-                -- The log. `body` is the change's canonical encoding; `hash` is SHA-256(document uuid ‖ body);
-                -- `kind` is the kind's tag (0 edit, 1 lifecycle, 2 baseline, 3 resolution), so that the few
-                -- lifecycle changes can be read without the edits.
-                CREATE TABLE change (
-                    document INTEGER NOT NULL,
-                    device INTEGER NOT NULL,
-                    seq INTEGER NOT NULL,
-                    lamport INTEGER NOT NULL,
-                    kind INTEGER NOT NULL,
-                    hash_key INTEGER NOT NULL,
-                    hash BLOB NOT NULL,
-                    body BLOB NOT NULL,
-                    PRIMARY KEY (document, device, seq)
-                ) WITHOUT ROWID;
-                CREATE INDEX change_by_hash ON change (document, hash_key);
-                CREATE INDEX change_lifecycle ON change (document) WHERE kind = 1;
-                CREATE TRIGGER change_is_append_only_on_update BEFORE UPDATE ON change
-                BEGIN SELECT RAISE(ABORT, 'the change log is append-only: a change is never updated'); END;
-                CREATE TRIGGER change_is_append_only_on_delete BEFORE DELETE ON change
-                BEGIN SELECT RAISE(ABORT, 'the change log is append-only: a change is never deleted'); END;
+                    -- The log. `body` is the change's canonical encoding; `hash` is SHA-256(document uuid ‖ body);
+                    -- `kind` is the kind's tag (0 edit, 1 lifecycle, 2 baseline, 3 resolution), so that the few
+                    -- lifecycle changes can be read without the edits.
+                    CREATE TABLE change (
+                        document INTEGER NOT NULL,
+                        device INTEGER NOT NULL,
+                        seq INTEGER NOT NULL,
+                        lamport INTEGER NOT NULL,
+                        kind INTEGER NOT NULL,
+                        hash_key INTEGER NOT NULL,
+                        hash BLOB NOT NULL,
+                        body BLOB NOT NULL,
+                        PRIMARY KEY (document, device, seq)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX change_by_hash ON change (document, hash_key);
+                    CREATE INDEX change_lifecycle ON change (document) WHERE kind = 1;
+                    CREATE TRIGGER change_is_append_only_on_update BEFORE UPDATE ON change
+                    BEGIN SELECT RAISE(ABORT, 'the change log is append-only: a change is never updated'); END;
+                    CREATE TRIGGER change_is_append_only_on_delete BEFORE DELETE ON change
+                    BEGIN SELECT RAISE(ABORT, 'the change log is append-only: a change is never deleted'); END;
 
-                -- Changes that arrived before their dependencies; moved to `change` once those arrive.
-                CREATE TABLE pending (
-                    document INTEGER NOT NULL,
-                    device INTEGER NOT NULL,
-                    seq INTEGER NOT NULL,
-                    hash BLOB NOT NULL,
-                    body BLOB NOT NULL,
-                    PRIMARY KEY (document, device, seq)
-                ) WITHOUT ROWID;
+                    -- Changes that arrived before their dependencies; moved to `change` once those arrive.
+                    CREATE TABLE pending (
+                        document INTEGER NOT NULL,
+                        device INTEGER NOT NULL,
+                        seq INTEGER NOT NULL,
+                        hash BLOB NOT NULL,
+                        body BLOB NOT NULL,
+                        PRIMARY KEY (document, device, seq)
+                    ) WITHOUT ROWID;
 
-                -- Per document and device: the latest change (the document's vector entry) and whether it is a
-                -- head. Derived from the log in the same transaction as every append; `verify` recomputes it.
-                CREATE TABLE frontier (
-                    document INTEGER NOT NULL,
-                    device INTEGER NOT NULL,
-                    seq INTEGER NOT NULL,
-                    lamport INTEGER NOT NULL,
-                    hash BLOB NOT NULL,
-                    is_head INTEGER NOT NULL,
-                    PRIMARY KEY (document, device)
-                ) WITHOUT ROWID;
+                    -- Per document and device: the latest change (the document's vector entry) and whether it is a
+                    -- head. Derived from the log in the same transaction as every append; `verify` recomputes it.
+                    CREATE TABLE frontier (
+                        document INTEGER NOT NULL,
+                        device INTEGER NOT NULL,
+                        seq INTEGER NOT NULL,
+                        lamport INTEGER NOT NULL,
+                        hash BLOB NOT NULL,
+                        is_head INTEGER NOT NULL,
+                        PRIMARY KEY (document, device)
+                    ) WITHOUT ROWID;
 
-                CREATE TABLE blob (
-                    hash BLOB PRIMARY KEY NOT NULL,
-                    bytes BLOB NOT NULL
-                );
+                    CREATE TABLE blob (
+                        hash BLOB PRIMARY KEY NOT NULL,
+                        bytes BLOB NOT NULL
+                    );
 
-                -- Snapshots of a document's state at a vector, so that opening costs the tail of the log.
-                CREATE TABLE checkpoint (
-                    id INTEGER PRIMARY KEY,
-                    document INTEGER NOT NULL,
-                    vector BLOB NOT NULL,
-                    change_count INTEGER NOT NULL,
-                    contents_hash BLOB NOT NULL,
-                    created_at INTEGER NOT NULL
-                );
-                CREATE INDEX checkpoint_by_document ON checkpoint (document, change_count);
+                    -- Snapshots of a document's state at a vector, so that opening costs the tail of the log.
+                    CREATE TABLE checkpoint (
+                        id INTEGER PRIMARY KEY,
+                        document INTEGER NOT NULL,
+                        vector BLOB NOT NULL,
+                        change_count INTEGER NOT NULL,
+                        contents_hash BLOB NOT NULL,
+                        created_at INTEGER NOT NULL
+                    );
+                    CREATE INDEX checkpoint_by_document ON checkpoint (document, change_count);
 
-                -- This device's own bookkeeping per document (where its file was written, its undo stack…):
-                -- not part of the log, never synced, written in the same transactions as the changes it follows.
-                CREATE TABLE local_state (
-                    document INTEGER NOT NULL,
-                    key TEXT NOT NULL,
-                    value BLOB NOT NULL,
-                    PRIMARY KEY (document, key)
-                ) WITHOUT ROWID;
+                    -- This device's own bookkeeping per document (where its file was written, its undo stack…):
+                    -- not part of the log, never synced, written in the same transactions as the changes it follows.
+                    CREATE TABLE local_state (
+                        document INTEGER NOT NULL,
+                        key TEXT NOT NULL,
+                        value BLOB NOT NULL,
+                        PRIMARY KEY (document, key)
+                    ) WITHOUT ROWID;
 
-                -- What a peer is known to have, per document: where the next sync with it starts.
-                CREATE TABLE sync_cursor (
-                    peer TEXT NOT NULL,
-                    document INTEGER NOT NULL,
-                    vector BLOB NOT NULL,
-                    PRIMARY KEY (peer, document)
-                ) WITHOUT ROWID;
-                """)
+                    -- What a peer is known to have, per document: where the next sync with it starts.
+                    CREATE TABLE sync_cursor (
+                        peer TEXT NOT NULL,
+                        document INTEGER NOT NULL,
+                        vector BLOB NOT NULL,
+                        PRIMARY KEY (peer, document)
+                    ) WITHOUT ROWID;
+                    """)
         }
         migrator.registerMigration("v2 resolution index") { db in
             // Resolutions are read to list what conflicts discarded (the loss ledger), without the edits.
@@ -115,33 +116,34 @@ enum StoreSchema {
             try migrateWaitingChanges(db)
         }
         migrator.registerMigration("v4 signed heads") { db in
-            try db.execute(sql: """
-                -- Heads other devices signed whose changes are in the log, one per batch that brought them: what the
-                -- store passes on with those devices' changes, so that its peers can check them, each part of a
-                -- long reply with a head near it.
-                CREATE TABLE device_head (
-                    document INTEGER NOT NULL,
-                    device INTEGER NOT NULL,
-                    seq INTEGER NOT NULL,
-                    head BLOB NOT NULL,
-                    PRIMARY KEY (document, device, seq)
-                ) WITHOUT ROWID;
+            try db.execute(
+                sql: """
+                    -- Heads other devices signed whose changes are in the log, one per batch that brought them: what the
+                    -- store passes on with those devices' changes, so that its peers can check them, each part of a
+                    -- long reply with a head near it.
+                    CREATE TABLE device_head (
+                        document INTEGER NOT NULL,
+                        device INTEGER NOT NULL,
+                        seq INTEGER NOT NULL,
+                        head BLOB NOT NULL,
+                        PRIMARY KEY (document, device, seq)
+                    ) WITHOUT ROWID;
 
-                -- The signing keys of the devices the store was opened as, first one first (see
-                -- `ChangeLogStore.localIdentity`).
-                CREATE TABLE device_key (
-                    id INTEGER PRIMARY KEY,
-                    device INTEGER NOT NULL UNIQUE,
-                    secret BLOB NOT NULL
-                );
+                    -- The signing keys of the devices the store was opened as, first one first (see
+                    -- `ChangeLogStore.localIdentity`).
+                    CREATE TABLE device_key (
+                        id INTEGER PRIMARY KEY,
+                        device INTEGER NOT NULL UNIQUE,
+                        secret BLOB NOT NULL
+                    );
 
-                -- Whether a signed head of its device reaches the waiting change (it may enter the log only then),
-                -- and the head that names the change itself, if one came with it.
-                ALTER TABLE pending ADD COLUMN vouched INTEGER NOT NULL DEFAULT 0;
-                ALTER TABLE pending ADD COLUMN head BLOB;
-                CREATE INDEX pending_by_hash ON pending (document, hash);
-                CREATE INDEX pending_unvouched ON pending (document, device, seq) WHERE vouched = 0;
-                """)
+                    -- Whether a signed head of its device reaches the waiting change (it may enter the log only then),
+                    -- and the head that names the change itself, if one came with it.
+                    ALTER TABLE pending ADD COLUMN vouched INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE pending ADD COLUMN head BLOB;
+                    CREATE INDEX pending_by_hash ON pending (document, hash);
+                    CREATE INDEX pending_unvouched ON pending (document, device, seq) WHERE vouched = 0;
+                    """)
         }
         return migrator
     }
@@ -150,28 +152,36 @@ enum StoreSchema {
     /// re-examines only the changes that wait for it), and lets changes with one identity wait side by side (so
     /// that one made up and parked first cannot keep out the real one).
     private static func migrateWaitingChanges(_ db: Database) throws {
-        try db.execute(sql: """
-            CREATE TABLE pending_by_dependency (
-                document INTEGER NOT NULL,
-                device INTEGER NOT NULL,
-                seq INTEGER NOT NULL,
-                hash BLOB NOT NULL,
-                body BLOB NOT NULL,
-                -- One change the waiting one depends on that is not in the log: its device's identity and seq.
-                wait_device BLOB NOT NULL,
-                wait_seq INTEGER NOT NULL,
-                PRIMARY KEY (document, device, seq, hash)
-            ) WITHOUT ROWID;
-            """)
+        try db.execute(
+            sql: """
+                CREATE TABLE pending_by_dependency (
+                    document INTEGER NOT NULL,
+                    device INTEGER NOT NULL,
+                    seq INTEGER NOT NULL,
+                    hash BLOB NOT NULL,
+                    body BLOB NOT NULL,
+                    -- One change the waiting one depends on that is not in the log: its device's identity and seq.
+                    wait_device BLOB NOT NULL,
+                    wait_seq INTEGER NOT NULL,
+                    PRIMARY KEY (document, device, seq, hash)
+                ) WITHOUT ROWID;
+                """)
         var vectors: [Int64: [Data: Int64]] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT f.document, d.uuid, f.seq FROM frontier f JOIN device d ON d.id = f.device") {
+        for row in try Row.fetchAll(
+            db, sql: "SELECT f.document, d.uuid, f.seq FROM frontier f JOIN device d ON d.id = f.device")
+        {
             vectors[row[0], default: [:]][row[1]] = row[2]
         }
-        let insert = try db.makeStatement(sql: """
-            INSERT INTO pending_by_dependency (document, device, seq, hash, body, wait_device, wait_seq)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
-            """)
-        for row in try Row.fetchAll(db, sql: "SELECT p.document, p.device, d.uuid, p.seq, p.hash, p.body FROM pending p JOIN device d ON d.id = p.device") {
+        let insert = try db.makeStatement(
+            sql: """
+                INSERT INTO pending_by_dependency (document, device, seq, hash, body, wait_device, wait_seq)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """)
+        for row in try Row.fetchAll(
+            db,
+            sql:
+                "SELECT p.document, p.device, d.uuid, p.seq, p.hash, p.body FROM pending p JOIN device d ON d.id = p.device"
+        ) {
             let documentRow: Int64 = row[0]
             let uuid: Data = row[2]
             let seq: Int64 = row[3]
@@ -188,14 +198,15 @@ enum StoreSchema {
             }
             try insert.execute(arguments: [documentRow, row[1], seq, row[4], row[5], wait.0, wait.1])
         }
-        try db.execute(sql: """
-            DROP TABLE pending;
-            ALTER TABLE pending_by_dependency RENAME TO pending;
-            CREATE INDEX pending_by_dependency ON pending (document, wait_device, wait_seq);
-            -- How many of the document's changes wait, kept with the table so that bounding it costs no count.
-            ALTER TABLE document ADD COLUMN waiting INTEGER NOT NULL DEFAULT 0;
-            UPDATE document SET waiting = (SELECT count(*) FROM pending WHERE pending.document = document.id);
-            """)
+        try db.execute(
+            sql: """
+                DROP TABLE pending;
+                ALTER TABLE pending_by_dependency RENAME TO pending;
+                CREATE INDEX pending_by_dependency ON pending (document, wait_device, wait_seq);
+                -- How many of the document's changes wait, kept with the table so that bounding it costs no count.
+                ALTER TABLE document ADD COLUMN waiting INTEGER NOT NULL DEFAULT 0;
+                UPDATE document SET waiting = (SELECT count(*) FROM pending WHERE pending.document = document.id);
+                """)
     }
 
     /// The vector entries of a change's encoding, by device identity bytes.

@@ -23,14 +23,17 @@ struct DeviceNames: Sendable {
     mutating func learn(_ devices: [Device], into store: ChangeLogStore) throws(SyncError) {
         var new: [Device] = []
         for device in devices.sorted(by: { $0.id < $1.id })
-        where !device.name.isEmpty && device.id != local && known[device.id] == nil && !new.contains(where: { $0.id == device.id }) {
+        where !device.name.isEmpty && device.id != local && known[device.id] == nil
+            && !new.contains(where: { $0.id == device.id })
+        {
             new.append(device)
         }
         guard !new.isEmpty else { return }
         do {
             try store.registerDevices(new)
         } catch {
-            throw .store(error, while: "recording the names of devices \(new.map { "\($0.id)" }.joined(separator: ", "))")
+            throw .store(
+                error, while: "recording the names of devices \(new.map { "\($0.id)" }.joined(separator: ", "))")
         }
         for device in new { known[device.id] = device.name }
     }

@@ -66,7 +66,9 @@ struct FolderBatch: Hashable, Sendable {
     }
 
     private static func canonicalNumber(_ text: Substring) -> UInt64? {
-        guard !text.isEmpty, text.utf8.allSatisfy({ (48...57).contains($0) }), text == "0" || text.first != "0" else { return nil }
+        guard !text.isEmpty, text.utf8.allSatisfy({ (48...57).contains($0) }), text == "0" || text.first != "0" else {
+            return nil
+        }
         return UInt64(text)
     }
 
@@ -106,11 +108,15 @@ struct FolderBatch: Hashable, Sendable {
             throw CodecError(.truncated, "the file has \(bytes.count) bytes, too few for a batch of changes", at: 0)
         }
         guard Array(bytes.prefix(Self.magic.count)) == Self.magic else {
-            throw CodecError(.invalidValue, "the file does not start with \(String(decoding: Self.magic, as: UTF8.self)), so it is not a batch of changes", at: 0)
+            throw CodecError(
+                .invalidValue,
+                "the file does not start with \(String(decoding: Self.magic, as: UTF8.self)), so it is not a batch of changes",
+                at: 0)
         }
         let body = bytes.dropLast(32)
         guard ChangeHash(hashing: body).bytes == Array(bytes.suffix(32)) else {
-            throw CodecError(.invalidValue, "the file's checksum does not match its contents: it is damaged", at: body.count)
+            throw CodecError(
+                .invalidValue, "the file's checksum does not match its contents: it is damaged", at: body.count)
         }
         let result: Result<FolderBatch, CodecError> = body.withUnsafeBytes { buffer in
             do throws(CodecError) {
@@ -118,7 +124,10 @@ struct FolderBatch: Hashable, Sendable {
                 _ = try reader.nextRaw(Self.magic.count, "the magic")
                 let version = try reader.nextByte("the format version")
                 guard version == Self.formatVersion else {
-                    throw CodecError(.unsupportedVersion, "the file has format version \(version); this build reads version \(Self.formatVersion)", at: reader.offset - 1)
+                    throw CodecError(
+                        .unsupportedVersion,
+                        "the file has format version \(version); this build reads version \(Self.formatVersion)",
+                        at: reader.offset - 1)
                 }
                 let writer = try reader.readDevice("the writer")
                 let document = DocumentID(try reader.readID("the document"))
@@ -128,10 +137,14 @@ struct FolderBatch: Hashable, Sendable {
                 let vector = try reader.readVector("the export vector")
                 // A folder never holds anywhere near 2^53 changes; beyond that, counts could not be added to.
                 guard first >= 1, first <= last, last <= ChangeLimits.counter, vector.changeCount == last else {
-                    throw CodecError(.invalidValue, "the counts \(first)-\(last) do not fit the export vector, which names \(vector.changeCount) changes", at: countsOffset)
+                    throw CodecError(
+                        .invalidValue,
+                        "the counts \(first)-\(last) do not fit the export vector, which names \(vector.changeCount) changes",
+                        at: countsOffset)
                 }
                 let devices = try reader.readDevices("the devices")
-                let count = try reader.nextCount("the number of changes", elementSize: 2, limit: SyncMessage.Limits.changes)
+                let count = try reader.nextCount(
+                    "the number of changes", elementSize: 2, limit: SyncMessage.Limits.changes)
                 var changes: [EncodedChange] = []
                 changes.reserveCapacity(count)
                 for index in 0..<count {
@@ -140,25 +153,31 @@ struct FolderBatch: Hashable, Sendable {
                     do throws(CodecError) {
                         changes.append(try EncodedChange(checking: [UInt8](data), document: document))
                     } catch {
-                        throw CodecError(error.code, "change \(index) of the file: \(error.message)", at: start + error.offset)
+                        throw CodecError(
+                            error.code, "change \(index) of the file: \(error.message)", at: start + error.offset)
                     }
                 }
                 let heads = try reader.readHeads(of: document, "the file's signed heads")
                 let signedLength = reader.offset
                 let keyOffset = reader.offset
-                let publicKey = try DevicePublicKey(checking: Array(try reader.nextBuffer(32, "the writer's public key")))
+                let publicKey = try DevicePublicKey(
+                    checking: Array(try reader.nextBuffer(32, "the writer's public key")))
                 let signature = Array(try reader.nextBuffer(64, "the writer's signature"))
                 guard reader.isAtEnd else {
-                    throw CodecError(.trailingBytes, "\(reader.remaining) bytes follow the writer's signature", at: reader.offset)
+                    throw CodecError(
+                        .trailingBytes, "\(reader.remaining) bytes follow the writer's signature", at: reader.offset)
                 }
                 guard publicKey.deviceID == writer.id,
                     publicKey.isValidSignature(signature, for: Self.signedBytes(ofBody: body.prefix(signedLength)))
                 else {
-                    throw CodecError(.invalidValue, "the file is not signed by its writer \(writer.id): someone else made it", at: keyOffset)
+                    throw CodecError(
+                        .invalidValue, "the file is not signed by its writer \(writer.id): someone else made it",
+                        at: keyOffset)
                 }
-                return .success(FolderBatch(
-                    writer: writer, document: document, first: first, last: last, vector: vector, devices: devices,
-                    changes: changes, heads: heads))
+                return .success(
+                    FolderBatch(
+                        writer: writer, document: document, first: first, last: last, vector: vector, devices: devices,
+                        changes: changes, heads: heads))
             } catch {
                 return .failure(error)
             }

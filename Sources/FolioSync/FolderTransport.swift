@@ -111,7 +111,9 @@ public struct FolderTransport: SyncTransport {
         let own = store.localDevice.id
         for writer in try writers() where writer != own {
             for document in try documents(of: writer) {
-                if contents[document] == nil { contents[document] = try readContents(of: document, folder: folder, in: store) }
+                if contents[document] == nil {
+                    contents[document] = try readContents(of: document, folder: folder, in: store)
+                }
                 try read(
                     writer, document, into: store, folder: folder, contents: &contents[document]!, names: &names,
                     report: &report)
@@ -146,22 +148,31 @@ public struct FolderTransport: SyncTransport {
                 consecutive = false
                 continue
             }
-            guard batch.writer.id == writer, batch.document == document, batch.first == file.first, batch.last == file.last else {
+            guard batch.writer.id == writer, batch.document == document, batch.first == file.first,
+                batch.last == file.last
+            else {
                 report.messagesRejected += 1
-                report.problems.append("\(location) was skipped: it holds counts \(batch.first)-\(batch.last) of device \(batch.writer.id), document \(batch.document)")
+                report.problems.append(
+                    "\(location) was skipped: it holds counts \(batch.first)-\(batch.last) of device \(batch.writer.id), document \(batch.document)"
+                )
                 consecutive = false
                 continue
             }
             report.messagesReceived += 1
             report.changesReceived += batch.changes.count
             try names.learn(batch.devices + [batch.writer], into: store)
-            let (results, refused) = try ingest(batch.changes, heads: batch.heads, from: location, into: store, report: &report)
+            let (results, refused) = try ingest(
+                batch.changes, heads: batch.heads, from: location, into: store, report: &report)
             for result in results {
                 report.changesApplied += result.applied.count
                 report.duplicates += result.duplicates
                 if !result.applied.isEmpty { report.noteUpdated(document) }
-                for (id, reason) in result.rejected { report.problems.append("\(location): change \(id) was refused: \(reason)") }
-                for (id, reason) in result.refusedHeads { report.problems.append("\(location): the head of \(id) was refused: \(reason)") }
+                for (id, reason) in result.rejected {
+                    report.problems.append("\(location): change \(id) was refused: \(reason)")
+                }
+                for (id, reason) in result.refusedHeads {
+                    report.problems.append("\(location): the head of \(id) was refused: \(reason)")
+                }
             }
             // Only what the log now holds counts as read: not a refused change, nor one still waiting.
             let logged: VersionVector
@@ -177,7 +188,9 @@ public struct FolderTransport: SyncTransport {
             if turnedAway > 0 {
                 // The store had no room for changes that arrived early: the file is read again next time.
                 consecutive = false
-                report.problems.append("\(location): \(turnedAway) changes that arrived early were turned away (too many wait); it will be read again")
+                report.problems.append(
+                    "\(location): \(turnedAway) changes that arrived early were turned away (too many wait); it will be read again"
+                )
             }
             if consecutive, file.first - 1 <= cursor.changeCount {
                 cursor.merge(batch.vector)
@@ -189,7 +202,9 @@ public struct FolderTransport: SyncTransport {
                 }
             } else if consecutive {
                 consecutive = false
-                report.problems.append("\(directory) lacks the batches from count \(cursor.changeCount + 1) to \(file.first - 1); later ones were read and will be read again")
+                report.problems.append(
+                    "\(directory) lacks the batches from count \(cursor.changeCount + 1) to \(file.first - 1); later ones were read and will be read again"
+                )
             }
         }
     }
@@ -223,7 +238,9 @@ public struct FolderTransport: SyncTransport {
 
     /// The changes of `document` this device has read in the folder: per device, the highest sequence number found
     /// in the files read (every change's predecessors are in the folder too, unless someone removed them).
-    private func readContents(of document: DocumentID, folder: UUIDBytes, in store: ChangeLogStore) throws(SyncError) -> VersionVector {
+    private func readContents(of document: DocumentID, folder: UUIDBytes, in store: ChangeLogStore) throws(SyncError)
+        -> VersionVector
+    {
         do {
             return try store.syncCursor(peer: contentsKey(folder: folder), document: document)
         } catch {
@@ -252,7 +269,9 @@ public struct FolderTransport: SyncTransport {
                 throw .store(error, while: "reading the vector of document \(document)")
             }
             if vector.isEmpty { continue }
-            guard var exported = try exportedVector(of: document, in: store, folder: folder, report: &report) else { continue }
+            guard var exported = try exportedVector(of: document, in: store, folder: folder, report: &report) else {
+                continue
+            }
             var read = VersionVector()
             if let known = contents[document] {
                 read = known
@@ -308,7 +327,9 @@ public struct FolderTransport: SyncTransport {
     /// What this device has put in the folder for `document`: its cursor, unless its newest file there says more
     /// (the cursor was not saved after a crash). Only files this device signed count: one it did not sign is
     /// someone else's, reported and passed over; one that names changes the log lacks was not written from this log.
-    private func exportedVector(of document: DocumentID, in store: ChangeLogStore, folder: UUIDBytes, report: inout SyncReport) throws(SyncError) -> VersionVector? {
+    private func exportedVector(
+        of document: DocumentID, in store: ChangeLogStore, folder: UUIDBytes, report: inout SyncReport
+    ) throws(SyncError) -> VersionVector? {
         let own = store.localDevice.id
         let saved = try cursor(of: own, document: document, folder: folder, in: store)
         let directory = path(own, document)
@@ -351,7 +372,9 @@ public struct FolderTransport: SyncTransport {
 
     /// Whether the file at `path` is one this device wrote: it decodes, and its writer, who signed it, is `device`.
     private func isOwnFile(_ path: String, of device: DeviceID) -> Bool {
-        guard let bytes = try? files.contents(of: path), let batch = try? FolderBatch(decoding: bytes) else { return false }
+        guard let bytes = try? files.contents(of: path), let batch = try? FolderBatch(decoding: bytes) else {
+            return false
+        }
         return batch.writer.id == device
     }
 
@@ -367,7 +390,8 @@ public struct FolderTransport: SyncTransport {
             case .file:
                 let text = String(decoding: try files.contents(of: location), as: UTF8.self)
                 let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-                guard lines.count == 3, lines[0] == Self.identityHeader, lines[2].isEmpty, let id = UUIDBytes(lines[1]) else {
+                guard lines.count == 3, lines[0] == Self.identityHeader, lines[2].isEmpty, let id = UUIDBytes(lines[1])
+                else {
                     throw SyncError(.malformed, "\(location) is not a Folio sync folder's identity file")
                 }
                 return id
@@ -375,9 +399,12 @@ public struct FolderTransport: SyncTransport {
                 try files.ensureDirectory(root.path)
                 let contents = "\(Self.identityHeader)\n\(identifiers.next())\n"
                 // Two processes may create it at once: the first link wins and both read the winner.
-                _ = try files.publish(Array(contents.utf8), as: Self.identityFileName, in: root.path, temporaryName: "\(identifiers.next())")
+                _ = try files.publish(
+                    Array(contents.utf8), as: Self.identityFileName, in: root.path,
+                    temporaryName: "\(identifiers.next())")
             case .directory, .other:
-                throw SyncError(.malformed, "\(location) should be a Folio sync folder's identity file but is something else")
+                throw SyncError(
+                    .malformed, "\(location) should be a Folio sync folder's identity file but is something else")
             }
         }
         throw SyncError(.io, "\(location) could not be created")
@@ -398,7 +425,8 @@ public struct FolderTransport: SyncTransport {
     private func identities(in directory: String) throws(SyncError) -> [UUIDBytes] {
         var found: [UUIDBytes] = []
         for name in try files.names(in: directory) {
-            guard let id = UUIDBytes(name), id.description == name, try files.kind(directory + "/" + name) == .directory else { continue }
+            guard let id = UUIDBytes(name), id.description == name, try files.kind(directory + "/" + name) == .directory
+            else { continue }
             found.append(id)
         }
         return found.sorted()
@@ -416,7 +444,9 @@ public struct FolderTransport: SyncTransport {
         "folder \(folder) read"
     }
 
-    private func cursor(of writer: DeviceID, document: DocumentID, folder: UUIDBytes, in store: ChangeLogStore) throws(SyncError) -> VersionVector {
+    private func cursor(of writer: DeviceID, document: DocumentID, folder: UUIDBytes, in store: ChangeLogStore)
+        throws(SyncError) -> VersionVector
+    {
         do {
             return try store.syncCursor(peer: cursorKey(writer, folder: folder), document: document)
         } catch {

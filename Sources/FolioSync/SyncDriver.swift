@@ -23,7 +23,9 @@ public struct SyncDriver: Sendable {
     ///   - limits: how large a `changes` message may grow.
     /// - Complexity: O(documents × devices).
     /// - Throws: ``SyncError`` `store` when the store cannot be read.
-    public init(store: ChangeLogStore, role: SyncSession.Role, id: UInt64, limits: SyncSession.Limits = SyncSession.Limits()) throws {
+    public init(
+        store: ChangeLogStore, role: SyncSession.Role, id: UInt64, limits: SyncSession.Limits = SyncSession.Limits()
+    ) throws {
         self.store = store
         var vectors: [DocumentID: VersionVector] = [:]
         var heads: [DocumentID: [ChangeHash]] = [:]
@@ -126,7 +128,8 @@ public struct SyncDriver: Sendable {
             do {
                 vector = try store.vector(of: document)
             } catch {
-                throw .store(error, while: "reading the vector of document \(document) after ingesting the peer's changes")
+                throw .store(
+                    error, while: "reading the vector of document \(document) after ingesting the peer's changes")
             }
             actions += session.ingested(document, vector: vector)
         }
@@ -173,8 +176,10 @@ public struct SyncDriver: Sendable {
                     throw .store(error, while: "reading the changes of document \(document) for the peer")
                 }
                 let store = store
-                queue.append(contentsOf: session.fetched(
-                    changes.map(EncodedChange.init), heads: heads, signing: { store.signedHead(for: $0) }, of: document))
+                queue.append(
+                    contentsOf: session.fetched(
+                        changes.map(EncodedChange.init), heads: heads, signing: { store.signedHead(for: $0) },
+                        of: document))
             case .ingest(let document, let changes, let heads):
                 let vector: VersionVector
                 do {
@@ -184,7 +189,8 @@ public struct SyncDriver: Sendable {
                     if !result.applied.isEmpty { report.noteUpdated(document) }
                     vector = try store.vector(of: document)
                 } catch {
-                    throw .store(error, while: "ingesting \(changes.count) changes of document \(document) from the peer")
+                    throw .store(
+                        error, while: "ingesting \(changes.count) changes of document \(document) from the peer")
                 }
                 queue.append(contentsOf: session.ingested(document, vector: vector))
             case .verify(let document, let heads):
@@ -193,12 +199,14 @@ public struct SyncDriver: Sendable {
                     do {
                         found = try store.change(head, of: document)
                     } catch {
-                        throw .store(error, while: "looking up the peer's head \(head.shortHex) of document \(document)")
+                        throw .store(
+                            error, while: "looking up the peer's head \(head.shortHex) of document \(document)")
                     }
                     guard found == nil else { continue }
                     throw SyncError(
                         .integrity,
-                        "document \(document): the peer's head \(head.shortHex) is not in this log although this log has every change the peer's vector names, so the two logs hold different changes under the same identities (a cloned or restored device reused its identity); nothing was overwritten")
+                        "document \(document): the peer's head \(head.shortHex) is not in this log although this log has every change the peer's vector names, so the two logs hold different changes under the same identities (a cloned or restored device reused its identity); nothing was overwritten"
+                    )
                 }
             }
         }

@@ -15,7 +15,12 @@ extension SyncMessage {
         static let nameBytes = 64 << 10
     }
 
-    private enum Tag: UInt8 { case hello = 0, request = 1, changes = 2, done = 3 }
+    private enum Tag: UInt8 {
+        case hello = 0
+        case request = 1
+        case changes = 2
+        case done = 3
+    }
 
     /// Whether `bytes` start as a `changes` message (without decoding the rest).
     public static func startsAsChanges(_ bytes: [UInt8]) -> Bool {
@@ -60,7 +65,8 @@ extension SyncMessage {
             writer.write(id: document.uuid)
             writer.write(varint: UInt64(changes.count))
             for change in changes {
-                precondition(change.change.document == document, "change \(change.change.id) belongs to another document")
+                precondition(
+                    change.change.document == document, "change \(change.change.id) belongs to another document")
                 writer.write(lengthPrefixed: change.bytes)
             }
             writer.write(heads: heads, of: document)
@@ -96,7 +102,9 @@ extension SyncMessage {
     private static func decode(_ reader: inout BinaryReader) throws(CodecError) -> SyncMessage {
         let version = try reader.nextByte("the message's format version")
         guard version == formatVersion else {
-            throw CodecError(.unsupportedVersion, "the message has format version \(version); this build reads version \(formatVersion)", at: 0)
+            throw CodecError(
+                .unsupportedVersion,
+                "the message has format version \(version); this build reads version \(formatVersion)", at: 0)
         }
         let tagOffset = reader.offset
         let rawTag = try reader.nextByte("the message's tag")
@@ -128,21 +136,26 @@ extension SyncMessage {
                 previous = document
                 let vector = try reader.readVector("the vector of document \(document)")
                 let headsOffset = reader.offset
-                let headCount = try reader.nextCount("the number of heads of document \(document)", elementSize: 32, limit: Limits.heads)
+                let headCount = try reader.nextCount(
+                    "the number of heads of document \(document)", elementSize: 32, limit: Limits.heads)
                 var documentHeads: [ChangeHash] = []
                 documentHeads.reserveCapacity(headCount)
                 for _ in 0..<headCount {
                     documentHeads.append(ChangeHash(try reader.nextBuffer(32, "a head of document \(document)")))
                 }
                 guard zip(documentHeads, documentHeads.dropFirst()).allSatisfy({ $0 < $1 }) else {
-                    throw CodecError(.notCanonical, "the heads of document \(document) are out of order or repeated", at: headsOffset)
+                    throw CodecError(
+                        .notCanonical, "the heads of document \(document) are out of order or repeated", at: headsOffset
+                    )
                 }
                 if !vector.isEmpty { vectors[document] = vector }
                 if !documentHeads.isEmpty { heads[document] = documentHeads }
             }
             let devices = try reader.readDevices("the hello's devices")
-            return .hello(SyncHello(
-                device: device, session: session, replyTo: replyTo, vectors: vectors, heads: heads, devices: devices))
+            return .hello(
+                SyncHello(
+                    device: device, session: session, replyTo: replyTo, vectors: vectors, heads: heads, devices: devices
+                ))
         case .request:
             let document = DocumentID(try reader.readID("the request's document"))
             return .request(document: document, since: try reader.readVector("the request's vector"))
@@ -157,7 +170,8 @@ extension SyncMessage {
                 do {
                     changes.append(try EncodedChange(checking: [UInt8](bytes), document: document))
                 } catch {
-                    throw CodecError(error.code, "change \(index) of the message: \(error.message)", at: start + error.offset)
+                    throw CodecError(
+                        error.code, "change \(index) of the message: \(error.message)", at: start + error.offset)
                 }
             }
             let heads = try reader.readHeads(of: document, "the message's signed heads")
@@ -211,7 +225,9 @@ extension BinaryWriter {
 extension BinaryReader {
     /// Reads what ``BinaryWriter/write(heads:of:)`` writes, refusing heads of another document and heads out of
     /// device order or repeated.
-    mutating func readHeads(of document: DocumentID, _ what: @autoclosure () -> String) throws(CodecError) -> [SignedHead] {
+    mutating func readHeads(of document: DocumentID, _ what: @autoclosure () -> String) throws(CodecError)
+        -> [SignedHead]
+    {
         let count = try nextCount("the number of \(what())", elementSize: 160, limit: SyncMessage.Limits.heads)
         var heads: [SignedHead] = []
         heads.reserveCapacity(count)
@@ -219,7 +235,8 @@ extension BinaryReader {
             let offset = self.offset
             let head = try nextHead()
             guard head.document == document else {
-                throw CodecError(.invalidValue, "\(what()) include one of document \(head.document), not \(document)", at: offset)
+                throw CodecError(
+                    .invalidValue, "\(what()) include one of document \(head.document), not \(document)", at: offset)
             }
             if let previous = heads.last, !(previous.change.device < head.change.device) {
                 throw CodecError(.notCanonical, "\(what()) are out of device order or repeated", at: offset)
@@ -236,7 +253,8 @@ extension BinaryReader {
 
     mutating func readVector(_ what: @autoclosure () -> String) throws(CodecError) -> VersionVector {
         let start = offset
-        let count = try nextCount("the entry count of \(what())", elementSize: 17, limit: SyncMessage.Limits.vectorEntries)
+        let count = try nextCount(
+            "the entry count of \(what())", elementSize: 17, limit: SyncMessage.Limits.vectorEntries)
         var entries: [VersionVector.Entry] = []
         entries.reserveCapacity(count)
         for _ in 0..<count {
@@ -244,7 +262,10 @@ extension BinaryReader {
             let seqOffset = offset
             let seq = try nextVarint("a sequence number of \(what())")
             guard seq <= ChangeLimits.counter else {
-                throw CodecError(.oversized, "a sequence number of \(what()), \(seq), is beyond the limit of \(ChangeLimits.counter)", at: seqOffset)
+                throw CodecError(
+                    .oversized,
+                    "a sequence number of \(what()), \(seq), is beyond the limit of \(ChangeLimits.counter)",
+                    at: seqOffset)
             }
             entries.append(VersionVector.Entry(device: device, seq: seq))
         }

@@ -64,7 +64,8 @@ extension SyncMessage: CustomStringConvertible {
         switch self {
         case .hello(let hello):
             let reply = hello.replyTo.map { " reply to \($0)" } ?? ""
-            return "hello from \(hello.device.name.isEmpty ? hello.device.id.description : hello.device.name) session \(hello.session)\(reply), \(hello.vectors.count) documents"
+            return
+                "hello from \(hello.device.name.isEmpty ? hello.device.id.description : hello.device.name) session \(hello.session)\(reply), \(hello.vectors.count) documents"
         case .request(let document, let since):
             return "request \(document) since \(since)"
         case .changes(let document, let changes, let heads):

@@ -33,12 +33,15 @@ public struct SyncReport: Hashable, Sendable, CustomStringConvertible {
 
     /// Notes that `document`'s log grew, keeping ``updatedDocuments`` sorted and free of repeats.
     mutating func noteUpdated(_ document: DocumentID) {
-        var low = 0, high = updatedDocuments.count
+        var low = 0
+        var high = updatedDocuments.count
         while low < high {
             let middle = (low + high) / 2
             if updatedDocuments[middle] < document { low = middle + 1 } else { high = middle }
         }
-        if low == updatedDocuments.count || updatedDocuments[low] != document { updatedDocuments.insert(document, at: low) }
+        if low == updatedDocuments.count || updatedDocuments[low] != document {
+            updatedDocuments.insert(document, at: low)
+        }
     }
 
     /// One line: the counts.

@@ -107,7 +107,9 @@ public struct SyncSession: Hashable, Sendable {
     /// - Complexity: O(documents × devices).
     public var isComplete: Bool {
         guard let peer else { return false }
-        return peer.vectors.allSatisfy { document, vector in vector.isContained(in: vectors[document] ?? VersionVector()) }
+        return peer.vectors.allSatisfy { document, vector in
+            vector.isContained(in: vectors[document] ?? VersionVector())
+        }
     }
 
     /// Whether the exchange is over for this side: it is complete and the peer said it is complete too.
@@ -232,7 +234,9 @@ public struct SyncSession: Hashable, Sendable {
             bytes = 0
         }
         for change in changes {
-            if !batch.isEmpty, batch.count == limits.changesPerMessage || bytes + change.bytes.count > limits.bytesPerMessage {
+            if !batch.isEmpty,
+                batch.count == limits.changesPerMessage || bytes + change.bytes.count > limits.bytesPerMessage
+            {
                 flush()
             }
             batch.append(change)

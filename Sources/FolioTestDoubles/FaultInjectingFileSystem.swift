@@ -149,33 +149,57 @@ public final class FaultInjectingFileSystem: FileSystem {
 
     // MARK: - Reads
 
+    /// What is at `url`, without following a symbolic link there (`lstat`).
+    ///
+    /// - Throws: ``FileSystemError`` when the item cannot be examined (an absent item is not an error).
     public func itemKind(at url: URL) throws -> FileItemKind {
         try checkAlive("lstat", url)
         return try base.itemKind(at: url)
     }
 
+    /// The kind, size and modification time of the item at `url`, without following a symbolic link there.
+    ///
+    /// - Throws: ``FileSystemError``, `notFound` when nothing is there.
     public func attributes(at url: URL) throws -> FileAttributes {
         try checkAlive("lstat", url)
         return try base.attributes(at: url)
     }
 
+    /// The time the file system stamps on what is written now, to tell whether a file's recorded modification time
+    /// is recent enough that a later write could have left it unchanged. By default the system's clock.
     public func currentTime() -> Date { base.currentTime() }
 
+    /// The whole contents of the regular file at `url`.
+    ///
+    /// - Throws: ``FileSystemError``; `symbolicLink` for a link and `notRegularFile` for a directory, FIFO or
+    ///   device, which are never opened for reading.
     public func contents(of url: URL) throws -> Data {
         try checkAlive("read", url)
         return try base.contents(of: url)
     }
 
+    /// The whole contents of the regular file at `url`, which must not hold more than `limit` bytes: for files
+    /// anyone could have put there. No more than `limit + 1` bytes are read, however large the file is.
+    ///
+    /// - Throws: ``FileSystemError`` as ``contents(of:)``, and ``FileSystemErrorCode/tooLarge`` when the file holds
+    ///   more than `limit` bytes.
     public func contents(of url: URL, limit: Int) throws -> Data {
         try checkAlive("read", url)
         return try base.contents(of: url, limit: limit)
     }
 
+    /// The first `count` bytes of the regular file at `url`, or all of them when it holds fewer: for a header. No
+    /// more than `count` bytes are read, however large the file is.
+    ///
+    /// - Throws: ``FileSystemError`` as ``contents(of:)``.
     public func leadingBytes(of url: URL, count: Int) throws -> Data {
         try checkAlive("read", url)
         return try base.leadingBytes(of: url, count: count)
     }
 
+    /// The names in the directory at `url`, without `.` and `..`, sorted by their UTF-8 bytes.
+    ///
+    /// - Throws: ``FileSystemError``; `notDirectory` when `url` is not a directory.
     public func contentsOfDirectory(at url: URL) throws -> [String] {
         try checkAlive("list", url)
         return try base.contentsOfDirectory(at: url)
@@ -183,66 +207,101 @@ public final class FaultInjectingFileSystem: FileSystem {
 
     // MARK: - Steps
 
+    /// Creates one directory (its parent must exist).
+    ///
+    /// - Throws: ``FileSystemError``; `exists` when something is already there.
     public func createDirectory(at url: URL) throws {
         try perform(Step(kind: .createDirectory, path: PosixFileSystem.path(of: url), byteCount: 0)) {
             try base.createDirectory(at: url)
         }
     }
 
+    /// Creates or truncates the regular file at `url` and writes all of `data` to it; does not sync.
+    ///
+    /// - Throws: ``FileSystemError``; `symbolicLink` when a link is at `url` (it is not followed).
     public func writeFile(_ data: Data, to url: URL) throws {
         let step = Step(kind: .writeFile, path: PosixFileSystem.path(of: url), byteCount: data.count)
-        try perform(step, tornWrite: { prefix in
-            let torn = data.prefix(prefix)
-            try? self.base.writeFile(torn, to: url)
-            return torn.count
-        }) {
-            try base.writeFile(data, to: url)
-        }
+        try perform(
+            step,
+            tornWrite: { prefix in
+                let torn = data.prefix(prefix)
+                try? self.base.writeFile(torn, to: url)
+                return torn.count
+            },
+            operation: { try base.writeFile(data, to: url) }
+        )
     }
 
+    /// Creates or truncates the regular file at `destination` and copies into it the contents of the regular file at
+    /// `source`, a piece at a time (a large file is never held in memory); does not sync.
+    ///
+    /// - Throws: ``FileSystemError``; `symbolicLink` when a link is at either URL (neither is followed),
+    ///   `notRegularFile` when `source` is a directory or special file.
     public func copyFile(at source: URL, to destination: URL) throws {
         try checkAlive("lstat", source)
         // The size is known only if the source can be examined; the copy then reports its own error.
         let size = (try? base.attributes(at: source).size) ?? 0
-        let step = Step(kind: .copyFile, path: PosixFileSystem.path(of: source),
-                        destination: PosixFileSystem.path(of: destination), byteCount: size)
-        try perform(step, tornWrite: { prefix in
-            guard let torn = try? self.base.contents(of: source).prefix(prefix) else { return 0 }
-            try? self.base.writeFile(torn, to: destination)
-            return torn.count
-        }) {
-            try base.copyFile(at: source, to: destination)
-        }
+        let step = Step(
+            kind: .copyFile, path: PosixFileSystem.path(of: source),
+            destination: PosixFileSystem.path(of: destination), byteCount: size)
+        try perform(
+            step,
+            tornWrite: { prefix in
+                guard let torn = try? self.base.contents(of: source).prefix(prefix) else { return 0 }
+                try? self.base.writeFile(torn, to: destination)
+                return torn.count
+            },
+            operation: { try base.copyFile(at: source, to: destination) }
+        )
     }
 
+    /// Flushes the file at `url` to stable storage (`fsync`).
+    ///
+    /// - Throws: ``FileSystemError``; an I/O error here means the data may not be on disk.
     public func synchronizeFile(at url: URL) throws {
         try perform(Step(kind: .synchronizeFile, path: PosixFileSystem.path(of: url), byteCount: 0)) {
             try base.synchronizeFile(at: url)
         }
     }
 
+    /// Flushes the directory at `url` (its entries: creations, renames, removals) to stable storage.
+    ///
+    /// - Throws: ``FileSystemError``.
     public func synchronizeDirectory(at url: URL) throws {
         try perform(Step(kind: .synchronizeDirectory, path: PosixFileSystem.path(of: url), byteCount: 0)) {
             try base.synchronizeDirectory(at: url)
         }
     }
 
+    /// Renames `source` to `destination` atomically, replacing a file (or an empty directory) there.
+    ///
+    /// - Throws: ``FileSystemError``.
     public func rename(_ source: URL, to destination: URL) throws {
-        let step = Step(kind: .rename, path: PosixFileSystem.path(of: source),
-                        destination: PosixFileSystem.path(of: destination), byteCount: 0)
+        let step = Step(
+            kind: .rename, path: PosixFileSystem.path(of: source),
+            destination: PosixFileSystem.path(of: destination), byteCount: 0)
         try perform(step) {
             try base.rename(source, to: destination)
         }
     }
 
+    /// Gives the file at `source` the further name `destination` (a hard link), atomically and never replacing
+    /// anything: publishing a file whole under a name another process may take at the same time. `source` keeps its
+    /// name; remove it afterwards.
+    ///
+    /// - Throws: ``FileSystemError``; `exists` when something is at `destination` (it is left as it is).
     public func link(_ source: URL, to destination: URL) throws {
-        let step = Step(kind: .link, path: PosixFileSystem.path(of: source),
-                        destination: PosixFileSystem.path(of: destination), byteCount: 0)
+        let step = Step(
+            kind: .link, path: PosixFileSystem.path(of: source),
+            destination: PosixFileSystem.path(of: destination), byteCount: 0)
         try perform(step) {
             try base.link(source, to: destination)
         }
     }
 
+    /// Removes the file, link or whole directory tree at `url`, never following a link.
+    ///
+    /// - Throws: ``FileSystemError``; `notFound` when nothing is there.
     public func remove(at url: URL) throws {
         try perform(Step(kind: .remove, path: PosixFileSystem.path(of: url), byteCount: 0)) {
             try base.remove(at: url)
@@ -259,8 +318,10 @@ public final class FaultInjectingFileSystem: FileSystem {
 
     /// Numbers the step and applies its fault, or performs it. The lock is held throughout so that steps from
     /// several threads are numbered in the order they happen.
-    private func perform(_ step: Step, tornWrite: ((Int) -> Int)? = nil,
-                         _ body: () throws -> Void) throws {
+    private func perform(
+        _ step: Step, tornWrite: ((Int) -> Int)? = nil,
+        operation body: () throws -> Void
+    ) throws {
         try state.withLock { (state: inout State) throws -> Void in
             if state.crashed {
                 throw FileSystemError(.crashed, operation: step.kind.operation, path: step.path)

@@ -30,7 +30,10 @@ public final class InMemoryHub: Sendable {
     ///   - faults: how unreliable the network is.
     ///   - maxTicks: how many timeouts an exchange may take before it gives up.
     ///   - limits: how large a `changes` message may grow.
-    public init(seed: UInt64, faults: FaultProfile = .reliable, maxTicks: Int = 200, limits: SyncSession.Limits = SyncSession.Limits()) {
+    public init(
+        seed: UInt64, faults: FaultProfile = .reliable, maxTicks: Int = 200,
+        limits: SyncSession.Limits = SyncSession.Limits()
+    ) {
         precondition(maxTicks >= 0, "maxTicks must not be negative")
         self.faults = faults
         self.maxTicks = maxTicks
@@ -43,7 +46,8 @@ public final class InMemoryHub: Sendable {
     /// - Throws: ``SyncError`` `store` when either store fails; what was ingested before stays (it is correct).
     /// - Precondition: the stores are different.
     @discardableResult
-    public func sync(_ initiator: ChangeLogStore, with responder: ChangeLogStore) throws(SyncError) -> InMemoryExchange {
+    public func sync(_ initiator: ChangeLogStore, with responder: ChangeLogStore) throws(SyncError) -> InMemoryExchange
+    {
         do {
             return try exchange(initiator, with: responder)
         } catch let error as SyncError {
@@ -84,6 +88,7 @@ public final class InMemoryHub: Sendable {
         // The initiator finishes only on the responder's `done`, sent once the responder was complete; the
         // initiator's last `done` may not have reached it, which does not matter.
         responderReport.isComplete = first.isFinished && second.session.isComplete
-        return InMemoryExchange(initiator: first.report, responder: responderReport, ticks: ticks, faults: link.statistics)
+        return InMemoryExchange(
+            initiator: first.report, responder: responderReport, ticks: ticks, faults: link.statistics)
     }
 }

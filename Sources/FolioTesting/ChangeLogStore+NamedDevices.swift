@@ -12,7 +12,8 @@ extension ChangeLogStore {
     ) throws {
         let key = try Self.key(of: device)
         try self.init(
-            at: url, key: key, deviceName: device.name, clock: clock, durability: durability, access: access, limits: limits)
+            at: url, key: key, deviceName: device.name, clock: clock, durability: durability, access: access,
+            limits: limits)
     }
 
     /// Makes a store in memory as `device`, which ``Device/named(_:)`` made.

@@ -24,7 +24,8 @@ public struct PropertyCheck {
         sourceLocation: SourceLocation = #_sourceLocation
     ) {
         if !condition { failures += 1 }
-        #expect(condition, "seed \(seed) (replay with FOLIO_SEED=\(seed)), iteration \(iteration): \(message())",
-                sourceLocation: sourceLocation)
+        #expect(
+            condition, "seed \(seed) (replay with FOLIO_SEED=\(seed)), iteration \(iteration): \(message())",
+            sourceLocation: sourceLocation)
     }
 }

@@ -15,7 +15,8 @@ public final class TemporaryDirectory: Sendable {
     public init(inMemory: Bool = false, _ file: String = #fileID) throws {
         let target = file.split(separator: "/").first.map(String.init) ?? "FolioTests"
         let memory = URL(fileURLWithPath: "/dev/shm", isDirectory: true)
-        let base = inMemory && FileManager.default.isWritableFile(atPath: memory.path)
+        let base =
+            inMemory && FileManager.default.isWritableFile(atPath: memory.path)
             ? memory : FileManager.default.temporaryDirectory
         url = base.appendingPathComponent("\(target)-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)

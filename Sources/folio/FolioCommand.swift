@@ -23,12 +23,14 @@ struct FolioCommand: AsyncParsableCommand {
             }
         } catch let error as CommandFailure {
             // Messages quote names and paths from files and stores: escaped, their lines kept.
-            FileHandle.standardError.write(Data("folio: \(TerminalText.escaped(error.message, keepingLines: true))\n".utf8))
+            FileHandle.standardError.write(
+                Data("folio: \(TerminalText.escaped(error.message, keepingLines: true))\n".utf8))
             Foundation.exit(error.exitCode)
         } catch {
             // Argument errors are invalid input: exit 2, as documented, rather than the parser's default of 64.
             if exitCode(for: error) == .validationFailure {
-                FileHandle.standardError.write(Data((TerminalText.escaped(fullMessage(for: error), keepingLines: true) + "\n").utf8))
+                FileHandle.standardError.write(
+                    Data((TerminalText.escaped(fullMessage(for: error), keepingLines: true) + "\n").utf8))
                 Foundation.exit(2)
             }
             exit(withError: error)

@@ -45,7 +45,8 @@ struct FuzzCommand: AsyncParsableCommand {
 
     func run() async throws {
         let fuzzer = Fuzzer(
-            generator: ScenarioGenerator(devices: Int(devices.range.lowerBound)...Int(devices.range.upperBound), steps: steps),
+            generator: ScenarioGenerator(
+                devices: Int(devices.range.lowerBound)...Int(devices.range.upperBound), steps: steps),
             workDirectory: try workDirectory.prepare())
         let progress = Progress(total: seeds.range.count)
         var failures = 0
@@ -86,17 +87,24 @@ struct FuzzCommand: AsyncParsableCommand {
         }
         progress.clear()
         let seconds = Date().timeIntervalSince(started)
-        print("\(done) scenario\(done == 1 ? "" : "s") (seeds \(seeds)), \(failures) violation\(failures == 1 ? "" : "s"), "
-              + String(format: "%.1f s, %.0f scenarios/min", seconds, Double(done) / max(seconds, 0.001) * 60))
-        if failures > 0 { throw CommandFailure(message: "\(failures) seed\(failures == 1 ? "" : "s") broke an invariant", exitCode: 1) }
+        print(
+            "\(done) scenario\(done == 1 ? "" : "s") (seeds \(seeds)), \(failures) violation\(failures == 1 ? "" : "s"), "
+                + String(format: "%.1f s, %.0f scenarios/min", seconds, Double(done) / max(seconds, 0.001) * 60))
+        if failures > 0 {
+            throw CommandFailure(message: "\(failures) seed\(failures == 1 ? "" : "s") broke an invariant", exitCode: 1)
+        }
     }
 
     private func report(_ outcome: Fuzzer.Outcome) {
         print("FAIL  seed \(outcome.seed)")
         for violation in outcome.violations { printEscaped("  \(violation)") }
         guard let shrunk = outcome.shrunk else { return }
-        print("  shrunk to \(shrunk.steps.count) step\(shrunk.steps.count == 1 ? "" : "s"); replay it with folio replay:")
-        print(TerminalText.escaped(shrunk.yaml.split(separator: "\n", omittingEmptySubsequences: false).map { "    " + $0 }.joined(separator: "\n"), keepingLines: true))
+        print(
+            "  shrunk to \(shrunk.steps.count) step\(shrunk.steps.count == 1 ? "" : "s"); replay it with folio replay:")
+        print(
+            TerminalText.escaped(
+                shrunk.yaml.split(separator: "\n", omittingEmptySubsequences: false).map { "    " + $0 }.joined(
+                    separator: "\n"), keepingLines: true))
         if let out {
             let url = URL(fileURLWithPath: out, isDirectory: true).appendingPathComponent("fuzz-\(outcome.seed).yaml")
             do {
@@ -104,7 +112,8 @@ struct FuzzCommand: AsyncParsableCommand {
                 print("  written to \(url.path)")
             } catch {
                 // The YAML is printed above: nothing is lost, but the user asked for the file.
-                FileHandle.standardError.write(Data("folio: cannot write \(url.path): \(CommandFiles.reason(error))\n".utf8))
+                FileHandle.standardError.write(
+                    Data("folio: cannot write \(url.path): \(CommandFiles.reason(error))\n".utf8))
             }
         }
     }
@@ -151,7 +160,8 @@ struct Progress {
     func show(done: Int, failures: Int, since start: Date) {
         guard isTerminal else { return }
         let rate = Double(done) / max(Date().timeIntervalSince(start), 0.001) * 60
-        FileHandle.standardError.write(Data(String(format: "\r%d/%d scenarios, %d violations, %.0f/min ", done, total, failures, rate).utf8))
+        FileHandle.standardError.write(
+            Data(String(format: "\r%d/%d scenarios, %d violations, %.0f/min ", done, total, failures, rate).utf8))
     }
 
     func clear() {

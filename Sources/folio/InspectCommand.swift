@@ -26,7 +26,8 @@ struct InspectCommand: AsyncParsableCommand {
     func run() async throws {
         let fileSystem = PosixFileSystem()
         let url = URL(fileURLWithPath: directory, isDirectory: true)
-        guard (try? fileSystem.itemKind(at: url.appendingPathComponent(".folio/store.sqlite"))) ?? .absent != .absent else {
+        guard (try? fileSystem.itemKind(at: url.appendingPathComponent(".folio/store.sqlite"))) ?? .absent != .absent
+        else {
             throw CommandFailure.invalidInput("\(directory) is not a Folio library: it has no .folio/store.sqlite")
         }
         var value: ConflictReport

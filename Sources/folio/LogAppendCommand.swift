@@ -27,7 +27,9 @@ struct LogAppendCommand: AsyncParsableCommand {
     func validate() throws {
         guard count >= 0 else { throw ValidationError("--count must be 0 (until killed) or more, not \(count)") }
         guard batch >= 1 else { throw ValidationError("--batch must be at least 1, not \(batch)") }
-        guard ["normal", "full"].contains(durability) else { throw ValidationError("--durability must be normal or full, not '\(durability)'") }
+        guard ["normal", "full"].contains(durability) else {
+            throw ValidationError("--durability must be normal or full, not '\(durability)'")
+        }
     }
 
     func run() async throws {

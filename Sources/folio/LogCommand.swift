@@ -9,7 +9,10 @@ struct LogCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "log",
         abstract: "Look into change-log stores: show and verify.",
-        subcommands: [LogExerciseCommand.self, LogAppendCommand.self, LogSyncCommand.self, LogShowCommand.self, LogVerifyCommand.self]
+        subcommands: [
+            LogExerciseCommand.self, LogAppendCommand.self, LogSyncCommand.self, LogShowCommand.self,
+            LogVerifyCommand.self,
+        ]
     )
 }
 
@@ -21,9 +24,10 @@ func openStore(
 ) throws -> ChangeLogStore {
     do {
         return try ChangeLogStore(
-            at: URL(fileURLWithPath: path), key: deviceKey(named: name), deviceName: name, clock: clock, durability: durability,
+            at: URL(fileURLWithPath: path), key: deviceKey(named: name), deviceName: name, clock: clock,
+            durability: durability,
             fileSystem: fileSystem)
-    } catch where error.code == .notAStore || error.code == .newerFormat {
+    } catch  where error.code == .notAStore || error.code == .newerFormat {
         throw CommandFailure.invalidInput(error.message)
     } catch {
         throw CommandFailure.checkFailed("cannot open \(path): \(error)")
@@ -42,7 +46,8 @@ struct StoreCopy {
     /// goes through `fileSystem`.
     init(of path: String, fileSystem: any FileSystem = PosixFileSystem()) throws {
         self.fileSystem = fileSystem
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("folio-log-\(UUID().uuidString)", isDirectory: true)
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "folio-log-\(UUID().uuidString)", isDirectory: true)
         let copy = directory.appendingPathComponent("store.sqlite")
         do {
             try fileSystem.createDirectories(at: directory)
@@ -51,8 +56,10 @@ struct StoreCopy {
         }
         do {
             try ChangeLogStore.snapshot(ofStoreAt: URL(fileURLWithPath: path), to: copy, fileSystem: fileSystem)
-            let owner = try ChangeLogStore.localIdentity(ofStoreAt: copy) ?? (deviceKey(named: "folio-cli"), "folio-cli")
-            store = try ChangeLogStore(at: copy, key: owner.key, deviceName: owner.name, durability: .off, fileSystem: fileSystem)
+            let owner =
+                try ChangeLogStore.localIdentity(ofStoreAt: copy) ?? (deviceKey(named: "folio-cli"), "folio-cli")
+            store = try ChangeLogStore(
+                at: copy, key: owner.key, deviceName: owner.name, durability: .off, fileSystem: fileSystem)
         } catch {
             try? fileSystem.remove(at: directory)
             let message = error.message.replacingOccurrences(of: copy.path, with: path)
@@ -71,8 +78,10 @@ struct StoreCopy {
 /// `iPad 3, Mac 1`: a vector with device names where the store knows them.
 func describe(_ vector: VersionVector, names: [DeviceID: String]) -> String {
     guard !vector.isEmpty else { return "empty" }
-    return vector.entries.map { "\(names[$0.device].flatMap { $0.isEmpty ? nil : $0 } ?? $0.device.description) \($0.seq)" }
-        .joined(separator: ", ")
+    return vector.entries.map {
+        "\(names[$0.device].flatMap { $0.isEmpty ? nil : $0 } ?? $0.device.description) \($0.seq)"
+    }
+    .joined(separator: ", ")
 }
 
 /// A deterministic device key for a command-line name: the same name gives the same device on every run. Anyone

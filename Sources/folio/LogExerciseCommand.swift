@@ -20,7 +20,9 @@ struct LogExerciseCommand: AsyncParsableCommand {
     var edits = 3
 
     func validate() throws {
-        guard edits >= 1 && edits <= 100_000 else { throw ValidationError("--edits must be between 1 and 100000, not \(edits)") }
+        guard edits >= 1 && edits <= 100_000 else {
+            throw ValidationError("--edits must be between 1 and 100000, not \(edits)")
+        }
     }
 
     func run() async throws {
@@ -30,11 +32,13 @@ struct LogExerciseCommand: AsyncParsableCommand {
         let document = DocumentID(using: SeededIdentifierSource(seed: 42))
         let names = ["iPad", "Mac", "Phone"]
         let stores = try names.map { name in
-            try openStore(at: root.appendingPathComponent("\(name).sqlite").path,
-                          deviceNamed: name, clock: clock)
+            try openStore(
+                at: root.appendingPathComponent("\(name).sqlite").path,
+                deviceNamed: name, clock: clock)
         }
 
-        try stores[0].append(.lifecycle(.create(name: "Notes", type: "public.plain-text", container: .shared)), to: document)
+        try stores[0].append(
+            .lifecycle(.create(name: "Notes", type: "public.plain-text", container: .shared)), to: document)
         try deliver(from: stores[0], to: Array(stores[1...]), document: document, scrambled: false)
         print("iPad created the document; everyone has \(try stores[0].vector(of: document))")
 
@@ -59,25 +63,32 @@ struct LogExerciseCommand: AsyncParsableCommand {
             let headNames = heads.map { head in
                 "\(names.first { deviceKey(named: $0).id == head.id.device } ?? "?")#\(head.id.seq)"
             }
-            print("       heads [\(headNames.joined(separator: ", "))], waiting \(try store.pendingChanges(of: document).count), \(report)")
+            print(
+                "       heads [\(headNames.joined(separator: ", "))], waiting \(try store.pendingChanges(of: document).count), \(report)"
+            )
             if !report.isSound { failures.append("\(name): \(report)") }
         }
         let vectors = try Set(stores.map { try $0.vector(of: document) })
         let heads = try Set(stores.map { try $0.heads(of: document).map(\.hash) })
         if vectors.count != 1 || heads.count != 1 { failures.append("the devices did not converge") }
         guard failures.isEmpty else { throw CommandFailure.checkFailed(failures.joined(separator: "; ")) }
-        print("converged: \(names.count) devices, \(try stores[0].changeCount()) changes each, \(try stores[0].heads(of: document).count) concurrent heads")
+        print(
+            "converged: \(names.count) devices, \(try stores[0].changeCount()) changes each, \(try stores[0].heads(of: document).count) concurrent heads"
+        )
     }
 
     private func makeDirectory() throws -> URL {
-        let url = directory.map { URL(fileURLWithPath: $0) }
+        let url =
+            directory.map { URL(fileURLWithPath: $0) }
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("folio-exercise-\(UUID().uuidString)")
         try PosixFileSystem().createDirectories(at: url)
         return url
     }
 
     /// Sends `source`'s changes that each target lacks, optionally in reverse causal order and twice.
-    private func deliver(from source: ChangeLogStore, to targets: [ChangeLogStore], document: DocumentID, scrambled: Bool) throws {
+    private func deliver(
+        from source: ChangeLogStore, to targets: [ChangeLogStore], document: DocumentID, scrambled: Bool
+    ) throws {
         for target in targets {
             let missing = try source.changes(of: document, since: target.vector(of: document))
             let heads = try source.signedHeads(of: document)

@@ -22,7 +22,8 @@ struct LogShowCommand: AsyncParsableCommand {
             printEscaped("  vector  \(describe(try log.vector(of: document), names: names))")
             for head in try log.heads(of: document) {
                 let name = names[head.id.device].map { $0.isEmpty ? "" : " (\($0))" } ?? ""
-                printEscaped("  head    \(head.id)\(name) lamport \(head.lamport) at \(head.wallTime) \(head.hash.shortHex)")
+                printEscaped(
+                    "  head    \(head.id)\(name) lamport \(head.lamport) at \(head.wallTime) \(head.hash.shortHex)")
             }
             let pending = try log.pendingChanges(of: document)
             if !pending.isEmpty { printEscaped("  waiting \(pending.map(\.id.description).joined(separator: ", "))") }

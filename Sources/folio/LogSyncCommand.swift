@@ -33,10 +33,13 @@ struct LogSyncCommand: AsyncParsableCommand {
         let store = try log.openStore()
         let transport = FolderTransport(root: URL(fileURLWithPath: folder, isDirectory: true))
         let documentID = log.documentID
-        var received = 0, sent = 0
+        var received = 0
+        var sent = 0
         for round in 0..<rounds {
             if append > 0 {
-                _ = try store.append((0..<append).map { ChangeKind.edit(Edit(operations: Data("\(log.device) \(round).\($0)".utf8))) }, to: documentID)
+                _ = try store.append(
+                    (0..<append).map { ChangeKind.edit(Edit(operations: Data("\(log.device) \(round).\($0)".utf8))) },
+                    to: documentID)
             }
             do {
                 let report = try transport.sync(store)
@@ -49,7 +52,9 @@ struct LogSyncCommand: AsyncParsableCommand {
         }
         let names = Dictionary(try store.devices().map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
         let vector = describe(try store.vector(of: documentID), names: names)
-        printEscaped("\(log.device): \(rounds) round\(rounds == 1 ? "" : "s"), sent \(sent), received \(received), vector \(vector)")
+        printEscaped(
+            "\(log.device): \(rounds) round\(rounds == 1 ? "" : "s"), sent \(sent), received \(received), vector \(vector)"
+        )
     }
 }
 

@@ -17,6 +17,8 @@ struct LogVerifyCommand: AsyncParsableCommand {
         let report = try copy.store.verify()
         for problem in report.problems { printEscaped("problem: \(problem)") }
         printEscaped("\(report)")
-        if !report.isSound { throw CommandFailure.checkFailed("\(file.store) is unsound; first problem: \(report.firstProblem!)") }
+        if !report.isSound {
+            throw CommandFailure.checkFailed("\(file.store) is unsound; first problem: \(report.firstProblem!)")
+        }
     }
 }

@@ -34,7 +34,9 @@ struct ReplayCommand: AsyncParsableCommand {
     func validate() throws {
         if report != nil, out == nil { throw ValidationError("--report needs --out DIR: where to write the reports") }
         if out != nil, report == nil { throw ValidationError("--out needs --report md, html or json") }
-        if keep, workDirectory.workDir == nil { throw ValidationError("--keep needs --work-dir DIR: where to keep the libraries") }
+        if keep, workDirectory.workDir == nil {
+            throw ValidationError("--keep needs --work-dir DIR: where to keep the libraries")
+        }
     }
 
     func run() async throws {
@@ -67,17 +69,22 @@ struct ReplayCommand: AsyncParsableCommand {
         }
         let passed = scenarios.count - failed
         print("\(scenarios.count) scenario\(scenarios.count == 1 ? "" : "s"): \(passed) passed, \(failed) failed")
-        if failed > 0 { throw CommandFailure(message: "\(failed) scenario\(failed == 1 ? "" : "s") failed", exitCode: 1) }
+        if failed > 0 {
+            throw CommandFailure(message: "\(failed) scenario\(failed == 1 ? "" : "s") failed", exitCode: 1)
+        }
     }
 
     private func summary(of result: SimulationResult) -> String {
         let conflicts = result.report.documents.reduce(0) { $0 + $1.conflicts.count }
-        return "(\(result.steps.count) step\(result.steps.count == 1 ? "" : "s"), \(conflicts) conflict\(conflicts == 1 ? "" : "s"))"
+        return
+            "(\(result.steps.count) step\(result.steps.count == 1 ? "" : "s"), \(conflicts) conflict\(conflicts == 1 ? "" : "s"))"
     }
 }
 
 extension ReplayCommand: WorkDirectoryHelp {
-    static var workDirectoryHelp: ArgumentHelp { "Run devices' libraries under this directory (default: a temporary one)." }
+    static var workDirectoryHelp: ArgumentHelp {
+        "Run devices' libraries under this directory (default: a temporary one)."
+    }
 }
 
 /// Finding and reading scenario files.
@@ -107,10 +114,20 @@ enum ScenarioFiles {
                 found = (manager.enumerator(atPath: path)?.allObjects as? [String] ?? [])
                     .filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }
                     .sorted()
-                    .map { File(path: (path as NSString).appendingPathComponent($0), reportName: ($0 as NSString).deletingPathExtension) }
-                guard !found.isEmpty else { throw CommandFailure.invalidInput("\(path): no .yaml scenario files in this directory") }
+                    .map {
+                        File(
+                            path: (path as NSString).appendingPathComponent($0),
+                            reportName: ($0 as NSString).deletingPathExtension)
+                    }
+                guard !found.isEmpty else {
+                    throw CommandFailure.invalidInput("\(path): no .yaml scenario files in this directory")
+                }
             } else {
-                found = [File(path: path, reportName: ((path as NSString).lastPathComponent as NSString).deletingPathExtension)]
+                found = [
+                    File(
+                        path: path, reportName: ((path as NSString).lastPathComponent as NSString).deletingPathExtension
+                    )
+                ]
             }
             for file in found where seen.insert(URL(fileURLWithPath: file.path).standardizedFileURL.path).inserted {
                 files.append(file)
@@ -126,9 +143,12 @@ enum ScenarioFiles {
         let clashes = byName.keys.sorted().filter { byName[$0]!.count > 1 }.map { name in
             let paths = byName[name]!.map(\.path)
             let report = (directory as NSString).appendingPathComponent("\(name).\(format.rawValue)")
-            return "\(paths.joined(separator: " and ")) would both write \(report): replay them separately or rename one"
+            return
+                "\(paths.joined(separator: " and ")) would both write \(report): replay them separately or rename one"
         }
-        guard clashes.isEmpty else { throw CommandFailure.invalidInput(clashes.joined(separator: "\n") + "\nnothing was run") }
+        guard clashes.isEmpty else {
+            throw CommandFailure.invalidInput(clashes.joined(separator: "\n") + "\nnothing was run")
+        }
     }
 
     /// Every file read strictly, through `fileSystem` and no larger than a scenario may be; all problems of all files
@@ -144,9 +164,12 @@ enum ScenarioFiles {
             } catch let error as FileSystemError where error.code == .tooLarge {
                 let size = (try? fileSystem.attributes(at: url).size).map(String.init) ?? "more"
                 let position = ScenarioFilePosition(file: file, line: 1, column: 1)
-                problems.append(ScenarioError(
-                    .malformedYAML, "the file has \(size) bytes, more than a scenario may (\(ScenarioParser.maximumFileBytes)); "
-                        + "split it into several scenarios", location: position).description)
+                problems.append(
+                    ScenarioError(
+                        .malformedYAML,
+                        "the file has \(size) bytes, more than a scenario may (\(ScenarioParser.maximumFileBytes)); "
+                            + "split it into several scenarios", location: position
+                    ).description)
                 continue
             } catch {
                 problems.append("\(file): cannot read the file")
@@ -187,9 +210,11 @@ enum ReportOutput {
         _ report: ConflictReport, as format: ReportFormat, named name: String, into directory: String,
         fileSystem: any FileSystem
     ) throws {
-        let url = URL(fileURLWithPath: directory, isDirectory: true).appendingPathComponent("\(name).\(format.rawValue)")
+        let url = URL(fileURLWithPath: directory, isDirectory: true).appendingPathComponent(
+            "\(name).\(format.rawValue)")
         do {
-            try CommandFiles.write(Data(render(report, as: format).utf8), to: url, makingDirectories: true, on: fileSystem)
+            try CommandFiles.write(
+                Data(render(report, as: format).utf8), to: url, makingDirectories: true, on: fileSystem)
         } catch {
             throw CommandFailure.invalidInput("cannot write \(url.path): \(CommandFiles.reason(error))")
         }
@@ -199,7 +224,8 @@ enum ReportOutput {
     static func write(_ text: String, toFileAt path: String, fileSystem: any FileSystem) throws {
         do {
             try CommandFiles.write(
-                Data(text.utf8), to: URL(fileURLWithPath: path, isDirectory: false), makingDirectories: false, on: fileSystem)
+                Data(text.utf8), to: URL(fileURLWithPath: path, isDirectory: false), makingDirectories: false,
+                on: fileSystem)
         } catch {
             throw CommandFailure.invalidInput("cannot write \(path): \(CommandFiles.reason(error))")
         }

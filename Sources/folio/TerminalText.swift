@@ -18,7 +18,8 @@ enum TerminalText {
                 continue
             }
             let hex = String(scalar.value, radix: 16, uppercase: true)
-            result.append(contentsOf: ("\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex).unicodeScalars)
+            result.append(
+                contentsOf: ("\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex).unicodeScalars)
         }
         return String(result)
     }

@@ -12,13 +12,17 @@ enum WorkDirectory {
         do {
             try fileSystem.createDirectories(at: url)
         } catch let error as FileSystemError where error.code == .notDirectory {
-            throw CommandFailure.invalidInput(error.path == PosixFileSystem.path(of: url)
-                ? "--work-dir \(path) is a file; name a directory (it is made if missing)"
-                : "--work-dir \(path) cannot be made (\(error.path) is a file); name a directory you can write to")
+            throw CommandFailure.invalidInput(
+                error.path == PosixFileSystem.path(of: url)
+                    ? "--work-dir \(path) is a file; name a directory (it is made if missing)"
+                    : "--work-dir \(path) cannot be made (\(error.path) is a file); name a directory you can write to")
         } catch let error as FileSystemError {
-            throw CommandFailure.invalidInput("--work-dir \(path) cannot be made (\(error.path): \(error.code.reason)); name a directory you can write to")
+            throw CommandFailure.invalidInput(
+                "--work-dir \(path) cannot be made (\(error.path): \(error.code.reason)); name a directory you can write to"
+            )
         } catch {
-            throw CommandFailure.invalidInput("--work-dir \(path) cannot be made (\(error)); name a directory you can write to")
+            throw CommandFailure.invalidInput(
+                "--work-dir \(path) cannot be made (\(error)); name a directory you can write to")
         }
         return url
     }

@@ -8,7 +8,9 @@ import Testing
     /// Three devices edit one base apart (the Mac twice, renaming in between); the changes after the base, in
     /// causal order.
     static func history() -> (base: [Change], concurrent: [Change]) {
-        var iPad = Fixture.writer(Fixture.iPad), mac = Fixture.writer(Fixture.mac), phone = Fixture.writer(Fixture.phone)
+        var iPad = Fixture.writer(Fixture.iPad)
+        var mac = Fixture.writer(Fixture.mac)
+        var phone = Fixture.writer(Fixture.phone)
         let base = Fixture.base(["apple", "pear"], writer: &iPad)
         let a = iPad.edit([Notes.Operation.add("fig")], of: Notes.self, on: [base[1]], at: 30)
         let b1 = mac.edit([Notes.Operation.remove("pear")], of: Notes.self, on: [base[1]], at: 10)
@@ -59,13 +61,19 @@ import Testing
             var observer = Fixture.observer(strategy, settles: false)
             for change in base + order { observer.deliver(change) }
             summaries.insert(Summary(observer.engine))
-            decisions.insert(Decision(observer.engine.nextAction(
-                hasResolver: false, in: observer.log, displayName: "Notes", deviceNames: Fixture.names)))
+            decisions.insert(
+                Decision(
+                    observer.engine.nextAction(
+                        hasResolver: false, in: observer.log, displayName: "Notes", deviceNames: Fixture.names)))
         }
         #expect(summaries.count == 1, "orders disagree: \(summaries)")
         #expect(summaries.first?.state == .inConflict(versions: 3))
         #expect(decisions.count == 1)
-        if strategy == .askUser { #expect(decisions.first == .some(nil)) } else { #expect(decisions.first != .some(nil)) }
+        if strategy == .askUser {
+            #expect(decisions.first == .some(nil))
+        } else {
+            #expect(decisions.first != .some(nil))
+        }
     }
 
     @Test(arguments: [ConflictStrategy.latestWins, .merge, .keepBoth])
@@ -79,7 +87,10 @@ import Testing
             for change in base + order { observer.deliver(change) }
             #expect(!observer.engine.isInConflict)
             finals.insert(observer.state)
-            lost.insert(observer.ledger.flatMap { $0.discarded.map(\.contents) }.sorted { $0.words.lexicographicallyPrecedes($1.words) })
+            lost.insert(
+                observer.ledger.flatMap { $0.discarded.map(\.contents) }.sorted {
+                    $0.words.lexicographicallyPrecedes($1.words)
+                })
             copies.insert(observer.copies.map(\.id).sorted())
         }
         #expect(finals.count == 1, "final states differ: \(finals.map(\.words))")
@@ -89,7 +100,10 @@ import Testing
         case .latestWins:
             // The iPad's edit was made last by wall time (the Mac's rename does not make its edit newer).
             #expect(finals.first?.words == ["apple", "fig", "pear"])
-            #expect(lost.first?.map(\.words).sorted { $0.lexicographicallyPrecedes($1) } == [["apple"], ["apple", "kiwi", "pear"]])
+            #expect(
+                lost.first?.map(\.words).sorted { $0.lexicographicallyPrecedes($1) } == [
+                    ["apple"], ["apple", "kiwi", "pear"],
+                ])
         case .merge:
             #expect(finals.first?.words == ["apple", "fig", "kiwi"])
             #expect(lost.first == [])
@@ -118,11 +132,14 @@ import Testing
                 let author = random.int(in: 0...2)
                 // Sometimes an author first hears of another's change, and edits on both.
                 if random.chance(1, in: 3), let other = made.filter({ $0.id.device != writers[author].device.id }).last,
-                    !seen[author].contains(where: { $0.vector.contains(other.id) }) {
+                    !seen[author].contains(where: { $0.vector.contains(other.id) })
+                {
                     seen[author] = [other] + seen[author].filter { !other.vector.contains($0.id) }
                 }
-                let operation: Notes.Operation = random.chance(1, in: 2) ? .add(random.pick(words)) : .remove(random.pick(words))
-                let change = writers[author].edit([operation], of: Notes.self, on: seen[author], at: Int64(100 + random.int(in: 0...50) + step))
+                let operation: Notes.Operation =
+                    random.chance(1, in: 2) ? .add(random.pick(words)) : .remove(random.pick(words))
+                let change = writers[author].edit(
+                    [operation], of: Notes.self, on: seen[author], at: Int64(100 + random.int(in: 0...50) + step))
                 seen[author] = [change]
                 made.append(change)
             }
@@ -135,8 +152,11 @@ import Testing
                     var observer = Fixture.observer(strategy, settles: false)
                     for change in base + order { observer.deliver(change) }
                     summaries.insert(Summary(observer.engine))
-                    decisions.insert(Decision(observer.engine.nextAction(
-                        hasResolver: false, in: observer.log, displayName: "Notes", deviceNames: Fixture.names)))
+                    decisions.insert(
+                        Decision(
+                            observer.engine.nextAction(
+                                hasResolver: false, in: observer.log, displayName: "Notes", deviceNames: Fixture.names))
+                    )
                 }
                 check.expect(summaries.count == 1, "\(strategy): versions differ by order: \(summaries)")
                 check.expect(decisions.count == 1, "\(strategy): decisions differ by order")

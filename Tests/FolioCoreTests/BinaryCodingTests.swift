@@ -1,5 +1,5 @@
-import Foundation
 import FolioCore
+import Foundation
 import Testing
 
 @Suite struct BinaryCodingTests {
@@ -76,8 +76,10 @@ import Testing
         writer.write(byte: 0xAB)
         #expect(writer.bytes.prefix(8) == [1, 2, 3, 4, 5, 6, 7, 8])
         let (values, reader) = try read(writer.bytes) { (reader: inout BinaryReader) throws in
-            (try reader.readFixed("a word"), try reader.readString("a name", limit: 100),
-             try reader.readLengthPrefixed("a blob", limit: 3), try reader.readByte("a byte"))
+            (
+                try reader.readFixed("a word"), try reader.readString("a name", limit: 100),
+                try reader.readLengthPrefixed("a blob", limit: 3), try reader.readByte("a byte")
+            )
         }
         #expect(values.0 == 0x0102_0304_0506_0708)
         #expect(values.1 == "Grüße")
@@ -87,32 +89,47 @@ import Testing
     }
 
     @Test func readsFailWithTypedErrorsInsteadOfTrapping() {
-        #expect(readError([]) { (reader: inout BinaryReader) throws in _ = try reader.readByte("x") }?.code == .truncated)
-        #expect(readError([0x80]) { (reader: inout BinaryReader) throws in _ = try reader.readVarint("x") }?.code == .truncated)
-        #expect(readError([1, 2, 3]) { (reader: inout BinaryReader) throws in _ = try reader.readFixed("x") }?.code == .truncated)
-        #expect(readError([5, 1]) { (reader: inout BinaryReader) throws in _ = try reader.readRaw(5, "x") }?.code == .truncated)
-        #expect(readError([0x80, 0x00]) { (reader: inout BinaryReader) throws in _ = try reader.readVarint("x") }?.code == .notCanonical)
-        #expect(readError([UInt8](repeating: 0xFF, count: 9) + [0x02]) { (reader: inout BinaryReader) throws in
-            _ = try reader.readVarint("x")
-        }?.code == .oversized)
-        #expect(readError([UInt8](repeating: 0x80, count: 20)) { (reader: inout BinaryReader) throws in
-            _ = try reader.readVarint("x")
-        }?.code == .oversized)
-        #expect(readError([4, 1, 2, 3, 4]) { (reader: inout BinaryReader) throws in
-            _ = try reader.readLengthPrefixed("x", limit: 3)
-        }?.code == .oversized)
-        #expect(readError([3, 1, 2, 3]) { (reader: inout BinaryReader) throws in
-            _ = try reader.readCount("x", elementSize: 2, limit: 100)
-        }?.code == .truncated)
-        #expect(readError([2, 0xC3, 0x28]) { (reader: inout BinaryReader) throws in
-            _ = try reader.readString("x", limit: 10)
-        }?.code == .invalidValue)
+        #expect(
+            readError([]) { (reader: inout BinaryReader) throws in _ = try reader.readByte("x") }?.code == .truncated)
+        #expect(
+            readError([0x80]) { (reader: inout BinaryReader) throws in _ = try reader.readVarint("x") }?.code
+                == .truncated)
+        #expect(
+            readError([1, 2, 3]) { (reader: inout BinaryReader) throws in _ = try reader.readFixed("x") }?.code
+                == .truncated)
+        #expect(
+            readError([5, 1]) { (reader: inout BinaryReader) throws in _ = try reader.readRaw(5, "x") }?.code
+                == .truncated)
+        #expect(
+            readError([0x80, 0x00]) { (reader: inout BinaryReader) throws in _ = try reader.readVarint("x") }?.code
+                == .notCanonical)
+        #expect(
+            readError([UInt8](repeating: 0xFF, count: 9) + [0x02]) { (reader: inout BinaryReader) throws in
+                _ = try reader.readVarint("x")
+            }?.code == .oversized)
+        #expect(
+            readError([UInt8](repeating: 0x80, count: 20)) { (reader: inout BinaryReader) throws in
+                _ = try reader.readVarint("x")
+            }?.code == .oversized)
+        #expect(
+            readError([4, 1, 2, 3, 4]) { (reader: inout BinaryReader) throws in
+                _ = try reader.readLengthPrefixed("x", limit: 3)
+            }?.code == .oversized)
+        #expect(
+            readError([3, 1, 2, 3]) { (reader: inout BinaryReader) throws in
+                _ = try reader.readCount("x", elementSize: 2, limit: 100)
+            }?.code == .truncated)
+        #expect(
+            readError([2, 0xC3, 0x28]) { (reader: inout BinaryReader) throws in
+                _ = try reader.readString("x", limit: 10)
+            }?.code == .invalidValue)
     }
 
     @Test func errorsNameWhatAndWhere() throws {
-        let error = try #require(readError([7, 0x61, 0x62]) { (reader: inout BinaryReader) throws in
-            _ = try reader.readString("the document's name", limit: 100)
-        })
+        let error = try #require(
+            readError([7, 0x61, 0x62]) { (reader: inout BinaryReader) throws in
+                _ = try reader.readString("the document's name", limit: 100)
+            })
         // The length announces 7 bytes but 2 follow: reported where the length starts.
         #expect(error.code == .truncated)
         #expect(error.message.contains("the length of the document's name"))
@@ -137,7 +154,8 @@ import Testing
             _ = try reader.readCount("x", elementSize: Int.max, limit: Int.max)
         }
         #expect(huge?.code == .truncated)
-        let max = readError([0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F]) { (reader: inout BinaryReader) throws in
+        let max = readError([0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F]) {
+            (reader: inout BinaryReader) throws in
             _ = try reader.readCount("x", elementSize: 1 << 20, limit: Int.max)
         }
         #expect(max?.code == .truncated)
@@ -145,8 +163,9 @@ import Testing
             _ = try reader.readBuffer(-1, "x")
         }
         #expect(negative?.code == .invalidValue)
-        #expect(readError([1, 2, 3]) { (reader: inout BinaryReader) throws in
-            _ = try reader.readRaw(-2, "x")
-        }?.code == .invalidValue)
+        #expect(
+            readError([1, 2, 3]) { (reader: inout BinaryReader) throws in
+                _ = try reader.readRaw(-2, "x")
+            }?.code == .invalidValue)
     }
 }

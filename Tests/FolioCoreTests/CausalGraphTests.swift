@@ -1,7 +1,7 @@
-import Foundation
 import FolioCore
-import Testing
 import FolioTesting
+import Foundation
+import Testing
 
 @Suite struct CausalGraphTests {
     private func graph(_ changes: [Change]) -> CausalGraph {
@@ -93,8 +93,9 @@ import FolioTesting
         let ancestors: [Int: Set<Int>] = [0: [], 1: [0], 2: [0], 3: [0, 1, 2], 4: [0, 1, 2]]
         for descendant in ids.indices {
             for ancestor in ids.indices {
-                #expect(graph.isAncestor(ids[ancestor], of: ids[descendant]) == ancestors[descendant]!.contains(ancestor),
-                        "is \(ancestor) an ancestor of \(descendant)?")
+                #expect(
+                    graph.isAncestor(ids[ancestor], of: ids[descendant]) == ancestors[descendant]!.contains(ancestor),
+                    "is \(ancestor) an ancestor of \(descendant)?")
             }
         }
         #expect(!graph.isAncestor(ids[0], of: ChangeID(device: TestDevices.pool[6], seq: 1)), "unknown descendant")
@@ -174,11 +175,13 @@ import FolioTesting
         var check = PropertyCheck(seed: seed)
         for iteration in 0..<60 {
             check.iteration = iteration
-            let changes = HistoryBuilder.random(steps: generator.int(in: 1...30), deviceCount: generator.int(in: 3...5),
-                                                using: &generator)
+            let changes = HistoryBuilder.random(
+                steps: generator.int(in: 1...30), deviceCount: generator.int(in: 3...5),
+                using: &generator)
             let reference = CausalGraph(changes.map(CausalNode.init))
-            check.expect(reference.firstInconsistency() == nil,
-                         "generated history is inconsistent: \(reference.firstInconsistency() ?? "")")
+            check.expect(
+                reference.firstInconsistency() == nil,
+                "generated history is inconsistent: \(reference.firstInconsistency() ?? "")")
             let order = reference.topologicalOrder()
             check.expect(order.count == changes.count, "order has \(order.count) of \(changes.count) changes")
             var position: [ChangeHash: Int] = [:]
@@ -189,34 +192,41 @@ import FolioTesting
                 }
             }
             for (earlier, later) in zip(order, order.dropFirst()) {
-                check.expect((earlier.lamport, earlier.id.device) < (later.lamport, later.id.device)
-                             || (earlier.lamport == later.lamport && earlier.id.device == later.id.device
-                                 && earlier.id.seq < later.id.seq),
-                             "\(earlier.id) then \(later.id) is not lamport-then-device order")
+                check.expect(
+                    (earlier.lamport, earlier.id.device) < (later.lamport, later.id.device)
+                        || (earlier.lamport == later.lamport && earlier.id.device == later.id.device
+                            && earlier.id.seq < later.id.seq),
+                    "\(earlier.id) then \(later.id) is not lamport-then-device order")
             }
             let heads = reference.heads.map(\.hash)
             for _ in 0..<4 {
                 let shuffled = CausalGraph(changes.shuffled(using: &generator).map(CausalNode.init))
-                check.expect(shuffled.topologicalOrder().map(\.hash) == order.map(\.hash),
-                             "topological order depends on insertion order")
+                check.expect(
+                    shuffled.topologicalOrder().map(\.hash) == order.map(\.hash),
+                    "topological order depends on insertion order")
                 check.expect(shuffled.heads.map(\.hash) == heads, "heads depend on insertion order")
                 check.expect(shuffled.vector == reference.vector, "the vector depends on insertion order")
             }
             // Heads are exactly the changes that are no one's parent, and the graph's vector is their union.
             let referenced = Set(changes.flatMap(\.parents))
-            check.expect(Set(heads) == Set(changes.map(\.hash)).subtracting(referenced), "heads are not the unreferenced changes")
-            check.expect(reference.vector == changes.reduce(VersionVector()) { $0.merging($1.vector) },
-                         "the graph's vector is not the union")
+            check.expect(
+                Set(heads) == Set(changes.map(\.hash)).subtracting(referenced), "heads are not the unreferenced changes"
+            )
+            check.expect(
+                reference.vector == changes.reduce(VersionVector()) { $0.merging($1.vector) },
+                "the graph's vector is not the union")
             // Common ancestry of the heads: a lower bound of every head's vector, and its heads lie inside it.
             let ancestry = reference.commonAncestry(of: heads)
             ancestry.vector.checkInvariants()
             for head in heads {
                 check.expect(ancestry.vector.isContained(in: reference[head]!.vector), "ancestry above a head")
             }
-            check.expect(ancestry.heads.allSatisfy { ancestry.vector.contains(reference[$0]!.id) },
-                         "an ancestry head outside the ancestry")
-            check.expect(ancestry.heads.reduce(VersionVector()) { $0.merging(reference[$1]!.vector) } == ancestry.vector,
-                         "the ancestry heads do not span the ancestry vector")
+            check.expect(
+                ancestry.heads.allSatisfy { ancestry.vector.contains(reference[$0]!.id) },
+                "an ancestry head outside the ancestry")
+            check.expect(
+                ancestry.heads.reduce(VersionVector()) { $0.merging(reference[$1]!.vector) } == ancestry.vector,
+                "the ancestry heads do not span the ancestry vector")
             if check.shouldStop { break }
         }
     }
@@ -260,8 +270,9 @@ import FolioTesting
     @Test func aGapInADevicesSequenceIsReported() throws {
         // A device's second change made without its first in its past.
         let device = TestDevices.pool[0]
-        let second = CausalNode(id: ChangeID(device: device, seq: 2), hash: fakeHash("A2"), parents: [],
-                                vector: VersionVector(pairs: [(device, 2)]), lamport: 1)
+        let second = CausalNode(
+            id: ChangeID(device: device, seq: 2), hash: fakeHash("A2"), parents: [],
+            vector: VersionVector(pairs: [(device, 2)]), lamport: 1)
         let problem = try #require(CausalGraph([second]).firstInconsistency())
         #expect(problem.contains("previous change"), "\(problem)")
     }
@@ -280,8 +291,9 @@ import FolioTesting
     @Test func checkInvariantsTrapsOnAnInconsistentGraph() async {
         await #expect(processExitsWith: .failure) {
             let device = TestDevices.pool[0]
-            let orphan = CausalNode(id: ChangeID(device: device, seq: 1), hash: fakeHash("orphan"),
-                                    parents: [fakeHash("missing")], vector: VersionVector(pairs: [(device, 1)]), lamport: 2)
+            let orphan = CausalNode(
+                id: ChangeID(device: device, seq: 1), hash: fakeHash("orphan"),
+                parents: [fakeHash("missing")], vector: VersionVector(pairs: [(device, 1)]), lamport: 2)
             CausalGraph([orphan]).checkInvariants()
         }
     }

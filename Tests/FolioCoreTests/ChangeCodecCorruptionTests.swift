@@ -1,5 +1,5 @@
-import Foundation
 import FolioCore
+import Foundation
 import Testing
 
 /// Writes the format-1 layout by hand, field by field, so that a test can break exactly one field.
@@ -25,7 +25,9 @@ struct RawChange {
     var parentCount: [UInt8]? = nil
     var parents: [ChangeHash] = [RawChange.lowHash, RawChange.highHash]
     var vectorCount: [UInt8]? = nil
-    var vector: [(UUIDBytes, [UInt8])] = [(RawChange.device.uuid, RawChange.varint(2)), (RawChange.peer.uuid, RawChange.varint(1))]
+    var vector: [(UUIDBytes, [UInt8])] = [
+        (RawChange.device.uuid, RawChange.varint(2)), (RawChange.peer.uuid, RawChange.varint(1)),
+    ]
     /// Edit, plain intent, one byte of operations: "a".
     var kind: [UInt8] = [0, 0, 1, 0x61]
     var trailing: [UInt8] = []
@@ -91,14 +93,24 @@ struct Corruption: Sendable, CustomTestStringConvertible {
         Corruption("lamport 0", .invalidValue, at: "lamport") { $0.lamport = [0] },
         Corruption("padded sequence number", .notCanonical, at: "seq") { $0.seq = [0x82, 0x00] },
         Corruption("padded lamport", .notCanonical, at: "lamport") { $0.lamport = [0x85, 0x80, 0x00] },
-        Corruption("lamport over 64 bits", .oversized, at: "lamport") { $0.lamport = [UInt8](repeating: 0xFF, count: 9) + [0x02] },
-        Corruption("lamport of 11 bytes", .oversized, at: "lamport") { $0.lamport = [UInt8](repeating: 0xFF, count: 10) + [0x01] },
+        Corruption("lamport over 64 bits", .oversized, at: "lamport") {
+            $0.lamport = [UInt8](repeating: 0xFF, count: 9) + [0x02]
+        },
+        Corruption("lamport of 11 bytes", .oversized, at: "lamport") {
+            $0.lamport = [UInt8](repeating: 0xFF, count: 10) + [0x01]
+        },
         // Parents.
-        Corruption("unsorted parents", .notCanonical, at: "parents") { $0.parents = [RawChange.highHash, RawChange.lowHash] },
-        Corruption("repeated parent", .notCanonical, at: "parents") { $0.parents = [RawChange.lowHash, RawChange.lowHash] },
+        Corruption("unsorted parents", .notCanonical, at: "parents") {
+            $0.parents = [RawChange.highHash, RawChange.lowHash]
+        },
+        Corruption("repeated parent", .notCanonical, at: "parents") {
+            $0.parents = [RawChange.lowHash, RawChange.lowHash]
+        },
         Corruption("huge parent count", .oversized, at: "parents") { $0.parentCount = RawChange.varint(1 << 40) },
         Corruption("parent count of UInt64.max", .oversized, at: "parents") { $0.parentCount = RawChange.varint(.max) },
-        Corruption("parent count past the input", .truncated, at: "parents") { $0.parentCount = RawChange.varint(1000) },
+        Corruption("parent count past the input", .truncated, at: "parents") {
+            $0.parentCount = RawChange.varint(1000)
+        },
         Corruption("padded parent count", .notCanonical, at: "parents") { $0.parentCount = [0x82, 0x00] },
         // Vector.
         Corruption("vector without the change", .invalidValue, at: "vector") {
@@ -127,7 +139,9 @@ struct Corruption: Sendable, CustomTestStringConvertible {
             $0.kind = [0, 1] + RawChange.peer.uuid.bytes + [0, 0]
         },
         Corruption("huge operations length", .oversized) { $0.kind = [0, 0] + RawChange.varint(1 << 40) },
-        Corruption("operations length past the input", .truncated) { $0.kind = [0, 0] + RawChange.varint(1_000_000) + [1, 2] },
+        Corruption("operations length past the input", .truncated) {
+            $0.kind = [0, 0] + RawChange.varint(1_000_000) + [1, 2]
+        },
         Corruption("padded operations length", .notCanonical) { $0.kind = [0, 0, 0x81, 0x00, 0x61] },
         Corruption("unknown lifecycle event", .invalidValue) { $0.kind = [1, 5] },
         Corruption("unknown container", .invalidValue) { $0.kind = [1, 2, 2] },
@@ -196,9 +210,14 @@ struct Corruption: Sendable, CustomTestStringConvertible {
     }
 
     @Test func codesAreDistinctAndNamed() {
-        let codes: [CodecErrorCode] = [.truncated, .oversized, .invalidValue, .unsupportedVersion, .notCanonical, .trailingBytes]
+        let codes: [CodecErrorCode] = [
+            .truncated, .oversized, .invalidValue, .unsupportedVersion, .notCanonical, .trailingBytes,
+        ]
         #expect(Set(codes).count == codes.count)
-        #expect(codes.map(\.description) == ["truncated", "oversized", "invalidValue", "unsupportedVersion", "notCanonical", "trailingBytes"])
+        #expect(
+            codes.map(\.description) == [
+                "truncated", "oversized", "invalidValue", "unsupportedVersion", "notCanonical", "trailingBytes",
+            ])
     }
 
     /// A hostile count is refused before anything is allocated for it: decoding a few bytes that announce 2⁴⁰

@@ -1,7 +1,7 @@
-import Foundation
 import FolioCore
-import Testing
 import FolioTesting
+import Foundation
+import Testing
 
 /// A change kind with a name for test output.
 struct KindSample: Sendable, CustomTestStringConvertible {
@@ -16,14 +16,18 @@ struct KindSample: Sendable, CustomTestStringConvertible {
         var samples = [
             KindSample(name: "edit", kind: .edit(Edit(operations: Data("insert 'x' at 3".utf8)))),
             KindSample(name: "edit without operations", kind: .edit(Edit(operations: Data()))),
-            KindSample(name: "undo", kind: .edit(Edit(operations: Data([0, 1, 2, 0xFF]), intent: .undo(of: undoTarget)))),
+            KindSample(
+                name: "undo", kind: .edit(Edit(operations: Data([0, 1, 2, 0xFF]), intent: .undo(of: undoTarget)))),
             KindSample(name: "redo", kind: .edit(Edit(operations: Data([9]), intent: .redo(of: undoTarget)))),
             KindSample(name: "large edit", kind: .edit(Edit(operations: Data((0..<5000).map { UInt8($0 % 251) })))),
-            KindSample(name: "create local",
-                       kind: .lifecycle(.create(name: "Notes", type: "public.plain-text", container: .local))),
-            KindSample(name: "create shared, non-ASCII name",
-                       kind: .lifecycle(.create(name: "Café ☕️ 日本語", type: "com.example.pages", container: .shared))),
-            KindSample(name: "create with empty strings", kind: .lifecycle(.create(name: "", type: "", container: .local))),
+            KindSample(
+                name: "create local",
+                kind: .lifecycle(.create(name: "Notes", type: "public.plain-text", container: .local))),
+            KindSample(
+                name: "create shared, non-ASCII name",
+                kind: .lifecycle(.create(name: "Café ☕️ 日本語", type: "com.example.pages", container: .shared))),
+            KindSample(
+                name: "create with empty strings", kind: .lifecycle(.create(name: "", type: "", container: .local))),
             KindSample(name: "rename", kind: .lifecycle(.rename(to: "Notes (Anna's iPad)"))),
             KindSample(name: "rename to emoji", kind: .lifecycle(.rename(to: "👩‍👩‍👧‍👦"))),
             KindSample(name: "move to shared", kind: .lifecycle(.move(to: .shared))),
@@ -35,20 +39,27 @@ struct KindSample: Sendable, CustomTestStringConvertible {
         ]
         let strategies: [(String, Resolution.Strategy)] = [
             ("user choice", .userChoice), ("latest wins", .latestWins), ("merge", .merge), ("keep both", .keepBoth),
-            ("custom", .custom("by-priority")), ("custom, empty name", .custom("")), ("custom, non-ASCII", .custom("größte")),
+            ("custom", .custom("by-priority")), ("custom, empty name", .custom("")),
+            ("custom, non-ASCII", .custom("größte")),
         ]
         for (name, strategy) in strategies {
-            samples.append(KindSample(
-                name: "resolution, \(name)",
-                kind: .resolution(Resolution(strategy: strategy, chosen: [heads[2]], discarded: [heads[0], heads[3]]))))
-            samples.append(KindSample(
-                name: "resolution, \(name), with contents",
-                kind: .resolution(Resolution(strategy: strategy, chosen: [heads[1], heads[2]], discarded: [],
-                                             contents: Data("merged".utf8)))))
+            samples.append(
+                KindSample(
+                    name: "resolution, \(name)",
+                    kind: .resolution(
+                        Resolution(strategy: strategy, chosen: [heads[2]], discarded: [heads[0], heads[3]]))))
+            samples.append(
+                KindSample(
+                    name: "resolution, \(name), with contents",
+                    kind: .resolution(
+                        Resolution(
+                            strategy: strategy, chosen: [heads[1], heads[2]], discarded: [],
+                            contents: Data("merged".utf8)))))
         }
-        samples.append(KindSample(
-            name: "resolution with empty contents and no heads",
-            kind: .resolution(Resolution(strategy: .merge, chosen: [], discarded: [], contents: Data()))))
+        samples.append(
+            KindSample(
+                name: "resolution with empty contents and no heads",
+                kind: .resolution(Resolution(strategy: .merge, chosen: [], discarded: [], contents: Data()))))
         return samples
     }()
 }
@@ -106,10 +117,14 @@ func sampleChange(
         HeaderCase(seq: ChangeLimits.counter - 1, lamport: 1, wallTime: .min),
     ])
     func extremeHeaderValuesRoundTrip(_ header: HeaderCase) throws {
-        try expectRoundTrip(sampleChange(.lifecycle(.delete), seq: header.seq, lamport: header.lamport,
-                                         wallTime: header.wallTime))
-        try expectRoundTrip(sampleChange(.lifecycle(.restore), seq: header.seq, lamport: header.lamport,
-                                         wallTime: header.wallTime, parents: []))
+        try expectRoundTrip(
+            sampleChange(
+                .lifecycle(.delete), seq: header.seq, lamport: header.lamport,
+                wallTime: header.wallTime))
+        try expectRoundTrip(
+            sampleChange(
+                .lifecycle(.restore), seq: header.seq, lamport: header.lamport,
+                wallTime: header.wallTime, parents: []))
     }
 
     /// A peer cannot hand a device a counter it could not add one to: beyond ``ChangeLimits/counter`` the decoder
@@ -120,7 +135,9 @@ func sampleChange(
         HeaderCase(seq: .max, lamport: .max, wallTime: 0),
     ])
     func numbersBeyondTheLimitAreRefused(_ header: HeaderCase) throws {
-        let bytes = sampleChange(.lifecycle(.delete), seq: header.seq, lamport: header.lamport, wallTime: header.wallTime).encoded()
+        let bytes = sampleChange(
+            .lifecycle(.delete), seq: header.seq, lamport: header.lamport, wallTime: header.wallTime
+        ).encoded()
         let error = #expect(throws: CodecError.self) { try Change(decoding: bytes, document: TestDevices.document) }
         #expect(error?.code == .oversized, "\(String(describing: error))")
     }
@@ -131,7 +148,9 @@ func sampleChange(
             document: TestDevices.document, id: ChangeID(device: device, seq: 1), parents: [fakeHash("p")],
             vector: VersionVector(pairs: [(device, 1), (TestDevices.pool[1], ChangeLimits.counter + 1)]), lamport: 2,
             wallTime: Timestamp(millisecondsSince1970: 0), kind: .lifecycle(.delete))
-        let error = #expect(throws: CodecError.self) { try Change(decoding: change.encoded(), document: TestDevices.document) }
+        let error = #expect(throws: CodecError.self) {
+            try Change(decoding: change.encoded(), document: TestDevices.document)
+        }
         #expect(error?.code == .oversized, "\(String(describing: error))")
         let vectorError = #expect(throws: CodecError.self) { try VersionVector(decoding: change.vector.encoded()) }
         #expect(vectorError?.code == .oversized)
@@ -155,11 +174,13 @@ func sampleChange(
 
     @Test func resolutionListsAreSortedAndDeduplicated() {
         let heads = KindSample.heads
-        let resolution = Resolution(strategy: .merge, chosen: [heads[3], heads[1], heads[3]],
-                                    discarded: [heads[2], heads[0], heads[2]])
+        let resolution = Resolution(
+            strategy: .merge, chosen: [heads[3], heads[1], heads[3]],
+            discarded: [heads[2], heads[0], heads[2]])
         #expect(resolution.chosen == [heads[3], heads[1]].sorted())
         #expect(resolution.discarded == [heads[2], heads[0]].sorted())
-        #expect(resolution == Resolution(strategy: .merge, chosen: [heads[1], heads[3]], discarded: [heads[0], heads[2]]))
+        #expect(
+            resolution == Resolution(strategy: .merge, chosen: [heads[1], heads[3]], discarded: [heads[0], heads[2]]))
     }
 
     @Test func theHashIsTheSHA256OfTheDocumentAndTheEncoding() {
@@ -196,13 +217,17 @@ func sampleChange(
             sampleChange(.edit(Edit(operations: Data("a".utf8))), wallTime: 1_767_225_600_124),
             sampleChange(.edit(Edit(operations: Data("a".utf8))), parents: [fakeHash("p0")]),
             sampleChange(.edit(Edit(operations: Data("a".utf8))), parents: []),
-            Change(document: base.document, id: base.id, parents: base.parents,
-                   vector: base.vector.merging(VersionVector(pairs: [(TestDevices.pool[4], 1)])), lamport: base.lamport,
-                   wallTime: base.wallTime, kind: base.kind),
-            Change(document: base.document, id: ChangeID(device: TestDevices.pool[1], seq: 5), parents: base.parents,
-                   vector: base.vector, lamport: base.lamport, wallTime: base.wallTime, kind: base.kind),
-            Change(document: base.document, id: ChangeID(device: device, seq: 3), parents: base.parents,
-                   vector: VersionVector(pairs: [(device, 3)]), lamport: base.lamport, wallTime: base.wallTime, kind: base.kind),
+            Change(
+                document: base.document, id: base.id, parents: base.parents,
+                vector: base.vector.merging(VersionVector(pairs: [(TestDevices.pool[4], 1)])), lamport: base.lamport,
+                wallTime: base.wallTime, kind: base.kind),
+            Change(
+                document: base.document, id: ChangeID(device: TestDevices.pool[1], seq: 5), parents: base.parents,
+                vector: base.vector, lamport: base.lamport, wallTime: base.wallTime, kind: base.kind),
+            Change(
+                document: base.document, id: ChangeID(device: device, seq: 3), parents: base.parents,
+                vector: VersionVector(pairs: [(device, 3)]), lamport: base.lamport, wallTime: base.wallTime,
+                kind: base.kind),
         ]
         #expect(Set(variants.map(\.hash)).count == variants.count)
         #expect(Set(KindSample.all.map { sampleChange($0.kind).hash }).count == KindSample.all.count)
@@ -226,7 +251,8 @@ func sampleChange(
             vector: VersionVector(pairs: [(device, 2)]), lamport: 2,
             wallTime: Timestamp(millisecondsSince1970: 1_767_225_601_000), kind: .edit(Edit(operations: payload)))
         let size = edit.encoded().count
-        print("a one-character edit by a lone device with one parent encodes to \(size) bytes (payload \(payload.count))")
+        print(
+            "a one-character edit by a lone device with one parent encodes to \(size) bytes (payload \(payload.count))")
         #expect(size < 80 + payload.count, "a one-character edit takes \(size) bytes")
         try expectRoundTrip(edit)
     }
@@ -284,13 +310,15 @@ func sampleChange(
                 let change = try Change(decoding: bytes, document: TestDevices.document)
                 decodedCount += 1
                 check.expect(change.encoded() == bytes, "a mutation decoded but re-encodes differently: \(bytes)")
-                check.expect(change.hash == ChangeHash(hashing: TestDevices.document.uuid.bytes + bytes),
-                             "a mutation decoded with a hash that is not of its bytes")
+                check.expect(
+                    change.hash == ChangeHash(hashing: TestDevices.document.uuid.bytes + bytes),
+                    "a mutation decoded with a hash that is not of its bytes")
                 check.expect(change.vector[change.id.device] == change.id.seq, "decoded \(change.id) not in its vector")
             } catch let error as CodecError {
                 check.expect(error.offset >= 0 && error.offset <= bytes.count, "offset \(error.offset) out of range")
-                check.expect(!error.message.isEmpty && error.description.contains("at byte \(error.offset)"),
-                             "error without a message: \(error)")
+                check.expect(
+                    !error.message.isEmpty && error.description.contains("at byte \(error.offset)"),
+                    "error without a message: \(error)")
             } catch {
                 Issue.record("threw \(error), not CodecError")
             }

@@ -1,6 +1,6 @@
 import FolioCore
-import Testing
 import FolioTesting
+import Testing
 
 @Suite struct ChangeHashTests {
     @Test func hashesWithSHA256() {

@@ -1,6 +1,6 @@
 import FolioCore
-import Testing
 import FolioTesting
+import Testing
 
 @Suite struct IdentifierSourceTests {
     private func sequence(_ source: some IdentifierSource, count: Int = 100) -> [UUIDBytes] {
@@ -14,8 +14,9 @@ import FolioTesting
 
     @Test func sameSeedSameSequence() {
         let seed = TestSeed.make()
-        #expect(sequence(SeededIdentifierSource(seed: seed)) == sequence(SeededIdentifierSource(seed: seed)),
-                "seed \(seed)")
+        #expect(
+            sequence(SeededIdentifierSource(seed: seed)) == sequence(SeededIdentifierSource(seed: seed)),
+            "seed \(seed)")
     }
 
     @Test func differentSeedsDiffer() {

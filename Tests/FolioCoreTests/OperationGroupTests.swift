@@ -1,5 +1,5 @@
-import Foundation
 import FolioCore
+import Foundation
 import Testing
 
 /// Decoding a group of operations from untrusted bytes (an edit from a peer, an undo history from the store).
@@ -17,7 +17,9 @@ import Testing
 
         init(from reader: inout BinaryReader) throws {
             let offset = reader.offset
-            guard try reader.readByte("an operation") == 0 else { throw CodecError(.invalidValue, "not an operation", at: offset) }
+            guard try reader.readByte("an operation") == 0 else {
+                throw CodecError(.invalidValue, "not an operation", at: offset)
+            }
         }
     }
 

@@ -1,5 +1,5 @@
-import Foundation
 import FolioCore
+import Foundation
 import Testing
 
 /// Package entry names are checked on their bytes and Unicode scalars, as the file system sees them, never on
@@ -37,7 +37,10 @@ import Testing
         #expect(try PackagePath("images/" + String(long.dropLast())).components.count == 2)
     }
 
-    @Test(arguments: ["e\u{301}.txt", "images/cafe\u{301}.png", "a/b\u{301}/c", "...", "a..b", ".hidden", "ü/ß", "emoji 👩‍👩‍👧.png", "a\u{200D}b"])
+    @Test(arguments: [
+        "e\u{301}.txt", "images/cafe\u{301}.png", "a/b\u{301}/c", "...", "a..b", ".hidden", "ü/ß", "emoji 👩‍👩‍👧.png",
+        "a\u{200D}b",
+    ])
     func ordinaryNamesWithMarksInsideAreAccepted(text: String) throws {
         let path = try PackagePath(text)
         #expect(path.description == text)

@@ -1,7 +1,7 @@
-import Foundation
 import FolioCore
-import Testing
 import FolioTesting
+import Foundation
+import Testing
 
 @Suite struct TimestampTests {
     struct Example: Sendable, CustomTestStringConvertible {
@@ -53,7 +53,8 @@ import FolioTesting
             func pad(_ value: Int, _ width: Int) -> String {
                 String(repeating: "0", count: max(0, width - String(value).count)) + String(value)
             }
-            let expected = "\(pad(parts.year!, 4))-\(pad(parts.month!, 2))-\(pad(parts.day!, 2))T"
+            let expected =
+                "\(pad(parts.year!, 4))-\(pad(parts.month!, 2))-\(pad(parts.day!, 2))T"
                 + "\(pad(parts.hour!, 2)):\(pad(parts.minute!, 2)):\(pad(parts.second!, 2)).\(pad(Int(milliseconds), 3))Z"
             let actual = Timestamp(millisecondsSince1970: seconds * 1000 + milliseconds).description
             #expect(actual == expected, "seed \(seed): \(seconds * 1000 + milliseconds) ms")

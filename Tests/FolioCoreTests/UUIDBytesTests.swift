@@ -1,6 +1,6 @@
 import FolioCore
-import Testing
 import FolioTesting
+import Testing
 
 @Suite struct UUIDBytesTests {
     static let sample = "6ba7b810-9dad-11d1-80b4-00c04fd430c8"
@@ -9,7 +9,10 @@ import FolioTesting
         let uuid = try #require(UUIDBytes(Self.sample))
         #expect(uuid.high == 0x6ba7_b810_9dad_11d1)
         #expect(uuid.low == 0x80b4_00c0_4fd4_30c8)
-        #expect(uuid.bytes == [0x6b, 0xa7, 0xb8, 0x10, 0x9d, 0xad, 0x11, 0xd1, 0x80, 0xb4, 0x00, 0xc0, 0x4f, 0xd4, 0x30, 0xc8])
+        #expect(
+            uuid.bytes == [
+                0x6b, 0xa7, 0xb8, 0x10, 0x9d, 0xad, 0x11, 0xd1, 0x80, 0xb4, 0x00, 0xc0, 0x4f, 0xd4, 0x30, 0xc8,
+            ])
         #expect(uuid.description == Self.sample)
         #expect(UUIDBytes(bytes: uuid.bytes) == uuid)
     }
@@ -95,9 +98,10 @@ import FolioTesting
             ChangeID(device: high, seq: 1), ChangeID(device: low, seq: 10), ChangeID(device: low, seq: 2),
             ChangeID(device: high, seq: 3),
         ]
-        #expect(ids.sorted() == [
-            ChangeID(device: low, seq: 2), ChangeID(device: low, seq: 10), ChangeID(device: high, seq: 1),
-            ChangeID(device: high, seq: 3),
-        ])
+        #expect(
+            ids.sorted() == [
+                ChangeID(device: low, seq: 2), ChangeID(device: low, seq: 10), ChangeID(device: high, seq: 1),
+                ChangeID(device: high, seq: 3),
+            ])
     }
 }

@@ -1,6 +1,6 @@
 import FolioCore
-import Testing
 import FolioTesting
+import Testing
 
 /// The algebra of version vectors, checked on random vectors over small device pools (so that equal, ordered and
 /// concurrent pairs all occur often). Every failure message carries the seed; `FOLIO_SEED=<seed>` replays it.
@@ -38,8 +38,10 @@ import FolioTesting
         default:
             vector = VersionVector()
             for _ in 0..<generator.int(in: 0...5) {
-                vector.include(ChangeID(device: pool[generator.int(in: 0...(pool.count - 1))],
-                                        seq: UInt64(generator.int(in: 1...3))))
+                vector.include(
+                    ChangeID(
+                        device: pool[generator.int(in: 0...(pool.count - 1))],
+                        seq: UInt64(generator.int(in: 1...3))))
             }
         }
         vector.checkInvariants()
@@ -71,13 +73,16 @@ import FolioTesting
             let x = Self.randomVector(&generator, pool: pool)
             let y = Self.randomVector(&generator, pool: pool)
             let order = x.compare(to: y)
-            check.expect(order == Self.pointwiseOrder(x, y, pool: pool),
-                         "\(x) vs \(y): compare says \(order), pointwise \(Self.pointwiseOrder(x, y, pool: pool))")
-            check.expect(y.compare(to: x) == Self.mirrored(order),
-                         "\(x) vs \(y) is \(order) but the reverse is \(y.compare(to: x))")
+            check.expect(
+                order == Self.pointwiseOrder(x, y, pool: pool),
+                "\(x) vs \(y): compare says \(order), pointwise \(Self.pointwiseOrder(x, y, pool: pool))")
+            check.expect(
+                y.compare(to: x) == Self.mirrored(order),
+                "\(x) vs \(y) is \(order) but the reverse is \(y.compare(to: x))")
             check.expect((order == .equal) == (x == y), "\(x) vs \(y): compare \(order) disagrees with ==")
-            check.expect(x.isContained(in: y) == (order == .equal || order == .before),
-                         "\(x) contained in \(y) is \(x.isContained(in: y)), order \(order)")
+            check.expect(
+                x.isContained(in: y) == (order == .equal || order == .before),
+                "\(x) contained in \(y) is \(x.isContained(in: y)), order \(order)")
         }
     }
 
@@ -99,8 +104,9 @@ import FolioTesting
             // A chain built on purpose, so that transitivity is exercised on every iteration.
             let upper = x.merging(y)
             let top = upper.merging(z)
-            check.expect(x.isContained(in: upper) && upper.isContained(in: top) && x.isContained(in: top),
-                         "chain \(x) ≤ \(upper) ≤ \(top) broken")
+            check.expect(
+                x.isContained(in: upper) && upper.isContained(in: top) && x.isContained(in: top),
+                "chain \(x) ≤ \(upper) ≤ \(top) broken")
         }
         #expect(chains > 0, "random triples never formed a chain; the generator is too sparse")
     }
@@ -112,7 +118,8 @@ import FolioTesting
             let z = Self.randomVector(&generator, pool: pool)
             let xy = x.merging(y)
             xy.checkInvariants()
-            check.expect(pool.allSatisfy { xy[$0] == max(x[$0], y[$0]) }, "\(x) ∪ \(y) = \(xy) is not the pointwise max")
+            check.expect(
+                pool.allSatisfy { xy[$0] == max(x[$0], y[$0]) }, "\(x) ∪ \(y) = \(xy) is not the pointwise max")
             check.expect(xy == y.merging(x), "merge not commutative: \(x), \(y)")
             let left = xy.merging(z)
             let right = x.merging(y.merging(z))
@@ -139,7 +146,8 @@ import FolioTesting
             let z = Self.randomVector(&generator, pool: pool)
             let meet = x.intersecting(y)
             meet.checkInvariants()
-            check.expect(pool.allSatisfy { meet[$0] == min(x[$0], y[$0]) }, "\(x) ∩ \(y) = \(meet) is not the pointwise min")
+            check.expect(
+                pool.allSatisfy { meet[$0] == min(x[$0], y[$0]) }, "\(x) ∩ \(y) = \(meet) is not the pointwise min")
             check.expect(meet == y.intersecting(x), "intersection not commutative: \(x), \(y)")
             let left = meet.intersecting(z)
             let right = x.intersecting(y.intersecting(z))
@@ -167,11 +175,13 @@ import FolioTesting
             grown.include(id)
             grown.checkInvariants()
             check.expect(grown.contains(id), "\(x) after including \(id) is \(grown), which lacks it")
-            check.expect((1...id.seq).allSatisfy { grown.contains(ChangeID(device: device, seq: $0)) },
-                         "\(grown) includes \(id) but not every earlier change of its device")
+            check.expect(
+                (1...id.seq).allSatisfy { grown.contains(ChangeID(device: device, seq: $0)) },
+                "\(grown) includes \(id) but not every earlier change of its device")
             check.expect(grown[device] == max(x[device], id.seq), "include(\(id)) on \(x) gave \(grown)")
-            check.expect(pool.filter { $0 != device }.allSatisfy { grown[$0] == x[$0] },
-                         "include(\(id)) on \(x) changed another device: \(grown)")
+            check.expect(
+                pool.filter { $0 != device }.allSatisfy { grown[$0] == x[$0] },
+                "include(\(id)) on \(x) changed another device: \(grown)")
             check.expect(x.isContained(in: grown), "including \(id) lost changes of \(x)")
             check.expect((grown == x) == x.contains(id), "include(\(id)) on \(x) changed it iff it was absent")
             var twice = grown
@@ -185,18 +195,25 @@ import FolioTesting
             let mine = Self.randomVector(&generator, pool: pool)
             let theirs = Self.randomVector(&generator, pool: pool)
             let missing = mine.changesMissing(from: theirs)
-            check.expect(zip(missing, missing.dropFirst()).allSatisfy { $0.device < $1.device },
-                         "ranges of \(mine) missing from \(theirs) are not in device order")
+            check.expect(
+                zip(missing, missing.dropFirst()).allSatisfy { $0.device < $1.device },
+                "ranges of \(mine) missing from \(theirs) are not in device order")
             for range in missing {
-                check.expect(range.seqs.lowerBound == theirs[range.device] + 1 && range.seqs.upperBound == mine[range.device],
-                             "range \(range.seqs) for \(range.device) of \(mine) missing from \(theirs)")
+                check.expect(
+                    range.seqs.lowerBound == theirs[range.device] + 1 && range.seqs.upperBound == mine[range.device],
+                    "range \(range.seqs) for \(range.device) of \(mine) missing from \(theirs)")
             }
             // Exactly the changes mine names and theirs lacks, no more and no fewer.
             let sent = Set(missing.flatMap { range in range.seqs.map { ChangeID(device: range.device, seq: $0) } })
-            let lacking = Set(pool.flatMap { device in
-                (1...4).map { ChangeID(device: device, seq: $0) }.filter { mine.contains($0) && !theirs.contains($0) }
-            })
-            check.expect(sent == lacking, "\(mine) missing from \(theirs): sent \(sent.sorted()) but lacking \(lacking.sorted())")
+            let lacking = Set(
+                pool.flatMap { device in
+                    (1...4).map { ChangeID(device: device, seq: $0) }.filter {
+                        mine.contains($0) && !theirs.contains($0)
+                    }
+                })
+            check.expect(
+                sent == lacking, "\(mine) missing from \(theirs): sent \(sent.sorted()) but lacking \(lacking.sorted())"
+            )
             // Sending them brings the other side up to the union.
             var caughtUp = theirs
             for range in missing { caughtUp.include(ChangeID(device: range.device, seq: range.seqs.upperBound)) }
@@ -204,13 +221,17 @@ import FolioTesting
             check.expect(caughtUp == mine.merging(theirs), "\(theirs) plus \(missing) is \(caughtUp), not the union")
             let asVector = VersionVector(missing.map { ($0.device, $0.seqs.upperBound) })
             asVector.checkInvariants()
-            check.expect(theirs.merging(asVector) == mine.merging(theirs),
-                         "\(theirs) ∪ \(asVector) ≠ \(mine) ∪ \(theirs)")
-            check.expect(missing.isEmpty == mine.isContained(in: theirs),
-                         "\(mine) missing from \(theirs) is \(missing.isEmpty ? "empty" : "not empty")")
+            check.expect(
+                theirs.merging(asVector) == mine.merging(theirs),
+                "\(theirs) ∪ \(asVector) ≠ \(mine) ∪ \(theirs)")
+            check.expect(
+                missing.isEmpty == mine.isContained(in: theirs),
+                "\(mine) missing from \(theirs) is \(missing.isEmpty ? "empty" : "not empty")")
             let count = missing.reduce(UInt64(0)) { $0 + UInt64($1.seqs.count) }
-            check.expect(count == mine.merging(theirs).changeCount - theirs.changeCount,
-                         "\(count) changes sent, but the union has \(mine.merging(theirs).changeCount - theirs.changeCount) more")
+            check.expect(
+                count == mine.merging(theirs).changeCount - theirs.changeCount,
+                "\(count) changes sent, but the union has \(mine.merging(theirs).changeCount - theirs.changeCount) more"
+            )
         }
     }
 
@@ -220,7 +241,8 @@ import FolioTesting
             check.expect(VersionVector(sortedEntries: x.entries) == x, "\(x) does not survive its own entries")
             let shuffled = x.entries.shuffled(using: &generator).map { ($0.device, $0.seq) }
             let rebuilt = VersionVector(shuffled)
-            check.expect(rebuilt == x && rebuilt.hashValue == x.hashValue, "\(x) rebuilt from shuffled pairs is \(rebuilt)")
+            check.expect(
+                rebuilt == x && rebuilt.hashValue == x.hashValue, "\(x) rebuilt from shuffled pairs is \(rebuilt)")
             check.expect(x.devices == x.devices.sorted(), "\(x) devices not sorted")
             check.expect(x.changeCount == pool.reduce(0) { $0 + x[$1] }, "\(x) change count \(x.changeCount)")
             check.expect(x.entries.allSatisfy { $0.seq > 0 }, "\(x) has a zero entry")

@@ -2,9 +2,9 @@ import FolioCore
 import FolioDocuments
 import FolioModels
 import FolioStore
+import FolioTesting
 import Foundation
 import Testing
-import FolioTesting
 
 /// Conflict detection as properties over random histories: every delivery order shows every device the same
 /// versions, detection agrees with happens-before computed from the whole history, two busy writers never make more
@@ -29,7 +29,8 @@ import FolioTesting
             let all = try shared.allChanges()
             let baseHashes = Set(shared.base.map(\.hash))
             let delivered = all.filter { !baseHashes.contains($0.hash) }
-            let orders = delivered.count <= 5
+            let orders =
+                delivered.count <= 5
                 ? permutations(of: delivered) : (0..<100).map { _ in delivered.shuffled(using: &random) }
             let history = "\(context): \(steps)"
 
@@ -44,20 +45,30 @@ import FolioTesting
                 // The first order is checked more closely, and every fifth order somewhat (a fresh document costs).
                 let orderName = order.map(\.id.description).joined(separator: " ")
                 // One failing history is enough to read.
-                guard let received = try await Self.receive(
-                    shared, from: template, in: order, checkingInvariants: index == 0, closely: index % 5 == 0,
-                    context: "\(history), order \(orderName)")
+                guard
+                    let received = try await Self.receive(
+                        shared, from: template, in: order, checkingInvariants: index == 0, closely: index % 5 == 0,
+                        context: "\(history), order \(orderName)")
                 else { return }
                 let sameOnReopening = received.cold.map { $0 == received.incremental } ?? true
-                #expect(sameOnReopening, "\(history), order \(orderName): refreshed after each change \(received.incremental), opened at the end \(String(describing: received.cold))")
+                #expect(
+                    sameOnReopening,
+                    "\(history), order \(orderName): refreshed after each change \(received.incremental), opened at the end \(String(describing: received.cold))"
+                )
                 if let reference {
                     let same = received.incremental == reference
-                    #expect(same, "\(history), order \(orderName): \(received.incremental), first order gave \(reference)")
+                    #expect(
+                        same, "\(history), order \(orderName): \(received.incremental), first order gave \(reference)")
                     if !same || !sameOnReopening { return }
                 } else {
                     reference = received.incremental
-                    let asExpected = received.incremental.versions == expected.map(\.id) && received.incremental.texts == expected.map(\.text)
-                    #expect(asExpected, "\(history): shows \(received.incremental), the history says \(expected.map { "\($0.id.shortHex) \($0.text.debugDescription)" })")
+                    let asExpected =
+                        received.incremental.versions == expected.map(\.id)
+                        && received.incremental.texts == expected.map(\.text)
+                    #expect(
+                        asExpected,
+                        "\(history): shows \(received.incremental), the history says \(expected.map { "\($0.id.shortHex) \($0.text.debugDescription)" })"
+                    )
                     if !asExpected || !sameOnReopening { return }
                 }
             }
@@ -66,11 +77,14 @@ import FolioTesting
             // Each device receives what it lacks in its own shuffled order, refreshing after each change.
             for device in 0..<shared.count {
                 var missing: [Change] = []
-                for other in 0..<shared.count where other != device { missing += try shared.missing(from: other, to: device) }
+                for other in 0..<shared.count where other != device {
+                    missing += try shared.missing(from: other, to: device)
+                }
                 for change in missing.shuffled(using: &random) {
                     try shared.libraries[device].store.ingest(trusting: [change])
-                    guard try await Self.expectCurrentVersionBeforeRefreshing(
-                        shared.documents[device], context: "\(history), device \(device) received \(change.id)")
+                    guard
+                        try await Self.expectCurrentVersionBeforeRefreshing(
+                            shared.documents[device], context: "\(history), device \(device) received \(change.id)")
                     else { return }
                     try await shared.documents[device].refresh()
                 }
@@ -85,14 +99,23 @@ import FolioTesting
 
             // One device, or two at once, settles by latest-wins; once exchanged, all show the same and no conflict.
             let versions = try await shared.documents[0].versions()
-            let latest = versions.max { ($0.modificationDate, $0.head.lamport, $0.head.id.device) < ($1.modificationDate, $1.head.lamport, $1.head.id.device) }!
+            let latest = versions.max {
+                ($0.modificationDate, $0.head.lamport, $0.head.id.device) < (
+                    $1.modificationDate, $1.head.lamport, $1.head.id.device
+                )
+            }!
             let resolvers = Array((0..<shared.count).shuffled(using: &random).prefix(random.int(in: 1...2)))
             for device in resolvers { try await shared.documents[device].resolve(.latest) }
             try await shared.syncAll()
             for device in 0..<shared.count {
                 let shown = try await shared.snapshot(device)
-                #expect(shown.versions.count == 1 && !shown.inConflict && shown.unresolved.isEmpty, "\(history), resolved on \(resolvers): device \(device) shows \(shown)")
-                #expect(shown.modelText == latest.contents.text, "\(history), resolved on \(resolvers): device \(device) shows \(shown), the latest version was \(latest)")
+                #expect(
+                    shown.versions.count == 1 && !shown.inConflict && shown.unresolved.isEmpty,
+                    "\(history), resolved on \(resolvers): device \(device) shows \(shown)")
+                #expect(
+                    shown.modelText == latest.contents.text,
+                    "\(history), resolved on \(resolvers): device \(device) shows \(shown), the latest version was \(latest)"
+                )
             }
         }
     }
@@ -101,7 +124,9 @@ import FolioTesting
     /// refreshes between them, so that some edits are made on others' work and some apart.
     static func smallHistory(devices: Int, edits: Int, using random: inout SplitMix64) -> [HistoryStep] {
         var editors = Array(0..<devices).shuffled(using: &random)
-        while editors.count < edits { editors.insert(random.int(in: 0...(devices - 1)), at: random.int(in: 0...editors.count)) }
+        while editors.count < edits {
+            editors.insert(random.int(in: 0...(devices - 1)), at: random.int(in: 0...editors.count))
+        }
         var counts = Array(repeating: 0, count: devices)
         var steps: [HistoryStep] = []
         for device in editors {
@@ -122,7 +147,8 @@ import FolioTesting
     /// each, and, when `closely`, what a document opened only at the end shows; when `closely`, the current version
     /// is also checked after each ingest, before the refresh (`nil` when that failed).
     static func receive(
-        _ shared: SharedText, from template: LibraryFixture, in order: [Change], checkingInvariants: Bool, closely: Bool,
+        _ shared: SharedText, from template: LibraryFixture, in order: [Change], checkingInvariants: Bool,
+        closely: Bool,
         context: String
     ) async throws -> (incremental: VersionSnapshot, cold: VersionSnapshot?)? {
         let (fixture, library) = try SharedText.receiver(from: template)
@@ -130,7 +156,9 @@ import FolioTesting
         let document = try await library.open(shared.id, as: TextDocument.self)
         for change in order {
             try library.store.ingest(trusting: [change])
-            if closely, try await !expectCurrentVersionBeforeRefreshing(document, context: "\(context), \(change.id) received") {
+            if closely,
+                try await !expectCurrentVersionBeforeRefreshing(document, context: "\(context), \(change.id) received")
+            {
                 return nil
             }
             try await document.refresh()
@@ -146,13 +174,18 @@ import FolioTesting
     /// others' changes made on it arrived, the one every device shows (the winning head's), which is what
     /// ``Document/removeOtherVersions()`` keeps.
     @discardableResult
-    static func expectCurrentVersionBeforeRefreshing(_ document: Document<TextDocument>, context: String) async throws -> Bool {
+    static func expectCurrentVersionBeforeRefreshing(_ document: Document<TextDocument>, context: String) async throws
+        -> Bool
+    {
         let heads = try document.library.store.heads(of: document.id)
         let shown = await document.currentHead
         let expected = heads.contains { $0.hash == shown.hash } ? shown : heads.max { HistoryOracle.precedes($0, $1) }!
         let current = try await document.currentVersion()
         let right = current.heads.contains(expected.hash)
-        #expect(right, "\(context): the current version is \(current), expected the one with \(expected.id) (the document shows \(shown.id), heads \(heads.map(\.id)))")
+        #expect(
+            right,
+            "\(context): the current version is \(current), expected the one with \(expected.id) (the document shows \(shown.id), heads \(heads.map(\.id)))"
+        )
         return right
     }
 
@@ -169,18 +202,22 @@ import FolioTesting
         var tally = DetectionTally()
         for trial in 0..<20 {
             let devices = random.int(in: 2...4)
-            let steps = HistoryStep.randomHistory(devices: devices, count: random.int(in: 8...24), resolutions: true, using: &random)
+            let steps = HistoryStep.randomHistory(
+                devices: devices, count: random.int(in: 8...24), resolutions: true, using: &random)
             let context = "seed \(seed), history \(trial) on \(devices) devices \(steps)"
             let shared = try await SharedText.make(devices: devices)
             for (index, step) in steps.enumerated() {
                 try await shared.apply(step)
                 switch step {
                 case .refresh(let device), .resolve(let device, _):
-                    try await Self.compare(shared, device: device, with: &tally, context: "\(context), after step \(index)")
+                    try await Self.compare(
+                        shared, device: device, with: &tally, context: "\(context), after step \(index)")
                 case .send(_, let device, _):
                     // Not refreshed: the versions are still those of its log, the current one what it shows, or the
                     // winner once others' changes made on that arrived.
-                    try await Self.compare(shared, device: device, with: &tally, refreshed: false, context: "\(context), after step \(index)")
+                    try await Self.compare(
+                        shared, device: device, with: &tally, refreshed: false,
+                        context: "\(context), after step \(index)")
                 case .edit:
                     break
                 }
@@ -191,13 +228,23 @@ import FolioTesting
             }
             try await shared.syncAll()
             for device in 0..<devices {
-                try await Self.compare(shared, device: device, with: &tally, vectors: device == 0, context: "\(context), exchanged")
+                try await Self.compare(
+                    shared, device: device, with: &tally, vectors: device == 0, context: "\(context), exchanged")
             }
         }
-        print("detection: \(tally.checks) checks, \(tally.conflicts) in conflict (\(tally.superseded) not refreshed, what they showed superseded; \(tally.equalHeads) with heads of equal state), \(tally.missed) missed, \(tally.spurious) spurious")
-        #expect(tally.missed == 0, "seed \(seed): \(tally.missed) missed versions; first disagreement: \(tally.disagreements.first ?? "none")")
-        #expect(tally.spurious == 0, "seed \(seed): \(tally.spurious) spurious versions; first disagreement: \(tally.disagreements.first ?? "none")")
-        #expect(tally.disagreements.isEmpty, "seed \(seed): \(tally.disagreements.count) disagreements; first: \(tally.disagreements.first ?? "")")
+        print(
+            "detection: \(tally.checks) checks, \(tally.conflicts) in conflict (\(tally.superseded) not refreshed, what they showed superseded; \(tally.equalHeads) with heads of equal state), \(tally.missed) missed, \(tally.spurious) spurious"
+        )
+        #expect(
+            tally.missed == 0,
+            "seed \(seed): \(tally.missed) missed versions; first disagreement: \(tally.disagreements.first ?? "none")")
+        #expect(
+            tally.spurious == 0,
+            "seed \(seed): \(tally.spurious) spurious versions; first disagreement: \(tally.disagreements.first ?? "none")"
+        )
+        #expect(
+            tally.disagreements.isEmpty,
+            "seed \(seed): \(tally.disagreements.count) disagreements; first: \(tally.disagreements.first ?? "")")
         #expect(tally.conflicts > 0, "seed \(seed): no history made a conflict to detect")
     }
 
@@ -220,7 +267,8 @@ import FolioTesting
     /// Compares what device `device`'s document shows with the oracle run over its log; when `refreshed`, also its
     /// model and state.
     static func compare(
-        _ shared: SharedText, device: Int, with tally: inout DetectionTally, refreshed: Bool = true, vectors: Bool = false,
+        _ shared: SharedText, device: Int, with tally: inout DetectionTally, refreshed: Bool = true,
+        vectors: Bool = false,
         context: String
     ) async throws {
         let document = shared.documents[device]
@@ -238,39 +286,53 @@ import FolioTesting
         var problems = oracle.problems
         let heads = try shared.libraries[device].store.heads(of: shared.id).map(\.hash)
         if Set(heads) != Set(oracle.heads.map(\.hash)) {
-            problems.append("the store's heads \(heads.map(\.shortHex)), by parent links \(oracle.heads.map(\.hash.shortHex))")
+            problems.append(
+                "the store's heads \(heads.map(\.shortHex)), by parent links \(oracle.heads.map(\.hash.shortHex))")
         }
         let describe = { (versions: [(ChangeHash, [ChangeHash], String)]) in
             versions.map { "\($0.0.shortHex) \($0.1.map(\.shortHex)) \($0.2.debugDescription)" }.joined(separator: ", ")
         }
         let shownList = shown.map { ($0.id, $0.heads, $0.contents.text) }
         let expectedList = expected.map { ($0.id, $0.heads, $0.text) }
-        if shownList.map(\.0) != expectedList.map(\.0) || shownList.map(\.1) != expectedList.map(\.1) || shownList.map(\.2) != expectedList.map(\.2) {
+        if shownList.map(\.0) != expectedList.map(\.0) || shownList.map(\.1) != expectedList.map(\.1)
+            || shownList.map(\.2) != expectedList.map(\.2)
+        {
             problems.append("shows [\(describe(shownList))], expected [\(describe(expectedList))]")
         }
         let current = try await document.currentVersion()
         if current.id != expected.first?.id || !current.isCurrent || current.isConflict {
-            problems.append("the current version is \(current), expected \(expected.first.map { $0.id.shortHex } ?? "none")")
+            problems.append(
+                "the current version is \(current), expected \(expected.first.map { $0.id.shortHex } ?? "none")")
         }
         if !refreshed {
             let shownHead = await document.currentHead.hash
             if expected.count > 1, !oracle.heads.contains(where: { $0.hash == shownHead }) { tally.superseded += 1 }
-            if !problems.isEmpty { tally.disagreements.append("\(context), device \(device) (not refreshed): \(problems.joined(separator: "; "))") }
+            if !problems.isEmpty {
+                tally.disagreements.append(
+                    "\(context), device \(device) (not refreshed): \(problems.joined(separator: "; "))")
+            }
             return
         }
         if await document.currentHead.hash != oracle.heads.last?.hash {
-            problems.append("shows \(await document.currentHead.id), the winning head is \(oracle.heads.last.map { "\($0.id)" } ?? "none")")
+            problems.append(
+                "shows \(await document.currentHead.id), the winning head is \(oracle.heads.last.map { "\($0.id)" } ?? "none")"
+            )
         }
         let inConflict = await document.state.contains(.inConflict)
         if inConflict != (expected.count > 1) {
-            problems.append(inConflict ? "in conflict with one version" : "not in conflict with \(expected.count) versions")
+            problems.append(
+                inConflict ? "in conflict with one version" : "not in conflict with \(expected.count) versions")
         }
         let model = await document.model.text
         if model != expected.first?.text {
-            problems.append("the model shows \(model.debugDescription), the current version is \((expected.first?.text ?? "").debugDescription)")
+            problems.append(
+                "the model shows \(model.debugDescription), the current version is \((expected.first?.text ?? "").debugDescription)"
+            )
         }
         if vectors { problems += oracle.vectorDisagreements() }
-        if !problems.isEmpty { tally.disagreements.append("\(context), device \(device): \(problems.joined(separator: "; "))") }
+        if !problems.isEmpty {
+            tally.disagreements.append("\(context), device \(device): \(problems.joined(separator: "; "))")
+        }
     }
 
     // MARK: Two busy writers
@@ -299,7 +361,9 @@ import FolioTesting
             for device in 0..<2 {
                 let heads = try shared.libraries[device].store.heads(of: shared.id).count
                 let versions = try await shared.documents[device].versions().count
-                #expect(heads <= 2 && versions <= 2, "seed \(seed), after \(made) writes: device \(device) has \(heads) heads and \(versions) versions")
+                #expect(
+                    heads <= 2 && versions <= 2,
+                    "seed \(seed), after \(made) writes: device \(device) has \(heads) heads and \(versions) versions")
             }
         }
         try await shared.syncAll()
@@ -309,7 +373,8 @@ import FolioTesting
         #expect(first == second, "seed \(seed), \(syncs) partial syncs: device 0 shows \(first), device 1 \(second)")
         var tally = DetectionTally()
         for device in 0..<2 {
-            try await Self.compare(shared, device: device, with: &tally, vectors: device == 0, context: "seed \(seed), exchanged")
+            try await Self.compare(
+                shared, device: device, with: &tally, vectors: device == 0, context: "seed \(seed), exchanged")
         }
         #expect(tally.disagreements.isEmpty, "\(tally.disagreements)")
         let log = try shared.log(0)
@@ -318,15 +383,21 @@ import FolioTesting
         #expect(edits.count == 200, "seed \(seed): every write is its own change")
         // Besides them, only the resolutions a writer recorded when it edited the version shown over its own.
         for change in log where !edits.contains(change) && !shared.base.contains(change) {
-            let implicit = if case .resolution(let resolution) = change.kind, resolution.strategy == .userChoice,
-                resolution.discarded.count == 1, byHash[resolution.discarded[0]]?.id.device == change.id.device { true } else { false }
-            #expect(implicit, "seed \(seed): \(change.id) is neither a write nor a writer's implicit choice: \(change.kind)")
+            let implicit =
+                if case .resolution(let resolution) = change.kind, resolution.strategy == .userChoice,
+                    resolution.discarded.count == 1, byHash[resolution.discarded[0]]?.id.device == change.id.device
+                { true } else { false }
+            #expect(
+                implicit, "seed \(seed): \(change.id) is neither a write nor a writer's implicit choice: \(change.kind)"
+            )
         }
 
         try await shared.documents[1].resolve(.latest)
         try await shared.syncAll()
         let settled = [try await shared.snapshot(0), try await shared.snapshot(1)]
-        #expect(settled[0] == settled[1] && settled[0].versions.count == 1 && !settled[0].inConflict, "seed \(seed): \(settled)")
+        #expect(
+            settled[0] == settled[1] && settled[0].versions.count == 1 && !settled[0].inConflict,
+            "seed \(seed): \(settled)")
     }
 
     // MARK: Skewed clocks
@@ -356,13 +427,18 @@ import FolioTesting
 
         // Made so that it must: the Mac edits ten seconds after the iPad, by a clock 90 s behind.
         let steps: [HistoryStep] = [
-            .edit(device: 0, .append("from the iPad\n"), after: 1_000), .edit(device: 1, .append("from the Mac\n"), after: 11_000),
+            .edit(device: 0, .append("from the iPad\n"), after: 1_000),
+            .edit(device: 1, .append("from the Mac\n"), after: 11_000),
         ]
         let right = try await Self.run(steps, devices: 2, skews: [], context: "the Mac's clock right")
         let skewed = try await Self.run(steps, devices: 2, skews: [0, -90_000], context: "the Mac 90 s behind")
         Self.expectSameCausality(skewed, right, "the Mac 90 s behind")
-        #expect(right.latest?.text == "base\nfrom the Mac\n", "the Mac's edit is the latest: \(String(describing: right.latest))")
-        #expect(skewed.latest?.text == "base\nfrom the iPad\n", "by the Mac's clock, the iPad's edit is the latest: \(String(describing: skewed.latest))")
+        #expect(
+            right.latest?.text == "base\nfrom the Mac\n",
+            "the Mac's edit is the latest: \(String(describing: right.latest))")
+        #expect(
+            skewed.latest?.text == "base\nfrom the iPad\n",
+            "by the Mac's clock, the iPad's edit is the latest: \(String(describing: skewed.latest))")
     }
 
     /// What a run of a history shows: its causal structure, with changes named by identity, not by hash (hashes
@@ -382,7 +458,8 @@ import FolioTesting
         }
     }
 
-    static func run(_ steps: [HistoryStep], devices: Int, skews: [Int64], context: String) async throws -> CausalOutcome {
+    static func run(_ steps: [HistoryStep], devices: Int, skews: [Int64], context: String) async throws -> CausalOutcome
+    {
         let shared = try await SharedText.make(devices: devices, skews: skews)
         for step in steps { try await shared.apply(step) }
         try await shared.refreshAll()
@@ -400,7 +477,8 @@ import FolioTesting
         outcome.chosen = .init(version: last.head.id, text: await keeping.model.text)
         try await shared.documents[0].resolve(.latest)
         let head = try #require(try shared.libraries[0].store.heads(of: shared.id).first)
-        guard case .resolution(let resolution) = head.kind, let kept = resolution.chosen.first, let id = ids[kept] else {
+        guard case .resolution(let resolution) = head.kind, let kept = resolution.chosen.first, let id = ids[kept]
+        else {
             Issue.record("\(context), clocks moved by \(skews) ms: latest-wins recorded no resolution: \(head)")
             return outcome
         }
@@ -415,27 +493,35 @@ import FolioTesting
     /// Device `device`'s history and versions, with changes named by identity.
     static func structure(of shared: SharedText, device: Int) async throws -> [String] {
         let ids = try identities(in: shared)
-        let name = { (hashes: [ChangeHash]) in hashes.map { ids[$0]?.description ?? "?\($0.shortHex)" }.sorted().joined(separator: " ") }
+        let name = { (hashes: [ChangeHash]) in
+            hashes.map { ids[$0]?.description ?? "?\($0.shortHex)" }.sorted().joined(separator: " ")
+        }
         var lines = try shared.log(device).sorted { $0.id < $1.id }.map { change in
             "\(change.id) lamport \(change.lamport) parents [\(name(change.parents))] vector \(change.vector) \(summary(of: change.kind, naming: name))"
         }
         lines.append("heads [\(name(try shared.libraries[device].store.heads(of: shared.id).map(\.hash)))]")
         let document = shared.documents[device]
         for version in try await document.versions() {
-            lines.append("version \(name([version.id])) of [\(name(version.heads))] \(version.contents.text.debugDescription)\(version.isCurrent ? " current" : "")")
+            lines.append(
+                "version \(name([version.id])) of [\(name(version.heads))] \(version.contents.text.debugDescription)\(version.isCurrent ? " current" : "")"
+            )
         }
         lines.append("unresolved [\(name(try await document.unresolvedConflictVersions().map(\.id)))]")
-        lines.append("shows \(await document.model.text.debugDescription)\(await document.state.contains(.inConflict) ? " in conflict" : "")")
+        lines.append(
+            "shows \(await document.model.text.debugDescription)\(await document.state.contains(.inConflict) ? " in conflict" : "")"
+        )
         return lines
     }
 
     static func summary(of kind: ChangeKind, naming name: ([ChangeHash]) -> String) -> String {
         switch kind {
         case .edit(let edit):
-            let operations = (try? TextDocument.Operation.decodeGroup(edit.operations))?.map(\.description) ?? ["undecodable"]
+            let operations =
+                (try? TextDocument.Operation.decodeGroup(edit.operations))?.map(\.description) ?? ["undecodable"]
             return "edit \(operations.joined(separator: ", "))"
         case .resolution(let resolution):
-            return "resolution \(resolution.strategy) chosen [\(name(resolution.chosen))] discarded [\(name(resolution.discarded))]"
+            return
+                "resolution \(resolution.strategy) chosen [\(name(resolution.chosen))] discarded [\(name(resolution.discarded))]"
         case .baseline:
             return "baseline"
         case .lifecycle(let event):
@@ -446,11 +532,16 @@ import FolioTesting
     static func expectSameCausality(_ skewed: CausalOutcome, _ right: CausalOutcome, _ context: String) {
         for (device, (lines, expected)) in zip(skewed.structure, right.structure).enumerated() where lines != expected {
             let first = zip(lines, expected).first { $0 != $1 }
-            Issue.record("\(context): snapshot \(device) differs; first \(first.map { "\($0.0) instead of \($0.1)" } ?? "\(lines.count) lines instead of \(expected.count)")")
+            Issue.record(
+                "\(context): snapshot \(device) differs; first \(first.map { "\($0.0) instead of \($0.1)" } ?? "\(lines.count) lines instead of \(expected.count)")"
+            )
             return
         }
         #expect(skewed.structure.count == right.structure.count, "\(context)")
-        #expect(skewed.chosen == right.chosen, "\(context): keeping a version by identity gave \(String(describing: skewed.chosen)), with every clock right \(String(describing: right.chosen))")
+        #expect(
+            skewed.chosen == right.chosen,
+            "\(context): keeping a version by identity gave \(String(describing: skewed.chosen)), with every clock right \(String(describing: right.chosen))"
+        )
     }
 
     // MARK: The device whose version lost goes on editing
@@ -480,7 +571,9 @@ import FolioTesting
         let recorded = try await shared.documents[0].lossLedger().contains { record in
             record.discarded.contains { $0.head.hash == competing.id }
         }
-        #expect(kept || recorded, "\(competing.contents.text.debugDescription) vanished: versions \(versions.map(\.contents.text))")
+        #expect(
+            kept || recorded,
+            "\(competing.contents.text.debugDescription) vanished: versions \(versions.map(\.contents.text))")
         // Every device agrees, and shows the version the editor edited, with its edit.
         for device in 0..<shared.count {
             let snapshot = try await shared.snapshot(device)

@@ -17,7 +17,8 @@ import Testing
     var file: URL { fixture.documentFile("Notes.txt") }
 
     @Test func anIdleDocumentIsSavedAfterTheIdleInterval() async throws {
-        let policy = AutosavePolicy(idleInterval: 5_000, unsavedChangeLimit: nil, saveOnClose: false, groupingInterval: 1_000)
+        let policy = AutosavePolicy(
+            idleInterval: 5_000, unsavedChangeLimit: nil, saveOnClose: false, groupingInterval: 1_000)
         let library = try fixture.library(autosave: policy)
         let document = try await library.create(TextDocument.self, named: "Notes")
         try await document.edit(.append("draft"))
@@ -49,7 +50,8 @@ import Testing
     }
 
     @Test func eachEditPostponesTheIdleSave() async throws {
-        let policy = AutosavePolicy(idleInterval: 5_000, unsavedChangeLimit: nil, saveOnClose: false, groupingInterval: 0)
+        let policy = AutosavePolicy(
+            idleInterval: 5_000, unsavedChangeLimit: nil, saveOnClose: false, groupingInterval: 0)
         let library = try fixture.library(autosave: policy)
         let document = try await library.create(TextDocument.self, named: "Notes")
         for _ in 0..<5 {
@@ -81,7 +83,8 @@ import Testing
     }
 
     @Test func theChangeLimitCountsAnOpenGroup() async throws {
-        let policy = AutosavePolicy(idleInterval: nil, unsavedChangeLimit: 2, saveOnClose: false, groupingInterval: 1_000)
+        let policy = AutosavePolicy(
+            idleInterval: nil, unsavedChangeLimit: 2, saveOnClose: false, groupingInterval: 1_000)
         let library = try fixture.library(autosave: policy)
         let document = try await library.create(TextDocument.self, named: "Notes")
         try await document.edit(.append("a"))
@@ -104,7 +107,8 @@ import Testing
     }
 
     @Test func closeSavesUnderTheSaveOnClosePolicy() async throws {
-        let policy = AutosavePolicy(idleInterval: nil, unsavedChangeLimit: nil, saveOnClose: true, groupingInterval: 1_000)
+        let policy = AutosavePolicy(
+            idleInterval: nil, unsavedChangeLimit: nil, saveOnClose: true, groupingInterval: 1_000)
         let library = try fixture.library(autosave: policy)
         let document = try await library.create(TextDocument.self, named: "Notes")
         try await document.edit(.append("typed just before closing"))
@@ -128,7 +132,8 @@ import Testing
     @Test func aFailedAutosaveSetsTheStateAndTheNextOneRecovers() async throws {
         // Steps 0-3 are the first save; step 5 is the fsync of the second save's temporary file.
         let injector = FaultInjectingFileSystem(faults: [.fail(atStep: 5, with: .ioError)])
-        let policy = AutosavePolicy(idleInterval: 1_000, unsavedChangeLimit: nil, saveOnClose: false, groupingInterval: 0)
+        let policy = AutosavePolicy(
+            idleInterval: 1_000, unsavedChangeLimit: nil, saveOnClose: false, groupingInterval: 0)
         let library = try fixture.library(fileSystem: injector, autosave: policy)
         let document = try await library.create(TextDocument.self, named: "Notes")
         try await document.edit(.append("one"))

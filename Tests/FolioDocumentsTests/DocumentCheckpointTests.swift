@@ -37,7 +37,8 @@ import Testing
     }
 
     @Test func closeTakesACheckpointOfEverythingCommitted() async throws {
-        let policy = AutosavePolicy(idleInterval: nil, unsavedChangeLimit: nil, saveOnClose: false, groupingInterval: 1_000)
+        let policy = AutosavePolicy(
+            idleInterval: nil, unsavedChangeLimit: nil, saveOnClose: false, groupingInterval: 1_000)
         let library = try fixture.library(autosave: policy)
         let document = try await library.create(RecordsDocument.self, named: "People")
         try await document.edit(.add(record: "r1", fields: ["name": "Ann"]))
@@ -64,7 +65,8 @@ import Testing
         try await document.close()
         // A checkpoint whose contents differ from the replay of the log shows which one open used.
         let vector = try library.store.vector(of: document.id)
-        try library.store.saveCheckpoint(of: document.id, at: vector, contents: DocumentContents.data(Data("CHECKPOINT".utf8)).encoded())
+        try library.store.saveCheckpoint(
+            of: document.id, at: vector, contents: DocumentContents.data(Data("CHECKPOINT".utf8)).encoded())
         try library.store.append(
             .edit(Edit(operations: TextDocument.Operation.encodeGroup([.append(" + tail")]))), to: document.id)
 

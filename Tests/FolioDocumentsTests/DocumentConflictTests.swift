@@ -17,7 +17,8 @@ import Testing
     }
 
     /// "Notes" with "shared line\n" on both devices, then an edit on the iPad that the Mac has not seen.
-    func diverging() async throws -> (DocumentLibrary, Document<TextDocument>, DocumentLibrary, Document<TextDocument>) {
+    func diverging() async throws -> (DocumentLibrary, Document<TextDocument>, DocumentLibrary, Document<TextDocument>)
+    {
         let a = try iPad.library()
         let b = try mac.library()
         let onA = try await a.create(TextDocument.self, named: "Notes", contents: TextDocument(text: "shared line\n"))
@@ -28,7 +29,8 @@ import Testing
     }
 
     /// "Notes" with "shared line\n" on both devices, then one offline edit on each.
-    func conflicted() async throws -> (DocumentLibrary, Document<TextDocument>, DocumentLibrary, Document<TextDocument>) {
+    func conflicted() async throws -> (DocumentLibrary, Document<TextDocument>, DocumentLibrary, Document<TextDocument>)
+    {
         let (a, onA, b, onB) = try await diverging()
         mac.clock.advance(byMilliseconds: 5_000)
         try await onB.edit(.append("from the Mac\n"))
@@ -69,7 +71,9 @@ import Testing
             macText += "Mac \(round)\n"
             try exchange(a, b, onA.id)
             try await onA.refresh()
-            #expect(Set(try await onA.versions().map(\.contents.text)) == ["shared line\nfrom the iPad\n", macText], "round \(round)")
+            #expect(
+                Set(try await onA.versions().map(\.contents.text)) == ["shared line\nfrom the iPad\n", macText],
+                "round \(round)")
             #expect(await onA.state.contains(.inConflict))
         }
         try await onB.refresh()
@@ -88,7 +92,10 @@ import Testing
             for version in try await document.versions() {
                 #expect(version.ancestor.text == "shared line\n")
                 let added = version.contents.text.hasSuffix("from the iPad\n") ? "from the iPad\n" : "from the Mac\n"
-                #expect(version.changes == [ContentChange(location: "after line 1", kind: .added, base: [], version: [added])])
+                #expect(
+                    version.changes == [
+                        ContentChange(location: "after line 1", kind: .added, base: [], version: [added])
+                    ])
             }
         }
     }
@@ -142,7 +149,9 @@ import Testing
         let ledger = try await onA.lossLedger()
         #expect(ledger.count == 1)
         #expect(ledger.first?.strategy == .userChoice)
-        #expect(ledger.first?.discarded.map(\.contents.text) == ["shared line\nfrom the iPad\n"], "what was discarded is listed")
+        #expect(
+            ledger.first?.discarded.map(\.contents.text) == ["shared line\nfrom the iPad\n"],
+            "what was discarded is listed")
         #expect(ledger.first?.discarded.first?.device.name == "Test Device")
 
         try exchange(a, b, onA.id)

@@ -2,9 +2,9 @@ import FolioCore
 import FolioDocuments
 import FolioModels
 import FolioStore
+import FolioTesting
 import Foundation
 import Testing
-import FolioTesting
 
 /// Editing: grouping rapid edits into changes, the change count, and undo and redo as changes in the log.
 @Suite struct DocumentEditingTests {
@@ -15,7 +15,8 @@ import FolioTesting
     }
 
     /// Groups edits made within a second; never saves by itself.
-    static let grouping = AutosavePolicy(idleInterval: nil, unsavedChangeLimit: nil, saveOnClose: false, groupingInterval: 1_000)
+    static let grouping = AutosavePolicy(
+        idleInterval: nil, unsavedChangeLimit: nil, saveOnClose: false, groupingInterval: 1_000)
 
     // MARK: Grouping and the change count
 
@@ -33,7 +34,9 @@ import FolioTesting
         try await document.commit()
         let edits = try library.edits(of: document.id)
         #expect(edits.count == 1)
-        #expect(try edits[0].operations(as: TextDocument.Operation.self) == [.insert(at: 0, text: "Hello")], "typing is combined")
+        #expect(
+            try edits[0].operations(as: TextDocument.Operation.self) == [.insert(at: 0, text: "Hello")],
+            "typing is combined")
         #expect(await document.changeCount == 1)
         try await document.commit()
         #expect(try library.edits(of: document.id).count == 1, "committing nothing appends nothing")
@@ -58,14 +61,17 @@ import FolioTesting
     }
 
     @Test func aGroupIsCommittedAtItsLimit() async throws {
-        let policy = AutosavePolicy(idleInterval: nil, unsavedChangeLimit: nil, saveOnClose: false, groupingInterval: 60_000, groupLimit: 3)
+        let policy = AutosavePolicy(
+            idleInterval: nil, unsavedChangeLimit: nil, saveOnClose: false, groupingInterval: 60_000, groupLimit: 3)
         let library = try fixture.library(autosave: policy)
         let document = try await library.create(RecordsDocument.self, named: "People")
         for index in 1...7 {
             try await document.edit(.add(record: "r\(index)", fields: [:]))
         }
         try await document.commit()
-        let sizes = try library.edits(of: document.id).map { try $0.operations(as: RecordsDocument.Operation.self).count }
+        let sizes = try library.edits(of: document.id).map {
+            try $0.operations(as: RecordsDocument.Operation.self).count
+        }
         #expect(sizes == [3, 3, 1])
         #expect(await document.model.ids == (1...7).map { "r\($0)" })
     }
@@ -115,7 +121,10 @@ import FolioTesting
     @Test func aBatchIsOneChangeOrNothing() async throws {
         let library = try fixture.library(autosave: Self.grouping)
         let document = try await library.create(RecordsDocument.self, named: "People")
-        try await document.edit([.add(record: "r1", fields: [:]), .set(record: "r1", field: "name", value: "Ann"), .add(record: "r2", fields: [:])])
+        try await document.edit([
+            .add(record: "r1", fields: [:]), .set(record: "r1", field: "name", value: "Ann"),
+            .add(record: "r2", fields: [:]),
+        ])
         #expect(try library.edits(of: document.id).count == 1, "a batch is committed before the call returns")
         let before = await document.model
 

@@ -51,12 +51,13 @@ import Testing
         let started = DispatchSemaphore(value: 0)
         var blocked: [Task<Void, Never>] = []
         for document in documents {
-            blocked.append(Task {
-                await document.perform { _ in
-                    started.signal()
-                    _ = release.wait(timeout: .now() + 10)
-                }
-            })
+            blocked.append(
+                Task {
+                    await document.perform { _ in
+                        started.signal()
+                        _ = release.wait(timeout: .now() + 10)
+                    }
+                })
         }
         for _ in 0..<count { _ = started.wait(timeout: .now() + 10) }
         let start = DispatchTime.now().uptimeNanoseconds

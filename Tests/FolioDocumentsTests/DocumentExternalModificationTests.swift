@@ -97,7 +97,8 @@ import Testing
         let library = try fixture.library()
         let (id, _) = try await savedDocument(library)
         try writeFromOutside("in the app")
-        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 2_000_000_000)], ofItemAtPath: file.path)
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSince1970: 2_000_000_000)], ofItemAtPath: file.path)
 
         let document = try await library.open(id, as: TextDocument.self)
         #expect(await document.model.text == "in the app")
@@ -169,7 +170,9 @@ import Testing
         let error = try await #require(throws: DocumentError.self) { try await library.open(id, as: TextDocument.self) }
         #expect(error.code == .invalidContents)
         let cause = try #require(error.cause as? ModelError)
-        #expect(error.description == "the file of Notes is not a valid com.folio.text document: \(cause.message)", "the reason, once")
+        #expect(
+            error.description == "the file of Notes is not a valid com.folio.text document: \(cause.message)",
+            "the reason, once")
         #expect(try library.log(of: id) == before, "nothing was half-applied")
     }
 }
@@ -241,7 +244,9 @@ extension DocumentExternalModificationTests {
         try await document.edit(.append("!"))
         try await document.save()
         let baselines = try library.log(of: document.id).filter(\.isBaseline)
-        #expect(baselines.map(\.baselineContents) == [.data(Data("lost".utf8))], "the other program's version is in the log")
+        #expect(
+            baselines.map(\.baselineContents) == [.data(Data("lost".utf8))], "the other program's version is in the log"
+        )
         #expect(await document.state.contains(.inConflict), "its version and the app's compete; neither is lost")
     }
 }

@@ -4,9 +4,9 @@ import FolioDocuments
 import FolioModels
 import FolioStore
 import FolioSync
+import FolioTesting
 import Foundation
 import Testing
-import FolioTesting
 
 /// Each document has a file of its own on each device: namesakes (made on one device or apart on two) never share
 /// one, a document keeps its file when a namesake arrives, and a rename or a move made on another device takes the
@@ -14,8 +14,11 @@ import FolioTesting
 @Suite struct DocumentFileNameTests {
     /// Writes `text` as the whole of a new document named `name`, saves and closes it.
     @discardableResult
-    func make(_ library: DocumentLibrary, _ name: String, _ text: String, in container: DocumentContainer = .local) async throws -> DocumentID {
-        let document = try await library.create(TextDocument.self, named: name, in: container, contents: TextDocument(text: text))
+    func make(_ library: DocumentLibrary, _ name: String, _ text: String, in container: DocumentContainer = .local)
+        async throws -> DocumentID
+    {
+        let document = try await library.create(
+            TextDocument.self, named: name, in: container, contents: TextDocument(text: text))
         try await document.save()
         try await document.close()
         return document.id
@@ -54,7 +57,9 @@ import FolioTesting
         #expect(try fixture.text(at: fixture.documentFile("Notes 2.txt")) == "numbered\nmore\n")
         #expect(try fixture.text(at: fixture.documentFile("Notes 3.txt")) == "second\nmore\n")
         for id in [numbered, first, second] {
-            #expect(try library.log(of: id).filter(\.isBaseline).count == 1, "only the initial contents: no document took in another's file")
+            #expect(
+                try library.log(of: id).filter(\.isBaseline).count == 1,
+                "only the initial contents: no document took in another's file")
         }
     }
 
@@ -87,7 +92,9 @@ import FolioTesting
         try iPad.store.ingest(trusting: try mac.store.changes(of: macNotes))
         #expect(try iPad.documents().map(\.id).contains(macNotes))
 
-        #expect(try await appendSaveAndReopen(macNotes, "seen on the iPad\n", in: iPad) == "from the Mac\nseen on the iPad\n")
+        #expect(
+            try await appendSaveAndReopen(macNotes, "seen on the iPad\n", in: iPad)
+                == "from the Mac\nseen on the iPad\n")
         #expect(try await appendSaveAndReopen(iPadNotes, "more\n", in: iPad) == "from the iPad\nmore\n")
         #expect(iPadFixture.documentNames == ["Notes 2.txt", "Notes.txt"])
         #expect(try iPadFixture.text(at: iPadFixture.documentFile("Notes.txt")) == "from the iPad\nmore\n")
@@ -116,7 +123,8 @@ import FolioTesting
         #expect(Disk.names(in: iPadFixture.shared).isEmpty)
         #expect(iPadFixture.documentNames == ["Ideas.txt"])
         #expect(try iPadFixture.text(at: iPadFixture.documentFile("Ideas.txt")) == "text\nrenamed\nmoved\n")
-        #expect(try iPad.log(of: notes).filter(\.isBaseline).count == 1, "the moved file was known as the document's own")
+        #expect(
+            try iPad.log(of: notes).filter(\.isBaseline).count == 1, "the moved file was known as the document's own")
     }
 
     /// Through a sync, a closed document's file follows at once: renamed, then removed.
@@ -182,7 +190,9 @@ import FolioTesting
         let library = try fixture.library()
         var documents: [Document<TextDocument>] = []
         for number in 1...6 {
-            documents.append(try await library.create(TextDocument.self, named: "Untitled", contents: TextDocument(text: "number \(number)\n")))
+            documents.append(
+                try await library.create(
+                    TextDocument.self, named: "Untitled", contents: TextDocument(text: "number \(number)\n")))
         }
         var urls: [URL] = []
         for document in documents { urls.append(try await document.fileURL) }
@@ -192,7 +202,11 @@ import FolioTesting
             for document in documents { group.addTask { try await document.save() } }
             try await group.waitForAll()
         }
-        #expect(fixture.documentNames == ["Untitled 2.txt", "Untitled 3.txt", "Untitled 4.txt", "Untitled 5.txt", "Untitled 6.txt", "Untitled.txt"])
+        #expect(
+            fixture.documentNames == [
+                "Untitled 2.txt", "Untitled 3.txt", "Untitled 4.txt", "Untitled 5.txt", "Untitled 6.txt",
+                "Untitled.txt",
+            ])
         for (number, document) in zip(1..., documents) {
             #expect(try fixture.text(at: try await document.fileURL) == "number \(number)\n")
             try await document.close()
@@ -207,7 +221,8 @@ import FolioTesting
         let fixture = try LibraryFixture()
         let library = try fixture.library()
         try Disk.write("put here by hand\n", to: fixture.documentFile("Notes.txt"))
-        let document = try await library.create(TextDocument.self, named: "Notes", contents: TextDocument(text: "draft\n"))
+        let document = try await library.create(
+            TextDocument.self, named: "Notes", contents: TextDocument(text: "draft\n"))
         try library.delete(document.id)
         try await document.close()
         #expect(try fixture.text(at: fixture.documentFile("Notes.txt")) == "put here by hand\n")
@@ -231,20 +246,24 @@ import FolioTesting
     @Test func aFirstSaveCutOffAfterItsWriteKeepsTheFile() async throws {
         let fixture = try LibraryFixture()
         let dryRun = FaultInjectingFileSystem()
-        let probe = try await fixture.library(fileSystem: dryRun).create(TextDocument.self, named: "Probe", contents: TextDocument(text: "x"))
+        let probe = try await fixture.library(fileSystem: dryRun).create(
+            TextDocument.self, named: "Probe", contents: TextDocument(text: "x"))
         try await probe.save()
         let steps = dryRun.steps
         let rename = try #require(steps.firstIndex { $0.kind == .rename }, "\(steps)")
         #expect(rename + 1 < steps.count, "a step after the rename to crash at: \(steps)")
 
         let crashing = try fixture.library(fileSystem: FaultInjectingFileSystem(faults: [.crash(atStep: rename + 1)]))
-        let document = try await crashing.create(TextDocument.self, named: "Notes", contents: TextDocument(text: "first\n"))
+        let document = try await crashing.create(
+            TextDocument.self, named: "Notes", contents: TextDocument(text: "first\n"))
         await #expect(throws: DocumentError.self) { try await document.save() }
         #expect(try fixture.text(at: fixture.documentFile("Notes.txt")) == "first\n", "the crash came after the rename")
 
         let restarted = try fixture.library()
         #expect(try await appendSaveAndReopen(document.id, "second\n", in: restarted) == "first\nsecond\n")
         #expect(fixture.documentNames == ["Notes.txt", "Probe.txt"])
-        #expect(try restarted.log(of: document.id).filter(\.isBaseline).count == 1, "the file was not taken for another program's")
+        #expect(
+            try restarted.log(of: document.id).filter(\.isBaseline).count == 1,
+            "the file was not taken for another program's")
     }
 }

@@ -21,7 +21,8 @@ import Testing
 
     /// Writes a pages package at `url` by hand, as another program would.
     func writePackage(at url: URL, text: String, images: [String: Data]) throws {
-        try FileManager.default.createDirectory(at: url.appendingPathComponent("images"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: url.appendingPathComponent("images"), withIntermediateDirectories: true)
         try Data(text.utf8).write(to: url.appendingPathComponent("text.txt"))
         let names = images.keys.sorted().map { "\"\($0)\"" }.joined(separator: ",")
         try Data(#"{"formatVersion":1,"generator":"Elsewhere","images":[\#(names)]}"#.utf8 + [0x0A])
@@ -113,7 +114,8 @@ import Testing
         // What recovery would remove: an uncommitted manifest and staging directory inside the package, and an
         // unfinished new package beside it.
         try Data("{}".utf8).write(to: source.appendingPathComponent(".folio-manifest.folio-tmp"))
-        try FileManager.default.createDirectory(at: source.appendingPathComponent(".folio-staging-7"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: source.appendingPathComponent(".folio-staging-7"), withIntermediateDirectories: true)
         try Data("staged".utf8).write(to: source.appendingPathComponent(".folio-staging-7/member"))
         let sibling = try inbox.appendingPathComponent(".Trip.folio-pages.folio-tmp")
         try FileManager.default.createDirectory(at: sibling, withIntermediateDirectories: true)
@@ -135,7 +137,8 @@ import Testing
         func entry(_ path: String, _ contents: Data) -> String {
             #"{"path": "\#(path)", "size": \#(contents.count), "sha256": "\#(ContentHash(hashing: contents).hex)"}"#
         }
-        let manifest = #"{"format": "folio-package-manifest-1", "generation": 2, "files": ["#
+        let manifest =
+            #"{"format": "folio-package-manifest-1", "generation": 2, "files": ["#
             + entry("Info.json", info) + ", " + entry("text.txt", text) + #"], "directories": ["images"]}"#
         try Data(manifest.utf8).write(to: source.appendingPathComponent(".folio-manifest"))
         let staging = source.appendingPathComponent(".folio-staging-2")
@@ -143,7 +146,9 @@ import Testing
         try text.write(to: staging.appendingPathComponent(ContentHash(hashing: Data("text.txt".utf8)).hex))
         let before = try snapshot(of: try inbox)
 
-        let error = try #require(throws: DocumentError.self) { try library.importFile(at: source, as: PagesDocument.self) }
+        let error = try #require(throws: DocumentError.self) {
+            try library.importFile(at: source, as: PagesDocument.self)
+        }
         #expect(error.code == .save)
         #expect((error.cause as? SaveError)?.code == .corruptPackage, "\(error)")
         #expect(try snapshot(of: try inbox) == before, "the unfinished save is left for its own library to finish")
@@ -154,22 +159,30 @@ import Testing
         let library = try fixture.library()
         let source = try inbox.appendingPathComponent("Binary.txt")
         try Data([0x66, 0x6F, 0xFF, 0xFE]).write(to: source)
-        let error = try #require(throws: DocumentError.self) { try library.importFile(at: source, as: TextDocument.self) }
+        let error = try #require(throws: DocumentError.self) {
+            try library.importFile(at: source, as: TextDocument.self)
+        }
         #expect(error.code == .invalidContents)
         let cause = try #require(error.cause as? ModelError)
         #expect(cause.code == .invalidContents)
         #expect(error.message == "Binary.txt is not a valid com.folio.text document")
-        #expect(error.description == "Binary.txt is not a valid com.folio.text document: \(cause.message)", "the reason, once")
+        #expect(
+            error.description == "Binary.txt is not a valid com.folio.text document: \(cause.message)",
+            "the reason, once")
 
         let records = try inbox.appendingPathComponent("Bad.folio-records")
         try Data(#"{"records":[{"id":"r1"}]}"#.utf8).write(to: records)
-        let recordsError = try #require(throws: DocumentError.self) { try library.importFile(at: records, as: RecordsDocument.self) }
+        let recordsError = try #require(throws: DocumentError.self) {
+            try library.importFile(at: records, as: RecordsDocument.self)
+        }
         #expect(recordsError.code == .invalidContents)
 
         let package = try inbox.appendingPathComponent("NoInfo.folio-pages")
         try writePackage(at: package, text: "t", images: [:])
         try FileManager.default.removeItem(at: package.appendingPathComponent("Info.json"))
-        let packageError = try #require(throws: DocumentError.self) { try library.importFile(at: package, as: PagesDocument.self) }
+        let packageError = try #require(throws: DocumentError.self) {
+            try library.importFile(at: package, as: PagesDocument.self)
+        }
         #expect(packageError.code == .invalidContents)
         #expect(try library.documents(includingDeleted: true).isEmpty, "nothing was recorded")
     }
@@ -185,10 +198,14 @@ import Testing
         // A flat file where a package is expected, and a directory where a flat file is.
         let flat = try inbox.appendingPathComponent("Flat.folio-pages")
         try Data("not a directory".utf8).write(to: flat)
-        let flatError = try #require(throws: DocumentError.self) { try library.importFile(at: flat, as: PagesDocument.self) }
+        let flatError = try #require(throws: DocumentError.self) {
+            try library.importFile(at: flat, as: PagesDocument.self)
+        }
         #expect(flatError.code == .save)
         let directory = try fixture.directory.subdirectory("Inbox/Folder.txt")
-        let directoryError = try #require(throws: DocumentError.self) { try library.importFile(at: directory, as: TextDocument.self) }
+        let directoryError = try #require(throws: DocumentError.self) {
+            try library.importFile(at: directory, as: TextDocument.self)
+        }
         #expect(directoryError.code == .save)
         #expect(try library.documents(includingDeleted: true).isEmpty)
     }
@@ -201,7 +218,9 @@ import Testing
         try FileManager.default.createSymbolicLink(
             atPath: source.appendingPathComponent("images/evil.png").path, withDestinationPath: destination)
 
-        let error = try #require(throws: DocumentError.self) { try library.importFile(at: source, as: PagesDocument.self) }
+        let error = try #require(throws: DocumentError.self) {
+            try library.importFile(at: source, as: PagesDocument.self)
+        }
         #expect(error.code == .save)
         let cause = try #require(error.cause as? SaveError)
         #expect(cause.code == .unsafePackage, "\(cause)")
@@ -214,7 +233,9 @@ import Testing
         try writePackage(at: real, text: "t", images: [:])
         let link = try inbox.appendingPathComponent("Link.folio-pages")
         try FileManager.default.createSymbolicLink(at: link, withDestinationURL: real)
-        let error = try #require(throws: DocumentError.self) { try library.importFile(at: link, as: PagesDocument.self) }
+        let error = try #require(throws: DocumentError.self) {
+            try library.importFile(at: link, as: PagesDocument.self)
+        }
         #expect((error.cause as? SaveError)?.code == .unsafePackage)
     }
 
@@ -223,7 +244,9 @@ import Testing
         let library = try fixture.library()
         let source = try inbox.appendingPathComponent("Fine.txt")
         try Data("text".utf8).write(to: source)
-        let error = try #require(throws: DocumentError.self) { try library.importFile(at: source, as: TextDocument.self, named: name) }
+        let error = try #require(throws: DocumentError.self) {
+            try library.importFile(at: source, as: TextDocument.self, named: name)
+        }
         #expect(error.code == .invalidName)
         #expect(try library.documents(includingDeleted: true).isEmpty)
         #expect(Disk.names(in: fixture.root) == [".folio", "Documents", "Shared"])
@@ -233,7 +256,9 @@ import Testing
         let library = try fixture.library()
         let source = try inbox.appendingPathComponent(".profile.txt")
         try Data("text".utf8).write(to: source)
-        let error = try #require(throws: DocumentError.self) { try library.importFile(at: source, as: TextDocument.self) }
+        let error = try #require(throws: DocumentError.self) {
+            try library.importFile(at: source, as: TextDocument.self)
+        }
         #expect(error.code == .invalidName)
         let info = try library.importFile(at: source, as: TextDocument.self, named: "Profile")
         #expect(info.displayName == "Profile")
@@ -247,7 +272,9 @@ import Testing
         let escaped = name.replacingOccurrences(of: "\"", with: "\\\"")
         try Data(#"{"formatVersion":1,"generator":"Elsewhere","images":["\#(escaped)"]}"#.utf8)
             .write(to: source.appendingPathComponent("Info.json"))
-        let error = try #require(throws: DocumentError.self) { try library.importFile(at: source, as: PagesDocument.self) }
+        let error = try #require(throws: DocumentError.self) {
+            try library.importFile(at: source, as: PagesDocument.self)
+        }
         #expect(error.code == .invalidContents)
         #expect(try library.documents(includingDeleted: true).isEmpty)
     }

@@ -4,9 +4,9 @@ import FolioDocuments
 import FolioModels
 import FolioStore
 import FolioSync
+import FolioTesting
 import Foundation
 import Testing
-import FolioTesting
 
 /// Libraries sync through a shared folder, and open documents pick up what arrived.
 @Suite struct DocumentLibrarySyncTests {
@@ -17,7 +17,8 @@ import FolioTesting
         let a = try iPad.library()
         let b = try mac.library()
         let transport = FolderTransport(root: folder.url)
-        let notes = try await a.create(TextDocument.self, named: "Notes", in: .shared, contents: TextDocument(text: "hello\n"))
+        let notes = try await a.create(
+            TextDocument.self, named: "Notes", in: .shared, contents: TextDocument(text: "hello\n"))
         try await a.sync(through: transport)
         let report = try await b.sync(through: transport)
         #expect(report.changesReceived >= 2)

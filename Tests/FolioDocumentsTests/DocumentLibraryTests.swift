@@ -36,11 +36,15 @@ import Testing
         let diary = try await make(library, TextDocument.self, "Diary", .append("d"))
 
         #expect(try library.documents().map(\.displayName) == ["Album", "Diary", "Notes", "People"])
-        #expect(try library.documents(where: { $0.typeIdentifier == TextDocument.documentType.identifier }).map(\.id) == [diary.id, notes.id])
+        #expect(
+            try library.documents(where: { $0.typeIdentifier == TextDocument.documentType.identifier }).map(\.id) == [
+                diary.id, notes.id,
+            ])
         #expect(try library.documents(where: { $0.displayName.hasPrefix("P") }).map(\.id) == [people.id])
         #expect(try library.documents(where: { $0.container == .shared }).map(\.id) == [album.id])
         let cutoff = LibraryFixture.start.advanced(by: 2_500)
-        #expect(try library.documents(where: { $0.modificationDate > cutoff }).map(\.displayName) == ["Album", "Diary"])
+        #expect(
+            try library.documents(where: { $0.modificationDate > cutoff }).map(\.displayName) == ["Album", "Diary"])
         #expect(try library.documents(where: { $0.creationDate < cutoff }).map(\.displayName) == ["Notes", "People"])
 
         #expect(notes.creationDate == LibraryFixture.start.advanced(by: 1_000))
@@ -136,7 +140,9 @@ import Testing
         let second = try await make(library, TextDocument.self, "Notes", .append("second"))
         let third = try await make(library, TextDocument.self, "Notes", .append("third"))
         #expect(fixture.documentNames == ["Notes 2.txt", "Notes 3.txt", "Notes.txt"])
-        #expect(try library.fileURL(for: try #require(try library.info(of: second.id))) == fixture.documentFile("Notes 2.txt"))
+        #expect(
+            try library.fileURL(for: try #require(try library.info(of: second.id)))
+                == fixture.documentFile("Notes 2.txt"))
         #expect(try fixture.text(at: fixture.documentFile("Notes 3.txt")) == "third")
         // The same name in the other container is no collision.
         let shared = try await make(library, TextDocument.self, "Notes", .append("shared"), in: .shared)
@@ -168,12 +174,15 @@ import Testing
     }
 
     @Test(arguments: [
-        "", "a/b", "../escape", "/absolute", ".hidden", " padded", "padded ", "nul\u{0}inside", String(repeating: "x", count: 201),
+        "", "a/b", "../escape", "/absolute", ".hidden", " padded", "padded ", "nul\u{0}inside",
+        String(repeating: "x", count: 201),
         String(repeating: "é", count: 101),
     ])
     func namesThatCannotBeFileNamesAreRefused(name: String) async throws {
         let library = try fixture.library()
-        let error = try await #require(throws: DocumentError.self) { try await library.create(TextDocument.self, named: name) }
+        let error = try await #require(throws: DocumentError.self) {
+            try await library.create(TextDocument.self, named: name)
+        }
         #expect(error.code == .invalidName)
         #expect(try library.documents(includingDeleted: true).isEmpty, "nothing was recorded")
 
@@ -182,7 +191,8 @@ import Testing
         #expect(renameError.code == .invalidName)
         #expect(try library.info(of: info.id)?.displayName == "Notes")
         #expect(fixture.documentNames == ["Notes.txt"])
-        #expect(Disk.names(in: fixture.root).sorted() == [".folio", "Documents", "Shared"], "nothing was written outside")
+        #expect(
+            Disk.names(in: fixture.root).sorted() == [".folio", "Documents", "Shared"], "nothing was written outside")
     }
 
     @Test(arguments: ["x", "Ünïcødé ✓", "a.b.c", "trailing.", String(repeating: "x", count: 200), "名前"])

@@ -76,7 +76,9 @@ import Testing
         #expect(try a.info(of: onA.id)?.restoredByConcurrentEdit == false)
 
         let ledger = try await reopened.lossLedger()
-        #expect(ledger.map { $0.discarded.map(\.contents.text) } == [["base\niPad\n"]], "the iPad's version is listed as lost")
+        #expect(
+            ledger.map { $0.discarded.map(\.contents.text) } == [["base\niPad\n"]],
+            "the iPad's version is listed as lost")
         try exchange(a, b, onA.id)
         #expect(try b.info(of: onA.id)?.isDeleted == false)
         #expect(try b.info(of: onA.id)?.restoredByConcurrentEdit == false)

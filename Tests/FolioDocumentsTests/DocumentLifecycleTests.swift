@@ -26,14 +26,16 @@ import Testing
         #expect(await document.canUndo == false)
         #expect(await document.canRedo == false)
         #expect(fixture.documentNames.isEmpty, "nothing is written before the first save")
-        #expect(try library.log(of: document.id).map(\.kind) == [
-            .lifecycle(.create(name: "Notes", type: "com.folio.text", container: .local)),
-        ])
+        #expect(
+            try library.log(of: document.id).map(\.kind) == [
+                .lifecycle(.create(name: "Notes", type: "com.folio.text", container: .local))
+            ])
     }
 
     @Test func createWithContentsRecordsABaselineAfterTheCreation() async throws {
         let library = try fixture.library()
-        let document = try await library.create(TextDocument.self, named: "Notes", contents: TextDocument(text: "draft"))
+        let document = try await library.create(
+            TextDocument.self, named: "Notes", contents: TextDocument(text: "draft"))
         #expect(await document.model.text == "draft")
         let log = try library.log(of: document.id)
         #expect(log.count == 2)
@@ -76,7 +78,8 @@ import Testing
     }
 
     @Test func closeSavesWhenThePolicySaysSo() async throws {
-        let library = try fixture.library(autosave: AutosavePolicy(idleInterval: nil, unsavedChangeLimit: nil, saveOnClose: true))
+        let library = try fixture.library(
+            autosave: AutosavePolicy(idleInterval: nil, unsavedChangeLimit: nil, saveOnClose: true))
         let document = try await library.create(TextDocument.self, named: "Notes")
         try await document.edit(.append("kept"))
         try await document.close()
@@ -110,7 +113,9 @@ import Testing
         #expect(await reopened.model == expected)
         #expect(await reopened.model.ids == ["r1"])
         #expect(await reopened.hasUnsavedChanges == false)
-        #expect(try library.log(of: document.id).filter(\.isBaseline).isEmpty, "an unchanged file is not read back as a baseline")
+        #expect(
+            try library.log(of: document.id).filter(\.isBaseline).isEmpty,
+            "an unchanged file is not read back as a baseline")
     }
 
     @Test func openingRefusesAnUnknownDocumentOrTheWrongType() async throws {
@@ -128,12 +133,15 @@ import Testing
             try await library.open(DocumentID(using: SeededIdentifierSource(seed: 99)), as: TextDocument.self)
         }
         #expect(unknown.code == .notFound)
-        let unnamed = try await #require(throws: DocumentError.self) { try await library.open(named: "Nope", as: TextDocument.self) }
+        let unnamed = try await #require(throws: DocumentError.self) {
+            try await library.open(named: "Nope", as: TextDocument.self)
+        }
         #expect(unnamed.code == .notFound)
     }
 
     @Test func revertReturnsToTheSavedFileAndKeepsTheDiscardedEditsInHistory() async throws {
-        let library = try fixture.library(autosave: AutosavePolicy(idleInterval: nil, unsavedChangeLimit: nil, groupingInterval: 1_000))
+        let library = try fixture.library(
+            autosave: AutosavePolicy(idleInterval: nil, unsavedChangeLimit: nil, groupingInterval: 1_000))
         let document = try await library.create(TextDocument.self, named: "Notes")
         try await document.edit(.append("saved"))
         try await document.save()
@@ -159,7 +167,8 @@ import Testing
     }
 
     @Test func revertOfANeverSavedDocumentFailsAndKeepsTheOpenEdits() async throws {
-        let library = try fixture.library(autosave: AutosavePolicy(idleInterval: nil, unsavedChangeLimit: nil, groupingInterval: 1_000))
+        let library = try fixture.library(
+            autosave: AutosavePolicy(idleInterval: nil, unsavedChangeLimit: nil, groupingInterval: 1_000))
         let document = try await library.create(TextDocument.self, named: "Notes")
         try await document.edit(.append("typed"))
         let error = try await #require(throws: DocumentError.self) { try await document.revert() }
@@ -167,7 +176,8 @@ import Testing
         #expect(await document.model.text == "typed", "a refused revert changes nothing")
         try await document.close()
         let reopened = try await fixture.library().open(document.id, as: TextDocument.self)
-        #expect(await reopened.model.text == "typed", "the open group was committed on close, not dropped by the revert")
+        #expect(
+            await reopened.model.text == "typed", "the open group was committed on close, not dropped by the revert")
     }
 
     @Test func undoAfterRevertCannotReachBehindTheRevert() async throws {
@@ -227,7 +237,8 @@ import Testing
     }
 
     @Test func anAutosaveOfADocumentDeletedWhileOpenDoesNotFailTheEdit() async throws {
-        let library = try fixture.library(autosave: AutosavePolicy(idleInterval: nil, unsavedChangeLimit: 1, groupingInterval: 0))
+        let library = try fixture.library(
+            autosave: AutosavePolicy(idleInterval: nil, unsavedChangeLimit: 1, groupingInterval: 0))
         let document = try await library.create(TextDocument.self, named: "Notes")
         try await document.edit(.append("text"))
         #expect(fixture.documentNames == ["Notes.txt"])

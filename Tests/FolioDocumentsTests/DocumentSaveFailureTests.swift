@@ -5,8 +5,9 @@ import FolioStore
 import FolioTesting
 import Foundation
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Saves that fail or crash, seen from a document: the state, the error, the next save, and after a crash a
@@ -41,10 +42,14 @@ import Glibc
 
         let error = try await #require(throws: DocumentError.self) { try await document.save() }
         #expect(error.code == .save)
-        #expect(error.message == "could not save Notes; its edits are safe in the log and the next save rewrites the file")
+        #expect(
+            error.message == "could not save Notes; its edits are safe in the log and the next save rewrites the file")
         let cause = try #require(error.cause as? SaveError)
         #expect(cause.code == .syncFailed)
-        #expect(error.description == "could not save Notes; its edits are safe in the log and the next save rewrites the file: could not save Notes.txt: fsync of the temporary file failed: I/O error")
+        #expect(
+            error.description
+                == "could not save Notes; its edits are safe in the log and the next save rewrites the file: could not save Notes.txt: fsync of the temporary file failed: I/O error"
+        )
         #expect(await document.state == .savingError)
         #expect(await document.hasUnsavedChanges)
         #expect(try fixture.text(at: file) == "saved", "the previous file is intact")
@@ -95,7 +100,8 @@ import Glibc
         let injector = FaultInjectingFileSystem(faults: [
             .fail(atStep: 4, with: code, writtenPrefix: 3), .fail(atStep: 6, with: code),
         ])
-        let saveOnClose = AutosavePolicy(idleInterval: nil, unsavedChangeLimit: nil, saveOnClose: true, groupingInterval: 0)
+        let saveOnClose = AutosavePolicy(
+            idleInterval: nil, unsavedChangeLimit: nil, saveOnClose: true, groupingInterval: 0)
         let (_, document) = try await Self.editedDocument(in: fixture, on: injector, autosave: saveOnClose)
         let error = try await #require(throws: DocumentError.self) { try await document.save() }
         #expect(error.code == .save)
@@ -121,7 +127,9 @@ import Glibc
         let document = try await library.create(TextDocument.self, named: "Notes")
         try await document.edit(.append("text"))
         try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: fixture.documents.path)
-        defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: fixture.documents.path) }
+        defer {
+            try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: fixture.documents.path)
+        }
         let error = try await #require(throws: DocumentError.self) { try await document.save() }
         #expect((error.cause as? SaveError)?.code == .permissionDenied)
         #expect(await document.state == .savingError)
@@ -130,7 +138,8 @@ import Glibc
     @Test func aPackageIsRewrittenInFullAfterAFailedSave() async throws {
         // Steps 0-15 create the package; 16 creates the staging directory of the next save, 17 writes the new
         // text.txt there, 18 is its fsync.
-        let library = try fixture.library(fileSystem: FaultInjectingFileSystem(faults: [.fail(atStep: 18, with: .ioError)]))
+        let library = try fixture.library(
+            fileSystem: FaultInjectingFileSystem(faults: [.fail(atStep: 18, with: .ioError)]))
         let document = try await library.create(PagesDocument.self, named: "Album")
         try await document.edit(.setText("cover"))
         try await document.edit(.putImage(name: "a.png", bytes: Data(repeating: 1, count: 100)))
@@ -174,7 +183,8 @@ import Glibc
             for fault in faults {
                 let context = "crash at step \(index) (\(step.kind)), torn: \(fault.writtenPrefix != nil)"
                 let fixture = try LibraryFixture()
-                let (_, document) = try await Self.editedDocument(in: fixture, on: FaultInjectingFileSystem(faults: [fault]))
+                let (_, document) = try await Self.editedDocument(
+                    in: fixture, on: FaultInjectingFileSystem(faults: [fault]))
                 let error = try await #require(throws: DocumentError.self, "\(context)") { try await document.save() }
                 #expect((error.cause as? SaveError)?.code == .crashed, "\(context)")
                 #expect(await document.state == .savingError, "\(context)")
@@ -219,7 +229,8 @@ import Glibc
         let new = await dryRunDocument.model
         for step in 0..<saveSteps {
             let fixture = try LibraryFixture()
-            let document = try await prepare(fixture, FaultInjectingFileSystem(faults: [.crash(atStep: firstSave + step)]))
+            let document = try await prepare(
+                fixture, FaultInjectingFileSystem(faults: [.crash(atStep: firstSave + step)]))
             let error = try await #require(throws: DocumentError.self, "step \(step)") { try await document.save() }
             #expect((error.cause as? SaveError)?.code == .crashed, "step \(step)")
 
@@ -233,7 +244,9 @@ import Glibc
             let onDisk = try PagesDocument(contents: try SavePipeline().readPackage(at: package).asContents)
             #expect(onDisk.text == "first" || onDisk == new, "crash at step \(step): the old or the new package")
             try await reopened.save()
-            #expect(try PagesDocument(contents: try SavePipeline().readPackage(at: package).asContents) == new, "step \(step)")
+            #expect(
+                try PagesDocument(contents: try SavePipeline().readPackage(at: package).asContents) == new,
+                "step \(step)")
         }
     }
 }

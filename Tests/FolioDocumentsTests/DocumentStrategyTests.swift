@@ -18,7 +18,8 @@ import Testing
 
     func library(_ fixture: LibraryFixture, _ policy: ConflictPolicy) throws -> DocumentLibrary {
         try DocumentLibrary(
-            at: fixture.root, key: fixture.key, deviceName: fixture.device.name, clock: fixture.clock, identifiers: fixture.identifiers,
+            at: fixture.root, key: fixture.key, deviceName: fixture.device.name, clock: fixture.clock,
+            identifiers: fixture.identifiers,
             autosave: .manual, conflictPolicy: policy, backgroundWork: false)
     }
 
@@ -45,7 +46,10 @@ import Testing
         #expect(await !document.state.contains(.inConflict))
         #expect(await document.model.text == "a\nMac\n", "the Mac's edit is ten seconds later")
         let head = try #require(try a.store.heads(of: document.id).first)
-        guard case .resolution(let resolution) = head.kind else { Issue.record("no resolution"); return }
+        guard case .resolution(let resolution) = head.kind else {
+            Issue.record("no resolution")
+            return
+        }
         #expect(resolution.strategy == .latestWins)
         #expect(resolution.discarded.count == 1)
         try a.store.checkInvariants()
@@ -58,7 +62,10 @@ import Testing
         #expect(await !document.state.contains(.inConflict))
         #expect(await document.model.text == "ONE\ntwo\nTHREE\n")
         let head = try #require(try a.store.heads(of: document.id).first)
-        guard case .resolution(let resolution) = head.kind else { Issue.record("no resolution"); return }
+        guard case .resolution(let resolution) = head.kind else {
+            Issue.record("no resolution")
+            return
+        }
         #expect(resolution.strategy == .merge)
         #expect(resolution.discarded.isEmpty, "a clean merge discards nothing")
     }
@@ -75,7 +82,9 @@ import Testing
         try await onIPad.edit(.append("iPad\n"))
         mac.clock.advance(byMilliseconds: 10_000)
         try await onMac.edit(.append("Mac\n"))
-        let own = [try #require(try a.store.heads(of: onIPad.id).first), try #require(try b.store.heads(of: onIPad.id).first)]
+        let own = [
+            try #require(try a.store.heads(of: onIPad.id).first), try #require(try b.store.heads(of: onIPad.id).first),
+        ]
         try exchange(a, b, onIPad.id)
         for (document, head) in zip([onIPad, onMac], own) {
             try await document.refresh()
@@ -92,7 +101,10 @@ import Testing
             #expect(result.isClean)
             #expect(result.merged.text == "a\nMac\n", "the Mac's edit is ten seconds later")
             let head = try #require(try library.store.heads(of: document.id).first)
-            guard case .resolution(let resolution) = head.kind else { Issue.record("no resolution"); return }
+            guard case .resolution(let resolution) = head.kind else {
+                Issue.record("no resolution")
+                return
+            }
             #expect(resolution.strategy == .latestWins)
             #expect(resolution.discarded.count == 1)
         }
@@ -136,7 +148,8 @@ import Testing
     }
 
     @Test func aCustomResolverDecides() async throws {
-        let (_, document) = try await conflict(ConflictPolicy(), base: "a\n", onIPad: .append("iPad\n"), onMac: .append("Mac\n"))
+        let (_, document) = try await conflict(
+            ConflictPolicy(), base: "a\n", onIPad: .append("iPad\n"), onMac: .append("Mac\n"))
         #expect(await document.state.contains(.inConflict))
         try await document.setConflictResolver { versions in
             TextDocument(text: versions.map(\.contents.text).sorted().joined())

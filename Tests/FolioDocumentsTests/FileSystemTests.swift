@@ -2,8 +2,9 @@ import FolioDocuments
 import FolioTesting
 import Foundation
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The real file system's calls and errors, and the fault injector's counting, crashes and failures.
@@ -67,7 +68,8 @@ import Glibc
             try fileSystem.writeFile(Data(), to: directory.file(name))
         }
         try fileSystem.createDirectory(at: directory.file("dir"))
-        #expect(try fileSystem.contentsOfDirectory(at: directory.url) == [".hidden", "B", "a", "a.txt", "b", "dir", "é"])
+        #expect(
+            try fileSystem.contentsOfDirectory(at: directory.url) == [".hidden", "B", "a", "a.txt", "b", "dir", "é"])
         let error = try #require(throws: FileSystemError.self) {
             try fileSystem.contentsOfDirectory(at: directory.file("a"))
         }
@@ -102,11 +104,16 @@ import Glibc
         #expect(mkfifo(fifo.path, 0o644) == 0)
 
         #expect(try #require(throws: FileSystemError.self) { try fileSystem.contents(of: link) }.code == .symbolicLink)
-        #expect(try #require(throws: FileSystemError.self) { try fileSystem.writeFile(Data("x".utf8), to: link) }.code == .symbolicLink)
+        #expect(
+            try #require(throws: FileSystemError.self) { try fileSystem.writeFile(Data("x".utf8), to: link) }.code
+                == .symbolicLink)
         #expect(try Disk.contents(target) == Data("secret".utf8))
         // Opening a FIFO for reading would block; it is refused instead.
-        #expect(try #require(throws: FileSystemError.self) { try fileSystem.contents(of: fifo) }.code == .notRegularFile)
-        #expect(try #require(throws: FileSystemError.self) { try fileSystem.contents(of: directory.url) }.code == .notRegularFile)
+        #expect(
+            try #require(throws: FileSystemError.self) { try fileSystem.contents(of: fifo) }.code == .notRegularFile)
+        #expect(
+            try #require(throws: FileSystemError.self) { try fileSystem.contents(of: directory.url) }.code
+                == .notRegularFile)
     }
 
     @Test func removesATreeWithoutFollowingALinkInside() throws {
@@ -114,8 +121,9 @@ import Glibc
         try Disk.write("keep", to: outside.appendingPathComponent("keep.txt"))
         let tree = try directory.subdirectory("tree")
         try Disk.write("x", to: tree.appendingPathComponent("a/b/c.txt"))
-        try FileManager.default.createSymbolicLink(atPath: tree.appendingPathComponent("a/escape").path,
-                                                   withDestinationPath: outside.path)
+        try FileManager.default.createSymbolicLink(
+            atPath: tree.appendingPathComponent("a/escape").path,
+            withDestinationPath: outside.path)
         try fileSystem.remove(at: tree)
         #expect(!Disk.exists(tree))
         #expect(Disk.names(in: outside) == ["keep.txt"])
@@ -129,7 +137,9 @@ import Glibc
         #expect(error.message == "open for writing of '\(missing.path)' failed: no such file or directory")
 
         try fileSystem.createDirectory(at: directory.file("d"))
-        #expect(try #require(throws: FileSystemError.self) { try fileSystem.createDirectory(at: directory.file("d")) }.code == .exists)
+        #expect(
+            try #require(throws: FileSystemError.self) { try fileSystem.createDirectory(at: directory.file("d")) }.code
+                == .exists)
 
         #expect(FileSystemErrorCode(errorNumber: ENOSPC) == .noSpace)
         #expect(FileSystemErrorCode(errorNumber: EDQUOT) == .noSpace)
@@ -148,11 +158,14 @@ import Glibc
         #expect(error.code == .tooLarge)
         let link = directory.file("link")
         try FileManager.default.createSymbolicLink(at: link, withDestinationURL: a)
-        #expect(try #require(throws: FileSystemError.self) { try fileSystem.contents(of: link, limit: 100) }.code == .symbolicLink)
+        #expect(
+            try #require(throws: FileSystemError.self) { try fileSystem.contents(of: link, limit: 100) }.code
+                == .symbolicLink)
     }
 
     @Test func copiesAFileWithoutFollowingLinks() throws {
-        let a = directory.file("a"), b = directory.file("b")
+        let a = directory.file("a")
+        let b = directory.file("b")
         let large = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         try fileSystem.writeFile(large, to: a)
         try fileSystem.writeFile(Data("old and longer".utf8), to: b)
@@ -161,14 +174,23 @@ import Glibc
 
         let link = directory.file("link")
         try FileManager.default.createSymbolicLink(at: link, withDestinationURL: a)
-        #expect(try #require(throws: FileSystemError.self) { try fileSystem.copyFile(at: link, to: directory.file("c")) }.code == .symbolicLink)
-        #expect(try #require(throws: FileSystemError.self) { try fileSystem.copyFile(at: b, to: link) }.code == .symbolicLink)
+        #expect(
+            try #require(throws: FileSystemError.self) { try fileSystem.copyFile(at: link, to: directory.file("c")) }
+                .code == .symbolicLink)
+        #expect(
+            try #require(throws: FileSystemError.self) { try fileSystem.copyFile(at: b, to: link) }.code
+                == .symbolicLink)
         #expect(try fileSystem.contents(of: a) == large)
-        #expect(try #require(throws: FileSystemError.self) { try fileSystem.copyFile(at: directory.url, to: directory.file("d")) }.code == .notRegularFile)
+        #expect(
+            try #require(throws: FileSystemError.self) {
+                try fileSystem.copyFile(at: directory.url, to: directory.file("d"))
+            }.code == .notRegularFile)
     }
 
     @Test func aLinkNeverReplacesWhatIsThere() throws {
-        let a = directory.file("a"), b = directory.file("b"), taken = directory.file("taken")
+        let a = directory.file("a")
+        let b = directory.file("b")
+        let taken = directory.file("taken")
         try fileSystem.writeFile(Data("new".utf8), to: a)
         try fileSystem.writeFile(Data("kept".utf8), to: taken)
         try fileSystem.link(a, to: b)
@@ -180,7 +202,8 @@ import Glibc
     }
 
     @Test func aFileKeepsItsNumberAcrossARenameAndANewFileGetsAnother() throws {
-        let a = directory.file("a"), b = directory.file("b")
+        let a = directory.file("a")
+        let b = directory.file("b")
         try fileSystem.writeFile(Data("x".utf8), to: a)
         let number = try fileSystem.attributes(at: a).fileNumber
         #expect(number != 0)
@@ -210,7 +233,9 @@ import Glibc
         let a = directory.file("a")
         try injector.writeFile(Data("12345".utf8), to: a)
         try injector.copyFile(at: a, to: directory.file("b"))
-        #expect(try #require(throws: FileSystemError.self) { try injector.link(a, to: directory.file("c")) }.code == .noSpace)
+        #expect(
+            try #require(throws: FileSystemError.self) { try injector.link(a, to: directory.file("c")) }.code
+                == .noSpace)
         #expect(try fileSystem.itemKind(at: directory.file("c")) == .absent)
         try injector.link(a, to: directory.file("c"))
         #expect(injector.steps.map(\.kind) == [.writeFile, .copyFile, .link])
@@ -252,7 +277,8 @@ import Glibc
 
     @Test(arguments: [0, 3, 9, 100])
     func aTornWriteLeavesAPrefix(prefix: Int) throws {
-        let injector = FaultInjectingFileSystem(wrapping: fileSystem, faults: [.crash(atStep: 0, writtenPrefix: prefix)])
+        let injector = FaultInjectingFileSystem(
+            wrapping: fileSystem, faults: [.crash(atStep: 0, writtenPrefix: prefix)])
         let a = directory.file("a")
         #expect(throws: FileSystemError.self) { try injector.writeFile(Data("0123456789".utf8), to: a) }
         #expect(try Disk.contents(a) == Data("0123456789".utf8.prefix(prefix)))

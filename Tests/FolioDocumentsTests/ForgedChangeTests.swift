@@ -25,7 +25,8 @@ import Testing
         init(text: String = "mine\n", in container: DocumentContainer = .local) async throws {
             fixtures = try (1...3).map { try LibraryFixture(seed: UInt64($0)) }
             libraries = try fixtures.map { try $0.library() }
-            let notes = try await libraries[0].create(TextDocument.self, named: "Notes", in: container, contents: TextDocument(text: text))
+            let notes = try await libraries[0].create(
+                TextDocument.self, named: "Notes", in: container, contents: TextDocument(text: text))
             try await notes.close()
             id = notes.id
             for index in 1..<3 { try deliver(from: 0, to: index) }
@@ -33,7 +34,8 @@ import Testing
 
         /// Device `to` ingests what device `from` has of the document and it lacks.
         func deliver(from: Int, to: Int) throws {
-            try libraries[to].store.ingest(trusting: try libraries[from].store.changes(of: id, since: libraries[to].store.vector(of: id)))
+            try libraries[to].store.ingest(
+                trusting: try libraries[from].store.changes(of: id, since: libraries[to].store.vector(of: id)))
         }
 
         /// What device `index` shows when it opens the document, and the changes whose contents it refused.
@@ -46,7 +48,7 @@ import Testing
     }
 
     static let refusedContents: [Data] = [
-        Data([0xDE, 0xAD, 0xBE, 0xEF]),               // not contents at all
+        Data([0xDE, 0xAD, 0xBE, 0xEF]),  // not contents at all
         DocumentContents.data(Data([0xFF, 0xFE])).encoded(),  // contents, but not UTF-8 text
         Data(),
     ]
@@ -104,7 +106,8 @@ import Testing
         let current = try await makeConflict(peers)
         let heads = try peers.forger.store.heads(of: peers.id).map(\.hash)
         let forged = try peers.forger.store.append(
-            .resolution(Resolution(strategy: .userChoice, chosen: [], discarded: heads, contents: contents)), to: peers.id)
+            .resolution(Resolution(strategy: .userChoice, chosen: [], discarded: heads, contents: contents)),
+            to: peers.id)
         for device in [0, 2] { try peers.deliver(from: 1, to: device) }
         for device in 0..<3 {
             let shown = try await peers.shown(on: device)
@@ -142,7 +145,8 @@ import Testing
         let elsewhere = try #require(try peers.third.store.heads(of: peers.id).first)
         // The forger, which has not seen that edit, "resolves" in its favour, and claims to discard another.
         let forged = try peers.forger.store.append(
-            .resolution(Resolution(strategy: .userChoice, chosen: [elsewhere.hash], discarded: [elsewhere.hash])), to: peers.id)
+            .resolution(Resolution(strategy: .userChoice, chosen: [elsewhere.hash], discarded: [elsewhere.hash])),
+            to: peers.id)
         try peers.deliver(from: 1, to: 0)
 
         #expect(try await peers.shown(on: 1).text == "mine\n", "the forger itself shows the resolution's parent")
@@ -163,7 +167,8 @@ import Testing
         try peers.iPad.rename(peers.id, to: "Ideas")
         try peers.deliver(from: 0, to: 1)
         try peers.forger.store.append(
-            .lifecycle(.create(name: "Forged", type: RecordsDocument.documentType.identifier, container: .local)), to: peers.id)
+            .lifecycle(.create(name: "Forged", type: RecordsDocument.documentType.identifier, container: .local)),
+            to: peers.id)
         try peers.deliver(from: 1, to: 0)
 
         let info = try #require(try peers.iPad.info(of: peers.id))
@@ -175,7 +180,8 @@ import Testing
         try peers.iPad.delete(peers.id)
         try peers.deliver(from: 0, to: 1)
         try peers.forger.store.append(
-            .lifecycle(.create(name: "Forged", type: TextDocument.documentType.identifier, container: .shared)), to: peers.id)
+            .lifecycle(.create(name: "Forged", type: TextDocument.documentType.identifier, container: .shared)),
+            to: peers.id)
         try peers.deliver(from: 1, to: 0)
         #expect(try peers.iPad.info(of: peers.id)?.isDeleted == true, "a create is not a restore")
         #expect(try peers.iPad.documents().isEmpty)
@@ -192,8 +198,10 @@ import Testing
         vector[forgerDevice] = 1
         let forged = Change(
             document: peers.id, id: ChangeID(device: forgerDevice, seq: 1), parents: [creation.hash], vector: vector,
-            lamport: creation.lamport + 1, wallTime: Timestamp(millisecondsSince1970: LibraryFixture.start.millisecondsSince1970 + 86_400_000),
-            kind: .lifecycle(.create(name: "Forged", type: RecordsDocument.documentType.identifier, container: .shared)))
+            lamport: creation.lamport + 1,
+            wallTime: Timestamp(millisecondsSince1970: LibraryFixture.start.millisecondsSince1970 + 86_400_000),
+            kind: .lifecycle(.create(name: "Forged", type: RecordsDocument.documentType.identifier, container: .shared))
+        )
         try peers.iPad.store.ingest(trusting: [forged])
         try peers.deliver(from: 0, to: 2)
 

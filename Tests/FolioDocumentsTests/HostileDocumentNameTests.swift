@@ -60,7 +60,8 @@ import Testing
         #expect(Disk.names(in: fixture.shared) == [fileName], "one file, directly in Shared/")
         #expect(fileName.utf8.count <= 255)
         #expect(!fileName.hasPrefix("."), "not hidden, and never . or ..")
-        #expect(!fileName.unicodeScalars.contains { $0 == "/" || $0 == "\\" || $0.properties.generalCategory == .control })
+        #expect(
+            !fileName.unicodeScalars.contains { $0 == "/" || $0 == "\\" || $0.properties.generalCategory == .control })
         #expect(fileName.hasSuffix(".txt"))
         #expect(try fixture.text(at: fixture.shared.appendingPathComponent(fileName)) == text)
     }
@@ -69,10 +70,11 @@ import Testing
     func aDocumentAPeerCreatedWithAHostileNameIsSavedInItsContainer(name: String) async throws {
         let peers = try Peers()
         let id = DocumentID(using: SeededIdentifierSource(seed: 77))
-        try peers.mac.store.append([
-            .lifecycle(.create(name: name, type: TextDocument.documentType.identifier, container: .shared)),
-            .baseline(contents: TextDocument(text: "from the peer\n").contents().encoded()),
-        ], to: id)
+        try peers.mac.store.append(
+            [
+                .lifecycle(.create(name: name, type: TextDocument.documentType.identifier, container: .shared)),
+                .baseline(contents: TextDocument(text: "from the peer\n").contents().encoded()),
+            ], to: id)
         try peers.deliver(id)
 
         let iPad = peers.iPad
@@ -89,7 +91,8 @@ import Testing
     @Test(arguments: hostileNames)
     func aHostileRenameFromAPeerKeepsTheFileInItsContainer(name: String) async throws {
         let peers = try Peers()
-        let notes = try await peers.mac.create(TextDocument.self, named: "Notes", in: .shared, contents: TextDocument(text: "text\n"))
+        let notes = try await peers.mac.create(
+            TextDocument.self, named: "Notes", in: .shared, contents: TextDocument(text: "text\n"))
         try await notes.close()
         try peers.deliver(notes.id)
         let onIPad = try await peers.iPad.open(notes.id, as: TextDocument.self)
@@ -103,7 +106,9 @@ import Testing
         let iPad = peers.iPad
         try await finishing { try iPad.updateFile(of: notes.id) }
         try expectContained(peers, notes.id, text: "text\n", named: name)
-        #expect(try iPad.log(of: notes.id).filter(\.isBaseline).count == 1, "the moved file was known as the document's own")
+        #expect(
+            try iPad.log(of: notes.id).filter(\.isBaseline).count == 1, "the moved file was known as the document's own"
+        )
 
         // The file stays the document's own: editing and saving write it where it is.
         let reopened = try await iPad.open(notes.id, as: TextDocument.self)
@@ -120,10 +125,11 @@ import Testing
         var ids: [DocumentID] = []
         for seed in [81, 82] as [UInt64] {
             let id = DocumentID(using: SeededIdentifierSource(seed: seed))
-            try peers.mac.store.append([
-                .lifecycle(.create(name: name, type: TextDocument.documentType.identifier, container: .local)),
-                .baseline(contents: TextDocument(text: "\(seed)\n").contents().encoded()),
-            ], to: id)
+            try peers.mac.store.append(
+                [
+                    .lifecycle(.create(name: name, type: TextDocument.documentType.identifier, container: .local)),
+                    .baseline(contents: TextDocument(text: "\(seed)\n").contents().encoded()),
+                ], to: id)
             try peers.deliver(id)
             ids.append(id)
         }
@@ -138,7 +144,10 @@ import Testing
         let names = peers.iPadFixture.documentNames
         #expect(names.count == 2)
         #expect(names.allSatisfy { $0.utf8.count <= 255 && $0.hasSuffix(".txt") && $0.hasPrefix("xxxx") })
-        #expect(Set(try names.map { try peers.iPadFixture.text(at: peers.iPadFixture.documentFile($0)) }) == ["81\n", "82\n"])
+        #expect(
+            Set(try names.map { try peers.iPadFixture.text(at: peers.iPadFixture.documentFile($0)) }) == [
+                "81\n", "82\n",
+            ])
     }
 
     /// A type identifier from a peer gives the file's extension only when it is a plain one.
@@ -151,12 +160,19 @@ import Testing
         let info = try #require(try peers.iPad.info(of: id))
         #expect(info.typeIdentifier == type)
         let url = try peers.iPad.fileURL(for: info)
-        #expect(url.deletingLastPathComponent().standardizedFileURL.path == peers.iPadFixture.shared.standardizedFileURL.path)
+        #expect(
+            url.deletingLastPathComponent().standardizedFileURL.path
+                == peers.iPadFixture.shared.standardizedFileURL.path)
         let fileName = url.lastPathComponent
         #expect(!fileName.hasPrefix("."))
-        #expect(!fileName.unicodeScalars.contains { $0 == "/" || $0 == "\\" || $0.properties.generalCategory == .control })
+        #expect(
+            !fileName.unicodeScalars.contains { $0 == "/" || $0 == "\\" || $0.properties.generalCategory == .control })
         let fileExtension = String(fileName[fileName.index(after: try #require(fileName.lastIndex(of: ".")))...])
-        #expect(!fileExtension.isEmpty && fileExtension.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) })
+        #expect(
+            !fileExtension.isEmpty
+                && fileExtension.unicodeScalars.allSatisfy {
+                    $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))
+                })
     }
 
     /// A file system that cannot say whether a name is free gives an error, not a search that never ends (with
@@ -171,7 +187,9 @@ import Testing
         fileSystem.inject(.crash(atStep: fileSystem.stepCount))
         #expect(throws: FileSystemError.self) { try fileSystem.createDirectory(at: fixture.directory.file("lost")) }
 
-        let error = try await #require(throws: DocumentError.self) { try await finishing { try library.fileURL(for: info) } }
+        let error = try await #require(throws: DocumentError.self) {
+            try await finishing { try library.fileURL(for: info) }
+        }
         #expect(error.code == .save)
         #expect(fixture.documentNames.isEmpty)
     }
@@ -207,7 +225,9 @@ import Testing
     func aLocalNameWithControlCharactersIsRefused(name: String) async throws {
         let fixture = try LibraryFixture()
         let library = try fixture.library()
-        let error = try await #require(throws: DocumentError.self) { try await library.create(TextDocument.self, named: name) }
+        let error = try await #require(throws: DocumentError.self) {
+            try await library.create(TextDocument.self, named: name)
+        }
         #expect(error.code == .invalidName)
         let notes = try await library.create(TextDocument.self, named: "Notes")
         let renameError = try #require(throws: DocumentError.self) { try library.rename(notes.id, to: name) }
@@ -233,7 +253,9 @@ import Testing
 
 /// Runs `body` on a thread of its own and waits at most `seconds` for it: a call that never returns (a loop that
 /// never ends) fails the test instead of hanging the run. The thread is left behind if it never returns.
-func finishing<Value: Sendable>(within seconds: Int = 30, _ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+func finishing<Value: Sendable>(within seconds: Int = 30, _ body: @escaping @Sendable () throws -> Value) async throws
+    -> Value
+{
     let outcome = Box<Result<Value, any Error>>()
     Thread { outcome.set(Result { try body() }) }.start()
     for _ in 0..<(seconds * 100) {

@@ -1,9 +1,9 @@
 import FolioCore
 import FolioDocuments
 import FolioStore
+import FolioTesting
 import Foundation
 import Testing
-import FolioTesting
 
 /// A library remembers the device it is: an app that passes no key is the same device at every launch.
 @Suite struct LibraryIdentityTests {
@@ -25,6 +25,8 @@ import FolioTesting
         let renamed = try DocumentLibrary(at: root, key: other, deviceName: "Mac", backgroundWork: false)
         #expect(renamed.device.id == other.id)
         try renamed.store.close()
-        #expect(try ChangeLogStore.localIdentity(ofStoreAt: root.appendingPathComponent(".folio/store.sqlite"))?.key.id == device.id)
+        #expect(
+            try ChangeLogStore.localIdentity(ofStoreAt: root.appendingPathComponent(".folio/store.sqlite"))?.key.id
+                == device.id)
     }
 }

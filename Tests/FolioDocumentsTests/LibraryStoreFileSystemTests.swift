@@ -23,9 +23,12 @@ import Testing
 
     @Test func aFirstStoreImageThatCannotBeWrittenThrowsAndLeavesNothing() throws {
         let dryRun = FaultInjectingFileSystem()
-        _ = try DocumentLibrary(at: directory.url.appendingPathComponent("Dry", isDirectory: true), fileSystem: dryRun, backgroundWork: false)
-        let step = try #require(dryRun.steps.firstIndex { $0.kind == .writeFile && $0.path.hasSuffix("/.folio/store.sqlite.new") },
-                                "\(dryRun.steps)")
+        _ = try DocumentLibrary(
+            at: directory.url.appendingPathComponent("Dry", isDirectory: true), fileSystem: dryRun,
+            backgroundWork: false)
+        let step = try #require(
+            dryRun.steps.firstIndex { $0.kind == .writeFile && $0.path.hasSuffix("/.folio/store.sqlite.new") },
+            "\(dryRun.steps)")
 
         let failing = FaultInjectingFileSystem(faults: [.fail(atStep: step, with: .noSpace, writtenPrefix: 10)])
         let root = directory.url.appendingPathComponent("Library", isDirectory: true)

@@ -1,8 +1,9 @@
-@testable import FolioDocuments
 import FolioCore
 import FolioModels
 import Foundation
 import Testing
+
+@testable import FolioDocuments
 
 /// A document's own bookkeeping in the store (the saved-file record, the undo history) is read back from a file
 /// anything may have written: a damaged value reads as none, never traps.

@@ -1,8 +1,8 @@
 import FolioCore
 import FolioDocuments
+import FolioTesting
 import Foundation
 import Testing
-import FolioTesting
 
 /// A package's manifest is read from disk and untrusted: numbers the next save adds to, and counts, are bounded
 /// when it is read, so a planted manifest is a corrupt package, never a trap.
@@ -19,7 +19,8 @@ import FolioTesting
     func plantManifest(_ key: String, _ value: Any) throws {
         _ = try SavePipeline().savePackage(try Samples.oldPackage(), to: url)
         let manifestURL = url.appendingPathComponent(".folio-manifest")
-        var manifest = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: manifestURL)) as? [String: Any])
+        var manifest = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: manifestURL)) as? [String: Any])
         manifest[key] = value
         try JSONSerialization.data(withJSONObject: manifest, options: [.sortedKeys]).write(to: manifestURL)
     }
@@ -28,7 +29,9 @@ import FolioTesting
     @Test(arguments: [Int.max, Int.max - 1, 1 << 62])
     func aGenerationTheNextSaveCannotFollowIsCorrupt(generation: Int) throws {
         try plantManifest("generation", generation)
-        let save = try #require(throws: SaveError.self) { _ = try SavePipeline().savePackage(try Samples.newPackage(), to: url) }
+        let save = try #require(throws: SaveError.self) {
+            _ = try SavePipeline().savePackage(try Samples.newPackage(), to: url)
+        }
         #expect(save.code == .corruptPackage, "\(save)")
         #expect(save.message.contains("generation"), "\(save)")
         let read = try #require(throws: SaveError.self) { _ = try SavePipeline().readPackage(at: url) }
@@ -39,7 +42,9 @@ import FolioTesting
         try plantManifest("generation", 41)
         #expect(try SavePipeline().readPackage(at: url) == Samples.oldPackage())
         _ = try SavePipeline().savePackage(try Samples.newPackage(), to: url)
-        let manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: url.appendingPathComponent(".folio-manifest"))) as? [String: Any]
+        let manifest =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: url.appendingPathComponent(".folio-manifest")))
+            as? [String: Any]
         #expect(manifest?["generation"] as? Int == 42)
     }
 
@@ -47,7 +52,8 @@ import FolioTesting
     func aNegativeSizeIsCorrupt(size: Int) throws {
         _ = try SavePipeline().savePackage(try Samples.oldPackage(), to: url)
         let manifestURL = url.appendingPathComponent(".folio-manifest")
-        var manifest = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: manifestURL)) as? [String: Any])
+        var manifest = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: manifestURL)) as? [String: Any])
         var files = try #require(manifest["files"] as? [[String: Any]])
         files[0]["size"] = size
         manifest["files"] = files
@@ -56,11 +62,15 @@ import FolioTesting
         #expect(error.code == .corruptPackage)
     }
 
-    @Test(arguments: ["00", String(repeating: "0", count: 63), String(repeating: "0", count: 66), String(repeating: "G", count: 64), String(repeating: "A", count: 64)])
+    @Test(arguments: [
+        "00", String(repeating: "0", count: 63), String(repeating: "0", count: 66), String(repeating: "G", count: 64),
+        String(repeating: "A", count: 64),
+    ])
     func aHashOfTheWrongLengthOrDigitsIsCorrupt(hash: String) throws {
         _ = try SavePipeline().savePackage(try Samples.oldPackage(), to: url)
         let manifestURL = url.appendingPathComponent(".folio-manifest")
-        var manifest = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: manifestURL)) as? [String: Any])
+        var manifest = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: manifestURL)) as? [String: Any])
         var files = try #require(manifest["files"] as? [[String: Any]])
         files[0]["sha256"] = hash
         manifest["files"] = files

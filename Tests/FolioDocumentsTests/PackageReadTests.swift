@@ -3,8 +3,9 @@ import FolioDocuments
 import FolioTesting
 import Foundation
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Reading packages from disk: hostile names, links, special files, bad manifests, and recovery of leftovers.
@@ -31,7 +32,9 @@ import Glibc
 
     // MARK: - Entry names
 
-    @Test(arguments: ["..", "../evil", "a/../b", "/abs", "/", "a//b", "a/./b", ".", "", "a/", "a\u{0}b", "a\\b", "..\\evil"])
+    @Test(arguments: [
+        "..", "../evil", "a/../b", "/abs", "/", "a//b", "a/./b", ".", "", "a/", "a\u{0}b", "a\\b", "..\\evil",
+    ])
     func packagePathRejectsHostileNames(text: String) throws {
         let error = try #require(throws: PackageError.self) { try PackagePath(text) }
         #expect(error.code == .invalidPath)
@@ -48,8 +51,9 @@ import Glibc
     func aSymbolicLinkInThePackageIsRefused(destination: String) throws {
         _ = try savedPackage()
         let outside = try directory.subdirectory("outside")
-        try FileManager.default.createSymbolicLink(atPath: url.appendingPathComponent("images/link").path,
-                                                   withDestinationPath: destination)
+        try FileManager.default.createSymbolicLink(
+            atPath: url.appendingPathComponent("images/link").path,
+            withDestinationPath: destination)
         try expectUnsafe { _ = try SavePipeline().readPackage(at: url) }
         try expectUnsafe { try SavePipeline().savePackage(try Samples.newPackage(), to: url) }
         #expect(Disk.names(in: outside).isEmpty)
@@ -60,8 +64,9 @@ import Glibc
         _ = try savedPackage()
         let outside = try directory.subdirectory("outside")
         // The package's `media` directory is a link to a directory outside it.
-        try FileManager.default.createSymbolicLink(atPath: url.appendingPathComponent("media").path,
-                                                   withDestinationPath: outside.path)
+        try FileManager.default.createSymbolicLink(
+            atPath: url.appendingPathComponent("media").path,
+            withDestinationPath: outside.path)
         try expectUnsafe { try SavePipeline().savePackage(try Samples.newPackage(), to: url) }
         #expect(Disk.names(in: outside).isEmpty)
     }
@@ -93,7 +98,9 @@ import Glibc
     // MARK: - Manifests
 
     /// Writes a manifest by hand.
-    func writeManifest(generation: Int = 1, files: [(path: String, contents: String)], directories: [String] = []) throws {
+    func writeManifest(generation: Int = 1, files: [(path: String, contents: String)], directories: [String] = [])
+        throws
+    {
         let entries = files.map { file in
             """
             {"path": \(jsonString(file.path)), "size": \(file.contents.utf8.count), "sha256": "\(ContentHash(hashing: Data(file.contents.utf8)).hex)"}
@@ -110,7 +117,10 @@ import Glibc
         String(decoding: try! JSONEncoder().encode(text), as: UTF8.self)
     }
 
-    @Test(arguments: ["../evil", "/tmp/evil", "a/../../evil", ".folio-staging-1/x", "../\u{301}evil", "a/..\u{301}", ".folio-\u{301}x"])
+    @Test(arguments: [
+        "../evil", "/tmp/evil", "a/../../evil", ".folio-staging-1/x", "../\u{301}evil", "a/..\u{301}",
+        ".folio-\u{301}x",
+    ])
     func aManifestListingAnUnsafePathIsRefusedAndNothingIsWrittenOutside(path: String) throws {
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         try writeManifest(generation: 5, files: [(path, "evil")])
@@ -159,7 +169,8 @@ import Glibc
     @Test func aDamagedStagedCopyAfterTheCommitIsCorrupt() throws {
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         try writeManifest(generation: 2, files: [("a.txt", "right")])
-        try Disk.write("wrong", to: url.appendingPathComponent(".folio-staging-2/" + ContentHash(hashing: Data("a.txt".utf8)).hex))
+        try Disk.write(
+            "wrong", to: url.appendingPathComponent(".folio-staging-2/" + ContentHash(hashing: Data("a.txt".utf8)).hex))
         let error = try #require(throws: SaveError.self) { try SavePipeline().recoverPackage(at: url) }
         #expect(error.code == .corruptPackage)
     }
@@ -167,7 +178,9 @@ import Glibc
     @Test func readingAMissingPackageOrAFileFails() throws {
         #expect(try #require(throws: SaveError.self) { _ = try SavePipeline().readPackage(at: url) }.code == .notFound)
         try Disk.write("flat", to: url)
-        #expect(try #require(throws: SaveError.self) { _ = try SavePipeline().readPackage(at: url) }.code == .corruptPackage)
+        #expect(
+            try #require(throws: SaveError.self) { _ = try SavePipeline().readPackage(at: url) }.code == .corruptPackage
+        )
     }
 
     // MARK: - Leftovers
@@ -185,7 +198,8 @@ import Glibc
 
     @Test func aPackageWrittenByAnotherToolIsReadAsItIs() throws {
         try Disk.write("one", to: url.appendingPathComponent("a/one.txt"))
-        try FileManager.default.createDirectory(at: url.appendingPathComponent("empty"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: url.appendingPathComponent("empty"), withIntermediateDirectories: true)
         var expected = try Samples.package(["a/one.txt": "one"])
         try expected.addDirectory(PackagePath("empty"))
         #expect(try SavePipeline().readPackage(at: url) == expected)

@@ -30,7 +30,9 @@ import Testing
 
         /// The version the save writes.
         func newContents() throws -> DocumentContents {
-            isPackage ? .package(try Samples.newPackage()) : .data(Data(String(repeating: "the new contents ", count: 70).utf8))
+            isPackage
+                ? .package(try Samples.newPackage())
+                : .data(Data(String(repeating: "the new contents ", count: 70).utf8))
         }
 
         /// Puts the state before the save on disk (durable, as the model takes it) and returns what it holds.
@@ -86,12 +88,14 @@ import Testing
                 let work = try TemporaryDirectory(inMemory: true)
                 let old = try scenario.prepare(in: work.url)
                 let disk = try PowerLossFileSystem(root: work.url, cutAt: cut)
-                let returned = (try? SavePipeline(fileSystem: wrapping(disk)).save(new, to: work.file(scenario.name))) != nil
+                let returned =
+                    (try? SavePipeline(fileSystem: wrapping(disk)).save(new, to: work.file(scenario.name))) != nil
                 #expect(returned == (cut == steps.count))
                 let survivors = try TemporaryDirectory(inMemory: true)
                 try disk.materialize(into: survivors.url, seed: seed)
                 let place = cut < steps.count ? "before step \(cut) (\(steps[cut]))" : "after the save returned"
-                if let problem = check(survivors.file(scenario.name), scenario, old: old, new: new, returned: returned) {
+                if let problem = check(survivors.file(scenario.name), scenario, old: old, new: new, returned: returned)
+                {
                     result.violations.append("\(scenario), power cut \(place), seed \(seed): \(problem)")
                 }
             }
@@ -112,8 +116,11 @@ import Testing
                 try pipeline.recoverFlat(at: url)
             }
             // Read as another program's edit would be: the old version of the external-edit scenario is one.
-            found = Disk.exists(url)
-                ? (scenario.isPackage ? .package(try pipeline.readPackage(at: url, verifyingManifest: false)) : .data(try pipeline.readFlat(at: url)))
+            found =
+                Disk.exists(url)
+                ? (scenario.isPackage
+                    ? .package(try pipeline.readPackage(at: url, verifyingManifest: false))
+                    : .data(try pipeline.readFlat(at: url)))
                 : nil
         } catch {
             return "recovery failed: \(error)"
@@ -122,9 +129,12 @@ import Testing
         if found != old && found != new { return "the file holds neither version but \(describe(found))" }
         if found == new && scenario.isPackage {
             // The new version is a committed one: its manifest vouches for every member.
-            if (try? pipeline.readPackage(at: url)) == nil { return "the new version's manifest does not match its members" }
+            if (try? pipeline.readPackage(at: url)) == nil {
+                return "the new version's manifest does not match its members"
+            }
         }
-        let leftovers = Disk.leftovers(in: url.deletingLastPathComponent()) + (scenario.isPackage ? Disk.leftovers(in: url) : [])
+        let leftovers =
+            Disk.leftovers(in: url.deletingLastPathComponent()) + (scenario.isPackage ? Disk.leftovers(in: url) : [])
         if !leftovers.isEmpty { return "recovery left \(leftovers)" }
         return nil
     }
@@ -132,7 +142,8 @@ import Testing
     static func describe(_ contents: DocumentContents?) -> String {
         switch contents {
         case nil: "nothing"
-        case .data(let data): "\(data.count) bytes starting \(String(decoding: data.prefix(24), as: UTF8.self).debugDescription)"
+        case .data(let data):
+            "\(data.count) bytes starting \(String(decoding: data.prefix(24), as: UTF8.self).debugDescription)"
         case .package(let package): "a package of \(package.filePaths.map(\.description).sorted())"
         }
     }
@@ -140,7 +151,9 @@ import Testing
     @Test(arguments: PipelineScenario.allCases)
     func everyCrashPointOfASaveLeavesTheOldOrTheNewVersion(_ scenario: PipelineScenario) throws {
         let result = try Self.sweep(scenario)
-        print("power loss, \(scenario): \(result.crashPoints) crash points swept, \(result.runs) runs, \(result.violations.count) violations")
+        print(
+            "power loss, \(scenario): \(result.crashPoints) crash points swept, \(result.runs) runs, \(result.violations.count) violations"
+        )
         #expect(result.violations.isEmpty, "\(result.violations.prefix(5).joined(separator: "\n"))")
         #expect(result.crashPoints >= (scenario.isPackage ? 10 : 5))
     }
@@ -173,7 +186,8 @@ import Testing
                 do {
                     try SavePipeline(fileSystem: recoveryModel).recoverPackage(at: recoveryDryRun.file(scenario.name))
                 } catch {
-                    violations.append("\(scenario), power cut before save step \(cut), seed \(seed): recovery failed: \(error)")
+                    violations.append(
+                        "\(scenario), power cut before save step \(cut), seed \(seed): recovery failed: \(error)")
                     continue
                 }
                 for recoveryCut in 0..<recoveryModel.steps.count {
@@ -187,14 +201,20 @@ import Testing
                     }
                     let survivors = try TemporaryDirectory(inMemory: true)
                     try secondDisk.materialize(into: survivors.url, seed: seed &+ 100)
-                    if let problem = Self.check(survivors.file(scenario.name), scenario, old: old, new: new, returned: false) {
-                        violations.append("\(scenario), power cut before save step \(cut), then before recovery step \(recoveryCut) (\(recoveryModel.steps[recoveryCut])), seed \(seed): \(problem)")
+                    if let problem = Self.check(
+                        survivors.file(scenario.name), scenario, old: old, new: new, returned: false)
+                    {
+                        violations.append(
+                            "\(scenario), power cut before save step \(cut), then before recovery step \(recoveryCut) (\(recoveryModel.steps[recoveryCut])), seed \(seed): \(problem)"
+                        )
                     }
                 }
             }
         }
         // Each run is a crash point of its own: a cut in the save and a seed make the disk that recovery starts from.
-        print("power loss during recovery, \(scenario): \(runs) crash points swept (a cut in the save, then one in its recovery), \(violations.count) violations")
+        print(
+            "power loss during recovery, \(scenario): \(runs) crash points swept (a cut in the save, then one in its recovery), \(violations.count) violations"
+        )
         #expect(violations.isEmpty, "\(violations.prefix(5).joined(separator: "\n"))")
         #expect(runs > 0)
     }
@@ -205,7 +225,9 @@ import Testing
     func aSaveWithoutItsSyncsIsCaught(_ dropped: FaultInjectingFileSystem.Step.Kind) throws {
         for scenario in [PipelineScenario.flatLaterSave, .packageLaterSave] {
             let result = try Self.sweep(scenario) { DroppingSyncs(base: $0, dropped: dropped) }
-            print("power loss without \(dropped), \(scenario): \(result.violations.count) violations in \(result.runs) runs")
+            print(
+                "power loss without \(dropped), \(scenario): \(result.violations.count) violations in \(result.runs) runs"
+            )
             #expect(!result.violations.isEmpty, "\(scenario) without \(dropped)")
         }
     }
@@ -230,9 +252,10 @@ import Testing
     @Test(arguments: LibraryScenario.allCases)
     func aDocumentSavedAtACrashPointReopensWithItsLog(_ scenario: LibraryScenario) async throws {
         let result = try await Self.sweep(scenario, durability: .full)
-        print("power loss, library \(scenario): \(result.crashPoints) crash points swept (\(result.fileCrashPoints) in the "
-            + "files, \(result.crashPoints - result.fileCrashPoints) at the store's syncs and deletions), \(result.runs) runs, "
-            + "\(result.editsInFlight) with the edit in flight, \(result.violations.count) violations")
+        print(
+            "power loss, library \(scenario): \(result.crashPoints) crash points swept (\(result.fileCrashPoints) in the "
+                + "files, \(result.crashPoints - result.fileCrashPoints) at the store's syncs and deletions), \(result.runs) runs, "
+                + "\(result.editsInFlight) with the edit in flight, \(result.violations.count) violations")
         #expect(result.violations.isEmpty, "\(result.violations.prefix(5).joined(separator: "\n"))")
         #expect(result.editsInFlight > 0 && result.crashPoints > result.fileCrashPoints)
     }
@@ -240,7 +263,9 @@ import Testing
     /// The sweep catches a store that does not sync: a library whose store is `.off` loses an edit that returned.
     @Test func aLibraryWhoseStoreDoesNotSyncIsCaught() async throws {
         let result = try await Self.sweep(.laterSave, durability: .off)
-        print("power loss, library laterSave with a store that never syncs: \(result.violations.count) violations in \(result.runs) runs")
+        print(
+            "power loss, library laterSave with a store that never syncs: \(result.violations.count) violations in \(result.runs) runs"
+        )
         #expect(!result.violations.isEmpty)
     }
 
@@ -255,8 +280,11 @@ import Testing
 
     static func sweep(_ scenario: LibraryScenario, durability: Durability) async throws -> LibrarySweepResult {
         let reference = try await LibraryRun(scenario, cut: nil, seed: 0, durability: durability)
-        let points = (0...reference.fileSteps).map(LibraryRun.Cut.fileStep)
-            + reference.storeEvents.enumerated().filter { $0.element != .write }.map { LibraryRun.Cut.storeEvent($0.offset) }
+        let points =
+            (0...reference.fileSteps).map(LibraryRun.Cut.fileStep)
+            + reference.storeEvents.enumerated().filter { $0.element != .write }.map {
+                LibraryRun.Cut.storeEvent($0.offset)
+            }
         var result = LibrarySweepResult(crashPoints: points.count, fileCrashPoints: reference.fileSteps + 1)
         for cut in points {
             for seed in librarySeeds {
@@ -276,15 +304,22 @@ import Testing
                     continue
                 }
                 // Before the document's creation returned, it may be missing.
-                var allowed: [String?] = run.editReturned ? [reference.textAfterEdit] : [reference.textBeforeEdit, reference.textAfterEdit]
+                var allowed: [String?] =
+                    run.editReturned ? [reference.textAfterEdit] : [reference.textBeforeEdit, reference.textAfterEdit]
                 if !run.documentReturned { allowed.append(nil) }
                 if !reopened.isSound { result.violations.append("\(place): the log is unsound") }
                 if !allowed.contains(reopened.text) {
-                    result.violations.append("\(place): the document \(reopened.text.map { "shows \($0.debugDescription)" } ?? "is missing")")
+                    result.violations.append(
+                        "\(place): the document \(reopened.text.map { "shows \($0.debugDescription)" } ?? "is missing")"
+                    )
                 }
-                if reopened.file != run.oldFile && reopened.file != reference.newFile || run.saveReturned && reopened.file != reference.newFile {
+                if reopened.file != run.oldFile && reopened.file != reference.newFile
+                    || run.saveReturned && reopened.file != reference.newFile
+                {
                     let found = reopened.file.map { String(decoding: $0, as: UTF8.self) }
-                    result.violations.append("\(place): the file holds \(found.debugDescription)\(run.saveReturned ? " though the save returned" : "")")
+                    result.violations.append(
+                        "\(place): the file holds \(found.debugDescription)\(run.saveReturned ? " though the save returned" : "")"
+                    )
                 }
             }
         }
@@ -297,7 +332,8 @@ private struct LibraryRun {
     /// Where the power is cut: before a step of the file system (`fileSteps`: after the save returned), or at an
     /// I/O event of the store's files.
     enum Cut: Equatable {
-        case fileStep(Int), storeEvent(Int)
+        case fileStep(Int)
+        case storeEvent(Int)
 
         func describe(fileSteps: Int) -> String {
             switch self {
@@ -362,7 +398,8 @@ private struct LibraryRun {
         }
         store = try PowerLossStore(modeling: root.appendingPathComponent(".folio"), cutAt: storeEvent, seed: seed)
         // A new library's directories are made through the model; an existing one's store directory is the VFS's.
-        files = scenario == .newLibrary
+        files =
+            scenario == .newLibrary
             ? try PowerLossFileSystem(root: directory.url, cutAt: fileStep, sharing: store)
             : try PowerLossFileSystem(root: root, ignoring: [".folio"], cutAt: fileStep, sharing: store)
         var (textBeforeEdit, textAfterEdit) = ("", "")
@@ -382,7 +419,7 @@ private struct LibraryRun {
             textAfterEdit = await document!.model.text
             try await document!.save()
             saveReturned = true
-        } catch where files.isCut {
+        } catch  where files.isCut {
         }
         // The store closes (and folds its log) as the library goes.
         document = nil
@@ -406,7 +443,8 @@ private struct LibraryRun {
         } else {
             try FileManager.default.createDirectory(at: root, withIntermediateDirectories: false)
             try files.materialize(into: root, seed: seed)
-            try FileManager.default.createDirectory(at: root.appendingPathComponent(".folio"), withIntermediateDirectories: false)
+            try FileManager.default.createDirectory(
+                at: root.appendingPathComponent(".folio"), withIntermediateDirectories: false)
         }
         // The store's files survive only in a store directory that did.
         let storeDirectory = root.appendingPathComponent(".folio", isDirectory: true)

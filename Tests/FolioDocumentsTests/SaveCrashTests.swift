@@ -1,8 +1,8 @@
 import FolioCore
 import FolioDocuments
+import FolioTesting
 import Foundation
 import Testing
-import FolioTesting
 
 /// A crash at every step of a save, flat and package, with clean and torn writes: after a restart (a fresh pipeline
 /// on the real file system, recovery, read) the document is exactly the previous snapshot or exactly the new one —
@@ -59,7 +59,9 @@ import FolioTesting
 
                 let found = try restartFlat(at: url)
                 #expect(found == (index <= commit ? old : new), "crash at step \(index) (\(step)), variant \(variant)")
-                #expect(Disk.leftovers(in: url.deletingLastPathComponent()).isEmpty, "leftovers after a crash at step \(index)")
+                #expect(
+                    Disk.leftovers(in: url.deletingLastPathComponent()).isEmpty,
+                    "leftovers after a crash at step \(index)")
             }
         }
     }
@@ -122,9 +124,11 @@ import FolioTesting
         let injector = FaultInjectingFileSystem()
         try SavePipeline(fileSystem: injector).savePackage(try scenario.new, to: url, incremental: scenario.incremental)
         let steps = injector.steps
-        let commit = try #require(steps.firstIndex { step in
-            step.kind == .rename && (step.destination?.hasSuffix("/.folio-manifest") == true || step.destination == url.path)
-        })
+        let commit = try #require(
+            steps.firstIndex { step in
+                step.kind == .rename
+                    && (step.destination?.hasSuffix("/.folio-manifest") == true || step.destination == url.path)
+            })
         return (steps, commit)
     }
 
@@ -146,7 +150,9 @@ import FolioTesting
                 let found = try restart(at: url)
                 #expect(found == (index <= commit ? old : new), "crash at step \(index) (\(step)), variant \(variant)")
                 #expect(Disk.leftovers(in: url).isEmpty, "leftovers in the package after a crash at step \(index)")
-                #expect(Disk.leftovers(in: url.deletingLastPathComponent()).isEmpty, "leftovers next to it after a crash at step \(index)")
+                #expect(
+                    Disk.leftovers(in: url.deletingLastPathComponent()).isEmpty,
+                    "leftovers next to it after a crash at step \(index)")
                 // The device goes on: the next save brings the new version whatever the crash left.
                 try SavePipeline().savePackage(new, to: url, incremental: false)
                 #expect(try restart(at: url) == new)
@@ -173,13 +179,15 @@ import FolioTesting
             let dryRunURL = try crashSave("recovery-dry-run-\(saveStep)")
             let recoveryRun = FaultInjectingFileSystem()
             try SavePipeline(fileSystem: recoveryRun).recoverPackage(at: dryRunURL)
-            #expect(recoveryRun.stepCount > 0, "nothing to recover after a crash at step \(saveStep) (\(steps[saveStep]))")
+            #expect(
+                recoveryRun.stepCount > 0, "nothing to recover after a crash at step \(saveStep) (\(steps[saveStep]))")
 
             for recoveryStep in 0..<recoveryRun.stepCount {
                 let url = try crashSave("recovery-\(saveStep)-\(recoveryStep)")
                 let injector = FaultInjectingFileSystem(faults: [.crash(atStep: recoveryStep)])
                 #expect(throws: SaveError.self) { try SavePipeline(fileSystem: injector).recoverPackage(at: url) }
-                #expect(try restart(at: url) == new, "save crashed at step \(saveStep), recovery at step \(recoveryStep)")
+                #expect(
+                    try restart(at: url) == new, "save crashed at step \(saveStep), recovery at step \(recoveryStep)")
                 #expect(Disk.leftovers(in: url).isEmpty)
             }
         }
@@ -192,7 +200,9 @@ import FolioTesting
             // Before the commit point a save writes only bookkeeping: staging, the manifest being written.
             let name = URL(fileURLWithPath: step.path).lastPathComponent
             let parent = URL(fileURLWithPath: step.path).deletingLastPathComponent().lastPathComponent
-            #expect(name.hasPrefix(".folio-") || parent.hasPrefix(".folio-staging-") || step.kind == .synchronizeDirectory, "\(step)")
+            #expect(
+                name.hasPrefix(".folio-") || parent.hasPrefix(".folio-staging-") || step.kind == .synchronizeDirectory,
+                "\(step)")
         }
     }
 }

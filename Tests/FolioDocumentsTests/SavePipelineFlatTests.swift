@@ -1,8 +1,8 @@
 import FolioCore
 import FolioDocuments
+import FolioTesting
 import Foundation
 import Testing
-import FolioTesting
 
 /// Flat saves: the temporary file, the rename, the errors and their messages.
 @Suite struct SavePipelineFlatTests {
@@ -29,12 +29,13 @@ import FolioTesting
         let url = directory.file("Notes.txt")
         try SavePipeline(fileSystem: injector).saveFlat(Data("abc".utf8), to: url)
         let temporary = directory.file(".Notes.txt.folio-tmp").path
-        #expect(injector.steps == [
-            .init(kind: .writeFile, path: temporary, destination: nil, byteCount: 3),
-            .init(kind: .synchronizeFile, path: temporary, destination: nil, byteCount: 0),
-            .init(kind: .rename, path: temporary, destination: url.path, byteCount: 0),
-            .init(kind: .synchronizeDirectory, path: directory.url.path, destination: nil, byteCount: 0),
-        ])
+        #expect(
+            injector.steps == [
+                .init(kind: .writeFile, path: temporary, destination: nil, byteCount: 3),
+                .init(kind: .synchronizeFile, path: temporary, destination: nil, byteCount: 0),
+                .init(kind: .rename, path: temporary, destination: url.path, byteCount: 0),
+                .init(kind: .synchronizeDirectory, path: directory.url.path, destination: nil, byteCount: 0),
+            ])
     }
 
     @Test func savesThroughTheDocumentContentsEntryPoint() throws {
@@ -108,7 +109,8 @@ import FolioTesting
         let url = directory.file("missing/Notes.txt")
         let error = try #require(throws: SaveError.self) { try SavePipeline().saveFlat(Data("x".utf8), to: url) }
         #expect(error.code == .writeFailed)
-        #expect(error.message == "could not save Notes.txt: writing the temporary file failed: no such file or directory")
+        #expect(
+            error.message == "could not save Notes.txt: writing the temporary file failed: no such file or directory")
     }
 
     @Test func readingRemovesALeftoverAndReportsAMissingFile() throws {
@@ -118,7 +120,9 @@ import FolioTesting
         #expect(try SavePipeline().readFlat(at: url) == Data("old".utf8))
         #expect(Disk.names(in: directory.url) == ["Notes.txt"])
 
-        let error = try #require(throws: SaveError.self) { try SavePipeline().readFlat(at: directory.file("absent.txt")) }
+        let error = try #require(throws: SaveError.self) {
+            try SavePipeline().readFlat(at: directory.file("absent.txt"))
+        }
         #expect(error.code == .notFound)
     }
 

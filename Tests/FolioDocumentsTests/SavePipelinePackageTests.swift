@@ -1,8 +1,8 @@
 import FolioCore
 import FolioDocuments
+import FolioTesting
 import Foundation
 import Testing
-import FolioTesting
 
 /// Package saves: round trips, incremental writes, the manifest, and failures that are rewritten next time.
 @Suite struct SavePipelinePackageTests {
@@ -32,28 +32,29 @@ import FolioTesting
         let manifest = String(decoding: try Disk.contents(url.appendingPathComponent(".folio-manifest")), as: UTF8.self)
         let hashOfC = ContentHash(hashing: Data("c".utf8)).hex
         let hashOfB = ContentHash(hashing: Data("b".utf8)).hex
-        #expect(manifest == """
-            {
-              "directories" : [
+        #expect(
+            manifest == """
+                {
+                  "directories" : [
 
-              ],
-              "files" : [
-                {
-                  "path" : "a/c.txt",
-                  "sha256" : "\(hashOfC)",
-                  "size" : 1
-                },
-                {
-                  "path" : "b.txt",
-                  "sha256" : "\(hashOfB)",
-                  "size" : 1
+                  ],
+                  "files" : [
+                    {
+                      "path" : "a/c.txt",
+                      "sha256" : "\(hashOfC)",
+                      "size" : 1
+                    },
+                    {
+                      "path" : "b.txt",
+                      "sha256" : "\(hashOfB)",
+                      "size" : 1
+                    }
+                  ],
+                  "format" : "folio-package-manifest-1",
+                  "generation" : 1
                 }
-              ],
-              "format" : "folio-package-manifest-1",
-              "generation" : 1
-            }
 
-            """)
+                """)
     }
 
     @Test func rewritesOnlyChangedMembers() throws {
@@ -76,7 +77,8 @@ import FolioTesting
         let pipeline = SavePipeline()
         try pipeline.savePackage(try Samples.oldPackage(), to: url, incremental: true)
         let injector = FaultInjectingFileSystem()
-        let report = try SavePipeline(fileSystem: injector).savePackage(try Samples.oldPackage(), to: url, incremental: true)
+        let report = try SavePipeline(fileSystem: injector).savePackage(
+            try Samples.oldPackage(), to: url, incremental: true)
         #expect(report.isEmpty)
         #expect(injector.stepCount == 0)
     }
@@ -183,15 +185,20 @@ import FolioTesting
         ("fsync of the new manifest", .synchronizeFile, ".folio-manifest.folio-tmp"),
         ("fsync of the directory 'media'", .synchronizeDirectory, "/media"),
     ])
-    func aFailedSyncFailsTheSaveAndTheNextFullSaveSucceeds(step: String, kind: FaultInjectingFileSystem.Step.Kind, pathSuffix: String) throws {
+    func aFailedSyncFailsTheSaveAndTheNextFullSaveSucceeds(
+        step: String, kind: FaultInjectingFileSystem.Step.Kind, pathSuffix: String
+    ) throws {
         let old = try Samples.oldPackage()
         let new = try Samples.newPackage()
         let steps = try steps(of: new, over: old)
-        let failing = try #require(steps.firstIndex { step in
-            // The staged copy of text.md is named by its path's hash.
-            let target = pathSuffix == "text.md" ? ".folio-staging-2/" + ContentHash(hashing: Data("text.md".utf8)).hex : pathSuffix
-            return step.kind == kind && step.path.hasSuffix(target)
-        })
+        let failing = try #require(
+            steps.firstIndex { step in
+                // The staged copy of text.md is named by its path's hash.
+                let target =
+                    pathSuffix == "text.md"
+                    ? ".folio-staging-2/" + ContentHash(hashing: Data("text.md".utf8)).hex : pathSuffix
+                return step.kind == kind && step.path.hasSuffix(target)
+            })
 
         let pipeline = SavePipeline()
         try pipeline.savePackage(old, to: url, incremental: true)
@@ -215,7 +222,9 @@ import FolioTesting
         (.readOnly, .createDirectory, .permissionDenied),
         (.noSpace, .rename, .noSpace),
     ])
-    func aFullOrReadOnlyDiskFailsTheSaveAndLosesNothing(injected: FileSystemErrorCode, kind: FaultInjectingFileSystem.Step.Kind, expected: SaveErrorCode) throws {
+    func aFullOrReadOnlyDiskFailsTheSaveAndLosesNothing(
+        injected: FileSystemErrorCode, kind: FaultInjectingFileSystem.Step.Kind, expected: SaveErrorCode
+    ) throws {
         let old = try Samples.oldPackage()
         let new = try Samples.newPackage()
         let failing = try #require(try steps(of: new, over: old).firstIndex { $0.kind == kind })

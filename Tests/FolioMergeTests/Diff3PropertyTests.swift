@@ -1,5 +1,5 @@
-import FolioMerge
 import FolioCore
+import FolioMerge
 import FolioTesting
 import Testing
 
@@ -16,9 +16,10 @@ import Testing
             let changed = RandomText.edited(TextLines.split(base), using: &generator).joined()
             for versions in [[base, changed], [changed, base], [changed, changed], [base, changed, base]] {
                 let result = Diff3.merge(base: base, versions: versions)
-                check.expect(result.isClean && same(result.text, changed),
-                             "\(versions.map(\.debugDescription)) from \(base.debugDescription) gave "
-                             + "\(result.text.debugDescription) with \(result.conflicts)")
+                check.expect(
+                    result.isClean && same(result.text, changed),
+                    "\(versions.map(\.debugDescription)) from \(base.debugDescription) gave "
+                        + "\(result.text.debugDescription) with \(result.conflicts)")
             }
             if check.shouldStop { return }
         }
@@ -51,9 +52,10 @@ import Testing
                 limit = start - 1
             }
             let result = Diff3.merge(baseLines: base, versionLines: versions)
-            check.expect(result.isClean && same(result.lines, expected),
-                         "merging \(versions) from \(base.count) lines gave \(result.lines) with \(result.conflicts), "
-                         + "expected \(expected)")
+            check.expect(
+                result.isClean && same(result.lines, expected),
+                "merging \(versions) from \(base.count) lines gave \(result.lines) with \(result.conflicts), "
+                    + "expected \(expected)")
             let swapped = Diff3.merge(baseLines: base, versionLines: versions.reversed())
             check.expect(swapped == result, "the merge depends on the order of the versions")
             if check.shouldStop { return }
@@ -71,20 +73,24 @@ import Testing
             let base = RandomText.lines(14, using: &generator)
             let versions = (0..<generator.int(in: 2...3)).map { _ in RandomText.edited(base, using: &generator) }
             let result = Diff3.merge(baseLines: base, versionLines: versions)
-            check.expect(Diff3.merge(baseLines: base, versionLines: versions) == result, "the merge is not deterministic")
+            check.expect(
+                Diff3.merge(baseLines: base, versionLines: versions) == result, "the merge is not deterministic")
             var previousEnd = -1
             for conflict in result.conflicts {
                 check.expect(conflict.baseLines.lowerBound > previousEnd, "conflicts out of order: \(result.conflicts)")
                 previousEnd = conflict.baseLines.upperBound
-                check.expect(same(Array(result.lines[conflict.mergedLines]), conflict.values[0]),
-                             "conflict \(conflict) is not at \(conflict.mergedLines) of \(result.lines)")
-                check.expect(same(Array(base[conflict.baseLines]), conflict.base), "conflict \(conflict) misquotes the base")
+                check.expect(
+                    same(Array(result.lines[conflict.mergedLines]), conflict.values[0]),
+                    "conflict \(conflict) is not at \(conflict.mergedLines) of \(result.lines)")
+                check.expect(
+                    same(Array(base[conflict.baseLines]), conflict.base), "conflict \(conflict) misquotes the base")
                 check.expect(conflict.values.count == versions.count, "conflict \(conflict) lacks values")
             }
             if result.isClean {
                 let reversed = Diff3.merge(baseLines: base, versionLines: versions.reversed())
-                check.expect(reversed.isClean && same(reversed.lines, result.lines),
-                             "a clean merge of \(versions) depends on the order of the versions")
+                check.expect(
+                    reversed.isClean && same(reversed.lines, result.lines),
+                    "a clean merge of \(versions) depends on the order of the versions")
             }
             if check.shouldStop { return }
         }

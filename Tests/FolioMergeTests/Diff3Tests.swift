@@ -1,5 +1,5 @@
-import FolioMerge
 import FolioCore
+import FolioMerge
 import Testing
 
 @Suite struct Diff3Tests {
@@ -51,7 +51,8 @@ import Testing
 
         let different = Diff3.merge(base: Self.base, versions: ["a\nb\none\nc\nd\ne\n", "a\nb\ntwo\nc\nd\ne\n"])
         #expect(different.text == "a\nb\none\nc\nd\ne\n")
-        #expect(different.conflicts.map { $0.mergeConflict() }
+        #expect(
+            different.conflicts.map { $0.mergeConflict() }
                 == [MergeConflict(location: "after line 2", base: nil, values: ["one\n", "two\n"])])
         #expect(different.conflicts.first?.mergedLines == 2..<3)
 
@@ -71,7 +72,8 @@ import Testing
 
         let deletedAndEdited = Diff3.merge(base: Self.base, versions: ["a\nc\nd\ne\n", "a\nB\nc\nd\ne\n"])
         #expect(deletedAndEdited.text == "a\nc\nd\ne\n")
-        #expect(deletedAndEdited.conflicts.map { $0.mergeConflict() }
+        #expect(
+            deletedAndEdited.conflicts.map { $0.mergeConflict() }
                 == [MergeConflict(location: "line 2", base: "b\n", values: [nil, "B\n"])])
         #expect(deletedAndEdited.conflicts.first?.mergedLines == 1..<1)
     }
@@ -82,7 +84,8 @@ import Testing
 
         let both = Diff3.merge(base: "", versions: ["mine\n", "theirs\n"])
         #expect(both.text == "mine\n")
-        #expect(both.conflicts.map { $0.mergeConflict() }
+        #expect(
+            both.conflicts.map { $0.mergeConflict() }
                 == [MergeConflict(location: "at the start", base: nil, values: ["mine\n", "theirs\n"])])
 
         #expect(Diff3.merge(base: "", versions: ["", ""]).text == "")
@@ -102,7 +105,8 @@ import Testing
 
         let clash = Diff3.merge(base: base, versions: ["a\nb\nc\n", "a\nb\nc!"])
         #expect(same(clash.text, "a\nb\nc\n"))
-        #expect(clash.conflicts.map { $0.mergeConflict() }
+        #expect(
+            clash.conflicts.map { $0.mergeConflict() }
                 == [MergeConflict(location: "line 3", base: "c", values: ["c\n", "c!"])])
     }
 
@@ -128,7 +132,8 @@ import Testing
         #expect(result.text == "A\nb\nc\nd\ne\n")
         let conflict = try #require(result.conflicts.first)
         #expect(result.conflicts.count == 1)
-        #expect(conflict.mergeConflict() == MergeConflict(location: "line 3", base: "c\n", values: ["c\n", "X\n", "Y\n"]))
+        #expect(
+            conflict.mergeConflict() == MergeConflict(location: "line 3", base: "c\n", values: ["c\n", "X\n", "Y\n"]))
     }
 
     @Test func conflictsListEveryRegionInOrder() {
@@ -141,7 +146,8 @@ import Testing
     /// The merge of 10,000 lines with about 200 scattered edits per side: correct, and quick even in debug builds.
     @Test func longTextsMerge() {
         let base = (0..<10_000).map { "line \($0)\n" }
-        var mine = base, theirs = base
+        var mine = base
+        var theirs = base
         for index in stride(from: 10, to: 10_000, by: 50) { mine[index] = "mine \(index)\n" }
         for index in stride(from: 35, to: 10_000, by: 50) { theirs[index] = "theirs \(index)\n" }
         mine.insert("inserted\n", at: 5_000)

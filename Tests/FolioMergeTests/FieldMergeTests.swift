@@ -24,19 +24,19 @@ import Testing
     }
 
     static let rows: [Row] = [
-        Row("a", "a", "a", "a"),             // untouched
-        Row("a", "b", "a", "b"),             // changed on one side
+        Row("a", "a", "a", "a"),  // untouched
+        Row("a", "b", "a", "b"),  // changed on one side
         Row("a", "a", "b", "b"),
-        Row("a", "b", "b", "b"),             // the same change on both
+        Row("a", "b", "b", "b"),  // the same change on both
         Row("a", "b", "c", "b", conflict: true),
-        Row("a", nil, "a", nil),             // removed on one side
+        Row("a", nil, "a", nil),  // removed on one side
         Row("a", "a", nil, nil),
-        Row("a", nil, nil, nil),             // removed on both
-        Row("a", "b", nil, "b"),             // edit beats remove
+        Row("a", nil, nil, nil),  // removed on both
+        Row("a", "b", nil, "b"),  // edit beats remove
         Row("a", nil, "c", "c"),
-        Row(nil, "b", nil, "b"),             // added on one side
+        Row(nil, "b", nil, "b"),  // added on one side
         Row(nil, nil, "c", "c"),
-        Row(nil, "b", "b", "b"),             // the same addition
+        Row(nil, "b", "b", "b"),  // the same addition
         Row(nil, "b", "c", "b", conflict: true),
     ]
 
@@ -46,7 +46,8 @@ import Testing
         let result = FieldMerge.merge(base: Self.map(row.base), versions: [Self.map(row.first), Self.map(row.second)])
         #expect(result.merged == Self.map(row.merged))
         if row.conflicts {
-            #expect(result.conflicts == [FieldMerge.Conflict(key: "k", base: row.base, values: [row.first, row.second])])
+            #expect(
+                result.conflicts == [FieldMerge.Conflict(key: "k", base: row.base, values: [row.first, row.second])])
         } else {
             #expect(result.isClean)
         }
@@ -81,8 +82,11 @@ import Testing
 
     @Test func changesAreSortedByKey() {
         let changes = FieldMerge.changes(from: ["b": "1", "a": "1", "c": "1"], to: ["c": "2", "a": "1", "d": "1"])
-        #expect(changes == [FieldChange(key: "b", base: "1", version: nil), FieldChange(key: "c", base: "1", version: "2"),
-                            FieldChange(key: "d", base: nil, version: "1")])
+        #expect(
+            changes == [
+                FieldChange(key: "b", base: "1", version: nil), FieldChange(key: "c", base: "1", version: "2"),
+                FieldChange(key: "d", base: nil, version: "1"),
+            ])
         #expect(changes.map(\.kind) == [.removed, .changed, .added])
         #expect(FieldMerge.changes(from: ["a": 1], to: ["a": 1]).isEmpty)
     }

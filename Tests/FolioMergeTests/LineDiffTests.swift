@@ -1,5 +1,5 @@
-import FolioMerge
 import FolioCore
+import FolioMerge
 import FolioTesting
 import Testing
 
@@ -16,17 +16,21 @@ import Testing
     @Test func insertionsDeletionsAndReplacements() {
         #expect(LineDiff.hunks(from: [], to: Self.lines("a\nb\n")) == [Hunk(base: 0..<0, version: 0..<2)])
         #expect(LineDiff.hunks(from: Self.lines("a\nb\n"), to: []) == [Hunk(base: 0..<2, version: 0..<0)])
-        #expect(LineDiff.hunks(from: Self.lines("a\nb\nc\n"), to: Self.lines("a\nc\n"))
+        #expect(
+            LineDiff.hunks(from: Self.lines("a\nb\nc\n"), to: Self.lines("a\nc\n"))
                 == [Hunk(base: 1..<2, version: 1..<1)])
-        #expect(LineDiff.hunks(from: Self.lines("a\nc\n"), to: Self.lines("a\nb\nc\n"))
+        #expect(
+            LineDiff.hunks(from: Self.lines("a\nc\n"), to: Self.lines("a\nb\nc\n"))
                 == [Hunk(base: 1..<1, version: 1..<2)])
-        #expect(LineDiff.hunks(from: Self.lines("a\nb\nc\nd\n"), to: Self.lines("a\nB\nc\nD\nE\n"))
+        #expect(
+            LineDiff.hunks(from: Self.lines("a\nb\nc\nd\n"), to: Self.lines("a\nB\nc\nD\nE\n"))
                 == [Hunk(base: 1..<2, version: 1..<2), Hunk(base: 3..<4, version: 3..<5)])
     }
 
     @Test func linesCompareByScalarsAndTerminators() {
         // A final line that gains a newline changed; so does one respelled with a combining accent.
-        #expect(LineDiff.hunks(from: Self.lines("a\nb"), to: Self.lines("a\nb\n")) == [Hunk(base: 1..<2, version: 1..<2)])
+        #expect(
+            LineDiff.hunks(from: Self.lines("a\nb"), to: Self.lines("a\nb\n")) == [Hunk(base: 1..<2, version: 1..<2)])
         #expect(LineDiff.hunks(from: ["é\n"], to: ["e\u{301}\n"]) == [Hunk(base: 0..<1, version: 0..<1)])
         #expect(LineDiff.hunks(from: ["x\r\n"], to: ["x\n"]) == [Hunk(base: 0..<1, version: 0..<1)])
     }
@@ -56,34 +60,43 @@ import Testing
         for iteration in 0..<1_500 {
             check.iteration = iteration
             let base = RandomText.lines(14, using: &generator)
-            let version = generator.chance(1, in: 3)
+            let version =
+                generator.chance(1, in: 3)
                 ? RandomText.lines(14, using: &generator) : RandomText.edited(base, using: &generator)
             let hunks = LineDiff.hunks(from: base, to: version)
             var kept = 0
-            var nextBase = 0, nextVersion = 0
+            var nextBase = 0
+            var nextVersion = 0
             var ordered = true
             for hunk in hunks {
-                ordered = ordered && !(hunk.base.isEmpty && hunk.version.isEmpty)
+                ordered =
+                    ordered && !(hunk.base.isEmpty && hunk.version.isEmpty)
                     && hunk.base.lowerBound - nextBase == hunk.version.lowerBound - nextVersion
                     && (nextBase == 0 && nextVersion == 0 || hunk.base.lowerBound > nextBase)
                     && hunk.base.lowerBound >= nextBase && hunk.version.lowerBound >= nextVersion
-                ordered = ordered && same(Array(base[nextBase..<hunk.base.lowerBound]),
-                                          Array(version[nextVersion..<hunk.version.lowerBound]))
+                ordered =
+                    ordered
+                    && same(
+                        Array(base[nextBase..<hunk.base.lowerBound]),
+                        Array(version[nextVersion..<hunk.version.lowerBound]))
                 kept += hunk.base.lowerBound - nextBase
                 nextBase = hunk.base.upperBound
                 nextVersion = hunk.version.upperBound
             }
-            ordered = ordered && base.count - nextBase == version.count - nextVersion
+            ordered =
+                ordered && base.count - nextBase == version.count - nextVersion
                 && same(Array(base[nextBase...]), Array(version[nextVersion...]))
             kept += base.count - nextBase
             check.expect(ordered, "hunks \(hunks) do not line up \(base) with \(version)")
-            check.expect(kept == RandomText.lcsLength(base, version),
-                         "kept \(kept) lines, the LCS has \(RandomText.lcsLength(base, version)): \(base) → \(version)")
+            check.expect(
+                kept == RandomText.lcsLength(base, version),
+                "kept \(kept) lines, the LCS has \(RandomText.lcsLength(base, version)): \(base) → \(version)")
             let diff = TextDiff(baseLines: base, versionLines: version)
             check.expect(same(diff.applied(to: base), version), "applying \(diff) to \(base) did not give \(version)")
             let textDiff = TextDiff(base: base.joined(), version: version.joined())
-            check.expect(same(textDiff.applied(to: base.joined()), version.joined()),
-                         "applying \(textDiff) to \(base.joined().debugDescription) failed")
+            check.expect(
+                same(textDiff.applied(to: base.joined()), version.joined()),
+                "applying \(textDiff) to \(base.joined().debugDescription) failed")
             if check.shouldStop { return }
         }
     }

@@ -1,7 +1,7 @@
-import Foundation
-import FolioMerge
 import FolioCore
+import FolioMerge
 import FolioModels
+import Foundation
 import Testing
 
 @Suite struct PagesDocumentMergeTests {
@@ -12,20 +12,27 @@ import Testing
     }
 
     @Test func textAndImagesMergeMemberByMember() throws {
-        let mine = try PagesDocument(text: "Chapter One\nIt was dark.\n",
-                                     images: ["cover.png": Data([4]), "map.png": Data([9]), "new.png": Data([5])])
-        let theirs = try PagesDocument(text: "Chapter 1\nIt was dark.\nAnd stormy.\n", images: ["cover.png": Self.cover])
+        let mine = try PagesDocument(
+            text: "Chapter One\nIt was dark.\n",
+            images: ["cover.png": Data([4]), "map.png": Data([9]), "new.png": Data([5])])
+        let theirs = try PagesDocument(
+            text: "Chapter 1\nIt was dark.\nAnd stormy.\n", images: ["cover.png": Self.cover])
         let result = PagesDocument.merge(base: try Self.base(), versions: [mine, theirs])
         #expect(result.isClean)
-        #expect(result.merged == (try PagesDocument(text: "Chapter One\nIt was dark.\nAnd stormy.\n",
-                                                    images: ["cover.png": Data([4]), "new.png": Data([5])])))
+        #expect(
+            result.merged
+                == (try PagesDocument(
+                    text: "Chapter One\nIt was dark.\nAnd stormy.\n",
+                    images: ["cover.png": Data([4]), "new.png": Data([5])])))
     }
 
     @Test func conflictsNameTheMemberAndDescribeImages() throws {
-        let mine = try PagesDocument(text: "Chapter A\nIt was dark.\n",
-                                     images: ["cover.png": Data([4]), "map.png": Data([9])])
-        let theirs = try PagesDocument(text: "Chapter B\nIt was dark.\n",
-                                       images: ["cover.png": Data([5, 5]), "map.png": Data([9])])
+        let mine = try PagesDocument(
+            text: "Chapter A\nIt was dark.\n",
+            images: ["cover.png": Data([4]), "map.png": Data([9])])
+        let theirs = try PagesDocument(
+            text: "Chapter B\nIt was dark.\n",
+            images: ["cover.png": Data([5, 5]), "map.png": Data([9])])
         let result = PagesDocument.merge(base: try Self.base(), versions: [mine, theirs])
         #expect(result.merged == mine)
         #expect(result.conflicts.map(\.location) == ["text.txt, line 1", "images/cover.png"])
@@ -38,8 +45,9 @@ import Testing
 
     @Test func aReplacedImageBeatsItsRemoval() throws {
         let removed = try PagesDocument(text: "Chapter 1\nIt was dark.\n", images: ["map.png": Data([9])])
-        let replaced = try PagesDocument(text: "Chapter 1\nIt was dark.\n",
-                                         images: ["cover.png": Data([7]), "map.png": Data([9])])
+        let replaced = try PagesDocument(
+            text: "Chapter 1\nIt was dark.\n",
+            images: ["cover.png": Data([7]), "map.png": Data([9])])
         for versions in [[removed, replaced], [replaced, removed]] {
             let result = PagesDocument.merge(base: try Self.base(), versions: versions)
             #expect(result.isClean)
@@ -55,15 +63,17 @@ import Testing
     }
 
     @Test func differenceListsTextThenImages() throws {
-        let version = try PagesDocument(text: "Chapter 1\nIt was dark.\nThe end.\n",
-                                        images: ["cover.png": Data([4]), "z.png": Data()])
+        let version = try PagesDocument(
+            text: "Chapter 1\nIt was dark.\nThe end.\n",
+            images: ["cover.png": Data([4]), "z.png": Data()])
         let difference = version.difference(from: try Self.base())
-        #expect(difference.summary == [
-            "text.txt: inserted 1 line after line 2",
-            "images/cover.png: replaced \(PagesDocument.imageSummary(Self.cover)) with \(PagesDocument.imageSummary(Data([4])))",
-            "images/map.png: removed (was \(PagesDocument.imageSummary(Data([9]))))",
-            "images/z.png: added (\(PagesDocument.imageSummary(Data())))",
-        ])
+        #expect(
+            difference.summary == [
+                "text.txt: inserted 1 line after line 2",
+                "images/cover.png: replaced \(PagesDocument.imageSummary(Self.cover)) with \(PagesDocument.imageSummary(Data([4])))",
+                "images/map.png: removed (was \(PagesDocument.imageSummary(Data([9]))))",
+                "images/z.png: added (\(PagesDocument.imageSummary(Data())))",
+            ])
         #expect((try Self.base()).difference(from: try Self.base()).isEmpty)
     }
 }

@@ -1,5 +1,5 @@
-import FolioMerge
 import FolioCore
+import FolioMerge
 import FolioModels
 import Testing
 
@@ -8,16 +8,19 @@ import Testing
 
     @Test func separateEditsMerge() {
         let result = TextDocument.merge(
-            base: Self.base, versions: [TextDocument(text: "Title\nbody\nend"), TextDocument(text: "title\nbody\nThe end")])
+            base: Self.base,
+            versions: [TextDocument(text: "Title\nbody\nend"), TextDocument(text: "title\nbody\nThe end")])
         #expect(result.isClean)
         #expect(result.merged == TextDocument(text: "Title\nbody\nThe end"))
     }
 
     @Test func aConflictKeepsTheFirstVersionsLines() {
         let result = TextDocument.merge(
-            base: Self.base, versions: [TextDocument(text: "title\nmine\nend"), TextDocument(text: "title\ntheirs\nend")])
+            base: Self.base,
+            versions: [TextDocument(text: "title\nmine\nend"), TextDocument(text: "title\ntheirs\nend")])
         #expect(result.merged == TextDocument(text: "title\nmine\nend"))
-        #expect(result.conflicts == [MergeConflict(location: "line 2", base: "body\n", values: ["mine\n", "theirs\n"])])
+        #expect(
+            result.conflicts == [MergeConflict(location: "line 2", base: "body\n", values: ["mine\n", "theirs\n"])])
     }
 
     @Test func differenceListsLineChanges() {

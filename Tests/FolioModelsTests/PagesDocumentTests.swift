@@ -1,7 +1,7 @@
-import Foundation
 import FolioCore
 import FolioModels
 import FolioTesting
+import Foundation
 import Testing
 
 /// Random pages operations over a small pool of image names, valid and hostile.
@@ -9,8 +9,10 @@ enum PagesSource: OperationSource {
     typealias Operation = PagesDocument.Operation
 
     static let validNames = ["cover.png", "a.jpg", "b", "é.png", "e\u{301}.png", ".hidden", "with space.gif"]
-    static let invalidNames = ["", ".", "..", "a/b", "/abs", "back\\slash", "nul\0", "../escape.png",
-                               String(repeating: "x", count: 1020)]
+    static let invalidNames = [
+        "", ".", "..", "a/b", "/abs", "back\\slash", "nul\0", "../escape.png",
+        String(repeating: "x", count: 1020),
+    ]
 
     static func bytes(using generator: inout SplitMix64) -> Data {
         Data((0..<generator.int(in: 0...16)).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
@@ -18,7 +20,8 @@ enum PagesSource: OperationSource {
 
     static func operation(for model: PagesDocument, using generator: inout SplitMix64) -> Operation {
         let existing = model.imageNames
-        let name = !existing.isEmpty && generator.chance(1, in: 2) ? generator.pick(existing) : generator.pick(validNames)
+        let name =
+            !existing.isEmpty && generator.chance(1, in: 2) ? generator.pick(existing) : generator.pick(validNames)
         switch generator.int(in: 0...9) {
         case 0, 1: return .setText(TextSource.randomText(0...6, using: &generator))
         case 2, 3, 4: return .putImage(name: name, bytes: bytes(using: &generator))
@@ -123,7 +126,8 @@ enum PagesSource: OperationSource {
 
     @Test func equalityComparesTextAndNamesByScalars() throws {
         #expect(try PagesDocument(text: "é") != PagesDocument(text: "e\u{301}"))
-        #expect(try PagesDocument(text: "", images: ["é": Data()]) != PagesDocument(text: "", images: ["e\u{301}": Data()]))
+        #expect(
+            try PagesDocument(text: "", images: ["é": Data()]) != PagesDocument(text: "", images: ["e\u{301}": Data()]))
         #expect(try Self.sample() == Self.sample())
     }
 
@@ -149,9 +153,10 @@ enum PagesSource: OperationSource {
     }
 
     @Test func unknownFilesOutsideImagesAreIgnored() throws {
-        let document = try PagesDocument(contents: Self.package([
-            "text.txt": "hi", "Info.json": Self.info, ".manifest": "x", "extra/notes.txt": "y",
-        ]))
+        let document = try PagesDocument(
+            contents: Self.package([
+                "text.txt": "hi", "Info.json": Self.info, ".manifest": "x", "extra/notes.txt": "y",
+            ]))
         #expect(document == (try PagesDocument(text: "hi")))
     }
 
@@ -167,8 +172,10 @@ enum PagesSource: OperationSource {
         ["text.txt": "hi", "Info.json": #"{"formatVersion":1,"generator":"Folio","images":[],"x":1}"#],
         ["text.txt": "hi", "Info.json": #"{"formatVersion":1,"generator":"Folio","images":["a.png"]}"#],
         ["text.txt": "hi", "Info.json": info, "images/a.png": "x"],
-        ["text.txt": "hi", "Info.json": #"{"formatVersion":1,"generator":"Folio","images":["a.png"]}"#,
-         "images/a.png/b": "x"],
+        [
+            "text.txt": "hi", "Info.json": #"{"formatVersion":1,"generator":"Folio","images":["a.png"]}"#,
+            "images/a.png/b": "x",
+        ],
         ["text.txt": "hi", "Info.json": info, "images": "a file"],
     ])
     func malformedPackagesAreRefused(files: [String: String]) throws {
@@ -218,7 +225,8 @@ enum PagesSource: OperationSource {
 
     @Test func combiningRepeatedEdits() {
         #expect(PagesDocument.combine(.setText("a"), .setText("b")) == .setText("b"))
-        #expect(PagesDocument.combine(.putImage(name: "x", bytes: Data([1])), .putImage(name: "x", bytes: Data([2])))
+        #expect(
+            PagesDocument.combine(.putImage(name: "x", bytes: Data([1])), .putImage(name: "x", bytes: Data([2])))
                 == .putImage(name: "x", bytes: Data([2])))
         #expect(PagesDocument.combine(.putImage(name: "x", bytes: Data()), .putImage(name: "y", bytes: Data())) == nil)
         #expect(PagesDocument.combine(.putImage(name: "x", bytes: Data()), .removeImage(name: "x")) == nil)

@@ -1,7 +1,7 @@
-import Foundation
 import FolioCore
 import FolioModels
 import FolioTesting
+import Foundation
 import Testing
 
 /// Random records operations over a small pool of ids and field names (including two spellings of `é`), so adds
@@ -26,11 +26,14 @@ enum RecordsSource: OperationSource {
         case 3, 4, 5: return .set(record: id, field: generator.pick(names), value: generator.pick(values))
         case 6: return .remove(record: id)
         case 7:
-            let position = generator.chance(1, in: 6) ? generator.pick([-1, model.records.count + 1, Int.max])
+            let position =
+                generator.chance(1, in: 6)
+                ? generator.pick([-1, model.records.count + 1, Int.max])
                 : generator.int(in: 0...model.records.count)
             return .insert(record: generator.pick(ids), fields: fields(using: &generator), at: position)
         case 8:
-            let name = model[id].flatMap { $0.fields.isEmpty ? nil : generator.pick($0.fieldNames) } ?? generator.pick(names)
+            let name =
+                model[id].flatMap { $0.fields.isEmpty ? nil : generator.pick($0.fieldNames) } ?? generator.pick(names)
             return .unset(record: id, field: name)
         default: return .remove(record: generator.pick(ids))
         }
@@ -122,7 +125,8 @@ enum RecordsSource: OperationSource {
     }
 
     @Test(arguments: [
-        Operation.set(record: "r9", field: "name", value: "x"), .remove(record: "r9"), .unset(record: "r9", field: "name"),
+        Operation.set(record: "r9", field: "name", value: "x"), .remove(record: "r9"),
+        .unset(record: "r9", field: "name"),
         .unset(record: "r2", field: "city"), .add(record: "r1", fields: [:]), .insert(record: "r2", fields: [:], at: 0),
         .insert(record: "r3", fields: [:], at: 3), .insert(record: "r3", fields: [:], at: -1),
     ])
@@ -159,7 +163,8 @@ enum RecordsSource: OperationSource {
     // MARK: Snapshots
 
     @Test func contentsAreSortedCompactJSONWithANewline() throws {
-        let json = #"{"records":[{"fields":{"city":"Oslo","name":"Ann"},"id":"r1"},{"fields":{"name":"Bob"},"id":"r2"}]}"#
+        let json =
+            #"{"records":[{"fields":{"city":"Oslo","name":"Ann"},"id":"r1"},{"fields":{"name":"Bob"},"id":"r2"}]}"#
         #expect(try Self.sample().contents() == .data(Data((json + "\n").utf8)))
         #expect(RecordsDocument().contents() == .data(Data("{\"records\":[]}\n".utf8)))
     }
@@ -251,11 +256,16 @@ enum RecordsSource: OperationSource {
     // MARK: Combining
 
     @Test func combiningSetsAndAdds() {
-        #expect(RecordsDocument.combine(.set(record: "r", field: "f", value: "1"), .set(record: "r", field: "f", value: "2"))
+        #expect(
+            RecordsDocument.combine(
+                .set(record: "r", field: "f", value: "1"), .set(record: "r", field: "f", value: "2"))
                 == .set(record: "r", field: "f", value: "2"))
-        #expect(RecordsDocument.combine(.add(record: "r", fields: ["a": "1"]), .set(record: "r", field: "b", value: "2"))
+        #expect(
+            RecordsDocument.combine(.add(record: "r", fields: ["a": "1"]), .set(record: "r", field: "b", value: "2"))
                 == .add(record: "r", fields: ["a": "1", "b": "2"]))
-        #expect(RecordsDocument.combine(.set(record: "r", field: "f", value: "1"), .set(record: "r", field: "g", value: "2")) == nil)
+        #expect(
+            RecordsDocument.combine(
+                .set(record: "r", field: "f", value: "1"), .set(record: "r", field: "g", value: "2")) == nil)
         #expect(RecordsDocument.combine(.add(record: "r", fields: [:]), .remove(record: "r")) == nil)
         #expect(RecordsDocument.combine(.remove(record: "r"), .add(record: "r", fields: [:])) == nil)
     }

@@ -1,7 +1,7 @@
-import Foundation
 import FolioCore
 import FolioModels
 import FolioTesting
+import Foundation
 import Testing
 
 /// Random text operations, with texts mixing scalars that combine into one character (`e` + U+0301, skin tones,
@@ -49,7 +49,8 @@ enum TextSource: OperationSource {
             return .insert(at: position + text.unicodeScalars.count, text: randomText(0...2, using: &generator))
         case .delete(let position, _):
             let count = generator.int(in: 0...3)
-            return generator.chance(1, in: 2) ? .delete(at: position, count: count) : .delete(at: position - count, count: count)
+            return generator.chance(1, in: 2)
+                ? .delete(at: position, count: count) : .delete(at: position - count, count: count)
         default:
             return operation(for: model, using: &generator)
         }
@@ -219,7 +220,8 @@ enum TextSource: OperationSource {
 
     @Test(arguments: [
         Operation.insert(at: 0, text: ""), .insert(at: 104_852, text: "e\u{301}👍🏽"), .delete(at: 3, count: 0),
-        .append("milk\n"), .replace(""), .replace("🇫🇷\r\n"), .insert(at: -1, text: "x"), .delete(at: Int.min, count: Int.max),
+        .append("milk\n"), .replace(""), .replace("🇫🇷\r\n"), .insert(at: -1, text: "x"),
+        .delete(at: Int.min, count: Int.max),
     ])
     func operationsRoundTrip(operation: Operation) throws {
         let decoded = try Operation.decodeGroup(Operation.encodeGroup([operation]))
@@ -252,8 +254,10 @@ enum TextSource: OperationSource {
     // MARK: Combining
 
     @Test func typingCombinesIntoOneInsert() {
-        #expect(TextDocument.combine(.insert(at: 3, text: "ab"), .insert(at: 5, text: "c")) == .insert(at: 3, text: "abc"))
-        #expect(TextDocument.combine(.insert(at: 0, text: "👍🏽"), .insert(at: 2, text: "!")) == .insert(at: 0, text: "👍🏽!"))
+        #expect(
+            TextDocument.combine(.insert(at: 3, text: "ab"), .insert(at: 5, text: "c")) == .insert(at: 3, text: "abc"))
+        #expect(
+            TextDocument.combine(.insert(at: 0, text: "👍🏽"), .insert(at: 2, text: "!")) == .insert(at: 0, text: "👍🏽!"))
     }
 
     @Test func backspacingAndForwardDeletingCombineIntoOneDelete() {

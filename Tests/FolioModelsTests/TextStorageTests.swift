@@ -81,7 +81,8 @@ import Testing
                 let start = generator.int(in: 0...length)
                 let end = generator.chance(1, in: 40) ? length : min(length, start + generator.int(in: 0...3))
                 let removed = storage.remove(start..<end)
-                check.expect(removed.unicodeScalars.elementsEqual(reference[start..<end]), "removed \(removed.debugDescription)")
+                check.expect(
+                    removed.unicodeScalars.elementsEqual(reference[start..<end]), "removed \(removed.debugDescription)")
                 reference.removeSubrange(start..<end)
             }
             storage._checkInvariants()

@@ -1,6 +1,6 @@
-import Foundation
 import FolioCore
 import FolioModels
+import Foundation
 import Testing
 
 /// A recorded editing history (see `Benchmarks/traces/README.md`: from josephg/editing-traces, CC BY 4.0).
@@ -62,7 +62,7 @@ struct EditingTrace: Sendable {
             throw LoadError(description: "\(name) is not JSON: \(error)")
         }
         guard let object = root as? [String: Any], let start = object["startContent"] as? String,
-              let end = object["endContent"] as? String, let transactions = object["txns"] as? [[String: Any]]
+            let end = object["endContent"] as? String, let transactions = object["txns"] as? [[String: Any]]
         else { throw LoadError(description: "\(name) lacks startContent, endContent or txns") }
         var patches: [Patch] = []
         patches.reserveCapacity(transactions.count)
@@ -72,7 +72,7 @@ struct EditingTrace: Sendable {
             }
             for patch in list {
                 guard patch.count == 3, let position = (patch[0] as? NSNumber)?.intValue,
-                      let deleted = (patch[1] as? NSNumber)?.intValue, let inserted = patch[2] as? String
+                    let deleted = (patch[1] as? NSNumber)?.intValue, let inserted = patch[2] as? String
                 else { throw LoadError(description: "transaction \(index) has a malformed patch") }
                 patches.append(Patch(position: position, deleted: deleted, inserted: inserted))
             }
@@ -95,7 +95,8 @@ struct EditingTrace: Sendable {
     func referenceText(after count: Int) -> String {
         var scalars = Array(startContent.unicodeScalars)
         for patch in patches.prefix(count) {
-            scalars.replaceSubrange(patch.position..<(patch.position + patch.deleted), with: patch.inserted.unicodeScalars)
+            scalars.replaceSubrange(
+                patch.position..<(patch.position + patch.deleted), with: patch.inserted.unicodeScalars)
         }
         var view = String.UnicodeScalarView()
         view.append(contentsOf: scalars)
@@ -144,7 +145,9 @@ struct EditingTrace: Sendable {
                 combined.append(operation)
             }
         }
-        print("automerge-paper: the first \(count) patches (\(operations.count) operations) combine into \(combined.count)")
+        print(
+            "automerge-paper: the first \(count) patches (\(operations.count) operations) combine into \(combined.count)"
+        )
         #expect(combined.count < operations.count / 2)
         var grouped = TextDocument(text: trace.startContent)
         for operation in combined { _ = try grouped.apply(operation) }

@@ -21,7 +21,8 @@ import Testing
         let conflict = try await TextConflict(devices)
         try await conflict.iPad.close()
         try await conflict.mac.close()
-        let plain = try await conflict.libraries.0.create(TextDocument.self, named: "Plain", contents: TextDocument(text: "saved\n"))
+        let plain = try await conflict.libraries.0.create(
+            TextDocument.self, named: "Plain", contents: TextDocument(text: "saved\n"))
         try await plain.save()
         try await plain.close()
         return devices.iPad.root
@@ -42,7 +43,9 @@ import Testing
         #expect(report.documents.count == 2)
         let copied = recorder.steps.filter { $0.kind == .copyFile }.map(\.path)
         #expect(copied.contains(root.appendingPathComponent(".folio/store.sqlite").path), "\(copied)")
-        #expect(copied.contains { $0.hasPrefix(root.path + "/Shared/") || $0.hasPrefix(root.path + "/Documents/") }, "\(copied)")
+        #expect(
+            copied.contains { $0.hasPrefix(root.path + "/Shared/") || $0.hasPrefix(root.path + "/Documents/") },
+            "\(copied)")
         #expect(try PosixFileSystem().itemKind(at: container(of: recorder)) == .absent)
     }
 
@@ -51,7 +54,8 @@ import Testing
         let root = try await library()
         let dryRun = FaultInjectingFileSystem()
         _ = try await ConflictReport.inspect(libraryAt: root, fileSystem: dryRun)
-        let step = try #require(dryRun.steps.firstIndex { $0.kind == .copyFile && $0.path.contains(part) }, "\(dryRun.steps)")
+        let step = try #require(
+            dryRun.steps.firstIndex { $0.kind == .copyFile && $0.path.contains(part) }, "\(dryRun.steps)")
 
         let failing = FaultInjectingFileSystem(faults: [.fail(atStep: step, with: .ioError)])
         let error = await #expect(throws: ReportError.self) {

@@ -24,7 +24,8 @@ import Testing
         #expect(report.kind == .library)
         #expect(report.title == "Library iPad")
         #expect(report.outcome == ConflictReport.Outcome(passed: true))
-        #expect(report.markdown().contains("| Store | **verified** |"), "a library's outcome is its store's verification")
+        #expect(
+            report.markdown().contains("| Store | **verified** |"), "a library's outcome is its store's verification")
         #expect(report.html().contains("<p class=\"outcome passed\">Store verified</p>"))
         #expect(report.devices.map(\.name) == ["iPad", "Mac"])
         let document = try #require(report.documents.first)
@@ -41,7 +42,8 @@ import Testing
         let conflict = try await TextConflict(devices)
         try await conflict.iPad.close()
         try await conflict.mac.close()
-        let plain = try await conflict.libraries.0.create(TextDocument.self, named: "Plain", contents: TextDocument(text: "saved\n"))
+        let plain = try await conflict.libraries.0.create(
+            TextDocument.self, named: "Plain", contents: TextDocument(text: "saved\n"))
         try await plain.save()
         try await plain.close()
         // Another program rewrites the file while the app is closed: an opening records that, and takes a checkpoint
@@ -61,9 +63,12 @@ import Testing
     /// Every file under `root` (the store's files included), by path relative to `root`, with its bytes.
     static func files(in root: URL) throws -> [String: Data] {
         var files: [String: Data] = [:]
-        let enumerator = try #require(FileManager.default.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey]))
-        for case let url as URL in enumerator where try url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile == true {
-            files[String(url.standardizedFileURL.path.dropFirst(root.standardizedFileURL.path.count + 1))] = try Data(contentsOf: url)
+        let enumerator = try #require(
+            FileManager.default.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey]))
+        for case let url as URL in enumerator
+        where try url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile == true {
+            files[String(url.standardizedFileURL.path.dropFirst(root.standardizedFileURL.path.count + 1))] = try Data(
+                contentsOf: url)
         }
         return files
     }
@@ -72,18 +77,22 @@ import Testing
         let empty = devices.directory.appendingPathComponent("empty")
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
         await #expect(throws: ReportError.self) { try await ConflictReport.inspect(libraryAt: empty) }
-        #expect(!FileManager.default.fileExists(atPath: empty.appendingPathComponent(".folio").path), "nothing was created")
+        #expect(
+            !FileManager.default.fileExists(atPath: empty.appendingPathComponent(".folio").path), "nothing was created")
     }
 
     @Test func aStoreThatIsNotOneIsRefusedUntouched() async throws {
         let fake = devices.directory.appendingPathComponent("fake")
-        try FileManager.default.createDirectory(at: fake.appendingPathComponent(".folio"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: fake.appendingPathComponent(".folio"), withIntermediateDirectories: true)
         let store = fake.appendingPathComponent(".folio/store.sqlite")
         try Data("not a database at all".utf8).write(to: store)
         let error = try await #require(throws: ReportError.self) { try await ConflictReport.inspect(libraryAt: fake) }
         #expect(error.code == .notALibrary)
-        #expect(error.description.hasPrefix("\(fake.path) is not a Folio library: \(store.path) is not a SQLite database"))
-        #expect(error.description.components(separatedBy: "not a SQLite database").count == 2, "the reason once: \(error)")
+        #expect(
+            error.description.hasPrefix("\(fake.path) is not a Folio library: \(store.path) is not a SQLite database"))
+        #expect(
+            error.description.components(separatedBy: "not a SQLite database").count == 2, "the reason once: \(error)")
         #expect(try Data(contentsOf: store) == Data("not a database at all".utf8))
         #expect(!FileManager.default.fileExists(atPath: fake.appendingPathComponent("Documents").path))
     }

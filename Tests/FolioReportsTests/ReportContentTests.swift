@@ -33,7 +33,10 @@ import Testing
         #expect(entry.versions.filter(\.isCurrent).count == 1)
         let iPad = try #require(entry.versions.first { $0.device == "iPad" })
         let mac = try #require(entry.versions.first { $0.device == "Mac" })
-        #expect(iPad.changes == [ChangeEntry(kind: "changed", location: "line 2", base: ["two"], version: ["two from the iPad"])])
+        #expect(
+            iPad.changes == [
+                ChangeEntry(kind: "changed", location: "line 2", base: ["two"], version: ["two from the iPad"])
+            ])
         #expect(mac.changes.map(\.kind) == ["added"])
         #expect(mac.changes.first?.version == ["four from the Mac"])
         #expect(iPad.time == "2026-01-01T00:00:01.000Z")
@@ -55,7 +58,8 @@ import Testing
 
     @Test func latestWinsOnRecordsIsResolvedAndItsLossIsInTheLedger() async throws {
         let conflict = try await RecordsConflict(devices)
-        let document = try #require(DocumentReport.assemble(try await conflict.captures(), devices: devices.devices).first)
+        let document = try #require(
+            DocumentReport.assemble(try await conflict.captures(), devices: devices.devices).first)
         #expect(document.conflicts.count == 1, "the Mac's log holds the iPad's resolution: one entry")
         let entry = try #require(document.conflicts.first)
         #expect(entry.status == .resolved)
@@ -68,7 +72,8 @@ import Testing
         let iPad = try #require(entry.versions.first { $0.device == "iPad" })
         #expect(resolution.chosen == [mac.head])
         #expect(resolution.discarded == [iPad.head])
-        #expect(iPad.changes == [ChangeEntry(kind: "changed", location: "r1.city", base: ["Oslo"], version: ["Bergen"])])
+        #expect(
+            iPad.changes == [ChangeEntry(kind: "changed", location: "r1.city", base: ["Oslo"], version: ["Bergen"])])
         #expect(mac.changes == [ChangeEntry(kind: "changed", location: "r1.city", base: ["Oslo"], version: ["Tromsø"])])
 
         #expect(document.losses.count == 1)
@@ -76,8 +81,12 @@ import Testing
         #expect(loss.resolution == resolution.head)
         #expect(loss.resolvedBy == "iPad")
         #expect(loss.strategy == "latestWins")
-        #expect(loss.discarded == [DiscardedVersionEntry(
-            head: iPad.head, device: "iPad", time: "2026-01-01T00:00:01.000Z", contents: ["r1: city=Bergen, name=Ann"])])
+        #expect(
+            loss.discarded == [
+                DiscardedVersionEntry(
+                    head: iPad.head, device: "iPad", time: "2026-01-01T00:00:01.000Z",
+                    contents: ["r1: city=Bergen, name=Ann"])
+            ])
 
         for state in document.devices {
             #expect(state.state == ["normal"])
@@ -137,7 +146,8 @@ import Testing
         let records = try RecordsDocument(records: [
             .init(id: "r2", fields: ["name": "Bo"]), .init(id: "r1", fields: ["name": "Ann", "city": "Oslo"]),
         ])
-        #expect(records.reportLines() == ["r2: name=Bo", "r1: city=Oslo, name=Ann"], "records in order, fields by name")
+        #expect(
+            records.reportLines() == ["r2: name=Bo", "r1: city=Oslo, name=Ann"], "records in order, fields by name")
         let pages = try PagesDocument(text: "Title\n", images: ["cover.png": Data(count: 1024)])
         let lines = pages.reportLines()
         #expect(lines.count == 2)

@@ -8,23 +8,32 @@ import Testing
 @Suite struct ReportEscapingTests {
     /// Names that hide a backtick or a pipe in a Character with a combining mark.
     static let hostileNames = [
-        "a`\u{301}b", "x|\u{301}y", "``\u{301}`", "`\u{301}", "|\u{301}", "p\u{301}|\u{301}q`\u{301}``\u{301}r", "\\`\u{301}|\u{301}",
+        "a`\u{301}b", "x|\u{301}y", "``\u{301}`", "`\u{301}", "|\u{301}", "p\u{301}|\u{301}q`\u{301}``\u{301}r",
+        "\\`\u{301}|\u{301}",
     ]
 
     /// A report in which every piece of text that comes from outside is `name`.
     func report(_ name: String) -> ConflictReport {
-        let node = GraphNode(id: "\(name):2", hash: "0123456789ab", device: name, seq: 2, lamport: 2, kind: "edit",
-                             parents: ["\(name):1"], time: "2026-01-01T00:00:00.000Z")
-        let first = GraphNode(id: "\(name):1", hash: "ba9876543210", device: name, seq: 1, lamport: 1, kind: "create",
-                              parents: [], time: "2026-01-01T00:00:00.000Z")
-        let state = DocumentOnDevice(device: name, exists: true, name: name + " 2", state: ["normal"],
-                                     vector: [VectorEntry(device: name, seq: 2)], heads: ["0123456789ab"], contents: [name, "```\u{301}", "````"])
-        let document = DocumentReport(id: "00000000-0000-0000-0000-000000000001", name: name, type: name,
-                                      devices: [state], graph: [first, node])
+        let node = GraphNode(
+            id: "\(name):2", hash: "0123456789ab", device: name, seq: 2, lamport: 2, kind: "edit",
+            parents: ["\(name):1"], time: "2026-01-01T00:00:00.000Z")
+        let first = GraphNode(
+            id: "\(name):1", hash: "ba9876543210", device: name, seq: 1, lamport: 1, kind: "create",
+            parents: [], time: "2026-01-01T00:00:00.000Z")
+        let state = DocumentOnDevice(
+            device: name, exists: true, name: name + " 2", state: ["normal"],
+            vector: [VectorEntry(device: name, seq: 2)], heads: ["0123456789ab"],
+            contents: [name, "```\u{301}", "````"])
+        let document = DocumentReport(
+            id: "00000000-0000-0000-0000-000000000001", name: name, type: name,
+            devices: [state], graph: [first, node])
         return ConflictReport(
             title: name, description: name, kind: .scenario, source: name, strategy: name,
             devices: [ReportDevice(name: name, id: "00000000-0000-0000-0000-000000000002", clockSkew: name)],
-            timeline: [TimelineEntry(step: 1, line: 3, time: "2026-01-01T00:00:00.000Z", action: name, events: [name], failure: name)],
+            timeline: [
+                TimelineEntry(
+                    step: 1, line: 3, time: "2026-01-01T00:00:00.000Z", action: name, events: [name], failure: name)
+            ],
             documents: [document])
     }
 
@@ -53,11 +62,14 @@ import Testing
         // The source (a table cell), the step's action (a table cell), the document's type and its name on the
         // device (prose), each change and parent in the causal graph (table cells).
         let source = try #require(lines.first { $0.hasPrefix("| Source |") })
-        #expect(MarkdownReading.codeSpans(in: MarkdownReading.cells(of: source)[1]) == [name], "\(source.debugDescription)")
+        #expect(
+            MarkdownReading.codeSpans(in: MarkdownReading.cells(of: source)[1]) == [name], "\(source.debugDescription)")
         let step = try #require(lines.first { $0.hasPrefix("| **1 (line 3) ✗** |") })
         #expect(MarkdownReading.codeSpans(in: MarkdownReading.cells(of: step)[2]) == [name], "\(step.debugDescription)")
         let type = try #require(lines.first { $0.hasPrefix("`00000000-0000-0000-0000-000000000001` · ") })
-        #expect(MarkdownReading.codeSpans(in: type) == ["00000000-0000-0000-0000-000000000001", name], "\(type.debugDescription)")
+        #expect(
+            MarkdownReading.codeSpans(in: type) == ["00000000-0000-0000-0000-000000000001", name],
+            "\(type.debugDescription)")
         let named = try #require(lines.first { $0.contains("· named ") })
         #expect(MarkdownReading.codeSpans(in: named).contains(name + " 2"), "\(named.debugDescription)")
         let change = try #require(lines.first { $0.contains("| edit |") })
@@ -85,8 +97,12 @@ import Testing
         for line in lines {
             let run = MarkdownReading.leadingBackticks(line)
             if let open = fence {
-                if run >= open && line.unicodeScalars.dropFirst(run).allSatisfy({ $0 == " " }) { fence = nil; continue }
-                #expect(MarkdownReading.longestBacktickRun(line) < open, "\(line.debugDescription) closes its block early")
+                if run >= open && line.unicodeScalars.dropFirst(run).allSatisfy({ $0 == " " }) {
+                    fence = nil
+                    continue
+                }
+                #expect(
+                    MarkdownReading.longestBacktickRun(line) < open, "\(line.debugDescription) closes its block early")
             } else if run >= 3 {
                 fence = run
             }
@@ -96,7 +112,10 @@ import Testing
 }
 
 extension ReportEscapingTests {
-    @Test(arguments: hostileNames + ["<\u{301}script>alert(1)</script\u{301}>", "&\u{301}amp;\"\u{301}'\u{301}>", "\u{1B}[31mred\u{9B}0m\u{7}"])
+    @Test(
+        arguments: hostileNames + [
+            "<\u{301}script>alert(1)</script\u{301}>", "&\u{301}amp;\"\u{301}'\u{301}>", "\u{1B}[31mred\u{9B}0m\u{7}",
+        ])
     func htmlEscapesEveryPieceOfText(name: String) throws {
         let html = Array(report(name).html().unicodeScalars)
         func holds(_ text: String) -> Bool {
@@ -106,7 +125,9 @@ extension ReportEscapingTests {
         #expect(!holds("<\u{301}"), "a `<` with a mark is still a tag to HTML")
         #expect(!holds("<script") && !holds("</script"))
         #expect(!holds("&\u{301}") && !holds("\"\u{301}") && !holds("'\u{301}") && !holds(">\u{301}"))
-        #expect(!html.contains { $0.value < 0x20 && $0 != "\n" && $0 != "\t" || (0x7F...0x9F).contains($0.value) }, "no control characters")
+        #expect(
+            !html.contains { $0.value < 0x20 && $0 != "\n" && $0 != "\t" || (0x7F...0x9F).contains($0.value) },
+            "no control characters")
     }
 }
 
@@ -187,7 +208,10 @@ enum MarkdownReading {
         var count = 0
         var escaped = false
         for scalar in text.unicodeScalars {
-            if escaped { escaped = false; continue }
+            if escaped {
+                escaped = false
+                continue
+            }
             if scalar == "\\" { escaped = true } else if scalar == "`" { count += 1 }
         }
         return count
@@ -216,7 +240,8 @@ enum MarkdownReading {
     }
 
     static func longestBacktickRun(_ line: String) -> Int {
-        var longest = 0, current = 0
+        var longest = 0
+        var current = 0
         for scalar in line.unicodeScalars {
             current = scalar == "`" ? current + 1 : 0
             longest = max(longest, current)
@@ -235,7 +260,7 @@ extension Unicode.GeneralCategory {
     fileprivate var isPunctuationOrSymbol: Bool {
         switch self {
         case .connectorPunctuation, .dashPunctuation, .openPunctuation, .closePunctuation, .initialPunctuation,
-             .finalPunctuation, .otherPunctuation, .mathSymbol, .currencySymbol, .modifierSymbol, .otherSymbol:
+            .finalPunctuation, .otherPunctuation, .mathSymbol, .currencySymbol, .modifierSymbol, .otherSymbol:
             true
         default:
             false

@@ -80,7 +80,8 @@ import Testing
         let html = value.html()
         #expect(html.hasPrefix("<!DOCTYPE html>"))
         #expect(!html.contains("<script"), "no scripts")
-        #expect(!html.contains("http://") || html.components(separatedBy: "http://").count == 3, "only the SVG namespaces")
+        #expect(
+            !html.contains("http://") || html.components(separatedBy: "http://").count == 3, "only the SVG namespaces")
         #expect(html.components(separatedBy: "<svg").count - 1 == value.documents.count)
         let nodes = value.documents.reduce(0) { $0 + $1.graph.count }
         #expect(html.components(separatedBy: "<circle").count - 1 == nodes)

@@ -3,6 +3,7 @@ import FolioReports
 import FolioTesting
 import Foundation
 import Testing
+
 @testable import folio
 
 /// The tool's own files (scenario files, reports, temporary copies of stores) go through the file system it is
@@ -24,7 +25,9 @@ import Testing
     @Test func aScenarioFileThatCannotBeReadIsInvalidInputAndNothingRuns() throws {
         let file = directory.file("a.yaml")
         try PosixFileSystem().writeFile(Data("name: a\n".utf8), to: file)
-        let error = try #require(throws: CommandFailure.self) { try ScenarioFiles.parse([file.path], fileSystem: crashed()) }
+        let error = try #require(throws: CommandFailure.self) {
+            try ScenarioFiles.parse([file.path], fileSystem: crashed())
+        }
         #expect(error.exitCode == 2)
         #expect(error.message == "\(file.path): cannot read the file\nnothing was run")
     }
@@ -33,7 +36,8 @@ import Testing
         let out = directory.url.appendingPathComponent("reports", isDirectory: true)
         let failing = FaultInjectingFileSystem(faults: [.fail(atStep: 1, with: .noSpace, writtenPrefix: 3)])
         let error = try #require(throws: CommandFailure.self) {
-            try ReportOutput.write(ConflictReport(title: "a", kind: .library), as: .md, named: "a", into: out.path, fileSystem: failing)
+            try ReportOutput.write(
+                ConflictReport(title: "a", kind: .library), as: .md, named: "a", into: out.path, fileSystem: failing)
         }
         #expect(failing.steps.first?.kind == .createDirectory, "the directory is made through it")
         #expect(error.exitCode == 2)
@@ -57,6 +61,8 @@ import Testing
         _ = try openStore(at: store.path, deviceNamed: "A")
         let error = try #require(throws: CommandFailure.self) { try StoreCopy(of: store.path, fileSystem: crashed()) }
         #expect(error.exitCode == 1)
-        #expect(error.message.hasPrefix("cannot make a temporary copy of \(store.path): the device crashed"), "\(error.message)")
+        #expect(
+            error.message.hasPrefix("cannot make a temporary copy of \(store.path): the device crashed"),
+            "\(error.message)")
     }
 }

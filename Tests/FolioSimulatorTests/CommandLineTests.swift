@@ -8,7 +8,8 @@ import Testing
     let scenarios = ScenarioReplayTests.scenarios
 
     func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("folio-cli-\(UInt64.random(in: 0...UInt64.max))")
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "folio-cli-\(UInt64.random(in: 0...UInt64.max))")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }
@@ -16,7 +17,9 @@ import Testing
     @Test func replayPassesAndWritesReports() throws {
         let out = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: out) }
-        let files = ["01-offline-edits-ask-user.yaml", "07-rename-race.yaml"].map { scenarios.appendingPathComponent($0).path }
+        let files = ["01-offline-edits-ask-user.yaml", "07-rename-race.yaml"].map {
+            scenarios.appendingPathComponent($0).path
+        }
         let run = try ToolRun.folio(["replay"] + files + ["--report", "html", "--out", out.path])
         #expect(run.status == 0, "\(run.output)\(run.errors)")
         #expect(run.output.contains("PASS  \(files[0])"))
@@ -32,24 +35,31 @@ import Testing
         defer { try? FileManager.default.removeItem(at: work) }
         let tree = work.appendingPathComponent("tree")
         for (directory, scenario) in [("a", "01-offline-edits-ask-user.yaml"), ("b", "07-rename-race.yaml")] {
-            try FileManager.default.createDirectory(at: tree.appendingPathComponent(directory), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: tree.appendingPathComponent(directory), withIntermediateDirectories: true)
             try FileManager.default.copyItem(
-                at: scenarios.appendingPathComponent(scenario), to: tree.appendingPathComponent("\(directory)/same.yaml"))
+                at: scenarios.appendingPathComponent(scenario),
+                to: tree.appendingPathComponent("\(directory)/same.yaml"))
         }
-        let a = tree.appendingPathComponent("a/same.yaml").path, b = tree.appendingPathComponent("b/same.yaml").path
+        let a = tree.appendingPathComponent("a/same.yaml").path
+        let b = tree.appendingPathComponent("b/same.yaml").path
 
         let out = work.appendingPathComponent("out")
         let run = try ToolRun.folio(["replay", tree.path, a, "--report", "md", "--out", out.path])
         #expect(run.status == 0, "\(run.output)\(run.errors)")
-        #expect(run.output.hasSuffix("2 scenarios: 2 passed, 0 failed\n"), "a file named twice runs once: \(run.output)")
+        #expect(
+            run.output.hasSuffix("2 scenarios: 2 passed, 0 failed\n"), "a file named twice runs once: \(run.output)")
         let first = try String(contentsOf: out.appendingPathComponent("a/same.md"), encoding: .utf8)
         let second = try String(contentsOf: out.appendingPathComponent("b/same.md"), encoding: .utf8)
         #expect(first != second, "each scenario its own report")
 
-        let clash = try ToolRun.folio(["replay", a, b, "--report", "md", "--out", work.appendingPathComponent("flat").path])
+        let clash = try ToolRun.folio([
+            "replay", a, b, "--report", "md", "--out", work.appendingPathComponent("flat").path,
+        ])
         #expect(clash.status == 2)
         #expect(clash.output.isEmpty, "nothing runs: \(clash.output)")
-        #expect(clash.errors.contains("\(a) and \(b) would both write \(work.appendingPathComponent("flat/same.md").path)"))
+        #expect(
+            clash.errors.contains("\(a) and \(b) would both write \(work.appendingPathComponent("flat/same.md").path)"))
         #expect(!FileManager.default.fileExists(atPath: work.appendingPathComponent("flat").path))
     }
 
@@ -57,13 +67,15 @@ import Testing
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("wrong.yaml")
-        try Data("""
+        try Data(
+            """
             name: Wrong
             devices: [{name: iPad}]
             steps:
               - create: {device: iPad, document: Notes, text: "a"}
               - expect: {document: Notes, text: "b"}
-            """.utf8).write(to: file)
+            """.utf8
+        ).write(to: file)
         let run = try ToolRun.folio(["replay", file.path])
         #expect(run.status == 1)
         #expect(run.output.contains("FAIL  \(file.path)"))
@@ -75,13 +87,15 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let good = scenarios.appendingPathComponent("01-offline-edits-ask-user.yaml").path
         let bad = directory.appendingPathComponent("bad.yaml")
-        try Data("""
+        try Data(
+            """
             name: Bad
             devices: [{name: iPad}]
             steps:
               - edit: {devise: iPad, document: Notes, append: "x"}
               - wait: 5 minutes
-            """.utf8).write(to: bad)
+            """.utf8
+        ).write(to: bad)
         let run = try ToolRun.folio(["replay", good, bad.path])
         #expect(run.status == 2)
         #expect(run.output.isEmpty, "nothing runs: \(run.output)")
@@ -92,18 +106,23 @@ import Testing
         #expect(try ToolRun.folio(["replay", directory.appendingPathComponent("missing.yaml").path]).status == 2)
         // What a step cannot do because a device crashed is known from the file alone.
         let crashed = directory.appendingPathComponent("crashed.yaml")
-        try Data("""
+        try Data(
+            """
             name: Crashed
             devices: [{name: iPad}]
             steps:
               - create: {device: iPad, document: Notes}
               - crash: {device: iPad}
               - edit: {device: iPad, document: Notes, append: "x"}
-            """.utf8).write(to: crashed)
+            """.utf8
+        ).write(to: crashed)
         let crashedRun = try ToolRun.folio(["replay", good, crashed.path])
         #expect(crashedRun.status == 2)
         #expect(crashedRun.output.isEmpty, "nothing runs: \(crashedRun.output)")
-        #expect(crashedRun.errors.contains("\(crashed.path):6:5: error: 'iPad' crashed at line 5 and has not restarted; restart it first: - restart: {device: iPad}"))
+        #expect(
+            crashedRun.errors.contains(
+                "\(crashed.path):6:5: error: 'iPad' crashed at line 5 and has not restarted; restart it first: - restart: {device: iPad}"
+            ))
         #expect(try ToolRun.folio(["replay", good, "--report", "pdf", "--out", directory.path]).status == 2)
     }
 
@@ -132,7 +151,9 @@ import Testing
         let store = work.appendingPathComponent("A.sqlite")
         for (device, append) in [("A", 2), ("B", 1), ("A", 0)] {
             let path = work.appendingPathComponent("\(device).sqlite").path
-            let run = try ToolRun.folio(["log", "sync", "--store", path, "--folder", folder, "--device", device, "--append", "\(append)"])
+            let run = try ToolRun.folio([
+                "log", "sync", "--store", path, "--folder", folder, "--device", device, "--append", "\(append)",
+            ])
             #expect(run.status == 0, "\(run.output)\(run.errors)")
         }
         let before = try FileManager.default.contentsOfDirectory(atPath: work.path).sorted()
@@ -146,17 +167,22 @@ import Testing
         #expect(verify.output == "sound: 1 document, 3 changes\n")
 
         #expect(try Data(contentsOf: store) == bytes, "no device registered, nothing recovered or checkpointed")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: work.path).sorted() == before, "no -wal or -shm beside it")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: work.path).sorted() == before,
+            "no -wal or -shm beside it")
     }
 
     @Test func fuzzRunsInTheWorkDirectoryAndLeavesItEmpty() throws {
         let root = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: root) }
         let work = root.appendingPathComponent("made/for/fuzzing")
-        let fuzz = try ToolRun.folio(["fuzz", "--seeds", "1...4", "--devices", "2", "--steps", "20", "--work-dir", work.path])
+        let fuzz = try ToolRun.folio([
+            "fuzz", "--seeds", "1...4", "--devices", "2", "--steps", "20", "--work-dir", work.path,
+        ])
         #expect(fuzz.status == 0, "\(fuzz.output)\(fuzz.errors)")
         #expect(fuzz.output.contains("4 scenarios (seeds 1...4), 0 violations"))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: work.path) == [], "made, used, and emptied at the end")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: work.path) == [], "made, used, and emptied at the end")
     }
 
     @Test(arguments: ["replay", "fuzz"])
@@ -165,10 +191,14 @@ import Testing
         defer { try? FileManager.default.removeItem(at: root) }
         let file = root.appendingPathComponent("notes.txt")
         try Data("not a directory".utf8).write(to: file)
-        let target = command == "replay" ? [scenarios.appendingPathComponent("01-offline-edits-ask-user.yaml").path] : ["--seeds", "1"]
+        let target =
+            command == "replay"
+            ? [scenarios.appendingPathComponent("01-offline-edits-ask-user.yaml").path] : ["--seeds", "1"]
         let run = try ToolRun.folio([command] + target + ["--work-dir", file.path])
         #expect(run.status == 2, "\(run.output)\(run.errors)")
-        #expect(run.errors.contains("--work-dir \(file.path) is a file; name a directory (it is made if missing)"), "\(run.errors)")
+        #expect(
+            run.errors.contains("--work-dir \(file.path) is a file; name a directory (it is made if missing)"),
+            "\(run.errors)")
         #expect(run.output.isEmpty, "nothing ran")
         let blocked = root.appendingPathComponent("notes.txt/below")
         let below = try ToolRun.folio([command] + target + ["--work-dir", blocked.path])
@@ -182,8 +212,12 @@ import Testing
         #expect(help.status == 0)
         let flat = help.output.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         #expect(flat.contains("How many scenarios run at once (default: the number of cores)."), "\(help.output)")
-        #expect(flat.contains("Exit 0 when every scenario kept the invariants, 1 when a seed broke one, 2 for invalid options."))
-        #expect(flat.components(separatedBy: "(default:").count - 1 == 4, "--devices, --steps, --jobs and --work-dir: \(help.output)")
+        #expect(
+            flat.contains(
+                "Exit 0 when every scenario kept the invariants, 1 when a seed broke one, 2 for invalid options."))
+        #expect(
+            flat.components(separatedBy: "(default:").count - 1 == 4,
+            "--devices, --steps, --jobs and --work-dir: \(help.output)")
     }
 
     @Test(arguments: [

@@ -38,7 +38,8 @@ import Testing
                 applied.insert(step.action.key)
             }
         }
-        #expect(applied.isSuperset(of: ["writeFile", "import"]), "seeds from \(base): only \(applied.sorted()) applied")
+        #expect(
+            applied.isSuperset(of: ["writeFile", "import"]), "seeds from \(base): only \(applied.sorted()) applied")
     }
 
     @Test func randomScenariosKeepTheInvariants() async {
@@ -56,7 +57,9 @@ import Testing
         let fuzzer = Fuzzer(generator: generator)
         for offset in 0..<seeds {
             let outcome = await fuzzer.run(seed: base &+ offset)
-            #expect(outcome.violations.isEmpty, """
+            #expect(
+                outcome.violations.isEmpty,
+                """
                 seed \(outcome.seed): \(outcome.violations.map(\.description).joined(separator: "; "))
                 \(outcome.shrunk?.yaml ?? "")
                 """)
@@ -65,21 +68,24 @@ import Testing
 
     @Test func theShrinkerKeepsWhatMakesItFail() async throws {
         // A stand-in failure: any scenario whose steps include iPad appending "boom" fails.
-        let scenario = try ScenarioParser.parse(yaml: """
-            name: Big
-            devices: [{name: iPad}, {name: Mac, clockSkew: 5s}, {name: Phone}]
-            network: {latency: 100ms, loss: 0.1}
-            steps:
-              - create: {device: Mac, document: Notes}
-              - sync: all
-              - edit: {device: Mac, document: Notes, append: "a"}
-              - wait: 1s
-              - edit: {device: iPad, document: Notes, append: "boom"}
-              - sync: all
-              - edit: {device: Phone, document: Notes, append: "c"}
-            """, file: "big.yaml")
+        let scenario = try ScenarioParser.parse(
+            yaml: """
+                name: Big
+                devices: [{name: iPad}, {name: Mac, clockSkew: 5s}, {name: Phone}]
+                network: {latency: 100ms, loss: 0.1}
+                steps:
+                  - create: {device: Mac, document: Notes}
+                  - sync: all
+                  - edit: {device: Mac, document: Notes, append: "a"}
+                  - wait: 1s
+                  - edit: {device: iPad, document: Notes, append: "boom"}
+                  - sync: all
+                  - edit: {device: Phone, document: Notes, append: "c"}
+                """, file: "big.yaml")
         func fails(_ candidate: Scenario) -> Bool {
-            candidate.steps.contains { $0.action == .edit(device: "iPad", document: "Notes", operation: .append("boom")) }
+            candidate.steps.contains {
+                $0.action == .edit(device: "iPad", document: "Notes", operation: .append("boom"))
+            }
         }
         let shrunk = await ScenarioShrinker().shrink(scenario) { fails($0) }
         #expect(fails(shrunk))

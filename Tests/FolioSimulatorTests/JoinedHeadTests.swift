@@ -12,26 +12,27 @@ import Testing
     /// the parents alone no longer say which contents the edit was made on: every other device replayed it on the
     /// iPhone's old text, and the devices never converged.
     @Test func anEditJoiningItsAuthorsSupersededMoveShowsTheSameEverywhere() async throws {
-        let scenario = try ScenarioParser.parse(yaml: """
-            name: A superseded move joined by an edit
-            seed: 20391
-            strategy: askUser
-            devices: [{name: iPad}, {name: Mac}, {name: iPhone}]
-            steps:
-              - create: {device: iPhone, document: Notes, text: "base\\n"}
-              - sync: all
-              - edit: {device: iPhone, document: Notes, append: "phone\\n"}
-              - edit: {device: Mac, document: Notes, append: "mac\\n"}
-              - sync: all
-              - move: {device: Mac, document: Notes, to: local}
-              - edit: {device: iPad, document: Notes, append: "ipad\\n"}
-              - sync: all
-              - move: {device: iPhone, document: Notes, to: local}
-              - edit: {device: iPhone, document: Notes, append: "more\\n"}
-              - sync: all
-              - expect: {converged: true, lostChanges: 0}
-              - expect: {device: iPad, document: Notes, text: "base\\nmac\\nmore\\n"}
-            """, file: "superseded-move.yaml")
+        let scenario = try ScenarioParser.parse(
+            yaml: """
+                name: A superseded move joined by an edit
+                seed: 20391
+                strategy: askUser
+                devices: [{name: iPad}, {name: Mac}, {name: iPhone}]
+                steps:
+                  - create: {device: iPhone, document: Notes, text: "base\\n"}
+                  - sync: all
+                  - edit: {device: iPhone, document: Notes, append: "phone\\n"}
+                  - edit: {device: Mac, document: Notes, append: "mac\\n"}
+                  - sync: all
+                  - move: {device: Mac, document: Notes, to: local}
+                  - edit: {device: iPad, document: Notes, append: "ipad\\n"}
+                  - sync: all
+                  - move: {device: iPhone, document: Notes, to: local}
+                  - edit: {device: iPhone, document: Notes, append: "more\\n"}
+                  - sync: all
+                  - expect: {converged: true, lostChanges: 0}
+                  - expect: {device: iPad, document: Notes, text: "base\\nmac\\nmore\\n"}
+                """, file: "superseded-move.yaml")
         let result = await Simulator().run(scenario)
         #expect(result.failures.map(\.description) == [])
 
@@ -52,27 +53,28 @@ import Testing
     /// elsewhere on its own older edit. The conflict stands; the edit joins the deletes and shows the same
     /// everywhere.
     @Test func twoDeletesOfTheShownVersionLeaveTheConflictStanding() async throws {
-        let scenario = try ScenarioParser.parse(yaml: """
-            name: Two deletes of one version
-            seed: 109473
-            model: records
-            strategy: askUser
-            devices: [{name: Watch}, {name: Mac}, {name: iPhone}, {name: iPad}, {name: Vision}]
-            steps:
-              - create: {device: iPhone, document: List, records: {r1: {name: a}, r2: {name: b}}}
-              - sync: all
-              - edit: {device: Watch, document: List, remove: {record: r1}}
-              - edit: {device: iPad, document: List, set: {record: r1, field: name, value: "é"}}
-              - sync: all
-              - delete: {device: iPhone, document: List}
-              - delete: {device: Mac, document: List}
-              - sync: all
-              - expect: {document: List, state: inConflict, conflictVersions: 2}
-              - edit: {device: iPad, document: List, set: {record: r2, field: phone, value: eggs}}
-              - sync: all
-              - expect: {converged: true, lostChanges: 0}
-              - expect: {device: Watch, document: List, records: {r1: {name: "é"}, r2: {name: b, phone: eggs}}}
-            """, file: "two-deletes.yaml")
+        let scenario = try ScenarioParser.parse(
+            yaml: """
+                name: Two deletes of one version
+                seed: 109473
+                model: records
+                strategy: askUser
+                devices: [{name: Watch}, {name: Mac}, {name: iPhone}, {name: iPad}, {name: Vision}]
+                steps:
+                  - create: {device: iPhone, document: List, records: {r1: {name: a}, r2: {name: b}}}
+                  - sync: all
+                  - edit: {device: Watch, document: List, remove: {record: r1}}
+                  - edit: {device: iPad, document: List, set: {record: r1, field: name, value: "é"}}
+                  - sync: all
+                  - delete: {device: iPhone, document: List}
+                  - delete: {device: Mac, document: List}
+                  - sync: all
+                  - expect: {document: List, state: inConflict, conflictVersions: 2}
+                  - edit: {device: iPad, document: List, set: {record: r2, field: phone, value: eggs}}
+                  - sync: all
+                  - expect: {converged: true, lostChanges: 0}
+                  - expect: {device: Watch, document: List, records: {r1: {name: "é"}, r2: {name: b, phone: eggs}}}
+                """, file: "two-deletes.yaml")
         let result = await Simulator().run(scenario)
         #expect(result.failures.map(\.description) == [])
         // The case is the one described: both deletes were made on the iPad's edit, and the edit after joins both.

@@ -1,13 +1,15 @@
 import FolioCore
-@testable import FolioSimulator
 import Foundation
 import Testing
+
+@testable import FolioSimulator
 
 @Suite struct RunDirectoriesTests {
     let manager = FileManager.default
 
     func scratch() throws -> URL {
-        let url = manager.temporaryDirectory.appendingPathComponent("folio-run-directories-\(UUID())", isDirectory: true)
+        let url = manager.temporaryDirectory.appendingPathComponent(
+            "folio-run-directories-\(UUID())", isDirectory: true)
         try manager.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }
@@ -31,14 +33,16 @@ import Testing
         try write("device-1/.folio/store.sqlite-wal", in: run)
         try write("device-1/Documents/Notes.text", in: run)
         try write("device-1/Documents/Album.pages/images/a.png", in: run)
-        try manager.createDirectory(at: run.appendingPathComponent("device-2/Shared"), withIntermediateDirectories: true)
+        try manager.createDirectory(
+            at: run.appendingPathComponent("device-2/Shared"), withIntermediateDirectories: true)
         try write("stray.txt", in: run)
         try write("kept.txt", in: outside)
         try manager.createSymbolicLink(at: run.appendingPathComponent("device-1/link"), withDestinationURL: outside)
 
         #expect(RunDirectories.empty(run, keepingDirectoriesTo: RunDirectories.keptDepth))
 
-        #expect(contents(of: run) == ["device-1", "device-1/.folio", "device-1/Documents", "device-2", "device-2/Shared"])
+        #expect(
+            contents(of: run) == ["device-1", "device-1/.folio", "device-1/Documents", "device-2", "device-2/Shared"])
         #expect(contents(of: outside) == ["kept.txt"], "a link is removed, not followed")
     }
 
@@ -51,19 +55,20 @@ import Testing
     @Test func aSimulatorRunsInTheDirectoryItsLastRunEmptiedAndGetsTheSameResult() async throws {
         let root = try scratch()
         defer { try? manager.removeItem(at: root) }
-        var scenario = try ScenarioParser.parse(yaml: """
-            name: Reuse
-            devices: [{name: iPad}, {name: Mac}]
-            steps:
-              - create: {device: iPad, document: Notes, text: "a"}
-              - create: {device: iPad, document: Album, pages: {text: "Day 1", images: {cover.png: 64}}}
-              - sync: all
-              - edit: {device: Mac, document: Notes, append: "b"}
-              - crash: {device: Mac}
-              - restart: {device: Mac}
-              - sync: all
-              - expect: {document: Notes, device: iPad, text: "ab"}
-            """, file: "reuse.yaml")
+        var scenario = try ScenarioParser.parse(
+            yaml: """
+                name: Reuse
+                devices: [{name: iPad}, {name: Mac}]
+                steps:
+                  - create: {device: iPad, document: Notes, text: "a"}
+                  - create: {device: iPad, document: Album, pages: {text: "Day 1", images: {cover.png: 64}}}
+                  - sync: all
+                  - edit: {device: Mac, document: Notes, append: "b"}
+                  - crash: {device: Mac}
+                  - restart: {device: Mac}
+                  - sync: all
+                  - expect: {document: Notes, device: iPad, text: "ab"}
+                """, file: "reuse.yaml")
         scenario.seed = 7
         var simulator: Simulator? = Simulator(workDirectory: root)
         let first = await simulator!.run(scenario)
@@ -73,7 +78,9 @@ import Testing
         #expect(first.passed, "\(first.failures)")
         #expect(second.passed, "\(second.failures)")
         #expect(first.steps.map(\.events) == second.steps.map(\.events))
-        #expect(afterFirst.count == 1 + 2 * 4, "the run's directory, two devices and their three directories: \(afterFirst)")
+        #expect(
+            afterFirst.count == 1 + 2 * 4, "the run's directory, two devices and their three directories: \(afterFirst)"
+        )
         #expect(contents(of: root) == afterFirst, "the second run used the first one's directory")
         simulator = nil
         #expect(contents(of: root).isEmpty, "a released simulator removes its spare directories")
@@ -88,18 +95,21 @@ import Testing
         let work = root.appendingPathComponent("work", isDirectory: true)
         try manager.createDirectory(at: work, withIntermediateDirectories: true)
         let quoted = "\"" + name.replacingOccurrences(of: "\"", with: "\\\"") + "\""
-        let scenario = try ScenarioParser.parse(yaml: """
-            name: Hostile device names
-            devices: [{name: \(quoted)}, {name: Mac}]
-            steps:
-              - import: {device: \(quoted), document: Notes, text: "hello"}
-              - import: {device: \(quoted), document: Album, model: pages, pages: {text: "t", images: {a.png: 4}}}
-              - sync: all
-              - expect: {document: Notes, device: Mac, text: "hello"}
-            """, file: "hostile.yaml")
+        let scenario = try ScenarioParser.parse(
+            yaml: """
+                name: Hostile device names
+                devices: [{name: \(quoted)}, {name: Mac}]
+                steps:
+                  - import: {device: \(quoted), document: Notes, text: "hello"}
+                  - import: {device: \(quoted), document: Album, model: pages, pages: {text: "t", images: {a.png: 4}}}
+                  - sync: all
+                  - expect: {document: Notes, device: Mac, text: "hello"}
+                """, file: "hostile.yaml")
         let result = await Simulator(workDirectory: work, keepsFiles: true).run(scenario)
         #expect(result.passed, "\(result.failures)")
-        #expect(try manager.contentsOfDirectory(atPath: root.path) == ["work"], "nothing was written beside the work directory")
+        #expect(
+            try manager.contentsOfDirectory(atPath: root.path) == ["work"],
+            "nothing was written beside the work directory")
         let run = try #require(try manager.contentsOfDirectory(atPath: work.path).first)
         #expect(try manager.contentsOfDirectory(atPath: work.path) == [run], "one run directory")
         #expect(!manager.fileExists(atPath: "/tmp/escaped-2"))

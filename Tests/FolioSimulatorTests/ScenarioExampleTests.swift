@@ -1,6 +1,6 @@
-import Foundation
 import FolioModels
 import FolioSimulator
+import Foundation
 import Testing
 
 /// A scenario that uses every top-level key, every network key, every step of the core set and every operation of
@@ -93,10 +93,12 @@ import Testing
         network: .init(latency: SimulatedDuration(milliseconds: 200), loss: 0.1, duplicate: 0.05, reorder: 0.2),
         steps: [
             .create(device: "iPad", document: "Notes", model: .text, contents: .text("Hello")),
-            .create(device: "Mac", document: "Groceries", model: .records,
-                    contents: .records([RecordsDocument.Record(id: "r1", fields: ["name": "Ann"])])),
-            .create(device: "Phone", document: "Book", model: .pages,
-                    contents: .pages(text: "...", images: ["cover.png": 1024])),
+            .create(
+                device: "Mac", document: "Groceries", model: .records,
+                contents: .records([RecordsDocument.Record(id: "r1", fields: ["name": "Ann"])])),
+            .create(
+                device: "Phone", document: "Book", model: .pages,
+                contents: .pages(text: "...", images: ["cover.png": 1024])),
             .sync(.all),
             .offline(["iPad"]),
             .edit(device: "iPad", document: "Notes", operation: .insert(at: 5, text: " world")),
@@ -115,8 +117,10 @@ import Testing
             .wait(.seconds(30)),
             .online(["iPad"]),
             .sync(.devices(["iPad", "Mac"])),
-            .expect(.init(document: "Notes", device: "Mac", state: .inConflict, conflictVersions: 2,
-                          text: "Hello world\n", contains: "milk")),
+            .expect(
+                .init(
+                    document: "Notes", device: "Mac", state: .inConflict, conflictVersions: 2,
+                    text: "Hello world\n", contains: "milk")),
             .resolve(device: "Mac", document: "Notes", choose: .device("iPad")),
             .partition([["iPad"], ["Mac", "Phone"]]),
             .heal,
@@ -157,14 +161,16 @@ import Testing
     }
 
     @Test func defaultsApplyWhenKeysAreLeftOut() throws {
-        let scenario = try ScenarioParser.parse(yaml: """
-            name: Smallest
-            devices:
-              - name: iPad
-            steps:
-              - wait: 1s
-            """, file: "small.yaml")
-        #expect(scenario == Scenario(name: "Smallest", devices: [.init(name: "iPad")], steps: [.init(.wait(.seconds(1)))]))
+        let scenario = try ScenarioParser.parse(
+            yaml: """
+                name: Smallest
+                devices:
+                  - name: iPad
+                steps:
+                  - wait: 1s
+                """, file: "small.yaml")
+        #expect(
+            scenario == Scenario(name: "Smallest", devices: [.init(name: "iPad")], steps: [.init(.wait(.seconds(1)))]))
         #expect(scenario.seed == 1)
         #expect(scenario.model == .text)
         #expect(scenario.strategy == .askUser)

@@ -13,7 +13,8 @@ import Testing
     static let scenarios = repository.appendingPathComponent("Scenarios")
     static let golden = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden")
 
-    static let files: [String] = (try? FileManager.default.contentsOfDirectory(atPath: scenarios.path))?
+    static let files: [String] =
+        (try? FileManager.default.contentsOfDirectory(atPath: scenarios.path))?
         .filter { $0.hasSuffix(".yaml") }.sorted() ?? []
 
     @Test func thereAreAtLeastFifteenScenarios() {
@@ -36,7 +37,10 @@ import Testing
                 continue
             }
             let expected = try String(contentsOf: url, encoding: .utf8)
-            #expect(text == expected, "\(file): the \(suffix) report differs from Golden/\(name).\(suffix); if intended, regenerate with FOLIO_UPDATE_GOLDEN=1")
+            #expect(
+                text == expected,
+                "\(file): the \(suffix) report differs from Golden/\(name).\(suffix); if intended, regenerate with FOLIO_UPDATE_GOLDEN=1"
+            )
         }
     }
 }

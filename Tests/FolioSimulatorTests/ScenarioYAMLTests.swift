@@ -16,8 +16,9 @@ import Testing
             network: .init(latency: SimulatedDuration(milliseconds: 200), loss: 0.1),
             steps: [
                 .create(device: "iPad", document: "Notes", model: .text, contents: .text("Hello")),
-                .create(device: "Mac", document: "List", model: .records,
-                        contents: .records([.init(id: "r2", fields: ["b": "2", "a": "yes"]), .init(id: "r1")])),
+                .create(
+                    device: "Mac", document: "List", model: .records,
+                    contents: .records([.init(id: "r2", fields: ["b": "2", "a": "yes"]), .init(id: "r1")])),
                 .edit(device: "iPad", document: "Notes", operation: .insert(at: 5, text: " world")),
                 .sync(.all),
                 .partition([["iPad"], ["Mac"]]),
@@ -26,33 +27,34 @@ import Testing
                 .expect(.init(document: "List", records: ["r2": ["b": "2"], "r1": [:]], exists: true)),
                 .expect(.init(converged: true, lostChanges: 0)),
             ].map { Scenario.Step($0) })
-        #expect(scenario.yaml == """
-            name: "Offline: two devices"
-            description: "Line one\\nline two"
-            seed: 7
-            model: text
-            strategy: merge
-            devices:
-              - name: iPad
-              - name: Mac
-                clockSkew: -90s
-            network:
-              latency: 200ms
-              loss: 0.1
-              duplicate: 0.0
-              reorder: 0.0
-            steps:
-              - create: {device: iPad, document: Notes, text: Hello}
-              - create: {device: Mac, document: List, model: records, records: {r2: {a: "yes", b: "2"}, r1: {}}}
-              - edit: {device: iPad, document: Notes, insert: {at: 5, text: " world"}}
-              - sync: all
-              - partition: [[iPad], [Mac]]
-              - wait: 90s
-              - resolve: {device: Mac, document: Notes, choose: keepBoth}
-              - expect: {document: List, records: {r1: {}, r2: {b: "2"}}, exists: true}
-              - expect: {converged: true, lostChanges: 0}
+        #expect(
+            scenario.yaml == """
+                name: "Offline: two devices"
+                description: "Line one\\nline two"
+                seed: 7
+                model: text
+                strategy: merge
+                devices:
+                  - name: iPad
+                  - name: Mac
+                    clockSkew: -90s
+                network:
+                  latency: 200ms
+                  loss: 0.1
+                  duplicate: 0.0
+                  reorder: 0.0
+                steps:
+                  - create: {device: iPad, document: Notes, text: Hello}
+                  - create: {device: Mac, document: List, model: records, records: {r2: {a: "yes", b: "2"}, r1: {}}}
+                  - edit: {device: iPad, document: Notes, insert: {at: 5, text: " world"}}
+                  - sync: all
+                  - partition: [[iPad], [Mac]]
+                  - wait: 90s
+                  - resolve: {device: Mac, document: Notes, choose: keepBoth}
+                  - expect: {document: List, records: {r1: {}, r2: {b: "2"}}, exists: true}
+                  - expect: {converged: true, lostChanges: 0}
 
-            """)
+                """)
         let parsed = try ScenarioParser.parse(yaml: scenario.yaml, file: "canonical.yaml")
         #expect(parsed == scenario)
         #expect(parsed.steps.map(\.line) == Array(16...24))
@@ -64,13 +66,16 @@ import Testing
             name: "Awkward",
             devices: [.init(name: "iPad")],
             steps: [Scenario.Step(.create(device: "iPad", document: "Notes", model: .text, contents: nil))]
-                + AwkwardScenarioGenerator.awkward.map { Scenario.Step(.edit(device: "iPad", document: "Notes", operation: .append($0))) }
+                + AwkwardScenarioGenerator.awkward.map {
+                    Scenario.Step(.edit(device: "iPad", document: "Notes", operation: .append($0)))
+                }
                 + names.map { Scenario.Step(.rename(device: "iPad", document: "Notes", to: $0)) })
         let parsed = try ScenarioParser.parse(yaml: scenario.yaml, file: "awkward.yaml")
         #expect(parsed == scenario)
         for (written, read) in zip(scenario.steps, parsed.steps) {
             guard case .edit(_, _, .append(let expected)) = written.action,
-                  case .edit(_, _, .append(let actual)) = read.action else { continue }
+                case .edit(_, _, .append(let actual)) = read.action
+            else { continue }
             #expect(Array(actual.unicodeScalars) == Array(expected.unicodeScalars), "\(expected.debugDescription)")
         }
     }
@@ -89,8 +94,9 @@ import Testing
                 // Byte for byte: catches texts that differ only in Unicode normalization, which `==` ignores.
                 check.expect(parsed.yaml == yaml, "writing it again gives other bytes:\n\(yaml)\n\(parsed.yaml)")
                 let firstStepLine = yaml.split(separator: "\n").firstIndex(of: "steps:")! + 2
-                check.expect(parsed.steps.map(\.line) == Array(firstStepLine..<(firstStepLine + scenario.steps.count)),
-                             "steps are not one per line")
+                check.expect(
+                    parsed.steps.map(\.line) == Array(firstStepLine..<(firstStepLine + scenario.steps.count)),
+                    "steps are not one per line")
             } catch {
                 check.expect(false, "the writer's output does not parse: \(error)\n\(yaml)")
             }
@@ -119,7 +125,8 @@ extension ScenarioYAMLTests {
             #expect(parsed == scenario)
             #expect(Array(parsed.name.unicodeScalars) == Array(text.unicodeScalars))
         }
-        let spelled = try ScenarioParser.parse(yaml: "name: \"\\ufeffx\"\ndevices: [{name: iPad}]\nsteps: [{sync: all}]\n", file: "bom.yaml")
+        let spelled = try ScenarioParser.parse(
+            yaml: "name: \"\\ufeffx\"\ndevices: [{name: iPad}]\nsteps: [{sync: all}]\n", file: "bom.yaml")
         #expect(spelled.name == "\u{FEFF}x")
     }
 }

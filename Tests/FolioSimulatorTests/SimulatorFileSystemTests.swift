@@ -15,16 +15,17 @@ import Testing
     }
 
     func scenario() throws -> Scenario {
-        try ScenarioParser.parse(yaml: """
-            name: Files
-            strategy: askUser
-            devices: [{name: iPad}]
-            steps:
-              - create: {device: iPad, document: Notes, text: "a"}
-              - save: {device: iPad, document: Notes}
-              - writeFile: {device: iPad, document: Notes, text: "theirs"}
-              - import: {device: iPad, document: Imported, text: "Hello"}
-            """, file: "files.yaml")
+        try ScenarioParser.parse(
+            yaml: """
+                name: Files
+                strategy: askUser
+                devices: [{name: iPad}]
+                steps:
+                  - create: {device: iPad, document: Notes, text: "a"}
+                  - save: {device: iPad, document: Notes}
+                  - writeFile: {device: iPad, document: Notes, text: "theirs"}
+                  - import: {device: iPad, document: Imported, text: "Hello"}
+                """, file: "files.yaml")
     }
 
     @Test func aRunsFilesGoThroughTheSimulatorsFileSystem() async throws {
@@ -35,13 +36,17 @@ import Testing
         let run = try #require(steps.first { $0.kind == .createDirectory }?.path)
         #expect(run.hasPrefix(directory.url.path + "/folio-run-"), "the run's directory is made through it")
         let written = steps.filter { $0.kind == .writeFile }.map(\.path)
-        #expect(written.contains { $0.hasSuffix("/import") }, "the file to import, written by another program: \(written)")
+        #expect(
+            written.contains { $0.hasSuffix("/import") }, "the file to import, written by another program: \(written)")
         #expect(written.contains { $0.contains("/Documents/") }, "the devices' saves: \(written)")
-        #expect(steps.contains { $0.kind == .remove && $0.path.hasPrefix(run) }, "the run's directory is emptied through it")
+        #expect(
+            steps.contains { $0.kind == .remove && $0.path.hasPrefix(run) }, "the run's directory is emptied through it"
+        )
     }
 
     @Test func aRunWhoseDirectoryCannotBeMadeFailsInSetup() async throws {
-        let failing = FaultInjectingFileSystem(wrapping: PosixFileSystem(synchronizes: false), faults: [.fail(atStep: 0, with: .noSpace)])
+        let failing = FaultInjectingFileSystem(
+            wrapping: PosixFileSystem(synchronizes: false), faults: [.fail(atStep: 0, with: .noSpace)])
         let result = await Simulator(workDirectory: directory.url, fileSystem: failing).run(try scenario())
         let failure = try #require(result.failures.first)
         #expect(failure.kind == .setup)

@@ -4,18 +4,22 @@ import Foundation
 import Testing
 
 @Suite struct SimulatorTests {
-    func parse(_ steps: String, strategy: String = "askUser", devices: String = "[{name: iPad}, {name: Mac}]") throws -> Scenario {
-        try ScenarioParser.parse(yaml: """
-            name: Test
-            strategy: \(strategy)
-            devices: \(devices)
-            steps:
-            \(steps)
-            """, file: "test.yaml")
+    func parse(_ steps: String, strategy: String = "askUser", devices: String = "[{name: iPad}, {name: Mac}]") throws
+        -> Scenario
+    {
+        try ScenarioParser.parse(
+            yaml: """
+                name: Test
+                strategy: \(strategy)
+                devices: \(devices)
+                steps:
+                \(steps)
+                """, file: "test.yaml")
     }
 
     @Test func aFailedExpectationNamesItsStepLineAndWhatWasFound() async throws {
-        let scenario = try parse("""
+        let scenario = try parse(
+            """
               - create: {device: iPad, document: Notes, text: "a"}
               - expect: {document: Notes, device: iPad, text: "b"}
               - expect: {document: Notes, device: iPad, text: "a"}
@@ -33,20 +37,24 @@ import Testing
 
     /// A failed `converged` names devices and the document as the scenario does, not by their identities.
     @Test func aConvergenceFailureSpeaksOfNames() async throws {
-        let scenario = try parse("""
+        let scenario = try parse(
+            """
               - create: {device: iPad, document: Notes, text: "a"}
               - expect: {converged: true}
             """)
         let result = await Simulator().run(scenario)
         let failure = try #require(result.failures.first)
-        #expect(failure.message.hasSuffix(#"found iPad and Mac hold different changes of document "Notes": [iPad: 2] vs none"#),
-                "\(failure.message)")
+        #expect(
+            failure.message.hasSuffix(
+                #"found iPad and Mac hold different changes of document "Notes": [iPad: 2] vs none"#),
+            "\(failure.message)")
     }
 
     /// A rename that gives a text document the name of a records document: an edit of records through that name
     /// now reaches the text document, and the step fails saying so (it used to stop the process).
     @Test func anEditOfAnotherModelThroughARenamedNameFailsItsStep() async throws {
-        let scenario = try parse("""
+        let scenario = try parse(
+            """
               - create: {device: iPad, document: Notes, text: "a"}
               - create: {device: iPad, document: List, model: records}
               - rename: {device: iPad, document: Notes, to: List}
@@ -55,24 +63,30 @@ import Testing
         let result = await Simulator().run(scenario)
         let failure = try #require(result.failures.first)
         #expect(failure.step == 4)
-        #expect(failure.message.contains("List on iPad is a text document now (a rename gave it the name); set edits records documents"),
-                "\(failure.message)")
+        #expect(
+            failure.message.contains(
+                "List on iPad is a text document now (a rename gave it the name); set edits records documents"),
+            "\(failure.message)")
     }
 
     /// Another program can only change a file the device wrote: before the device saves the document there is
     /// none, and the step says so (the run stops there); after, the app takes the change in at its next save.
     @Test func anotherProgramChangesOnlyAFileTheDeviceSaved() async throws {
-        let unsaved = try parse("""
+        let unsaved = try parse(
+            """
               - create: {device: iPad, document: Notes, text: "mine\\n"}
               - writeFile: {device: iPad, document: Notes, text: "theirs\\n"}
             """)
         let refused = await Simulator().run(unsaved)
         let failure = try #require(refused.failures.first)
         #expect(failure.kind == .step && failure.step == 2)
-        #expect(failure.message.contains("iPad has never saved Notes, so it has no file for another program to change; save it there first"),
-                "\(failure.message)")
+        #expect(
+            failure.message.contains(
+                "iPad has never saved Notes, so it has no file for another program to change; save it there first"),
+            "\(failure.message)")
 
-        let saved = try parse("""
+        let saved = try parse(
+            """
               - create: {device: iPad, document: Notes, text: "mine\\n"}
               - save: {device: iPad, document: Notes}
               - writeFile: {device: iPad, document: Notes, text: "theirs\\n"}
@@ -85,24 +99,28 @@ import Testing
 
     /// A network that drops every message keeps a sync from settling; the failure blames the network, not devices.
     @Test func aSyncThatNeverSettlesOnALosingNetworkSaysSo() async throws {
-        let scenario = try ScenarioParser.parse(yaml: """
-            name: Test
-            network: {loss: 1}
-            devices: [{name: iPad}, {name: Mac}]
-            steps:
-              - create: {device: iPad, document: Notes, text: "a"}
-              - sync: all
-            """, file: "test.yaml")
+        let scenario = try ScenarioParser.parse(
+            yaml: """
+                name: Test
+                network: {loss: 1}
+                devices: [{name: iPad}, {name: Mac}]
+                steps:
+                  - create: {device: iPad, document: Notes, text: "a"}
+                  - sync: all
+                """, file: "test.yaml")
         let result = await Simulator().run(scenario)
         let failure = try #require(result.failures.first)
         #expect(failure.step == 2)
-        #expect(failure.message.contains("sync did not settle after 50 rounds: the network still lost messages in the "
-            + "last round (loss: 1.0); with a lower loss, retries get through"), "\(failure.message)")
+        #expect(
+            failure.message.contains(
+                "sync did not settle after 50 rounds: the network still lost messages in the "
+                    + "last round (loss: 1.0); with a lower loss, retries get through"), "\(failure.message)")
     }
 
     /// The device that resolves with `keepBoth` holds the copy it made at once, as the others do once it arrives.
     @Test func theDeviceThatKeepsBothSeesItsCopy() async throws {
-        let scenario = try parse("""
+        let scenario = try parse(
+            """
               - create: {device: iPad, document: Notes, text: "one"}
               - sync: all
               - offline: [iPad, Mac]
@@ -125,7 +143,8 @@ import Testing
     /// `text` is the exact contents and `contains` a substring, both by Unicode scalars as positions count: a
     /// decomposed "é" (e + U+0301) is not the precomposed one, and holds a plain "e".
     @Test func textExpectationsCompareUnicodeScalars() async throws {
-        let scenario = try parse("""
+        let scenario = try parse(
+            """
               - create: {device: iPad, document: Notes, text: "cafe\\u0301 x"}
               - expect: {document: Notes, device: iPad, text: "cafe\\u0301 x", contains: "e"}
               - expect: {document: Notes, device: iPad, contains: "e\\u0301 "}
@@ -135,13 +154,17 @@ import Testing
         let result = await Simulator().run(scenario)
         #expect(result.failures.map(\.step) == [4, 5], "\(result.failures)")
         let messages = result.failures.map(\.message)
-        #expect(messages.first?.contains(#"found "café x" (other Unicode scalars: U+0063 U+0061 U+0066 U+0065 U+0301 U+0020 U+0078; expected U+0063 U+0061 U+0066 U+00E9 U+0020 U+0078)"#) == true, "\(messages)")
+        #expect(
+            messages.first?.contains(
+                #"found "café x" (other Unicode scalars: U+0063 U+0061 U+0066 U+0065 U+0301 U+0020 U+0078; expected U+0063 U+0061 U+0066 U+00E9 U+0020 U+0078)"#
+            ) == true, "\(messages)")
         #expect(messages.last?.contains("expected Notes contains: \"café\"") == true, "\(messages)")
     }
 
     @Test func aStepThatCannotBeDoneStopsTheRun() async throws {
         // Built as a value: a scenario file with this step is refused before it runs (ScenarioErrorTests).
-        var scenario = try parse("""
+        var scenario = try parse(
+            """
               - create: {device: iPad, document: Notes, text: "a"}
               - crash: {device: iPad}
             """)
@@ -158,7 +181,8 @@ import Testing
     }
 
     @Test func aDeviceWithoutTheDocumentYetSaysSo() async throws {
-        let scenario = try parse("""
+        let scenario = try parse(
+            """
               - create: {device: iPad, document: Notes}
               - edit: {device: Mac, document: Notes, append: "b"}
             """)
@@ -181,10 +205,12 @@ import Testing
     }
 
     @Test func aCrashDuringSaveLosesNothingAndLeavesNoLeftovers() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("folio-sim-\(UInt64.random(in: 0...UInt64.max))")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "folio-sim-\(UInt64.random(in: 0...UInt64.max))")
         defer { try? FileManager.default.removeItem(at: directory) }
         for seed in 1...6 {
-            var scenario = try parse("""
+            var scenario = try parse(
+                """
                   - create: {device: iPad, document: Notes, text: "one"}
                   - save: {device: iPad, document: Notes}
                   - edit: {device: iPad, document: Notes, append: " two"}
@@ -196,15 +222,20 @@ import Testing
             scenario.seed = UInt64(seed)
             let result = await Simulator(workDirectory: directory, keepsFiles: true).run(scenario)
             #expect(result.passed, "seed \(seed): \(result.failures)")
-            #expect(result.steps[3].events.contains { $0.contains("crashed while saving Notes") || $0.contains("saved Notes before") })
+            #expect(
+                result.steps[3].events.contains {
+                    $0.contains("crashed while saving Notes") || $0.contains("saved Notes before")
+                })
         }
-        let leftovers = FileManager.default.enumerator(atPath: directory.path)?.allObjects
+        let leftovers =
+            FileManager.default.enumerator(atPath: directory.path)?.allObjects
             .compactMap { $0 as? String }.filter { $0.contains(".folio-tmp") || $0.contains(".folio-staging") } ?? []
         #expect(leftovers.isEmpty, "leftovers: \(leftovers)")
     }
 
     @Test func offlineDevicesDoNotSyncAndPartitionsKeepGroupsApart() async throws {
-        let scenario = try parse("""
+        let scenario = try parse(
+            """
               - create: {device: iPad, document: Notes, text: "a"}
               - offline: [Mac]
               - sync: all
@@ -226,7 +257,8 @@ import Testing
     }
 
     @Test func convergedFalseIsCheckedToo() async throws {
-        let scenario = try parse("""
+        let scenario = try parse(
+            """
               - create: {device: iPad, document: Notes, text: "a"}
               - expect: {converged: false}
               - sync: all

@@ -13,7 +13,8 @@ import Testing
     static let hostile = "Eve\u{1B}]0;owned\u{7}\u{1B}[2J\u{9B}31m\u{202E}txt.exe\nforged: ok"
 
     func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("folio-terminal-\(UInt64.random(in: 0...UInt64.max))")
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "folio-terminal-\(UInt64.random(in: 0...UInt64.max))")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }
@@ -30,48 +31,60 @@ import Testing
 
     func expectSafe(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) {
         let unsafe = text.unicodeScalars.filter(Self.isUnsafe)
-        #expect(unsafe.isEmpty, "raw \(unsafe.map { String($0.value, radix: 16) }) in \(text.debugDescription)", sourceLocation: sourceLocation)
-        #expect(!text.contains("\nforged: ok"), "a name forged a line: \(text.debugDescription)", sourceLocation: sourceLocation)
+        #expect(
+            unsafe.isEmpty, "raw \(unsafe.map { String($0.value, radix: 16) }) in \(text.debugDescription)",
+            sourceLocation: sourceLocation)
+        #expect(
+            !text.contains("\nforged: ok"), "a name forged a line: \(text.debugDescription)",
+            sourceLocation: sourceLocation)
     }
 
     @Test func logShowEscapesDeviceNames() throws {
         let work = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: work) }
         let store = work.appendingPathComponent("A.sqlite").path
-        let sync = try ToolRun.folio(["log", "sync", "--store", store, "--folder", work.appendingPathComponent("Shared").path,
-                                      "--device", Self.hostile, "--append", "2"])
+        let sync = try ToolRun.folio([
+            "log", "sync", "--store", store, "--folder", work.appendingPathComponent("Shared").path,
+            "--device", Self.hostile, "--append", "2",
+        ])
         #expect(sync.status == 0, "\(sync.errors)")
         expectSafe(sync.output)
 
         let show = try ToolRun.folio(["log", "show", store])
         #expect(show.status == 0, "\(show.errors)")
         expectSafe(show.output)
-        #expect(show.output.contains(#"Eve\u001B]0;owned\u0007\u001B[2J\u009B31m\u202Etxt.exe\u000Aforged: ok 2"#), "\(show.output)")
+        #expect(
+            show.output.contains(#"Eve\u001B]0;owned\u0007\u001B[2J\u009B31m\u202Etxt.exe\u000Aforged: ok 2"#),
+            "\(show.output)")
     }
 
     @Test func replayEscapesNamesAndTextsInFailuresAndErrors() throws {
         let work = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: work) }
         let file = work.appendingPathComponent("hostile.yaml")
-        try Data("""
+        try Data(
+            """
             name: Hostile names
             devices: [{name: iPad}]
             steps:
               - create: {device: iPad, document: "Eve\\u202Etxt", text: "a\\e]0;x\\u0007"}
               - expect: {document: "Eve\\u202Etxt", device: iPad, text: "b"}
-            """.utf8).write(to: file)
+            """.utf8
+        ).write(to: file)
         let run = try ToolRun.folio(["replay", file.path])
         #expect(run.status == 1, "\(run.output)\(run.errors)")
         expectSafe(run.output)
         #expect(run.output.contains(#"Eve\u202Etxt"#), "\(run.output)")
 
         let invalid = work.appendingPathComponent("invalid.yaml")
-        try Data("""
+        try Data(
+            """
             name: Hostile names
             devices: [{name: iPad}]
             steps:
               - edit: {device: iPad, document: "Eve\\u202Etxt", append: "x"}
-            """.utf8).write(to: invalid)
+            """.utf8
+        ).write(to: invalid)
         let refused = try ToolRun.folio(["replay", invalid.path])
         #expect(refused.status == 2, "\(refused.output)\(refused.errors)")
         expectSafe(refused.errors)
@@ -82,15 +95,18 @@ import Testing
         let work = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: work) }
         let file = work.appendingPathComponent("hostile.yaml")
-        try Data("""
+        try Data(
+            """
             name: Hostile names
             devices: [{name: iPad}]
             steps:
               - create: {device: iPad, document: "Eve\\u202Etxt", text: "a\\e]0;x\\u0007 é ✓ 👩‍👩‍👧"}
               - save: {device: iPad, document: "Eve\\u202Etxt"}
-            """.utf8).write(to: file)
+            """.utf8
+        ).write(to: file)
         #expect(try ToolRun.folio(["replay", file.path, "--work-dir", work.path, "--keep"]).status == 0)
-        let run = try #require(try FileManager.default.contentsOfDirectory(atPath: work.path).first { $0.hasPrefix("folio-run-") })
+        let run = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: work.path).first { $0.hasPrefix("folio-run-") })
         let library = work.appendingPathComponent(run).appendingPathComponent("device-1")
         for format in ["md", "json"] {
             let inspect = try ToolRun.folio(["inspect", library.path, "--report", format])
@@ -99,7 +115,8 @@ import Testing
             #expect(inspect.output.contains("é ✓ 👩‍👩‍👧"), "printable text stays as it is: \(inspect.output)")
             if format == "json" {
                 // The escapes are JSON's own: the report reads back with the names as they are.
-                let report = try #require(try JSONSerialization.jsonObject(with: Data(inspect.output.utf8)) as? [String: Any])
+                let report = try #require(
+                    try JSONSerialization.jsonObject(with: Data(inspect.output.utf8)) as? [String: Any])
                 let documents = try #require(report["documents"] as? [[String: Any]])
                 #expect(documents.first?["name"] as? String == "Eve\u{202E}txt")
             }

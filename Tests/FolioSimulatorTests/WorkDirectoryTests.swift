@@ -2,6 +2,7 @@ import FolioFiles
 import FolioTesting
 import Foundation
 import Testing
+
 @testable import folio
 
 /// `--work-dir` is made through the file system it is given.
@@ -24,9 +25,14 @@ import Testing
     @Test func aDirectoryThatCannotBeMadeIsInvalidInputNamingWhy() throws {
         let failing = FaultInjectingFileSystem(faults: [.fail(atStep: 0, with: .permissionDenied)])
         let work = directory.url.appendingPathComponent("denied", isDirectory: true)
-        let error = try #require(throws: CommandFailure.self) { try WorkDirectory.prepare(work.path, fileSystem: failing) }
+        let error = try #require(throws: CommandFailure.self) {
+            try WorkDirectory.prepare(work.path, fileSystem: failing)
+        }
         #expect(error.exitCode == 2)
-        #expect(error.message == "--work-dir \(work.path) cannot be made (\(work.path): permission denied); name a directory you can write to")
+        #expect(
+            error.message
+                == "--work-dir \(work.path) cannot be made (\(work.path): permission denied); name a directory you can write to"
+        )
         #expect(try PosixFileSystem().itemKind(at: work) == .absent)
     }
 }

@@ -1,9 +1,9 @@
 import FolioCore
 import FolioStore
+import FolioTesting
 import Foundation
 import Synchronization
 import Testing
-import FolioTesting
 
 @Suite struct AppendTests {
     let directory: TemporaryDirectory
@@ -30,7 +30,8 @@ import FolioTesting
         let external = store.key.externalKey.device(named: "A (another program)")
         #expect(external.id != a.id)
         #expect(external.id == DeviceKey.named("A").externalKey.id, "derived, so the same on every run")
-        let outside = try store.append([Fixtures.edit("outside")], to: document, on: .heads([first.hash]), author: external)[0]
+        let outside = try store.append(
+            [Fixtures.edit("outside")], to: document, on: .heads([first.hash]), author: external)[0]
         try store.checkInvariants()
         #expect(outside.id == ChangeID(device: external.id, seq: 1))
         #expect(outside.parents == [first.hash])
@@ -124,8 +125,10 @@ import FolioTesting
     @Test func batchAppendIsOneTransaction() throws {
         let writer = try directory.openStore("shared.sqlite", as: a)
         let reader = try directory.openStore("shared.sqlite", as: b)
-        let batchSize: UInt64 = 40, batches: UInt64 = 40
-        let device = a.id, document = document
+        let batchSize: UInt64 = 40
+        let batches: UInt64 = 40
+        let device = a.id
+        let document = document
         let observations = Observations()
         // A thread of its own, so that it reads while this test writes even when every other thread is busy.
         let thread = Thread {
@@ -194,7 +197,12 @@ private final class Observations: Sendable {
     var error: String? { state.withLock { $0.error } }
     var isDone: Bool { state.withLock { $0.done } }
     func record(_ value: UInt64) { state.withLock { $0.seen.append(value) } }
-    func fail(_ error: any Error) { state.withLock { $0.error = "\(error)"; $0.done = true } }
+    func fail(_ error: any Error) {
+        state.withLock {
+            $0.error = "\(error)"
+            $0.done = true
+        }
+    }
     func stop() { state.withLock { $0.done = true } }
     func finish() { state.withLock { $0.finished = true } }
     func waitUntilFinished() {

@@ -1,8 +1,8 @@
 import FolioCore
 import FolioStore
+import FolioTesting
 import Foundation
 import Testing
-import FolioTesting
 
 /// Files that are not Folio stores are refused with `notAStore` and left exactly as they were, whichever the access
 /// (with exclusive access, the file is checked on the store's own connection before anything could write to it).
@@ -163,7 +163,8 @@ import FolioTesting
         try store.append(Fixtures.edit("first"), to: Fixtures.document)
         try store.checkInvariants()
         try store.close()
-        let migrated = try SQLiteShell.run("INSERT INTO grdb_migrations (identifier) VALUES ('v99 from the future');", on: url)
+        let migrated = try SQLiteShell.run(
+            "INSERT INTO grdb_migrations (identifier) VALUES ('v99 from the future');", on: url)
         try #require(migrated.succeeded, "\(migrated.errors)")
 
         let error = try openingFails(url, access: access)
@@ -171,7 +172,8 @@ import FolioTesting
         #expect(error.message.contains("v99 from the future"))
 
         // Once the unknown step is gone, the store opens again with its contents.
-        try #require(try SQLiteShell.run("DELETE FROM grdb_migrations WHERE identifier LIKE 'v99%';", on: url).succeeded)
+        try #require(
+            try SQLiteShell.run("DELETE FROM grdb_migrations WHERE identifier LIKE 'v99%';", on: url).succeeded)
         store = try ChangeLogStore(at: url, device: device, clock: Fixtures.clock(), access: access)
         #expect(try store.changeCount() == 1)
         try store.checkInvariants()

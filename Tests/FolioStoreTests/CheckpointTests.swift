@@ -1,8 +1,8 @@
 import FolioCore
 import FolioStore
+import FolioTesting
 import Foundation
 import Testing
-import FolioTesting
 
 /// Checkpoints: snapshots of a document at a vector the log has reached.
 @Suite struct CheckpointTests {

@@ -1,8 +1,8 @@
 import FolioCore
 import FolioStore
+import FolioTesting
 import Foundation
 import Testing
-import FolioTesting
 
 /// Values read back from a store file are as untrusted as bytes from a peer: anything may have written the file. A
 /// hash of the wrong length, a negative number or a huge declared length is a `corrupt` store (or a problem `verify`
@@ -55,7 +55,8 @@ import FolioTesting
         let parent = changes[0]
         let hashLiteral = hash.isEmpty ? SQLiteShell.blobLiteral(parent.hash.bytes) : hash
         // Sorted before the real row of the same hash key, so the lookup meets it first.
-        try plant("""
+        try plant(
+            """
             INSERT INTO change (document, device, seq, lamport, kind, hash_key, hash, body)
             SELECT document, device, \(seq), 1, 0, hash_key, \(hashLiteral), body FROM change
             WHERE \(SQLiteShell.rowCondition(parent));
@@ -81,7 +82,8 @@ import FolioTesting
 
     @Test func aNegativeLamportColumnIsAProblemVerifyNames() throws {
         let (url, changes) = try closedStore()
-        try plant("""
+        try plant(
+            """
             DROP TRIGGER change_is_append_only_on_update;
             UPDATE change SET lamport = -3 WHERE \(SQLiteShell.rowCondition(changes[1]));
             """, on: url)

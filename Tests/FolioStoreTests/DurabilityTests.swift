@@ -1,8 +1,8 @@
 import FolioCore
 import FolioStore
+import FolioTesting
 import Foundation
 import Testing
-import FolioTesting
 
 /// Every durability behaves the same; they differ only in when (and whether) SQLite syncs.
 @Suite struct DurabilityTests {

@@ -1,8 +1,8 @@
 import FolioCore
 import FolioStore
+import FolioTesting
 import Foundation
 import Testing
-import FolioTesting
 
 /// A store opened with `StoreAccess.exclusive` behaves as a shared one, owns its file while open, and lets go of it
 /// when closed or gone (or leaves its log behind, as a killed process would); `verify(documents:)` checks exactly the

@@ -1,8 +1,9 @@
 import FolioCore
-@testable import FolioStore
+import FolioTesting
 import Foundation
 import Testing
-import FolioTesting
+
+@testable import FolioStore
 
 /// An exclusive store remembers every document's frontier and every device's name: the memory follows commits,
 /// forgets what a rolled-back transaction staged, and `verify` notices when it differs from the file.
@@ -85,9 +86,11 @@ import FolioTesting
 
     @Test func rememberedLifecycleChangesFollowAppendsIngestsAndRollbacks() throws {
         let store = try directory.openStore(for: a, access: .exclusive)
-        let create = try store.append(.lifecycle(.create(name: "Notes", type: "public.plain-text", container: .local)), to: Fixtures.document)
+        let create = try store.append(
+            .lifecycle(.create(name: "Notes", type: "public.plain-text", container: .local)), to: Fixtures.document)
         try store.append([Fixtures.edit("text")], to: Fixtures.document)
-        let row = try #require(try store.read("finding the row") { db in try store.rowID(of: Fixtures.document, in: db, create: false) })
+        let row = try #require(
+            try store.read("finding the row") { db in try store.rowID(of: Fixtures.document, in: db, create: false) })
         func remembered() -> [Change]? { store.exclusiveCache?.document(row)?.lifecycle }
         #expect(remembered() == [create], "a document new to the store is remembered from its first change")
         #expect(try store.lifecycleChanges(of: Fixtures.document) == [create])
@@ -109,7 +112,8 @@ import FolioTesting
         #expect(Fixtures.document < Fixtures.otherDocument)
         let original = try peer.append(Fixtures.edit("original"), to: Fixtures.otherDocument)
         try store.ingest(trusting: [original])
-        let clash = try directory.openStore("clone.sqlite", as: b).append(Fixtures.edit("clone"), to: Fixtures.otherDocument)
+        let clash = try directory.openStore("clone.sqlite", as: b).append(
+            Fixtures.edit("clone"), to: Fixtures.otherDocument)
         #expect(clash.id == original.id && clash.hash != original.hash)
         let delete = try peer.append(.lifecycle(.delete), to: Fixtures.document)
         let before = try store.lifecycleChanges(of: Fixtures.document)
@@ -129,14 +133,17 @@ import FolioTesting
 
     @Test func verifyNoticesRememberedLifecycleChangesThatDifferFromTheFile() throws {
         let store = try directory.openStore(for: a, access: .exclusive)
-        let create = try store.append(.lifecycle(.create(name: "Notes", type: "public.plain-text", container: .local)), to: Fixtures.document)
+        let create = try store.append(
+            .lifecycle(.create(name: "Notes", type: "public.plain-text", container: .local)), to: Fixtures.document)
         try store.append(.lifecycle(.rename(to: "Ideas")), to: Fixtures.document)
         // A bug's work: the memory is told the document's lifecycle is its creation alone.
-        let row = try #require(try store.read("finding the row") { db in try store.rowID(of: Fixtures.document, in: db, create: false) })
+        let row = try #require(
+            try store.read("finding the row") { db in try store.rowID(of: Fixtures.document, in: db, create: false) })
         store.exclusiveCache?.remember(lifecycle: [create], documentRow: row)
         #expect(try store.lifecycleChanges(of: Fixtures.document) == [create])
         let report = try store.verify(documents: [Fixtures.document])
-        #expect(report.firstProblem?.message.contains("lifecycle changes the store keeps in memory") == true, "\(report)")
+        #expect(
+            report.firstProblem?.message.contains("lifecycle changes the store keeps in memory") == true, "\(report)")
     }
 
     @Test func verifyNoticesARememberedFrontierThatDiffersFromTheFile() throws {
@@ -147,7 +154,8 @@ import FolioTesting
         // A bug's work: the memory is told the document has no change, and the file is left as it is.
         try store.write("forgetting a frontier") { db in
             let row = try #require(try store.rowID(of: Fixtures.document, in: db, create: false))
-            store.exclusiveCache?.stage(Frontier(empty: row), of: Fixtures.document, hasWaiting: nil, lifecycleAdded: [], in: db)
+            store.exclusiveCache?.stage(
+                Frontier(empty: row), of: Fixtures.document, hasWaiting: nil, lifecycleAdded: [], in: db)
         }
         let report = try store.verify(documents: [Fixtures.document])
         #expect(report.firstProblem?.message.contains("in memory") == true, "\(report)")

@@ -1,8 +1,8 @@
 import FolioCore
 import FolioStore
+import FolioTesting
 import Foundation
 import Testing
-import FolioTesting
 
 /// Changes made up by a peer that lies: whatever they claim, a store takes only a history that `verify` accepts,
 /// never one that stops it from appending or syncing, and never a change in its own device's name.
@@ -29,7 +29,8 @@ import FolioTesting
         var context = vector ?? parents.reduce(VersionVector()) { $0.merging($1.vector) }
         if vector == nil { context[device.id] = seq }
         return Change(
-            document: document, id: ChangeID(device: device.id, seq: seq), parents: parents.map(\.hash), vector: context,
+            document: document, id: ChangeID(device: device.id, seq: seq), parents: parents.map(\.hash),
+            vector: context,
             lamport: lamport, wallTime: Fixtures.start, kind: Fixtures.edit(text))
     }
 
@@ -72,7 +73,9 @@ import FolioTesting
         let a1 = try store.append(Fixtures.edit("a1"), to: document)
         // B jumped far ahead on a1; A then edits the version it shows, a1, concurrently with B.
         try store.ingest(trusting: [forged(b, parents: [a1], lamport: a1.lamport + ChangeLimits.lamportStep)])
-        let b2 = forged(b, seq: 2, parents: [try #require(store.heads(of: document).first)], lamport: a1.lamport + 2 * ChangeLimits.lamportStep)
+        let b2 = forged(
+            b, seq: 2, parents: [try #require(store.heads(of: document).first)],
+            lamport: a1.lamport + 2 * ChangeLimits.lamportStep)
         try store.ingest(trusting: [b2])
         let onA1 = try store.append(Fixtures.edit("a2"), to: document, on: .heads([a1.hash]))
         #expect(onA1.lamport == a1.lamport + ChangeLimits.lamportStep)

@@ -1,8 +1,8 @@
 import FolioCore
 import FolioStore
+import FolioTesting
 import Foundation
 import Testing
-import FolioTesting
 
 /// A store held in memory keeps the same log as one on disk, rolls back as one does, writes nothing to disk, and
 /// copies itself (or a store on disk) into an independent store in memory.

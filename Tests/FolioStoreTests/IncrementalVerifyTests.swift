@@ -1,8 +1,8 @@
 import FolioCore
 import FolioStore
+import FolioTesting
 import Foundation
 import Testing
-import FolioTesting
 
 /// `verify(documents:continuing:)` checks what was added since the last check, finds what a full check of the same
 /// changes finds, and starts over when it cannot trust what it saw before.
@@ -18,7 +18,8 @@ import FolioTesting
     /// Rewrites the body of `change` in the closed store at `url` (the last byte of `text` in its operations),
     /// past the trigger that forbids it.
     private func tamper(with change: Change, text: String, in url: URL) throws {
-        let body = try #require(SQLiteShell.body(of: change, replacingLastByteOf: text, with: "~"), "the operations hold \(text)")
+        let body = try #require(
+            SQLiteShell.body(of: change, replacingLastByteOf: text, with: "~"), "the operations hold \(text)")
         let tampered = try SQLiteShell.run(
             """
             DROP TRIGGER change_is_append_only_on_update;
@@ -47,7 +48,9 @@ import FolioTesting
                 let report = try store.verify(documents: [history.document], continuing: &progress)
                 let held = try store.vector(of: history.document)
                 #expect(report.isSound, "seed \(seed) run \(run): \(report)")
-                #expect(UInt64(report.changes) == held.changeCount - checked, "seed \(seed) run \(run): only what arrived is re-hashed")
+                #expect(
+                    UInt64(report.changes) == held.changeCount - checked,
+                    "seed \(seed) run \(run): only what arrived is re-hashed")
                 #expect(progress.verifiedVector(of: history.document) == held, "seed \(seed) run \(run)")
                 checked = held.changeCount
             }
@@ -86,7 +89,9 @@ import FolioTesting
         try tamper(with: changes[1], text: "edit number 2", in: store.url)
 
         let reopened = try directory.openStore(for: device, checked: false)
-        #expect(try reopened.verify(documents: [document], continuing: &progress).isSound, "verified rows are not read again")
+        #expect(
+            try reopened.verify(documents: [document], continuing: &progress).isSound,
+            "verified rows are not read again")
         #expect(try reopened.verify().firstProblem?.change == changes[1].id)
     }
 

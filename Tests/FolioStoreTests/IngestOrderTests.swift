@@ -1,8 +1,8 @@
 import FolioCore
 import FolioStore
+import FolioTesting
 import Foundation
 import Testing
-import FolioTesting
 
 /// A fresh store that receives a history in any order, in any batches, with duplicates, ends up with the same log,
 /// with either access (an exclusive store keeps its frontiers in memory, which `checkInvariants` compares with the
@@ -47,8 +47,10 @@ import FolioTesting
         directory.removeStore(name)
         // A copy of a store that was just created and closed is a fresh store, and much cheaper to make than one.
         try makeEmptyStoreTemplate()
-        for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: directory.file(Self.template + suffix).path) {
-            try FileManager.default.copyItem(at: directory.file(Self.template + suffix), to: directory.file(name + suffix))
+        for suffix in ["", "-wal"]
+        where FileManager.default.fileExists(atPath: directory.file(Self.template + suffix).path) {
+            try FileManager.default.copyItem(
+                at: directory.file(Self.template + suffix), to: directory.file(name + suffix))
         }
         let store = try directory.openStore(name, as: .named("Receiver"), access: access)
         #expect(try store.changeCount() == 0)
@@ -66,20 +68,23 @@ import FolioTesting
             let result = try store.ingest(trusting: batch)
             try store.checkInvariants()
 
-            let where_ = "\(context), step \(step)"
+            let place = "\(context), step \(step)"
             let appliedHashes = result.applied.map(hash(of:))
-            #expect(Set(appliedHashes) == newlyApplied, "applied: \(where_)")
-            #expect(appliedHashes.count == newlyApplied.count, "applied twice: \(where_)")
+            #expect(Set(appliedHashes) == newlyApplied, "applied: \(place)")
+            #expect(appliedHashes.count == newlyApplied.count, "applied twice: \(place)")
             let appliedChanges = appliedHashes.compactMap { hash in history.changes.first { $0.hash == hash } }
-            #expect(Causality.isCausalOrder(appliedChanges, after: vectorBefore), "applied out of causal order: \(where_)")
+            #expect(
+                Causality.isCausalOrder(appliedChanges, after: vectorBefore), "applied out of causal order: \(place)")
             let pending = try store.pendingChanges(of: document)
-            #expect(Set(pending.map(\.hash)) == model.pending, "pending: \(where_)")
-            #expect(try store.vector(of: document) == model.vector, "vector: \(where_)")
+            #expect(Set(pending.map(\.hash)) == model.pending, "pending: \(place)")
+            #expect(try store.vector(of: document) == model.vector, "vector: \(place)")
             if !pending.isEmpty { sawPending = true }
             if batch.count == 1 {
                 let isRepeat = wasDelivered.contains(batch[0].hash)
-                #expect(result.duplicates == (isRepeat ? 1 : 0), "duplicates: \(where_)")
-                #expect(result.deferred == (!isRepeat && model.pending.contains(batch[0].hash) ? 1 : 0), "deferred: \(where_)")
+                #expect(result.duplicates == (isRepeat ? 1 : 0), "duplicates: \(place)")
+                #expect(
+                    result.deferred == (!isRepeat && model.pending.contains(batch[0].hash) ? 1 : 0),
+                    "deferred: \(place)")
             }
         }
         #expect(try store.vector(of: document) == expected.vector, "final vector: \(context)")
@@ -133,7 +138,8 @@ import FolioTesting
         for run in 0..<200 {
             let order = Array(changes.indices).shuffled(using: &generator)
             try deliver(
-                order.map { [changes[$0]] }, expecting: expected, access: access, context: "seed \(seed) run \(run) order \(order)")
+                order.map { [changes[$0]] }, expecting: expected, access: access,
+                context: "seed \(seed) run \(run) order \(order)")
         }
     }
 
@@ -148,7 +154,8 @@ import FolioTesting
             let twice = (changes + changes).shuffled(using: &generator)
             let batches = randomBatches(twice, sizes: 1...4, using: &generator)
             let shape = batches.map { batch in batch.map { change in history.named.first { $0.value == change }!.key } }
-            try deliver(batches, expecting: expected, access: access, context: "seed \(seed) run \(run) batches \(shape)")
+            try deliver(
+                batches, expecting: expected, access: access, context: "seed \(seed) run \(run) batches \(shape)")
         }
     }
 

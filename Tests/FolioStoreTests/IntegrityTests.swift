@@ -1,8 +1,8 @@
 import FolioCore
 import FolioStore
+import FolioTesting
 import Foundation
 import Testing
-import FolioTesting
 
 /// A reused device identity and impossible changes are refused, and the whole ingest call is rolled back.
 @Suite struct IntegrityTests {

@@ -6,9 +6,9 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Runs `folio log append` and kills it (SIGKILL) at random moments: every change it printed (it prints a change only
@@ -39,7 +39,8 @@ import Darwin
         process.arguments = [
             "log", "append", "--store", store.path, "--device", "killtest", "--count", "0", "--batch", String(batch),
         ]
-        let output = Pipe(), errors = Pipe()
+        let output = Pipe()
+        let errors = Pipe()
         process.standardOutput = output
         process.standardError = errors
         process.standardInput = FileHandle.nullDevice
@@ -48,7 +49,9 @@ import Darwin
         let messages = StreamCollector(reading: errors.fileHandleForReading)
 
         if afterFirstLine {
-            _ = try await StreamCollector.wait(timeout: .seconds(20)) { !lines.completeLines.isEmpty || !process.isRunning }
+            _ = try await StreamCollector.wait(timeout: .seconds(20)) {
+                !lines.completeLines.isEmpty || !process.isRunning
+            }
         }
         try await Task.sleep(for: delay)
         let wasRunning = process.isRunning
@@ -59,7 +62,8 @@ import Darwin
         let killed = wasRunning && process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL
         return KilledRun(
             lines: lines.completeLines, errors: messages.text, killed: killed,
-            reason: "terminated by \(process.terminationReason == .uncaughtSignal ? "signal" : "exit") \(process.terminationStatus)"
+            reason:
+                "terminated by \(process.terminationReason == .uncaughtSignal ? "signal" : "exit") \(process.terminationStatus)"
                 + (drained ? "" : ", output not drained"))
     }
 
@@ -74,11 +78,13 @@ import Darwin
         }
         let seed = TestSeed.make()
         var generator = SplitMix64(seed: seed)
-        let runs = 50, runsPerStore = 2
+        let runs = 50
+        let runsPerStore = 2
         var killtest: DeviceID?
         var storeURL = directory.file("kill-0.sqlite")
         var known: UInt64 = 0  // the killtest device's last seq in the current store
-        var printedTotal = 0, runsWithLines = 0
+        var printedTotal = 0
+        var runsWithLines = 0
         let started = ContinuousClock.now
 
         for run in 0..<runs {
@@ -89,12 +95,15 @@ import Darwin
             let batch = generator.int(in: 1...20)
             let delay = generator.int(in: 20...300)
             let afterFirstLine = run % 2 == 1
-            let context = "seed \(seed) run \(run) batch \(batch) delay \(delay) ms\(afterFirstLine ? " after the first line" : "")"
+            let context =
+                "seed \(seed) run \(run) batch \(batch) delay \(delay) ms\(afterFirstLine ? " after the first line" : "")"
 
             let outcome = try await runAndKill(
                 folio, store: storeURL, batch: batch, delay: .milliseconds(delay), afterFirstLine: afterFirstLine)
-            #expect(outcome.killed, "\(context): the tool was not killed but \(outcome.reason); stderr: \(outcome.errors)")
-            #expect(!afterFirstLine || !outcome.lines.isEmpty, "\(context): no line within 20 s; stderr: \(outcome.errors)")
+            #expect(
+                outcome.killed, "\(context): the tool was not killed but \(outcome.reason); stderr: \(outcome.errors)")
+            #expect(
+                !afterFirstLine || !outcome.lines.isEmpty, "\(context): no line within 20 s; stderr: \(outcome.errors)")
 
             // Parse "DEVICEUUID SEQ" lines.
             var printed: [UInt64] = []
@@ -132,14 +141,18 @@ import Darwin
                     continue
                 }
                 let stored = try store.vector(of: document)[device]
-                #expect(stored >= printed.last ?? 0, "\(context): printed up to \(printed.last ?? 0) but the log ends at \(stored)")
+                #expect(
+                    stored >= printed.last ?? 0,
+                    "\(context): printed up to \(printed.last ?? 0) but the log ends at \(stored)")
                 #expect(stored >= known, "\(context): the log lost changes it had")
                 let tail = try store.changes(of: document, since: VersionVector.of([(device, known)]))
                 let contiguous = stored >= known && tail.map(\.id.seq).elementsEqual((known + 1)..<(stored + 1))
                 #expect(contiguous, "\(context): the changes after \(known) are not \(known + 1)…\(stored)")
                 let inLog = Set(tail.map(\.id.seq))
                 let lost = printed.filter { !inLog.contains($0) }
-                #expect(lost.isEmpty, "\(context): \(lost.count) printed changes are missing, such as seq \(lost.prefix(3))")
+                #expect(
+                    lost.isEmpty, "\(context): \(lost.count) printed changes are missing, such as seq \(lost.prefix(3))"
+                )
                 #expect(tail.allSatisfy { $0.id.device == device && $0.document == document })
                 if stored > 0 {
                     #expect(try store.devices().contains(Device(id: device, name: "killtest")), "\(context)")
@@ -151,7 +164,11 @@ import Darwin
             }
         }
         let elapsed = ContinuousClock.now - started
-        print("KillTests: seed \(seed), \(runs) runs, \(runsWithLines) printed changes, \(printedTotal) changes printed in all, \(elapsed)")
-        #expect(runsWithLines >= runs / 2, "seed \(seed): too few runs got as far as appending (\(runsWithLines) of \(runs))")
+        print(
+            "KillTests: seed \(seed), \(runs) runs, \(runsWithLines) printed changes, \(printedTotal) changes printed in all, \(elapsed)"
+        )
+        #expect(
+            runsWithLines >= runs / 2,
+            "seed \(seed): too few runs got as far as appending (\(runsWithLines) of \(runs))")
     }
 }

@@ -1,8 +1,8 @@
 import FolioCore
 import FolioStore
+import FolioTesting
 import Foundation
 import Testing
-import FolioTesting
 
 /// Large changes and checkpoints: deflated at rest (large ones in two halves at once), kept decoded for the next
 /// read, and read back the same by this store, a reopened one and a peer.
@@ -46,7 +46,9 @@ import FolioTesting
         try store.close()
         // Text is kept deflated (at least 1 KiB of it, and to well under half: the halves share a dictionary), random
         // bytes as they are.
-        let stored = try SQLiteShell.run("SELECT seq, length(body), hex(substr(body, 1, 1)) FROM change ORDER BY seq", on: directory.file("A.sqlite"))
+        let stored = try SQLiteShell.run(
+            "SELECT seq, length(body), hex(substr(body, 1, 1)) FROM change ORDER BY seq", on: directory.file("A.sqlite")
+        )
         let rows = stored.output.split(separator: "\n").map { $0.split(separator: "|").map(String.init) }
         #expect(rows.count == 3, "\(stored)")
         for row in rows where row.count == 3 {

@@ -1,8 +1,8 @@
 import FolioCore
 import FolioStore
+import FolioTesting
 import Foundation
 import Testing
-import FolioTesting
 
 /// Power loss at every sync point of appends, ingests, checkpoints and a store's creation (and at a sample of the
 /// writes between them), on a disk that keeps only what was synced plus a seeded, torn subset of the rest
@@ -19,12 +19,15 @@ import FolioTesting
     /// The seed every run's choice of surviving writes derives from; `FOLIO_SEED` explores others.
     static let baseSeed: UInt64 = ProcessInfo.processInfo.environment["FOLIO_SEED"].flatMap(UInt64.init) ?? 24
 
-    @Test(arguments: [
-        (PowerLossWorkload.appends, StoreAccess.exclusive), (.appends, .shared),
-        (.ingests, .exclusive), (.ingests, .shared),
-        (.creation, .exclusive), (.creation, .shared),
-    ], [Durability.full, .normal])
-    func everyCrashPointRecoversACommittedPrefix(_ shape: (PowerLossWorkload, StoreAccess), durability: Durability) throws {
+    @Test(
+        arguments: [
+            (PowerLossWorkload.appends, StoreAccess.exclusive), (.appends, .shared),
+            (.ingests, .exclusive), (.ingests, .shared),
+            (.creation, .exclusive), (.creation, .shared),
+        ], [Durability.full, .normal])
+    func everyCrashPointRecoversACommittedPrefix(_ shape: (PowerLossWorkload, StoreAccess), durability: Durability)
+        throws
+    {
         let sweep = try PowerLossSweep(shape.0, durability: durability, access: shape.1)
         let result = try sweep.run()
         print(result.summary)
@@ -59,8 +62,9 @@ import FolioTesting
             let disk = try PowerLossDisk(modeling: work.url, cutAt: nil, seed: seed)
             let opened = try ChangeLogStore(at: work.file("A.sqlite"), device: device, access: .exclusive)
             // One transaction, never synced with `.normal` (SQLite syncs the log only at checkpoints).
-            try opened.append((0..<40).map { Fixtures.edit("edit \($0) " + String(repeating: "x", count: 300)) },
-                               to: Fixtures.document)
+            try opened.append(
+                (0..<40).map { Fixtures.edit("edit \($0) " + String(repeating: "x", count: 300)) },
+                to: Fixtures.document)
             let survivors = try TemporaryDirectory(inMemory: true)
             try disk.materialize(into: survivors.url)
             #expect(try Data(contentsOf: survivors.file("A.sqlite")) == baseline)
@@ -175,7 +179,8 @@ struct StoreContents: Equatable, CustomStringConvertible {
         for document in try store.documents() {
             logs[document] = Log(
                 applied: Dictionary(uniqueKeysWithValues: try store.changes(of: document).map { ($0.id, $0.hash) }),
-                pending: Dictionary(uniqueKeysWithValues: try store.pendingChanges(of: document).map { ($0.id, $0.hash) }),
+                pending: Dictionary(
+                    uniqueKeysWithValues: try store.pendingChanges(of: document).map { ($0.id, $0.hash) }),
                 checkpoint: try store.latestCheckpoint(of: document)?.vector)
         }
     }
@@ -185,9 +190,12 @@ struct StoreContents: Equatable, CustomStringConvertible {
         logs.keys.sorted().map { document in
             let log = logs[document]!
             let devices = Dictionary(grouping: log.applied.keys, by: \.device)
-                .map { device, ids in "\(device.description.prefix(8)):\(ids.map(\.seq).sorted().map(String.init).joined(separator: ","))" }
+                .map { device, ids in
+                    "\(device.description.prefix(8)):\(ids.map(\.seq).sorted().map(String.init).joined(separator: ","))"
+                }
                 .sorted().joined(separator: " ")
-            return "\(document.description.prefix(8))…: \(log.applied.count) in the log (\(devices)), \(log.pending.count) waiting"
+            return
+                "\(document.description.prefix(8))…: \(log.applied.count) in the log (\(devices)), \(log.pending.count) waiting"
                 + (log.checkpoint == nil ? "" : ", checkpoint")
         }.joined(separator: "; ")
     }
@@ -227,7 +235,9 @@ struct PowerLossSweep {
     /// Writes and the like between two sampled crash points.
     private static let writeStride = 4
 
-    init(_ workload: PowerLossWorkload, durability: Durability, access: StoreAccess, demanding promise: Durability? = nil) throws {
+    init(
+        _ workload: PowerLossWorkload, durability: Durability, access: StoreAccess, demanding promise: Durability? = nil
+    ) throws {
         self.workload = workload
         self.durability = durability
         self.access = access
@@ -285,7 +295,8 @@ struct PowerLossSweep {
                 reached = true
                 if let problem = check(run, against: reference.states) {
                     let kind = run.events.last.map { "\($0)" } ?? "?"
-                    result.violations.append("cut at event \(event) (\(kind)), seed \(seed), after \(run.acknowledged) steps: \(problem)")
+                    result.violations.append(
+                        "cut at event \(event) (\(kind)), seed \(seed), after \(run.acknowledged) steps: \(problem)")
                 }
             }
             if reached {
@@ -330,7 +341,7 @@ struct PowerLossSweep {
                 if cutAt == nil { states.append(try StoreContents(reading: store!)) }
             }
             try store?.close()
-        } catch where disk.isCut {
+        } catch  where disk.isCut {
             // The power went: the store's calls fail from the cut on.
         }
         var run = Run(events: disk.events, wasCut: disk.isCut, acknowledged: acknowledged, states: states)
@@ -365,7 +376,9 @@ struct PowerLossSweep {
         guard !(lowest...max(lowest, highest)).contains(where: { $0 < states.count && states[$0] == contents }) else {
             return nil
         }
-        let prefix = states.firstIndex(of: contents).map { "the state after step \($0)" } ?? "no state any prefix of the steps left"
+        let prefix =
+            states.firstIndex(of: contents).map { "the state after step \($0)" }
+            ?? "no state any prefix of the steps left"
         return "recovered \(contents), which is \(prefix); expected the state after step \(lowest)…\(highest)"
     }
 }

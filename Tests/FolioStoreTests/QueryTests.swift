@@ -1,8 +1,8 @@
 import FolioCore
 import FolioStore
+import FolioTesting
 import Foundation
 import Testing
-import FolioTesting
 
 /// Reading the log: vectors, heads, changes by vector and by hash, and documents the store does not know.
 @Suite struct QueryTests {

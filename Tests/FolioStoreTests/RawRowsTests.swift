@@ -19,7 +19,8 @@ import Testing
 
     @Test func columnsAreReadByPosition() throws {
         let seen = try queue.read { db in
-            var rows = try RawRows(db.cachedStatement(sql: "SELECT a, b, c FROM t WHERE a >= ? ORDER BY a"), arguments: [1])
+            var rows = try RawRows(
+                db.cachedStatement(sql: "SELECT a, b, c FROM t WHERE a >= ? ORDER BY a"), arguments: [1])
             var seen: [String] = []
             while let row = try rows.next() {
                 let a: Int64 = row[0]
@@ -54,7 +55,8 @@ import Testing
     @Test func aFailingStepThrowsWithTheStatement() throws {
         let error = #expect(throws: DatabaseError.self) {
             try queue.read { db in
-                var rows = try RawRows(db.cachedStatement(sql: "SELECT abs(a - 9223372036854775807 - 2) FROM t"), arguments: [])
+                var rows = try RawRows(
+                    db.cachedStatement(sql: "SELECT abs(a - 9223372036854775807 - 2) FROM t"), arguments: [])
                 while try rows.next() != nil {}
             }
         }

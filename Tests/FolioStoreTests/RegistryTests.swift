@@ -1,8 +1,8 @@
 import FolioCore
 import FolioStore
+import FolioTesting
 import Foundation
 import Testing
-import FolioTesting
 
 /// Blobs, the device registry and sync cursors.
 @Suite struct RegistryTests {
@@ -73,7 +73,8 @@ import FolioTesting
     @Test(arguments: [StoreAccess.shared, .exclusive])
     func severalDevicesAreRegisteredAtOnce(access: StoreAccess) throws {
         let store = try directory.openStore(for: device, access: access)
-        let b = Device(id: Device.named("B").id, name: "Bea's iPad"), c = Device(id: Device.named("C").id, name: "Cy's Mac")
+        let b = Device(id: Device.named("B").id, name: "Bea's iPad")
+        let c = Device(id: Device.named("C").id, name: "Cy's Mac")
         try store.registerDevices([])
         try store.registerDevices([c, b])
         #expect(try store.devices() == [device, b, c].sorted { $0.id < $1.id })
@@ -94,8 +95,10 @@ import FolioTesting
     }
 
     @Test func syncCursorsRoundTripPerPeerAndDocument() throws {
-        let document = Fixtures.document, other = Fixtures.otherDocument
-        let b = Device.named("B").id, c = Device.named("C").id
+        let document = Fixtures.document
+        let other = Fixtures.otherDocument
+        let b = Device.named("B").id
+        let c = Device.named("C").id
         var store = try directory.openStore(for: device)
         #expect(try store.syncCursor(peer: "server", document: document) == VersionVector())
 
@@ -126,7 +129,8 @@ import FolioTesting
 
     @Test func aSyncCursorAloneDoesNotMakeADocument() throws {
         let store = try directory.openStore(for: device)
-        try store.setSyncCursor(VersionVector.of([(Device.named("B").id, 2)]), peer: "server", document: Fixtures.document)
+        try store.setSyncCursor(
+            VersionVector.of([(Device.named("B").id, 2)]), peer: "server", document: Fixtures.document)
         try store.checkInvariants()
         #expect(try store.documents().isEmpty, "documents() lists documents with changes or waiting changes only")
         #expect(try store.vector(of: Fixtures.document).isEmpty)

@@ -52,14 +52,25 @@ import Testing
         // Any field changed: the signature no longer covers it.
         let other = try store.append(Fixtures.edit("a2"), to: document)
         let variants = [
-            SignedHead(document: Fixtures.otherDocument, change: head.change, hash: head.hash, publicKey: head.publicKey, signature: head.signature),
-            SignedHead(document: document, change: ChangeID(device: a.id, seq: 2), hash: head.hash, publicKey: head.publicKey, signature: head.signature),
-            SignedHead(document: document, change: head.change, hash: other.hash, publicKey: head.publicKey, signature: head.signature),
-            SignedHead(document: document, change: head.change, hash: head.hash, publicKey: head.publicKey,
-                       signature: head.signature.enumerated().map { $0.offset == 10 ? $0.element ^ 1 : $0.element }),
+            SignedHead(
+                document: Fixtures.otherDocument, change: head.change, hash: head.hash, publicKey: head.publicKey,
+                signature: head.signature),
+            SignedHead(
+                document: document, change: ChangeID(device: a.id, seq: 2), hash: head.hash, publicKey: head.publicKey,
+                signature: head.signature),
+            SignedHead(
+                document: document, change: head.change, hash: other.hash, publicKey: head.publicKey,
+                signature: head.signature),
+            SignedHead(
+                document: document, change: head.change, hash: head.hash, publicKey: head.publicKey,
+                signature: head.signature.enumerated().map { $0.offset == 10 ? $0.element ^ 1 : $0.element }),
             // Mallory's valid signature, naming A: her key is not A's.
-            SignedHead(document: document, change: head.change, hash: head.hash, publicKey: mallory.publicKey,
-                       signature: SignedHead(document: document, change: ChangeID(device: mallory.id, seq: 1), hash: head.hash, signedWith: mallory).signature),
+            SignedHead(
+                document: document, change: head.change, hash: head.hash, publicKey: mallory.publicKey,
+                signature: SignedHead(
+                    document: document, change: ChangeID(device: mallory.id, seq: 1), hash: head.hash,
+                    signedWith: mallory
+                ).signature),
         ]
         for variant in variants { #expect(!variant.isAuthentic, "\(variant)") }
     }
@@ -104,7 +115,9 @@ import Testing
         #expect(bare.applied.isEmpty && bare.unvouched == [fake.id])
         let claimed = SignedHead(
             document: document, change: fake.id, hash: fake.hash, publicKey: mallory.publicKey,
-            signature: SignedHead(document: document, change: ChangeID(device: mallory.id, seq: 2), hash: fake.hash, signedWith: mallory).signature)
+            signature: SignedHead(
+                document: document, change: ChangeID(device: mallory.id, seq: 2), hash: fake.hash, signedWith: mallory
+            ).signature)
         let refused = try storeB.ingest([fake], heads: [claimed])
         #expect(refused.applied.isEmpty)
         #expect(refused.refusedHeads.map(\.head) == [fake.id])
@@ -243,7 +256,8 @@ import Testing
         let storeB = try directory.openStore(for: b)
         let changes = try storeA.append([Fixtures.edit("a1"), Fixtures.edit("a2")], to: document)
         // A's key signs "seq 5 has a2's hash": authentic, but not what a2 is.
-        let wrong = SignedHead(document: document, change: ChangeID(device: a.id, seq: 5), hash: changes[1].hash, signedWith: .named("A"))
+        let wrong = SignedHead(
+            document: document, change: ChangeID(device: a.id, seq: 5), hash: changes[1].hash, signedWith: .named("A"))
         let result = try storeB.ingest(changes, heads: [wrong])
         #expect(result.applied.isEmpty)
         #expect(result.refusedHeads.map(\.head) == [wrong.change])

@@ -39,7 +39,9 @@ import Testing
         (.link, 1),  // the store file's, after the log's
         (.synchronizeDirectory, 0),
     ])
-    func aSnapshotWhoseStepFailsThrowsLeavesNoCopyAndThePreviousOneIntact(kind: FaultInjectingFileSystem.Step.Kind, occurrence: Int) throws {
+    func aSnapshotWhoseStepFailsThrowsLeavesNoCopyAndThePreviousOneIntact(
+        kind: FaultInjectingFileSystem.Step.Kind, occurrence: Int
+    ) throws {
         let source = try storeWithLog()
         try ChangeLogStore.snapshot(ofStoreAt: source, to: directory.file("first.sqlite"))
         let first = try files("first")
@@ -47,8 +49,9 @@ import Testing
 
         let dryRun = FaultInjectingFileSystem()
         try ChangeLogStore.snapshot(ofStoreAt: source, to: directory.file("dry.sqlite"), fileSystem: dryRun)
-        let step = try #require(dryRun.steps.indices.filter { dryRun.steps[$0].kind == kind }.dropFirst(occurrence).first,
-                                "\(dryRun.steps)")
+        let step = try #require(
+            dryRun.steps.indices.filter { dryRun.steps[$0].kind == kind }.dropFirst(occurrence).first,
+            "\(dryRun.steps)")
 
         let failing = FaultInjectingFileSystem(faults: [.fail(atStep: step, with: .ioError, writtenPrefix: 100)])
         let error = try #require(throws: StoreError.self) {
@@ -80,7 +83,8 @@ import Testing
         let recorder = FaultInjectingFileSystem()
         let url = directory.file("new.sqlite")
         _ = try ChangeLogStore(at: url, key: DeviceKey.named("A"), durability: durability, fileSystem: recorder)
-        let expected: [FaultInjectingFileSystem.Step.Kind] = durability == .off
+        let expected: [FaultInjectingFileSystem.Step.Kind] =
+            durability == .off
             ? [.writeFile, .rename] : [.writeFile, .synchronizeFile, .rename, .synchronizeDirectory]
         #expect(recorder.steps.map(\.kind) == expected)
         #expect(recorder.steps.last { $0.kind == .rename }?.destination == url.path)

@@ -1,8 +1,8 @@
 import FolioCore
 import FolioStore
+import FolioTesting
 import Foundation
 import Testing
-import FolioTesting
 
 /// `ChangeLogStore.snapshot(ofStoreAt:to:)` copies a store, its unfolded log included, without writing anything
 /// beside it, and refuses a file that is not a store.
@@ -17,7 +17,8 @@ import FolioTesting
     /// The files in the test's directory whose names start with `prefix`, with their bytes.
     func files(_ prefix: String) throws -> [String: Data] {
         var files: [String: Data] = [:]
-        for name in try FileManager.default.contentsOfDirectory(atPath: directory.url.path) where name.hasPrefix(prefix) {
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.url.path) where name.hasPrefix(prefix)
+        {
             files[name] = try Data(contentsOf: directory.file(name))
         }
         return files

@@ -1,8 +1,8 @@
 import FolioCore
 import FolioStore
+import FolioTesting
 import Foundation
 import Testing
-import FolioTesting
 
 /// The log is append-only in SQLite itself, and a row altered behind the store's back is found by `verify()`.
 @Suite struct TamperingTests {
@@ -26,7 +26,8 @@ import FolioTesting
 
     @Test func theTriggersRefuseToUpdateOrDeleteAChange() throws {
         let (url, changes) = try closedStore()
-        let update = try SQLiteShell.run("UPDATE change SET lamport = 99 WHERE \(SQLiteShell.rowCondition(changes[1]));", on: url)
+        let update = try SQLiteShell.run(
+            "UPDATE change SET lamport = 99 WHERE \(SQLiteShell.rowCondition(changes[1]));", on: url)
         #expect(!update.succeeded)
         #expect(update.errors.contains("append-only"), "\(update.errors)")
         let delete = try SQLiteShell.run("DELETE FROM change WHERE \(SQLiteShell.rowCondition(changes[1]));", on: url)
@@ -42,10 +43,12 @@ import FolioTesting
         let (url, changes) = try closedStore()
         let target = changes[1]
         let body = try #require(
-            SQLiteShell.body(of: target, replacingLastByteOf: "edit number 2", with: "7"), "the operations are in the body")
+            SQLiteShell.body(of: target, replacingLastByteOf: "edit number 2", with: "7"),
+            "the operations are in the body")
 
         let blocked = try SQLiteShell.run(
-            "UPDATE change SET body = \(SQLiteShell.blobLiteral(body)) WHERE \(SQLiteShell.rowCondition(target));", on: url)
+            "UPDATE change SET body = \(SQLiteShell.blobLiteral(body)) WHERE \(SQLiteShell.rowCondition(target));",
+            on: url)
         #expect(!blocked.succeeded, "the trigger must refuse the update")
         let tampered = try SQLiteShell.run(
             """

@@ -18,23 +18,24 @@ import Testing
     private func downgrade(_ url: URL) throws {
         let queue = try DatabaseQueue(path: url.path)
         try queue.write { db in
-            try db.execute(sql: """
-                CREATE TABLE old_pending (
-                    document INTEGER NOT NULL,
-                    device INTEGER NOT NULL,
-                    seq INTEGER NOT NULL,
-                    hash BLOB NOT NULL,
-                    body BLOB NOT NULL,
-                    PRIMARY KEY (document, device, seq)
-                ) WITHOUT ROWID;
-                INSERT INTO old_pending SELECT document, device, seq, hash, body FROM pending;
-                DROP TABLE pending;
-                ALTER TABLE old_pending RENAME TO pending;
-                ALTER TABLE document DROP COLUMN waiting;
-                DROP TABLE device_head;
-                DROP TABLE device_key;
-                DELETE FROM grdb_migrations WHERE identifier IN ('v3 waiting changes by dependency', 'v4 signed heads');
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE old_pending (
+                        document INTEGER NOT NULL,
+                        device INTEGER NOT NULL,
+                        seq INTEGER NOT NULL,
+                        hash BLOB NOT NULL,
+                        body BLOB NOT NULL,
+                        PRIMARY KEY (document, device, seq)
+                    ) WITHOUT ROWID;
+                    INSERT INTO old_pending SELECT document, device, seq, hash, body FROM pending;
+                    DROP TABLE pending;
+                    ALTER TABLE old_pending RENAME TO pending;
+                    ALTER TABLE document DROP COLUMN waiting;
+                    DROP TABLE device_head;
+                    DROP TABLE device_key;
+                    DELETE FROM grdb_migrations WHERE identifier IN ('v3 waiting changes by dependency', 'v4 signed heads');
+                    """)
         }
         try queue.close()
     }
@@ -42,7 +43,8 @@ import Testing
     /// Changes that waited in a store from before signed heads came from peers nothing vouched for: once their
     /// dependencies are in, they wait for a head of their device that reaches them.
     @Test func waitingChangesOfAnOlderStoreAreAppliedWhenTheirDependenciesAndAHeadArrive() throws {
-        let a = Device.named("A"), b = Device.named("B")
+        let a = Device.named("A")
+        let b = Device.named("B")
         let storeA = try directory.openStore(for: a)
         let storeB = try directory.openStore(for: b)
         let a1 = try storeA.append(Fixtures.edit("a1"), to: Fixtures.document)

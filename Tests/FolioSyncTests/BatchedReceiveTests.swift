@@ -20,7 +20,8 @@ import Testing
     /// `edits`: `edits` changes per document, made as `device`.
     private func store(_ name: String, as device: Device, edits: Int) throws -> ChangeLogStore {
         let store = try ChangeLogStore(
-            at: directory.file("\(name).sqlite"), device: device, clock: ManualClock(start: Fixtures.start), access: .exclusive)
+            at: directory.file("\(name).sqlite"), device: device, clock: ManualClock(start: Fixtures.start),
+            access: .exclusive)
         for document in Self.documents where edits > 0 {
             try store.append((1...edits).map { Fixtures.edit("\(device.name) \(document) \($0)") }, to: document)
         }
@@ -38,7 +39,8 @@ import Testing
 
     /// Runs an exchange over a reliable first-in first-out pipe; with `batched`, consecutive messages to the same
     /// side are handed over together.
-    private func exchange(_ initiator: ChangeLogStore, _ responder: ChangeLogStore, batched: Bool) throws -> Transcript {
+    private func exchange(_ initiator: ChangeLogStore, _ responder: ChangeLogStore, batched: Bool) throws -> Transcript
+    {
         let limits = SyncSession.Limits(changesPerMessage: 2)
         var first = try SyncDriver(store: initiator, role: .initiator, id: 11, limits: limits)
         var second = try SyncDriver(store: responder, role: .responder, id: 22, limits: limits)
@@ -92,15 +94,19 @@ import Testing
         let messages = [
             SyncMessage.changes(
                 document: Fixtures.document, changes: good.map(EncodedChange.init),
-                heads: [SignedHead(signing: good[1], with: DeviceKey.known(Self.sender.id)!)]).encoded(),
+                heads: [SignedHead(signing: good[1], with: DeviceKey.known(Self.sender.id)!)]
+            ).encoded(),
             SyncMessage.changes(
                 document: Fixtures.thirdDocument, changes: [EncodedChange(reused)],
-                heads: [SignedHead(signing: reused, with: DeviceKey.known(Self.sender.id)!)]).encoded(),
+                heads: [SignedHead(signing: reused, with: DeviceKey.known(Self.sender.id)!)]
+            ).encoded(),
         ]
 
         var driver = try SyncDriver(store: receiver, role: .initiator, id: 1)
         #expect(throws: SyncError.self) { _ = try driver.receive(batch: messages) }
-        #expect(try receiver.changes(of: Fixtures.document).map(\.hash) == good.map(\.hash), "the first message's changes stay")
+        #expect(
+            try receiver.changes(of: Fixtures.document).map(\.hash) == good.map(\.hash),
+            "the first message's changes stay")
         #expect(try receiver.changes(of: Fixtures.thirdDocument).map(\.kind) == [Fixtures.edit("the sender's")])
         try receiver.checkInvariants()
     }

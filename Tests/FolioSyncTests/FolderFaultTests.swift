@@ -54,7 +54,9 @@ import Testing
         let step = try step(kind, last: kind == .synchronizeDirectory)
         let (store, root) = try prepare(in: directory)
         let failing = FaultInjectingFileSystem(faults: [.fail(atStep: step, with: code, writtenPrefix: 7)])
-        let error = try #require(throws: SyncError.self) { try FolderTransport(root: root, fileSystem: failing).sync(store) }
+        let error = try #require(throws: SyncError.self) {
+            try FolderTransport(root: root, fileSystem: failing).sync(store)
+        }
         #expect(error.code == .io)
         #expect((error.cause as? FileSystemError)?.code == code, "\(error)")
         // No temporary file is left; the batch is there only if the failure came after it was published.
@@ -76,7 +78,9 @@ import Testing
         let step = try step(.writeFile)
         let (store, root) = try prepare(in: directory)
         let crashing = FaultInjectingFileSystem(faults: [.crash(atStep: step, writtenPrefix: 5)])
-        let error = try #require(throws: SyncError.self) { try FolderTransport(root: root, fileSystem: crashing).sync(store) }
+        let error = try #require(throws: SyncError.self) {
+            try FolderTransport(root: root, fileSystem: crashing).sync(store)
+        }
         #expect((error.cause as? FileSystemError)?.code == .crashed, "\(error)")
         // The torn temporary file stays (the process died), under a name readers ignore.
         #expect(!items(under: root).contains { $0.hasSuffix(".changes") })

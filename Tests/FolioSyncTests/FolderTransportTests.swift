@@ -1,9 +1,9 @@
 import FolioCore
 import FolioStore
 import FolioSync
+import FolioTesting
 import Foundation
 import Testing
-import FolioTesting
 
 @Suite struct FolderTransportTests {
     let directory: TemporaryDirectory
@@ -32,7 +32,9 @@ import FolioTesting
         let first = try folder.sync(storeA)
         #expect(first.isComplete && first.changesSent == 7 && first.messagesSent == 3, "\(first)")
         let second = try folder.sync(storeB)
-        #expect(second.isComplete && second.changesReceived == 7 && second.changesApplied == 7 && second.changesSent == 1, "\(second)")
+        #expect(
+            second.isComplete && second.changesReceived == 7 && second.changesApplied == 7 && second.changesSent == 1,
+            "\(second)")
         let third = try folder.sync(storeA)
         #expect(third.changesReceived == 1 && third.changesSent == 0, "\(third)")
         try Convergence.expectConverged([storeA, storeB])
@@ -57,7 +59,9 @@ import FolioTesting
             for device in [Self.a, Self.b, Self.c] {
                 let store = try directory.openStore(for: device)
                 try store.append(Fixtures.edit("\(device.name) round \(round)"), to: Fixtures.document)
-                try store.append(Fixtures.edit("\(device.name) own \(round)"), to: DocumentID(UUIDBytes(high: 9, low: UInt64(device.name.utf8.first!))))
+                try store.append(
+                    Fixtures.edit("\(device.name) own \(round)"),
+                    to: DocumentID(UUIDBytes(high: 9, low: UInt64(device.name.utf8.first!))))
                 #expect(try folder.sync(store).isComplete)
                 try store.checkInvariants()
                 try store.close()
@@ -121,7 +125,8 @@ import FolioTesting
                 group.addTask {
                     for round in 0..<15 {
                         let document = round % 3 == 0 ? Fixtures.otherDocument : Fixtures.document
-                        try store.append((0...(round % 3)).map { Fixtures.edit("\(index) round \(round) #\($0)") }, to: document)
+                        try store.append(
+                            (0...(round % 3)).map { Fixtures.edit("\(index) round \(round) #\($0)") }, to: document)
                         _ = try folder.sync(store)
                         try store.checkInvariants()
                     }
@@ -131,7 +136,9 @@ import FolioTesting
         }
         for store in stores + stores { #expect(try folder.sync(store).isComplete) }
         try Convergence.expectConverged(stores)
-        #expect(try stores[0].vector(of: Fixtures.document).changeCount + stores[0].vector(of: Fixtures.otherDocument).changeCount == 60)
+        #expect(
+            try stores[0].vector(of: Fixtures.document).changeCount
+                + stores[0].vector(of: Fixtures.otherDocument).changeCount == 60)
         // Every change was written to the folder once, by its author.
         let names = try batchFiles()
         #expect(names.allSatisfy { !$0.contains(".tmp-") })
@@ -153,7 +160,9 @@ import FolioTesting
 
         let report = try folder.sync(storeB)
         #expect(!report.isComplete && report.messagesRejected == 1)
-        #expect(report.problems.count == 1 && report.problems[0].contains("5-6.changes") && report.problems[0].contains("checksum"), "\(report.problems)")
+        #expect(
+            report.problems.count == 1 && report.problems[0].contains("5-6.changes")
+                && report.problems[0].contains("checksum"), "\(report.problems)")
         #expect(try storeB.vector(of: Fixtures.document)[Self.a.id] == 4)
         #expect(try storeB.vector(of: Fixtures.otherDocument)[Self.a.id] == 1)
         try storeB.checkInvariants()
@@ -177,7 +186,9 @@ import FolioTesting
             try bytes.prefix(length).write(to: file)
             let storeB = try ChangeLogStore(at: directory.file("B\(length).sqlite"), device: Self.b)
             let report = try folder.sync(storeB)
-            #expect(!report.isComplete && report.messagesRejected == 1 && report.changesReceived == 0, "cut to \(length) bytes: \(report)")
+            #expect(
+                !report.isComplete && report.messagesRejected == 1 && report.changesReceived == 0,
+                "cut to \(length) bytes: \(report)")
             #expect(try storeB.documents().isEmpty)
             try storeB.close()
             try FileManager.default.removeItem(at: file)
@@ -190,7 +201,8 @@ import FolioTesting
         try storeA.append((1...5).map { Fixtures.edit("a\($0)") }, to: Fixtures.document)
         _ = try folder.sync(storeA)
         // As if A crashed after publishing its file and before recording it.
-        try storeA.setSyncCursor(VersionVector(), peer: "folder \(try folder.identity()) \(Self.a.id)", document: Fixtures.document)
+        try storeA.setSyncCursor(
+            VersionVector(), peer: "folder \(try folder.identity()) \(Self.a.id)", document: Fixtures.document)
         try storeA.append(Fixtures.edit("a6"), to: Fixtures.document)
         let report = try folder.sync(storeA)
         #expect(report.isComplete && report.changesSent == 1, "\(report)")

@@ -9,13 +9,16 @@ import Testing
 /// never shows a reader a half-written file, and both stores end with the same sound log.
 @Suite struct FolderTwoProcessTests {
     @Test func twoProcessesAtOnceConverge() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("folio-two-\(UInt64.random(in: 0...UInt64.max))")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "folio-two-\(UInt64.random(in: 0...UInt64.max))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let folder = directory.appendingPathComponent("Shared").path
         func arguments(_ device: String, rounds: Int, append: Int) -> [String] {
-            ["log", "sync", "--store", directory.appendingPathComponent("\(device).sqlite").path, "--folder", folder,
-             "--device", device, "--rounds", "\(rounds)", "--append", "\(append)"]
+            [
+                "log", "sync", "--store", directory.appendingPathComponent("\(device).sqlite").path, "--folder", folder,
+                "--device", device, "--rounds", "\(rounds)", "--append", "\(append)",
+            ]
         }
         async let first = Task.detached { try ToolRun.folio(arguments("A", rounds: 30, append: 7)) }.value
         async let second = Task.detached { try ToolRun.folio(arguments("B", rounds: 30, append: 5)) }.value

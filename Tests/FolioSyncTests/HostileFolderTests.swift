@@ -1,9 +1,10 @@
 import FolioCore
 import FolioStore
-@testable import FolioSync
 import FolioTesting
 import Foundation
 import Testing
+
+@testable import FolioSync
 
 /// Files planted in a shared folder by someone other than the device whose directory holds them: their claims are
 /// checked, and none of them can stop a device, or make it stop sharing its changes.
@@ -39,10 +40,14 @@ import Testing
             writer: Self.a, document: Fixtures.document, first: 2, last: 2, vector: a2.vector, devices: [], changes: [],
             heads: [])
         try plant(forged, signedWith: DeviceKey.known(Self.mallory.id)!)
-        #expect(throws: CodecError.self) { try FolderBatch(decoding: forged.encoded(signedWith: DeviceKey.known(Self.mallory.id)!)) }
+        #expect(throws: CodecError.self) {
+            try FolderBatch(decoding: forged.encoded(signedWith: DeviceKey.known(Self.mallory.id)!))
+        }
 
         let report = try folder.sync(storeA)
-        #expect(report.problems.contains { $0.contains(forged.fileName) && $0.contains("not a file of this device") }, "\(report.problems)")
+        #expect(
+            report.problems.contains { $0.contains(forged.fileName) && $0.contains("not a file of this device") },
+            "\(report.problems)")
         #expect(report.changesSent == 1, "A writes a2 although the forged file claims it")
         _ = try folder.sync(storeB)
         #expect(try storeB.change(a1.hash, of: Fixtures.document) == a1)
@@ -68,16 +73,18 @@ import Testing
         try storeA.append(Fixtures.edit("a1"), to: Fixtures.document)
         #expect(try folder.sync(storeA).isComplete)
         let vector = Self.overflowingVector(devices: devices, seq: seq)
-        try plant(FolderBatch(
-            writer: Self.mallory, document: Fixtures.document, first: 1, last: .max, vector: vector, devices: [],
-            changes: [], heads: []))
+        try plant(
+            FolderBatch(
+                writer: Self.mallory, document: Fixtures.document, first: 1, last: .max, vector: vector, devices: [],
+                changes: [], heads: []))
 
         let storeB = try directory.openStore(for: Self.b)
         try storeB.append(Fixtures.edit("b1"), to: Fixtures.document)
         let report = try folder.sync(storeB)
         #expect(!report.isComplete)
         #expect(report.problems.contains { $0.contains("\(Self.mallory.id)") }, "\(report.problems)")
-        #expect(try storeB.vector(of: Fixtures.document) == VersionVector([(Self.a.id, UInt64(1)), (Self.b.id, UInt64(1))]))
+        #expect(
+            try storeB.vector(of: Fixtures.document) == VersionVector([(Self.a.id, UInt64(1)), (Self.b.id, UInt64(1))]))
         // The honest peer still gets everything, and a second sync reads the bad file again without harm.
         #expect(try folder.sync(storeA).changesApplied == 1)
         _ = try folder.sync(storeB)
@@ -89,9 +96,10 @@ import Testing
         let storeB = try directory.openStore(for: Self.b)
         let b1 = try storeB.append(Fixtures.edit("b1"), to: Fixtures.document)
         // Mallory's file holds no change but says the folder holds B's first change: it does not.
-        try plant(FolderBatch(
-            writer: Self.mallory, document: Fixtures.document, first: 1, last: 1, vector: b1.vector, devices: [],
-            changes: [], heads: []))
+        try plant(
+            FolderBatch(
+                writer: Self.mallory, document: Fixtures.document, first: 1, last: 1, vector: b1.vector, devices: [],
+                changes: [], heads: []))
 
         _ = try folder.sync(storeB)
         _ = try folder.sync(storeA)
@@ -109,12 +117,14 @@ import Testing
         // A file in A's own directory, with A's name as writer, whose vector counts past 64 bits.
         let vector = Self.overflowingVector(devices: devices, seq: seq, including: Self.a.id)
         let planted = FolderBatch(
-            writer: Self.a, document: Fixtures.document, first: 1, last: .max, vector: vector, devices: [], changes: [], heads: [])
+            writer: Self.a, document: Fixtures.document, first: 1, last: .max, vector: vector, devices: [], changes: [],
+            heads: [])
         try plant(planted)
         let report = try folder.sync(storeA)
         #expect(report.problems.contains { $0.contains(planted.fileName) }, "\(report.problems)")
         _ = try folder.sync(storeB)
-        try FileManager.default.removeItem(at: directory.file("Shared/\(Self.a.id)/\(Fixtures.document)/\(planted.fileName)"))
+        try FileManager.default.removeItem(
+            at: directory.file("Shared/\(Self.a.id)/\(Fixtures.document)/\(planted.fileName)"))
 
         #expect(try folder.sync(storeA).isComplete)
         #expect(try folder.sync(storeB).isComplete)
@@ -137,10 +147,11 @@ import Testing
             document: Fixtures.document, id: ChangeID(device: Self.a.id, seq: 1), parents: [],
             vector: VersionVector([(Self.a.id, UInt64(1))]), lamport: 1, wallTime: Fixtures.start,
             kind: Fixtures.edit("not A's"))
-        try plant(FolderBatch(
-            writer: Self.mallory, document: Fixtures.document, first: 1, last: 2,
-            vector: fakeB1.vector.merging(fakeA1.vector), devices: [],
-            changes: [EncodedChange(fakeB1), EncodedChange(fakeA1)], heads: []))
+        try plant(
+            FolderBatch(
+                writer: Self.mallory, document: Fixtures.document, first: 1, last: 2,
+                vector: fakeB1.vector.merging(fakeA1.vector), devices: [],
+                changes: [EncodedChange(fakeB1), EncodedChange(fakeA1)], heads: []))
 
         let fromB = try folder.sync(storeB)
         #expect(fromB.problems.contains { $0.contains("\(b1.id)") && $0.contains("refused") }, "\(fromB.problems)")
@@ -167,10 +178,11 @@ import Testing
         var vector = VersionVector()
         for (index, change) in chain.enumerated().reversed() {
             vector = VersionVector([(Self.a.id, UInt64(index + 1))])
-            try plant(FolderBatch(
-                writer: Self.a, document: Fixtures.document, first: UInt64(index + 1), last: UInt64(index + 1),
-                vector: vector, devices: [], changes: [EncodedChange(change)],
-                heads: [SignedHead(signing: change, with: DeviceKey.known(Self.a.id)!)]))
+            try plant(
+                FolderBatch(
+                    writer: Self.a, document: Fixtures.document, first: UInt64(index + 1), last: UInt64(index + 1),
+                    vector: vector, devices: [], changes: [EncodedChange(change)],
+                    heads: [SignedHead(signing: change, with: DeviceKey.known(Self.a.id)!)]))
         }
         // Files are read in order of their counts, so a1 comes first: make a1's file unreadable for now.
         let first = place.appendingPathComponent(FolderBatch.fileName(first: 1, last: 1))

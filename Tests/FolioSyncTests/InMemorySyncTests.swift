@@ -1,9 +1,9 @@
 import FolioCore
 import FolioStore
 import FolioSync
+import FolioTesting
 import Foundation
 import Testing
-import FolioTesting
 
 @Suite struct InMemorySyncTests {
     let directory: TemporaryDirectory
@@ -100,14 +100,19 @@ import FolioTesting
         func run(_ name: String) throws -> [InMemoryExchange] {
             let folder = directory.file(name)
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            let storeA = try ChangeLogStore(at: folder.appendingPathComponent("A.sqlite"), device: Self.a, clock: ManualClock(start: Fixtures.start))
-            let storeB = try ChangeLogStore(at: folder.appendingPathComponent("B.sqlite"), device: Self.b, clock: ManualClock(start: Fixtures.start))
+            let storeA = try ChangeLogStore(
+                at: folder.appendingPathComponent("A.sqlite"), device: Self.a, clock: ManualClock(start: Fixtures.start)
+            )
+            let storeB = try ChangeLogStore(
+                at: folder.appendingPathComponent("B.sqlite"), device: Self.b, clock: ManualClock(start: Fixtures.start)
+            )
             try storeA.append((0..<20).map { Fixtures.edit("a\($0)") }, to: Fixtures.document)
             try storeB.append((0..<20).map { Fixtures.edit("b\($0)") }, to: Fixtures.document)
             let hub = InMemoryHub(seed: 42, faults: .unreliable, limits: SyncSession.Limits(changesPerMessage: 3))
             return [try hub.sync(storeA, with: storeB), try hub.sync(storeB, with: storeA)]
         }
-        let first = try run("first"), second = try run("second")
+        let first = try run("first")
+        let second = try run("second")
         #expect(first == second)
         #expect(first[0].dropped + first[0].duplicated + first[0].reordered > 0)
     }
@@ -155,7 +160,8 @@ import FolioTesting
 
     @Test func aReusedDeviceIdentityWithEqualVectorsIsAnIntegrityError() throws {
         let storeA = try directory.openStore(for: Self.a)
-        let clone = try ChangeLogStore(at: directory.file("clone.sqlite"), device: Self.a, clock: ManualClock(start: Fixtures.start))
+        let clone = try ChangeLogStore(
+            at: directory.file("clone.sqlite"), device: Self.a, clock: ManualClock(start: Fixtures.start))
         try storeA.append(Fixtures.edit("original"), to: Fixtures.document)
         try clone.append(Fixtures.edit("the clone's"), to: Fixtures.document)
         // Both vectors are [A: 1]: only the heads tell the logs apart.
@@ -167,7 +173,8 @@ import FolioTesting
 
     @Test func aReusedDeviceIdentityWithMoreChangesIsAnIntegrityError() throws {
         let storeA = try directory.openStore(for: Self.a)
-        let clone = try ChangeLogStore(at: directory.file("clone.sqlite"), device: Self.a, clock: ManualClock(start: Fixtures.start))
+        let clone = try ChangeLogStore(
+            at: directory.file("clone.sqlite"), device: Self.a, clock: ManualClock(start: Fixtures.start))
         try storeA.append(Fixtures.edit("original"), to: Fixtures.document)
         try clone.append([Fixtures.edit("the clone's"), Fixtures.edit("and more")], to: Fixtures.document)
         let error = #expect(throws: SyncError.self) { try InMemoryHub(seed: 7).sync(storeA, with: clone) }

@@ -41,7 +41,9 @@ import Testing
         #expect(relayed.isComplete)
         try Convergence.expectConverged([storeB, storeC])
         try storeC.checkInvariants()
-        #expect(try storeC.signedHeads(of: Fixtures.document).filter { $0.change.device == Self.a.id }.map(\.change.seq) == [250, 500, 600])
+        #expect(
+            try storeC.signedHeads(of: Fixtures.document).filter { $0.change.device == Self.a.id }.map(\.change.seq)
+                == [250, 500, 600])
     }
 
     /// The relay's heads are where the batches that brought them ended; the peer asks from elsewhere, so the
@@ -53,7 +55,8 @@ import Testing
         let changes = try storeA.append((1...600).map { Fixtures.edit("a\($0)") }, to: Fixtures.document)
         #expect(try InMemoryHub(seed: 4, limits: Self.limits).sync(storeB, with: storeA).isComplete)
         // C already has A's first ten changes: B's messages to it start at 11 and end at 35, 60, 85…
-        try storeC.ingest(Array(changes.prefix(10)), heads: [SignedHead(signing: changes[9], with: DeviceKey.known(Self.a.id)!)])
+        try storeC.ingest(
+            Array(changes.prefix(10)), heads: [SignedHead(signing: changes[9], with: DeviceKey.known(Self.a.id)!)])
         let relayed = try InMemoryHub(seed: 5, limits: Self.limits).sync(storeC, with: storeB)
         #expect(relayed.isComplete)
         try Convergence.expectConverged([storeB, storeC])
@@ -67,10 +70,12 @@ import Testing
         _ = try InMemoryHub(seed: 3, limits: Self.limits).sync(storeB, with: storeA)
         let changes = try storeB.changes(of: Fixtures.document).map(EncodedChange.init)
         let heads = try storeB.signedHeads(of: Fixtures.document)
-        var session = SyncSession(device: Self.b, id: 1, role: .responder, vectors: [:], limits: SyncSession.Limits(changesPerMessage: 100))
+        var session = SyncSession(
+            device: Self.b, id: 1, role: .responder, vectors: [:], limits: SyncSession.Limits(changesPerMessage: 100))
         let kept = heads.map(\.change.seq)
         #expect(kept == [250, 500, 750, 1_000], "the latest head of each span of 256")
-        let messages = session.fetched(changes, heads: heads, of: Fixtures.document).compactMap { action -> (ClosedRange<UInt64>, [SignedHead])? in
+        let messages = session.fetched(changes, heads: heads, of: Fixtures.document).compactMap {
+            action -> (ClosedRange<UInt64>, [SignedHead])? in
             guard case .send(.changes(_, let batch, let heads)) = action else { return nil }
             return (batch.first!.change.id.seq...batch.last!.change.id.seq, heads)
         }

@@ -18,19 +18,30 @@ import Testing
     static func samples() -> [SyncMessage] {
         let changes = sampleChanges()
         return [
-            .hello(SyncHello(
-                device: a, session: 0xDEAD_BEEF_0000_0001,
-                vectors: [Fixtures.document: changes[3].vector, Fixtures.otherDocument: VersionVector(), Fixtures.thirdDocument: changes[0].vector],
-                heads: [Fixtures.document: [changes[3].hash, changes[2].hash], Fixtures.otherDocument: [changes[1].hash]],
-                devices: [c, a, b])),
-            .hello(SyncHello(device: Device(id: b.id, name: ""), session: 7, replyTo: 0xFFFF_FFFF_FFFF_FFFF, vectors: [:])),
+            .hello(
+                SyncHello(
+                    device: a, session: 0xDEAD_BEEF_0000_0001,
+                    vectors: [
+                        Fixtures.document: changes[3].vector, Fixtures.otherDocument: VersionVector(),
+                        Fixtures.thirdDocument: changes[0].vector,
+                    ],
+                    heads: [
+                        Fixtures.document: [changes[3].hash, changes[2].hash],
+                        Fixtures.otherDocument: [changes[1].hash],
+                    ],
+                    devices: [c, a, b])),
+            .hello(
+                SyncHello(device: Device(id: b.id, name: ""), session: 7, replyTo: 0xFFFF_FFFF_FFFF_FFFF, vectors: [:])),
             .request(document: Fixtures.document, since: changes[2].vector),
             .request(document: Fixtures.otherDocument, since: VersionVector()),
             .changes(document: Fixtures.document, changes: changes.map(EncodedChange.init), heads: []),
             .changes(
                 document: Fixtures.document, changes: changes.map(EncodedChange.init),
-                heads: [SignedHead(signing: changes[3], with: .named("C")), SignedHead(signing: changes[2], with: .named("A"))]
-                    .sorted { $0.change.device < $1.change.device }),
+                heads: [
+                    SignedHead(signing: changes[3], with: .named("C")),
+                    SignedHead(signing: changes[2], with: .named("A")),
+                ]
+                .sorted { $0.change.device < $1.change.device }),
             .changes(document: Fixtures.document, changes: [], heads: []),
             .done(from: 1, to: UInt64.max),
         ]
@@ -48,7 +59,10 @@ import Testing
 
     @Test func decodedChangesKeepTheirHashes() throws {
         let changes = Self.sampleChanges()
-        let decoded = try SyncMessage(decoding: SyncMessage.changes(document: Fixtures.document, changes: changes.map(EncodedChange.init), heads: []).encoded())
+        let decoded = try SyncMessage(
+            decoding: SyncMessage.changes(
+                document: Fixtures.document, changes: changes.map(EncodedChange.init), heads: []
+            ).encoded())
         guard case .changes(_, let received, _) = decoded else {
             Issue.record("decoded \(decoded)")
             return
@@ -67,8 +81,10 @@ import Testing
         for (document, vector) in vectors { forward[document] = vector }
         var backward: [DocumentID: VersionVector] = [:]
         for (document, vector) in vectors.reversed() { backward[document] = vector }
-        let first = SyncMessage.hello(SyncHello(device: Self.a, session: 1, vectors: forward, devices: [Self.b, Self.a]))
-        let second = SyncMessage.hello(SyncHello(device: Self.a, session: 1, vectors: backward, devices: [Self.a, Self.b]))
+        let first = SyncMessage.hello(
+            SyncHello(device: Self.a, session: 1, vectors: forward, devices: [Self.b, Self.a]))
+        let second = SyncMessage.hello(
+            SyncHello(device: Self.a, session: 1, vectors: backward, devices: [Self.a, Self.b]))
         #expect(first.encoded() == second.encoded())
     }
 
@@ -95,7 +111,8 @@ import Testing
         // Version 1 carried changes without signed heads; a later one is unknown.
         for version in [1, SyncMessage.formatVersion + 1] {
             bytes[0] = version
-            #expect((#expect(throws: CodecError.self) { try SyncMessage(decoding: bytes) })?.code == .unsupportedVersion)
+            #expect(
+                (#expect(throws: CodecError.self) { try SyncMessage(decoding: bytes) })?.code == .unsupportedVersion)
         }
         bytes[0] = SyncMessage.formatVersion
         bytes[1] = 99
@@ -104,9 +121,11 @@ import Testing
 
     @Test func headsOfAnotherDocumentOrOutOfOrderAreRefused() {
         let changes = Self.sampleChanges()
-        let headA = SignedHead(signing: changes[2], with: .named("A")), headC = SignedHead(signing: changes[3], with: .named("C"))
+        let headA = SignedHead(signing: changes[2], with: .named("A"))
+        let headC = SignedHead(signing: changes[3], with: .named("C"))
         let encodedChanges = changes.map(EncodedChange.init)
-        let message = SyncMessage.changes(document: Fixtures.document, changes: encodedChanges, heads: [headA, headC]).encoded()
+        let message = SyncMessage.changes(document: Fixtures.document, changes: encodedChanges, heads: [headA, headC])
+            .encoded()
         // The heads come last, in device order: swap them.
         let size = headA.encoded().count
         let first = Array(message[(message.count - size - headC.encoded().count)...].prefix(size))
@@ -142,7 +161,8 @@ import Testing
 
     @Test func emptyEntriesOfAHelloSayNothing() throws {
         let hello = SyncHello(
-            device: Self.a, session: 1, vectors: [Fixtures.document: VersionVector()], heads: [Fixtures.otherDocument: []])
+            device: Self.a, session: 1, vectors: [Fixtures.document: VersionVector()],
+            heads: [Fixtures.otherDocument: []])
         #expect(hello.vectors.isEmpty && hello.heads.isEmpty)
         #expect(try SyncMessage(decoding: SyncMessage.hello(hello).encoded()) == .hello(hello))
     }

@@ -18,7 +18,9 @@ import Testing
         let note = second.make(b, "b's note")
         var third = ChangeMaker(document: Fixtures.thirdDocument)
         let other = third.make(a, "a's note")
-        return (ModelStore([a1, a2, a3, other]), ModelStore([a1, b1, note]), ModelStore([a1, a2, a3, b1, note, other]))
+        return (
+            ModelStore([a1, a2, a3, other]), ModelStore([a1, b1, note]), ModelStore([a1, a2, a3, b1, note, other])
+        )
     }
 
     /// Both sides of an exchange and the messages on their way, as one value.
@@ -35,7 +37,8 @@ import Testing
             var bytes: [UInt8]
             static func < (lhs: Envelope, rhs: Envelope) -> Bool {
                 (lhs.to, lhs.bytes.count) < (rhs.to, rhs.bytes.count)
-                    || ((lhs.to, lhs.bytes.count) == (rhs.to, rhs.bytes.count) && lhs.bytes.lexicographicallyPrecedes(rhs.bytes))
+                    || ((lhs.to, lhs.bytes.count) == (rhs.to, rhs.bytes.count)
+                        && lhs.bytes.lexicographicallyPrecedes(rhs.bytes))
             }
         }
 
@@ -47,13 +50,17 @@ import Testing
                 case .send(let message):
                     inFlight.append(Envelope(to: 1 - side, bytes: message.encoded()))
                 case .fetch(let document, let since):
-                    queue.append(contentsOf: sessions[side].fetched(stores[side].changes(of: document, since: since), heads: [], of: document))
+                    queue.append(
+                        contentsOf: sessions[side].fetched(
+                            stores[side].changes(of: document, since: since), heads: [], of: document))
                 case .ingest(let document, let changes, _):
                     stores[side].ingest(changes)
-                    queue.append(contentsOf: sessions[side].ingested(document, vector: stores[side].vector(of: document)))
+                    queue.append(
+                        contentsOf: sessions[side].ingested(document, vector: stores[side].vector(of: document)))
                 case .verify(let document, let heads):
                     let log = Set(stores[side].log(of: document))
-                    precondition(heads.allSatisfy(log.contains), "side \(side) lacks a head of \(document) its vector covers")
+                    precondition(
+                        heads.allSatisfy(log.contains), "side \(side) lacks a head of \(document) its vector covers")
                 }
             }
             inFlight.sort()
@@ -84,17 +91,24 @@ import Testing
             if world.sessions[0].isFinished {
                 finished += 1
                 for side in 0...1 {
-                    for document in expected.documents where world.stores[side].log(of: document) != expected.log(of: document) {
-                        failures.append("side \(side) finished without converging on \(document): \(world.stores[side].vector(of: document))")
+                    for document in expected.documents
+                    where world.stores[side].log(of: document) != expected.log(of: document) {
+                        failures.append(
+                            "side \(side) finished without converging on \(document): \(world.stores[side].vector(of: document))"
+                        )
                     }
-                    if world.stores[side].pendingCount != 0 { failures.append("side \(side) finished with pending changes") }
+                    if world.stores[side].pendingCount != 0 {
+                        failures.append("side \(side) finished with pending changes")
+                    }
                 }
                 return
             }
             if world.inFlight.isEmpty {
                 guard world.ticksLeft > 0 else {
                     stuck += 1
-                    if world.faultsLeft > 0 { failures.append("the exchange stalled without a fault: \(world.sessions)") }
+                    if world.faultsLeft > 0 {
+                        failures.append("the exchange stalled without a fault: \(world.sessions)")
+                    }
                     return
                 }
                 var next = world
@@ -119,12 +133,15 @@ import Testing
         }
     }
 
-    static func start(faults: Int, ticks: Int, limits: SyncSession.Limits = SyncSession.Limits()) -> (World, ModelStore) {
+    static func start(faults: Int, ticks: Int, limits: SyncSession.Limits = SyncSession.Limits()) -> (World, ModelStore)
+    {
         let (storeA, storeB, all) = histories()
         var world = World(
             sessions: [
-                SyncSession(device: a, id: 11, role: .initiator, vectors: storeA.vectors, heads: storeA.heads, limits: limits),
-                SyncSession(device: b, id: 22, role: .responder, vectors: storeB.vectors, heads: storeB.heads, limits: limits),
+                SyncSession(
+                    device: a, id: 11, role: .initiator, vectors: storeA.vectors, heads: storeA.heads, limits: limits),
+                SyncSession(
+                    device: b, id: 22, role: .responder, vectors: storeB.vectors, heads: storeB.heads, limits: limits),
             ],
             stores: [storeA, storeB], faultsLeft: faults, ticksLeft: ticks)
         world.perform(0, world.sessions[0].start())
@@ -133,13 +150,16 @@ import Testing
     }
 
     @Test(arguments: [512, 1]) func everyDeliveryOrderConverges(changesPerMessage: Int) throws {
-        let (world, expected) = Self.start(faults: 0, ticks: 0, limits: SyncSession.Limits(changesPerMessage: changesPerMessage))
+        let (world, expected) = Self.start(
+            faults: 0, ticks: 0, limits: SyncSession.Limits(changesPerMessage: changesPerMessage))
         var search = Search()
         try search.explore(world, expected: expected)
         #expect(search.failures.isEmpty, "\(search.failures)")
         #expect(search.stuck == 0)
         #expect(search.finished > 1)
-        print("every delivery order, \(changesPerMessage) changes per message: \(search.visited.count) states, \(search.finished) finished")
+        print(
+            "every delivery order, \(changesPerMessage) changes per message: \(search.visited.count) states, \(search.finished) finished"
+        )
     }
 
     @Test func everyDeliveryOrderWithOneMessageLostOrDuplicatedConverges() throws {
@@ -191,9 +211,11 @@ import Testing
         // This side's heads are not given: none of B's heads is known to be one, so each is looked up.
         var session = SyncSession(device: Self.a, id: 1, role: .initiator, vectors: all.vectors)
         _ = session.start()
-        let actions = session.receive(.hello(SyncHello(device: Self.b, session: 2, replyTo: 1, vectors: storeB.vectors, heads: storeB.heads)))
+        let actions = session.receive(
+            .hello(SyncHello(device: Self.b, session: 2, replyTo: 1, vectors: storeB.vectors, heads: storeB.heads)))
         #expect(actions.contains(.verify(document: Fixtures.document, heads: storeB.heads[Fixtures.document]!)))
-        #expect(actions.contains(.verify(document: Fixtures.otherDocument, heads: storeB.heads[Fixtures.otherDocument]!)))
+        #expect(
+            actions.contains(.verify(document: Fixtures.otherDocument, heads: storeB.heads[Fixtures.otherDocument]!)))
         _ = storeA
     }
 
@@ -202,7 +224,8 @@ import Testing
         var session = SyncSession(device: Self.a, id: 1, role: .initiator, vectors: all.vectors, heads: all.heads)
         _ = session.start()
         // The same log on both sides: every head is one of this side's, so nothing needs a lookup.
-        let same = session.receive(.hello(SyncHello(device: Self.b, session: 2, replyTo: 1, vectors: all.vectors, heads: all.heads)))
+        let same = session.receive(
+            .hello(SyncHello(device: Self.b, session: 2, replyTo: 1, vectors: all.vectors, heads: all.heads)))
         #expect(!same.contains { if case .verify = $0 { true } else { false } }, "\(same)")
 
         // One head this side does not have as a head (say, an older change) is the only one looked up.
@@ -211,7 +234,8 @@ import Testing
         let foreign = ChangeHash(hashing: Array("not a head here".utf8))
         var theirs = all.heads
         theirs[Fixtures.document] = (theirs[Fixtures.document] ?? []) + [foreign]
-        let actions = other.receive(.hello(SyncHello(device: Self.b, session: 4, replyTo: 3, vectors: all.vectors, heads: theirs)))
+        let actions = other.receive(
+            .hello(SyncHello(device: Self.b, session: 4, replyTo: 3, vectors: all.vectors, heads: theirs)))
         let verified = actions.compactMap { action -> [ChangeHash]? in
             if case .verify(let document, let heads) = action, document == Fixtures.document { return heads }
             return nil
@@ -224,7 +248,9 @@ import Testing
         var initiator = SyncSession(device: Self.a, id: 5, role: .initiator, vectors: storeA.vectors)
         _ = initiator.start()
         // A hello answering an earlier session (4) of A's is not this session's answer.
-        #expect(initiator.receive(.hello(SyncHello(device: Self.b, session: 9, replyTo: 4, vectors: storeB.vectors))).isEmpty)
+        #expect(
+            initiator.receive(.hello(SyncHello(device: Self.b, session: 9, replyTo: 4, vectors: storeB.vectors)))
+                .isEmpty)
         #expect(initiator.peer == nil)
         _ = initiator.receive(.hello(SyncHello(device: Self.b, session: 10, replyTo: 5, vectors: [:])))
         #expect(initiator.isComplete)
@@ -241,8 +267,10 @@ import Testing
         for index in 1..<10 { last = maker.make(Self.a, on: [last], String(repeating: "x", count: index * 10)) }
         let changes = maker.made.map(EncodedChange.init)
         var session = SyncSession(
-            device: Self.a, id: 1, role: .initiator, vectors: [:], limits: SyncSession.Limits(changesPerMessage: 4, bytesPerMessage: 300))
-        let messages = session.fetched(changes, heads: [], of: Fixtures.document).compactMap { action -> [EncodedChange]? in
+            device: Self.a, id: 1, role: .initiator, vectors: [:],
+            limits: SyncSession.Limits(changesPerMessage: 4, bytesPerMessage: 300))
+        let messages = session.fetched(changes, heads: [], of: Fixtures.document).compactMap {
+            action -> [EncodedChange]? in
             if case .send(.changes(_, let batch, _)) = action { return batch }
             return nil
         }

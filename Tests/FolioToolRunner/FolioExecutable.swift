@@ -22,16 +22,22 @@ public enum FolioExecutable {
 
         for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate.path) {
             var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory), !isDirectory.boolValue {
+            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory), !isDirectory.boolValue
+            {
                 return .success(candidate)
             }
         }
-        return .failure(LocateError(message: "the built folio tool was not found; looked at: " + candidates.map(\.path).joined(separator: ", ")))
+        return .failure(
+            LocateError(
+                message: "the built folio tool was not found; looked at: "
+                    + candidates.map(\.path).joined(separator: ", ")))
     }
 
     /// Where the tool was looked for.
     public struct LocateError: Error, CustomStringConvertible {
+        /// Where the tool was looked for, and why it was not found there.
         public var message: String
+        /// The message.
         public var description: String { message }
     }
 }

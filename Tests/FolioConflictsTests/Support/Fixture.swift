@@ -15,13 +15,17 @@ enum Fixture {
     static func writer(_ device: Device) -> ChangeWriter { ChangeWriter(document: document, device: device) }
 
     static func observer(_ strategy: ConflictStrategy, settles: Bool = true) -> Observer<Notes> {
-        Observer(document: document, device: receiver, policy: ConflictPolicy(default: strategy), settles: settles, deviceNames: names)
+        Observer(
+            document: document, device: receiver, policy: ConflictPolicy(default: strategy), settles: settles,
+            deviceNames: names)
     }
 
     /// The base every device starts from (made by the iPad): a create, then an edit with `words`.
     static func base(_ words: [String], title: String = "t", writer: inout ChangeWriter) -> [Change] {
-        let create = writer.make(.lifecycle(.create(name: "Notes", type: Notes.documentType.identifier, container: .shared)), on: [], at: 1)
-        let edit = writer.edit([Notes.Operation.title(title)] + words.map { .add($0) }, of: Notes.self, on: [create], at: 2)
+        let create = writer.make(
+            .lifecycle(.create(name: "Notes", type: Notes.documentType.identifier, container: .shared)), on: [], at: 1)
+        let edit = writer.edit(
+            [Notes.Operation.title(title)] + words.map { .add($0) }, of: Notes.self, on: [create], at: 2)
         return [create, edit]
     }
 }

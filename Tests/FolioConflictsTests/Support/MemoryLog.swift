@@ -58,7 +58,9 @@ struct MemoryLog<Model: DocumentModel>: ConflictHistory {
         case .baseline(let contents):
             if let model = try? Model(contents: DocumentContents(decoding: contents)) { return model }
         case .resolution(let resolution):
-            if let contents = resolution.contents, let model = try? Model(contents: DocumentContents(decoding: contents)) {
+            if let contents = resolution.contents,
+                let model = try? Model(contents: DocumentContents(decoding: contents))
+            {
                 return model
             }
         case .edit, .lifecycle:

@@ -13,9 +13,15 @@ struct Notes: MergeableDocumentModel, Hashable {
 
         func encode(into writer: inout BinaryWriter) {
             switch self {
-            case .add(let word): writer.write(byte: 0); writer.write(string: word)
-            case .remove(let word): writer.write(byte: 1); writer.write(string: word)
-            case .title(let title): writer.write(byte: 2); writer.write(string: title)
+            case .add(let word):
+                writer.write(byte: 0)
+                writer.write(string: word)
+            case .remove(let word):
+                writer.write(byte: 1)
+                writer.write(string: word)
+            case .title(let title):
+                writer.write(byte: 2)
+                writer.write(string: title)
             }
         }
 

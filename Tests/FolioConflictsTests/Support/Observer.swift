@@ -36,8 +36,9 @@ struct Observer<Model: DocumentModel> {
     /// Shows the head every device shows, groups the heads, and carries out what the policy says.
     mutating func refresh() {
         observe()
-        guard settles, let action = engine.nextAction(
-            hasResolver: false, in: log, displayName: displayName, deviceNames: deviceNames)
+        guard settles,
+            let action = engine.nextAction(
+                hasResolver: false, in: log, displayName: displayName, deviceNames: deviceNames)
         else { return }
         actions.append(action)
         if case .settle(let settlement) = action { record(settlement) }

@@ -1,6 +1,6 @@
-import Foundation
 import FolioCore
 import FolioTesting
+import Foundation
 
 /// Builds valid histories: each step names its author (an index into `devices`) and its parents (indices of earlier
 /// steps); sequence numbers, vectors and lamport timestamps are derived the way a device derives them.
@@ -29,8 +29,9 @@ struct HistoryBuilder {
         var vector = parentChanges.reduce(VersionVector()) { $0.merging($1.vector) }
         let author = devices[device]
         let seq = UInt64(changes.count { $0.id.device == author }) + 1
-        precondition(vector[author] == seq - 1,
-                     "step \(changes.count): device \(device)'s previous change must be in the parents' past")
+        precondition(
+            vector[author] == seq - 1,
+            "step \(changes.count): device \(device)'s previous change must be in the parents' past")
         let id = ChangeID(device: author, seq: seq)
         vector.include(id)
         let change = Change(

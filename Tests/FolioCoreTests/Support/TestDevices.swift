@@ -1,6 +1,6 @@
-import Foundation
 import FolioCore
 import FolioTesting
+import Foundation
 
 /// A fixed pool of devices, sorted so that index order is device order (which makes tie-breaks predictable).
 enum TestDevices {

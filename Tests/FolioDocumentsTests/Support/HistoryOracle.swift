@@ -129,7 +129,9 @@ struct HistoryOracle {
                     scalars += text.unicodeScalars
                 case .insert(let position, let text):
                     guard position <= scalars.count else {
-                        problems.append("\(change.id): \(operation) beyond the end of \(String(String.UnicodeScalarView(scalars)).debugDescription)")
+                        problems.append(
+                            "\(change.id): \(operation) beyond the end of \(String(String.UnicodeScalarView(scalars)).debugDescription)"
+                        )
                         continue
                     }
                     scalars.insert(contentsOf: text.unicodeScalars, at: position)
@@ -148,7 +150,9 @@ struct HistoryOracle {
     }
 
     private static func text(of contents: Data) -> String {
-        guard let decoded = try? DocumentContents(decoding: contents), let document = try? TextDocument(contents: decoded) else {
+        guard let decoded = try? DocumentContents(decoding: contents),
+            let document = try? TextDocument(contents: decoded)
+        else {
             return "<undecodable contents>"
         }
         return document.text

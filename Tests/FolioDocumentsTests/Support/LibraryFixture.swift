@@ -2,8 +2,8 @@ import FolioCore
 import FolioDocuments
 import FolioModels
 import FolioStore
-import Foundation
 import FolioTesting
+import Foundation
 
 /// A document library in its own temporary directory, with a manual clock, seeded identities and no background
 /// work, so that every run of a test makes the same identities and sees the same times.
@@ -41,13 +41,18 @@ final class LibraryFixture: Sendable {
     }
 
     /// Opens (or reopens) the library.
-    func library(fileSystem: any FileSystem = PosixFileSystem(), autosave: AutosavePolicy = .manual) throws -> DocumentLibrary {
+    func library(fileSystem: any FileSystem = PosixFileSystem(), autosave: AutosavePolicy = .manual) throws
+        -> DocumentLibrary
+    {
         let store = root.appendingPathComponent(".folio/store.sqlite")
         if try PosixFileSystem().itemKind(at: store) == .absent {
             try ChangeLogStore(at: store, key: key, deviceName: device.name, clock: clock).close()
         }
         return try DocumentLibrary(
-            at: root, key: key, deviceName: device.name, types: DocumentTypeRegistry([TextDocument.documentType, RecordsDocument.documentType, PagesDocument.documentType]),
+            at: root, key: key, deviceName: device.name,
+            types: DocumentTypeRegistry([
+                TextDocument.documentType, RecordsDocument.documentType, PagesDocument.documentType,
+            ]),
             clock: clock, identifiers: identifiers, fileSystem: fileSystem, autosave: autosave, backgroundWork: false)
     }
 

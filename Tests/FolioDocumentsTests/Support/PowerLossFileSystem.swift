@@ -31,7 +31,9 @@ final class PowerLossFileSystem: FileSystem {
     /// Models the tree under `root` (top-level names in `ignoring` are left out), cutting the power at step `cutAt`
     /// (never when `nil`). With `supply`, the disk shares its power with another model (the store's files): a cut
     /// there cuts this one, and a cut here cuts it.
-    init(root: URL, ignoring ignored: Set<String> = [], cutAt: Int? = nil, sharing supply: (any PowerSupply)? = nil) throws {
+    init(root: URL, ignoring ignored: Set<String> = [], cutAt: Int? = nil, sharing supply: (any PowerSupply)? = nil)
+        throws
+    {
         self.root = root
         self.supply = supply
         rootPath = root.standardizedFileURL.path
@@ -78,7 +80,9 @@ final class PowerLossFileSystem: FileSystem {
     // MARK: - Steps
 
     func createDirectory(at url: URL) throws {
-        try step(.createDirectory, url) { () throws in try base.createDirectory(at: url) } model: { model, path in
+        try step(.createDirectory, url) { () throws in
+            try base.createDirectory(at: url)
+        } model: { model, path in
             model.createDirectory(at: path)
         }
     }
@@ -92,11 +96,17 @@ final class PowerLossFileSystem: FileSystem {
     }
 
     func synchronizeFile(at url: URL) throws {
-        try step(.synchronizeFile, url) {} model: { model, path in model.synchronize(path) }
+        try step(.synchronizeFile, url) {
+        } model: { model, path in
+            model.synchronize(path)
+        }
     }
 
     func synchronizeDirectory(at url: URL) throws {
-        try step(.synchronizeDirectory, url) {} model: { model, path in model.synchronize(path) }
+        try step(.synchronizeDirectory, url) {
+        } model: { model, path in
+            model.synchronize(path)
+        }
     }
 
     func rename(_ source: URL, to destination: URL) throws {
@@ -109,7 +119,9 @@ final class PowerLossFileSystem: FileSystem {
     }
 
     func remove(at url: URL) throws {
-        try step(.remove, url) { () throws in try base.remove(at: url) } model: { model, path in
+        try step(.remove, url) { () throws in
+            try base.remove(at: url)
+        } model: { model, path in
             model.remove(path)
         }
     }
@@ -267,7 +279,9 @@ private struct Model {
     /// A directory's contents go first, one removal each, as `unlinkat` does them.
     private mutating func removeTree(_ id: Int, named name: String, in parent: Int) {
         if let entries = currentEntries[id] {
-            for (childName, child) in entries.sorted(by: { $0.key < $1.key }) { removeTree(child, named: childName, in: id) }
+            for (childName, child) in entries.sorted(by: { $0.key < $1.key }) {
+                removeTree(child, named: childName, in: id)
+            }
         }
         perform([EntryChange(directory: parent, name: name, target: nil)])
     }
@@ -289,7 +303,8 @@ private struct Model {
         // The operations on this directory, and every earlier one that shares a directory with one of them.
         var directories: Set<Int> = [id]
         var durable = Set<Int>()
-        for index in pending.indices.reversed() where pending[index].contains(where: { directories.contains($0.directory) }) {
+        for index in pending.indices.reversed()
+        where pending[index].contains(where: { directories.contains($0.directory) }) {
             durable.insert(index)
             directories.formUnion(pending[index].map(\.directory))
         }

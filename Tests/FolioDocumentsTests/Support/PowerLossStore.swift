@@ -9,7 +9,10 @@ import Foundation
 final class PowerLossStore: PowerSupply, @unchecked Sendable {  // The session is the C model's, behind its own lock.
     /// What an I/O event was.
     enum Event: Character {
-        case write = "w", truncation = "t", sync = "s", deletion = "d"
+        case write = "w"
+        case truncation = "t"
+        case sync = "s"
+        case deletion = "d"
     }
 
     private let session: OpaquePointer
@@ -48,7 +51,9 @@ final class PowerLossStore: PowerSupply, @unchecked Sendable {  // The session i
 
     /// The VFS becomes SQLite's default once, after the store's own process-wide settings (which must come first).
     private static let installation: Result<Void, any Error> = Result {
-        _ = try ChangeLogStore(inMemoryNamed: "power-loss-installation", key: DeviceKey(using: SeededIdentifierSource(seed: 7)), deviceName: "Installer")
+        _ = try ChangeLogStore(
+            inMemoryNamed: "power-loss-installation", key: DeviceKey(using: SeededIdentifierSource(seed: 7)),
+            deviceName: "Installer")
         let code = folio_powerloss_install()
         guard code == 0 else { throw CocoaError(.featureUnsupported, userInfo: ["sqlite": code]) }
     }

@@ -2,8 +2,8 @@ import FolioCore
 import FolioDocuments
 import FolioModels
 import FolioStore
-import Foundation
 import FolioTesting
+import Foundation
 
 /// One text document shared by several devices, each with its own library, edited offline and synced by hand: a
 /// device ingests what another has and it lacks, as a sync would, so a test decides exactly what each device has
@@ -174,7 +174,8 @@ enum HistoryStep: Hashable, Sendable, CustomStringConvertible {
     var description: String {
         switch self {
         case .edit(let device, .append(let text), let after): "\(device): +\(after)ms append \(text.debugDescription)"
-        case .edit(let device, .insert(let position, let text), let after): "\(device): +\(after)ms insert \(text.debugDescription) at ~\(position % 64)"
+        case .edit(let device, .insert(let position, let text), let after):
+            "\(device): +\(after)ms insert \(text.debugDescription) at ~\(position % 64)"
         case .send(let from, let to, let pick): "\(from) -> \(to)\(pick % 2 == 0 ? "" : " (partial)")"
         case .refresh(let device): "\(device): refresh"
         case .resolve(let device, let index): "\(device): resolve keeping #\(index)"
@@ -196,7 +197,8 @@ enum HistoryStep: Hashable, Sendable, CustomStringConvertible {
                 edits[device] += 1
                 let text = token(device: device, edit: edits[device])
                 let after = Int64(random.int(in: 0...20)) * 1_000
-                let edit: TextEdit = inserts && Bool.random(using: &random) ? .insert(position: random.next(), text) : .append(text)
+                let edit: TextEdit =
+                    inserts && Bool.random(using: &random) ? .insert(position: random.next(), text) : .append(text)
                 steps.append(.edit(device: device, edit, after: after))
             case 6, 7:
                 let other = (device + random.int(in: 1...(devices - 1))) % devices
@@ -215,7 +217,8 @@ enum HistoryStep: Hashable, Sendable, CustomStringConvertible {
                     // Two devices that have the same changes settle them the same way at once: equal versions.
                     let other = (device + random.int(in: 1...(devices - 1))) % devices
                     steps += [
-                        .send(from: device, to: other, pick: random.next() & ~1), .send(from: other, to: device, pick: random.next() & ~1),
+                        .send(from: device, to: other, pick: random.next() & ~1),
+                        .send(from: other, to: device, pick: random.next() & ~1),
                         .resolve(device: device, index: index), .resolve(device: other, index: index),
                     ]
                 }

@@ -30,7 +30,8 @@ enum RandomText {
         for i in 1...a.count {
             var current = [Int](repeating: 0, count: b.count + 1)
             for j in 1...b.count {
-                current[j] = a[i - 1].utf8.elementsEqual(b[j - 1].utf8)
+                current[j] =
+                    a[i - 1].utf8.elementsEqual(b[j - 1].utf8)
                     ? previous[j - 1] + 1 : max(previous[j], current[j - 1])
             }
             previous = current

@@ -1,6 +1,6 @@
-import Foundation
 import FolioCore
 import FolioTesting
+import Foundation
 import Testing
 
 /// Random operations for one model: mostly valid for the state at hand, some that the model must refuse, and
@@ -60,17 +60,21 @@ enum ModelLaws<Source: OperationSource> {
                     do {
                         _ = try undone.apply(inverse)
                         Source.checkInvariants(undone)
-                        check.expect(undone == before, "step \(step): \(operation) then its inverse \(inverse) gave "
-                                     + "\(Source.summary(undone)) instead of \(Source.summary(before))")
+                        check.expect(
+                            undone == before,
+                            "step \(step): \(operation) then its inverse \(inverse) gave "
+                                + "\(Source.summary(undone)) instead of \(Source.summary(before))")
                     } catch let error as ModelError {
-                        check.expect(false, "step \(step): the inverse \(inverse) of \(operation) was refused: \(error)")
+                        check.expect(
+                            false, "step \(step): the inverse \(inverse) of \(operation) was refused: \(error)")
                     } catch {
                         Issue.record("threw \(error), not ModelError")
                     }
                     inverses.append(inverse)
                 } catch let error as ModelError {
                     refused += 1
-                    check.expect(error.code == .invalidOperation, "step \(step): \(operation) failed with \(error.code)")
+                    check.expect(
+                        error.code == .invalidOperation, "step \(step): \(operation) failed with \(error.code)")
                     check.expect(model == before, "step \(step): the refused \(operation) changed the state")
                 } catch {
                     Issue.record("threw \(error), not ModelError")
@@ -87,8 +91,10 @@ enum ModelLaws<Source: OperationSource> {
                     Issue.record("threw \(error), not ModelError")
                 }
             }
-            check.expect(model == start, "undoing the whole walk gave \(Source.summary(model)), "
-                         + "not the start \(Source.summary(start))")
+            check.expect(
+                model == start,
+                "undoing the whole walk gave \(Source.summary(model)), "
+                    + "not the start \(Source.summary(start))")
             if check.shouldStop { return }
         }
         #expect(applied > walks * steps / 3, "seed \(seed): only \(applied) operations applied")
@@ -108,7 +114,8 @@ enum ModelLaws<Source: OperationSource> {
             let first = Source.operation(for: model, using: &generator)
             var afterFirst = model
             let firstApplies = (try? afterFirst.apply(first)) != nil
-            let second = firstApplies && generator.chance(3, in: 4)
+            let second =
+                firstApplies && generator.chance(3, in: 4)
                 ? Source.follower(of: first, in: afterFirst, using: &generator)
                 : Source.operation(for: afterFirst, using: &generator)
             guard let both = Model.combine(first, second) else { continue }
@@ -120,8 +127,10 @@ enum ModelLaws<Source: OperationSource> {
             let context = "\(first) + \(second) = \(both) on \(Source.summary(model))"
             if sequenceApplies {
                 check.expect(inverse != nil, "the combination was refused though both apply: \(context)")
-                check.expect(merged == sequential, "the combination gave \(Source.summary(merged)), the pair gave "
-                             + "\(Source.summary(sequential)): \(context)")
+                check.expect(
+                    merged == sequential,
+                    "the combination gave \(Source.summary(merged)), the pair gave "
+                        + "\(Source.summary(sequential)): \(context)")
                 if let inverse {
                     var undone = merged
                     _ = try? undone.apply(inverse)
@@ -163,9 +172,11 @@ enum ModelLaws<Source: OperationSource> {
             for cut in 0..<bytes.count {
                 do {
                     let decoded = try Operation.decodeGroup(bytes.prefix(cut))
-                    check.expect(false, "the first \(cut) of \(bytes.count) bytes of \(operations) decoded as \(decoded)")
+                    check.expect(
+                        false, "the first \(cut) of \(bytes.count) bytes of \(operations) decoded as \(decoded)")
                 } catch let error as CodecError {
-                    check.expect(error.offset >= 0 && error.offset <= cut, "offset \(error.offset) is outside the input")
+                    check.expect(
+                        error.offset >= 0 && error.offset <= cut, "offset \(error.offset) is outside the input")
                 } catch {
                     Issue.record("threw \(error), not CodecError")
                 }
@@ -182,8 +193,9 @@ enum ModelLaws<Source: OperationSource> {
             }
             do {
                 let decoded = try Operation.decodeGroup(Data(mutated))
-                check.expect(Operation.encodeGroup(decoded) == Data(mutated),
-                             "mutated bytes \(mutated) decoded as \(decoded), which re-encodes differently")
+                check.expect(
+                    Operation.encodeGroup(decoded) == Data(mutated),
+                    "mutated bytes \(mutated) decoded as \(decoded), which re-encodes differently")
             } catch let error as CodecError {
                 check.expect(!error.message.isEmpty, "an error without a message")
             } catch {
@@ -202,11 +214,13 @@ enum ModelLaws<Source: OperationSource> {
             check.iteration = trial
             let model = randomState(steps: steps, using: &generator)
             let contents = model.contents()
-            check.expect(contents.isPackage == Model.documentType.isPackage, "the snapshot's form disagrees with the type")
+            check.expect(
+                contents.isPackage == Model.documentType.isPackage, "the snapshot's form disagrees with the type")
             do {
                 let loaded = try Model(contents: contents)
                 check.expect(loaded == model, "\(Source.summary(model)) loaded back as \(Source.summary(loaded))")
-                check.expect(loaded.contents() == contents, "the reloaded \(Source.summary(model)) snapshots differently")
+                check.expect(
+                    loaded.contents() == contents, "the reloaded \(Source.summary(model)) snapshots differently")
             } catch let error as ModelError {
                 check.expect(false, "the snapshot of \(Source.summary(model)) was refused: \(error)")
             } catch {

@@ -59,15 +59,22 @@ struct RecordsConflict {
 }
 
 /// A scenario-style report of `captures`.
-func report(_ captures: [DocumentCapture], devices: TwoDevices, title: String = "Two devices edit apart") -> ConflictReport {
+func report(_ captures: [DocumentCapture], devices: TwoDevices, title: String = "Two devices edit apart")
+    -> ConflictReport
+{
     let assembler = ReportAssembler(captures: captures, devices: devices.devices)
     return ConflictReport(
-        title: title, description: "Both devices edit offline, then sync.", kind: .scenario, source: "Scenarios/two.yaml",
-        seed: 7, strategy: "askUser", outcome: .init(failures: [.init(step: 2, line: 9, message: "expected 1 version, found 2")]),
+        title: title, description: "Both devices edit offline, then sync.", kind: .scenario,
+        source: "Scenarios/two.yaml",
+        seed: 7, strategy: "askUser",
+        outcome: .init(failures: [.init(step: 2, line: 9, message: "expected 1 version, found 2")]),
         devices: assembler.devices,
         timeline: [
-            TimelineEntry(step: 1, line: 5, time: TwoDevices.start, action: "create iPad Notes", events: ["iPad:1 create"]),
-            TimelineEntry(step: 2, line: 9, time: TwoDevices.start.advanced(by: 5_000), action: "expect Notes", failure: "expected 1 version, found 2"),
+            TimelineEntry(
+                step: 1, line: 5, time: TwoDevices.start, action: "create iPad Notes", events: ["iPad:1 create"]),
+            TimelineEntry(
+                step: 2, line: 9, time: TwoDevices.start.advanced(by: 5_000), action: "expect Notes",
+                failure: "expected 1 version, found 2"),
         ],
         documents: assembler.documents())
 }

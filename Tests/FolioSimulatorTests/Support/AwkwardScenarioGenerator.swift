@@ -66,15 +66,18 @@ struct AwkwardScenarioGenerator {
         var devices: [Scenario.Device] = []
         for _ in 0..<int(1...4) {
             let name = name()
-            guard !devices.contains(where: { $0.name == name }), !Scenario.Choice.strategyWords.contains(name) else { continue }
+            guard !devices.contains(where: { $0.name == name }), !Scenario.Choice.strategyWords.contains(name) else {
+                continue
+            }
             devices.append(.init(name: name, clockSkew: chance(1, in: 3) ? duration(-7_200_000...7_200_000) : .zero))
         }
         if devices.isEmpty { devices = [.init(name: "iPad")] }
         let model = pick(Scenario.Model.allCases)
         var network = Scenario.Network.perfect
         if chance(1, in: 2) {
-            network = .init(latency: duration(0...60_000), loss: probability(), duplicate: probability(),
-                            reorder: probability())
+            network = .init(
+                latency: duration(0...60_000), loss: probability(), duplicate: probability(),
+                reorder: probability())
         }
         var steps = StepGenerator(devices: devices.map(\.name), defaultModel: model)
         for _ in 0..<int(1...40) {
@@ -112,15 +115,18 @@ struct StepGenerator {
         }
         switch generator.int(0...17) {
         case 0...4:
-            steps.append(.edit(device: device, document: document.name,
-                               operation: operation(for: document.model, using: &generator)))
+            steps.append(
+                .edit(
+                    device: device, document: document.name,
+                    operation: operation(for: document.model, using: &generator)))
         case 5:
             let name = document.name
-            steps.append(generator.pick([
-                .undo(device: device, document: name), .redo(device: device, document: name),
-                .save(device: device, document: name), .close(device: device, document: name),
-                .open(device: device, document: name), .delete(device: device, document: name),
-            ]))
+            steps.append(
+                generator.pick([
+                    .undo(device: device, document: name), .redo(device: device, document: name),
+                    .save(device: device, document: name), .close(device: device, document: name),
+                    .open(device: device, document: name), .delete(device: device, document: name),
+                ]))
         case 6:
             let newName = generator.name()
             if let known = documents.first(where: { $0.name == newName }), known.model != document.model { return }
@@ -129,7 +135,8 @@ struct StepGenerator {
         case 7:
             steps.append(.sync(generator.chance(1, in: 2) ? .all : .devices(subset(using: &generator))))
         case 8:
-            steps.append(generator.chance(1, in: 2) ? .offline(subset(using: &generator)) : .online(subset(using: &generator)))
+            steps.append(
+                generator.chance(1, in: 2) ? .offline(subset(using: &generator)) : .online(subset(using: &generator)))
         case 9:
             guard devices.count > 1 else { return }
             var shuffled = devices.shuffled(using: &generator.random)
@@ -191,7 +198,9 @@ struct StepGenerator {
         return Array(shuffled.prefix(generator.int(1...devices.count)))
     }
 
-    private func operation(for model: Scenario.Model, using generator: inout AwkwardScenarioGenerator) -> Scenario.Operation {
+    private func operation(for model: Scenario.Model, using generator: inout AwkwardScenarioGenerator)
+        -> Scenario.Operation
+    {
         switch model {
         case .text:
             generator.pick([
@@ -215,7 +224,9 @@ struct StepGenerator {
         }
     }
 
-    private func expectation(_ document: (name: String, model: Scenario.Model), using generator: inout AwkwardScenarioGenerator)
+    private func expectation(
+        _ document: (name: String, model: Scenario.Model), using generator: inout AwkwardScenarioGenerator
+    )
         -> Scenario.Expectation
     {
         var expectation = Scenario.Expectation()
@@ -250,7 +261,8 @@ struct StepGenerator {
             }
         }
         if expectation.state == nil, expectation.conflictVersions == nil, expectation.exists == nil,
-           expectation.text == nil, expectation.contains == nil, expectation.records == nil, expectation.images == nil {
+            expectation.text == nil, expectation.contains == nil, expectation.records == nil, expectation.images == nil
+        {
             expectation.state = .normal
         }
         return expectation

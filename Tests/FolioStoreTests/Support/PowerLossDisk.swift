@@ -11,7 +11,10 @@ import Foundation
 final class PowerLossDisk {
     /// What an I/O event was.
     enum Event: Character {
-        case write = "w", truncation = "t", sync = "s", deletion = "d"
+        case write = "w"
+        case truncation = "t"
+        case sync = "s"
+        case deletion = "d"
     }
 
     private let session: OpaquePointer

@@ -1,7 +1,7 @@
 import FolioCore
 import FolioStore
-import Foundation
 import FolioTesting
+import Foundation
 
 /// A small history made by three devices, each on its own store, exchanging changes by one-way syncs:
 ///
@@ -25,8 +25,11 @@ struct SampleHistory {
 
     /// Makes the history in three stores in `directory` (`A.sqlite`, `B.sqlite`, `C.sqlite`), checking each store's
     /// invariants after every operation; the stores are closed afterwards.
-    static func make(in directory: TemporaryDirectory, document: DocumentID = Fixtures.document) throws -> SampleHistory {
-        let a = Device.named("A"), b = Device.named("B"), c = Device.named("C")
+    static func make(in directory: TemporaryDirectory, document: DocumentID = Fixtures.document) throws -> SampleHistory
+    {
+        let a = Device.named("A")
+        let b = Device.named("B")
+        let c = Device.named("C")
         let storeA = try directory.openStore(for: a)
         let storeB = try directory.openStore(for: b)
         let storeC = try directory.openStore(for: c)

@@ -31,7 +31,8 @@ extension TemporaryDirectory {
         _ name: String, as device: Device, clock: ManualClock = Fixtures.clock(), durability: Durability = .normal,
         access: StoreAccess = .shared, checked: Bool = true
     ) throws -> ChangeLogStore {
-        let store = try ChangeLogStore(at: file(name), device: device, clock: clock, durability: durability, access: access)
+        let store = try ChangeLogStore(
+            at: file(name), device: device, clock: clock, durability: durability, access: access)
         if checked { try store.checkInvariants() }
         return store
     }
@@ -41,7 +42,8 @@ extension TemporaryDirectory {
         for device: Device, clock: ManualClock = Fixtures.clock(), durability: Durability = .normal,
         access: StoreAccess = .shared, checked: Bool = true
     ) throws -> ChangeLogStore {
-        try openStore("\(device.name).sqlite", as: device, clock: clock, durability: durability, access: access, checked: checked)
+        try openStore(
+            "\(device.name).sqlite", as: device, clock: clock, durability: durability, access: access, checked: checked)
     }
 }
 

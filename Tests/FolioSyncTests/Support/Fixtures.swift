@@ -25,7 +25,8 @@ enum Fixtures {
 extension TemporaryDirectory {
     /// Opens (creating if needed) the store named after the device (`A.sqlite` for device "A").
     func openStore(for device: Device) throws -> ChangeLogStore {
-        let store = try ChangeLogStore(at: file("\(device.name).sqlite"), device: device, clock: ManualClock(start: Fixtures.start))
+        let store = try ChangeLogStore(
+            at: file("\(device.name).sqlite"), device: device, clock: ManualClock(start: Fixtures.start))
         try store.checkInvariants()
         return store
     }
@@ -67,7 +68,9 @@ enum Convergence {
             return try snapshot(store)
         }
         for (index, snapshot) in snapshots.enumerated().dropFirst() {
-            #expect(snapshot == snapshots[0], "\(context()) store \(index) differs: \(snapshot) vs \(snapshots[0])", sourceLocation: sourceLocation)
+            #expect(
+                snapshot == snapshots[0], "\(context()) store \(index) differs: \(snapshot) vs \(snapshots[0])",
+                sourceLocation: sourceLocation)
         }
         #expect(snapshots[0].pending == 0, "\(context()) changes still pending", sourceLocation: sourceLocation)
     }

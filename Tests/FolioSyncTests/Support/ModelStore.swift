@@ -28,11 +28,12 @@ struct ModelStore: Hashable {
 
     /// The hashes of the changes no other change of the document was made on, sorted.
     var heads: [DocumentID: [ChangeHash]] {
-        Dictionary(uniqueKeysWithValues: documents.map { document in
-            let changes = (applied[document] ?? [:]).values.map(\.change)
-            let parents = Set(changes.flatMap(\.parents))
-            return (document, changes.map(\.hash).filter { !parents.contains($0) }.sorted())
-        })
+        Dictionary(
+            uniqueKeysWithValues: documents.map { document in
+                let changes = (applied[document] ?? [:]).values.map(\.change)
+                let parents = Set(changes.flatMap(\.parents))
+                return (document, changes.map(\.hash).filter { !parents.contains($0) }.sorted())
+            })
     }
 
     func changes(of document: DocumentID, since: VersionVector) -> [EncodedChange] {
@@ -59,7 +60,8 @@ struct ModelStore: Hashable {
                 for id in (waiting[document] ?? [:]).keys.sorted() {
                     let change = waiting[document]![id]!.change
                     let ready = change.vector.entries.allSatisfy { entry in
-                        entry.device == id.device ? entry.seq == vector[id.device] + 1 : entry.seq <= vector[entry.device]
+                        entry.device == id.device
+                            ? entry.seq == vector[id.device] + 1 : entry.seq <= vector[entry.device]
                     }
                     guard ready else { continue }
                     applied[document, default: [:]][id] = waiting[document]![id]

@@ -12,7 +12,8 @@ func measure(_ body: () throws -> Void) rethrows -> Double {
 /// The median of `values`.
 func median(_ values: [Double]) -> Double {
     let sorted = values.sorted()
-    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    return sorted.count % 2 == 1
+        ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
 }
 
 /// Peak resident memory of this process so far, in MiB.
@@ -68,7 +69,8 @@ func printJSON(_ values: [String: Any]) {
 
 /// A short description of the machine, for the table.
 func machineDescription() -> String {
-    let cpu = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
+    let cpu =
+        (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
         .split(separator: "\n").first { $0.hasPrefix("model name") }
         .map { $0.split(separator: ":", maxSplits: 1).last!.trimmingCharacters(in: .whitespaces) } ?? "unknown CPU"
     return "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(cpu)"
@@ -78,6 +80,8 @@ func format(_ value: Double, _ digits: Int = 0) -> String { String(format: "%.\(
 
 /// `count`, divided by `FOLIO_BENCH_DIVISOR` when set (for quick local runs; reported figures use the full size).
 func benchScale(_ count: Int) -> Int {
-    guard let divisor = ProcessInfo.processInfo.environment["FOLIO_BENCH_DIVISOR"].flatMap(Int.init), divisor > 1 else { return count }
+    guard let divisor = ProcessInfo.processInfo.environment["FOLIO_BENCH_DIVISOR"].flatMap(Int.init), divisor > 1 else {
+        return count
+    }
     return max(count / divisor, 1_000)
 }

@@ -16,7 +16,8 @@ enum FuzzBenchmark {
         let jobs = ProcessInfo.processInfo.activeProcessorCount
         let scratch = try ScratchDirectory("fuzz")
         defer { scratch.cleanUp() }
-        let fuzzer = Fuzzer(generator: ScenarioGenerator(devices: 3...3, steps: 50), workDirectory: scratch.url, shrinks: false)
+        let fuzzer = Fuzzer(
+            generator: ScenarioGenerator(devices: 3...3, steps: 50), workDirectory: scratch.url, shrinks: false)
         let start = Date()
         let cpuAtStart = cpuSeconds()
         let deadline = start.addingTimeInterval(seconds)
@@ -46,15 +47,25 @@ enum FuzzBenchmark {
         let cpu = cpuSeconds()
         let (user, system) = (cpu.user - cpuAtStart.user, cpu.system - cpuAtStart.system)
         let cpuPerScenario = completed > 0 ? (user + system) / Double(completed) * 1000 : 0
-        printTable("fuzz: random scenarios, 3 devices, 50 steps, \(jobs) at once, \(format(seconds)) s (\(machineDescription()))", [
-            ("scenarios completed", "\(completed) (seeds \(firstSeed)...\(firstSeed + UInt64(completed) - 1))"),
-            ("elapsed s", format(elapsed, 1)),
-            ("scenarios per minute", format(perMinute)),
-            ("CPU s (user + system)", "\(format(user, 1)) + \(format(system, 1)) (\(format((user + system) / elapsed, 2)) cores busy)"),
-            ("CPU ms per scenario", format(cpuPerScenario, 1)),
-            ("violations", violations.isEmpty ? "0" : "\(violations.count) (seeds \(violations.sorted().map(String.init).joined(separator: ", ")))"),
-            ("steps skipped as not applicable", "\(skipped) of \(completed * 50)"),
-        ])
+        printTable(
+            "fuzz: random scenarios, 3 devices, 50 steps, \(jobs) at once, \(format(seconds)) s (\(machineDescription()))",
+            [
+                ("scenarios completed", "\(completed) (seeds \(firstSeed)...\(firstSeed + UInt64(completed) - 1))"),
+                ("elapsed s", format(elapsed, 1)),
+                ("scenarios per minute", format(perMinute)),
+                (
+                    "CPU s (user + system)",
+                    "\(format(user, 1)) + \(format(system, 1)) (\(format((user + system) / elapsed, 2)) cores busy)"
+                ),
+                ("CPU ms per scenario", format(cpuPerScenario, 1)),
+                (
+                    "violations",
+                    violations.isEmpty
+                        ? "0"
+                        : "\(violations.count) (seeds \(violations.sorted().map(String.init).joined(separator: ", ")))"
+                ),
+                ("steps skipped as not applicable", "\(skipped) of \(completed * 50)"),
+            ])
         printJSON([
             "scenarios_per_min": perMinute.rounded(), "violations": violations.count,
             "cpu_ms_per_scenario": (cpuPerScenario * 10).rounded() / 10,

@@ -30,28 +30,36 @@ enum MergeBenchmark {
         var textOK = true
         var conflicts = 0
         for round in 0..<rounds {
-            let (milliseconds, ok, open) = try await mergeOnce(trace: trace, ours: ours, theirs: theirs, seed: UInt64(round))
+            let (milliseconds, ok, open) = try await mergeOnce(
+                trace: trace, ours: ours, theirs: theirs, seed: UInt64(round))
             samples.append(milliseconds)
             textOK = textOK && ok
             conflicts = open
         }
-        let peerInput = FileManager.default.temporaryDirectory.appendingPathComponent("folio-merge-\(UUID().uuidString).json")
-        try JSONSerialization.data(withJSONObject: theirs.map { [$0.position, $0.deleted, $0.inserted] }).write(to: peerInput)
+        let peerInput = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "folio-merge-\(UUID().uuidString).json")
+        try JSONSerialization.data(withJSONObject: theirs.map { [$0.position, $0.deleted, $0.inserted] }).write(
+            to: peerInput)
         defer { try? FileManager.default.removeItem(at: peerInput) }
-        let peers = try PythonPeers.run("merge_peers.py", arguments: ["automerge-paper", String(forkAt), String(editCount), peerInput.path])
+        let peers = try PythonPeers.run(
+            "merge_peers.py", arguments: ["automerge-paper", String(forkAt), String(editCount), peerInput.path])
         let folio = median(samples)
         let loro = peers["loro_ms"] as? Double ?? .nan
-        printTable("merge: automerge-paper forked at \(forkAt), \(editCount) edits on each side, median of \(rounds) (\(machineDescription()))", [
-            ("folio ms (ingest + detect + merge)", format(folio, 2)),
-            ("loro ms (import the other side)", format(loro, 2)),
-            ("ratio folio / loro", format(folio / loro, 2)),
-            ("merged text has both sides", "\(textOK)"),
-            ("conflicts left for a person", "\(conflicts)"),
-            ("folio rounds ms", samples.map { format($0, 2) }.joined(separator: " ")),
-            ("peak memory MiB", format(peakMemoryMiB())),
+        printTable(
+            "merge: automerge-paper forked at \(forkAt), \(editCount) edits on each side, median of \(rounds) (\(machineDescription()))",
+            [
+                ("folio ms (ingest + detect + merge)", format(folio, 2)),
+                ("loro ms (import the other side)", format(loro, 2)),
+                ("ratio folio / loro", format(folio / loro, 2)),
+                ("merged text has both sides", "\(textOK)"),
+                ("conflicts left for a person", "\(conflicts)"),
+                ("folio rounds ms", samples.map { format($0, 2) }.joined(separator: " ")),
+                ("peak memory MiB", format(peakMemoryMiB())),
+            ])
+        printJSON([
+            "folio_ms": (folio * 100).rounded() / 100, "loro_ms": loro, "ratio": (folio / loro * 100).rounded() / 100,
+            "text_ok": textOK,
         ])
-        printJSON(["folio_ms": (folio * 100).rounded() / 100, "loro_ms": loro, "ratio": (folio / loro * 100).rounded() / 100,
-                   "text_ok": textOK])
     }
 
     static func mergeOnce(
@@ -86,7 +94,9 @@ enum MergeBenchmark {
             try await onA.refresh()
         }
         let merged = await onA.model.text
-        let expectedLength = trace.patches[0..<(forkAt + editCount)].reduce(0) { $0 - $1.deleted + $1.inserted.unicodeScalars.count } + theirs.count
+        let expectedLength =
+            trace.patches[0..<(forkAt + editCount)].reduce(0) { $0 - $1.deleted + $1.inserted.unicodeScalars.count }
+            + theirs.count
         let open = try await onA.unresolvedConflictVersions().count
         return (seconds * 1000, merged.unicodeScalars.count == expectedLength && open == 0, open)
     }

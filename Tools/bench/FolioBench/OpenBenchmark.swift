@@ -12,34 +12,40 @@ enum OpenBenchmark {
     static func run() async throws {
         let large = try await measureOpen(changeCount: benchScale(1_000_000))
         let small = try await measureOpen(changeCount: 1_000)
-        printTable("open: a text document's open, median of \(repetitions) (\(machineDescription()))", [
-            ("1,000,000-change document ms", format(large.milliseconds, 3)),
-            ("1,000-change document ms", format(small.milliseconds, 3)),
-            ("growth large/small", format(large.milliseconds / small.milliseconds, 2)),
-            ("first open of the large one ms (full replay)", format(large.firstOpen, 1)),
-            ("final text scalars (both)", "\(large.textLength) / \(small.textLength)"),
-            ("peak memory MiB", format(peakMemoryMiB())),
-        ])
+        printTable(
+            "open: a text document's open, median of \(repetitions) (\(machineDescription()))",
+            [
+                ("1,000,000-change document ms", format(large.milliseconds, 3)),
+                ("1,000-change document ms", format(small.milliseconds, 3)),
+                ("growth large/small", format(large.milliseconds / small.milliseconds, 2)),
+                ("first open of the large one ms (full replay)", format(large.firstOpen, 1)),
+                ("final text scalars (both)", "\(large.textLength) / \(small.textLength)"),
+                ("peak memory MiB", format(peakMemoryMiB())),
+            ])
         printJSON([
-            "ms_large": (large.milliseconds * 1000).rounded() / 1000, "ms_small": (small.milliseconds * 1000).rounded() / 1000,
+            "ms_large": (large.milliseconds * 1000).rounded() / 1000,
+            "ms_small": (small.milliseconds * 1000).rounded() / 1000,
             "growth": (large.milliseconds / small.milliseconds * 100).rounded() / 100,
         ])
     }
 
-    static func measureOpen(changeCount: Int) async throws -> (milliseconds: Double, firstOpen: Double, textLength: Int) {
+    static func measureOpen(changeCount: Int) async throws -> (milliseconds: Double, firstOpen: Double, textLength: Int)
+    {
         let scratch = try ScratchDirectory("open")
         defer { scratch.cleanUp() }
         let library = try DocumentLibrary(
             at: scratch.url, key: DeviceKey(using: SeededIdentifierSource(seed: 31)), deviceName: "bench",
             clock: ManualClock(start: Timestamp(millisecondsSince1970: 1_767_225_600_000)),
             identifiers: SeededIdentifierSource(seed: 32))
-        let created = try await library.create(TextDocument.self, named: "history", contents: TextDocument(text: String(repeating: "a", count: 500)))
+        let created = try await library.create(
+            TextDocument.self, named: "history", contents: TextDocument(text: String(repeating: "a", count: 500)))
         let id = created.id
         try await created.close()
         // History straight into the log, a batch at a time: type a character, then erase it, near the middle.
         var kinds: [ChangeKind] = []
         for index in 0..<changeCount {
-            let operation: TextDocument.Operation = index % 2 == 0 ? .insert(at: 250, text: "b") : .delete(at: 250, count: 1)
+            let operation: TextDocument.Operation =
+                index % 2 == 0 ? .insert(at: 250, text: "b") : .delete(at: 250, count: 1)
             kinds.append(.edit(Edit(operations: TextDocument.Operation.encodeGroup([operation]))))
             if kinds.count == 10_000 {
                 try library.store.append(kinds, to: id)

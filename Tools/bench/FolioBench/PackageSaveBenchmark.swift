@@ -23,7 +23,8 @@ enum PackageSaveBenchmark {
         var images: [String: Data] = [:]
         for index in 0..<imageCount { images["image-\(index).png"] = image() }
         let document = try await library.create(
-            PagesDocument.self, named: "Album", contents: try PagesDocument(text: "One hundred pictures.\n", images: images))
+            PagesDocument.self, named: "Album",
+            contents: try PagesDocument(text: "One hundred pictures.\n", images: images))
         try await document.save()
         let url = try await document.fileURL
         let changed = image()
@@ -36,15 +37,19 @@ enum PackageSaveBenchmark {
         let packageBytes = directoryBytes(url)
         try await document.close()
         let goal = changed.count + manifest
-        printTable("package-save: \(imageCount) images of \(imageBytes) bytes, one changed, then saved (\(machineDescription()))", [
-            ("bytes written", "\(written)"),
-            ("changed image + manifest bytes", "\(changed.count) + \(manifest) = \(goal)"),
-            ("within the goal", "\(written <= goal)"),
-            ("files written / removed", "\(report?.filesWritten ?? 0) / \(report?.filesRemoved ?? 0)"),
-            ("package bytes", "\(packageBytes)"),
-            ("save ms", format(seconds * 1000, 2)),
+        printTable(
+            "package-save: \(imageCount) images of \(imageBytes) bytes, one changed, then saved (\(machineDescription()))",
+            [
+                ("bytes written", "\(written)"),
+                ("changed image + manifest bytes", "\(changed.count) + \(manifest) = \(goal)"),
+                ("within the goal", "\(written <= goal)"),
+                ("files written / removed", "\(report?.filesWritten ?? 0) / \(report?.filesRemoved ?? 0)"),
+                ("package bytes", "\(packageBytes)"),
+                ("save ms", format(seconds * 1000, 2)),
+            ])
+        printJSON([
+            "bytes_written": written, "package_bytes": packageBytes, "changed_image_bytes": changed.count,
+            "manifest_bytes": manifest,
         ])
-        printJSON(["bytes_written": written, "package_bytes": packageBytes, "changed_image_bytes": changed.count,
-                   "manifest_bytes": manifest])
     }
 }

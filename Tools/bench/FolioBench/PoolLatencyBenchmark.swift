@@ -17,18 +17,22 @@ enum PoolLatencyBenchmark {
         let rounds = benchScale(60)
         let folio = try await measureDocuments(rounds: rounds)
         let peer = try await measureOnPool(rounds: rounds)
-        printTable("pool-latency: the ticker's lateness while \(documentCount) documents save \(rounds) times each (\(machineDescription()))", [
-            ("Document (own queue) lateness median ms", format(folio.median, 3)),
-            ("Document (own queue) lateness p99 ms", format(folio.p99, 3)),
-            ("Document (own queue) saves/s", format(folio.savesPerSecond, 0)),
-            ("peer (work on the pool) lateness median ms", format(peer.median, 3)),
-            ("peer (work on the pool) lateness p99 ms", format(peer.p99, 3)),
-            ("peer (work on the pool) saves/s", format(peer.savesPerSecond, 0)),
-            ("p99 ratio Document/peer", format(folio.p99 / peer.p99, 3)),
-        ])
+        printTable(
+            "pool-latency: the ticker's lateness while \(documentCount) documents save \(rounds) times each (\(machineDescription()))",
+            [
+                ("Document (own queue) lateness median ms", format(folio.median, 3)),
+                ("Document (own queue) lateness p99 ms", format(folio.p99, 3)),
+                ("Document (own queue) saves/s", format(folio.savesPerSecond, 0)),
+                ("peer (work on the pool) lateness median ms", format(peer.median, 3)),
+                ("peer (work on the pool) lateness p99 ms", format(peer.p99, 3)),
+                ("peer (work on the pool) saves/s", format(peer.savesPerSecond, 0)),
+                ("p99 ratio Document/peer", format(folio.p99 / peer.p99, 3)),
+            ])
         printJSON([
-            "p99_ms": rounded(folio.p99), "median_ms": rounded(folio.median), "saves_per_s": folio.savesPerSecond.rounded(),
-            "peer_p99_ms": rounded(peer.p99), "peer_median_ms": rounded(peer.median), "peer_saves_per_s": peer.savesPerSecond.rounded(),
+            "p99_ms": rounded(folio.p99), "median_ms": rounded(folio.median),
+            "saves_per_s": folio.savesPerSecond.rounded(),
+            "peer_p99_ms": rounded(peer.p99), "peer_median_ms": rounded(peer.median),
+            "peer_saves_per_s": peer.savesPerSecond.rounded(),
             "ratio": rounded(folio.p99 / peer.p99),
         ])
     }
@@ -72,7 +76,8 @@ enum PoolLatencyBenchmark {
             identifiers: SeededIdentifierSource(seed: 42))
         var documents: [Document<TextDocument>] = []
         for index in 0..<documentCount {
-            documents.append(try await library.create(TextDocument.self, named: "note \(index)", contents: TextDocument(text: "")))
+            documents.append(
+                try await library.create(TextDocument.self, named: "note \(index)", contents: TextDocument(text: "")))
         }
         let opened = documents
         let lateness = try await ticking(saves: documentCount * rounds) {
@@ -108,7 +113,8 @@ enum PoolLatencyBenchmark {
                         for round in 0..<rounds {
                             text.append("a")
                             let operation = TextDocument.Operation.insert(at: round, text: "a")
-                            try store.append([.edit(Edit(operations: TextDocument.Operation.encodeGroup([operation])))], to: id)
+                            try store.append(
+                                [.edit(Edit(operations: TextDocument.Operation.encodeGroup([operation])))], to: id)
                             try writeSynced(Data(text.utf8), to: directory.appendingPathComponent("note \(index).txt"))
                         }
                     }

@@ -8,7 +8,9 @@ final class RawSQLite {
     /// Opens `url` in WAL mode with the same pragmas as Folio's store at `synchronous`.
     init(_ url: URL, synchronous: String) throws {
         guard sqlite3_open(url.path, &db) == SQLITE_OK else { throw RawSQLiteError(message: "cannot open \(url.path)") }
-        try execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = \(synchronous); PRAGMA cache_size = -16384; PRAGMA mmap_size = 268435456")
+        try execute(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = \(synchronous); PRAGMA cache_size = -16384; PRAGMA mmap_size = 268435456"
+        )
     }
 
     deinit { sqlite3_close_v2(db) }
@@ -34,7 +36,8 @@ final class RawSQLite {
     /// Inserts `rows` into `change` in transactions of `batch` rows.
     func insert(_ rows: [ChangeRow], batch: Int) throws {
         var statement: OpaquePointer?
-        let sql = "INSERT INTO change (document, device, seq, lamport, kind, hash_key, hash, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+        let sql =
+            "INSERT INTO change (document, device, seq, lamport, kind, hash_key, hash, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
         guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else {
             throw RawSQLiteError(message: String(cString: sqlite3_errmsg(db)))
         }
@@ -73,7 +76,10 @@ final class RawSQLite {
             ("  database pages", "\(try integer("PRAGMA page_count")) x \(try integer("PRAGMA page_size")) bytes"),
             ("  change bodies bytes", "\(try integer("SELECT COALESCE(SUM(length(body)), 0) FROM change"))"),
             ("  blob bytes (checkpoints)", "\(try integer("SELECT COALESCE(SUM(length(bytes)), 0) FROM blob"))"),
-            ("  local state bytes (undo…)", "\(try integer("SELECT COALESCE(SUM(length(value)), 0) FROM local_state"))"),
+            (
+                "  local state bytes (undo…)",
+                "\(try integer("SELECT COALESCE(SUM(length(value)), 0) FROM local_state"))"
+            ),
             ("  free pages", "\(try integer("PRAGMA freelist_count"))"),
         ]
     }
@@ -81,7 +87,8 @@ final class RawSQLite {
     /// Every row of the change table, in key order.
     func changeRows() throws -> [ChangeRow] {
         var statement: OpaquePointer?
-        let sql = "SELECT document, device, seq, lamport, kind, hash_key, hash, body FROM change ORDER BY document, device, seq"
+        let sql =
+            "SELECT document, device, seq, lamport, kind, hash_key, hash, body FROM change ORDER BY document, device, seq"
         guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else {
             throw RawSQLiteError(message: String(cString: sqlite3_errmsg(db)))
         }
@@ -93,11 +100,13 @@ final class RawSQLite {
                 guard count > 0, let pointer = sqlite3_column_blob(statement, column) else { return [] }
                 return Array(UnsafeRawBufferPointer(start: pointer, count: count))
             }
-            rows.append(ChangeRow(
-                document: sqlite3_column_int64(statement, 0), device: sqlite3_column_int64(statement, 1),
-                seq: sqlite3_column_int64(statement, 2), lamport: sqlite3_column_int64(statement, 3),
-                kind: sqlite3_column_int64(statement, 4), hashKey: sqlite3_column_int64(statement, 5), hash: blob(6),
-                body: blob(7)))
+            rows.append(
+                ChangeRow(
+                    document: sqlite3_column_int64(statement, 0), device: sqlite3_column_int64(statement, 1),
+                    seq: sqlite3_column_int64(statement, 2), lamport: sqlite3_column_int64(statement, 3),
+                    kind: sqlite3_column_int64(statement, 4), hashKey: sqlite3_column_int64(statement, 5),
+                    hash: blob(6),
+                    body: blob(7)))
         }
         return rows
     }

@@ -11,14 +11,18 @@ enum SyncDeltaBenchmark {
     static func run() throws {
         let large = try measureDelta(changeCount: benchScale(1_000_000))
         let small = try measureDelta(changeCount: 1_000)
-        printTable("sync-delta: find the \(missing) changes a peer lacks, median of \(repetitions) (\(machineDescription()))", [
-            ("1,000,000-change log ms", format(large, 3)),
-            ("1,000-change log ms", format(small, 3)),
-            ("growth large/small", format(large / small, 2)),
-            ("peak memory MiB", format(peakMemoryMiB())),
+        printTable(
+            "sync-delta: find the \(missing) changes a peer lacks, median of \(repetitions) (\(machineDescription()))",
+            [
+                ("1,000,000-change log ms", format(large, 3)),
+                ("1,000-change log ms", format(small, 3)),
+                ("growth large/small", format(large / small, 2)),
+                ("peak memory MiB", format(peakMemoryMiB())),
+            ])
+        printJSON([
+            "ms_large": (large * 1000).rounded() / 1000, "ms_small": (small * 1000).rounded() / 1000,
+            "growth": (large / small * 100).rounded() / 100,
         ])
-        printJSON(["ms_large": (large * 1000).rounded() / 1000, "ms_small": (small * 1000).rounded() / 1000,
-                   "growth": (large / small * 100).rounded() / 100])
     }
 
     /// Median milliseconds of `changes(of:since:)` for a peer missing the last `missing` changes.
@@ -27,7 +31,8 @@ enum SyncDeltaBenchmark {
         let scratch = try ScratchDirectory("sync-delta")
         defer { scratch.cleanUp() }
         let store = try ChangeLogStore(
-            at: scratch.file("folio.sqlite"), key: DeviceKey(using: SeededIdentifierSource(seed: 22)), deviceName: "server")
+            at: scratch.file("folio.sqlite"), key: DeviceKey(using: SeededIdentifierSource(seed: 22)),
+            deviceName: "server")
         for start in stride(from: 0, to: workload.changes.count, by: 10_000) {
             let batch = workload.changes[start..<min(start + 10_000, workload.changes.count)]
             try store.ingest(Array(batch), heads: workload.heads(for: batch))

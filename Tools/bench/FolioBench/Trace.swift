@@ -182,7 +182,9 @@ struct TraceScanner {
     }
 
     private mutating func hex4() throws -> UInt32 {
-        guard offset + 4 <= bytes.count, let value = UInt32(String(decoding: bytes[offset..<offset + 4], as: UTF8.self), radix: 16) else {
+        guard offset + 4 <= bytes.count,
+            let value = UInt32(String(decoding: bytes[offset..<offset + 4], as: UTF8.self), radix: 16)
+        else {
             throw BenchError("trace: bad \\u escape at byte \(offset)")
         }
         offset += 4

@@ -25,15 +25,20 @@ enum TraceBenchmark {
                 at: scratch.url, key: DeviceKey(using: RandomIdentifierSource()), deviceName: "bench")
             let document = try await library.create(TextDocument.self, named: "paper")
             let patches = trace.patches
-            folioMilliseconds.append(try await measureAsync {
-                try await document.perform { document in
-                    for patch in patches {
-                        if patch.deleted > 0 { try document.edit(.delete(at: patch.position, count: patch.deleted)) }
-                        if !patch.inserted.isEmpty { try document.edit(.insert(at: patch.position, text: patch.inserted)) }
+            folioMilliseconds.append(
+                try await measureAsync {
+                    try await document.perform { document in
+                        for patch in patches {
+                            if patch.deleted > 0 {
+                                try document.edit(.delete(at: patch.position, count: patch.deleted))
+                            }
+                            if !patch.inserted.isEmpty {
+                                try document.edit(.insert(at: patch.position, text: patch.inserted))
+                            }
+                        }
+                        try document.commit()
                     }
-                    try document.commit()
-                }
-            } * 1000)
+                } * 1000)
             let finalText = await document.model.text
             textOK = textOK && finalText == trace.endContent
             closeMilliseconds.append(try await measureAsync { try await document.close() } * 1000)
@@ -53,13 +58,18 @@ enum TraceBenchmark {
             let library = try DocumentLibrary(
                 at: scratch.url, key: DeviceKey(using: RandomIdentifierSource()), deviceName: "bench")
             let document = try await library.create(TextDocument.self, named: "paper")
-            awaitedMilliseconds = try await measureAsync {
-                for patch in trace.patches {
-                    if patch.deleted > 0 { try await document.edit(.delete(at: patch.position, count: patch.deleted)) }
-                    if !patch.inserted.isEmpty { try await document.edit(.insert(at: patch.position, text: patch.inserted)) }
-                }
-                try await document.commit()
-            } * 1000
+            awaitedMilliseconds =
+                try await measureAsync {
+                    for patch in trace.patches {
+                        if patch.deleted > 0 {
+                            try await document.edit(.delete(at: patch.position, count: patch.deleted))
+                        }
+                        if !patch.inserted.isEmpty {
+                            try await document.edit(.insert(at: patch.position, text: patch.inserted))
+                        }
+                    }
+                    try await document.commit()
+                } * 1000
             let finalText = await document.model.text
             textOK = textOK && finalText == trace.endContent
             try await document.close()
@@ -70,25 +80,27 @@ enum TraceBenchmark {
         let loroSingle = peers["loro_single_commit_ms"] as? Double ?? .nan
         let pycrdt = peers["pycrdt_ms"] as? Double ?? .nan
         let loroBytes = peers["loro_snapshot_bytes"] as? Int ?? 0
-        printTable("trace: automerge-paper, \(trace.patches.count) patches through Document.edit, median of \(rounds) (\(machineDescription()))", [
-            ("folio ms (edits + commit, in one perform)", format(folio, 1)),
-            ("folio ms, each edit awaited from the pool (once)", format(awaitedMilliseconds, 1)),
-            ("folio close ms (save + checkpoint)", format(median(closeMilliseconds), 1)),
-            ("loro ms, commit per patch", format(loroPerPatch, 1)),
-            ("loro ms, one commit", format(loroSingle, 1)),
-            ("pycrdt ms", format(pycrdt, 1)),
-            ("ratio folio / loro per patch", format(folio / loroPerPatch, 3)),
-            ("ratio folio / loro one commit", format(folio / loroSingle, 3)),
-            ("text matches endContent", "\(textOK)"),
-            ("changes in the log", "\(changes)"),
-            ("store bytes (.folio: log + checkpoint)", "\(storeBytes)"),
-            ("document file bytes", "\(fileBytes)"),
-            ("loro snapshot bytes", "\(loroBytes)"),
-        ] + composition + [
-            ("size ratio store / loro", format(Double(storeBytes) / Double(loroBytes), 3)),
-            ("folio rounds ms", folioMilliseconds.map { format($0, 1) }.joined(separator: " ")),
-            ("peak memory MiB", format(peakMemoryMiB())),
-        ])
+        printTable(
+            "trace: automerge-paper, \(trace.patches.count) patches through Document.edit, median of \(rounds) (\(machineDescription()))",
+            [
+                ("folio ms (edits + commit, in one perform)", format(folio, 1)),
+                ("folio ms, each edit awaited from the pool (once)", format(awaitedMilliseconds, 1)),
+                ("folio close ms (save + checkpoint)", format(median(closeMilliseconds), 1)),
+                ("loro ms, commit per patch", format(loroPerPatch, 1)),
+                ("loro ms, one commit", format(loroSingle, 1)),
+                ("pycrdt ms", format(pycrdt, 1)),
+                ("ratio folio / loro per patch", format(folio / loroPerPatch, 3)),
+                ("ratio folio / loro one commit", format(folio / loroSingle, 3)),
+                ("text matches endContent", "\(textOK)"),
+                ("changes in the log", "\(changes)"),
+                ("store bytes (.folio: log + checkpoint)", "\(storeBytes)"),
+                ("document file bytes", "\(fileBytes)"),
+                ("loro snapshot bytes", "\(loroBytes)"),
+            ] + composition + [
+                ("size ratio store / loro", format(Double(storeBytes) / Double(loroBytes), 3)),
+                ("folio rounds ms", folioMilliseconds.map { format($0, 1) }.joined(separator: " ")),
+                ("peak memory MiB", format(peakMemoryMiB())),
+            ])
         printJSON([
             "folio_ms": (folio * 10).rounded() / 10, "folio_awaited_ms": (awaitedMilliseconds * 10).rounded() / 10,
             "loro_per_patch_ms": loroPerPatch, "loro_single_commit_ms": loroSingle,
@@ -109,7 +121,10 @@ func measureAsync(_ body: () async throws -> Void) async rethrows -> Double {
 
 /// The total size of the regular files below `url`.
 func directoryBytes(_ url: URL) -> Int {
-    guard let enumerator = FileManager.default.enumerator(at: url, includingPropertiesForKeys: [.fileSizeKey, .isRegularFileKey]) else { return 0 }
+    guard
+        let enumerator = FileManager.default.enumerator(
+            at: url, includingPropertiesForKeys: [.fileSizeKey, .isRegularFileKey])
+    else { return 0 }
     var total = 0
     for case let file as URL in enumerator {
         let values = try? file.resourceValues(forKeys: [.fileSizeKey, .isRegularFileKey])
@@ -123,7 +138,8 @@ func directoryBytes(_ url: URL) -> Int {
 enum PythonPeers {
     static func run(_ script: String, arguments: [String]) throws -> [String: Any] {
         let benchDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        let python = ProcessInfo.processInfo.environment["FOLIO_BENCH_PYTHON"]
+        let python =
+            ProcessInfo.processInfo.environment["FOLIO_BENCH_PYTHON"]
             ?? benchDirectory.deletingLastPathComponent().deletingLastPathComponent().path + "/.venv-bench/bin/python"
         let process = Process()
         // Through env, so that the virtual environment's python is run by its own path (a resolved link would

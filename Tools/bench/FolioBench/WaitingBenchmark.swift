@@ -24,21 +24,25 @@ enum WaitingBenchmark {
         let largeRound = try measureRounds(changeCount: large)
         let growth = largeRound.applyWhileWaiting / smallRound.applyWhileWaiting
         let ratio = largeRound.applyWhileWaiting / largeRound.applyAlone
-        printTable("waiting: one change per ingest, n of B's waiting while n of A's are applied, median of \(rounds) (\(machineDescription()))", [
-            ("µs to park each of \(small)", format(smallRound.park, 1)),
-            ("µs to park each of \(large)", format(largeRound.park, 1)),
-            ("µs per applied change, \(small) waiting", format(smallRound.applyWhileWaiting, 1)),
-            ("µs per applied change, \(large) waiting", format(largeRound.applyWhileWaiting, 1)),
-            ("µs per applied change, none waiting", format(largeRound.applyAlone, 1)),
-            ("growth \(large)/\(small) waiting", format(growth, 2)),
-            ("ratio \(large) waiting/none waiting", format(ratio, 2)),
-            ("peak memory MiB", format(peakMemoryMiB())),
+        printTable(
+            "waiting: one change per ingest, n of B's waiting while n of A's are applied, median of \(rounds) (\(machineDescription()))",
+            [
+                ("µs to park each of \(small)", format(smallRound.park, 1)),
+                ("µs to park each of \(large)", format(largeRound.park, 1)),
+                ("µs per applied change, \(small) waiting", format(smallRound.applyWhileWaiting, 1)),
+                ("µs per applied change, \(large) waiting", format(largeRound.applyWhileWaiting, 1)),
+                ("µs per applied change, none waiting", format(largeRound.applyAlone, 1)),
+                ("growth \(large)/\(small) waiting", format(growth, 2)),
+                ("ratio \(large) waiting/none waiting", format(ratio, 2)),
+                ("peak memory MiB", format(peakMemoryMiB())),
+            ])
+        printJSON([
+            "us_park_large": (largeRound.park * 10).rounded() / 10,
+            "us_apply_small": (smallRound.applyWhileWaiting * 10).rounded() / 10,
+            "us_apply_large": (largeRound.applyWhileWaiting * 10).rounded() / 10,
+            "us_apply_alone": (largeRound.applyAlone * 10).rounded() / 10,
+            "growth": (growth * 100).rounded() / 100, "ratio": (ratio * 100).rounded() / 100,
         ])
-        printJSON(["us_park_large": (largeRound.park * 10).rounded() / 10,
-                   "us_apply_small": (smallRound.applyWhileWaiting * 10).rounded() / 10,
-                   "us_apply_large": (largeRound.applyWhileWaiting * 10).rounded() / 10,
-                   "us_apply_alone": (largeRound.applyAlone * 10).rounded() / 10,
-                   "growth": (growth * 100).rounded() / 100, "ratio": (ratio * 100).rounded() / 100])
     }
 
     /// The medians of `rounds` rounds with chains of `changeCount` changes.
@@ -70,9 +74,10 @@ enum WaitingBenchmark {
             }
             try alone.close()
             let perChange = 1e6 / Double(changeCount)
-            rounds.append(Round(
-                park: park * 1e6 / Double(changeCount - 1),
-                applyWhileWaiting: applyWhileWaiting * perChange, applyAlone: applyAlone * perChange))
+            rounds.append(
+                Round(
+                    park: park * 1e6 / Double(changeCount - 1),
+                    applyWhileWaiting: applyWhileWaiting * perChange, applyAlone: applyAlone * perChange))
         }
         return Round(
             park: median(rounds.map(\.park)), applyWhileWaiting: median(rounds.map(\.applyWhileWaiting)),
@@ -81,13 +86,16 @@ enum WaitingBenchmark {
 
     /// `count` changes of one device, each on the one before, made in a store in memory, each with the head its
     /// device signs when it sends it alone.
-    static func chain(of name: String, seed: UInt64, count: Int, document: DocumentID) throws -> [(change: Change, head: SignedHead)] {
+    static func chain(of name: String, seed: UInt64, count: Int, document: DocumentID) throws -> [(
+        change: Change, head: SignedHead
+    )] {
         let key = DeviceKey(using: SeededIdentifierSource(seed: seed))
         let store = try ChangeLogStore(inMemoryNamed: name, key: key, deviceName: name)
         var changes: [Change] = []
         for start in stride(from: 0, to: count, by: 1_000) {
             changes += try store.append(
-                (start..<min(count, start + 1_000)).map { .edit(Edit(operations: Data("\(name)\($0)".utf8))) }, to: document)
+                (start..<min(count, start + 1_000)).map { .edit(Edit(operations: Data("\(name)\($0)".utf8))) },
+                to: document)
         }
         return changes.map { ($0, SignedHead(signing: $0, with: key)) }
     }

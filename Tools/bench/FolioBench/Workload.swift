@@ -73,7 +73,10 @@ struct MultiDeviceWorkload {
     /// The heads a peer sends with `batch`: each device's latest change in it, signed by the device.
     func heads(for batch: ArraySlice<Change>) -> [SignedHead] {
         var latest: [DeviceID: Change] = [:]
-        for change in batch where change.id.seq > latest[change.id.device]?.id.seq ?? 0 { latest[change.id.device] = change }
-        return zip(devices, keys).compactMap { device, key in latest[device].map { SignedHead(signing: $0, with: key) } }
+        for change in batch where change.id.seq > latest[change.id.device]?.id.seq ?? 0 {
+            latest[change.id.device] = change
+        }
+        return zip(devices, keys).compactMap { device, key in latest[device].map { SignedHead(signing: $0, with: key) }
+        }
     }
 }

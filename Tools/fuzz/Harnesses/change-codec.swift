@@ -11,11 +11,15 @@ enum Harness {
         let bytes = Array(input)
         guard let change = try? Change(decoding: bytes, document: document) else { return }
         require(change.encoded() == bytes, "a decoded change re-encodes to other bytes")
-        require(change.hash == ChangeHash(hashing: document.uuid.bytes + bytes), "a decoded change's hash is not SHA-256 of its document and bytes")
+        require(
+            change.hash == ChangeHash(hashing: document.uuid.bytes + bytes),
+            "a decoded change's hash is not SHA-256 of its document and bytes")
         let rebuilt = Change(
             document: document, id: change.id, parents: change.parents, vector: change.vector, lamport: change.lamport,
             wallTime: change.wallTime, kind: change.kind)
-        require(rebuilt.hash == change.hash && rebuilt.encoded() == bytes, "a change rebuilt from its decoded fields differs")
+        require(
+            rebuilt.hash == change.hash && rebuilt.encoded() == bytes,
+            "a change rebuilt from its decoded fields differs")
         require(rebuilt.kind == change.kind && rebuilt.vector == change.vector, "a rebuilt change's fields differ")
         let encoded = try? EncodedChange(decoding: bytes, document: document)
         require(encoded?.change == change, "EncodedChange decodes otherwise than Change")

@@ -51,7 +51,9 @@ enum Harness {
         ]) {
             seeds.append(records.contents())
         }
-        if let pages = try? PagesDocument(text: "Pages text", images: ["cover.png": Data([0x89, 0x50, 0x4E, 0x47]), "b.jpg": Data()]) {
+        if let pages = try? PagesDocument(
+            text: "Pages text", images: ["cover.png": Data([0x89, 0x50, 0x4E, 0x47]), "b.jpg": Data()])
+        {
             seeds.append(pages.contents())
         }
         if let package = try? FilePackage(files: ["a/b/c.txt": Data("c".utf8), "top": Data()]) {

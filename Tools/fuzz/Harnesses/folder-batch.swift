@@ -8,8 +8,9 @@
 // one left) works as well, and two honest devices syncing through the folder afterwards converge.
 import FolioCore
 import FolioStore
-@testable import FolioSync
 import Foundation
+
+@testable import FolioSync
 
 enum Harness {
     static let first = FuzzIDs.key(11).device(named: "first")
@@ -19,9 +20,13 @@ enum Harness {
     /// The first device: the sample history and a document of its own.
     static let firstTemplate: ChangeLogStore = {
         do {
-            let store = try ChangeLogStore(inMemoryNamed: "first", key: FuzzIDs.key(11), deviceName: "first", clock: ManualClock(start: FuzzIDs.epoch))
+            let store = try ChangeLogStore(
+                inMemoryNamed: "first", key: FuzzIDs.key(11), deviceName: "first",
+                clock: ManualClock(start: FuzzIDs.epoch))
             try store.ingest(history, heads: SampleChanges.heads(of: history))
-            try store.append(.lifecycle(.create(name: "First", type: "com.folio.text", container: .shared)), to: FuzzIDs.document(11))
+            try store.append(
+                .lifecycle(.create(name: "First", type: "com.folio.text", container: .shared)), to: FuzzIDs.document(11)
+            )
             try store.append(.edit(Edit(operations: Data([1, 2, 1, 65]))), to: FuzzIDs.document(11))
             return store
         } catch {
@@ -32,8 +37,12 @@ enum Harness {
     /// The second device: a document of its own.
     static let secondTemplate: ChangeLogStore = {
         do {
-            let store = try ChangeLogStore(inMemoryNamed: "second", key: FuzzIDs.key(12), deviceName: "second", clock: ManualClock(start: FuzzIDs.epoch))
-            try store.append(.lifecycle(.create(name: "Second", type: "com.folio.text", container: .shared)), to: FuzzIDs.document(12))
+            let store = try ChangeLogStore(
+                inMemoryNamed: "second", key: FuzzIDs.key(12), deviceName: "second",
+                clock: ManualClock(start: FuzzIDs.epoch))
+            try store.append(
+                .lifecycle(.create(name: "Second", type: "com.folio.text", container: .shared)),
+                to: FuzzIDs.document(12))
             return store
         } catch {
             fatalError("cannot make the second device's store: \(error)")
@@ -69,7 +78,8 @@ enum Harness {
             }
         }
         sync(firstStore, "first device's export")
-        let directory = root.appendingPathComponent(batch.writer.id.description).appendingPathComponent(batch.document.description)
+        let directory = root.appendingPathComponent(batch.writer.id.description).appendingPathComponent(
+            batch.document.description)
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             // A name the writer already used is left as it is: the planted file takes the place of a later one.
@@ -88,7 +98,9 @@ enum Harness {
         sync(firstStore, "first device's sync")
         sync(secondStore, "second device's last sync")
         StoreChecks.requireSound(firstStore, "on the first device after the syncs")
-        StoreChecks.requireConverged([firstStore, secondStore], "honest devices synced through a folder holding a planted batch (\(log.joined(separator: " | ")))")
+        StoreChecks.requireConverged(
+            [firstStore, secondStore],
+            "honest devices synced through a folder holding a planted batch (\(log.joined(separator: " | ")))")
     }
 
     /// The key the harness signs planted files with: the third device's.
@@ -112,7 +124,8 @@ enum Harness {
         // One of another document.
         let other = FolderBatch(
             writer: writer, document: FuzzIDs.document(5), first: 1, last: 2,
-            vector: history[1].vector, devices: [second], changes: Array(SampleChanges.history(of: FuzzIDs.document(5)).prefix(2)).map(EncodedChange.init),
+            vector: history[1].vector, devices: [second],
+            changes: Array(SampleChanges.history(of: FuzzIDs.document(5)).prefix(2)).map(EncodedChange.init),
             heads: SampleChanges.heads(of: Array(SampleChanges.history(of: FuzzIDs.document(5)).prefix(2))))
         seeds.append(Array(other.encoded(signedWith: attacker).dropLast(32 + 96)))
         return seeds

@@ -6,17 +6,22 @@
 // committed save is rolled forward from that manifest (`recoverPackage`, run when a package is opened) leaves
 // everything outside the package as it was.
 import FolioCore
-@testable import FolioDocuments
 import Foundation
+
+@testable import FolioDocuments
 
 enum Harness {
     static func run(_ input: UnsafeRawBufferPointer) {
         let text = String(decoding: input, as: UTF8.self)
         if let path = try? PackagePath(text) {
             PathChecks.requireSafe(path, "PackagePath(_:)")
-            require(path.description == text, "PackagePath(_:) changed \(text.debugDescription) into \(path.description.debugDescription)")
+            require(
+                path.description == text,
+                "PackagePath(_:) changed \(text.debugDescription) into \(path.description.debugDescription)")
         }
-        guard let manifest = try? PackageManifest(decoding: Data(input), packageName: "Fuzz.folio-pages") else { return }
+        guard let manifest = try? PackageManifest(decoding: Data(input), packageName: "Fuzz.folio-pages") else {
+            return
+        }
         for entry in manifest.files { PathChecks.requireSafe(entry.path, "a manifest's file") }
         for directory in manifest.directories { PathChecks.requireSafe(directory, "a manifest's directory") }
         let encoded = manifest.encoded()
@@ -38,13 +43,15 @@ enum Harness {
             let contents = Data(entry.path.description.utf8)
             return PackageManifest.Entry(path: entry.path, size: contents.count, hash: ContentHash(hashing: contents))
         }
-        let staging = package.appendingPathComponent(PackageLayout.stagingName(generation: manifest.generation), isDirectory: true)
+        let staging = package.appendingPathComponent(
+            PackageLayout.stagingName(generation: manifest.generation), isDirectory: true)
         do {
             try Data("outside".utf8).write(to: outside)
             try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
             try Data("stray".utf8).write(to: package.appendingPathComponent("stray.txt"))
             for entry in manifest.files {
-                try Data(entry.path.description.utf8).write(to: staging.appendingPathComponent(PackageLayout.stagedName(for: entry.path)))
+                try Data(entry.path.description.utf8).write(
+                    to: staging.appendingPathComponent(PackageLayout.stagedName(for: entry.path)))
             }
             try manifest.encoded().write(to: package.appendingPathComponent(PackageLayout.manifestName))
         } catch {
@@ -53,10 +60,14 @@ enum Harness {
         let pipeline = SavePipeline()
         let opened = try? pipeline.readPackage(at: package)
         let around = (try? FileManager.default.contentsOfDirectory(atPath: scratch.path))?.sorted() ?? []
-        require(around == ["Fuzz.folio-pages", "outside.txt"], "opening a package changed the directory around it: \(around)")
+        require(
+            around == ["Fuzz.folio-pages", "outside.txt"],
+            "opening a package changed the directory around it: \(around)")
         require((try? Data(contentsOf: outside)) == Data("outside".utf8), "opening a package changed a file beside it")
         if let opened {
-            require(opened.filePaths == manifest.files.map(\.path), "a recovered package holds \(opened.filePaths), its manifest lists \(manifest.files.map(\.path))")
+            require(
+                opened.filePaths == manifest.files.map(\.path),
+                "a recovered package holds \(opened.filePaths), its manifest lists \(manifest.files.map(\.path))")
         }
     }
 

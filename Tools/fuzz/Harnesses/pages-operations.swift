@@ -17,7 +17,9 @@ enum Harness {
 
     static func run(_ input: UnsafeRawBufferPointer) {
         OperationLaws<PagesDocument>.check(group: Array(input), from: start) { model in
-            guard case .package(let package) = model.contents() else { oracleFailed("pages do not snapshot as a package") }
+            guard case .package(let package) = model.contents() else {
+                oracleFailed("pages do not snapshot as a package")
+            }
             for path in package.filePaths { PathChecks.requireSafe(path, "an image of the pages") }
         }
     }
@@ -28,7 +30,10 @@ enum Harness {
             [.setText("new"), .setText("newer")],
             [.putImage(name: "b.jpg", bytes: Data([9])), .putImage(name: "b.jpg", bytes: Data([8, 7]))],
             [.removeImage(name: "cover.png"), .putImage(name: "cover.png", bytes: Data())],
-            [.putImage(name: "../x", bytes: Data()), .putImage(name: "e\u{301}.png", bytes: Data([1])), .removeImage(name: "é.png")],
+            [
+                .putImage(name: "../x", bytes: Data()), .putImage(name: "e\u{301}.png", bytes: Data([1])),
+                .removeImage(name: "é.png"),
+            ],
         ]
         return groups.map { Array(Op.encodeGroup($0)) }
     }

@@ -26,8 +26,14 @@ enum Harness {
         let groups: [[Op]] = [
             [.add(record: "r3", fields: ["a": "1", "b": "2"])],
             [.set(record: "r1", field: "name", value: "Lovelace"), .set(record: "r1", field: "name", value: "Byron")],
-            [.add(record: "r4", fields: [:]), .set(record: "r4", field: "x", value: "y"), .unset(record: "r4", field: "x")],
-            [.insert(record: "r0", fields: ["k": "v"], at: 0), .remove(record: "r2"), .insert(record: "r5", fields: [:], at: 2)],
+            [
+                .add(record: "r4", fields: [:]), .set(record: "r4", field: "x", value: "y"),
+                .unset(record: "r4", field: "x"),
+            ],
+            [
+                .insert(record: "r0", fields: ["k": "v"], at: 0), .remove(record: "r2"),
+                .insert(record: "r5", fields: [:], at: 2),
+            ],
             [.set(record: "r1", field: "e\u{301}", value: "composed?"), .unset(record: "r1", field: "é")],
             [.remove(record: "missing"), .insert(record: "r6", fields: [:], at: -1)],
         ]

@@ -22,7 +22,8 @@ enum Harness {
         do {
             let made = try DocumentLibrary(
                 at: ScratchDirectory.fresh("library"), key: FuzzIDs.key(20), deviceName: "local",
-                clock: ManualClock(start: FuzzIDs.epoch), identifiers: SeededIdentifierSource(seed: 20), durability: .off,
+                clock: ManualClock(start: FuzzIDs.epoch), identifiers: SeededIdentifierSource(seed: 20),
+                durability: .off,
                 access: .exclusive)
             library = made
             return made
@@ -39,14 +40,20 @@ enum Harness {
         var lamport: UInt64 = 0
         func add(_ kind: ChangeKind) {
             lamport += 1
-            changes.append(Change(
-                document: document, id: ChangeID(device: remote, seq: lamport), parents: changes.last.map { [$0.hash] } ?? [],
-                vector: VersionVector([(remote, lamport)]), lamport: lamport,
-                wallTime: FuzzIDs.epoch.advanced(by: Int64(lamport)), kind: kind))
+            changes.append(
+                Change(
+                    document: document, id: ChangeID(device: remote, seq: lamport),
+                    parents: changes.last.map { [$0.hash] } ?? [],
+                    vector: VersionVector([(remote, lamport)]), lamport: lamport,
+                    wallTime: FuzzIDs.epoch.advanced(by: Int64(lamport)), kind: kind))
         }
         let type = fuzz.pick(["com.folio.text", "com.folio.records", "com.folio.pages", "x", ""])
         let customType = fuzz.bool()
-        add(.lifecycle(.create(name: fuzz.string(upTo: 300), type: customType ? fuzz.string(upTo: 40) : type, container: fuzz.bool() ? .shared : .local)))
+        add(
+            .lifecycle(
+                .create(
+                    name: fuzz.string(upTo: 300), type: customType ? fuzz.string(upTo: 40) : type,
+                    container: fuzz.bool() ? .shared : .local)))
         if fuzz.bool() { add(.lifecycle(.rename(to: fuzz.string(upTo: 300)))) }
         if fuzz.bool() { add(.lifecycle(.move(to: fuzz.bool() ? .shared : .local))) }
         do {
@@ -71,15 +78,23 @@ enum Harness {
         let path = url.standardizedFileURL.path
         let prefix = Array((container + "/").utf8)
         let bytes = Array(path.utf8)
-        require(bytes.starts(with: prefix), "the file of a document named \(info.displayName.debugDescription) is \(path.debugDescription), outside \(container)")
+        require(
+            bytes.starts(with: prefix),
+            "the file of a document named \(info.displayName.debugDescription) is \(path.debugDescription), outside \(container)"
+        )
         let name = bytes.dropFirst(prefix.count)
-        require(!name.isEmpty && !name.contains(UInt8(ascii: "/")), "the file of a document named \(info.displayName.debugDescription) is \(path.debugDescription), not directly in \(container)")
+        require(
+            !name.isEmpty && !name.contains(UInt8(ascii: "/")),
+            "the file of a document named \(info.displayName.debugDescription) is \(path.debugDescription), not directly in \(container)"
+        )
     }
 
     static func seeds() -> [[UInt8]] {
         func seed(type: UInt8, name: String, container: UInt8, rename: String?) -> [UInt8] {
             // Lengths are two bytes, as `FuzzInput.string(upTo: 300)` reads them.
-            func text(_ string: String) -> [UInt8] { [UInt8(string.utf8.count >> 8), UInt8(string.utf8.count & 0xFF)] + Array(string.utf8) }
+            func text(_ string: String) -> [UInt8] {
+                [UInt8(string.utf8.count >> 8), UInt8(string.utf8.count & 0xFF)] + Array(string.utf8)
+            }
             var bytes: [UInt8] = [type, 0] + text(name) + [container]
             if let rename {
                 bytes += [1] + text(rename)

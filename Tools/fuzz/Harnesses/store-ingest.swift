@@ -20,14 +20,19 @@ enum Harness {
     /// Every store starts with the first honest device's creation of the first document and one edit of it.
     static let templates: [ChangeLogStore] = {
         do {
-            let creator = try ChangeLogStore(inMemoryNamed: "honest one", key: FuzzIDs.key(32), deviceName: "honest one", clock: ManualClock(start: FuzzIDs.epoch))
-            try creator.append(.lifecycle(.create(name: "Shared", type: "com.folio.text", container: .shared)), to: documents[0])
+            let creator = try ChangeLogStore(
+                inMemoryNamed: "honest one", key: FuzzIDs.key(32), deviceName: "honest one",
+                clock: ManualClock(start: FuzzIDs.epoch))
+            try creator.append(
+                .lifecycle(.create(name: "Shared", type: "com.folio.text", container: .shared)), to: documents[0])
             try creator.append(.edit(Edit(operations: Data([1, 2, 2, 104, 105]))), to: documents[0])
             let start = try creator.changes(of: documents[0])
             var stores = [creator]
             let heads = try creator.signedHeads(of: documents[0])
             for (number, device) in [(UInt64(33), honest[1]), (31, local)] {
-                let store = try ChangeLogStore(inMemoryNamed: device.name, key: FuzzIDs.key(number), deviceName: device.name, clock: ManualClock(start: FuzzIDs.epoch))
+                let store = try ChangeLogStore(
+                    inMemoryNamed: device.name, key: FuzzIDs.key(number), deviceName: device.name,
+                    clock: ManualClock(start: FuzzIDs.epoch))
                 try store.ingest(start, heads: heads)
                 stores.append(store)
             }
@@ -76,11 +81,15 @@ enum Harness {
             case 4:
                 let forged = forge(document, in: localStore, &fuzz)
                 let result = Result { try localStore.ingest([forged], heads: vouchers(for: forged, in: stores, &fuzz)) }
-                log.append("forged \(forged.id) lamport \(forged.lamport) vector \(forged.vector): \(result.map { _ in "taken" })")
+                log.append(
+                    "forged \(forged.id) lamport \(forged.lamport) vector \(forged.vector): \(result.map { _ in "taken" })"
+                )
             default:
                 let bytes = fuzz.bytes(upTo: 160)
                 if let forged = try? Change(decoding: bytes, document: document) {
-                    let result = Result { try localStore.ingest([forged], heads: vouchers(for: forged, in: stores, &fuzz)) }
+                    let result = Result {
+                        try localStore.ingest([forged], heads: vouchers(for: forged, in: stores, &fuzz))
+                    }
                     log.append("decoded \(forged.id) lamport \(forged.lamport): \(result.map { _ in "taken" })")
                 }
             }
@@ -100,7 +109,10 @@ enum Harness {
     }
 
     /// Gives `target` the changes of `document` that `source` has and it lacks, as a sync would.
-    static func deliver(from source: ChangeLogStore, to target: ChangeLogStore, _ document: DocumentID, _ log: inout [String], quiet: Bool = false) {
+    static func deliver(
+        from source: ChangeLogStore, to target: ChangeLogStore, _ document: DocumentID, _ log: inout [String],
+        quiet: Bool = false
+    ) {
         do {
             let missing = try source.changes(of: document, since: target.vector(of: document))
             if missing.isEmpty { return }
@@ -117,9 +129,14 @@ enum Harness {
         switch fuzz.byte() % 3 {
         case 0: return []
         case 1:
-            return [SignedHead(
-                document: forged.document, change: forged.id, hash: forged.hash, publicKey: liarKey.publicKey,
-                signature: SignedHead(document: forged.document, change: ChangeID(device: liar, seq: forged.id.seq), hash: forged.hash, signedWith: liarKey).signature)]
+            return [
+                SignedHead(
+                    document: forged.document, change: forged.id, hash: forged.hash, publicKey: liarKey.publicKey,
+                    signature: SignedHead(
+                        document: forged.document, change: ChangeID(device: liar, seq: forged.id.seq),
+                        hash: forged.hash, signedWith: liarKey
+                    ).signature)
+            ]
         default: return (try? fuzz.pick(stores).signedHeads(of: forged.document)) ?? []
         }
     }
@@ -158,19 +175,30 @@ enum Harness {
         let lamport: UInt64 = fuzz.bool() ? max(1, fuzz.interestingUInt64()) : next
         let kind: ChangeKind
         switch fuzz.byte() % 8 {
-        case 0: kind = .lifecycle(.create(name: fuzz.string(upTo: 20), type: fuzz.pick(["com.folio.text", "com.folio.pages", "?"]), container: .shared))
+        case 0:
+            kind = .lifecycle(
+                .create(
+                    name: fuzz.string(upTo: 20), type: fuzz.pick(["com.folio.text", "com.folio.pages", "?"]),
+                    container: .shared))
         case 1: kind = .lifecycle(.rename(to: fuzz.string(upTo: 20)))
         case 2: kind = .lifecycle(fuzz.pick([.delete, .restore, .move(to: .local)]))
         case 3: kind = .baseline(contents: Data(fuzz.bytes(upTo: 24)))
         case 4:
             let chosen = known.isEmpty ? [] : [fuzz.pick(known).hash]
-            kind = .resolution(Resolution(strategy: fuzz.pick([.latestWins, .userChoice, .custom("x")]), chosen: chosen, discarded: heads.map(\.hash)))
+            kind = .resolution(
+                Resolution(
+                    strategy: fuzz.pick([.latestWins, .userChoice, .custom("x")]), chosen: chosen,
+                    discarded: heads.map(\.hash)))
         case 5:
             let target = known.isEmpty ? ChangeID(device: device, seq: 1) : fuzz.pick(known).id
-            kind = .edit(Edit(operations: Data(fuzz.bytes(upTo: 8)), intent: fuzz.bool() ? .undo(of: target) : .redo(of: target)))
+            kind = .edit(
+                Edit(operations: Data(fuzz.bytes(upTo: 8)), intent: fuzz.bool() ? .undo(of: target) : .redo(of: target))
+            )
         default: kind = .edit(Edit(operations: Data(fuzz.bytes(upTo: 8))))
         }
-        let wallTime = Timestamp(millisecondsSince1970: fuzz.bool() ? Int64(bitPattern: fuzz.interestingUInt64()) : FuzzIDs.epoch.millisecondsSince1970)
+        let wallTime = Timestamp(
+            millisecondsSince1970: fuzz.bool()
+                ? Int64(bitPattern: fuzz.interestingUInt64()) : FuzzIDs.epoch.millisecondsSince1970)
         return Change(
             document: document, id: ChangeID(device: device, seq: seq), parents: Array(parents), vector: vector,
             lamport: lamport, wallTime: wallTime, kind: kind)
@@ -185,7 +213,8 @@ enum Harness {
             // A forged change with fuzz-chosen extremes.
             [1, 4, 2, 1, 1, 4, 0, 1, 1, 4, 0, 1, 4, 3, 1, 0, 0, 2, 3, 0, 1, 3],
             // A change decoded from bytes: the sample's first change.
-            [0, 5, UInt8(SampleChanges.history(of: documents[0])[2].encoded().count)] + SampleChanges.history(of: documents[0])[2].encoded(),
+            [0, 5, UInt8(SampleChanges.history(of: documents[0])[2].encoded().count)]
+                + SampleChanges.history(of: documents[0])[2].encoded(),
         ]
     }
 }

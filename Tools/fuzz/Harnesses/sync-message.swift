@@ -15,7 +15,9 @@ enum Harness {
     /// The responder's store before each message: the first ten changes of the sample history.
     static let template: ChangeLogStore = {
         do {
-            let store = try ChangeLogStore(inMemoryNamed: "template", key: local, deviceName: "responder", clock: ManualClock(start: FuzzIDs.epoch))
+            let store = try ChangeLogStore(
+                inMemoryNamed: "template", key: local, deviceName: "responder", clock: ManualClock(start: FuzzIDs.epoch)
+            )
             try store.ingest(trusting: Array(history.prefix(10)))
             return store
         } catch {
@@ -65,7 +67,9 @@ enum Harness {
             .hello(reply),
             .request(document: document, since: history[3].vector),
             .request(document: FuzzIDs.document(3), since: VersionVector()),
-            .changes(document: document, changes: history.suffix(from: 10).map(EncodedChange.init), heads: SampleChanges.heads(of: Array(history.suffix(from: 10)))),
+            .changes(
+                document: document, changes: history.suffix(from: 10).map(EncodedChange.init),
+                heads: SampleChanges.heads(of: Array(history.suffix(from: 10)))),
             .changes(document: document, changes: [EncodedChange(history[12])], heads: []),
             .done(from: 7, to: 42),
         ]

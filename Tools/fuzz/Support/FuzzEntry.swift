@@ -3,6 +3,7 @@
 // and `static func seeds() -> [[UInt8]]` (the seed corpus, made with the real encoders).
 import Foundation
 
+/// libFuzzer's entry point: runs the harness once on `size` bytes at `data`.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func folioFuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     Harness.run(UnsafeRawBufferPointer(start: data, count: size))
@@ -12,7 +13,8 @@ public func folioFuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) ->
 /// Writes the seed corpus and exits when `FOLIO_FUZZ_WRITE_SEEDS` names a directory; otherwise lets libFuzzer run.
 @_cdecl("LLVMFuzzerInitialize")
 public func folioFuzzInitialize(
-    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>
+    _ argc: UnsafeMutablePointer<CInt>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>
 ) -> CInt {
     guard let directory = ProcessInfo.processInfo.environment["FOLIO_FUZZ_WRITE_SEEDS"] else { return 0 }
     let seeds = Harness.seeds()
@@ -30,7 +32,10 @@ public func folioFuzzInitialize(
 }
 
 /// Stops the run when an oracle fails: the fuzzer reports the input as a crash, with this message above the stack.
-func require(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String, file: StaticString = #fileID, line: UInt = #line) {
+func require(
+    _ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String, file: StaticString = #fileID,
+    line: UInt = #line
+) {
     if !condition() { oracleFailed(message(), file: file, line: line) }
 }
 

@@ -77,8 +77,12 @@ struct FuzzInput {
 /// Fixed identities, so that seeds and reproducers mean the same thing in every run.
 enum FuzzIDs {
     /// The signing key of fuzz device `number`, the same in every run.
-    static func key(_ number: UInt64) -> DeviceKey { DeviceKey(using: SeededIdentifierSource(seed: 0xD0D0_0000_0000_0000 | number)) }
+    static func key(_ number: UInt64) -> DeviceKey {
+        DeviceKey(using: SeededIdentifierSource(seed: 0xD0D0_0000_0000_0000 | number))
+    }
     static func device(_ number: UInt64) -> DeviceID { key(number).id }
-    static func document(_ number: UInt64) -> DocumentID { DocumentID(UUIDBytes(high: 0xDC00_0000_0000_0000 | number, low: number)) }
+    static func document(_ number: UInt64) -> DocumentID {
+        DocumentID(UUIDBytes(high: 0xDC00_0000_0000_0000 | number, low: number))
+    }
     static let epoch = Timestamp(millisecondsSince1970: 1_750_000_000_000)
 }

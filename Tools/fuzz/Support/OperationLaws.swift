@@ -11,8 +11,12 @@ enum OperationLaws<Model: DocumentModel & Equatable> {
     static func check(group bytes: [UInt8], from start: Model, invariants: (Model) -> Void = { _ in }) {
         guard let operations = try? Model.Operation.decodeGroup(Data(bytes)) else { return }
         let encoded = Model.Operation.encodeGroup(operations)
-        require(Array(encoded) == bytes, "\(Model.self): a decoded group of \(operations.count) operations re-encodes to other bytes")
-        require((try? Model.Operation.decodeGroup(encoded)) == operations, "\(Model.self): a group does not decode to itself")
+        require(
+            Array(encoded) == bytes,
+            "\(Model.self): a decoded group of \(operations.count) operations re-encodes to other bytes")
+        require(
+            (try? Model.Operation.decodeGroup(encoded)) == operations,
+            "\(Model.self): a group does not decode to itself")
 
         var model = start
         var previous: (operation: Model.Operation, before: Model)?
@@ -36,7 +40,8 @@ enum OperationLaws<Model: DocumentModel & Equatable> {
                 oracleFailed("\(Model.self): the inverse \(inverse) of \(operation) does not apply: \(error)")
             }
             invariants(undone)
-            require(undone == before, "\(Model.self): undoing \(operation) with \(inverse) does not give the model back")
+            require(
+                undone == before, "\(Model.self): undoing \(operation) with \(inverse) does not give the model back")
             var redone = undone
             do {
                 _ = try redone.apply(redo)
@@ -49,9 +54,13 @@ enum OperationLaws<Model: DocumentModel & Equatable> {
                 do {
                     _ = try once.apply(combined)
                 } catch {
-                    oracleFailed("\(Model.self): \(previous.operation) and \(operation) combine into \(combined), which does not apply: \(error)")
+                    oracleFailed(
+                        "\(Model.self): \(previous.operation) and \(operation) combine into \(combined), which does not apply: \(error)"
+                    )
                 }
-                require(once == after, "\(Model.self): \(previous.operation) then \(operation) differ from their combination \(combined)")
+                require(
+                    once == after,
+                    "\(Model.self): \(previous.operation) then \(operation) differ from their combination \(combined)")
             }
             previous = (operation, before)
         }
@@ -59,6 +68,7 @@ enum OperationLaws<Model: DocumentModel & Equatable> {
         guard let reloaded = try? Model(contents: snapshot) else {
             oracleFailed("\(Model.self): a model edited by operations does not load from its own snapshot")
         }
-        require(reloaded == model, "\(Model.self): a model edited by operations reloads from its snapshot as another model")
+        require(
+            reloaded == model, "\(Model.self): a model edited by operations reloads from its snapshot as another model")
     }
 }

@@ -12,7 +12,9 @@ enum PathChecks {
         if bytes.contains(UInt8(ascii: "\\")) { return "it holds a backslash" }
         for component in bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
             if component.isEmpty { return "it has an empty component" }
-            if component.elementsEqual([UInt8(ascii: ".")]) || component.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")]) {
+            if component.elementsEqual([UInt8(ascii: ".")])
+                || component.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")])
+            {
                 return "it has a '.' or '..' component, byte for byte"
             }
         }
@@ -21,7 +23,8 @@ enum PathChecks {
 
     static func requireSafe(_ path: PackagePath, _ context: String) {
         if let problem = unsafety(of: path.description) {
-            oracleFailed("\(context): the package path \(path.description.debugDescription) was accepted, but \(problem)")
+            oracleFailed(
+                "\(context): the package path \(path.description.debugDescription) was accepted, but \(problem)")
         }
     }
 }

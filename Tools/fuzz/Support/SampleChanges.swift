@@ -38,9 +38,12 @@ enum SampleChanges {
         let a = changes[changes.count - 1]
         add(first, .edit(Edit(operations: Data([1, 2, 2, 104, 105]), intent: .redo(of: changes[3].id))))
         add(second, .resolution(Resolution(strategy: .latestWins, chosen: [a.hash], discarded: [changes[2].hash])))
-        add(first, .resolution(Resolution(
-            strategy: .custom("pick"), chosen: [changes[4].hash], discarded: [],
-            contents: DocumentContents.data(Data("merged".utf8)).encoded())))
+        add(
+            first,
+            .resolution(
+                Resolution(
+                    strategy: .custom("pick"), chosen: [changes[4].hash], discarded: [],
+                    contents: DocumentContents.data(Data("merged".utf8)).encoded())))
         add(second, .resolution(Resolution(strategy: .merge, chosen: [], discarded: [])))
         add(first, .resolution(Resolution(strategy: .keepBoth, chosen: [], discarded: [])))
         add(second, .resolution(Resolution(strategy: .userChoice, chosen: [], discarded: [])))
@@ -50,7 +53,9 @@ enum SampleChanges {
     /// The heads the sample devices sign for `changes`: each one's latest change among them.
     static func heads(of changes: [Change]) -> [SignedHead] {
         var latest: [DeviceID: Change] = [:]
-        for change in changes where change.id.seq > latest[change.id.device]?.id.seq ?? 0 { latest[change.id.device] = change }
+        for change in changes where change.id.seq > latest[change.id.device]?.id.seq ?? 0 {
+            latest[change.id.device] = change
+        }
         return [(first, FuzzIDs.key(1)), (second, FuzzIDs.key(2))].compactMap { device, key in
             latest[device].map { SignedHead(signing: $0, with: key) }
         }

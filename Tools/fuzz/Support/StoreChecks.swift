@@ -38,7 +38,10 @@ enum StoreChecks {
             let reference = try summary(of: stores[0])
             for store in stores.dropFirst() {
                 let other = try summary(of: store)
-                require(other == reference, "\(context): \(store.localDevice.id) holds \(other), \(stores[0].localDevice.id) holds \(reference)")
+                require(
+                    other == reference,
+                    "\(context): \(store.localDevice.id) holds \(other), \(stores[0].localDevice.id) holds \(reference)"
+                )
             }
         } catch {
             oracleFailed("\(context): reading the stores' vectors failed: \(error)")
@@ -46,6 +49,8 @@ enum StoreChecks {
     }
 
     private static func summary(of store: ChangeLogStore) throws -> [String] {
-        try store.summaries().filter { !$0.vector.isEmpty }.map { "\($0.document): \($0.vector) \($0.heads.map(\.shortHex))" }
+        try store.summaries().filter { !$0.vector.isEmpty }.map {
+            "\($0.document): \($0.vector) \($0.heads.map(\.shortHex))"
+        }
     }
 }
