@@ -11,7 +11,7 @@ extension DocumentLibrary {
     /// - Returns: what was sent and received.
     /// - Throws: ``DocumentError`` `.store`, with the ``SyncError`` as its cause.
     @discardableResult
-    public func sync(through transport: some SyncTransport) async throws(DocumentError) -> SyncReport {
+    public func sync(through transport: some SyncTransport) async throws -> SyncReport {
         let report: SyncReport
         do {
             // The sync's store work blocks; it runs on a queue of its own, off the cooperative pool.

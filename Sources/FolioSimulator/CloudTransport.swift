@@ -19,7 +19,7 @@ final class CloudTransport: SyncTransport {
     /// The exchange the last sync made, if it made one.
     var exchange: InMemoryExchange? { lastExchange.withLock { $0 } }
 
-    func sync(_ store: ChangeLogStore) throws(SyncError) -> SyncReport {
+    func sync(_ store: ChangeLogStore) throws -> SyncReport {
         let exchange = try network.sync(store, with: replica)
         lastExchange.withLock { $0 = exchange }
         return exchange.initiator

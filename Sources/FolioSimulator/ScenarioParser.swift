@@ -58,7 +58,7 @@ public enum ScenarioParser {
     ///
     /// - Throws: ``ScenarioErrors``: the bytes are not UTF-8 (with the line of the first bad byte), the file is
     ///   too large, or any problem ``parse(yaml:file:)`` reports.
-    public static func parse(data: Data, file: String) throws(ScenarioErrors) -> Scenario {
+    public static func parse(data: Data, file: String) throws -> Scenario {
         guard data.count <= maximumFileBytes else {
             throw ScenarioErrors([
                 ScenarioError(

@@ -47,7 +47,7 @@ extension ScenarioRun {
                 do {
                     try await library.sync(through: transport)
                 } catch {
-                    if let cause = error.cause as? SyncError { throw .sync(cause) }
+                    if let cause = (error as? DocumentError)?.cause as? SyncError { throw .sync(cause) }
                     throw .document(error)
                 }
                 guard let exchange = transport.exchange else {

@@ -62,7 +62,13 @@ final class SimulatedCloud {
     /// Joins every replica into the first and ends the partition.
     func heal() throws(SyncError) {
         for replica in replicas.dropFirst() {
-            try backbone.sync(replica, with: replicas[0])
+            do {
+                try backbone.sync(replica, with: replicas[0])
+            } catch let error as SyncError {
+                throw error
+            } catch {
+                throw SyncError(.store, "joining the cloud's replicas failed", cause: error)
+            }
             try? replica.close()
         }
         replicas = [replicas[0]]

@@ -115,7 +115,7 @@ extension ChangeLogStore {
     /// - Returns: the key and the device's name, or `nil` when the file is absent or empty, or keeps no key (a store
     ///   written before devices had keys, not opened since).
     /// - Throws: ``StoreError`` `notAStore`, `corrupt`, `database`.
-    public static func localIdentity(ofStoreAt url: URL) throws(StoreError) -> (key: DeviceKey, name: String)? {
+    public static func localIdentity(ofStoreAt url: URL) throws -> (key: DeviceKey, name: String)? {
         guard try recordedFirstDevice(ofStoreAt: url) != nil else { return nil }
         do {
             var configuration = Configuration()

@@ -23,7 +23,7 @@ extension ChangeLogStore {
     ///   kept changing. Nothing of the copy is left on failure.
     public static func snapshot(
         ofStoreAt source: URL, to destination: URL, attempts: Int = 5, fileSystem: any FileSystem = PosixFileSystem()
-    ) throws(StoreError) {
+    ) throws {
         let path = source.path
         guard try holdsDatabase(source, on: fileSystem) else {
             throw StoreError(.notAStore, "\(path) is absent or empty, so not a Folio store")

@@ -71,7 +71,7 @@ public final class ChangeLogStore: Sendable {
         at url: URL, key: DeviceKey, deviceName: String = "", clock: any WallClock = SystemClock(),
         durability: Durability = .normal, access: StoreAccess = .shared, limits: StoreLimits = StoreLimits(),
         fileSystem: any FileSystem = PosixFileSystem()
-    ) throws(StoreError) {
+    ) throws {
         let isNew = try Self.preflight(url, on: fileSystem)
         // A new store starts as a copy of the pristine image, which has every migration applied.
         let isPristine = isNew && StoreSchema.pristineImage != nil

@@ -46,8 +46,7 @@ public final class InMemoryHub: Sendable {
     /// - Throws: ``SyncError`` `store` when either store fails; what was ingested before stays (it is correct).
     /// - Precondition: the stores are different.
     @discardableResult
-    public func sync(_ initiator: ChangeLogStore, with responder: ChangeLogStore) throws(SyncError) -> InMemoryExchange
-    {
+    public func sync(_ initiator: ChangeLogStore, with responder: ChangeLogStore) throws -> InMemoryExchange {
         do {
             return try exchange(initiator, with: responder)
         } catch let error as SyncError {

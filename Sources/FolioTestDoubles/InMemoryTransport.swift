@@ -17,7 +17,7 @@ public struct InMemoryTransport: SyncTransport {
     /// Runs one exchange with the peer, `store` initiating. Returns `store`'s side of it.
     ///
     /// - Throws: ``SyncError`` `store` when either store fails.
-    public func sync(_ store: ChangeLogStore) throws(SyncError) -> SyncReport {
+    public func sync(_ store: ChangeLogStore) throws -> SyncReport {
         try hub.sync(store, with: peer).initiator
     }
 }

@@ -27,7 +27,7 @@ func openStore(
             at: URL(fileURLWithPath: path), key: deviceKey(named: name), deviceName: name, clock: clock,
             durability: durability,
             fileSystem: fileSystem)
-    } catch  where error.code == .notAStore || error.code == .newerFormat {
+    } catch let error as StoreError where error.code == .notAStore || error.code == .newerFormat {
         throw CommandFailure.invalidInput(error.message)
     } catch {
         throw CommandFailure.checkFailed("cannot open \(path): \(error)")
@@ -62,8 +62,11 @@ struct StoreCopy {
                 at: copy, key: owner.key, deviceName: owner.name, durability: .off, fileSystem: fileSystem)
         } catch {
             try? fileSystem.remove(at: directory)
-            let message = error.message.replacingOccurrences(of: copy.path, with: path)
-            if error.code == .notAStore || error.code == .newerFormat { throw CommandFailure.invalidInput(message) }
+            let storeError = error as? StoreError
+            let message = (storeError?.message ?? "\(error)").replacingOccurrences(of: copy.path, with: path)
+            if storeError?.code == .notAStore || storeError?.code == .newerFormat {
+                throw CommandFailure.invalidInput(message)
+            }
             throw CommandFailure.checkFailed("cannot read \(path): \(message)")
         }
     }

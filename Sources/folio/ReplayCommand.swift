@@ -178,7 +178,7 @@ enum ScenarioFiles {
             do {
                 scenarios.append((file, try ScenarioParser.parse(data: data, file: file)))
             } catch {
-                problems.append(error.description)
+                problems.append("\(error)")
             }
         }
         guard problems.isEmpty else {

@@ -115,7 +115,7 @@ import Testing
         #expect(throws: ScenarioErrors.self) { try ScenarioParser.parse(data: data, file: "bytes.yaml") }
         do {
             _ = try ScenarioParser.parse(data: data, file: "bytes.yaml")
-        } catch {
+        } catch let error as ScenarioErrors {
             #expect(error.errors.map(\.line) == [4])
             #expect(error.errors.first?.message == "the file is not UTF-8 text; save it as UTF-8")
         }
