@@ -12,19 +12,21 @@ extension DocumentLibrary {
     /// - Throws: ``DocumentError`` `.store`, with the ``SyncError`` as its cause.
     @discardableResult
     public func sync(through transport: some SyncTransport) async throws -> SyncReport {
-        let report: SyncReport
-        do {
-            // The sync's store work blocks; it runs on a queue of its own, off the cooperative pool.
-            report = try await withTaskExecutorPreference(BlockingWorkExecutor(label: "folio.sync")) {
-                try await transport.sync(store)
+        // The sync's store and file work blocks; it runs on a queue of its own, off the cooperative pool.
+        let executor = BlockingWorkExecutor(label: "folio.sync")
+        defer { withExtendedLifetime(executor) {} }
+        return try await withTaskExecutorPreference(executor) {
+            let report: SyncReport
+            do {
+                report = try await transport.sync(store)
+            } catch {
+                throw DocumentError(.store, "syncing the library at \(root.path) failed", cause: error)
             }
-        } catch {
-            throw DocumentError(.store, "syncing the library at \(root.path) failed", cause: error)
+            for document in report.updatedDocuments {
+                // What arrived is kept either way: a file that cannot follow now follows at the document's next save.
+                try? updateFile(of: document)
+            }
+            return report
         }
-        for document in report.updatedDocuments {
-            // What arrived is kept either way: a file that cannot follow now follows at the document's next save.
-            try? updateFile(of: document)
-        }
-        return report
     }
 }

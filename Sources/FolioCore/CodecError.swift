@@ -23,8 +23,12 @@ public struct CodecErrorCode: FolioErrorCode {
     /// An error is located by the byte offset at which the problem was found.
     public typealias Location = ByteOffset
 
-    /// The message, then where: "a count is larger than the input (at byte 12)".
-    public static func describe(_ error: CodecError) -> String { "\(error.message) (at byte \(error.location.offset))" }
+    /// The message, then where: "a count is larger than the input (at byte 12)", then the cause if there is one.
+    public static func describe(_ error: CodecError) -> String {
+        let located = "\(error.message) (at byte \(error.location.offset))"
+        guard let cause = error.cause else { return located }
+        return "\(located): \(cause)"
+    }
 
     /// The code's name.
     public let description: String

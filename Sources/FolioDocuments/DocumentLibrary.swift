@@ -144,8 +144,17 @@ public final class DocumentLibrary: Sendable {
     ) async throws -> Document<Model> {
         try Self.validate(name: name)
         let id = DocumentID(using: identifiers)
-        try record(creationOf: id, type: model, named: name, in: container, contents: contents)
+        try await offThePool {
+            try self.record(creationOf: id, type: model, named: name, in: container, contents: contents)
+        }
         return try await open(id, as: model)
+    }
+
+    /// Runs `work`, which blocks on SQLite or the disk, on a queue of its own instead of the cooperative pool.
+    func offThePool<Result: Sendable>(_ work: @Sendable () async throws -> Result) async throws -> Result {
+        let executor = BlockingWorkExecutor(label: "folio.library")
+        defer { withExtendedLifetime(executor) {} }
+        return try await withTaskExecutorPreference(executor) { try await work() }
     }
 
     /// Logs the creation of document `id` (and its initial contents as a baseline).
@@ -172,15 +181,18 @@ public final class DocumentLibrary: Sendable {
     ///   when the leftovers of an interrupted save cannot be cleaned or the file cannot be read, `.invalidContents`
     ///   when a file changed by another program is not a valid document.
     public func open<Model: DocumentModel>(_ id: DocumentID, as model: Model.Type) async throws -> Document<Model> {
-        guard let info = try catalogInfo(of: id) else {
-            throw DocumentError(.notFound, "no document \(id) in the library at \(root.path)")
+        // Opening reads the log and may replay a long history: off the cooperative pool.
+        try await offThePool {
+            guard let info = try self.catalogInfo(of: id) else {
+                throw DocumentError(.notFound, "no document \(id) in the library at \(self.root.path)")
+            }
+            guard info.typeIdentifier == Model.documentType.identifier else {
+                throw DocumentError(
+                    .wrongType,
+                    "\(info.displayName) is a \(info.typeIdentifier) document, not \(Model.documentType.identifier)")
+            }
+            return try await Document<Model>.open(info, in: self)
         }
-        guard info.typeIdentifier == Model.documentType.identifier else {
-            throw DocumentError(
-                .wrongType,
-                "\(info.displayName) is a \(info.typeIdentifier) document, not \(Model.documentType.identifier)")
-        }
-        return try await Document<Model>.open(info, in: self)
     }
 
     /// Opens the document named `name` (not deleted) as a `Model`; of several with that name, the one created first

@@ -159,7 +159,8 @@ struct DocumentReplay<Model: DocumentModel> {
         } catch let error as ModelError {
             throw DocumentError(.invalidContents, "stored contents cannot be loaded", cause: error)
         } catch {
-            throw DocumentError(.invalidContents, "stored contents cannot be decoded", cause: error as? CodecError)
+            let what = error is CodecError ? "decoded" : "loaded"
+            throw DocumentError(.invalidContents, "stored contents cannot be \(what)", cause: error)
         }
     }
 

@@ -41,8 +41,8 @@ extension ScenarioRun {
                 let counts: (device: Int, cloud: Int)
                 do { counts = (try store.changeCount(), try replica.changeCount()) } catch { throw .store(error) }
                 if let last = settled[device.name], last == counts { continue }
-                // The path an app takes: the library syncs through a transport, and the files of closed documents
-                // renamed, moved or deleted elsewhere follow.
+                // The path an app takes: the library syncs through a transport, and the files of documents renamed,
+                // moved or deleted elsewhere follow.
                 let transport = CloudTransport(network: cloud.network, replica: replica)
                 do {
                     try await library.sync(through: transport)

@@ -127,6 +127,7 @@ struct FolderFiles: Sendable {
 
     /// A ``FileSystemError``, or any other error a custom file system throws, as `io`, kept as the cause.
     private static func failure(_ error: any Error, _ operation: String, _ path: String) -> SyncError {
-        SyncError(.io, "\(operation) \(path) failed", cause: error)
+        let reason = (error as? FileSystemError)?.code.reason ?? "\(error)"
+        return SyncError(.io, "\(operation) \(path) failed: \(reason)", cause: error)
     }
 }

@@ -21,6 +21,13 @@ public struct SyncErrorCode: FolioErrorCode {
     /// A file that must be well formed (a shared folder's identity) is not.
     public static let malformed = Self("malformed")
 
+    /// The message, then the cause; an `io` error's message already ends with the file system's reason, so it stands
+    /// alone.
+    public static func describe(_ error: SyncError) -> String {
+        guard error.code != .io, let cause = error.cause else { return error.message }
+        return "\(error.message): \(cause)"
+    }
+
     /// The code's name.
     public let description: String
 

@@ -157,7 +157,9 @@ enum ScenarioFiles {
         var scenarios: [(String, Scenario)] = []
         var problems: [String] = []
         for file in files {
-            let url = URL(fileURLWithPath: file, isDirectory: false)
+            // A file the user names may be a symbolic link; the link is theirs to follow, so it is resolved here
+            // (the file system itself never follows one).
+            let url = URL(fileURLWithPath: file, isDirectory: false).resolvingSymlinksInPath()
             let data: Data
             do {
                 data = try fileSystem.contents(of: url, limit: ScenarioParser.maximumFileBytes)

@@ -32,6 +32,16 @@ import Testing
         #expect(error.message == "\(file.path): cannot read the file\nnothing was run")
     }
 
+    @Test func aScenarioFileNamedThroughASymbolicLinkIsRead() throws {
+        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Scenarios/01-offline-edits-ask-user.yaml").standardized
+        let link = directory.file("linked.yaml")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: source)
+        let parsed = try ScenarioFiles.parse([link.path], fileSystem: PosixFileSystem())
+        #expect(parsed.count == 1)
+        #expect(parsed.first?.0 == link.path, "reported under the name the user gave")
+    }
+
     @Test func aReportThatCannotBeWrittenIsInvalidInputAndLeavesNoFile() throws {
         let out = directory.url.appendingPathComponent("reports", isDirectory: true)
         let failing = FaultInjectingFileSystem(faults: [.fail(atStep: 1, with: .noSpace, writtenPrefix: 3)])
