@@ -49,6 +49,7 @@ public struct UUIDBytes: Hashable, Comparable, Sendable {
     ///
     /// Returns `nil` for anything else.
     public init?(_ text: some StringProtocol) {
+        guard text.utf8.count == 36 else { return nil }
         var nibbles: [UInt8] = []
         nibbles.reserveCapacity(32)
         for (offset, character) in text.utf8.enumerated() {
