@@ -2,7 +2,7 @@
 ///
 /// Within a document, a device numbers its changes 1, 2, 3… (see ``ChangeID``). A device that is cloned or restored
 /// from a backup must take a new identity; reusing one is detected as an integrity error.
-public struct DeviceID: Hashable, Comparable, Sendable, CustomStringConvertible {
+public struct DeviceID: UUIDIdentity, Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The sixteen bytes of the identity.
     public let uuid: UUIDBytes
 
@@ -10,6 +10,9 @@ public struct DeviceID: Hashable, Comparable, Sendable, CustomStringConvertible 
     public init(_ uuid: UUIDBytes) {
         self.uuid = uuid
     }
+
+    /// "device", in error messages.
+    public static var identityName: String { "device" }
 
     /// Makes a new identity from `source`.
     public init(using source: some IdentifierSource) {

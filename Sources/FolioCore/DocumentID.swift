@@ -1,5 +1,5 @@
 /// The identity of one document, the same on every device.
-public struct DocumentID: Hashable, Comparable, Sendable, CustomStringConvertible {
+public struct DocumentID: UUIDIdentity, Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The sixteen bytes of the identity.
     public let uuid: UUIDBytes
 
@@ -7,6 +7,9 @@ public struct DocumentID: Hashable, Comparable, Sendable, CustomStringConvertibl
     public init(_ uuid: UUIDBytes) {
         self.uuid = uuid
     }
+
+    /// "document", in error messages.
+    public static var identityName: String { "document" }
 
     /// Makes a new identity from `source`.
     public init(using source: some IdentifierSource) {
