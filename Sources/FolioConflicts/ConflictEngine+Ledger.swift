@@ -28,7 +28,7 @@ extension ConflictEngine {
             ledger.append(
                 LossRecord(
                     resolution: change, resolvedBy: device(change.id.device, deviceNames),
-                    strategy: resolution.strategy,
+                    strategy: resolution.strategy, chosen: resolution.chosen.filter(change.parents.contains),
                     discarded: discarded))
         }
         return ledger

@@ -162,7 +162,7 @@ import Testing
         #expect(
             settlement?.resolution
                 == Resolution(
-                    strategy: .userChoice, chosen: [], discarded: [iPad.hash, mac.hash],
+                    strategy: .merge, chosen: [iPad.hash, mac.hash], discarded: [],
                     contents: mine.contents().encoded()))
         #expect(settlement?.state == mine)
     }

@@ -206,6 +206,23 @@ import Testing
         #expect(await !reopened.state.contains(.inConflict))
     }
 
+    /// A person's own merge keeps every version as an input of the merge: nothing is discarded.
+    @Test func anAppsMergeIsLedgeredAsAMergeOfEveryVersion() async throws {
+        let (_, onA, _, onB) = try await conflicted()
+        let versions = try await onA.versions().map(\.id)
+        try await onA.resolve(with: TextDocument(text: "shared line\nfrom the iPad\nfrom the Mac\n"))
+        let record = try #require(try await onA.lossLedger().last)
+        #expect(record.strategy == .merge)
+        #expect(record.discarded.isEmpty)
+        #expect(record.chosen == versions.sorted())
+        guard case .resolution(let resolution) = record.resolution.kind else {
+            Issue.record("the ledger's entry is not a resolution")
+            return
+        }
+        #expect(resolution.chosen == versions.sorted())
+        _ = onB
+    }
+
     @Test func anUnknownVersionIsRefused() async throws {
         let (_, onA, _, _) = try await conflicted()
         await #expect(throws: DocumentError.self) {
