@@ -9,7 +9,7 @@ extension Document {
     /// - Throws: ``DocumentError`` `.invalidOperation` when the model refuses it (nothing changes), `.closed`,
     ///   `.deleted`, or `.store` when committing the previous group failed.
     public func edit(_ operation: Model.Operation) throws {
-        try ensureEditable()
+        try ensureOpen()
         let now = library.clock.now()
         let policy = library.autosave
         if !group.isEmpty, let last = lastEditTime,
@@ -18,6 +18,9 @@ extension Document {
         {
             try commitGroup()
         }
+        // A new group builds on everything the log holds (which may have deleted the document).
+        if group.isEmpty { try catchUp() }
+        try ensureEditable()
         let inverse: Model.Operation
         do {
             inverse = try model.apply(operation)
@@ -34,8 +37,7 @@ extension Document {
     ///
     /// - Throws: ``DocumentError`` `.invalidOperation` when one does not apply (then none is kept), and as ``edit(_:)``.
     public func edit(_ operations: [Model.Operation]) throws {
-        try ensureEditable()
-        try commitGroup()
+        try prepareToEdit()
         let saved = model
         var batch = EditGroup<Model>()
         for operation in operations {
@@ -49,6 +51,15 @@ extension Document {
         group = batch
         lastEditTime = library.clock.now()
         try commitGroup()
+    }
+
+    /// Readies the document for a change made at once: commits the open group, catches up with the log
+    /// (``catchUp()``), and checks that it can be edited.
+    func prepareToEdit() throws(DocumentError) {
+        try ensureOpen()
+        try commitGroup()
+        try catchUp()
+        try ensureEditable()
     }
 
     /// Commits the open group as one change, now.
@@ -85,8 +96,7 @@ extension Document {
     /// - Throws: ``DocumentError`` `.nothingToUndo`, `.invalidOperation` when the inverse no longer applies (the
     ///   document changed underneath; nothing changes), `.store`.
     public func undo() throws {
-        try ensureEditable()
-        try commitGroup()
+        try prepareToEdit()
         guard let step = history.undoSteps.last else {
             throw DocumentError(.nothingToUndo, "nothing to undo in \(info.displayName)")
         }
@@ -107,8 +117,7 @@ extension Document {
     ///
     /// - Throws: ``DocumentError`` `.nothingToRedo`, `.invalidOperation`, `.store`.
     public func redo() throws {
-        try ensureEditable()
-        try commitGroup()
+        try prepareToEdit()
         guard let step = history.redoSteps.last else {
             throw DocumentError(.nothingToRedo, "nothing to redo in \(info.displayName)")
         }
@@ -184,6 +193,7 @@ extension Document {
             }
             if resolution != nil { changesSinceCheckpoint += 1 }
             if restore { info.restoredByConcurrentEdit = false }
+            for change in changes { noteAppended(change) }
             // The document's head is the last change (a restore changes no contents); undo names the edit.
             return changes.last!
         } catch {

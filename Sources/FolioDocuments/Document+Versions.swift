@@ -90,7 +90,9 @@ extension Document {
         try carryOut(settlement)
     }
 
-    /// Settles the competing versions with new contents (a person's own merge, say).
+    /// Settles the competing versions with new contents: the app's merge of them (a person's own, say). The
+    /// resolution records strategy `merge` with every version as its input and none discarded, so the loss ledger
+    /// shows a merge, not a choice that threw the versions away.
     ///
     /// - Throws: ``DocumentError`` `.store`.
     public func resolve(with contents: Model) throws {
@@ -127,8 +129,10 @@ extension Document {
         } catch {
             throw .store(error, "recording the resolution of \(info.displayName)")
         }
+        noteAppended(change)
         model = state
         head = change
+        versionContinuation.yield(change)
         sameStateHeads = []
         unsavedChanges += 1
         changesSinceCheckpoint += 1

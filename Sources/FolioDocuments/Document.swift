@@ -10,7 +10,7 @@ import Foundation
 /// ``AutosavePolicy`` says; a group is committed when the next edit comes after the grouping interval, when it
 /// reaches the group limit, on ``commit()``, ``save()``, ``undo()``, ``redo()`` and ``close()``, and by
 /// ``runDueWork()``. Until a group is committed, a crash may lose it; once committed, nothing can.
-public actor Document<Model: DocumentModel> {
+public actor Document<Model: DocumentModel>: OpenDocument {
     /// The document's identity.
     public nonisolated let id: DocumentID
     /// The library it belongs to.
@@ -28,9 +28,17 @@ public actor Document<Model: DocumentModel> {
     /// Every new state, as it changes (ends when the document closes).
     public nonisolated let stateChanges: AsyncStream<DocumentState>
     private let stateContinuation: AsyncStream<DocumentState>.Continuation
+    /// Every version the document takes from outside its own edits, as its head change: changes picked up from
+    /// other devices or processes (a sync brings them at once), and settlements of conflicts. Ends when the
+    /// document closes.
+    public nonisolated let versionChanges: AsyncStream<Change>
+    let versionContinuation: AsyncStream<Change>.Continuation
 
     /// The change whose state `model` shows (before the open group).
     var head: Change
+    /// The document's vector in the log when the document last looked (opened, refreshed or appended): a log that
+    /// moved beyond it holds changes the next edit must build on (``catchUp()``).
+    var seenVector: VersionVector
     /// The states of the heads, by hash, as last computed (versions are replayed once), with their changes.
     var headStates: [ChangeHash: KnownState] = [:]
     /// The states of the last versions the document took without editing them (opened, picked up from others,
@@ -102,12 +110,14 @@ public actor Document<Model: DocumentModel> {
     public var currentHead: Change { head }
 
     private init(
-        info: DocumentInfo, library: DocumentLibrary, head: Change, outcome: DocumentReplay<Model>.Outcome, tail: Int
+        info: DocumentInfo, library: DocumentLibrary, head: Change, seen: VersionVector,
+        outcome: DocumentReplay<Model>.Outcome, tail: Int
     ) {
         id = info.id
         self.library = library
         self.info = info
         self.head = head
+        seenVector = seen
         model = outcome.model
         skippedOperations = outcome.skippedOperations
         refusedContents = Array(Set(outcome.refusedContents)).sorted()
@@ -115,9 +125,11 @@ public actor Document<Model: DocumentModel> {
         lastCommitTime = library.clock.now()
         conflicts = ConflictEngine(document: info.id, policy: library.conflictPolicy)
         (stateChanges, stateContinuation) = AsyncStream.makeStream(of: DocumentState.self)
+        (versionChanges, versionContinuation) = AsyncStream.makeStream(of: Change.self)
     }
 
     static func open(_ info: DocumentInfo, in library: DocumentLibrary) async throws(DocumentError) -> Document {
+        let seen = try readVector(of: info.id, in: library)
         let head = try winningHead(of: info.id, in: library)
         let replay = DocumentReplay<Model>(store: library.store, document: info.id)
         let outcome = try replay.state(at: head)
@@ -128,7 +140,8 @@ public actor Document<Model: DocumentModel> {
         } catch {
             throw .store(error, "reading checkpoints")
         }
-        let document = Document(info: info, library: library, head: head, outcome: outcome, tail: tail)
+        let document = Document(
+            info: info, library: library, head: head, seen: seen, outcome: outcome, tail: tail)
         try await document.finishOpening()
         return document
     }
@@ -146,6 +159,26 @@ public actor Document<Model: DocumentModel> {
         try updateConflictState()
         try applyConflictStrategy()
         if library.runsBackgroundWork { startBackgroundWork() }
+    }
+
+    /// The document's vector in the log.
+    static func readVector(of id: DocumentID, in library: DocumentLibrary) throws(DocumentError) -> VersionVector {
+        do { return try library.store.vector(of: id) } catch { throw .store(error, "reading the vector of \(id)") }
+    }
+
+    /// Picks up what the log holds beyond what the document has seen (changes that a sync, another process, or
+    /// another library on the same directory appended), so that the next change builds on all of it: an edit made
+    /// on an older version would fork the document from its own device's past.
+    ///
+    /// - Complexity: one vector read when the log has not moved.
+    func catchUp() throws(DocumentError) {
+        guard try Self.readVector(of: id, in: library) != seenVector else { return }
+        try reloadFile()
+    }
+
+    /// Notes that the log holds `change`, appended by the document.
+    func noteAppended(_ change: Change) {
+        seenVector.merge(change.vector)
     }
 
     /// The head every device shows (``DocumentLibrary/winningHead(of:)``).
@@ -218,6 +251,8 @@ public actor Document<Model: DocumentModel> {
     func reloadFile() throws(DocumentError) -> Bool {
         try ensureOpen()
         try commitGroup()
+        // Read first: what arrives from now on is caught up with next time.
+        seenVector = try Self.readVector(of: id, in: library)
         let previous = info
         try reloadInfo()
         if (info.displayName, info.container, info.isDeleted) != (
@@ -244,6 +279,7 @@ public actor Document<Model: DocumentModel> {
         noteRefusedContents(outcome)
         head = winner
         rememberShared()
+        versionContinuation.yield(winner)
         try updateConflictState()
         try applyConflictStrategy()
         return true
@@ -282,6 +318,8 @@ public actor Document<Model: DocumentModel> {
         backgroundTask = nil
         insertState(.closed)
         stateContinuation.finish()
+        versionContinuation.finish()
+        library.openDocuments.remove(self, id: id)
     }
 
     // MARK: Background work

@@ -14,8 +14,10 @@ public final class DocumentLibrary: Sendable {
     public let root: URL
     /// The change logs of every document.
     public let store: ChangeLogStore
-    /// The document types the library knows.
-    public let types: DocumentTypeRegistry
+    /// The document types the library knows: the built-in ones (``DocumentTypeRegistry/builtIn``), the app's, and
+    /// those of the models documents were created or opened as.
+    public var types: DocumentTypeRegistry { typeRegistry.withLock { $0 } }
+    private let typeRegistry: Mutex<DocumentTypeRegistry>
     /// When documents save by themselves and how edits are grouped.
     public let autosave: AutosavePolicy
     /// How conflicts are settled when they appear: the library-wide default, and overrides by type identifier.
@@ -43,6 +45,8 @@ public final class DocumentLibrary: Sendable {
     /// tick) are never given one file: a name is chosen and claimed under this lock, and the saved-file record
     /// that claims it on disk is written before the first save writes the file.
     let fileNameClaims = Mutex<[DocumentID: String]>([:])
+    /// The open documents, one ``Document`` each.
+    let openDocuments = OpenDocuments()
 
     struct FileKey: Hashable {
         var container: DocumentContainer
@@ -63,7 +67,8 @@ public final class DocumentLibrary: Sendable {
     ///     its device.
     ///   - deviceName: this device's display name, such as "Anna's iPad"; by default the one the store keeps, or
     ///     none.
-    ///   - types: document types, for imports by file extension.
+    ///   - types: the app's document types, for file names and imports by file extension, on top of the built-in
+    ///     ones (an app type with a built-in one's identifier replaces it).
     ///   - clock: the wall clock (inject a ``ManualClock`` for tests and simulations).
     ///   - identifiers: where new document identities come from.
     ///   - fileSystem: the file I/O: documents' files, the library's directories, and the store's header check and
@@ -87,7 +92,9 @@ public final class DocumentLibrary: Sendable {
     ) throws {
         self.root = root
         self.conflictPolicy = conflictPolicy
-        self.types = types
+        var registry = DocumentTypeRegistry.builtIn
+        for type in types.types { registry.register(type) }
+        typeRegistry = Mutex(registry)
         self.autosave = autosave
         self.clock = clock
         self.identifiers = identifiers
@@ -143,11 +150,20 @@ public final class DocumentLibrary: Sendable {
         _ model: Model.Type, named name: String, in container: DocumentContainer = .local, contents: Model? = nil
     ) async throws -> Document<Model> {
         try Self.validate(name: name)
+        register(Model.documentType)
         let id = DocumentID(using: identifiers)
         try await offThePool {
             try self.record(creationOf: id, type: model, named: name, in: container, contents: contents)
         }
         return try await open(id, as: model)
+    }
+
+    /// Adds `type` to ``types`` unless a type with its identifier is there: a model's own declaration names its
+    /// documents' files when the app did not register it.
+    func register(_ type: DocumentType) {
+        typeRegistry.withLock { registry in
+            if registry.type(identifier: type.identifier) == nil { registry.register(type) }
+        }
     }
 
     /// Runs `work`, which blocks on SQLite or the disk, on a queue of its own instead of the cooperative pool.
@@ -180,19 +196,30 @@ public final class DocumentLibrary: Sendable {
     /// - Throws: ``DocumentError`` `.notFound`, `.wrongType` (the document is of another type), `.store`, `.save`
     ///   when the leftovers of an interrupted save cannot be cleaned or the file cannot be read, `.invalidContents`
     ///   when a file changed by another program is not a valid document.
+    ///
+    /// A document that is open already is not read again: every opening gives the same ``Document``, until it
+    /// closes (closing it closes it for every part of the app that holds it).
     public func open<Model: DocumentModel>(_ id: DocumentID, as model: Model.Type) async throws -> Document<Model> {
-        // Opening reads the log and may replay a long history: off the cooperative pool.
-        try await offThePool {
-            guard let info = try self.catalogInfo(of: id) else {
-                throw DocumentError(.notFound, "no document \(id) in the library at \(self.root.path)")
+        register(Model.documentType)
+        let document = try await openDocuments.document(id) {
+            // Opening reads the log and may replay a long history: off the cooperative pool.
+            try await self.offThePool {
+                guard let info = try self.catalogInfo(of: id) else {
+                    throw DocumentError(.notFound, "no document \(id) in the library at \(self.root.path)")
+                }
+                guard info.typeIdentifier == Model.documentType.identifier else {
+                    throw DocumentError(
+                        .wrongType,
+                        "\(info.displayName) is a \(info.typeIdentifier) document, not \(Model.documentType.identifier)"
+                    )
+                }
+                return try await Document<Model>.open(info, in: self)
             }
-            guard info.typeIdentifier == Model.documentType.identifier else {
-                throw DocumentError(
-                    .wrongType,
-                    "\(info.displayName) is a \(info.typeIdentifier) document, not \(Model.documentType.identifier)")
-            }
-            return try await Document<Model>.open(info, in: self)
         }
+        guard let document = document as? Document<Model> else {
+            throw DocumentError(.wrongType, "document \(id) is open as another model than \(Model.self)")
+        }
+        return document
     }
 
     /// Opens the document named `name` (not deleted) as a `Model`; of several with that name, the one created first
@@ -243,5 +270,25 @@ public final class DocumentLibrary: Sendable {
                 "'\(name.debugDescription.dropFirst().dropLast())' cannot be a document name: no '/', control characters, "
                     + "line breaks, leading '.' or surrounding spaces")
         }
+    }
+}
+
+extension DocumentLibrary {
+    /// Brings the open documents among `ids` up to date with the log, as ``Document/refresh()`` does: their
+    /// contents and state change, announced on their streams. ``sync(through:)`` calls it with what a sync brought;
+    /// an app that puts changes in the store by other means calls it with the documents they touched.
+    ///
+    /// - Throws: ``DocumentError`` `.store`, the first a document met; the others are brought up to date all the
+    ///   same, and one that failed catches up before its next edit.
+    public func refreshOpenDocuments(_ ids: [DocumentID]) async throws {
+        var firstError: (any Error)?
+        for document in openDocuments.documents(among: ids) {
+            do { _ = try await document.refresh() } catch let error as DocumentError where error.code == .closed {
+                // Closed since it was listed: nothing to bring up to date.
+            } catch {
+                if firstError == nil { firstError = error }
+            }
+        }
+        if let firstError { throw firstError }
     }
 }

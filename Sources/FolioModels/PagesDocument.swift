@@ -9,9 +9,7 @@ import Foundation
 /// scalar, and the images' bytes.
 public struct PagesDocument: DocumentModel, Hashable, Sendable {
     /// Pages (`com.folio.pages`, conforming to `com.apple.package`), extension `folio-pages`, a file package.
-    public static let documentType = DocumentType(
-        identifier: "com.folio.pages", conformsTo: ["com.apple.package"], fileExtensions: ["folio-pages"],
-        isPackage: true)
+    public static let documentType = DocumentType.pages
 
     /// The package layout version this build writes and reads (`formatVersion` in `Info.json`).
     public static let formatVersion = 1

@@ -10,9 +10,7 @@ import Foundation
 /// (`"é"`, `"e\u{301}"`) name the same record or field; the spelling first used is the one kept and saved.
 public struct RecordsDocument: DocumentModel, Hashable, Sendable {
     /// Records (`com.folio.records`, conforming to `public.json`), extension `folio-records`, a flat file.
-    public static let documentType = DocumentType(
-        identifier: "com.folio.records", conformsTo: ["public.json"], fileExtensions: ["folio-records"],
-        isPackage: false)
+    public static let documentType = DocumentType.records
 
     /// The records, in order.
     public private(set) var records: [Record]

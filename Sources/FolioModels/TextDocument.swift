@@ -8,8 +8,7 @@ import Foundation
 /// the scalars exactly (not by canonical equivalence), because that is what the snapshot and the positions see.
 public struct TextDocument: DocumentModel, Hashable, Sendable {
     /// Plain text (`com.folio.text`, conforming to `public.plain-text`), extension `txt`, a flat file.
-    public static let documentType = DocumentType(
-        identifier: "com.folio.text", conformsTo: ["public.plain-text"], fileExtensions: ["txt"], isPackage: false)
+    public static let documentType = DocumentType.text
 
     /// The scalars.
     public private(set) var storage: TextStorage

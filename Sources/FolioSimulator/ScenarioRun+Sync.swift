@@ -41,8 +41,12 @@ extension ScenarioRun {
                 let counts: (device: Int, cloud: Int)
                 do { counts = (try store.changeCount(), try replica.changeCount()) } catch { throw .store(error) }
                 if let last = settled[device.name], last == counts { continue }
-                // The path an app takes: the library syncs through a transport, and the files of documents renamed,
-                // moved or deleted elsewhere follow.
+                // The sync brings the open documents up to date (and their strategy may settle what arrived): what
+                // they showed before it is what the events compare with.
+                var wasInConflict: [DocumentID: Bool] = [:]
+                for (id, handle) in device.handles { wasInConflict[id] = await handle.isInConflict() }
+                // The path an app takes: the library syncs through a transport, the files of documents renamed,
+                // moved or deleted elsewhere follow, and the open documents pick up what arrived.
                 let transport = CloudTransport(network: cloud.network, replica: replica)
                 do {
                     try await library.sync(through: transport)
@@ -61,15 +65,16 @@ extension ScenarioRun {
                     moved = true
                     events.append(describe(exchange, of: device.name))
                 }
-                // Taken before the pick-up: what the device records in answer is still to be sent.
+                // What the device held before it answered: what it records in answer is still to be sent.
+                let held = counts.device + exchange.initiator.changesApplied
                 if exchange.isComplete {
-                    do { settled[device.name] = (try store.changeCount(), try replica.changeCount()) } catch {
-                        throw .store(error)
-                    }
+                    do { settled[device.name] = (held, try replica.changeCount()) } catch { throw .store(error) }
                 } else {
                     settled[device.name] = nil
                 }
-                if try await pickUp(exchange.initiator.updatedDocuments, on: device) { moved = true }
+                let answered = try await pickUp(
+                    exchange.initiator.updatedDocuments, on: device, holding: held, wasInConflict: wasInConflict)
+                if answered { moved = true }
             }
         }
         if participants.count > 1 { try checkConverged(participants, after: "a full sync") }
@@ -91,17 +96,18 @@ extension ScenarioRun {
         return text
     }
 
-    /// Opens documents that arrived and refreshes the open ones among `updated` (nil: every open one); returns
-    /// whether the device made changes of its own in answer (resolutions).
-    func pickUp(_ updated: [DocumentID]? = nil, on device: SimulatedDevice) async throws(SimulationError) -> Bool {
-        if let updated, updated.isEmpty { return false }
+    /// Reports what a sync brought: the open documents among `updated` that came into or out of conflict since
+    /// `wasInConflict` (the sync brought them up to date), and the documents that arrived, which it opens. `before`
+    /// is the device's change count before it answered; returns whether it made changes of its own in answer
+    /// (resolutions).
+    func pickUp(
+        _ updated: [DocumentID], on device: SimulatedDevice, holding before: Int, wasInConflict: [DocumentID: Bool]
+    ) async throws(SimulationError) -> Bool {
+        if updated.isEmpty { return false }
         let store = try device.runningLibrary().store
-        let before: Int
-        do { before = try store.changeCount() } catch { throw .store(error) }
-        for id in updated ?? device.handles.keys.sorted() {
+        for id in updated {
             guard let handle = device.handles[id] else { continue }
-            let wasInConflict = await handle.isInConflict()
-            do { _ = try await handle.refresh() } catch { throw .document(error) }
+            let wasInConflict = wasInConflict[id] ?? false
             let isInConflict = await handle.isInConflict()
             if isInConflict != wasInConflict {
                 let name = await handle.displayName()
@@ -114,7 +120,7 @@ extension ScenarioRun {
         do { after = try store.changeCount() } catch { throw .store(error) }
         // Opened after the known documents are refreshed, so that the copies a keep-both resolution just made open
         // too, along with the documents that arrived.
-        let arrived = updated?.contains { device.handles[$0] == nil && !device.isClosed($0) } ?? true
+        let arrived = updated.contains { device.handles[$0] == nil && !device.isClosed($0) }
         if arrived || after > before {
             do {
                 for name in try await device.openNewDocuments() { events.append("\(device.name) opened \(name)") }

@@ -65,6 +65,30 @@ import Testing
         #expect(try library.info(of: info.id)?.creationDate == info.creationDate)
     }
 
+    /// A library made with no arguments but its directory knows the built-in types and their usual extensions.
+    @Test func theBuiltInTypesAreRegisteredByDefault() async throws {
+        let library = try DocumentLibrary(at: fixture.directory.url.appendingPathComponent("Plain"))
+        #expect(library.types.types.map(\.identifier) == DocumentTypeRegistry.builtIn.types.map(\.identifier))
+        let shopping = try await library.create(TextDocument.self, named: "Shopping")
+        try await shopping.edit(.append("milk\n"))
+        try await shopping.save()
+        #expect(try await shopping.fileURL.lastPathComponent == "Shopping.txt")
+        let pages = try await library.create(PagesDocument.self, named: "Trip")
+        try await pages.save()
+        #expect(try await pages.fileURL.lastPathComponent == "Trip.folio-pages")
+        try await shopping.close()
+        try await pages.close()
+    }
+
+    /// An app's own types come on top of the built-in ones.
+    @Test func anAppsTypesAddToTheBuiltInOnes() throws {
+        let notes = DocumentType(identifier: "com.example.notes", fileExtensions: ["note"], isPackage: false)
+        let library = try DocumentLibrary(
+            at: fixture.directory.url.appendingPathComponent("Typed"), types: DocumentTypeRegistry([notes]))
+        #expect(library.types.type(forExtension: "note") == notes)
+        #expect(library.types.type(forExtension: "txt") == TextDocument.documentType)
+    }
+
     @Test func renameRenamesTheFile() async throws {
         let library = try fixture.library()
         let info = try await make(library, TextDocument.self, "Notes", .append("text"))

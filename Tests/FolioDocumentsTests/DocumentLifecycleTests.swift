@@ -236,7 +236,8 @@ import Testing
         #expect(fixture.documentNames.isEmpty, "the deleted document's file was not written again")
     }
 
-    @Test func anAutosaveOfADocumentDeletedWhileOpenDoesNotFailTheEdit() async throws {
+    /// An edit builds on everything the log holds: once the library deleted the document, the next edit sees it.
+    @Test func anEditOfADocumentDeletedWhileOpenIsRefused() async throws {
         let library = try fixture.library(
             autosave: AutosavePolicy(idleInterval: nil, unsavedChangeLimit: 1, groupingInterval: 0))
         let document = try await library.create(TextDocument.self, named: "Notes")
@@ -244,12 +245,11 @@ import Testing
         #expect(fixture.documentNames == ["Notes.txt"])
         try library.delete(document.id)
 
-        try await document.edit(.append("!"))
-        #expect(await document.model.text == "text!")
-        #expect(fixture.documentNames.isEmpty)
-        #expect(await document.state == .editingDisabled, "the autosave found the document deleted")
-        let error = try await #require(throws: DocumentError.self) { try await document.edit(.append("?")) }
+        let error = try await #require(throws: DocumentError.self) { try await document.edit(.append("!")) }
         #expect(error.code == .deleted)
+        #expect(await document.model.text == "text")
+        #expect(fixture.documentNames.isEmpty)
+        #expect(await document.state == .editingDisabled)
     }
 
     @Test func refreshPicksUpARenameMadeThroughTheLibrary() async throws {

@@ -1,0 +1,87 @@
+import FolioCore
+import Synchronization
+
+/// What a library needs of an open document whatever its model: to bring it up to date with the log.
+protocol OpenDocument: Actor {
+    /// Picks up what the log holds beyond what the document shows (``Document/refresh()``).
+    func refresh() throws -> Bool
+    /// Picks up what the log holds, when it moved since the document last looked (``Document/catchUp()``).
+    func catchUp() throws
+}
+
+/// The documents a library has open, one ``Document`` each: opening a document that is open gives the same one, so
+/// that every part of an app edits one model and no edit hides another.
+///
+/// A document leaves the list when it closes, or when the app lets go of it (entries are weak); the next opening
+/// then reads it afresh. Two openings at once wait for one reading.
+final class OpenDocuments: Sendable {
+    /// A document being opened, or open.
+    private enum Slot {
+        case opening(Task<any OpenDocument, any Error>)
+        case open(WeakDocument)
+    }
+
+    private struct WeakDocument {
+        weak var document: (any OpenDocument)?
+    }
+
+    private let slots = Mutex<[DocumentID: Slot]>([:])
+
+    /// The open document `id`, or the one `open` makes (which becomes the open one).
+    ///
+    /// - Throws: what `open` throws; nothing is kept then.
+    func document(
+        _ id: DocumentID, openingWith open: @escaping @Sendable () async throws -> any OpenDocument
+    ) async throws -> any OpenDocument {
+        let task = slots.withLock { slots -> Task<any OpenDocument, any Error> in
+            switch slots[id] {
+            case .open(let weak)?:
+                // Open already: as the log holds it now (the library may have renamed or deleted it since).
+                if let document = weak.document {
+                    return Task {
+                        try await document.catchUp()
+                        return document
+                    }
+                }
+            case .opening(let task)?:
+                return task
+            case nil:
+                break
+            }
+            let task = Task { try await open() }
+            slots[id] = .opening(task)
+            return task
+        }
+        do {
+            let document = try await task.value
+            slots.withLock { slots in
+                if case .opening(let opening)? = slots[id], opening == task {
+                    slots[id] = .open(WeakDocument(document: document))
+                }
+            }
+            return document
+        } catch {
+            slots.withLock { slots in
+                if case .opening(let opening)? = slots[id], opening == task { slots[id] = nil }
+            }
+            throw error
+        }
+    }
+
+    /// Takes `document` off the list (it closed).
+    func remove(_ document: any OpenDocument, id: DocumentID) {
+        slots.withLock { slots in
+            if case .open(let weak)? = slots[id], weak.document === document { slots[id] = nil }
+        }
+    }
+
+    /// The open documents among `ids`, in the order given.
+    func documents(among ids: [DocumentID]) -> [any OpenDocument] {
+        slots.withLock { slots in
+            ids.compactMap { id in
+                if case .open(let weak)? = slots[id] { return weak.document }
+                return nil
+            }
+        }
+    }
+}
