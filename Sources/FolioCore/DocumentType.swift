@@ -14,7 +14,7 @@ public struct DocumentType: Hashable, Sendable, CustomStringConvertible {
     /// Declares a type.
     ///
     /// - Precondition: `fileExtensions` is not empty.
-    public init(identifier: String, conformsTo: [String] = [], fileExtensions: [String], isPackage: Bool) {
+    public init(identifier: String, conformsTo: [String] = [], fileExtensions: [String], isPackage: Bool = false) {
         precondition(!fileExtensions.isEmpty, "a document type needs at least one file extension")
         self.identifier = identifier
         self.conformsTo = conformsTo
