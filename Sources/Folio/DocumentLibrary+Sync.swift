@@ -5,11 +5,11 @@ import FolioSync
 
 extension DocumentLibrary {
     /// Exchanges changes with peers through `transport` (the in-memory cloud of a simulation, a shared folder…):
-    /// exactly what each side lacks. Open documents see what arrived at their next ``Document/refresh()``; the
-    /// files of documents renamed, moved or deleted elsewhere follow at once (``updateFile(of:)``).
+    /// exactly what each side lacks. Open documents see what arrived at their next `Document.refresh()`; the
+    /// files of documents renamed, moved or deleted elsewhere follow at once (`updateFile(of:)`).
     ///
     /// - Returns: what was sent and received.
-    /// - Throws: ``DocumentError`` `.store`, with the ``SyncError`` as its cause.
+    /// - Throws: `DocumentError` `.store`, with the `SyncError` as its cause.
     @discardableResult
     public func sync(through transport: some SyncTransport) async throws -> SyncReport {
         // The sync's store and file work blocks; it runs on a queue of its own, off the cooperative pool.
