@@ -6,11 +6,11 @@ import FolioSync
 extension DocumentLibrary {
     /// Exchanges changes with peers through `transport` (the in-memory cloud of a simulation, a shared folder…):
     /// exactly what each side lacks. The open documents that changes arrived for are brought up to date before it
-    /// returns (``refreshOpenDocuments(_:)``: contents, conflicts, and the library's conflict policy applied); the
-    /// files of documents renamed, moved or deleted elsewhere follow at once (``updateFile(of:)``).
+    /// returns (`refreshOpenDocuments(_:)`: contents, conflicts, and the library's conflict policy applied); the
+    /// files of documents renamed, moved or deleted elsewhere follow at once (`updateFile(of:)`).
     ///
     /// - Returns: what was sent and received.
-    /// - Throws: ``DocumentError`` `.store`, with the ``SyncError`` as its cause; or `.store` from bringing an open
+    /// - Throws: `DocumentError` `.store`, with the `SyncError` as its cause; or `.store` from bringing an open
     ///   document up to date (what arrived is kept, and that document catches up before its next edit).
     @discardableResult
     public func sync(through transport: some SyncTransport) async throws -> SyncReport {

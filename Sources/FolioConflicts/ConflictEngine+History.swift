@@ -26,7 +26,9 @@ extension ConflictEngine {
     /// The conflict awaiting a decision among the versions last observed, as a record without a resolution; `nil`
     /// when nothing competes.
     ///
-    /// - Parameter versions: the versions as ``documentVersions(ancestor:deviceNames:)`` gives them.
+    /// - Parameters:
+    ///   - versions: the versions as ``documentVersions(ancestor:deviceNames:)`` gives them.
+    ///   - history: the document's history, where their common ancestor is found.
     /// - Throws: `History.Failure`, what reading `history` throws.
     public func unresolvedConflict<History: ConflictHistory<Model>>(
         _ versions: [DocumentVersion<Model>], in history: History

@@ -44,7 +44,7 @@ public enum Diff3 {
         /// lists several conflicts.
         public var location: String { LineLocation.describe(baseLines) }
 
-        /// The conflict as a ``MergeConflict`` whose location is ``location``, after `prefix` (such as `text.txt, `)
+        /// The conflict as a `MergeConflict` whose location is ``location``, after `prefix` (such as `text.txt, `)
         /// when given; texts with no lines are `nil`.
         public func mergeConflict(locationPrefix prefix: String = "") -> MergeConflict {
             func text(_ lines: [String]) -> String? { lines.isEmpty ? nil : lines.joined() }
@@ -76,7 +76,7 @@ public enum Diff3 {
         /// Whether everything merged.
         public var isClean: Bool { conflicts.isEmpty }
 
-        /// The conflicts as ``MergeConflict`` values, their locations after `prefix` when given.
+        /// The conflicts as `MergeConflict` values, their locations after `prefix` when given.
         public func mergeConflicts(locationPrefix prefix: String = "") -> [MergeConflict] {
             conflicts.map { $0.mergeConflict(locationPrefix: prefix) }
         }

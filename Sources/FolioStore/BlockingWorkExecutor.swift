@@ -4,7 +4,7 @@ import Dispatch
 ///
 /// SQLite transactions and `fsync` block the thread they run on for milliseconds. On the cooperative pool, which has
 /// one thread per core, a few documents saving at once would stall every other task of the program. An actor that
-/// does such work (``FolioDocuments/Document``) runs on one of these instead, and async work that calls the store
+/// does such work (FolioDocuments' `Document`) runs on one of these instead, and async work that calls the store
 /// directly (a library's sync) prefers one as its task executor. Its queue's thread may block without starving the
 /// pool.
 public final class BlockingWorkExecutor: SerialExecutor, TaskExecutor, @unchecked Sendable {

@@ -42,8 +42,14 @@ extension ChangeLogStore {
     /// added to `parents` when they do not already include it. A version concurrent with this device's own work
     /// (a file changed by another program, say) is therefore authored by another identity: `author`.
     ///
-    /// - Parameter author: who makes the changes: the local device (the default), or another identity of this
-    ///   device's, such as the one of ``DeviceKey/externalKey``.
+    /// - Parameters:
+    ///   - kinds: what each change does, in order.
+    ///   - document: the document whose log grows.
+    ///   - parents: the heads the first change is made on.
+    ///   - author: who makes the changes: the local device (the default), or another identity of this device's,
+    ///     such as the one of `DeviceKey.externalKey`.
+    ///   - localState: the entries of this device's local state to write for the new changes, in the same
+    ///     transaction; `nil` writes none.
     /// - Returns: the changes as stored, in order.
     /// - Complexity: O(changes × devices).
     /// - Throws: ``StoreError`` when the database fails (nothing is appended then), or `invalidChange` when a

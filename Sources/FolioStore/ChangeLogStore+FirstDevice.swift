@@ -8,8 +8,8 @@ extension ChangeLogStore {
     /// else can add one, so the first row of the device table is the device the store was made for. Tools that
     /// read someone's store (`folio inspect`) open it as that device instead of registering a new one.
     ///
-    /// The file is only read (through a read-only connection), after the same checks ``init(at:device:clock:durability:)``
-    /// makes.
+    /// The file is only read (through a read-only connection), after the same checks
+    /// ``init(at:key:deviceName:clock:durability:access:limits:fileSystem:)`` makes.
     ///
     /// - Returns: the device, or `nil` when the file is absent or empty (no store yet).
     /// - Throws: ``StoreError`` `notAStore` (not SQLite, or SQLite holding something else), `corrupt`, `database`.

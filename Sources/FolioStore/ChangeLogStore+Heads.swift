@@ -2,17 +2,21 @@ import FolioCore
 import Foundation
 import GRDB
 
-/// Signed heads: what vouches for each device's changes when they travel (see ``SignedHead``).
+/// Signed heads: what vouches for each device's changes when they travel (see `SignedHead`).
 extension ChangeLogStore {
     /// The signed heads that vouch for the changes of `document` that a peer at `since` lacks, in device order and,
-    /// per device, in sequence order: for the local device and its external identity (``DeviceKey/externalKey``), their latest change, signed
-    /// now (once per change); for every other device, the heads it signed that reached this store with its changes
-    /// above `since` (the latest of each span of 256 sequence numbers that batches brought heads in). A peer that receives changes of the document needs them to
-    /// accept those changes (see ``ingest(encoded:heads:)``); a sender that splits its reply picks, per part, the
-    /// head that reaches each device's changes in it soonest (``SignedHead/reaching(_:_:among:)``).
+    /// per device, in sequence order: for the local device and its external identity (`DeviceKey.externalKey`),
+    /// their latest change, signed now (once per change); for every other device, the heads it signed that reached
+    /// this store with its changes above `since` (the latest of each span of 256 sequence numbers that batches
+    /// brought heads in). A peer that receives changes of the document needs them to accept those changes (see
+    /// ``ingest(encoded:heads:)``); a sender that splits its reply picks, per part, the head that reaches each
+    /// device's changes in it soonest (`SignedHead.reaching(_:_:among:)`).
     ///
-    /// - Parameter signingOwn: whether to include the local identities' heads; a sender that signs its own heads
-    ///   per part (``signedHead(for:)``) passes `false`.
+    /// - Parameters:
+    ///   - document: the document.
+    ///   - since: the peer's vector of the document; empty for every head.
+    ///   - signingOwn: whether to include the local identities' heads; a sender that signs its own heads per part
+    ///     (``signedHead(for:)``) passes `false`.
     /// - Complexity: O(heads kept for the document), plus one Ed25519 signature per local identity whose latest
     ///   change is not signed yet.
     /// - Throws: ``StoreError``.

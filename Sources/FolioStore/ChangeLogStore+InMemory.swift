@@ -11,7 +11,7 @@ extension ChangeLogStore {
     ///
     /// - Parameters:
     ///   - name: names the store in errors and in ``url`` (`memory:NAME`).
-    ///   - key: the local device's signing key (see ``DeviceKey``).
+    ///   - key: the local device's signing key (see `DeviceKey`).
     ///   - deviceName: the local device's display name; registered in the store.
     ///   - clock: the wall clock stamped on local changes.
     /// - Throws: ``StoreError``.

@@ -2,7 +2,7 @@ import FolioCore
 import Foundation
 import GRDB
 
-/// What an ``ChangeLogStore/ingest(_:)`` call did.
+/// What an ``ChangeLogStore/ingest(encoded:heads:)`` call did.
 public struct IngestResult: Hashable, Sendable {
     /// The changes that entered the log, in the order they were applied (a causal order), including earlier pending
     /// changes that the new ones made ready.
@@ -64,26 +64,26 @@ extension ChangeLogStore {
     /// there or in the next message). Only heads of devices with changes among `changes` are checked, at most one
     /// per eight of a device's changes (and at least one); a head that does not check is reported in
     /// ``IngestResult/refusedHeads``. Heads whose changes enter the log are kept, to pass on with them (see
-    /// ``signedHeads(of:since:)``). A change under a logged identity with another hash is dropped
+    /// ``signedHeads(of:since:signingOwn:)``). A change under a logged identity with another hash is dropped
     /// (``IngestResult/rejected``): nothing its device signed can vouch for it.
     ///
-    /// A change enters the log only after everything in its vector; one that arrives early waits in the pending
-    /// table (up to ``StoreLimits/waitingChangesPerDocument`` per document) and is applied by the call that brings
-    /// its last dependency. A change already present is ignored. Each applied change is checked as ``verify()``
-    /// checks the log, so the store accepts exactly the histories `verify` finds sound: its parents are in its
-    /// causal past with lower lamport timestamps, no more than ``ChangeLimits/lamportStep`` below its own; its vector
-    /// is its parents' merged plus itself; it is made on its device's previous change. A waiting change that fails
-    /// those checks when it becomes ready, or whose identity another change took first, is dropped and reported in
-    /// ``IngestResult/rejected``. Changes in the local device's name (or its external identity's, ``DeviceKey/externalKey``) that the log does
-    /// not hold are refused: only this device makes them. All of it happens in one transaction: when an error is
-    /// thrown, nothing was applied.
+    /// A change enters the log only after everything in its vector; one that arrives early waits in the pending table
+    /// (up to ``StoreLimits/waitingChangesPerDocument`` per document) and is applied by the call that brings its last
+    /// dependency. A change already present is ignored. Each applied change is checked as ``verify(checkingPages:)``
+    /// checks the log, so the store accepts exactly the histories `verify` finds sound: its parents are in its causal
+    /// past with lower lamport timestamps, no more than `ChangeLimits.lamportStep` below its own; its vector is its
+    /// parents' merged plus itself; it is made on its device's previous change. A waiting change that fails those
+    /// checks when it becomes ready, or whose identity another change took first, is dropped and reported in
+    /// ``IngestResult/rejected``. Changes in the local device's name (or its external identity's,
+    /// `DeviceKey.externalKey`) that the log does not hold are refused: only this device makes them. All of it happens
+    /// in one transaction: when an error is thrown, nothing was applied.
     ///
     /// - Complexity: O(changes × (parents × log n + devices)), plus one signature check per device with changes;
     ///   a waiting change is re-examined only when a change it waits for, or a head that reaches it, arrives.
     /// - Throws: ``StoreError`` with code `integrity` when an authentic head names a logged identity with another
     ///   hash (its device's key signed two changes under one identity; the error names the device and seq, and
     ///   nothing is overwritten), `invalidChange` when a ready change breaks the rules above, its numbers exceed
-    ///   ``ChangeLimits``, or it claims to be this device's own, or `database`.
+    ///   `ChangeLimits`, or it claims to be this device's own, or `database`.
     @discardableResult
     public func ingest(encoded changes: [EncodedChange], heads: [SignedHead]) throws -> IngestResult {
         try ingest(changes, heads: heads, trusted: false)

@@ -17,7 +17,11 @@ extension ChangeLogStore {
     /// (the log first, so that a store file there always has its log), and the directory synced: `destination` is
     /// the whole copy or nothing, and never replaces a file that appeared there meanwhile.
     ///
-    /// - Parameter fileSystem: every file call the copy makes (inject a fault-injecting one to test failures).
+    /// - Parameters:
+    ///   - source: the store's SQLite file; its write-ahead log, if any, is copied with it.
+    ///   - destination: where the copy goes; nothing may be there yet.
+    ///   - attempts: the most times the copy is made while the files keep changing (at least once).
+    ///   - fileSystem: every file call the copy makes (inject a fault-injecting one to test failures).
     /// - Throws: ``StoreError`` `notAStore` when `source` is absent, empty or not SQLite; `database` when
     ///   `destination` (or its `-wal`, or their `.partial` files) exists already, or the files cannot be copied, or
     ///   kept changing. Nothing of the copy is left on failure.

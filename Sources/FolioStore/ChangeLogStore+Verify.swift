@@ -2,7 +2,7 @@ import FolioCore
 import Foundation
 import GRDB
 
-/// What ``ChangeLogStore/verify()`` found.
+/// What ``ChangeLogStore/verify(checkingPages:)`` found.
 public struct VerificationReport: Hashable, Sendable, CustomStringConvertible {
     /// One thing found wrong.
     public struct Problem: Hashable, Sendable, CustomStringConvertible {
@@ -86,7 +86,9 @@ extension ChangeLogStore {
     /// (a document whose vector did not move holds the same changes as when it was last checked); a full
     /// ``verify(checkingPages:)`` at the end covers the rest. Documents the store does not hold are skipped.
     ///
-    /// - Parameter checkingPages: whether SQLite's `PRAGMA quick_check` runs too (the whole file's pages).
+    /// - Parameters:
+    ///   - documents: the documents to check.
+    ///   - checkingPages: whether SQLite's `PRAGMA quick_check` runs too (the whole file's pages).
     /// - Throws: ``StoreError``.
     public func verify(documents: some Sequence<DocumentID>, checkingPages: Bool = false) throws -> VerificationReport {
         var logs: [DocumentID: VerifiedLog]?
@@ -103,8 +105,10 @@ extension ChangeLogStore {
     /// `progress`, so its next check is a full one. A change altered after it was verified is found by a full
     /// ``verify(checkingPages:)``, not by this one.
     ///
-    /// - Parameter progress: what earlier calls verified, for this store (a progress made with another store, told
-    ///   apart by ``url``, is started over); updated with what this call verified.
+    /// - Parameters:
+    ///   - documents: the documents to check.
+    ///   - progress: what earlier calls verified, for this store (a progress made with another store, told apart by
+    ///     ``url``, is started over); updated with what this call verified.
     /// - Complexity: O(n) rows read and O(k log k) for the k changes added, for a document of n changes.
     /// - Throws: ``StoreError``.
     public func verify(
@@ -208,7 +212,7 @@ extension ChangeLogStore {
         }
     }
 
-    /// Throws when ``verify()`` finds any problem; tests call it after every operation.
+    /// Throws when ``verify(checkingPages:)`` finds any problem; tests call it after every operation.
     ///
     ///
     /// - Parameter checkingPages: see ``verify(checkingPages:)``.

@@ -9,8 +9,9 @@ import Synchronization
 /// memory (see ``init(inMemoryNamed:key:deviceName:clock:)``).
 ///
 /// Every operation is one transaction: a call that returns has committed, so a process crash after it loses
-/// nothing (see ``Durability`` for power loss). Local edits are ``append(_:to:)``ed (the store assigns sequence
-/// numbers, parents, vectors and lamport timestamps); changes from peers are ``ingest(_:)``ed in any order.
+/// nothing (see ``Durability`` for power loss). Local edits are appended (``append(_:to:on:)``; the store assigns
+/// sequence numbers, parents, vectors and lamport timestamps); changes from peers are ingested in any order
+/// (``ingest(encoded:heads:)``).
 /// The change table is append-only, enforced by SQLite triggers.
 ///
 /// The store is `Sendable`: it holds no connection itself, only a GRDB database (a `DatabasePool`, or a
@@ -22,7 +23,8 @@ public final class ChangeLogStore: Sendable {
     /// The device this store appends changes as: the identity of ``key``, with its display name.
     public let localDevice: Device
     /// The local device's signing key: it signs the heads that vouch for the local device's changes (see
-    /// ``signedHeads(of:)``), and the store keeps it in its file (see ``localIdentity(ofStoreAt:)``).
+    /// ``signedHeads(of:since:signingOwn:)``), and the store keeps it in its file (see
+    /// ``localIdentity(ofStoreAt:)``).
     public let key: DeviceKey
     /// The key of the local device's second identity, for changes it records on behalf of other programs
     /// (``DeviceKey/externalKey``, derived from ``key``): as for the local device, the store signs its heads and
@@ -55,7 +57,7 @@ public final class ChangeLogStore: Sendable {
     ///
     /// - Parameters:
     ///   - url: the SQLite file; its directory must exist.
-    ///   - key: the local device's signing key, whose identity is the local device's (see ``DeviceKey``); kept in
+    ///   - key: the local device's signing key, whose identity is the local device's (see `DeviceKey`); kept in
     ///     the store's file.
     ///   - deviceName: the local device's display name; registered in the store.
     ///   - clock: the wall clock stamped on local changes.

@@ -4,7 +4,7 @@ import GRDB
 /// Why the change log refused an operation or a file.
 ///
 /// Errors from SQLite are translated at the store's boundary: a caller sees what went wrong in Folio's terms
-/// (`duplicateChange`, `notAStore`, …) with the SQLite error kept as the ``cause``.
+/// (`duplicateChange`, `notAStore`, …) with the SQLite error kept as the `cause`.
 public typealias StoreError = FolioError<StoreErrorCode>
 
 /// The kinds of ``StoreError``; more kinds may be added.
@@ -25,7 +25,7 @@ public struct StoreErrorCode: FolioErrorCode {
     public static let unknownDocument = Self("unknownDocument")
     /// A checkpoint that does not fit the document's history.
     public static let checkpoint = Self("checkpoint")
-    /// Any other database failure (I/O error, disk full, permission denied…); see ``cause``.
+    /// Any other database failure (I/O error, disk full, permission denied…); see `cause`.
     public static let database = Self("database")
 
     /// The code's name.

@@ -47,6 +47,7 @@ public struct FolderTransport: SyncTransport {
     /// Uses the directory at `root` (created when absent; its parent must exist).
     ///
     /// - Parameters:
+    ///   - root: the shared directory.
     ///   - changesPerFile: the largest batch file, in changes.
     ///   - identifiers: where the folder's identity and temporary file names come from.
     ///   - fileSystem: every file call the folder makes (inject a fault-injecting one to test failures).

@@ -5,7 +5,8 @@ public enum SyncAction: Hashable, Sendable {
     /// Send this message to the peer.
     case send(SyncMessage)
     /// Read the changes of `document` that a peer at `since` lacks (`ChangeLogStore.changes(of:since:)`) and hand
-    /// them, with the document's signed heads (`ChangeLogStore.signedHeads(of:)`), to ``SyncSession/fetched(_:heads:of:)``.
+    /// them, with the document's signed heads (`ChangeLogStore.signedHeads(of:)`), to
+    /// ``SyncSession/fetched(_:heads:signing:of:)``.
     case fetch(document: DocumentID, since: VersionVector)
     /// Ingest changes from the peer with the heads that vouch for them (`ChangeLogStore.ingest(encoded:heads:)`),
     /// then report the document's new vector to ``SyncSession/ingested(_:vector:)``.

@@ -1,7 +1,7 @@
 import FolioCore
 import FolioStore
 
-/// The I/O shell around a ``SyncSession``: performs its actions against a ``ChangeLogStore`` and hands back the
+/// The I/O shell around a ``SyncSession``: performs its actions against a `ChangeLogStore` and hands back the
 /// encoded messages to send. The transport that carries them (and the timer that calls ``tick()``) is the caller's.
 ///
 /// Everything the driver does to the store is idempotent: a request is answered from the log, and changes are
@@ -18,6 +18,7 @@ public struct SyncDriver: Sendable {
     /// Prepares a session for `store`, summarising its documents' vectors.
     ///
     /// - Parameters:
+    ///   - store: the local store, which the driver reads and ingests into.
     ///   - role: initiator or responder.
     ///   - id: a session number not used before between these peers.
     ///   - limits: how large a `changes` message may grow.

@@ -3,14 +3,14 @@ import FolioStore
 
 /// Why a sync could not go on.
 ///
-/// Errors are translated at the boundary: a store failure arrives as `store` with the ``StoreError`` as its cause,
+/// Errors are translated at the boundary: a store failure arrives as `store` with the `StoreError` as its cause,
 /// a file failure in a shared folder as `io` with the errno text. A message or file that cannot be decoded is not
 /// an error of the sync (it is treated as lost and counted in ``SyncReport``).
 public typealias SyncError = FolioError<SyncErrorCode>
 
 /// The kinds of ``SyncError``; more kinds may be added.
 public struct SyncErrorCode: FolioErrorCode {
-    /// The local store failed (see ``SyncError/cause``, a ``StoreError``), for example an integrity error when
+    /// The local store failed (see `SyncError.cause`, a `StoreError`), for example an integrity error when
     /// a peer sends a change whose identity is already used by another.
     public static let store = Self("store")
     /// The peer's log and this one hold different changes under the same identities (a device identity reused

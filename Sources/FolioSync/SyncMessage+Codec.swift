@@ -80,7 +80,7 @@ extension SyncMessage {
 
     /// Decodes untrusted bytes written by ``encoded()``, decoding (and so hashing) every change they carry.
     ///
-    /// - Throws: ``CodecError`` naming what is wrong: `unsupportedVersion`, `truncated`, `oversized`,
+    /// - Throws: `CodecError` naming what is wrong: `unsupportedVersion`, `truncated`, `oversized`,
     ///   `invalidValue` (an unknown tag), `notCanonical` (documents or devices out of order or repeated),
     ///   `trailingBytes`, or a change's own decoding error (its offset then counts from the message's start).
     public init(decoding bytes: [UInt8]) throws {

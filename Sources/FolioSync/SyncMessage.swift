@@ -18,7 +18,7 @@ public enum SyncMessage: Hashable, Sendable {
     /// Asks for the changes of `document` that a peer at `since` lacks.
     case request(document: DocumentID, since: VersionVector)
     /// Changes of one document, in causal order (a reply to a request; a long reply is split into several), with
-    /// the sender's signed head of each device that has changes among them (see ``SignedHead``): the receiver
+    /// the sender's signed head of each device that has changes among them (see `SignedHead`): the receiver
     /// accepts a device's changes only when a head of that device reaches them.
     case changes(document: DocumentID, changes: [EncodedChange], heads: [SignedHead])
     /// The sender (session `from`) holds everything the recipient (session `to`) announced in its hello.

@@ -211,13 +211,14 @@ public struct SyncSession: Hashable, Sendable {
     /// Turns the result of a ``SyncAction/fetch(document:since:)`` into `changes` messages within the limits, each
     /// with a head of every device whose changes it carries: signed by `sign` for the device's last change in the
     /// message when `sign` can (this side's own identities), otherwise the one of `heads` that reaches its changes in
-    /// the message soonest (``SignedHead/reaching(_:_:among:)``), so that each message is vouched for by itself or
+    /// the message soonest (`SignedHead.reaching(_:_:among:)`), so that each message is vouched for by itself or
     /// by the next. Without `sign`, this side's own changes carry only the heads in `heads`.
     ///
     /// - Parameters:
     ///   - changes: in causal order, as the store returns them.
     ///   - heads: the document's signed heads above the asker's vector, as the store returns them.
     ///   - sign: signs a head for a change of this side's own identities; `nil` for others' changes.
+    ///   - document: the document the changes belong to.
     /// - Complexity: O(changes + heads × devices per message).
     public mutating func fetched(
         _ changes: [EncodedChange], heads: [SignedHead], signing sign: (Change) -> SignedHead? = { _ in nil },
@@ -246,8 +247,8 @@ public struct SyncSession: Hashable, Sendable {
         return actions
     }
 
-    /// Records `document`'s vector after an ``SyncAction/ingest(document:changes:)``; says `done` when that made
-    /// this side complete.
+    /// Records `document`'s vector after an ``SyncAction/ingest(document:changes:heads:)``; says `done` when that
+    /// made this side complete.
     ///
     /// - Complexity: O(documents × devices).
     public mutating func ingested(_ document: DocumentID, vector: VersionVector) -> [SyncAction] {
