@@ -98,6 +98,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Examples: small programs an app developer starts from (README.md shows the first verbatim).
+        .executableTarget(name: "NotesExample", dependencies: ["Folio"], path: "Examples/Notes"),
+        .executableTarget(name: "ChecklistExample", dependencies: ["Folio"], path: "Examples/Checklist"),
         .executableTarget(
             name: "FolioBench",
             dependencies: [

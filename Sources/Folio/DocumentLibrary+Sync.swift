@@ -5,7 +5,8 @@ import FolioSync
 
 extension DocumentLibrary {
     /// Exchanges changes with peers through `transport` (the in-memory cloud of a simulation, a shared folder…):
-    /// exactly what each side lacks. The open documents that changes arrived for are brought up to date before it
+    /// exactly what each side lacks. Open documents commit their open groups first (`commitOpenDocuments()`), so
+    /// every edit made before the sync goes out; the open documents that changes arrived for are brought up to date before it
     /// returns (`refreshOpenDocuments(_:)`: contents, conflicts, and the library's conflict policy applied); the
     /// files of documents renamed, moved or deleted elsewhere follow at once (`updateFile(of:)`).
     ///
@@ -18,6 +19,7 @@ extension DocumentLibrary {
         let executor = BlockingWorkExecutor(label: "folio.sync")
         defer { withExtendedLifetime(executor) {} }
         return try await withTaskExecutorPreference(executor) {
+            try await commitOpenDocuments()
             let report: SyncReport
             do {
                 report = try await transport.sync(store)

@@ -7,6 +7,8 @@ protocol OpenDocument: Actor {
     func refresh() throws -> Bool
     /// Picks up what the log holds, when it moved since the document last looked (``Document/catchUp()``).
     func catchUp() throws
+    /// Commits the open group (``Document/commit()``).
+    func commit() throws
 }
 
 /// The documents a library has open, one ``Document`` each: opening a document that is open gives the same one, so
@@ -72,6 +74,16 @@ final class OpenDocuments: Sendable {
     func remove(_ document: any OpenDocument, id: DocumentID) {
         slots.withLock { slots in
             if case .open(let weak)? = slots[id], weak.document === document { slots[id] = nil }
+        }
+    }
+
+    /// Every open document, by identity.
+    func all() -> [any OpenDocument] {
+        slots.withLock { slots in
+            slots.keys.sorted().compactMap { id in
+                if case .open(let weak)? = slots[id] { return weak.document }
+                return nil
+            }
         }
     }
 

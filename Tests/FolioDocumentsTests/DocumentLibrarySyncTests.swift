@@ -67,6 +67,22 @@ extension DocumentLibrarySyncTests {
         #expect(await versions.next()?.hash == arrived.hash)
     }
 
+    /// An edit still in its open group (grouped with the next keystrokes) goes out with the next sync.
+    @Test func aSyncSendsEditsStillInTheirGroup() async throws {
+        let iPad = try LibraryFixture(seed: 9)
+        let mac = try LibraryFixture(seed: 10)
+        let folder = try TemporaryDirectory()
+        let a = try iPad.library(autosave: .standard)
+        let b = try mac.library()
+        let transport = FolderTransport(root: folder.url)
+        let onIPad = try await a.create(TextDocument.self, named: "Notes", in: .shared)
+        try await onIPad.edit(.append("typed just now"))
+        try await a.sync(through: transport)
+        try await b.sync(through: transport)
+        let onMac = try await b.open(named: "Notes", as: TextDocument.self)
+        #expect(await onMac.model.text == "typed just now")
+    }
+
     /// A conflict that a sync brings shows in the document's state at once, announced on `stateChanges`.
     @Test func aSyncAnnouncesTheConflictItBrings() async throws {
         let iPad = try LibraryFixture(seed: 7)
