@@ -46,7 +46,7 @@ extension DocumentError {
         DocumentError(.store, "the change log failed while \(action)", cause: error, file: file, line: line)
     }
 
-    /// What a call of the store's public API threw, as a `store` error: its error is the cause, a ``StoreError`` as
+    /// What a call of the store's public API threw, as a `store` error: its error is the cause, a `StoreError` as
     /// the store documents, or any other error as it is.
     static func store(_ error: any Error, _ action: String, file: String = #fileID, line: Int = #line) -> DocumentError
     {

@@ -14,7 +14,7 @@ public final class DocumentLibrary: Sendable {
     public let root: URL
     /// The change logs of every document.
     public let store: ChangeLogStore
-    /// The document types the library knows: the built-in ones (``DocumentTypeRegistry/builtIn``), the app's, and
+    /// The document types the library knows: the built-in ones (`DocumentTypeRegistry.builtIn`), the app's, and
     /// those of the models documents were created or opened as.
     public var types: DocumentTypeRegistry { typeRegistry.withLock { $0 } }
     private let typeRegistry: Mutex<DocumentTypeRegistry>
@@ -69,13 +69,13 @@ public final class DocumentLibrary: Sendable {
     ///     none.
     ///   - types: the app's document types, for file names and imports by file extension, on top of the built-in
     ///     ones (an app type with a built-in one's identifier replaces it).
-    ///   - clock: the wall clock (inject a ``ManualClock`` for tests and simulations).
+    ///   - clock: the wall clock (inject a `ManualClock` for tests and simulations).
     ///   - identifiers: where new document identities come from.
     ///   - fileSystem: the file I/O: documents' files, the library's directories, and the store's header check and
     ///     first image (inject `FaultInjectingFileSystem`, in FolioTesting, to test crashes).
     ///   - durability: how the store's commits reach the disk.
     ///   - access: whether other connections may use the store's file while the library is open (the default) or
-    ///     the library is its only user (cheaper; see ``StoreAccess``).
+    ///     the library is its only user (cheaper; see `StoreAccess`).
     ///   - autosave: the autosave and grouping policy of the documents opened from this library.
     ///   - conflictPolicy: how competing versions are settled (by default a person is asked).
     ///   - backgroundWork: whether documents commit and autosave on a background timer; by default only with the

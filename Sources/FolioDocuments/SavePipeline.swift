@@ -10,7 +10,7 @@ import Foundation
 ///   staged inside the package, then a new manifest is renamed over the old one (the commit point), then the staged
 ///   members are moved into place. ``recoverPackage(at:)`` finishes or discards an interrupted save.
 ///
-/// All I/O goes through the injected ``FileSystem``, so tests and the simulator can crash or fail any step. Every path
+/// All I/O goes through the injected `FileSystem`, so tests and the simulator can crash or fail any step. Every path
 /// written is a validated `PackagePath` joined under the package root and checked to stay inside it.
 public struct SavePipeline: Sendable {
     /// The file system the pipeline reads and writes.
@@ -61,7 +61,7 @@ public struct SavePipeline: Sendable {
     }
 
     /// Runs one file-system step, translating its failure into a ``SaveError`` that names the step: a
-    /// ``FileSystemError`` by its code, any other error a custom file system throws with the step's code, kept as
+    /// `FileSystemError` by its code, any other error a custom file system throws with the step's code, kept as
     /// the cause.
     func step<Result>(
         _ action: String, _ step: String, _ code: SaveErrorCode,
