@@ -275,7 +275,7 @@ public final class DocumentLibrary: Sendable {
 
 extension DocumentLibrary {
     /// Commits the open group of every open document (``Document/commit()``), so that what the app edited is in
-    /// the log: ``sync(through:)`` calls it first, so that a sync sends every edit made before it.
+    /// the log: `sync(through:)` calls it first, so that a sync sends every edit made before it.
     ///
     /// - Throws: ``DocumentError`` `.store`, the first a document met; the others are committed all the same.
     public func commitOpenDocuments() async throws {
@@ -289,7 +289,7 @@ extension DocumentLibrary {
     }
 
     /// Brings the open documents among `ids` up to date with the log, as ``Document/refresh()`` does: their
-    /// contents and state change, announced on their streams. ``sync(through:)`` calls it with what a sync brought;
+    /// contents and state change, announced on their streams. `sync(through:)` calls it with what a sync brought;
     /// an app that puts changes in the store by other means calls it with the documents they touched.
     ///
     /// - Throws: ``DocumentError`` `.store`, the first a document met; the others are brought up to date all the

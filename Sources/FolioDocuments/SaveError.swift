@@ -4,7 +4,7 @@ import FolioCore
 ///
 /// File-system failures are translated at the pipeline's boundary: the code says what it means for the document
 /// (`syncFailed`: the bytes may not be on disk; `noSpace`; `permissionDenied`…), the message names the step and the
-/// path, and the `FileSystemError` is kept as the ``cause``. A document whose save failed enters `.savingError` and
+/// path, and the `FileSystemError` is kept as the `cause`. A document whose save failed enters `.savingError` and
 /// is rewritten from its log at the next save (`incremental: false`), never retried blindly.
 public typealias SaveError = FolioError<SaveErrorCode>
 
