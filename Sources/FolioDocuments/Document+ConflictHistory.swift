@@ -5,7 +5,7 @@ import FolioStore
 extension Document {
     /// Every conflict the log records as settled, oldest first: for each resolution change, the versions it
     /// settled (its parents' states, grouped by equal state as ``versions()`` groups heads), their common
-    /// ancestor, and the resolution itself (``FolioConflicts/ConflictEngine/conflictHistory(settledBy:in:deviceNames:)``).
+    /// ancestor, and the resolution itself (`ConflictEngine.conflictHistory(settledBy:in:deviceNames:)`).
     /// Reads the log only; nothing is appended.
     ///
     /// - Complexity: a replay per parent of each resolution, and one for each common ancestor.

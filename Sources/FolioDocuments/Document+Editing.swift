@@ -201,7 +201,7 @@ extension Document {
         }
     }
 
-    /// The absorbed heads (``absorbedHeads``) the next change can join: those the content rule (``FolioConflicts/PrimaryParentRule``)
+    /// The absorbed heads (``absorbedHeads``) the next change can join: those the content rule (`PrimaryParentRule`)
     /// passes over beside the version shown and the heads that share its state. A head absorbed only because a
     /// head the change does not join includes its contents stays a head; joining it would make every other device
     /// replay the change on the wrong contents.

@@ -4,7 +4,7 @@ import FolioStore
 
 extension Document {
     /// Every resolution of the document's conflicts and the versions each discarded, oldest first: the loss
-    /// ledger (``FolioConflicts/ConflictEngine/lossLedger(of:in:deviceNames:)``). Discarded versions stay in history,
+    /// ledger (`ConflictEngine.lossLedger(of:in:deviceNames:)`). Discarded versions stay in history,
     /// so each can be brought back with ``resolve(with:)``.
     ///
     /// - Throws: ``DocumentError`` `.store`.

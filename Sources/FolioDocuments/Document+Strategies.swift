@@ -4,7 +4,7 @@ import FolioStore
 
 extension Document {
     /// Settles the competing versions by a three-way merge from their common ancestor, as the conflict engine merges
-    /// (``FolioConflicts/ConflictEngine/settlementByMerging(in:)``): three or more versions two at a time, the pair
+    /// (`ConflictEngine.settlementByMerging(in:)`): three or more versions two at a time, the pair
     /// with the latest common ancestor first, and all at once from the ancestor they share when a pair does not merge
     /// cleanly.
     ///
@@ -37,7 +37,7 @@ extension Document {
 
     /// Keeps the version whose contents were made last (by lamport, then device) here and turns every other version
     /// into a new document named "NAME (conflict from DEVICE)" in the same container, DEVICE being the one that
-    /// made that version's contents (``FolioConflicts/ConflictEngine/settlementKeepingBoth(in:displayName:deviceNames:)``).
+    /// made that version's contents (`ConflictEngine.settlementKeepingBoth(in:displayName:deviceNames:)`).
     ///
     /// A resolution that kept a version does not make it newer, and a copy's identity derives from this document and
     /// the change that made the copied contents: so devices that settle one conflict at once, each from what it has
@@ -59,7 +59,7 @@ extension Document {
     }
 
     /// Applies the library's strategy for this type (or the app's resolver, which overrides it) to a conflict that
-    /// just appeared, as the conflict engine decides (``FolioConflicts/ConflictEngine/nextAction(hasResolver:in:displayName:deviceNames:)``).
+    /// just appeared, as the conflict engine decides (`ConflictEngine.nextAction(hasResolver:in:displayName:deviceNames:)`).
     func applyConflictStrategy() throws(DocumentError) {
         guard state.contains(.inConflict), !state.contains(.editingDisabled) else { return }
         if let resolver = conflictResolver {

@@ -22,9 +22,9 @@ public struct DocumentErrorCode: FolioErrorCode {
     public static let nothingToUndo = Self("nothingToUndo")
     /// Redo with nothing to redo.
     public static let nothingToRedo = Self("nothingToRedo")
-    /// The change log failed; see ``cause``.
+    /// The change log failed; the error's `cause` says why.
     public static let store = Self("store")
-    /// Saving the file failed; see ``cause``. Nothing in the log was lost.
+    /// Saving the file failed; the error's `cause` says why. Nothing in the log was lost.
     public static let save = Self("save")
     /// A display name the library does not give a document (empty, too long, with `/`, a control character or
     /// a leading `.`).
@@ -46,7 +46,7 @@ extension DocumentError {
         DocumentError(.store, "the change log failed while \(action)", cause: error, file: file, line: line)
     }
 
-    /// What a call of the store's public API threw, as a `store` error: its error is the cause, a ``StoreError`` as
+    /// What a call of the store's public API threw, as a `store` error: its error is the cause, a `StoreError` as
     /// the store documents, or any other error as it is.
     static func store(_ error: any Error, _ action: String, file: String = #fileID, line: Int = #line) -> DocumentError
     {

@@ -133,7 +133,10 @@ extension DocumentLibrary {
     ///
     /// - Parameters:
     ///   - url: the file or package directory; it is read, never modified.
+    ///   - model: the document's model: its document type says whether `url` is read as a package or a flat file,
+    ///     and its `init(contents:)` must accept what is read.
     ///   - name: the display name; by default the file's name without its extension.
+    ///   - container: where the new document lives; `.local` by default.
     /// - Throws: ``DocumentError`` `.invalidContents` when the model refuses the contents, `.save` when the file
     ///   cannot be read (or is a package with links or special files), `.invalidName`, `.store`.
     @discardableResult

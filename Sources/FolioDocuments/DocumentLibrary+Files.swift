@@ -168,7 +168,7 @@ extension DocumentLibrary {
     /// when it is there and nothing is at `newURL`; the saved-file record follows it, so that a change another
     /// program makes to it is still noticed.
     ///
-    /// - Throws: ``FileSystemError`` and ``StoreError``, as they come.
+    /// - Throws: `FileSystemError` and `StoreError`, as they come.
     func moveFile(of id: DocumentID, from oldURL: URL, to newURL: URL) throws {
         guard oldURL != newURL, try fileSystem.itemKind(at: oldURL) != .absent,
             try fileSystem.itemKind(at: newURL) == .absent

@@ -15,7 +15,7 @@ extension DocumentLibrary {
         return winner
     }
 
-    /// The heads that are versions, and those that are not (``FolioConflicts/PrimaryParentRule/contentHeads(among:)``):
+    /// The heads that are versions, and those that are not (`PrimaryParentRule.contentHeads(among:)`):
     /// a head that changed only the document's name or place since contents that another head already includes (a
     /// rename or a move concurrent with an edit) competes with nothing; the next change is made on it too, which joins
     /// the two.
@@ -26,7 +26,7 @@ extension DocumentLibrary {
         return (split.versions, split.absorbed)
     }
 
-    /// The content rule (``FolioConflicts/PrimaryParentRule``) over the stored log of document `id`.
+    /// The content rule (`PrimaryParentRule`) over the stored log of document `id`.
     func primaryParentRule(of id: DocumentID) -> PrimaryParentRule<DocumentError> {
         let store = store
         return PrimaryParentRule { hash throws(DocumentError) in

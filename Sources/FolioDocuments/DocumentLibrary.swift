@@ -14,7 +14,7 @@ public final class DocumentLibrary: Sendable {
     public let root: URL
     /// The change logs of every document.
     public let store: ChangeLogStore
-    /// The document types the library knows: the built-in ones (``DocumentTypeRegistry/builtIn``), the app's, and
+    /// The document types the library knows: the built-in ones (`DocumentTypeRegistry.builtIn`), the app's, and
     /// those of the models documents were created or opened as.
     public var types: DocumentTypeRegistry { typeRegistry.withLock { $0 } }
     private let typeRegistry: Mutex<DocumentTypeRegistry>
@@ -69,13 +69,13 @@ public final class DocumentLibrary: Sendable {
     ///     none.
     ///   - types: the app's document types, for file names and imports by file extension, on top of the built-in
     ///     ones (an app type with a built-in one's identifier replaces it).
-    ///   - clock: the wall clock (inject a ``ManualClock`` for tests and simulations).
+    ///   - clock: the wall clock (inject a `ManualClock` for tests and simulations).
     ///   - identifiers: where new document identities come from.
     ///   - fileSystem: the file I/O: documents' files, the library's directories, and the store's header check and
     ///     first image (inject `FaultInjectingFileSystem`, in FolioTesting, to test crashes).
     ///   - durability: how the store's commits reach the disk.
     ///   - access: whether other connections may use the store's file while the library is open (the default) or
-    ///     the library is its only user (cheaper; see ``StoreAccess``).
+    ///     the library is its only user (cheaper; see `StoreAccess`).
     ///   - autosave: the autosave and grouping policy of the documents opened from this library.
     ///   - conflictPolicy: how competing versions are settled (by default a person is asked).
     ///   - backgroundWork: whether documents commit and autosave on a background timer; by default only with the
@@ -275,7 +275,7 @@ public final class DocumentLibrary: Sendable {
 
 extension DocumentLibrary {
     /// Commits the open group of every open document (``Document/commit()``), so that what the app edited is in
-    /// the log: ``sync(through:)`` calls it first, so that a sync sends every edit made before it.
+    /// the log: `sync(through:)` calls it first, so that a sync sends every edit made before it.
     ///
     /// - Throws: ``DocumentError`` `.store`, the first a document met; the others are committed all the same.
     public func commitOpenDocuments() async throws {
@@ -289,7 +289,7 @@ extension DocumentLibrary {
     }
 
     /// Brings the open documents among `ids` up to date with the log, as ``Document/refresh()`` does: their
-    /// contents and state change, announced on their streams. ``sync(through:)`` calls it with what a sync brought;
+    /// contents and state change, announced on their streams. `sync(through:)` calls it with what a sync brought;
     /// an app that puts changes in the store by other means calls it with the documents they touched.
     ///
     /// - Throws: ``DocumentError`` `.store`, the first a document met; the others are brought up to date all the

@@ -5,7 +5,7 @@ import Foundation
 
 /// Rebuilds a model from the log: the state at a head, from the best checkpoint plus the changes after it.
 ///
-/// The state at a change is the state at its primary parent (``FolioConflicts/PrimaryParentRule``) with the change's operations applied,
+/// The state at a change is the state at its primary parent (`PrimaryParentRule`) with the change's operations applied,
 /// so following primary parents from a head traces one line of history, and replaying that line gives the same
 /// state on every device. A baseline, or a resolution with contents, sets the state outright.
 ///

@@ -4,7 +4,7 @@ import FolioCore
 ///
 /// File-system failures are translated at the pipeline's boundary: the code says what it means for the document
 /// (`syncFailed`: the bytes may not be on disk; `noSpace`; `permissionDenied`…), the message names the step and the
-/// path, and the ``FileSystemError`` is kept as the ``cause``. A document whose save failed enters `.savingError` and
+/// path, and the `FileSystemError` is kept as the `cause`. A document whose save failed enters `.savingError` and
 /// is rewritten from its log at the next save (`incremental: false`), never retried blindly.
 public typealias SaveError = FolioError<SaveErrorCode>
 
@@ -46,7 +46,7 @@ extension SaveError {
     /// Translates a file-system failure during `step` ("fsync of the temporary file") of `action` ("save Notes.txt").
     ///
     /// The file-system code wins where it says more than the step (full disk, permissions, a crash); otherwise the
-    /// step's own code applies. An error that is not a ``FileSystemError`` (from a custom file system) takes the
+    /// step's own code applies. An error that is not a `FileSystemError` (from a custom file system) takes the
     /// step's code and is kept as the cause.
     init(_ error: any Error, action: String, step: String, stepCode: Code, file: String = #fileID, line: Int = #line) {
         guard let error = error as? FileSystemError else {

@@ -10,6 +10,7 @@ extension SavePipeline {
     /// are kept. Nothing is followed: a symbolic link or a special file anywhere in the package refuses it.
     ///
     /// - Parameters:
+    ///   - url: the package directory.
     ///   - verifyingManifest: whether every member must match the manifest; `false` reads the members as they
     ///     are, for a package that another program may have edited in place (recovery has run first, so a
     ///     difference left is not an interrupted save of Folio's).

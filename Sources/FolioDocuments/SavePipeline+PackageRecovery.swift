@@ -47,7 +47,8 @@ struct RollForwardPlan: Sendable {
 extension SavePipeline {
     /// Finishes or discards what an interrupted save left at `url`, so that the package on disk is complete.
     ///
-    /// Called by ``readPackage(at:)`` and at the start of every package save. The rules:
+    /// Called by ``readPackage(at:verifyingManifest:recovering:)`` (unless `recovering` is false) and at the start
+    /// of every package save. The rules:
     /// - a hidden `.Name.folio-tmp` directory next to the package (a first save that did not reach its rename) and a
     ///   `.folio-manifest.folio-tmp` inside it (a manifest not committed) are removed;
     /// - a `.folio-staging-<n>` directory whose `n` is not the committed manifest's generation belongs to a save that

@@ -21,7 +21,10 @@ extension SavePipeline {
     /// recovery finishes step 5 from the staging directory whose generation matches the manifest. A new package is
     /// built in a hidden directory next to `url` and renamed into place.
     ///
-    /// - Parameter incremental: `false` rewrites every member (after a failed save: rewrite, don't trust the disk).
+    /// - Parameters:
+    ///   - package: the members and directories to write.
+    ///   - url: the package directory; created when nothing is there.
+    ///   - incremental: `false` rewrites every member (after a failed save: rewrite, don't trust the disk).
     /// - Returns: What was written; empty when nothing changed.
     /// - Throws: ``SaveError``: `unsafePackage` for a reserved or unsafe name or a link or special file in the
     ///   directory, `corruptPackage`, or the code of the failing step (`writeFailed`, `syncFailed`, `renameFailed`,

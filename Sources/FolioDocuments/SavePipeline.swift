@@ -10,7 +10,7 @@ import Foundation
 ///   staged inside the package, then a new manifest is renamed over the old one (the commit point), then the staged
 ///   members are moved into place. ``recoverPackage(at:)`` finishes or discards an interrupted save.
 ///
-/// All I/O goes through the injected ``FileSystem``, so tests and the simulator can crash or fail any step. Every path
+/// All I/O goes through the injected `FileSystem`, so tests and the simulator can crash or fail any step. Every path
 /// written is a validated `PackagePath` joined under the package root and checked to stay inside it.
 public struct SavePipeline: Sendable {
     /// The file system the pipeline reads and writes.
@@ -23,8 +23,11 @@ public struct SavePipeline: Sendable {
 
     /// Saves `contents` at `url`: a flat file for `.data`, a package directory for `.package`.
     ///
-    /// - Parameter incremental: for a package, whether members whose hash matches the manifest on disk are kept;
-    ///   pass `false` after a failed save so that everything is rewritten.
+    /// - Parameters:
+    ///   - contents: the snapshot to write.
+    ///   - url: the file or package directory to write.
+    ///   - incremental: for a package, whether members whose hash matches the manifest on disk are kept;
+    ///     pass `false` after a failed save so that everything is rewritten.
     /// - Throws: ``SaveError``.
     @discardableResult
     public func save(_ contents: DocumentContents, to url: URL, incremental: Bool = true) throws -> SaveReport {
@@ -39,9 +42,12 @@ public struct SavePipeline: Sendable {
 
     /// Reads the snapshot at `url`, a package when `isPackage`, after recovering an interrupted save.
     ///
-    /// - Parameter recovering: `false` reads a file that is not this library's (an import) without writing
-    ///   anything: leftovers of an unfinished save next to the file or inside the package stay where they are and
-    ///   are not read, and a package whose save committed but did not finish is refused.
+    /// - Parameters:
+    ///   - url: the file or package directory to read.
+    ///   - isPackage: whether `url` is a package directory rather than a flat file.
+    ///   - recovering: `false` reads a file that is not this library's (an import) without writing
+    ///     anything: leftovers of an unfinished save next to the file or inside the package stay where they are
+    ///     and are not read, and a package whose save committed but did not finish is refused.
     /// - Throws: ``SaveError``.
     public func read(at url: URL, isPackage: Bool, recovering: Bool = true) throws -> DocumentContents {
         isPackage
@@ -61,7 +67,7 @@ public struct SavePipeline: Sendable {
     }
 
     /// Runs one file-system step, translating its failure into a ``SaveError`` that names the step: a
-    /// ``FileSystemError`` by its code, any other error a custom file system throws with the step's code, kept as
+    /// `FileSystemError` by its code, any other error a custom file system throws with the step's code, kept as
     /// the cause.
     func step<Result>(
         _ action: String, _ step: String, _ code: SaveErrorCode,

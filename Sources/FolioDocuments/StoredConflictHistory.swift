@@ -2,7 +2,7 @@ import FolioConflicts
 import FolioCore
 import FolioStore
 
-/// A document's history as the conflict engine reads it (``FolioConflicts/ConflictHistory``): changes from the
+/// A document's history as the conflict engine reads it (`ConflictHistory`): changes from the
 /// library's log, states by replay from its checkpoints.
 struct StoredConflictHistory<Model: DocumentModel>: ConflictHistory {
     let store: ChangeLogStore

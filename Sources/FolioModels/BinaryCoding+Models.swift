@@ -21,7 +21,7 @@ extension BinaryWriter {
 extension BinaryReader {
     /// Reads a value written by ``BinaryWriter/write(position:)``.
     ///
-    /// - Throws: ``CodecError`` when the input ends or the varint is malformed.
+    /// - Throws: `CodecError` when the input ends or the varint is malformed.
     mutating func readPosition(_ what: @autoclosure () -> String) throws(CodecError) -> Int {
         Int(truncatingIfNeeded: Int64(bitPattern: try nextVarint(what())))
     }

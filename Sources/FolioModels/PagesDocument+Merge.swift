@@ -3,7 +3,7 @@ import FolioMerge
 import Foundation
 
 extension PagesDocument: MergeableDocumentModel {
-    /// Merges versions member by member: the text line by line (``Diff3``), the images by name (``FieldMerge``).
+    /// Merges versions member by member: the text line by line (`Diff3`), the images by name (`FieldMerge`).
     ///
     /// Text conflicts are at `text.txt, lines 3–5` (lines of `base`, 1-based), with the first version's lines kept.
     /// An image added, replaced or removed in one version is taken; the same bytes put in several versions are taken
@@ -12,7 +12,7 @@ extension PagesDocument: MergeableDocumentModel {
     /// described by ``imageSummary(_:)``, never by their bytes. Text conflicts come first, then images by name.
     ///
     /// - Precondition: `versions` is not empty.
-    /// - Complexity: O(*V* · (*N* + *M*) · *D*) for the text (see ``Diff3``) plus comparing the images' bytes.
+    /// - Complexity: O(*V* · (*N* + *M*) · *D*) for the text (see `Diff3`) plus comparing the images' bytes.
     public static func merge(base: PagesDocument, versions: [PagesDocument]) -> MergeResult<PagesDocument> {
         let text = Diff3.merge(base: base.text, versions: versions.map(\.text))
         let images = FieldMerge.merge(base: base.images, versions: versions.map(\.images))
@@ -31,7 +31,7 @@ extension PagesDocument: MergeableDocumentModel {
 
     /// How this document differs from `base`, member by member: what a conflict report shows for a competing version.
     ///
-    /// - Complexity: O((*N* + *M*) · *D*) for the text (see ``LineDiff``) plus comparing the images' bytes.
+    /// - Complexity: O((*N* + *M*) · *D*) for the text (see `LineDiff`) plus comparing the images' bytes.
     public func difference(from base: PagesDocument) -> Difference {
         Difference(
             text: TextDiff(base: base.text, version: text),

@@ -38,7 +38,7 @@ extension PagesDocument {
         /// Image names are not validated here (``PagesDocument/apply(_:)`` refuses invalid ones), so every encoded
         /// operation decodes back to itself.
         ///
-        /// - Throws: ``CodecError`` when the input ends early, the tag is unknown or a text is not UTF-8.
+        /// - Throws: `CodecError` when the input ends early, the tag is unknown or a text is not UTF-8.
         public init(from reader: inout BinaryReader) throws {
             let offset = reader.offset
             switch Tag(rawValue: try reader.nextByte("a pages operation's tag")) {

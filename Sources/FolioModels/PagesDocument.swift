@@ -30,7 +30,7 @@ public struct PagesDocument: DocumentModel, Hashable, Sendable {
 
     /// A document with this text and these images.
     ///
-    /// - Throws: ``ModelError`` `invalidContents` when an image name is not valid (``isValidImageName(_:)``).
+    /// - Throws: `ModelError` `invalidContents` when an image name is not valid (``isValidImageName(_:)``).
     public init(text: String, images: [String: Data] = [:]) throws {
         for name in images.keys.sorted(by: { $0.precedesByScalars($1) }) where !Self.isValidImageName(name) {
             throw ModelError(.invalidContents, "\(name.debugDescription) is not a valid image name")
@@ -80,7 +80,7 @@ public struct PagesDocument: DocumentModel, Hashable, Sendable {
     /// The `images` directory may be missing when there are no images. Files outside `text.txt`, `Info.json` and
     /// `images/` are ignored (a save pipeline may keep its own bookkeeping in the package).
     ///
-    /// - Throws: ``ModelError`` `invalidContents` for flat data; a missing or non-UTF-8 `text.txt`; a missing or
+    /// - Throws: `ModelError` `invalidContents` for flat data; a missing or non-UTF-8 `text.txt`; a missing or
     ///   malformed `Info.json`, or one whose `formatVersion` is not ``formatVersion``; a file nested below
     ///   `images/NAME` or with an invalid name; or an `Info.json` image list that differs from the image files.
     public init(contents: DocumentContents) throws {
@@ -152,7 +152,7 @@ public struct PagesDocument: DocumentModel, Hashable, Sendable {
     /// bytes, over none → `removeImage`; `removeImage` → `putImage` of the removed bytes.
     ///
     /// - Complexity: O(1) on average, plus copying the old text for `setText`.
-    /// - Throws: ``ModelError`` `invalidOperation` when `putImage` has an invalid name or `removeImage` names an image
+    /// - Throws: `ModelError` `invalidOperation` when `putImage` has an invalid name or `removeImage` names an image
     ///   that does not exist; the document is then unchanged.
     public mutating func apply(_ operation: Operation) throws -> Operation {
         switch operation {

@@ -2,7 +2,7 @@ import FolioCore
 import FolioMerge
 
 extension RecordsDocument: MergeableDocumentModel {
-    /// Merges versions record by record and field by field (``FieldMerge``).
+    /// Merges versions record by record and field by field (`FieldMerge`).
     ///
     /// - Fields: a field changed in one version is taken; the same change in several is taken once; different values
     ///   conflict at `ID.FIELD` (the merged record keeps the first editing version's value); a field edited in one

@@ -53,7 +53,7 @@ extension RecordsDocument {
 
         /// Reads an operation written by ``encode(into:)`` from untrusted bytes.
         ///
-        /// - Throws: ``CodecError``: `truncated` when the input ends early, `invalidValue` for an unknown tag or text
+        /// - Throws: `CodecError`: `truncated` when the input ends early, `invalidValue` for an unknown tag or text
         ///   that is not UTF-8, `notCanonical` for field names out of order or repeated.
         public init(from reader: inout BinaryReader) throws {
             let offset = reader.offset

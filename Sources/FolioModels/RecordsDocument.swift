@@ -25,7 +25,7 @@ public struct RecordsDocument: DocumentModel, Hashable, Sendable {
 
     /// A document holding `records`, in this order.
     ///
-    /// - Throws: ``ModelError`` `invalidContents` when two records share an id.
+    /// - Throws: `ModelError` `invalidContents` when two records share an id.
     public init(records: [Record]) throws {
         self.init()
         for record in records {
@@ -64,7 +64,7 @@ public struct RecordsDocument: DocumentModel, Hashable, Sendable {
 
     /// Loads a JSON snapshot of exactly the shape ``contents()`` writes (any whitespace).
     ///
-    /// - Throws: ``ModelError`` `invalidContents` for a package, bytes that are not UTF-8 JSON, any other shape
+    /// - Throws: `ModelError` `invalidContents` for a package, bytes that are not UTF-8 JSON, any other shape
     ///   (missing or extra keys, values that are not strings) or a repeated record id.
     public init(contents: DocumentContents) throws {
         func invalid(_ message: String) -> ModelError {
@@ -114,7 +114,7 @@ public struct RecordsDocument: DocumentModel, Hashable, Sendable {
     ///
     /// - Complexity: O(1) on average for `add` and `set`, O(*n*) for `remove` and `insert` (the records after the
     ///   position move).
-    /// - Throws: ``ModelError`` `invalidOperation` when `add` or `insert` names an existing id, `set`, `remove` or
+    /// - Throws: `ModelError` `invalidOperation` when `add` or `insert` names an existing id, `set`, `remove` or
     ///   `unset` an unknown record, `unset` a field the record lacks, or `insert` a position outside the list; the
     ///   document is then unchanged.
     public mutating func apply(_ operation: Operation) throws -> Operation {

@@ -2,10 +2,10 @@ import FolioCore
 import FolioMerge
 
 extension TextDocument: MergeableDocumentModel {
-    /// Merges versions line by line (``Diff3``).
+    /// Merges versions line by line (`Diff3`).
     ///
     /// Changes to separate lines combine; the same change made in several versions is taken once; lines changed
-    /// differently stay in conflict, with the first version's lines in the merged text and a ``MergeConflict`` at
+    /// differently stay in conflict, with the first version's lines in the merged text and a `MergeConflict` at
     /// `line 3`, `lines 3–5`, `after line 2` or `at the start` (lines of `base`, 1-based). Lines keep their
     /// terminators, so a text without a final newline keeps it that way.
     ///
@@ -18,7 +18,7 @@ extension TextDocument: MergeableDocumentModel {
 
     /// How this text differs from `base`, line by line: what a conflict report shows for a competing version.
     ///
-    /// - Complexity: O((*N* + *M*) · *D*); see ``LineDiff``.
+    /// - Complexity: O((*N* + *M*) · *D*); see `LineDiff`.
     public func difference(from base: TextDocument) -> TextDiff {
         TextDiff(base: base.text, version: text)
     }

@@ -40,7 +40,7 @@ extension TextDocument {
 
         /// Reads an operation written by ``encode(into:)`` from untrusted bytes.
         ///
-        /// - Throws: ``CodecError`` when the input ends early, the tag is unknown or a text is not UTF-8.
+        /// - Throws: `CodecError` when the input ends early, the tag is unknown or a text is not UTF-8.
         public init(from reader: inout BinaryReader) throws {
             let offset = reader.offset
             let limit = ModelLimits.payloadBytes

@@ -27,7 +27,7 @@ public struct TextDocument: DocumentModel, Hashable, Sendable {
 
     /// Loads a flat file of UTF-8 text, kept byte for byte (a byte order mark stays part of the text).
     ///
-    /// - Throws: ``ModelError`` `invalidContents` for a package or bytes that are not UTF-8.
+    /// - Throws: `ModelError` `invalidContents` for a package or bytes that are not UTF-8.
     public init(contents: DocumentContents) throws {
         guard case .data(let data) = contents else {
             throw ModelError(.invalidContents, "a text document is a flat file, not a package")
@@ -62,7 +62,7 @@ public struct TextDocument: DocumentModel, Hashable, Sendable {
     ///
     /// - Complexity: O(*m* + *d*) for `insert`, `delete` and `append` (*m* scalars edited, *d* the distance from the
     ///   previous edit), O(*n*) for `replace`.
-    /// - Throws: ``ModelError`` `invalidOperation` when a position or count is negative or past the end; the text is
+    /// - Throws: `ModelError` `invalidOperation` when a position or count is negative or past the end; the text is
     ///   then unchanged.
     public mutating func apply(_ operation: Operation) throws -> Operation {
         let length = storage.count
