@@ -10,17 +10,22 @@ extension DocumentLibrary {
     /// returns (`refreshOpenDocuments(_:)`: contents, conflicts, and the library's conflict policy applied); the
     /// files of documents renamed, moved or deleted elsewhere follow at once (`updateFile(of:)`).
     ///
-    /// - Returns: what was sent and received.
-    /// - Throws: `DocumentError` `.store`, with the `SyncError` as its cause; or `.store` from bringing an open
-    ///   document up to date (what arrived is kept, and that document catches up before its next edit).
+    /// - Returns: what was sent and received; its `problems` include an open document that could not commit or show
+    ///   what arrived (it catches up before its next edit).
+    /// - Throws: `DocumentError` `.store`, with the `SyncError` as its cause.
     @discardableResult
     public func sync(through transport: some SyncTransport) async throws -> SyncReport {
         // The sync's store and file work blocks; it runs on a queue of its own, off the cooperative pool.
         let executor = BlockingWorkExecutor(label: "folio.sync")
         defer { withExtendedLifetime(executor) {} }
         return try await withTaskExecutorPreference(executor) {
-            try await commitOpenDocuments()
-            let report: SyncReport
+            // A document that cannot commit or catch up does not stop the exchange: what it could not do is in the
+            // report's problems, and it tries again at its next edit.
+            var problems: [String] = []
+            do { try await commitOpenDocuments() } catch {
+                problems.append("an open document could not commit its edits before the sync: \(error)")
+            }
+            var report: SyncReport
             do {
                 report = try await transport.sync(store)
             } catch {
@@ -30,7 +35,10 @@ extension DocumentLibrary {
                 // What arrived is kept either way: a file that cannot follow now follows at the document's next save.
                 try? updateFile(of: document)
             }
-            try await refreshOpenDocuments(report.updatedDocuments)
+            do { try await refreshOpenDocuments(report.updatedDocuments) } catch {
+                problems.append("an open document could not show what arrived: \(error)")
+            }
+            report.problems += problems
             return report
         }
     }

@@ -41,7 +41,7 @@ extension ConflictEngine {
 
     /// Whether every change some of the competing versions hold and others lack only settles conflicts: a
     /// resolution that keeps versions or merges them by rule, or a rename, move, delete or restore. An edit, a
-    /// baseline or a person's own resolved contents (`userChoice` with contents) is news one version brings. A
+    /// baseline or the app's own merge (`appMerge`, or `userChoice` with contents) is news one version brings. A
     /// change missing from the history counts as news.
     ///
     /// - Complexity: reads the changes outside the versions' common past, and stops at the first piece of news.
@@ -61,6 +61,8 @@ extension ConflictEngine {
                 guard let change = try history.change(ChangeID(device: device, seq: seq)) else { return false }
                 switch change.kind {
                 case .edit, .baseline: return false
+                case .resolution(let resolution) where resolution.strategy == .appMerge:
+                    return false
                 case .resolution(let resolution) where resolution.strategy == .userChoice && resolution.contents != nil:
                     return false
                 case .resolution, .lifecycle: continue

@@ -153,13 +153,13 @@ public struct ConflictEngine<Model: DocumentModel>: Sendable {
     }
 
     /// The settlement that replaces every version with `contents`, the app's merge of them (a person's own, or an
-    /// app-defined resolver's result): strategy `merge`, every version an input (chosen), none discarded.
+    /// app-defined resolver's result): strategy `appMerge`, every version an input (chosen), none discarded.
     ///
     /// - Returns: `nil` when nothing competes.
     public func settlement(with contents: Model) -> ConflictSettlement<Model>? {
         guard isInConflict else { return nil }
         let resolution = Resolution(
-            strategy: .merge, chosen: versions.map(\.head.hash), discarded: [],
+            strategy: .appMerge, chosen: versions.map(\.head.hash), discarded: [],
             contents: contents.contents().encoded())
         return ConflictSettlement(resolution: resolution, parents: settlementParents, state: contents)
     }

@@ -30,7 +30,9 @@ enum ChangeCodec {
     private enum KindTag: UInt8 { case edit = 0, lifecycle = 1, baseline = 2, resolution = 3 }
     private enum IntentTag: UInt8 { case edit = 0, undo = 1, redo = 2 }
     private enum LifecycleTag: UInt8 { case create = 0, rename = 1, move = 2, delete = 3, restore = 4 }
-    private enum StrategyTag: UInt8 { case userChoice = 0, latestWins = 1, merge = 2, keepBoth = 3, custom = 4 }
+    private enum StrategyTag: UInt8 {
+        case userChoice = 0, latestWins = 1, merge = 2, keepBoth = 3, custom = 4, appMerge = 5
+    }
 
     static func hash(document: DocumentID, body: [UInt8]) -> ChangeHash {
         body.withUnsafeBytes { hash(document: document, body: $0) }
@@ -118,6 +120,7 @@ enum ChangeCodec {
             case .userChoice: writer.write(byte: StrategyTag.userChoice.rawValue)
             case .latestWins: writer.write(byte: StrategyTag.latestWins.rawValue)
             case .merge: writer.write(byte: StrategyTag.merge.rawValue)
+            case .appMerge: writer.write(byte: StrategyTag.appMerge.rawValue)
             case .keepBoth: writer.write(byte: StrategyTag.keepBoth.rawValue)
             case .custom(let name):
                 writer.write(byte: StrategyTag.custom.rawValue)
@@ -303,6 +306,7 @@ enum ChangeCodec {
             case .userChoice: strategy = .userChoice
             case .latestWins: strategy = .latestWins
             case .merge: strategy = .merge
+            case .appMerge: strategy = .appMerge
             case .keepBoth: strategy = .keepBoth
             case .custom:
                 strategy = .custom(try reader.nextString("the custom strategy's name", limit: Limits.textBytes))

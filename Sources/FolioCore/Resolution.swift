@@ -8,8 +8,11 @@ public struct Resolution: Hashable, Sendable {
         case userChoice
         /// The latest by wall time, then lamport, then device.
         case latestWins
-        /// A three-way merge from the common ancestor.
+        /// A three-way merge from the common ancestor, by rule.
         case merge
+        /// The app's own merge of the versions (a person's, or a custom resolver's result): every version an input,
+        /// none discarded, the merged contents carried.
+        case appMerge
         /// The losers became new documents.
         case keepBoth
         /// An app-defined rule, by name.

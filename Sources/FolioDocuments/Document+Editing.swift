@@ -88,6 +88,7 @@ extension Document {
         lastCommitTime = library.clock.now()
         try takeCheckpointIfNeeded(force: false)
         updateConflictState(after: change, madeOn: shown)
+        try settleStaleHead()
     }
 
     /// Undoes the newest step: the open group, or else the newest committed change of this device still on the undo
@@ -111,6 +112,7 @@ extension Document {
         }
         finish(change, model: updated, history: newHistory)
         updateConflictState(after: change, madeOn: shown)
+        try settleStaleHead()
     }
 
     /// Redoes the newest undone step, as a new change.
@@ -132,6 +134,7 @@ extension Document {
         }
         finish(change, model: updated, history: newHistory)
         updateConflictState(after: change, madeOn: shown)
+        try settleStaleHead()
     }
 
     /// A change of this device's is made on its own latest change too, so while in conflict it may join competing
@@ -221,7 +224,7 @@ extension Document {
     }
 
     /// The resolution to record before `author`'s next change, if that change would otherwise make a competing
-    /// version disappear without a trace.
+    /// version the document has shown disappear without a trace.
     ///
     /// A change is always made on its author's latest change too (a device's changes form one line; see
     /// `ChangeLogStore.append`). When that latest change is a head whose version lost (the document shows another
@@ -240,7 +243,9 @@ extension Document {
         do { latestSeq = try library.store.vector(of: id)[author.id] } catch {
             throw .store(error, "reading the vector of \(info.displayName)")
         }
-        guard latestSeq > head.vector[author.id] else { return nil }
+        // Only a version the document has seen can be chosen against: a change of this device that another library
+        // on the same directory appended unseen is built on, not discarded.
+        guard latestSeq > head.vector[author.id], latestSeq <= seenVector[author.id] else { return nil }
         let latest: Change?
         do { latest = try library.store.change(ChangeID(device: author.id, seq: latestSeq), of: id) } catch {
             throw .store(error, "reading the log of \(info.displayName)")

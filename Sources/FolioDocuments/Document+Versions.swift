@@ -91,8 +91,8 @@ extension Document {
     }
 
     /// Settles the competing versions with new contents: the app's merge of them (a person's own, say). The
-    /// resolution records strategy `merge` with every version as its input and none discarded, so the loss ledger
-    /// shows a merge, not a choice that threw the versions away.
+    /// resolution records strategy `appMerge` with every version as its input and none discarded, so the loss ledger
+    /// shows the app's merge, not a choice that threw the versions away.
     ///
     /// - Throws: ``DocumentError`` `.store`.
     public func resolve(with contents: Model) throws {
@@ -139,11 +139,14 @@ extension Document {
         headStates = [change.hash: KnownState(change: change, model: state)]
         rememberShared()
         removeState(.inConflict)
+        try settleStaleHead()
     }
 
     /// Keeps the state shown at `head` among ``sharedStates`` (see there).
     func rememberShared() {
-        guard group.isEmpty, !sharedStates.contains(where: { $0.change.hash == head.hash }) else { return }
+        guard group.isEmpty, !headIsStale, !sharedStates.contains(where: { $0.change.hash == head.hash }) else {
+            return
+        }
         sharedStates.append(KnownState(change: head, model: model))
         if sharedStates.count > Self.sharedStateLimit { sharedStates.removeFirst() }
     }

@@ -25,20 +25,27 @@ public actor Document<Model: DocumentModel>: OpenDocument {
     public internal(set) var model: Model
     /// The document's state; watch ``stateChanges`` to follow it.
     public private(set) var state: DocumentState = .normal
-    /// Every new state, as it changes (ends when the document closes).
+    /// Every new state, as it changes (ends when the document closes or is released). One consumer: iterate it from
+    /// one task (an `AsyncStream` splits its elements between iterators).
     public nonisolated let stateChanges: AsyncStream<DocumentState>
     private let stateContinuation: AsyncStream<DocumentState>.Continuation
     /// Every version the document takes from outside its own edits, as its head change: changes picked up from
     /// other devices or processes (a sync brings them at once), and settlements of conflicts. Ends when the
-    /// document closes.
+    /// document closes or is released. One consumer: iterate it from one task (an `AsyncStream` splits its
+    /// elements between iterators); the newest ``versionChangeBuffer`` wait for it, older ones are dropped.
     public nonisolated let versionChanges: AsyncStream<Change>
     let versionContinuation: AsyncStream<Change>.Continuation
+    /// How many versions ``versionChanges`` keeps for a consumer that has not read them.
+    public static var versionChangeBuffer: Int { 16 }
 
     /// The change whose state `model` shows (before the open group).
     var head: Change
     /// The document's vector in the log when the document last looked (opened, refreshed or appended): a log that
     /// moved beyond it holds changes the next edit must build on (``catchUp()``).
     var seenVector: VersionVector
+    /// Whether `model` may not be the state at `head`: an append joined changes of this device that the document
+    /// had not seen (another library on the same directory made them), so the next catch-up replays the head.
+    var headIsStale = false
     /// The states of the heads, by hash, as last computed (versions are replayed once), with their changes.
     var headStates: [ChangeHash: KnownState] = [:]
     /// The states of the last versions the document took without editing them (opened, picked up from others,
@@ -125,7 +132,14 @@ public actor Document<Model: DocumentModel>: OpenDocument {
         lastCommitTime = library.clock.now()
         conflicts = ConflictEngine(document: info.id, policy: library.conflictPolicy)
         (stateChanges, stateContinuation) = AsyncStream.makeStream(of: DocumentState.self)
-        (versionChanges, versionContinuation) = AsyncStream.makeStream(of: Change.self)
+        (versionChanges, versionContinuation) = AsyncStream.makeStream(
+            of: Change.self, bufferingPolicy: .bufferingNewest(Self.versionChangeBuffer))
+    }
+
+    deinit {
+        // A document the app let go of without closing it: its streams end, so no loop waits on them forever.
+        stateContinuation.finish()
+        versionContinuation.finish()
     }
 
     static func open(_ info: DocumentInfo, in library: DocumentLibrary) async throws(DocumentError) -> Document {
@@ -172,13 +186,26 @@ public actor Document<Model: DocumentModel>: OpenDocument {
     ///
     /// - Complexity: one vector read when the log has not moved.
     func catchUp() throws(DocumentError) {
-        guard try Self.readVector(of: id, in: library) != seenVector else { return }
+        try ensureOpen()
+        if !headIsStale {
+            guard try Self.readVector(of: id, in: library) != seenVector else { return }
+        }
         try reloadFile()
     }
 
-    /// Notes that the log holds `change`, appended by the document.
+    /// Notes that the log holds `change`, appended by the document. The store makes a change on its author's
+    /// latest one too: when that one is a change the document had not seen, the model is not the state at the
+    /// change, and ``headIsStale`` says so.
     func noteAppended(_ change: Change) {
-        seenVector.merge(change.vector)
+        let builtOnSeen = change.vector.devices.allSatisfy { device in
+            seenVector[device] >= (device == change.id.device ? change.id.seq - 1 : change.vector[device])
+        }
+        if builtOnSeen { seenVector.merge(change.vector) } else { headIsStale = true }
+    }
+
+    /// Replays the head when an append left the model behind it (``headIsStale``).
+    func settleStaleHead() throws(DocumentError) {
+        if headIsStale { try catchUp() }
     }
 
     /// The head every device shows (``DocumentLibrary/winningHead(of:)``).
@@ -251,8 +278,20 @@ public actor Document<Model: DocumentModel>: OpenDocument {
     func reloadFile() throws(DocumentError) -> Bool {
         try ensureOpen()
         try commitGroup()
-        // Read first: what arrives from now on is caught up with next time.
+        // Read first: what arrives from now on is caught up with next time; a reload that fails leaves the
+        // document to catch up again.
+        let previousSeen = seenVector
         seenVector = try Self.readVector(of: id, in: library)
+        do {
+            return try reloadAtSeenVector()
+        } catch {
+            seenVector = previousSeen
+            throw error
+        }
+    }
+
+    /// The body of ``reloadFile()``, once the log's vector is read.
+    private func reloadAtSeenVector() throws(DocumentError) -> Bool {
         let previous = info
         try reloadInfo()
         if (info.displayName, info.container, info.isDeleted) != (
@@ -262,18 +301,27 @@ public actor Document<Model: DocumentModel>: OpenDocument {
             try? library.updateFile(of: id)
         }
         let winner = try Self.winningHead(of: id, in: library)
-        guard winner.hash != head.hash else {
+        guard winner.hash != head.hash || headIsStale else {
             // Others' heads may have arrived without changing the version shown: conflicts are still to be seen.
+            let before = head.hash
             try updateConflictState()
             try applyConflictStrategy()
-            return head.hash != winner.hash
+            return head.hash != before
         }
-        // The version shown until now is usually still a version (a competing one): its state is known, not replayed.
-        headStates[head.hash] = KnownState(change: head, model: model)
         let replay = DocumentReplay<Model>(store: library.store, document: id)
-        var outcome = try knownState(at: winner, replay: replay)
+        var outcome: DocumentReplay<Model>.Outcome?
+        if headIsStale {
+            // The model is not the state at the head: nothing known starts from it.
+            headStates = [:]
+            sharedStates = []
+        } else {
+            // The version shown until now is usually still a version (a competing one): its state is known.
+            headStates[head.hash] = KnownState(change: head, model: model)
+            outcome = try knownState(at: winner, replay: replay)
+        }
         if outcome == nil { outcome = try replay.state(at: winner) }
         guard let outcome else { return false }
+        headIsStale = false
         model = outcome.model
         skippedOperations += outcome.skippedOperations
         noteRefusedContents(outcome)

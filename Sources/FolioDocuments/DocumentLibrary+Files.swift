@@ -36,12 +36,18 @@ extension DocumentLibrary {
 
     /// The typed core of ``fileURL(for:)``, for the module's own code.
     func fileLocation(for info: DocumentInfo) throws(DocumentError) -> URL {
+        let savedPath = try savedFileRecord(of: info.id)?.relativePath
+        // A type this process does not know (an app type not registered yet): the extension the file was saved
+        // with, so that the file is not renamed for want of the type.
+        let savedExtension = savedPath.flatMap { path in
+            path.lastIndex(of: ".").map { String(path[path.index(after: $0)...]) }
+        }
         let fileExtension =
             types.type(identifier: info.typeIdentifier)?.preferredExtension
-            ?? info.typeIdentifier.split(separator: ".").last.map(String.init) ?? "data"
+            ?? savedExtension ?? info.typeIdentifier.split(separator: ".").last.map(String.init) ?? "data"
         let names = DocumentFileName(displayName: info.displayName, fileExtension: fileExtension)
         let directory = Self.directoryName(of: info.container)
-        if let saved = try savedFileRecord(of: info.id)?.relativePath, let slash = saved.lastIndex(of: "/"),
+        if let saved = savedPath, let slash = saved.lastIndex(of: "/"),
             saved[..<slash] == directory,
             names.contains(saved[saved.index(after: slash)...], numbers: 2...Self.numberedFileNameLimit, id: info.id)
         {

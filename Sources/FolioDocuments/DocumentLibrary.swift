@@ -150,7 +150,6 @@ public final class DocumentLibrary: Sendable {
         _ model: Model.Type, named name: String, in container: DocumentContainer = .local, contents: Model? = nil
     ) async throws -> Document<Model> {
         try Self.validate(name: name)
-        register(Model.documentType)
         let id = DocumentID(using: identifiers)
         try await offThePool {
             try self.record(creationOf: id, type: model, named: name, in: container, contents: contents)
@@ -200,7 +199,6 @@ public final class DocumentLibrary: Sendable {
     /// A document that is open already is not read again: every opening gives the same ``Document``, until it
     /// closes (closing it closes it for every part of the app that holds it).
     public func open<Model: DocumentModel>(_ id: DocumentID, as model: Model.Type) async throws -> Document<Model> {
-        register(Model.documentType)
         let document = try await openDocuments.document(id) {
             // Opening reads the log and may replay a long history: off the cooperative pool.
             try await self.offThePool {
@@ -219,6 +217,7 @@ public final class DocumentLibrary: Sendable {
         guard let document = document as? Document<Model> else {
             throw DocumentError(.wrongType, "document \(id) is open as another model than \(Model.self)")
         }
+        register(Model.documentType)
         return document
     }
 

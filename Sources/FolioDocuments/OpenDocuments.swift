@@ -9,6 +9,8 @@ protocol OpenDocument: Actor {
     func catchUp() throws
     /// Commits the open group (``Document/commit()``).
     func commit() throws
+    /// Throws `.closed` when the document is closed.
+    func ensureOpen() throws
 }
 
 /// The documents a library has open, one ``Document`` each: opening a document that is open gives the same one, so
@@ -29,46 +31,63 @@ final class OpenDocuments: Sendable {
 
     private let slots = Mutex<[DocumentID: Slot]>([:])
 
-    /// The open document `id`, or the one `open` makes (which becomes the open one).
+    /// The open document `id`, brought up to date with the log, or the one `open` makes (which becomes the open
+    /// one).
     ///
-    /// - Throws: what `open` throws; nothing is kept then.
+    /// A document that closes while it is handed out is not handed out: the opening starts again. So is one that
+    /// another caller's opening failed to make as the wrong model.
+    ///
+    /// - Throws: what `open` throws, or what bringing the open document up to date throws; nothing is kept then.
     func document(
         _ id: DocumentID, openingWith open: @escaping @Sendable () async throws -> any OpenDocument
     ) async throws -> any OpenDocument {
-        let task = slots.withLock { slots -> Task<any OpenDocument, any Error> in
-            switch slots[id] {
-            case .open(let weak)?:
-                // Open already: as the log holds it now (the library may have renamed or deleted it since).
-                if let document = weak.document {
-                    return Task {
-                        try await document.catchUp()
-                        return document
+        var attempts = 0
+        while true {
+            attempts += 1
+            let (task, isOurs) = slots.withLock { slots -> (Task<any OpenDocument, any Error>, Bool) in
+                switch slots[id] {
+                case .open(let weak)?:
+                    // Open already: as the log holds it now (the library may have renamed or deleted it since).
+                    if let document = weak.document {
+                        return (
+                            Task {
+                                try await document.catchUp()
+                                return document
+                            }, false
+                        )
+                    }
+                case .opening(let task)?:
+                    return (task, false)
+                case nil:
+                    break
+                }
+                let task = Task { try await open() }
+                slots[id] = .opening(task)
+                return (task, true)
+            }
+            do {
+                let document = try await task.value
+                slots.withLock { slots in
+                    if case .opening(let opening)? = slots[id], opening == task {
+                        slots[id] = .open(WeakDocument(document: document))
                     }
                 }
-            case .opening(let task)?:
-                return task
-            case nil:
-                break
-            }
-            let task = Task { try await open() }
-            slots[id] = .opening(task)
-            return task
-        }
-        do {
-            let document = try await task.value
-            slots.withLock { slots in
-                if case .opening(let opening)? = slots[id], opening == task {
-                    slots[id] = .open(WeakDocument(document: document))
+                // Closed since it was made or found (by another part of the app): open it afresh.
+                try await document.ensureOpen()
+                return document
+            } catch {
+                slots.withLock { slots in
+                    if case .opening(let opening)? = slots[id], opening == task { slots[id] = nil }
                 }
+                let code = (error as? DocumentError)?.code
+                let retry = code == .closed || (code == .wrongType && !isOurs)
+                guard retry, attempts < Self.attemptLimit else { throw error }
             }
-            return document
-        } catch {
-            slots.withLock { slots in
-                if case .opening(let opening)? = slots[id], opening == task { slots[id] = nil }
-            }
-            throw error
         }
     }
+
+    /// How many times an opening starts again when the document closes under it.
+    static var attemptLimit: Int { 8 }
 
     /// Takes `document` off the list (it closed).
     func remove(_ document: any OpenDocument, id: DocumentID) {

@@ -69,12 +69,13 @@ enum ReportLines {
         return names.isEmpty ? ["normal"] : names
     }
 
-    /// `userChoice`, `latestWins`, `merge`, `keepBoth` or `custom:NAME`.
+    /// `userChoice`, `latestWins`, `merge`, `appMerge`, `keepBoth` or `custom:NAME`.
     static func name(of strategy: Resolution.Strategy) -> String {
         switch strategy {
         case .userChoice: "userChoice"
         case .latestWins: "latestWins"
         case .merge: "merge"
+        case .appMerge: "appMerge"
         case .keepBoth: "keepBoth"
         case .custom(let name): "custom:\(name)"
         }

@@ -162,7 +162,7 @@ import Testing
         #expect(
             settlement?.resolution
                 == Resolution(
-                    strategy: .merge, chosen: [iPad.hash, mac.hash], discarded: [],
+                    strategy: .appMerge, chosen: [iPad.hash, mac.hash], discarded: [],
                     contents: mine.contents().encoded()))
         #expect(settlement?.state == mine)
     }

@@ -150,7 +150,7 @@ struct Corruption: Sendable, CustomTestStringConvertible {
         Corruption("cut UTF-8 sequence in a new name", .invalidValue) { $0.kind = [1, 1, 2, 0xE2, 0x82] },
         Corruption("UTF-8 surrogate in a new name", .invalidValue) { $0.kind = [1, 1, 3, 0xED, 0xA0, 0x80] },
         Corruption("name over the text limit", .oversized) { $0.kind = [1, 1] + RawChange.varint(64 << 10 + 1) },
-        Corruption("unknown resolution strategy", .invalidValue) { $0.kind = [3, 5, 0, 0, 0] },
+        Corruption("unknown resolution strategy", .invalidValue) { $0.kind = [3, 6, 0, 0, 0] },
         Corruption("invalid UTF-8 in a custom strategy", .invalidValue) { $0.kind = [3, 4, 1, 0x80, 0, 0, 0] },
         Corruption("resolution contents flag 2", .invalidValue) { $0.kind = [3, 0, 0, 0, 2] },
         Corruption("unsorted chosen heads", .notCanonical) {

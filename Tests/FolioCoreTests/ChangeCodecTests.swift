@@ -38,7 +38,8 @@ struct KindSample: Sendable, CustomTestStringConvertible {
             KindSample(name: "empty baseline", kind: .baseline(contents: Data())),
         ]
         let strategies: [(String, Resolution.Strategy)] = [
-            ("user choice", .userChoice), ("latest wins", .latestWins), ("merge", .merge), ("keep both", .keepBoth),
+            ("user choice", .userChoice), ("latest wins", .latestWins), ("merge", .merge), ("app merge", .appMerge),
+            ("keep both", .keepBoth),
             ("custom", .custom("by-priority")), ("custom, empty name", .custom("")),
             ("custom, non-ASCII", .custom("größte")),
         ]

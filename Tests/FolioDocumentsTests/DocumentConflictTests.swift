@@ -212,7 +212,7 @@ import Testing
         let versions = try await onA.versions().map(\.id)
         try await onA.resolve(with: TextDocument(text: "shared line\nfrom the iPad\nfrom the Mac\n"))
         let record = try #require(try await onA.lossLedger().last)
-        #expect(record.strategy == .merge)
+        #expect(record.strategy == .appMerge)
         #expect(record.discarded.isEmpty)
         #expect(record.chosen == versions.sorted())
         guard case .resolution(let resolution) = record.resolution.kind else {

@@ -74,4 +74,26 @@ import Testing
         try await first.refresh()
         #expect(await first.model.text == "baseline\none\ntwo\n")
     }
+
+    /// An open group committed after another library on the same directory appended for the same device: the store
+    /// makes the change on that append too, and the document shows the state the log gives, both edits included.
+    @Test func aGroupCommittedOverAnotherHandlesChangeShowsWhatTheLogHolds() async throws {
+        let fixture = try LibraryFixture(seed: 14)
+        let library = try fixture.library(autosave: .standard)
+        let other = try fixture.library()
+        let first = try await library.create(
+            TextDocument.self, named: "Notes", contents: TextDocument(text: "baseline\n"))
+        let second = try await other.open(first.id, as: TextDocument.self)
+        try await first.edit(.append("one\n"))
+        try await second.edit(.append("two\n"))
+        try await first.commit()
+
+        let reread = try await fixture.library().open(first.id, as: TextDocument.self)
+        let text = await reread.model.text
+        #expect(text.contains("one\n") && text.contains("two\n"))
+        #expect(await first.model.text == text)
+        try await first.edit(.append("three\n"))
+        #expect(await first.model.text == text + "three\n")
+        #expect(try resolutions(of: first.id, in: library).isEmpty)
+    }
 }
