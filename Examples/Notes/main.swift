@@ -21,7 +21,8 @@ try await list.close()
 let onIPad = try await iPad.open(named: "Shopping", as: TextDocument.self)
 print("iPad saved", try await onIPad.fileURL.lastPathComponent)
 
-// Sync: each device sends what the other lacks. Open documents show what arrived at once.
+// Sync: each device sends what the other lacks; open documents show what arrived at once. A device settles a
+// conflict as changes arrive, and its resolution leaves at its next sync: hence the iPad's second one.
 func syncBoth() async throws {
     try await iPad.sync(through: cloud)
     try await mac.sync(through: cloud)
@@ -51,3 +52,5 @@ print("iPad shows:", await onIPad.model.text.split(separator: "\n"), await onIPa
 for record in try await onIPad.lossLedger() {
     print("\(record.strategy) by \(record.resolvedBy.name), discarded \(record.discarded.map(\.device.name))")
 }
+try await onIPad.close()
+try await onMac.close()
