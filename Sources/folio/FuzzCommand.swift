@@ -15,19 +15,28 @@ struct FuzzCommand: AsyncParsableCommand {
             Exit 0 when every scenario kept the invariants, 1 when a seed broke one, 2 for invalid options.
             """)
 
-    @Option(help: "The seeds, as A...B (inclusive) or a single number.", transform: NumberRange.init(argument:))
+    @Option(
+        help: """
+            The seeds, as A...B (inclusive) or a single number; at most \(CountBounds.seeds.upperBound) of them.
+            """, transform: NumberRange.init(argument:))
     var seeds: NumberRange
 
     @Option(
-        help: "How many devices a scenario has, as A...B or a single number (default: 2...5).",
+        help: """
+            How many devices a scenario has, as A...B or a single number, within \
+            \(CountBounds.written(CountBounds.devices)) (default: 2...5).
+            """,
         transform: NumberRange.init(argument:))
     var devices = NumberRange(range: 2...5)
 
-    @Option(help: "How many steps a scenario has.")
+    @Option(help: "How many steps a scenario has, \(CountBounds.written(CountBounds.steps)).")
     var steps = 50
 
     // Optional, so that the help says "the number of cores" rather than this machine's count.
-    @Option(help: "How many scenarios run at once (default: the number of cores).")
+    @Option(
+        help: """
+            How many scenarios run at once, \(CountBounds.written(CountBounds.jobs)) (default: the number of cores).
+            """)
     var jobs: Int?
 
     @Option(help: "Write each failure's shrunk scenario here as fuzz-SEED.yaml.")
@@ -36,11 +45,20 @@ struct FuzzCommand: AsyncParsableCommand {
     @OptionGroup var workDirectory: WorkDirectoryOptions<Self>
 
     func validate() throws {
-        guard steps >= 1 else { throw ValidationError("--steps must be at least 1") }
-        if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
-        guard devices.range.lowerBound >= 1, devices.range.upperBound <= 8 else {
-            throw ValidationError("--devices must be within 1...8")
+        let count = seeds.count
+        guard count.map(CountBounds.seeds.contains) ?? false else {
+            throw ValidationError(
+                "--seeds must hold \(CountBounds.written(CountBounds.seeds)) seeds, not "
+                    + "\(count.map(String.init) ?? "18446744073709551616") (\(CountBounds.written(seeds.range)))")
         }
+        guard CountBounds.devices.contains(devices.range.lowerBound),
+            CountBounds.devices.contains(devices.range.upperBound)
+        else {
+            throw ValidationError(
+                "--devices must be within \(CountBounds.written(CountBounds.devices)), not \(devices)")
+        }
+        try CountBounds.check(steps, of: "--steps", within: CountBounds.steps)
+        if let jobs { try CountBounds.check(jobs, of: "--jobs", within: CountBounds.jobs) }
     }
 
     func run() async throws {
@@ -142,14 +160,18 @@ struct NumberRange: CustomStringConvertible {
         guard low <= high else {
             throw ValidationError("the range runs backwards; write the smaller number first: \(high)...\(low)")
         }
-        // Counting them must not overflow (a run goes through them one by one).
-        guard high - low < UInt64(Int.max) else {
-            throw ValidationError("a run counts at most \(Int.max) numbers")
-        }
         range = low...high
     }
 
-    var description: String { range.count == 1 ? "\(range.lowerBound)" : "\(range.lowerBound)...\(range.upperBound)" }
+    /// How many numbers the range holds; `nil` for all of them (2^64, which no `UInt64` holds).
+    var count: UInt64? {
+        let (count, overflow) = (range.upperBound - range.lowerBound).addingReportingOverflow(1)
+        return overflow ? nil : count
+    }
+
+    var description: String {
+        range.lowerBound == range.upperBound ? "\(range.lowerBound)" : "\(range.lowerBound)...\(range.upperBound)"
+    }
 }
 
 /// A progress line on a terminal (standard error), nothing otherwise.

@@ -211,7 +211,8 @@ import Testing
         let help = try ToolRun.folio(["fuzz", "--help"])
         #expect(help.status == 0)
         let flat = help.output.split(whereSeparator: \.isWhitespace).joined(separator: " ")
-        #expect(flat.contains("How many scenarios run at once (default: the number of cores)."), "\(help.output)")
+        #expect(
+            flat.contains("How many scenarios run at once, 1...256 (default: the number of cores)."), "\(help.output)")
         #expect(
             flat.contains(
                 "Exit 0 when every scenario kept the invariants, 1 when a seed broke one, 2 for invalid options."))
@@ -224,10 +225,10 @@ import Testing
         (["--seeds", "5...1"], "write the smaller number first: 1...5"),
         (["--seeds", "abc"], "write a number, such as 7, or a range, such as 1...1000"),
         (["--seeds", "1..5"], "write a number, such as 7, or a range, such as 1...1000"),
-        (["--seeds", "0...18446744073709551615"], "a run counts at most"),
+        (["--seeds", "0...18446744073709551615"], "--seeds must hold 1...1000000000 seeds, not 18446744073709551616"),
         (["--seeds", "1", "--devices", "4...2"], "write the smaller number first: 2...4"),
         (["--seeds", "1", "--devices", "2...9"], "--devices must be within 1...8"),
-        (["--seeds", "1", "--jobs", "0"], "--jobs must be at least 1"),
+        (["--seeds", "1", "--jobs", "0"], "--jobs must be within 1...256, not 0"),
     ])
     func fuzzRefusesRangesItCannotRun(arguments: [String], message: String) throws {
         let run = try ToolRun.folio(["fuzz"] + arguments)
