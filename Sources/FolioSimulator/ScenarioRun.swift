@@ -126,7 +126,9 @@ final class ScenarioRun {
             let skew = declared.clockSkew.milliseconds
             let device = SimulatedDevice(
                 name: declared.name, key: DeviceKey(using: identities),
-                root: directory.appendingPathComponent("device-\(index + 1)", isDirectory: true),
+                root: directory.appendingPathComponent(
+                    Self.directoryName(ofDevice: declared.name, at: index + 1, named: options.keepsFiles),
+                    isDirectory: true),
                 clock: ManualClock(start: Timestamp(millisecondsSince1970: now + skew)), skew: skew,
                 identifierSeed: Self.derive(scenario.seed, 100 + UInt64(index)), policy: policy,
                 fileSystem: options.fileSystem)
@@ -143,6 +145,24 @@ final class ScenarioRun {
         } catch {
             throw .store(error)
         }
+    }
+
+    /// The name of the directory of the device at `place` (1-based) in the scenario's `devices`: `device-1`, or
+    /// `named`, `device-1-iPad`. The place keeps names apart; the device's name, the scenario's text, is reduced to
+    /// letters, digits, `-`, `_` and `.` (anything else, `/` and controls included, becomes `_`) and 40 of them at
+    /// most, so that it never leads outside the run's directory or prints as anything but itself.
+    static func directoryName(ofDevice name: String, at place: Int, named: Bool) -> String {
+        guard named else { return "device-\(place)" }
+        var safe = String.UnicodeScalarView()
+        for scalar in name.unicodeScalars.prefix(40) {
+            let kept =
+                scalar.isASCII
+                ? (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
+                    || "-_.".unicodeScalars.contains(scalar))
+                : (scalar.properties.isAlphabetic || scalar.properties.generalCategory == .decimalNumber)
+            safe.append(kept ? scalar : "_")
+        }
+        return "device-\(place)-\(String(safe))"
     }
 
     /// The devices an action may change ("*": every device).
@@ -179,7 +199,12 @@ final class ScenarioRun {
         let report = await makeReport()
         for device in devices { device.kill() }
         cloud?.close()
-        return SimulationResult(scenario: scenario, steps: steps, failures: failures, report: report)
+        var result = SimulationResult(scenario: scenario, steps: steps, failures: failures, report: report)
+        if options.keepsFiles {
+            result.deviceDirectories = Dictionary(
+                devices.map { ($0.name, $0.root) }, uniquingKeysWith: { first, _ in first })
+        }
+        return result
     }
 
     // MARK: Documents by name

@@ -1,5 +1,6 @@
 import FolioCore
 import FolioReports
+import Foundation
 
 /// What went wrong in a run, and where.
 public struct SimulationFailure: Hashable, Sendable, CustomStringConvertible {
@@ -120,6 +121,9 @@ public struct SimulationResult: Sendable {
     public var failures: [SimulationFailure]
     /// The conflict-inspection report of the run.
     public var report: ConflictReport
+    /// Each device's library directory, by the device's name, when the run's files are kept
+    /// (``Simulator/keepsFiles``); empty otherwise, as the directories are gone.
+    public var deviceDirectories: [String: URL] = [:]
 
     /// Whether every expectation and every invariant held.
     public var passed: Bool { failures.isEmpty }

@@ -24,7 +24,9 @@ public struct Simulator: Sendable {
 
     /// Where runs put their device directories; `nil`: a new temporary directory per run.
     public var workDirectory: URL?
-    /// Whether device directories are kept after a run (to inspect them with `folio inspect`).
+    /// Whether device directories are kept after a run (to inspect them with `folio inspect`). Kept directories are
+    /// named after their devices (`device-1-iPad`), and the result says where each is
+    /// (``SimulationResult/deviceDirectories``).
     public var keepsFiles: Bool
     /// What a step that cannot be done does to the run.
     public var stepErrors: StepErrors

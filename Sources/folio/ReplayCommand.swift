@@ -28,7 +28,11 @@ struct ReplayCommand: AsyncParsableCommand {
 
     @OptionGroup var workDirectory: WorkDirectoryOptions<Self>
 
-    @Flag(help: "Keep each run's device libraries (under --work-dir) to look at them with `folio inspect`.")
+    @Flag(
+        help: """
+            Keep each run's device libraries (under --work-dir, each named after its device) to look at them with \
+            `folio inspect`; each is printed after its scenario.
+            """)
     var keep = false
 
     func validate() throws {
@@ -59,6 +63,12 @@ struct ReplayCommand: AsyncParsableCommand {
                     let location = failure.line > 0 ? "\(file):\(failure.line)" : file
                     // The message quotes the scenario's names and what the devices hold: escaped, one line each.
                     printEscaped("  \(location): \(failure.place): \(failure.message)")
+                }
+            }
+            // Where each device's library was left, in the file's order (device names escaped, as everywhere).
+            for device in scenario.devices {
+                if let directory = result.deviceDirectories[device.name] {
+                    printEscaped("  kept \(device.name) in \(directory.path)")
                 }
             }
             if let report, let out {

@@ -134,14 +134,58 @@ import Testing
         let work = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: work) }
         let file = scenarios.appendingPathComponent("01-offline-edits-ask-user.yaml").path
-        #expect(try ToolRun.folio(["replay", file, "--work-dir", work.path, "--keep"]).status == 0)
-        let run = try FileManager.default.contentsOfDirectory(atPath: work.path).first { $0.hasPrefix("folio-run-") }
-        let library = work.appendingPathComponent(try #require(run)).appendingPathComponent("device-1")
+        let replay = try ToolRun.folio(["replay", file, "--work-dir", work.path, "--keep"])
+        #expect(replay.status == 0, "\(replay.output)\(replay.errors)")
+        let library = try #require(Self.keptLibraries(in: replay.output)["iPad"])
         let inspect = try ToolRun.folio(["inspect", library.path, "--report", "json"])
         #expect(inspect.status == 0, "\(inspect.errors)")
         #expect(inspect.output.contains("\"kind\" : \"library\""))
         #expect(inspect.output.contains("\"name\" : \"Notes\""))
         #expect(try ToolRun.folio(["inspect", work.path]).status == 2, "not a library")
+    }
+
+    /// The libraries `replay --keep` printed that it kept, by device name: `  kept iPad in PATH` lines.
+    static func keptLibraries(in output: String) -> [String: URL] {
+        var libraries: [String: URL] = [:]
+        for line in output.split(separator: "\n") where line.hasPrefix("  kept ") {
+            let parts = line.dropFirst("  kept ".count).components(separatedBy: " in ")
+            guard parts.count == 2 else { continue }
+            libraries[parts[0]] = URL(fileURLWithPath: parts[1], isDirectory: true)
+        }
+        return libraries
+    }
+
+    @Test func keepPrintsEachDevicesLibraryInADirectoryNamedAfterIt() throws {
+        let work = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let files = ["01-offline-edits-ask-user.yaml", "15-three-devices-records.yaml"].map {
+            scenarios.appendingPathComponent($0).path
+        }
+        let run = try ToolRun.folio(["replay"] + files + ["--work-dir", work.path, "--keep"])
+        #expect(run.status == 0, "\(run.output)\(run.errors)")
+        let lines = run.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        // Each scenario's PASS line is followed by where each of its devices' libraries is, in the file's order.
+        let first = try #require(lines.firstIndex { $0.hasPrefix("PASS  \(files[0])") })
+        let kept = lines[(first + 1)...].prefix { $0.hasPrefix("  kept ") }
+        #expect(kept.count == 2, "\(run.output)")
+        let libraries = Self.keptLibraries(in: kept.joined(separator: "\n"))
+        #expect(Array(libraries.keys).sorted() == ["Mac", "iPad"], "\(run.output)")
+        for (device, place) in [("iPad", 1), ("Mac", 2)] {
+            let library = try #require(libraries[device])
+            #expect(library.lastPathComponent == "device-\(place)-\(device)", "named after the device: \(library.path)")
+            #expect(library.path.hasPrefix(work.path + "/"), "under --work-dir: \(library.path)")
+            #expect(FileManager.default.fileExists(atPath: library.appendingPathComponent(".folio/store.sqlite").path))
+            let inspect = try ToolRun.folio(["inspect", library.path, "--report", "json"])
+            #expect(inspect.status == 0, "\(inspect.errors)")
+            #expect(inspect.output.contains("\"name\" : \"\(device)\""))
+        }
+        let second = try #require(lines.firstIndex { $0.hasPrefix("PASS  \(files[1])") })
+        #expect(lines[(second + 1)...].prefix { $0.hasPrefix("  kept ") }.count == 3, "\(run.output)")
+        #expect(run.output.hasSuffix("2 scenarios: 2 passed, 0 failed\n"))
+
+        // Without --keep, nothing is said about libraries: they are gone.
+        let plain = try ToolRun.folio(["replay", files[0]])
+        #expect(!plain.output.contains("kept"), "\(plain.output)")
     }
 
     @Test func logShowAndVerifyOnlyReadTheStore() throws {
