@@ -188,6 +188,83 @@ import Testing
         #expect(!plain.output.contains("kept"), "\(plain.output)")
     }
 
+    /// Runs `sql` on the database file at `url` with the `sqlite3` tool.
+    static func sqlite(_ sql: String, on url: URL) throws -> (status: Int32, errors: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["sqlite3", "-bail", url.path, sql]
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        let data = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    static let hasSQLiteTool = ["/usr/bin/sqlite3", "/usr/local/bin/sqlite3", "/bin/sqlite3"].contains {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
+
+    @Test func inspectNamesTheOpenConflictAndWhere() throws {
+        let work = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let file = work.appendingPathComponent("open.yaml")
+        try Data(
+            """
+            name: Left open
+            devices: [{name: iPad}, {name: Mac}]
+            steps:
+              - create: {device: iPad, document: Notes, text: "Shopping\\nmilk\\n"}
+              - sync: all
+              - offline: [iPad, Mac]
+              - edit: {device: iPad, document: Notes, replace: "Shopping\\noat milk\\n"}
+              - edit: {device: Mac, document: Notes, replace: "Shopping\\nalmond milk\\n"}
+              - online: [iPad, Mac]
+              - sync: all
+            """.utf8
+        ).write(to: file)
+        let replay = try ToolRun.folio(["replay", file.path, "--work-dir", work.path, "--keep"])
+        #expect(replay.status == 0, "\(replay.output)\(replay.errors)")
+        let library = try #require(Self.keptLibraries(in: replay.output)["Mac"])
+        let inspect = try ToolRun.folio(["inspect", library.path])
+        #expect(inspect.status == 1)
+        let message = inspect.errors
+        #expect(message.hasPrefix("folio: \(library.path): Notes has an open conflict ("), "\(message)")
+        #expect(
+            message.contains(") between the versions of Mac and iPad")
+                || message.contains(") between the versions of iPad and Mac"), "\(message)")
+        #expect(!inspect.errors.contains("or an unsound store"), "says which, not either: \(inspect.errors)")
+    }
+
+    @Test(.enabled(if: hasSQLiteTool, "the sqlite3 tool alters the store"))
+    func inspectNamesTheFailedCheckOfADamagedStoreAndWhere() throws {
+        let work = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let file = scenarios.appendingPathComponent("01-offline-edits-ask-user.yaml").path
+        let replay = try ToolRun.folio(["replay", file, "--work-dir", work.path, "--keep"])
+        #expect(replay.status == 0, "\(replay.output)\(replay.errors)")
+        let library = try #require(Self.keptLibraries(in: replay.output)["iPad"])
+        #expect(try ToolRun.folio(["inspect", library.path]).status == 0, "sound and settled before")
+
+        // The last byte of iPad's second change, altered behind the store's back.
+        let damage = try Self.sqlite(
+            """
+            DROP TRIGGER change_is_append_only_on_update;
+            UPDATE change SET body = substr(body, 1, length(body) - 1) || X'7A'
+            WHERE seq = 2 AND device = (SELECT device FROM change WHERE seq = 3 LIMIT 1);
+            """, on: library.appendingPathComponent(".folio/store.sqlite"))
+        try #require(damage.status == 0, "\(damage.errors)")
+        let inspect = try ToolRun.folio(["inspect", library.path])
+        #expect(inspect.status == 1, "\(inspect.errors)")
+        let message = inspect.errors
+        #expect(message.hasPrefix("folio: \(library.path): the store failed verification: "), "\(message)")
+        #expect(message.contains("; the first: document "), "\(message)")
+        #expect(message.contains(" (Notes) change "), "names the document: \(message)")
+        #expect(message.contains("#2 (iPad): its bytes hash to "), "names the change and its device: \(message)")
+        #expect(message.contains("the row was altered"), "says which check: \(message)")
+        #expect(!message.contains("or an unsound store"), "says which, not either: \(message)")
+    }
+
     @Test func logShowAndVerifyOnlyReadTheStore() throws {
         let work = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: work) }
