@@ -12,7 +12,8 @@ struct FuzzCommand: AsyncParsableCommand {
         discussion: """
             Each seed gives one scenario (the same seed, the same scenario). A failure prints its seed and the \
             shrunk scenario as YAML, which `folio replay` reproduces; with --out, the YAML is also written there. \
-            Exit 0 when every scenario kept the invariants, 1 when a seed broke one, 2 for invalid options.
+            Exit 0 when every scenario kept the invariants, 1 when a seed broke one, 2 for invalid options; \
+            interrupted (Ctrl-C, SIGTERM), it removes the libraries of its runs and exits 130 (143).
             """)
 
     @Option(
@@ -62,11 +63,20 @@ struct FuzzCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let parent = try workDirectory.prepare() ?? FileManager.default.temporaryDirectory
+        let runs = RunFileSystem(runsIn: parent)
+        let progress = Progress(total: seeds.range.count)
+        let interruption = Interruption { signal in
+            runs.interrupt(removingRuns: true)
+            progress.clear()
+            FileHandle.standardError.write(
+                Data("folio: interrupted by \(Interruption.name(of: signal)); its run directories are removed\n".utf8))
+        }
+        defer { interruption.end() }
         let fuzzer = Fuzzer(
             generator: ScenarioGenerator(
                 devices: Int(devices.range.lowerBound)...Int(devices.range.upperBound), steps: steps),
-            workDirectory: try workDirectory.prepare())
-        let progress = Progress(total: seeds.range.count)
+            workDirectory: parent, fileSystem: runs)
         var failures = 0
         let started = Date()
         var done = 0
@@ -89,6 +99,7 @@ struct FuzzCommand: AsyncParsableCommand {
             }
             startMore()
             while let outcome = await group.next() {
+                interruption.holdIfInterrupted()
                 running -= 1
                 finished[outcome.seed] = outcome
                 while done < total, let ready = finished.removeValue(forKey: seeds.range.lowerBound + UInt64(done)) {

@@ -336,7 +336,8 @@ import Testing
             flat.contains("How many scenarios run at once, 1...256 (default: the number of cores)."), "\(help.output)")
         #expect(
             flat.contains(
-                "Exit 0 when every scenario kept the invariants, 1 when a seed broke one, 2 for invalid options."))
+                "Exit 0 when every scenario kept the invariants, 1 when a seed broke one, 2 for invalid options; "
+                    + "interrupted (Ctrl-C, SIGTERM), it removes the libraries of its runs and exits 130 (143)."))
         #expect(
             flat.components(separatedBy: "(default:").count - 1 == 4,
             "--devices, --steps, --jobs and --work-dir: \(help.output)")
