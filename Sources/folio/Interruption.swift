@@ -15,13 +15,17 @@ final class Interruption {
     private let began = Flag()
 
     /// Handles SIGINT and SIGTERM from now until ``end()``, with `cleanUp(signal)` before exiting.
+    ///
+    /// Returns once both sources are registered (or after a few seconds): a signal before that ends the process
+    /// as it would without them, before anything it must clean up is made. (Setting the signals to be ignored
+    /// meanwhile would lose one that came before the registration, where the sources take them over.)
     init(cleanUp: @escaping @Sendable (Int32) -> Void) {
         let queue = DispatchQueue(label: "folio.interruption")
         let began = self.began
+        let registered = DispatchSemaphore(value: 0)
         sources = [SIGINT, SIGTERM].map { number in
-            // Ignored, so that only the source sees it (a source does not replace the default action).
-            signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setRegistrationHandler { registered.signal() }
             source.setEventHandler {
                 began.set()
                 cleanUp(number)
@@ -31,6 +35,7 @@ final class Interruption {
             source.resume()
             return source
         }
+        for _ in sources { _ = registered.wait(timeout: .now() + 5) }
     }
 
     /// Waits, once an interruption has begun, for it to end the process: a command calls it before it prints what

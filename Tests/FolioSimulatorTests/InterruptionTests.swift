@@ -31,6 +31,17 @@ import Testing
         (FileManager.default.enumerator(atPath: directory.path)?.allObjects as? [String] ?? []).sorted()
     }
 
+    /// Waits for `process` to exit, at most `seconds`; kills it (and records an issue) if it has not by then.
+    static func waitForExit(of process: ToolProcess, seconds: Double = 60) -> ToolRun {
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        if process.isRunning {
+            process.send(SIGKILL)
+            Issue.record("still running \(seconds) s after the signal; killed")
+        }
+        return process.wait()
+    }
+
     /// Waits until a device's store exists somewhere under `directory` (scenarios are running), at most `seconds`.
     static func waitForAStore(under directory: URL, seconds: Double = 120) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
@@ -68,7 +79,7 @@ import Testing
         #expect(running, "a device's library appeared under \(watched.path)")
         #expect(process.isRunning, "still running when signalled")
         process.send(signal)
-        let run = process.wait()
+        let run = Self.waitForExit(of: process)
 
         #expect(!process.terminatedBySignal, "it handled the signal: \(run.errors)")
         #expect(run.status == 128 + signal, "\(run.output)\(run.errors)")
@@ -91,7 +102,7 @@ import Testing
             ["replay", file.path, "--work-dir", work.path, "--keep"], environment: ["TMPDIR": temporary.path])
         #expect(Self.waitForAStore(under: work))
         process.send(SIGTERM)
-        let run = process.wait()
+        let run = Self.waitForExit(of: process)
         #expect(run.status == 143, "\(run.output)\(run.errors)")
         #expect(
             Self.everything(under: work).contains { $0.hasSuffix("iPad/.folio/store.sqlite") },
