@@ -115,8 +115,13 @@ public struct SimulatedStep: Hashable, Sendable {
 public struct SimulationResult: Sendable {
     /// The scenario that ran.
     public var scenario: Scenario
-    /// Every step, in order (the steps after a failed step or a broken invariant did not run).
+    /// Every step, in order (the steps after a failed step or a broken invariant did not run); empty for a run
+    /// that does not keep its steps (``Simulator/run(_:streaming:)``).
     public var steps: [SimulatedStep]
+    /// How many steps ran.
+    public var stepsRun: Int
+    /// How many of them were skipped, as they could not be done (``Simulator/StepErrors/skip``).
+    public var stepsSkipped: Int
     /// What failed; empty when every expectation held and every invariant too.
     public var failures: [SimulationFailure]
     /// The conflict-inspection report of the run.

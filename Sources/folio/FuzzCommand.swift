@@ -2,6 +2,7 @@ import ArgumentParser
 import FolioFiles
 import FolioSimulator
 import Foundation
+import Synchronization
 
 /// `folio fuzz --seeds A...B`: random scenarios with the invariants checked; exit 1 with the seed and a shrunk
 /// scenario for each failure.
@@ -68,17 +69,22 @@ struct FuzzCommand: AsyncParsableCommand {
         let progress = Progress(total: seeds.range.count)
         let interruption = Interruption { signal in
             runs.interrupt(removingRuns: true)
-            progress.clear()
+            progress.end()
             FileHandle.standardError.write(
                 Data("folio: interrupted by \(Interruption.name(of: signal)); its run directories are removed\n".utf8))
         }
         defer { interruption.end() }
-        let fuzzer = Fuzzer(
+        var configured = Fuzzer(
             generator: ScenarioGenerator(
                 devices: Int(devices.range.lowerBound)...Int(devices.range.upperBound), steps: steps),
             workDirectory: parent, fileSystem: runs)
+        configured.stepCounter = progress.steps
+        let fuzzer = configured
+        // On a terminal, the line moves while a long scenario runs, not only when one ends.
+        let ticker = progress.isTerminal ? Task { await progress.keepCurrent() } : nil
+        defer { ticker?.cancel() }
         var failures = 0
-        let started = Date()
+        let started = progress.started
         var done = 0
         let jobs = self.jobs ?? ProcessInfo.processInfo.activeProcessorCount
         // `jobs` seeds run at all times; outcomes are printed in seed order (each waits for the seeds before it), so
@@ -106,15 +112,15 @@ struct FuzzCommand: AsyncParsableCommand {
                     done += 1
                     if !ready.violations.isEmpty {
                         failures += 1
-                        progress.clear()
-                        report(ready)
+                        progress.printing { report(ready) }
                     }
                 }
-                progress.show(done: done, failures: failures, since: started)
+                progress.show(done: done, failures: failures)
                 startMore()
             }
         }
-        progress.clear()
+        ticker?.cancel()
+        progress.end()
         let seconds = Date().timeIntervalSince(started)
         print(
             "\(done) scenario\(done == 1 ? "" : "s") (seeds \(seeds)), \(failures) violation\(failures == 1 ? "" : "s"), "
@@ -185,19 +191,77 @@ struct NumberRange: CustomStringConvertible {
     }
 }
 
-/// A progress line on a terminal (standard error), nothing otherwise.
-struct Progress {
+/// A progress line on standard error when it is a terminal, and nothing otherwise, so piped output is only the
+/// results: scenarios done, violations, steps done and the rate, rewritten in place.
+final class Progress: Sendable {
     let total: Int
-    let isTerminal = isatty(STDERR_FILENO) != 0
+    let isTerminal: Bool
+    let started = Date()
+    /// The steps the runs have done, counted as they go.
+    let steps = StepCounter()
 
-    func show(done: Int, failures: Int, since start: Date) {
-        guard isTerminal else { return }
-        let rate = Double(done) / max(Date().timeIntervalSince(start), 0.001) * 60
-        FileHandle.standardError.write(
-            Data(String(format: "\r%d/%d scenarios, %d violations, %.0f/min ", done, total, failures, rate).utf8))
+    private struct State {
+        var done = 0
+        var failures = 0
+        var ended = false
     }
 
-    func clear() {
+    private let state = Mutex(State())
+
+    init(total: Int, isTerminal: Bool = isatty(STDERR_FILENO) != 0) {
+        self.total = total
+        self.isTerminal = isTerminal
+    }
+
+    /// Shows `done` scenarios and `failures` among them.
+    func show(done: Int, failures: Int) {
+        state.withLock { state in
+            state.done = done
+            state.failures = failures
+            draw(state)
+        }
+    }
+
+    /// Shows the line again every quarter of a second (with the steps done meanwhile) until the task is cancelled.
+    func keepCurrent() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(250))
+            state.withLock { draw($0) }
+        }
+    }
+
+    /// Runs `body`, which prints results, with the line cleared, and flushes standard output before the line comes
+    /// back, so the two never mix.
+    func printing(_ body: () -> Void) {
+        state.withLock { state in
+            erase()
+            body()
+            fflush(nil)
+            draw(state)
+        }
+    }
+
+    /// Clears the line for good.
+    func end() {
+        state.withLock { state in
+            state.ended = true
+            erase()
+        }
+    }
+
+    private func draw(_ state: State) {
+        guard isTerminal, !state.ended else { return }
+        let rate = Double(state.done) / max(Date().timeIntervalSince(started), 0.001) * 60
+        FileHandle.standardError.write(
+            Data(
+                String(
+                    format: "\r\u{1B}[K%d/%d scenarios, %d violations, %d steps, %.0f scenarios/min ", state.done,
+                    total,
+                    state.failures, steps.count, rate
+                ).utf8))
+    }
+
+    private func erase() {
         guard isTerminal else { return }
         FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
     }

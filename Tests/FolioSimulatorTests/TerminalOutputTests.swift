@@ -149,3 +149,29 @@ extension TerminalOutputTests {
         #expect(devices.sorted() == ["device-1-.._.._Eve__0_x___forged__ok", "device-2-Mac"], "\(devices)")
     }
 }
+
+/// `folio fuzz` shows its progress on standard error when that is a terminal, and never in piped output.
+@Suite struct FuzzProgressTests {
+    @Test func pipedOutputHasNoProgress() throws {
+        let run = try ToolRun.folio(["fuzz", "--seeds", "1...3", "--devices", "2", "--steps", "15"])
+        #expect(run.status == 0, "\(run.output)\(run.errors)")
+        #expect(run.errors.isEmpty, "\(run.errors.debugDescription)")
+        #expect(!run.output.contains("\r"), "\(run.output.debugDescription)")
+        #expect(run.output.hasPrefix("3 scenarios (seeds 1...3), 0 violations"), "\(run.output)")
+    }
+
+    @Test func aTerminalShowsProgressWhileAScenarioRuns() throws {
+        // One long scenario: the line moves with its steps, not only when scenarios end.
+        let process = try ToolProcess.start(
+            ["fuzz", "--seeds", "1", "--devices", "3", "--steps", "2000"], errorsOnATerminal: true)
+        let run = process.wait()
+        #expect(run.status == 0, "\(run.output)\(run.errors)")
+        #expect(
+            run.errors.contains("0/1 scenarios, 0 violations, ") && run.errors.contains(" steps"),
+            "progress while the scenario runs: \(run.errors.debugDescription)")
+        #expect(run.errors.contains("\r"), "the line is rewritten in place: \(run.errors.debugDescription)")
+        #expect(run.errors.hasSuffix("\r\u{1B}[K"), "and cleared at the end: \(run.errors.debugDescription)")
+        #expect(!run.output.contains("\r") && !run.output.contains("\u{1B}"), "\(run.output.debugDescription)")
+        #expect(run.output.hasPrefix("1 scenario (seeds 1), 0 violations"), "\(run.output)")
+    }
+}
