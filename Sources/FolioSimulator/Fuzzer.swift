@@ -10,7 +10,8 @@ public struct Fuzzer: Sendable {
     public struct Outcome: Sendable {
         /// The seed.
         public var seed: UInt64
-        /// The scenario generated from it.
+        /// The scenario generated from it: whole when an invariant broke; otherwise without its steps, which were
+        /// made as they ran and not kept (``ScenarioGenerator/scenario(seed:)`` makes them again).
         public var scenario: Scenario
         /// The invariants it broke (empty: it held).
         public var violations: [SimulationFailure]
@@ -28,6 +29,8 @@ public struct Fuzzer: Sendable {
     public var workDirectory: URL?
     /// Whether failures are shrunk.
     public var shrinks: Bool
+    /// Counts the steps of every seed's run (not of shrinking), if given: for progress while a long scenario runs.
+    public var stepCounter: StepCounter?
     /// The file system runs work on (see ``Simulator/fileSystem``).
     public let fileSystem: any FileSystem
     /// The run directories every run of this fuzzer (and of its copies) reuses.
@@ -56,15 +59,25 @@ public struct Fuzzer: Sendable {
     }
 
     /// Generates the scenario of `seed`, runs it, and shrinks it if it broke an invariant.
+    ///
+    /// The steps are made as they run and not kept (``Simulator/run(_:streaming:)``), so a long scenario runs in
+    /// memory bounded by what its devices hold; one that broke an invariant is made again whole to be shrunk.
     public func run(seed: UInt64) async -> Outcome {
-        let scenario = generator.scenario(seed: seed)
+        let (setting, steps) = generator.stream(seed: seed)
         let simulator = simulator
-        let result = await simulator.run(scenario)
-        let skippedSteps = Set(result.steps.filter { $0.skipped != nil }.map { $0.number - 1 })
+        var counted = simulator
+        counted.stepCounter = stepCounter
+        let result = await counted.run(setting, streaming: steps)
         var outcome = Outcome(
-            seed: seed, scenario: scenario, violations: result.violations, shrunk: nil, skippedSteps: skippedSteps.count
-        )
-        if !outcome.violations.isEmpty, shrinks {
+            seed: seed, scenario: setting, violations: result.violations, shrunk: nil,
+            skippedSteps: result.stepsSkipped)
+        guard !outcome.violations.isEmpty else { return outcome }
+        let scenario = generator.scenario(seed: seed)
+        outcome.scenario = scenario
+        if shrinks {
+            // The same run again, whole (the run is a function of the scenario), to know which steps it skipped.
+            let skippedSteps = Set(
+                await simulator.run(scenario).steps.filter { $0.skipped != nil }.map { $0.number - 1 })
             // What replay reproduces: the steps that applied, then the final check as steps.
             var replayable = scenario
             replayable.steps = scenario.steps.indices.filter { !skippedSteps.contains($0) }.map { scenario.steps[$0] }

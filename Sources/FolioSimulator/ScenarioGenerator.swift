@@ -26,13 +26,47 @@ public struct ScenarioGenerator: Sendable {
 
     /// The scenario of `seed`.
     public func scenario(seed: UInt64) -> Scenario {
+        var (scenario, steps) = stream(seed: seed)
+        scenario.steps = Array(steps)
+        return scenario
+    }
+
+    /// The scenario of `seed` without its steps, and its steps as a sequence that makes each one when asked for:
+    /// the steps of ``scenario(seed:)``, never all in memory at once (see ``Simulator/run(_:streaming:)``).
+    public func stream(seed: UInt64) -> (scenario: Scenario, steps: GeneratedSteps) {
         var state = GenerationState(seed: seed)
-        return state.make(deviceCount: devices, stepCount: steps)
+        let scenario = state.makeSetting(deviceCount: devices)
+        return (scenario, GeneratedSteps(state: state, count: steps))
+    }
+}
+
+/// The steps of a generated scenario, each made when asked for (``ScenarioGenerator/stream(seed:)``): the first
+/// creates a document, and each later one depends on those before it (the devices down, the documents made), so
+/// they come in order, once.
+public struct GeneratedSteps: Sequence, IteratorProtocol, Sendable {
+    private var state: GenerationState
+    private var made = 0
+    /// How many steps the sequence makes.
+    public let count: Int
+
+    fileprivate init(state: GenerationState, count: Int) {
+        self.state = state
+        self.count = count
+    }
+
+    /// The steps still to come.
+    public var underestimatedCount: Int { count - made }
+
+    /// The next step; `nil` after the last.
+    public mutating func next() -> Scenario.Step? {
+        guard made < count else { return nil }
+        made += 1
+        return Scenario.Step(made == 1 ? state.createStep() : state.nextAction())
     }
 }
 
 /// What a generation knows as it goes: the devices that are down, the documents and their models.
-private struct GenerationState {
+private struct GenerationState: Sendable {
     var random: SplitMix64
     let seed: UInt64
     var names: [String] = []
@@ -53,7 +87,8 @@ private struct GenerationState {
     mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
     mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
 
-    mutating func make(deviceCount: ClosedRange<Int>, stepCount: Int) -> Scenario {
+    /// The scenario's devices, strategy and network, without steps.
+    mutating func makeSetting(deviceCount: ClosedRange<Int>) -> Scenario {
         let count = deviceCount.lowerBound + below(deviceCount.count)
         names = Array(Self.deviceNames.prefix(count))
         names += (Self.deviceNames.count..<max(count, Self.deviceNames.count)).map { "Device\($0 + 1)" }
@@ -69,13 +104,9 @@ private struct GenerationState {
             : Scenario.Network(
                 latency: SimulatedDuration(milliseconds: Int64(below(500))), loss: Double(below(4)) / 10,
                 duplicate: Double(below(4)) / 10, reorder: Double(below(6)) / 10)
-        var steps: [Scenario.Step] = [Scenario.Step(createStep())]
-        while steps.count < stepCount {
-            steps.append(Scenario.Step(nextAction()))
-        }
         return Scenario(
             name: "Random scenario \(seed)", seed: seed, model: .text, strategy: strategy, devices: devices,
-            network: network, steps: steps)
+            network: network, steps: [])
     }
 
     var up: [String] { names.filter { !down.contains($0) } }

@@ -191,7 +191,7 @@ extension ScenarioRun {
         // Named after the device's directory (`device-1`), never after its name, which is the scenario's text: a
         // name such as `../../x` must not lead outside the run's directory.
         let outside = directory.appendingPathComponent(
-            "outside-\(device.root.lastPathComponent)-\(steps.count + 1)", isDirectory: true)
+            "outside-\(device.root.lastPathComponent)-\(stepNumber)", isDirectory: true)
         let file = outside.appendingPathComponent("import")
         try write(try snapshot(contents), at: file)
         let info: DocumentInfo

@@ -27,7 +27,12 @@ final class ScenarioRun {
     var touched: Set<String> = []
     /// Events of the step running.
     var events: [String] = []
+    /// The steps as they ran, when the run keeps them.
     var steps: [SimulatedStep] = []
+    /// The number of the step running (1-based); after the last, the number of steps that ran.
+    var stepNumber = 0
+    /// How many steps were skipped (``Simulator/StepErrors/skip``).
+    var skippedSteps = 0
     var failures: [SimulationFailure] = []
     /// Drawn from for crash points.
     var faults: SplitMix64
@@ -55,15 +60,23 @@ final class ScenarioRun {
 
     // MARK: Running
 
+    /// Runs the scenario's steps, keeping each as it ran.
     func run() async -> SimulationResult {
+        await run(scenario.steps, keepingSteps: true)
+    }
+
+    /// Runs `source`'s steps in place of the scenario's, taking each when its turn comes; with `keepingSteps`, each
+    /// is kept as it ran (``SimulationResult/steps``, the report's timeline), otherwise only counted.
+    func run(_ source: some Sequence<Scenario.Step>, keepingSteps: Bool) async -> SimulationResult {
         do {
             try await setUp()
         } catch {
             failures.append(SimulationFailure(kind: .setup, step: 0, line: 0, message: error.description))
             return await finish()
         }
-        for (index, step) in scenario.steps.enumerated() {
-            let number = index + 1
+        for step in source {
+            stepNumber += 1
+            let number = stepNumber
             events = []
             touched = Self.devices(touchedBy: step.action)
             if touched.contains("*") { touched = Set(devices.map(\.name)) }
@@ -91,10 +104,14 @@ final class ScenarioRun {
                     stop = true
                 }
             }
-            steps.append(
-                SimulatedStep(
-                    number: number, line: step.line, time: Timestamp(millisecondsSince1970: now),
-                    action: step.action, of: scenario, events: events, failure: failure, skipped: skipped))
+            if skipped != nil { skippedSteps += 1 }
+            if keepingSteps {
+                steps.append(
+                    SimulatedStep(
+                        number: number, line: step.line, time: Timestamp(millisecondsSince1970: now),
+                        action: step.action, of: scenario, events: events, failure: failure, skipped: skipped))
+            }
+            options.stepCounter?.add()
             if stop { break }
         }
         if !failures.contains(where: { $0.kind != .expectation }) {
@@ -126,7 +143,9 @@ final class ScenarioRun {
             let skew = declared.clockSkew.milliseconds
             let device = SimulatedDevice(
                 name: declared.name, key: DeviceKey(using: identities),
-                root: directory.appendingPathComponent("device-\(index + 1)", isDirectory: true),
+                root: directory.appendingPathComponent(
+                    Self.directoryName(ofDevice: declared.name, at: index + 1, named: options.keepsFiles),
+                    isDirectory: true),
                 clock: ManualClock(start: Timestamp(millisecondsSince1970: now + skew)), skew: skew,
                 identifierSeed: Self.derive(scenario.seed, 100 + UInt64(index)), policy: policy,
                 fileSystem: options.fileSystem)
@@ -143,6 +162,24 @@ final class ScenarioRun {
         } catch {
             throw .store(error)
         }
+    }
+
+    /// The name of the directory of the device at `place` (1-based) in the scenario's `devices`: `device-1`, or
+    /// `named`, `device-1-iPad`. The place keeps names apart; the device's name, the scenario's text, is reduced to
+    /// letters, digits, `-`, `_` and `.` (anything else, `/` and controls included, becomes `_`) and 40 of them at
+    /// most, so that it never leads outside the run's directory or prints as anything but itself.
+    static func directoryName(ofDevice name: String, at place: Int, named: Bool) -> String {
+        guard named else { return "device-\(place)" }
+        var safe = String.UnicodeScalarView()
+        for scalar in name.unicodeScalars.prefix(40) {
+            let kept =
+                scalar.isASCII
+                ? (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
+                    || "-_.".unicodeScalars.contains(scalar))
+                : (scalar.properties.isAlphabetic || scalar.properties.generalCategory == .decimalNumber)
+            safe.append(kept ? scalar : "_")
+        }
+        return "device-\(place)-\(String(safe))"
     }
 
     /// The devices an action may change ("*": every device).
@@ -179,7 +216,14 @@ final class ScenarioRun {
         let report = await makeReport()
         for device in devices { device.kill() }
         cloud?.close()
-        return SimulationResult(scenario: scenario, steps: steps, failures: failures, report: report)
+        var result = SimulationResult(
+            scenario: scenario, steps: steps, stepsRun: stepNumber, stepsSkipped: skippedSteps, failures: failures,
+            report: report)
+        if options.keepsFiles {
+            result.deviceDirectories = Dictionary(
+                devices.map { ($0.name, $0.root) }, uniquingKeysWith: { first, _ in first })
+        }
+        return result
     }
 
     // MARK: Documents by name

@@ -1,5 +1,6 @@
 import FolioCore
 import FolioReports
+import Foundation
 
 /// What went wrong in a run, and where.
 public struct SimulationFailure: Hashable, Sendable, CustomStringConvertible {
@@ -114,12 +115,20 @@ public struct SimulatedStep: Hashable, Sendable {
 public struct SimulationResult: Sendable {
     /// The scenario that ran.
     public var scenario: Scenario
-    /// Every step, in order (the steps after a failed step or a broken invariant did not run).
+    /// Every step, in order (the steps after a failed step or a broken invariant did not run); empty for a run
+    /// that does not keep its steps (``Simulator/run(_:streaming:)``).
     public var steps: [SimulatedStep]
+    /// How many steps ran.
+    public var stepsRun: Int
+    /// How many of them were skipped, as they could not be done (``Simulator/StepErrors/skip``).
+    public var stepsSkipped: Int
     /// What failed; empty when every expectation held and every invariant too.
     public var failures: [SimulationFailure]
     /// The conflict-inspection report of the run.
     public var report: ConflictReport
+    /// Each device's library directory, by the device's name, when the run's files are kept
+    /// (``Simulator/keepsFiles``); empty otherwise, as the directories are gone.
+    public var deviceDirectories: [String: URL] = [:]
 
     /// Whether every expectation and every invariant held.
     public var passed: Bool { failures.isEmpty }

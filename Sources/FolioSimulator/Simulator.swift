@@ -24,7 +24,9 @@ public struct Simulator: Sendable {
 
     /// Where runs put their device directories; `nil`: a new temporary directory per run.
     public var workDirectory: URL?
-    /// Whether device directories are kept after a run (to inspect them with `folio inspect`).
+    /// Whether device directories are kept after a run (to inspect them with `folio inspect`). Kept directories are
+    /// named after their devices (`device-1-iPad`), and the result says where each is
+    /// (``SimulationResult/deviceDirectories``).
     public var keepsFiles: Bool
     /// What a step that cannot be done does to the run.
     public var stepErrors: StepErrors
@@ -34,6 +36,8 @@ public struct Simulator: Sendable {
     /// Whether the run ends by capturing every device's documents into its report; without, the report holds the
     /// timeline and the outcome only (fuzzing needs no more until something fails).
     public var makesReport: Bool
+    /// Counts every step of every run of this simulator (and of its copies), if given.
+    public var stepCounter: StepCounter?
     /// Every file call of a run: its directories, the files another program writes, and each device's library
     /// (which wraps it in a fault injector of its own, to crash the device during a save).
     public let fileSystem: any FileSystem
@@ -60,13 +64,29 @@ public struct Simulator: Sendable {
 
     /// Runs `scenario` to its end (or its first step error or broken invariant).
     public func run(_ scenario: Scenario) async -> SimulationResult {
+        await inRunDirectory { directory in
+            await ScenarioRun(scenario: scenario, directory: directory, options: self).run()
+        }
+    }
+
+    /// Runs `scenario` with `steps` in place of its own, taking each step when its turn comes and keeping none, so
+    /// that a scenario too long to hold runs in bounded memory (with ``ScenarioGenerator/stream(seed:)``): the
+    /// result counts the steps (``SimulationResult/stepsRun``) but has none in ``SimulationResult/steps``, nor in
+    /// its report's timeline. Otherwise the run is the one ``run(_:)`` makes of the scenario with those steps.
+    public func run(_ scenario: Scenario, streaming steps: some Sequence<Scenario.Step>) async -> SimulationResult {
+        await inRunDirectory { directory in
+            await ScenarioRun(scenario: scenario, directory: directory, options: self).run(steps, keepingSteps: false)
+        }
+    }
+
+    /// Runs `body` in a run directory: a new one when files are kept, where they stay; otherwise one emptied for the
+    /// next run afterwards (see ``RunDirectories``).
+    private func inRunDirectory(_ body: (URL) async -> SimulationResult) async -> SimulationResult {
         let parent = workDirectory ?? FileManager.default.temporaryDirectory
-        // Kept files stay where they are; otherwise the directory is emptied for the next run (see RunDirectories).
         let directory = keepsFiles ? RunDirectories.newDirectory(in: parent) : runDirectories.take(in: parent)
         defer {
             if !keepsFiles { runDirectories.giveBack(directory, in: parent) }
         }
-        let run = ScenarioRun(scenario: scenario, directory: directory, options: self)
-        return await run.run()
+        return await body(directory)
     }
 }

@@ -4,7 +4,8 @@ import Foundation
 /// `folio`: Folio's command-line tool.
 ///
 /// Exit codes: 0 success, 1 a check failed (a store is unsound, an expectation did not hold), 2 invalid input
-/// (bad arguments, a file that is not a Folio store).
+/// (bad arguments, a file that is not a Folio store); `replay` and `fuzz` interrupted by SIGINT or SIGTERM remove
+/// their run directories and exit 130 or 143.
 @main
 struct FolioCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

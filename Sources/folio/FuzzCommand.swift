@@ -2,6 +2,7 @@ import ArgumentParser
 import FolioFiles
 import FolioSimulator
 import Foundation
+import Synchronization
 
 /// `folio fuzz --seeds A...B`: random scenarios with the invariants checked; exit 1 with the seed and a shrunk
 /// scenario for each failure.
@@ -12,22 +13,32 @@ struct FuzzCommand: AsyncParsableCommand {
         discussion: """
             Each seed gives one scenario (the same seed, the same scenario). A failure prints its seed and the \
             shrunk scenario as YAML, which `folio replay` reproduces; with --out, the YAML is also written there. \
-            Exit 0 when every scenario kept the invariants, 1 when a seed broke one, 2 for invalid options.
+            Exit 0 when every scenario kept the invariants, 1 when a seed broke one, 2 for invalid options; \
+            interrupted (Ctrl-C, SIGTERM), it removes the libraries of its runs and exits 130 (143).
             """)
 
-    @Option(help: "The seeds, as A...B (inclusive) or a single number.", transform: NumberRange.init(argument:))
+    @Option(
+        help: """
+            The seeds, as A...B (inclusive) or a single number; at most \(CountBounds.seeds.upperBound) of them.
+            """, transform: NumberRange.init(argument:))
     var seeds: NumberRange
 
     @Option(
-        help: "How many devices a scenario has, as A...B or a single number (default: 2...5).",
+        help: """
+            How many devices a scenario has, as A...B or a single number, within \
+            \(CountBounds.written(CountBounds.devices)) (default: 2...5).
+            """,
         transform: NumberRange.init(argument:))
     var devices = NumberRange(range: 2...5)
 
-    @Option(help: "How many steps a scenario has.")
+    @Option(help: "How many steps a scenario has, \(CountBounds.written(CountBounds.steps)).")
     var steps = 50
 
     // Optional, so that the help says "the number of cores" rather than this machine's count.
-    @Option(help: "How many scenarios run at once (default: the number of cores).")
+    @Option(
+        help: """
+            How many scenarios run at once, \(CountBounds.written(CountBounds.jobs)) (default: the number of cores).
+            """)
     var jobs: Int?
 
     @Option(help: "Write each failure's shrunk scenario here as fuzz-SEED.yaml.")
@@ -36,21 +47,44 @@ struct FuzzCommand: AsyncParsableCommand {
     @OptionGroup var workDirectory: WorkDirectoryOptions<Self>
 
     func validate() throws {
-        guard steps >= 1 else { throw ValidationError("--steps must be at least 1") }
-        if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
-        guard devices.range.lowerBound >= 1, devices.range.upperBound <= 8 else {
-            throw ValidationError("--devices must be within 1...8")
+        let count = seeds.count
+        guard count.map(CountBounds.seeds.contains) ?? false else {
+            throw ValidationError(
+                "--seeds must hold \(CountBounds.written(CountBounds.seeds)) seeds, not "
+                    + "\(count.map(String.init) ?? "18446744073709551616") (\(CountBounds.written(seeds.range)))")
         }
+        guard CountBounds.devices.contains(devices.range.lowerBound),
+            CountBounds.devices.contains(devices.range.upperBound)
+        else {
+            throw ValidationError(
+                "--devices must be within \(CountBounds.written(CountBounds.devices)), not \(devices)")
+        }
+        try CountBounds.check(steps, of: "--steps", within: CountBounds.steps)
+        if let jobs { try CountBounds.check(jobs, of: "--jobs", within: CountBounds.jobs) }
     }
 
     func run() async throws {
-        let fuzzer = Fuzzer(
+        let parent = try workDirectory.prepare() ?? FileManager.default.temporaryDirectory
+        let runs = RunFileSystem(runsIn: parent)
+        let progress = Progress(total: seeds.range.count)
+        let interruption = Interruption { signal in
+            runs.interrupt(removingRuns: true)
+            progress.end()
+            FileHandle.standardError.write(
+                Data("folio: interrupted by \(Interruption.name(of: signal)); its run directories are removed\n".utf8))
+        }
+        defer { interruption.end() }
+        var configured = Fuzzer(
             generator: ScenarioGenerator(
                 devices: Int(devices.range.lowerBound)...Int(devices.range.upperBound), steps: steps),
-            workDirectory: try workDirectory.prepare())
-        let progress = Progress(total: seeds.range.count)
+            workDirectory: parent, fileSystem: runs)
+        configured.stepCounter = progress.steps
+        let fuzzer = configured
+        // On a terminal, the line moves while a long scenario runs, not only when one ends.
+        let ticker = progress.isTerminal ? Task { await progress.keepCurrent() } : nil
+        defer { ticker?.cancel() }
         var failures = 0
-        let started = Date()
+        let started = progress.started
         var done = 0
         let jobs = self.jobs ?? ProcessInfo.processInfo.activeProcessorCount
         // `jobs` seeds run at all times; outcomes are printed in seed order (each waits for the seeds before it), so
@@ -71,21 +105,22 @@ struct FuzzCommand: AsyncParsableCommand {
             }
             startMore()
             while let outcome = await group.next() {
+                interruption.holdIfInterrupted()
                 running -= 1
                 finished[outcome.seed] = outcome
                 while done < total, let ready = finished.removeValue(forKey: seeds.range.lowerBound + UInt64(done)) {
                     done += 1
                     if !ready.violations.isEmpty {
                         failures += 1
-                        progress.clear()
-                        report(ready)
+                        progress.printing { report(ready) }
                     }
                 }
-                progress.show(done: done, failures: failures, since: started)
+                progress.show(done: done, failures: failures)
                 startMore()
             }
         }
-        progress.clear()
+        ticker?.cancel()
+        progress.end()
         let seconds = Date().timeIntervalSince(started)
         print(
             "\(done) scenario\(done == 1 ? "" : "s") (seeds \(seeds)), \(failures) violation\(failures == 1 ? "" : "s"), "
@@ -142,29 +177,91 @@ struct NumberRange: CustomStringConvertible {
         guard low <= high else {
             throw ValidationError("the range runs backwards; write the smaller number first: \(high)...\(low)")
         }
-        // Counting them must not overflow (a run goes through them one by one).
-        guard high - low < UInt64(Int.max) else {
-            throw ValidationError("a run counts at most \(Int.max) numbers")
-        }
         range = low...high
     }
 
-    var description: String { range.count == 1 ? "\(range.lowerBound)" : "\(range.lowerBound)...\(range.upperBound)" }
-}
-
-/// A progress line on a terminal (standard error), nothing otherwise.
-struct Progress {
-    let total: Int
-    let isTerminal = isatty(STDERR_FILENO) != 0
-
-    func show(done: Int, failures: Int, since start: Date) {
-        guard isTerminal else { return }
-        let rate = Double(done) / max(Date().timeIntervalSince(start), 0.001) * 60
-        FileHandle.standardError.write(
-            Data(String(format: "\r%d/%d scenarios, %d violations, %.0f/min ", done, total, failures, rate).utf8))
+    /// How many numbers the range holds; `nil` for all of them (2^64, which no `UInt64` holds).
+    var count: UInt64? {
+        let (count, overflow) = (range.upperBound - range.lowerBound).addingReportingOverflow(1)
+        return overflow ? nil : count
     }
 
-    func clear() {
+    var description: String {
+        range.lowerBound == range.upperBound ? "\(range.lowerBound)" : "\(range.lowerBound)...\(range.upperBound)"
+    }
+}
+
+/// A progress line on standard error when it is a terminal, and nothing otherwise, so piped output is only the
+/// results: scenarios done, violations, steps done and the rate, rewritten in place.
+final class Progress: Sendable {
+    let total: Int
+    let isTerminal: Bool
+    let started = Date()
+    /// The steps the runs have done, counted as they go.
+    let steps = StepCounter()
+
+    private struct State {
+        var done = 0
+        var failures = 0
+        var ended = false
+    }
+
+    private let state = Mutex(State())
+
+    init(total: Int, isTerminal: Bool = isatty(STDERR_FILENO) != 0) {
+        self.total = total
+        self.isTerminal = isTerminal
+    }
+
+    /// Shows `done` scenarios and `failures` among them.
+    func show(done: Int, failures: Int) {
+        state.withLock { state in
+            state.done = done
+            state.failures = failures
+            draw(state)
+        }
+    }
+
+    /// Shows the line again every quarter of a second (with the steps done meanwhile) until the task is cancelled.
+    func keepCurrent() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(250))
+            state.withLock { draw($0) }
+        }
+    }
+
+    /// Runs `body`, which prints results, with the line cleared, and flushes standard output before the line comes
+    /// back, so the two never mix.
+    func printing(_ body: () -> Void) {
+        state.withLock { state in
+            erase()
+            body()
+            fflush(nil)
+            draw(state)
+        }
+    }
+
+    /// Clears the line for good.
+    func end() {
+        state.withLock { state in
+            state.ended = true
+            erase()
+        }
+    }
+
+    private func draw(_ state: State) {
+        guard isTerminal, !state.ended else { return }
+        let rate = Double(state.done) / max(Date().timeIntervalSince(started), 0.001) * 60
+        FileHandle.standardError.write(
+            Data(
+                String(
+                    format: "\r\u{1B}[K%d/%d scenarios, %d violations, %d steps, %.0f scenarios/min ", state.done,
+                    total,
+                    state.failures, steps.count, rate
+                ).utf8))
+    }
+
+    private func erase() {
         guard isTerminal else { return }
         FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
     }

@@ -10,8 +10,9 @@ struct InspectCommand: AsyncParsableCommand {
         abstract: "Print the conflict-inspection report of a library directory (Markdown by default).",
         discussion: """
             The library is not modified: a temporary copy of it is inspected. Documents are opened without \
-            resolving anything: open conflicts are shown, not settled. Exit 1 when a conflict is open, 2 when DIR \
-            is not a library.
+            resolving anything: open conflicts are shown, not settled. Exit 1 when a conflict is open or the store \
+            fails verification (standard error says which, in which document, and with the first problem of a \
+            store, which change and check), 2 when DIR is not a library.
             """)
 
     @Argument(help: "The library directory (the one holding .folio/store.sqlite).")
@@ -45,7 +46,59 @@ struct InspectCommand: AsyncParsableCommand {
             print(TerminalText.escaped(text, keepingLines: true), terminator: "")
         }
         if value.needsAttention {
-            throw CommandFailure(message: "\(directory) has an open conflict or an unsound store", exitCode: 1)
+            throw CommandFailure.checkFailed(Self.attention(in: value, at: directory))
         }
+    }
+
+    /// How many open conflicts the message names before counting the rest.
+    static let namedConflicts = 10
+
+    /// What needs attention in the library at `directory`, one line each: the store's verification with its first
+    /// problem (the document and change it is in), then each open conflict with its document and the devices whose
+    /// versions compete.
+    static func attention(in report: ConflictReport, at directory: String) -> String {
+        var lines: [String] = []
+        if let outcome = report.outcome, !outcome.passed {
+            let count = outcome.failures.count
+            let first = outcome.failures.first.map { located($0.message, in: report) } ?? "no problem recorded"
+            lines.append(
+                "\(directory): the store failed verification: \(count) problem\(count == 1 ? "" : "s"); "
+                    + "the first: \(first)")
+        }
+        let open = report.documents.flatMap { document in
+            document.conflicts.filter { $0.status == .open }.map { (document, $0) }
+        }
+        for (document, conflict) in open.prefix(namedConflicts) {
+            let devices = conflict.versions.map(\.device)
+            lines.append(
+                "\(directory): \(document.name) has an open conflict (\(conflict.id)) between the versions of "
+                    + "\(devices.dropLast().joined(separator: ", "))\(devices.count > 1 ? " and " : "")"
+                    + "\(devices.last ?? "")")
+        }
+        if open.count > namedConflicts {
+            lines.append("\(directory): and \(open.count - namedConflicts) more open conflicts")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// A verification problem (`document ID change DEVICE#SEQ: message`) with the names the report gives its
+    /// document and device: `document ID (Notes) change DEVICE#SEQ (iPad): message`.
+    static func located(_ message: String, in report: ConflictReport) -> String {
+        var text = message
+        for document in report.documents {
+            let place = "document \(document.id) "
+            if text.hasPrefix(place) {
+                text = "document \(document.id) (\(document.name)) " + text.dropFirst(place.count)
+                break
+            }
+        }
+        for device in report.devices {
+            guard let start = text.range(of: "change \(device.id)#") else { continue }
+            let digits = text[start.upperBound...].prefix { $0.isASCII && $0.isNumber }
+            guard !digits.isEmpty else { continue }
+            text.insert(contentsOf: " (\(device.name))", at: digits.endIndex)
+            break
+        }
+        return text
     }
 }

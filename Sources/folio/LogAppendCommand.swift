@@ -15,18 +15,20 @@ struct LogAppendCommand: AsyncParsableCommand {
 
     @OptionGroup var log: LogDriverOptions<Self>
 
-    @Option(name: .long, help: "How many changes to append; 0 appends until killed.")
+    @Option(
+        name: .long,
+        help: "How many changes to append, \(CountBounds.written(CountBounds.appendCount)); 0 appends until killed.")
     var count = 100
 
-    @Option(name: .long, help: "Changes per transaction.")
+    @Option(name: .long, help: "Changes per transaction, \(CountBounds.written(CountBounds.batch)).")
     var batch = 1
 
     @Option(name: .long, help: "Durability: normal or full.")
     var durability = "normal"
 
     func validate() throws {
-        guard count >= 0 else { throw ValidationError("--count must be 0 (until killed) or more, not \(count)") }
-        guard batch >= 1 else { throw ValidationError("--batch must be at least 1, not \(batch)") }
+        try CountBounds.check(count, of: "--count", within: CountBounds.appendCount, note: " (0: until killed)")
+        try CountBounds.check(batch, of: "--batch", within: CountBounds.batch)
         guard ["normal", "full"].contains(durability) else {
             throw ValidationError("--durability must be normal or full, not '\(durability)'")
         }

@@ -16,13 +16,11 @@ struct LogExerciseCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Where to create the stores (default: a new temporary directory).")
     var directory: String?
 
-    @Option(name: .long, help: "Edits each device makes while offline.")
+    @Option(name: .long, help: "Edits each device makes while offline, \(CountBounds.written(CountBounds.edits)).")
     var edits = 3
 
     func validate() throws {
-        guard edits >= 1 && edits <= 100_000 else {
-            throw ValidationError("--edits must be between 1 and 100000, not \(edits)")
-        }
+        try CountBounds.check(edits, of: "--edits", within: CountBounds.edits)
     }
 
     func run() async throws {

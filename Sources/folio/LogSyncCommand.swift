@@ -18,15 +18,17 @@ struct LogSyncCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The shared folder (created if absent).")
     var folder: String
 
-    @Option(name: .long, help: "How many rounds of append-then-sync.")
+    @Option(name: .long, help: "How many rounds of append-then-sync, \(CountBounds.written(CountBounds.rounds)).")
     var rounds = 1
 
-    @Option(name: .long, help: "Edits appended before each round's sync.")
+    @Option(
+        name: .long,
+        help: "Edits appended before each round's sync, \(CountBounds.written(CountBounds.appendPerRound)).")
     var append = 0
 
     func validate() throws {
-        guard rounds >= 1 else { throw ValidationError("--rounds must be at least 1, not \(rounds)") }
-        guard append >= 0 else { throw ValidationError("--append must not be negative, not \(append)") }
+        try CountBounds.check(rounds, of: "--rounds", within: CountBounds.rounds)
+        try CountBounds.check(append, of: "--append", within: CountBounds.appendPerRound)
     }
 
     func run() async throws {

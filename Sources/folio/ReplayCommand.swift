@@ -14,7 +14,8 @@ struct ReplayCommand: AsyncParsableCommand {
             Every file is read before anything runs: one invalid file (exit 2) stops them all, with each problem \
             at FILE:LINE:COLUMN. A directory stands for the .yaml and .yml files under it, in name order. A report \
             is named after its scenario file, under the same subdirectories as the file under the directory given \
-            (Scenarios/sync/a.yaml → OUT/sync/a.md).
+            (Scenarios/sync/a.yaml → OUT/sync/a.md). Interrupted (Ctrl-C, SIGTERM), it removes the libraries of \
+            its runs (not kept ones) and exits 130 (143).
             """)
 
     @Argument(help: "Scenario files, or directories of them.")
@@ -28,7 +29,11 @@ struct ReplayCommand: AsyncParsableCommand {
 
     @OptionGroup var workDirectory: WorkDirectoryOptions<Self>
 
-    @Flag(help: "Keep each run's device libraries (under --work-dir) to look at them with `folio inspect`.")
+    @Flag(
+        help: """
+            Keep each run's device libraries (under --work-dir, each named after its device) to look at them with \
+            `folio inspect`; each is printed after its scenario.
+            """)
     var keep = false
 
     func validate() throws {
@@ -45,10 +50,25 @@ struct ReplayCommand: AsyncParsableCommand {
         if let report, let out { try ScenarioFiles.checkReportNames(of: files, as: report, in: out) }
         // Every file parsed (or none ran): the scenarios line up with the files.
         let scenarios = try ScenarioFiles.parse(files.map(\.path), fileSystem: fileSystem)
-        let simulator = Simulator(workDirectory: try workDirectory.prepare(), keepsFiles: keep)
+        let parent = try workDirectory.prepare() ?? FileManager.default.temporaryDirectory
+        let runs = RunFileSystem(runsIn: parent)
+        let keep = keep
+        let interruption = Interruption { signal in
+            runs.interrupt(removingRuns: !keep)
+            let fate = keep ? "the kept libraries stay in \(parent.path)" : "its run directories are removed"
+            FileHandle.standardError.write(
+                Data(
+                    TerminalText.escaped(
+                        "folio: interrupted by \(Interruption.name(of: signal)); \(fate)\n",
+                        keepingLines: true
+                    ).utf8))
+        }
+        defer { interruption.end() }
+        let simulator = Simulator(workDirectory: parent, keepsFiles: keep, fileSystem: runs)
         var failed = 0
         for (found, (file, scenario)) in zip(files, scenarios) {
             let result = await simulator.run(scenario)
+            interruption.holdIfInterrupted()
             if result.passed {
                 printEscaped("PASS  \(file)  \(summary(of: result))")
             } else {
@@ -59,6 +79,12 @@ struct ReplayCommand: AsyncParsableCommand {
                     let location = failure.line > 0 ? "\(file):\(failure.line)" : file
                     // The message quotes the scenario's names and what the devices hold: escaped, one line each.
                     printEscaped("  \(location): \(failure.place): \(failure.message)")
+                }
+            }
+            // Where each device's library was left, in the file's order (device names escaped, as everywhere).
+            for device in scenario.devices {
+                if let directory = result.deviceDirectories[device.name] {
+                    printEscaped("  kept \(device.name) in \(directory.path)")
                 }
             }
             if let report, let out {

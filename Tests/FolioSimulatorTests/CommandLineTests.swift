@@ -134,14 +134,135 @@ import Testing
         let work = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: work) }
         let file = scenarios.appendingPathComponent("01-offline-edits-ask-user.yaml").path
-        #expect(try ToolRun.folio(["replay", file, "--work-dir", work.path, "--keep"]).status == 0)
-        let run = try FileManager.default.contentsOfDirectory(atPath: work.path).first { $0.hasPrefix("folio-run-") }
-        let library = work.appendingPathComponent(try #require(run)).appendingPathComponent("device-1")
+        let replay = try ToolRun.folio(["replay", file, "--work-dir", work.path, "--keep"])
+        #expect(replay.status == 0, "\(replay.output)\(replay.errors)")
+        let library = try #require(Self.keptLibraries(in: replay.output)["iPad"])
         let inspect = try ToolRun.folio(["inspect", library.path, "--report", "json"])
         #expect(inspect.status == 0, "\(inspect.errors)")
         #expect(inspect.output.contains("\"kind\" : \"library\""))
         #expect(inspect.output.contains("\"name\" : \"Notes\""))
         #expect(try ToolRun.folio(["inspect", work.path]).status == 2, "not a library")
+    }
+
+    /// The libraries `replay --keep` printed that it kept, by device name: `  kept iPad in PATH` lines.
+    static func keptLibraries(in output: String) -> [String: URL] {
+        var libraries: [String: URL] = [:]
+        for line in output.split(separator: "\n") where line.hasPrefix("  kept ") {
+            let parts = line.dropFirst("  kept ".count).components(separatedBy: " in ")
+            guard parts.count == 2 else { continue }
+            libraries[parts[0]] = URL(fileURLWithPath: parts[1], isDirectory: true)
+        }
+        return libraries
+    }
+
+    @Test func keepPrintsEachDevicesLibraryInADirectoryNamedAfterIt() throws {
+        let work = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let files = ["01-offline-edits-ask-user.yaml", "15-three-devices-records.yaml"].map {
+            scenarios.appendingPathComponent($0).path
+        }
+        let run = try ToolRun.folio(["replay"] + files + ["--work-dir", work.path, "--keep"])
+        #expect(run.status == 0, "\(run.output)\(run.errors)")
+        let lines = run.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        // Each scenario's PASS line is followed by where each of its devices' libraries is, in the file's order.
+        let first = try #require(lines.firstIndex { $0.hasPrefix("PASS  \(files[0])") })
+        let kept = lines[(first + 1)...].prefix { $0.hasPrefix("  kept ") }
+        #expect(kept.count == 2, "\(run.output)")
+        let libraries = Self.keptLibraries(in: kept.joined(separator: "\n"))
+        #expect(Array(libraries.keys).sorted() == ["Mac", "iPad"], "\(run.output)")
+        for (device, place) in [("iPad", 1), ("Mac", 2)] {
+            let library = try #require(libraries[device])
+            #expect(library.lastPathComponent == "device-\(place)-\(device)", "named after the device: \(library.path)")
+            #expect(library.path.hasPrefix(work.path + "/"), "under --work-dir: \(library.path)")
+            #expect(FileManager.default.fileExists(atPath: library.appendingPathComponent(".folio/store.sqlite").path))
+            let inspect = try ToolRun.folio(["inspect", library.path, "--report", "json"])
+            #expect(inspect.status == 0, "\(inspect.errors)")
+            #expect(inspect.output.contains("\"name\" : \"\(device)\""))
+        }
+        let second = try #require(lines.firstIndex { $0.hasPrefix("PASS  \(files[1])") })
+        #expect(lines[(second + 1)...].prefix { $0.hasPrefix("  kept ") }.count == 3, "\(run.output)")
+        #expect(run.output.hasSuffix("2 scenarios: 2 passed, 0 failed\n"))
+
+        // Without --keep, nothing is said about libraries: they are gone.
+        let plain = try ToolRun.folio(["replay", files[0]])
+        #expect(!plain.output.contains("kept"), "\(plain.output)")
+    }
+
+    /// Runs `sql` on the database file at `url` with the `sqlite3` tool.
+    static func sqlite(_ sql: String, on url: URL) throws -> (status: Int32, errors: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["sqlite3", "-bail", url.path, sql]
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        let data = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    static let hasSQLiteTool = ["/usr/bin/sqlite3", "/usr/local/bin/sqlite3", "/bin/sqlite3"].contains {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
+
+    @Test func inspectNamesTheOpenConflictAndWhere() throws {
+        let work = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let file = work.appendingPathComponent("open.yaml")
+        try Data(
+            """
+            name: Left open
+            devices: [{name: iPad}, {name: Mac}]
+            steps:
+              - create: {device: iPad, document: Notes, text: "Shopping\\nmilk\\n"}
+              - sync: all
+              - offline: [iPad, Mac]
+              - edit: {device: iPad, document: Notes, replace: "Shopping\\noat milk\\n"}
+              - edit: {device: Mac, document: Notes, replace: "Shopping\\nalmond milk\\n"}
+              - online: [iPad, Mac]
+              - sync: all
+            """.utf8
+        ).write(to: file)
+        let replay = try ToolRun.folio(["replay", file.path, "--work-dir", work.path, "--keep"])
+        #expect(replay.status == 0, "\(replay.output)\(replay.errors)")
+        let library = try #require(Self.keptLibraries(in: replay.output)["Mac"])
+        let inspect = try ToolRun.folio(["inspect", library.path])
+        #expect(inspect.status == 1)
+        let message = inspect.errors
+        #expect(message.hasPrefix("folio: \(library.path): Notes has an open conflict ("), "\(message)")
+        #expect(
+            message.contains(") between the versions of Mac and iPad")
+                || message.contains(") between the versions of iPad and Mac"), "\(message)")
+        #expect(!inspect.errors.contains("or an unsound store"), "says which, not either: \(inspect.errors)")
+    }
+
+    @Test(.enabled(if: hasSQLiteTool, "the sqlite3 tool alters the store"))
+    func inspectNamesTheFailedCheckOfADamagedStoreAndWhere() throws {
+        let work = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let file = scenarios.appendingPathComponent("01-offline-edits-ask-user.yaml").path
+        let replay = try ToolRun.folio(["replay", file, "--work-dir", work.path, "--keep"])
+        #expect(replay.status == 0, "\(replay.output)\(replay.errors)")
+        let library = try #require(Self.keptLibraries(in: replay.output)["iPad"])
+        #expect(try ToolRun.folio(["inspect", library.path]).status == 0, "sound and settled before")
+
+        // The last byte of iPad's second change, altered behind the store's back.
+        let damage = try Self.sqlite(
+            """
+            DROP TRIGGER change_is_append_only_on_update;
+            UPDATE change SET body = substr(body, 1, length(body) - 1) || X'7A'
+            WHERE seq = 2 AND device = (SELECT device FROM change WHERE seq = 3 LIMIT 1);
+            """, on: library.appendingPathComponent(".folio/store.sqlite"))
+        try #require(damage.status == 0, "\(damage.errors)")
+        let inspect = try ToolRun.folio(["inspect", library.path])
+        #expect(inspect.status == 1, "\(inspect.errors)")
+        let message = inspect.errors
+        #expect(message.hasPrefix("folio: \(library.path): the store failed verification: "), "\(message)")
+        #expect(message.contains("; the first: document "), "\(message)")
+        #expect(message.contains(" (Notes) change "), "names the document: \(message)")
+        #expect(message.contains("#2 (iPad): its bytes hash to "), "names the change and its device: \(message)")
+        #expect(message.contains("the row was altered"), "says which check: \(message)")
+        #expect(!message.contains("or an unsound store"), "says which, not either: \(message)")
     }
 
     @Test func logShowAndVerifyOnlyReadTheStore() throws {
@@ -211,10 +332,12 @@ import Testing
         let help = try ToolRun.folio(["fuzz", "--help"])
         #expect(help.status == 0)
         let flat = help.output.split(whereSeparator: \.isWhitespace).joined(separator: " ")
-        #expect(flat.contains("How many scenarios run at once (default: the number of cores)."), "\(help.output)")
+        #expect(
+            flat.contains("How many scenarios run at once, 1...256 (default: the number of cores)."), "\(help.output)")
         #expect(
             flat.contains(
-                "Exit 0 when every scenario kept the invariants, 1 when a seed broke one, 2 for invalid options."))
+                "Exit 0 when every scenario kept the invariants, 1 when a seed broke one, 2 for invalid options; "
+                    + "interrupted (Ctrl-C, SIGTERM), it removes the libraries of its runs and exits 130 (143)."))
         #expect(
             flat.components(separatedBy: "(default:").count - 1 == 4,
             "--devices, --steps, --jobs and --work-dir: \(help.output)")
@@ -224,10 +347,10 @@ import Testing
         (["--seeds", "5...1"], "write the smaller number first: 1...5"),
         (["--seeds", "abc"], "write a number, such as 7, or a range, such as 1...1000"),
         (["--seeds", "1..5"], "write a number, such as 7, or a range, such as 1...1000"),
-        (["--seeds", "0...18446744073709551615"], "a run counts at most"),
+        (["--seeds", "0...18446744073709551615"], "--seeds must hold 1...1000000000 seeds, not 18446744073709551616"),
         (["--seeds", "1", "--devices", "4...2"], "write the smaller number first: 2...4"),
         (["--seeds", "1", "--devices", "2...9"], "--devices must be within 1...8"),
-        (["--seeds", "1", "--jobs", "0"], "--jobs must be at least 1"),
+        (["--seeds", "1", "--jobs", "0"], "--jobs must be within 1...256, not 0"),
     ])
     func fuzzRefusesRangesItCannotRun(arguments: [String], message: String) throws {
         let run = try ToolRun.folio(["fuzz"] + arguments)

@@ -42,6 +42,51 @@ import Testing
             applied.isSuperset(of: ["writeFile", "import"]), "seeds from \(base): only \(applied.sorted()) applied")
     }
 
+    /// A long scenario's steps are made as they run: the stream gives the whole scenario's steps, in order, and
+    /// the setting without them.
+    @Test func theStreamIsTheScenario() {
+        let generator = ScenarioGenerator(devices: 1...5, steps: 60)
+        let base = TestSeed.make()
+        for offset in 0..<50 as Range<UInt64> {
+            let seed = base &+ offset
+            let whole = generator.scenario(seed: seed)
+            var (setting, steps) = generator.stream(seed: seed)
+            #expect(setting.steps.isEmpty)
+            #expect(steps.underestimatedCount == 60)
+            var streamed: [Scenario.Step] = []
+            while let step = steps.next() { streamed.append(step) }
+            #expect(streamed == whole.steps, "seed \(seed)")
+            #expect(steps.next() == nil && steps.underestimatedCount == 0, "seed \(seed): a stream ends")
+            setting.steps = streamed
+            #expect(setting == whole, "seed \(seed)")
+        }
+    }
+
+    /// A streamed run keeps no step but is the same run: the same failures, steps run and skipped; the counter
+    /// counts every step.
+    @Test func aStreamedRunIsTheWholeRun() async {
+        let generator = ScenarioGenerator(devices: 2...4, steps: 40)
+        let base = TestSeed.make()
+        let counter = StepCounter()
+        var fuzzing = Fuzzer(generator: generator).simulator
+        fuzzing.stepCounter = counter
+        var counted = 0
+        for offset in 0..<6 as Range<UInt64> {
+            let seed = base &+ offset
+            let whole = await fuzzing.run(generator.scenario(seed: seed))
+            let (setting, steps) = generator.stream(seed: seed)
+            let streamed = await fuzzing.run(setting, streaming: steps)
+            #expect(streamed.steps.isEmpty, "seed \(seed)")
+            #expect(streamed.failures == whole.failures, "seed \(seed)")
+            #expect(streamed.stepsRun == whole.steps.count && whole.stepsRun == whole.steps.count, "seed \(seed)")
+            #expect(
+                streamed.stepsSkipped == whole.steps.filter { $0.skipped != nil }.count
+                    && whole.stepsSkipped == streamed.stepsSkipped, "seed \(seed)")
+            counted += whole.stepsRun + streamed.stepsRun
+        }
+        #expect(counter.count == counted)
+    }
+
     @Test func randomScenariosKeepTheInvariants() async {
         await expectInvariantsHold(ScenarioGenerator(devices: 2...4, steps: 40), seeds: 8, base: TestSeed.make())
     }

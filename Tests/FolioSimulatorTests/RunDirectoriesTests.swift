@@ -87,7 +87,8 @@ import Testing
     }
 
     /// A device's name is the scenario's text: the files a run makes for a device (its library, a file another
-    /// program writes for an import) are named by the device's place in the scenario, so no name reaches a path.
+    /// program writes for an import) are named by the device's place in the scenario and, when kept, by its name
+    /// reduced to letters, digits, `-`, `_` and `.`, so no name leads to another path.
     @Test(arguments: ["x/../../../escaped", "../../escaped", "/tmp/escaped", "..", "a/b"])
     func aDeviceNameNeverReachesAPath(name: String) async throws {
         let root = try scratch()
@@ -115,5 +116,21 @@ import Testing
         #expect(!manager.fileExists(atPath: "/tmp/escaped-2"))
         let names = try manager.contentsOfDirectory(atPath: work.appendingPathComponent(run).path).sorted()
         #expect(names.allSatisfy { $0.hasPrefix("device-") || $0.hasPrefix("outside-device-") }, "\(names)")
+        #expect(names.allSatisfy { !$0.contains("/") }, "\(names)")
+        let kept = work.appendingPathComponent(run, isDirectory: true)
+        #expect(result.deviceDirectories["Mac"] == kept.appendingPathComponent("device-2-Mac", isDirectory: true))
+        let hostile = try #require(result.deviceDirectories[name])
+        #expect(hostile.deletingLastPathComponent() == kept, "\(hostile.path)")
+        #expect(hostile.lastPathComponent.hasPrefix("device-1-"), "\(hostile.path)")
+    }
+
+    @Test(arguments: [
+        ("iPad", "device-1-iPad"), ("Anne's Mac", "device-1-Anne_s_Mac"), ("日本", "device-1-日本"),
+        ("../x", "device-1-.._x"), ("Eve\u{1B}]0;\u{202E}", "device-1-Eve__0__"),
+        (String(repeating: "a", count: 100), "device-1-" + String(repeating: "a", count: 40)),
+    ])
+    func aKeptDevicesDirectoryIsNamedAfterIt(name: String, directory: String) {
+        #expect(ScenarioRun.directoryName(ofDevice: name, at: 1, named: true) == directory)
+        #expect(ScenarioRun.directoryName(ofDevice: name, at: 1, named: false) == "device-1")
     }
 }

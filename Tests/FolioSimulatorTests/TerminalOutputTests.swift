@@ -104,10 +104,9 @@ import Testing
               - save: {device: iPad, document: "Eve\\u202Etxt"}
             """.utf8
         ).write(to: file)
-        #expect(try ToolRun.folio(["replay", file.path, "--work-dir", work.path, "--keep"]).status == 0)
-        let run = try #require(
-            try FileManager.default.contentsOfDirectory(atPath: work.path).first { $0.hasPrefix("folio-run-") })
-        let library = work.appendingPathComponent(run).appendingPathComponent("device-1")
+        let replay = try ToolRun.folio(["replay", file.path, "--work-dir", work.path, "--keep"])
+        #expect(replay.status == 0, "\(replay.output)\(replay.errors)")
+        let library = try #require(CommandLineTests.keptLibraries(in: replay.output)["iPad"])
         for format in ["md", "json"] {
             let inspect = try ToolRun.folio(["inspect", library.path, "--report", format])
             #expect(inspect.status == 0, "\(inspect.errors)")
@@ -121,5 +120,58 @@ import Testing
                 #expect(documents.first?["name"] as? String == "Eve\u{202E}txt")
             }
         }
+    }
+}
+
+extension TerminalOutputTests {
+    @Test func keepPrintsHostileDeviceNamesEscapedAndKeepsTheirLibrariesInside() throws {
+        let work = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let file = work.appendingPathComponent("hostile.yaml")
+        try Data(
+            """
+            name: Hostile device
+            devices: [{name: "../../Eve\\e]0;x\\u0007\\u202E\\nforged: ok"}, {name: Mac}]
+            steps:
+              - create: {device: Mac, document: Notes, text: "a"}
+              - sync: all
+            """.utf8
+        ).write(to: file)
+        let runs = work.appendingPathComponent("runs")
+        let replay = try ToolRun.folio(["replay", file.path, "--work-dir", runs.path, "--keep"])
+        #expect(replay.status == 0, "\(replay.output)\(replay.errors)")
+        expectSafe(replay.output)
+        #expect(
+            replay.output.contains(#"  kept ../../Eve\u001B]0;x\u0007\u202E\u000Aforged: ok in "#), "\(replay.output)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.path).sorted() == ["hostile.yaml", "runs"])
+        let run = try #require(try FileManager.default.contentsOfDirectory(atPath: runs.path).first)
+        let devices = try FileManager.default.contentsOfDirectory(atPath: runs.appendingPathComponent(run).path)
+        #expect(devices.sorted() == ["device-1-.._.._Eve__0_x___forged__ok", "device-2-Mac"], "\(devices)")
+    }
+}
+
+/// `folio fuzz` shows its progress on standard error when that is a terminal, and never in piped output.
+@Suite struct FuzzProgressTests {
+    @Test func pipedOutputHasNoProgress() throws {
+        let run = try ToolRun.folio(["fuzz", "--seeds", "1...3", "--devices", "2", "--steps", "15"])
+        #expect(run.status == 0, "\(run.output)\(run.errors)")
+        #expect(run.errors.isEmpty, "\(run.errors.debugDescription)")
+        #expect(!run.output.contains("\r"), "\(run.output.debugDescription)")
+        #expect(run.output.hasPrefix("3 scenarios (seeds 1...3), 0 violations"), "\(run.output)")
+    }
+
+    @Test func aTerminalShowsProgressWhileAScenarioRuns() throws {
+        // One long scenario: the line moves with its steps, not only when scenarios end.
+        let process = try ToolProcess.start(
+            ["fuzz", "--seeds", "1", "--devices", "3", "--steps", "2000"], errorsOnATerminal: true)
+        let run = process.wait()
+        #expect(run.status == 0, "\(run.output)\(run.errors)")
+        #expect(
+            run.errors.contains("0/1 scenarios, 0 violations, ") && run.errors.contains(" steps"),
+            "progress while the scenario runs: \(run.errors.debugDescription)")
+        #expect(run.errors.contains("\r"), "the line is rewritten in place: \(run.errors.debugDescription)")
+        #expect(run.errors.hasSuffix("\r\u{1B}[K"), "and cleared at the end: \(run.errors.debugDescription)")
+        #expect(!run.output.contains("\r") && !run.output.contains("\u{1B}"), "\(run.output.debugDescription)")
+        #expect(run.output.hasPrefix("1 scenario (seeds 1), 0 violations"), "\(run.output)")
     }
 }
