@@ -16,7 +16,7 @@ public struct LossRecord<Model: DocumentModel>: Sendable {
 
     /// Creates an entry.
     public init(
-        resolution: Change, resolvedBy: Device, strategy: Resolution.Strategy, chosen: [ChangeHash],
+        resolution: Change, resolvedBy: Device, strategy: Resolution.Strategy, chosen: [ChangeHash] = [],
         discarded: [DiscardedVersion<Model>]
     ) {
         self.resolution = resolution

@@ -6,6 +6,10 @@ import Foundation
 extension Document {
     /// Applies `operation` to the model and records it in the open group.
     ///
+    /// An edit that starts a group first catches up with the log (``catchUp()``), so the model may then hold what a
+    /// sync or another process brought: build position-based operations from ``model`` inside one ``perform(_:)``
+    /// block, so that nothing moves between reading the model and editing it.
+    ///
     /// - Throws: ``DocumentError`` `.invalidOperation` when the model refuses it (nothing changes), `.closed`,
     ///   `.deleted`, or `.store` when committing the previous group failed.
     public func edit(_ operation: Model.Operation) throws {
