@@ -1,10 +1,12 @@
 import Foundation
 
 /// The encoding given to models and operations that are `Codable` and write no codec of their own: JSON with sorted
-/// keys, so that one state gives the same bytes on every device.
+/// keys, so that one state gives the same bytes wherever the same Foundation encodes it (the bytes travel in
+/// changes as they were written; no device re-encodes another's).
 ///
-/// A `Set`, or a dictionary whose keys are neither strings nor integers, encodes in its iteration order, which
-/// differs between processes: hold such values as sorted arrays in a model that relies on this encoding.
+/// A `Set`, or a dictionary whose keys are neither strings nor integers, encodes in its iteration order, which can
+/// differ between two equal values: hold such values as sorted arrays in a model that relies on this encoding. A
+/// model's `encode(to:)` must not throw.
 enum CodableModelCoding {
     /// The most bytes one operation's encoding may take.
     static let operationByteLimit = 1 << 26
