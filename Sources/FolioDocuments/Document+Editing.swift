@@ -6,7 +6,7 @@ import Foundation
 extension Document {
     /// Applies `operation` to the model and records it in the open group.
     ///
-    /// An edit that starts a group first catches up with the log (``catchUp()``), so the model may then hold what a
+    /// An edit that starts a group first catches up with the log (`catchUp()`), so the model may then hold what a
     /// sync or another process brought: build position-based operations from ``model`` inside one ``perform(_:)``
     /// block, so that nothing moves between reading the model and editing it.
     ///
