@@ -295,7 +295,7 @@ extension DocumentLibrary {
     ///   same, and one that failed catches up before its next edit.
     public func refreshOpenDocuments(_ ids: [DocumentID]) async throws {
         var firstError: (any Error)?
-        for document in openDocuments.documents(among: ids) {
+        for document in await openDocuments.documents(among: ids) {
             do { _ = try await document.refresh() } catch let error as DocumentError where error.code == .closed {
                 // Closed since it was listed: nothing to bring up to date.
             } catch {

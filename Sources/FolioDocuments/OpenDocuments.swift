@@ -106,13 +106,30 @@ final class OpenDocuments: Sendable {
         }
     }
 
-    /// The open documents among `ids`, in the order given.
-    func documents(among ids: [DocumentID]) -> [any OpenDocument] {
-        slots.withLock { slots in
-            ids.compactMap { id in
-                if case .open(let weak)? = slots[id] { return weak.document }
-                return nil
+    /// The open documents among `ids`, in the order given, those being opened included (once open: one whose
+    /// opening read the log before a sync's changes must still be shown them). An opening that fails is passed
+    /// over; its caller has its error.
+    func documents(among ids: [DocumentID]) async -> [any OpenDocument] {
+        enum Found {
+            case document(any OpenDocument)
+            case opening(Task<any OpenDocument, any Error>)
+        }
+        let found = slots.withLock { slots in
+            ids.compactMap { id -> Found? in
+                switch slots[id] {
+                case .open(let weak)?: weak.document.map(Found.document)
+                case .opening(let task)?: .opening(task)
+                case nil: nil
+                }
             }
         }
+        var documents: [any OpenDocument] = []
+        for item in found {
+            switch item {
+            case .document(let document): documents.append(document)
+            case .opening(let task): if let document = try? await task.value { documents.append(document) }
+            }
+        }
+        return documents
     }
 }
