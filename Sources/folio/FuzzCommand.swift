@@ -69,7 +69,7 @@ struct FuzzCommand: AsyncParsableCommand {
         let progress = Progress(total: seeds.range.count)
         let interruption = Interruption { signal in
             runs.interrupt(removingRuns: true)
-            progress.end()
+            progress.endWithoutWaiting()
             FileHandle.standardError.write(
                 Data("folio: interrupted by \(Interruption.name(of: signal)); its run directories are removed\n".utf8))
         }
@@ -241,6 +241,15 @@ final class Progress: Sendable {
         }
     }
 
+    /// Clears the line for good, unless a print holds it (one blocked on a pipe nobody reads): an interruption
+    /// does not wait for it.
+    func endWithoutWaiting() {
+        _ = state.withLockIfAvailable { state in
+            state.ended = true
+            erase()
+        }
+    }
+
     /// Clears the line for good.
     func end() {
         state.withLock { state in
@@ -252,13 +261,11 @@ final class Progress: Sendable {
     private func draw(_ state: State) {
         guard isTerminal, !state.ended else { return }
         let rate = Double(state.done) / max(Date().timeIntervalSince(started), 0.001) * 60
+        let perMinute = String(format: "%.0f", rate)
         FileHandle.standardError.write(
             Data(
-                String(
-                    format: "\r\u{1B}[K%d/%d scenarios, %d violations, %d steps, %.0f scenarios/min ", state.done,
-                    total,
-                    state.failures, steps.count, rate
-                ).utf8))
+                "\r\u{1B}[K\(state.done)/\(total) scenarios, \(state.failures) violations, \(steps.count) steps, \(perMinute) scenarios/min "
+                    .utf8))
     }
 
     private func erase() {

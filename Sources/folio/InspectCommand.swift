@@ -69,9 +69,10 @@ struct InspectCommand: AsyncParsableCommand {
             document.conflicts.filter { $0.status == .open }.map { (document, $0) }
         }
         for (document, conflict) in open.prefix(namedConflicts) {
-            let devices = conflict.versions.map(\.device)
+            // Names come from peers: escaped one by one, so none can start a line of its own.
+            let devices = conflict.versions.map { TerminalText.escaped($0.device) }
             lines.append(
-                "\(directory): \(document.name) has an open conflict (\(conflict.id)) between the versions of "
+                "\(directory): \(TerminalText.escaped(document.name)) has an open conflict (\(conflict.id)) between the versions of "
                     + "\(devices.dropLast().joined(separator: ", "))\(devices.count > 1 ? " and " : "")"
                     + "\(devices.last ?? "")")
         }
@@ -88,7 +89,7 @@ struct InspectCommand: AsyncParsableCommand {
         for document in report.documents {
             let place = "document \(document.id) "
             if text.hasPrefix(place) {
-                text = "document \(document.id) (\(document.name)) " + text.dropFirst(place.count)
+                text = "document \(document.id) (\(TerminalText.escaped(document.name))) " + text.dropFirst(place.count)
                 break
             }
         }
@@ -96,7 +97,7 @@ struct InspectCommand: AsyncParsableCommand {
             guard let start = text.range(of: "change \(device.id)#") else { continue }
             let digits = text[start.upperBound...].prefix { $0.isASCII && $0.isNumber }
             guard !digits.isEmpty else { continue }
-            text.insert(contentsOf: " (\(device.name))", at: digits.endIndex)
+            text.insert(contentsOf: " (\(TerminalText.escaped(device.name)))", at: digits.endIndex)
             break
         }
         return text

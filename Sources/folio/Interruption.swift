@@ -20,22 +20,30 @@ final class Interruption {
     /// as it would without them, before anything it must clean up is made. (Setting the signals to be ignored
     /// meanwhile would lose one that came before the registration, where the sources take them over.)
     init(cleanUp: @escaping @Sendable (Int32) -> Void) {
-        let queue = DispatchQueue(label: "folio.interruption")
         let began = self.began
         let registered = DispatchSemaphore(value: 0)
         sources = [SIGINT, SIGTERM].map { number in
+            let queue = DispatchQueue(label: "folio.interruption.\(number)")
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setRegistrationHandler { registered.signal() }
             source.setEventHandler {
-                began.set()
-                cleanUp(number)
-                fflush(nil)
-                _exit(128 + number)
+                // A second signal while the first is being handled ends the process at once: the clean-up runs
+                // elsewhere, so that this handler is free to take it.
+                guard began.setIfUnset() else { _exit(128 + number) }
+                DispatchQueue.global().async {
+                    cleanUp(number)
+                    // A flush blocked on a pipe nobody reads waits here; a second signal then ends the process.
+                    fflush(nil)
+                    _exit(128 + number)
+                }
             }
             source.resume()
             return source
         }
-        for _ in sources { _ = registered.wait(timeout: .now() + 5) }
+        for _ in sources where registered.wait(timeout: .now() + 5) == .timedOut {
+            FileHandle.standardError.write(
+                Data("folio: warning: Ctrl-C will not clean up: signals not taken over\n".utf8))
+        }
     }
 
     /// Waits, once an interruption has begun, for it to end the process: a command calls it before it prints what
@@ -65,6 +73,14 @@ private final class Flag: Sendable {
     private let value = Mutex(false)
 
     func set() { value.withLock { $0 = true } }
+
+    /// Sets the flag; `false` when it was set already.
+    func setIfUnset() -> Bool {
+        value.withLock { value in
+            defer { value = true }
+            return !value
+        }
+    }
 
     var isSet: Bool { value.withLock { $0 } }
 }

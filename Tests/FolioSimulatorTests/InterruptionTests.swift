@@ -83,6 +83,8 @@ import Testing
 
         #expect(!process.terminatedBySignal, "it handled the signal: \(run.errors)")
         #expect(run.status == 128 + signal, "\(run.output)\(run.errors)")
+        #expect(run.errors.contains("interrupted by"), "it says why it stopped: \(run.errors)")
+        #expect(!run.output.contains("FAIL"), "no verdict on a run it cut short: \(run.output)")
         #expect(Self.everything(under: temporary) == [], "nothing left in the temporary directory")
         if workDirectory {
             #expect(Self.everything(under: work) == [], "nothing left in the work directory")
