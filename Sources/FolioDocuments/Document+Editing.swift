@@ -239,14 +239,14 @@ extension Document {
     /// version shown and the discarded head, so it syncs, and every device lists the discarded version in the
     /// loss ledger.
     ///
-    /// - Complexity: one vector read when the author's latest change is in the shown version's past (the usual
-    ///   case); otherwise the version groups, whose states are cached per head.
+    /// - Complexity: no read when every change of the author the document has seen is in the shown version's past
+    ///   (the usual case); otherwise a vector read, and the version groups, whose states are cached per head.
     /// - Throws: ``DocumentError`` `.store`.
     func implicitResolution(by author: Device, joining joined: [ChangeHash]) throws(DocumentError) -> Resolution? {
-        let latestSeq: UInt64
-        do { latestSeq = try library.store.vector(of: id)[author.id] } catch {
-            throw .store(error, "reading the vector of \(info.displayName)")
-        }
+        // The usual case, read from memory: every change of the author the document has seen is in the version
+        // shown, so none can be a competing one (the guard below would refuse whatever the log holds).
+        guard seenVector[author.id] > head.vector[author.id] else { return nil }
+        let latestSeq = try Self.readVector(of: id, in: library)[author.id]
         // Only a version the document has seen can be chosen against: a change of this device that another library
         // on the same directory appended unseen is built on, not discarded.
         guard latestSeq > head.vector[author.id], latestSeq <= seenVector[author.id] else { return nil }

@@ -278,13 +278,7 @@ extension DocumentLibrary {
     ///
     /// - Throws: ``DocumentError`` `.store`, the first a document met; the others are committed all the same.
     public func commitOpenDocuments() async throws {
-        var firstError: (any Error)?
-        for document in openDocuments.all() {
-            do { try await document.commit() } catch {
-                if firstError == nil { firstError = error }
-            }
-        }
-        if let firstError { throw firstError }
+        try await forEach(openDocuments.all()) { try $0.commit() }
     }
 
     /// Brings the open documents among `ids` up to date with the log, as ``Document/refresh()`` does: their
@@ -294,10 +288,19 @@ extension DocumentLibrary {
     /// - Throws: ``DocumentError`` `.store`, the first a document met; the others are brought up to date all the
     ///   same, and one that failed catches up before its next edit.
     public func refreshOpenDocuments(_ ids: [DocumentID]) async throws {
+        try await forEach(await openDocuments.documents(among: ids)) { _ = try $0.refresh() }
+    }
+
+    /// Runs `work` on each document, in its isolation; a document closed since it was listed is passed over.
+    ///
+    /// - Throws: the first error `work` threw, once every document had its turn.
+    private func forEach(
+        _ documents: [any OpenDocument], _ work: @Sendable (isolated any OpenDocument) throws -> Void
+    ) async throws {
         var firstError: (any Error)?
-        for document in await openDocuments.documents(among: ids) {
-            do { _ = try await document.refresh() } catch let error as DocumentError where error.code == .closed {
-                // Closed since it was listed: nothing to bring up to date.
+        for document in documents {
+            do { try await work(document) } catch let error as DocumentError where error.code == .closed {
+                // Closed since it was listed: nothing to do.
             } catch {
                 if firstError == nil { firstError = error }
             }

@@ -44,46 +44,55 @@ final class OpenDocuments: Sendable {
         var attempts = 0
         while true {
             attempts += 1
-            let (task, isOurs) = slots.withLock { slots -> (Task<any OpenDocument, any Error>, Bool) in
+            let found = slots.withLock { slots -> Found in
                 switch slots[id] {
                 case .open(let weak)?:
-                    // Open already: as the log holds it now (the library may have renamed or deleted it since).
-                    if let document = weak.document {
-                        return (
-                            Task {
-                                try await document.catchUp()
-                                return document
-                            }, false
-                        )
-                    }
+                    if let document = weak.document { return .open(document) }
                 case .opening(let task)?:
-                    return (task, false)
+                    return .opening(task, isOurs: false)
                 case nil:
                     break
                 }
                 let task = Task { try await open() }
                 slots[id] = .opening(task)
-                return (task, true)
+                return .opening(task, isOurs: true)
             }
             do {
-                let document = try await task.value
-                slots.withLock { slots in
-                    if case .opening(let opening)? = slots[id], opening == task {
-                        slots[id] = .open(WeakDocument(document: document))
+                switch found {
+                case .open(let document):
+                    // Open already: as the log holds it now (the library may have renamed or deleted it since).
+                    try await document.catchUp()
+                    return document
+                case .opening(let task, _):
+                    let document = try await task.value
+                    slots.withLock { slots in
+                        if case .opening(let opening)? = slots[id], opening == task {
+                            slots[id] = .open(WeakDocument(document: document))
+                        }
+                    }
+                    try await document.ensureOpen()
+                    return document
+                }
+            } catch {
+                var isOurs = false
+                if case .opening(let task, let ours) = found {
+                    isOurs = ours
+                    slots.withLock { slots in
+                        if case .opening(let opening)? = slots[id], opening == task { slots[id] = nil }
                     }
                 }
                 // Closed since it was made or found (by another part of the app): open it afresh.
-                try await document.ensureOpen()
-                return document
-            } catch {
-                slots.withLock { slots in
-                    if case .opening(let opening)? = slots[id], opening == task { slots[id] = nil }
-                }
                 let code = (error as? DocumentError)?.code
                 let retry = code == .closed || (code == .wrongType && !isOurs)
                 guard retry, attempts < Self.attemptLimit else { throw error }
             }
         }
+    }
+
+    /// What an opening found under the lock: the open document, or the reading that makes it.
+    private enum Found {
+        case open(any OpenDocument)
+        case opening(Task<any OpenDocument, any Error>, isOurs: Bool)
     }
 
     /// How many times an opening starts again when the document closes under it.

@@ -35,79 +35,76 @@ import Testing
 }
 
 extension DocumentLibrarySyncTests {
+    /// Two libraries sharing a folder, and "Notes" (in the shared container, with `contents`) created on the first
+    /// and synced to the second, open on both.
+    struct SharedNotes {
+        let folder: TemporaryDirectory
+        /// The libraries' directories, kept as long as the libraries.
+        let fixtures: (iPad: LibraryFixture, mac: LibraryFixture)
+        let iPad: DocumentLibrary
+        let mac: DocumentLibrary
+        let transport: FolderTransport
+        let onIPad: Document<TextDocument>
+        let onMac: Document<TextDocument>
+
+        init(seeds: UInt64, iPadAutosave: AutosavePolicy = .manual, contents: TextDocument? = nil) async throws {
+            folder = try TemporaryDirectory()
+            fixtures = (try LibraryFixture(seed: seeds), try LibraryFixture(seed: seeds + 1))
+            iPad = try fixtures.iPad.library(autosave: iPadAutosave)
+            mac = try fixtures.mac.library()
+            transport = FolderTransport(root: folder.url)
+            onIPad = try await iPad.create(TextDocument.self, named: "Notes", in: .shared, contents: contents)
+            try await iPad.sync(through: transport)
+            try await mac.sync(through: transport)
+            onMac = try await mac.open(named: "Notes", as: TextDocument.self)
+        }
+
+        /// The iPad syncs, then the Mac.
+        func sync() async throws {
+            try await iPad.sync(through: transport)
+            try await mac.sync(through: transport)
+        }
+    }
+
     /// A sync that brings changes brings the open documents up to date at once, and announces it: no `refresh()`.
     @Test func aSyncBringsOpenDocumentsUpToDate() async throws {
-        let iPad = try LibraryFixture(seed: 5)
-        let mac = try LibraryFixture(seed: 6)
-        let folder = try TemporaryDirectory()
-        let a = try iPad.library()
-        let b = try mac.library()
-        let transport = FolderTransport(root: folder.url)
-        let onIPad = try await a.create(
-            TextDocument.self, named: "Notes", in: .shared, contents: TextDocument(text: "hello\n"))
-        try await a.sync(through: transport)
-        try await b.sync(through: transport)
-        let onMac = try await b.open(named: "Notes", as: TextDocument.self)
-        var versions = onMac.versionChanges.makeAsyncIterator()
+        let notes = try await SharedNotes(seeds: 5, contents: TextDocument(text: "hello\n"))
+        var versions = notes.onMac.versionChanges.makeAsyncIterator()
 
-        try await onIPad.edit(.append("from the iPad\n"))
-        try await onIPad.commit()
-        try await a.sync(through: transport)
-        try await b.sync(through: transport)
-        #expect(await onMac.model.text == "hello\nfrom the iPad\n")
-        let arrived = try #require(try b.store.heads(of: onIPad.id).first)
+        try await notes.onIPad.edit(.append("from the iPad\n"))
+        try await notes.sync()
+        #expect(await notes.onMac.model.text == "hello\nfrom the iPad\n")
+        let arrived = try #require(try notes.mac.store.heads(of: notes.onIPad.id).first)
 
         // An edit made now builds on what arrived: no fork.
-        try await onMac.edit(.append("from the Mac\n"))
-        try await onMac.commit()
-        #expect(try b.store.heads(of: onIPad.id).count == 1)
-        #expect(await onMac.model.text == "hello\nfrom the iPad\nfrom the Mac\n")
+        try await notes.onMac.edit(.append("from the Mac\n"))
+        #expect(try notes.mac.store.heads(of: notes.onIPad.id).count == 1)
+        #expect(await notes.onMac.model.text == "hello\nfrom the iPad\nfrom the Mac\n")
         // Closing ends the stream: what it holds is what was announced.
-        try await onMac.close()
+        try await notes.onMac.close()
         #expect(await versions.next()?.hash == arrived.hash)
     }
 
     /// An edit still in its open group (grouped with the next keystrokes) goes out with the next sync.
     @Test func aSyncSendsEditsStillInTheirGroup() async throws {
-        let iPad = try LibraryFixture(seed: 9)
-        let mac = try LibraryFixture(seed: 10)
-        let folder = try TemporaryDirectory()
-        let a = try iPad.library(autosave: .standard)
-        let b = try mac.library()
-        let transport = FolderTransport(root: folder.url)
-        let onIPad = try await a.create(TextDocument.self, named: "Notes", in: .shared)
-        try await onIPad.edit(.append("typed just now"))
-        try await a.sync(through: transport)
-        try await b.sync(through: transport)
-        let onMac = try await b.open(named: "Notes", as: TextDocument.self)
-        #expect(await onMac.model.text == "typed just now")
+        let notes = try await SharedNotes(seeds: 9, iPadAutosave: .standard)
+        try await notes.onIPad.edit(.append("typed just now"))
+        try await notes.sync()
+        #expect(await notes.onMac.model.text == "typed just now")
     }
 
     /// A conflict that a sync brings shows in the document's state at once, announced on `stateChanges`.
     @Test func aSyncAnnouncesTheConflictItBrings() async throws {
-        let iPad = try LibraryFixture(seed: 7)
-        let mac = try LibraryFixture(seed: 8)
-        let folder = try TemporaryDirectory()
-        let a = try iPad.library()
-        let b = try mac.library()
-        let transport = FolderTransport(root: folder.url)
-        let onIPad = try await a.create(
-            TextDocument.self, named: "Notes", in: .shared, contents: TextDocument(text: "hello\n"))
-        try await a.sync(through: transport)
-        try await b.sync(through: transport)
-        let onMac = try await b.open(named: "Notes", as: TextDocument.self)
-        var states = onMac.stateChanges.makeAsyncIterator()
+        let notes = try await SharedNotes(seeds: 7, contents: TextDocument(text: "hello\n"))
+        var states = notes.onMac.stateChanges.makeAsyncIterator()
 
-        try await onIPad.edit(.append("from the iPad\n"))
-        try await onIPad.commit()
-        try await onMac.edit(.append("from the Mac\n"))
-        try await onMac.commit()
-        try await a.sync(through: transport)
-        try await b.sync(through: transport)
-        #expect(await onMac.state.contains(.inConflict))
-        #expect(try await onMac.versionCount() == 2)
+        try await notes.onIPad.edit(.append("from the iPad\n"))
+        try await notes.onMac.edit(.append("from the Mac\n"))
+        try await notes.sync()
+        #expect(await notes.onMac.state.contains(.inConflict))
+        #expect(try await notes.onMac.versionCount() == 2)
         // Closing ends the stream: what it holds is what was announced.
-        try await onMac.close()
+        try await notes.onMac.close()
         #expect(await states.next() == [.inConflict])
     }
 
