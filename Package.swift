@@ -17,6 +17,8 @@ let package = Package(
         .library(name: "FolioSync", targets: ["FolioSync"]),
         .library(name: "FolioReports", targets: ["FolioReports"]),
         .library(name: "FolioTesting", targets: ["FolioTesting"]),
+        .library(name: "FolioClient", targets: ["FolioClient"]),
+        .library(name: "FolioServer", targets: ["FolioServer"]),
         .executable(name: "folio", targets: ["folio"]),
     ],
     dependencies: [
@@ -24,6 +26,14 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", exact: "4.5.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/jpsim/Yams", exact: "6.2.2"),
+        // `folio serve` and its client: HTTP and WebSocket, logs, metrics, graceful shutdown.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", exact: "2.8.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-websocket", exact: "1.6.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
         // `swift package generate-documentation` (the DocC catalog in Sources/Folio/Folio.docc); no target uses it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", exact: "1.5.0"),
     ],
@@ -69,7 +79,7 @@ let package = Package(
             dependencies: [
                 "FolioCore", "FolioFiles", "FolioStore", "FolioMerge", "FolioConflicts", "FolioModels",
                 "FolioDocuments",
-                "FolioSync",
+                "FolioSync", "FolioClient",
             ]
         ),
         // Scenario files (docs/scenarios.md) read strictly into values and written back canonically, and the simulator
@@ -84,6 +94,32 @@ let package = Package(
         ),
         // Sync: the protocol as a sans-I/O session, its driver, and the shared-folder transport.
         .target(name: "FolioSync", dependencies: ["FolioCore", "FolioFiles", "FolioStore"]),
+        // The client of a Folio server (`folio serve`): a WebSocket transport for one sync, and a live connection that
+        // keeps a store in sync, reconnecting with backoff.
+        .target(
+            name: "FolioClient",
+            dependencies: [
+                "FolioCore", "FolioStore", "FolioSync",
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The sync server (`folio serve`): accounts and tokens, one log per library behind `ServerLog`, WebSocket
+        // sessions, live push, health and metrics.
+        .target(
+            name: "FolioServer",
+            dependencies: [
+                "FolioCore", "FolioFiles", "FolioStore", "FolioSync",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         // Test doubles and test support, for Folio's tests and for apps that test with Folio: replayable seeds,
         // property checks (with swift-testing), temporary directories, devices named by tests, and the doubles.
         .target(name: "FolioTesting", dependencies: ["FolioCore", "FolioStore", "FolioTestDoubles"]),
@@ -94,13 +130,15 @@ let package = Package(
             name: "folio",
             dependencies: [
                 "FolioCore", "FolioFiles", "FolioStore", "FolioSync", "FolioDocuments", "FolioSimulator",
-                "FolioReports",
+                "FolioReports", "FolioServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Examples: small programs an app developer starts from (README.md shows the first verbatim).
         .executableTarget(name: "NotesExample", dependencies: ["Folio"], path: "Examples/Notes"),
         .executableTarget(name: "ChecklistExample", dependencies: ["Folio"], path: "Examples/Checklist"),
+        .executableTarget(name: "LiveSyncExample", dependencies: ["Folio"], path: "Examples/LiveSync"),
         .executableTarget(
             name: "FolioBench",
             dependencies: [
@@ -143,6 +181,12 @@ let package = Package(
             name: "FolioReportsTests",
             dependencies: [
                 "FolioTesting", "FolioCore", "FolioModels", "FolioConflicts", "FolioDocuments", "FolioReports",
+            ]),
+        .testTarget(
+            name: "FolioServerTests",
+            dependencies: [
+                "FolioTesting", "FolioCore", "FolioStore", "FolioSync", "FolioClient", "FolioServer", "Folio",
+                "FolioModels", "folio", "FolioToolRunner", "LiveSyncExample",
             ]),
         .testTarget(
             name: "FolioSyncTests",

@@ -63,3 +63,12 @@ extension DocumentLibrary {
         return [latest?.hash ?? winner.hash]
     }
 }
+
+extension DocumentLibrary {
+    /// Whether document `id` has competing versions (a conflict that a policy or a person has yet to settle).
+    ///
+    /// - Throws: `DocumentError` `.store` when the log cannot be read.
+    public func hasCompetingVersions(_ id: DocumentID) throws -> Bool {
+        try contentHeads(of: id).versions.count > 1
+    }
+}

@@ -61,7 +61,7 @@ extension ChangeLogStore {
     ) throws -> [Change] {
         let device = author?.id ?? localDevice.id
         if let author, author.id != localDevice.id { try registerDevice(author) }
-        return try write("appending \(kinds.count) changes to document \(document)") { db in
+        let appended = try write("appending \(kinds.count) changes to document \(document)") { db in
             let documentRow = try rowID(of: document, in: db, create: true)!
             let deviceRow = try rowID(of: device, in: db, create: true)!
             var frontier = try self.frontier(of: documentRow, in: db)
@@ -115,6 +115,8 @@ extension ChangeLogStore {
             if let localState { try LocalStateStore.write(localState(appended), documentRow: documentRow, in: db) }
             return appended
         }
+        appendObservers.notify(document)
+        return appended
     }
 
     /// The parents, starting vector and highest parent lamport timestamp of a new change made on `parents`.

@@ -52,6 +52,8 @@ public final class ChangeLogStore: Sendable {
     let decodedContents = Mutex(DecodedValueCache<ContentHash, Data>(byteLimit: 8 << 20))
     /// Every document's frontier and every device's name, with exclusive access (see ``ExclusiveStoreCache``).
     let exclusiveCache: ExclusiveStoreCache?
+    /// Handlers told of every local append (see ``observeAppends(_:)``).
+    let appendObservers = AppendObservers()
 
     /// Opens the store at `url`, creating it if the file does not exist or is empty.
     ///

@@ -14,6 +14,8 @@ public struct SyncDriver: Sendable {
     /// What the driver has done so far.
     public private(set) var report = SyncReport()
     private var names: DeviceNames
+    /// Documents whose logs grew since ``takeUpdatedDocuments()`` was last called.
+    private var updatedSinceTaken: Set<DocumentID> = []
 
     /// Prepares a session for `store`, summarising its documents' vectors.
     ///
@@ -122,7 +124,10 @@ public struct SyncDriver: Sendable {
         }
         report.changesApplied += result.applied.count
         report.duplicates += result.duplicates
-        for document in result.updatedDocuments { report.noteUpdated(document) }
+        for document in result.updatedDocuments {
+            report.noteUpdated(document)
+            updatedSinceTaken.insert(document)
+        }
         var actions: [SyncAction] = []
         for document in arrived.map(\.document) {
             let vector: VersionVector
@@ -148,6 +153,33 @@ public struct SyncDriver: Sendable {
         default: break
         }
         return try perform(session.receive(message))
+    }
+
+    /// The documents whose logs grew since the last call (in identity order), for a live connection that tells its
+    /// app what arrived as it arrives.
+    public mutating func takeUpdatedDocuments() -> [DocumentID] {
+        defer { updatedSinceTaken = [] }
+        return updatedSinceTaken.sorted()
+    }
+
+    /// The changes of `document` that a peer at `since` lacks, as `changes` messages to send unasked: how a live
+    /// connection passes on local commits as they happen. Empty when the peer lacks nothing.
+    ///
+    /// - Throws: ``SyncError`` `store` when the store fails.
+    public mutating func offer(_ document: DocumentID, since: VersionVector) throws -> [[UInt8]] {
+        try perform([.fetch(document: document, since: since)])
+    }
+
+    /// A request for the changes of `document` this store lacks (since its current vector): how a live connection
+    /// asks for what a peer announced outside a session's hello.
+    ///
+    /// - Throws: ``SyncError`` `store` when the store fails.
+    public mutating func request(_ document: DocumentID) throws -> [[UInt8]] {
+        let vector: VersionVector
+        do { vector = try store.vector(of: document) } catch {
+            throw SyncError.store(error, while: "reading the vector of document \(document)")
+        }
+        return try perform([.send(.request(document: document, since: vector))])
     }
 
     /// A timeout passed with nothing received. Returns the messages to repeat.
@@ -187,7 +219,10 @@ public struct SyncDriver: Sendable {
                     let result = try store.ingest(encoded: changes, heads: heads)
                     report.changesApplied += result.applied.count
                     report.duplicates += result.duplicates
-                    if !result.applied.isEmpty { report.noteUpdated(document) }
+                    if !result.applied.isEmpty {
+                        report.noteUpdated(document)
+                        updatedSinceTaken.insert(document)
+                    }
                     vector = try store.vector(of: document)
                 } catch {
                     throw .store(

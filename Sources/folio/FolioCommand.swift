@@ -11,7 +11,7 @@ struct FolioCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "folio",
         abstract: "Folio: document change logs, sync and conflicts for documents edited on several devices.",
-        subcommands: [ReplayCommand.self, FuzzCommand.self, InspectCommand.self, LogCommand.self]
+        subcommands: [ReplayCommand.self, FuzzCommand.self, InspectCommand.self, LogCommand.self, ServeCommand.self]
     )
 
     static func main() async {

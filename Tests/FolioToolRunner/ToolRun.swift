@@ -37,10 +37,11 @@ public final class ToolProcess {
     /// still a pipe), as when it runs in a terminal with its output piped.
     public static func start(
         _ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:],
-        errorsOnATerminal: Bool = false
+        errorsOnATerminal: Bool = false, executable: URL? = nil,
+        onOutputLine: (@Sendable (String) -> Void)? = nil
     ) throws -> ToolProcess {
         let process = Process()
-        process.executableURL = try FolioExecutable.locate().get()
+        process.executableURL = try executable ?? FolioExecutable.locate().get()
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = directory }
         if !environment.isEmpty {
@@ -73,7 +74,8 @@ public final class ToolProcess {
             errors = Captured(pipe.fileHandleForReading.fileDescriptor, keeping: pipe)
         }
         return ToolProcess(
-            process: process, output: Captured(output.fileHandleForReading.fileDescriptor, keeping: output),
+            process: process,
+            output: Captured(output.fileHandleForReading.fileDescriptor, keeping: output, onLine: onOutputLine),
             errors: errors)
     }
 
@@ -108,15 +110,22 @@ private final class Captured: Sendable {
 
     /// Reads `descriptor` until its end (or, for a terminal whose other side is closed, an error), then closes
     /// it unless `pipe`, which closes it, is given.
-    init(_ descriptor: Int32, keeping pipe: Pipe? = nil) {
+    init(_ descriptor: Int32, keeping pipe: Pipe? = nil, onLine: (@Sendable (String) -> Void)? = nil) {
         Thread.detachNewThread { [self] in
             var collected = Data()
             var buffer = [UInt8](repeating: 0, count: 65536)
+            var lineStart = 0
             while true {
                 let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
                 if count < 0, errno == EINTR { continue }
                 guard count > 0 else { break }
                 collected.append(contentsOf: buffer[..<count])
+                if let onLine {
+                    while let newline = collected[lineStart...].firstIndex(of: 10) {
+                        onLine(String(decoding: collected[lineStart..<newline], as: UTF8.self))
+                        lineStart = newline + 1
+                    }
+                }
             }
             if pipe == nil { close(descriptor) }
             withExtendedLifetime(pipe) {}

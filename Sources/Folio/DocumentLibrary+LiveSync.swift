@@ -1,0 +1,144 @@
+import FolioClient
+import FolioCore
+import FolioDocuments
+import FolioSync
+import Foundation
+import Logging
+import Synchronization
+
+extension DocumentLibrary {
+    /// Starts syncing with the library's copy on a Folio server (`folio serve`), and keeps at it until
+    /// ``LibrarySync/stop()``: one connection, local commits sent as they happen, other devices' changes applied as
+    /// the server passes them on (open documents show them at once, and files follow renames, moves and deletes),
+    /// and after any failure a new connection after a capped, jittered exponential backoff.
+    ///
+    /// Edits reach the server once their document commits them (at the end of an undo group, a save, or
+    /// `commitOpenDocuments()`).
+    ///
+    /// - Parameters:
+    ///   - url: the library's address on the server, `ws://HOST:PORT/v1/libraries/NAME` (as `folio serve token
+    ///     create` prints it).
+    ///   - token: the bearer token that grants the library.
+    ///   - backoff: the waits between connection attempts.
+    /// - Returns: the running sync: its ``LibrarySync/events`` and ``LibrarySync/stop()``.
+    /// - Throws: `SyncError` `.malformed` when the address or token is not usable.
+    public func startSyncing(with url: URL, token: String, backoff: Backoff = Backoff()) throws -> LibrarySync {
+        let endpoint = try ServerEndpoint(url: url, token: token)
+        return LibrarySync(library: self, endpoint: endpoint, backoff: backoff)
+    }
+}
+
+/// A library's running sync with a server (``DocumentLibrary/startSyncing(with:token:backoff:)``).
+public final class LibrarySync: Sendable {
+    /// What happens, in order: connection states, sessions, documents added, removed, renamed or changed by sync, and
+    /// conflicts that appear or are settled. One consumer; events wait (up to 1,024, then the oldest are dropped)
+    /// until read. The stream ends after ``stop()``.
+    public let events: AsyncStream<LibraryEvent>
+    private let live: Mutex<LiveSync?>
+    private let continuation: AsyncStream<LibraryEvent>.Continuation
+
+    init(library: DocumentLibrary, endpoint: ServerEndpoint, backoff: Backoff) {
+        (events, continuation) = AsyncStream.makeStream(of: LibraryEvent.self, bufferingPolicy: .bufferingNewest(1024))
+        // What the library holds now, so that what arrives later is told apart from it.
+        let documents = (try? library.documents(includingDeleted: true)) ?? []
+        let conflicted = documents.filter { (try? library.hasCompetingVersions($0.id)) ?? false }.map(\.id)
+        let observer = LibraryObserver(
+            library: library, continuation: continuation,
+            known: Dictionary(documents.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }),
+            conflicted: Set(conflicted))
+        live = Mutex(
+            LiveSync(store: library.store, endpoint: endpoint, backoff: backoff) { event in
+                await observer.handle(event)
+            })
+    }
+
+    /// Stops syncing: closes the connection and ends ``events``. Changes already sent stay on the server; what was
+    /// not sent goes at the next sync.
+    public func stop() async {
+        let running = live.withLock { current in
+            defer { current = nil }
+            return current
+        }
+        await running?.stop()
+        continuation.finish()
+    }
+}
+
+/// Turns a connection's events into the library's: applies what arrived to open documents and files, and says what
+/// changed in the catalog and in conflicts.
+private actor LibraryObserver {
+    let library: DocumentLibrary
+    let continuation: AsyncStream<LibraryEvent>.Continuation
+    private var caughtUp = false
+
+    /// The catalog entries and conflicts last reported.
+    private var known: [DocumentID: DocumentInfo]
+    private var conflicted: Set<DocumentID>
+
+    init(
+        library: DocumentLibrary, continuation: AsyncStream<LibraryEvent>.Continuation,
+        known: [DocumentID: DocumentInfo], conflicted: Set<DocumentID>
+    ) {
+        self.library = library
+        self.continuation = continuation
+        self.known = known
+        self.conflicted = conflicted
+    }
+
+    func handle(_ event: ServerSyncEvent) async {
+        switch event {
+        case .connecting(let attempt):
+            continuation.yield(.connection(.connecting(attempt: attempt)))
+        case .connected:
+            caughtUp = false
+            continuation.yield(.connection(.connected))
+            continuation.yield(.syncStarted)
+        case .caughtUp(let report):
+            caughtUp = true
+            continuation.yield(.syncFinished(report))
+        case .received(let documents):
+            await apply(documents)
+        case .acknowledged:
+            break
+        case .disconnected(let reason, let retryIn):
+            if !caughtUp { continuation.yield(.syncFailed(reason: reason)) }
+            continuation.yield(.connection(.waiting(reason: reason, retryIn: retryIn)))
+        case .stopped:
+            continuation.yield(.connection(.stopped))
+        }
+    }
+
+    /// What `documents` were before, what they are after the open ones show what arrived, and the events between.
+    private func apply(_ documents: [DocumentID]) async {
+        var before: [DocumentID: (info: DocumentInfo?, conflicted: Bool)] = [:]
+        for id in documents {
+            before[id] = (known[id], conflicted.contains(id))
+        }
+        for id in documents { try? library.updateFile(of: id) }
+        try? await library.refreshOpenDocuments(documents)
+        for id in documents {
+            let info = try? library.info(of: id)
+            let old = before[id]?.info
+            switch (old, info) {
+            case (nil, let new?) where !new.isDeleted:
+                continuation.yield(.documentAdded(id, name: new.displayName))
+            case (let old?, let new?) where !old.isDeleted && new.isDeleted:
+                continuation.yield(.documentRemoved(id))
+            case (let old?, let new?) where old.displayName != new.displayName && !new.isDeleted:
+                continuation.yield(.documentRenamed(id, from: old.displayName, to: new.displayName))
+                continuation.yield(.documentChanged(id))
+            default:
+                continuation.yield(.documentChanged(id))
+            }
+            known[id] = info
+            let isConflicted = (try? library.hasCompetingVersions(id)) ?? false
+            if isConflicted, !(before[id]?.conflicted ?? false) {
+                conflicted.insert(id)
+                continuation.yield(.conflictAppeared(id))
+            } else if !isConflicted, before[id]?.conflicted ?? false {
+                conflicted.remove(id)
+                continuation.yield(.conflictResolved(id))
+            }
+        }
+    }
+}

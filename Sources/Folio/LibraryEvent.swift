@@ -1,0 +1,38 @@
+import FolioCore
+import FolioSync
+
+/// What happens to a library while it syncs with a server (``LibrarySync/events``), in order.
+public enum LibraryEvent: Hashable, Sendable {
+    /// The connection's state changed.
+    case connection(ConnectionState)
+    /// A session that catches the library and the server up started (at every connection).
+    case syncStarted
+    /// That session finished: the library holds what the server held, and the server what the library held.
+    case syncFinished(SyncReport)
+    /// The connection ended before that session finished; a new connection follows.
+    case syncFailed(reason: String)
+    /// A document another device created arrived.
+    case documentAdded(DocumentID, name: String)
+    /// A document was deleted on another device.
+    case documentRemoved(DocumentID)
+    /// A document was renamed on another device.
+    case documentRenamed(DocumentID, from: String, to: String)
+    /// Changes from other devices entered a document's log (its open ``Document``, if any, shows them already).
+    case documentChanged(DocumentID)
+    /// A document now has competing versions.
+    case conflictAppeared(DocumentID)
+    /// A document's competing versions were settled (by a policy, a person, or another device's resolution).
+    case conflictResolved(DocumentID)
+}
+
+/// The state of a library's connection to its server.
+public enum ConnectionState: Hashable, Sendable {
+    /// Connecting; `attempt` counts from 1 since the last connection that lasted.
+    case connecting(attempt: Int)
+    /// Connected.
+    case connected
+    /// Not connected; the next attempt starts after `retryIn`.
+    case waiting(reason: String, retryIn: Duration)
+    /// Stopped (``LibrarySync/stop()``).
+    case stopped
+}

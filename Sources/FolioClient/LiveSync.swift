@@ -1,0 +1,66 @@
+import FolioCore
+import FolioStore
+import FolioSync
+import Logging
+
+/// Keeps a store in sync with its library on a Folio server for as long as it runs: one connection at a time,
+/// local commits sent as they happen, others' changes applied as the server passes them on, and after any failure a
+/// new connection after a capped, jittered exponential backoff (``Backoff``).
+///
+/// Every event goes to the handler given at start, in order, one at a time: the next frame is not read before the
+/// handler returns, so an app that shows what arrived never falls behind the log.
+public final class LiveSync: Sendable {
+    private let task: Task<Void, Never>
+
+    /// Starts syncing `store` with `endpoint`.
+    ///
+    /// - Parameters:
+    ///   - store: the local store.
+    ///   - endpoint: the library on the server.
+    ///   - backoff: the waits between attempts.
+    ///   - seed: seeds the jitter and session numbers; `nil` for the system's randomness.
+    ///   - logger: where connection problems are logged.
+    ///   - onEvent: called with every event, in order.
+    public init(
+        store: ChangeLogStore, endpoint: ServerEndpoint, backoff: Backoff = Backoff(), seed: UInt64? = nil,
+        logger: Logger = Logger(label: "folio.client"),
+        onEvent: @escaping @Sendable (ServerSyncEvent) async -> Void
+    ) {
+        // The connection's store work blocks; it runs on a queue of its own, off the cooperative pool.
+        let executor = BlockingWorkExecutor(label: "folio.live-sync")
+        task = Task(executorPreference: executor) {
+            var random = SplitMix64(seed: seed ?? UInt64.random(in: .min ... .max))
+            var attempt = 0
+            while !Task.isCancelled {
+                attempt += 1
+                await onEvent(.connecting(attempt: attempt))
+                let connection = ServerConnection(
+                    endpoint: endpoint, store: store, mode: .live, sessionID: random.next(), logger: logger)
+                let started = ContinuousClock.now
+                var reason: String
+                do {
+                    _ = try await connection.run(onEvent: onEvent)
+                    reason = "the connection ended"
+                } catch let ended as ServerConnection.Ended {
+                    reason = ended.description
+                    if ended.caughtUp && ContinuousClock.now - started >= backoff.resetAfter { attempt = 0 }
+                } catch {
+                    reason = "\(error)"
+                }
+                if Task.isCancelled { break }
+                let wait = backoff.delay(attempt: max(attempt - 1, 0), using: &random)
+                await onEvent(.disconnected(reason: reason, retryIn: wait))
+                try? await Task.sleep(for: wait)
+            }
+            await onEvent(.stopped)
+        }
+    }
+
+    /// Stops: closes the connection (or the wait for the next) and returns once the last event was handled.
+    public func stop() async {
+        task.cancel()
+        await task.value
+    }
+
+    deinit { task.cancel() }
+}

@@ -1,0 +1,213 @@
+import FolioCore
+import FolioStore
+import FolioSync
+import Foundation
+import Logging
+import NIOCore
+import Synchronization
+import WSClient
+
+/// One WebSocket connection to a server's library, for one sync (``WebSocketTransport``) or for as long as it lasts
+/// (``LiveSync``).
+///
+/// On connecting, the client opens a session (``SyncDriver``, initiator) that catches both sides up. In live mode
+/// the connection then stays open: the server passes on other devices' changes as it stores them, with a notice of
+/// each document's new vector; a notice that names changes this store still lacks (one that arrived while a
+/// message was in flight) is answered with a request. Local commits (``ChangeLogStore/observeAppends(_:)``) go to
+/// the server as they happen, as the changes the server's last notice lacked.
+struct ServerConnection {
+    enum Mode {
+        case once
+        case live
+    }
+
+    /// Why a connection ended.
+    struct Ended: Error, CustomStringConvertible {
+        var description: String
+        /// Whether the session at connection had finished (the connection was useful).
+        var caughtUp: Bool
+    }
+
+    private enum Input: Sendable {
+        case frame([UInt8])
+        case appended(DocumentID)
+        case tick
+        case closed(String)
+    }
+
+    let endpoint: ServerEndpoint
+    let store: ChangeLogStore
+    let mode: Mode
+    let sessionID: UInt64
+    /// How long without progress before a session's messages are repeated, and how many repeats before giving up.
+    var tick: Duration = .seconds(1)
+    var ticksBeforeGivingUp = 30
+    let logger: Logger
+
+    /// Connects and runs; returns the report of the session at connection (for `once`), or throws ``Ended`` when the
+    /// connection ends (for `live`, always, unless the task is cancelled).
+    func run(onEvent: @escaping @Sendable (ServerSyncEvent) async -> Void) async throws -> SyncReport {
+        var configuration = WebSocketClientConfiguration(
+            maxFrameSize: SyncFrame.maximumBytes, additionalHeaders: [.authorization: "Bearer \(endpoint.token)"])
+        configuration.autoPing = .enabled(timePeriod: .seconds(30))
+        let outcome = OutcomeBox()
+        let client = WebSocketClient(
+            url: endpoint.syncAddress, configuration: configuration, logger: logger
+        ) { inbound, outbound, _ in
+            do {
+                let report = try await self.serve(inbound: inbound, outbound: outbound, onEvent: onEvent)
+                outcome.set(.success(report))
+            } catch {
+                outcome.set(.failure(error))
+            }
+        }
+        var close: WebSocketCloseFrame?
+        var failure: (any Error)?
+        do {
+            close = try await client.run()
+        } catch {
+            // Closing can fail after the session ended (a close handshake cut short): the outcome decides.
+            failure = error
+        }
+        let closedWith = close.map { "\($0.closeCode)\($0.reason.map { ": \($0)" } ?? "")" }
+        switch outcome.value {
+        case .success(let report)?:
+            return report
+        case .failure(let error as Ended)?:
+            throw Ended(
+                description: error.description + (closedWith.map { " (the server closed it with \($0))" } ?? ""),
+                caughtUp: error.caughtUp)
+        case .failure(let error)?:
+            throw error
+        case nil:
+            if let failure {
+                throw Ended(description: "cannot connect to \(endpoint.syncAddress): \(failure)", caughtUp: false)
+            }
+            throw Ended(
+                description: "the server refused or ended the connection (\(closedWith ?? "no close frame"))",
+                caughtUp: false)
+        }
+    }
+
+    private func serve(
+        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
+        onEvent: @escaping @Sendable (ServerSyncEvent) async -> Void
+    ) async throws -> SyncReport {
+        let (inputs, continuation) = AsyncStream.makeStream(of: Input.self)
+        let reader = Task {
+            do {
+                for try await message in inbound.messages(maxSize: SyncFrame.maximumBytes) {
+                    guard case .binary(let buffer) = message else { continue }
+                    continuation.yield(.frame(Array(buffer.readableBytesView)))
+                }
+                continuation.yield(.closed("the server closed the connection"))
+            } catch {
+                continuation.yield(.closed("reading from the server failed: \(error)"))
+            }
+        }
+        let tick = self.tick
+        let ticker = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: tick)
+                continuation.yield(.tick)
+            }
+        }
+        let observation = mode == .live ? store.observeAppends { continuation.yield(.appended($0)) } : nil
+        defer {
+            observation?.cancel()
+            reader.cancel()
+            ticker.cancel()
+            continuation.finish()
+        }
+        var driver = try SyncDriver(store: store, role: .initiator, id: sessionID)
+        let channel = driver.session.id
+        func send(_ messages: [[UInt8]]) async throws {
+            for message in messages {
+                try await outbound.write(
+                    .binary(ByteBuffer(bytes: SyncFrame.message(channel: channel, bytes: message).encoded())))
+            }
+        }
+        await onEvent(.connected)
+        try await send(driver.start())
+        var caughtUp = false
+        var idleTicks = 0
+        /// What the server is known to hold (its notices), and what was sent beyond that.
+        var stored: [DocumentID: VersionVector] = [:]
+        var sent: [DocumentID: VersionVector] = [:]
+        for await input in inputs {
+            switch input {
+            case .frame(let bytes):
+                idleTicks = 0
+                let frame: SyncFrame
+                do { frame = try SyncFrame(decoding: bytes) } catch {
+                    try? await outbound.close(.protocolError, reason: "a frame does not decode")
+                    throw Ended(
+                        description: "the server sent a frame that does not decode: \(error)", caughtUp: caughtUp)
+                }
+                switch frame {
+                case .message(let on, let message):
+                    guard on == channel else { continue }
+                    try await send(driver.receive(message))
+                    let updated = driver.takeUpdatedDocuments()
+                    if !updated.isEmpty { await onEvent(.received(updated)) }
+                    if !caughtUp, driver.isFinished {
+                        caughtUp = true
+                        await onEvent(.caughtUp(driver.report))
+                        guard mode == .live else { return driver.report }
+                        // Whatever was committed while the session ran goes now.
+                        for (document, vector) in try Self.summaries(of: store) {
+                            let known = driver.session.peer?.vectors[document] ?? VersionVector()
+                            guard !vector.isContained(in: known) else { continue }
+                            try await send(driver.offer(document, since: known))
+                            sent[document] = vector
+                        }
+                    }
+                case .notice(let document, let vector):
+                    stored[document] = (stored[document] ?? VersionVector()).merging(vector)
+                    if vector[store.localDevice.id] > 0 {
+                        await onEvent(.acknowledged(document: document, vector: vector))
+                    }
+                    guard caughtUp else { continue }
+                    let own = try Self.vector(of: document, in: store)
+                    if !vector.isContained(in: own) { try await send(driver.request(document)) }
+                }
+            case .appended(let document):
+                guard caughtUp else { continue }
+                let since = (sent[document] ?? VersionVector()).merging(stored[document] ?? VersionVector())
+                let messages = try driver.offer(document, since: since)
+                sent[document] = try Self.vector(of: document, in: store)
+                try await send(messages)
+            case .tick:
+                guard !caughtUp else { continue }
+                idleTicks += 1
+                guard idleTicks <= ticksBeforeGivingUp else {
+                    throw Ended(description: "the server stopped answering the session", caughtUp: false)
+                }
+                try await send(driver.tick())
+            case .closed(let reason):
+                throw Ended(description: reason, caughtUp: caughtUp)
+            }
+        }
+        throw Ended(description: "the connection was stopped", caughtUp: caughtUp)
+    }
+
+    private static func summaries(of store: ChangeLogStore) throws -> [(DocumentID, VersionVector)] {
+        do { return try store.summaries().map { ($0.document, $0.vector) } } catch {
+            throw SyncError(.store, "the store failed while summarising it", cause: error)
+        }
+    }
+
+    private static func vector(of document: DocumentID, in store: ChangeLogStore) throws -> VersionVector {
+        do { return try store.vector(of: document) } catch {
+            throw SyncError(.store, "the store failed while reading the vector of \(document)", cause: error)
+        }
+    }
+}
+
+/// The outcome of the handler, read after the client returns.
+private final class OutcomeBox: Sendable {
+    private let stored = Mutex<Result<SyncReport, any Error>?>(nil)
+
+    func set(_ value: Result<SyncReport, any Error>) { stored.withLock { $0 = value } }
+    var value: Result<SyncReport, any Error>? { stored.withLock { $0 } }
+}

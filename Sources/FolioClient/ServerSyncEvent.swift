@@ -1,0 +1,20 @@
+import FolioCore
+import FolioSync
+
+/// What a live connection to a server does, in order.
+public enum ServerSyncEvent: Sendable {
+    /// Connecting (the attempt's number, from 1; the first after a success is 1 again).
+    case connecting(attempt: Int)
+    /// Connected; a session that catches both sides up starts.
+    case connected
+    /// The session that started at connection finished: both sides hold what the other had.
+    case caughtUp(SyncReport)
+    /// Changes from the server entered these documents' logs (in identity order).
+    case received([DocumentID])
+    /// The server stored this device's changes of `document` up to `vector`.
+    case acknowledged(document: DocumentID, vector: VersionVector)
+    /// The connection ended or could not be made; another attempt follows after `retryIn` unless stopped.
+    case disconnected(reason: String, retryIn: Duration)
+    /// The connection stopped for good (``LiveSync/stop()``).
+    case stopped
+}

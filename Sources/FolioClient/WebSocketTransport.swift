@@ -1,0 +1,36 @@
+import FolioCore
+import FolioStore
+import FolioSync
+import Logging
+
+/// Syncs a store with its library on a Folio server (`folio serve`) over one WebSocket connection: connect, run a
+/// session that gives each side what the other lacks, close.
+///
+/// For a connection that stays open, passes on local commits as they happen and hears of others' at once, use
+/// ``LiveSync`` (or `DocumentLibrary.startSyncing(with:token:)`).
+public struct WebSocketTransport: SyncTransport {
+    /// The library on the server.
+    public let endpoint: ServerEndpoint
+    private let logger: Logger
+
+    /// A transport to `endpoint`.
+    public init(endpoint: ServerEndpoint, logger: Logger = Logger(label: "folio.client")) {
+        self.endpoint = endpoint
+        self.logger = logger
+    }
+
+    /// Connects, syncs and closes.
+    ///
+    /// - Throws: ``SyncError`` `io` when the connection cannot be made or ends before the session finishes (what
+    ///   arrived before is kept), `store` when the store fails.
+    public func sync(_ store: ChangeLogStore) async throws -> SyncReport {
+        var random = SystemRandomNumberGenerator()
+        let connection = ServerConnection(
+            endpoint: endpoint, store: store, mode: .once, sessionID: random.next(), logger: logger)
+        do {
+            return try await connection.run(onEvent: { _ in })
+        } catch let ended as ServerConnection.Ended {
+            throw SyncError(.io, "syncing with \(endpoint.url) failed: \(ended.description)")
+        }
+    }
+}

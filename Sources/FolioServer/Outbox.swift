@@ -1,0 +1,49 @@
+import Synchronization
+
+/// What a connection's writer sends, in order: frames queued by the library, then, once asked, a close.
+///
+/// The queue is bounded: a client that does not read falls behind by at most ``limit`` frames, then its connection is
+/// closed (it reconnects and catches up with a session), so one slow client never holds the server's memory or the
+/// other connections back.
+final class Outbox: Sendable {
+    /// A close the writer sends instead of what is still queued.
+    struct Close: Sendable {
+        /// The WebSocket close code (RFC 6455 section 7.4).
+        var code: UInt16
+        /// The reason, sent with the close frame and logged.
+        var reason: String
+    }
+
+    let frames: AsyncStream<[UInt8]>
+    private let continuation: AsyncStream<[UInt8]>.Continuation
+    private let closing = Mutex<Close?>(nil)
+    let limit: Int
+
+    init(limit: Int = 4096) {
+        self.limit = limit
+        (frames, continuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .bufferingOldest(limit))
+    }
+
+    /// Queues a frame; when the queue is full, the connection is closed as too slow.
+    func send(_ frame: [UInt8]) {
+        if case .dropped = continuation.yield(frame) {
+            close(code: 1008, reason: "the client read too slowly: more than \(limit) frames were waiting")
+        }
+    }
+
+    /// Asks the writer to close the connection with `code`; the first close asked wins.
+    func close(code: UInt16, reason: String) {
+        let first = closing.withLock { current in
+            guard current == nil else { return false }
+            current = Close(code: code, reason: reason)
+            return true
+        }
+        if first { continuation.finish() }
+    }
+
+    /// The close asked for, if any.
+    var requestedClose: Close? { closing.withLock { $0 } }
+
+    /// Ends the queue without a close of its own (the connection ended).
+    func finish() { continuation.finish() }
+}

@@ -1,0 +1,30 @@
+import FolioCore
+
+/// Why the server could not do what was asked: open its data, issue or revoke a token, serve a library.
+public typealias ServerError = FolioError<ServerErrorCode>
+
+/// The kinds of ``ServerError``; more kinds may be added.
+public struct ServerErrorCode: FolioErrorCode {
+    /// The server's data directory or one of its databases could not be read or written.
+    public static let storage = Self("storage")
+    /// A name (library, account) or token id is not acceptable: empty, too long, or with characters outside the
+    /// allowed set.
+    public static let invalidName = Self("invalidName")
+    /// The named token or library does not exist.
+    public static let notFound = Self("notFound")
+    /// The library already belongs to another account.
+    public static let conflict = Self("conflict")
+    /// The server could not start (an address that cannot be bound, say).
+    public static let startup = Self("startup")
+
+    /// The message, then the cause.
+    public static func describe(_ error: ServerError) -> String {
+        guard let cause = error.cause else { return error.message }
+        return "\(error.message): \(cause)"
+    }
+
+    /// The code's name.
+    public let description: String
+
+    private init(_ name: String) { description = name }
+}

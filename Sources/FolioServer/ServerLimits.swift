@@ -1,0 +1,26 @@
+/// Bounds on what one client may make the server hold.
+public struct ServerLimits: Hashable, Sendable {
+    /// The largest WebSocket message accepted (a frame of the sync protocol); larger ones close the connection with
+    /// 1009.
+    public var messageBytes: Int
+    /// Sessions kept per connection; opening one more forgets the oldest.
+    public var sessionsPerConnection: Int
+    /// Frames queued for a client that reads slowly before its connection is closed (1008).
+    public var queuedFrames: Int
+    /// `changes` messages of a library waiting to be stored before new ones are refused (1013, try again later).
+    public var waitingMessages: Int
+    /// Connections open at once across the server; the next upgrade is refused with 503.
+    public var connections: Int
+
+    /// Creates limits.
+    public init(
+        messageBytes: Int = 16 << 20, sessionsPerConnection: Int = 8, queuedFrames: Int = 4096,
+        waitingMessages: Int = 65_536, connections: Int = 10_000
+    ) {
+        self.messageBytes = messageBytes
+        self.sessionsPerConnection = sessionsPerConnection
+        self.queuedFrames = queuedFrames
+        self.waitingMessages = waitingMessages
+        self.connections = connections
+    }
+}

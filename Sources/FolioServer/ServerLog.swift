@@ -1,0 +1,130 @@
+import FolioCore
+import FolioFiles
+import FolioStore
+import FolioSync
+import Foundation
+
+/// A library's log on the server: what the server's sessions read and ingest into.
+///
+/// This is the server's one seam to its storage. ``SQLiteServerLog`` keeps each library in a SQLite file of its own
+/// through FolioStore; another implementation may keep the log elsewhere. Every call is synchronous and may block;
+/// the server calls a library's log from one serial executor of its own, never from the network's threads.
+public protocol ServerLog: AnyObject, Sendable {
+    /// The server's own device in this log (it never authors changes; its identity answers hellos).
+    var device: Device { get }
+    /// Every document's vector and heads, and the devices known by name, for a session's hello.
+    ///
+    /// - Throws: when the storage fails.
+    func summary() throws -> ServerLogSummary
+    /// The changes of `document` that a peer at `since` lacks, in causal order, with the signed heads that vouch
+    /// for them.
+    ///
+    /// - Throws: when the storage fails.
+    func changes(of document: DocumentID, since: VersionVector) throws -> (
+        changes: [EncodedChange], heads: [SignedHead]
+    )
+    /// Ingests changes from devices, checked as a device checks them (`ChangeLogStore.ingest(encoded:heads:)`), in
+    /// one transaction: all of them or nothing.
+    ///
+    /// - Throws: when a change or head is refused or the storage fails; nothing is stored then.
+    func ingest(_ changes: [EncodedChange], heads: [SignedHead]) throws -> IngestResult
+    /// The vector of `document`.
+    ///
+    /// - Throws: when the storage fails.
+    func vector(of document: DocumentID) throws -> VersionVector
+    /// Records the names of devices a peer announced (never renaming one already known).
+    ///
+    /// - Throws: when the storage fails.
+    func learn(_ devices: [Device]) throws
+    /// Whether the change `head` of `document` is in the log.
+    ///
+    /// - Throws: when the storage fails.
+    func contains(_ head: ChangeHash, of document: DocumentID) throws -> Bool
+}
+
+/// What a hello announces: every document's vector and heads, and the named devices.
+public struct ServerLogSummary: Sendable {
+    /// Each document's version vector.
+    public var vectors: [DocumentID: VersionVector]
+    /// Each document's heads.
+    public var heads: [DocumentID: [ChangeHash]]
+    /// Devices known by name, in identity order.
+    public var devices: [Device]
+
+    /// Creates a summary.
+    public init(vectors: [DocumentID: VersionVector], heads: [DocumentID: [ChangeHash]], devices: [Device]) {
+        self.vectors = vectors
+        self.heads = heads
+        self.devices = devices
+    }
+}
+
+/// A library's log in a SQLite file of its own (`ChangeLogStore`, exclusive access: the server is its only user).
+public final class SQLiteServerLog: ServerLog {
+    /// The store.
+    public let store: ChangeLogStore
+
+    /// Opens (or creates) the log in `url`; a new log gets a fresh server identity, kept in the file.
+    ///
+    /// - Throws: ``ServerError`` `storage`.
+    public init(at url: URL, durability: Durability = .normal) throws {
+        do {
+            let key = try ChangeLogStore.localIdentity(ofStoreAt: url)?.key ?? DeviceKey()
+            store = try ChangeLogStore(
+                at: url, key: key, deviceName: "server", durability: durability, access: .exclusive)
+        } catch {
+            throw ServerError(.storage, "cannot open the library log \(url.path)", cause: error)
+        }
+    }
+
+    /// The server's identity in this log.
+    public var device: Device { store.localDevice }
+
+    /// See ``ServerLog/summary()``.
+    public func summary() throws -> ServerLogSummary {
+        var vectors: [DocumentID: VersionVector] = [:]
+        var heads: [DocumentID: [ChangeHash]] = [:]
+        for entry in try store.summaries() {
+            vectors[entry.document] = entry.vector
+            heads[entry.document] = entry.heads
+        }
+        return ServerLogSummary(
+            vectors: vectors, heads: heads, devices: try store.devices().filter { !$0.name.isEmpty })
+    }
+
+    /// See ``ServerLog/changes(of:since:)``.
+    public func changes(of document: DocumentID, since: VersionVector) throws -> (
+        changes: [EncodedChange], heads: [SignedHead]
+    ) {
+        let changes = try store.changes(of: document, since: since)
+        guard !changes.isEmpty else { return ([], []) }
+        return (changes.map(EncodedChange.init), try store.signedHeads(of: document, since: since, signingOwn: false))
+    }
+
+    /// See ``ServerLog/ingest(_:heads:)``.
+    public func ingest(_ changes: [EncodedChange], heads: [SignedHead]) throws -> IngestResult {
+        try store.ingest(encoded: changes, heads: heads)
+    }
+
+    /// See ``ServerLog/vector(of:)``.
+    public func vector(of document: DocumentID) throws -> VersionVector {
+        try store.vector(of: document)
+    }
+
+    /// See ``ServerLog/learn(_:)``.
+    public func learn(_ devices: [Device]) throws {
+        let known = Set(try store.devices().filter { !$0.name.isEmpty }.map(\.id))
+        var seen = Set<DeviceID>()
+        let new = devices.filter {
+            !$0.name.isEmpty && $0.id != device.id && !known.contains($0.id) && seen.insert($0.id).inserted
+        }
+        if !new.isEmpty { try store.registerDevices(new.sorted { $0.id < $1.id }) }
+    }
+}
+
+extension SQLiteServerLog {
+    /// See ``ServerLog/contains(_:of:)``.
+    public func contains(_ head: ChangeHash, of document: DocumentID) throws -> Bool {
+        try store.change(head, of: document) != nil
+    }
+}

@@ -1,0 +1,98 @@
+import FolioCore
+
+/// One frame of the sync protocol over a connection to a server (a WebSocket binary message): a session's message on
+/// a channel, or the server's notice that a document's log grew.
+///
+/// A connection carries any number of sessions, each on a channel the client numbers (its session number). The
+/// server answers on the channel the message came on. It also sends a ``notice(document:vector:)`` whenever its log of a
+/// document grows: to the device whose changes made it grow, as the acknowledgement that they are stored, and to every
+/// other connected device of the library, with the changes themselves on that device's channel, so that it learns of
+/// them without polling. docs/protocol.md describes the bytes.
+public enum SyncFrame: Hashable, Sendable {
+    /// The bytes of a ``SyncMessage`` on `channel` (decoded separately, with ``SyncMessage/init(decoding:)``).
+    case message(channel: UInt64, bytes: [UInt8])
+    /// The server's log of `document` is at `vector`: everything in it is stored.
+    case notice(document: DocumentID, vector: VersionVector)
+
+    /// The framing's version, written first in every frame; a reader refuses versions it does not know. The message
+    /// inside a `message` frame carries its own version (``SyncMessage/formatVersion``).
+    public static let wireVersion: UInt8 = 1
+
+    /// The largest frame a peer accepts: a `changes` message of ``SyncSession/Limits/bytesPerMessage`` (4 MiB)
+    /// with its framing and heads fits well within it.
+    public static let maximumBytes = 16 << 20
+
+    private enum Kind: UInt8 {
+        case message = 0
+        case notice = 1
+    }
+
+    /// The frame's bytes: the wire version, the kind, then the fields.
+    public func encoded() -> [UInt8] {
+        var writer = BinaryWriter(capacity: 32)
+        writer.write(byte: Self.wireVersion)
+        switch self {
+        case .message(let channel, let bytes):
+            writer.write(byte: Kind.message.rawValue)
+            writer.write(fixed: channel)
+            writer.write(raw: bytes)
+        case .notice(let document, let vector):
+            writer.write(byte: Kind.notice.rawValue)
+            writer.write(id: document.uuid)
+            writer.write(vector: vector)
+        }
+        return writer.bytes
+    }
+
+    /// Frames `message` on `channel` without an intermediate copy of its fields.
+    public static func encode(_ message: SyncMessage, on channel: UInt64) -> [UInt8] {
+        SyncFrame.message(channel: channel, bytes: message.encoded()).encoded()
+    }
+
+    /// Decodes untrusted bytes written by ``encoded()``. The message inside a `message` frame is not decoded.
+    ///
+    /// - Throws: `CodecError`: `oversized` past ``maximumBytes``, `unsupportedVersion`, `truncated`, `invalidValue`
+    ///   (an unknown kind, an empty message), `trailingBytes` after a notice, or the vector's own decoding error.
+    public init(decoding bytes: some Collection<UInt8>) throws {
+        guard bytes.count <= Self.maximumBytes else {
+            throw CodecError(
+                .oversized, "the frame has \(bytes.count) bytes; at most \(Self.maximumBytes) are accepted", at: 0)
+        }
+        let array = Array(bytes)
+        let result: Result<SyncFrame, CodecError> = array.withUnsafeBytes { buffer in
+            do throws(CodecError) {
+                var reader = BinaryReader(buffer)
+                let version = try reader.nextByte("the frame's wire version")
+                guard version == Self.wireVersion else {
+                    throw CodecError(
+                        .unsupportedVersion,
+                        "the frame has wire version \(version); this build reads version \(Self.wireVersion)", at: 0)
+                }
+                let kindOffset = reader.offset
+                let rawKind = try reader.nextByte("the frame's kind")
+                guard let kind = Kind(rawValue: rawKind) else {
+                    throw CodecError(.invalidValue, "\(rawKind) is not a frame kind", at: kindOffset)
+                }
+                switch kind {
+                case .message:
+                    let channel = try reader.nextFixed("the frame's channel")
+                    guard !reader.isAtEnd else {
+                        throw CodecError(.invalidValue, "the frame carries no message", at: reader.offset)
+                    }
+                    return .success(.message(channel: channel, bytes: Array(array[reader.offset...])))
+                case .notice:
+                    let document = DocumentID(try reader.readID("the notice's document"))
+                    let vector = try reader.readVector("the notice's vector")
+                    guard reader.isAtEnd else {
+                        throw CodecError(
+                            .trailingBytes, "\(reader.remaining) bytes follow the notice", at: reader.offset)
+                    }
+                    return .success(.notice(document: document, vector: vector))
+                }
+            } catch {
+                return .failure(error)
+            }
+        }
+        self = try result.get()
+    }
+}

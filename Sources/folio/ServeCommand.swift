@@ -1,0 +1,153 @@
+import ArgumentParser
+import FolioServer
+import Foundation
+import Logging
+
+/// `folio serve`: runs the sync server; `folio serve token …` manages its bearer tokens.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the sync server: devices sync their libraries with it over WebSocket.",
+        discussion: """
+            Listens on 127.0.0.1:8080 unless told otherwise, and keeps its data (accounts, tokens, one log per \
+            library) in ./folio-data. A device connects to ws://HOST:PORT/v1/libraries/NAME with a token from \
+            `folio serve token create --library NAME`. SIGINT or SIGTERM stops it gracefully.
+            """,
+        subcommands: [TokenCommand.self]
+    )
+
+    @OptionGroup var data: ServeDataOptions
+
+    @Option(help: "The address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(help: "The port to listen on; 0 picks a free one (printed at start).")
+    var port = 8080
+
+    mutating func validate() throws {
+        guard (0...65_535).contains(port) else {
+            throw ValidationError("--port must be within 0...65535")
+        }
+        guard !host.isEmpty else { throw ValidationError("--host must not be empty") }
+    }
+
+    func run() async throws {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = .info
+            return handler
+        }
+        let server: SyncServer
+        do {
+            server = try SyncServer(
+                configuration: .init(host: host, port: port, dataDirectory: data.directory))
+        } catch {
+            throw CommandFailure.checkFailed("\(error)")
+        }
+        let host = self.host
+        do {
+            try await server.run { port in
+                // One line on standard output, for scripts and tests that started the server on port 0.
+                let line = "folio serve: listening on http://\(host.contains(":") ? "[\(host)]" : host):\(port)\n"
+                FileHandle.standardOutput.write(Data(line.utf8))
+            }
+        } catch {
+            throw CommandFailure.checkFailed("\(error)")
+        }
+    }
+}
+
+/// The data directory option, shared by `serve` and its token commands.
+struct ServeDataOptions: ParsableArguments {
+    @Option(name: .customLong("data"), help: "The server's data directory.")
+    var path = "folio-data"
+
+    var directory: URL { URL(fileURLWithPath: path, isDirectory: true) }
+
+    func openAccounts() throws -> AccountStore {
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            return try AccountStore(at: directory.appendingPathComponent("accounts.sqlite"))
+        } catch {
+            throw CommandFailure.checkFailed("cannot open the server's data in \(path): \(error)")
+        }
+    }
+}
+
+/// `folio serve token create|list|revoke`.
+struct TokenCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "token",
+        abstract: "Issue, list and revoke the bearer tokens that grant libraries.",
+        subcommands: [Create.self, List.self, Revoke.self]
+    )
+
+    struct Create: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Issue a token for a library (created in the account if new); prints the secret once.")
+
+        @OptionGroup var data: ServeDataOptions
+
+        @Option(help: "The library the token grants.")
+        var library: String
+
+        @Option(help: "The account the library belongs to.")
+        var account = "default"
+
+        func run() throws {
+            let accounts = try data.openAccounts()
+            let issued: AccountStore.IssuedToken
+            do {
+                issued = try accounts.createToken(library: library, account: account)
+            } catch let error as ServerError where error.code == .invalidName || error.code == .conflict {
+                throw CommandFailure.invalidInput(error.message)
+            } catch {
+                throw CommandFailure.checkFailed("\(error)")
+            }
+            print(issued.secret)
+            FileHandle.standardError.write(
+                Data(
+                    "issued \(issued.token.id) for library \(library) (account \(account)); the secret above is shown only now. Devices connect to ws://HOST:PORT/v1/libraries/\(library)\n"
+                        .utf8))
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List tokens (never their secrets).")
+
+        @OptionGroup var data: ServeDataOptions
+
+        func run() throws {
+            let accounts = try data.openAccounts()
+            let tokens: [AccountStore.Token]
+            do { tokens = try accounts.tokens() } catch { throw CommandFailure.checkFailed("\(error)") }
+            let format = ISO8601DateFormatter()
+            print("id\tlibrary\taccount\tcreated\tstatus")
+            for token in tokens {
+                let status = token.revoked.map { "revoked \(format.string(from: $0))" } ?? "valid"
+                print(
+                    "\(token.id)\t\(token.library)\t\(token.account)\t\(format.string(from: token.created))\t\(status)")
+            }
+        }
+    }
+
+    struct Revoke: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Revoke a token: connections presenting it are refused from then on.")
+
+        @OptionGroup var data: ServeDataOptions
+
+        @Argument(help: "The token's id (as `list` shows it).")
+        var id: String
+
+        func run() throws {
+            let accounts = try data.openAccounts()
+            do { try accounts.revoke(id) } catch let error as ServerError where error.code == .notFound {
+                throw CommandFailure.invalidInput(error.message)
+            } catch {
+                throw CommandFailure.checkFailed("\(error)")
+            }
+            print("revoked \(id)")
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import FolioServer
+import FolioTesting
+import FolioToolRunner
+import Foundation
+import Testing
+
+/// Who may reach what on a running `folio serve`.
+@Suite struct ServerAccessTests {
+    @Test func healthAndMetricsAnswerWithoutAToken() async throws {
+        let fixture = try ServerFixture()
+        let health = try await fixture.get("/health")
+        #expect(health.status == 200)
+        #expect(health.body == "ok\n")
+        let metrics = try await fixture.get("/metrics")
+        #expect(metrics.status == 200)
+        for name in ["folio_connections_opened_total", "folio_changes_in_total", "folio_bytes_in_total"] {
+            #expect(metrics.body.contains(name), "metrics lack \(name)")
+        }
+    }
+
+    @Test func aSyncRequestNeedsAValidTokenOfItsLibrary() async throws {
+        let fixture = try ServerFixture()
+        let token = try fixture.server.token(for: "notes")
+        let other = try fixture.server.token(for: "photos", account: "someone-else")
+        #expect(try await fixture.get("/v1/libraries/notes/sync").status == 401)
+        #expect(
+            try await fixture.get("/v1/libraries/notes/sync", token: "folio_" + String(repeating: "0", count: 64))
+                .status == 401)
+        #expect(try await fixture.get("/v1/libraries/notes/sync", token: other).status == 403)
+        // The right token, but not a WebSocket upgrade.
+        #expect(try await fixture.get("/v1/libraries/notes/sync", token: token).status == 426)
+    }
+
+    @Test func aRevokedTokenIsRefused() async throws {
+        let fixture = try ServerFixture()
+        let token = try fixture.server.token(for: "notes")
+        let list = try ToolRun.folio(["serve", "token", "list", "--data", fixture.server.data.path])
+        let id = try #require(list.output.split(separator: "\n").dropFirst().first?.split(separator: "\t").first)
+        #expect(!list.output.contains(token), "a token's secret is never listed")
+        let revoke = try ToolRun.folio(["serve", "token", "revoke", String(id), "--data", fixture.server.data.path])
+        #expect(revoke.status == 0)
+        #expect(try await fixture.get("/v1/libraries/notes/sync", token: token).status == 401)
+        let again = try ToolRun.folio([
+            "serve", "token", "revoke", "tok_000000000000", "--data", fixture.server.data.path,
+        ])
+        #expect(again.status == 2)
+    }
+
+    @Test func tokensAreStoredHashed() throws {
+        let directory = try TemporaryDirectory()
+        let accounts = try AccountStore(at: directory.file("accounts.sqlite"))
+        let issued = try accounts.createToken(library: "notes")
+        let bytes = try Data(contentsOf: directory.file("accounts.sqlite"))
+        #expect(bytes.range(of: Data(issued.secret.utf8)) == nil)
+        #expect(try accounts.authenticate(issued.secret)?.id == issued.token.id)
+        #expect(try accounts.authenticate(issued.secret + "x") == nil)
+    }
+
+    @Test func badNamesAndForeignLibrariesAreRefused() throws {
+        let directory = try TemporaryDirectory()
+        let accounts = try AccountStore(at: directory.file("accounts.sqlite"))
+        for name in ["", ".hidden", "a/b", String(repeating: "x", count: 65), "naïve"] {
+            #expect(throws: ServerError.self) { try accounts.createToken(library: name) }
+        }
+        _ = try accounts.createToken(library: "notes", account: "alice")
+        let error = try #require(throws: ServerError.self) {
+            try accounts.createToken(library: "notes", account: "bob")
+        }
+        #expect(error.code == .conflict)
+    }
+
+    @Test func theServerStopsGracefullyOnSIGTERM() throws {
+        let fixture = try ServerFixture()
+        fixture.server.send(SIGTERM)
+        let run = fixture.server.wait()
+        #expect(run.status == 0, "\(run.errors)")
+    }
+}

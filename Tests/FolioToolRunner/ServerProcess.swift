@@ -1,0 +1,90 @@
+import Foundation
+import Synchronization
+
+/// A `folio serve` process on loopback, started on a free port, for tests that sync with a real server.
+public final class ServerProcess {
+    /// The port it listens on.
+    public let port: Int
+    /// Its data directory.
+    public let data: URL
+    private let process: ToolProcess
+
+    /// The server's base address, `http://127.0.0.1:PORT`.
+    public var base: String { "http://127.0.0.1:\(port)" }
+
+    /// A library's address on it, `ws://127.0.0.1:PORT/v1/libraries/NAME`.
+    public func libraryURL(_ name: String) -> URL { URL(string: "ws://127.0.0.1:\(port)/v1/libraries/\(name)")! }
+
+    /// Starts `folio serve --port 0 --data DATA` (plus `arguments`) and waits until it says where it listens.
+    public init(data: URL, arguments: [String] = [], timeout: Duration = .seconds(60)) throws {
+        let lines = LineReader()
+        process = try ToolProcess.start(
+            ["serve", "--port", "0", "--data", data.path] + arguments, onOutputLine: lines.append)
+        self.data = data
+        guard let line = lines.first(containing: "listening on", within: timeout),
+            let portText = line.split(separator: ":").last,
+            let port = Int(portText.trimmingCharacters(in: .whitespaces))
+        else {
+            process.send(SIGKILL)
+            let run = process.wait()
+            throw ServerProcessError(message: "folio serve did not start: \(run.errors)")
+        }
+        self.port = port
+    }
+
+    /// Issues a token for `library` with `folio serve token create` on this server's data directory.
+    public func token(for library: String, account: String = "default") throws -> String {
+        try Self.token(for: library, account: account, data: data)
+    }
+
+    /// Issues a token for `library` in the data directory `data`.
+    public static func token(for library: String, account: String = "default", data: URL) throws -> String {
+        let run = try ToolRun.folio(
+            ["serve", "token", "create", "--library", library, "--account", account, "--data", data.path])
+        guard run.status == 0 else { throw ServerProcessError(message: "token create failed: \(run.errors)") }
+        return run.output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Sends `signal` to the server.
+    public func send(_ signal: Int32) { process.send(signal) }
+
+    /// The process's identifier.
+    public var processIdentifier: Int32 { process.processIdentifier }
+
+    /// Waits for it to exit.
+    public func wait() -> ToolRun { process.wait() }
+
+    /// Kills it (SIGKILL) if it still runs, and waits.
+    public func kill() {
+        if process.isRunning { process.send(SIGKILL) }
+        _ = process.wait()
+    }
+}
+
+/// Why a server process could not be used.
+public struct ServerProcessError: Error, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
+}
+
+/// Lines a process printed, as they come.
+final class LineReader: Sendable {
+    private let lines = Mutex<[String]>([])
+    private let arrived = DispatchSemaphore(value: 0)
+
+    func append(_ line: String) {
+        lines.withLock { $0.append(line) }
+        arrived.signal()
+    }
+
+    /// The first line containing `text`, waiting up to `timeout` for it.
+    func first(containing text: String, within timeout: Duration) -> String? {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if let line = lines.withLock({ $0.first { $0.contains(text) } }) { return line }
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { return nil }
+            _ = arrived.wait(timeout: .now() + .milliseconds(Int(left.components.seconds * 1000 + 1)))
+        }
+    }
+}
