@@ -66,10 +66,10 @@ extension DocumentLibrary {
 
     /// Moves a document between containers (a logged change); its file moves too.
     ///
-    /// The container decides what syncs. A document moved to ``DocumentContainer/local`` stays on this device from
+    /// The container decides what syncs. A document moved to `DocumentContainer.local` stays on this device from
     /// then on: the move itself and every later change of this device to it are neither announced nor sent, and
     /// the changes of it that peers still make are not taken, until it is moved back to
-    /// ``DocumentContainer/shared``, which publishes it with its whole history (see
+    /// `DocumentContainer.shared`, which publishes it with its whole history (see
     /// `ChangeLogStore.unpublishedDocuments()`). The move and the store's record of what is unpublished are one
     /// transaction.
     ///

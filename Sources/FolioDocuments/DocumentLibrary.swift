@@ -144,8 +144,8 @@ public final class DocumentLibrary: Sendable {
     /// Creates a document of `Model`'s type named `name` in `container`, optionally with initial contents (recorded
     /// as a baseline change right after the creation), and opens it.
     ///
-    /// A document created in ``DocumentContainer/local`` (the default) stays on this device: no sync sends it until
-    /// it is moved to ``DocumentContainer/shared`` (``move(_:to:)``). Create it in `.shared` to sync it.
+    /// A document created in `DocumentContainer.local` (the default) stays on this device: no sync sends it until
+    /// it is moved to `DocumentContainer.shared` (``move(_:to:)``). Create it in `.shared` to sync it.
     ///
     /// - Throws: ``DocumentError`` `.invalidName` for a name the library does not give a document (empty, over 200
     ///   bytes, with a `/`, a control character or line break, a leading `.` or surrounding spaces), `.store`.
