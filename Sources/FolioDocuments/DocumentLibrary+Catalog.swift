@@ -66,6 +66,13 @@ extension DocumentLibrary {
 
     /// Moves a document between containers (a logged change); its file moves too.
     ///
+    /// The container decides what syncs. A document moved to `DocumentContainer.local` stays on this device from
+    /// then on: the move itself and every later change of this device to it are neither announced nor sent, and
+    /// the changes of it that peers still make are not taken, until it is moved back to
+    /// `DocumentContainer.shared`, which publishes it with its whole history (see
+    /// `ChangeLogStore.unpublishedDocuments()`). The move and the store's record of what is unpublished are one
+    /// transaction.
+    ///
     /// - Throws: ``DocumentError`` `.notFound`, `.store`, `.save`.
     public func move(_ id: DocumentID, to container: DocumentContainer) throws {
         try relocate(id, by: .move(to: container))
@@ -121,8 +128,12 @@ extension DocumentLibrary {
 
     func appendLifecycle(_ event: LifecycleEvent, to id: DocumentID) throws(DocumentError) {
         let parents = try lifecycleParents(of: id)
+        // Only this device's own container changes decide what it keeps to itself: a peer's move to local is
+        // published only with its move back to shared, so what arrives never makes a document unpublished here.
+        var unpublished: Bool?
+        if case .move(let container) = event { unpublished = container == .local }
         do {
-            try store.append(.lifecycle(event), to: id, on: .heads(parents))
+            try store.append([.lifecycle(event)], to: id, on: .heads(parents), unpublished: unpublished)
         } catch {
             throw .store(error, "recording \(event) of document \(id)")
         }
@@ -136,7 +147,8 @@ extension DocumentLibrary {
     ///   - model: the document's model: its document type says whether `url` is read as a package or a flat file,
     ///     and its `init(contents:)` must accept what is read.
     ///   - name: the display name; by default the file's name without its extension.
-    ///   - container: where the new document lives; `.local` by default.
+    ///   - container: where the new document lives; `.local` by default, which keeps it on this device (see
+    ///     ``move(_:to:)``).
     /// - Throws: ``DocumentError`` `.invalidContents` when the model refuses the contents, `.save` when the file
     ///   cannot be read (or is a package with links or special files), `.invalidName`, `.store`.
     @discardableResult
@@ -167,7 +179,7 @@ extension DocumentLibrary {
                 [
                     .lifecycle(.create(name: displayName, type: Model.documentType.identifier, container: container)),
                     .baseline(contents: loaded.contents().encoded()),
-                ], to: id)
+                ], to: id, unpublished: container == .local ? true : nil)
         } catch {
             throw DocumentError.store(error, "importing \(url.lastPathComponent)")
         }

@@ -144,6 +144,9 @@ public final class DocumentLibrary: Sendable {
     /// Creates a document of `Model`'s type named `name` in `container`, optionally with initial contents (recorded
     /// as a baseline change right after the creation), and opens it.
     ///
+    /// A document created in `DocumentContainer.local` (the default) stays on this device: no sync sends it until
+    /// it is moved to `DocumentContainer.shared` (``move(_:to:)``). Create it in `.shared` to sync it.
+    ///
     /// - Throws: ``DocumentError`` `.invalidName` for a name the library does not give a document (empty, over 200
     ///   bytes, with a `/`, a control character or line break, a leading `.` or surrounding spaces), `.store`.
     public func create<Model: DocumentModel>(
@@ -182,7 +185,8 @@ public final class DocumentLibrary: Sendable {
         ]
         if let contents { kinds.append(.baseline(contents: contents.contents().encoded())) }
         do {
-            try store.append(kinds, to: id)
+            // A document created in the local container is unpublished in the transaction that creates it.
+            try store.append(kinds, to: id, unpublished: container == .local ? true : nil)
         } catch {
             throw .store(error, "creating \(name)")
         }

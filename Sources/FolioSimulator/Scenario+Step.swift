@@ -1,3 +1,4 @@
+import FolioCore
 import FolioModels
 
 extension Scenario {
@@ -33,8 +34,10 @@ extension Scenario {
     ///
     /// `device` names a declared device and `document` a document by display name; the parser has checked both.
     public enum Action: Hashable, Sendable {
-        /// `create`: the device creates a document of `model`, optionally with initial contents (of that model).
-        case create(device: String, document: String, model: Model, contents: Contents?)
+        /// `create`: the device creates a document of `model`, optionally with initial contents (of that model), in
+        /// `container` (`in:`; the shared container unless the step says `in: local`, which keeps the document on
+        /// the device).
+        case create(device: String, document: String, model: Model, contents: Contents?, container: Container = .shared)
         /// `edit`: one edit of the document; appends one change.
         case edit(device: String, document: String, operation: Operation)
         /// `undo`: undoes the device's last edit of the document.
@@ -117,7 +120,7 @@ extension Scenario {
         ]
     }
 
-    /// Where a `move` step puts a document.
+    /// Where a `create` step makes a document and a `move` step puts it.
     public enum Container: String, Hashable, Sendable, CaseIterable {
         /// The device's own documents (`Documents/`).
         case local
@@ -173,6 +176,16 @@ extension Scenario {
             case .records: .records
             case .pages: .pages
             }
+        }
+    }
+}
+
+extension Scenario.Container {
+    /// The library's container of that name.
+    var documentContainer: DocumentContainer {
+        switch self {
+        case .local: .local
+        case .shared: .shared
         }
     }
 }

@@ -6,7 +6,8 @@ extension Scenario {
     /// `seed`, `model` and `strategy` always written and `description`, `network` and `clockSkew` only when they say
     /// something; then one step per line, as a flow map (`- edit: {device: iPad, document: Notes, append: "x"}`),
     /// so the N-th step is on line `steps line + N`. Unordered maps (fields, images, expected records) are written in
-    /// key order by Unicode scalars; a `create` names its model only when it is not the scenario's.
+    /// key order by Unicode scalars; a `create` names its model only when it is not the scenario's, and its container
+    /// (`in`) only when it is not the shared one.
     ///
     /// - Complexity: O(size of the scenario).
     public var yaml: String {
@@ -51,13 +52,16 @@ extension Scenario {
             [("device", YAMLText.scalar(device)), ("document", YAMLText.scalar(document))]
         }
         switch action {
-        case .create(let device, let document, let model, let contents):
+        case .create(let device, let document, let model, let contents, let container):
             var pairs = target(device, document)
             if model != self.model {
                 pairs.append(("model", model.rawValue))
             }
             if let contents {
                 pairs.append((contents.model.rawValue, Self.yaml(of: contents)))
+            }
+            if container != .shared {
+                pairs.append(("in", container.rawValue))
             }
             return YAMLText.flowMap(pairs)
         case .edit(let device, let document, let operation):

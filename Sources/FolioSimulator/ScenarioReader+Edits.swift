@@ -71,9 +71,14 @@ extension ScenarioReader {
                 remember(document, model: modelReadable ? model : nil, line: line)
             }
         }
-        guard let device, let document, modelReadable, contentKeys.isEmpty || contents != nil else { return nil }
+        // The shared container unless the step says otherwise, so that a created document syncs.
+        var container: Scenario.Container? = .shared
+        if let node = fields["in"] { container = readWord(node, "in") }
+        guard let device, let document, let container, modelReadable, contentKeys.isEmpty || contents != nil else {
+            return nil
+        }
         guard action == "import" else {
-            return .create(device: device, document: document, model: model, contents: contents)
+            return .create(device: device, document: document, model: model, contents: contents, container: container)
         }
         guard let contents else {
             report(.missingKey, at: value, "import takes the imported file's contents; write \(example)")

@@ -6,7 +6,7 @@ extension ScenarioReader {
         let target = ["device", "document"]
         let operations = Scenario.Model.allCases.flatMap(Scenario.Operation.keys(of:))
         return [
-            "create": target + ["model", "text", "records", "pages"],
+            "create": target + ["model", "text", "records", "pages", "in"],
             "edit": target + operations,
             "undo": target, "redo": target, "save": target, "close": target, "open": target, "delete": target,
             "rename": target + ["to"],
@@ -126,7 +126,7 @@ extension ScenarioReader {
                     "this expect checks every device, but \(problem); restart it first (\(restart(device))) "
                         + "or name the device to check, such as device: \(YAMLText.scalar(runningExample ?? device))")
             }
-        case .create(let device, _, _, _), .edit(let device, _, _), .undo(let device, _), .redo(let device, _),
+        case .create(let device, _, _, _, _), .edit(let device, _, _), .undo(let device, _), .redo(let device, _),
             .save(let device, _), .close(let device, _), .open(let device, _), .rename(let device, _, _),
             .delete(let device, _), .move(let device, _, _), .writeFile(let device, _, _),
             .importFile(let device, _, _, _), .resolve(let device, _, _):

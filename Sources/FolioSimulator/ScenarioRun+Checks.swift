@@ -111,12 +111,22 @@ extension ScenarioRun {
         return nil
     }
 
-    /// How the open documents of `devices` differ in contents, or `nil`.
+    /// How the open documents of `devices` differ in contents, or `nil`. A document is compared only among the
+    /// devices that publish it: one a device keeps in its local container is not expected to converge there.
     func contentDifference(among devices: [SimulatedDevice]) async throws(SimulationError) -> String? {
-        guard let first = devices.first else { return nil }
-        for id in first.handles.keys.sorted() {
-            guard let reference = try await first.observe(id) else { continue }
-            for other in devices.dropFirst() {
+        var unpublished: [String: Set<DocumentID>] = [:]
+        for device in devices {
+            do { unpublished[device.name] = try device.runningLibrary().store.unpublishedDocuments() } catch {
+                throw .store(error)
+            }
+        }
+        let ids = Set(devices.flatMap(\.handles.keys)).sorted()
+        for id in ids {
+            let publishing = devices.filter { !unpublished[$0.name]!.contains(id) }
+            guard let first = publishing.first, first.handles[id] != nil,
+                let reference = try await first.observe(id)
+            else { continue }
+            for other in publishing.dropFirst() {
                 guard let observation = try await other.observe(id), !observation.state.contains(.closed) else {
                     continue
                 }

@@ -8,8 +8,8 @@ extension ScenarioRun {
     /// Does one step; returns the expectation failures of an `expect` step (empty for every other step).
     func perform(_ action: Scenario.Action) async throws(SimulationError) -> [String] {
         switch action {
-        case .create(let name, let document, let model, let contents):
-            try await create(document, model: model, contents: contents, on: device(name))
+        case .create(let name, let document, let model, let contents, let container):
+            try await create(document, model: model, contents: contents, in: container, on: device(name))
         case .edit(let name, let document, let operation):
             let images = images
             try await withDocument(document, on: name) { handle in
@@ -46,7 +46,7 @@ extension ScenarioRun {
         case .move(let name, let document, let container):
             let device = device(name)
             let id = try documentID(document, on: device)
-            try await catalogChange(on: device, id) { try $0.move(id, to: container == .shared ? .shared : .local) }
+            try await catalogChange(on: device, id) { try $0.move(id, to: container.documentContainer) }
         case .writeFile(let name, let document, let contents):
             try await writeFile(contents, of: document, on: device(name))
         case .importFile(let name, let document, let model, let contents):
@@ -113,16 +113,18 @@ extension ScenarioRun {
         }
     }
 
-    private func create(_ name: String, model: Scenario.Model, contents: Scenario.Contents?, on device: SimulatedDevice)
-        async throws(SimulationError)
-    {
+    private func create(
+        _ name: String, model: Scenario.Model, contents: Scenario.Contents?, in container: Scenario.Container,
+        on device: SimulatedDevice
+    ) async throws(SimulationError) {
         let library = try device.runningLibrary()
         let handle: any SimulatedDocument
+        let container = container.documentContainer
         do {
             switch model {
-            case .text: handle = try await create(TextDocument.self, name, contents, in: library)
-            case .records: handle = try await create(RecordsDocument.self, name, contents, in: library)
-            case .pages: handle = try await create(PagesDocument.self, name, contents, in: library)
+            case .text: handle = try await create(TextDocument.self, name, contents, container, in: library)
+            case .records: handle = try await create(RecordsDocument.self, name, contents, container, in: library)
+            case .pages: handle = try await create(PagesDocument.self, name, contents, container, in: library)
             }
         } catch let error as DocumentError {
             throw .document(error)
@@ -134,10 +136,11 @@ extension ScenarioRun {
     }
 
     private func create<Model: SimulatedModel>(
-        _ model: Model.Type, _ name: String, _ contents: Scenario.Contents?, in library: DocumentLibrary
+        _ model: Model.Type, _ name: String, _ contents: Scenario.Contents?, _ container: DocumentContainer,
+        in library: DocumentLibrary
     ) async throws -> any SimulatedDocument {
         let initial = try contents.map { contents in try Model.initial(contents, bytes: images) }
-        return DocumentHandle(try await library.create(model, named: name, contents: initial))
+        return DocumentHandle(try await library.create(model, named: name, in: container, contents: initial))
     }
 
     /// A rename or a delete through the library, then the open document picks it up.
@@ -198,9 +201,10 @@ extension ScenarioRun {
         do {
             info =
                 switch model {
-                case .text: try library.importFile(at: file, as: TextDocument.self, named: name)
-                case .records: try library.importFile(at: file, as: RecordsDocument.self, named: name)
-                case .pages: try library.importFile(at: file, as: PagesDocument.self, named: name)
+                // Into the shared container, as a `create` step by default: an imported document syncs.
+                case .text: try library.importFile(at: file, as: TextDocument.self, named: name, into: .shared)
+                case .records: try library.importFile(at: file, as: RecordsDocument.self, named: name, into: .shared)
+                case .pages: try library.importFile(at: file, as: PagesDocument.self, named: name, into: .shared)
                 }
         } catch {
             throw .document(error)

@@ -146,23 +146,26 @@ extension ScenarioRun {
         }
     }
 
-    /// How the first two devices of `devices` that differ differ (documents or vectors), or `nil`.
+    /// How the first two devices of `devices` that differ differ (documents or vectors), or `nil`. A document is
+    /// compared only among the devices that publish it: one a device keeps in its local container is not expected
+    /// to converge there.
     func difference(among devices: [SimulatedDevice]) throws(SimulationError) -> String? {
-        var reference: (name: String, vectors: [DocumentID: VersionVector])?
+        var held: [(name: String, vectors: [DocumentID: VersionVector], unpublished: Set<DocumentID>)] = []
         for device in devices {
             let store = try device.runningLibrary().store
-            let vectors: [DocumentID: VersionVector]
-            do { vectors = try Self.vectors(in: store) } catch { throw .store(error) }
-            guard let first = reference else {
-                reference = (device.name, vectors)
-                continue
+            do {
+                held.append((device.name, try Self.vectors(in: store), try store.unpublishedDocuments()))
+            } catch {
+                throw .store(error)
             }
-            if vectors != first.vectors {
-                let ids = Set(vectors.keys).union(first.vectors.keys).sorted()
-                let id = ids.first { vectors[$0] != first.vectors[$0] }!
-                return "\(first.name) and \(device.name) hold different changes of \(documentName(id)): "
-                    + "\(describe(first.vectors[id])) vs \(describe(vectors[id]))"
-            }
+        }
+        for id in Set(held.flatMap(\.vectors.keys)).sorted() {
+            let publishing = held.filter { !$0.unpublished.contains(id) }
+            guard let first = publishing.first,
+                let other = publishing.dropFirst().first(where: { $0.vectors[id] != first.vectors[id] })
+            else { continue }
+            return "\(first.name) and \(other.name) hold different changes of \(documentName(id)): "
+                + "\(describe(first.vectors[id])) vs \(describe(other.vectors[id]))"
         }
         return nil
     }

@@ -185,7 +185,7 @@ final class ScenarioRun {
     /// The devices an action may change ("*": every device).
     static func devices(touchedBy action: Scenario.Action) -> Set<String> {
         switch action {
-        case .create(let device, _, _, _), .edit(let device, _, _), .undo(let device, _), .redo(let device, _),
+        case .create(let device, _, _, _, _), .edit(let device, _, _), .undo(let device, _), .redo(let device, _),
             .save(let device, _), .close(let device, _), .open(let device, _), .rename(let device, _, _),
             .delete(let device, _), .move(let device, _, _), .writeFile(let device, _, _),
             .importFile(let device, _, _, _), .crash(let device, _), .restart(let device), .resolve(let device, _, _):

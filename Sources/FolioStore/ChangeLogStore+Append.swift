@@ -50,6 +50,10 @@ extension ChangeLogStore {
     ///     such as the one of `DeviceKey.externalKey`.
     ///   - localState: the entries of this device's local state to write for the new changes, in the same
     ///     transaction; `nil` writes none.
+    ///   - unpublished: whether the document is kept to this device from now on (`true`), published with its whole
+    ///     history (`false`), or left as it is (`nil`, the default; see ``unpublishedDocuments()``), in the same
+    ///     transaction: a document moved to the local container is unpublished with its move, so no sync can send
+    ///     the move.
     /// - Returns: the changes as stored, in order.
     /// - Complexity: O(changes × devices).
     /// - Throws: ``StoreError`` when the database fails (nothing is appended then), or `invalidChange` when a
@@ -57,7 +61,7 @@ extension ChangeLogStore {
     @discardableResult
     public func append(
         _ kinds: [ChangeKind], to document: DocumentID, on parents: ParentChoice = .allHeads, author: Device? = nil,
-        localState: (([Change]) -> [String: Data])? = nil
+        localState: (([Change]) -> [String: Data])? = nil, unpublished: Bool? = nil
     ) throws -> [Change] {
         let device = author?.id ?? localDevice.id
         if let author, author.id != localDevice.id { try registerDevice(author) }
@@ -113,6 +117,7 @@ extension ChangeLogStore {
             }
             try save(&frontier, of: document, in: db)
             if let localState { try LocalStateStore.write(localState(appended), documentRow: documentRow, in: db) }
+            if let unpublished { try Self.writeUnpublished(unpublished, documentRow: documentRow, in: db) }
             return appended
         }
         appendObservers.notify(document)

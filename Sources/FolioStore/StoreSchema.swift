@@ -145,7 +145,63 @@ enum StoreSchema {
                     CREATE INDEX pending_unvouched ON pending (document, device, seq) WHERE vouched = 0;
                     """)
         }
+        migrator.registerMigration("v5 unpublished documents") { db in
+            try migrateUnpublishedDocuments(db)
+        }
         return migrator
+    }
+
+    /// Creates the table of the documents this device keeps to itself (see
+    /// ``ChangeLogStore/unpublishedDocuments()``) and fills it with the documents whose container, as their lifecycle
+    /// sets it, is `local`: a store written before the table existed published every document, and from now on a
+    /// document in `local` stays on the device.
+    private static func migrateUnpublishedDocuments(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                -- The documents whose changes this device neither announces nor sends, nor takes from peers: those it
+                -- put in its local container. Never synced; small, read whole once per sync.
+                CREATE TABLE unpublished (
+                    document INTEGER PRIMARY KEY NOT NULL
+                );
+                """)
+        var lifecycles: [Int64: [Change]] = [:]
+        for row in try Row.fetchAll(
+            db,
+            sql: "SELECT c.document, d.uuid, c.body FROM change c JOIN document d ON d.id = c.document WHERE c.kind = 1"
+        ) {
+            let documentRow: Int64 = row[0]
+            let document = DocumentID(try ColumnDecoder.uuid(row[1]))
+            let body = try StorageCompression.unpackBody(row[2])
+            // A change the log holds decoded when it entered; one that no longer does is left to `verify`.
+            guard let change = try? Change(checking: body, document: document) else { continue }
+            lifecycles[documentRow, default: []].append(change)
+        }
+        let insert = try db.makeStatement(sql: "INSERT INTO unpublished (document) VALUES (?)")
+        for documentRow in lifecycles.keys.sorted()
+        where latestContainer(in: lifecycles[documentRow]!) == .local {
+            try insert.execute(arguments: [documentRow])
+        }
+    }
+
+    /// The container a document's lifecycle changes put it in, as the library folds them: its first create (by
+    /// lamport, then identity) and its moves set it; of those no other one happened after, the latest by wall time,
+    /// lamport and device wins. `nil` without a create.
+    static func latestContainer(in lifecycle: [Change]) -> DocumentContainer? {
+        let creation = lifecycle.filter {
+            if case .lifecycle(.create) = $0.kind { true } else { false }
+        }.min { ($0.lamport, $0.id) < ($1.lamport, $1.id) }
+        guard let creation else { return nil }
+        let setters = lifecycle.filter {
+            if case .lifecycle(.move) = $0.kind { true } else { $0.hash == creation.hash }
+        }
+        let maximal = setters.filter { candidate in
+            !setters.contains { $0.id != candidate.id && $0.vector.contains(candidate.id) }
+        }
+        let latest = maximal.max { ($0.wallTime, $0.lamport, $0.id.device) < ($1.wallTime, $1.lamport, $1.id.device) }
+        switch latest?.kind {
+        case .lifecycle(.create(_, _, let container)), .lifecycle(.move(let container)): return container
+        default: return nil
+        }
     }
 
     /// Makes the pending table say, for each waiting change, one change it waits for (so that an arriving change

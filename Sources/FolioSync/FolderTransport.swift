@@ -32,6 +32,10 @@ import Foundation
 /// skipped and reported.
 ///
 /// Cursors are kept per folder (by the folder's identity), so a store can sync with several folders.
+///
+/// The store's unpublished documents (`ChangeLogStore.unpublishedDocuments()`, read once per call) take no part:
+/// nothing of them is written to the folder, and the other devices' files of them are not read (their cursors stay,
+/// so that they are read once the document is published again).
 public struct FolderTransport: SyncTransport {
     /// The shared directory.
     public let root: URL
@@ -73,8 +77,10 @@ public struct FolderTransport: SyncTransport {
         var report = SyncReport()
         let folder = try identity()
         var names = try DeviceNames(store)
-        let contents = try read(into: store, folder: folder, names: &names, report: &report)
-        try write(from: store, folder: folder, contents: contents, names: names, report: &report)
+        let unpublished = try unpublishedDocuments(of: store)
+        let contents = try read(into: store, folder: folder, skipping: unpublished, names: &names, report: &report)
+        try write(
+            from: store, folder: folder, skipping: unpublished, contents: contents, names: names, report: &report)
         report.isComplete = report.problems.isEmpty
         return report
     }
@@ -85,7 +91,9 @@ public struct FolderTransport: SyncTransport {
     public func receive(into store: ChangeLogStore) throws -> SyncReport {
         var report = SyncReport()
         var names = try DeviceNames(store)
-        _ = try read(into: store, folder: try identity(), names: &names, report: &report)
+        _ = try read(
+            into: store, folder: try identity(), skipping: try unpublishedDocuments(of: store), names: &names,
+            report: &report)
         report.isComplete = report.problems.isEmpty
         return report
     }
@@ -96,22 +104,34 @@ public struct FolderTransport: SyncTransport {
     public func send(from store: ChangeLogStore) throws -> SyncReport {
         var report = SyncReport()
         let folder = try identity()
-        try write(from: store, folder: folder, contents: [:], names: try DeviceNames(store), report: &report)
+        try write(
+            from: store, folder: folder, skipping: try unpublishedDocuments(of: store), contents: [:],
+            names: try DeviceNames(store), report: &report)
         report.isComplete = report.problems.isEmpty
         return report
     }
 
+    /// The documents `store` keeps to itself.
+    private func unpublishedDocuments(of store: ChangeLogStore) throws(SyncError) -> Set<DocumentID> {
+        do {
+            return try store.unpublishedDocuments()
+        } catch {
+            throw .store(error, while: "reading the documents kept off the folder")
+        }
+    }
+
     // MARK: Reading
 
-    /// Reads what the other devices put in the folder. Returns, per document, the changes read there so far (see
-    /// ``readContents(of:folder:in:)``).
+    /// Reads what the other devices put in the folder, but for the documents in `unpublished`. Returns, per
+    /// document, the changes read there so far (see ``readContents(of:folder:in:)``).
     private func read(
-        into store: ChangeLogStore, folder: UUIDBytes, names: inout DeviceNames, report: inout SyncReport
+        into store: ChangeLogStore, folder: UUIDBytes, skipping unpublished: Set<DocumentID>,
+        names: inout DeviceNames, report: inout SyncReport
     ) throws(SyncError) -> [DocumentID: VersionVector] {
         var contents: [DocumentID: VersionVector] = [:]
         let own = store.localDevice.id
         for writer in try writers() where writer != own {
-            for document in try documents(of: writer) {
+            for document in try documents(of: writer) where !unpublished.contains(document) {
                 if contents[document] == nil {
                     contents[document] = try readContents(of: document, folder: folder, in: store)
                 }
@@ -251,9 +271,10 @@ public struct FolderTransport: SyncTransport {
 
     // MARK: Writing
 
+    /// Writes, per document but those in `unpublished`, the changes the folder lacks.
     private func write(
-        from store: ChangeLogStore, folder: UUIDBytes, contents: [DocumentID: VersionVector], names: DeviceNames,
-        report: inout SyncReport
+        from store: ChangeLogStore, folder: UUIDBytes, skipping unpublished: Set<DocumentID>,
+        contents: [DocumentID: VersionVector], names: DeviceNames, report: inout SyncReport
     ) throws(SyncError) {
         let own = store.localDevice
         let documents: [DocumentID]
@@ -262,7 +283,7 @@ public struct FolderTransport: SyncTransport {
         } catch {
             throw .store(error, while: "listing the documents to write to the folder")
         }
-        for document in documents {
+        for document in documents where !unpublished.contains(document) {
             let vector: VersionVector
             do {
                 vector = try store.vector(of: document)

@@ -19,6 +19,10 @@ public struct SyncDriver: Sendable {
 
     /// Prepares a session for `store`, summarising its documents' vectors.
     ///
+    /// The store's unpublished documents (`ChangeLogStore.unpublishedDocuments()`, read once here) take no part in
+    /// the session: they are not announced, a request for one is answered with nothing, and the peer's changes of
+    /// one are neither requested nor ingested (see ``SyncSession/unpublished``).
+    ///
     /// - Parameters:
     ///   - store: the local store, which the driver reads and ingests into.
     ///   - role: initiator or responder.
@@ -32,8 +36,10 @@ public struct SyncDriver: Sendable {
         self.store = store
         var vectors: [DocumentID: VersionVector] = [:]
         var heads: [DocumentID: [ChangeHash]] = [:]
+        let unpublished: Set<DocumentID>
         do {
-            for summary in try store.summaries() {
+            unpublished = try store.unpublishedDocuments()
+            for summary in try store.summaries() where !unpublished.contains(summary.document) {
                 vectors[summary.document] = summary.vector
                 heads[summary.document] = summary.heads
             }
@@ -43,7 +49,7 @@ public struct SyncDriver: Sendable {
         names = try DeviceNames(store)
         session = SyncSession(
             device: store.localDevice, id: id, role: role, vectors: vectors, heads: heads, devices: names.announced,
-            limits: limits)
+            limits: limits, unpublished: unpublished)
     }
 
     /// Whether this side's exchange is over (see ``SyncSession/isFinished``).

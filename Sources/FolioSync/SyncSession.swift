@@ -17,6 +17,10 @@ import FolioCore
 /// Session numbers guard against late messages of an earlier session: a hello must answer this session and a
 /// `done` must be addressed to it.
 ///
+/// Documents this side keeps to itself (``unpublished``) take no part: they are not in its hello, a request for one
+/// is answered with nothing, the peer's changes of one are neither requested nor ingested (pushed unsolicited, they
+/// are dropped), and the session is complete without them.
+///
 /// A driver (``SyncDriver``) performs the actions against a store and a transport; tests drive the session
 /// directly, which is how every delivery order of an exchange can be replayed in a plain loop.
 public struct SyncSession: Hashable, Sendable {
@@ -63,10 +67,13 @@ public struct SyncSession: Hashable, Sendable {
     public let id: UInt64
     /// The message size limits.
     public let limits: Limits
-    /// This side's version vector of every document, as last reported (at creation, then by ``ingested(_:vector:)``).
+    /// This side's version vector of every document it publishes, as last reported (at creation, then by
+    /// ``ingested(_:vector:)``).
     public private(set) var vectors: [DocumentID: VersionVector]
-    /// This side's heads of every document at creation, announced in its hello.
+    /// This side's heads of every document it publishes, at creation, announced in its hello.
     public let heads: [DocumentID: [ChangeHash]]
+    /// The documents this side keeps to itself: left out of the exchange both ways.
+    public let unpublished: Set<DocumentID>
     /// Devices this side knows by name, announced in its hello.
     public let devices: [Device]
     /// The peer, once its hello has arrived.
@@ -89,26 +96,31 @@ public struct SyncSession: Hashable, Sendable {
     ///     logs.
     ///   - devices: devices this side knows by name, passed on to the peer.
     ///   - limits: how large a `changes` message may grow.
+    ///   - unpublished: documents this side keeps to itself (`ChangeLogStore.unpublishedDocuments()`): left out of
+    ///     `vectors` and `heads`, never sent, requested nor ingested.
     public init(
         device: Device, id: UInt64, role: Role, vectors: [DocumentID: VersionVector],
-        heads: [DocumentID: [ChangeHash]] = [:], devices: [Device] = [], limits: Limits = Limits()
+        heads: [DocumentID: [ChangeHash]] = [:], devices: [Device] = [], limits: Limits = Limits(),
+        unpublished: Set<DocumentID> = []
     ) {
         self.device = device
         self.id = id
         self.role = role
-        self.vectors = vectors
-        self.heads = heads
+        self.vectors = vectors.filter { !unpublished.contains($0.key) }
+        self.heads = heads.filter { !unpublished.contains($0.key) }
+        self.unpublished = unpublished
         self.devices = devices.sorted { $0.id < $1.id }
         self.limits = limits
     }
 
-    /// Whether this side holds everything the peer announced in its hello.
+    /// Whether this side holds everything the peer announced in its hello, but for the documents it keeps to
+    /// itself.
     ///
     /// - Complexity: O(documents × devices).
     public var isComplete: Bool {
         guard let peer else { return false }
         return peer.vectors.allSatisfy { document, vector in
-            vector.isContained(in: vectors[document] ?? VersionVector())
+            unpublished.contains(document) || vector.isContained(in: vectors[document] ?? VersionVector())
         }
     }
 
@@ -118,13 +130,15 @@ public struct SyncSession: Hashable, Sendable {
     /// `done` but cannot know that the answer arrived; it should go on answering for a while before it leaves.
     public var isFinished: Bool { isComplete && peerIsDone }
 
-    /// The documents of which this side still lacks changes the peer announced, in identity order.
+    /// The documents of which this side still lacks changes the peer announced, in identity order; never one it
+    /// keeps to itself.
     ///
     /// - Complexity: O(documents × (log documents + devices)).
     public var missingDocuments: [DocumentID] {
         guard let peer else { return [] }
         return peer.vectors.keys.sorted().filter { document in
-            !peer.vectors[document]!.isContained(in: vectors[document] ?? VersionVector())
+            !unpublished.contains(document)
+                && !peer.vectors[document]!.isContained(in: vectors[document] ?? VersionVector())
         }
     }
 
@@ -147,9 +161,13 @@ public struct SyncSession: Hashable, Sendable {
         case .hello(let incoming):
             return receiveHello(incoming)
         case .request(let document, let since):
-            // Answered from the log whoever asks: a request is self-contained, and answering twice is harmless.
+            // Answered from the log whoever asks: a request is self-contained, and answering twice is harmless. A
+            // document kept on this side is not answered for, not even with an empty reply.
+            guard !unpublished.contains(document) else { return [] }
             return [.fetch(document: document, since: since)]
         case .changes(let document, let changes, let heads):
+            // A peer that still shares a document this side keeps to itself may push its changes: they stay out.
+            guard !unpublished.contains(document) else { return [] }
             return changes.isEmpty ? [] : [.ingest(document: document, changes: changes, heads: heads)]
         case .done(let from, let to):
             guard to == id, peer == nil || peer!.session == from else { return [] }  // another session's
@@ -192,6 +210,7 @@ public struct SyncSession: Hashable, Sendable {
     /// that is also one of this side's heads is known to be there, so only the others are looked up.
     private func verifications(_ incoming: SyncHello) -> [SyncAction] {
         incoming.heads.keys.sorted().compactMap { document in
+            guard !unpublished.contains(document) else { return nil }
             let theirs = incoming.vectors[document] ?? VersionVector()
             guard theirs.isContained(in: vectors[document] ?? VersionVector()) else { return nil }
             let ours = heads[document] ?? []

@@ -21,7 +21,8 @@ import Testing
     {
         let a = try iPad.library()
         let b = try mac.library()
-        let onA = try await a.create(TextDocument.self, named: "Notes", contents: TextDocument(text: "shared line\n"))
+        let onA = try await a.create(
+            TextDocument.self, named: "Notes", in: .shared, contents: TextDocument(text: "shared line\n"))
         try exchange(a, b, onA.id)
         let onB = try await b.open(onA.id, as: TextDocument.self)
         try await onA.edit(.append("from the iPad\n"))

@@ -10,7 +10,9 @@ import Testing
     /// (it wins over the iPad's) but moves the document on its own line, a head that only the iPad's edit
     /// supersedes. Its next edit joins that move (a device's changes form one line) without the iPad's edit, so
     /// the parents alone no longer say which contents the edit was made on: every other device replayed it on the
-    /// iPhone's old text, and the devices never converged.
+    /// iPhone's old text, and the devices never converged. The moves go to the shared container, where the document
+    /// already is: a move to the local one would keep the document on its device, and the case needs the moves to
+    /// sync.
     @Test func anEditJoiningItsAuthorsSupersededMoveShowsTheSameEverywhere() async throws {
         let scenario = try ScenarioParser.parse(
             yaml: """
@@ -24,10 +26,10 @@ import Testing
                   - edit: {device: iPhone, document: Notes, append: "phone\\n"}
                   - edit: {device: Mac, document: Notes, append: "mac\\n"}
                   - sync: all
-                  - move: {device: Mac, document: Notes, to: local}
+                  - move: {device: Mac, document: Notes, to: shared}
                   - edit: {device: iPad, document: Notes, append: "ipad\\n"}
                   - sync: all
-                  - move: {device: iPhone, document: Notes, to: local}
+                  - move: {device: iPhone, document: Notes, to: shared}
                   - edit: {device: iPhone, document: Notes, append: "more\\n"}
                   - sync: all
                   - expect: {converged: true, lostChanges: 0}

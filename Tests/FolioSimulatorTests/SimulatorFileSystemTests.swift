@@ -38,7 +38,7 @@ import Testing
         let written = steps.filter { $0.kind == .writeFile }.map(\.path)
         #expect(
             written.contains { $0.hasSuffix("/import") }, "the file to import, written by another program: \(written)")
-        #expect(written.contains { $0.contains("/Documents/") }, "the devices' saves: \(written)")
+        #expect(written.contains { $0.contains("/Shared/") }, "the devices' saves: \(written)")
         #expect(
             steps.contains { $0.kind == .remove && $0.path.hasPrefix(run) }, "the run's directory is emptied through it"
         )

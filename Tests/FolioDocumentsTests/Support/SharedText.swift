@@ -24,7 +24,8 @@ struct SharedText {
         let fixtures = try (0..<devices).map { try LibraryFixture(seed: UInt64($0 + 1)) }
         for (fixture, skew) in zip(fixtures, skews) { fixture.clock.advance(byMilliseconds: skew) }
         let libraries = try fixtures.map { try $0.library(autosave: .manual) }
-        let first = try await libraries[0].create(TextDocument.self, named: "Notes", contents: TextDocument(text: text))
+        let first = try await libraries[0].create(
+            TextDocument.self, named: "Notes", in: .shared, contents: TextDocument(text: text))
         let base = try libraries[0].store.changes(of: first.id)
         var documents = [first]
         for library in libraries.dropFirst() {
