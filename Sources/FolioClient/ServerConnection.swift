@@ -167,7 +167,8 @@ struct ServerConnection {
                     if vector[store.localDevice.id] > 0 {
                         await onEvent(.acknowledged(document: document, vector: vector))
                     }
-                    guard caughtUp else { continue }
+                    // A document this device keeps to itself is not asked for.
+                    guard caughtUp, !driver.session.unpublished.contains(document) else { continue }
                     let own = try Self.vector(of: document, in: store)
                     if !vector.isContained(in: own) { try await send(driver.request(document)) }
                 }

@@ -63,7 +63,9 @@ public final class ServerProcess {
 
 /// Why a server process could not be used.
 public struct ServerProcessError: Error, CustomStringConvertible {
+    /// What went wrong.
     public var message: String
+    /// The message.
     public var description: String { message }
 }
 
