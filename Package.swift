@@ -187,6 +187,7 @@ let package = Package(
             dependencies: [
                 "FolioTesting", "FolioCore", "FolioStore", "FolioSync", "FolioClient", "FolioServer", "Folio",
                 "FolioModels", "folio", "FolioToolRunner", "LiveSyncExample",
+                .product(name: "WSClient", package: "swift-websocket"),
             ]),
         .testTarget(
             name: "FolioSyncTests",

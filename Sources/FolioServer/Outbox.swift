@@ -41,6 +41,18 @@ final class Outbox: Sendable {
         if first { continuation.finish() }
     }
 
+    /// `reason` cut to what a close frame carries: a control frame's payload is at most 125 bytes (RFC 6455
+    /// section 5.5), two of them the code. The log keeps the whole reason.
+    static func closeFrameReason(_ reason: String) -> String {
+        guard reason.utf8.count > 123 else { return reason }
+        var cut = ""
+        for character in reason {
+            guard cut.utf8.count + character.utf8.count <= 120 else { break }
+            cut.append(character)
+        }
+        return cut + "..."
+    }
+
     /// The close asked for, if any.
     var requestedClose: Close? { closing.withLock { $0 } }
 

@@ -225,7 +225,8 @@ public final class SyncServer: Sendable {
                     do { try await outbound.write(.binary(ByteBuffer(bytes: frame))) } catch { break }
                 }
                 if let close = outbox.requestedClose {
-                    try? await outbound.close(.init(codeNumber: Int(close.code)), reason: close.reason)
+                    try? await outbound.close(
+                        .init(codeNumber: Int(close.code)), reason: Outbox.closeFrameReason(close.reason))
                 }
             }
             // The reader.
