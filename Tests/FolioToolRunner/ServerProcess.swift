@@ -15,11 +15,12 @@ public final class ServerProcess {
     /// A library's address on it, `ws://127.0.0.1:PORT/v1/libraries/NAME`.
     public func libraryURL(_ name: String) -> URL { URL(string: "ws://127.0.0.1:\(port)/v1/libraries/\(name)")! }
 
-    /// Starts `folio serve --port 0 --data DATA` (plus `arguments`) and waits until it says where it listens.
-    public init(data: URL, arguments: [String] = [], timeout: Duration = .seconds(60)) throws {
+    /// Starts `folio serve --port PORT --data DATA` (plus `arguments`; port 0 picks a free one) and waits until it
+    /// says where it listens.
+    public init(data: URL, port: Int = 0, arguments: [String] = [], timeout: Duration = .seconds(60)) throws {
         let lines = LineReader()
         process = try ToolProcess.start(
-            ["serve", "--port", "0", "--data", data.path] + arguments, onOutputLine: lines.append)
+            ["serve", "--port", "\(port)", "--data", data.path] + arguments, onOutputLine: lines.append)
         self.data = data
         guard let line = lines.first(containing: "listening on", within: timeout),
             let portText = line.split(separator: ":").last,

@@ -1,0 +1,127 @@
+import Folio
+import FolioClient
+import FolioCore
+import FolioStore
+import FolioSync
+import FolioTesting
+import FolioToolRunner
+import Foundation
+import Synchronization
+import Testing
+
+/// A real `folio serve` process killed (SIGKILL) while devices sync, and a device's process killed and started again.
+@Suite(.serialized) struct ServerCrashTests {
+    /// What the server acknowledged to the phone, per document: the union of the notices it sent.
+    final class Acknowledged: Sendable {
+        private let vectors = Mutex<[DocumentID: VersionVector]>([:])
+
+        func record(_ document: DocumentID, _ vector: VersionVector) {
+            vectors.withLock { $0[document] = ($0[document] ?? VersionVector()).merging(vector) }
+        }
+
+        var snapshot: [DocumentID: VersionVector] { vectors.withLock { $0 } }
+    }
+
+    /// While the phone appends line after line and the laptop listens, the server is killed at seeded random moments
+    /// and started again on the same port and data. Every change it acknowledged before a kill is in its log after
+    /// the restart; at the end both devices show the same text, each line once.
+    @Test(arguments: [0, 1, 2]) func everyAcknowledgedChangeSurvivesAKillAndDevicesConverge(round: Int) async throws {
+        let seed = TestSeed.make() &+ UInt64(round)
+        var random = SplitMix64(seed: seed)
+        let directory = try TemporaryDirectory()
+        let data = try directory.subdirectory("server")
+        var server = try ServerProcess(data: data)
+        let port = server.port
+        defer { server.kill() }
+        let token = try server.token(for: "notes")
+        let endpoint = try ServerEndpoint(url: server.libraryURL("notes"), token: token)
+        let quick = Backoff(initial: .milliseconds(20), maximum: .milliseconds(200))
+
+        let phone = try DocumentLibrary(at: directory.subdirectory("phone"), deviceName: "Phone")
+        let laptop = try DocumentLibrary(at: directory.subdirectory("laptop"), deviceName: "Laptop")
+        let note = try await phone.create(TextDocument.self, named: "Log", in: .shared)
+        let acknowledged = Acknowledged()
+        let phoneSync = LiveSync(store: phone.store, endpoint: endpoint, backoff: quick, seed: seed) { event in
+            if case .acknowledged(let document, let vector) = event { acknowledged.record(document, vector) }
+        }
+        let laptopSync = try laptop.startSyncing(with: server.libraryURL("notes"), token: token, backoff: quick)
+
+        let lines = 120
+        let writer = Task {
+            for line in 0..<lines {
+                try await note.edit([.append("line \(line)\n")])
+                try await Task.sleep(for: .milliseconds(4))
+            }
+        }
+        for kill in 0..<3 {
+            try await Task.sleep(for: .milliseconds(Int.random(in: 60...250, using: &random)))
+            server.send(SIGKILL)
+            _ = server.wait()
+            let before = acknowledged.snapshot
+            server = try ServerProcess(data: data, port: port)
+            // What the server acknowledged is in its log: a probe that syncs now receives all of it.
+            let probe = try ChangeLogStore(
+                inMemoryNamed: "probe-\(seed)-\(kill)", key: DeviceKey(), deviceName: "probe")
+            _ = try await WebSocketTransport(endpoint: endpoint).sync(probe)
+            for (document, vector) in before.sorted(by: { $0.key < $1.key }) {
+                let stored = try probe.vector(of: document)
+                #expect(
+                    vector.isContained(in: stored),
+                    "seed \(seed), kill \(kill): acknowledged \(vector), stored \(stored)")
+            }
+        }
+        try await writer.value
+        #expect(!acknowledged.snapshot.isEmpty, "seed \(seed): the server acknowledged nothing")
+        let expected = (0..<lines).map { "line \($0)\n" }.joined()
+        #expect(await note.model.text == expected, "seed \(seed)")
+        let copy = try await laptop.open(note.id, as: TextDocument.self)
+        try await eventually(within: .seconds(60), "seed \(seed): the laptop to converge") {
+            await copy.model.text == expected
+        }
+        await phoneSync.stop()
+        await laptopSync.stop()
+    }
+
+    /// The README's client in a process of its own is killed (SIGKILL) and started again: it resumes from its
+    /// library, receives what it missed, and signs each note once.
+    @Test func aKilledDeviceProcessResumesAndNothingIsDuplicated() async throws {
+        let fixture = try ServerFixture()
+        let token = try fixture.server.token(for: "notes")
+        let url = fixture.server.libraryURL("notes")
+        let laptopDirectory = try fixture.directory.subdirectory("laptop")
+        func startLaptop() throws -> ToolProcess {
+            try ToolProcess.start(
+                [laptopDirectory.path, url.absoluteString, token], executable: try LiveSyncTests.example())
+        }
+        let phone = try fixture.library("Phone")
+        let sync = try phone.startSyncing(with: url, token: token)
+        var laptop = try startLaptop()
+        let first = try await phone.create(
+            TextDocument.self, named: "First", in: .shared, contents: TextDocument(text: "one\n"))
+        try await eventually("the laptop to sign the first note") {
+            await first.model.text == "one\nseen on the laptop\n"
+        }
+        laptop.send(SIGKILL)
+        _ = laptop.wait()
+        // Written while the laptop is down.
+        try await first.edit([.append("two\n")])
+        let second = try await phone.create(
+            TextDocument.self, named: "Second", in: .shared, contents: TextDocument(text: "three\n"))
+        laptop = try startLaptop()
+        defer {
+            laptop.send(SIGKILL)
+            _ = laptop.wait()
+        }
+        try await eventually("the laptop to sign the second note") {
+            await second.model.text == "three\nseen on the laptop\n"
+        }
+        laptop.send(SIGKILL)
+        _ = laptop.wait()
+        let onLaptop = try DocumentLibrary(at: laptopDirectory, deviceName: "Laptop")
+        #expect(
+            await (try onLaptop.open(first.id, as: TextDocument.self)).model.text == "one\nseen on the laptop\ntwo\n")
+        #expect(await first.model.text == "one\nseen on the laptop\ntwo\n")
+        #expect(await (try onLaptop.open(second.id, as: TextDocument.self)).model.text == "three\nseen on the laptop\n")
+        await sync.stop()
+    }
+}
