@@ -94,7 +94,10 @@ struct ServerConnection {
         onEvent: @escaping @Sendable (ServerSyncEvent) async -> Void
     ) async throws -> SyncReport {
         let (inputs, continuation) = AsyncStream.makeStream(of: Input.self)
-        let reader = Task {
+        // The connection's tasks run on its own queue: a cooperative pool kept busy elsewhere in the app never stalls
+        // what arrives.
+        let executor = BlockingWorkExecutor(label: "folio.connection")
+        let reader = Task(executorPreference: executor) {
             do {
                 for try await message in inbound.messages(maxSize: SyncFrame.maximumBytes) {
                     guard case .binary(let buffer) = message else { continue }
@@ -106,7 +109,7 @@ struct ServerConnection {
             }
         }
         let tick = self.tick
-        let ticker = Task {
+        let ticker = Task(executorPreference: executor) {
             while !Task.isCancelled {
                 try? await Task.sleep(for: tick)
                 continuation.yield(.tick)
@@ -134,6 +137,8 @@ struct ServerConnection {
         /// What the server is known to hold (its notices), and what was sent beyond that.
         var stored: [DocumentID: VersionVector] = [:]
         var sent: [DocumentID: VersionVector] = [:]
+        /// For documents with changes sent but not acknowledged, what the server had acknowledged at the last tick.
+        var unacknowledged: [DocumentID: VersionVector] = [:]
         for await input in inputs {
             switch input {
             case .frame(let bytes):
@@ -175,11 +180,27 @@ struct ServerConnection {
             case .appended(let document):
                 guard caughtUp else { continue }
                 let since = (sent[document] ?? VersionVector()).merging(stored[document] ?? VersionVector())
+                // The vector is read before the changes: a commit between the two is then sent again next time,
+                // rather than counted as sent and never sent.
+                let vector = try Self.vector(of: document, in: store)
                 let messages = try driver.offer(document, since: since)
-                sent[document] = try Self.vector(of: document, in: store)
+                sent[document] = vector
                 try await send(messages)
             case .tick:
-                guard !caughtUp else { continue }
+                if caughtUp {
+                    // What was sent but is still not acknowledged a tick later, and did not move since the last tick,
+                    // is sent again from what the server acknowledged (duplicates are ignored there).
+                    for document in sent.keys.sorted() {
+                        let acknowledged = stored[document] ?? VersionVector()
+                        guard let vector = sent[document], !vector.isContained(in: acknowledged) else { continue }
+                        if unacknowledged[document] == acknowledged {
+                            sent[document] = try Self.vector(of: document, in: store)
+                            try await send(driver.offer(document, since: acknowledged))
+                        }
+                        unacknowledged[document] = acknowledged
+                    }
+                    continue
+                }
                 idleTicks += 1
                 guard idleTicks <= ticksBeforeGivingUp else {
                     throw Ended(description: "the server stopped answering the session", caughtUp: false)

@@ -11,19 +11,25 @@ import Testing
 /// A client that sends what the protocol does not allow is closed with a WebSocket close code and a reason; the
 /// server stores nothing of it, and other devices go on syncing.
 @Suite struct HostileClientTests {
-    let fixture: ServerFixture
-    let token: String
     let document = DocumentID(UUIDBytes(bytes: Array(repeating: 0xAB, count: 16)))
 
-    init() throws {
-        fixture = try ServerFixture()
-        token = try fixture.server.token(for: "notes")
+    /// A server with a library `notes`, and its token.
+    final class Context {
+        let fixture: ServerFixture
+        let token: String
+
+        init() async throws {
+            fixture = try await ServerFixture.start()
+            token = try await fixture.token(for: "notes")
+        }
+
+        func client() -> RawClient { RawClient(fixture.server.libraryURL("notes"), token: token) }
     }
 
-    private func client() -> RawClient { RawClient(fixture.server.libraryURL("notes"), token: token) }
-
     /// After the hostile client, an honest device still syncs both ways.
-    private func anHonestDeviceStillSyncs() async throws {
+    private func anHonestDeviceStillSyncs(_ context: Context) async throws {
+        let fixture = context.fixture
+        let token = context.token
         let endpoint = try ServerEndpoint(url: fixture.server.libraryURL("notes"), token: token)
         let phone = try fixture.library("Phone-\(UUID().uuidString.prefix(8))")
         let note = try await phone.create(TextDocument.self, named: "Plan", in: .shared)
@@ -37,66 +43,90 @@ import Testing
     }
 
     @Test func bytesThatAreNotAFrameClose1002() async throws {
-        let outcome = try await client().run([.binary([0xFF, 0x00, 0x13, 0x37])])
+        let context = try await Context()
+        let fixture = context.fixture
+        let token = context.token
+        let outcome = try await context.client().run([.binary([0xFF, 0x00, 0x13, 0x37])])
         #expect(outcome.closeCode == 1002)
         #expect(outcome.reason?.contains("does not decode") == true, "\(outcome.reason ?? "")")
-        try await anHonestDeviceStillSyncs()
+        try await anHonestDeviceStillSyncs(context)
     }
 
     @Test func aTruncatedMessageCloses1002() async throws {
+        let context = try await Context()
+        let fixture = context.fixture
+        let token = context.token
         let hello = HandDevice().hello()
-        let outcome = try await client().run([.binary(Array(hello.prefix(hello.count - 5)))])
+        let outcome = try await context.client().run([.binary(Array(hello.prefix(hello.count - 5)))])
         #expect(outcome.closeCode == 1002)
-        try await anHonestDeviceStillSyncs()
+        try await anHonestDeviceStillSyncs(context)
     }
 
     @Test func anUnknownWireVersionCloses1002() async throws {
+        let context = try await Context()
+        let fixture = context.fixture
+        let token = context.token
         var hello = HandDevice().hello()
         hello[0] = 99
-        let outcome = try await client().run([.binary(hello)])
+        let outcome = try await context.client().run([.binary(hello)])
         #expect(outcome.closeCode == 1002)
         #expect(outcome.reason?.contains("wire version 99") == true, "\(outcome.reason ?? "")")
     }
 
     @Test func aTextFrameCloses1003() async throws {
-        let outcome = try await client().run([.text("hello")])
+        let context = try await Context()
+        let fixture = context.fixture
+        let token = context.token
+        let outcome = try await context.client().run([.text("hello")])
         #expect(outcome.closeCode == 1003)
-        try await anHonestDeviceStillSyncs()
+        try await anHonestDeviceStillSyncs(context)
     }
 
     @Test func anOversizedMessageCloses1009() async throws {
-        let outcome = try await client().run([.binary(Array(repeating: 1, count: (16 << 20) + 1))])
+        let context = try await Context()
+        let fixture = context.fixture
+        let token = context.token
+        let outcome = try await context.client().run([.binary(Array(repeating: 1, count: (16 << 20) + 1))])
         #expect(outcome.closeCode == 1009)
-        try await anHonestDeviceStillSyncs()
+        try await anHonestDeviceStillSyncs(context)
     }
 
     @Test func changesBeforeAHelloClose1002() async throws {
+        let context = try await Context()
+        let fixture = context.fixture
+        let token = context.token
         let hand = HandDevice()
         let change = hand.change(seq: 1, of: document, lamport: 1)
-        let outcome = try await client().run([.binary(hand.changes([change], of: document))])
+        let outcome = try await context.client().run([.binary(hand.changes([change], of: document))])
         #expect(outcome.closeCode == 1002)
         #expect(outcome.reason?.contains("before a hello") == true, "\(outcome.reason ?? "")")
-        try await anHonestDeviceStillSyncs()
+        try await anHonestDeviceStillSyncs(context)
     }
 
     @Test func aClientDoesNotSendNotices() async throws {
+        let context = try await Context()
+        let fixture = context.fixture
+        let token = context.token
         let notice = SyncFrame.notice(document: document, vector: VersionVector()).encoded()
-        let outcome = try await client().run([.binary(HandDevice().hello()), .binary(notice)])
+        let outcome = try await context.client().run([.binary(HandDevice().hello()), .binary(notice)])
         #expect(outcome.closeCode == 1002)
     }
 
     /// A message with a sound change and a refused one (a lamport timestamp past the limits) is refused whole: the
     /// server stores neither, passes neither on, and closes with 1008.
     @Test func aRefusedChangeClosesTheConnectionAndNothingOfItsMessageIsStored() async throws {
+        let context = try await Context()
+        let fixture = context.fixture
+        let token = context.token
         let hand = HandDevice()
         let first = hand.change(seq: 1, of: document, lamport: 1)
         let second = hand.change(seq: 2, of: document, parents: [first], lamport: ChangeLimits.counter)
-        let outcome = try await client().run([
+        let outcome = try await context.client().run([
             .binary(hand.hello()), .binary(hand.changes([first, second], of: document)),
         ])
         #expect(outcome.closeCode == 1008)
         #expect(outcome.reason?.contains("refused") == true, "\(outcome.reason ?? "")")
-        try await anHonestDeviceStillSyncs()
+        try await anHonestDeviceStillSyncs(context)
         // A device that syncs now gets nothing of the hostile document.
         let endpoint = try ServerEndpoint(url: fixture.server.libraryURL("notes"), token: token)
         let store = try ChangeLogStore(inMemoryNamed: "probe-\(UUID())", key: DeviceKey(), deviceName: "probe")
@@ -106,10 +136,13 @@ import Testing
 
     /// A device first seen in one library cannot write into another.
     @Test func aDeviceOfOneLibraryCannotWriteIntoAnother() async throws {
+        let context = try await Context()
+        let fixture = context.fixture
+        let token = context.token
         let hand = HandDevice()
-        let first = try await client().run([.binary(hand.hello())], linger: .milliseconds(500))
+        let first = try await context.client().run([.binary(hand.hello())], linger: .seconds(1))
         #expect(first.closeCode == 1000 || first.closeCode == nil)
-        let photos = try fixture.server.token(for: "photos")
+        let photos = try await fixture.token(for: "photos")
         let other = RawClient(fixture.server.libraryURL("photos"), token: photos)
         let outcome = try await other.run([.binary(hand.hello())])
         #expect(outcome.closeCode == 1008)
@@ -119,6 +152,9 @@ import Testing
     /// An honest device connected while another misbehaves keeps receiving: the hostile client's closing does not
     /// touch it.
     @Test func aLiveDeviceIsUnaffectedByAHostileOne() async throws {
+        let context = try await Context()
+        let fixture = context.fixture
+        let token = context.token
         let phone = try fixture.library("Phone")
         let laptop = try fixture.library("Laptop")
         let phoneSync = try phone.startSyncing(with: fixture.server.libraryURL("notes"), token: token)
@@ -128,7 +164,9 @@ import Testing
         try await eventually("the note on the laptop") { try laptop.info(of: note.id) != nil }
         let hand = HandDevice()
         let bad = hand.change(seq: 1, of: document, lamport: ChangeLimits.counter)
-        let outcome = try await client().run([.binary(hand.hello()), .binary(hand.changes([bad], of: document))])
+        let outcome = try await context.client().run([
+            .binary(hand.hello()), .binary(hand.changes([bad], of: document)),
+        ])
         #expect(outcome.closeCode == 1008)
         try await note.edit([.append("b\n")])
         let copy = try await laptop.open(note.id, as: TextDocument.self)

@@ -8,8 +8,8 @@ import Testing
 /// Libraries syncing through a real `folio serve`.
 @Suite struct LiveSyncTests {
     @Test func anEditReachesAnotherDevicesOpenDocumentByItself() async throws {
-        let fixture = try ServerFixture()
-        let token = try fixture.server.token(for: "notes")
+        let fixture = try await ServerFixture.start()
+        let token = try await fixture.token(for: "notes")
         let phone = try fixture.library("Phone")
         let laptop = try fixture.library("Laptop")
         let phoneSync = try phone.startSyncing(with: fixture.server.libraryURL("notes"), token: token)
@@ -37,8 +37,8 @@ import Testing
     }
 
     @Test func libraryEventsSayWhatArrived() async throws {
-        let fixture = try ServerFixture()
-        let token = try fixture.server.token(for: "notes")
+        let fixture = try await ServerFixture.start()
+        let token = try await fixture.token(for: "notes")
         let phone = try fixture.library("Phone")
         let laptop = try fixture.library("Laptop")
         let note = try await phone.create(TextDocument.self, named: "Plan", in: .shared)
@@ -67,8 +67,8 @@ import Testing
     }
 
     @Test func aOneShotWebSocketSyncExchangesWhatEachLacks() async throws {
-        let fixture = try ServerFixture()
-        let token = try fixture.server.token(for: "notes")
+        let fixture = try await ServerFixture.start()
+        let token = try await fixture.token(for: "notes")
         let endpoint = try ServerEndpoint(url: fixture.server.libraryURL("notes"), token: token)
         let phone = try fixture.library("Phone")
         let laptop = try fixture.library("Laptop")
@@ -85,18 +85,15 @@ import Testing
 
     /// Two libraries in two processes: this one, and the README's client example in a process of its own.
     @Test func twoProcessesSyncLiveThroughTheServer() async throws {
-        let fixture = try ServerFixture()
-        let token = try fixture.server.token(for: "notes")
+        let fixture = try await ServerFixture.start()
+        let token = try await fixture.token(for: "notes")
         let example = try ToolProcess.start(
             [
                 try fixture.directory.subdirectory("laptop").path, fixture.server.libraryURL("notes").absoluteString,
                 token,
             ],
             executable: try Self.example())
-        defer {
-            example.send(SIGKILL)
-            _ = example.wait()
-        }
+        defer { example.send(SIGKILL) }
         let phone = try fixture.library("Phone")
         let sync = try phone.startSyncing(with: fixture.server.libraryURL("notes"), token: token)
         // Created with its text, so that the other process's line follows it rather than competing with it.
@@ -109,13 +106,13 @@ import Testing
             }
         } catch {
             example.send(SIGTERM)
-            let run = example.wait()
+            let run = await example.finish()
             Issue.record("the example printed \(run.output) \(run.errors); the phone shows \(await note.model.text)")
             throw error
         }
         await sync.stop()
         example.send(SIGTERM)
-        _ = example.wait()
+        _ = await example.finish()
         // The other process's library holds the same text.
         let laptop = try DocumentLibrary(at: try fixture.directory.subdirectory("laptop"), deviceName: "Laptop")
         let onLaptop = try await laptop.open(named: "Plan", as: TextDocument.self)

@@ -24,8 +24,9 @@ struct RawClient {
     }
 
     /// Connects, sends `messages` (each as a binary WebSocket message, or text for `.text`), reads until the server
-    /// closes or `linger` passes, and returns what came back.
-    func run(_ messages: [Message], linger: Duration = .seconds(3)) async throws -> Outcome {
+    /// closes the connection or `linger` passes, and returns what came back. Expecting a close, give a long `linger`:
+    /// the wait ends as soon as the server closes.
+    func run(_ messages: [Message], linger: Duration = .seconds(60)) async throws -> Outcome {
         let outcome = Collected()
         var configuration = WebSocketClientConfiguration(
             maxFrameSize: 32 << 20, additionalHeaders: [.authorization: "Bearer \(token)"])
@@ -38,15 +39,21 @@ struct RawClient {
                 case .text(let text): try await outbound.write(.text(text))
                 }
             }
-            let reader = Task {
-                for try await message in inbound.messages(maxSize: 32 << 20) {
-                    if case .binary(let buffer) = message {
-                        outcome.state.withLock { $0.received.append(Array(buffer.readableBytesView)) }
-                    }
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    do {
+                        for try await message in inbound.messages(maxSize: 32 << 20) {
+                            if case .binary(let buffer) = message {
+                                outcome.state.withLock { $0.received.append(Array(buffer.readableBytesView)) }
+                            }
+                        }
+                    } catch {}
                 }
+                group.addTask { try? await Task.sleep(for: linger) }
+                // Whichever ends first: the server's close, or the wait.
+                await group.next()
+                group.cancelAll()
             }
-            try? await Task.sleep(for: linger)
-            reader.cancel()
         }
         let close = try await client.run()
         return outcome.state.withLock { value in

@@ -7,7 +7,7 @@ import Testing
 /// Who may reach what on a running `folio serve`.
 @Suite struct ServerAccessTests {
     @Test func healthAndMetricsAnswerWithoutAToken() async throws {
-        let fixture = try ServerFixture()
+        let fixture = try await ServerFixture.start()
         let health = try await fixture.get("/health")
         #expect(health.status == 200)
         #expect(health.body == "ok\n")
@@ -19,9 +19,9 @@ import Testing
     }
 
     @Test func aSyncRequestNeedsAValidTokenOfItsLibrary() async throws {
-        let fixture = try ServerFixture()
-        let token = try fixture.server.token(for: "notes")
-        let other = try fixture.server.token(for: "photos", account: "someone-else")
+        let fixture = try await ServerFixture.start()
+        let token = try await fixture.token(for: "notes")
+        let other = try await fixture.token(for: "photos", account: "someone-else")
         #expect(try await fixture.get("/v1/libraries/notes/sync").status == 401)
         #expect(
             try await fixture.get("/v1/libraries/notes/sync", token: "folio_" + String(repeating: "0", count: 64))
@@ -32,12 +32,15 @@ import Testing
     }
 
     @Test func aRevokedTokenIsRefused() async throws {
-        let fixture = try ServerFixture()
-        let token = try fixture.server.token(for: "notes")
-        let list = try ToolRun.folio(["serve", "token", "list", "--data", fixture.server.data.path])
+        let fixture = try await ServerFixture.start()
+        let token = try await fixture.token(for: "notes")
+        let data = fixture.server.data.path
+        let list = try await offThePool { try ToolRun.folio(["serve", "token", "list", "--data", data]) }
         let id = try #require(list.output.split(separator: "\n").dropFirst().first?.split(separator: "\t").first)
         #expect(!list.output.contains(token), "a token's secret is never listed")
-        let revoke = try ToolRun.folio(["serve", "token", "revoke", String(id), "--data", fixture.server.data.path])
+        let revoke = try await offThePool {
+            try ToolRun.folio(["serve", "token", "revoke", String(id), "--data", data])
+        }
         #expect(revoke.status == 0)
         #expect(try await fixture.get("/v1/libraries/notes/sync", token: token).status == 401)
         let again = try ToolRun.folio([
@@ -69,10 +72,11 @@ import Testing
         #expect(error.code == .conflict)
     }
 
-    @Test func theServerStopsGracefullyOnSIGTERM() throws {
-        let fixture = try ServerFixture()
+    @Test func theServerStopsGracefullyOnSIGTERM() async throws {
+        let fixture = try await ServerFixture.start()
         fixture.server.send(SIGTERM)
-        let run = fixture.server.wait()
+        let server = fixture.server
+        let run = try await offThePool { server.wait() }
         #expect(run.status == 0, "\(run.errors)")
     }
 }

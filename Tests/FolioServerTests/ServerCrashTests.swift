@@ -14,6 +14,13 @@ import Testing
     /// What the server acknowledged to the phone, per document: the union of the notices it sent.
     final class Acknowledged: Sendable {
         private let vectors = Mutex<[DocumentID: VersionVector]>([:])
+        /// The phone's connection events, with their time, for a failure's message.
+        let events = Mutex<[String]>([])
+
+        func note(_ event: ServerSyncEvent) {
+            let line = "\(ContinuousClock.now) \(event)"
+            events.withLock { $0.append(line) }
+        }
 
         func record(_ document: DocumentID, _ vector: VersionVector) {
             vectors.withLock { $0[document] = ($0[document] ?? VersionVector()).merging(vector) }
@@ -30,10 +37,10 @@ import Testing
         var random = SplitMix64(seed: seed)
         let directory = try TemporaryDirectory()
         let data = try directory.subdirectory("server")
-        var server = try ServerProcess(data: data)
+        var server = try await ServerProcess.start(data: data)
         let port = server.port
-        defer { server.kill() }
-        let token = try server.token(for: "notes")
+        defer { server.send(SIGKILL) }
+        let token = try await server.token(for: "notes")
         let endpoint = try ServerEndpoint(url: server.libraryURL("notes"), token: token)
         let quick = Backoff(initial: .milliseconds(20), maximum: .milliseconds(200))
 
@@ -42,7 +49,11 @@ import Testing
         let note = try await phone.create(TextDocument.self, named: "Log", in: .shared)
         let acknowledged = Acknowledged()
         let phoneSync = LiveSync(store: phone.store, endpoint: endpoint, backoff: quick, seed: seed) { event in
-            if case .acknowledged(let document, let vector) = event { acknowledged.record(document, vector) }
+            if case .acknowledged(let document, let vector) = event {
+                acknowledged.record(document, vector)
+            } else {
+                acknowledged.note(event)
+            }
         }
         let laptopSync = try laptop.startSyncing(with: server.libraryURL("notes"), token: token, backoff: quick)
 
@@ -55,10 +66,9 @@ import Testing
         }
         for kill in 0..<3 {
             try await Task.sleep(for: .milliseconds(Int.random(in: 60...250, using: &random)))
-            server.send(SIGKILL)
-            _ = server.wait()
+            await server.stop()
             let before = acknowledged.snapshot
-            server = try ServerProcess(data: data, port: port)
+            server = try await ServerProcess.start(data: data, port: port)
             // What the server acknowledged is in its log: a probe that syncs now receives all of it.
             let probe = try ChangeLogStore(
                 inMemoryNamed: "probe-\(seed)-\(kill)", key: DeviceKey(), deviceName: "probe")
@@ -75,8 +85,31 @@ import Testing
         let expected = (0..<lines).map { "line \($0)\n" }.joined()
         #expect(await note.model.text == expected, "seed \(seed)")
         let copy = try await laptop.open(note.id, as: TextDocument.self)
-        try await eventually(within: .seconds(60), "seed \(seed): the laptop to converge") {
-            await copy.model.text == expected
+        do {
+            try await eventually(within: .seconds(60), "seed \(seed): the laptop to converge") {
+                await copy.model.text == expected
+            }
+        } catch {
+            let probe = try ChangeLogStore(inMemoryNamed: "probe-\(seed)-end", key: DeviceKey(), deviceName: "probe")
+            let report = try? await WebSocketTransport(endpoint: endpoint).sync(probe)
+            let finished = server
+            let serverLog = try await offThePool { () -> String in
+                finished.send(SIGTERM)
+                return finished.wait().errors
+            }
+            let serverStore = try ChangeLogStore(
+                at: data.appendingPathComponent("libraries/notes.sqlite"), key: DeviceKey(), deviceName: "inspector")
+            let waiting = try serverStore.pendingChanges(of: note.id).map(\.id.seq)
+            let logged = try serverStore.changes(of: note.id).filter { $0.id.device == phone.device.id }.map(\.id.seq)
+            Issue.record(
+                "the server's waiting changes: \(waiting); its vector \(try serverStore.vector(of: note.id)); the phone's changes it holds: \(logged.count), the last \(logged.suffix(3)), verify: \(try serverStore.verify().isSound)"
+            )
+            Issue.record(
+                "the server's log ends: \(serverLog.split(separator: "\n").suffix(15).joined(separator: "\n"))")
+            Issue.record(
+                "phone \(try phone.store.vector(of: note.id)), laptop \(try laptop.store.vector(of: note.id)), server \(try probe.vector(of: note.id)) (\(report.map { "\($0)" } ?? "probe failed")); phone's events: \(acknowledged.events.withLock { $0 }.suffix(30).joined(separator: "; "))"
+            )
+            throw error
         }
         await phoneSync.stop()
         await laptopSync.stop()
@@ -85,8 +118,8 @@ import Testing
     /// The README's client in a process of its own is killed (SIGKILL) and started again: it resumes from its
     /// library, receives what it missed, and signs each note once.
     @Test func aKilledDeviceProcessResumesAndNothingIsDuplicated() async throws {
-        let fixture = try ServerFixture()
-        let token = try fixture.server.token(for: "notes")
+        let fixture = try await ServerFixture.start()
+        let token = try await fixture.token(for: "notes")
         let url = fixture.server.libraryURL("notes")
         let laptopDirectory = try fixture.directory.subdirectory("laptop")
         func startLaptop() throws -> ToolProcess {
@@ -102,21 +135,18 @@ import Testing
             await first.model.text == "one\nseen on the laptop\n"
         }
         laptop.send(SIGKILL)
-        _ = laptop.wait()
+        _ = await laptop.finish()
         // Written while the laptop is down.
         try await first.edit([.append("two\n")])
         let second = try await phone.create(
             TextDocument.self, named: "Second", in: .shared, contents: TextDocument(text: "three\n"))
         laptop = try startLaptop()
-        defer {
-            laptop.send(SIGKILL)
-            _ = laptop.wait()
-        }
+        defer { laptop.send(SIGKILL) }
         try await eventually("the laptop to sign the second note") {
             await second.model.text == "three\nseen on the laptop\n"
         }
         laptop.send(SIGKILL)
-        _ = laptop.wait()
+        _ = await laptop.finish()
         let onLaptop = try DocumentLibrary(at: laptopDirectory, deviceName: "Laptop")
         #expect(
             await (try onLaptop.open(first.id, as: TextDocument.self)).model.text == "one\nseen on the laptop\ntwo\n")

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 /// A `folio serve` process on loopback, started on a free port, for tests that sync with a real server.
-public final class ServerProcess {
+public final class ServerProcess: Sendable {
     /// The port it listens on.
     public let port: Int
     /// Its data directory.
@@ -14,6 +14,22 @@ public final class ServerProcess {
 
     /// A library's address on it, `ws://127.0.0.1:PORT/v1/libraries/NAME`.
     public func libraryURL(_ name: String) -> URL { URL(string: "ws://127.0.0.1:\(port)/v1/libraries/\(name)")! }
+
+    /// Starts a server off the cooperative pool (see ``offThePool(_:)``).
+    public static func start(data: URL, port: Int = 0) async throws -> ServerProcess {
+        try await offThePool { try ServerProcess(data: data, port: port) }
+    }
+
+    /// Issues a token off the cooperative pool.
+    public func token(for library: String, account: String = "default") async throws -> String {
+        let data = data
+        return try await offThePool { try Self.token(for: library, account: account, data: data) }
+    }
+
+    /// Kills it and waits, off the cooperative pool.
+    public func stop() async {
+        _ = try? await offThePool { self.kill() }
+    }
 
     /// Starts `folio serve --port PORT --data DATA` (plus `arguments`; port 0 picks a free one) and waits until it
     /// says where it listens.
@@ -31,11 +47,6 @@ public final class ServerProcess {
             throw ServerProcessError(message: "folio serve did not start: \(run.errors)")
         }
         self.port = port
-    }
-
-    /// Issues a token for `library` with `folio serve token create` on this server's data directory.
-    public func token(for library: String, account: String = "default") throws -> String {
-        try Self.token(for: library, account: account, data: data)
     }
 
     /// Issues a token for `library` in the data directory `data`.
@@ -89,5 +100,17 @@ final class LineReader: Sendable {
             guard left > .zero else { return nil }
             _ = arrived.wait(timeout: .now() + .milliseconds(Int(left.components.seconds * 1000 + 1)))
         }
+    }
+}
+
+/// Runs `body`, which blocks (waits for a process, reads its pipes), on a thread of its own rather than on Swift's
+/// cooperative pool, which has one thread per core: an async test that blocks there stalls every other test's
+/// tasks, the devices and clients under test among them.
+public func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        // A thread with a full-size stack: Foundation's `Process.run()` needs more than a default `Thread`'s.
+        let thread = Thread { continuation.resume(with: Result { try body() }) }
+        thread.stackSize = 8 << 20
+        thread.start()
     }
 }

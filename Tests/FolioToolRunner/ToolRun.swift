@@ -19,8 +19,10 @@ public struct ToolRun: Sendable {
     }
 }
 
+// @unchecked: `Process` is not marked Sendable; a test only signals it and waits for it, which `Process` allows from
+// any thread, and the captured output is behind its own lock.
 /// A `folio` process running while a test acts on it: sends it a signal, looks at the files it makes.
-public final class ToolProcess {
+public final class ToolProcess: @unchecked Sendable {
     private let process: Process
     private let output: Captured
     private let errors: Captured
@@ -97,6 +99,11 @@ public final class ToolProcess {
         let err = errors.wait()
         process.waitUntilExit()
         return ToolRun(status: process.terminationStatus, output: out, errors: err)
+    }
+
+    /// ``wait()`` off the cooperative pool (see ``offThePool(_:)``).
+    public func finish() async -> ToolRun {
+        (try? await offThePool { self.wait() }) ?? ToolRun(status: -1, output: "", errors: "")
     }
 
     /// Whether it ended by a signal it did not handle, rather than by exiting (valid after ``wait()``).
