@@ -10,10 +10,10 @@ import WSClient
 /// One WebSocket connection to a server's library, for one sync (``WebSocketTransport``) or for as long as it lasts
 /// (``LiveSync``).
 ///
-/// On connecting, the client opens a session (``SyncDriver``, initiator) that catches both sides up. In live mode
+/// On connecting, the client opens a session (`SyncDriver`, initiator) that catches both sides up. In live mode
 /// the connection then stays open: the server passes on other devices' changes as it stores them, with a notice of
 /// each document's new vector; a notice that names changes this store still lacks (one that arrived while a
-/// message was in flight) is answered with a request. Local commits (``ChangeLogStore/observeAppends(_:)``) go to
+/// message was in flight) is answered with a request. Local commits (`ChangeLogStore.observeAppends(_:)`) go to
 /// the server as they happen, as the changes the server's last notice lacked.
 struct ServerConnection {
     enum Mode {
@@ -26,13 +26,6 @@ struct ServerConnection {
         var description: String
         /// Whether the session at connection had finished (the connection was useful).
         var caughtUp: Bool
-    }
-
-    private enum Input: Sendable {
-        case frame([UInt8])
-        case appended(DocumentID)
-        case tick
-        case closed(String)
     }
 
     let endpoint: ServerEndpoint
@@ -93,7 +86,7 @@ struct ServerConnection {
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
         onEvent: @escaping @Sendable (ServerSyncEvent) async -> Void
     ) async throws -> SyncReport {
-        let (inputs, continuation) = AsyncStream.makeStream(of: Input.self)
+        let inbox = Inbox()
         // The connection's tasks run on its own queue: a cooperative pool kept busy elsewhere in the app never stalls
         // what arrives.
         let executor = BlockingWorkExecutor(label: "folio.connection")
@@ -101,26 +94,27 @@ struct ServerConnection {
             do {
                 for try await message in inbound.messages(maxSize: SyncFrame.maximumBytes) {
                     guard case .binary(let buffer) = message else { continue }
-                    continuation.yield(.frame(Array(buffer.readableBytesView)))
+                    inbox.put { $0.frames.append(Array(buffer.readableBytesView)) }
                 }
-                continuation.yield(.closed("the server closed the connection"))
+                inbox.put { $0.closed = $0.closed ?? "the server closed the connection" }
             } catch {
-                continuation.yield(.closed("reading from the server failed: \(error)"))
+                inbox.put { $0.closed = $0.closed ?? "reading from the server failed: \(error)" }
             }
         }
         let tick = self.tick
         let ticker = Task(executorPreference: executor) {
             while !Task.isCancelled {
                 try? await Task.sleep(for: tick)
-                continuation.yield(.tick)
+                inbox.put { $0.ticks += 1 }
             }
         }
-        let observation = mode == .live ? store.observeAppends { continuation.yield(.appended($0)) } : nil
+        let observation =
+            mode == .live ? store.observeAppends { document in inbox.put { $0.appended.insert(document) } } : nil
         defer {
             observation?.cancel()
             reader.cancel()
             ticker.cancel()
-            continuation.finish()
+            inbox.finish()
         }
         var driver = try SyncDriver(store: store, role: .initiator, id: sessionID)
         let channel = driver.session.id
@@ -139,10 +133,50 @@ struct ServerConnection {
         var sent: [DocumentID: VersionVector] = [:]
         /// For documents with changes sent but not acknowledged, what the server had acknowledged at the last tick.
         var unacknowledged: [DocumentID: VersionVector] = [:]
-        for await input in inputs {
-            switch input {
-            case .frame(let bytes):
-                idleTicks = 0
+
+        /// Sends the changes of `document` the server lacks as far as this side knows.
+        func offer(_ document: DocumentID) async throws {
+            let since = (sent[document] ?? VersionVector()).merging(stored[document] ?? VersionVector())
+            // The vector is read before the changes: a commit between the two is then sent again next time, rather
+            // than counted as sent and never sent.
+            let vector = try Self.vector(of: document, in: store)
+            guard !vector.isContained(in: since) else { return }
+            let messages = try driver.offer(document, since: since)
+            sent[document] = vector
+            try await send(messages)
+        }
+
+        /// Handles the messages of a run of frames on this channel together: the changes of consecutive `changes`
+        /// messages enter the log in one transaction.
+        func receive(_ messages: [[UInt8]]) async throws -> SyncReport? {
+            guard !messages.isEmpty else { return nil }
+            try await send(driver.receive(batch: messages))
+            let updated = driver.takeUpdatedDocuments()
+            if !updated.isEmpty { await onEvent(.received(updated)) }
+            guard !caughtUp, driver.isFinished else { return nil }
+            caughtUp = true
+            await onEvent(.caughtUp(driver.report))
+            guard mode == .live else { return driver.report }
+            // Whatever was committed while the session ran goes now.
+            for (document, vector) in try Self.summaries(of: store) {
+                let known = driver.session.peer?.vectors[document] ?? VersionVector()
+                guard !vector.isContained(in: known) else { continue }
+                try await send(driver.offer(document, since: known))
+                sent[document] = vector
+            }
+            return nil
+        }
+
+        for await _ in inbox.wakeUps {
+            let batch = inbox.take()
+            guard !batch.isEmpty else { continue }
+            // Local commits first: what this device made never waits behind what it receives.
+            if caughtUp {
+                for document in batch.appended.sorted() { try await offer(document) }
+            }
+            if !batch.frames.isEmpty { idleTicks = 0 }
+            var run: [[UInt8]] = []
+            for bytes in batch.frames {
                 let frame: SyncFrame
                 do { frame = try SyncFrame(decoding: bytes) } catch {
                     try? await outbound.close(.protocolError, reason: "a frame does not decode")
@@ -151,23 +185,10 @@ struct ServerConnection {
                 }
                 switch frame {
                 case .message(let on, let message):
-                    guard on == channel else { continue }
-                    try await send(driver.receive(message))
-                    let updated = driver.takeUpdatedDocuments()
-                    if !updated.isEmpty { await onEvent(.received(updated)) }
-                    if !caughtUp, driver.isFinished {
-                        caughtUp = true
-                        await onEvent(.caughtUp(driver.report))
-                        guard mode == .live else { return driver.report }
-                        // Whatever was committed while the session ran goes now.
-                        for (document, vector) in try Self.summaries(of: store) {
-                            let known = driver.session.peer?.vectors[document] ?? VersionVector()
-                            guard !vector.isContained(in: known) else { continue }
-                            try await send(driver.offer(document, since: known))
-                            sent[document] = vector
-                        }
-                    }
+                    if on == channel { run.append(message) }
                 case .notice(let document, let vector):
+                    if let report = try await receive(run) { return report }
+                    run = []
                     stored[document] = (stored[document] ?? VersionVector()).merging(vector)
                     if vector[store.localDevice.id] > 0 {
                         await onEvent(.acknowledged(document: document, vector: vector))
@@ -177,16 +198,9 @@ struct ServerConnection {
                     let own = try Self.vector(of: document, in: store)
                     if !vector.isContained(in: own) { try await send(driver.request(document)) }
                 }
-            case .appended(let document):
-                guard caughtUp else { continue }
-                let since = (sent[document] ?? VersionVector()).merging(stored[document] ?? VersionVector())
-                // The vector is read before the changes: a commit between the two is then sent again next time,
-                // rather than counted as sent and never sent.
-                let vector = try Self.vector(of: document, in: store)
-                let messages = try driver.offer(document, since: since)
-                sent[document] = vector
-                try await send(messages)
-            case .tick:
+            }
+            if let report = try await receive(run) { return report }
+            if batch.ticks > 0 {
                 if caughtUp {
                     // What was sent but is still not acknowledged a tick later, and did not move since the last tick,
                     // is sent again from what the server acknowledged (duplicates are ignored there).
@@ -199,16 +213,15 @@ struct ServerConnection {
                         }
                         unacknowledged[document] = acknowledged
                     }
-                    continue
+                } else {
+                    idleTicks += batch.ticks
+                    guard idleTicks <= ticksBeforeGivingUp else {
+                        throw Ended(description: "the server stopped answering the session", caughtUp: false)
+                    }
+                    try await send(driver.tick())
                 }
-                idleTicks += 1
-                guard idleTicks <= ticksBeforeGivingUp else {
-                    throw Ended(description: "the server stopped answering the session", caughtUp: false)
-                }
-                try await send(driver.tick())
-            case .closed(let reason):
-                throw Ended(description: reason, caughtUp: caughtUp)
             }
+            if let reason = batch.closed { throw Ended(description: reason, caughtUp: caughtUp) }
         }
         throw Ended(description: "the connection was stopped", caughtUp: caughtUp)
     }
@@ -224,6 +237,47 @@ struct ServerConnection {
             throw SyncError(.store, "the store failed while reading the vector of \(document)", cause: error)
         }
     }
+}
+
+/// What arrived for a connection since its loop last looked: frames in order, documents committed locally, timeouts,
+/// and the end of the connection. The loop takes all of it at once, so frames that arrived together are handled
+/// together and many commits of one document leave as one message.
+private final class Inbox: Sendable {
+    struct Batch: Sendable {
+        var frames: [[UInt8]] = []
+        var appended: Set<DocumentID> = []
+        var ticks = 0
+        var closed: String?
+
+        var isEmpty: Bool { frames.isEmpty && appended.isEmpty && ticks == 0 && closed == nil }
+    }
+
+    private let pending = Mutex(Batch())
+    private let signals: AsyncStream<Void>
+    private let continuation: AsyncStream<Void>.Continuation
+
+    init() {
+        (signals, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Adds to what is pending and wakes the loop.
+    func put(_ change: (inout Batch) -> Void) {
+        pending.withLock { change(&$0) }
+        continuation.yield()
+    }
+
+    /// The wake-ups: one element whenever something was added since the last one was taken (one consumer).
+    var wakeUps: AsyncStream<Void> { signals }
+
+    /// Takes everything pending.
+    func take() -> Batch {
+        pending.withLock { batch in
+            defer { batch = Batch() }
+            return batch
+        }
+    }
+
+    func finish() { continuation.finish() }
 }
 
 /// The outcome of the handler, read after the client returns.

@@ -15,7 +15,7 @@ public struct ServerEndpoint: Hashable, Sendable {
 
     /// Checks `url` and `token`.
     ///
-    /// - Throws: ``SyncError`` `malformed` when the address is not a library's on a server (scheme, host, path) or
+    /// - Throws: `SyncError` `malformed` when the address is not a library's on a server (scheme, host, path) or
     ///   the token is empty or holds characters a header cannot carry.
     public init(url: URL, token: String) throws {
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),

@@ -21,7 +21,7 @@ public struct WebSocketTransport: SyncTransport {
 
     /// Connects, syncs and closes.
     ///
-    /// - Throws: ``SyncError`` `io` when the connection cannot be made or ends before the session finishes (what
+    /// - Throws: `SyncError` `io` when the connection cannot be made or ends before the session finishes (what
     ///   arrived before is kept), `store` when the store fails.
     public func sync(_ store: ChangeLogStore) async throws -> SyncReport {
         var random = SystemRandomNumberGenerator()

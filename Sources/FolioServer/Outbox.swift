@@ -17,18 +17,31 @@ final class Outbox: Sendable {
     let frames: AsyncStream<[UInt8]>
     private let continuation: AsyncStream<[UInt8]>.Continuation
     private let closing = Mutex<Close?>(nil)
+    private let queuedBytes = Atomic<Int>(0)
     let limit: Int
+    let byteLimit: Int
 
-    init(limit: Int = 4096) {
+    init(limit: Int = 4096, byteLimit: Int = 4 << 20) {
         self.limit = limit
+        self.byteLimit = byteLimit
         (frames, continuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .bufferingOldest(limit))
     }
 
-    /// Queues a frame; when the queue is full, the connection is closed as too slow.
+    /// Queues a frame; when the queue is full (in frames or bytes), the connection is closed as too slow.
     func send(_ frame: [UInt8]) {
+        let queued = queuedBytes.add(frame.count, ordering: .relaxed).newValue
+        if queued > byteLimit, queued > frame.count {
+            close(code: 1008, reason: "the client read too slowly: more than \(byteLimit) bytes were waiting")
+            return
+        }
         if case .dropped = continuation.yield(frame) {
             close(code: 1008, reason: "the client read too slowly: more than \(limit) frames were waiting")
         }
+    }
+
+    /// The writer took `frame` off the queue.
+    func taken(_ frame: [UInt8]) {
+        queuedBytes.subtract(frame.count, ordering: .relaxed)
     }
 
     /// Asks the writer to close the connection with `code`; the first close asked wins.

@@ -7,6 +7,9 @@ public struct ServerLimits: Hashable, Sendable {
     public var sessionsPerConnection: Int
     /// Frames queued for a client that reads slowly before its connection is closed (1008).
     public var queuedFrames: Int
+    /// Bytes queued for a client that reads slowly before its connection is closed (1008), so that many slow clients
+    /// cannot hold the server's memory.
+    public var queuedBytes: Int
     /// `changes` messages of a library waiting to be stored before new ones are refused (1013, try again later).
     public var waitingMessages: Int
     /// Connections open at once across the server; the next upgrade is refused with 503.
@@ -15,8 +18,9 @@ public struct ServerLimits: Hashable, Sendable {
     /// Creates limits.
     public init(
         messageBytes: Int = 16 << 20, sessionsPerConnection: Int = 8, queuedFrames: Int = 4096,
-        waitingMessages: Int = 65_536, connections: Int = 10_000
+        queuedBytes: Int = 8 << 20, waitingMessages: Int = 65_536, connections: Int = 10_000
     ) {
+        self.queuedBytes = queuedBytes
         self.messageBytes = messageBytes
         self.sessionsPerConnection = sessionsPerConnection
         self.queuedFrames = queuedFrames

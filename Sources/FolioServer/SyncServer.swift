@@ -108,6 +108,10 @@ public final class SyncServer: Sendable {
             case .failure(let refusal):
                 return Response(
                     status: refusal.status, body: .init(byteBuffer: ByteBuffer(string: refusal.reason + "\n")))
+            case .success where self.openConnections.load(ordering: .relaxed) >= self.configuration.limits.connections:
+                return Response(
+                    status: .serviceUnavailable,
+                    body: .init(byteBuffer: ByteBuffer(string: "the server has as many connections as it takes\n")))
             case .success:
                 return Response(
                     status: .upgradeRequired,
@@ -213,7 +217,7 @@ public final class SyncServer: Sendable {
         metrics.connectionsOpened.increment()
         metrics.connectionsOpen.increment()
         defer { metrics.connectionsOpen.decrement() }
-        let outbox = Outbox(limit: configuration.limits.queuedFrames)
+        let outbox = Outbox(limit: configuration.limits.queuedFrames, byteLimit: configuration.limits.queuedBytes)
         let id = await library.connect(outbox, peer: peer)
         let metrics = self.metrics
         let logger = self.logger
@@ -221,6 +225,7 @@ public final class SyncServer: Sendable {
             // The writer: queued frames, then the close asked for, if any.
             group.addTask {
                 for await frame in outbox.frames {
+                    outbox.taken(frame)
                     if outbox.requestedClose != nil { break }
                     do { try await outbound.write(.binary(ByteBuffer(bytes: frame))) } catch { break }
                 }

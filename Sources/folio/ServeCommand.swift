@@ -24,9 +24,15 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The port to listen on; 0 picks a free one (printed at start).")
     var port = 8080
 
+    @Option(help: "The most connections open at once; further sync requests get 503.")
+    var maxConnections = ServerLimits().connections
+
     mutating func validate() throws {
         guard (0...65_535).contains(port) else {
             throw ValidationError("--port must be within 0...65535")
+        }
+        guard (1...1_000_000).contains(maxConnections) else {
+            throw ValidationError("--max-connections must be within 1...1000000")
         }
         guard !host.isEmpty else { throw ValidationError("--host must not be empty") }
     }
@@ -40,7 +46,9 @@ struct ServeCommand: AsyncParsableCommand {
         let server: SyncServer
         do {
             server = try SyncServer(
-                configuration: .init(host: host, port: port, dataDirectory: data.directory))
+                configuration: .init(
+                    host: host, port: port, dataDirectory: data.directory,
+                    limits: ServerLimits(connections: maxConnections)))
         } catch {
             throw CommandFailure.checkFailed("\(error)")
         }

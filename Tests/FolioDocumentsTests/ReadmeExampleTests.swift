@@ -28,7 +28,10 @@ import Testing
 
     @Test func theReadmeShowsTheExamplesVerbatim() throws {
         let blocks = try Self.blocks()
-        #expect(blocks.map(\.file) == ["Examples/Notes/main.swift", "Examples/Checklist/main.swift"])
+        #expect(
+            blocks.map(\.file) == [
+                "Examples/Notes/main.swift", "Examples/Checklist/main.swift", "Examples/LiveSync/main.swift",
+            ])
         for block in blocks {
             let file = try String(contentsOf: Self.root.appendingPathComponent(block.file), encoding: .utf8)
             #expect(block.text == file, "README.md's copy of \(block.file) differs from the file")

@@ -1,3 +1,4 @@
+import Folio
 import FolioServer
 import FolioTesting
 import FolioToolRunner
@@ -29,6 +30,21 @@ import Testing
         #expect(try await fixture.get("/v1/libraries/notes/sync", token: other).status == 403)
         // The right token, but not a WebSocket upgrade.
         #expect(try await fixture.get("/v1/libraries/notes/sync", token: token).status == 426)
+    }
+
+    @Test func connectionsPastTheLimitAreRefusedWith503() async throws {
+        let fixture = try await ServerFixture.start(arguments: ["--max-connections", "1"])
+        let token = try await fixture.token(for: "notes")
+        let phone = try fixture.library("Phone")
+        let sync = try phone.startSyncing(with: fixture.server.libraryURL("notes"), token: token)
+        try await eventually("the phone to connect") {
+            try await fixture.get("/metrics").body.contains("folio_connections_opened_total 1")
+        }
+        #expect(try await fixture.get("/v1/libraries/notes/sync", token: token).status == 503)
+        await sync.stop()
+        try await eventually("the connection to close") {
+            try await fixture.get("/v1/libraries/notes/sync", token: token).status == 426
+        }
     }
 
     @Test func aRevokedTokenIsRefused() async throws {

@@ -81,13 +81,12 @@ import Testing
             }
         }
         try await writer.value
-        #expect(!acknowledged.snapshot.isEmpty, "seed \(seed): the server acknowledged nothing")
         let expected = (0..<lines).map { "line \($0)\n" }.joined()
         #expect(await note.model.text == expected, "seed \(seed)")
-        let copy = try await laptop.open(note.id, as: TextDocument.self)
         do {
             try await eventually(within: .seconds(60), "seed \(seed): the laptop to converge") {
-                await copy.model.text == expected
+                guard try laptop.info(of: note.id) != nil else { return false }
+                return await (try laptop.open(note.id, as: TextDocument.self)).model.text == expected
             }
         } catch {
             let probe = try ChangeLogStore(inMemoryNamed: "probe-\(seed)-end", key: DeviceKey(), deviceName: "probe")
@@ -111,6 +110,7 @@ import Testing
             )
             throw error
         }
+        #expect(!acknowledged.snapshot.isEmpty, "seed \(seed): the server acknowledged nothing")
         await phoneSync.stop()
         await laptopSync.stop()
     }

@@ -19,9 +19,9 @@ final class ServerFixture {
     }
 
     /// Starts a server with its data in a new temporary directory.
-    static func start(_ file: String = #fileID) async throws -> ServerFixture {
+    static func start(arguments: [String] = [], _ file: String = #fileID) async throws -> ServerFixture {
         let directory = try TemporaryDirectory(file)
-        let server = try await ServerProcess.start(data: try directory.subdirectory("server"))
+        let server = try await ServerProcess.start(data: try directory.subdirectory("server"), arguments: arguments)
         return ServerFixture(directory: directory, server: server)
     }
 

@@ -16,8 +16,8 @@ public final class ServerProcess: Sendable {
     public func libraryURL(_ name: String) -> URL { URL(string: "ws://127.0.0.1:\(port)/v1/libraries/\(name)")! }
 
     /// Starts a server off the cooperative pool (see ``offThePool(_:)``).
-    public static func start(data: URL, port: Int = 0) async throws -> ServerProcess {
-        try await offThePool { try ServerProcess(data: data, port: port) }
+    public static func start(data: URL, port: Int = 0, arguments: [String] = []) async throws -> ServerProcess {
+        try await offThePool { try ServerProcess(data: data, port: port, arguments: arguments) }
     }
 
     /// Issues a token off the cooperative pool.
