@@ -326,15 +326,17 @@ final class Bench: Sendable {
 
     private func snapshot() async throws -> Snapshot {
         let pid = server.process.processIdentifier
-        let uptime = DispatchTime.now().uptimeNanoseconds
+        // The counters are read over HTTP, which takes a while on a loaded machine: the snapshot's instant is the
+        // middle of the request, and the CPU times are read there too.
+        let asked = DispatchTime.now().uptimeNanoseconds
+        let metrics = try await self.server.metrics()
+        let answered = DispatchTime.now().uptimeNanoseconds
         let server = ProcStats.cpu(pid)
         let bench = cpuSeconds()
-        let snapshot = Snapshot(
-            uptime: uptime, metrics: [:], serverCPU: server.user + server.system, benchCPU: bench.user + bench.system,
-            serverThreads: ProcStats.cpuByThread(pid), benchThreads: ProcStats.cpuByThread(getpid()))
-        var withMetrics = snapshot
-        withMetrics.metrics = try await self.server.metrics()
-        return withMetrics
+        return Snapshot(
+            uptime: asked + (answered - asked) / 2, metrics: metrics, serverCPU: server.user + server.system,
+            benchCPU: bench.user + bench.system, serverThreads: ProcStats.cpuByThread(pid),
+            benchThreads: ProcStats.cpuByThread(getpid()))
     }
 
     /// One active device: an append every 1/rate s, to the documents in turn, until told to stop. The appends
