@@ -59,8 +59,10 @@ final class BenchServer: @unchecked Sendable {
 
     /// The counters and gauges of `GET /metrics`, by name (labels kept in the name).
     func metrics() async throws -> [String: Double] {
-        let url = URL(string: "http://127.0.0.1:\(port)/metrics")!
-        let (data, _) = try await URLSession.shared.data(from: url)
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/metrics")!)
+        // A loaded server answers late; the default minute is not always enough with 1,000 connections.
+        request.timeoutInterval = 300
+        let (data, _) = try await URLSession.shared.data(for: request)
         var values: [String: Double] = [:]
         for line in String(decoding: data, as: UTF8.self).split(separator: "\n") where !line.hasPrefix("#") {
             let parts = line.split(separator: " ")
