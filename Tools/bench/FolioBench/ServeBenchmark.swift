@@ -82,25 +82,28 @@ enum ServeBenchmark {
         await bench.stop()
         let probe = bench.probe()
         let serverPeak = ProcStats.peakRSSMiB(server.process.processIdentifier)
-        server.stop()
+        let exited = server.stop()
         let anchor = try anchorRate(server: server, batch: result.meanBatch, scratch: scratch)
-        report(options, result, serverPeak: serverPeak, anchor: anchor, probe: probe)
+        let stopping = [("server exited within 30 s of SIGTERM", exited ? "yes" : "no (killed)")]
+        report(options, result, serverPeak: serverPeak, anchor: anchor, probe: probe + stopping)
     }
 
     /// Plain SQLite's rate for every change the server stored, inserted in transactions of `batch` rows into a
     /// fresh database with the store's schema.
     static func anchorRate(server: BenchServer, batch: Int, scratch: ScratchDirectory) throws -> (
-        rate: Double, rows: Int
+        rate: Double, rows: Int, bytes: Double
     ) {
         let log = server.data.appendingPathComponent("libraries/\(library).sqlite")
         let rows = try RawSQLite(log, synchronous: "NORMAL").changeRows()
         let baseline = try AppendBenchmark.makeBaseline(scratch.file("anchor.sqlite"))
         let seconds = try measure { try baseline.insert(rows, batch: max(batch, 1)) }
-        return (Double(rows.count) / seconds, rows.count)
+        let bytes = Double(rows.reduce(0) { $0 + $1.body.count }) / Double(max(rows.count, 1))
+        return (Double(rows.count) / seconds, rows.count, bytes)
     }
 
     static func report(
-        _ options: Options, _ result: Bench.Result, serverPeak: Double, anchor: (rate: Double, rows: Int),
+        _ options: Options, _ result: Bench.Result, serverPeak: Double,
+        anchor: (rate: Double, rows: Int, bytes: Double),
         probe: [(String, String)]
     ) {
         let active = options.active!
@@ -130,6 +133,7 @@ enum ServeBenchmark {
                 ("not seen 5 s after the window (in the quantiles at that age)", "\(result.unseen)"),
                 ("plain SQLite rows/s (anchor)", format(anchor.rate)),
                 ("anchor rows", "\(anchor.rows)"),
+                ("mean stored change body bytes (parents: concurrent heads)", format(anchor.bytes)),
                 ("ratio server/sqlite", format(ratio, 3)),
                 ("server CPU s in window (user+sys)", format(result.serverCPU, 1)),
                 ("server CPU share of 1 core", format(result.serverCPU / result.window, 2)),

@@ -71,11 +71,19 @@ final class BenchServer: @unchecked Sendable {
         return values
     }
 
-    /// Stops the server gracefully (SIGTERM) and waits.
-    func stop() {
-        guard process.isRunning else { return }
+    /// Stops the server gracefully (SIGTERM) and waits; kills it (SIGKILL) when it has not exited 30 s later.
+    ///
+    /// - Returns: whether it exited by itself.
+    @discardableResult
+    func stop() -> Bool {
+        guard process.isRunning else { return true }
         process.terminate()
+        let deadline = Date().addingTimeInterval(30)
+        while process.isRunning && Date() < deadline { usleep(100_000) }
+        guard process.isRunning else { return true }
+        kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
+        return false
     }
 }
 
