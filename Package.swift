@@ -144,6 +144,8 @@ let package = Package(
             dependencies: [
                 "FolioCore", "FolioStore", "FolioConflicts", "FolioDocuments", "FolioModels", "FolioSimulator",
                 "FolioTestDoubles",
+                // `serve`: libraries syncing live with a `folio serve` process.
+                "Folio", "FolioClient",
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             path: "Tools/bench/FolioBench"

@@ -1,7 +1,8 @@
 import Foundation
 
 // `FolioBench NAME`: runs one benchmark; `Tools/bench/run NAME` builds this in release mode and calls it.
-// Each benchmark prints a readable table and, as its very last line, one JSON object.
+// Each benchmark prints a readable table and, as its very last line, one JSON object. Arguments after NAME go to the
+// benchmark (only `serve` takes any).
 
 let benchmarks: [String: () async throws -> Void] = [
     "append": AppendBenchmark.run,
@@ -14,6 +15,7 @@ let benchmarks: [String: () async throws -> Void] = [
     "fuzz": FuzzBenchmark.run,
     "waiting": WaitingBenchmark.run,
     "pool-latency": PoolLatencyBenchmark.run,
+    "serve": ServeBenchmark.run,
 ]
 
 let arguments = CommandLine.arguments.dropFirst()
