@@ -28,7 +28,7 @@ extension DocumentLibrary {
     }
 }
 
-/// A library's running sync with a server (``DocumentLibrary/startSyncing(with:token:backoff:)``).
+/// A library's running sync with a server (`DocumentLibrary.startSyncing(with:token:backoff:)`).
 public final class LibrarySync: Sendable {
     /// What happens, in order: connection states, sessions, documents added, removed, renamed or changed by sync, and
     /// conflicts that appear or are settled. One consumer; events wait (up to 1,024, then the oldest are dropped)

@@ -17,7 +17,7 @@ public enum LibraryEvent: Hashable, Sendable {
     case documentRemoved(DocumentID)
     /// A document was renamed on another device.
     case documentRenamed(DocumentID, from: String, to: String)
-    /// Changes from other devices entered a document's log (its open ``Document``, if any, shows them already).
+    /// Changes from other devices entered a document's log (its open `Document`, if any, shows them already).
     case documentChanged(DocumentID)
     /// A document now has competing versions.
     case conflictAppeared(DocumentID)
