@@ -118,6 +118,10 @@ struct ServerConnection {
         }
         var driver = try SyncDriver(store: store, role: .initiator, id: sessionID)
         let channel = driver.session.id
+        /// What this side announced in its hello: the server pulls all of it during the session.
+        let announced = driver.session.vectors
+        /// Documents this device keeps to itself, read again for every batch (a move to local may happen at any time).
+        var unpublished = driver.session.unpublished
         func send(_ messages: [[UInt8]]) async throws {
             for message in messages {
                 try await outbound.write(
@@ -136,6 +140,7 @@ struct ServerConnection {
 
         /// Sends the changes of `document` the server lacks as far as this side knows.
         func offer(_ document: DocumentID) async throws {
+            guard !unpublished.contains(document) else { return }
             let since = (sent[document] ?? VersionVector()).merging(stored[document] ?? VersionVector())
             // The vector is read before the changes: a commit between the two is then sent again next time, rather
             // than counted as sent and never sent.
@@ -157,9 +162,11 @@ struct ServerConnection {
             caughtUp = true
             await onEvent(.caughtUp(driver.report))
             guard mode == .live else { return driver.report }
-            // Whatever was committed while the session ran goes now.
-            for (document, vector) in try Self.summaries(of: store) {
-                let known = driver.session.peer?.vectors[document] ?? VersionVector()
+            // Whatever was committed while the session ran goes now: what neither the server announced nor this side
+            // did (the server pulled that), for documents this device shares.
+            for (document, vector) in try Self.summaries(of: store) where !unpublished.contains(document) {
+                let known = (driver.session.peer?.vectors[document] ?? VersionVector())
+                    .merging(announced[document] ?? VersionVector())
                 guard !vector.isContained(in: known) else { continue }
                 try await send(driver.offer(document, since: known))
                 sent[document] = vector
@@ -170,6 +177,12 @@ struct ServerConnection {
         for await _ in inbox.wakeUps {
             let batch = inbox.take()
             guard !batch.isEmpty else { continue }
+            unpublished = try Self.unpublished(in: store)
+            if unpublished != driver.session.unpublished {
+                // A document moved between containers: a new session starts from the new set (what the server
+                // lacks of a document now shared is pulled there; one now kept here is no longer announced).
+                throw Ended(description: "a document moved between containers", caughtUp: caughtUp)
+            }
             // Local commits first: what this device made never waits behind what it receives.
             if caughtUp {
                 for document in batch.appended.sorted() { try await offer(document) }
@@ -185,7 +198,10 @@ struct ServerConnection {
                 }
                 switch frame {
                 case .message(let on, let message):
-                    if on == channel { run.append(message) }
+                    // Changes of a document this device keeps to itself are not taken, even pushed.
+                    guard on == channel else { continue }
+                    if let document = SyncMessage.changesDocument(message), unpublished.contains(document) { continue }
+                    run.append(message)
                 case .notice(let document, let vector):
                     if let report = try await receive(run) { return report }
                     run = []
@@ -194,7 +210,7 @@ struct ServerConnection {
                         await onEvent(.acknowledged(document: document, vector: vector))
                     }
                     // A document this device keeps to itself is not asked for.
-                    guard caughtUp, !driver.session.unpublished.contains(document) else { continue }
+                    guard caughtUp, !unpublished.contains(document) else { continue }
                     let own = try Self.vector(of: document, in: store)
                     if !vector.isContained(in: own) { try await send(driver.request(document)) }
                 }
@@ -204,7 +220,7 @@ struct ServerConnection {
                 if caughtUp {
                     // What was sent but is still not acknowledged a tick later, and did not move since the last tick,
                     // is sent again from what the server acknowledged (duplicates are ignored there).
-                    for document in sent.keys.sorted() {
+                    for document in sent.keys.sorted() where !unpublished.contains(document) {
                         let acknowledged = stored[document] ?? VersionVector()
                         guard let vector = sent[document], !vector.isContained(in: acknowledged) else { continue }
                         if unacknowledged[document] == acknowledged {
@@ -229,6 +245,12 @@ struct ServerConnection {
     private static func summaries(of store: ChangeLogStore) throws -> [(DocumentID, VersionVector)] {
         do { return try store.summaries().map { ($0.document, $0.vector) } } catch {
             throw SyncError(.store, "the store failed while summarising it", cause: error)
+        }
+    }
+
+    private static func unpublished(in store: ChangeLogStore) throws -> Set<DocumentID> {
+        do { return try store.unpublishedDocuments() } catch {
+            throw SyncError(.store, "the store failed while reading the documents kept on this device", cause: error)
         }
     }
 

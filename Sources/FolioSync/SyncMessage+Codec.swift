@@ -22,6 +22,13 @@ extension SyncMessage {
         case done = 3
     }
 
+    /// The document of a `changes` message, read from its first bytes without decoding the rest; `nil` for bytes that
+    /// do not start as one.
+    public static func changesDocument(_ bytes: [UInt8]) -> DocumentID? {
+        guard startsAsChanges(bytes), bytes.count >= 18 else { return nil }
+        return DocumentID(UUIDBytes(bytes: Array(bytes[2..<18])))
+    }
+
     /// Whether `bytes` start as a `changes` message (without decoding the rest).
     public static func startsAsChanges(_ bytes: [UInt8]) -> Bool {
         bytes.count > 1 && bytes[0] == formatVersion && bytes[1] == Tag.changes.rawValue

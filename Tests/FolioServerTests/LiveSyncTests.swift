@@ -1,5 +1,6 @@
 import Folio
 import FolioClient
+import FolioStore
 import FolioTesting
 import FolioToolRunner
 import Foundation
@@ -45,23 +46,88 @@ import Testing
         try await note.edit([.append("one\n")])
         let laptopSync = try laptop.startSyncing(with: fixture.server.libraryURL("notes"), token: token)
         let phoneSync = try phone.startSyncing(with: fixture.server.libraryURL("notes"), token: token)
-        var events: [LibraryEvent] = []
-        for await event in laptopSync.events {
-            events.append(event)
-            if case .documentAdded(_, let name) = event, name == "Plan" { break }
+        let events = try await firstEvent(of: laptopSync, "the note on the laptop") { event in
+            if case .documentAdded(_, let name) = event { return name == "Plan" }
+            return false
         }
         #expect(events.contains(.connection(.connected)))
         #expect(events.contains(.syncStarted))
         try phone.rename(note.id, to: "Plans")
-        var renamed = false
-        for await event in laptopSync.events {
-            if case .documentRenamed(let id, let from, let to) = event {
-                #expect(id == note.id && from == "Plan" && to == "Plans")
-                renamed = true
-                break
-            }
+        let id = note.id
+        _ = try await firstEvent(of: laptopSync, "the rename on the laptop") {
+            $0 == .documentRenamed(id, from: "Plan", to: "Plans")
         }
-        #expect(renamed)
+        await phoneSync.stop()
+        await laptopSync.stop()
+    }
+
+    @Test func conflictsThatArriveAndTheirSettlementAreEvents() async throws {
+        let fixture = try await ServerFixture.start()
+        let token = try await fixture.token(for: "notes")
+        let url = fixture.server.libraryURL("notes")
+        let phone = try fixture.library("Phone", policy: ConflictPolicy(default: .askUser))
+        let laptop = try fixture.library("Laptop", policy: ConflictPolicy(default: .askUser))
+        let note = try await phone.create(
+            TextDocument.self, named: "Plan", in: .shared, contents: TextDocument(text: "a\n"))
+        let endpoint = try ServerEndpoint(url: url, token: token)
+        try await phone.sync(through: WebSocketTransport(endpoint: endpoint))
+        try await laptop.sync(through: WebSocketTransport(endpoint: endpoint))
+        // Both change the one line while apart: the phone live, the laptop offline until it connects.
+        let phoneSync = try phone.startSyncing(with: url, token: token)
+        let onLaptop = try await laptop.open(note.id, as: TextDocument.self)
+        try await onLaptop.edit([.replace("laptop\n")])
+        try await note.edit([.replace("phone\n")])
+        let laptopSync = try laptop.startSyncing(with: url, token: token)
+        let id = note.id
+        _ = try await firstEvent(of: laptopSync, "the conflict on the laptop") { $0 == .conflictAppeared(id) }
+        _ = try await firstEvent(of: phoneSync, "the conflict on the phone") { $0 == .conflictAppeared(id) }
+        #expect(await onLaptop.state.contains(.inConflict))
+        #expect(await note.state.contains(.inConflict))
+        // The person keeps the laptop's version; the phone hears of the settlement.
+        let laptops = try #require(try await onLaptop.versions().first { $0.savingDevice.name == "Laptop" })
+        try await onLaptop.replace(with: laptops)
+        _ = try await firstEvent(of: phoneSync, "the settlement on the phone") { $0 == .conflictResolved(id) }
+        try await eventually("the phone to show the laptop's version") { await note.model.text == "laptop\n" }
+        await laptopSync.stop()
+        await phoneSync.stop()
+    }
+
+    /// A document in the local container never reaches the server over a live connection; moved to shared it goes
+    /// with its history; moved back to local, its later changes stay on the device.
+    @Test func aLiveConnectionKeepsLocalDocumentsOnTheDevice() async throws {
+        let fixture = try await ServerFixture.start()
+        let token = try await fixture.token(for: "notes")
+        let url = fixture.server.libraryURL("notes")
+        let phone = try fixture.library("Phone")
+        let laptop = try fixture.library("Laptop")
+        let phoneSync = try phone.startSyncing(with: url, token: token)
+        let laptopSync = try laptop.startSyncing(with: url, token: token)
+        let secret = try await phone.create(TextDocument.self, named: "Diary", contents: TextDocument(text: "mine\n"))
+        try await secret.edit([.append("still mine\n")])
+        // A shared document made after it arrives, so the local one had every chance to leak.
+        let shared = try await phone.create(TextDocument.self, named: "Plan", in: .shared)
+        try await eventually("the shared note on the laptop") { try laptop.info(of: shared.id) != nil }
+        #expect(try laptop.info(of: secret.id) == nil)
+        let endpoint = try ServerEndpoint(url: url, token: token)
+        let probe = try ChangeLogStore(inMemoryNamed: "probe-\(UUID())", key: DeviceKey(), deviceName: "probe")
+        _ = try await WebSocketTransport(endpoint: endpoint).sync(probe)
+        #expect(try probe.vector(of: secret.id).isEmpty, "the server holds nothing of the local document")
+
+        try phone.move(secret.id, to: .shared)
+        try await eventually("the diary on the laptop") { try laptop.info(of: secret.id) != nil }
+        let onLaptop = try await laptop.open(secret.id, as: TextDocument.self)
+        try await eventually("its history on the laptop") { await onLaptop.model.text == "mine\nstill mine\n" }
+
+        try phone.move(secret.id, to: .local)
+        try await secret.edit([.append("after\n")])
+        try await onLaptop.edit([.append("laptop\n")])
+        try await shared.edit([.append("sync goes on\n")])
+        let planOnLaptop = try await laptop.open(shared.id, as: TextDocument.self)
+        try await eventually("the shared note's edit on the laptop") {
+            await planOnLaptop.model.text == "sync goes on\n"
+        }
+        #expect(await onLaptop.model.text == "mine\nstill mine\nlaptop\n")
+        #expect(await secret.model.text == "mine\nstill mine\nafter\n")
         await phoneSync.stop()
         await laptopSync.stop()
     }

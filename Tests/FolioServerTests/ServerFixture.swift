@@ -61,3 +61,32 @@ func eventually(
     Issue.record("timed out after \(timeout) waiting for \(what)")
     throw CancellationError()
 }
+
+/// Waits for the first event of `sync` that `matches`, for at most `timeout`; records an issue and throws on timeout.
+func firstEvent(
+    of sync: LibrarySync, within timeout: Duration = .seconds(30), _ what: String,
+    matching matches: @escaping @Sendable (LibraryEvent) -> Bool
+) async throws -> [LibraryEvent] {
+    let seen = try await withThrowingTaskGroup(of: [LibraryEvent]?.self) { group in
+        group.addTask {
+            var events: [LibraryEvent] = []
+            for await event in sync.events {
+                events.append(event)
+                if matches(event) { return events }
+            }
+            return nil
+        }
+        group.addTask {
+            try await Task.sleep(for: timeout)
+            return nil
+        }
+        let first = try await group.next() ?? nil
+        group.cancelAll()
+        return first
+    }
+    guard let seen else {
+        Issue.record("timed out after \(timeout) waiting for \(what)")
+        throw CancellationError()
+    }
+    return seen
+}
