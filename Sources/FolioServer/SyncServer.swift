@@ -129,18 +129,36 @@ public final class SyncServer: Sendable {
                 )
             ) { head, channel, _ in
                 guard let library = Self.libraryName(inPath: head.path ?? "") else { return .dontUpgrade }
-                guard case .success(let token) = self.authorize(head.headerFields, library: library) else {
-                    self.metrics.connectionsRefused.increment()
-                    return .dontUpgrade
+                // A refused upgrade is accepted and closed at once with a code that says why (4401, 4403, 1013): the
+                // WebSocket layer would otherwise answer any refusal with a bare 400. Nothing of any log is sent.
+                let refusal: (code: Int, reason: String)?
+                var granted: AccountStore.Token?
+                switch self.authorize(head.headerFields, library: library) {
+                case .failure(let failure):
+                    refusal = (
+                        failure.status == .forbidden ? 4403 : failure.status == .unauthorized ? 4401 : 1011,
+                        failure.reason
+                    )
+                case .success(let token):
+                    granted = token
+                    if self.openConnections.add(1, ordering: .relaxed).newValue <= limits.connections {
+                        refusal = nil
+                        // Counted down when the channel closes, whether or not the upgrade completes.
+                        channel.closeFuture.whenComplete { _ in self.openConnections.subtract(1, ordering: .relaxed) }
+                    } else {
+                        self.openConnections.subtract(1, ordering: .relaxed)
+                        refusal = (1013, "the server has as many connections as it takes")
+                    }
                 }
-                guard self.openConnections.add(1, ordering: .relaxed).newValue <= limits.connections else {
-                    self.openConnections.subtract(1, ordering: .relaxed)
+                if let refusal {
                     self.metrics.connectionsRefused.increment()
-                    return .dontUpgrade
+                    return .upgrade([:]) { _, outbound, _ in
+                        try? await outbound.close(.init(codeNumber: refusal.code), reason: refusal.reason)
+                    }
                 }
+                guard let token = granted else { return .dontUpgrade }
                 let peer = channel.remoteAddress?.description ?? "?"
                 return .upgrade([:]) { inbound, outbound, _ in
-                    defer { self.openConnections.subtract(1, ordering: .relaxed) }
                     await self.serve(
                         library: token.library, peer: peer, inbound: inbound, outbound: outbound)
                 }

@@ -134,6 +134,20 @@ import Testing
         #expect(try store.vector(of: document).isEmpty)
     }
 
+    /// A WebSocket upgrade without a valid token of the library is accepted and closed at once with 4401 or 4403,
+    /// before any frame of the log.
+    @Test func aRefusedUpgradeClosesWith4401Or4403() async throws {
+        let context = try await Context()
+        let url = context.fixture.server.libraryURL("notes")
+        let none = try await RawClient(url, token: "folio_" + String(repeating: "0", count: 64)).run([])
+        #expect(none.closeCode == 4401)
+        #expect(none.received.isEmpty)
+        let photos = try await context.fixture.token(for: "photos")
+        let other = try await RawClient(url, token: photos).run([])
+        #expect(other.closeCode == 4403)
+        #expect(other.received.isEmpty)
+    }
+
     /// A device first seen in one library cannot write into another.
     @Test func aDeviceOfOneLibraryCannotWriteIntoAnother() async throws {
         let context = try await Context()

@@ -55,7 +55,11 @@ import Testing
                 acknowledged.note(event)
             }
         }
-        let laptopSync = try laptop.startSyncing(with: server.libraryURL("notes"), token: token, backoff: quick)
+        let laptopEvents = Acknowledged()
+        let laptopSync = LiveSync(store: laptop.store, endpoint: endpoint, backoff: quick, seed: seed &+ 1) { event in
+            laptopEvents.note(event)
+            if case .received(let documents) = event { try? await laptop.refreshOpenDocuments(documents) }
+        }
 
         let lines = 120
         let writer = Task {
@@ -106,7 +110,7 @@ import Testing
             Issue.record(
                 "the server's log ends: \(serverLog.split(separator: "\n").suffix(15).joined(separator: "\n"))")
             Issue.record(
-                "phone \(try phone.store.vector(of: note.id)), laptop \(try laptop.store.vector(of: note.id)), server \(try probe.vector(of: note.id)) (\(report.map { "\($0)" } ?? "probe failed")); phone's events: \(acknowledged.events.withLock { $0 }.suffix(30).joined(separator: "; "))"
+                "phone \(try phone.store.vector(of: note.id)), laptop \(try laptop.store.vector(of: note.id)), server \(try probe.vector(of: note.id)) (\(report.map { "\($0)" } ?? "probe failed")); phone's events: \(acknowledged.events.withLock { $0 }.suffix(30).joined(separator: "; ")); the laptop's: \(laptopEvents.events.withLock { $0 }.suffix(30).joined(separator: "; "))"
             )
             throw error
         }

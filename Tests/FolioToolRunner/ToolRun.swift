@@ -60,7 +60,7 @@ public final class ToolProcess: @unchecked Sendable {
             }
             process.standardError = FileHandle(fileDescriptor: terminal, closeOnDealloc: false)
             do {
-                try process.run()
+                try spawning.withLock { _ in try process.run() }
             } catch {
                 close(controller)
                 close(terminal)
@@ -72,7 +72,7 @@ public final class ToolProcess: @unchecked Sendable {
         } else {
             let pipe = Pipe()
             process.standardError = pipe
-            try process.run()
+            try spawning.withLock { _ in try process.run() }
             errors = Captured(pipe.fileHandleForReading.fileDescriptor, keeping: pipe)
         }
         return ToolProcess(
@@ -109,6 +109,10 @@ public final class ToolProcess: @unchecked Sendable {
     /// Whether it ended by a signal it did not handle, rather than by exiting (valid after ``wait()``).
     public var terminatedBySignal: Bool { process.terminationReason == .uncaughtSignal }
 }
+
+/// Held while a process starts: Foundation's `Process.run()` on Linux reads shared process state (the environment,
+/// descriptors) without a lock, and two threads starting processes at once crash in it.
+private let spawning = Mutex(())
 
 /// One pipe or terminal read to its end on a thread of its own.
 private final class Captured: Sendable {
