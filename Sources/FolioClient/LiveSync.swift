@@ -7,8 +7,9 @@ import Logging
 /// local commits sent as they happen, others' changes applied as the server passes them on, and after any failure a
 /// new connection after a capped, jittered exponential backoff (``Backoff``).
 ///
-/// Every event goes to the handler given at start, in order, one at a time: the next frame is not read before the
-/// handler returns, so an app that shows what arrived never falls behind the log.
+/// Every event goes to the handler given at start, in order, one at a time: nothing more is applied before the
+/// handler returns, so an app that shows what arrived never falls behind the log. Frames that arrive meanwhile wait
+/// in memory and are applied together afterwards.
 public final class LiveSync: Sendable {
     private let task: Task<Void, Never>
 

@@ -135,7 +135,8 @@ public final class AccountStore: Sendable {
         }
     }
 
-    /// Revokes the token `id`: connections presenting it are refused from then on.
+    /// Revokes the token `id`: new connections presenting it are refused; connections already open stay until they
+    /// close.
     ///
     /// - Throws: ``ServerError`` `notFound` when no token has that id, `storage`.
     public func revoke(_ id: String, now: Date = Date()) throws {

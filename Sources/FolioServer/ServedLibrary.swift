@@ -7,7 +7,7 @@ import Logging
 ///
 /// Everything here runs on the library's own serial executor, off the network's threads (the log's calls block).
 /// Changes from every connection are ingested together: while one batch is written, the next gathers, so that one
-/// commit (and one `fsync`) serves many devices. Once a batch is stored, each document that grew is announced to every
+/// commit serves many devices. Once a batch is stored, each document that grew is announced to every
 /// connection of the library with a notice (the acknowledgement, for the devices that sent it), and the messages that
 /// carried the changes are passed on to the other devices, which so learn of them without polling.
 actor ServedLibrary {

@@ -141,7 +141,7 @@ struct TokenCommand: AsyncParsableCommand {
 
     struct Revoke: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Revoke a token: connections presenting it are refused from then on.")
+            abstract: "Revoke a token: new connections presenting it are refused (open ones stay until they close).")
 
         @OptionGroup var data: ServeDataOptions
 
