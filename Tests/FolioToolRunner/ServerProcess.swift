@@ -103,14 +103,13 @@ final class LineReader: Sendable {
     }
 }
 
-/// Runs `body`, which blocks (waits for a process, reads its pipes), on a thread of its own rather than on Swift's
+/// Runs `body`, which blocks (waits for a process, reads its pipes), on a dispatch worker thread rather than on Swift's
 /// cooperative pool, which has one thread per core: an async test that blocks there stalls every other test's
 /// tasks, the devices and clients under test among them.
 public func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
-        // A thread with a full-size stack: Foundation's `Process.run()` needs more than a default `Thread`'s.
-        let thread = Thread { continuation.resume(with: Result { try body() }) }
-        thread.stackSize = 8 << 20
-        thread.start()
+        // A dispatch worker thread, as Foundation's `Process.run()` expects (it crashed when run on a `Thread` of
+        // this helper's own).
+        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
     }
 }
