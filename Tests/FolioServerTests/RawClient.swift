@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import NIOCore
 import Synchronization
+import Testing
 import WSClient
 
 /// A WebSocket client that sends whatever a test gives it, to see how the server answers hostile input.
@@ -79,6 +80,18 @@ struct RawClient {
     enum Message {
         case binary([UInt8])
         case text(String)
+    }
+
+    /// The close code of a connection the server refuses at the upgrade, from the first of up to `attempts`
+    /// connections whose close frame the client reads before the connection ends (the server closes at once, and a
+    /// client may see the end first); nil if none did. Every attempt must have received no frame of any log.
+    func refusedCloseCode(attempts: Int = 20) async throws -> UInt16? {
+        for _ in 0..<attempts {
+            let outcome = try await run([])
+            #expect(outcome.received.isEmpty, "a refused connection received a frame")
+            if let code = outcome.closeCode { return code }
+        }
+        return nil
     }
 }
 
