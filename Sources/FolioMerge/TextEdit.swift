@@ -1,0 +1,19 @@
+/// One positional edit of a text, in Unicode scalars of the text it is made on.
+///
+/// What a ``TextEventGraph`` replays. Positions are relative to the text as the event's author saw it: the text
+/// at the event's parents with the event's earlier edits applied.
+public enum TextEdit: Hashable, Sendable {
+    /// Inserts `scalars` before the scalar at `position` (`position` may equal the length: the end).
+    case insert(at: Int, scalars: [Unicode.Scalar])
+    /// Deletes `count` scalars from `position` on.
+    case delete(at: Int, count: Int)
+    /// Replaces the whole text with `scalars`, merged as one edit of the part that differs: the scalars the old
+    /// and new text share at the start and at the end stay, the rest of the old text is deleted and the rest of the
+    /// new one inserted.
+    case replaceAll(with: [Unicode.Scalar])
+
+    /// Inserts `text`'s scalars at `position`.
+    public static func insert(at position: Int, text: String) -> TextEdit {
+        .insert(at: position, scalars: Array(text.unicodeScalars))
+    }
+}

@@ -1,0 +1,130 @@
+import FolioMerge
+
+/// A plain list CRDT, slow and obviously correct, to check `TextEventGraph` against.
+///
+/// One array holds every item ever inserted, in list order. An item belongs to the version of a set of events when
+/// the event that inserted it is in the set (base items belong to every version), and is visible in it when no
+/// event of the set deleted it. An edit's positions are read in the view of the event's own version (its parents'
+/// past, the event itself, so its earlier edits count): nothing is moved back and forth, every view is filtered
+/// afresh. A new item goes between the last item of that version before the position's visible item and that item,
+/// placed among concurrent items by the YjsMod rule, with ties broken by agent.
+struct ReferenceListCRDT {
+    struct Item {
+        var scalar: Unicode.Scalar
+        var id: Int
+        /// The inserting event; -1 for the base text.
+        var event: Int
+        var originLeft: Int?
+        var originRight: Int?
+        var deletedBy: Set<Int> = []
+    }
+
+    private(set) var items: [Item] = []
+    private var parents: [[Int]] = []
+    private var agents: [Int] = []
+    private var nextID = 0
+
+    init(base: String = "") {
+        for scalar in base.unicodeScalars {
+            items.append(Item(scalar: scalar, id: nextID, event: -1, originLeft: items.last?.id, originRight: nil))
+            nextID += 1
+        }
+    }
+
+    /// Every event applied.
+    var text: String {
+        String(String.UnicodeScalarView(items.filter { $0.deletedBy.isEmpty }.map(\.scalar)))
+    }
+
+    /// The text of the version made of `events`' past.
+    func text(atVersionOf events: [Int]) -> String {
+        let version = past(of: events)
+        return String(String.UnicodeScalarView(items.filter { isVisible($0, in: version) }.map(\.scalar)))
+    }
+
+    /// Every event in the past of `events`, themselves included.
+    func past(of events: [Int]) -> Set<Int> {
+        var result = Set<Int>()
+        var pending = events
+        while let event = pending.popLast() {
+            if result.insert(event).inserted { pending += parents[event] }
+        }
+        return result
+    }
+
+    mutating func add(agent: Int, parents eventParents: [Int], edits: [TextEdit]) -> Int {
+        let event = parents.count
+        parents.append(eventParents)
+        agents.append(agent)
+        let version = past(of: [event])
+        for edit in edits {
+            apply(edit, by: event, in: version)
+        }
+        return event
+    }
+
+    private func belongs(_ item: Item, to version: Set<Int>) -> Bool {
+        item.event == -1 || version.contains(item.event)
+    }
+
+    private func isVisible(_ item: Item, in version: Set<Int>) -> Bool {
+        belongs(item, to: version) && item.deletedBy.isDisjoint(with: version)
+    }
+
+    private mutating func apply(_ edit: TextEdit, by event: Int, in version: Set<Int>) {
+        let view = items.indices.filter { isVisible(items[$0], in: version) }
+        switch edit {
+        case .insert(let position, let scalars):
+            guard position >= 0, position <= view.count else { return }
+            let rightIndex = position < view.count ? view[position] : items.count
+            var left = items[..<rightIndex].last { belongs($0, to: version) }?.id
+            let right = rightIndex < items.count ? items[rightIndex].id : nil
+            for scalar in scalars {
+                let item = Item(scalar: scalar, id: nextID, event: event, originLeft: left, originRight: right)
+                nextID += 1
+                integrate(item)
+                left = item.id
+            }
+        case .delete(let position, let count):
+            guard position >= 0, count >= 0, position + count <= view.count else { return }
+            for index in view[position..<(position + count)] { items[index].deletedBy.insert(event) }
+        case .replaceAll(let new):
+            let old = view.map { items[$0].scalar }
+            var prefix = 0
+            while prefix < old.count, prefix < new.count, old[prefix] == new[prefix] { prefix += 1 }
+            var suffix = 0
+            while suffix < old.count - prefix, suffix < new.count - prefix,
+                old[old.count - 1 - suffix] == new[new.count - 1 - suffix]
+            {
+                suffix += 1
+            }
+            apply(.delete(at: prefix, count: old.count - prefix - suffix), by: event, in: version)
+            apply(.insert(at: prefix, scalars: Array(new[prefix..<(new.count - suffix)])), by: event, in: version)
+        }
+    }
+
+    private func index(of id: Int) -> Int { items.firstIndex { $0.id == id }! }
+
+    private mutating func integrate(_ item: Item) {
+        let left = item.originLeft.map(index(of:)) ?? -1
+        let right = item.originRight.map(index(of:)) ?? items.count
+        var destination = left + 1
+        var scanning = false
+        var cursor = left + 1
+        while true {
+            if !scanning { destination = cursor }
+            if cursor == items.count || cursor == right { break }
+            let other = items[cursor]
+            let otherLeft = other.originLeft.map(index(of:)) ?? -1
+            let otherRight = other.originRight.map(index(of:)) ?? items.count
+            if otherLeft < left
+                || (otherLeft == left && otherRight == right && agents[item.event] < agents[other.event])
+            {
+                break
+            }
+            if otherLeft == left { scanning = otherRight < right }
+            cursor += 1
+        }
+        items.insert(item, at: destination)
+    }
+}

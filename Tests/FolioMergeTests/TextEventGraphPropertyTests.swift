@@ -1,0 +1,127 @@
+import FolioCore
+import FolioMerge
+import FolioTesting
+import Testing
+
+/// `TextEventGraph` against a plain list CRDT (`ReferenceListCRDT`) on random concurrent histories.
+@Suite struct TextEventGraphPropertyTests {
+    /// Random histories of 2 to 5 devices (runs inserted and deleted at random places, and often at one place at
+    /// once): the graph gives the reference's text in the order the events were made, in many other orders that
+    /// put parents first, and at every device's own version.
+    @Test(arguments: 2...5) func everyOrderGivesTheReferenceText(devices: Int) {
+        let seed = TestSeed.make() &+ UInt64(devices)
+        var generator = SplitMix64(seed: seed)
+        var check = PropertyCheck(seed: seed)
+        for iteration in 0..<150 {
+            check.iteration = iteration
+            let history = RandomTextHistory(devices: devices, events: 6 + iteration % 30, using: &generator)
+            let expected = history.reference.text
+            check.expect(
+                replay(history.events, order: Array(history.events.indices)) == expected,
+                "made in order: expected \(expected.debugDescription)")
+            for _ in 0..<12 {
+                let order = history.randomTopologicalOrder(using: &generator)
+                let text = replay(history.events, order: order)
+                check.expect(
+                    text == expected, "order \(order): \(text.debugDescription) ≠ \(expected.debugDescription)")
+            }
+            for device in 0..<devices {
+                let known = history.reference.past(of: history.frontier(of: device))
+                let order = history.randomTopologicalOrder(using: &generator).filter(known.contains)
+                let wanted = history.reference.text(atVersionOf: history.frontier(of: device))
+                let text = replay(history.events, order: order)
+                check.expect(text == wanted, "device \(device) at its version: \(text.debugDescription)")
+            }
+            if check.shouldStop { return }
+        }
+    }
+
+    /// The events of `order` (indexes into `events`, parents first) added to a graph in that order.
+    private func replay(_ events: [RandomTextHistory.Event], order: [Int]) -> String {
+        var graph = TextEventGraph<Int>()
+        var position: [Int: Int] = [:]
+        for index in order {
+            let event = events[index]
+            position[index] = try! graph.add(
+                agent: event.agent, parents: event.parents.map { position[$0]! }, edits: event.edits)
+        }
+        return graph.text
+    }
+}
+
+/// A random concurrent history: devices that make edits on what they know, and now and then learn what another
+/// device knows. The reference CRDT records it as it is made, and gives each edit the text it is made on.
+struct RandomTextHistory {
+    struct Event {
+        var agent: Int
+        var parents: [Int]
+        var edits: [TextEdit]
+    }
+
+    private(set) var events: [Event] = []
+    private(set) var reference = ReferenceListCRDT()
+    private var known: [Set<Int>]
+
+    init(devices: Int, events count: Int, using generator: inout SplitMix64) {
+        known = Array(repeating: [], count: devices)
+        let alphabet = Array("abcdefxyz \n".unicodeScalars)
+        for _ in 0..<count {
+            let device = Int(generator.next() % UInt64(devices))
+            if generator.next() % 3 == 0 {
+                let other = Int(generator.next() % UInt64(devices))
+                known[device].formUnion(known[other])
+            }
+            let parents = frontier(of: device)
+            var length = reference.text(atVersionOf: parents).unicodeScalars.count
+            var edits: [TextEdit] = []
+            for _ in 0..<(1 + Int(generator.next() % 3)) {
+                // One place in three is the start or the end, where devices meet most.
+                let roll = generator.next() % 6
+                let position =
+                    roll == 0 ? 0 : roll == 1 ? length : Int(generator.next() % UInt64(length + 1))
+                if length > 0, generator.next() % 3 == 0 {
+                    let start = min(position, length - 1)
+                    let deleted = 1 + Int(generator.next() % UInt64(min(4, length - start)))
+                    edits.append(.delete(at: start, count: deleted))
+                    length -= deleted
+                } else if generator.next() % 10 == 0 {
+                    let kept = reference.text(atVersionOf: parents).unicodeScalars.prefix(length / 2)
+                    let scalars = Array(kept) + [alphabet[Int(generator.next() % UInt64(alphabet.count))]]
+                    edits = [.replaceAll(with: scalars)]
+                    length = scalars.count
+                    break
+                } else {
+                    let run = (0..<(1 + Int(generator.next() % 4))).map { _ in
+                        alphabet[Int(generator.next() % UInt64(alphabet.count))]
+                    }
+                    edits.append(.insert(at: position, scalars: run))
+                    length += run.count
+                }
+            }
+            let event = reference.add(agent: device, parents: parents, edits: edits)
+            events.append(Event(agent: device, parents: parents, edits: edits))
+            known[device].insert(event)
+        }
+    }
+
+    /// The latest events `device` knows: those no other event it knows descends from.
+    func frontier(of device: Int) -> [Int] {
+        let events = known[device]
+        var below = Set<Int>()
+        for event in events { below.formUnion(reference.past(of: [event]).subtracting([event])) }
+        return events.subtracting(below).sorted()
+    }
+
+    /// The events in a random order that puts every event after its parents.
+    func randomTopologicalOrder(using generator: inout SplitMix64) -> [Int] {
+        var placed = Set<Int>()
+        var order: [Int] = []
+        while order.count < events.count {
+            let ready = events.indices.filter { !placed.contains($0) && events[$0].parents.allSatisfy(placed.contains) }
+            let pick = ready[Int(generator.next() % UInt64(ready.count))]
+            placed.insert(pick)
+            order.append(pick)
+        }
+        return order
+    }
+}
