@@ -63,11 +63,13 @@ let package = Package(
         // Merge algorithms: line diffs, diff3 over lines, field-by-field merges. No I/O.
         .target(name: "FolioMerge", dependencies: ["FolioCore"]),
         // The conflict engine, sans-I/O: heads, history and policy in; versions, settlements and the loss ledger out.
-        .target(name: "FolioConflicts", dependencies: ["FolioCore"]),
+        .target(name: "FolioConflicts", dependencies: ["FolioCore", "FolioMerge"]),
         // Built-in document models: text (flat), records (flat), pages (a package of text and images).
         .target(name: "FolioModels", dependencies: ["FolioCore", "FolioMerge"]),
         // Documents on disk: the library, documents and the crash-safe save pipeline (flat files and packages).
-        .target(name: "FolioDocuments", dependencies: ["FolioCore", "FolioFiles", "FolioStore", "FolioConflicts"]),
+        .target(
+            name: "FolioDocuments",
+            dependencies: ["FolioCore", "FolioFiles", "FolioStore", "FolioMerge", "FolioConflicts"]),
         // Conflict-inspection reports: one value captured from documents, rendered as JSON, Markdown and HTML.
         .target(
             name: "FolioReports",

@@ -1,4 +1,5 @@
 import FolioCore
+import FolioMerge
 
 extension ConflictEngine {
     /// The `merge` settlement: the versions merged three-way from their common ancestor.
@@ -7,6 +8,10 @@ extension ConflictEngine {
     /// from its own: a version that saw another's edit before undoing it (removing a record another had edited,
     /// say) is then merged with that edit's version from a past that holds the edit, so the undoing stands. Only
     /// when a pair does not merge cleanly are all the versions merged at once from the ancestor they share.
+    ///
+    /// A model that merges character by character (`CharacterMergeable`) always merges cleanly, from the change graph
+    /// when the history replays it: the settlement is then a small change that names the versions it merges and
+    /// records no contents, and every device computes the merged text from the graph.
     ///
     /// When everything merges, the settlement records the merged contents (strategy `merge`, every version chosen,
     /// none discarded). When some parts conflict, nothing is to be recorded: ``ConflictAction/awaitUser(unmerged:)``
@@ -25,6 +30,13 @@ extension ConflictEngine {
         guard isInConflict, let mergeable = Model.self as? any MergeableDocumentModel.Type else { return nil }
         if try differOnlyInSettlement(in: history) {
             return .settle(settlement(keeping: try latestVersion(in: history), strategy: .latestWins))
+        }
+        if Model.self is any CharacterMergeable.Type,
+            let merged = try history.characterMergedState(of: versions.map(\.head))
+        {
+            let resolution = Resolution(
+                strategy: .merge, chosen: versions.map(\.head.hash), discarded: [], contents: nil)
+            return .settle(ConflictSettlement(resolution: resolution, parents: settlementParents, state: merged))
         }
         let result: MergeResult<Model>
         if versions.count > 2, let inPairs = try mergedInPairs(mergeable, in: history) {

@@ -24,6 +24,18 @@ public protocol ConflictHistory<Model> {
     ///
     /// - Throws: `Failure` when the history cannot be read or its contents cannot be loaded.
     func state(at change: Change) throws(Failure) -> Model
+
+    /// The state merging `heads` character by character from the change graph, for a model that merges so
+    /// (`CharacterMergeable`): what a `merge` resolution without contents, made on `heads`, shows. `nil` when this
+    /// history does not replay the graph; the engine then merges the versions' states instead.
+    ///
+    /// - Throws: `Failure` when the history cannot be read or its contents cannot be loaded.
+    func characterMergedState(of heads: [Change]) throws(Failure) -> Model?
+}
+
+extension ConflictHistory {
+    /// A history replays no graph unless it says so.
+    public func characterMergedState(of heads: [Change]) throws(Failure) -> Model? { nil }
 }
 
 extension ConflictHistory {

@@ -41,8 +41,27 @@ struct DocumentReplay<Model: DocumentModel> {
         } catch {
             throw .store(error, "reading checkpoints")
         }
-        if let checkpoint, let outcome = try replay(to: head, from: checkpoint, refused: &refused) { return outcome }
-        return try replay(to: head, from: nil, refused: &refused)!
+        if let checkpoint {
+            switch try replay(to: head, from: checkpoint, refused: &refused) {
+            case .state(let outcome): return outcome
+            case .graphMerge: return try graphState(from: [head])
+            case .otherLine: break
+            }
+        }
+        switch try replay(to: head, from: nil, refused: &refused) {
+        case .state(let outcome): return outcome
+        case .graphMerge, .otherLine: return try graphState(from: [head])
+        }
+    }
+
+    /// What a replay along primary parents found.
+    private enum LineReplay {
+        /// The state.
+        case state(Outcome)
+        /// The checkpoint is of another line of history: it is not on the way.
+        case otherLine
+        /// A merge on the way is computed from the change graph (``isGraphMerge(_:)``).
+        case graphMerge
     }
 
     /// The state at `head` from `known`, whose state is `model`, when `head` descends from `known` along primary
@@ -56,6 +75,7 @@ struct DocumentReplay<Model: DocumentModel> {
         var chain: [Change] = []
         var current = head
         while current.hash != known.hash {
+            if isGraphMerge(current) { return nil }
             if let state = resetState(at: current, refused: &refused) {
                 return apply(chain, onto: state, refused: refused)
             }
@@ -71,7 +91,7 @@ struct DocumentReplay<Model: DocumentModel> {
     }
 
     private func replay(to head: Change, from checkpoint: Checkpoint?, refused: inout [ChangeHash])
-        throws(DocumentError) -> Outcome?
+        throws(DocumentError) -> LineReplay
     {
         let tail = try changes(since: checkpoint?.vector ?? VersionVector(), within: head.vector)
         let rule = primaryParentRule(tail)
@@ -79,25 +99,26 @@ struct DocumentReplay<Model: DocumentModel> {
         var current = head
         while true {
             if let checkpoint, current.vector == checkpoint.vector {
-                return apply(chain, onto: try load(checkpoint.contents), refused: refused)
+                return .state(apply(chain, onto: try load(checkpoint.contents), refused: refused))
             }
+            if isGraphMerge(current) { return .graphMerge }
             if let state = resetState(at: current, refused: &refused) {
-                return apply(chain, onto: state, refused: refused)
+                return .state(apply(chain, onto: state, refused: refused))
             }
             chain.append(current)
             guard let parent = try Self.primaryParent(of: current, by: rule) else {
                 // A root: the first change of the document.
-                return apply(chain, onto: Model(), refused: refused)
+                return .state(apply(chain, onto: Model(), refused: refused))
             }
             // Below the checkpoint without meeting it: the checkpoint is of another line of history.
             if let checkpoint, parent.vector.isContained(in: checkpoint.vector), parent.vector != checkpoint.vector {
-                return nil
+                return .otherLine
             }
             current = parent
         }
     }
 
-    private func changes(since vector: VersionVector, within limit: VersionVector) throws(DocumentError) -> [ChangeHash:
+    func changes(since vector: VersionVector, within limit: VersionVector) throws(DocumentError) -> [ChangeHash:
         Change]
     {
         do {
@@ -109,7 +130,7 @@ struct DocumentReplay<Model: DocumentModel> {
     }
 
     /// The content rule over `tail` (the changes read for this replay), then the store.
-    private func primaryParentRule(_ tail: [ChangeHash: Change]) -> PrimaryParentRule<DocumentError> {
+    func primaryParentRule(_ tail: [ChangeHash: Change]) -> PrimaryParentRule<DocumentError> {
         let store = store
         let document = document
         return PrimaryParentRule { hash throws(DocumentError) in
@@ -135,7 +156,7 @@ struct DocumentReplay<Model: DocumentModel> {
     /// The state `change` sets outright: the contents of a baseline or of a resolution that has some, when the
     /// model accepts them. `nil` for other changes, and for one whose contents the model refuses, which joins
     /// `refused` (and is not loaded again).
-    private func resetState(at change: Change, refused: inout [ChangeHash]) -> Model? {
+    func resetState(at change: Change, refused: inout [ChangeHash]) -> Model? {
         let contents: Data
         switch change.kind {
         case .baseline(let baseline): contents = baseline
@@ -153,7 +174,7 @@ struct DocumentReplay<Model: DocumentModel> {
         }
     }
 
-    private func load(_ encoded: Data) throws(DocumentError) -> Model {
+    func load(_ encoded: Data) throws(DocumentError) -> Model {
         do {
             return try Model(contents: DocumentContents(decoding: encoded))
         } catch let error as ModelError {

@@ -1,5 +1,6 @@
 import FolioConflicts
 import FolioCore
+import FolioMerge
 import FolioStore
 
 /// A document's history as the conflict engine reads it (`ConflictHistory`): changes from the
@@ -22,5 +23,14 @@ struct StoredConflictHistory<Model: DocumentModel>: ConflictHistory {
     ///   cannot be loaded.
     func state(at change: Change) throws(DocumentError) -> Model {
         try DocumentReplay<Model>(store: store, document: document).state(at: change).model
+    }
+
+    /// The merge of `heads` replayed from the change graph, for a model that merges character by character.
+    ///
+    /// - Throws: ``DocumentError`` `.store` when the log cannot be read, `.invalidContents` when a checkpoint
+    ///   cannot be loaded.
+    func characterMergedState(of heads: [Change]) throws(DocumentError) -> Model? {
+        guard Model.self is any CharacterMergeable.Type else { return nil }
+        return try DocumentReplay<Model>(store: store, document: document).graphState(from: heads).model
     }
 }

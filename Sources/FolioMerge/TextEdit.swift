@@ -5,6 +5,8 @@
 public enum TextEdit: Hashable, Sendable {
     /// Inserts `scalars` before the scalar at `position` (`position` may equal the length: the end).
     case insert(at: Int, scalars: [Unicode.Scalar])
+    /// Inserts `scalars` at the end of the text.
+    case append(scalars: [Unicode.Scalar])
     /// Deletes `count` scalars from `position` on.
     case delete(at: Int, count: Int)
     /// Replaces the whole text with `scalars`, merged as one edit of the part that differs: the scalars the old

@@ -209,6 +209,8 @@ public struct TextEventGraph<Agent: Comparable> {
                 return
             }
             insert(text, at: position, by: event)
+        case .append(let text):
+            insert(text, at: visibleCount, by: event)
         case .delete(let position, let count):
             let length = visibleCount
             guard position >= 0, count >= 0, position <= length, count <= length - position else {

@@ -23,3 +23,26 @@ extension TextDocument: MergeableDocumentModel {
         TextDiff(base: base.text, version: text)
     }
 }
+
+extension TextDocument: CharacterMergeable {
+    /// The text's scalars.
+    ///
+    /// - Complexity: O(*n*).
+    public var mergeableText: [Unicode.Scalar] { Array(storage.string.unicodeScalars) }
+
+    /// A document holding `text`.
+    public init(mergedText text: String) {
+        self.init(text: text)
+    }
+
+    /// Every operation is a text edit: `replace` is merged as the edit of the part that differs
+    /// (``TextEdit/replaceAll(with:)``).
+    public static func textEdits(of operation: Operation) -> [TextEdit]? {
+        switch operation {
+        case .insert(let position, let text): [.insert(at: position, text: text)]
+        case .delete(let position, let count): [.delete(at: position, count: count)]
+        case .append(let text): [.append(scalars: Array(text.unicodeScalars))]
+        case .replace(let text): [.replaceAll(with: Array(text.unicodeScalars))]
+        }
+    }
+}

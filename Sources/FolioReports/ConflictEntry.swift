@@ -106,16 +106,22 @@ public struct ResolutionEntry: Codable, Hashable, Sendable {
     public var chosen: [String]
     /// The heads whose versions were discarded (short hashes, ascending).
     public var discarded: [String]
+    /// `true` for a `merge` that stores no contents: the text is merged character by character from the change
+    /// graph. Absent otherwise.
+    public var characterLevel: Bool?
 
     /// Creates an entry.
-    public init(head: String, resolvedBy: String, time: String, strategy: String, chosen: [String], discarded: [String])
-    {
+    public init(
+        head: String, resolvedBy: String, time: String, strategy: String, chosen: [String], discarded: [String],
+        characterLevel: Bool? = nil
+    ) {
         self.head = head
         self.resolvedBy = resolvedBy
         self.time = time
         self.strategy = strategy
         self.chosen = chosen
         self.discarded = discarded
+        self.characterLevel = characterLevel
     }
 }
 

@@ -156,7 +156,7 @@ extension ConflictReport {
                 resolution.discarded.isEmpty
                 ? "nothing" : resolution.discarded.map { "<code>\(e($0))</code>" }.joined(separator: " ")
             out.append(
-                "<p class=\"resolution\">Resolved by \(e(resolution.resolvedBy)) at \(e(resolution.time)) with \(e(resolution.strategy)) (<code>\(e(resolution.head))</code>): kept \(kept), discarded \(dropped).</p>"
+                "<p class=\"resolution\">Resolved by \(e(resolution.resolvedBy)) at \(e(resolution.time)) with \(e(resolution.strategy))\(resolution.characterLevel == true ? ", character by character" : "") (<code>\(e(resolution.head))</code>): kept \(kept), discarded \(dropped).</p>"
             )
         }
         out.append("</article>")

@@ -143,7 +143,7 @@ extension ConflictReport {
                 ? "nothing" : resolution.discarded.map { "`\($0)`" }.joined(separator: ", ")
             out += [
                 "",
-                "Resolved by \(MarkdownText.inline(resolution.resolvedBy)) at \(resolution.time) with \(MarkdownText.inline(resolution.strategy)) (`\(resolution.head)`): kept \(kept), discarded \(dropped).",
+                "Resolved by \(MarkdownText.inline(resolution.resolvedBy)) at \(resolution.time) with \(MarkdownText.inline(resolution.strategy))\(resolution.characterLevel == true ? ", character by character" : "") (`\(resolution.head)`): kept \(kept), discarded \(dropped).",
             ]
         }
         return out

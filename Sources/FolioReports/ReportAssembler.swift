@@ -133,7 +133,8 @@ public struct ReportAssembler: Sendable {
             resolution = ResolutionEntry(
                 head: change.hash.shortHex, resolvedBy: name(of: change.id.device), time: change.wallTime.description,
                 strategy: ReportLines.name(of: settled.strategy), chosen: settled.chosen.map(\.shortHex),
-                discarded: settled.discarded.map(\.shortHex))
+                discarded: settled.discarded.map(\.shortHex),
+                characterLevel: settled.strategy == .merge && settled.contents == nil ? true : nil)
         }
         let entry = ConflictEntry(
             id: String(ContentHash(hashing: identity).hex.prefix(12)), status: resolution == nil ? .open : .resolved,

@@ -116,15 +116,24 @@ import Testing
         }
     }
 
-    @Test func whatDoesNotMergeStaysInConflictForThePerson() async throws {
-        let (_, document) = try await conflict(
-            ConflictPolicy(default: .merge), base: "one\n", onIPad: .replace("uno\n"), onMac: .replace("eins\n"))
-        #expect(await document.state.contains(.inConflict))
-        let result = try #require(try await document.resolveByMerging())
-        #expect(result.conflicts.count == 1)
-        #expect(Set(result.conflicts[0].values.compactMap { $0 }) == ["uno\n", "eins\n"])
-        try await document.resolve(with: TextDocument(text: "uno / eins\n"))
+    /// One word replaced differently on two devices merges character by character: each replacement stays whole,
+    /// and the merge is a resolution that names the versions and stores no text.
+    @Test func oneWordReplacedApartMergesCharacterByCharacter() async throws {
+        let (a, document) = try await conflict(
+            ConflictPolicy(default: .merge), base: "one two\n", onIPad: .replace("uno two\n"),
+            onMac: .replace("eins two\n"))
         #expect(await !document.state.contains(.inConflict))
+        let text = await document.model.text
+        #expect(text == "unoeins two\n" || text == "einsuno two\n", "got \(text.debugDescription)")
+        let head = try #require(try a.store.heads(of: document.id).first)
+        guard case .resolution(let resolution) = head.kind else {
+            Issue.record("no resolution")
+            return
+        }
+        #expect(resolution.strategy == .merge)
+        #expect(resolution.contents == nil)
+        #expect(resolution.chosen.count == 2)
+        try a.store.checkInvariants()
     }
 
     @Test func keepBothTurnsTheOtherVersionIntoANewDocument() async throws {

@@ -94,7 +94,8 @@ struct RandomTextHistory {
                     let run = (0..<(1 + Int(generator.next() % 4))).map { _ in
                         alphabet[Int(generator.next() % UInt64(alphabet.count))]
                     }
-                    edits.append(.insert(at: position, scalars: run))
+                    edits.append(
+                        generator.next() % 8 == 0 ? .append(scalars: run) : .insert(at: position, scalars: run))
                     length += run.count
                 }
             }

@@ -85,6 +85,8 @@ struct ReferenceListCRDT {
                 integrate(item)
                 left = item.id
             }
+        case .append(let scalars):
+            apply(.insert(at: view.count, scalars: scalars), by: event, in: version)
         case .delete(let position, let count):
             guard position >= 0, count >= 0, position + count <= view.count else { return }
             for index in view[position..<(position + count)] { items[index].deletedBy.insert(event) }

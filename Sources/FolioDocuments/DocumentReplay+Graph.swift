@@ -1,0 +1,175 @@
+import FolioConflicts
+import FolioCore
+import FolioMerge
+import FolioStore
+
+/// The replay of a character-merged text (`CharacterMergeable`): the change graph walked by a `TextEventGraph`.
+///
+/// Every change has content parents: a `merge` resolution without contents has the versions it kept
+/// (`Change.keptVersions`); any other change has its primary parent (`PrimaryParentRule`), or none for a root. A
+/// change's state is its content past replayed as a graph: edits at the positions their author saw, a baseline or a
+/// resolution with contents as the replacement of the text by its contents (``TextEdit/replaceAll(with:)``), a
+/// lifecycle change or a merge as no edit. Where the history is one line, this is the replay along primary parents.
+///
+/// The walk goes back from the heads, latest first (by lamport, then change id), and stops at the first change
+/// that every change after it descends from and whose state is known without the graph: the document's latest
+/// checkpoint, or a baseline or resolution with contents. Opening a document with many concurrent branches so costs
+/// the changes after that point, not the whole history.
+extension DocumentReplay {
+    /// Whether `change` is a merge that the graph computes: a `merge` resolution without contents, of a model that
+    /// merges character by character, that kept at least one of its parents.
+    func isGraphMerge(_ change: Change) -> Bool {
+        guard Model.self is any CharacterMergeable.Type, case .resolution(let resolution) = change.kind,
+            resolution.strategy == .merge, resolution.contents == nil
+        else { return false }
+        return !change.keptVersions.isEmpty
+    }
+
+    /// The state merging `heads` (one head: the state at it) from the change graph.
+    ///
+    /// - Throws: ``DocumentError`` `.store` when the log cannot be read or a content parent is missing,
+    ///   `.invalidContents` when the checkpoint cannot be loaded.
+    func graphState(from heads: [Change]) throws(DocumentError) -> Outcome {
+        guard let type = Model.self as? any CharacterMergeable.Type else {
+            throw DocumentError(.invalidOperation, "this document's model does not merge character by character")
+        }
+        return try graphState(type, from: heads)
+    }
+
+    private func graphState<M: CharacterMergeable>(_ type: M.Type, from heads: [Change]) throws(DocumentError)
+        -> Outcome
+    {
+        var limit = VersionVector()
+        for head in heads { limit.merge(head.vector) }
+        let checkpoint: Checkpoint?
+        do {
+            checkpoint = try store.latestCheckpoint(of: document, within: limit)
+        } catch {
+            throw .store(error, "reading checkpoints")
+        }
+        let tail = try changes(since: checkpoint?.vector ?? VersionVector(), within: limit)
+        let rule = primaryParentRule(tail)
+        func lookup(_ hash: ChangeHash, of change: Change) throws(DocumentError) -> Change {
+            if let found = tail[hash] { return found }
+            let found: Change?
+            do { found = try store.change(hash, of: document) } catch { throw .store(error, "reading the log") }
+            guard let found else {
+                throw DocumentError(
+                    .store, "change \(change.id) names parent \(hash.shortHex), which is not in the log")
+            }
+            return found
+        }
+
+        // Back from the heads, latest first, to the point every later change descends from.
+        var refused: [ChangeHash] = []
+        var pending = ChangeHeap()
+        var seen = Set<ChangeHash>()
+        for head in heads where seen.insert(head.hash).inserted { pending.push(head) }
+        var events: [(change: Change, parents: [ChangeHash])] = []
+        var base = M()
+        while let change = pending.pop() {
+            if pending.isEmpty {
+                if let checkpoint, change.vector == checkpoint.vector {
+                    base = try load(checkpoint.contents) as! M
+                    break
+                }
+                if !isGraphMerge(change), let state = resetState(at: change, refused: &refused) {
+                    base = state as! M
+                    break
+                }
+            }
+            var parents: [ChangeHash] = []
+            if isGraphMerge(change) {
+                parents = change.keptVersions
+            } else if let parent = try Self.primaryParent(of: change, by: rule) {
+                parents = [parent.hash]
+            }
+            for hash in parents where seen.insert(hash).inserted {
+                pending.push(try lookup(hash, of: change))
+            }
+            events.append((change, parents))
+        }
+
+        var graph = TextEventGraph<ChangeID>(base: base.mergeableText)
+        var index: [ChangeHash: Int] = [:]
+        var skipped = 0
+        for (change, parents) in events.reversed() {
+            let parentIndexes = parents.compactMap { index[$0] }
+            let edits = textEdits(of: change, as: type, skipped: &skipped, refused: &refused)
+            do {
+                index[change.hash] = try graph.add(agent: change.id, parents: parentIndexes, edits: edits)
+            } catch {
+                // Unreachable: every index comes from the graph itself.
+                skipped += 1
+            }
+        }
+        let model = M(mergedText: graph.text) as! Model
+        return Outcome(model: model, skippedOperations: skipped + graph.skippedEdits, refusedContents: refused)
+    }
+
+    /// The text edits `change` makes: an edit's operations, the replacement a baseline or a resolution with
+    /// contents makes, nothing for any other change. Operations that do not decode or are not text edits are
+    /// counted in `skipped`; contents the model refuses join `refused`.
+    private func textEdits<M: CharacterMergeable>(
+        of change: Change, as type: M.Type, skipped: inout Int, refused: inout [ChangeHash]
+    ) -> [TextEdit] {
+        switch change.kind {
+        case .edit(let edit):
+            guard let operations = try? M.Operation.decodeGroup(edit.operations) else {
+                skipped += 1
+                return []
+            }
+            var edits: [TextEdit] = []
+            for operation in operations {
+                if let made = M.textEdits(of: operation) { edits += made } else { skipped += 1 }
+            }
+            return edits
+        case .baseline, .resolution:
+            guard !isGraphMerge(change), let state = resetState(at: change, refused: &refused) else { return [] }
+            return [.replaceAll(with: (state as! M).mergeableText)]
+        case .lifecycle:
+            return []
+        }
+    }
+}
+
+/// Changes by (lamport, id), the latest first: an order in which every change comes after its descendants.
+private struct ChangeHeap {
+    private var items: [Change] = []
+
+    var isEmpty: Bool { items.isEmpty }
+
+    private static func before(_ a: Change, _ b: Change) -> Bool { (a.lamport, a.id) > (b.lamport, b.id) }
+
+    mutating func push(_ change: Change) {
+        items.append(change)
+        var child = items.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard Self.before(items[child], items[parent]) else { break }
+            items.swapAt(parent, child)
+            child = parent
+        }
+    }
+
+    mutating func pop() -> Change? {
+        guard !items.isEmpty else { return nil }
+        let top = items[0]
+        let last = items.removeLast()
+        if !items.isEmpty {
+            items[0] = last
+            var parent = 0
+            while true {
+                let left = 2 * parent + 1
+                let right = left + 1
+                var first = parent
+                if left < items.count, Self.before(items[left], items[first]) { first = left }
+                if right < items.count, Self.before(items[right], items[first]) { first = right }
+                if first == parent { break }
+                items.swapAt(parent, first)
+                parent = first
+            }
+        }
+        return top
+    }
+}
