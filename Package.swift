@@ -127,7 +127,9 @@ let package = Package(
         .target(name: "FolioTesting", dependencies: ["FolioCore", "FolioStore", "FolioTestDoubles"]),
         // The test doubles, without the Testing library, so that the simulator (and the `folio` tool) can use them:
         // a fault-injecting file system and an in-memory network with faults. Part of the FolioTesting product.
-        .target(name: "FolioTestDoubles", dependencies: ["FolioCore", "FolioFiles", "FolioStore", "FolioSync"]),
+        .target(
+            name: "FolioTestDoubles",
+            dependencies: ["FolioCore", "FolioFiles", "FolioStore", "FolioSync", "FolioMerge", "FolioModels"]),
         .executableTarget(
             name: "folio",
             dependencies: [

@@ -118,3 +118,22 @@ import Testing
         #expect(graph.text == trace.endContent)
     }
 }
+
+extension ConcurrentTraceTests {
+    /// The same trace in another order that puts parents first (by depth, then agent): the same text.
+    @Test func friendsforeverInAnotherOrderGivesTheSameText() throws {
+        let trace = try ConcurrentTrace.load(named: "friendsforever.json.gz")
+        var depth: [Int] = []
+        for transaction in trace.transactions { depth.append(1 + (transaction.parents.map { depth[$0] }.max() ?? 0)) }
+        let order = trace.transactions.indices.sorted { (depth[$0], trace.transactions[$0].agent, $0) < (depth[$1], trace.transactions[$1].agent, $1) }
+        var graph = TextEventGraph<Int>(base: Array(trace.startContent.unicodeScalars))
+        var position: [Int: Int] = [:]
+        for index in order {
+            let transaction = trace.transactions[index]
+            position[index] = try graph.add(
+                agent: transaction.agent, parents: transaction.parents.map { position[$0]! }, edits: transaction.edits)
+        }
+        #expect(graph.skippedEdits == 0)
+        #expect(graph.text == trace.endContent)
+    }
+}

@@ -1,0 +1,69 @@
+import FolioConflicts
+import FolioCore
+import FolioDocuments
+import FolioModels
+import FolioStore
+import FolioTesting
+import Foundation
+import Testing
+
+/// Text documents merge character by character from the change log.
+@Suite struct CharacterMergeTests {
+    static let traces = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent()  // FolioDocumentsTests
+        .deletingLastPathComponent()  // Tests
+        .deletingLastPathComponent()  // the package
+        .appendingPathComponent("Benchmarks/traces")
+
+    /// The friendsforever trace (`Benchmarks/traces/README.md`: josephg/editing-traces, CC BY 4.0) recorded as two
+    /// devices' changes, each transaction an edit on its parents (on a merge of them when it names several): the
+    /// document opens with exactly the trace's final text, then again from a checkpoint after more concurrent edits.
+    @Test func friendsforeverOpensWithItsFinalText() async throws {
+        let trace = try ConcurrentEditingTrace.load(Self.traces.appendingPathComponent("friendsforever.json.gz"))
+        let fixture = try LibraryFixture(seed: 28)
+        let library = try DocumentLibrary(
+            at: fixture.root, key: fixture.key, deviceName: "bench", clock: fixture.clock,
+            identifiers: fixture.identifiers, autosave: .manual, conflictPolicy: ConflictPolicy(default: .merge),
+            backgroundWork: false)
+        let created = try await library.create(TextDocument.self, named: "friends")
+        let id = created.id
+        let root = try #require(try library.store.heads(of: id).first).hash
+        try await created.close()
+        // Concurrent inserts at one place fall in the order of their devices' ids: agent 0 gets the lowest, as in
+        // the order the trace was recorded with.
+        let authors = (0..<trace.agentCount).map { DeviceKey.named("agent \($0)").device(named: "agent \($0)") }
+            .sorted { $0.id < $1.id }
+        let heads = try trace.record(in: library.store, document: id, root: root, authors: authors)
+        #expect(try library.store.changeCount() > trace.transactions.count)
+
+        let document = try await library.open(id, as: TextDocument.self)
+        #expect(await document.model.text == trace.endContent)
+        #expect(await !document.state.contains(.inConflict))
+        // The open merged the heads the trace ends with, if several, with a small change.
+        if heads.count > 1 {
+            let head = try #require(try library.store.heads(of: id).first)
+            guard case .resolution(let resolution) = head.kind else {
+                Issue.record("the heads were not merged")
+                return
+            }
+            #expect(resolution.contents == nil)
+        }
+        try await document.save()
+        try await document.close()
+
+        // Two agents type at once past a checkpoint: opening reads what follows it.
+        let base = try #require(try library.store.heads(of: id).first)
+        try library.store.saveCheckpoint(
+            of: id, at: base.vector, contents: TextDocument(text: trace.endContent).contents().encoded())
+        try library.store.append(
+            [.edit(Edit(operations: TextDocument.Operation.encodeGroup([.insert(at: 0, text: "A: ")])))], to: id,
+            on: .heads([base.hash]), author: authors[0])
+        try library.store.append(
+            [.edit(Edit(operations: TextDocument.Operation.encodeGroup([.insert(at: 0, text: "B: ")])))], to: id,
+            on: .heads([base.hash]), author: authors[1])
+        let reopened = try await library.open(id, as: TextDocument.self)
+        let text = await reopened.model.text
+        #expect(text == "A: B: " + trace.endContent || text == "B: A: " + trace.endContent)
+        try await reopened.close()
+    }
+}
