@@ -2,11 +2,17 @@ import FolioCore
 import Foundation
 
 extension PagesDocument {
-    /// One edit of a pages document.
+    /// One edit of a pages document. Positions and counts in the text are in Unicode scalars.
     ///
     /// Binary form: a tag byte, then for `setText` the text, for `putImage` the name and the bytes, for
-    /// `removeImage` the name; texts and names are length-prefixed UTF-8, bytes are length-prefixed.
+    /// `removeImage` the name, for `insertText` the position and the text, for `deleteText` the position and the
+    /// count; texts and names are length-prefixed UTF-8, bytes are length-prefixed, positions and counts are varints
+    /// (as in a ``TextDocument/Operation``).
     public enum Operation: DocumentOperation, CustomStringConvertible {
+        /// Inserts `text` before the text's scalar at `at` (`at` may equal the length, to insert at the end).
+        case insertText(at: Int, text: String)
+        /// Removes `count` scalars of the text starting at `at`.
+        case deleteText(at: Int, count: Int)
         /// Replaces the text.
         case setText(String)
         /// Adds the image `name`, or replaces its bytes; `name` must be a valid image name
@@ -15,7 +21,8 @@ extension PagesDocument {
         /// Removes the image `name`, which must exist.
         case removeImage(name: String)
 
-        private enum Tag: UInt8 { case setText = 0, putImage = 1, removeImage = 2 }
+        // The first three tags are those of the first logs; new operations take new tags.
+        private enum Tag: UInt8 { case setText = 0, putImage = 1, removeImage = 2, insertText = 3, deleteText = 4 }
 
         /// Appends the operation's binary form.
         public func encode(into writer: inout BinaryWriter) {
@@ -30,15 +37,25 @@ extension PagesDocument {
             case .removeImage(let name):
                 writer.write(byte: Tag.removeImage.rawValue)
                 writer.write(string: name)
+            case .insertText(let position, let text):
+                writer.write(byte: Tag.insertText.rawValue)
+                writer.write(position: position)
+                writer.write(string: text)
+            case .deleteText(let position, let count):
+                writer.write(byte: Tag.deleteText.rawValue)
+                writer.write(position: position)
+                writer.write(position: count)
             }
         }
 
         /// Reads an operation written by ``encode(into:)`` from untrusted bytes.
         ///
-        /// Image names are not validated here (``PagesDocument/apply(_:)`` refuses invalid ones), so every encoded
-        /// operation decodes back to itself.
+        /// Image names are not validated here, and positions and counts decode to any `Int`
+        /// (``PagesDocument/apply(_:)`` refuses invalid names and positions or counts outside the text), so every
+        /// encoded operation decodes back to itself.
         ///
-        /// - Throws: `CodecError` when the input ends early, the tag is unknown or a text is not UTF-8.
+        /// - Throws: `CodecError` when the input ends early, the tag is unknown, a varint is malformed, a length is
+        ///   over its limit or a text is not UTF-8.
         public init(from reader: inout BinaryReader) throws {
             let offset = reader.offset
             switch Tag(rawValue: try reader.nextByte("a pages operation's tag")) {
@@ -51,14 +68,23 @@ extension PagesDocument {
                     bytes: try reader.nextLengthPrefixed("the image's bytes", limit: ModelLimits.payloadBytes))
             case .removeImage:
                 self = .removeImage(name: try reader.nextString("an image name", limit: ModelLimits.nameBytes))
+            case .insertText:
+                let position = try reader.readPosition("an insertion's position")
+                self = .insertText(
+                    at: position, text: try reader.nextString("an insertion's text", limit: ModelLimits.payloadBytes))
+            case .deleteText:
+                let position = try reader.readPosition("a deletion's position")
+                self = .deleteText(at: position, count: try reader.readPosition("a deletion's count"))
             case nil:
                 throw CodecError(.invalidValue, "unknown pages operation tag", at: offset)
             }
         }
 
-        /// The operation in the scenario files' words, such as `putImage cover.png (1024 bytes)`.
+        /// The operation in the scenario files' words, such as `putImage cover.png (1024 bytes)` or `insert "a" at 3`.
         public var description: String {
             switch self {
+            case .insertText(let position, let text): "insert \(text.debugDescription) at \(position)"
+            case .deleteText(let position, let count): "delete \(count) at \(position)"
             case .setText(let text): "setText \(text.debugDescription)"
             case .putImage(let name, let bytes): "putImage \(name) (\(bytes.count) bytes)"
             case .removeImage(let name): "removeImage \(name)"
@@ -71,6 +97,8 @@ extension PagesDocument {
             case (.setText(let t1), .setText(let t2)): t1.isIdentical(to: t2)
             case (.putImage(let n1, let b1), .putImage(let n2, let b2)): n1.isIdentical(to: n2) && b1 == b2
             case (.removeImage(let n1), .removeImage(let n2)): n1.isIdentical(to: n2)
+            case (.insertText(let p1, let t1), .insertText(let p2, let t2)): p1 == p2 && t1.isIdentical(to: t2)
+            case (.deleteText(let p1, let c1), .deleteText(let p2, let c2)): p1 == p2 && c1 == c2
             default: false
             }
         }
@@ -88,6 +116,14 @@ extension PagesDocument {
             case .removeImage(let name):
                 hasher.combine(Tag.removeImage.rawValue)
                 hasher.combine(name)
+            case .insertText(let position, let text):
+                hasher.combine(Tag.insertText.rawValue)
+                hasher.combine(position)
+                hasher.combine(text)
+            case .deleteText(let position, let count):
+                hasher.combine(Tag.deleteText.rawValue)
+                hasher.combine(position)
+                hasher.combine(count)
             }
         }
     }

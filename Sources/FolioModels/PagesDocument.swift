@@ -7,6 +7,9 @@ import Foundation
 /// JSON describing the package: `{"formatVersion":1,"generator":"Folio","images":["cover.png"]}` (keys sorted, image
 /// names sorted by Unicode scalars, a trailing newline). Equality compares the text and the image names scalar by
 /// scalar, and the images' bytes.
+///
+/// The text lives in a ``TextStorage`` gap buffer, as a ``TextDocument``'s does, so typing into it (`insertText`,
+/// `deleteText`) costs time proportional to the edit, not to the text's length. Positions count Unicode scalars.
 public struct PagesDocument: DocumentModel, Hashable, Sendable {
     /// Pages (`com.folio.pages`, conforming to `com.apple.package`), extension `folio-pages`, a file package.
     public static let documentType = DocumentType.pages
@@ -17,14 +20,14 @@ public struct PagesDocument: DocumentModel, Hashable, Sendable {
     /// What `Info.json` names as the package's writer.
     public static let generator = "Folio"
 
-    /// The text.
-    public private(set) var text: String
+    /// The text's scalars.
+    public private(set) var storage: TextStorage
     /// The images' bytes, by name.
     public private(set) var images: [String: Data]
 
     /// No text and no images.
     public init() {
-        text = ""
+        storage = TextStorage()
         images = [:]
     }
 
@@ -35,9 +38,19 @@ public struct PagesDocument: DocumentModel, Hashable, Sendable {
         for name in images.keys.sorted(by: { $0.precedesByScalars($1) }) where !Self.isValidImageName(name) {
             throw ModelError(.invalidContents, "\(name.debugDescription) is not a valid image name")
         }
-        self.text = text
+        storage = TextStorage(text)
         self.images = images
     }
+
+    /// The text.
+    ///
+    /// - Complexity: O(*n*): it is assembled from the storage on each access.
+    public var text: String { storage.string }
+
+    /// The number of Unicode scalars in the text: the largest valid insertion position.
+    ///
+    /// - Complexity: O(1).
+    public var scalarCount: Int { storage.count }
 
     /// The image names, sorted by Unicode scalars.
     public var imageNames: [String] { images.keys.sorted { $0.precedesByScalars($1) } }
@@ -140,7 +153,7 @@ public struct PagesDocument: DocumentModel, Hashable, Sendable {
         guard names.count == listedNames.count, zip(names, listedNames).allSatisfy({ $0.isIdentical(to: $1) }) else {
             throw invalid("\(Self.infoPath) lists images \(listedNames) but the package holds \(names)")
         }
-        self.text = text
+        storage = TextStorage(text)
         self.images = images
     }
 
@@ -148,17 +161,36 @@ public struct PagesDocument: DocumentModel, Hashable, Sendable {
 
     /// Applies one edit and returns the edit that undoes it.
     ///
-    /// Inverses: `setText` → `setText` of the old text; `putImage` over an existing image → `putImage` of its old
-    /// bytes, over none → `removeImage`; `removeImage` → `putImage` of the removed bytes.
+    /// Inverses: `insertText` → `deleteText` of what was inserted; `deleteText` → `insertText` of the removed text;
+    /// `setText` → `setText` of the old text; `putImage` over an existing image → `putImage` of its old bytes, over
+    /// none → `removeImage`; `removeImage` → `putImage` of the removed bytes.
     ///
-    /// - Complexity: O(1) on average, plus copying the old text for `setText`.
-    /// - Throws: `ModelError` `invalidOperation` when `putImage` has an invalid name or `removeImage` names an image
-    ///   that does not exist; the document is then unchanged.
+    /// - Complexity: O(*m* + *d*) for `insertText` and `deleteText` (*m* scalars edited, *d* the distance from the
+    ///   previous edit), O(*n*) for `setText`, O(1) on average for the images.
+    /// - Throws: `ModelError` `invalidOperation` when a position or count of `insertText` or `deleteText` is negative
+    ///   or past the end of the text, `putImage` has an invalid name or `removeImage` names an image that does not
+    ///   exist; the document is then unchanged.
     public mutating func apply(_ operation: Operation) throws -> Operation {
         switch operation {
+        case .insertText(let position, let text):
+            let length = storage.count
+            guard position >= 0 && position <= length else {
+                throw ModelError(.invalidOperation, "cannot insert at \(position): the text has \(length) scalars")
+            }
+            let inserted = storage.insert(text, at: position)
+            return .deleteText(at: position, count: inserted)
+        case .deleteText(let position, let count):
+            let length = storage.count
+            guard position >= 0, count >= 0, position <= length, count <= length - position else {
+                throw ModelError(
+                    .invalidOperation,
+                    "cannot delete \(count) scalars at \(position): the text has \(length) scalars")
+            }
+            let removed = storage.remove(position..<(position + count))
+            return .insertText(at: position, text: removed)
         case .setText(let newText):
-            let old = text
-            text = newText
+            let old = storage.string
+            storage.replaceAll(with: newText)
             return .setText(old)
         case .putImage(let name, let bytes):
             guard Self.isValidImageName(name) else {
@@ -181,14 +213,31 @@ public struct PagesDocument: DocumentModel, Hashable, Sendable {
         }
     }
 
-    /// Combines repeated edits of one thing.
+    /// Combines repeated edits of one thing, and consecutive typing and deleting into one edit (as
+    /// ``TextDocument/combine(_:_:)`` does), so a burst of keystrokes becomes one operation.
     ///
+    /// - `insertText(at: p, s)` then `insertText(at: p + |s|, t)` → `insertText(at: p, s + t)` (typing on);
+    /// - `deleteText(at: p, n)` then `deleteText(at: p - m, m)` → `deleteText(at: p - m, n + m)` (backspacing);
+    /// - `deleteText(at: p, n)` then `deleteText(at: p, m)` → `deleteText(at: p, n + m)` (forward deleting);
     /// - `setText(a)` then `setText(b)` → `setText(b)`;
     /// - `putImage(n, a)` then `putImage(n, b)` → `putImage(n, b)`.
     ///
     /// The result applies exactly when both do, with the same effect. Any other pair gives `nil`.
     public static func combine(_ first: Operation, _ second: Operation) -> Operation? {
         switch (first, second) {
+        case (.insertText(let p, let s), .insertText(let q, let t)):
+            // The text's own rules, so that typing combines the same way in both models.
+            guard
+                case .insert(let position, let text)? = TextDocument.combine(
+                    .insert(at: p, text: s), .insert(at: q, text: t))
+            else { return nil }
+            return .insertText(at: position, text: text)
+        case (.deleteText(let p, let n), .deleteText(let q, let m)):
+            guard
+                case .delete(let position, let count)? = TextDocument.combine(
+                    .delete(at: p, count: n), .delete(at: q, count: m))
+            else { return nil }
+            return .deleteText(at: position, count: count)
         case (.setText, .setText(let text)):
             return .setText(text)
         case (.putImage(let name, _), .putImage(let otherName, let bytes))
@@ -203,15 +252,15 @@ public struct PagesDocument: DocumentModel, Hashable, Sendable {
 
     /// Whether both have the same text and images, texts and names compared scalar for scalar.
     public static func == (lhs: PagesDocument, rhs: PagesDocument) -> Bool {
-        guard lhs.text.isIdentical(to: rhs.text), lhs.images.count == rhs.images.count else { return false }
+        guard lhs.storage == rhs.storage, lhs.images.count == rhs.images.count else { return false }
         return zip(lhs.imageNames, rhs.imageNames).allSatisfy { left, right in
             left.isIdentical(to: right) && lhs.images[left] == rhs.images[right]
         }
     }
 
-    /// Hashes the text and the images.
+    /// Hashes the text's scalars and the images.
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(text)
+        hasher.combine(storage)
         hasher.combine(images)
     }
 }

@@ -1,14 +1,15 @@
 import FolioModels
 
 extension Scenario {
-    /// One edit, in the scenario file's vocabulary; each belongs to one model.
+    /// One edit, in the scenario file's vocabulary; each belongs to one model, except `insert` and `delete`, which
+    /// edit the text of a text document and of a pages document alike.
     ///
     /// Positions and counts are in Unicode scalars. `putImage` gives a size, not bytes: the run derives the bytes
     /// from the seed, the name and a counter, so a scenario file stays small and the run stays reproducible.
     public enum Operation: Hashable, Sendable {
-        /// Text: `insert: {at, text}`.
+        /// Text and pages: `insert: {at, text}`.
         case insert(at: Int, text: String)
-        /// Text: `delete: {at, count}`.
+        /// Text and pages: `delete: {at, count}`.
         case delete(at: Int, count: Int)
         /// Text: `append: "text"`.
         case append(String)
@@ -27,13 +28,23 @@ extension Scenario {
         /// Pages: `removeImage: {name}`.
         case removeImage(name: String)
 
-        /// The model the operation edits.
-        public var model: Model {
+        /// The models whose documents the operation edits, in the order of `Model.allCases`: one model, or text and
+        /// pages for `insert` and `delete`.
+        public var models: [Model] {
             switch self {
-            case .insert, .delete, .append, .replace: .text
-            case .add, .set, .remove: .records
-            case .setText, .putImage, .removeImage: .pages
+            case .insert, .delete: [.text, .pages]
+            case .append, .replace: [.text]
+            case .add, .set, .remove: [.records]
+            case .setText, .putImage, .removeImage: [.pages]
             }
+        }
+
+        /// Whether the operation edits documents of `model`.
+        public func edits(_ model: Model) -> Bool { models.contains(model) }
+
+        /// The models the operation edits, for messages: `text`, or `text and pages`.
+        var modelsDescription: String {
+            models.map(\.rawValue).joined(separator: " and ")
         }
 
         /// The operation's key in a scenario file, such as `insert` or `putImage`.
@@ -52,13 +63,20 @@ extension Scenario {
             }
         }
 
-        /// The operation keys of each model, in the order `docs/scenarios.md` lists them.
+        /// The operation keys of each model, in the order `docs/scenarios.md` lists them. `insert` and `delete` are
+        /// keys of both text and pages.
         public static func keys(of model: Model) -> [String] {
             switch model {
             case .text: ["insert", "delete", "append", "replace"]
             case .records: ["add", "set", "remove"]
-            case .pages: ["setText", "putImage", "removeImage"]
+            case .pages: ["insert", "delete", "setText", "putImage", "removeImage"]
             }
+        }
+
+        /// Every operation key once, in the order of ``keys(of:)`` over `Model.allCases`.
+        static var allKeys: [String] {
+            var seen: Set<String> = []
+            return Model.allCases.flatMap(keys(of:)).filter { seen.insert($0).inserted }
         }
 
         /// The same edit as a `TextDocument` operation, or `nil` for another model's operation.

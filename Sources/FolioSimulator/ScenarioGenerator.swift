@@ -206,7 +206,9 @@ private struct GenerationState: Sendable {
             }
         case .pages:
             switch below(10) {
-            case 0..<5: return .setText("\(pick(Self.words))\n\(pick(Self.words))\n")
+            case 0..<3: return .setText("\(pick(Self.words))\n\(pick(Self.words))\n")
+            case 3: return .insert(at: below(3), text: pick(Self.words))
+            case 4: return .delete(at: below(3), count: 1 + below(3))
             case 5..<8: return .putImage(name: pick(["cover.png", "a.png", "b.jpg"]), bytes: 16 + below(256))
             default: return .removeImage(name: pick(["cover.png", "a.png", "b.jpg"]))
             }

@@ -12,7 +12,9 @@ extension ScenarioReader {
             "insert: {at: 0, text: \"Hi \"}, delete: {at: 0, count: 3}, append: \" more\" or replace: \"whole text\""
         case .records:
             "add: {record: r1, fields: {name: Ann}}, set: {record: r1, field: name, value: Bob} or remove: {record: r1}"
-        case .pages: "setText: \"...\", putImage: {name: cover.png, bytes: 1024} or removeImage: {name: cover.png}"
+        case .pages:
+            "insert: {at: 0, text: \"Hi \"}, delete: {at: 0, count: 3}, setText: \"...\", "
+                + "putImage: {name: cover.png, bytes: 1024} or removeImage: {name: cover.png}"
         }
     }
 
@@ -204,11 +206,11 @@ extension ScenarioReader {
                     + "put each in its own edit step")
         }
         let operation = readOperation(key, fields[key]!)
-        if let operation, let model, let document = target.document, operation.model != model {
+        if let operation, let model, let document = target.document, !operation.edits(model) {
             let line = document.known.map { " (created at line \($0.line))" } ?? ""
             report(
                 .wrongModel, at: fields.key(key)!,
-                "'\(key)' is an operation on \(operation.model) documents, but '\(document.name)' is a \(model) "
+                "'\(key)' is an operation on \(operation.modelsDescription) documents, but '\(document.name)' is a \(model) "
                     + "document\(line); write \(Self.operationsHint(model))")
         }
         guard let device = target.device, let document = target.document, let operation, operationKeys.count == 1
@@ -216,7 +218,7 @@ extension ScenarioReader {
         return .edit(device: device, document: document.name, operation: operation)
     }
 
-    /// The operation `key` with its value.
+    /// The operation `key` with its value. `insert` and `delete` read the same on text and pages documents.
     private mutating func readOperation(_ key: String, _ node: Node) -> Scenario.Operation? {
         switch key {
         case "insert":

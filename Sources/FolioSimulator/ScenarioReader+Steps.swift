@@ -4,7 +4,7 @@ extension ScenarioReader {
     /// The keys inside each action's map, for the actions whose value is a map.
     static let actionFields: [String: [String]] = {
         let target = ["device", "document"]
-        let operations = Scenario.Model.allCases.flatMap(Scenario.Operation.keys(of:))
+        let operations = Scenario.Operation.allKeys
         return [
             "create": target + ["model", "text", "records", "pages", "in"],
             "edit": target + operations,

@@ -15,10 +15,10 @@ extension ScenarioRun {
             try await withDocument(document, on: name) { handle in
                 // The reader checked the model of the name's first document; a rename may have given the name to
                 // a document of another model since.
-                guard handle.scenarioModel == operation.model else {
+                guard operation.edits(handle.scenarioModel) else {
                     throw SimulationError.step(
                         "\(document) on \(name) is a \(handle.scenarioModel.rawValue) document now (a rename gave it the name); "
-                            + "\(operation.key) edits \(operation.model.rawValue) documents")
+                            + "\(operation.key) edits \(operation.modelsDescription) documents")
                 }
                 try await handle.edit(operation, bytes: images)
             }

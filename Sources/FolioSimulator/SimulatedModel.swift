@@ -44,6 +44,8 @@ extension PagesDocument: SimulatedModel {
 
     static func operation(_ operation: Scenario.Operation, bytes: ImageBytes) -> Operation {
         switch operation {
+        case .insert(let position, let text): .insertText(at: position, text: text)
+        case .delete(let position, let count): .deleteText(at: position, count: count)
         case .setText(let text): .setText(text)
         case .putImage(let name, let size): .putImage(name: name, bytes: bytes.next(name: name, size: size))
         case .removeImage(let name): .removeImage(name: name)

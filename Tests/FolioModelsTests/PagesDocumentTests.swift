@@ -4,7 +4,8 @@ import FolioTesting
 import Foundation
 import Testing
 
-/// Random pages operations over a small pool of image names, valid and hostile.
+/// Random pages operations over a small pool of image names, valid and hostile, and text edits at positions inside
+/// and outside the text (the text ones as ``TextSource`` makes them).
 enum PagesSource: OperationSource {
     typealias Operation = PagesDocument.Operation
 
@@ -22,13 +23,27 @@ enum PagesSource: OperationSource {
         let existing = model.imageNames
         let name =
             !existing.isEmpty && generator.chance(1, in: 2) ? generator.pick(existing) : generator.pick(validNames)
-        switch generator.int(in: 0...9) {
+        switch generator.int(in: 0...15) {
         case 0, 1: return .setText(TextSource.randomText(0...6, using: &generator))
         case 2, 3, 4: return .putImage(name: name, bytes: bytes(using: &generator))
         case 5, 6: return .removeImage(name: name)
         case 7: return .putImage(name: generator.pick(invalidNames), bytes: bytes(using: &generator))
         case 8: return .removeImage(name: generator.pick(invalidNames))
-        default: return .removeImage(name: generator.pick(validNames))
+        case 9: return .removeImage(name: generator.pick(validNames))
+        default: return textOperation(for: model, using: &generator)
+        }
+    }
+
+    /// A random `insertText` or `deleteText`: ``TextSource``'s next insertion or deletion for the same text, valid
+    /// or not.
+    static func textOperation(for model: PagesDocument, using generator: inout SplitMix64) -> Operation {
+        let text = TextDocument(text: model.text)
+        while true {
+            switch TextSource.operation(for: text, using: &generator) {
+            case .insert(let position, let inserted): return .insertText(at: position, text: inserted)
+            case .delete(let position, let count): return .deleteText(at: position, count: count)
+            default: continue
+            }
         }
     }
 
@@ -36,6 +51,13 @@ enum PagesSource: OperationSource {
         -> Operation
     {
         switch previous {
+        case .insertText(let position, let text):
+            return .insertText(
+                at: position + text.unicodeScalars.count, text: TextSource.randomText(0...2, using: &generator))
+        case .deleteText(let position, _):
+            let count = generator.int(in: 0...3)
+            return generator.chance(1, in: 2)
+                ? .deleteText(at: position, count: count) : .deleteText(at: position - count, count: count)
         case .setText: return .setText(TextSource.randomText(0...6, using: &generator))
         case .putImage(let name, _): return .putImage(name: name, bytes: bytes(using: &generator))
         case .removeImage: return operation(for: model, using: &generator)
@@ -43,6 +65,8 @@ enum PagesSource: OperationSource {
     }
 
     static func checkInvariants(_ model: PagesDocument) {
+        model.storage._checkInvariants()
+        precondition(model.text.unicodeScalars.count == model.scalarCount, "scalarCount disagrees with the text")
         precondition(model.imageNames.allSatisfy(PagesDocument.isValidImageName), "an invalid image name got in")
     }
 
@@ -76,6 +100,74 @@ enum PagesSource: OperationSource {
         let inverse = try document.apply(.setText("new"))
         #expect(document.text == "new")
         #expect(inverse == .setText("Chapter 1\n"))
+    }
+
+    @Test func insertTextIsUndoneByDeleteTextOfTheInsertedScalars() throws {
+        var document = try Self.sample()
+        let inverse = try document.apply(.insertText(at: 8, text: "e\u{301}👍🏽 "))
+        #expect(document.text.unicodeScalars.elementsEqual("Chapter e\u{301}👍🏽 1\n".unicodeScalars))
+        #expect(document.scalarCount == 15)
+        #expect(inverse == .deleteText(at: 8, count: 5))
+        #expect(try document.apply(inverse) == .insertText(at: 8, text: "e\u{301}👍🏽 "))
+        #expect(document == (try Self.sample()))
+    }
+
+    @Test func insertTextAtTheEndIsAllowed() throws {
+        var document = try Self.sample()
+        _ = try document.apply(.insertText(at: 10, text: "Chapter 2\n"))
+        #expect(document.text == "Chapter 1\nChapter 2\n")
+    }
+
+    @Test func deleteTextIsUndoneByInsertTextOfTheRemovedText() throws {
+        var document = try PagesDocument(text: "Chapter 👍🏽 1\n", images: ["cover.png": Data([1])])
+        let inverse = try document.apply(.deleteText(at: 7, count: 4))
+        #expect(document.text == "Chapter1\n")
+        #expect(inverse == .insertText(at: 7, text: " 👍🏽 "))
+        _ = try document.apply(inverse)
+        #expect(document == (try PagesDocument(text: "Chapter 👍🏽 1\n", images: ["cover.png": Data([1])])))
+    }
+
+    @Test func textEditsLeaveTheImagesAlone() throws {
+        var document = try Self.sample()
+        _ = try document.apply(.insertText(at: 0, text: "Book\n"))
+        _ = try document.apply(.deleteText(at: 5, count: 8))
+        #expect(document.text == "Book\n1\n")
+        #expect(document.images == (try Self.sample()).images)
+    }
+
+    @Test(arguments: [
+        Operation.insertText(at: -1, text: "x"), .insertText(at: 11, text: "x"), .insertText(at: Int.min, text: ""),
+        .insertText(at: Int.max, text: "x"), .deleteText(at: 0, count: 11), .deleteText(at: 10, count: 1),
+        .deleteText(at: -1, count: 1), .deleteText(at: 1, count: -1), .deleteText(at: 2, count: Int.max),
+        .deleteText(at: Int.max, count: Int.max), .deleteText(at: Int.min, count: Int.max),
+        .deleteText(at: 11, count: 0),
+    ])
+    func outOfRangeTextEditsAreRefusedAndChangeNothing(operation: Operation) throws {
+        var document = try Self.sample()
+        do {
+            _ = try document.apply(operation)
+            Issue.record("\(operation) was applied")
+        } catch let error as ModelError {
+            #expect(error.code == .invalidOperation)
+            #expect(error.message.contains("the text has 10 scalars"), "\(error.message)")
+        } catch {
+            Issue.record("threw \(error), not ModelError")
+        }
+        #expect(document == (try Self.sample()))
+        document.storage._checkInvariants()
+    }
+
+    @Test func equalityAndHashingIgnoreTheTextsEditingHistory() throws {
+        var typed = try PagesDocument(text: "", images: ["a.png": Data([1])])
+        for (index, scalar) in "héllo".unicodeScalars.enumerated() {
+            _ = try typed.apply(.insertText(at: index, text: String(scalar)))
+        }
+        _ = try typed.apply(.insertText(at: 0, text: "x"))
+        _ = try typed.apply(.deleteText(at: 0, count: 1))
+        let loaded = try PagesDocument(text: "héllo", images: ["a.png": Data([1])])
+        #expect(typed == loaded)
+        #expect(typed.hashValue == loaded.hashValue)
+        #expect(try PagesDocument(contents: typed.contents()) == loaded)
     }
 
     @Test func putImageOfANewNameIsUndoneByRemoveImage() throws {
@@ -215,13 +307,96 @@ enum PagesSource: OperationSource {
 
     @Test(arguments: [
         Operation.setText(""), .setText("Chapter 1\n👍🏽"), .putImage(name: "cover.png", bytes: Data([0, 255, 7])),
-        .putImage(name: "../bad", bytes: Data()), .removeImage(name: "cover.png"),
+        .putImage(name: "../bad", bytes: Data()), .removeImage(name: "cover.png"), .insertText(at: 0, text: ""),
+        .insertText(at: 104_852, text: "e\u{301}👍🏽"), .insertText(at: -1, text: "x"), .deleteText(at: 3, count: 0),
+        .deleteText(at: Int.min, count: Int.max), .deleteText(at: Int.max, count: -1),
     ])
     func operationsRoundTrip(operation: Operation) throws {
         #expect(try Operation.decodeGroup(Operation.encodeGroup([operation])) == [operation])
     }
 
+    /// The first three tags keep the bytes the first logs hold; the text edits take new tags, in the text model's
+    /// compact form (typing one ASCII character takes 4 bytes).
+    @Test(
+        arguments: [
+            (Operation.setText("a"), [0, 1, 0x61]), (.putImage(name: "b", bytes: Data([7])), [1, 1, 0x62, 1, 7]),
+            (.removeImage(name: "b"), [2, 1, 0x62]), (.insertText(at: 17, text: "a"), [3, 17, 1, 0x61]),
+            (.deleteText(at: 300, count: 1), [4, 0xAC, 0x02, 1]),
+        ] as [(Operation, [UInt8])])
+    func operationsEncodeToTheirBinaryForm(operation: Operation, bytes: [UInt8]) throws {
+        var writer = BinaryWriter()
+        operation.encode(into: &writer)
+        #expect(writer.bytes == bytes)
+        #expect(try Operation.decodeGroup(Data([1] + bytes)) == [operation])
+    }
+
+    /// Untrusted bytes that are not a text edit: cut short, a length or a varint too large, an unknown tag. Each is
+    /// refused with a `CodecError` (never a trap).
+    @Test(
+        arguments: [
+            [1, 3], [1, 3, 5], [1, 3, 5, 4, 0x61], [1, 4], [1, 4, 5], [1, 3, 0x80], [1, 4, 0xAC],
+            // A text length past the payload limit, and one of 2^64 - 1.
+            [1, 3, 0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 0x61],
+            [1, 3, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01, 0x61],
+            // Positions and counts of more than 64 bits.
+            [1, 3, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01, 0],
+            [1, 4, 0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01],
+            [1, 4, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F],
+            // A group that claims more operations than its bytes hold, invalid UTF-8, trailing bytes, an unknown tag.
+            [0xFF, 0xFF, 0xFF, 0xFF, 0x0F, 4, 0, 1], [1, 3, 0, 1, 0xFF], [1, 4, 0, 1, 0], [1, 5, 0, 1],
+        ] as [[UInt8]])
+    func hostileTextEditBytesAreRefused(bytes: [UInt8]) {
+        do {
+            let decoded = try Operation.decodeGroup(Data(bytes))
+            Issue.record("\(bytes) decoded as \(decoded)")
+        } catch let error as CodecError {
+            #expect(error.offset >= 0 && error.offset <= bytes.count)
+        } catch {
+            Issue.record("threw \(error), not CodecError")
+        }
+    }
+
+    /// A count that decodes but is larger than any text is refused when applied, not when decoded, so that every
+    /// encoded operation decodes back to itself (as a text document's does).
+    @Test func aHugeDecodedCountIsRefusedByApply() throws {
+        let bytes = Data([1, 4, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F])
+        let operations = try Operation.decodeGroup(bytes)
+        #expect(operations == [.deleteText(at: 0, count: Int.max)])
+        var document = try Self.sample()
+        #expect(throws: ModelError.self) { try document.apply(operations[0]) }
+        #expect(document == (try Self.sample()))
+    }
+
     // MARK: Combining
+
+    @Test func typingAndDeletingCombineAsInATextDocument() {
+        #expect(
+            PagesDocument.combine(.insertText(at: 3, text: "ab"), .insertText(at: 5, text: "c"))
+                == .insertText(at: 3, text: "abc"))
+        #expect(
+            PagesDocument.combine(.insertText(at: 0, text: "👍🏽"), .insertText(at: 2, text: "!"))
+                == .insertText(at: 0, text: "👍🏽!"))
+        #expect(
+            PagesDocument.combine(.deleteText(at: 9, count: 1), .deleteText(at: 8, count: 1))
+                == .deleteText(at: 8, count: 2))
+        #expect(
+            PagesDocument.combine(.deleteText(at: 4, count: 1), .deleteText(at: 4, count: 2))
+                == .deleteText(at: 4, count: 3))
+    }
+
+    @Test(arguments: [
+        (Operation.insertText(at: 3, text: "ab"), Operation.insertText(at: 4, text: "c")),
+        (.insertText(at: 3, text: "a"), .deleteText(at: 3, count: 1)),
+        (.deleteText(at: 3, count: 1), .insertText(at: 3, text: "a")),
+        (.deleteText(at: 3, count: 1), .deleteText(at: 1, count: 1)),
+        (.deleteText(at: 0, count: Int.max), .deleteText(at: 0, count: 1)),
+        (.insertText(at: -1, text: "a"), .insertText(at: 0, text: "b")),
+        (.setText("a"), .insertText(at: 1, text: "b")),
+        (.insertText(at: 0, text: "a"), .setText("b")),
+    ])
+    func otherTextEditPairsDoNotCombine(first: Operation, second: Operation) {
+        #expect(PagesDocument.combine(first, second) == nil)
+    }
 
     @Test func combiningRepeatedEdits() {
         #expect(PagesDocument.combine(.setText("a"), .setText("b")) == .setText("b"))

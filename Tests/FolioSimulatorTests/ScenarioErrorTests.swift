@@ -557,10 +557,12 @@ import Testing
                   - edit: {device: iPad, document: Album, add: {record: r1}}
                   - edit: {device: iPad, document: List, append: "x"}
                   - rename: {device: iPad, document: Album, to: Photos}
+                  - edit: {device: iPad, document: Photos, append: "x"}
                   - edit: {device: iPad, document: Photos, insert: {at: 0, text: "x"}}
+                  - edit: {device: iPad, document: List, delete: {at: 0, count: 1}}
                 """))
-        #expect(errors.map(\.code) == Array(repeating: Code.wrongModel, count: 4))
-        #expect(errors.map(\.line) == [10, 11, 12, 14])
+        #expect(errors.map(\.code) == Array(repeating: Code.wrongModel, count: 5))
+        #expect(errors.map(\.line) == [10, 11, 12, 14, 16])
         #expect(
             errors[0].message == "'setText' is an operation on pages documents, but 'Notes' is a text document "
                 + "(created at line 7); write insert: {at: 0, text: \"Hi \"}, delete: {at: 0, count: 3}, "
@@ -570,7 +572,48 @@ import Testing
         #expect(
             errors[2].message.hasPrefix("'append' is an operation on text documents, but 'List' is a records document"))
         #expect(
-            errors[3].message.hasPrefix("'insert' is an operation on text documents, but 'Photos' is a pages document"))
+            errors[3].message == "'append' is an operation on text documents, but 'Photos' is a pages document "
+                + "(created at line 13); write insert: {at: 0, text: \"Hi \"}, delete: {at: 0, count: 3}, "
+                + "setText: \"...\", putImage: {name: cover.png, bytes: 1024} or removeImage: {name: cover.png}")
+        #expect(
+            errors[4].message.hasPrefix(
+                "'delete' is an operation on text and pages documents, but 'List' is a records document"))
+    }
+
+    /// `insert` and `delete` read the same on a pages document as on a text document, bad values included.
+    @Test func pagesTextEditsAreReadAsTextOnes() throws {
+        let steps = [
+            "insert: {at: 7, text: \"Day 2\\n\"}", "delete: {at: 0, count: 3}", "insert: {at: -1, text: x}",
+            "insert: {at: 1}", "insert: {at: first, text: {a: b}}", "delete: {at: 0, count: -2}",
+            "delete: {at: 0, cnt: 2}", "delete: {at: 0, count: 99999999999999999999}", "insert: \"x\"", "delete: ~",
+        ]
+        for step in steps {
+            let onText = ScenarioParsing.withDocuments("  - edit: {device: iPad, document: Notes, \(step)}")
+            let onPages = ScenarioParsing.withDocuments("  - edit: {device: iPad, document: Album, \(step)}")
+            let textErrors = ScenarioParsing.errors(onText)
+            #expect(ScenarioParsing.errors(onPages) == textErrors, "\(step)")
+            if textErrors.isEmpty {
+                let text = try ScenarioParser.parse(yaml: onText, file: "text.yaml").steps.last?.action
+                let pages = try ScenarioParser.parse(yaml: onPages, file: "pages.yaml").steps.last?.action
+                guard case .edit(_, "Notes", let operation)? = text else {
+                    Issue.record("\(step) read as \(String(describing: text))")
+                    continue
+                }
+                #expect(pages == .edit(device: "iPad", document: "Album", operation: operation), "\(step)")
+                #expect(operation.edits(.pages) && operation.edits(.text) && !operation.edits(.records))
+            }
+        }
+        let errors = ScenarioParsing.errors(
+            ScenarioParsing.withDocuments(
+                """
+                  - edit: {device: iPad, document: Album, insert: {at: -1, text: x}}
+                  - edit: {device: iPad, document: Album, delete: {at: 0}}
+                """))
+        #expect(errors.map(\.code) == [.invalidValue, .missingKey])
+        #expect(
+            errors.map(\.message) == [
+                "at must be 0 or more, not -1; write at: 0", "delete needs 'count'; write delete: {at: 0, count: 3}",
+            ])
     }
 
     @Test func scenarioDefaultModelDecidesTheOperations() throws {
@@ -588,7 +631,8 @@ import Testing
         #expect(error.line == 6)
         #expect(
             error.message.hasSuffix(
-                "write setText: \"...\", putImage: {name: cover.png, bytes: 1024} or removeImage: {name: cover.png}"))
+                "write insert: {at: 0, text: \"Hi \"}, delete: {at: 0, count: 3}, setText: \"...\", "
+                    + "putImage: {name: cover.png, bytes: 1024} or removeImage: {name: cover.png}"))
     }
 
     @Test func createsAgreeOnModels() {

@@ -76,6 +76,14 @@ import Testing
         ),
         // edit: pages
         (
+            "edit: {device: Phone, document: Album, insert: {at: 3, text: \"abc\"}}",
+            .edit(device: "Phone", document: "Album", operation: .insert(at: 3, text: "abc"))
+        ),
+        (
+            "edit: {device: Phone, document: Album, delete: {at: 0, count: 2}}",
+            .edit(device: "Phone", document: "Album", operation: .delete(at: 0, count: 2))
+        ),
+        (
             "edit: {device: Phone, document: Album, setText: \"Chapter 1\"}",
             .edit(device: "Phone", document: "Album", operation: .setText("Chapter 1"))
         ),

@@ -69,6 +69,54 @@ import Testing
             "\(failure.message)")
     }
 
+    /// The same through a rename that gives a text document's name to a records document: the failed step names both
+    /// models `insert` edits.
+    @Test func anInsertThroughANameRenamedToRecordsFailsItsStep() async throws {
+        let scenario = try parse(
+            """
+              - create: {device: iPad, document: Notes, text: "a"}
+              - create: {device: iPad, document: List, model: records}
+              - rename: {device: iPad, document: List, to: Notes}
+              - edit: {device: iPad, document: Notes, insert: {at: 0, text: "x"}}
+            """)
+        let result = await Simulator().run(scenario)
+        let failure = try #require(result.failures.first)
+        #expect(failure.step == 4)
+        #expect(
+            failure.message.contains(
+                "Notes on iPad is a records document now (a rename gave it the name); insert edits text and pages "
+                    + "documents"),
+            "\(failure.message)")
+    }
+
+    /// `insert` and `delete` on a pages document edit its text (positions in Unicode scalars), undo as one edit each,
+    /// sync, and leave the images alone; one past the end fails its step with the model's reason.
+    @Test func pagesInsertAndDeleteEditTheTextAndSync() async throws {
+        let scenario = try parse(
+            """
+              - create: {device: iPad, document: Trip, pages: {text: "Day 1\\nDay 2\\n", images: {cover.png: 16}}}
+              - edit: {device: iPad, document: Trip, insert: {at: 6, text: "Day 1½ 🏖️\\n"}}
+              - edit: {device: iPad, document: Trip, delete: {at: 0, count: 6}}
+              - undo: {device: iPad, document: Trip}
+              - edit: {device: iPad, document: Trip, delete: {at: 12, count: 3}}
+              - sync: all
+              - expect: {converged: true, document: Trip, images: [cover.png]}
+              - edit: {device: Mac, document: Trip, insert: {at: 99, text: "x"}}
+            """)
+        let result = await Simulator().run(scenario)
+        let failure = try #require(result.failures.first)
+        #expect(result.failures.count == 1, "\(result.failures)")
+        #expect(failure.kind == .step)
+        #expect(failure.step == 8)
+        #expect(failure.message.contains("cannot insert at 99: the text has 19 scalars"), "\(failure.message)")
+        let document = try #require(result.report.documents.first)
+        #expect(document.devices.count == 2)
+        for device in document.devices {
+            #expect(device.contents.prefix(3) == ["Day 1", "Day 1½", "Day 2"], "\(device.device)")
+            #expect(device.contents.count == 4 && device.contents[3].hasPrefix("images/cover.png: 16 bytes"))
+        }
+    }
+
     /// Another program can only change a file the device wrote: before the device saves the document there is
     /// none, and the step says so (the run stops there); after, the app takes the change in at its next save.
     @Test func anotherProgramChangesOnlyAFileTheDeviceSaved() async throws {

@@ -217,6 +217,8 @@ struct StepGenerator {
             ])
         case .pages:
             generator.pick([
+                .insert(at: generator.int(0...50), text: generator.text()),
+                .delete(at: generator.int(0...50), count: generator.int(0...9)),
                 .setText(generator.text()),
                 .putImage(name: generator.imageName(), bytes: generator.int(0...100_000)),
                 .removeImage(name: generator.imageName()),

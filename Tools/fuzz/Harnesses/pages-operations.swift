@@ -1,7 +1,7 @@
 // pages-operations: a group of pages operations decoded from untrusted bytes, under the undo law.
 // A group of `PagesDocument.Operation`s decoded from untrusted bytes (an edit's payload) and
-// applied to a package with an image. Oracles: `OperationLaws`, and every image's path in the snapshot is safe
-// byte for byte.
+// applied to a package with an image. Oracles: `OperationLaws`, every image's path in the snapshot is safe byte
+// for byte, and the text storage's own invariants.
 import FolioCore
 import FolioModels
 import Foundation
@@ -9,7 +9,7 @@ import Foundation
 enum Harness {
     static let start: PagesDocument = {
         do {
-            return try PagesDocument(text: "Pages", images: ["cover.png": Data([1, 2, 3])])
+            return try PagesDocument(text: "Pagés 🌍\n", images: ["cover.png": Data([1, 2, 3])])
         } catch {
             fatalError("cannot make the starting pages: \(error)")
         }
@@ -17,6 +17,7 @@ enum Harness {
 
     static func run(_ input: UnsafeRawBufferPointer) {
         OperationLaws<PagesDocument>.check(group: Array(input), from: start) { model in
+            model.storage._checkInvariants()
             guard case .package(let package) = model.contents() else {
                 oracleFailed("pages do not snapshot as a package")
             }
@@ -34,6 +35,10 @@ enum Harness {
                 .putImage(name: "../x", bytes: Data()), .putImage(name: "e\u{301}.png", bytes: Data([1])),
                 .removeImage(name: "é.png"),
             ],
+            [.insertText(at: 0, text: "a"), .insertText(at: 1, text: "b"), .deleteText(at: 1, count: 1)],
+            [.deleteText(at: 5, count: 1), .deleteText(at: 4, count: 1), .insertText(at: 8, text: "e\u{301}")],
+            [.setText("new"), .insertText(at: 3, text: "er"), .deleteText(at: -1, count: 1)],
+            [.insertText(at: 100, text: "x"), .deleteText(at: 0, count: Int.max)],
         ]
         return groups.map { Array(Op.encodeGroup($0)) }
     }
