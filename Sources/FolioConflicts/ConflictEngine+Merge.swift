@@ -31,7 +31,8 @@ extension ConflictEngine {
         if try differOnlyInSettlement(in: history) {
             return .settle(settlement(keeping: try latestVersion(in: history), strategy: .latestWins))
         }
-        if Model.self is any CharacterMergeable.Type,
+        if let type = Model.self as? any CharacterMergeable.Type,
+            try !otherPartsDiverge(type, in: history),
             let merged = try history.characterMergedState(of: versions.map(\.head))
         {
             let resolution = Resolution(
@@ -110,6 +111,14 @@ extension ConflictEngine {
             parts.remove(at: second)
         }
         return parts[0].state
+    }
+
+    /// Whether the versions changed a part beside the text differently from their common ancestor.
+    private func otherPartsDiverge<History: ConflictHistory<Model>, M: CharacterMergeable>(
+        _ type: M.Type, in history: History
+    ) throws(History.Failure) -> Bool {
+        // `Model` is `M` here: the cast only reopens the type the protocol check found.
+        M.otherPartsDiverge(base: try ancestorState(in: history) as! M, versions: versions.map { $0.state as! M })
     }
 
     /// Whether common ancestor `ancestor` is later than `other` (`nil`: the empty past, before everything).

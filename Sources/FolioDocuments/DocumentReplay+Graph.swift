@@ -93,9 +93,11 @@ extension DocumentReplay {
         var graph = TextEventGraph<ChangeID>(base: base.mergeableText)
         var index: [ChangeHash: Int] = [:]
         var skipped = 0
+        // The model's other parts, with their operations applied in the replay's order.
+        var rest = base
         for (change, parents) in events.reversed() {
             let parentIndexes = parents.compactMap { index[$0] }
-            let edits = textEdits(of: change, as: type, skipped: &skipped, refused: &refused)
+            let edits = textEdits(of: change, onto: &rest, skipped: &skipped, refused: &refused)
             do {
                 index[change.hash] = try graph.add(agent: change.id, parents: parentIndexes, edits: edits)
             } catch {
@@ -103,15 +105,16 @@ extension DocumentReplay {
                 skipped += 1
             }
         }
-        let model = M(mergedText: graph.text) as! Model
+        let model = rest.replacingMergeableText(with: graph.text) as! Model
         return Outcome(model: model, skippedOperations: skipped + graph.skippedEdits, refusedContents: refused)
     }
 
-    /// The text edits `change` makes: an edit's operations, the replacement a baseline or a resolution with
-    /// contents makes, nothing for any other change. Operations that do not decode or are not text edits are
-    /// counted in `skipped`; contents the model refuses join `refused`.
+    /// The text edits `change` makes: an edit's text operations, the replacement a baseline or a resolution with
+    /// contents makes, nothing for any other change. Its other operations apply to `rest`, and a baseline's or a
+    /// resolution's contents replace it. Operations that do not decode or apply are counted in `skipped`; contents
+    /// the model refuses join `refused`.
     private func textEdits<M: CharacterMergeable>(
-        of change: Change, as type: M.Type, skipped: inout Int, refused: inout [ChangeHash]
+        of change: Change, onto rest: inout M, skipped: inout Int, refused: inout [ChangeHash]
     ) -> [TextEdit] {
         switch change.kind {
         case .edit(let edit):
@@ -121,12 +124,17 @@ extension DocumentReplay {
             }
             var edits: [TextEdit] = []
             for operation in operations {
-                if let made = M.textEdits(of: operation) { edits += made } else { skipped += 1 }
+                if let made = M.textEdits(of: operation) {
+                    edits += made
+                } else if (try? rest.apply(operation)) == nil {
+                    skipped += 1
+                }
             }
             return edits
         case .baseline, .resolution:
             guard !isGraphMerge(change), let state = resetState(at: change, refused: &refused) else { return [] }
-            return [.replaceAll(with: (state as! M).mergeableText)]
+            rest = state as! M
+            return [.replaceAll(with: rest.mergeableText)]
         case .lifecycle:
             return []
         }

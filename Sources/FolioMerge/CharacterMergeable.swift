@@ -5,16 +5,28 @@ import FolioCore
 ///
 /// Such a model's merge is a small change that names the versions it merges and stores no contents: every device
 /// computes the merged text by replaying the edits of the versions' history, each at the positions its author saw,
-/// so the result is the same on every device whatever order the changes arrived in. ``MergeableDocumentModel/merge(base:versions:)``
-/// stays the merge of states, for what has no history to replay.
+/// so the result is the same on every device whatever order the changes arrived in. Operations on other parts of the
+/// model (a package's images, say) are applied in the replay's order (by lamport, then change id), which is the same
+/// on every device; versions whose other parts changed differently are merged from their states instead
+/// (``otherPartsDiverge(base:versions:)``), and what does not merge waits for a person as before.
+/// ``MergeableDocumentModel/merge(base:versions:)`` stays the merge of states.
 public protocol CharacterMergeable: MergeableDocumentModel {
     /// The text the change graph merges.
     var mergeableText: [Unicode.Scalar] { get }
 
-    /// A model holding `text`.
-    init(mergedText text: String)
+    /// This model with its text replaced by `text`, its other parts kept.
+    func replacingMergeableText(with text: String) -> Self
 
-    /// The text edits `operation` makes, at the positions of the text it applies to; `nil` for an operation the
-    /// graph cannot replay (it is then skipped, on every device alike).
+    /// The text edits `operation` makes, at the positions of the text it applies to; `nil` for an operation on
+    /// another part of the model, which the replay applies to the model itself.
     static func textEdits(of operation: Operation) -> [TextEdit]?
+
+    /// Whether `versions` changed a part other than the text differently from `base` (the same image replaced with
+    /// different bytes, say): those merge from their states, so that nothing is lost without a person's choice.
+    static func otherPartsDiverge(base: Self, versions: [Self]) -> Bool
+}
+
+extension CharacterMergeable {
+    /// A model with nothing beside its text never diverges elsewhere.
+    public static func otherPartsDiverge(base: Self, versions: [Self]) -> Bool { false }
 }

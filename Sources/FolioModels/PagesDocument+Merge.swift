@@ -50,3 +50,41 @@ extension PagesDocument: MergeableDocumentModel {
     /// The package directory that holds the images, as conflict locations name it.
     static let imagesMember = "images"
 }
+
+extension PagesDocument: CharacterMergeable {
+    /// The text's scalars.
+    ///
+    /// - Complexity: O(*n*).
+    public var mergeableText: [Unicode.Scalar] { Array(text.unicodeScalars) }
+
+    /// This document with `text`, and the same images.
+    public func replacingMergeableText(with text: String) -> PagesDocument {
+        // The images come from a valid document.
+        try! PagesDocument(text: text, images: images)
+    }
+
+    /// Text operations are edits (`setText` the edit of the part that differs, ``TextEdit/replaceAll(with:)``);
+    /// image operations apply to the document in the replay's order.
+    public static func textEdits(of operation: Operation) -> [TextEdit]? {
+        switch operation {
+        case .insertText(let position, let text): [.insert(at: position, text: text)]
+        case .deleteText(let position, let count): [.delete(at: position, count: count)]
+        case .setText(let text): [.replaceAll(with: Array(text.unicodeScalars))]
+        case .putImage, .removeImage: nil
+        }
+    }
+
+    /// Whether two versions put different bytes under one image name, or one replaced an image another removed.
+    public static func otherPartsDiverge(base: PagesDocument, versions: [PagesDocument]) -> Bool {
+        var names = Set(base.images.keys)
+        for version in versions { names.formUnion(version.images.keys) }
+        for name in names {
+            var changed: [Data?] = []
+            for version in versions where version.images[name] != base.images[name] {
+                if !changed.contains(version.images[name]) { changed.append(version.images[name]) }
+            }
+            if changed.count > 1 { return true }
+        }
+        return false
+    }
+}

@@ -31,8 +31,8 @@ extension TextDocument: CharacterMergeable {
     public var mergeableText: [Unicode.Scalar] { Array(storage.string.unicodeScalars) }
 
     /// A document holding `text`.
-    public init(mergedText text: String) {
-        self.init(text: text)
+    public func replacingMergeableText(with text: String) -> TextDocument {
+        TextDocument(text: text)
     }
 
     /// Every operation is a text edit: `replace` is merged as the edit of the part that differs

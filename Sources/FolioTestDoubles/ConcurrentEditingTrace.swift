@@ -73,7 +73,8 @@ public struct ConcurrentEditingTrace: Sendable {
                 let parents = txn["parents"] as? [Int], parents.allSatisfy({ (0..<number).contains($0) }),
                 let patches = txn["patches"] as? [[Any]]
             else {
-                throw LoadError(description: "transaction \(number) of \(url.path) has no valid agent, parents or patches")
+                throw LoadError(
+                    description: "transaction \(number) of \(url.path) has no valid agent, parents or patches")
             }
             var operations: [TextDocument.Operation] = []
             for patch in patches {

@@ -67,3 +67,51 @@ import Testing
         try await reopened.close()
     }
 }
+
+/// Pages documents merge their text character by character; images changed apart the same way merge too, and
+/// images changed apart differently wait for a person.
+@Suite struct PagesCharacterMergeTests {
+    let iPad: LibraryFixture
+    let mac: LibraryFixture
+
+    init() throws {
+        iPad = try LibraryFixture(seed: 11)
+        mac = try LibraryFixture(seed: 12)
+    }
+
+    func library(_ fixture: LibraryFixture) throws -> DocumentLibrary {
+        try DocumentLibrary(
+            at: fixture.root, key: fixture.key, deviceName: fixture.device.name, clock: fixture.clock,
+            identifiers: fixture.identifiers, autosave: .manual, conflictPolicy: ConflictPolicy(default: .merge),
+            backgroundWork: false)
+    }
+
+    /// Both devices edit one line of the text, apart, and the Mac adds an image: all of it merges.
+    func edited(macImage: Data, iPadImage: Data?) async throws -> Document<PagesDocument> {
+        let a = try library(iPad)
+        let b = try library(mac)
+        let first = try await a.create(
+            PagesDocument.self, named: "Trip", contents: try PagesDocument(text: "Day 1: beach\n"))
+        try exchange(a, b, first.id)
+        let second = try await b.open(first.id, as: PagesDocument.self)
+        try await first.edit(.insertText(at: 12, text: " and sun"))
+        if let iPadImage { try await first.edit(.putImage(name: "cover.png", bytes: iPadImage)) }
+        try await second.edit(.insertText(at: 0, text: "Trip. "))
+        try await second.edit(.putImage(name: "cover.png", bytes: macImage))
+        try exchange(a, b, first.id)
+        try await first.refresh()
+        return first
+    }
+
+    @Test func textEditedApartOnOneLineMerges() async throws {
+        let document = try await edited(macImage: Data([1, 2, 3]), iPadImage: nil)
+        #expect(await !document.state.contains(.inConflict))
+        #expect(await document.model.text == "Trip. Day 1: beach and sun\n")
+        #expect(await document.model.images["cover.png"] == Data([1, 2, 3]))
+    }
+
+    @Test func imagesChangedApartDifferentlyWaitForAPerson() async throws {
+        let document = try await edited(macImage: Data([1, 2, 3]), iPadImage: Data([9]))
+        #expect(await document.state.contains(.inConflict))
+    }
+}

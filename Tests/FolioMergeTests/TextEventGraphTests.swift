@@ -125,7 +125,9 @@ extension ConcurrentTraceTests {
         let trace = try ConcurrentTrace.load(named: "friendsforever.json.gz")
         var depth: [Int] = []
         for transaction in trace.transactions { depth.append(1 + (transaction.parents.map { depth[$0] }.max() ?? 0)) }
-        let order = trace.transactions.indices.sorted { (depth[$0], trace.transactions[$0].agent, $0) < (depth[$1], trace.transactions[$1].agent, $1) }
+        let order = trace.transactions.indices.sorted {
+            (depth[$0], trace.transactions[$0].agent, $0) < (depth[$1], trace.transactions[$1].agent, $1)
+        }
         var graph = TextEventGraph<Int>(base: Array(trace.startContent.unicodeScalars))
         var position: [Int: Int] = [:]
         for index in order {
