@@ -21,6 +21,7 @@ public struct ConcurrentEditingTrace: Sendable {
 
     /// Why a trace cannot be read.
     public struct LoadError: Error, CustomStringConvertible {
+        /// What is wrong, naming the file.
         public var description: String
     }
 
