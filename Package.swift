@@ -124,7 +124,7 @@ let package = Package(
         ),
         // Test doubles and test support, for Folio's tests and for apps that test with Folio: replayable seeds,
         // property checks (with swift-testing), temporary directories, devices named by tests, and the doubles.
-        .target(name: "FolioTesting", dependencies: ["FolioCore", "FolioStore", "FolioTestDoubles"]),
+        .target(name: "FolioTesting", dependencies: ["FolioCore", "FolioStore", "FolioMerge", "FolioTestDoubles"]),
         // The test doubles, without the Testing library, so that the simulator (and the `folio` tool) can use them:
         // a fault-injecting file system and an in-memory network with faults. Part of the FolioTesting product.
         .target(

@@ -1,6 +1,6 @@
 import FolioMerge
 
-/// A plain list CRDT, slow and obviously correct, to check `TextEventGraph` against.
+/// A plain list CRDT, slow and obviously correct, to check `TextEventGraph` and the documents that use it against.
 ///
 /// One array holds every item ever inserted, in list order. An item belongs to the version of a set of events when
 /// the event that inserted it is in the set (base items belong to every version), and is visible in it when no
@@ -8,7 +8,7 @@ import FolioMerge
 /// past, the event itself, so its earlier edits count): nothing is moved back and forth, every view is filtered
 /// afresh. A new item goes between the last item of that version before the position's visible item and that item,
 /// placed among concurrent items by the YjsMod rule, with ties broken by agent.
-struct ReferenceListCRDT {
+public struct ReferenceListCRDT {
     struct Item {
         var scalar: Unicode.Scalar
         var id: Int
@@ -19,12 +19,13 @@ struct ReferenceListCRDT {
         var deletedBy: Set<Int> = []
     }
 
-    private(set) var items: [Item] = []
+    private var items: [Item] = []
     private var parents: [[Int]] = []
     private var agents: [Int] = []
     private var nextID = 0
 
-    init(base: String = "") {
+    /// A list holding `base`, which every version starts from.
+    public init(base: String = "") {
         for scalar in base.unicodeScalars {
             items.append(Item(scalar: scalar, id: nextID, event: -1, originLeft: items.last?.id, originRight: nil))
             nextID += 1
@@ -32,18 +33,18 @@ struct ReferenceListCRDT {
     }
 
     /// Every event applied.
-    var text: String {
+    public var text: String {
         String(String.UnicodeScalarView(items.filter { $0.deletedBy.isEmpty }.map(\.scalar)))
     }
 
     /// The text of the version made of `events`' past.
-    func text(atVersionOf events: [Int]) -> String {
+    public func text(atVersionOf events: [Int]) -> String {
         let version = past(of: events)
         return String(String.UnicodeScalarView(items.filter { isVisible($0, in: version) }.map(\.scalar)))
     }
 
     /// Every event in the past of `events`, themselves included.
-    func past(of events: [Int]) -> Set<Int> {
+    public func past(of events: [Int]) -> Set<Int> {
         var result = Set<Int>()
         var pending = events
         while let event = pending.popLast() {
@@ -52,7 +53,9 @@ struct ReferenceListCRDT {
         return result
     }
 
-    mutating func add(agent: Int, parents eventParents: [Int], edits: [TextEdit]) -> Int {
+    /// Adds an event by `agent` made on `parents` (earlier events' indexes; none: the base) and applies its edits;
+    /// returns its index. Concurrent items at one place are ordered by agent, the lower first.
+    public mutating func add(agent: Int, parents eventParents: [Int], edits: [TextEdit]) -> Int {
         let event = parents.count
         parents.append(eventParents)
         agents.append(agent)
