@@ -47,6 +47,10 @@ public struct TextEventGraph<Agent: Comparable> {
     }
     private var blocks: [Block] = []
     private var blockPosition: [Int] = []
+    /// A Fenwick tree of the blocks' visible counts, by block position (1-based), rebuilt when a block is added.
+    private var visibleTree: [Int] = [0]
+    /// The number of visible items.
+    private var visibleCount = 0
 
     // Events.
     private var agents: [Agent] = []
@@ -75,6 +79,7 @@ public struct TextEventGraph<Agent: Comparable> {
             appendBlock(items: Array(id..<Int32(end)), visible: end - Int(id))
             id = Int32(end)
         }
+        rebuildVisibleTree()
     }
 
     /// The number of events.
@@ -195,7 +200,7 @@ public struct TextEventGraph<Agent: Comparable> {
         guard old != value else { return }
         prepare[Int(item)] = value
         if old == 1 || value == 1 {
-            blocks[blockPosition[Int(blockOf[Int(item)])]].visible += value == 1 ? 1 : -1
+            adjustVisible(ofBlockAt: blockPosition[Int(blockOf[Int(item)])], by: value == 1 ? 1 : -1)
         }
     }
 
@@ -235,10 +240,23 @@ public struct TextEventGraph<Agent: Comparable> {
         }
     }
 
-    private var visibleCount: Int {
-        var total = 0
-        for block in blocks { total += block.visible }
-        return total
+    private mutating func adjustVisible(ofBlockAt position: Int, by delta: Int) {
+        blocks[position].visible += delta
+        visibleCount += delta
+        var node = position + 1
+        while node < visibleTree.count {
+            visibleTree[node] += delta
+            node += node & -node
+        }
+    }
+
+    private mutating func rebuildVisibleTree() {
+        visibleTree = [0] + blocks.map(\.visible)
+        visibleCount = visibleTree.reduce(0, +)
+        for node in 1..<visibleTree.count {
+            let parent = node + (node & -node)
+            if parent < visibleTree.count { visibleTree[parent] += visibleTree[node] }
+        }
     }
 
     private func visibleScalars() -> [Unicode.Scalar] {
@@ -259,17 +277,25 @@ public struct TextEventGraph<Agent: Comparable> {
     private var end: Place { Place(block: blocks.count, index: 0) }
 
     /// The place of the visible item that `position` visible items precede, or the end.
+    ///
+    /// - Complexity: O(log *b* + *B*) for *b* blocks of at most *B* items.
     private func placeOfVisible(_ position: Int) -> Place {
+        guard position < visibleCount else { return end }
+        // The last block position whose preceding blocks hold at most `position` visible items.
+        var block = 0
         var remaining = position
-        for (blockIndex, block) in blocks.enumerated() {
-            if remaining >= block.visible {
-                remaining -= block.visible
-                continue
+        var step = 1
+        while step * 2 < visibleTree.count { step *= 2 }
+        while step > 0 {
+            if block + step < visibleTree.count, visibleTree[block + step] <= remaining {
+                block += step
+                remaining -= visibleTree[block]
             }
-            for (index, item) in block.items.enumerated() where prepare[Int(item)] == 1 {
-                if remaining == 0 { return Place(block: blockIndex, index: index) }
-                remaining -= 1
-            }
+            step /= 2
+        }
+        for (index, item) in blocks[block].items.enumerated() where prepare[Int(item)] == 1 {
+            if remaining == 0 { return Place(block: block, index: index) }
+            remaining -= 1
         }
         return end
     }
@@ -381,13 +407,14 @@ public struct TextEventGraph<Agent: Comparable> {
         var target = destination
         if blocks.isEmpty {
             appendBlock(items: [], visible: 0)
+            rebuildVisibleTree()
             target = Place(block: 0, index: 0)
         } else if target.block == blocks.count {
             target = Place(block: blocks.count - 1, index: blocks[blocks.count - 1].items.count)
         }
         blocks[target.block].items.insert(id, at: target.index)
         blockOf[Int(id)] = blocks[target.block].identity
-        if prepare[Int(id)] == 1 { blocks[target.block].visible += 1 }
+        if prepare[Int(id)] == 1 { adjustVisible(ofBlockAt: target.block, by: 1) }
         if blocks[target.block].items.count > Self.blockCapacity { split(target.block) }
     }
 
@@ -411,6 +438,7 @@ public struct TextEventGraph<Agent: Comparable> {
         blocks.insert(Block(items: moved, visible: visible, identity: identity), at: position + 1)
         for item in moved { blockOf[Int(item)] = identity }
         for later in (position + 2)..<blocks.count { blockPosition[Int(blocks[later].identity)] = later }
+        rebuildVisibleTree()
     }
 
     private mutating func delete(_ count: Int, at position: Int, by event: Int32) {
