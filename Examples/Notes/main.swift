@@ -7,7 +7,7 @@ try FileManager.default.createDirectory(at: root, withIntermediateDirectories: t
 defer { try? FileManager.default.removeItem(at: root) }
 
 // A library is a directory of documents and their change logs; it remembers its device from one launch to the next.
-// Conflicts that merge line by line settle by themselves; the others wait for the person.
+// Conflicts that merge (text character by character) settle by themselves; the others wait for the person.
 let policy = ConflictPolicy(default: .merge)
 let iPad = try DocumentLibrary(at: root.appendingPathComponent("iPad"), deviceName: "iPad", conflictPolicy: policy)
 let mac = try DocumentLibrary(at: root.appendingPathComponent("Mac"), deviceName: "Mac", conflictPolicy: policy)
