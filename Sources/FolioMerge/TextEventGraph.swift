@@ -13,6 +13,9 @@
 /// then the events' agents. A run typed at one place stays contiguous, and concurrent runs at one place are never
 /// interleaved. A deleted item is hidden in the merged text as soon as any event deletes it.
 ///
+/// Agents must tell concurrent events apart (Folio passes each change's id): concurrent inserts at one place by one
+/// agent would tie, and fall in replay order.
+///
 /// Edits are bounded by the text they are made on: a position or count past its end is not applied and counted
 /// in ``skippedEdits``, identically on every device.
 ///
