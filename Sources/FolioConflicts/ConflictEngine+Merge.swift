@@ -117,8 +117,10 @@ extension ConflictEngine {
     private func otherPartsDiverge<History: ConflictHistory<Model>, M: CharacterMergeable>(
         _ type: M.Type, in history: History
     ) throws(History.Failure) -> Bool {
+        guard M.hasPartsBesideText else { return false }
         // `Model` is `M` here: the cast only reopens the type the protocol check found.
-        M.otherPartsDiverge(base: try ancestorState(in: history) as! M, versions: versions.map { $0.state as! M })
+        return M.otherPartsDiverge(
+            base: try ancestorState(in: history) as! M, versions: versions.map { $0.state as! M })
     }
 
     /// Whether common ancestor `ancestor` is later than `other` (`nil`: the empty past, before everything).

@@ -21,12 +21,19 @@ public protocol CharacterMergeable: MergeableDocumentModel {
     /// another part of the model, which the replay applies to the model itself.
     static func textEdits(of operation: Operation) -> [TextEdit]?
 
+    /// Whether the model has parts beside its text (a package's images, say); when it has none, the merge never
+    /// reads the versions' common ancestor.
+    static var hasPartsBesideText: Bool { get }
+
     /// Whether `versions` changed a part other than the text differently from `base` (the same image replaced with
     /// different bytes, say): those merge from their states, so that nothing is lost without a person's choice.
     static func otherPartsDiverge(base: Self, versions: [Self]) -> Bool
 }
 
 extension CharacterMergeable {
+    /// None, unless the model says otherwise.
+    public static var hasPartsBesideText: Bool { false }
+
     /// A model with nothing beside its text never diverges elsewhere.
     public static func otherPartsDiverge(base: Self, versions: [Self]) -> Bool { false }
 }

@@ -74,6 +74,9 @@ extension PagesDocument: CharacterMergeable {
         }
     }
 
+    /// The images.
+    public static var hasPartsBesideText: Bool { true }
+
     /// Whether two versions put different bytes under one image name, or one replaced an image another removed.
     public static func otherPartsDiverge(base: PagesDocument, versions: [PagesDocument]) -> Bool {
         var names = Set(base.images.keys)
