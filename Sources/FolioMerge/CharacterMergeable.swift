@@ -9,7 +9,7 @@ import FolioCore
 /// model (a package's images, say) are applied in the replay's order (by lamport, then change id), which is the same
 /// on every device; versions whose other parts changed differently are merged from their states instead
 /// (``otherPartsDiverge(base:versions:)``), and what does not merge waits for a person as before.
-/// ``MergeableDocumentModel/merge(base:versions:)`` stays the merge of states.
+/// `MergeableDocumentModel.merge(base:versions:)` stays the merge of states.
 public protocol CharacterMergeable: MergeableDocumentModel {
     /// The text the change graph merges.
     var mergeableText: [Unicode.Scalar] { get }

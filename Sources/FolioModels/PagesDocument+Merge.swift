@@ -63,7 +63,7 @@ extension PagesDocument: CharacterMergeable {
         try! PagesDocument(text: text, images: images)
     }
 
-    /// Text operations are edits (`setText` the edit of the part that differs, ``TextEdit/replaceAll(with:)``);
+    /// Text operations are edits (`setText` the edit of the part that differs, `TextEdit.replaceAll(with:)`);
     /// image operations apply to the document in the replay's order.
     public static func textEdits(of operation: Operation) -> [TextEdit]? {
         switch operation {

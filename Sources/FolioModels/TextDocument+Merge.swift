@@ -36,7 +36,7 @@ extension TextDocument: CharacterMergeable {
     }
 
     /// Every operation is a text edit: `replace` is merged as the edit of the part that differs
-    /// (``TextEdit/replaceAll(with:)``).
+    /// (`TextEdit.replaceAll(with:)`).
     public static func textEdits(of operation: Operation) -> [TextEdit]? {
         switch operation {
         case .insert(let position, let text): [.insert(at: position, text: text)]
