@@ -29,25 +29,35 @@ extension DocumentReplay {
     ///
     /// - Throws: ``DocumentError`` `.store` when the log cannot be read or a content parent is missing,
     ///   `.invalidContents` when the checkpoint cannot be loaded.
-    func graphState(from heads: [Change]) throws(DocumentError) -> Outcome {
+    ///
+    /// `read`, when given, is the latest checkpoint within `heads`' vectors and the log after it within them, as a
+    /// replay along primary parents already read them.
+    func graphState(
+        from heads: [Change], read: (checkpoint: Checkpoint?, tail: [ChangeHash: Change])? = nil
+    ) throws(DocumentError) -> Outcome {
         guard let type = Model.self as? any CharacterMergeable.Type else {
             throw DocumentError(.invalidOperation, "this document's model does not merge character by character")
         }
-        return try graphState(type, from: heads)
+        return try graphState(type, from: heads, read: read)
     }
 
-    private func graphState<M: CharacterMergeable>(_ type: M.Type, from heads: [Change]) throws(DocumentError)
-        -> Outcome
-    {
-        var limit = VersionVector()
-        for head in heads { limit.merge(head.vector) }
+    private func graphState<M: CharacterMergeable>(
+        _ type: M.Type, from heads: [Change], read: (checkpoint: Checkpoint?, tail: [ChangeHash: Change])?
+    ) throws(DocumentError) -> Outcome {
         let checkpoint: Checkpoint?
-        do {
-            checkpoint = try store.latestCheckpoint(of: document, within: limit)
-        } catch {
-            throw .store(error, "reading checkpoints")
+        let tail: [ChangeHash: Change]
+        if let read {
+            (checkpoint, tail) = read
+        } else {
+            var limit = VersionVector()
+            for head in heads { limit.merge(head.vector) }
+            do {
+                checkpoint = try store.latestCheckpoint(of: document, within: limit)
+            } catch {
+                throw .store(error, "reading checkpoints")
+            }
+            tail = try changes(since: checkpoint?.vector ?? VersionVector(), within: limit)
         }
-        let tail = try changes(since: checkpoint?.vector ?? VersionVector(), within: limit)
         let rule = primaryParentRule(tail)
         func lookup(_ hash: ChangeHash, of change: Change) throws(DocumentError) -> Change {
             if let found = tail[hash] { return found }

@@ -44,13 +44,14 @@ struct DocumentReplay<Model: DocumentModel> {
         if let checkpoint {
             switch try replay(to: head, from: checkpoint, refused: &refused) {
             case .state(let outcome): return outcome
-            case .graphMerge: return try graphState(from: [head])
+            case .graphMerge(let tail): return try graphState(from: [head], read: (checkpoint, tail))
             case .otherLine: break
             }
         }
         switch try replay(to: head, from: nil, refused: &refused) {
         case .state(let outcome): return outcome
-        case .graphMerge, .otherLine: return try graphState(from: [head])
+        case .graphMerge(let tail): return try graphState(from: [head], read: (nil, tail))
+        case .otherLine: return try graphState(from: [head])
         }
     }
 
@@ -60,8 +61,9 @@ struct DocumentReplay<Model: DocumentModel> {
         case state(Outcome)
         /// The checkpoint is of another line of history: it is not on the way.
         case otherLine
-        /// A merge on the way is computed from the change graph (``isGraphMerge(_:)``).
-        case graphMerge
+        /// A merge on the way is computed from the change graph (``isGraphMerge(_:)``); the changes read so far
+        /// (the log after the checkpoint tried, within the head's vector) serve the graph's walk.
+        case graphMerge([ChangeHash: Change])
     }
 
     /// The state at `head` from `known`, whose state is `model`, when `head` descends from `known` along primary
@@ -101,7 +103,7 @@ struct DocumentReplay<Model: DocumentModel> {
             if let checkpoint, current.vector == checkpoint.vector {
                 return .state(apply(chain, onto: try load(checkpoint.contents), refused: refused))
             }
-            if isGraphMerge(current) { return .graphMerge }
+            if isGraphMerge(current) { return .graphMerge(tail) }
             if let state = resetState(at: current, refused: &refused) {
                 return .state(apply(chain, onto: state, refused: refused))
             }
