@@ -2,7 +2,7 @@ import Foundation
 
 // `FolioBench NAME`: runs one benchmark; `Tools/bench/run NAME` builds this in release mode and calls it.
 // Each benchmark prints a readable table and, as its very last line, one JSON object. Arguments after NAME go to the
-// benchmark (only `serve` takes any).
+// benchmark (only `serve` and `concurrent-trace` take any).
 
 let benchmarks: [String: () async throws -> Void] = [
     "append": AppendBenchmark.run,
@@ -12,6 +12,7 @@ let benchmarks: [String: () async throws -> Void] = [
     "open": OpenBenchmark.run,
     "package-save": PackageSaveBenchmark.run,
     "merge": MergeBenchmark.run,
+    "concurrent-trace": ConcurrentTraceBenchmark.run,
     "fuzz": FuzzBenchmark.run,
     "waiting": WaitingBenchmark.run,
     "pool-latency": PoolLatencyBenchmark.run,
