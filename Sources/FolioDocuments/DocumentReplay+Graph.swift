@@ -60,15 +60,20 @@ extension DocumentReplay {
             return found
         }
 
-        // Back from the heads, latest first, to the point every later change descends from.
+        // Back from the heads, latest first, to the point every later change descends from: the only change
+        // pending, unless a root was met on the way. A root (a device's first change made on nothing, which the
+        // store accepts beside the document's own) descends from nothing, so no change stands for the past of
+        // everything after it: the walk then goes back to the start, whatever checkpoints this device holds, and
+        // every device replays the same past.
         var refused: [ChangeHash] = []
         var pending = ChangeHeap()
         var seen = Set<ChangeHash>()
         for head in heads where seen.insert(head.hash).inserted { pending.push(head) }
         var events: [(change: Change, parents: [ChangeHash])] = []
         var base = M()
+        var rootMet = false
         while let change = pending.pop() {
-            if pending.isEmpty {
+            if pending.isEmpty, !rootMet {
                 if let checkpoint, change.vector == checkpoint.vector {
                     base = try load(checkpoint.contents) as! M
                     break
@@ -87,6 +92,7 @@ extension DocumentReplay {
             for hash in parents where seen.insert(hash).inserted {
                 pending.push(try lookup(hash, of: change))
             }
+            if parents.isEmpty { rootMet = true }
             events.append((change, parents))
         }
 

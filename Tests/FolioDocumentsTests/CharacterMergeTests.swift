@@ -115,3 +115,43 @@ import Testing
         #expect(await document.state.contains(.inConflict))
     }
 }
+
+/// What two devices compute for one log must not depend on the checkpoints each happens to hold.
+@Suite struct CharacterMergeDeterminismTests {
+    func library(_ fixture: LibraryFixture, _ policy: ConflictPolicy = ConflictPolicy(default: .merge)) throws
+        -> DocumentLibrary
+    {
+        try DocumentLibrary(
+            at: fixture.root, key: fixture.key, deviceName: fixture.device.name, clock: fixture.clock,
+            identifiers: fixture.identifiers, autosave: .manual, conflictPolicy: policy, backgroundWork: false)
+    }
+
+    /// A second root (a device's first change made on no parent, which the store accepts) is not after anything:
+    /// the walk back from the heads must not stop at a change merely because nothing else is pending then. The iPad
+    /// holds a checkpoint at its own edit and the Mac does not; both must merge the same text, the stray root's
+    /// insert at 4 (past the end of the empty text it was made on) skipped on both.
+    @Test func aSecondRootMergesAlikeWithOrWithoutACheckpoint() async throws {
+        let iPad = try LibraryFixture(seed: 31)
+        let mac = try LibraryFixture(seed: 32)
+        let a = try library(iPad)
+        let b = try library(mac)
+        let created = try await a.create(TextDocument.self, named: "Notes", contents: TextDocument(text: "hello"))
+        let id = created.id
+        try exchange(a, b, id)
+        try await created.edit(.insert(at: 0, text: "abc"))
+        // Closing takes a checkpoint at the iPad's edit.
+        try await created.close()
+        let stranger = Device.named("stranger")
+        try a.store.append(
+            [.edit(Edit(operations: TextDocument.Operation.encodeGroup([.insert(at: 4, text: "X")])))], to: id,
+            on: .heads([]), author: stranger)
+        try exchange(a, b, id)
+
+        let onIPad = try await a.open(id, as: TextDocument.self)
+        let onMac = try await b.open(id, as: TextDocument.self)
+        let iPadText = await onIPad.model.text
+        let macText = await onMac.model.text
+        #expect(iPadText == macText)
+        #expect(iPadText == "abchello")
+    }
+}
