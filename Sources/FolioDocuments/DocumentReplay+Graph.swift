@@ -19,10 +19,7 @@ extension DocumentReplay {
     /// Whether `change` is a merge that the graph computes: a `merge` resolution without contents, of a model that
     /// merges character by character, that kept at least one of its parents.
     func isGraphMerge(_ change: Change) -> Bool {
-        guard Model.self is any CharacterMergeable.Type, case .resolution(let resolution) = change.kind,
-            resolution.strategy == .merge, resolution.contents == nil
-        else { return false }
-        return !change.keptVersions.isEmpty
+        change.mergesCharacters(of: Model.self)
     }
 
     /// The state merging `heads` (one head: the state at it) from the change graph.

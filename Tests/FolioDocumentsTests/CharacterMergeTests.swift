@@ -154,4 +154,44 @@ import Testing
         #expect(iPadText == macText)
         #expect(iPadText == "abchello")
     }
+
+    /// The iPad merges two versions character by character while the Mac, apart, keeps its own version. The two
+    /// settlements then differ only in how they settled, and the version made last is kept: the merge, made after
+    /// both edits, is newer than the Mac's edit, so nothing typed is discarded (as when a merge stored its text).
+    @Test func aCharacterMergeIsAsNewAsItsOwnChange() async throws {
+        let iPad = try LibraryFixture(seed: 33)
+        let mac = try LibraryFixture(seed: 34)
+        let a = try library(iPad, ConflictPolicy())
+        let b = try library(mac, ConflictPolicy())
+        let onIPad = try await a.create(TextDocument.self, named: "Notes", contents: TextDocument(text: "a\n"))
+        let id = onIPad.id
+        try exchange(a, b, id)
+        let onMac = try await b.open(id, as: TextDocument.self)
+        // Two edits: the iPad's version is the one every device shows first, and the merge names it first.
+        try await onIPad.edit(.append("iPad\n"))
+        try await onIPad.edit(.append("more\n"))
+        mac.clock.advance(byMilliseconds: 10_000)
+        try await onMac.edit(.append("Mac\n"))
+        let macHead = try #require(try b.store.heads(of: id).first)
+        try exchange(a, b, id)
+        iPad.clock.advance(byMilliseconds: 20_000)
+        try await onIPad.refresh()
+        let merge = try #require(try await onIPad.resolveByMerging())
+        #expect(merge.merged.text == "a\niPad\nmore\nMac\n")
+        try await onMac.refresh()
+        try await onMac.resolve(.version(macHead.hash))
+        try exchange(a, b, id)
+
+        for document in [onIPad, onMac] {
+            try await document.refresh()
+            #expect(await document.state.contains(.inConflict))
+            try await document.resolveByMerging()
+        }
+        try exchange(a, b, id)
+        for document in [onIPad, onMac] {
+            try await document.refresh()
+            #expect(await !document.state.contains(.inConflict))
+            #expect(await document.model.text == "a\niPad\nmore\nMac\n")
+        }
+    }
 }
