@@ -113,12 +113,15 @@ extension ConflictEngine {
         return parts[0].state
     }
 
-    /// Whether the versions changed a part beside the text differently from their common ancestor.
+    /// Whether the versions changed a part beside the text differently from their common ancestor (read only for
+    /// a model that has such parts: replaying it can cost a walk through long branches).
     private func otherPartsDiverge<History: ConflictHistory<Model>, M: CharacterMergeable>(
         _ type: M.Type, in history: History
     ) throws(History.Failure) -> Bool {
+        guard M.hasPartsBesideText else { return false }
         // `Model` is `M` here: the cast only reopens the type the protocol check found.
-        M.otherPartsDiverge(base: try ancestorState(in: history) as! M, versions: versions.map { $0.state as! M })
+        let base = try ancestorState(in: history) as! M
+        return M.otherPartsDiverge(base: base, versions: versions.map { $0.state as! M })
     }
 
     /// Whether common ancestor `ancestor` is later than `other` (`nil`: the empty past, before everything).

@@ -24,9 +24,16 @@ public protocol CharacterMergeable: MergeableDocumentModel {
     /// Whether `versions` changed a part other than the text differently from `base` (the same image replaced with
     /// different bytes, say): those merge from their states, so that nothing is lost without a person's choice.
     static func otherPartsDiverge(base: Self, versions: [Self]) -> Bool
+
+    /// Whether the model has parts beside its text. When it has none, a merge asks nothing of
+    /// ``otherPartsDiverge(base:versions:)`` and the versions' common ancestor is not replayed for it.
+    static var hasPartsBesideText: Bool { get }
 }
 
 extension CharacterMergeable {
     /// A model with nothing beside its text never diverges elsewhere.
     public static func otherPartsDiverge(base: Self, versions: [Self]) -> Bool { false }
+
+    /// A model may have other parts unless it says it has none.
+    public static var hasPartsBesideText: Bool { true }
 }

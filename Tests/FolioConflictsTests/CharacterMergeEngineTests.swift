@@ -23,6 +23,20 @@ import Testing
         return (observer, onIPad, onMac)
     }
 
+    /// A model with nothing beside its text merges from the graph alone: the common ancestor's state, which only
+    /// `otherPartsDiverge` of a model with other parts reads, is not replayed for it.
+    @Test func aTextOnlyMergeReadsNoAncestorState() {
+        let (observer, iPad, mac) = Self.conflict()
+        let history = GraphHistory(log: observer.log)
+        guard case .settle(let settlement)? = observer.engine.settlementByMerging(in: history) else {
+            Issue.record("no settlement")
+            return
+        }
+        #expect(settlement.resolution.contents == nil)
+        #expect(Set(settlement.resolution.chosen) == [iPad.hash, mac.hash])
+        #expect(history.stateReads.value == 0, "the ancestor's state was replayed")
+    }
+
     /// A merge without contents made the merged text: it is as new as its own change, not as old as the first
     /// version it names. Against a settlement that kept one version, the merge made later is the version kept.
     @Test func aCharacterMergeIsItsOwnOrigin() {
@@ -102,6 +116,8 @@ struct Line: CharacterMergeable, Hashable {
     var mergeableText: [Unicode.Scalar] { Array(text.unicodeScalars) }
 
     func replacingMergeableText(with text: String) -> Line { Line(text: text) }
+
+    static var hasPartsBesideText: Bool { false }
 
     static func textEdits(of operation: Operation) -> [TextEdit]? {
         switch operation {
