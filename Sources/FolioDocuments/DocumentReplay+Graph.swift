@@ -93,23 +93,67 @@ extension DocumentReplay {
             events.append((change, parents))
         }
 
-        var graph = TextEventGraph<ChangeID>(base: base.mergeableText)
-        var index: [ChangeHash: Int] = [:]
+        // Earliest first: every change after its content parents (those before the walk's end are its base).
+        events.reverse()
+        var position: [ChangeHash: Int] = [:]
+        for (offset, event) in events.enumerated() { position[event.change.hash] = offset }
+        let eventParents = events.map { $0.parents.compactMap { position[$0] } }
         var skipped = 0
-        // The model's other parts, with their operations applied in the replay's order.
+        // The model's other parts, with their operations applied in the replay's order (lamport, then change id).
         var rest = base
-        for (change, parents) in events.reversed() {
-            let parentIndexes = parents.compactMap { index[$0] }
-            let edits = textEdits(of: change, onto: &rest, skipped: &skipped, refused: &refused)
+        var edits: [[TextEdit]] = []
+        edits.reserveCapacity(events.count)
+        for event in events {
+            edits.append(textEdits(of: event.change, onto: &rest, skipped: &skipped, refused: &refused))
+        }
+        // The text, branch by branch: any order that puts parents first gives the same text, and one that follows
+        // a branch as far as it goes moves the graph's view between branches only where they meet. In lamport
+        // order, two devices that typed apart interleave change by change, and every move would undo and redo a
+        // whole branch.
+        var graph = TextEventGraph<ChangeID>(base: base.mergeableText)
+        var index = [Int](repeating: -1, count: events.count)
+        for event in Self.branchOrder(parents: eventParents) {
             do {
-                index[change.hash] = try graph.add(agent: change.id, parents: parentIndexes, edits: edits)
+                index[event] = try graph.add(
+                    agent: events[event].change.id, parents: eventParents[event].map { index[$0] },
+                    edits: edits[event])
             } catch {
-                // Unreachable: every index comes from the graph itself.
+                // Unreachable: every parent comes first, its index from the graph itself.
                 skipped += 1
             }
         }
         let model = rest.replacingMergeableText(with: graph.text) as! Model
         return Outcome(model: model, skippedOperations: skipped + graph.skippedEdits, refusedContents: refused)
+    }
+
+    /// The events `0..<parents.count` (each one's parents earlier in the list) in an order that puts every event
+    /// after its parents and follows a branch as far as it goes before the next: depth first from the latest
+    /// event, each event once its parents are done.
+    ///
+    /// - Complexity: O(*n* + *e*) for *n* events and *e* parent links.
+    static func branchOrder(parents: [[Int]]) -> [Int] {
+        var order: [Int] = []
+        order.reserveCapacity(parents.count)
+        var visited = [Bool](repeating: false, count: parents.count)
+        var stack: [(event: Int, nextParent: Int)] = []
+        for start in parents.indices.reversed() where !visited[start] {
+            visited[start] = true
+            stack.append((start, 0))
+            while let (event, nextParent) = stack.last {
+                guard nextParent < parents[event].count else {
+                    order.append(event)
+                    stack.removeLast()
+                    continue
+                }
+                stack[stack.count - 1].nextParent += 1
+                let parent = parents[event][nextParent]
+                if !visited[parent] {
+                    visited[parent] = true
+                    stack.append((parent, 0))
+                }
+            }
+        }
+        return order
     }
 
     /// The text edits `change` makes: an edit's text operations, the replacement a baseline or a resolution with

@@ -195,3 +195,44 @@ import Testing
         }
     }
 }
+
+/// What merging long concurrent branches costs.
+@Suite struct CharacterMergeCostTests {
+    /// Two devices type apart for a long while. Their changes' lamport timestamps interleave (each counts up from
+    /// the same base), so a replay in lamport order would move its view from one branch to the other at every
+    /// change, each move undoing and redoing the whole branch: quadratic. Replayed branch by branch, the merge
+    /// costs about what replaying the changes once does.
+    @Test func longBranchesTypedApartMergeInLinearTime() async throws {
+        let iPad = try LibraryFixture(seed: 41)
+        let mac = try LibraryFixture(seed: 42)
+        func library(_ fixture: LibraryFixture) throws -> DocumentLibrary {
+            try DocumentLibrary(
+                at: fixture.root, key: fixture.key, deviceName: fixture.device.name, clock: fixture.clock,
+                identifiers: fixture.identifiers, autosave: .manual, conflictPolicy: ConflictPolicy(default: .merge),
+                backgroundWork: false)
+        }
+        let a = try library(iPad)
+        let b = try library(mac)
+        let created = try await a.create(TextDocument.self, named: "Notes", contents: TextDocument(text: "base\n"))
+        let id = created.id
+        try await created.close()
+        try exchange(a, b, id)
+        let base = try #require(try a.store.heads(of: id).first)
+        let count = 3_000
+        func typing(_ operation: (Int) -> TextDocument.Operation) -> [ChangeKind] {
+            (0..<count).map { .edit(Edit(operations: TextDocument.Operation.encodeGroup([operation($0)]))) }
+        }
+        try a.store.append(typing { .insert(at: 5 + $0, text: "a") }, to: id, on: .heads([base.hash]))
+        try b.store.append(typing { _ in .insert(at: 0, text: "b") }, to: id, on: .heads([base.hash]))
+        try exchange(a, b, id)
+
+        let clock = ContinuousClock()
+        let start = clock.now
+        let document = try await a.open(id, as: TextDocument.self)
+        let elapsed = clock.now - start
+        let expected = String(repeating: "b", count: count) + "base\n" + String(repeating: "a", count: count)
+        #expect(await document.model.text == expected)
+        // Branch by branch this takes well under a second; in lamport order, tens of seconds.
+        #expect(elapsed < .seconds(8), "opening took \(elapsed)")
+    }
+}
