@@ -196,6 +196,40 @@ import Testing
     }
 }
 
+extension PagesCharacterMergeTests {
+    /// The text is replaced wholesale on one device (a baseline: the file changed by another program) while another
+    /// device adds an image. The baseline did not touch the images, so the merge keeps the added one, as a merge of
+    /// the two versions' states does, whatever the changes' lamport order.
+    @Test func aBaselineDoesNotDropAnImageAddedApart() async throws {
+        let a = try library(iPad)
+        let created = try await a.create(
+            PagesDocument.self, named: "Trip", contents: try PagesDocument(text: "Day 1: beach\n"))
+        let id = created.id
+        try await created.close()
+        let base = try #require(try a.store.heads(of: id).first)
+        // The image first, so that the baseline comes later in the replay's order.
+        let putImage = PagesDocument.Operation.putImage(name: "cover.png", bytes: Data([7]))
+        try a.store.append(
+            [.edit(Edit(operations: PagesDocument.Operation.encodeGroup([putImage])))], to: id,
+            on: .heads([base.hash]), author: Device.named("phone"))
+        try a.store.append(
+            [.baseline(contents: try PagesDocument(text: "Day 2: hills\n").contents().encoded())], to: id,
+            on: .heads([base.hash]))
+
+        let document = try await a.open(id, as: PagesDocument.self)
+        #expect(await !document.state.contains(.inConflict))
+        #expect(await document.model.text == "Day 2: hills\n")
+        let image = await document.model.images["cover.png"]
+        // Known: a baseline or a resolution with contents met inside the graph replaces every other part at its
+        // place in the lamport order (`rest = state` in DocumentReplay+Graph's textEdits), so an image op of a
+        // concurrent branch with a lower lamport is undone. Its other parts should apply as the change from the
+        // state it was made on.
+        withKnownIssue("a baseline inside the graph drops the images added apart before it in lamport order") {
+            #expect(image == Data([7]))
+        }
+    }
+}
+
 /// What merging long concurrent branches costs.
 @Suite struct CharacterMergeCostTests {
     /// Two devices type apart for a long while. Their changes' lamport timestamps interleave (each counts up from
