@@ -13,7 +13,7 @@ import FolioStore
 ///
 /// The walk goes back from the heads, latest first (by lamport, then change id), and stops at the first change
 /// that every change after it descends from and whose state is known without the graph: the document's latest
-/// checkpoint, or a baseline or resolution with contents. Opening a document with many concurrent branches so costs
+/// checkpoint in the past of every head, or a baseline or resolution with contents. Opening a document with many concurrent branches so costs
 /// the changes after that point, not the whole history.
 extension DocumentReplay {
     /// Whether `change` is a merge that the graph computes: a `merge` resolution without contents, of a model that
@@ -38,9 +38,13 @@ extension DocumentReplay {
     {
         var limit = VersionVector()
         for head in heads { limit.merge(head.vector) }
+        // The walk can stop only at a change in the past of every head: the checkpoint it may meet is the latest
+        // there. The latest within `limit` is usually a device's own, on its own branch, never met.
+        var common = heads.first?.vector ?? VersionVector()
+        for head in heads.dropFirst() { common = common.intersecting(head.vector) }
         let checkpoint: Checkpoint?
         do {
-            checkpoint = try store.latestCheckpoint(of: document, within: limit)
+            checkpoint = try store.latestCheckpoint(of: document, within: common)
         } catch {
             throw .store(error, "reading checkpoints")
         }

@@ -269,4 +269,37 @@ extension PagesCharacterMergeTests {
         // Branch by branch this takes well under a second; in lamport order, tens of seconds.
         #expect(elapsed < .seconds(8), "opening took \(elapsed)")
     }
+
+    /// The point a merge's replay starts from is in the past of every version, so the checkpoint it can use is
+    /// the latest there, not the latest overall: that one is usually the device's own, on its own branch, and
+    /// would send the replay back through the whole history to the document's first baseline. The checkpoint at
+    /// the fork holds a text unlike the log's (as a marker): the merge is made on it.
+    @Test func aMergeStartsFromTheCheckpointWhereTheBranchesForked() async throws {
+        let fixture = try LibraryFixture(seed: 43)
+        let library = try DocumentLibrary(
+            at: fixture.root, key: fixture.key, deviceName: fixture.device.name, clock: fixture.clock,
+            identifiers: fixture.identifiers, autosave: .manual, conflictPolicy: ConflictPolicy(default: .merge),
+            backgroundWork: false)
+        let created = try await library.create(
+            TextDocument.self, named: "Notes", contents: TextDocument(text: "trunk\n"))
+        let id = created.id
+        try await created.close()
+        func edit(_ operation: TextDocument.Operation, on parent: Change, by author: Device? = nil) throws -> Change {
+            try library.store.append(
+                [.edit(Edit(operations: TextDocument.Operation.encodeGroup([operation])))], to: id,
+                on: .heads([parent.hash]), author: author
+            )[0]
+        }
+        let fork = try edit(.insert(at: 0, text: "!"), on: try #require(try library.store.heads(of: id).first))
+        try library.store.saveCheckpoint(
+            of: id, at: fork.vector, contents: TextDocument(text: "MARK\n").contents().encoded())
+        let mine = try edit(.insert(at: 0, text: "a"), on: fork)
+        try library.store.saveCheckpoint(
+            of: id, at: mine.vector, contents: TextDocument(text: "a!trunk\n").contents().encoded())
+        _ = try edit(.insert(at: 0, text: "b"), on: fork, by: Device.named("phone"))
+
+        let document = try await library.open(id, as: TextDocument.self)
+        #expect(await !document.state.contains(.inConflict))
+        #expect(await document.model.text.hasSuffix("MARK\n"), "the merge replayed from the first baseline")
+    }
 }
