@@ -42,12 +42,12 @@ extension DocumentReplay {
         // there. The latest within `limit` is usually a device's own, on its own branch, never met.
         var common = heads.first?.vector ?? VersionVector()
         for head in heads.dropFirst() { common = common.intersecting(head.vector) }
-        let checkpoint: Checkpoint?
-        do {
-            checkpoint = try store.latestCheckpoint(of: document, within: common)
-        } catch {
-            throw .store(error, "reading checkpoints")
+        func latestCheckpoint(within vector: VersionVector) throws(DocumentError) -> Checkpoint? {
+            do { return try store.latestCheckpoint(of: document, within: vector) } catch {
+                throw .store(error, "reading checkpoints")
+            }
         }
+        var checkpoint = try latestCheckpoint(within: common)
         let tail = try changes(since: checkpoint?.vector ?? VersionVector(), within: limit)
         let rule = primaryParentRule(tail)
         func lookup(_ hash: ChangeHash, of change: Change) throws(DocumentError) -> Change {
@@ -75,6 +75,11 @@ extension DocumentReplay {
         var rootMet = false
         while let change = pending.pop() {
             if pending.isEmpty, !rootMet {
+                // The latest checkpoint within this change's past, to meet further back: the one found so far
+                // while it is in that past (the stops only go back), else the latest there.
+                if let found = checkpoint, !found.vector.isContained(in: change.vector) {
+                    checkpoint = try latestCheckpoint(within: change.vector)
+                }
                 if let checkpoint, change.vector == checkpoint.vector {
                     base = try load(checkpoint.contents) as! M
                     break

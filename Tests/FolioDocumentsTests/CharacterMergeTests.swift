@@ -270,12 +270,11 @@ extension PagesCharacterMergeTests {
         #expect(elapsed < .seconds(8), "opening took \(elapsed)")
     }
 
-    /// The point a merge's replay starts from is in the past of every version, so the checkpoint it can use is
-    /// the latest there, not the latest overall: that one is usually the device's own, on its own branch, and
-    /// would send the replay back through the whole history to the document's first baseline. The checkpoint at
-    /// the fork holds a text unlike the log's (as a marker): the merge is made on it.
-    @Test func aMergeStartsFromTheCheckpointWhereTheBranchesForked() async throws {
-        let fixture = try LibraryFixture(seed: 43)
+    /// A text forked after a trunk: a checkpoint at the fork holding a text unlike the log's (a marker, to see
+    /// where a replay starts), the iPad's edit with its own checkpoint (as after closing the document), and the
+    /// phone's edit. Returns the library, the document and the two edits.
+    func forkedText(seed: UInt64) async throws -> (DocumentLibrary, DocumentID, mine: Change, theirs: Change) {
+        let fixture = try LibraryFixture(seed: seed)
         let library = try DocumentLibrary(
             at: fixture.root, key: fixture.key, deviceName: fixture.device.name, clock: fixture.clock,
             identifiers: fixture.identifiers, autosave: .manual, conflictPolicy: ConflictPolicy(default: .merge),
@@ -284,22 +283,47 @@ extension PagesCharacterMergeTests {
             TextDocument.self, named: "Notes", contents: TextDocument(text: "trunk\n"))
         let id = created.id
         try await created.close()
-        func edit(_ operation: TextDocument.Operation, on parent: Change, by author: Device? = nil) throws -> Change {
-            try library.store.append(
-                [.edit(Edit(operations: TextDocument.Operation.encodeGroup([operation])))], to: id,
-                on: .heads([parent.hash]), author: author
-            )[0]
-        }
-        let fork = try edit(.insert(at: 0, text: "!"), on: try #require(try library.store.heads(of: id).first))
+        let fork = try Self.edit(
+            .insert(at: 0, text: "!"), on: try #require(try library.store.heads(of: id).first), in: library, id)
         try library.store.saveCheckpoint(
             of: id, at: fork.vector, contents: TextDocument(text: "MARK\n").contents().encoded())
-        let mine = try edit(.insert(at: 0, text: "a"), on: fork)
+        let mine = try Self.edit(.insert(at: 0, text: "a"), on: fork, in: library, id)
         try library.store.saveCheckpoint(
             of: id, at: mine.vector, contents: TextDocument(text: "a!trunk\n").contents().encoded())
-        _ = try edit(.insert(at: 0, text: "b"), on: fork, by: Device.named("phone"))
+        let theirs = try Self.edit(.insert(at: 0, text: "b"), on: fork, in: library, id, by: Device.named("phone"))
+        return (library, id, mine, theirs)
+    }
 
+    static func edit(
+        _ operation: TextDocument.Operation, on parent: Change, in library: DocumentLibrary, _ id: DocumentID,
+        by author: Device? = nil
+    ) throws -> Change {
+        try library.store.append(
+            [.edit(Edit(operations: TextDocument.Operation.encodeGroup([operation])))], to: id,
+            on: .heads([parent.hash]), author: author
+        )[0]
+    }
+
+    /// The point a merge's replay starts from is in the past of every version, so the checkpoint it can use is
+    /// the latest there, not the latest overall: that one is usually the device's own, on its own branch, and
+    /// would send the replay back through the whole history to the document's first baseline.
+    @Test func aMergeStartsFromTheCheckpointWhereTheBranchesForked() async throws {
+        let (library, id, _, _) = try await forkedText(seed: 43)
         let document = try await library.open(id, as: TextDocument.self)
         #expect(await !document.state.contains(.inConflict))
         #expect(await document.model.text.hasSuffix("MARK\n"), "the merge replayed from the first baseline")
+    }
+
+    /// An edit made on a merge, with no checkpoint after the merge: the latest checkpoint in its past is the
+    /// iPad's, on one branch; the walk passes it and starts from the one at the fork.
+    @Test func anEditOnAMergeStartsFromTheCheckpointWhereTheBranchesForked() async throws {
+        let (library, id, mine, theirs) = try await forkedText(seed: 44)
+        let merge = try library.store.append(
+            [.resolution(Resolution(strategy: .merge, chosen: [mine.hash, theirs.hash], discarded: []))], to: id,
+            on: .heads([mine.hash, theirs.hash]))[0]
+        _ = try Self.edit(.insert(at: 0, text: "e"), on: merge, in: library, id)
+        let document = try await library.open(id, as: TextDocument.self)
+        #expect(await document.model.text.hasPrefix("e"))
+        #expect(await document.model.text.hasSuffix("MARK\n"), "the edit replayed from the first baseline")
     }
 }
