@@ -1,4 +1,5 @@
 import FolioCore
+import FolioMerge
 
 extension Change {
     /// For a resolution, the versions it kept among those it settled: its `chosen` heads that are also its parents,
@@ -13,5 +14,18 @@ extension Change {
         guard case .resolution(let resolution) = kind, !resolution.chosen.isEmpty else { return [] }
         let parents = Set(parents)
         return resolution.chosen.filter { parents.contains($0) }
+    }
+}
+
+extension Change {
+    /// Whether, for a document of `model`, this change is a merge computed from the change graph: a `merge`
+    /// resolution without contents that kept some of its parents, of a model that merges character by character
+    /// (`CharacterMergeable`). Its state is the versions it kept merged, not any one of them: the change itself made
+    /// its contents, as a resolution that stores them does.
+    public func mergesCharacters<Model: DocumentModel>(of model: Model.Type) -> Bool {
+        guard model is any CharacterMergeable.Type, case .resolution(let resolution) = kind,
+            resolution.strategy == .merge, resolution.contents == nil
+        else { return false }
+        return !keptVersions.isEmpty
     }
 }

@@ -40,7 +40,8 @@ extension ConflictEngine {
     }
 
     /// The change that made the contents `change` shows: down the chosen versions of resolutions that only kept
-    /// one, and the parents of renames and moves. A change missing from the history ends the walk.
+    /// one, and the parents of renames and moves. A change missing from the history ends the walk. A merge computed
+    /// from the change graph (`Change.mergesCharacters(of:)`) stores no contents but made them: it is its own origin.
     private static func contentOrigin<History: ConflictHistory<Model>>(
         of change: Change, in history: History
     ) throws(History.Failure) -> Change {
@@ -48,7 +49,8 @@ extension ConflictEngine {
         while true {
             let next: ChangeHash?
             switch current.kind {
-            case .resolution(let resolution) where resolution.contents == nil: next = current.keptVersions.first
+            case .resolution(let resolution) where resolution.contents == nil:
+                next = current.mergesCharacters(of: Model.self) ? nil : current.keptVersions.first
             case .lifecycle: next = current.parents.first
             default: next = nil
             }

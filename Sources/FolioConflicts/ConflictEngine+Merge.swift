@@ -113,7 +113,8 @@ extension ConflictEngine {
         return parts[0].state
     }
 
-    /// Whether the versions changed a part beside the text differently from their common ancestor.
+    /// Whether the versions changed a part beside the text differently from their common ancestor (read only for
+    /// a model that has such parts: replaying it can cost a walk through long branches).
     private func otherPartsDiverge<History: ConflictHistory<Model>, M: CharacterMergeable>(
         _ type: M.Type, in history: History
     ) throws(History.Failure) -> Bool {

@@ -13,16 +13,13 @@ import FolioStore
 ///
 /// The walk goes back from the heads, latest first (by lamport, then change id), and stops at the first change
 /// that every change after it descends from and whose state is known without the graph: the document's latest
-/// checkpoint, or a baseline or resolution with contents. Opening a document with many concurrent branches so costs
+/// checkpoint in the past of every head, or a baseline or resolution with contents. Opening a document with many concurrent branches so costs
 /// the changes after that point, not the whole history.
 extension DocumentReplay {
     /// Whether `change` is a merge that the graph computes: a `merge` resolution without contents, of a model that
     /// merges character by character, that kept at least one of its parents.
     func isGraphMerge(_ change: Change) -> Bool {
-        guard Model.self is any CharacterMergeable.Type, case .resolution(let resolution) = change.kind,
-            resolution.strategy == .merge, resolution.contents == nil
-        else { return false }
-        return !change.keptVersions.isEmpty
+        change.mergesCharacters(of: Model.self)
     }
 
     /// The state merging `heads` (one head: the state at it) from the change graph.
@@ -44,18 +41,23 @@ extension DocumentReplay {
     private func graphState<M: CharacterMergeable>(
         _ type: M.Type, from heads: [Change], read: (checkpoint: Checkpoint?, tail: [ChangeHash: Change])?
     ) throws(DocumentError) -> Outcome {
-        let checkpoint: Checkpoint?
+        var limit = VersionVector()
+        for head in heads { limit.merge(head.vector) }
+        // The walk can stop only at a change in the past of every head: the checkpoint it may meet is the latest
+        // there. The latest within `limit` is usually a device's own, on its own branch, never met.
+        var common = heads.first?.vector ?? VersionVector()
+        for head in heads.dropFirst() { common = common.intersecting(head.vector) }
+        func latestCheckpoint(within vector: VersionVector) throws(DocumentError) -> Checkpoint? {
+            do { return try store.latestCheckpoint(of: document, within: vector) } catch {
+                throw .store(error, "reading checkpoints")
+            }
+        }
+        var checkpoint: Checkpoint?
         let tail: [ChangeHash: Change]
         if let read {
             (checkpoint, tail) = read
         } else {
-            var limit = VersionVector()
-            for head in heads { limit.merge(head.vector) }
-            do {
-                checkpoint = try store.latestCheckpoint(of: document, within: limit)
-            } catch {
-                throw .store(error, "reading checkpoints")
-            }
+            checkpoint = try latestCheckpoint(within: common)
             tail = try changes(since: checkpoint?.vector ?? VersionVector(), within: limit)
         }
         let rule = primaryParentRule(tail)
@@ -70,15 +72,25 @@ extension DocumentReplay {
             return found
         }
 
-        // Back from the heads, latest first, to the point every later change descends from.
+        // Back from the heads, latest first, to the point every later change descends from: the only change
+        // pending, unless a root was met on the way. A root (a device's first change made on nothing, which the
+        // store accepts beside the document's own) descends from nothing, so no change stands for the past of
+        // everything after it: the walk then goes back to the start, whatever checkpoints this device holds, and
+        // every device replays the same past.
         var refused: [ChangeHash] = []
         var pending = ChangeHeap()
         var seen = Set<ChangeHash>()
         for head in heads where seen.insert(head.hash).inserted { pending.push(head) }
         var events: [(change: Change, parents: [ChangeHash])] = []
         var base = M()
+        var rootMet = false
         while let change = pending.pop() {
-            if pending.isEmpty {
+            if pending.isEmpty, !rootMet {
+                // The latest checkpoint within this change's past, to meet further back: the one found so far
+                // while it is in that past (the stops only go back), else the latest there.
+                if let found = checkpoint, !found.vector.isContained(in: change.vector) {
+                    checkpoint = try latestCheckpoint(within: change.vector)
+                }
                 if let checkpoint, change.vector == checkpoint.vector {
                     base = try load(checkpoint.contents) as! M
                     break
@@ -97,26 +109,71 @@ extension DocumentReplay {
             for hash in parents where seen.insert(hash).inserted {
                 pending.push(try lookup(hash, of: change))
             }
+            if parents.isEmpty { rootMet = true }
             events.append((change, parents))
         }
 
-        var graph = TextEventGraph<ChangeID>(base: base.mergeableText)
-        var index: [ChangeHash: Int] = [:]
+        // Earliest first: every change after its content parents (those before the walk's end are its base).
+        events.reverse()
+        var position: [ChangeHash: Int] = [:]
+        for (offset, event) in events.enumerated() { position[event.change.hash] = offset }
+        let eventParents = events.map { $0.parents.compactMap { position[$0] } }
         var skipped = 0
-        // The model's other parts, with their operations applied in the replay's order.
+        // The model's other parts, with their operations applied in the replay's order (lamport, then change id).
         var rest = base
-        for (change, parents) in events.reversed() {
-            let parentIndexes = parents.compactMap { index[$0] }
-            let edits = textEdits(of: change, onto: &rest, skipped: &skipped, refused: &refused)
+        var edits: [[TextEdit]] = []
+        edits.reserveCapacity(events.count)
+        for event in events {
+            edits.append(textEdits(of: event.change, onto: &rest, skipped: &skipped, refused: &refused))
+        }
+        // The text, branch by branch: any order that puts parents first gives the same text, and one that follows
+        // a branch as far as it goes moves the graph's view between branches only where they meet. In lamport
+        // order, two devices that typed apart interleave change by change, and every move would undo and redo a
+        // whole branch.
+        var graph = TextEventGraph<ChangeID>(base: base.mergeableText)
+        var index = [Int](repeating: -1, count: events.count)
+        for event in Self.branchOrder(parents: eventParents) {
             do {
-                index[change.hash] = try graph.add(agent: change.id, parents: parentIndexes, edits: edits)
+                index[event] = try graph.add(
+                    agent: events[event].change.id, parents: eventParents[event].map { index[$0] },
+                    edits: edits[event])
             } catch {
-                // Unreachable: every index comes from the graph itself.
+                // Unreachable: every parent comes first, its index from the graph itself.
                 skipped += 1
             }
         }
         let model = rest.replacingMergeableText(with: graph.text) as! Model
         return Outcome(model: model, skippedOperations: skipped + graph.skippedEdits, refusedContents: refused)
+    }
+
+    /// The events `0..<parents.count` (each one's parents earlier in the list) in an order that puts every event
+    /// after its parents and follows a branch as far as it goes before the next: depth first from the latest
+    /// event, each event once its parents are done.
+    ///
+    /// - Complexity: O(*n* + *e*) for *n* events and *e* parent links.
+    static func branchOrder(parents: [[Int]]) -> [Int] {
+        var order: [Int] = []
+        order.reserveCapacity(parents.count)
+        var visited = [Bool](repeating: false, count: parents.count)
+        var stack: [(event: Int, nextParent: Int)] = []
+        for start in parents.indices.reversed() where !visited[start] {
+            visited[start] = true
+            stack.append((start, 0))
+            while let (event, nextParent) = stack.last {
+                guard nextParent < parents[event].count else {
+                    order.append(event)
+                    stack.removeLast()
+                    continue
+                }
+                stack[stack.count - 1].nextParent += 1
+                let parent = parents[event][nextParent]
+                if !visited[parent] {
+                    visited[parent] = true
+                    stack.append((parent, 0))
+                }
+            }
+        }
+        return order
     }
 
     /// The text edits `change` makes: an edit's text operations, the replacement a baseline or a resolution with

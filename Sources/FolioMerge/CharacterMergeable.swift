@@ -21,19 +21,19 @@ public protocol CharacterMergeable: MergeableDocumentModel {
     /// another part of the model, which the replay applies to the model itself.
     static func textEdits(of operation: Operation) -> [TextEdit]?
 
-    /// Whether the model has parts beside its text (a package's images, say); when it has none, the merge never
-    /// reads the versions' common ancestor.
-    static var hasPartsBesideText: Bool { get }
-
     /// Whether `versions` changed a part other than the text differently from `base` (the same image replaced with
     /// different bytes, say): those merge from their states, so that nothing is lost without a person's choice.
     static func otherPartsDiverge(base: Self, versions: [Self]) -> Bool
+
+    /// Whether the model has parts beside its text. When it has none, a merge asks nothing of
+    /// ``otherPartsDiverge(base:versions:)`` and the versions' common ancestor is not replayed for it.
+    static var hasPartsBesideText: Bool { get }
 }
 
 extension CharacterMergeable {
-    /// None, unless the model says otherwise.
-    public static var hasPartsBesideText: Bool { false }
-
     /// A model with nothing beside its text never diverges elsewhere.
     public static func otherPartsDiverge(base: Self, versions: [Self]) -> Bool { false }
+
+    /// A model may have other parts unless it says it has none.
+    public static var hasPartsBesideText: Bool { true }
 }

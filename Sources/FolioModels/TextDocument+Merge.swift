@@ -35,6 +35,9 @@ extension TextDocument: CharacterMergeable {
         TextDocument(text: text)
     }
 
+    /// A text document is its text.
+    public static var hasPartsBesideText: Bool { false }
+
     /// Every operation is a text edit: `replace` is merged as the edit of the part that differs
     /// (`TextEdit.replaceAll(with:)`).
     public static func textEdits(of operation: Operation) -> [TextEdit]? {

@@ -115,3 +115,215 @@ import Testing
         #expect(await document.state.contains(.inConflict))
     }
 }
+
+/// What two devices compute for one log must not depend on the checkpoints each happens to hold.
+@Suite struct CharacterMergeDeterminismTests {
+    func library(_ fixture: LibraryFixture, _ policy: ConflictPolicy = ConflictPolicy(default: .merge)) throws
+        -> DocumentLibrary
+    {
+        try DocumentLibrary(
+            at: fixture.root, key: fixture.key, deviceName: fixture.device.name, clock: fixture.clock,
+            identifiers: fixture.identifiers, autosave: .manual, conflictPolicy: policy, backgroundWork: false)
+    }
+
+    /// A second root (a device's first change made on no parent, which the store accepts) is not after anything:
+    /// the walk back from the heads must not stop at a change merely because nothing else is pending then. The iPad
+    /// holds a checkpoint at its own edit and the Mac does not; both must merge the same text, the stray root's
+    /// insert at 4 (past the end of the empty text it was made on) skipped on both.
+    @Test func aSecondRootMergesAlikeWithOrWithoutACheckpoint() async throws {
+        let iPad = try LibraryFixture(seed: 31)
+        let mac = try LibraryFixture(seed: 32)
+        let a = try library(iPad)
+        let b = try library(mac)
+        let created = try await a.create(TextDocument.self, named: "Notes", contents: TextDocument(text: "hello"))
+        let id = created.id
+        try exchange(a, b, id)
+        try await created.edit(.insert(at: 0, text: "abc"))
+        // Closing takes a checkpoint at the iPad's edit.
+        try await created.close()
+        let stranger = Device.named("stranger")
+        try a.store.append(
+            [.edit(Edit(operations: TextDocument.Operation.encodeGroup([.insert(at: 4, text: "X")])))], to: id,
+            on: .heads([]), author: stranger)
+        try exchange(a, b, id)
+
+        let onIPad = try await a.open(id, as: TextDocument.self)
+        let onMac = try await b.open(id, as: TextDocument.self)
+        let iPadText = await onIPad.model.text
+        let macText = await onMac.model.text
+        #expect(iPadText == macText)
+        #expect(iPadText == "abchello")
+    }
+
+    /// The iPad merges two versions character by character while the Mac, apart, keeps its own version. The two
+    /// settlements then differ only in how they settled, and the version made last is kept: the merge, made after
+    /// both edits, is newer than the Mac's edit, so nothing typed is discarded (as when a merge stored its text).
+    @Test func aCharacterMergeIsAsNewAsItsOwnChange() async throws {
+        let iPad = try LibraryFixture(seed: 33)
+        let mac = try LibraryFixture(seed: 34)
+        let a = try library(iPad, ConflictPolicy())
+        let b = try library(mac, ConflictPolicy())
+        let onIPad = try await a.create(TextDocument.self, named: "Notes", contents: TextDocument(text: "a\n"))
+        let id = onIPad.id
+        try exchange(a, b, id)
+        let onMac = try await b.open(id, as: TextDocument.self)
+        // Two edits: the iPad's version is the one every device shows first, and the merge names it first.
+        try await onIPad.edit(.append("iPad\n"))
+        try await onIPad.edit(.append("more\n"))
+        mac.clock.advance(byMilliseconds: 10_000)
+        try await onMac.edit(.append("Mac\n"))
+        let macHead = try #require(try b.store.heads(of: id).first)
+        try exchange(a, b, id)
+        iPad.clock.advance(byMilliseconds: 20_000)
+        try await onIPad.refresh()
+        let merge = try #require(try await onIPad.resolveByMerging())
+        #expect(merge.merged.text == "a\niPad\nmore\nMac\n")
+        try await onMac.refresh()
+        try await onMac.resolve(.version(macHead.hash))
+        try exchange(a, b, id)
+
+        for document in [onIPad, onMac] {
+            try await document.refresh()
+            #expect(await document.state.contains(.inConflict))
+            try await document.resolveByMerging()
+        }
+        try exchange(a, b, id)
+        for document in [onIPad, onMac] {
+            try await document.refresh()
+            #expect(await !document.state.contains(.inConflict))
+            #expect(await document.model.text == "a\niPad\nmore\nMac\n")
+        }
+    }
+}
+
+extension PagesCharacterMergeTests {
+    /// The text is replaced wholesale on one device (a baseline: the file changed by another program) while another
+    /// device adds an image. The baseline did not touch the images, so the merge keeps the added one, as a merge of
+    /// the two versions' states does, whatever the changes' lamport order.
+    @Test func aBaselineDoesNotDropAnImageAddedApart() async throws {
+        let a = try library(iPad)
+        let created = try await a.create(
+            PagesDocument.self, named: "Trip", contents: try PagesDocument(text: "Day 1: beach\n"))
+        let id = created.id
+        try await created.close()
+        let base = try #require(try a.store.heads(of: id).first)
+        // The image first, so that the baseline comes later in the replay's order.
+        let putImage = PagesDocument.Operation.putImage(name: "cover.png", bytes: Data([7]))
+        try a.store.append(
+            [.edit(Edit(operations: PagesDocument.Operation.encodeGroup([putImage])))], to: id,
+            on: .heads([base.hash]), author: Device.named("phone"))
+        try a.store.append(
+            [.baseline(contents: try PagesDocument(text: "Day 2: hills\n").contents().encoded())], to: id,
+            on: .heads([base.hash]))
+
+        let document = try await a.open(id, as: PagesDocument.self)
+        #expect(await !document.state.contains(.inConflict))
+        #expect(await document.model.text == "Day 2: hills\n")
+        let image = await document.model.images["cover.png"]
+        // Known: a baseline or a resolution with contents met inside the graph replaces every other part at its
+        // place in the lamport order (`rest = state` in DocumentReplay+Graph's textEdits), so an image op of a
+        // concurrent branch with a lower lamport is undone. Its other parts should apply as the change from the
+        // state it was made on.
+        withKnownIssue("a baseline inside the graph drops the images added apart before it in lamport order") {
+            #expect(image == Data([7]))
+        }
+    }
+}
+
+/// What merging long concurrent branches costs.
+@Suite struct CharacterMergeCostTests {
+    /// Two devices type apart for a long while. Their changes' lamport timestamps interleave (each counts up from
+    /// the same base), so a replay in lamport order would move its view from one branch to the other at every
+    /// change, each move undoing and redoing the whole branch: quadratic. Replayed branch by branch, the merge
+    /// costs about what replaying the changes once does.
+    @Test func longBranchesTypedApartMergeInLinearTime() async throws {
+        let iPad = try LibraryFixture(seed: 41)
+        let mac = try LibraryFixture(seed: 42)
+        func library(_ fixture: LibraryFixture) throws -> DocumentLibrary {
+            try DocumentLibrary(
+                at: fixture.root, key: fixture.key, deviceName: fixture.device.name, clock: fixture.clock,
+                identifiers: fixture.identifiers, autosave: .manual, conflictPolicy: ConflictPolicy(default: .merge),
+                backgroundWork: false)
+        }
+        let a = try library(iPad)
+        let b = try library(mac)
+        let created = try await a.create(TextDocument.self, named: "Notes", contents: TextDocument(text: "base\n"))
+        let id = created.id
+        try await created.close()
+        try exchange(a, b, id)
+        let base = try #require(try a.store.heads(of: id).first)
+        let count = 3_000
+        func typing(_ operation: (Int) -> TextDocument.Operation) -> [ChangeKind] {
+            (0..<count).map { .edit(Edit(operations: TextDocument.Operation.encodeGroup([operation($0)]))) }
+        }
+        try a.store.append(typing { .insert(at: 5 + $0, text: "a") }, to: id, on: .heads([base.hash]))
+        try b.store.append(typing { _ in .insert(at: 0, text: "b") }, to: id, on: .heads([base.hash]))
+        try exchange(a, b, id)
+
+        let clock = ContinuousClock()
+        let start = clock.now
+        let document = try await a.open(id, as: TextDocument.self)
+        let elapsed = clock.now - start
+        let expected = String(repeating: "b", count: count) + "base\n" + String(repeating: "a", count: count)
+        #expect(await document.model.text == expected)
+        // Branch by branch this takes well under a second; in lamport order, tens of seconds.
+        #expect(elapsed < .seconds(8), "opening took \(elapsed)")
+    }
+
+    /// A text forked after a trunk: a checkpoint at the fork holding a text unlike the log's (a marker, to see
+    /// where a replay starts), the iPad's edit with its own checkpoint (as after closing the document), and the
+    /// phone's edit. Returns the library, the document and the two edits.
+    func forkedText(seed: UInt64) async throws -> (DocumentLibrary, DocumentID, mine: Change, theirs: Change) {
+        let fixture = try LibraryFixture(seed: seed)
+        let library = try DocumentLibrary(
+            at: fixture.root, key: fixture.key, deviceName: fixture.device.name, clock: fixture.clock,
+            identifiers: fixture.identifiers, autosave: .manual, conflictPolicy: ConflictPolicy(default: .merge),
+            backgroundWork: false)
+        let created = try await library.create(
+            TextDocument.self, named: "Notes", contents: TextDocument(text: "trunk\n"))
+        let id = created.id
+        try await created.close()
+        let fork = try Self.edit(
+            .insert(at: 0, text: "!"), on: try #require(try library.store.heads(of: id).first), in: library, id)
+        try library.store.saveCheckpoint(
+            of: id, at: fork.vector, contents: TextDocument(text: "MARK\n").contents().encoded())
+        let mine = try Self.edit(.insert(at: 0, text: "a"), on: fork, in: library, id)
+        try library.store.saveCheckpoint(
+            of: id, at: mine.vector, contents: TextDocument(text: "a!trunk\n").contents().encoded())
+        let theirs = try Self.edit(.insert(at: 0, text: "b"), on: fork, in: library, id, by: Device.named("phone"))
+        return (library, id, mine, theirs)
+    }
+
+    static func edit(
+        _ operation: TextDocument.Operation, on parent: Change, in library: DocumentLibrary, _ id: DocumentID,
+        by author: Device? = nil
+    ) throws -> Change {
+        try library.store.append(
+            [.edit(Edit(operations: TextDocument.Operation.encodeGroup([operation])))], to: id,
+            on: .heads([parent.hash]), author: author
+        )[0]
+    }
+
+    /// The point a merge's replay starts from is in the past of every version, so the checkpoint it can use is
+    /// the latest there, not the latest overall: that one is usually the device's own, on its own branch, and
+    /// would send the replay back through the whole history to the document's first baseline.
+    @Test func aMergeStartsFromTheCheckpointWhereTheBranchesForked() async throws {
+        let (library, id, _, _) = try await forkedText(seed: 43)
+        let document = try await library.open(id, as: TextDocument.self)
+        #expect(await !document.state.contains(.inConflict))
+        #expect(await document.model.text.hasSuffix("MARK\n"), "the merge replayed from the first baseline")
+    }
+
+    /// An edit made on a merge, with no checkpoint after the merge: the latest checkpoint in its past is the
+    /// iPad's, on one branch; the walk passes it and starts from the one at the fork.
+    @Test func anEditOnAMergeStartsFromTheCheckpointWhereTheBranchesForked() async throws {
+        let (library, id, mine, theirs) = try await forkedText(seed: 44)
+        let merge = try library.store.append(
+            [.resolution(Resolution(strategy: .merge, chosen: [mine.hash, theirs.hash], discarded: []))], to: id,
+            on: .heads([mine.hash, theirs.hash]))[0]
+        _ = try Self.edit(.insert(at: 0, text: "e"), on: merge, in: library, id)
+        let document = try await library.open(id, as: TextDocument.self)
+        #expect(await document.model.text.hasPrefix("e"))
+        #expect(await document.model.text.hasSuffix("MARK\n"), "the edit replayed from the first baseline")
+    }
+}
