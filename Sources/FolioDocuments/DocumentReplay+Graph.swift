@@ -6,10 +6,12 @@ import FolioStore
 /// The replay of a character-merged text (`CharacterMergeable`): the change graph walked by a `TextEventGraph`.
 ///
 /// Every change has content parents: a `merge` resolution without contents has the versions it kept
-/// (`Change.keptVersions`); any other change has its primary parent (`PrimaryParentRule`), or none for a root. A
-/// change's state is its content past replayed as a graph: edits at the positions their author saw, a baseline or a
-/// resolution with contents as the replacement of the text by its contents (``TextEdit/replaceAll(with:)``), a
-/// lifecycle change or a merge as no edit. Where the history is one line, this is the replay along primary parents.
+/// (`Change.keptVersions`); a baseline or a resolution with contents the model accepts has all its parents (its
+/// contents replace all it was made on); any other change has its primary parent (`PrimaryParentRule`), or none for
+/// a root. A change's state is its content past replayed as a graph: edits at the positions their author saw, a
+/// baseline or a resolution with contents as the replacement of the text by its contents
+/// (``TextEdit/replaceAll(with:)``), a lifecycle change or a merge as no edit. Where the history is one line, this is
+/// the replay along primary parents.
 ///
 /// The walk goes back from the heads, latest first (by lamport, then change id), and stops at the first change
 /// that every change after it descends from and whose state is known without the graph: the document's latest
@@ -85,6 +87,8 @@ extension DocumentReplay {
         var base = M()
         var rootMet = false
         while let change = pending.pop() {
+            // Contents are loaded again when replayed: a walk through many large baselines holds one at a time.
+            let reset = isGraphMerge(change) ? nil : resetState(at: change, refused: &refused).map { $0 as! M }
             if pending.isEmpty, !rootMet {
                 // The latest checkpoint within this change's past, to meet further back: the one found so far
                 // while it is in that past (the stops only go back), else the latest there.
@@ -95,14 +99,19 @@ extension DocumentReplay {
                     base = try load(checkpoint.contents) as! M
                     break
                 }
-                if !isGraphMerge(change), let state = resetState(at: change, refused: &refused) {
-                    base = state as! M
+                if let reset {
+                    base = reset
                     break
                 }
             }
             var parents: [ChangeHash] = []
             if isGraphMerge(change) {
                 parents = change.keptVersions
+            } else if reset != nil {
+                // Its contents replace the text of everything it was made on (the versions a resolution merged or
+                // discarded, the heads a baseline joined): all of it is its past, so the text it keeps of another
+                // version is not typed a second time by it, and the text it leaves out is deleted.
+                parents = change.parents
             } else if let parent = try Self.primaryParent(of: change, by: rule) {
                 parents = [parent.hash]
             }
