@@ -1,4 +1,6 @@
 import FolioMerge
+import FolioModels
+import FolioTesting
 import Foundation
 import Testing
 
@@ -108,8 +110,14 @@ import Testing
 
 /// The friendsforever trace: two people typing into one document at once.
 @Suite struct ConcurrentTraceTests {
+    static let friendsforever = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent()  // FolioMergeTests
+        .deletingLastPathComponent()  // Tests
+        .deletingLastPathComponent()  // the package
+        .appendingPathComponent("Benchmarks/traces/friendsforever.json.gz")
+
     @Test func friendsforeverReplaysToItsFinalText() throws {
-        let trace = try ConcurrentTrace.load(named: "friendsforever.json.gz")
+        let trace = try ConcurrentEditingTrace.load(Self.friendsforever)
         var graph = TextEventGraph<Int>(base: Array(trace.startContent.unicodeScalars))
         for transaction in trace.transactions {
             try graph.add(agent: transaction.agent, parents: transaction.parents, edits: transaction.edits)
@@ -122,7 +130,7 @@ import Testing
 extension ConcurrentTraceTests {
     /// The same trace in another order that puts parents first (by depth, then agent): the same text.
     @Test func friendsforeverInAnotherOrderGivesTheSameText() throws {
-        let trace = try ConcurrentTrace.load(named: "friendsforever.json.gz")
+        let trace = try ConcurrentEditingTrace.load(Self.friendsforever)
         var depth: [Int] = []
         for transaction in trace.transactions { depth.append(1 + (transaction.parents.map { depth[$0] }.max() ?? 0)) }
         let order = trace.transactions.indices.sorted {
@@ -138,4 +146,9 @@ extension ConcurrentTraceTests {
         #expect(graph.skippedEdits == 0)
         #expect(graph.text == trace.endContent)
     }
+}
+
+extension ConcurrentEditingTrace.Transaction {
+    /// The transaction's operations as the graph's edits (every text operation is one).
+    fileprivate var edits: [TextEdit] { operations.flatMap { TextDocument.textEdits(of: $0) ?? [] } }
 }
