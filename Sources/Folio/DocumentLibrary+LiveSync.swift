@@ -32,7 +32,8 @@ extension DocumentLibrary {
 public final class LibrarySync: Sendable {
     /// What happens, in order: connection states, sessions, documents added, removed, renamed or changed by sync, and
     /// conflicts that appear or are settled. One consumer; events wait (up to 1,024, then the oldest are dropped)
-    /// until read. The stream ends after ``stop()``.
+    /// until read. The stream ends after ``stop()``, or by itself once the server refused the token
+    /// (``ConnectionState/refused(code:reason:)``).
     public let events: AsyncStream<LibraryEvent>
     private let live: Mutex<LiveSync?>
     private let continuation: AsyncStream<LibraryEvent>.Continuation
@@ -103,8 +104,13 @@ private actor LibraryObserver {
         case .disconnected(let reason, let retryIn):
             if !caughtUp { continuation.yield(.syncFailed(reason: reason)) }
             continuation.yield(.connection(.waiting(reason: reason, retryIn: retryIn)))
+        case .refused(let code, let reason):
+            if !caughtUp { continuation.yield(.syncFailed(reason: reason)) }
+            continuation.yield(.connection(.refused(code: code, reason: reason)))
         case .stopped:
             continuation.yield(.connection(.stopped))
+            // Stopped by itself (a refused token): nothing more will come.
+            continuation.finish()
         }
     }
 

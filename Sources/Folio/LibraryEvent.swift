@@ -33,6 +33,9 @@ public enum ConnectionState: Hashable, Sendable {
     case connected
     /// Not connected; the next attempt starts after `retryIn`.
     case waiting(reason: String, retryIn: Duration)
-    /// Stopped (``LibrarySync/stop()``).
+    /// The server refused the token: it is unknown or revoked (`code` 4401) or grants another library (4403). The
+    /// sync does not try again; ``stopped`` follows. Start a new sync with a valid token.
+    case refused(code: UInt16, reason: String)
+    /// Stopped (``LibrarySync/stop()``, or after ``refused(code:reason:)``).
     case stopped
 }

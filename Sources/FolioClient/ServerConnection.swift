@@ -26,6 +26,14 @@ struct ServerConnection {
         var description: String
         /// Whether the session at connection had finished (the connection was useful).
         var caughtUp: Bool
+        /// Set when the server refused the token (close code 4401 or 4403): trying again cannot succeed.
+        var refusal: UInt16? = nil
+    }
+
+    /// The close codes that refuse the token itself: no valid token (4401), a token of another library (4403).
+    static func refusal(in close: WebSocketCloseFrame?) -> UInt16? {
+        guard case .unknown(let code)? = close?.closeCode, code == 4401 || code == 4403 else { return nil }
+        return code
     }
 
     let endpoint: ServerEndpoint
@@ -63,13 +71,14 @@ struct ServerConnection {
             failure = error
         }
         let closedWith = close.map { "\($0.closeCode)\($0.reason.map { ": \($0)" } ?? "")" }
+        let refusal = Self.refusal(in: close)
         switch outcome.value {
         case .success(let report)?:
             return report
         case .failure(let error as Ended)?:
             throw Ended(
                 description: error.description + (closedWith.map { " (the server closed it with \($0))" } ?? ""),
-                caughtUp: error.caughtUp)
+                caughtUp: error.caughtUp, refusal: refusal)
         case .failure(let error)?:
             throw error
         case nil:
@@ -78,7 +87,7 @@ struct ServerConnection {
             }
             throw Ended(
                 description: "the server refused or ended the connection (\(closedWith ?? "no close frame"))",
-                caughtUp: false)
+                caughtUp: false, refusal: refusal)
         }
     }
 

@@ -15,6 +15,9 @@ public enum ServerSyncEvent: Sendable {
     case acknowledged(document: DocumentID, vector: VersionVector)
     /// The connection ended or could not be made; another attempt follows after `retryIn` unless stopped.
     case disconnected(reason: String, retryIn: Duration)
-    /// The connection stopped for good (``LiveSync/stop()``).
+    /// The server refused the token (`code` 4401: unknown or revoked; 4403: of another library). No further attempt
+    /// follows: ``stopped`` comes next.
+    case refused(code: UInt16, reason: String)
+    /// The connection stopped for good (``LiveSync/stop()``, or after ``refused(code:reason:)``).
     case stopped
 }

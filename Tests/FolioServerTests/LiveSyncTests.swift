@@ -132,6 +132,34 @@ import Testing
         await laptopSync.stop()
     }
 
+    /// A token the server refuses (unknown or revoked: 4401; of another library: 4403) will not become valid by
+    /// waiting: the sync stops after the refusal instead of retrying forever.
+    @Test(arguments: ["unknown token", "token of another library"])
+    func aRefusedTokenStopsTheSyncInsteadOfRetrying(case refusal: String) async throws {
+        let fixture = try await ServerFixture.start()
+        let token =
+            refusal == "unknown token"
+            ? "folio_" + String(repeating: "0", count: 64) : try await fixture.token(for: "photos")
+        let phone = try fixture.library("Phone")
+        let sync = try phone.startSyncing(
+            with: fixture.server.libraryURL("notes"), token: token,
+            backoff: Backoff(initial: .milliseconds(5), maximum: .milliseconds(20)))
+        let events = try await firstEvent(of: sync, "the sync to stop by itself") { $0 == .connection(.stopped) }
+        let attempts = events.filter { if case .connection(.connecting) = $0 { true } else { false } }.count
+        #expect(attempts <= 5, "stopped after \(attempts) attempts")
+        let expected: UInt16 = refusal == "unknown token" ? 4401 : 4403
+        #expect(
+            events.contains { event in
+                if case .connection(.refused(let code, _)) = event { return code == expected }
+                return false
+            }, "\(events)")
+        // The stream ended by itself: nothing follows the stop.
+        var after = 0
+        for await _ in sync.events { after += 1 }
+        #expect(after == 0)
+        await sync.stop()
+    }
+
     @Test func aOneShotWebSocketSyncExchangesWhatEachLacks() async throws {
         let fixture = try await ServerFixture.start()
         let token = try await fixture.token(for: "notes")
