@@ -43,6 +43,8 @@ struct ServerConnection {
     /// How long without progress before a session's messages are repeated, and how many repeats before giving up.
     var tick: Duration = .seconds(1)
     var ticksBeforeGivingUp = 30
+    /// Bytes of received frames held for the loop before the connection stops reading.
+    var inboxBytes = 8 << 20
     let logger: Logger
 
     /// Connects and runs; returns the report of the session at connection (for `once`), or throws ``Ended`` when the
@@ -95,7 +97,7 @@ struct ServerConnection {
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
         onEvent: @escaping @Sendable (ServerSyncEvent) async -> Void
     ) async throws -> SyncReport {
-        let inbox = Inbox()
+        let inbox = Inbox(frameBytes: inboxBytes)
         // The connection's tasks run on its own queue: a cooperative pool kept busy elsewhere in the app never stalls
         // what arrives.
         let executor = BlockingWorkExecutor(label: "folio.connection")
@@ -103,7 +105,9 @@ struct ServerConnection {
             do {
                 for try await message in inbound.messages(maxSize: SyncFrame.maximumBytes) {
                     guard case .binary(let buffer) = message else { continue }
-                    inbox.put { $0.frames.append(Array(buffer.readableBytesView)) }
+                    // Waits while the loop is behind: the socket then stops being read, and the server's bound on
+                    // what it queues for this client applies.
+                    await inbox.put(frame: Array(buffer.readableBytesView))
                 }
                 inbox.put { $0.closed = $0.closed ?? "the server closed the connection" }
             } catch {
@@ -268,47 +272,6 @@ struct ServerConnection {
             throw SyncError(.store, "the store failed while reading the vector of \(document)", cause: error)
         }
     }
-}
-
-/// What arrived for a connection since its loop last looked: frames in order, documents committed locally, timeouts,
-/// and the end of the connection. The loop takes all of it at once, so frames that arrived together are handled
-/// together and many commits of one document leave as one message.
-private final class Inbox: Sendable {
-    struct Batch: Sendable {
-        var frames: [[UInt8]] = []
-        var appended: Set<DocumentID> = []
-        var ticks = 0
-        var closed: String?
-
-        var isEmpty: Bool { frames.isEmpty && appended.isEmpty && ticks == 0 && closed == nil }
-    }
-
-    private let pending = Mutex(Batch())
-    private let signals: AsyncStream<Void>
-    private let continuation: AsyncStream<Void>.Continuation
-
-    init() {
-        (signals, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-    }
-
-    /// Adds to what is pending and wakes the loop.
-    func put(_ change: (inout Batch) -> Void) {
-        pending.withLock { change(&$0) }
-        continuation.yield()
-    }
-
-    /// The wake-ups: one element whenever something was added since the last one was taken (one consumer).
-    var wakeUps: AsyncStream<Void> { signals }
-
-    /// Takes everything pending.
-    func take() -> Batch {
-        pending.withLock { batch in
-            defer { batch = Batch() }
-            return batch
-        }
-    }
-
-    func finish() { continuation.finish() }
 }
 
 /// The outcome of the handler, read after the client returns.
