@@ -87,7 +87,8 @@ struct RawClient {
     /// client may see the end first); nil if none did. Every attempt must have received no frame of any log.
     func refusedCloseCode(attempts: Int = 20) async throws -> UInt16? {
         for _ in 0..<attempts {
-            let outcome = try await run([])
+            // The server closes a refused connection at once: one that lingers is given up for the next attempt.
+            let outcome = try await run([], linger: .seconds(5))
             #expect(outcome.received.isEmpty, "a refused connection received a frame")
             if let code = outcome.closeCode { return code }
         }
