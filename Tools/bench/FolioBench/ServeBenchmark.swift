@@ -6,26 +6,31 @@ import Synchronization
 /// `serve`: devices syncing live through one `folio serve` process (the release build named by `FOLIO_BENCH_FOLIO`)
 /// on loopback, every device in this process.
 ///
-/// All devices share one library on the server and a handful of documents, created on device 0 and synced to every
-/// device before the clock starts. Each active device is a real `DocumentLibrary` (own store on disk, exclusive
-/// access) syncing with `startSyncing(with:token:)`; it appends one committed edit (a text append, through its
-/// library's store) at a steady rate, to the shared documents in turn. Idle devices, when there are more devices
-/// than active ones, are lighter: a `LiveSync` on an in-memory store, which receives everything as a library does but
-/// refreshes no documents and writes no files. Device 0 also observes: it keeps every document open (`TextDocument`)
-/// and takes each of its `.documentChanged` events as the moment the changes named by its store's vector reached
-/// its open document (events come after the open documents are refreshed), one clock for both ends.
+/// Devices belong to libraries of `--library-size` devices on the server (one account's devices, as a person's
+/// phone, tablet and laptop share one iCloud container); each library has a handful of documents, created on its
+/// first device and synced to its other devices before the clock starts. Active devices fill the first libraries;
+/// idle devices fill what the last of those leaves, then libraries of their own. Each active device is a real
+/// `DocumentLibrary` (own store on disk, exclusive access) syncing with `startSyncing(with:token:)`; it appends one
+/// committed edit (a text append, through its library's store) at a steady rate, to its library's documents in turn.
+/// Idle devices are lighter: a `LiveSync` on an in-memory store, which receives everything as a library does but
+/// refreshes no documents and writes no files. The first device of each library also observes: it keeps the
+/// library's documents open (`TextDocument`) and takes each of its `.documentChanged` events as the moment the
+/// changes named by its store's vector reached its open document (events come after the open documents are
+/// refreshed), one clock for both ends.
 ///
 /// Measured over a window after a warm-up: the changes the server stored (`folio_changes_in_total`), the propagation
-/// delay from another device's append to the observer's event, the CPU time of the server and of this process, and
-/// the server's peak memory. The anchor is the same rows (every change the server stored) inserted with plain SQLite
-/// into a fresh store-shaped database, in transactions of the server's mean ingest batch.
+/// delay from another device's append to its library's observer's event, the CPU time of the server and of this
+/// process, and the server's peak memory. The anchor is the same rows (every change the server stored) inserted with
+/// plain SQLite into a fresh store-shaped database, in transactions of the server's mean ingest batch.
 ///
-/// Arguments: `--devices N` (100), `--active M` (all), `--rate R` (changes/s per active device, 50), `--documents D`
-/// (10), `--warmup S` (5), `--window S` (15). `FOLIO_BENCH_DIVISOR` divides the devices and shortens the window.
+/// Arguments: `--devices N` (100), `--active M` (all), `--library-size K` (devices per library, 4), `--rate R`
+/// (changes/s per active device, 50), `--documents D` (per library, 10), `--warmup S` (5), `--window S` (15).
+/// `FOLIO_BENCH_DIVISOR` divides the devices and shortens the window.
 enum ServeBenchmark {
     struct Options {
         var devices = 100
         var active: Int?
+        var librarySize = 4
         var rate = 50.0
         var documents = 10
         var warmup = 5.0
@@ -40,6 +45,7 @@ enum ServeBenchmark {
                 switch flag {
                 case "--devices": devices = Int(number)
                 case "--active": active = Int(number)
+                case "--library-size": librarySize = Int(number)
                 case "--rate": rate = number
                 case "--documents": documents = Int(number)
                 case "--warmup": warmup = number
@@ -56,13 +62,17 @@ enum ServeBenchmark {
                 window = max(window / Double(divisor), 3)
             }
             active = min(active ?? devices, devices)
-            guard devices >= 2, active! >= 1, documents >= 1, rate > 0 else {
-                throw BenchServerError(message: "serve: needs 2 devices or more, 1 active or more, a rate above 0")
+            guard devices >= 2, active! >= 1, documents >= 1, rate > 0, librarySize >= 2 else {
+                throw BenchServerError(
+                    message: "serve: needs 2 devices or more, 1 active or more, libraries of 2 or more, a rate above 0")
             }
         }
+
+        /// The libraries on the server: device `d` (active ones first) belongs to library `d / librarySize`.
+        var libraries: Int { (devices + librarySize - 1) / librarySize }
     }
 
-    static let library = "bench"
+    static func libraryName(_ index: Int) -> String { "bench-\(index)" }
 
     static func run() async throws {
         let options = try Options(Array(CommandLine.arguments.dropFirst(2)))
@@ -74,27 +84,40 @@ enum ServeBenchmark {
         let scratch = try ScratchDirectory("serve")
         defer { scratch.cleanUp() }
         let data = scratch.file("server")
-        let token = try BenchServer.token(executable: executable, library: library, data: data)
+        let tokens = try (0..<options.libraries).map {
+            try BenchServer.token(executable: executable, library: libraryName($0), data: data)
+        }
         let server = try BenchServer(executable: executable, data: data, log: scratch.file("server.log"))
         defer { server.stop() }
-        let bench = try await Bench(options: options, server: server, token: token, scratch: scratch)
+        let bench = try await Bench(options: options, server: server, tokens: tokens, scratch: scratch)
         let result = try await bench.measure()
         await bench.stop()
         let probe = bench.probe()
         let serverPeak = ProcStats.peakRSSMiB(server.process.processIdentifier)
         let exited = server.stop()
-        let anchor = try anchorRate(server: server, batch: result.meanBatch, scratch: scratch)
+        let anchor = try anchorRate(
+            server: server, libraries: options.libraries, batch: result.meanBatch, scratch: scratch)
         let stopping = [("server exited within 30 s of SIGTERM", exited ? "yes" : "no (killed)")]
         report(options, result, serverPeak: serverPeak, anchor: anchor, probe: probe + stopping)
     }
 
     /// Plain SQLite's rate for every change the server stored, inserted in transactions of `batch` rows into a
     /// fresh database with the store's schema.
-    static func anchorRate(server: BenchServer, batch: Int, scratch: ScratchDirectory) throws -> (
+    static func anchorRate(server: BenchServer, libraries: Int, batch: Int, scratch: ScratchDirectory) throws -> (
         rate: Double, rows: Int, bytes: Double
     ) {
-        let log = server.data.appendingPathComponent("libraries/\(library).sqlite")
-        let rows = try RawSQLite(log, synchronous: "NORMAL").changeRows()
+        var rows: [RawSQLite.ChangeRow] = []
+        for index in 0..<libraries {
+            let log = server.data.appendingPathComponent("libraries/\(libraryName(index)).sqlite")
+            guard FileManager.default.fileExists(atPath: log.path) else { continue }
+            // Documents and devices are numbered per file: offset so that every library's rows stay apart.
+            rows += try RawSQLite(log, synchronous: "NORMAL").changeRows().map { row in
+                var row = row
+                row.document += Int64(index) << 32
+                row.device += Int64(index) << 32
+                return row
+            }
+        }
         let baseline = try AppendBenchmark.makeBaseline(scratch.file("anchor.sqlite"))
         let seconds = try measure { try baseline.insert(rows, batch: max(batch, 1)) }
         let bytes = Double(rows.reduce(0) { $0 + $1.body.count }) / Double(max(rows.count, 1))
@@ -112,14 +135,14 @@ enum ServeBenchmark {
         let idle = options.devices - active
         let kinds =
             idle == 0
-            ? "\(options.devices) libraries, all active"
-            : "\(active) active libraries + \(idle) idle LiveSync on in-memory stores"
+            ? "\(options.devices) devices, all active"
+            : "\(active) active devices (libraries) + \(idle) idle (LiveSync on in-memory stores)"
         let bound = result.unseen > 0 ? "at least " : ""
         func threads(_ byName: [(String, Double)]) -> String {
             byName.prefix(5).map { "\($0.0) \(format($0.1, 1))" }.joined(separator: ", ")
         }
         printTable(
-            "serve: \(kinds), one library, \(options.documents) shared documents, \(format(options.rate, 0)) changes/s per active device, all devices in this process, \(format(result.window, 1)) s window (\(machineDescription()))",
+            "serve: \(kinds), \(options.libraries) libraries of \(options.librarySize) devices, \(options.documents) shared documents per library, \(format(options.rate, 0)) changes/s per active device, all devices in this process, \(format(result.window, 1)) s window (\(machineDescription()))",
             [
                 ("offered changes/s", format(offered)),
                 ("appended changes/s (devices)", format(result.appendedPerSecond)),
@@ -148,7 +171,7 @@ enum ServeBenchmark {
             ] + probe)
         func rounded(_ value: Double, _ digits: Double = 1) -> Double { (value * digits).rounded() / digits }
         printJSON([
-            "devices": options.devices, "active_devices": active,
+            "devices": options.devices, "active_devices": active, "library_size": options.librarySize,
             "changes_per_s": rounded(result.changesPerSecond), "offered_changes_per_s": rounded(offered),
             "appended_changes_per_s": rounded(result.appendedPerSecond),
             "propagation_ms_p50": rounded(result.p50, 10), "propagation_ms_p99": rounded(result.p99, 10),
@@ -160,7 +183,7 @@ enum ServeBenchmark {
     }
 }
 
-/// The devices of one run, their writers and the observer.
+/// The devices of one run: the libraries, their writers and observers, and the idle devices.
 final class Bench: Sendable {
     struct Result {
         var window: Double
@@ -187,7 +210,8 @@ final class Bench: Sendable {
         let index: Int
         let library: DocumentLibrary
         let sync: LibrarySync
-        /// Per document, the uptime (ns) at which each of this device's appends started, by sequence number - 1.
+        /// Per document of its library, the uptime (ns) at which each of this device's appends started, by sequence
+        /// number - 1.
         let started: Mutex<[[UInt64]]>
 
         init(index: Int, library: DocumentLibrary, sync: LibrarySync, documents: Int) {
@@ -198,78 +222,100 @@ final class Bench: Sendable {
         }
     }
 
+    /// A library on the server with active devices: its writers (the first observes), its documents, and the
+    /// observer's open documents.
+    final class Group: Sendable {
+        let writers: [Writer]
+        let documents: [DocumentID]
+        let observed: [Document<TextDocument>]
+
+        var observer: Writer { writers[0] }
+
+        init(writers: [Writer], documents: [DocumentID], observed: [Document<TextDocument>]) {
+            self.writers = writers
+            self.documents = documents
+            self.observed = observed
+        }
+    }
+
     let options: ServeBenchmark.Options
     let server: BenchServer
-    let writers: [Writer]
+    let groups: [Group]
     let idle: [LiveSync]
-    let idleStores: [ChangeLogStore]
-    let documents: [DocumentID]
-    let observed: [Document<TextDocument>]
     /// The window, as uptime nanoseconds; appends started inside it are sampled.
     let window = Mutex<(start: UInt64, end: UInt64)>((.max, .max))
     let latencies = Mutex<[Double]>([])
-    /// Per writer, per document, the last sequence number the observer saw.
+    /// Per writer (by index), per document of its library, the last sequence number its observer saw.
     let seen: Mutex<[[UInt64]]>
     let appendedInWindow = Atomic<Int>(0)
     let running = Atomic<Bool>(true)
 
-    init(options: ServeBenchmark.Options, server: BenchServer, token: String, scratch: ScratchDirectory) async throws {
+    var writers: [Writer] { groups.flatMap(\.writers) }
+
+    init(options: ServeBenchmark.Options, server: BenchServer, tokens: [String], scratch: ScratchDirectory) async throws
+    {
         self.options = options
         self.server = server
-        seen = Mutex(Array(repeating: Array(repeating: 0, count: options.documents), count: options.active!))
-        let url = server.libraryURL(ServeBenchmark.library)
+        let active = options.active!
+        seen = Mutex(Array(repeating: Array(repeating: 0, count: options.documents), count: active))
         try FileManager.default.createDirectory(at: scratch.file("devices"), withIntermediateDirectories: true)
-        func library(_ index: Int) throws -> DocumentLibrary {
-            try DocumentLibrary(
-                at: scratch.file("devices/\(index)"), deviceName: "device \(index)", access: .exclusive)
+        func url(_ library: Int) -> URL { server.libraryURL(ServeBenchmark.libraryName(library)) }
+        var groups: [Group] = []
+        for library in 0..<((active + options.librarySize - 1) / options.librarySize) {
+            let members = (library * options.librarySize)..<min((library + 1) * options.librarySize, active)
+            var writers: [Writer] = []
+            var observed: [Document<TextDocument>] = []
+            for index in members {
+                let device = try DocumentLibrary(
+                    at: scratch.file("devices/\(index)"), deviceName: "device \(index)", access: .exclusive)
+                // The library's first device creates its documents and keeps them open: it is the observer.
+                if index == members.lowerBound {
+                    for number in 0..<options.documents {
+                        observed.append(try await device.create(TextDocument.self, named: "doc \(number)", in: .shared))
+                    }
+                }
+                writers.append(
+                    Writer(
+                        index: index, library: device,
+                        sync: try device.startSyncing(with: url(library), token: tokens[library]),
+                        documents: options.documents))
+            }
+            groups.append(Group(writers: writers, documents: observed.map(\.id), observed: observed))
         }
-        // Device 0 creates the shared documents and keeps them open: it is the observer.
-        let first = try library(0)
-        var observed: [Document<TextDocument>] = []
-        for number in 0..<options.documents {
-            observed.append(try await first.create(TextDocument.self, named: "doc \(number)", in: .shared))
-        }
-        self.observed = observed
-        documents = observed.map(\.id)
-        var writers = [
-            Writer(
-                index: 0, library: first, sync: try first.startSyncing(with: url, token: token),
-                documents: options.documents)
-        ]
-        for index in 1..<options.active! {
-            let device = try library(index)
-            writers.append(
-                Writer(
-                    index: index, library: device, sync: try device.startSyncing(with: url, token: token),
-                    documents: options.documents))
-        }
-        self.writers = writers
-        let endpoint = try ServerEndpoint(url: url, token: token)
-        try await Self.waitUntilConnected(writers.map(\.library.store), count: writers.count, options, server)
-        // Idle devices connect a hundred at a time, each hundred once the ones before hold the documents: with
-        // 1,000 connections opened at once the server took more than a minute to answer `/metrics`.
-        var idleStores: [ChangeLogStore] = []
+        self.groups = groups
+        let stores = groups.flatMap { $0.writers.map(\.library.store) }
+        try await Self.waitUntilConnected(stores, count: stores.count, documents: options.documents, server)
+        // Idle devices connect a hundred at a time, each hundred once the ones before are caught up: with 1,000
+        // connections opened at once the server took more than a minute to answer `/metrics`. An idle device in a
+        // library of active ones holds its documents once caught up; one in a library of its own has none.
+        var idleStores: [(ChangeLogStore, documents: Int)] = []
         var idle: [LiveSync] = []
-        for index in options.active!..<options.devices {
+        for index in active..<options.devices {
+            let library = index / options.librarySize
             let store = try ChangeLogStore(
                 inMemoryNamed: "idle-\(index)", key: DeviceKey(), deviceName: "idle \(index)")
-            idleStores.append(store)
-            idle.append(LiveSync(store: store, endpoint: endpoint) { _ in })
+            idleStores.append((store, library < groups.count ? options.documents : 0))
+            idle.append(
+                LiveSync(store: store, endpoint: try ServerEndpoint(url: url(library), token: tokens[library])) { _ in }
+            )
             if idleStores.count % 100 == 0 || index == options.devices - 1 {
-                try await Self.waitUntilConnected(idleStores, count: writers.count + idleStores.count, options, server)
+                for documents in Set(idleStores.map(\.documents)).sorted() {
+                    try await Self.waitUntilConnected(
+                        idleStores.filter { $0.documents == documents }.map(\.0),
+                        count: stores.count + idleStores.count, documents: documents, server)
+                }
             }
         }
         self.idle = idle
-        self.idleStores = idleStores
     }
 
-    /// Waits until `stores` hold every document and `count` connections are open.
+    /// Waits until `stores` hold `documents` documents each and `count` connections are open.
     private static func waitUntilConnected(
-        _ stores: [ChangeLogStore], count: Int, _ options: ServeBenchmark.Options, _ server: BenchServer
+        _ stores: [ChangeLogStore], count: Int, documents: Int, _ server: BenchServer
     ) async throws {
         let deadline = ContinuousClock.now + .seconds(300)
         while true {
-            let missing = try stores.filter { try $0.summaries().count < options.documents }.count
+            let missing = try stores.filter { try $0.summaries().count < documents }.count
             let open = try await server.metrics()["folio_connections_open"] ?? 0
             if missing == 0 && Int(open) >= count { return }
             guard ContinuousClock.now < deadline else {
@@ -281,12 +327,14 @@ final class Bench: Sendable {
         }
     }
 
-    /// Runs the writers and the observer, warms up, measures one window, and stops the writers.
+    /// Runs the writers and the observers, warms up, measures one window, and stops the writers.
     func measure() async throws -> Result {
-        let observer = Task { await observe() }
-        let appenders = writers.map { writer in
-            Task(executorPreference: BlockingWorkExecutor(label: "bench.writer.\(writer.index)")) {
-                await self.append(writer)
+        let observers = groups.map { group in Task { await observe(group) } }
+        let appenders = groups.flatMap { group in
+            group.writers.map { writer in
+                Task(executorPreference: BlockingWorkExecutor(label: "bench.writer.\(writer.index)")) {
+                    await self.append(writer, to: group.documents)
+                }
             }
         }
         try await Task.sleep(for: .seconds(options.warmup))
@@ -297,18 +345,18 @@ final class Bench: Sendable {
         window.withLock { $0.end = after.uptime }
         running.store(false, ordering: .relaxed)
         for appender in appenders { await appender.value }
-        // Changes appended near the window's end still travel: the observer has a few seconds to see them.
+        // Changes appended near the window's end still travel: the observers have a few seconds to see them.
         let deadline = ContinuousClock.now + .seconds(5)
-        let expected = appendedInWindow.load(ordering: .relaxed) - appendedByObserverInWindow()
+        let expected = appendedInWindow.load(ordering: .relaxed) - appendedByObserversInWindow()
         while ContinuousClock.now < deadline, latencies.withLock({ $0.count }) < expected {
             try await Task.sleep(for: .milliseconds(100))
         }
-        observer.cancel()
-        _ = await observer.value
+        for observer in observers { observer.cancel() }
+        for observer in observers { _ = await observer.value }
         // What never showed is counted at its age now: the quantiles are then lower bounds.
         let now = DispatchTime.now().uptimeNanoseconds
         var censored: [Double] = []
-        for writer in writers.dropFirst() {
+        for writer in groups.flatMap({ $0.writers.dropFirst() }) {
             let last = seen.withLock { $0[writer.index] }
             writer.started.withLock { started in
                 for slot in started.indices {
@@ -343,10 +391,12 @@ final class Bench: Sendable {
             reconnections: delta("folio_connections_opened_total"))
     }
 
-    /// The observer's own appends in the window (not sampled: they start on the observer).
-    private func appendedByObserverInWindow() -> Int {
+    /// The observers' own appends in the window (not sampled: they start on the observer).
+    private func appendedByObserversInWindow() -> Int {
         let (start, end) = window.withLock { $0 }
-        return writers[0].started.withLock { $0.joined().filter { $0 >= start && $0 <= end }.count }
+        return groups.reduce(0) { total, group in
+            total + group.observer.started.withLock { $0.joined().filter { $0 >= start && $0 <= end }.count }
+        }
     }
 
     struct Snapshot {
@@ -373,9 +423,9 @@ final class Bench: Sendable {
             benchThreads: ProcStats.cpuByThread(getpid()))
     }
 
-    /// One active device: an append every 1/rate s, to the documents in turn, until told to stop. The appends
-    /// block (the store's calls do), on the task's executor of its own; the waits between them suspend.
-    private func append(_ writer: Writer) async {
+    /// One active device: an append every 1/rate s, to its library's documents in turn, until told to stop. The
+    /// appends block (the store's calls do), on the task's executor of its own; the waits between them suspend.
+    private func append(_ writer: Writer, to documents: [DocumentID]) async {
         let interval = UInt64(1e9 / options.rate)
         let operations = TextDocument.Operation.encodeGroup([.append("x")])
         var next = DispatchTime.now().uptimeNanoseconds + UInt64.random(in: 0..<interval)
@@ -400,13 +450,13 @@ final class Bench: Sendable {
         }
     }
 
-    /// Device 0's events: at each `.documentChanged`, every change its store's vector newly names for the
-    /// document is taken as arrived now.
-    private func observe() async {
-        let observer = writers[0]
-        let others = writers.dropFirst()
+    /// A library's observer's events: at each `.documentChanged`, every change its store's vector newly names for
+    /// the document is taken as arrived now.
+    private func observe(_ group: Group) async {
+        let observer = group.observer
+        let others = group.writers.dropFirst()
         var seen = self.seen.withLock { $0 }
-        let index = Dictionary(uniqueKeysWithValues: documents.enumerated().map { ($0.element, $0.offset) })
+        let index = Dictionary(uniqueKeysWithValues: group.documents.enumerated().map { ($0.element, $0.offset) })
         for await event in observer.sync.events {
             guard case .documentChanged(let document) = event, let slot = index[document] else { continue }
             let now = DispatchTime.now().uptimeNanoseconds
@@ -426,17 +476,20 @@ final class Bench: Sendable {
                 seen[writer.index][slot] = upTo
             }
             if !arrived.isEmpty { latencies.withLock { $0.append(contentsOf: arrived) } }
-            self.seen.withLock { [seen] in $0 = seen }
+            // Only this group's writers' rows changed: write them back alone (other observers write theirs).
+            self.seen.withLock { shared in
+                for writer in others { shared[writer.index] = seen[writer.index] }
+            }
         }
     }
 
     /// What a library does for each message that brings changes (`DocumentLibrary.startSyncing` calls these for
-    /// every document a received message updated), timed on device 1 once every sync stopped: milliseconds a call,
-    /// median of 20, on the first document, with its number of heads.
+    /// every document a received message updated), timed on the second device of the first library once every
+    /// sync stopped: milliseconds a call, median of 20, on its first document, with its number of heads.
     func probe() -> [(String, String)] {
-        guard writers.count > 1 else { return [] }
-        let library = writers[1].library
-        let document = documents[0]
+        guard let group = groups.first, group.writers.count > 1 else { return [] }
+        let library = group.writers[1].library
+        let document = group.documents[0]
         func time(_ body: () throws -> Void) -> String {
             let samples = (0..<20).map { _ in ((try? FolioBench.measure(body)) ?? .nan) * 1000 }
             return format(median(samples), 3)
@@ -458,6 +511,8 @@ final class Bench: Sendable {
             for writer in writers { group.addTask { await writer.sync.stop() } }
             for live in idle { group.addTask { await live.stop() } }
         }
-        for document in observed { try? await document.close() }
+        for group in groups {
+            for document in group.observed { try? await document.close() }
+        }
     }
 }
