@@ -1,6 +1,7 @@
 import FolioClient
 import FolioCore
 import FolioDocuments
+import FolioStore
 import FolioSync
 import Foundation
 import Logging
@@ -67,10 +68,15 @@ public final class LibrarySync: Sendable {
 
 /// Turns a connection's events into the library's: applies what arrived to open documents and files, and says what
 /// changed in the catalog and in conflicts.
+///
+/// Its work reads the store and moves files (blocking calls), so it runs on a queue of its own, off the cooperative
+/// pool: many libraries syncing in one process never take the pool's few threads from the app.
 private actor LibraryObserver {
     let library: DocumentLibrary
     let continuation: AsyncStream<LibraryEvent>.Continuation
     private var caughtUp = false
+    private let executor = BlockingWorkExecutor(label: "folio.library-sync")
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     /// The catalog entries and conflicts last reported.
     private var known: [DocumentID: DocumentInfo]

@@ -5,9 +5,9 @@ import Synchronization
 /// and the end of the connection. The loop takes all of it at once, so frames that arrived together are handled
 /// together and many commits of one document leave as one message.
 ///
-/// Frames are bounded: once more than `frameBytes` of them wait, ``put(frame:)`` suspends until the loop takes them,
-/// so a server that sends faster than the device applies makes the connection stop reading (and the server close it
-/// as slow) rather than fill the device's memory.
+/// Frames are bounded: once more than `frameBytes` of them wait to be taken, ``put(frame:)`` suspends until the loop
+/// takes them, so a server that sends faster than the device applies makes the connection stop reading (and the
+/// server close it as slow) rather than fill the device's memory. There is one reader.
 final class Inbox: Sendable {
     struct Batch: Sendable {
         var frames: [[UInt8]] = []
@@ -55,12 +55,16 @@ final class Inbox: Sendable {
         await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
             let resume = state.withLock { state in
                 guard state.frameBytes > frameBytes, !state.finished else { return true }
+                precondition(state.waiting == nil, "an inbox has one reader")
                 state.waiting = waiter
                 return false
             }
             if resume { waiter.resume() }
         }
     }
+
+    /// Whether the reader waits for the loop to take frames.
+    var isReaderWaiting: Bool { state.withLock { $0.waiting != nil } }
 
     /// The wake-ups: one element whenever something was added since the last one was taken (one consumer).
     var wakeUps: AsyncStream<Void> { signals }

@@ -10,7 +10,8 @@ import Logging
 ///
 /// Every event goes to the handler given at start, in order, one at a time: nothing more is applied before the
 /// handler returns, so an app that shows what arrived never falls behind the log. Frames that arrive meanwhile wait
-/// in memory and are applied together afterwards.
+/// in memory and are applied together afterwards; past 8 MiB of them the connection stops reading until the next
+/// batch is taken.
 public final class LiveSync: Sendable {
     private let task: Task<Void, Never>
 

@@ -72,15 +72,24 @@ struct ServerConnection {
             // Closing can fail after the session ended (a close handshake cut short): the outcome decides.
             failure = error
         }
-        let closedWith = close.map { "\($0.closeCode)\($0.reason.map { ": \($0)" } ?? "")" }
-        let refusal = Self.refusal(in: close)
+        let closedWith = close.map { close in
+            let code: String
+            if case .unknown(let number) = close.closeCode { code = "\(number)" } else { code = "\(close.closeCode)" }
+            return code + (close.reason.map { ": \($0)" } ?? "")
+        }
+        // A refused token is final whatever else happened (a write may have failed once the server closed).
+        if let refusal = Self.refusal(in: close) {
+            throw Ended(
+                description: "the server refused the token (\(closedWith ?? "\(refusal)"))", caughtUp: false,
+                refusal: refusal)
+        }
         switch outcome.value {
         case .success(let report)?:
             return report
         case .failure(let error as Ended)?:
             throw Ended(
                 description: error.description + (closedWith.map { " (the server closed it with \($0))" } ?? ""),
-                caughtUp: error.caughtUp, refusal: refusal)
+                caughtUp: error.caughtUp)
         case .failure(let error)?:
             throw error
         case nil:
@@ -89,7 +98,7 @@ struct ServerConnection {
             }
             throw Ended(
                 description: "the server refused or ended the connection (\(closedWith ?? "no close frame"))",
-                caughtUp: false, refusal: refusal)
+                caughtUp: false)
         }
     }
 

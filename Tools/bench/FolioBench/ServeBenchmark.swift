@@ -136,7 +136,7 @@ enum ServeBenchmark {
         let kinds =
             idle == 0
             ? "\(options.devices) devices, all active"
-            : "\(active) active devices (libraries) + \(idle) idle (LiveSync on in-memory stores)"
+            : "\(active) active devices (a DocumentLibrary each) + \(idle) idle (LiveSync on in-memory stores)"
         let bound = result.unseen > 0 ? "at least " : ""
         func threads(_ byName: [(String, Double)]) -> String {
             byName.prefix(5).map { "\($0.0) \(format($0.1, 1))" }.joined(separator: ", ")
@@ -242,8 +242,13 @@ final class Bench: Sendable {
     let server: BenchServer
     let groups: [Group]
     let idle: [LiveSync]
-    /// The window, as uptime nanoseconds; appends started inside it are sampled.
-    let window = Mutex<(start: UInt64, end: UInt64)>((.max, .max))
+    /// The window, as uptime nanoseconds; appends started inside it are sampled. Atomics, not a lock: a hundred
+    /// writer threads on two cores read them at every append, and a lock there convoys.
+    let windowStart = Atomic<UInt64>(.max)
+    let windowEnd = Atomic<UInt64>(.max)
+    var window: (start: UInt64, end: UInt64) {
+        (windowStart.load(ordering: .acquiring), windowEnd.load(ordering: .acquiring))
+    }
     let latencies = Mutex<[Double]>([])
     /// Per writer (by index), per document of its library, the last sequence number its observer saw.
     let seen: Mutex<[[UInt64]]>
@@ -329,7 +334,10 @@ final class Bench: Sendable {
 
     /// Runs the writers and the observers, warms up, measures one window, and stops the writers.
     func measure() async throws -> Result {
-        let observers = groups.map { group in Task { await observe(group) } }
+        // The observers read their stores (blocking calls): on queues of their own, off the cooperative pool.
+        let observers = groups.map { group in
+            Task(executorPreference: BlockingWorkExecutor(label: "bench.observer")) { await self.observe(group) }
+        }
         let appenders = groups.flatMap { group in
             group.writers.map { writer in
                 Task(executorPreference: BlockingWorkExecutor(label: "bench.writer.\(writer.index)")) {
@@ -339,10 +347,10 @@ final class Bench: Sendable {
         }
         try await Task.sleep(for: .seconds(options.warmup))
         let before = try await snapshot()
-        window.withLock { $0 = (before.uptime, .max) }
+        windowStart.store(before.uptime, ordering: .releasing)
         try await Task.sleep(for: .seconds(options.window))
         let after = try await snapshot()
-        window.withLock { $0.end = after.uptime }
+        windowEnd.store(after.uptime, ordering: .releasing)
         running.store(false, ordering: .relaxed)
         for appender in appenders { await appender.value }
         // Changes appended near the window's end still travel: the observers have a few seconds to see them.
@@ -393,7 +401,7 @@ final class Bench: Sendable {
 
     /// The observers' own appends in the window (not sampled: they start on the observer).
     private func appendedByObserversInWindow() -> Int {
-        let (start, end) = window.withLock { $0 }
+        let (start, end) = window
         return groups.reduce(0) { total, group in
             total + group.observer.started.withLock { $0.joined().filter { $0 >= start && $0 <= end }.count }
         }
@@ -445,7 +453,7 @@ final class Bench: Sendable {
                 FileHandle.standardError.write(Data("serve: device \(writer.index) failed to append: \(error)\n".utf8))
                 return
             }
-            let (windowStart, windowEnd) = window.withLock { $0 }
+            let (windowStart, windowEnd) = window
             if start >= windowStart && start <= windowEnd { appendedInWindow.add(1, ordering: .relaxed) }
         }
     }
@@ -461,7 +469,7 @@ final class Bench: Sendable {
             guard case .documentChanged(let document) = event, let slot = index[document] else { continue }
             let now = DispatchTime.now().uptimeNanoseconds
             guard let vector = try? observer.library.store.vector(of: document) else { continue }
-            let (start, end) = window.withLock { $0 }
+            let (start, end) = window
             var arrived: [Double] = []
             for writer in others {
                 let upTo = vector[writer.library.device.id]
