@@ -44,12 +44,14 @@ public final class LibrarySync: Sendable {
         // What the library holds now, so that what arrives later is told apart from it.
         let documents = (try? library.documents(includingDeleted: true)) ?? []
         let conflicted = documents.filter { (try? library.hasCompetingVersions($0.id)) ?? false }.map(\.id)
+        // The connection and the observer share one queue: handing an event over wakes no other thread.
+        let executor = BlockingWorkExecutor(label: "folio.library-sync")
         let observer = LibraryObserver(
-            library: library, continuation: continuation,
+            library: library, continuation: continuation, executor: executor,
             known: Dictionary(documents.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }),
             conflicted: Set(conflicted))
         live = Mutex(
-            LiveSync(store: library.store, endpoint: endpoint, backoff: backoff) { event in
+            LiveSync(store: library.store, endpoint: endpoint, backoff: backoff, executor: executor) { event in
                 await observer.handle(event)
             })
     }
@@ -69,13 +71,13 @@ public final class LibrarySync: Sendable {
 /// Turns a connection's events into the library's: applies what arrived to open documents and files, and says what
 /// changed in the catalog and in conflicts.
 ///
-/// Its work reads the store and moves files (blocking calls), so it runs on a queue of its own, off the cooperative
-/// pool: many libraries syncing in one process never take the pool's few threads from the app.
+/// Its work reads the store and moves files (blocking calls), so it runs on the connection's queue, off the
+/// cooperative pool: many libraries syncing in one process never take the pool's few threads from the app.
 private actor LibraryObserver {
     let library: DocumentLibrary
     let continuation: AsyncStream<LibraryEvent>.Continuation
     private var caughtUp = false
-    private let executor = BlockingWorkExecutor(label: "folio.library-sync")
+    private let executor: BlockingWorkExecutor
     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     /// The catalog entries and conflicts last reported.
@@ -84,8 +86,9 @@ private actor LibraryObserver {
 
     init(
         library: DocumentLibrary, continuation: AsyncStream<LibraryEvent>.Continuation,
-        known: [DocumentID: DocumentInfo], conflicted: Set<DocumentID>
+        executor: BlockingWorkExecutor, known: [DocumentID: DocumentInfo], conflicted: Set<DocumentID>
     ) {
+        self.executor = executor
         self.library = library
         self.continuation = continuation
         self.known = known

@@ -23,22 +23,25 @@ public final class LiveSync: Sendable {
     ///   - backoff: the waits between attempts.
     ///   - seed: seeds the jitter and session numbers; `nil` for the system's randomness.
     ///   - logger: where connection problems are logged.
+    ///   - executor: where the connection's work runs (it blocks on the store); a queue of its own when nil. An
+    ///     `onEvent` that runs on the same executor is called without waking another thread.
     ///   - onEvent: called with every event, in order.
     public init(
         store: ChangeLogStore, endpoint: ServerEndpoint, backoff: Backoff = Backoff(), seed: UInt64? = nil,
-        logger: Logger = Logger(label: "folio.client"),
+        logger: Logger = Logger(label: "folio.client"), executor: BlockingWorkExecutor? = nil,
         onEvent: @escaping @Sendable (ServerSyncEvent) async -> Void
     ) {
         // The connection's store work blocks; it runs on a queue of its own, off the cooperative pool.
-        let executor = BlockingWorkExecutor(label: "folio.live-sync")
+        let executor = executor ?? BlockingWorkExecutor(label: "folio.live-sync")
         task = Task(executorPreference: executor) {
             var random = SplitMix64(seed: seed ?? UInt64.random(in: .min ... .max))
             var attempt = 0
             while !Task.isCancelled {
                 attempt += 1
                 await onEvent(.connecting(attempt: attempt))
-                let connection = ServerConnection(
+                var connection = ServerConnection(
                     endpoint: endpoint, store: store, mode: .live, sessionID: random.next(), logger: logger)
+                connection.executor = executor
                 let started = ContinuousClock.now
                 var reason: String
                 do {

@@ -45,6 +45,8 @@ struct ServerConnection {
     var ticksBeforeGivingUp = 30
     /// Bytes of received frames held for the loop before the connection stops reading.
     var inboxBytes = 8 << 20
+    /// Where the connection's reader and ticker run; a queue of their own when nil.
+    var executor: BlockingWorkExecutor?
     let logger: Logger
 
     /// Connects and runs; returns the report of the session at connection (for `once`), or throws ``Ended`` when the
@@ -107,9 +109,9 @@ struct ServerConnection {
         onEvent: @escaping @Sendable (ServerSyncEvent) async -> Void
     ) async throws -> SyncReport {
         let inbox = Inbox(frameBytes: inboxBytes)
-        // The connection's tasks run on its own queue: a cooperative pool kept busy elsewhere in the app never stalls
-        // what arrives.
-        let executor = BlockingWorkExecutor(label: "folio.connection")
+        // The connection's tasks run on a queue of their own (a live sync's, so that passing a frame to the loop
+        // wakes no other thread): a cooperative pool kept busy elsewhere in the app never stalls what arrives.
+        let executor = self.executor ?? BlockingWorkExecutor(label: "folio.connection")
         let reader = Task(executorPreference: executor) {
             do {
                 for try await message in inbound.messages(maxSize: SyncFrame.maximumBytes) {
