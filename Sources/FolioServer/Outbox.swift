@@ -2,9 +2,12 @@ import Synchronization
 
 /// What a connection's writer sends, in order: frames queued by the library, then, once asked, a close.
 ///
-/// The queue is bounded: a client that does not read falls behind by at most ``limit`` frames, then its connection is
+/// Two kinds of frames share the queue. Frames pushed to the client (other devices' changes, notices) are bounded: a
+/// client that does not read falls behind by at most ``limit`` of them or ``byteLimit`` bytes, then its connection is
 /// closed (it reconnects and catches up with a session), so one slow client never holds the server's memory or the
-/// other connections back.
+/// other connections back. Replies to the client's own session (a catch-up can be larger than any bound) are not
+/// counted against it; instead the library asks ``isBusy`` before it reads more of a reply, and waits for
+/// ``whenDrained(_:)`` while the queue is half full, so a reply streams at the pace the client reads.
 final class Outbox: Sendable {
     /// A close the writer sends instead of what is still queued.
     struct Close: Sendable {
@@ -14,34 +17,103 @@ final class Outbox: Sendable {
         var reason: String
     }
 
-    let frames: AsyncStream<[UInt8]>
-    private let continuation: AsyncStream<[UInt8]>.Continuation
+    /// A queued frame, and whether it counts against the bounds.
+    struct Frame: Sendable {
+        var bytes: [UInt8]
+        var bounded: Bool
+    }
+
+    private struct Counts {
+        /// Everything queued.
+        var bytes = 0
+        var frames = 0
+        /// What counts against the bounds.
+        var boundedBytes = 0
+        var boundedFrames = 0
+        /// Called once the queue drains to a quarter of the bounds.
+        var drained: (@Sendable () -> Void)?
+    }
+
+    let frames: AsyncStream<Frame>
+    private let continuation: AsyncStream<Frame>.Continuation
+    /// One element when a close is first asked for; ends with the queue.
+    let closeRequests: AsyncStream<Void>
+    private let closeContinuation: AsyncStream<Void>.Continuation
     private let closing = Mutex<Close?>(nil)
-    private let queuedBytes = Atomic<Int>(0)
+    private let counts = Mutex(Counts())
     let limit: Int
     let byteLimit: Int
 
     init(limit: Int = 4096, byteLimit: Int = 4 << 20) {
         self.limit = limit
         self.byteLimit = byteLimit
-        (frames, continuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .bufferingOldest(limit))
+        (frames, continuation) = AsyncStream.makeStream(of: Frame.self, bufferingPolicy: .unbounded)
+        (closeRequests, closeContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingOldest(1))
     }
 
-    /// Queues a frame; when the queue is full (in frames or bytes), the connection is closed as too slow.
+    /// Queues a frame pushed to the client; when the pushed frames waiting pass a bound, the connection is closed as
+    /// too slow.
     func send(_ frame: [UInt8]) {
-        let queued = queuedBytes.add(frame.count, ordering: .relaxed).newValue
-        if queued > byteLimit, queued > frame.count {
-            close(code: 1008, reason: "the client read too slowly: more than \(byteLimit) bytes were waiting")
+        let over = counts.withLock { counts -> String? in
+            counts.bytes += frame.count
+            counts.frames += 1
+            counts.boundedBytes += frame.count
+            counts.boundedFrames += 1
+            if counts.boundedBytes > byteLimit, counts.boundedFrames > 1 { return "\(byteLimit) bytes" }
+            if counts.boundedFrames > limit { return "\(limit) frames" }
+            return nil
+        }
+        if let over {
+            close(code: 1008, reason: "the client read too slowly: more than \(over) were waiting")
             return
         }
-        if case .dropped = continuation.yield(frame) {
-            close(code: 1008, reason: "the client read too slowly: more than \(limit) frames were waiting")
+        continuation.yield(Frame(bytes: frame, bounded: true))
+    }
+
+    /// Queues a frame of a reply to the client's own session: never refused as slow (the library paces replies with
+    /// ``isBusy`` and ``whenDrained(_:)``).
+    func reply(_ frame: [UInt8]) {
+        counts.withLock { counts in
+            counts.bytes += frame.count
+            counts.frames += 1
         }
+        continuation.yield(Frame(bytes: frame, bounded: false))
+    }
+
+    /// Whether the queue is half full (in frames or bytes): the library reads no more of a reply until it drains.
+    var isBusy: Bool {
+        counts.withLock { $0.bytes > byteLimit / 2 || $0.frames > limit / 2 }
+    }
+
+    /// Calls `action` once the queue holds at most a quarter of the bounds (at once if it does already); one
+    /// action waits at a time, and none is called after the queue ends.
+    func whenDrained(_ action: @escaping @Sendable () -> Void) {
+        let now = counts.withLock { counts -> Bool in
+            if Self.isDrained(counts, limit: limit, byteLimit: byteLimit) { return true }
+            counts.drained = action
+            return false
+        }
+        if now { action() }
     }
 
     /// The writer took `frame` off the queue.
-    func taken(_ frame: [UInt8]) {
-        queuedBytes.subtract(frame.count, ordering: .relaxed)
+    func taken(_ frame: Frame) {
+        let action = counts.withLock { counts -> (@Sendable () -> Void)? in
+            counts.bytes -= frame.bytes.count
+            counts.frames -= 1
+            if frame.bounded {
+                counts.boundedBytes -= frame.bytes.count
+                counts.boundedFrames -= 1
+            }
+            guard counts.drained != nil, Self.isDrained(counts, limit: limit, byteLimit: byteLimit) else { return nil }
+            defer { counts.drained = nil }
+            return counts.drained
+        }
+        action?()
+    }
+
+    private static func isDrained(_ counts: Counts, limit: Int, byteLimit: Int) -> Bool {
+        counts.bytes <= byteLimit / 4 && counts.frames <= limit / 4
     }
 
     /// Asks the writer to close the connection with `code`; the first close asked wins.
@@ -51,7 +123,11 @@ final class Outbox: Sendable {
             current = Close(code: code, reason: reason)
             return true
         }
-        if first { continuation.finish() }
+        if first {
+            counts.withLock { $0.drained = nil }
+            continuation.finish()
+            closeContinuation.yield()
+        }
     }
 
     /// `reason` cut to what a close frame carries: a control frame's payload is at most 125 bytes (RFC 6455
@@ -70,5 +146,9 @@ final class Outbox: Sendable {
     var requestedClose: Close? { closing.withLock { $0 } }
 
     /// Ends the queue without a close of its own (the connection ended).
-    func finish() { continuation.finish() }
+    func finish() {
+        counts.withLock { $0.drained = nil }
+        continuation.finish()
+        closeContinuation.finish()
+    }
 }

@@ -35,6 +35,8 @@ actor ServedLibrary {
         var started: [UInt64: ContinuousClock.Instant] = [:]
         /// The channel changes from other devices are passed on: the latest session's.
         var liveChannel: UInt64?
+        /// Session work waiting for the outbox to drain (a catch-up read at the pace the client reads), in order.
+        var deferred: [(channel: UInt64, actions: [SyncAction])] = []
 
         init(id: UInt64, outbox: Outbox, peer: String) {
             self.id = id
@@ -196,12 +198,24 @@ actor ServedLibrary {
     }
 
     private func perform(_ actions: [SyncAction], on channel: UInt64, of connection: Connection) {
+        // Work that waits keeps its order: what comes later waits behind it.
+        guard connection.deferred.isEmpty else {
+            connection.deferred.append((channel, actions))
+            return
+        }
         var queue = actions[...]
         while let action = queue.popFirst() {
             switch action {
             case .send(let message):
                 send(message, on: channel, to: connection)
             case .fetch(let document, let since):
+                if connection.outbox.isBusy {
+                    // The client has not read what it was sent: read no more of the log until it has.
+                    connection.deferred.append((channel, [action] + Array(queue)))
+                    let id = connection.id
+                    connection.outbox.whenDrained { Task { await self.resume(id) } }
+                    return
+                }
                 guard var session = connection.sessions[channel] else { return }
                 let found: (changes: [EncodedChange], heads: [SignedHead])
                 do { found = try log.changes(of: document, since: since) } catch {
@@ -230,10 +244,27 @@ actor ServedLibrary {
         }
     }
 
+    /// Sends a message of a session: a reply, paced by the client's reading rather than refused as slow.
     private func send(_ message: SyncMessage, on channel: UInt64, to connection: Connection) {
         let frame = SyncFrame.encode(message, on: channel)
         metrics.bytesOut.increment(by: Int64(frame.count))
-        connection.outbox.send(frame)
+        connection.outbox.reply(frame)
+    }
+
+    /// Goes on with the session work of connection `id` that waited for its outbox to drain.
+    private func resume(_ id: UInt64) {
+        guard let connection = connections[id] else { return }
+        var work = connection.deferred[...]
+        connection.deferred = []
+        while let (channel, actions) = work.popFirst() {
+            let wasFinished = connection.sessions[channel]?.isFinished ?? true
+            perform(actions, on: channel, of: connection)
+            if !wasFinished, connection.sessions[channel]?.isFinished == true { finished(channel, of: connection) }
+            if !connection.deferred.isEmpty {
+                connection.deferred += work
+                return
+            }
+        }
     }
 
     private func drainScheduledBatch() {

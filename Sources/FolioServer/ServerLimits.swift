@@ -14,12 +14,18 @@ public struct ServerLimits: Hashable, Sendable {
     public var waitingMessages: Int
     /// Connections open at once across the server; the next upgrade is refused with 503.
     public var connections: Int
+    /// How long a connection the server asked to close (a protocol error, a client reading too slowly) has to end by
+    /// itself before its socket is closed: a client that stopped reading takes neither the close frame nor the
+    /// frames before it.
+    public var closeGrace: Duration
 
     /// Creates limits.
     public init(
         messageBytes: Int = 16 << 20, sessionsPerConnection: Int = 8, queuedFrames: Int = 4096,
-        queuedBytes: Int = 8 << 20, waitingMessages: Int = 65_536, connections: Int = 10_000
+        queuedBytes: Int = 8 << 20, waitingMessages: Int = 65_536, connections: Int = 10_000,
+        closeGrace: Duration = .seconds(10)
     ) {
+        self.closeGrace = closeGrace
         self.queuedBytes = queuedBytes
         self.messageBytes = messageBytes
         self.sessionsPerConnection = sessionsPerConnection

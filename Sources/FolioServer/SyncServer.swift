@@ -160,7 +160,7 @@ public final class SyncServer: Sendable {
                 let peer = channel.remoteAddress?.description ?? "?"
                 return .upgrade([:]) { inbound, outbound, _ in
                     await self.serve(
-                        library: token.library, peer: peer, inbound: inbound, outbound: outbound)
+                        library: token.library, peer: peer, inbound: inbound, outbound: outbound, channel: channel)
                 }
             },
             configuration: .init(
@@ -224,7 +224,8 @@ public final class SyncServer: Sendable {
 
     /// Serves one WebSocket connection of `library` until it closes.
     private func serve(
-        library name: String, peer: String, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter
+        library name: String, peer: String, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
+        channel: any Channel
     ) async {
         let library: ServedLibrary
         do { library = try self.library(name) } catch {
@@ -239,13 +240,28 @@ public final class SyncServer: Sendable {
         let id = await library.connect(outbox, peer: peer)
         let metrics = self.metrics
         let logger = self.logger
+        // Once a close is asked for, the connection has `closeGrace` to end by itself; then its socket is closed,
+        // which ends the reader and a writer waiting on a full socket.
+        let grace = configuration.limits.closeGrace
+        let watchdog = Task {
+            for await _ in outbox.closeRequests {
+                try? await Task.sleep(for: grace)
+                guard !Task.isCancelled else { return }
+                logger.warning(
+                    "connection did not close within the grace; closing its socket",
+                    metadata: ["library": .string(name), "peer": .string(peer)])
+                channel.close(promise: nil)
+                return
+            }
+        }
+        defer { watchdog.cancel() }
         await withTaskGroup(of: Void.self) { group in
             // The writer: queued frames, then the close asked for, if any.
             group.addTask {
                 for await frame in outbox.frames {
                     outbox.taken(frame)
                     if outbox.requestedClose != nil { break }
-                    do { try await outbound.write(.binary(ByteBuffer(bytes: frame))) } catch { break }
+                    do { try await outbound.write(.binary(ByteBuffer(bytes: frame.bytes))) } catch { break }
                 }
                 if let close = outbox.requestedClose {
                     try? await outbound.close(

@@ -145,6 +145,52 @@ import Testing
         #expect(try await RawClient(url, token: photos).refusedCloseCode() == 4403)
     }
 
+    /// A client that stops reading while the server has much to send is cut off: the server asks it to close as too
+    /// slow, and when even the close cannot be written (the socket is full), it closes the socket after
+    /// `ServerLimits.closeGrace`. Otherwise every such client would hold a connection and its queue forever.
+    @Test func aClientThatStopsReadingIsCutOff() async throws {
+        let context = try await Context()
+        let fixture = context.fixture
+        func open() async throws -> Double {
+            let body = try await fixture.get("/metrics").body
+            let line = body.split(separator: "\n").first { $0.hasPrefix("folio_connections_open ") }
+            return line.flatMap { Double($0.split(separator: " ")[1]) } ?? -1
+        }
+        let client = context.client()
+        let stalled = Task { try await client.stall(after: [.binary(HandDevice().hello())], for: .seconds(300)) }
+        defer { stalled.cancel() }
+        try await eventually("the stalled client connected") { try await open() == 1 }
+        // An honest device sends far more than the server queues for one client (8 MiB) and the sockets hold.
+        let phone = try fixture.library("Phone")
+        let note = try await phone.create(TextDocument.self, named: "Big", in: .shared)
+        let megabyte = TextDocument.Operation.encodeGroup([.append(String(repeating: "x", count: 1 << 20))])
+        for _ in 0..<48 { try phone.store.append(.edit(Edit(operations: megabyte)), to: note.id) }
+        let endpoint = try ServerEndpoint(url: fixture.server.libraryURL("notes"), token: context.token)
+        let report = try await phone.sync(through: WebSocketTransport(endpoint: endpoint))
+        #expect(report.isComplete)
+        try await eventually(within: .seconds(60), "the stalled client cut off") { try await open() == 0 }
+        try await anHonestDeviceStillSyncs(context)
+    }
+
+    /// A catch-up larger than what the server queues for a slow client (8 MiB) streams at the pace the client reads:
+    /// a new device joins a library of 16 MiB.
+    @Test func aNewDeviceCatchesUpOnALibraryLargerThanTheQueueBound() async throws {
+        let context = try await Context()
+        let fixture = context.fixture
+        let endpoint = try ServerEndpoint(url: fixture.server.libraryURL("notes"), token: context.token)
+        let phone = try fixture.library("Phone")
+        let note = try await phone.create(TextDocument.self, named: "Big", in: .shared)
+        let megabyte = TextDocument.Operation.encodeGroup([.append(String(repeating: "x", count: 1 << 20))])
+        for _ in 0..<16 { try phone.store.append(.edit(Edit(operations: megabyte)), to: note.id) }
+        #expect(try await phone.sync(through: WebSocketTransport(endpoint: endpoint)).isComplete)
+        let laptop = try fixture.library("Laptop")
+        let report = try await laptop.sync(through: WebSocketTransport(endpoint: endpoint))
+        #expect(report.isComplete)
+        #expect(try laptop.store.vector(of: note.id) == phone.store.vector(of: note.id))
+        let copy = try await laptop.open(note.id, as: TextDocument.self)
+        #expect(await copy.model.text.utf8.count == 16 << 20)
+    }
+
     /// A device first seen in one library cannot write into another.
     @Test func aDeviceOfOneLibraryCannotWriteIntoAnother() async throws {
         let context = try await Context()

@@ -82,6 +82,25 @@ struct RawClient {
         case text(String)
     }
 
+    /// Connects, sends `messages`, then never reads again (a client that stalled) until `duration` passes or the
+    /// task is cancelled.
+    func stall(after messages: [Message], for duration: Duration) async throws {
+        var configuration = WebSocketClientConfiguration(
+            maxFrameSize: 32 << 20, additionalHeaders: [.authorization: "Bearer \(token)"])
+        configuration.autoPing = .disabled
+        let client = WebSocketClient(url: url, configuration: configuration, logger: Logger(label: "stalled")) {
+            _, outbound, _ in
+            for message in messages {
+                switch message {
+                case .binary(let bytes): try await outbound.write(.binary(ByteBuffer(bytes: bytes)))
+                case .text(let text): try await outbound.write(.text(text))
+                }
+            }
+            try? await Task.sleep(for: duration)
+        }
+        _ = try? await client.run()
+    }
+
     /// The close code of a connection the server refuses at the upgrade, from the first of up to `attempts`
     /// connections whose close frame the client reads before the connection ends (the server closes at once, and a
     /// client may see the end first); nil if none did. Every attempt must have received no frame of any log.
