@@ -6,8 +6,9 @@ import Synchronization
 /// client that does not read falls behind by at most ``limit`` of them or ``byteLimit`` bytes, then its connection is
 /// closed (it reconnects and catches up with a session), so one slow client never holds the server's memory or the
 /// other connections back. Replies to the client's own session (a catch-up can be larger than any bound) are not
-/// counted against it; instead the library asks ``isBusy`` before it reads more of a reply, and waits for
-/// ``whenDrained(_:)`` while the queue is half full, so a reply streams at the pace the client reads.
+/// counted against it; instead, while the queue is over half full (``isBusy``), the library reads no more of a reply
+/// and the connection reads nothing more from the client, until the queue drains to a quarter (``whenDrained(_:)``):
+/// replies stream at the pace the client reads, and a client that reads nothing is closed after a timeout.
 final class Outbox: Sendable {
     /// A close the writer sends instead of what is still queued.
     struct Close: Sendable {
@@ -30,8 +31,9 @@ final class Outbox: Sendable {
         /// What counts against the bounds.
         var boundedBytes = 0
         var boundedFrames = 0
-        /// Called once the queue drains to a quarter of the bounds.
-        var drained: (@Sendable () -> Void)?
+        /// Called once the queue drains to a quarter of the bounds, or ends.
+        var drained: [@Sendable () -> Void] = []
+        var ended = false
     }
 
     let frames: AsyncStream<Frame>
@@ -85,31 +87,50 @@ final class Outbox: Sendable {
         counts.withLock { $0.bytes > byteLimit / 2 || $0.frames > limit / 2 }
     }
 
-    /// Calls `action` once the queue holds at most a quarter of the bounds (at once if it does already); one
-    /// action waits at a time, and none is called after the queue ends.
+    /// Calls `action` once the queue holds at most a quarter of the bounds, or once it ends (a close was asked for, or
+    /// the connection ended); at once if either is so already.
     func whenDrained(_ action: @escaping @Sendable () -> Void) {
         let now = counts.withLock { counts -> Bool in
-            if Self.isDrained(counts, limit: limit, byteLimit: byteLimit) { return true }
-            counts.drained = action
+            if counts.ended || Self.isDrained(counts, limit: limit, byteLimit: byteLimit) { return true }
+            counts.drained.append(action)
             return false
         }
         if now { action() }
     }
 
+    /// Waits until the queue drains to a quarter of the bounds or ends; past `timeout`, closes the connection (1008)
+    /// as too slow.
+    func waitUntilDrained(orCloseAfter timeout: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                    self.whenDrained { done.resume() }
+                }
+            }
+            group.addTask {
+                do { try await Task.sleep(for: timeout) } catch { return }
+                // Ends the queue, which lets the wait above go.
+                self.close(code: 1008, reason: "the client read too slowly: it took nothing it was sent for \(timeout)")
+            }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
     /// The writer took `frame` off the queue.
     func taken(_ frame: Frame) {
-        let action = counts.withLock { counts -> (@Sendable () -> Void)? in
+        let actions = counts.withLock { counts -> [@Sendable () -> Void] in
             counts.bytes -= frame.bytes.count
             counts.frames -= 1
             if frame.bounded {
                 counts.boundedBytes -= frame.bytes.count
                 counts.boundedFrames -= 1
             }
-            guard counts.drained != nil, Self.isDrained(counts, limit: limit, byteLimit: byteLimit) else { return nil }
-            defer { counts.drained = nil }
+            guard !counts.drained.isEmpty, Self.isDrained(counts, limit: limit, byteLimit: byteLimit) else { return [] }
+            defer { counts.drained = [] }
             return counts.drained
         }
-        action?()
+        for action in actions { action() }
     }
 
     private static func isDrained(_ counts: Counts, limit: Int, byteLimit: Int) -> Bool {
@@ -124,9 +145,9 @@ final class Outbox: Sendable {
             return true
         }
         if first {
-            counts.withLock { $0.drained = nil }
             continuation.finish()
             closeContinuation.yield()
+            end()
         }
     }
 
@@ -147,8 +168,18 @@ final class Outbox: Sendable {
 
     /// Ends the queue without a close of its own (the connection ended).
     func finish() {
-        counts.withLock { $0.drained = nil }
         continuation.finish()
         closeContinuation.finish()
+        end()
+    }
+
+    /// Marks the queue ended and lets everything waiting for a drain go.
+    private func end() {
+        let actions = counts.withLock { counts in
+            counts.ended = true
+            defer { counts.drained = [] }
+            return counts.drained
+        }
+        for action in actions { action() }
     }
 }

@@ -257,9 +257,9 @@ actor ServedLibrary {
         var work = connection.deferred[...]
         connection.deferred = []
         while let (channel, actions) = work.popFirst() {
-            let wasFinished = connection.sessions[channel]?.isFinished ?? true
+            // A connection refused or closed meanwhile gets nothing more.
+            guard connections[id] != nil, connection.outbox.requestedClose == nil else { return }
             perform(actions, on: channel, of: connection)
-            if !wasFinished, connection.sessions[channel]?.isFinished == true { finished(channel, of: connection) }
             if !connection.deferred.isEmpty {
                 connection.deferred += work
                 return

@@ -289,6 +289,9 @@ public final class SyncServer: Sendable {
                         break
                     }
                     await library.receive(decoded.message, bytes: decoded.bytes, channel: decoded.channel, from: id)
+                    // A client that does not take what it was sent is not read either, so that its requests cannot
+                    // pile up replies in the server's memory; past the stall timeout it is closed.
+                    if outbox.isBusy { await outbox.waitUntilDrained(orCloseAfter: configuration.limits.stallTimeout) }
                     if outbox.requestedClose != nil { break }
                 }
             } catch {

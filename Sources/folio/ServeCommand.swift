@@ -27,12 +27,18 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The most connections open at once; further sync requests get 503.")
     var maxConnections = ServerLimits().connections
 
+    @Option(help: "Seconds a client may leave what it was sent unread before it is closed as too slow.")
+    var stallTimeout = 60
+
     mutating func validate() throws {
         guard (0...65_535).contains(port) else {
             throw ValidationError("--port must be within 0...65535")
         }
         guard (1...1_000_000).contains(maxConnections) else {
             throw ValidationError("--max-connections must be within 1...1000000")
+        }
+        guard (1...3_600).contains(stallTimeout) else {
+            throw ValidationError("--stall-timeout must be within 1...3600")
         }
         guard !host.isEmpty else { throw ValidationError("--host must not be empty") }
     }
@@ -48,7 +54,7 @@ struct ServeCommand: AsyncParsableCommand {
             server = try SyncServer(
                 configuration: .init(
                     host: host, port: port, dataDirectory: data.directory,
-                    limits: ServerLimits(connections: maxConnections)))
+                    limits: ServerLimits(connections: maxConnections, stallTimeout: .seconds(stallTimeout))))
         } catch {
             throw CommandFailure.checkFailed("\(error)")
         }

@@ -9,8 +9,8 @@ import Foundation
 import Testing
 
 /// A client that sends what the protocol does not allow is closed with a WebSocket close code and a reason; the
-/// server stores nothing of it, and other devices go on syncing.
-@Suite struct HostileClientTests {
+/// server stores nothing of it, and other devices go on syncing. One test at a time: several send tens of MiB.
+@Suite(.serialized) struct HostileClientTests {
     let document = DocumentID(UUIDBytes(bytes: Array(repeating: 0xAB, count: 16)))
 
     /// A server with a library `notes`, and its token.
@@ -172,23 +172,61 @@ import Testing
         try await anHonestDeviceStillSyncs(context)
     }
 
+    /// A client that asks and asks without reading what it is sent cannot pile replies up in the server's memory:
+    /// the server stops reading it once its queue is half full, and closes it once the stall timeout passes (here
+    /// 2 s, then 10 s of grace for the close), well before the ping timeout (60 s) would.
+    @Test func aClientThatAsksWithoutReadingIsClosedAfterTheStallTimeout() async throws {
+        let fixture = try await ServerFixture.start(arguments: ["--stall-timeout", "2"])
+        let token = try await fixture.token(for: "notes")
+        let endpoint = try ServerEndpoint(url: fixture.server.libraryURL("notes"), token: token)
+        let phone = try fixture.library("Phone")
+        let megabyte = TextDocument.Operation.encodeGroup([.append(String(repeating: "x", count: 1 << 20))])
+        var documents: [DocumentID] = []
+        for number in 0..<40 {
+            let note = try await phone.create(TextDocument.self, named: "Big \(number)", in: .shared)
+            try phone.store.append(.edit(Edit(operations: megabyte)), to: note.id)
+            documents.append(note.id)
+        }
+        #expect(try await phone.sync(through: WebSocketTransport(endpoint: endpoint)).isComplete)
+        func open() async throws -> Double {
+            let body = try await fixture.get("/metrics").body
+            let line = body.split(separator: "\n").first { $0.hasPrefix("folio_connections_open ") }
+            return line.flatMap { Double($0.split(separator: " ")[1]) } ?? -1
+        }
+        // 40 MiB of replies asked for, more than the sockets hold; the client reads none of it.
+        let hand = HandDevice()
+        let requests = documents.map { document in
+            RawClient.Message.binary(
+                SyncFrame.encode(.request(document: document, since: VersionVector()), on: hand.channel))
+        }
+        let asking = RawClient(fixture.server.libraryURL("notes"), token: token)
+        let stalled = Task { try await asking.stall(after: [.binary(hand.hello())] + requests, for: .seconds(300)) }
+        defer { stalled.cancel() }
+        try await eventually("the asking client connected") { try await open() == 1 }
+        try await eventually(within: .seconds(40), "the asking client closed") { try await open() == 0 }
+    }
+
     /// A catch-up larger than what the server queues for a slow client (8 MiB) streams at the pace the client reads:
-    /// a new device joins a library of 16 MiB.
+    /// a new device joins a library of 12 documents of 1 MiB, which the server reads from its log a few at a time.
     @Test func aNewDeviceCatchesUpOnALibraryLargerThanTheQueueBound() async throws {
         let context = try await Context()
         let fixture = context.fixture
         let endpoint = try ServerEndpoint(url: fixture.server.libraryURL("notes"), token: context.token)
         let phone = try fixture.library("Phone")
-        let note = try await phone.create(TextDocument.self, named: "Big", in: .shared)
         let megabyte = TextDocument.Operation.encodeGroup([.append(String(repeating: "x", count: 1 << 20))])
-        for _ in 0..<16 { try phone.store.append(.edit(Edit(operations: megabyte)), to: note.id) }
+        var documents: [DocumentID] = []
+        for number in 0..<12 {
+            let note = try await phone.create(TextDocument.self, named: "Big \(number)", in: .shared)
+            try phone.store.append(.edit(Edit(operations: megabyte)), to: note.id)
+            documents.append(note.id)
+        }
         #expect(try await phone.sync(through: WebSocketTransport(endpoint: endpoint)).isComplete)
         let laptop = try fixture.library("Laptop")
         let report = try await laptop.sync(through: WebSocketTransport(endpoint: endpoint))
         #expect(report.isComplete)
-        #expect(try laptop.store.vector(of: note.id) == phone.store.vector(of: note.id))
-        let copy = try await laptop.open(note.id, as: TextDocument.self)
-        #expect(await copy.model.text.utf8.count == 16 << 20)
+        #expect(try laptop.store.summaries().map(\.vector) == phone.store.summaries().map(\.vector))
+        let copy = try await laptop.open(documents[11], as: TextDocument.self)
+        #expect(await copy.model.text.utf8.count == 1 << 20)
     }
 
     /// A device first seen in one library cannot write into another.
