@@ -42,6 +42,18 @@ import Testing
         #expect(await copy.model.text == "honest\n")
     }
 
+    /// `count` shared documents on `library`, each a text of 1 MiB (one change besides its creation).
+    private func megabyteDocuments(_ count: Int, on library: DocumentLibrary) async throws -> [DocumentID] {
+        let megabyte = TextDocument.Operation.encodeGroup([.append(String(repeating: "x", count: 1 << 20))])
+        var documents: [DocumentID] = []
+        for number in 0..<count {
+            let note = try await library.create(TextDocument.self, named: "Big \(number)", in: .shared)
+            try library.store.append(.edit(Edit(operations: megabyte)), to: note.id)
+            documents.append(note.id)
+        }
+        return documents
+    }
+
     @Test func bytesThatAreNotAFrameClose1002() async throws {
         let context = try await Context()
         let fixture = context.fixture
@@ -151,24 +163,19 @@ import Testing
     @Test func aClientThatStopsReadingIsCutOff() async throws {
         let context = try await Context()
         let fixture = context.fixture
-        func open() async throws -> Double {
-            let body = try await fixture.get("/metrics").body
-            let line = body.split(separator: "\n").first { $0.hasPrefix("folio_connections_open ") }
-            return line.flatMap { Double($0.split(separator: " ")[1]) } ?? -1
-        }
         let client = context.client()
         let stalled = Task { try await client.stall(after: [.binary(HandDevice().hello())], for: .seconds(300)) }
         defer { stalled.cancel() }
-        try await eventually("the stalled client connected") { try await open() == 1 }
+        try await eventually("the stalled client connected") { try await fixture.metric("folio_connections_open") == 1 }
         // An honest device sends far more than the server queues for one client (8 MiB) and the sockets hold.
         let phone = try fixture.library("Phone")
-        let note = try await phone.create(TextDocument.self, named: "Big", in: .shared)
-        let megabyte = TextDocument.Operation.encodeGroup([.append(String(repeating: "x", count: 1 << 20))])
-        for _ in 0..<48 { try phone.store.append(.edit(Edit(operations: megabyte)), to: note.id) }
+        _ = try await megabyteDocuments(48, on: phone)
         let endpoint = try ServerEndpoint(url: fixture.server.libraryURL("notes"), token: context.token)
         let report = try await phone.sync(through: WebSocketTransport(endpoint: endpoint))
         #expect(report.isComplete)
-        try await eventually(within: .seconds(60), "the stalled client cut off") { try await open() == 0 }
+        try await eventually(within: .seconds(60), "the stalled client cut off") {
+            try await fixture.metric("folio_connections_open") == 0
+        }
         try await anHonestDeviceStillSyncs(context)
     }
 
@@ -180,19 +187,8 @@ import Testing
         let token = try await fixture.token(for: "notes")
         let endpoint = try ServerEndpoint(url: fixture.server.libraryURL("notes"), token: token)
         let phone = try fixture.library("Phone")
-        let megabyte = TextDocument.Operation.encodeGroup([.append(String(repeating: "x", count: 1 << 20))])
-        var documents: [DocumentID] = []
-        for number in 0..<40 {
-            let note = try await phone.create(TextDocument.self, named: "Big \(number)", in: .shared)
-            try phone.store.append(.edit(Edit(operations: megabyte)), to: note.id)
-            documents.append(note.id)
-        }
+        let documents = try await megabyteDocuments(40, on: phone)
         #expect(try await phone.sync(through: WebSocketTransport(endpoint: endpoint)).isComplete)
-        func open() async throws -> Double {
-            let body = try await fixture.get("/metrics").body
-            let line = body.split(separator: "\n").first { $0.hasPrefix("folio_connections_open ") }
-            return line.flatMap { Double($0.split(separator: " ")[1]) } ?? -1
-        }
         // 40 MiB of replies asked for, more than the sockets hold; the client reads none of it.
         let hand = HandDevice()
         let requests = documents.map { document in
@@ -202,8 +198,10 @@ import Testing
         let asking = RawClient(fixture.server.libraryURL("notes"), token: token)
         let stalled = Task { try await asking.stall(after: [.binary(hand.hello())] + requests, for: .seconds(300)) }
         defer { stalled.cancel() }
-        try await eventually("the asking client connected") { try await open() == 1 }
-        try await eventually(within: .seconds(40), "the asking client closed") { try await open() == 0 }
+        try await eventually("the asking client connected") { try await fixture.metric("folio_connections_open") == 1 }
+        try await eventually(within: .seconds(40), "the asking client closed") {
+            try await fixture.metric("folio_connections_open") == 0
+        }
     }
 
     /// A catch-up larger than what the server queues for a slow client (8 MiB) streams at the pace the client reads:
@@ -213,13 +211,7 @@ import Testing
         let fixture = context.fixture
         let endpoint = try ServerEndpoint(url: fixture.server.libraryURL("notes"), token: context.token)
         let phone = try fixture.library("Phone")
-        let megabyte = TextDocument.Operation.encodeGroup([.append(String(repeating: "x", count: 1 << 20))])
-        var documents: [DocumentID] = []
-        for number in 0..<12 {
-            let note = try await phone.create(TextDocument.self, named: "Big \(number)", in: .shared)
-            try phone.store.append(.edit(Edit(operations: megabyte)), to: note.id)
-            documents.append(note.id)
-        }
+        let documents = try await megabyteDocuments(12, on: phone)
         #expect(try await phone.sync(through: WebSocketTransport(endpoint: endpoint)).isComplete)
         let laptop = try fixture.library("Laptop")
         let report = try await laptop.sync(through: WebSocketTransport(endpoint: endpoint))

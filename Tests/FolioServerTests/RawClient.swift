@@ -29,17 +29,9 @@ struct RawClient {
     /// the wait ends as soon as the server closes.
     func run(_ messages: [Message], linger: Duration = .seconds(60)) async throws -> Outcome {
         let outcome = Collected()
-        var configuration = WebSocketClientConfiguration(
-            maxFrameSize: 32 << 20, additionalHeaders: [.authorization: "Bearer \(token)"])
-        configuration.autoPing = .disabled
-        let client = WebSocketClient(url: url, configuration: configuration, logger: Logger(label: "raw")) {
+        let client = WebSocketClient(url: url, configuration: configuration(), logger: Logger(label: "raw")) {
             inbound, outbound, _ in
-            for message in messages {
-                switch message {
-                case .binary(let bytes): try await outbound.write(.binary(ByteBuffer(bytes: bytes)))
-                case .text(let text): try await outbound.write(.text(text))
-                }
-            }
+            try await Self.send(messages, to: outbound)
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     do {
@@ -82,20 +74,29 @@ struct RawClient {
         case text(String)
     }
 
-    /// Connects, sends `messages`, then never reads again (a client that stalled) until `duration` passes or the
-    /// task is cancelled.
-    func stall(after messages: [Message], for duration: Duration) async throws {
+    /// Its bearer token, large frames, no pings of its own.
+    private func configuration() -> WebSocketClientConfiguration {
         var configuration = WebSocketClientConfiguration(
             maxFrameSize: 32 << 20, additionalHeaders: [.authorization: "Bearer \(token)"])
         configuration.autoPing = .disabled
-        let client = WebSocketClient(url: url, configuration: configuration, logger: Logger(label: "stalled")) {
-            _, outbound, _ in
-            for message in messages {
-                switch message {
-                case .binary(let bytes): try await outbound.write(.binary(ByteBuffer(bytes: bytes)))
-                case .text(let text): try await outbound.write(.text(text))
-                }
+        return configuration
+    }
+
+    private static func send(_ messages: [Message], to outbound: WebSocketOutboundWriter) async throws {
+        for message in messages {
+            switch message {
+            case .binary(let bytes): try await outbound.write(.binary(ByteBuffer(bytes: bytes)))
+            case .text(let text): try await outbound.write(.text(text))
             }
+        }
+    }
+
+    /// Connects, sends `messages`, then never reads again (a client that stalled) until `duration` passes or the
+    /// task is cancelled.
+    func stall(after messages: [Message], for duration: Duration) async throws {
+        let client = WebSocketClient(url: url, configuration: configuration(), logger: Logger(label: "stalled")) {
+            _, outbound, _ in
+            try await Self.send(messages, to: outbound)
             try? await Task.sleep(for: duration)
         }
         _ = try? await client.run()

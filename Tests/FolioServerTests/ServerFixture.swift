@@ -41,6 +41,12 @@ final class ServerFixture {
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
     }
 
+    /// The value of a counter or gauge of `GET /metrics` (no labels), nil when it is not there.
+    func metric(_ name: String) async throws -> Double? {
+        let line = try await get("/metrics").body.split(separator: "\n").first { $0.hasPrefix(name + " ") }
+        return line.flatMap { Double($0.dropFirst(name.count + 1)) }
+    }
+
     /// A new library in the fixture's directory.
     func library(_ name: String, policy: ConflictPolicy = ConflictPolicy(default: .merge)) throws -> DocumentLibrary {
         try DocumentLibrary(at: directory.subdirectory(name), deviceName: name, conflictPolicy: policy)
