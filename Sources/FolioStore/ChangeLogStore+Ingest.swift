@@ -22,15 +22,23 @@ public struct IngestResult: Hashable, Sendable {
     /// Changes of this call that no signed head of their device reaches yet (see ``ChangeLogStore/ingest(encoded:heads:)``):
     /// they wait, as early changes do, until a head that covers them arrives, and count against the same bound.
     public var unvouched: [ChangeID] = []
+    /// Unvouched changes, of any document, that had waited ``StoreLimits/unvouchedAge`` or longer when this call
+    /// began: dropped (see ``ChangeLogStore/dropExpiredUnvouched(now:)``). A peer sends them again, with a head.
+    public var expired = 0
+    /// Unvouched changes, of any document, that arrived before this call and were dropped, oldest first, to make
+    /// room within ``StoreLimits/unvouchedBytes`` for unvouched changes of this call. A peer sends them again.
+    public var evicted = 0
     /// Heads of this call that were refused, with the reason: a signature that does not check, or a key that is
     /// not the named device's. The changes they named stay unvouched.
     public var refusedHeads: [(head: ChangeID, reason: String)] = []
     /// The documents whose logs grew (changes of theirs were applied), in identity order.
     public var updatedDocuments: [DocumentID] = []
 
-    /// Equal when the same changes were applied, ignored, deferred and rejected.
+    /// Equal when the same changes were applied, ignored, deferred, rejected, turned away, left unvouched, expired
+    /// and evicted, and the same heads were refused.
     public static func == (lhs: IngestResult, rhs: IngestResult) -> Bool {
         lhs.applied == rhs.applied && lhs.duplicates == rhs.duplicates && lhs.deferred == rhs.deferred
+            && lhs.expired == rhs.expired && lhs.evicted == rhs.evicted
             && lhs.rejected.map(\.id) == rhs.rejected.map(\.id)
             && lhs.rejected.map(\.reason) == rhs.rejected.map(\.reason)
             && lhs.turnedAway == rhs.turnedAway && lhs.updatedDocuments == rhs.updatedDocuments
@@ -47,6 +55,8 @@ public struct IngestResult: Hashable, Sendable {
         hasher.combine(turnedAway)
         hasher.combine(unvouched)
         hasher.combine(refusedHeads.map(\.head))
+        hasher.combine(expired)
+        hasher.combine(evicted)
     }
 
     /// Creates an empty result.
@@ -61,7 +71,9 @@ extension ChangeLogStore {
     /// head's change down through parent hashes, among `changes` and the changes that wait, and each change of D
     /// it meets is vouched for. A change no authentic head reaches waits, in ``IngestResult/unvouched``, until a
     /// later call brings a head that reaches it (a sender puts in each message a head that reaches its changes
-    /// there or in the next message). Only heads of devices with changes among `changes` are checked, at most one
+    /// there or in the next message), within the bounds of ``StoreLimits``: per document, in bytes across the store
+    /// (the oldest make room, ``IngestResult/evicted``), and in age (the call first drops those that waited too
+    /// long, ``IngestResult/expired``, by the store's clock). Only heads of devices with changes among `changes` are checked, at most one
     /// per eight of a device's changes (and at least one); a head that does not check is reported in
     /// ``IngestResult/refusedHeads``. Heads whose changes enter the log are kept, to pass on with them (see
     /// ``signedHeads(of:since:signingOwn:)``). A change under a logged identity with another hash is dropped
@@ -122,13 +134,16 @@ extension ChangeLogStore {
         guard !changes.isEmpty else { return IngestResult() }
         let byDocument = Dictionary(grouping: changes, by: \.change.document)
         let headsByDocument = Dictionary(grouping: heads, by: \.document)
+        // The arrival time of the changes that wait, read once.
+        let now = clock.now().millisecondsSince1970
         return try write("ingesting \(changes.count) changes") { db in
             var result = IngestResult()
+            result.expired = try expireUnvouched(now: now, in: db)
             for document in byDocument.keys.sorted() {
                 let incoming = byDocument[document]!.sorted {
                     ($0.change.lamport, $0.change.id) < ($1.change.lamport, $1.change.id)
                 }
-                var ingestion = try Ingestion(store: self, document: document, db: db, trusted: trusted)
+                var ingestion = try Ingestion(store: self, document: document, db: db, trusted: trusted, now: now)
                 if !trusted { try ingestion.vouch(with: headsByDocument[document] ?? [], for: incoming, into: &result) }
                 try ingestion.ingest(incoming, into: &result)
             }
@@ -167,9 +182,12 @@ struct Ingestion {
     var headsByHash: [ChangeHash: SignedHead] = [:]
     /// How many changes of the document wait for a head, once read (when this ingestion first parks one).
     var unvouchedCount: Int?
+    /// The arrival time of the changes this ingestion parks, in milliseconds since 1970.
+    let now: Int64
 
-    init(store: ChangeLogStore, document: DocumentID, db: Database, trusted: Bool) throws {
+    init(store: ChangeLogStore, document: DocumentID, db: Database, trusted: Bool, now: Int64) throws {
         self.store = store
+        self.now = now
         self.trusted = trusted
         self.document = document
         self.db = db
@@ -211,7 +229,7 @@ struct Ingestion {
             try refuseLocalIdentity(change)
             guard trusted || vouched.contains(change.hash) else {
                 // Nothing vouches for it yet: it waits for a head, as if for its own arrival.
-                switch try park(encoded, waitingFor: change.id, vouched: false) {
+                switch try park(encoded, waitingFor: change.id, vouched: false, into: &result) {
                 case .parked:
                     result.unvouched.append(change.id)
                     hasWaiting = true
@@ -223,7 +241,7 @@ struct Ingestion {
                 continue
             }
             if let dependency = firstMissingDependency(of: change) {
-                switch try park(encoded, waitingFor: dependency, vouched: true) {
+                switch try park(encoded, waitingFor: dependency, vouched: true, into: &result) {
                 case .parked:
                     result.deferred += 1
                     hasWaiting = true
@@ -410,10 +428,11 @@ struct Ingestion {
 
     /// Parks an early change in the pending table, noting one change it waits for, unless it waits there already
     /// or the document has as many waiting changes as the store allows. Another change with the same identity may
-    /// wait beside it: which of them is real is known only when they are ready.
-    private mutating func park(_ encoded: EncodedChange, waitingFor dependency: ChangeID, vouched: Bool) throws
-        -> Parking
-    {
+    /// wait beside it: which of them is real is known only when they are ready. An unvouched change must also fit
+    /// within ``StoreLimits/unvouchedBytes``, for which unvouched changes of earlier calls may be evicted.
+    private mutating func park(
+        _ encoded: EncodedChange, waitingFor dependency: ChangeID, vouched: Bool, into result: inout IngestResult
+    ) throws -> Parking {
         let change = encoded.change
         let deviceRow = try store.rowID(of: change.id.device, in: db, create: true)!
         let key: StatementArguments = [documentRow, deviceRow, Int64(change.id.seq), change.hash.data]
@@ -448,15 +467,30 @@ struct Ingestion {
                     ),
                     arguments: [documentRow]) ?? 0
             guard unvouched < store.limits.unvouchedChangesPerDocument else { return .full }
-            unvouchedCount = unvouched + 1
+            guard let evicted = try store.evictUnvouched(toFit: encoded.bytes.count, now: now, in: db) else {
+                return .full
+            }
+            var evictedHere = 0
+            if !evicted.isEmpty {
+                // This document's count is written back with the frontier; the others' now.
+                evictedHere = evicted[documentRow] ?? 0
+                waitingDelta -= evictedHere
+                if evictedHere > 0 { removedWaiting = true }
+                try store.forgetWaiting(evicted.filter { $0.key != documentRow }, in: db)
+                result.evicted += evicted.values.reduce(0, +)
+            }
+            unvouchedCount = unvouched - evictedHere + 1
         }
         try db.cachedStatement(
             sql: """
-                INSERT INTO pending (document, device, seq, hash, body, wait_device, wait_seq, vouched, head)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO pending (document, device, seq, hash, body, wait_device, wait_seq, vouched, head, arrived, size)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
         ).execute(
-            arguments: key + [Data(encoded.bytes), dependency.device.uuid.data, Int64(dependency.seq), vouched, head])
+            arguments: key + [
+                Data(encoded.bytes), dependency.device.uuid.data, Int64(dependency.seq), vouched, head, now,
+                encoded.bytes.count,
+            ])
         waitingDelta += 1
         return .parked
     }

@@ -67,7 +67,8 @@ extension ChangeLogStore {
     /// Checks the whole store: SQLite's own consistency, then every change re-hashed from its bytes and checked
     /// against its row, sequence numbers without gaps, parents present with lower lamports, vectors equal to
     /// their parents' merge, the derived frontier equal to what the log says, waiting changes still waiting for
-    /// something, and every blob and checkpoint intact.
+    /// something with their recorded sizes, the running total of unvouched bytes, and every blob and checkpoint
+    /// intact.
     ///
     /// Finding a problem is not an error: the report lists them, first bad change first.
     ///
@@ -197,6 +198,16 @@ extension ChangeLogStore {
                                 "blob \(recorded.map { String($0.hex.prefix(12)) } ?? "(damaged hash)") does not match its bytes"
                         ))
                 }
+            }
+            let unvouched = try Self.unvouchedTotal(in: db)
+            let counted =
+                try Int.fetchOne(
+                    db.cachedStatement(sql: "SELECT coalesce(sum(size), 0) FROM pending WHERE vouched = 0")) ?? 0
+            if unvouched != counted {
+                report.problems.append(
+                    .init(
+                        message:
+                            "the store records \(unvouched) bytes of unvouched waiting changes, but \(counted) wait"))
             }
             let orphans =
                 try Int.fetchOne(

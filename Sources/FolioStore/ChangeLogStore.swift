@@ -54,6 +54,11 @@ public final class ChangeLogStore: Sendable {
     let exclusiveCache: ExclusiveStoreCache?
     /// Handlers told of every local append (see ``observeAppends(_:)``).
     let appendObservers = AppendObservers()
+    /// No unvouched change waits that arrived before this time (milliseconds since 1970), as far as this store
+    /// knows: an ingest before `floor + unvouchedAge` has nothing to expire and asks the pending table nothing.
+    /// `nil` until the first expiry and after a transaction that expired rolls back (see
+    /// ``expireUnvouched(now:in:)``).
+    let unvouchedFloor = Mutex<Int64?>(nil)
 
     /// Opens the store at `url`, creating it if the file does not exist or is empty.
     ///

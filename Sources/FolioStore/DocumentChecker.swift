@@ -140,7 +140,8 @@ struct DocumentChecker {
 
     private mutating func checkPending(vector: VersionVector, in db: Database) throws {
         var rows = try RawRows(
-            db.cachedStatement(sql: "SELECT hash, body, vouched FROM pending WHERE document = ? ORDER BY device, seq"),
+            db.cachedStatement(
+                sql: "SELECT hash, body, vouched, size FROM pending WHERE document = ? ORDER BY device, seq"),
             arguments: [documentRow])
         var count = 0
         while let row = try rows.next() {
@@ -151,6 +152,12 @@ struct DocumentChecker {
             }
             if change.hash != (row[0] as Data?).flatMap({ try? ColumnDecoder.changeHash($0) }) {
                 problem(change.id, "the waiting change's bytes do not match its hash")
+            }
+            // The size counts against the bound on unvouched bytes (`StoreLimits.unvouchedBytes`).
+            if (row[3] as Int) != (row[1] as Data).count {
+                problem(
+                    change.id,
+                    "the waiting change records a size of \(row[3] as Int) bytes, but has \((row[1] as Data).count)")
             }
             let ready =
                 change.id.seq == vector[change.id.device] + 1

@@ -93,6 +93,18 @@ final class ExclusiveStoreCache: Sendable {
         }
     }
 
+    /// Stages whether the document of `documentRow` has waiting changes, just found in `db`'s open write
+    /// transaction after some of them were dropped. A document the memory does not hold had none.
+    func stage(hasWaiting: Bool, of documentRow: Int64, in db: Database) {
+        stage(in: db) { state in
+            guard var entry = state.staged.documents[documentRow] ?? state.committed.documents[documentRow] else {
+                return
+            }
+            entry.hasWaiting = hasWaiting
+            state.staged.documents[documentRow] = entry
+        }
+    }
+
     /// Stages the name of `device` ("" for a device recorded without one), just saved in `db`'s open transaction.
     func stage(_ device: DeviceID, name: String, in db: Database) {
         stage(in: db) { $0.staged.devices[device] = name }

@@ -9,13 +9,47 @@ public struct StoreLimits: Hashable, Sendable {
     /// for their dependencies. 4,096 by default: a sender puts a head in every message, so honest changes wait for
     /// one at most until the next message.
     public var unvouchedChangesPerDocument: Int
+    /// At most this many bytes of change bodies wait for a signed head across the whole store, whatever their
+    /// documents. An unvouched change that would pass the bound makes room by dropping the unvouched changes that
+    /// arrived before the ingest that brings it, oldest first (``IngestResult/evicted``); when those are not enough
+    /// (the change is larger than the bound, or changes of the same call fill it), it is turned away
+    /// (``IngestResult/turnedAway``). Changes vouched for are not counted.
+    ///
+    /// 32 MiB by default: a sync message is at most 16 MiB (its frame's bound), and an honest sender's changes wait
+    /// for a head at most until its next message, so two whole messages of a peer fit; dropping the oldest first
+    /// means a peer that fills the bound with junk once does not keep later honest changes out, it has to keep
+    /// sending. Far below what a library holds, and the most junk a peer can park in one store.
+    public var unvouchedBytes: Int
+    /// An unvouched change that has waited this long (by the store's clock, from its arrival) is dropped: at the
+    /// start of the next ingest (``IngestResult/expired``), or by ``ChangeLogStore/dropExpiredUnvouched(now:)``.
+    /// Changes vouched for wait as long as their dependencies take.
+    ///
+    /// 24 hours by default: an honest change waits for a head a message or so; a day covers a sync interrupted
+    /// between two messages and resumed later, and bounds how long junk holds its bytes.
+    public var unvouchedAge: Duration
 
     /// Creates limits.
     ///
-    /// - Precondition: both are at least 0.
-    public init(waitingChangesPerDocument: Int = 65_536, unvouchedChangesPerDocument: Int = 4_096) {
-        precondition(waitingChangesPerDocument >= 0 && unvouchedChangesPerDocument >= 0, "a limit cannot be negative")
+    /// - Precondition: every count and byte bound is at least 0, and the age is not negative.
+    public init(
+        waitingChangesPerDocument: Int = 65_536, unvouchedChangesPerDocument: Int = 4_096,
+        unvouchedBytes: Int = 32 << 20, unvouchedAge: Duration = .seconds(24 * 60 * 60)
+    ) {
+        precondition(
+            waitingChangesPerDocument >= 0 && unvouchedChangesPerDocument >= 0 && unvouchedBytes >= 0,
+            "a limit cannot be negative")
+        precondition(unvouchedAge >= .zero, "an age cannot be negative")
         self.waitingChangesPerDocument = waitingChangesPerDocument
         self.unvouchedChangesPerDocument = unvouchedChangesPerDocument
+        self.unvouchedBytes = unvouchedBytes
+        self.unvouchedAge = unvouchedAge
+    }
+
+    /// ``unvouchedAge`` in whole milliseconds (the unit of arrival times), rounded down and at most `Int64.max`.
+    var unvouchedAgeMilliseconds: Int64 {
+        let (seconds, attoseconds) = unvouchedAge.components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000)
+        let (sum, sumOverflow) = whole.addingReportingOverflow(attoseconds / 1_000_000_000_000_000)
+        return overflow || sumOverflow ? .max : sum
     }
 }

@@ -148,6 +148,35 @@ enum StoreSchema {
         migrator.registerMigration("v5 unpublished documents") { db in
             try migrateUnpublishedDocuments(db)
         }
+        migrator.registerMigration("v6 pending arrival") { db in
+            try db.execute(
+                sql: """
+                    -- When each waiting change arrived (milliseconds since 1970, by the store's clock) and the length of
+                    -- its body, so that the changes nobody vouches for are bounded in bytes and in age (`StoreLimits`).
+                    -- Changes that waited before get the time of this migration.
+                    ALTER TABLE pending ADD COLUMN arrived INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE pending ADD COLUMN size INTEGER NOT NULL DEFAULT 0;
+                    UPDATE pending SET arrived = CAST(strftime('%s', 'now') AS INTEGER) * 1000, size = length(body);
+                    CREATE INDEX pending_unvouched_by_arrival ON pending (arrived, size) WHERE vouched = 0;
+
+                    -- The bytes of the waiting changes nobody vouches for, across the store: one row, kept by the
+                    -- triggers below in the statements that change the pending table, so that bounding them costs
+                    -- no sum and holds whoever writes.
+                    CREATE TABLE pending_total (
+                        id INTEGER PRIMARY KEY CHECK (id = 0),
+                        unvouched_bytes INTEGER NOT NULL
+                    );
+                    INSERT INTO pending_total (id, unvouched_bytes)
+                    VALUES (0, (SELECT coalesce(sum(size), 0) FROM pending WHERE vouched = 0));
+                    CREATE TRIGGER pending_unvouched_added AFTER INSERT ON pending WHEN new.vouched = 0
+                    BEGIN UPDATE pending_total SET unvouched_bytes = unvouched_bytes + new.size WHERE id = 0; END;
+                    CREATE TRIGGER pending_unvouched_removed AFTER DELETE ON pending WHEN old.vouched = 0
+                    BEGIN UPDATE pending_total SET unvouched_bytes = unvouched_bytes - old.size WHERE id = 0; END;
+                    CREATE TRIGGER pending_unvouched_vouched AFTER UPDATE OF vouched ON pending
+                    WHEN old.vouched = 0 AND new.vouched <> 0
+                    BEGIN UPDATE pending_total SET unvouched_bytes = unvouched_bytes - old.size WHERE id = 0; END;
+                    """)
+        }
         return migrator
     }
 

@@ -34,7 +34,9 @@ import Testing
                     ALTER TABLE document DROP COLUMN waiting;
                     DROP TABLE device_head;
                     DROP TABLE device_key;
-                    DELETE FROM grdb_migrations WHERE identifier IN ('v3 waiting changes by dependency', 'v4 signed heads');
+                    DROP TABLE pending_total;
+                    DELETE FROM grdb_migrations
+                    WHERE identifier IN ('v3 waiting changes by dependency', 'v4 signed heads', 'v6 pending arrival');
                     """)
         }
         try queue.close()
