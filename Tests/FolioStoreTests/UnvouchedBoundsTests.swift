@@ -76,6 +76,34 @@ import Testing
         try store.checkInvariants()
     }
 
+    /// The report's case, scaled down: one large unsigned change per message, each under a new document. The file
+    /// stops growing at the bound (the space of evicted changes is reused), and stays there across a restart.
+    @Test func largeUnsignedChangesUnderNewDocumentsDoNotGrowTheFile() throws {
+        let clock = Fixtures.clock()
+        let limits = StoreLimits(unvouchedBytes: 4 << 20)
+        var store = try open(clock: clock, access: .exclusive, limits: limits)
+        var evicted = 0
+        for number in 0..<20 {
+            clock.advance(byMilliseconds: 1_000)
+            let result = try store.ingest([junk(number, payload: 512 << 10)], heads: [])
+            #expect(result.unvouched.count == 1)
+            evicted += result.evicted
+        }
+        #expect(evicted >= 12)
+        #expect(try store.unvouchedBytes() <= 4 << 20)
+        let size = try store.byteSize()
+        #expect(size < 6 << 20, "the file grew to \(size) bytes")
+        try store.checkInvariants()
+        try store.close()
+
+        store = try open(clock: clock, access: .exclusive, limits: limits)
+        clock.advance(byMilliseconds: 1_000)
+        try store.ingest([junk(99, payload: 512 << 10)], heads: [])
+        #expect(try store.unvouchedBytes() <= 4 << 20)
+        #expect(try store.byteSize() < 6 << 20)
+        try store.checkInvariants()
+    }
+
     @Test(arguments: [StoreAccess.shared, .exclusive])
     func theByteBoundHoldsAcrossReopening(access: StoreAccess) throws {
         let clock = Fixtures.clock()
