@@ -20,7 +20,7 @@ import Synchronization
 /// - `GET /metrics`: counters in Prometheus' text format.
 ///
 /// The data directory holds `accounts.sqlite` (accounts, libraries, hashed tokens, device bindings) and one log per
-/// library, `libraries/NAME.sqlite`, behind ``ServerLog``.
+/// library in `libraries/`, behind ``ServerLog`` (``ServerDataDirectory`` says how its files are named).
 public final class SyncServer: Sendable {
     /// Where and how the server runs.
     public struct Configuration: Sendable {
@@ -210,8 +210,8 @@ public final class SyncServer: Sendable {
     func library(_ name: String) throws -> ServedLibrary {
         try libraries.withLock { open in
             if let library = open[name] { return library }
-            let url = configuration.dataDirectory.appendingPathComponent("libraries", isDirectory: true)
-                .appendingPathComponent(name + ".sqlite")
+            let directory = ServerDataDirectory(configuration.dataDirectory)
+            let url = try directory.libraryFile(name, logger: logger)
             let log = try SQLiteServerLog(at: url, durability: configuration.durability)
             var seed = SystemRandomNumberGenerator()
             let library = ServedLibrary(

@@ -1,0 +1,91 @@
+import FolioCore
+import Foundation
+import Logging
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The server's data directory on disk: its layout.
+///
+/// Layout:
+/// - `accounts.sqlite`: accounts, libraries, token hashes, device bindings (``AccountStore``).
+/// - `libraries/FILE.sqlite`: one log per library, named by ``libraryFileName(_:)`` so that no two libraries share
+///   a file on any file system (a case-insensitive one included).
+public struct ServerDataDirectory: Sendable {
+    /// The directory.
+    public let url: URL
+
+    /// The data directory at `url` (nothing is created yet).
+    public init(_ url: URL) {
+        self.url = url
+    }
+
+    /// The directory of the libraries' logs.
+    var libraries: URL { url.appendingPathComponent("libraries", isDirectory: true) }
+
+    /// The name of library `name`'s file in `libraries/`: the name in lower case, `~`, the positions of its upper
+    /// case letters as a hexadecimal bit mask (bit i for the i-th character), and `.sqlite`: `notes~0.sqlite`,
+    /// `Notes` → `notes~1.sqlite`, `ALPHA` → `alpha~1f.sqlite`. The exact name can be read back from it, so two
+    /// libraries never share a file, and no two files differ only in case. `~` is not in any library's name, so
+    /// a file of the earlier layout (`NAME.sqlite`) is never taken for one of this one.
+    public static func libraryFileName(_ name: String) -> String {
+        let bytes = Array(name.utf8)
+        var digits: [UInt8] = []
+        for start in stride(from: 0, to: bytes.count, by: 4) {
+            var digit = 0
+            for offset in 0..<4 where start + offset < bytes.count {
+                let byte = bytes[start + offset]
+                if byte >= 0x41 && byte <= 0x5A { digit |= 1 << offset }
+            }
+            digits.append(Array("0123456789abcdef".utf8)[digit])
+        }
+        while digits.count > 1 && digits.last == 0x30 { digits.removeLast() }
+        let mask = digits.isEmpty ? "0" : String(decoding: digits.reversed(), as: UTF8.self)
+        return name.lowercased() + "~" + mask + ".sqlite"
+    }
+
+    /// The suffixes of a SQLite database's companion files.
+    static let companions = ["-wal", "-shm", "-journal"]
+
+    /// The file of library `name`. A file of the earlier layout (`libraries/NAME.sqlite`, found under exactly that
+    /// name, with its `-wal`, `-shm` and `-journal`) is first renamed to it: the companions first and the database
+    /// last, so that a crash between two renames is finished at the next open, and nothing is ever copied.
+    ///
+    /// - Throws: ``ServerError`` `storage` when a rename fails.
+    func libraryFile(_ name: String, logger: Logger) throws -> URL {
+        let fileName = Self.libraryFileName(name)
+        let file = libraries.appendingPathComponent(fileName)
+        guard !FileManager.default.fileExists(atPath: file.path) else { return file }
+        let old = name + ".sqlite"
+        // Exactly that name, as the directory lists it: on a case-insensitive file system, `ALPHA.sqlite` would
+        // otherwise open `alpha.sqlite`, which is another library's.
+        let present = Set((try? FileManager.default.contentsOfDirectory(atPath: libraries.path)) ?? [])
+        guard present.contains(old) else { return file }
+        for suffix in Self.companions + [""] where present.contains(old + suffix) {
+            let from = libraries.appendingPathComponent(old + suffix).path
+            let to = libraries.appendingPathComponent(fileName + suffix).path
+            guard rename(from, to) == 0 else {
+                let cause = POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+                throw ServerError(.storage, "cannot move the library file \(from) to \(to)", cause: cause)
+            }
+        }
+        Self.synchronize(directory: libraries)
+        logger.notice(
+            "moved a library's file to its new name",
+            metadata: ["library": .string(name), "from": .string(old), "to": .string(fileName)])
+        return file
+    }
+
+    /// Makes the renames in `directory` durable (best effort: a rename that is lost is done again at the next open).
+    private static func synchronize(directory: URL) {
+        let descriptor = open(directory.path, O_RDONLY)
+        guard descriptor >= 0 else { return }
+        _ = fsync(descriptor)
+        close(descriptor)
+    }
+}

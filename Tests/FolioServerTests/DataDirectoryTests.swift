@@ -1,0 +1,89 @@
+import Folio
+import FolioClient
+import FolioStore
+import FolioTesting
+import FolioToolRunner
+import Foundation
+import Testing
+
+/// The server's data directory on disk, with a real `folio serve`: how library files are named.
+@Suite struct DataDirectoryTests {
+    /// The names of the library databases in `data` (not their `-wal`, `-shm`).
+    static func libraryFiles(in data: URL) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: data.appendingPathComponent("libraries").path)
+            .filter { $0.hasSuffix(".sqlite") }.sorted()
+    }
+
+    /// A device's library with one shared note holding `text`, synced through `endpoint`; the note's identity.
+    static func pushNote(
+        _ text: String, from library: DocumentLibrary, through endpoint: ServerEndpoint
+    ) async throws -> DocumentID {
+        let note = try await library.create(
+            TextDocument.self, named: "Note", in: .shared, contents: TextDocument(text: text))
+        try await library.sync(through: WebSocketTransport(endpoint: endpoint))
+        return note.id
+    }
+
+    /// What the server holds of `document` in the library `endpoint` names, as a new device syncing now sees it.
+    static func vector(of document: DocumentID, through endpoint: ServerEndpoint) async throws -> VersionVector {
+        let probe = try ChangeLogStore(inMemoryNamed: "probe-\(UUID())", key: DeviceKey(), deviceName: "probe")
+        _ = try await WebSocketTransport(endpoint: endpoint).sync(probe)
+        return try probe.vector(of: document)
+    }
+
+    /// `alpha` and `ALPHA` are two libraries (of two accounts): their files must differ in more than case, or a
+    /// case-insensitive file system (macOS's default) would give both one file.
+    @Test func librariesWhoseNamesDifferOnlyInCaseGetFilesThatDifferInAnyCase() async throws {
+        let fixture = try await ServerFixture.start()
+        let lower = try ServerEndpoint(
+            url: fixture.server.libraryURL("alpha"), token: try await fixture.token(for: "alpha", account: "one"))
+        let upper = try ServerEndpoint(
+            url: fixture.server.libraryURL("ALPHA"), token: try await fixture.token(for: "ALPHA", account: "two"))
+        let inLower = try await Self.pushNote("lower\n", from: try fixture.library("Lower"), through: lower)
+        let inUpper = try await Self.pushNote("upper\n", from: try fixture.library("Upper"), through: upper)
+
+        let files = try Self.libraryFiles(in: fixture.server.data)
+        #expect(files.count == 2, "\(files)")
+        #expect(Set(files.map { $0.lowercased() }).count == 2, "two files whose names differ only in case: \(files)")
+        #expect(try await !Self.vector(of: inLower, through: lower).isEmpty)
+        #expect(try await Self.vector(of: inUpper, through: lower).isEmpty, "alpha holds nothing of ALPHA")
+        #expect(try await !Self.vector(of: inUpper, through: upper).isEmpty)
+        #expect(try await Self.vector(of: inLower, through: upper).isEmpty, "ALPHA holds nothing of alpha")
+    }
+
+    /// A data directory of an earlier version keeps library `NAME` in `libraries/NAME.sqlite`: the server moves it
+    /// (with its `-wal`, which holds what was committed since the last checkpoint) to its new name when it first opens
+    /// the library, and serves everything in it.
+    @Test func aLibraryFileOfTheOldLayoutIsMovedToItsNewNameAndStillServed() async throws {
+        let fixture = try await ServerFixture.start()
+        let data = fixture.server.data
+        let endpoint = try ServerEndpoint(
+            url: fixture.server.libraryURL("Notes"), token: try await fixture.token(for: "Notes"))
+        let phone = try fixture.library("Phone")
+        let note = try await Self.pushNote("kept\n", from: phone, through: endpoint)
+        let stored = try await Self.vector(of: note, through: endpoint)
+        #expect(!stored.isEmpty)
+        // Killed, so that the last commits are still in the -wal: it must move with the database.
+        await fixture.server.stop()
+        let libraries = data.appendingPathComponent("libraries")
+        let current = try #require(try Self.libraryFiles(in: data).first)
+        let companions = try FileManager.default.contentsOfDirectory(atPath: libraries.path).filter {
+            $0.hasPrefix(current)
+        }
+        #expect(companions.contains(current + "-wal"), "the killed server left its -wal: \(companions)")
+        for file in companions {
+            let old = "Notes.sqlite" + file.dropFirst(current.count)
+            guard old != file else { continue }
+            try FileManager.default.moveItem(
+                at: libraries.appendingPathComponent(file), to: libraries.appendingPathComponent(old))
+        }
+
+        let server = try await ServerProcess.start(data: data)
+        defer { server.kill() }
+        let moved = try ServerEndpoint(url: server.libraryURL("Notes"), token: endpoint.token)
+        #expect(try await Self.vector(of: note, through: moved) == stored)
+        let files = try FileManager.default.contentsOfDirectory(atPath: libraries.path)
+        #expect(!files.contains { $0.hasPrefix("Notes.sqlite") }, "the old name is gone: \(files)")
+        #expect(try Self.libraryFiles(in: data).count == 1, "\(files)")
+    }
+}
