@@ -10,12 +10,16 @@ import Logging
     import Darwin
 #endif
 
-/// The server's data directory on disk: its layout.
+/// The server's data directory on disk: its layout and who may read it.
 ///
 /// Layout:
 /// - `accounts.sqlite`: accounts, libraries, token hashes, device bindings (``AccountStore``).
 /// - `libraries/FILE.sqlite`: one log per library, named by ``libraryFileName(_:)`` so that no two libraries share
 ///   a file on any file system (a case-insensitive one included).
+///
+/// The directory and `libraries/` are created readable by their owner only (mode 0700), and the databases are
+/// made 0600 whenever they are opened: they hold token hashes, every document of every library and the server's
+/// keys. An existing directory keeps its mode (see ``isOpenToOthers``).
 public struct ServerDataDirectory: Sendable {
     /// The directory.
     public let url: URL
@@ -27,6 +31,45 @@ public struct ServerDataDirectory: Sendable {
 
     /// The directory of the libraries' logs.
     var libraries: URL { url.appendingPathComponent("libraries", isDirectory: true) }
+
+    /// Creates the directory and `libraries/` where missing, with mode 0700 (their parents as `mkdir -p` would).
+    ///
+    /// - Throws: ``ServerError`` `storage`.
+    public func create() throws {
+        do {
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Self.makePrivateDirectory(url)
+            try Self.makePrivateDirectory(libraries)
+        } catch {
+            throw ServerError(.storage, "cannot create the data directory \(url.path)", cause: error)
+        }
+    }
+
+    /// Whether group or others have any access to the directory (its mode is not 0700 or stricter): its files are
+    /// 0600, but an operator's directory should not be open to others either. The server warns when it is.
+    public var isOpenToOthers: Bool {
+        mode.map { $0 & 0o077 != 0 } ?? false
+    }
+
+    /// The directory's permission bits, nil when it cannot be read.
+    var mode: Int? {
+        var status = stat()
+        guard stat(url.path, &status) == 0 else { return nil }
+        return Int(status.st_mode) & 0o7777
+    }
+
+    /// Creates the directory where missing and opens its account database (made 0600). The token commands use this,
+    /// and take no lock: they may run beside a server.
+    ///
+    /// - Throws: ``ServerError`` `storage`.
+    public func openAccounts() throws -> AccountStore {
+        try create()
+        let file = url.appendingPathComponent("accounts.sqlite")
+        let accounts = try AccountStore(at: file)
+        try Self.makePrivate(databaseAt: file)
+        return accounts
+    }
 
     /// The name of library `name`'s file in `libraries/`: the name in lower case, `~`, the positions of its upper
     /// case letters as a hexadecimal bit mask (bit i for the i-th character), and `.sqlite`: `notes~0.sqlite`,
@@ -79,6 +122,31 @@ public struct ServerDataDirectory: Sendable {
             "moved a library's file to its new name",
             metadata: ["library": .string(name), "from": .string(old), "to": .string(fileName)])
         return file
+    }
+
+    /// Makes the database at `file` and its companions readable and writable by their owner only (0600). SQLite gives
+    /// companions made later the database's mode.
+    static func makePrivate(databaseAt file: URL) throws {
+        for suffix in [""] + companions {
+            let path = file.path + suffix
+            if chmod(path, 0o600) != 0 && !(errno == ENOENT && !suffix.isEmpty) {
+                let cause = POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+                throw ServerError(.storage, "cannot make \(path) readable by its owner only", cause: cause)
+            }
+        }
+    }
+
+    /// Creates `directory` with mode 0700 unless it exists.
+    private static func makePrivateDirectory(_ directory: URL) throws {
+        guard mkdir(directory.path, 0o700) != 0 else { return }
+        let failure = errno
+        var isDirectory: ObjCBool = false
+        if failure == EEXIST && FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory)
+            && isDirectory.boolValue
+        {
+            return
+        }
+        throw POSIXError(POSIXErrorCode(rawValue: failure) ?? .EIO)
     }
 
     /// Makes the renames in `directory` durable (best effort: a rename that is lost is done again at the next open).

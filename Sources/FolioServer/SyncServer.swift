@@ -57,21 +57,28 @@ public final class SyncServer: Sendable {
     private let libraries = Mutex<[String: ServedLibrary]>([:])
     private let openConnections = Atomic<Int>(0)
 
-    /// Opens the data directory (creating it and the account database when missing).
+    /// Opens the data directory (creating it, `libraries/` and the account database when missing).
     ///
-    /// - Throws: ``ServerError`` `storage`.
+    /// A new directory is created readable by its owner only (0700), and the databases are made 0600 (see
+    /// ``ServerDataDirectory``); an existing directory that group or others may access is used as it is, with a
+    /// warning in the log.
+    ///
+    /// - Throws: ``ServerError`` `storage` when the data directory cannot be created or opened.
     public init(configuration: Configuration, logger: Logger = Logger(label: "folio.serve")) throws {
         self.configuration = configuration
         self.logger = logger
-        do {
-            try FileManager.default.createDirectory(
-                at: configuration.dataDirectory.appendingPathComponent("libraries", isDirectory: true),
-                withIntermediateDirectories: true)
-        } catch {
-            throw ServerError(
-                .storage, "cannot create the data directory \(configuration.dataDirectory.path)", cause: error)
+        let directory = ServerDataDirectory(configuration.dataDirectory)
+        try directory.create()
+        if directory.isOpenToOthers {
+            let why = "it holds token hashes, every document and the server's keys"
+            logger.warning(
+                "the data directory is open to group or others: chmod 700 it (\(why))",
+                metadata: [
+                    "directory": .string(directory.url.path),
+                    "mode": .string(String(directory.mode ?? 0, radix: 8)),
+                ])
         }
-        accounts = try AccountStore(at: configuration.dataDirectory.appendingPathComponent("accounts.sqlite"))
+        accounts = try directory.openAccounts()
     }
 
     /// Runs until SIGTERM or SIGINT, then stops accepting connections, lets open ones close and returns.
@@ -213,6 +220,7 @@ public final class SyncServer: Sendable {
             let directory = ServerDataDirectory(configuration.dataDirectory)
             let url = try directory.libraryFile(name, logger: logger)
             let log = try SQLiteServerLog(at: url, durability: configuration.durability)
+            try ServerDataDirectory.makePrivate(databaseAt: url)
             var seed = SystemRandomNumberGenerator()
             let library = ServedLibrary(
                 name: name, log: log, accounts: accounts, metrics: metrics, logger: logger,

@@ -78,10 +78,11 @@ struct ServeDataOptions: ParsableArguments {
 
     var directory: URL { URL(fileURLWithPath: path, isDirectory: true) }
 
+    /// The account database, without the server's lock: token commands run beside a running server. A new data
+    /// directory is created readable by its owner only, as the server creates it.
     func openAccounts() throws -> AccountStore {
         do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            return try AccountStore(at: directory.appendingPathComponent("accounts.sqlite"))
+            return try ServerDataDirectory(directory).openAccounts()
         } catch {
             throw CommandFailure.checkFailed("cannot open the server's data in \(path): \(error)")
         }

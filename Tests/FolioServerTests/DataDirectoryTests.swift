@@ -6,12 +6,18 @@ import FolioToolRunner
 import Foundation
 import Testing
 
-/// The server's data directory on disk, with a real `folio serve`: how library files are named.
+/// The server's data directory on disk, with a real `folio serve`: how library files are named and who may read them.
 @Suite struct DataDirectoryTests {
     /// The names of the library databases in `data` (not their `-wal`, `-shm`).
     static func libraryFiles(in data: URL) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: data.appendingPathComponent("libraries").path)
             .filter { $0.hasSuffix(".sqlite") }.sorted()
+    }
+
+    /// The permission bits of `url`.
+    static func mode(of url: URL) throws -> Int {
+        let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
+        return (try #require(attributes[.posixPermissions] as? NSNumber)).intValue & 0o777
     }
 
     /// A device's library with one shared note holding `text`, synced through `endpoint`; the note's identity.
@@ -85,5 +91,44 @@ import Testing
         let files = try FileManager.default.contentsOfDirectory(atPath: libraries.path)
         #expect(!files.contains { $0.hasPrefix("Notes.sqlite") }, "the old name is gone: \(files)")
         #expect(try Self.libraryFiles(in: data).count == 1, "\(files)")
+    }
+
+    /// The data directory holds token hashes, every document and the server's keys: only its owner may read it.
+    @Test func aNewDataDirectoryAndItsDatabasesAreTheOwnersOnly() async throws {
+        let directory = try TemporaryDirectory()
+        // The token command, which an operator runs first, creates the directory as the server does.
+        let first = directory.file("issued")
+        _ = try await offThePool { try ServerProcess.token(for: "notes", data: first) }
+        #expect(try Self.mode(of: first) == 0o700)
+        #expect(try Self.mode(of: first.appendingPathComponent("accounts.sqlite")) == 0o600)
+
+        let data = directory.file("served")
+        let server = try await ServerProcess.start(data: data)
+        defer { server.kill() }
+        #expect(try Self.mode(of: data) == 0o700)
+        #expect(try Self.mode(of: data.appendingPathComponent("libraries")) == 0o700)
+        #expect(try Self.mode(of: data.appendingPathComponent("accounts.sqlite")) == 0o600)
+        let endpoint = try ServerEndpoint(url: server.libraryURL("notes"), token: try await server.token(for: "notes"))
+        let library = try DocumentLibrary(at: try directory.subdirectory("phone"), deviceName: "Phone")
+        _ = try await Self.pushNote("private\n", from: library, through: endpoint)
+        let libraries = data.appendingPathComponent("libraries")
+        let files = try FileManager.default.contentsOfDirectory(atPath: libraries.path)
+        #expect(!files.isEmpty)
+        for file in files {
+            #expect(try Self.mode(of: libraries.appendingPathComponent(file)) == 0o600, "\(file)")
+        }
+    }
+
+    /// An existing data directory that others may read is served, with a warning in the log.
+    @Test func aDataDirectoryOthersMayReadIsServedWithAWarning() async throws {
+        let directory = try TemporaryDirectory()
+        let data = try directory.subdirectory("data")
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: data.path)
+        let server = try await ServerProcess.start(data: data)
+        server.send(SIGTERM)
+        let run = try await offThePool { server.wait() }
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.errors.contains("open to group or others"), "\(run.errors)")
+        #expect(try Self.mode(of: data) == 0o755, "the server does not change an operator's directory")
     }
 }
