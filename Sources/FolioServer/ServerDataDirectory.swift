@@ -10,12 +10,13 @@ import Logging
     import Darwin
 #endif
 
-/// The server's data directory on disk: its layout and who may read it.
+/// The server's data directory on disk: its layout, who may read it, and the lock that keeps one server on it.
 ///
 /// Layout:
 /// - `accounts.sqlite`: accounts, libraries, token hashes, device bindings (``AccountStore``).
 /// - `libraries/FILE.sqlite`: one log per library, named by ``libraryFileName(_:)`` so that no two libraries share
 ///   a file on any file system (a case-insensitive one included).
+/// - `lock`: held by the running server (``SyncServer``), with its process id; it stays after the server stops.
 ///
 /// The directory and `libraries/` are created readable by their owner only (mode 0700), and the databases are
 /// made 0600 whenever they are opened: they hold token hashes, every document of every library and the server's
@@ -154,6 +155,53 @@ public struct ServerDataDirectory: Sendable {
         let descriptor = open(directory.path, O_RDONLY)
         guard descriptor >= 0 else { return }
         _ = fsync(descriptor)
+        close(descriptor)
+    }
+
+    /// Takes the data directory's lock (`lock`, an exclusive `flock` held until the returned lock is released) and
+    /// writes this process's id in it.
+    ///
+    /// - Throws: ``ServerError`` `startup` when another process holds it, naming the directory and that process's
+    ///   id; `storage` when the file cannot be opened.
+    func lock() throws -> DataDirectoryLock {
+        let path = url.appendingPathComponent("lock").path
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            let cause = POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+            throw ServerError(.storage, "cannot open the lock file \(path)", cause: cause)
+        }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            let failure = errno
+            var buffer = [UInt8](repeating: 0, count: 32)
+            let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+            close(descriptor)
+            guard failure == EWOULDBLOCK || failure == EAGAIN else {
+                let cause = POSIXError(POSIXErrorCode(rawValue: failure) ?? .EIO)
+                throw ServerError(.storage, "cannot lock \(path)", cause: cause)
+            }
+            let holder = String(decoding: buffer.prefix(max(count, 0)), as: UTF8.self)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            let who = Int32(holder).map { "another server (pid \($0))" } ?? "another server"
+            throw ServerError(
+                .startup,
+                "the data directory \(url.path) is in use by \(who); one server at a time may use a data directory")
+        }
+        let pid = Array("\(getpid())\n".utf8)
+        _ = ftruncate(descriptor, 0)
+        _ = pid.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+        return DataDirectoryLock(descriptor: descriptor)
+    }
+}
+
+/// A data directory's lock, held until released (its file descriptor closed).
+final class DataDirectoryLock: Sendable {
+    private let descriptor: Int32
+
+    init(descriptor: Int32) {
+        self.descriptor = descriptor
+    }
+
+    deinit {
         close(descriptor)
     }
 }

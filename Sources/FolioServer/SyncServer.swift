@@ -57,18 +57,25 @@ public final class SyncServer: Sendable {
     private let libraries = Mutex<[String: ServedLibrary]>([:])
     private let openConnections = Atomic<Int>(0)
 
-    /// Opens the data directory (creating it, `libraries/` and the account database when missing).
+    /// The data directory's lock, held as long as the server exists.
+    private let dataLock: DataDirectoryLock
+
+    /// Opens the data directory (creating it, `libraries/` and the account database when missing) and locks it.
     ///
     /// A new directory is created readable by its owner only (0700), and the databases are made 0600 (see
     /// ``ServerDataDirectory``); an existing directory that group or others may access is used as it is, with a
-    /// warning in the log.
+    /// warning in the log. One server at a time uses a data directory: this takes an exclusive lock on its `lock`
+    /// file (which holds the process's id) until the server is released, and fails while another process holds it.
+    /// Token commands (``ServerDataDirectory/openAccounts()``) take no lock.
     ///
-    /// - Throws: ``ServerError`` `storage` when the data directory cannot be created or opened.
+    /// - Throws: ``ServerError`` `startup` when another server holds the data directory (the message names it and
+    ///   that server's process id); `storage` when it cannot be created or opened.
     public init(configuration: Configuration, logger: Logger = Logger(label: "folio.serve")) throws {
         self.configuration = configuration
         self.logger = logger
         let directory = ServerDataDirectory(configuration.dataDirectory)
         try directory.create()
+        dataLock = try directory.lock()
         if directory.isOpenToOthers {
             let why = "it holds token hashes, every document and the server's keys"
             logger.warning(

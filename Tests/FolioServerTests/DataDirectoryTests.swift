@@ -6,7 +6,8 @@ import FolioToolRunner
 import Foundation
 import Testing
 
-/// The server's data directory on disk, with a real `folio serve`: how library files are named and who may read them.
+/// The server's data directory on disk, with a real `folio serve`: how library files are named, who may read them,
+/// and that one server at a time uses it.
 @Suite struct DataDirectoryTests {
     /// The names of the library databases in `data` (not their `-wal`, `-shm`).
     static func libraryFiles(in data: URL) throws -> [String] {
@@ -130,5 +131,30 @@ import Testing
         #expect(run.status == 0, "\(run.errors)")
         #expect(run.errors.contains("open to group or others"), "\(run.errors)")
         #expect(try Self.mode(of: data) == 0o755, "the server does not change an operator's directory")
+    }
+
+    /// A second server on the data directory of a running one would fail every library (each log is held
+    /// exclusively): it exits at once, saying which directory and which process holds it, and the first goes on.
+    @Test func aSecondServerOnTheSameDataDirectoryExitsAndTheFirstGoesOn() async throws {
+        let fixture = try await ServerFixture.start()
+        let data = fixture.server.data
+        let second = try ToolProcess.start(["serve", "--port", "0", "--data", data.path])
+        let deadline = ContinuousClock.now + .seconds(20)
+        while second.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        if second.isRunning {
+            second.send(SIGKILL)
+            Issue.record("the second server still runs after 20 s")
+        }
+        let run = await second.finish()
+        #expect(run.status != 0)
+        #expect(!run.output.contains("listening"), "\(run.output)")
+        #expect(run.errors.contains(data.path), "\(run.errors)")
+        #expect(run.errors.contains("pid \(fixture.server.processIdentifier)"), "\(run.errors)")
+
+        // The first still serves, and tokens can still be issued beside it.
+        let endpoint = try ServerEndpoint(
+            url: fixture.server.libraryURL("notes"), token: try await fixture.token(for: "notes"))
+        let note = try await Self.pushNote("still here\n", from: try fixture.library("Phone"), through: endpoint)
+        #expect(try await !Self.vector(of: note, through: endpoint).isEmpty)
     }
 }
