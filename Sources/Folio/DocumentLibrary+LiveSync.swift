@@ -21,15 +21,20 @@ extension DocumentLibrary {
     ///     create` prints it).
     ///   - token: the bearer token that grants the library.
     ///   - backoff: the waits between connection attempts.
+    ///   - allowsCleartext: whether the token may go unencrypted (`ws://`) to a host other than this machine; off by
+    ///     default (see `ServerEndpoint`): use `wss://` beyond one machine.
     /// - Returns: the running sync: its ``LibrarySync/events`` and ``LibrarySync/stop()``.
-    /// - Throws: `SyncError` `.malformed` when the address or token is not usable.
-    public func startSyncing(with url: URL, token: String, backoff: Backoff = Backoff()) throws -> LibrarySync {
-        let endpoint = try ServerEndpoint(url: url, token: token)
+    /// - Throws: `SyncError` `.malformed` when the address or token is not usable, or when the address is `ws://` to
+    ///   another machine and `allowsCleartext` is false.
+    public func startSyncing(
+        with url: URL, token: String, backoff: Backoff = Backoff(), allowsCleartext: Bool = false
+    ) throws -> LibrarySync {
+        let endpoint = try ServerEndpoint(url: url, token: token, allowsCleartext: allowsCleartext)
         return LibrarySync(library: self, endpoint: endpoint, backoff: backoff)
     }
 }
 
-/// A library's running sync with a server (`DocumentLibrary.startSyncing(with:token:backoff:)`).
+/// A library's running sync with a server (`DocumentLibrary.startSyncing(with:token:backoff:allowsCleartext:)`).
 public final class LibrarySync: Sendable {
     /// What happens, in order: connection states, sessions, documents added, removed, renamed or changed by sync, and
     /// conflicts that appear or are settled. One consumer; events wait (up to 1,024, then the oldest are dropped)
