@@ -125,11 +125,20 @@ let package = Package(
         // Test doubles and test support, for Folio's tests and for apps that test with Folio: replayable seeds,
         // property checks (with swift-testing), temporary directories, devices named by tests, and the doubles.
         .target(name: "FolioTesting", dependencies: ["FolioCore", "FolioStore", "FolioMerge", "FolioTestDoubles"]),
+        // Forks and executes child processes on one thread that never exits, the child asking for SIGKILL when its
+        // parent dies (Foundation's `Process.run()` crashes on Linux, swift-corelibs-foundation#5472, and leaves
+        // its children running).
+        .target(name: "CChildProcess", cSettings: [.define("_GNU_SOURCE")]),
+        // Child processes of tests, benchmarks and test doubles that die with the process that started them:
+        // `ChildProcess` over CChildProcess, and `OutputCollector`, which reads their pipes as they come.
+        .target(name: "FolioChildProcess", dependencies: ["CChildProcess"]),
         // The test doubles, without the Testing library, so that the simulator (and the `folio` tool) can use them:
         // a fault-injecting file system and an in-memory network with faults. Part of the FolioTesting product.
         .target(
             name: "FolioTestDoubles",
-            dependencies: ["FolioCore", "FolioFiles", "FolioStore", "FolioSync", "FolioMerge", "FolioModels"]),
+            dependencies: [
+                "FolioCore", "FolioFiles", "FolioStore", "FolioSync", "FolioMerge", "FolioModels", "FolioChildProcess",
+            ]),
         .executableTarget(
             name: "folio",
             dependencies: [
@@ -147,7 +156,7 @@ let package = Package(
             name: "FolioBench",
             dependencies: [
                 "FolioCore", "FolioStore", "FolioConflicts", "FolioDocuments", "FolioModels", "FolioSimulator",
-                "FolioTestDoubles",
+                "FolioTestDoubles", "FolioChildProcess",
                 // `serve`: libraries syncing live with a `folio serve` process.
                 "Folio", "FolioClient",
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -155,7 +164,10 @@ let package = Package(
             path: "Tools/bench/FolioBench"
         ),
         // Runs the built `folio` tool, for the tests of this package that drive it as a user would.
-        .target(name: "FolioToolRunner", path: "Tests/FolioToolRunner"),
+        .target(name: "FolioToolRunner", dependencies: ["FolioChildProcess"], path: "Tests/FolioToolRunner"),
+        // A child process for FolioChildProcessTests that starts a grandchild through FolioChildProcess.
+        .executableTarget(
+            name: "FolioChildProcessHelper", dependencies: ["FolioChildProcess"], path: "Tests/FolioChildProcessHelper"),
         // A SQLite VFS for power-loss tests: keeps only what was synced (plus a seeded, torn subset of the rest).
         .target(
             name: "CSQLitePowerLoss", path: "Tests/CSQLitePowerLoss",
@@ -165,8 +177,10 @@ let package = Package(
             name: "FolioStoreTests",
             dependencies: [
                 "FolioTesting", "FolioCore", "FolioFiles", "FolioStore", "folio", "FolioToolRunner", "CSQLitePowerLoss",
+                "FolioChildProcess",
             ]),
-        .testTarget(name: "FolioModelsTests", dependencies: ["FolioTesting", "FolioCore", "FolioModels"]),
+        .testTarget(
+            name: "FolioModelsTests", dependencies: ["FolioTesting", "FolioCore", "FolioModels", "FolioChildProcess"]),
         .testTarget(name: "FolioMergeTests", dependencies: ["FolioTesting", "FolioCore", "FolioMerge", "FolioModels"]),
         .testTarget(name: "FolioConflictsTests", dependencies: ["FolioTesting", "FolioCore", "FolioConflicts"]),
         .testTarget(
@@ -179,7 +193,7 @@ let package = Package(
             name: "FolioSimulatorTests",
             dependencies: [
                 "FolioTesting", "FolioCore", "FolioFiles", "FolioModels", "FolioReports", "FolioSimulator", "folio",
-                "FolioToolRunner",
+                "FolioToolRunner", "FolioChildProcess",
             ],
             // The golden reports are read from the source tree (#filePath), not as resources.
             exclude: ["Golden"]),
@@ -195,6 +209,8 @@ let package = Package(
                 "FolioModels", "folio", "FolioToolRunner", "LiveSyncExample",
                 .product(name: "WSClient", package: "swift-websocket"),
             ]),
+        .testTarget(
+            name: "FolioChildProcessTests", dependencies: ["FolioChildProcess", "FolioChildProcessHelper"]),
         .testTarget(
             name: "FolioSyncTests",
             dependencies: [
