@@ -108,8 +108,8 @@ final class LineReader: Sendable {
 /// tasks, the devices and clients under test among them.
 public func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
-        // A dispatch worker thread, as Foundation's `Process.run()` expects (it crashed when run on a `Thread` of
-        // this helper's own).
+        // Processes started here are forked on FolioChildProcess's own thread, so this worker thread may exit when
+        // idle without killing them.
         DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
     }
 }
