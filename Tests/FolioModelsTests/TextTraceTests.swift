@@ -1,3 +1,4 @@
+import FolioChildProcess
 import FolioCore
 import FolioModels
 import Foundation
@@ -39,22 +40,17 @@ struct EditingTrace: Sendable {
     static func load(named name: String) throws(LoadError) -> EditingTrace {
         let path = url(named: name).path
         guard FileManager.default.fileExists(atPath: path) else { throw LoadError(description: "\(path) is missing") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["gzip", "-dc", path]
-        let output = Pipe()
-        process.standardOutput = output
+        // Read as it comes, so a full pipe cannot block gzip.
+        let run: ChildProcess.Outcome
         do {
-            try process.run()
+            run = try ChildProcess.run("/usr/bin/env", arguments: ["gzip", "-dc", path], standardError: .inherit)
         } catch {
             throw LoadError(description: "cannot run gzip: \(error)")
         }
-        // Read before waiting, so a full pipe cannot block gzip.
-        let json = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw LoadError(description: "gzip -dc \(path) exited with \(process.terminationStatus)")
+        guard run.termination.succeeded else {
+            throw LoadError(description: "gzip -dc \(path) ended with \(run.termination)")
         }
+        let json = run.output
         let root: Any
         do {
             root = try JSONSerialization.jsonObject(with: json)

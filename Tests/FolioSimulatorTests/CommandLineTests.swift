@@ -1,3 +1,4 @@
+import FolioChildProcess
 import FolioTesting
 import FolioToolRunner
 import Foundation
@@ -190,15 +191,8 @@ import Testing
 
     /// Runs `sql` on the database file at `url` with the `sqlite3` tool.
     static func sqlite(_ sql: String, on url: URL) throws -> (status: Int32, errors: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["sqlite3", "-bail", url.path, sql]
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        let data = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let run = try ChildProcess.run("/usr/bin/env", arguments: ["sqlite3", "-bail", url.path, sql])
+        return (run.status, run.errorText)
     }
 
     static let hasSQLiteTool = ["/usr/bin/sqlite3", "/usr/local/bin/sqlite3", "/bin/sqlite3"].contains {

@@ -1,3 +1,4 @@
+import FolioChildProcess
 import FolioCore
 import FolioStore
 import FolioTesting
@@ -34,19 +35,18 @@ import Testing
     private func runAndKill(
         _ folio: URL, store: URL, batch: Int, delay: Duration, afterFirstLine: Bool
     ) async throws -> KilledRun {
-        let process = Process()
-        process.executableURL = folio
-        process.arguments = [
-            "log", "append", "--store", store.path, "--device", "killtest", "--count", "0", "--batch", String(batch),
-        ]
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let lines = StreamCollector(reading: output.fileHandleForReading)
-        let messages = StreamCollector(reading: errors.fileHandleForReading)
+        let process = try ChildProcess.start(
+            folio.path,
+            arguments: [
+                "log", "append", "--store", store.path, "--device", "killtest", "--count", "0", "--batch",
+                String(batch),
+            ],
+            standardInput: .null, standardOutput: .pipe, standardError: .pipe)
+        // Kept until the collectors read to the end (they close the descriptors when deallocated).
+        let output = FileHandle(fileDescriptor: process.standardOutput!, closeOnDealloc: true)
+        let errors = FileHandle(fileDescriptor: process.standardError!, closeOnDealloc: true)
+        let lines = StreamCollector(reading: output)
+        let messages = StreamCollector(reading: errors)
 
         if afterFirstLine {
             _ = try await StreamCollector.wait(timeout: .seconds(20)) {
@@ -55,16 +55,15 @@ import Testing
         }
         try await Task.sleep(for: delay)
         let wasRunning = process.isRunning
-        if wasRunning { kill(process.processIdentifier, SIGKILL) }
+        if wasRunning { process.send(SIGKILL) }
         _ = try await StreamCollector.wait(timeout: .seconds(20)) { !process.isRunning }
-        process.waitUntilExit()
+        let termination = process.wait()
         let drained = try await StreamCollector.wait(timeout: .seconds(10)) { lines.ended && messages.ended }
-        let killed = wasRunning && process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL
+        let killed = wasRunning && termination == .signaled(SIGKILL)
+        withExtendedLifetime((output, errors)) {}
         return KilledRun(
             lines: lines.completeLines, errors: messages.text, killed: killed,
-            reason:
-                "terminated by \(process.terminationReason == .uncaughtSignal ? "signal" : "exit") \(process.terminationStatus)"
-                + (drained ? "" : ", output not drained"))
+            reason: "terminated by \(termination)" + (drained ? "" : ", output not drained"))
     }
 
     @Test(.timeLimit(.minutes(3)))

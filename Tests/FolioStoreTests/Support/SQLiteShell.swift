@@ -1,3 +1,4 @@
+import FolioChildProcess
 import FolioCore
 import Foundation
 
@@ -14,56 +15,33 @@ enum SQLiteShell {
     /// Runs `sql` (one or more statements) on the file at `url`.
     @discardableResult
     static func run(_ sql: String, on url: URL) throws -> Outcome {
-        let process = Process()
+        let outcome: ChildProcess.Outcome
         if let tool = ["/usr/bin/sqlite3", "/usr/local/bin/sqlite3", "/bin/sqlite3"].first(where: {
             FileManager.default.isExecutableFile(atPath: $0)
         }) {
-            process.executableURL = URL(fileURLWithPath: tool)
-            process.arguments = ["-bail", url.path, sql]
+            outcome = try ChildProcess.run(tool, arguments: ["-bail", url.path, sql])
         } else {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = [
-                "python3", "-c",
-                """
-                import sqlite3, sys
-                connection = sqlite3.connect(sys.argv[1], isolation_level=None)
-                connection.executescript(sys.argv[2])
-                connection.close()
-                """,
-                url.path, sql,
-            ]
+            outcome = try ChildProcess.run(
+                "/usr/bin/env",
+                arguments: [
+                    "python3", "-c",
+                    """
+                    import sqlite3, sys
+                    connection = sqlite3.connect(sys.argv[1], isolation_level=None)
+                    connection.executescript(sys.argv[2])
+                    connection.close()
+                    """,
+                    url.path, sql,
+                ])
         }
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        // Small outputs only: reading after exit cannot deadlock on a full pipe here.
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Outcome(
-            status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self),
-            errors: String(decoding: errorData, as: UTF8.self))
+        return Outcome(status: outcome.status, output: outcome.outputText, errors: outcome.errorText)
     }
 
     /// Runs a Python script with `arguments` (for what the `sqlite3` tool cannot do, such as dying mid-transaction).
     @discardableResult
     static func python(_ script: String, arguments: [String]) throws -> Outcome {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script] + arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Outcome(
-            status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self),
-            errors: String(decoding: errorData, as: UTF8.self))
+        let outcome = try ChildProcess.run("/usr/bin/env", arguments: ["python3", "-c", script] + arguments)
+        return Outcome(status: outcome.status, output: outcome.outputText, errors: outcome.errorText)
     }
 
     /// `X'…'`: a blob literal.
