@@ -1,3 +1,4 @@
+import FolioChildProcess
 import FolioCore
 import FolioMerge
 import FolioModels
@@ -42,17 +43,13 @@ public struct ConcurrentEditingTrace: Sendable {
         let json: Data
         do {
             if url.pathExtension == "gz" {
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-                process.arguments = ["gzip", "-dc", url.path]
-                let output = Pipe()
-                process.standardOutput = output
-                try process.run()
-                json = output.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                guard process.terminationStatus == 0 else {
-                    throw LoadError(description: "gzip -dc \(url.path) exited with \(process.terminationStatus)")
+                // A child that dies with this process (see FolioChildProcess).
+                let run = try ChildProcess.run(
+                    "/usr/bin/env", arguments: ["gzip", "-dc", url.path], standardError: .inherit)
+                guard run.termination.succeeded else {
+                    throw LoadError(description: "gzip -dc \(url.path) ended with \(run.termination)")
                 }
+                json = run.output
             } else {
                 json = try Data(contentsOf: url)
             }

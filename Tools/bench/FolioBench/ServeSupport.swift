@@ -1,3 +1,4 @@
+import FolioChildProcess
 import Foundation
 
 #if canImport(FoundationNetworking)
@@ -5,9 +6,9 @@ import Foundation
 #endif
 
 /// A `folio serve` process (the release build named by `FOLIO_BENCH_FOLIO`) on loopback, with its data directory.
-final class BenchServer: @unchecked Sendable {
-    // @unchecked: every property is set once, in `init`; `Process` is only asked for its state and stopped.
-    let process: Process
+/// It dies with the benchmark, however that ends (see FolioChildProcess).
+final class BenchServer: Sendable {
+    let process: ChildProcess
     let port: Int
     let data: URL
     let executable: URL
@@ -16,22 +17,26 @@ final class BenchServer: @unchecked Sendable {
     init(executable: URL, data: URL, log: URL) throws {
         self.executable = executable
         self.data = data
-        process = Process()
-        process.executableURL = executable
-        process.arguments = ["serve", "--port", "0", "--data", data.path]
-        let output = Pipe()
-        process.standardOutput = output
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        process.standardError = try FileHandle(forWritingTo: log)
-        try process.run()
+        let logHandle = try FileHandle(forWritingTo: log)
+        defer { try? logHandle.close() }
+        process = try ChildProcess.start(
+            executable.path, arguments: ["serve", "--port", "0", "--data", data.path],
+            standardOutput: .pipe, standardError: .descriptor(logHandle.fileDescriptor))
+        let output = process.standardOutput!
         var text = ""
+        var buffer = [UInt8](repeating: 0, count: 4096)
         while !text.contains("\n") {
-            let chunk = output.fileHandleForReading.availableData
-            guard !chunk.isEmpty else {
+            let count = buffer.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else {
+                close(output)
                 throw BenchServerError(message: "folio serve exited before it listened; see \(log.path)")
             }
-            text += String(decoding: chunk, as: UTF8.self)
+            text += String(decoding: buffer[..<count], as: UTF8.self)
         }
+        // Whatever else it prints is read and dropped.
+        _ = OutputCollector(output)
         guard text.contains("listening on"),
             let port = text.split(separator: "\n").first?.split(separator: ":").last.flatMap({ Int($0) })
         else { throw BenchServerError(message: "folio serve said: \(text)") }
@@ -40,19 +45,13 @@ final class BenchServer: @unchecked Sendable {
 
     /// Issues a token for `library` with `folio serve token create`.
     static func token(executable: URL, library: String, data: URL) throws -> String {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["serve", "token", "create", "--library", library, "--data", data.path]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let bytes = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw BenchServerError(message: "folio serve token create failed (\(process.terminationStatus))")
+        let run = try ChildProcess.run(
+            executable.path, arguments: ["serve", "token", "create", "--library", library, "--data", data.path],
+            standardError: .null)
+        guard run.termination.succeeded else {
+            throw BenchServerError(message: "folio serve token create failed (\(run.termination))")
         }
-        return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return run.outputText.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     func libraryURL(_ name: String) -> URL { URL(string: "ws://127.0.0.1:\(port)/v1/libraries/\(name)")! }
@@ -77,12 +76,12 @@ final class BenchServer: @unchecked Sendable {
     @discardableResult
     func stop() -> Bool {
         guard process.isRunning else { return true }
-        process.terminate()
+        process.send(SIGTERM)
         let deadline = Date().addingTimeInterval(30)
         while process.isRunning && Date() < deadline { usleep(100_000) }
         guard process.isRunning else { return true }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.send(SIGKILL)
+        _ = process.wait()
         return false
     }
 }

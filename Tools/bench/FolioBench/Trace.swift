@@ -1,3 +1,4 @@
+import FolioChildProcess
 import Foundation
 
 /// An editing trace (see Benchmarks/traces/README.md): patches `[position, deleted, inserted]` in Unicode scalars.
@@ -15,15 +16,9 @@ struct EditingTrace {
     init(named name: String) throws {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../../../Benchmarks/traces/\(name).json.gz").standardizedFileURL
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["gzip", "-dc", url.path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw BenchError("cannot decompress the trace at \(url.path)") }
+        let run = try ChildProcess.run("/usr/bin/env", arguments: ["gzip", "-dc", url.path], standardError: .inherit)
+        guard run.termination.succeeded else { throw BenchError("cannot decompress the trace at \(url.path)") }
+        let data = run.output
         // A small scanner instead of JSONSerialization, whose object graph for 260,000 patches would dominate the
         // benchmark's peak memory.
         var scanner = TraceScanner(bytes: [UInt8](data))

@@ -1,3 +1,4 @@
+import FolioChildProcess
 import FolioCore
 import FolioDocuments
 import FolioModels
@@ -141,20 +142,16 @@ enum PythonPeers {
         let python =
             ProcessInfo.processInfo.environment["FOLIO_BENCH_PYTHON"]
             ?? benchDirectory.deletingLastPathComponent().deletingLastPathComponent().path + "/.venv-bench/bin/python"
-        let process = Process()
         // Through env, so that the virtual environment's python is run by its own path (a resolved link would
         // start the base interpreter without the environment's packages).
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [python, benchDirectory.appendingPathComponent("peers/\(script)").path] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0,
-            let last = String(decoding: data, as: UTF8.self).split(separator: "\n").last,
+        let run = try ChildProcess.run(
+            "/usr/bin/env",
+            arguments: [python, benchDirectory.appendingPathComponent("peers/\(script)").path] + arguments,
+            standardInput: .inherit, standardError: .inherit)
+        guard run.termination.succeeded,
+            let last = run.outputText.split(separator: "\n").last,
             let object = try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any]
-        else { throw BenchError("the peer script \(script) failed (status \(process.terminationStatus))") }
+        else { throw BenchError("the peer script \(script) failed (\(run.termination))") }
         return object
     }
 }
