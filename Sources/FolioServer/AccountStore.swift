@@ -56,6 +56,10 @@ public final class AccountStore: Sendable {
                         CREATE TABLE device (id BLOB PRIMARY KEY NOT NULL, library TEXT NOT NULL);
                         """)
             }
+            // The server looks for revocations every second (``revokedTokens(since:)``).
+            migrator.registerMigration("accounts-2-revoked-index") { db in
+                try db.execute(sql: "CREATE INDEX token_revoked ON token(revoked) WHERE revoked IS NOT NULL")
+            }
             try migrator.migrate(database)
         } catch {
             throw ServerError(.storage, "cannot open the account database \(url.path)", cause: error)
@@ -135,8 +139,8 @@ public final class AccountStore: Sendable {
         }
     }
 
-    /// Revokes the token `id`: new connections presenting it are refused; connections already open stay until they
-    /// close.
+    /// Revokes the token `id`: new connections presenting it are refused; a running server closes those already open
+    /// within a few seconds (4401).
     ///
     /// - Throws: ``ServerError`` `notFound` when no token has that id, `storage`.
     public func revoke(_ id: String, now: Date = Date()) throws {
@@ -145,6 +149,17 @@ public final class AccountStore: Sendable {
                 sql: "UPDATE token SET revoked = coalesce(revoked, ?) WHERE id = ?",
                 arguments: [now.timeIntervalSince1970, id])
             guard db.changesCount == 1 else { throw ServerError(.notFound, "there is no token \(id)") }
+        }
+    }
+
+    /// The ids of the tokens revoked at `date` or later (by the clock of the process that revoked them).
+    ///
+    /// - Throws: ``ServerError`` `storage`.
+    public func revokedTokens(since date: Date) throws -> [String] {
+        try read("listing revoked tokens") { db in
+            try String.fetchAll(
+                db, sql: "SELECT id FROM token WHERE revoked IS NOT NULL AND revoked >= ?",
+                arguments: [date.timeIntervalSince1970])
         }
     }
 

@@ -23,6 +23,31 @@ public struct ServerLimits: Hashable, Sendable {
     /// itself before its socket is closed: a client that stopped reading takes neither the close frame nor the
     /// frames before it.
     public var closeGrace: Duration
+    /// How long a connection has to send a whole HTTP request: its first request's head from the moment it is
+    /// accepted (past it the server answers 408 and closes), and any request's body from its head (past it the
+    /// connection is closed). 10 s by default (`folio serve --request-timeout`).
+    public var requestTimeout: Duration = .seconds(10)
+    /// TCP connections open at once that are not a WebSocket of a valid token (a request not yet sent or answered, an
+    /// HTTP keep-alive, an upgrade being checked); a connection accepted past it is closed at once, before a byte is
+    /// read. Every accepted connection counts until it closes. 512 by default (`folio serve --max-pending-connections`).
+    public var pendingConnections: Int = 512
+    /// WebSocket connections open at once with one token; the next upgrade is refused (1013). 64 by default
+    /// (`folio serve --max-connections-per-token`).
+    public var connectionsPerToken: Int = 64
+    /// WebSocket connections open at once to one library; the next upgrade is refused (1013). 1,000 by default
+    /// (`folio serve --max-connections-per-library`).
+    public var connectionsPerLibrary: Int = 1_000
+    /// WebSocket connections open at once from one remote address; the next upgrade is refused (1013). 1,000 by
+    /// default (`folio serve --max-connections-per-address`); behind a proxy every client has the proxy's address, so
+    /// raise it to ``connections`` there.
+    public var connectionsPerAddress: Int = 1_000
+    /// How long a WebSocket connection has, from its upgrade, to send its first message, which must be a `hello`;
+    /// past it the connection is closed with 1008. 10 s by default (`folio serve --hello-timeout`).
+    public var helloTimeout: Duration = .seconds(10)
+    /// How long the server takes at most to stop after SIGTERM or SIGINT: it stops accepting, closes WebSockets with
+    /// 1001, lets connections end, and closes the sockets of those still open at this deadline. 10 s by default
+    /// (`folio serve --shutdown-grace`).
+    public var shutdownGrace: Duration = .seconds(10)
 
     /// Creates limits.
     public init(

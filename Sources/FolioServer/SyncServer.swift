@@ -4,6 +4,7 @@ import FolioSync
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import NIOCore
@@ -55,7 +56,12 @@ public final class SyncServer: Sendable {
     let metrics = ServerMetrics()
     private let logger: Logger
     private let libraries = Mutex<[String: ServedLibrary]>([:])
-    private let openConnections = Atomic<Int>(0)
+    /// WebSocket connections of valid tokens, by token, library and address.
+    private let registry = ConnectionRegistry()
+    /// Every accepted TCP connection.
+    private let tracker = ConnectionTracker()
+    /// Refusals and failed connections, rate-limited.
+    private let refusals = RefusalLog()
 
     /// The data directory's lock, held as long as the server exists.
     private let dataLock: DataDirectoryLock
@@ -94,20 +100,24 @@ public final class SyncServer: Sendable {
     /// - Throws: ``ServerError`` `startup` when the address cannot be bound.
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let application = makeApplication(onListening: onListening)
-        let group = ServiceGroup(
-            configuration: .init(
-                services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        var group = ServiceGroupConfiguration(
+            services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        // A last resort: the server closes every socket at `shutdownGrace` itself (see `makeApplication`).
+        group.maximumGracefulShutdownDuration = configuration.limits.shutdownGrace + .seconds(5)
+        let services = ServiceGroup(configuration: group)
         do {
-            try await group.run()
+            try await services.run()
         } catch {
             throw ServerError(
                 .startup, "the server on \(configuration.host):\(configuration.port) stopped", cause: error)
         }
     }
 
-    /// The Hummingbird application, for running inside a service group of the caller's.
+    /// The Hummingbird application, for running inside a service group of the caller's. Besides the HTTP server, it
+    /// watches for revoked tokens (closing their connections with 4401), and when the group shuts it down it closes
+    /// WebSockets with 1001 and, ``ServerLimits/shutdownGrace`` later, the sockets of every connection still open.
     public func makeApplication(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) -> some Service {
-        let router = Router()
+        let router = Router(context: PeerRequestContext.self)
         router.get("health") { _, _ in "ok\n" }
         let metrics = self.metrics
         router.get("metrics") { _, _ in
@@ -115,14 +125,16 @@ public final class SyncServer: Sendable {
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                 body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
         }
+        let limits = configuration.limits
         // A sync request that was not upgraded: refused with the reason the upgrade was.
         router.get("v1/libraries/:library/sync") { request, context -> Response in
             let library = context.parameters.get("library") ?? ""
             switch self.authorize(request.headers, library: library) {
             case .failure(let refusal):
+                self.logRefusal(refusal.reason, peer: context.peer, library: library, token: refusal.token)
                 return Response(
                     status: refusal.status, body: .init(byteBuffer: ByteBuffer(string: refusal.reason + "\n")))
-            case .success where self.openConnections.load(ordering: .relaxed) >= self.configuration.limits.connections:
+            case .success where self.registry.count >= limits.connections:
                 return Response(
                     status: .serviceUnavailable,
                     body: .init(byteBuffer: ByteBuffer(string: "the server has as many connections as it takes\n")))
@@ -132,51 +144,36 @@ public final class SyncServer: Sendable {
                     body: .init(byteBuffer: ByteBuffer(string: "this address takes a WebSocket\n")))
             }
         }
-        let limits = configuration.limits
         let logger = self.logger
-        return Application(
-            router: router,
-            server: .http1WebSocketUpgrade(
-                configuration: .init(
-                    http1: .init(idleTimeout: .seconds(60)),
-                    ws: .init(maxFrameSize: limits.messageBytes, autoPing: .enabled(timePeriod: .seconds(30)))
-                )
-            ) { head, channel, _ in
-                guard let library = Self.libraryName(inPath: head.path ?? "") else { return .dontUpgrade }
-                // A refused upgrade is accepted and closed at once with a code that says why (4401, 4403, 1013): the
-                // WebSocket layer would otherwise answer any refusal with a bare 400. Nothing of any log is sent.
-                let refusal: (code: Int, reason: String)?
-                var granted: AccountStore.Token?
-                switch self.authorize(head.headerFields, library: library) {
-                case .failure(let failure):
-                    refusal = (
-                        failure.status == .forbidden ? 4403 : failure.status == .unauthorized ? 4401 : 1011,
-                        failure.reason
-                    )
-                case .success(let token):
-                    granted = token
-                    if self.openConnections.add(1, ordering: .relaxed).newValue <= limits.connections {
-                        refusal = nil
-                        // Counted down when the channel closes, whether or not the upgrade completes.
-                        channel.closeFuture.whenComplete { _ in self.openConnections.subtract(1, ordering: .relaxed) }
-                    } else {
-                        self.openConnections.subtract(1, ordering: .relaxed)
-                        refusal = (1013, "the server has as many connections as it takes")
-                    }
-                }
-                if let refusal {
-                    self.metrics.connectionsRefused.increment()
-                    return .upgrade([:]) { _, outbound, _ in
-                        try? await outbound.close(.init(codeNumber: refusal.code), reason: refusal.reason)
-                    }
-                }
-                guard let token = granted else { return .dontUpgrade }
-                let peer = channel.remoteAddress?.description ?? "?"
-                return .upgrade([:]) { inbound, outbound, _ in
-                    await self.serve(
-                        library: token.library, peer: peer, inbound: inbound, outbound: outbound, channel: channel)
-                }
+        let refused: @Sendable (String, String) -> Void = { peer, reason in
+            self.refusals.warning(
+                "connection refused", metadata: ["peer": .string(peer), "reason": .string(reason)], to: logger)
+        }
+        let settings = ConnectionGuard.Settings(
+            requestTimeout: limits.requestTimeout, closeGrace: limits.closeGrace, tracker: tracker,
+            admit: { open in
+                // Every accepted connection counts until it closes; those that are WebSockets of valid tokens count
+                // against the limits of the upgrade instead.
+                guard open - self.registry.count > limits.pendingConnections else { return nil }
+                self.metrics.connectionsRefused.increment()
+                return "more than \(limits.pendingConnections) connections are open without a WebSocket"
             },
+            refused: refused)
+        let webSocket = HTTP1WebSocketUpgradeChannel.Configuration(
+            http1: .init(
+                additionalChannelHandlers: [RequestDeadline(timeout: limits.requestTimeout, refused: refused)],
+                idleTimeout: .seconds(60)),
+            ws: .init(maxFrameSize: limits.messageBytes, autoPing: .enabled(timePeriod: .seconds(30))))
+        let server = HTTPServerBuilder { responder in
+            GuardedChildChannel(
+                inner: HTTP1WebSocketUpgradeChannel(
+                    responder: responder, configuration: webSocket,
+                    shouldUpgrade: { head, channel, _ in self.shouldUpgrade(head, channel: channel) }),
+                settings: settings)
+        }
+        let application = Application(
+            router: router,
+            server: server,
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "folio"),
             onServerRunning: { channel in
@@ -187,27 +184,131 @@ public final class SyncServer: Sendable {
             },
             logger: logger
         )
+        return ServerService(inner: application, server: self)
+    }
+
+    /// Whether a request for a sync path is upgraded, and how the WebSocket is served.
+    private func shouldUpgrade(
+        _ head: HTTPRequest, channel: any Channel
+    ) -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
+        guard let library = Self.libraryName(inPath: head.path ?? "") else { return .dontUpgrade }
+        let peer = channel.remoteAddress?.description ?? "?"
+        // A refused upgrade is accepted and closed at once with a code that says why (4401, 4403, 1013): the
+        // WebSocket layer would otherwise answer any refusal with a bare 400. Nothing of any log is sent.
+        let refusal: (code: Int, reason: String, token: String?)
+        switch authorize(head.headerFields, library: library) {
+        case .failure(let failure):
+            refusal = (
+                failure.status == .forbidden ? 4403 : failure.status == .unauthorized ? 4401 : 1011, failure.reason,
+                failure.token
+            )
+        case .success(let token):
+            let address = channel.remoteAddress?.ipAddress ?? peer
+            switch registry.admit(
+                token: token.id, library: token.library, address: address, limits: configuration.limits)
+            {
+            case .success(let id):
+                // Counted out when the channel closes, whether or not the upgrade completes.
+                channel.closeFuture.whenComplete { _ in self.registry.release(id) }
+                return .upgrade([:]) { inbound, outbound, _ in
+                    await self.serve(
+                        library: token.library, token: token.id, connection: id, peer: peer, inbound: inbound,
+                        outbound: outbound, channel: channel)
+                }
+            case .failure(let over):
+                refusal = (1013, over.reason, token.id)
+            }
+        }
+        metrics.connectionsRefused.increment()
+        logRefusal(refusal.reason, peer: peer, library: library, token: refusal.token, code: refusal.code)
+        return .upgrade([:]) { _, outbound, _ in
+            try? await outbound.close(.init(codeNumber: refusal.code), reason: refusal.reason)
+        }
+    }
+
+    /// One line for a refused request or upgrade (rate-limited): never the secret, the token's id when it is known.
+    private func logRefusal(_ reason: String, peer: String, library: String, token: String?, code: Int? = nil) {
+        var metadata: Logger.Metadata = [
+            "peer": .string(peer), "library": .string(library), "reason": .string(reason),
+        ]
+        if let token { metadata["token"] = .string(token) }
+        if let code { metadata["code"] = .stringConvertible(code) }
+        refusals.warning("connection refused", metadata: metadata, to: logger)
+    }
+
+    /// Closes the connections of tokens revoked since the server started (or in the last minute), checking every
+    /// second: another process (`folio serve token revoke`) revokes them in the account database.
+    func watchRevocations() async {
+        var closed: Set<String> = []
+        let started = Date()
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(1))
+            let open = registry.tokens
+            guard !open.isEmpty else { continue }
+            let revoked: [String]
+            do {
+                revoked = try accounts.revokedTokens(since: max(started, Date() - 60))
+            } catch {
+                logger.error("cannot look for revoked tokens", metadata: ["error": .string("\(error)")])
+                continue
+            }
+            for token in revoked where open.contains(token) {
+                let count = registry.close(token: token, code: 4401, reason: "the token was revoked")
+                if count > 0, closed.insert(token).inserted {
+                    logger.warning(
+                        "closing the connections of a revoked token",
+                        metadata: ["token": .string(token), "connections": .stringConvertible(count)])
+                }
+            }
+            closed.formIntersection(revoked)
+        }
+    }
+
+    /// SIGTERM or SIGINT: WebSockets are closed with 1001, and every socket still open `shutdownGrace` later is closed.
+    func beginShutdown() {
+        let grace = configuration.limits.shutdownGrace
+        logger.info(
+            "stopping", metadata: ["connections": .stringConvertible(tracker.count), "grace": .string("\(grace)")])
+        registry.closeAll(code: 1001, reason: "the server is going away")
+        let tracker = self.tracker
+        let logger = self.logger
+        Task {
+            try? await Task.sleep(for: grace)
+            let open = tracker.count
+            guard open > 0 else { return }
+            logger.warning(
+                "closing the connections still open at the shutdown deadline",
+                metadata: ["connections": .stringConvertible(open)])
+            tracker.closeAll()
+        }
     }
 
     /// Why a sync request is refused, and its HTTP status.
     struct Refusal: Error {
         var status: HTTPResponse.Status
         var reason: String
+        /// The token's id, when the token is valid (for another library).
+        var token: String?
     }
 
     /// Checks the bearer token against `library`.
     func authorize(_ headers: HTTPFields, library: String) -> Result<AccountStore.Token, Refusal> {
-        guard let value = headers[.authorization], value.hasPrefix("Bearer ") else {
+        // RFC 7235: the scheme is case-insensitive.
+        guard let value = headers[.authorization], value.utf8.count > 7, value.prefix(7).lowercased() == "bearer "
+        else {
             return .failure(Refusal(status: .unauthorized, reason: "a bearer token is required"))
         }
         let token: AccountStore.Token?
-        do { token = try accounts.authenticate(String(value.dropFirst("Bearer ".count))) } catch {
+        do {
+            token = try accounts.authenticate(String(value.dropFirst(7)).trimmingCharacters(in: .whitespaces))
+        } catch {
             logger.error("the account database failed", metadata: ["error": .string("\(error)")])
             return .failure(Refusal(status: .internalServerError, reason: "the server cannot check tokens"))
         }
         guard let token else { return .failure(Refusal(status: .unauthorized, reason: "the token is not valid")) }
         guard token.library == library else {
-            return .failure(Refusal(status: .forbidden, reason: "the token does not grant this library"))
+            return .failure(
+                Refusal(status: .forbidden, reason: "the token does not grant this library", token: token.id))
         }
         return .success(token)
     }
@@ -239,37 +340,50 @@ public final class SyncServer: Sendable {
 
     /// Serves one WebSocket connection of `library` until it closes.
     private func serve(
-        library name: String, peer: String, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
-        channel: any Channel
+        library name: String, token: String, connection: UInt64, peer: String, inbound: WebSocketInboundStream,
+        outbound: WebSocketOutboundWriter, channel: any Channel
     ) async {
+        let metadata: Logger.Metadata = ["library": .string(name), "peer": .string(peer), "token": .string(token)]
         let library: ServedLibrary
         do { library = try self.library(name) } catch {
-            logger.error("cannot open a library", metadata: ["library": .string(name), "error": .string("\(error)")])
+            logger.error("cannot open a library", metadata: metadata.merging(["error": .string("\(error)")]) { $1 })
             try? await outbound.close(.unexpectedServerError, reason: "the server cannot open the library")
             return
         }
         metrics.connectionsOpened.increment()
         metrics.connectionsOpen.increment()
         defer { metrics.connectionsOpen.decrement() }
-        let outbox = Outbox(limit: configuration.limits.queuedFrames, byteLimit: configuration.limits.queuedBytes)
+        let limits = configuration.limits
+        let outbox = Outbox(limit: limits.queuedFrames, byteLimit: limits.queuedBytes)
         let id = await library.connect(outbox, peer: peer)
+        // From now on a revocation or the server's shutdown closes it through its outbox.
+        registry.attach(connection, outbox: outbox)
+        logger.info("connection opened", metadata: metadata)
         let metrics = self.metrics
         let logger = self.logger
         // Once a close is asked for, the connection has `closeGrace` to end by itself; then its socket is closed,
         // which ends the reader and a writer waiting on a full socket.
-        let grace = configuration.limits.closeGrace
+        let grace = limits.closeGrace
         let watchdog = Task {
             for await _ in outbox.closeRequests {
                 try? await Task.sleep(for: grace)
                 guard !Task.isCancelled else { return }
-                logger.warning(
-                    "connection did not close within the grace; closing its socket",
-                    metadata: ["library": .string(name), "peer": .string(peer)])
+                logger.warning("connection did not close within the grace; closing its socket", metadata: metadata)
                 channel.close(promise: nil)
                 return
             }
         }
         defer { watchdog.cancel() }
+        // A hello must arrive within `helloTimeout` of the upgrade: a connection that only answers pings would otherwise
+        // hold its slot for ever.
+        let greeted = Atomic<Bool>(false)
+        let helloTimeout = limits.helloTimeout
+        let helloTimer = Task {
+            try? await Task.sleep(for: helloTimeout)
+            guard !Task.isCancelled, !greeted.load(ordering: .acquiring) else { return }
+            outbox.close(code: 1008, reason: "no hello within \(helloTimeout)")
+        }
+        defer { helloTimer.cancel() }
         await withTaskGroup(of: Void.self) { group in
             // The writer: queued frames, then the close asked for, if any.
             group.addTask {
@@ -285,7 +399,9 @@ public final class SyncServer: Sendable {
             }
             // The reader.
             do {
-                for try await message in inbound.messages(maxSize: configuration.limits.messageBytes) {
+                for try await message in inbound.messages(maxSize: limits.messageBytes) {
+                    // Asked to close (a revoked token, the server stopping): nothing more is taken from it.
+                    if outbox.requestedClose != nil { break }
                     guard case .binary(let buffer) = message else {
                         outbox.close(code: 1003, reason: "the sync protocol uses binary frames only")
                         break
@@ -303,27 +419,64 @@ public final class SyncServer: Sendable {
                         outbox.close(code: 1002, reason: "a frame does not decode: \(error)")
                         break
                     }
+                    // Anything else before a hello is refused by the library (1002).
+                    if case .hello = decoded.message { greeted.store(true, ordering: .releasing) }
                     await library.receive(decoded.message, bytes: decoded.bytes, channel: decoded.channel, from: id)
                     // A client that does not take what it was sent is not read either, so that its requests cannot
                     // pile up replies in the server's memory; past the stall timeout it is closed.
-                    if outbox.isBusy { await outbox.waitUntilDrained(orCloseAfter: configuration.limits.stallTimeout) }
+                    if outbox.isBusy { await outbox.waitUntilDrained(orCloseAfter: limits.stallTimeout) }
                     if outbox.requestedClose != nil { break }
                 }
             } catch {
-                logger.debug("connection read failed", metadata: ["error": .string("\(error)")])
+                // WSCore says "too large" only through an error of its own: a message over the bound made of
+                // fragments (one frame over it is refused by the frame decoder, with 1009 too).
+                if "\(error)".contains("messageTooLarge") {
+                    outbox.close(code: 1009, reason: "a message is larger than \(limits.messageBytes) bytes")
+                } else {
+                    logger.debug(
+                        "connection read failed", metadata: metadata.merging(["error": .string("\(error)")]) { $1 })
+                }
             }
             if let close = outbox.requestedClose {
                 logger.warning(
-                    "connection refused a frame",
-                    metadata: [
-                        "library": .string(name), "peer": .string(peer), "code": .stringConvertible(close.code),
-                        "reason": .string(close.reason),
-                    ])
+                    "connection closed by the server",
+                    metadata: metadata.merging([
+                        "code": .stringConvertible(close.code), "reason": .string(close.reason),
+                    ]) { $1 })
             }
             await library.disconnect(id)
             outbox.finish()
             await group.waitForAll()
         }
-        logger.info("connection closed", metadata: ["library": .string(name), "peer": .string(peer)])
+        logger.info("connection closed", metadata: metadata)
+    }
+}
+
+/// The request context of the server's routes: Hummingbird's, and the peer's address for the log.
+struct PeerRequestContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    /// The client's address and port.
+    let peer: String
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        peer = source.channel.remoteAddress?.description ?? "?"
+    }
+}
+
+/// The application, with the server's own work around it: the revocation watch, and the shutdown deadline.
+struct ServerService<Inner: Service>: Service {
+    let inner: Inner
+    let server: SyncServer
+
+    func run() async throws {
+        let server = self.server
+        let watch = Task { await server.watchRevocations() }
+        defer { watch.cancel() }
+        try await withGracefulShutdownHandler {
+            try await inner.run()
+        } onGracefulShutdown: {
+            server.beginShutdown()
+        }
     }
 }

@@ -18,6 +18,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var data: ServeDataOptions
 
+    @OptionGroup(title: "Connections") var connections: ServeConnectionOptions
+
     @Option(help: "The address to listen on.")
     var host = "127.0.0.1"
 
@@ -54,7 +56,8 @@ struct ServeCommand: AsyncParsableCommand {
             server = try SyncServer(
                 configuration: .init(
                     host: host, port: port, dataDirectory: data.directory,
-                    limits: ServerLimits(connections: maxConnections, stallTimeout: .seconds(stallTimeout))))
+                    limits: connections.applied(
+                        to: ServerLimits(connections: maxConnections, stallTimeout: .seconds(stallTimeout)))))
         } catch {
             throw CommandFailure.checkFailed("\(error)")
         }
@@ -68,6 +71,66 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw CommandFailure.checkFailed("\(error)")
         }
+    }
+}
+
+/// `folio serve`'s bounds on connections: how long they may take and how many one token, library or address may hold.
+struct ServeConnectionOptions: ParsableArguments {
+    @Option(help: "Seconds a connection has to send a whole request (408 for a first request past it).")
+    var requestTimeout = ServerLimits().requestTimeout.seconds
+
+    @Option(help: "Connections open at once without a WebSocket of a valid token; further ones are closed at once.")
+    var maxPendingConnections = ServerLimits().pendingConnections
+
+    @Option(help: "WebSocket connections open at once with one token; further upgrades are refused (1013).")
+    var maxConnectionsPerToken = ServerLimits().connectionsPerToken
+
+    @Option(help: "WebSocket connections open at once to one library; further upgrades are refused (1013).")
+    var maxConnectionsPerLibrary = ServerLimits().connectionsPerLibrary
+
+    @Option(help: "WebSocket connections open at once from one address (raise it behind a proxy); further get 1013.")
+    var maxConnectionsPerAddress = ServerLimits().connectionsPerAddress
+
+    @Option(help: "Seconds a WebSocket has, from its upgrade, to send its hello (then 1008).")
+    var helloTimeout = ServerLimits().helloTimeout.seconds
+
+    @Option(help: "Seconds the server takes at most to stop after SIGTERM or SIGINT.")
+    var shutdownGrace = ServerLimits().shutdownGrace.seconds
+
+    func validate() throws {
+        for (flag, value) in [
+            ("--request-timeout", requestTimeout), ("--hello-timeout", helloTimeout),
+            ("--shutdown-grace", shutdownGrace),
+        ] where !(0.01...3_600).contains(value) {
+            throw ValidationError("\(flag) must be within 0.01...3600 seconds")
+        }
+        for (flag, value) in [
+            ("--max-pending-connections", maxPendingConnections),
+            ("--max-connections-per-token", maxConnectionsPerToken),
+            ("--max-connections-per-library", maxConnectionsPerLibrary),
+            ("--max-connections-per-address", maxConnectionsPerAddress),
+        ] where !(1...1_000_000).contains(value) {
+            throw ValidationError("\(flag) must be within 1...1000000")
+        }
+    }
+
+    func applied(to limits: ServerLimits) -> ServerLimits {
+        var limits = limits
+        limits.requestTimeout = .milliseconds(Int64(requestTimeout * 1000))
+        limits.pendingConnections = maxPendingConnections
+        limits.connectionsPerToken = maxConnectionsPerToken
+        limits.connectionsPerLibrary = maxConnectionsPerLibrary
+        limits.connectionsPerAddress = maxConnectionsPerAddress
+        limits.helloTimeout = .milliseconds(Int64(helloTimeout * 1000))
+        limits.shutdownGrace = .milliseconds(Int64(shutdownGrace * 1000))
+        return limits
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, for a command-line default.
+    fileprivate var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }
 

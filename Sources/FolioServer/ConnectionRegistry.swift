@@ -1,0 +1,137 @@
+import Logging
+import Synchronization
+
+/// The open WebSocket connections of valid tokens: counted against ``ServerLimits/connections`` and the limits per
+/// token, library and remote address, and found by token when it is revoked, or all when the server stops.
+final class ConnectionRegistry: Sendable {
+    private struct Entry {
+        var token: String
+        var library: String
+        var address: String
+        var outbox: Outbox?
+    }
+
+    private struct State {
+        var entries: [UInt64: Entry] = [:]
+        var perToken: [String: Int] = [:]
+        var perLibrary: [String: Int] = [:]
+        var perAddress: [String: Int] = [:]
+        var next: UInt64 = 0
+        /// Set when the server stops: connections attached later are closed with it at once.
+        var closing: (code: UInt16, reason: String)?
+    }
+
+    private let state = Mutex(State())
+
+    /// Connections admitted and not released.
+    var count: Int { state.withLock { $0.entries.count } }
+
+    /// Admits a connection of `token` to `library` from `address` within `limits`, or says which limit it is over.
+    func admit(token: String, library: String, address: String, limits: ServerLimits) -> Result<UInt64, Refused> {
+        state.withLock { state in
+            if state.entries.count >= limits.connections {
+                return .failure(Refused(reason: "the server has as many connections as it takes"))
+            }
+            if state.perToken[token, default: 0] >= limits.connectionsPerToken {
+                return .failure(Refused(reason: "this token has as many connections as it may open"))
+            }
+            if state.perLibrary[library, default: 0] >= limits.connectionsPerLibrary {
+                return .failure(Refused(reason: "this library has as many connections as it may have"))
+            }
+            if state.perAddress[address, default: 0] >= limits.connectionsPerAddress {
+                return .failure(Refused(reason: "this address has as many connections as it may open"))
+            }
+            let id = state.next
+            state.next += 1
+            state.entries[id] = Entry(token: token, library: library, address: address)
+            state.perToken[token, default: 0] += 1
+            state.perLibrary[library, default: 0] += 1
+            state.perAddress[address, default: 0] += 1
+            return .success(id)
+        }
+    }
+
+    /// Why a connection was not admitted.
+    struct Refused: Error {
+        var reason: String
+    }
+
+    /// Gives the admitted connection `id` its outbox, through which it is closed on revocation or shutdown.
+    func attach(_ id: UInt64, outbox: Outbox) {
+        let closing = state.withLock { state -> (code: UInt16, reason: String)? in
+            state.entries[id]?.outbox = outbox
+            return state.closing
+        }
+        if let closing { outbox.close(code: closing.code, reason: closing.reason) }
+    }
+
+    /// Counts the connection `id` out.
+    func release(_ id: UInt64) {
+        state.withLock { state in
+            guard let entry = state.entries.removeValue(forKey: id) else { return }
+            Self.decrement(&state.perToken, entry.token)
+            Self.decrement(&state.perLibrary, entry.library)
+            Self.decrement(&state.perAddress, entry.address)
+        }
+    }
+
+    private static func decrement(_ counts: inout [String: Int], _ key: String) {
+        let left = counts[key, default: 1] - 1
+        counts[key] = left > 0 ? left : nil
+    }
+
+    /// The tokens with connections open.
+    var tokens: Set<String> { state.withLock { Set($0.perToken.keys) } }
+
+    /// Asks every connection of `token` to close; returns how many.
+    @discardableResult
+    func close(token: String, code: UInt16, reason: String) -> Int {
+        let outboxes = state.withLock { state in state.entries.values.filter { $0.token == token }.compactMap(\.outbox)
+        }
+        for outbox in outboxes { outbox.close(code: code, reason: reason) }
+        return outboxes.count
+    }
+
+    /// Asks every connection, and every one attached from now on, to close.
+    func closeAll(code: UInt16, reason: String) {
+        let outboxes = state.withLock { state in
+            state.closing = (code, reason)
+            return state.entries.values.compactMap(\.outbox)
+        }
+        for outbox in outboxes { outbox.close(code: code, reason: reason) }
+    }
+}
+
+/// Log lines about refused and failed connections, at most ``perSecond`` a second: past it lines are counted, and the
+/// next line written says how many were left out (`suppressed`), so that a flood of refusals cannot flood the log.
+final class RefusalLog: Sendable {
+    /// The most lines written in one second.
+    let perSecond: Int
+    private let state = Mutex<(window: ContinuousClock.Instant, lines: Int, suppressed: Int)>((.now, 0, 0))
+
+    init(perSecond: Int = 10) {
+        self.perSecond = perSecond
+    }
+
+    /// Writes `message` as a warning with `metadata`, unless this second's lines are used up.
+    func warning(_ message: String, metadata: Logger.Metadata, to logger: Logger) {
+        let suppressed = state.withLock { state -> Int? in
+            let now = ContinuousClock.now
+            if now - state.window >= .seconds(1) {
+                state.window = now
+                state.lines = 0
+            }
+            guard state.lines < perSecond else {
+                state.suppressed += 1
+                return nil
+            }
+            state.lines += 1
+            defer { state.suppressed = 0 }
+            return state.suppressed
+        }
+        guard let suppressed else { return }
+        var metadata = metadata
+        if suppressed > 0 { metadata["suppressed"] = .stringConvertible(suppressed) }
+        logger.warning("\(message)", metadata: metadata)
+    }
+}
