@@ -11,7 +11,7 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: """
             Listens on 127.0.0.1:8080 unless told otherwise, and keeps its data (accounts, tokens, one log per \
             library) in ./folio-data. A device connects to ws://HOST:PORT/v1/libraries/NAME with a token from \
-            `folio serve token create --library NAME`. SIGINT or SIGTERM stops it gracefully.
+            `folio serve token create --library NAME`. SIGINT or SIGTERM stops it within --shutdown-grace.
             """,
         subcommands: [TokenCommand.self]
     )
@@ -211,7 +211,7 @@ struct TokenCommand: AsyncParsableCommand {
 
     struct Revoke: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Revoke a token: new connections presenting it are refused (open ones stay until they close).")
+            abstract: "Revoke a token: new connections with it are refused, and a running server closes open ones.")
 
         @OptionGroup var data: ServeDataOptions
 
