@@ -38,14 +38,21 @@ public struct SyncSession: Hashable, Sendable {
         public var changesPerMessage: Int
         /// At most about this many bytes of changes per message (a single larger change travels alone).
         public var bytesPerMessage: Int
+        /// At most this many documents are asked for at once; the next is asked for once one of them is complete, so
+        /// that a hello announcing many documents costs the asker a window of requests, not one per document
+        /// (`nil`: all at once, as between a device's own peers).
+        public var requestWindow: Int?
 
         /// Creates limits.
         ///
-        /// - Precondition: both are positive.
-        public init(changesPerMessage: Int = 512, bytesPerMessage: Int = 4 << 20) {
-            precondition(changesPerMessage > 0 && bytesPerMessage > 0, "message limits must be positive")
+        /// - Precondition: all are positive.
+        public init(changesPerMessage: Int = 512, bytesPerMessage: Int = 4 << 20, requestWindow: Int? = nil) {
+            precondition(
+                changesPerMessage > 0 && bytesPerMessage > 0 && (requestWindow ?? 1) > 0,
+                "message limits must be positive")
             self.changesPerMessage = changesPerMessage
             self.bytesPerMessage = bytesPerMessage
+            self.requestWindow = requestWindow
         }
     }
 
@@ -84,6 +91,11 @@ public struct SyncSession: Hashable, Sendable {
     /// Documents whose vector grew since the last tick: their replies are still arriving, so a timeout does not
     /// ask for them again (which would resend everything still in flight).
     private var progressed: Set<DocumentID> = []
+    /// With a request window: the documents asked for and not yet complete, and those still to ask for, in identity
+    /// order (the next one asked for is the first).
+    private var requested: Set<DocumentID> = []
+    private var toRequest: [DocumentID] = []
+    private var nextToRequest = 0
 
     /// Creates a session.
     ///
@@ -119,6 +131,8 @@ public struct SyncSession: Hashable, Sendable {
     /// - Complexity: O(documents × devices).
     public var isComplete: Bool {
         guard let peer else { return false }
+        // With a window, a document asked for is one still missing, and none waits to be asked for while none is.
+        if limits.requestWindow != nil, !requested.isEmpty { return false }
         return peer.vectors.allSatisfy { document, vector in
             unpublished.contains(document) || vector.isContained(in: vectors[document] ?? VersionVector())
         }
@@ -189,20 +203,20 @@ public struct SyncSession: Hashable, Sendable {
             if let peer {
                 guard peer.session == incoming.session else { return [] }
                 absorb(incoming.vectors)
-                return []
+                return fillWindow()
             }
             peer = Peer(device: incoming.device, session: incoming.session, vectors: incoming.vectors)
-            return verifications(incoming) + requests() + doneIfComplete()
+            return verifications(incoming) + openRequests() + doneIfComplete()
         case .responder:
             guard incoming.replyTo == nil else { return [] }  // responders do not talk to responders
             if let peer {
                 // The initiator repeats its hello until it hears ours: answer again, nothing more.
                 guard peer.session == incoming.session else { return [] }
                 absorb(incoming.vectors)
-                return [.send(.hello(hello))]
+                return [.send(.hello(hello))] + fillWindow()
             }
             peer = Peer(device: incoming.device, session: incoming.session, vectors: incoming.vectors)
-            return verifications(incoming) + [.send(.hello(hello))] + requests()
+            return verifications(incoming) + [.send(.hello(hello))] + openRequests()
         }
     }
 
@@ -223,7 +237,14 @@ public struct SyncSession: Hashable, Sendable {
     /// A repeated hello may announce more than the first: its peer's log only grows.
     private mutating func absorb(_ announced: [DocumentID: VersionVector]) {
         for document in announced.keys.sorted() {
-            peer!.vectors[document] = (peer!.vectors[document] ?? VersionVector()).merging(announced[document]!)
+            let known = peer!.vectors[document]
+            peer!.vectors[document] = (known ?? VersionVector()).merging(announced[document]!)
+            // With a window, a document newly missing joins the documents still to ask for.
+            if limits.requestWindow != nil, known == nil || !announced[document]!.isContained(in: known!),
+                !requested.contains(document)
+            {
+                toRequest.append(document)
+            }
         }
     }
 
@@ -274,7 +295,12 @@ public struct SyncSession: Hashable, Sendable {
         let before = vectors[document] ?? VersionVector()
         if !vector.isContained(in: before) { progressed.insert(document) }
         vectors[document] = before.merging(vector)
-        return doneIfComplete()
+        var actions: [SyncAction] = []
+        if requested.contains(document), !isMissing(document) {
+            requested.remove(document)
+            actions = fillWindow()
+        }
+        return actions + doneIfComplete()
     }
 
     /// A timeout passed: repeats what this side still waits for (the initiator's hello, this side's requests, the
@@ -294,10 +320,45 @@ public struct SyncSession: Hashable, Sendable {
         return actions
     }
 
+    /// The requests still unanswered, to repeat: for every missing document, or with a window, for those in it.
     private func requests() -> [SyncAction] {
-        missingDocuments.map { document in
-            .send(.request(document: document, since: vectors[document] ?? VersionVector()))
+        guard limits.requestWindow != nil else { return missingDocuments.map(request) }
+        return requested.sorted().filter(isMissing).map(request)
+    }
+
+    /// The first requests after the peer's hello: every missing document, or with a window, as many as it holds.
+    private mutating func openRequests() -> [SyncAction] {
+        guard limits.requestWindow != nil else { return requests() }
+        toRequest = missingDocuments
+        nextToRequest = 0
+        return fillWindow()
+    }
+
+    /// Asks for the next documents still missing until the window is full.
+    private mutating func fillWindow() -> [SyncAction] {
+        guard let window = limits.requestWindow else { return [] }
+        var actions: [SyncAction] = []
+        while requested.count < window, nextToRequest < toRequest.count {
+            let document = toRequest[nextToRequest]
+            nextToRequest += 1
+            guard isMissing(document), requested.insert(document).inserted else { continue }
+            actions.append(request(document))
         }
+        if nextToRequest == toRequest.count {
+            toRequest = []
+            nextToRequest = 0
+        }
+        return actions
+    }
+
+    private func request(_ document: DocumentID) -> SyncAction {
+        .send(.request(document: document, since: vectors[document] ?? VersionVector()))
+    }
+
+    /// Whether the peer announced changes of `document` that this side lacks (never for one it keeps to itself).
+    private func isMissing(_ document: DocumentID) -> Bool {
+        guard let announced = peer?.vectors[document], !unpublished.contains(document) else { return false }
+        return !announced.isContained(in: vectors[document] ?? VersionVector())
     }
 
     /// The initiator says `done` as soon as it is complete; the responder only once asked (when the initiator's

@@ -172,6 +172,48 @@ import Testing
         print("one fault: \(search.visited.count) states, \(search.finished) finished")
     }
 
+    @Test(arguments: [512, 1]) func everyDeliveryOrderConvergesWithARequestWindowOfOne(changesPerMessage: Int) throws {
+        let (world, expected) = Self.start(
+            faults: 0, ticks: 0,
+            limits: SyncSession.Limits(changesPerMessage: changesPerMessage, requestWindow: 1))
+        var search = Search()
+        try search.explore(world, expected: expected)
+        #expect(search.failures.isEmpty, "\(search.failures)")
+        #expect(search.stuck == 0)
+        #expect(search.finished > 1)
+    }
+
+    @Test func everyDeliveryOrderWithOneMessageLostOrDuplicatedConvergesWithARequestWindowOfOne() throws {
+        let (world, expected) = Self.start(
+            faults: 1, ticks: 3, limits: SyncSession.Limits(changesPerMessage: 1, requestWindow: 1))
+        var search = Search()
+        try search.explore(world, expected: expected)
+        #expect(search.failures.isEmpty, "\(search.failures)")
+        #expect(search.stuck == 0, "exchanges that ran out of timeouts")
+    }
+
+    /// With a window, a hello announcing many documents costs a few requests at a time: the next goes once one is
+    /// complete, and a `done` or a timeout repeats only those in the window.
+    @Test func aRequestWindowAsksForAFewDocumentsAtATime() {
+        let documents = (0..<5).map { DocumentID(UUIDBytes(bytes: Array(repeating: UInt8($0), count: 16))) }
+        let announced = Dictionary(uniqueKeysWithValues: documents.map { ($0, VersionVector([(Self.a.id, UInt64(1))])) })
+        var session = SyncSession(
+            device: Self.b, id: 2, role: .responder, vectors: [:], limits: SyncSession.Limits(requestWindow: 2))
+        func requested(_ actions: [SyncAction]) -> [DocumentID] {
+            actions.compactMap { if case .send(.request(let document, _)) = $0 { document } else { nil } }
+        }
+        let opening = session.receive(.hello(SyncHello(device: Self.a, session: 1, vectors: announced)))
+        #expect(requested(opening) == Array(documents[0..<2]))
+        #expect(requested(session.receive(.done(from: 1, to: 2))) == Array(documents[0..<2]))
+        #expect(requested(session.ingested(documents[1], vector: announced[documents[1]]!)) == [documents[2]])
+        #expect(requested(session.tick()) == [documents[0], documents[2]])
+        for document in documents where document != documents[1] {
+            _ = session.ingested(document, vector: announced[document]!)
+        }
+        #expect(session.isComplete)
+        #expect(requested(session.receive(.done(from: 1, to: 2))).isEmpty)
+    }
+
     @Test func aPeerThatIsUpToDateExchangesOnlyHellosAndDones() {
         let (storeA, _, _) = Self.histories()
         var world = World(
