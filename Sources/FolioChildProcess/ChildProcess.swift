@@ -220,13 +220,15 @@ public final class ChildProcess: Sendable {
         }
     }
 
-    /// `waitpid` for `pid`: how it ended, or `nil` if it runs (or was reaped elsewhere, which this type never does).
+    /// `waitpid` for `pid`: how it ended, or `nil` if it runs. A child reaped elsewhere (by a `waitpid(-1, …)` of
+    /// someone else's, or because SIGCHLD is ignored) counts as `.exited(-1)`, so that nobody waits forever.
     private static func reap(_ pid: pid_t, blocking: Bool) -> Termination? {
         var status: Int32 = 0
         while true {
             let result = waitpid(pid, &status, blocking ? 0 : WNOHANG)
             if result == pid { break }
             if result < 0 && errno == EINTR { continue }
+            if result < 0 && errno == ECHILD { return .exited(-1) }
             return nil
         }
         // WIFEXITED / WTERMSIG, which Swift does not import as functions.
