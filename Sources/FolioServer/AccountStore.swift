@@ -200,6 +200,21 @@ public final class AccountStore: Sendable {
         }
     }
 
+    /// The devices of `devices` bound to a library other than `library`, in the order given: they cannot write into
+    /// `library`. Binds nothing (see ``bind(_:to:)``, called once a device proved its key).
+    ///
+    /// - Throws: ``ServerError`` `storage`.
+    public func boundElsewhere(_ devices: [DeviceID], than library: String) throws -> [DeviceID] {
+        guard !devices.isEmpty else { return [] }
+        return try read("looking up the libraries of devices") { db in
+            try devices.filter { device in
+                let bound = try String.fetchOne(
+                    db, sql: "SELECT library FROM device WHERE id = ?", arguments: [Data(device.uuid.bytes)])
+                return bound != nil && bound != library
+            }
+        }
+    }
+
     private static func token(_ row: Row) -> Token {
         let revoked: Double? = row[4]
         return Token(

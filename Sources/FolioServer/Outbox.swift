@@ -34,6 +34,8 @@ final class Outbox: Sendable {
         /// Called once the queue drains to a quarter of the bounds, or ends.
         var drained: [@Sendable () -> Void] = []
         var ended = false
+        /// Whether the queue's bytes were given back to the memory budget (once it ended).
+        var released = false
     }
 
     let frames: AsyncStream<Frame>
@@ -45,10 +47,13 @@ final class Outbox: Sendable {
     private let counts = Mutex(Counts())
     let limit: Int
     let byteLimit: Int
+    /// Where the queued bytes are counted, server-wide.
+    private let budget: MemoryBudget?
 
-    init(limit: Int = 4096, byteLimit: Int = 4 << 20) {
+    init(limit: Int = 4096, byteLimit: Int = 4 << 20, budget: MemoryBudget? = nil) {
         self.limit = limit
         self.byteLimit = byteLimit
+        self.budget = budget
         (frames, continuation) = AsyncStream.makeStream(of: Frame.self, bufferingPolicy: .unbounded)
         (closeRequests, closeContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingOldest(1))
     }
@@ -57,6 +62,8 @@ final class Outbox: Sendable {
     /// too slow.
     func send(_ frame: [UInt8]) {
         let over = counts.withLock { counts -> String? in
+            guard !counts.ended else { return nil }
+            budget?.charge(frame.count)
             counts.bytes += frame.count
             counts.frames += 1
             counts.boundedBytes += frame.count
@@ -76,6 +83,8 @@ final class Outbox: Sendable {
     /// ``isBusy`` and ``whenDrained(_:)``).
     func reply(_ frame: [UInt8]) {
         counts.withLock { counts in
+            guard !counts.ended else { return }
+            budget?.charge(frame.count)
             counts.bytes += frame.count
             counts.frames += 1
         }
@@ -120,6 +129,7 @@ final class Outbox: Sendable {
     /// The writer took `frame` off the queue.
     func taken(_ frame: Frame) {
         let actions = counts.withLock { counts -> [@Sendable () -> Void] in
+            if !counts.released { budget?.release(frame.bytes.count) }
             counts.bytes -= frame.bytes.count
             counts.frames -= 1
             if frame.bounded {
@@ -177,6 +187,11 @@ final class Outbox: Sendable {
     private func end() {
         let actions = counts.withLock { counts in
             counts.ended = true
+            // What the writer will not take no longer counts.
+            if !counts.released {
+                counts.released = true
+                budget?.release(counts.bytes)
+            }
             defer { counts.drained = [] }
             return counts.drained
         }

@@ -8,8 +8,13 @@ import Logging
 /// Everything here runs on the library's own serial executor, off the network's threads (the log's calls block).
 /// Changes from every connection are ingested together: while one batch is written, the next gathers, so that one
 /// commit serves many devices. Once a batch is stored, each document that grew is announced to every
-/// connection of the library with a notice (the acknowledgement, for the devices that sent it), and the messages that
-/// carried the changes are passed on to the other devices, which so learn of them without polling.
+/// connection of the library with a notice (the acknowledgement, for the devices that sent it), and the changes the
+/// batch stored (never the bytes received: a replay or a forgery stored nothing) are passed on to the other devices,
+/// which so learn of them without polling.
+///
+/// What a member can make the library hold is bounded: bytes of messages in flight per connection and in the
+/// server's ``MemoryBudget``, kept sessions per connection, documents and bytes per library (``ServerLimits``). A
+/// device is bound to the library and named only once it proved its key, by writing a change its key signed.
 actor ServedLibrary {
     let name: String
     private let log: any ServerLog
@@ -17,6 +22,7 @@ actor ServedLibrary {
     private let metrics: ServerMetrics
     private let logger: Logger
     private let limits: ServerLimits
+    private let budget: MemoryBudget
     private let executor: BlockingWorkExecutor
     private var random: SplitMix64
 
@@ -27,16 +33,27 @@ actor ServedLibrary {
         let id: UInt64
         let outbox: Outbox
         let peer: String
-        /// The device speaking on this connection, from its first hello.
+        /// The device speaking on this connection, as its latest hello named it.
         var device: Device?
-        /// Sessions by channel, and the order they were opened in (the oldest leaves first past the limit).
+        /// Whether the device proved its key here: a change it wrote, vouched for by a head its key signed, was
+        /// stored from this connection. Only then is its name recorded.
+        var proven = false
+        /// Sessions by channel, and the order they were opened in (the oldest leaves first past the limits).
         var sessions: [UInt64: SyncSession] = [:]
         var opened: [UInt64] = []
         var started: [UInt64: ContinuousClock.Instant] = [:]
+        /// The bytes of each kept session's hello, counted in the memory budget until the session is forgotten or
+        /// finishes.
+        var sessionBytes: [UInt64: Int] = [:]
+        /// Finished sessions, kept light (no summaries) to answer requests and repeated `done`s: the peer's session
+        /// number by channel.
+        var finishedPeers: [UInt64: UInt64] = [:]
         /// The channel changes from other devices are passed on: the latest session's.
         var liveChannel: UInt64?
         /// Session work waiting for the outbox to drain (a catch-up read at the pace the client reads), in order.
         var deferred: [(channel: UInt64, actions: [SyncAction])] = []
+        /// Bytes of `changes` messages of this connection waiting for their batch.
+        var inFlight = 0
 
         init(id: UInt64, outbox: Outbox, peer: String) {
             self.id = id
@@ -52,7 +69,8 @@ actor ServedLibrary {
         var document: DocumentID
         var changes: [EncodedChange]
         var heads: [SignedHead]
-        var bytes: [UInt8]
+        /// The message's size, counted in flight until its batch is stored.
+        var bytes: Int
     }
 
     private var connections: [UInt64: Connection] = [:]
@@ -61,10 +79,17 @@ actor ServedLibrary {
     private var drainScheduled = false
     /// Devices known to be bound to this library (saves the account database a query per batch).
     private var boundDevices: Set<DeviceID> = []
+    /// What a session's hello from the server announces, read from the log once for every hello until a batch
+    /// changes it.
+    private var summary: ServerLogSummary?
+    /// The documents of the log (for the quota), read once.
+    private var documents: Set<DocumentID>?
+    /// Devices the log holds by name, counted once.
+    private var namedDevices: Set<DeviceID>?
 
     init(
         name: String, log: any ServerLog, accounts: AccountStore, metrics: ServerMetrics, logger: Logger,
-        limits: ServerLimits, seed: UInt64
+        limits: ServerLimits, budget: MemoryBudget, seed: UInt64
     ) {
         self.name = name
         self.log = log
@@ -72,6 +97,7 @@ actor ServedLibrary {
         self.metrics = metrics
         self.logger = logger
         self.limits = limits
+        self.budget = budget
         self.random = SplitMix64(seed: seed)
         executor = BlockingWorkExecutor(label: "folio.library.\(name)")
     }
@@ -85,14 +111,25 @@ actor ServedLibrary {
 
     /// Forgets a connection (after its socket closed). Changes it sent that are waiting are still ingested.
     func disconnect(_ id: UInt64) {
+        if let connection = connections[id] { release(connection) }
         connections[id] = nil
+    }
+
+    /// Stops counting a connection's kept sessions in the memory budget.
+    private func release(_ connection: Connection) {
+        for channel in connection.opened { budget.release(connection.sessionBytes[channel] ?? 0) }
+        connection.sessionBytes = [:]
     }
 
     /// The number of connections open.
     var connectionCount: Int { connections.count }
 
-    /// Handles one decoded message that arrived on `channel` of connection `id`, with its bytes.
-    func receive(_ message: SyncMessage, bytes: [UInt8], channel: UInt64, from id: UInt64) {
+    /// Handles one decoded message of `size` bytes that arrived on `channel` of connection `id`.
+    ///
+    /// A `changes` message waits here (and so its connection's reader) while the connection has
+    /// ``ServerLimits/bytesInFlightPerConnection`` waiting for their batch, or while the server's memory budget is
+    /// spent; past ``ServerLimits/stallTimeout`` the connection is closed (1013).
+    func receive(_ message: SyncMessage, size: Int, channel: UInt64, from id: UInt64) async {
         guard let connection = connections[id] else { return }
         if case .changes(let document, let changes, let heads) = message {
             guard connection.sessions[channel] != nil else {
@@ -101,10 +138,24 @@ actor ServedLibrary {
             guard arrivals.count < limits.waitingMessages else {
                 return refuse(connection, code: 1013, "the server is overloaded: too many messages wait to be stored")
             }
+            let deadline = ContinuousClock.now + limits.stallTimeout
+            while connection.inFlight > 0, connection.inFlight + size > limits.bytesInFlightPerConnection {
+                guard connections[id] != nil else { return }
+                guard ContinuousClock.now < deadline else {
+                    return refuse(connection, code: 1013, "the server is overloaded: the connection's messages wait")
+                }
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+            guard await budget.reserve(size, before: deadline) else {
+                guard connections[id] != nil else { return }
+                return refuse(connection, code: 1013, "the server is overloaded: its memory budget is spent")
+            }
+            guard connections[id] != nil else { return budget.release(size) }
+            connection.inFlight += size
             arrivals.append(
                 Arrival(
                     connection: id, channel: channel, document: document, changes: changes, heads: heads,
-                    bytes: bytes))
+                    bytes: size))
             if !drainScheduled {
                 drainScheduled = true
                 Task { self.drainScheduledBatch() }
@@ -116,7 +167,13 @@ actor ServedLibrary {
         guard connections[id] != nil else { return }
         switch message {
         case .hello(let hello):
-            receiveHello(hello, channel: channel, on: connection)
+            receiveHello(hello, size: size, channel: channel, on: connection)
+        case .done(let from, let to) where connection.finishedPeers[channel] != nil:
+            // A finished session answers a repeated `done` (its answer may have been lost), nothing more.
+            guard let session = connection.sessions[channel], to == session.id,
+                from == connection.finishedPeers[channel]
+            else { return }
+            send(.done(from: session.id, to: from), on: channel, to: connection)
         case .request, .done:
             guard var session = connection.sessions[channel] else {
                 return refuse(
@@ -132,16 +189,28 @@ actor ServedLibrary {
         }
     }
 
-    private func receiveHello(_ hello: SyncHello, channel: UInt64, on connection: Connection) {
+    private func receiveHello(_ hello: SyncHello, size: Int, channel: UInt64, on connection: Connection) {
         guard hello.replyTo == nil else {
             return refuse(connection, code: 1002, "a client's hello must not answer a session")
+        }
+        guard hello.vectors.count <= limits.documentsPerLibrary else {
+            return refuse(
+                connection, code: 1008,
+                "the hello announces \(hello.vectors.count) documents; a library holds at most \(limits.documentsPerLibrary)"
+            )
         }
         if let device = connection.device {
             guard device.id == hello.device.id else {
                 return refuse(connection, code: 1008, "one connection speaks for one device (\(device.id))")
             }
+            if device.name != hello.device.name {
+                connection.device = hello.device
+                if connection.proven { recordName(of: hello.device, provenOn: connection) }
+            }
         } else {
-            guard admit([hello.device.id], on: connection) else { return }
+            // Nothing is bound at a hello (anyone may name any device there); a device bound to another library
+            // cannot speak here.
+            guard admissible([hello.device.id], on: connection) else { return }
             connection.device = hello.device
             logger.info(
                 "device connected",
@@ -150,51 +219,126 @@ actor ServedLibrary {
                     "connection": .stringConvertible(connection.id), "peer": .string(connection.peer),
                 ])
         }
+        // A finished session has nothing more to say to a late repeat of its hello.
+        guard connection.finishedPeers[channel] == nil else { return }
         if var session = connection.sessions[channel] {
             let actions = session.receive(.hello(hello))
             connection.sessions[channel] = session
             return perform(actions, on: channel, of: connection)
         }
+        guard !budget.isSpent else {
+            return refuse(connection, code: 1013, "the server is overloaded: its memory budget is spent")
+        }
         let summary: ServerLogSummary
-        do {
-            try log.learn(hello.devices + [hello.device])
-            summary = try log.summary()
-        } catch {
+        do { summary = try currentSummary() } catch {
             return fail(connection, "reading the library's summary for a hello", error)
         }
         var session = SyncSession(
             device: log.device, id: random.next(), role: .responder, vectors: summary.vectors, heads: summary.heads,
-            devices: summary.devices)
-        if connection.sessions.count >= limits.sessionsPerConnection, let oldest = connection.opened.first {
-            connection.opened.removeFirst()
-            connection.sessions[oldest] = nil
-            connection.started[oldest] = nil
-        }
-        connection.opened.append(channel)
-        connection.started[channel] = .now
-        connection.liveChannel = channel
+            devices: summary.devices, limits: SyncSession.Limits(requestWindow: limits.requestWindow))
+        keep(channel, bytes: size, on: connection)
         metrics.sessions.increment()
         let actions = session.receive(.hello(hello))
         connection.sessions[channel] = session
         perform(actions, on: channel, of: connection)
     }
 
-    /// Binds `devices` to this library; refuses the connection when one belongs to another.
-    private func admit(_ devices: [DeviceID], on connection: Connection) -> Bool {
+    /// Opens `channel`'s session on `connection`, forgetting the oldest sessions past the connection's bounds (the
+    /// newest is always kept).
+    private func keep(_ channel: UInt64, bytes: Int, on connection: Connection) {
+        connection.opened.append(channel)
+        connection.started[channel] = .now
+        // A hello decoded takes about four times its encoded size (a dictionary entry and a vector per document).
+        let held = bytes * 4
+        connection.sessionBytes[channel] = held
+        connection.liveChannel = channel
+        budget.charge(held)
+        while connection.opened.count > 1,
+            connection.opened.count > limits.sessionsPerConnection
+                || connection.sessionBytes.values.reduce(0, +) > limits.sessionBytesPerConnection
+        {
+            let oldest = connection.opened.removeFirst()
+            connection.sessions[oldest] = nil
+            connection.started[oldest] = nil
+            connection.finishedPeers[oldest] = nil
+            budget.release(connection.sessionBytes.removeValue(forKey: oldest) ?? 0)
+        }
+    }
+
+    /// What the server's hello announces: every document's vector and heads, and the names of the devices that
+    /// wrote in the log (never more than ``ServerLimits/namedDevicesPerLibrary``), read again after a batch.
+    private func currentSummary() throws -> ServerLogSummary {
+        if let summary { return summary }
+        var read = try log.summary()
+        var authors = Set<DeviceID>()
+        for vector in read.vectors.values { authors.formUnion(vector.devices) }
+        read.devices = Array(read.devices.filter { authors.contains($0.id) }.prefix(limits.namedDevicesPerLibrary))
+        summary = read
+        if documents == nil { documents = Set(read.vectors.keys) }
+        return read
+    }
+
+    /// Whether none of `devices` is bound to another library; refuses the connection when one is.
+    private func admissible(_ devices: [DeviceID], on connection: Connection) -> Bool {
         let unknown = Array(Set(devices).subtracting(boundDevices)).sorted()
         guard !unknown.isEmpty else { return true }
         do {
-            let foreign = try accounts.bind(unknown, to: name)
-            if let first = foreign.first {
+            if let first = try accounts.boundElsewhere(unknown, than: name).first {
                 refuse(connection, code: 1008, "device \(first) belongs to another library")
                 return false
             }
         } catch {
-            fail(connection, "binding devices to the library", error)
+            fail(connection, "looking up the libraries of devices", error)
             return false
         }
-        boundDevices.formUnion(unknown)
         return true
+    }
+
+    /// Binds to this library the devices whose changes it stored (their keys signed them); logs those already bound
+    /// to another library (they wrote into two at once).
+    private func bind(_ devices: Set<DeviceID>) {
+        let unknown = Array(devices.subtracting(boundDevices)).sorted()
+        guard !unknown.isEmpty else { return }
+        do {
+            let foreign = try accounts.bind(unknown, to: name)
+            if !foreign.isEmpty {
+                logger.warning(
+                    "devices wrote into two libraries at once",
+                    metadata: ["library": .string(name), "devices": .string("\(foreign)")])
+            }
+            boundDevices.formUnion(unknown)
+        } catch {
+            logger.error(
+                "binding devices failed", metadata: ["library": .string(name), "error": .string("\(error)")])
+        }
+    }
+
+    /// Records the name `device` gave itself on `connection`, where it proved its key, and tells the library's other
+    /// connected devices; within ``ServerLimits/namedDevicesPerLibrary``.
+    private func recordName(of device: Device, provenOn connection: Connection) {
+        guard !device.name.isEmpty else { return }
+        do {
+            if namedDevices == nil { namedDevices = Set(try currentSummary().devices.map(\.id)) }
+            guard namedDevices!.contains(device.id) || namedDevices!.count < limits.namedDevicesPerLibrary else {
+                return
+            }
+            try log.name(device)
+            namedDevices!.insert(device.id)
+        } catch {
+            return logger.error(
+                "recording a device's name failed", metadata: ["library": .string(name), "error": .string("\(error)")])
+        }
+        summary = nil
+        // The others hear of it as a hello of their session that adds nothing but the name.
+        for other in connections.keys.sorted().compactMap({ connections[$0] }) where other.id != connection.id {
+            guard let channel = other.liveChannel, let session = other.sessions[channel] else { continue }
+            guard let peer = session.peer?.session ?? other.finishedPeers[channel] else { continue }
+            let hello = SyncHello(
+                device: log.device, session: session.id, replyTo: peer, vectors: [:], devices: [device])
+            let frame = SyncFrame.encode(.hello(hello), on: channel)
+            metrics.bytesOut.increment(by: Int64(frame.count))
+            other.outbox.send(frame)
+        }
     }
 
     private func perform(_ actions: [SyncAction], on channel: UInt64, of connection: Connection) {
@@ -207,6 +351,13 @@ actor ServedLibrary {
         while let action = queue.popFirst() {
             switch action {
             case .send(let message):
+                // Replies wait for the client to read what it was sent, as fetches do.
+                if connection.outbox.isBusy {
+                    connection.deferred.append((channel, [action] + Array(queue)))
+                    let id = connection.id
+                    connection.outbox.whenDrained { Task { await self.resume(id) } }
+                    return
+                }
                 send(message, on: channel, to: connection)
             case .fetch(let document, let since):
                 if connection.outbox.isBusy {
@@ -278,22 +429,37 @@ actor ServedLibrary {
         guard !arrivals.isEmpty else { return }
         var batch = arrivals
         arrivals = []
-        // Authors must belong to this library.
+        // What the batch held is no longer in flight, whatever becomes of it.
+        for arrival in batch {
+            budget.release(arrival.bytes)
+            connections[arrival.connection]?.inFlight -= arrival.bytes
+        }
+        // Authors must not belong to another library; they are bound to this one once their changes are stored.
         var byConnection: [UInt64: [DeviceID]] = [:]
         for arrival in batch {
             byConnection[arrival.connection, default: []] += arrival.changes.map(\.change.id.device)
         }
         for id in byConnection.keys.sorted() {
             guard let connection = connections[id] else { continue }
-            if !admit(byConnection[id]!, on: connection) { batch.removeAll { $0.connection == id } }
+            if !admissible(byConnection[id]!, on: connection) { batch.removeAll { $0.connection == id } }
         }
+        batch = withinQuota(batch)
         guard !batch.isEmpty else { return }
         metrics.ingestBatches.increment()
+        // The documents' vectors before the batch: what it stored is what they gained.
+        var before: [DocumentID: VersionVector] = [:]
+        do {
+            for document in Set(batch.map(\.document)) { before[document] = try log.vector(of: document) }
+        } catch {
+            return failAll(batch, "reading a vector before a batch", error)
+        }
         var stored: [Arrival] = []
+        var refusedHeads: [(head: ChangeID, reason: String)] = []
         var applied = 0
         do {
             let result = try log.ingest(batch.flatMap(\.changes), heads: batch.flatMap(\.heads))
             applied = result.applied.count
+            refusedHeads = result.refusedHeads
             stored = batch
         } catch {
             var ids: [UInt64] = []
@@ -301,31 +467,54 @@ actor ServedLibrary {
             for id in ids {
                 let own = batch.filter { $0.connection == id }
                 do {
-                    applied += try log.ingest(own.flatMap(\.changes), heads: own.flatMap(\.heads)).applied.count
+                    let result = try log.ingest(own.flatMap(\.changes), heads: own.flatMap(\.heads))
+                    applied += result.applied.count
+                    refusedHeads += result.refusedHeads
                     stored += own
                 } catch {
-                    if let connection = connections[id] {
-                        refuse(connection, code: 1008, "a change was refused: \(error)")
-                    } else {
-                        logger.warning(
-                            "changes refused", metadata: ["library": .string(name), "error": .string("\(error)")])
-                    }
+                    refuseIngest(own, error)
                 }
             }
         }
         metrics.changesIn.increment(by: Int64(applied))
+        // A head that does not check closes the connection that sent it (what else it brought is stored).
+        for refused in refusedHeads {
+            for arrival in stored where arrival.heads.contains(where: { $0.change == refused.head }) {
+                guard let connection = connections[arrival.connection] else { continue }
+                refuse(connection, code: 1008, "a signed head does not check: \(refused.reason)")
+            }
+        }
         // The documents' vectors after the batch.
         var vectors: [DocumentID: VersionVector] = [:]
         for document in Set(stored.map(\.document)).sorted() {
             do { vectors[document] = try log.vector(of: document) } catch {
-                logger.error(
-                    "reading a vector failed", metadata: ["library": .string(name), "error": .string("\(error)")])
-                return
+                return failAll(stored, "reading a vector after a batch", error)
             }
+        }
+        if applied > 0 { summary = nil }
+        // What each document gained, the changes themselves, and who wrote them.
+        var gained: [DocumentID: (changes: [EncodedChange], heads: [SignedHead])] = [:]
+        for document in vectors.keys.sorted() where vectors[document] != before[document] {
+            documents?.insert(document)
+            do { gained[document] = try storedChanges(of: document, before: before[document]!, in: stored) } catch {
+                return failAll(stored, "reading the changes a batch stored", error)
+            }
+        }
+        let authors = Set(gained.values.flatMap { $0.changes.map(\.change.id.device) })
+        bind(authors)
+        // A device that wrote through its own connection proved its key there: its name is recorded.
+        for arrival in stored {
+            guard let connection = connections[arrival.connection], !connection.proven,
+                let device = connection.device, authors.contains(device.id),
+                gained[arrival.document]?.changes.contains(where: { $0.change.id.device == device.id }) == true
+            else { continue }
+            connection.proven = true
+            recordName(of: device, provenOn: connection)
         }
         // Each sender's session learns what it now holds.
         for arrival in stored {
-            guard let connection = connections[arrival.connection], var session = connection.sessions[arrival.channel]
+            guard let connection = connections[arrival.connection], connection.finishedPeers[arrival.channel] == nil,
+                var session = connection.sessions[arrival.channel]
             else { continue }
             let wasFinished = session.isFinished
             let actions = session.ingested(arrival.document, vector: vectors[arrival.document]!)
@@ -333,16 +522,23 @@ actor ServedLibrary {
             perform(actions, on: arrival.channel, of: connection)
             if !wasFinished, session.isFinished { finished(arrival.channel, of: connection) }
         }
-        // Every device hears of what grew; the others get the changes themselves.
+        // Every device hears of what grew; the others get the changes stored, never the bytes received.
         let listeners = connections.keys.sorted().compactMap { connections[$0] }.filter { $0.liveChannel != nil }
-        for arrival in stored {
-            let vector = vectors[arrival.document]!
-            guard arrival.changes.allSatisfy({ vector.contains($0.change.id) }) else { continue }
-            for listener in listeners where listener.id != arrival.connection {
-                let frame = SyncFrame.message(channel: listener.liveChannel!, bytes: arrival.bytes).encoded()
-                metrics.bytesOut.increment(by: Int64(frame.count))
-                metrics.changesOut.increment(by: Int64(arrival.changes.count))
-                listener.outbox.send(frame)
+        var splitter = SyncSession(device: log.device, id: 0, role: .responder, vectors: [:])
+        for document in gained.keys.sorted() {
+            let (changes, heads) = gained[document]!
+            let messages = splitter.fetched(changes, heads: heads, of: document).compactMap { action in
+                if case .send(let message) = action { message.encoded() } else { nil }
+            }
+            // A device that alone sent a document's changes of this batch has them.
+            let origins = Set(stored.filter { $0.document == document }.map(\.connection))
+            for listener in listeners where !(origins.count == 1 && origins.contains(listener.id)) {
+                for message in messages {
+                    let frame = SyncFrame.message(channel: listener.liveChannel!, bytes: message).encoded()
+                    metrics.bytesOut.increment(by: Int64(frame.count))
+                    listener.outbox.send(frame)
+                }
+                metrics.changesOut.increment(by: Int64(changes.count))
             }
         }
         for document in vectors.keys.sorted() {
@@ -354,7 +550,106 @@ actor ServedLibrary {
         }
     }
 
+    /// The changes of `document` a batch stored (those above `before`), in causal order, with heads that vouch for
+    /// them: the batch's own when its messages hold them all, otherwise read from the log (changes that waited for
+    /// the batch were stored with it).
+    private func storedChanges(of document: DocumentID, before: VersionVector, in batch: [Arrival]) throws -> (
+        changes: [EncodedChange], heads: [SignedHead]
+    ) {
+        let after = try log.vector(of: document)
+        var expected = 0
+        for device in after.devices { expected += Int(after[device] - min(after[device], before[device])) }
+        var seen = Set<ChangeID>()
+        var changes: [EncodedChange] = []
+        var heads: [SignedHead] = []
+        for arrival in batch where arrival.document == document {
+            for change in arrival.changes where !before.contains(change.change.id) && after.contains(change.change.id) {
+                guard seen.insert(change.change.id).inserted else {
+                    return try log.changes(of: document, since: before)
+                }
+                changes.append(change)
+            }
+            heads += arrival.heads.filter { seen.contains($0.change) }
+        }
+        guard changes.count == expected else { return try log.changes(of: document, since: before) }
+        return (changes, heads)
+    }
+
+    /// The arrivals of `batch` the library's quotas leave: a connection whose messages would take the log past
+    /// ``ServerLimits/libraryQuota`` bytes or ``ServerLimits/documentsPerLibrary`` documents is closed (4413).
+    private func withinQuota(_ batch: [Arrival]) -> [Arrival] {
+        guard !batch.isEmpty else { return batch }
+        do {
+            let size = try log.byteSize()
+            if size > limits.libraryQuota {
+                for id in Set(batch.map(\.connection)).sorted() {
+                    guard let connection = connections[id] else { continue }
+                    refuse(
+                        connection, code: 4413,
+                        "the library is over its storage quota (\(size) bytes; at most \(limits.libraryQuota))")
+                }
+                return []
+            }
+            if documents == nil { _ = try currentSummary() }
+        } catch {
+            failAll(batch, "checking the library's quota", error)
+            return []
+        }
+        var kept: [Arrival] = []
+        var known = documents ?? []
+        var refused = Set<UInt64>()
+        for arrival in batch {
+            guard !refused.contains(arrival.connection) else { continue }
+            if !known.contains(arrival.document) {
+                guard known.count < limits.documentsPerLibrary else {
+                    refused.insert(arrival.connection)
+                    if let connection = connections[arrival.connection] {
+                        refuse(
+                            connection, code: 4413,
+                            "the library holds as many documents as its quota allows (\(limits.documentsPerLibrary))")
+                    }
+                    continue
+                }
+                known.insert(arrival.document)
+            }
+            kept.append(arrival)
+        }
+        return kept.filter { !refused.contains($0.connection) }
+    }
+
+    /// Closes the connections of `arrivals`, whose changes `error` refused: 1008 when the changes broke a rule,
+    /// 1011 when the storage failed.
+    private func refuseIngest(_ arrivals: [Arrival], _ error: any Error) {
+        let storageFailed = (error as? StoreError).map { ![.integrity, .invalidChange].contains($0.code) } ?? true
+        for id in Set(arrivals.map(\.connection)).sorted() {
+            guard let connection = connections[id] else {
+                logger.warning("changes refused", metadata: ["library": .string(name), "error": .string("\(error)")])
+                continue
+            }
+            if storageFailed {
+                fail(connection, "storing changes", error)
+            } else {
+                refuse(connection, code: 1008, "a change was refused: \(error)")
+            }
+        }
+    }
+
+    /// Closes the connections of `arrivals` because the storage failed (1011).
+    private func failAll(_ arrivals: [Arrival], _ action: String, _ error: any Error) {
+        for id in Set(arrivals.map(\.connection)).sorted() {
+            if let connection = connections[id] { fail(connection, action, error) }
+        }
+    }
+
     private func finished(_ channel: UInt64, of connection: Connection) {
+        // The session is kept light: it answers requests and repeated `done`s, and holds no summaries.
+        if let session = connection.sessions[channel], let peer = session.peer {
+            connection.sessions[channel] = SyncSession(
+                device: log.device, id: session.id, role: .responder, vectors: [:], limits: session.limits)
+            connection.finishedPeers[channel] = peer.session
+            budget.release(connection.sessionBytes[channel] ?? 0)
+            connection.sessionBytes[channel] = 0
+        }
         guard let started = connection.started[channel] else { return }
         let elapsed = ContinuousClock.now - started
         metrics.syncDuration.recordNanoseconds(
@@ -381,6 +676,7 @@ actor ServedLibrary {
             ])
         metrics.connectionsClosedForErrors.increment()
         connection.outbox.close(code: code, reason: reason)
+        if connections[connection.id] != nil { release(connection) }
         connections[connection.id] = nil
     }
 

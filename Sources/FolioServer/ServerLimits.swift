@@ -5,6 +5,31 @@ public struct ServerLimits: Hashable, Sendable {
     public var messageBytes: Int
     /// Sessions kept per connection; opening one more forgets the oldest.
     public var sessionsPerConnection: Int
+    /// Bytes the sessions a connection keeps may hold, each counted as four times the hello that opened it (about
+    /// what the hello takes decoded): past it the oldest sessions are forgotten, the newest is always kept. A
+    /// finished session holds nothing. 32 MiB by default: sessions of hellos up to 8 MiB in all.
+    public var sessionBytesPerConnection: Int = 32 << 20
+    /// Bytes of `changes` messages of one connection read and not yet stored: past it the server reads no more from
+    /// that connection until its batch is stored. 32 MiB by default.
+    public var bytesInFlightPerConnection: Int = 32 << 20
+    /// Bytes the server holds for all its clients at once (``MemoryBudget``: messages read and not yet stored, kept
+    /// hellos, queued frames). While it is spent the server reads no more `changes` messages (a reader waiting
+    /// longer than ``stallTimeout`` is closed with 1013) and refuses new sessions (1013). 1 GiB by default
+    /// (`folio serve --memory-budget`).
+    public var memoryBudget: Int = 1 << 30
+    /// Documents a library may hold; a hello announcing more is refused (1008), and changes that would create more
+    /// are refused (4413). 100,000 by default (`folio serve --documents-per-library`).
+    public var documentsPerLibrary: Int = 100_000
+    /// Devices a library's log may hold by name (a device is named by its own hello, once it wrote a change that its
+    /// key signed): past it no more names are recorded. 4,096 by default; with names of at most 1 KiB, the names a
+    /// hello from the server carries stay under 5 MiB.
+    public var namedDevicesPerLibrary: Int = 4_096
+    /// Bytes a library's log may take on disk; a `changes` message arriving while it is larger is refused (4413).
+    /// 4 GiB by default (`folio serve --library-quota`).
+    public var libraryQuota: Int = 4 << 30
+    /// Documents the server asks a client for at once during a session; the next is asked for once one of them is
+    /// complete, so a hello announcing many documents costs the server a window of requests, not one per document.
+    public var requestWindow: Int = 16
     /// Pushed frames (other devices' changes, notices) queued for a client that reads slowly before its connection is
     /// closed (1008). A client's whole queue, replies included, over half this (or half ``queuedBytes``) pauses its
     /// session's replies and the reading of its messages until the queue drains to a quarter.

@@ -32,10 +32,15 @@ public protocol ServerLog: AnyObject, Sendable {
     ///
     /// - Throws: when the storage fails.
     func vector(of document: DocumentID) throws -> VersionVector
-    /// Records the names of devices a peer announced (never renaming one already known).
+    /// Records `device`'s display name, replacing the one it had: the server calls it only with the name a device
+    /// gave itself, once the device proved its key.
     ///
     /// - Throws: when the storage fails.
-    func learn(_ devices: [Device]) throws
+    func name(_ device: Device) throws
+    /// The bytes the log takes in storage, for the library's quota.
+    ///
+    /// - Throws: when the storage fails.
+    func byteSize() throws -> Int
     /// Whether the change `head` of `document` is in the log.
     ///
     /// - Throws: when the storage fails.
@@ -63,15 +68,20 @@ public struct ServerLogSummary: Sendable {
 public final class SQLiteServerLog: ServerLog {
     /// The store.
     public let store: ChangeLogStore
+    private let url: URL
 
     /// Opens (or creates) the log in `url`; a new log gets a fresh server identity, kept in the file.
     ///
     /// - Throws: ``ServerError`` `storage`.
     public init(at url: URL, durability: Durability = .normal) throws {
+        self.url = url
         do {
             let key = try ChangeLogStore.localIdentity(ofStoreAt: url)?.key ?? DeviceKey()
             store = try ChangeLogStore(
                 at: url, key: key, deviceName: "server", durability: durability, access: .exclusive)
+            // Changes nobody vouched for are kept a bounded time (`StoreLimits.unvouchedAge`); every ingest drops
+            // the expired ones too.
+            try store.dropExpiredUnvouched()
         } catch {
             throw ServerError(.storage, "cannot open the library log \(url.path)", cause: error)
         }
@@ -111,14 +121,19 @@ public final class SQLiteServerLog: ServerLog {
         try store.vector(of: document)
     }
 
-    /// See ``ServerLog/learn(_:)``.
-    public func learn(_ devices: [Device]) throws {
-        let known = Set(try store.devices().filter { !$0.name.isEmpty }.map(\.id))
-        var seen = Set<DeviceID>()
-        let new = devices.filter {
-            !$0.name.isEmpty && $0.id != device.id && !known.contains($0.id) && seen.insert($0.id).inserted
+    /// See ``ServerLog/name(_:)``.
+    public func name(_ device: Device) throws {
+        guard device.id != self.device.id else { return }
+        try store.registerDevice(device)
+    }
+
+    /// See ``ServerLog/byteSize()``: the database file and its write-ahead log.
+    public func byteSize() throws -> Int {
+        try [url.path, url.path + "-wal"].reduce(0) { total, path in
+            guard FileManager.default.fileExists(atPath: path) else { return total }
+            let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber
+            return total + (size?.intValue ?? 0)
         }
-        if !new.isEmpty { try store.registerDevices(new.sorted { $0.id < $1.id }) }
     }
 }
 

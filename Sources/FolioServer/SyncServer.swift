@@ -54,6 +54,8 @@ public final class SyncServer: Sendable {
     /// The accounts.
     public let accounts: AccountStore
     let metrics = ServerMetrics()
+    /// What the server holds for its clients, within ``ServerLimits/memoryBudget``.
+    let budget: MemoryBudget
     private let logger: Logger
     private let libraries = Mutex<[String: ServedLibrary]>([:])
     /// WebSocket connections of valid tokens, by token, library and address.
@@ -78,6 +80,7 @@ public final class SyncServer: Sendable {
     ///   that server's process id); `storage` when it cannot be created or opened.
     public init(configuration: Configuration, logger: Logger = Logger(label: "folio.serve")) throws {
         self.configuration = configuration
+        budget = MemoryBudget(limit: configuration.limits.memoryBudget)
         self.logger = logger
         let directory = ServerDataDirectory(configuration.dataDirectory)
         try directory.create()
@@ -332,7 +335,7 @@ public final class SyncServer: Sendable {
             var seed = SystemRandomNumberGenerator()
             let library = ServedLibrary(
                 name: name, log: log, accounts: accounts, metrics: metrics, logger: logger,
-                limits: configuration.limits, seed: seed.next())
+                limits: configuration.limits, budget: budget, seed: seed.next())
             open[name] = library
             return library
         }
@@ -354,7 +357,7 @@ public final class SyncServer: Sendable {
         metrics.connectionsOpen.increment()
         defer { metrics.connectionsOpen.decrement() }
         let limits = configuration.limits
-        let outbox = Outbox(limit: limits.queuedFrames, byteLimit: limits.queuedBytes)
+        let outbox = Outbox(limit: limits.queuedFrames, byteLimit: limits.queuedBytes, budget: budget)
         let id = await library.connect(outbox, peer: peer)
         // From now on a revocation or the server's shutdown closes it through its outbox.
         registry.attach(connection, outbox: outbox)
@@ -408,20 +411,20 @@ public final class SyncServer: Sendable {
                     }
                     metrics.bytesIn.increment(by: Int64(buffer.readableBytes))
                     let bytes = Array(buffer.readableBytesView)
-                    let decoded: (channel: UInt64, message: SyncMessage, bytes: [UInt8])
+                    let decoded: (channel: UInt64, message: SyncMessage)
                     do {
                         guard case .message(let channel, let inner) = try SyncFrame(decoding: bytes) else {
                             outbox.close(code: 1002, reason: "a client does not send notices")
                             break
                         }
-                        decoded = (channel, try SyncMessage(decoding: inner), inner)
+                        decoded = (channel, try SyncMessage(decoding: inner))
                     } catch {
                         outbox.close(code: 1002, reason: "a frame does not decode: \(error)")
                         break
                     }
                     // Anything else before a hello is refused by the library (1002).
                     if case .hello = decoded.message { greeted.store(true, ordering: .releasing) }
-                    await library.receive(decoded.message, bytes: decoded.bytes, channel: decoded.channel, from: id)
+                    await library.receive(decoded.message, size: bytes.count, channel: decoded.channel, from: id)
                     // A client that does not take what it was sent is not read either, so that its requests cannot
                     // pile up replies in the server's memory; past the stall timeout it is closed.
                     if outbox.isBusy { await outbox.waitUntilDrained(orCloseAfter: limits.stallTimeout) }

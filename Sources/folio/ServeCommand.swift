@@ -18,6 +18,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var data: ServeDataOptions
 
+    @OptionGroup(title: "Budgets") var budgets: ServeBudgetOptions
+
     @OptionGroup(title: "Connections") var connections: ServeConnectionOptions
 
     @Option(help: "The address to listen on.")
@@ -57,7 +59,8 @@ struct ServeCommand: AsyncParsableCommand {
                 configuration: .init(
                     host: host, port: port, dataDirectory: data.directory,
                     limits: connections.applied(
-                        to: ServerLimits(connections: maxConnections, stallTimeout: .seconds(stallTimeout)))))
+                        to: budgets.applied(
+                            to: ServerLimits(connections: maxConnections, stallTimeout: .seconds(stallTimeout))))))
         } catch {
             throw CommandFailure.checkFailed("\(error)")
         }

@@ -196,7 +196,8 @@ import Testing
     /// complete, and a `done` or a timeout repeats only those in the window.
     @Test func aRequestWindowAsksForAFewDocumentsAtATime() {
         let documents = (0..<5).map { DocumentID(UUIDBytes(bytes: Array(repeating: UInt8($0), count: 16))) }
-        let announced = Dictionary(uniqueKeysWithValues: documents.map { ($0, VersionVector([(Self.a.id, UInt64(1))])) })
+        let announced = Dictionary(
+            uniqueKeysWithValues: documents.map { ($0, VersionVector([(Self.a.id, UInt64(1))])) })
         var session = SyncSession(
             device: Self.b, id: 2, role: .responder, vectors: [:], limits: SyncSession.Limits(requestWindow: 2))
         func requested(_ actions: [SyncAction]) -> [DocumentID] {

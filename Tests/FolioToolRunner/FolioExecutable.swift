@@ -5,6 +5,10 @@ import Foundation
 public enum FolioExecutable {
     /// Where the tool is, or a sentence saying where it was looked for.
     public static func locate() -> Result<URL, LocateError> {
+        // Another build of the tool, to run the tests against it (an earlier commit's, to see a test fail there).
+        if let path = ProcessInfo.processInfo.environment["FOLIO_TEST_TOOL"], !path.isEmpty {
+            return .success(URL(fileURLWithPath: path))
+        }
         var candidates: [URL] = []
         // The test runner is `.build/<triple>/debug/FolioPackageTests.xctest` (or a helper next to it).
         let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()

@@ -1,0 +1,59 @@
+import Synchronization
+
+/// Bytes of memory the server holds for its clients, counted against one bound for the whole server
+/// (``ServerLimits/memoryBudget``).
+///
+/// Three things are counted: `changes` messages from the moment they are read until their batch is stored, the
+/// hellos of the sessions a connection keeps, and frames queued for clients. A reader reserves before it hands a
+/// message on, and waits while the budget is spent (so the server stops reading, and TCP slows the senders down);
+/// kept sessions and queued frames are charged without waiting (they are bounded per connection), and a new session is
+/// refused while the budget is spent.
+final class MemoryBudget: Sendable {
+    /// The bound, in bytes.
+    let limit: Int
+    private let used = Atomic<Int>(0)
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// The bytes counted now.
+    var inUse: Int { used.load(ordering: .relaxed) }
+
+    /// Whether everything the budget allows is in use.
+    var isSpent: Bool { inUse >= limit }
+
+    /// Counts `bytes` if they fit, or if nothing else is counted (a single message larger than the whole budget
+    /// still passes, alone).
+    func tryReserve(_ bytes: Int) -> Bool {
+        var current = used.load(ordering: .relaxed)
+        while true {
+            guard current == 0 || current + bytes <= limit else { return false }
+            let (exchanged, original) = used.compareExchange(
+                expected: current, desired: current + bytes, ordering: .relaxed)
+            if exchanged { return true }
+            current = original
+        }
+    }
+
+    /// Counts `bytes`, waiting (checking every few milliseconds) until they fit; false when `deadline` passes or the
+    /// task is cancelled first, with nothing counted.
+    func reserve(_ bytes: Int, before deadline: ContinuousClock.Instant) async -> Bool {
+        while !tryReserve(bytes) {
+            guard ContinuousClock.now < deadline, !Task.isCancelled else { return false }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return true
+    }
+
+    /// Counts `bytes` whether or not they fit.
+    func charge(_ bytes: Int) {
+        used.add(bytes, ordering: .relaxed)
+    }
+
+    /// Stops counting `bytes`.
+    func release(_ bytes: Int) {
+        guard bytes != 0 else { return }
+        used.subtract(bytes, ordering: .relaxed)
+    }
+}
