@@ -89,6 +89,14 @@ public final class ChildProcess: Sendable {
         self.standardError = standardError
     }
 
+    /// A child nobody waited for is waited for once it ends (on a thread of its own), so that it does not stay a
+    /// zombie for the rest of this process's life, as Foundation's `Process` reaps every child.
+    deinit {
+        guard termination.withLock({ $0 == nil }) else { return }
+        let pid = pid
+        Thread.detachNewThread { _ = Self.reap(pid, blocking: true) }
+    }
+
     /// Starts `executable` with `arguments`.
     ///
     /// - Parameters:

@@ -192,6 +192,22 @@ import Testing
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 }.prefix(5))")
     }
 
+    /// A child whose `ChildProcess` is gone without a wait (a test that only kills its server) is reaped anyway,
+    /// as Foundation's `Process` reaps every child.
+    @Test(.timeLimit(.minutes(1)))
+    func aChildNobodyWaitsForIsReapedOnceItEnds() throws {
+        var pid: pid_t = 0
+        do {
+            let child = try ChildProcess.start(
+                "sleep", arguments: ["600"], standardInput: .null, standardOutput: .null, standardError: .null)
+            pid = child.pid
+            child.send(SIGKILL)
+        }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while kill(pid, 0) == 0 && ContinuousClock.now < deadline { usleep(20_000) }
+        #expect(kill(pid, 0) != 0 && errno == ESRCH, "\(pid) is still there (a zombie nobody reaped)")
+    }
+
     @Test func exitStatusesSignalsAndOutput() throws {
         let run = try ChildProcess.run("/bin/sh", arguments: ["-c", "echo out; echo err >&2; exit 3"])
         #expect(run.termination == .exited(3))
