@@ -363,7 +363,8 @@ import Testing
         }
         let lines = run.errors.split(separator: "\n")
         let refusals = lines.filter { $0.contains("connection refused") }
-        #expect(refusals.count >= 10 && refusals.count <= 22, "\(refusals.count) refusal lines")
+        // 41 refusals: at least the first second's 10 are written, and not all of them (however slow the machine).
+        #expect(refusals.count >= 10 && refusals.count < 41, "\(refusals.count) refusal lines")
         #expect(refusals.allSatisfy { $0.contains("peer=") && $0.contains("reason=") })
         #expect(refusals.contains { $0.contains("suppressed=") })
         #expect(!run.errors.contains(secret), "a secret was logged")
