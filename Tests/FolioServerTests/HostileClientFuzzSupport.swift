@@ -440,7 +440,7 @@ struct HonestDevices: Sendable {
     /// A line for the run's report.
     var summary: String {
         "\(notes.count) notes, \(lines.values.reduce(0) { $0 + $1.count }) lines, \(syncs) syncs during the attack "
-            + "(\(failedSyncs) failed, \(incompleteSyncs) incomplete, \(hungSyncs) without an answer in 20 s)"
+            + "(\(failedSyncs) failed, \(incompleteSyncs) incomplete, \(hungSyncs) without an answer in 10 s)"
     }
 
     /// Edits and syncs until `deadline`.
@@ -485,12 +485,12 @@ struct HonestDevices: Sendable {
         }
     }
 
-    /// One sync of `library` with the server, given up after 20 s (and left to run).
+    /// One sync of `library` with the server, given up after 10 s (and left to run; a sync takes well under a second here).
     private func sync(_ library: DocumentLibrary) async throws -> SyncReport {
         let endpoint = endpoint
         let label = library === phone ? "phone" : "laptop"
         fuzzTrace("sync of \(label) starts")
-        let result: Result<SyncReport, any Error>? = await firstOf(.seconds(20)) {
+        let result: Result<SyncReport, any Error>? = await firstOf(.seconds(10)) {
             do { return .success(try await library.sync(through: WebSocketTransport(endpoint: endpoint))) } catch {
                 return .failure(error)
             }
@@ -557,7 +557,7 @@ struct HonestDevices: Sendable {
 
 /// A sync of an honest device that did not end in time.
 struct FuzzTimeout: Error, CustomStringConvertible {
-    var description: String { "the sync did not end within 20 s" }
+    var description: String { "the sync did not end within 10 s" }
 }
 
 /// `body`'s value, or nil if `timeout` passes first; then `body` is left to run (a hang is reported, not waited for).

@@ -37,7 +37,9 @@ import Testing
 /// list works too). To run longer: `FOLIO_HOSTILE_FUZZ_SEEDS=20` adds 20 random seeds (each printed as it starts),
 /// and `FOLIO_HOSTILE_FUZZ_SECONDS=60` attacks for 60 s per seed (the fixed table included).
 @Suite(.serialized) struct HostileClientFuzzTests {
-    /// The seeds every run checks: together about 30 to 60 s on two cores in a debug build.
+    /// The seeds every run checks: about 8 s a seed on two cores in a debug build, 25 s in all; while the known bug
+    /// below stands, 0x36F055ED00000001 and 0x36F055ED00000002 meet it and take about 35 s each (two syncs given up
+    /// after 10 s).
     static let seeds: [UInt64] = [0x36F0_55ED_0000_0001, 0x36F0_55ED_0000_0002, 0x36F0_55ED_0000_0003]
 
     /// Hostile connections at once.
