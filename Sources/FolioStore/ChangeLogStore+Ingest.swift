@@ -9,7 +9,9 @@ public struct IngestResult: Hashable, Sendable {
     public var applied: [ChangeID] = []
     /// Changes that were already in the log or already waiting: ignored.
     public var duplicates = 0
-    /// Changes of this call that arrived before their dependencies and now wait in the pending table.
+    /// Changes of this call that arrived before their dependencies and now wait in the pending table, or that only a
+    /// head whose own change must wait vouches for, and which wait with that change (see
+    /// ``ChangeLogStore/ingest(encoded:heads:)``).
     public var deferred = 0
     /// Changes that waited in the pending table and, once their dependencies arrived, proved invalid (bad parents,
     /// vector or timestamps), or lost their identity to another change with it (a forged or cloned change):
@@ -76,7 +78,10 @@ extension ChangeLogStore {
     /// long, ``IngestResult/expired``, by the store's clock). Only heads of devices with changes among `changes` are checked, at most one
     /// per eight of a device's changes (and at least one); a head that does not check is reported in
     /// ``IngestResult/refusedHeads``. Heads whose changes enter the log are kept, to pass on with them (see
-    /// ``signedHeads(of:since:signingOwn:)``). A change under a logged identity with another hash is dropped
+    /// ``signedHeads(of:since:signingOwn:)``), and a change enters only when a head the store keeps reaches it: one
+    /// that only heads whose own changes must wait (for a change of another device) reach waits with them, vouched
+    /// for, and enters when one of them does (``IngestResult/deferred``), so that whatever the store passes on, the heads it passes
+    /// on vouch for. A change under a logged identity with another hash is dropped
     /// (``IngestResult/rejected``): nothing its device signed can vouch for it.
     ///
     /// A change enters the log only after everything in its vector; one that arrives early waits in the pending table
@@ -158,12 +163,21 @@ struct Ingestion {
     let document: DocumentID
     let db: Database
     let documentRow: Int64
+    /// The document's frontier with the changes staged so far (see ``staged``): what readiness is judged against.
     var frontier: Frontier
+    /// The frontier as the log has it before this ingestion writes anything.
+    let frontierBefore: Frontier
     let insert: ChangeRowInserter
     /// The identities only this device makes changes as: its own and its external identity (``DeviceKey/externalKey``).
     let localIdentities: [DeviceID]
-    /// Changes applied in this transaction, by hash: parents are usually among them, which spares a lookup.
+    /// Changes staged in this transaction, by hash: parents are usually among them, which spares a lookup.
     var appliedNow: [ChangeHash: Change] = [:]
+    /// The changes found ready and vouched for, in the (causal) order they were found so, with the head that names
+    /// each, if any: written to the log by ``commitStaged(into:)`` when a head that enters the log with them
+    /// reaches them, held in the pending table otherwise (see ``writable()``).
+    var staged: [(encoded: EncodedChange, head: SignedHead?, deviceRow: Int64, incoming: Bool)] = []
+    /// The hashes of the staged changes, by identity.
+    var stagedHashes: [ChangeID: ChangeHash] = [:]
     /// Devices whose changes were applied by this ingestion and whose waiting dependants are not yet re-examined.
     var advanced: Set<DeviceID> = []
     /// Whether changes of the document wait in the pending table, when this ingestion learnt it (`nil`: as before).
@@ -193,6 +207,7 @@ struct Ingestion {
         self.db = db
         documentRow = try store.rowID(of: document, in: db, create: true)!
         frontier = try store.frontier(of: documentRow, in: db)
+        frontierBefore = frontier
         insert = try ChangeRowInserter(db)
         // A store with shared access reads the document's count once, so that an ingest into a document with none
         // waiting asks the pending table nothing (an exclusive store remembers whether any wait).
@@ -240,7 +255,7 @@ struct Ingestion {
                 }
                 continue
             }
-            if let dependency = firstMissingDependency(of: change) {
+            if let dependency = try missingDependency(of: change, into: &result) {
                 switch try park(encoded, waitingFor: dependency, vouched: true, into: &result) {
                 case .parked:
                     result.deferred += 1
@@ -251,10 +266,11 @@ struct Ingestion {
                     result.turnedAway.append(change.id)
                 }
             } else {
-                try apply(encoded, head: headsByHash[change.hash], into: &result)
+                try stage(encoded, head: headsByHash[change.hash], incoming: true)
             }
         }
         if !advanced.isEmpty && mayHaveWaiting { try drainPending(into: &result) }
+        try commitStaged(into: &result)
         if waitingDelta != 0 {
             try db.cachedStatement(sql: "UPDATE document SET waiting = max(0, waiting + ?) WHERE id = ?")
                 .execute(arguments: [waitingDelta, documentRow])
@@ -315,6 +331,7 @@ struct Ingestion {
 
     /// The hash of the logged change with this identity (`nil` if the row is missing or its hash unreadable).
     func storedHash(of id: ChangeID) throws -> ChangeHash? {
+        if let staged = stagedHashes[id] { return staged }
         // A duplicate of a device's latest change (a message delivered twice, usually) is checked against the frontier.
         if let tip = frontier.tips[id.device], tip.seq == id.seq { return tip.hash }
         guard let deviceRow = try store.rowID(of: id.device, in: db, create: false) else { return nil }
@@ -324,19 +341,152 @@ struct Ingestion {
         return stored.flatMap { try? ColumnDecoder.changeHash($0) }
     }
 
-    private mutating func apply(_ encoded: EncodedChange, head: SignedHead?, into result: inout IngestResult) throws {
+    /// Stages a ready change vouched for (or trusted): it counts as in the log for what this ingestion examines
+    /// next, and is written by ``commitStaged(into:)``.
+    private mutating func stage(_ encoded: EncodedChange, head: SignedHead?, incoming: Bool) throws {
         let change = encoded.change
         try validateHistory(change)
         let deviceRow = try store.rowID(of: change.id.device, in: db, create: true)!
-        try insert(
-            change, body: StorageCompression.packBody(encoded.bytes), documentRow: documentRow, deviceRow: deviceRow)
-        if let head { try store.keep(head, documentRow: documentRow, deviceRow: deviceRow, in: db) }
-        store.keepDecoded(change, size: encoded.bytes.count, in: db)
         frontier.record(change, size: encoded.bytes.count, deviceRow: deviceRow)
         appliedNow[change.hash] = change
+        stagedHashes[change.id] = change.hash
         advanced.insert(change.id.device)
-        result.applied.append(change.id)
-        if mayHaveWaiting { try dropWaiting(sameIdentityAs: change, deviceRow: deviceRow, into: &result) }
+        staged.append((encoded, head, deviceRow, incoming))
+    }
+
+    /// Writes the staged changes that a head entering the log with them reaches (see ``writable()``), and holds the
+    /// others in the pending table, vouched for, waiting for their head's change: none enters the log without a
+    /// head the store keeps and passes on with it. A held change waits on itself: what examines it again is a change
+    /// that needs it (``missingDependency(of:into:depth:)``), typically its head's own change once that is
+    /// otherwise ready, or a head that names it.
+    private mutating func commitStaged(into result: inout IngestResult) throws {
+        guard !staged.isEmpty else { return }
+        let writable = writable()
+        let holding = writable.contains(false)
+        if holding { frontier = frontierBefore }
+        for (index, entry) in staged.enumerated() where writable[index] {
+            let change = entry.encoded.change
+            try insert(
+                change, body: StorageCompression.packBody(entry.encoded.bytes), documentRow: documentRow,
+                deviceRow: entry.deviceRow)
+            if let head = entry.head {
+                try store.keep(head, documentRow: documentRow, deviceRow: entry.deviceRow, in: db)
+            }
+            store.keepDecoded(change, size: entry.encoded.bytes.count, in: db)
+            if holding { frontier.record(change, size: entry.encoded.bytes.count, deviceRow: entry.deviceRow) }
+            result.applied.append(change.id)
+            if mayHaveWaiting {
+                try dropWaiting(sameIdentityAs: change, deviceRow: entry.deviceRow, into: &result)
+            }
+        }
+        for (index, entry) in staged.enumerated() where !writable[index] {
+            let change = entry.encoded.change
+            appliedNow[change.hash] = nil
+            switch try park(entry.encoded, waitingFor: change.id, vouched: true, head: entry.head, into: &result) {
+            case .parked:
+                if entry.incoming { result.deferred += 1 }
+                hasWaiting = true
+            case .alreadyWaiting:
+                if entry.incoming { result.duplicates += 1 }
+                hasWaiting = true
+            case .full:
+                result.turnedAway.append(change.id)
+            }
+        }
+        staged = []
+        stagedHashes = [:]
+        // Writing a change drops the waiting ones with its identity: whether any wait is read again.
+        if removedWaiting && !holding {
+            hasWaiting =
+                try Bool.fetchOne(
+                    db.cachedStatement(sql: "SELECT 1 FROM pending WHERE document = ? LIMIT 1"),
+                    arguments: [documentRow]) ?? false
+        }
+    }
+
+    /// Which staged changes may enter the log: those that a staged change entering with them reaches with its head
+    /// (a head of device D reaches D's changes up to its own), and whose staged dependencies enter too. A head
+    /// whose own change cannot enter (it waits for another device's change, or depends on a change held) vouches
+    /// for nothing yet. Changes the caller trusts need no head.
+    ///
+    /// - Complexity: O(staged × devices) per round; each round but the last holds back at least one more change.
+    private func writable() -> [Bool] {
+        var writable = [Bool](repeating: true, count: staged.count)
+        if trusted { return writable }
+        var reach: [DeviceID: UInt64] = [:]
+        for entry in staged where entry.head != nil {
+            let id = entry.encoded.change.id
+            reach[id.device] = max(reach[id.device] ?? 0, id.seq)
+        }
+        while true {
+            var held: [DeviceID: UInt64] = [:]
+            var kept: [DeviceID: UInt64] = [:]
+            for (index, entry) in staged.enumerated() {
+                let change = entry.encoded.change
+                let device = change.id.device
+                writable[index] =
+                    writable[index] && change.id.seq <= reach[device] ?? 0
+                    && change.vector.entries.allSatisfy { entry in held[entry.device].map { entry.seq < $0 } ?? true }
+                if !writable[index] {
+                    held[device] = min(held[device] ?? .max, change.id.seq)
+                } else if entry.head != nil {
+                    kept[device] = max(kept[device] ?? 0, change.id.seq)
+                }
+            }
+            if kept == reach { return writable }
+            reach = kept
+        }
+    }
+
+    /// A change of the change's past that is not in the log, after staging the changes held for their head (see
+    /// ``commitStaged(into:)``) that it needs and that are ready; `nil` when it is ready.
+    private mutating func missingDependency(of change: Change, into result: inout IngestResult, depth: Int = 0)
+        throws -> ChangeID?
+    {
+        while let dependency = firstMissingDependency(of: change) {
+            guard depth < 64, mayHaveWaiting,
+                try stageHeld(dependency.device, into: &result, depth: depth + 1)
+            else { return dependency }
+        }
+        return nil
+    }
+
+    /// Stages `device`'s next change when it is held in the pending table and ready (staging first the held
+    /// changes it needs); whether it did.
+    private mutating func stageHeld(_ device: DeviceID, into result: inout IngestResult, depth: Int) throws -> Bool {
+        guard let deviceRow = try store.rowID(of: device, in: db, create: false) else { return false }
+        let seq = Int64(frontier.vector[device] + 1)
+        let rows = try Row.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    SELECT hash, body, head FROM pending
+                    WHERE document = ? AND device = ? AND seq = ? AND vouched = 1 AND wait_device = ? AND wait_seq = ?
+                    ORDER BY hash
+                    """), arguments: [documentRow, deviceRow, seq, device.uuid.data, seq])
+        for row in rows {
+            let hash: Data = row[0]
+            let body: Data = row[1]
+            // One that no longer decodes is left to the drain, which drops it.
+            guard !dropped.contains(hash),
+                let encoded = try? EncodedChange(checking: [UInt8](body), document: document),
+                encoded.change.hash.data == hash,
+                try missingDependency(of: encoded.change, into: &result, depth: depth) == nil
+            else { continue }
+            try db.cachedStatement(
+                sql: "DELETE FROM pending WHERE document = ? AND device = ? AND seq = ? AND hash = ?"
+            ).execute(arguments: [documentRow, deviceRow, seq, hash])
+            waitingDelta -= db.changesCount
+            removedWaiting = true
+            let head = (row[2] as Data?).flatMap { try? SignedHead(decoding: [UInt8]($0)) }
+                .flatMap { $0.hash == encoded.change.hash ? $0 : nil }
+            do {
+                try stage(encoded, head: head, incoming: false)
+                return true
+            } catch let error as StoreError where error.code == .invalidChange {
+                result.rejected.append((encoded.change.id, error.message))
+            }
+        }
+        return false
     }
 
     /// Drops the waiting changes with the identity of `change`, just applied: they can never be, whatever they wait
@@ -431,12 +581,13 @@ struct Ingestion {
     /// wait beside it: which of them is real is known only when they are ready. An unvouched change must also fit
     /// within ``StoreLimits/unvouchedBytes``, for which unvouched changes of earlier calls may be evicted.
     private mutating func park(
-        _ encoded: EncodedChange, waitingFor dependency: ChangeID, vouched: Bool, into result: inout IngestResult
+        _ encoded: EncodedChange, waitingFor dependency: ChangeID, vouched: Bool, head named: SignedHead? = nil,
+        into result: inout IngestResult
     ) throws -> Parking {
         let change = encoded.change
         let deviceRow = try store.rowID(of: change.id.device, in: db, create: true)!
         let key: StatementArguments = [documentRow, deviceRow, Int64(change.id.seq), change.hash.data]
-        let head = headsByHash[change.hash].map { Data($0.encoded()) }
+        let head = (named ?? headsByHash[change.hash]).map { Data($0.encoded()) }
         if try Bool.fetchOne(
             db.cachedStatement(sql: "SELECT 1 FROM pending WHERE document = ? AND device = ? AND seq = ? AND hash = ?"),
             arguments: key) == true
@@ -557,7 +708,7 @@ struct Ingestion {
                     try remove.execute(arguments: key)
                     waitingDelta -= db.changesCount
                     removedWaiting = true
-                } else if let dependency = firstMissingDependency(of: change) {
+                } else if let dependency = try missingDependency(of: change, into: &result) {
                     try rewait.execute(arguments: [dependency.device.uuid.data, Int64(dependency.seq)] + key)
                 } else if !candidate.vouched {
                     // Ready, but no head has reached it yet: it waits for one (see `vouch`).
@@ -571,7 +722,7 @@ struct Ingestion {
                         try refuseLocalIdentity(change)
                         let head = candidate.head.flatMap { try? SignedHead(decoding: [UInt8]($0)) }
                             .flatMap { $0.hash == change.hash ? $0 : nil }
-                        try apply(candidate.change, head: head, into: &result)
+                        try stage(candidate.change, head: head, incoming: false)
                     } catch let error as StoreError where error.code == .invalidChange {
                         // Dropped, not kept: an invalid change that waited must not block the document forever.
                         result.rejected.append((change.id, error.message))
