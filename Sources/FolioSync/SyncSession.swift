@@ -190,7 +190,13 @@ public struct SyncSession: Hashable, Sendable {
             // The initiator repeats its `done` until it hears ours: answer every time when complete (an earlier
             // answer may have been lost), otherwise repeat the requests still unanswered (so the initiator's timer
             // drives this side's retries too) and answer once complete.
-            guard isComplete else { return requests() }
+            guard isComplete else {
+                // With a window, the replies to the requests in it may still be on their way: they are asked again
+                // only when nothing arrived since the last `done` (an initiator repeats it every timeout).
+                guard limits.requestWindow != nil else { return requests() }
+                defer { progressed = [] }
+                return progressed.isEmpty ? requests() : []
+            }
             saidDone = true
             return [.send(.done(from: id, to: from))]
         }
