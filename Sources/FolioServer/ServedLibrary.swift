@@ -572,7 +572,11 @@ actor ServedLibrary {
             heads += arrival.heads.filter { seen.contains($0.change) }
         }
         guard changes.count == expected else { return try log.changes(of: document, since: before) }
-        return (changes, heads)
+        // A change the batch stored through a head whose own change waits (for a dependency) has no head here: it
+        // would wait unvouched on the devices; it reaches them with that head's change instead (or from the log).
+        var reach: [DeviceID: UInt64] = [:]
+        for head in heads { reach[head.change.device] = max(reach[head.change.device] ?? 0, head.change.seq) }
+        return (changes.filter { $0.change.id.seq <= reach[$0.change.id.device] ?? 0 }, heads)
     }
 
     /// The arrivals of `batch` the library's quotas leave: a connection whose messages would take the log past
