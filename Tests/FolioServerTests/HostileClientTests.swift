@@ -221,13 +221,14 @@ import Testing
         #expect(await copy.model.text.utf8.count == 1 << 20)
     }
 
-    /// A device first seen in one library cannot write into another.
+    /// A device that wrote into one library (a change its key signed, stored there) cannot speak in another.
     @Test func aDeviceOfOneLibraryCannotWriteIntoAnother() async throws {
         let context = try await Context()
         let fixture = context.fixture
-        let token = context.token
         let hand = HandDevice()
-        let first = try await context.client().run([.binary(hand.hello())], linger: .seconds(1))
+        let change = hand.change(seq: 1, of: document, lamport: 1)
+        let first = try await context.client().run(
+            [.binary(hand.hello()), .binary(hand.changes([change], of: document))], linger: .seconds(1))
         #expect(first.closeCode == 1000 || first.closeCode == nil)
         let photos = try await fixture.token(for: "photos")
         let other = RawClient(fixture.server.libraryURL("photos"), token: photos)
