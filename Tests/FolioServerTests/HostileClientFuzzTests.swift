@@ -37,9 +37,9 @@ import Testing
 /// list works too). To run longer: `FOLIO_HOSTILE_FUZZ_SEEDS=20` adds 20 random seeds (each printed as it starts),
 /// and `FOLIO_HOSTILE_FUZZ_SECONDS=60` attacks for 60 s per seed (the fixed table included).
 @Suite(.serialized) struct HostileClientFuzzTests {
-    /// The seeds every run checks: about 8 s a seed on two cores in a debug build, 25 s in all; while the known bug
-    /// below stands, 0x36F055ED00000001 and 0x36F055ED00000002 meet it and take about 35 s each (two syncs given up
-    /// after 10 s).
+    /// The seeds every run checks: about 8 s a seed on two cores in a debug build, 25 s in all. 0x36F055ED00000001
+    /// and 0x36F055ED00000002 found changes a store logged with no head that reaches them (their head's own change
+    /// waited), which left honest devices unable to complete a sync; `WaitingHeadTests` pins that down in the store.
     static let seeds: [UInt64] = [0x36F0_55ED_0000_0001, 0x36F0_55ED_0000_0002, 0x36F0_55ED_0000_0003]
 
     /// Hostile connections at once.
@@ -58,21 +58,9 @@ import Testing
         ProcessInfo.processInfo.environment["FOLIO_HOSTILE_FUZZ_SECONDS"].flatMap(Double.init) ?? 4
     }
 
-    /// One seed of the table. Known server bug, found by this target (seed 0x36F055ED00000001 and most others): a
-    /// head vouches for changes of its device down from its own change; when that change waits (a parent from another
-    /// device is missing) while lower changes of the message are ready, the server logs the lower ones but keeps no
-    /// head for them (a head is kept only once its own change is logged). It then passes them on with no head that
-    /// reaches them: the listener is left with changes waiting for a head, and an honest device that lacks them never
-    /// completes a sync (it asks for them again and again). Until the server (or `ChangeLogStore.ingest`) is fixed,
-    /// those two symptoms are known issues here; every other invariant fails the test. Remove `withKnownIssue` once
-    /// fixed.
+    /// One seed of the table.
     @Test(arguments: seeds) func aSeedOfTheTable(_ seed: UInt64) async throws {
-        try await withKnownIssue("the server logs changes it keeps no head for", isIntermittent: true) {
-            try await Self.fuzz(seed: seed, seconds: Self.attackSeconds)
-        } matching: { issue in
-            let text = String(describing: issue)
-            return text.contains("which no head reaches") || text.contains("did not complete its sync")
-        }
+        try await Self.fuzz(seed: seed, seconds: Self.attackSeconds)
     }
 
     /// The seeds of `FOLIO_HOSTILE_FUZZ_SEED` (replays), then `FOLIO_HOSTILE_FUZZ_SEEDS` random ones; none by default.
