@@ -107,9 +107,13 @@ enum ServeBenchmark {
         rate: Double, rows: Int, bytes: Double
     ) {
         var rows: [RawSQLite.ChangeRow] = []
-        for index in 0..<libraries {
-            let log = server.data.appendingPathComponent("libraries/\(libraryName(index)).sqlite")
-            guard FileManager.default.fileExists(atPath: log.path) else { continue }
+        // Every library's log, whatever the server names its file.
+        let directory = server.data.appendingPathComponent("libraries")
+        let logs = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
+            $0.hasSuffix(".sqlite")
+        }
+        .sorted().map { directory.appendingPathComponent($0) }
+        for (index, log) in logs.enumerated() {
             // Documents and devices are numbered per file: offset so that every library's rows stay apart.
             rows += try RawSQLite(log, synchronous: "NORMAL").changeRows().map { row in
                 var row = row

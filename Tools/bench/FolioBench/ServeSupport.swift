@@ -21,7 +21,9 @@ final class BenchServer: Sendable {
         let logHandle = try FileHandle(forWritingTo: log)
         defer { try? logHandle.close() }
         process = try ChildProcess.start(
-            executable.path, arguments: ["serve", "--port", "0", "--data", data.path],
+            // Every device connects from loopback: one address holds them all.
+            executable.path,
+            arguments: ["serve", "--port", "0", "--data", data.path, "--max-connections-per-address", "100000"],
             standardOutput: .pipe, standardError: .descriptor(logHandle.fileDescriptor))
         let output = process.standardOutput!
         var text = ""
