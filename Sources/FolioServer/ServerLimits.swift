@@ -12,7 +12,7 @@ public struct ServerLimits: Hashable, Sendable {
     /// Bytes of `changes` messages of one connection read and not yet stored: past it the server reads no more from
     /// that connection until its batch is stored. 32 MiB by default.
     public var bytesInFlightPerConnection: Int = 32 << 20
-    /// Bytes the server holds for all its clients at once (``MemoryBudget``: messages read and not yet stored, kept
+    /// Bytes the server holds for all its clients at once (messages read and not yet stored, kept
     /// hellos, queued frames). While it is spent the server reads no more `changes` messages (a reader waiting
     /// longer than ``stallTimeout`` is closed with 1013) and refuses new sessions (1013). 1 GiB by default
     /// (`folio serve --memory-budget`).
