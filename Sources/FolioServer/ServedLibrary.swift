@@ -86,6 +86,10 @@ actor ServedLibrary {
     private var documents: Set<DocumentID>?
     /// Devices the log holds by name, counted once.
     private var namedDevices: Set<DeviceID>?
+    /// The log's size when last read, and the bytes of the messages that arrived since (an upper bound on its
+    /// growth, before compression).
+    private var knownSize: (bytes: Int, at: ContinuousClock.Instant)?
+    private var bytesSinceSized = 0
 
     init(
         name: String, log: any ServerLog, accounts: AccountStore, metrics: ServerMetrics, logger: Logger,
@@ -496,7 +500,10 @@ actor ServedLibrary {
         var gained: [DocumentID: (changes: [EncodedChange], heads: [SignedHead])] = [:]
         for document in vectors.keys.sorted() where vectors[document] != before[document] {
             documents?.insert(document)
-            do { gained[document] = try storedChanges(of: document, before: before[document]!, in: stored) } catch {
+            do {
+                gained[document] = try storedChanges(
+                    of: document, before: before[document]!, after: vectors[document]!, in: stored)
+            } catch {
                 return failAll(stored, "reading the changes a batch stored", error)
             }
         }
@@ -553,10 +560,9 @@ actor ServedLibrary {
     /// The changes of `document` a batch stored (those above `before`), in causal order, with heads that vouch for
     /// them: the batch's own when its messages hold them all, otherwise read from the log (changes that waited for
     /// the batch were stored with it).
-    private func storedChanges(of document: DocumentID, before: VersionVector, in batch: [Arrival]) throws -> (
-        changes: [EncodedChange], heads: [SignedHead]
-    ) {
-        let after = try log.vector(of: document)
+    private func storedChanges(
+        of document: DocumentID, before: VersionVector, after: VersionVector, in batch: [Arrival]
+    ) throws -> (changes: [EncodedChange], heads: [SignedHead]) {
         var expected = 0
         for device in after.devices { expected += Int(after[device] - min(after[device], before[device])) }
         var seen = Set<ChangeID>()
@@ -584,7 +590,18 @@ actor ServedLibrary {
     private func withinQuota(_ batch: [Arrival]) -> [Arrival] {
         guard !batch.isEmpty else { return batch }
         do {
-            let size = try log.byteSize()
+            // The log's size is read at most once a second, unless what arrived since could take it past the quota.
+            let incoming = batch.reduce(0) { $0 + $1.bytes }
+            let now = ContinuousClock.now
+            if let known = knownSize, now - known.at < .seconds(1),
+                known.bytes + bytesSinceSized + incoming <= limits.libraryQuota
+            {
+                bytesSinceSized += incoming
+            } else {
+                knownSize = (try log.byteSize(), now)
+                bytesSinceSized = incoming
+            }
+            let size = knownSize!.bytes
             if size > limits.libraryQuota {
                 for id in Set(batch.map(\.connection)).sorted() {
                     guard let connection = connections[id] else { continue }
