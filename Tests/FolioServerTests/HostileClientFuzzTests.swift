@@ -49,7 +49,8 @@ import Testing
     /// Small budgets, so that the bounds are reached within a few seconds.
     static let serverArguments = [
         "--memory-budget", "\(memoryBudget)", "--documents-per-library", "2000", "--library-quota", "\(64 << 20)",
-        "--stall-timeout", "2", "--hello-timeout", "2",
+        // The hello timeout is long enough for the listener's and the devices' hellos on a loaded machine.
+        "--stall-timeout", "2", "--hello-timeout", "30",
     ]
     /// The bound on the server's peak resident memory.
     static let memoryBound = memoryBudget + (200 << 20)
@@ -134,7 +135,7 @@ import Testing
 
         let listener = FuzzListener(url, token: token)
         let listening = Task { await listener.run() }
-        try await eventually("the listener's session") { listener.frames.count >= 1 }
+        try await eventually(within: .seconds(90), "the listener's session") { listener.frames.count >= 1 }
 
         let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
         let honest = Task {
