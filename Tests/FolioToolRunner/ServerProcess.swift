@@ -103,13 +103,19 @@ final class LineReader: Sendable {
     }
 }
 
-/// Runs `body`, which blocks (waits for a process, reads its pipes), on a dispatch worker thread rather than on Swift's
+/// Runs `body`, which blocks (waits for a process, reads its pipes), on a thread of its own rather than on Swift's
 /// cooperative pool, which has one thread per core: an async test that blocks there stalls every other test's
 /// tasks, the devices and clients under test among them.
+///
+/// Not on Dispatch's global queues either: their worker threads are bounded too, and SwiftNIO resolves every address
+/// it connects to (even `127.0.0.1`) on a dispatch queue, so dozens of tests blocked there at once make a client's
+/// connect time out before the address is resolved.
 public func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
-        // Processes started here are forked on FolioChildProcess's own thread, so this worker thread may exit when
-        // idle without killing them.
-        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+        // Processes started here are forked on FolioChildProcess's own thread, so this thread may exit without
+        // killing them.
+        let thread = Thread { continuation.resume(with: Result { try body() }) }
+        thread.stackSize = 1 << 20
+        thread.start()
     }
 }
