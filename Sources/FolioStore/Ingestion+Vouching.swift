@@ -34,12 +34,12 @@ extension Ingestion {
         for head in heads where counts[head.change.device] != nil && !localIdentities.contains(head.change.device) {
             candidates[head.change.device, default: []].append(head)
         }
-        var walk = VouchingWalk(budget: 4 * incoming.count + 1_024)
+        var walk = VouchingWalk(devices: candidates.keys.sorted(), budget: 4 * incoming.count + 1_024)
         let hasWaiting = mayHaveWaiting
         let lookUp = { (hash: ChangeHash) throws -> (change: Change, vouched: Bool)? in
             hasWaiting ? try self.waitingChange(hash) : nil
         }
-        for device in candidates.keys.sorted() {
+        for (bit, device) in walk.devices.enumerated() {
             var seen: Set<UInt64> = []
             let ordered = candidates[device]!.sorted { ($0.change.seq, $0.hash) > ($1.change.seq, $1.hash) }
                 .filter { seen.insert($0.change.seq).inserted }
@@ -61,14 +61,15 @@ extension Ingestion {
                     result.refusedHeads.append((head.change, reason))
                     continue
                 }
-                guard let node = try walk.node(head.hash, byHash: byHash, waiting: lookUp) else { continue }
+                guard let index = try walk.node(head.hash, byHash: byHash, waiting: lookUp) else { continue }
+                let node = walk[index]
                 guard node.change.id == head.change else {
                     result.refusedHeads.append(
                         (head.change, "it names the change with hash \(head.hash.shortHex), which is \(node.change.id)")
                     )
                     continue
                 }
-                walk.reach(head.hash, by: device)
+                walk.reach(index, by: DeviceMask(bit))
                 if node.isWaiting { try markWaiting(node.change, head: head) } else { headsByHash[head.hash] = head }
             }
         }
@@ -79,7 +80,7 @@ extension Ingestion {
         for change in byHash.values {
             lowestUnvouched[change.id.device] = min(lowestUnvouched[change.id.device] ?? .max, change.id.seq)
         }
-        for device in walk.devices where mayHaveWaiting {
+        for device in walk.reachingDevices where mayHaveWaiting {
             guard let deviceRow = try store.rowID(of: device, in: db, create: false),
                 let seq = try Int64.fetchOne(
                     db.cachedStatement(
@@ -90,27 +91,31 @@ extension Ingestion {
             else { continue }
             lowestUnvouched[device] = min(lowestUnvouched[device] ?? .max, UInt64(max(seq, 1)))
         }
-        while let (hash, node, reachers) = walk.next() {
+        while let index = walk.next() {
+            let node = walk[index]
             let device = node.change.id.device
-            if reachers.contains(device) {
+            let bit = walk.bit(of: device)
+            if let bit, node.reachers.contains(bit) {
                 if node.isWaiting {
                     if !node.wasVouched { try markWaiting(node.change, head: nil) }
                 } else {
-                    vouched.insert(hash)
+                    vouched.insert(node.change.hash)
                 }
             }
-            var carried = reachers.filter { reacher in
+            var carried = node.reachers.keeping { reacher in
+                let reacher = walk.devices[reacher]
                 let below = node.change.vector[reacher] - (device == reacher ? 1 : 0)
                 return below > frontier.vector[reacher]
             }
-            if node.isWaiting && node.wasVouched && carried.contains(device)
-                && (lowestUnvouched[device] ?? .max) >= node.change.id.seq
+            if let bit,
+                node.isWaiting && node.wasVouched && carried.contains(bit)
+                    && (lowestUnvouched[device] ?? .max) >= node.change.id.seq
             {
-                carried.remove(device)
+                carried.remove(bit)
             }
             guard !carried.isEmpty else { continue }
             for parent in node.change.parents {
-                guard try walk.node(parent, byHash: byHash, waiting: lookUp) != nil else { continue }
+                guard let parent = try walk.node(parent, byHash: byHash, waiting: lookUp) else { continue }
                 walk.reach(parent, by: carried)
             }
         }
@@ -146,111 +151,5 @@ extension Ingestion {
             documentRow, deviceRow, Int64(change.id.seq), change.hash.data,
         ])
         advanced.insert(change.id.device)
-    }
-}
-
-/// The state of one walk from signed heads: the changes reached, each with the devices whose heads reach it, and
-/// which to visit next (the highest lamport timestamp first).
-struct VouchingWalk {
-    struct Node {
-        var change: Change
-        /// Whether the change waits in the pending table (not among the incoming ones), and was vouched for then.
-        var isWaiting: Bool
-        var wasVouched: Bool
-        var reachers: Set<DeviceID> = []
-        var visited = false
-    }
-
-    private var nodes: [ChangeHash: Node] = [:]
-    /// Hashes looked up and found nowhere (in the log, or not arrived).
-    private var absent: Set<ChangeHash> = []
-    /// Nodes reached and not yet visited, by (lamport, hash); a max-heap.
-    private var queue: [(lamport: UInt64, hash: ChangeHash)] = []
-    private var budget: Int
-    private(set) var devices: Set<DeviceID> = []
-
-    init(budget: Int) {
-        self.budget = budget
-    }
-
-    var hasWork: Bool { !queue.isEmpty }
-
-    /// The node for `hash`: an incoming change, or a waiting one (read once through `waiting`); `nil` if it is
-    /// neither.
-    mutating func node(
-        _ hash: ChangeHash, byHash: [ChangeHash: Change],
-        waiting: (ChangeHash) throws -> (change: Change, vouched: Bool)?
-    ) throws -> Node? {
-        if let node = nodes[hash] { return node }
-        if absent.contains(hash) { return nil }
-        if let change = byHash[hash] {
-            nodes[hash] = Node(change: change, isWaiting: false, wasVouched: false)
-        } else if let found = try waiting(hash) {
-            nodes[hash] = Node(change: found.change, isWaiting: true, wasVouched: found.vouched)
-        } else {
-            absent.insert(hash)
-            return nil
-        }
-        return nodes[hash]
-    }
-
-    /// Notes that the heads of `reachers` reach the node `hash` (which ``node(_:in:byHash:)`` found).
-    mutating func reach(_ hash: ChangeHash, by reachers: Set<DeviceID>) {
-        guard var node = nodes[hash], !node.visited else { return }
-        let wasReached = !node.reachers.isEmpty
-        node.reachers.formUnion(reachers)
-        devices.formUnion(reachers)
-        nodes[hash] = node
-        if !wasReached { push((node.change.lamport, hash)) }
-    }
-
-    mutating func reach(_ hash: ChangeHash, by device: DeviceID) {
-        reach(hash, by: [device])
-    }
-
-    /// The reached node with the highest lamport timestamp not yet visited, with the devices that reach it; `nil`
-    /// when none is left or the budget is spent.
-    mutating func next() -> (ChangeHash, Node, Set<DeviceID>)? {
-        guard budget > 0, let top = pop() else { return nil }
-        budget -= 1
-        nodes[top.hash]!.visited = true
-        let node = nodes[top.hash]!
-        return (top.hash, node, node.reachers)
-    }
-
-    private mutating func push(_ entry: (lamport: UInt64, hash: ChangeHash)) {
-        queue.append(entry)
-        var child = queue.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard Self.before(queue[parent], queue[child]) else { break }
-            queue.swapAt(parent, child)
-            child = parent
-        }
-    }
-
-    private mutating func pop() -> (lamport: UInt64, hash: ChangeHash)? {
-        guard !queue.isEmpty else { return nil }
-        queue.swapAt(0, queue.count - 1)
-        let top = queue.removeLast()
-        var parent = 0
-        while true {
-            let left = 2 * parent + 1
-            let right = left + 1
-            var largest = parent
-            if left < queue.count, Self.before(queue[largest], queue[left]) { largest = left }
-            if right < queue.count, Self.before(queue[largest], queue[right]) { largest = right }
-            guard largest != parent else { break }
-            queue.swapAt(parent, largest)
-            parent = largest
-        }
-        return top
-    }
-
-    /// Whether `a` comes after `b` in visiting order (a lower lamport, then a lower hash).
-    private static func before(_ a: (lamport: UInt64, hash: ChangeHash), _ b: (lamport: UInt64, hash: ChangeHash))
-        -> Bool
-    {
-        (a.lamport, a.hash) < (b.lamport, b.hash)
     }
 }

@@ -149,6 +149,38 @@ import Testing
         try storeC.checkInvariants()
     }
 
+    /// The walk from heads keeps the devices that reach a change as bits, the first 64 in a word of their own: a call
+    /// with heads of 70 devices carries the last device's head down through another device's change to the earlier
+    /// change of its own, and vouches for nothing in the name of a device whose head did not come.
+    @Test func headsOfMoreThanSixtyFourDevicesInOneCallVouchForTheirOwnChanges() throws {
+        let devices = (0..<70).map { Device.named("many-\($0)") }.sorted { $0.id < $1.id }
+        let hub = try ChangeLogStore(inMemoryNamed: "hub", device: Device.named("many-hub"))
+        var appended: [Change] = []
+        // The last device (bit 69) writes first and last, with the 69 others' changes between.
+        let stores = try devices.map { try ChangeLogStore(inMemoryNamed: "store-\($0.name)", device: $0) }
+        for store in [stores[69]] + stores.dropLast() + [stores[69]] {
+            try hub.send(document, to: store)
+            appended.append(try store.append(Fixtures.edit("by \(store.localDevice.name)"), to: document))
+            try store.send(document, to: hub)
+        }
+        let first = appended[0]
+        let last = try #require(appended.last)
+        #expect(first.id.device == last.id.device && last.id.seq == 2)
+
+        let receiver = try directory.openStore(for: c)
+        let heads = try hub.signedHeads(of: document)
+        let changes = try hub.changes(of: document)
+        // Without the last device's head, neither of its changes is vouched for, and the others wait for its first.
+        let withoutIt = try receiver.ingest(changes, heads: heads.filter { $0.change.device != last.id.device })
+        #expect(withoutIt.unvouched == [first.id, last.id])
+        #expect(withoutIt.applied.isEmpty && withoutIt.deferred == 69)
+        // With it, the head of its second change reaches its first through 69 changes of others.
+        let withIt = try receiver.ingest(changes, heads: heads)
+        #expect(Set(withIt.applied) == Set(appended.map(\.id)))
+        #expect(try receiver.vector(of: document) == hub.vector(of: document))
+        try receiver.checkInvariants()
+    }
+
     @Test(arguments: [StoreAccess.shared, .exclusive])
     func changesThatArriveBeforeTheirHeadWaitForIt(access: StoreAccess) throws {
         let storeA = try directory.openStore(for: a)
