@@ -414,9 +414,14 @@ final class RawSocket: @unchecked Sendable {
     private let descriptor: Int32
     private var closed = false
 
-    init(port: Int) throws {
+    /// Connects to `port` on loopback; with `receiveBuffer`, the kernel's receive buffer is that small (set before
+    /// connecting, so that it does not grow: a client that stops reading then holds little).
+    init(port: Int, receiveBuffer: Int32? = nil) throws {
         descriptor = socket(AF_INET, streamSocket, 0)
         guard descriptor >= 0 else { throw RawSocketError(message: "socket: \(errno)") }
+        if var size = receiveBuffer {
+            _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -504,8 +509,8 @@ final class RawWebSocket: @unchecked Sendable {
     /// Whether the connection ended (closed or reset).
     private(set) var ended = false
 
-    init(port: Int, library: String, token: String, scheme: String = "Bearer") throws {
-        socket = try RawSocket(port: port)
+    init(port: Int, library: String, token: String, scheme: String = "Bearer", receiveBuffer: Int32? = nil) throws {
+        socket = try RawSocket(port: port, receiveBuffer: receiveBuffer)
         let request =
             "GET /v1/libraries/\(library)/sync HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
