@@ -5,38 +5,33 @@ let package = Package(
     name: "Folio",
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
+        // What an app imports: documents, models, saving, conflicts, the log and sync (it re-exports the layers below).
         .library(name: "Folio", targets: ["Folio"]),
-        .library(name: "FolioCore", targets: ["FolioCore"]),
-        .library(name: "FolioFiles", targets: ["FolioFiles"]),
-        .library(name: "FolioStore", targets: ["FolioStore"]),
-        .library(name: "FolioMerge", targets: ["FolioMerge"]),
-        .library(name: "FolioConflicts", targets: ["FolioConflicts"]),
-        .library(name: "FolioModels", targets: ["FolioModels"]),
-        .library(name: "FolioDocuments", targets: ["FolioDocuments"]),
-        .library(name: "FolioSimulator", targets: ["FolioSimulator"]),
-        .library(name: "FolioSync", targets: ["FolioSync"]),
-        .library(name: "FolioReports", targets: ["FolioReports"]),
-        .library(name: "FolioTesting", targets: ["FolioTesting"]),
-        .library(name: "FolioClient", targets: ["FolioClient"]),
+        // The sync server, for a program that embeds it rather than running `folio serve`.
         .library(name: "FolioServer", targets: ["FolioServer"]),
+        // Multi-device scenarios and their conflict-inspection reports, for an app's own tests and CI.
+        .library(name: "FolioSimulator", targets: ["FolioSimulator"]),
+        .library(name: "FolioReports", targets: ["FolioReports"]),
+        // Test helpers: named devices, manual clocks, seeded identifiers and the test doubles.
+        .library(name: "FolioTesting", targets: ["FolioTesting"]),
         .executable(name: "folio", targets: ["folio"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
-        .package(url: "https://github.com/apple/swift-crypto", exact: "4.5.2"),
-        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
-        .package(url: "https://github.com/jpsim/Yams", exact: "6.2.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         // `folio serve` and its client: HTTP and WebSocket, logs, metrics, graceful shutdown.
-        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", exact: "2.8.1"),
-        .package(url: "https://github.com/hummingbird-project/swift-websocket", exact: "1.6.2"),
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
-        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
-        .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
-        .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // `swift package generate-documentation` (the DocC catalog in Sources/Folio/Folio.docc); no target uses it.
-        .package(url: "https://github.com/swiftlang/swift-docc-plugin", exact: "1.5.0"),
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // Values only: identities, version vectors, changes, their codec and the causal graph. No I/O.
