@@ -72,10 +72,10 @@ public actor Document<Model: DocumentModel>: OpenDocument {
     var sameStateHeads: [ChangeHash] = []
     var group = EditGroup<Model>()
     var history = UndoHistory<Model.Operation>()
-    var lastEditTime: Timestamp?
+    var lastEditTime: Timestamp? { didSet { dueWorkMayComeSooner() } }
     var lastCommitTime: Timestamp
     /// Changes made since the last save (committed groups, plus the open one).
-    var unsavedChanges = 0
+    var unsavedChanges = 0 { didSet { dueWorkMayComeSooner() } }
     /// Changes since the last checkpoint, so that one is taken before the tail grows long.
     var changesSinceCheckpoint = 0
     /// Set by a failed save: the next save rewrites every byte from the log instead of trusting what is on disk.
@@ -87,7 +87,13 @@ public actor Document<Model: DocumentModel>: OpenDocument {
     /// as carrying no contents, so the state at it is its primary parent's, identically on every device: a forged
     /// or corrupt change never makes the document unopenable, and this lists what was passed over.
     public private(set) var refusedContents: [ChangeHash] = []
-    private var backgroundTask: Task<Void, Never>?
+    /// The loop that runs due work (see `Document+DueWork.swift`), the sleep it waits on and when that sleep ends
+    /// (milliseconds since 1970 by the library's clock; `.max` when nothing is due).
+    var backgroundTask: Task<Void, Never>?
+    var sleeper: Task<Void, Never>?
+    var armedDeadline = Int64.max
+    /// How many times the deadline timer has woken the document (for tests: a document with nothing due sleeps).
+    package internal(set) var timerWakeUps = 0
 
     /// The document type.
     public nonisolated var type: DocumentType { Model.documentType }
@@ -364,38 +370,12 @@ public actor Document<Model: DocumentModel>: OpenDocument {
         try takeCheckpointIfNeeded(force: true)
         backgroundTask?.cancel()
         backgroundTask = nil
+        sleeper?.cancel()
+        sleeper = nil
         insertState(.closed)
         stateContinuation.finish()
         versionContinuation.finish()
         library.openDocuments.remove(self, id: id)
-    }
-
-    // MARK: Background work
-
-    private func startBackgroundWork() {
-        backgroundTask = Task { [weak self] in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .milliseconds(250))
-                guard let self else { return }
-                try? await self.runDueWork()
-            }
-        }
-    }
-
-    /// Does what time has made due: commits an idle group, saves an idle or long-unsaved document. Called by the
-    /// background timer, or by the owner of an injected clock after moving it.
-    ///
-    /// - Throws: ``DocumentError`` when a commit fails (a failed autosave only sets `.savingError`).
-    public func runDueWork() throws {
-        guard !state.contains(.closed) else { return }
-        let now = library.clock.now()
-        let policy = library.autosave
-        if !group.isEmpty, let last = lastEditTime,
-            now.millisecondsSince1970 - last.millisecondsSince1970 >= policy.groupingInterval
-        {
-            try commitGroup()
-        }
-        try autosaveIfDue(now: now)
     }
 
     func autosaveIfDue(now: Timestamp) throws(DocumentError) {

@@ -155,3 +155,32 @@ import Testing
         #expect(await document.hasUnsavedChanges == false)
     }
 }
+
+/// The same work on the document's own timer, with the system clock: it wakes at deadlines, not to poll.
+@Suite struct DocumentDeadlineTests {
+    @Test func theTimerWakesAtDeadlinesAndSleepsWhileNothingIsDue() async throws {
+        let directory = try TemporaryDirectory()
+        let policy = AutosavePolicy(
+            idleInterval: 600, unsavedChangeLimit: nil, saveOnClose: false, groupingInterval: 300)
+        let library = try DocumentLibrary(
+            at: directory.subdirectory("library"), deviceName: "Timer", autosave: policy, backgroundWork: true)
+        let document = try await library.create(TextDocument.self, named: "Notes")
+        // Nothing due: a second passes without a wake-up (a 250 ms poll would have woken four times).
+        try await Task.sleep(for: .seconds(1))
+        #expect(await document.timerWakeUps == 0)
+
+        try await document.edit(.append("draft"))
+        let deadline = ContinuousClock.now + .seconds(30)
+        while await document.hasUnsavedChanges, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(await !document.hasUnsavedChanges, "the group committed and the idle document saved within 30 s")
+        #expect(try library.edits(of: document.id).count == 1)
+        let wakeUps = await document.timerWakeUps
+        #expect((1...4).contains(wakeUps), "about one wake-up a deadline (the commit, the save): \(wakeUps)")
+        // Saved: nothing is due, and the timer sleeps again.
+        try await Task.sleep(for: .seconds(1))
+        #expect(await document.timerWakeUps == wakeUps)
+        try await document.close()
+    }
+}
