@@ -80,10 +80,12 @@ extension Document {
     }
 
     /// Wakes the sleeping timer when the document now has work due before the deadline it sleeps until: called when
-    /// an edit or a commit changes what is due.
+    /// an edit or a commit changes what is due. It runs at every keystroke, so it reads the clock only when the
+    /// unsaved-change limit is reached (the one deadline that is "now").
     func dueWorkMayComeSooner() {
         guard let sleeper else { return }
-        let now = library.clock.now().millisecondsSince1970
+        let limitReached = library.autosave.unsavedChangeLimit.map { changeCount >= $0 } ?? false
+        let now = limitReached ? library.clock.now().millisecondsSince1970 : .max
         guard let due = nextDueTime(now: now), due < armedDeadline else { return }
         armedDeadline = due
         sleeper.cancel()

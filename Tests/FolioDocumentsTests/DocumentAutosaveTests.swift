@@ -183,4 +183,30 @@ import Testing
         #expect(await document.timerWakeUps == wakeUps)
         try await document.close()
     }
+
+    /// A timer armed for the idle save (5 s away) is woken by an edit whose group is due sooner (0.3 s).
+    @Test func anEditWakesATimerArmedForALaterDeadline() async throws {
+        let directory = try TemporaryDirectory()
+        let policy = AutosavePolicy(
+            idleInterval: 5_000, unsavedChangeLimit: nil, saveOnClose: false, groupingInterval: 300)
+        let library = try DocumentLibrary(
+            at: directory.subdirectory("library"), deviceName: "Timer", autosave: policy, backgroundWork: true)
+        let document = try await library.create(TextDocument.self, named: "Notes")
+        func waitForEdits(_ count: Int, within limit: Duration) async throws -> Bool {
+            let deadline = ContinuousClock.now + limit
+            while try library.edits(of: document.id).count < count {
+                guard ContinuousClock.now < deadline else { return false }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            return true
+        }
+        try await document.edit(.append("one"))
+        #expect(try await waitForEdits(1, within: .seconds(4)), "the first group committed")
+        // The timer now sleeps until the idle save; the second group is due 0.3 s after its edit.
+        let edited = ContinuousClock.now
+        try await document.edit(.append(" two"))
+        #expect(try await waitForEdits(2, within: .seconds(4)), "the second group committed before the idle save")
+        #expect(ContinuousClock.now - edited < .seconds(4))
+        try await document.close()
+    }
 }
