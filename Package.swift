@@ -58,7 +58,10 @@ let package = Package(
             ]
         ),
         // Merge algorithms: line diffs, diff3 over lines, field-by-field merges. No I/O.
-        .target(name: "FolioMerge", dependencies: ["FolioCore"]),
+        .target(
+            name: "FolioMerge",
+            dependencies: ["FolioCore", .product(name: "HeapModule", package: "swift-collections")]
+        ),
         // The conflict engine, sans-I/O: heads, history and policy in; versions, settlements and the loss ledger out.
         .target(name: "FolioConflicts", dependencies: ["FolioCore", "FolioMerge"]),
         // Built-in document models: text (flat), records (flat), pages (a package of text and images).
@@ -66,7 +69,10 @@ let package = Package(
         // Documents on disk: the library, documents and the crash-safe save pipeline (flat files and packages).
         .target(
             name: "FolioDocuments",
-            dependencies: ["FolioCore", "FolioFiles", "FolioStore", "FolioMerge", "FolioConflicts"]),
+            dependencies: [
+                "FolioCore", "FolioFiles", "FolioStore", "FolioMerge", "FolioConflicts",
+                .product(name: "HeapModule", package: "swift-collections"),
+            ]),
         // Conflict-inspection reports: one value captured from documents, rendered as JSON, Markdown and HTML.
         .target(
             name: "FolioReports",

@@ -2,6 +2,7 @@ import FolioConflicts
 import FolioCore
 import FolioMerge
 import FolioStore
+import HeapModule
 
 /// The replay of a character-merged text (`CharacterMergeable`): the change graph walked by a `TextEventGraph`.
 ///
@@ -219,41 +220,21 @@ extension DocumentReplay {
 
 /// Changes by (lamport, id), the latest first: an order in which every change comes after its descendants.
 private struct ChangeHeap {
-    private var items: [Change] = []
+    private struct Latest: Comparable {
+        let change: Change
+        static func < (lhs: Latest, rhs: Latest) -> Bool {
+            (lhs.change.lamport, lhs.change.id) < (rhs.change.lamport, rhs.change.id)
+        }
+        static func == (lhs: Latest, rhs: Latest) -> Bool {
+            lhs.change.lamport == rhs.change.lamport && lhs.change.id == rhs.change.id
+        }
+    }
+
+    private var items = Heap<Latest>()
 
     var isEmpty: Bool { items.isEmpty }
 
-    private static func before(_ a: Change, _ b: Change) -> Bool { (a.lamport, a.id) > (b.lamport, b.id) }
+    mutating func push(_ change: Change) { items.insert(Latest(change: change)) }
 
-    mutating func push(_ change: Change) {
-        items.append(change)
-        var child = items.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard Self.before(items[child], items[parent]) else { break }
-            items.swapAt(parent, child)
-            child = parent
-        }
-    }
-
-    mutating func pop() -> Change? {
-        guard !items.isEmpty else { return nil }
-        let top = items[0]
-        let last = items.removeLast()
-        if !items.isEmpty {
-            items[0] = last
-            var parent = 0
-            while true {
-                let left = 2 * parent + 1
-                let right = left + 1
-                var first = parent
-                if left < items.count, Self.before(items[left], items[first]) { first = left }
-                if right < items.count, Self.before(items[right], items[first]) { first = right }
-                if first == parent { break }
-                items.swapAt(parent, first)
-                parent = first
-            }
-        }
-        return top
-    }
+    mutating func pop() -> Change? { items.popMax()?.change }
 }

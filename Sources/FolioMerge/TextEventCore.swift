@@ -1,3 +1,5 @@
+import HeapModule
+
 /// The replay behind ``TextEventGraph``, free of the agents' type so that it compiles to specialized code once, in
 /// this module: ties between agents are decided by the caller (`precedes`, given events' indexes).
 struct TextEventCore {
@@ -116,10 +118,10 @@ struct TextEventCore {
     /// latest event first, that stops when every event still to visit is in both pasts.
     private func difference(from: [Int32], to: [Int32]) -> (onlyFrom: [Int32], onlyTo: [Int32]) {
         // Flags: 1 reached from `from`, 2 from `to`, 3 both.
-        var queue = EventHeap()
+        var queue = Heap<Int32>()
         var flags: [Int32: UInt8] = [:]
         var pendingOnlyOneSide = 0
-        func push(_ event: Int32, _ flag: UInt8, into queue: inout EventHeap, flags: inout [Int32: UInt8]) {
+        func push(_ event: Int32, _ flag: UInt8, into queue: inout Heap<Int32>, flags: inout [Int32: UInt8]) {
             if let old = flags[event] {
                 let merged = old | flag
                 if merged != old {
@@ -128,7 +130,7 @@ struct TextEventCore {
                 }
             } else {
                 flags[event] = flag
-                queue.push(event)
+                queue.insert(event)
                 if flag != 3 { pendingOnlyOneSide += 1 }
             }
         }
@@ -136,7 +138,7 @@ struct TextEventCore {
         for event in to { push(event, 2, into: &queue, flags: &flags) }
         var onlyFrom: [Int32] = []
         var onlyTo: [Int32] = []
-        while pendingOnlyOneSide > 0, let event = queue.pop() {
+        while pendingOnlyOneSide > 0, let event = queue.popMax() {
             let flag = flags[event]!
             if flag != 3 { pendingOnlyOneSide -= 1 }
             switch flag {
@@ -417,41 +419,5 @@ struct TextEventCore {
             }
             place = next(place)
         }
-    }
-}
-
-/// A max-heap of event indexes.
-private struct EventHeap {
-    private var items: [Int32] = []
-
-    mutating func push(_ value: Int32) {
-        items.append(value)
-        var child = items.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard items[parent] < items[child] else { break }
-            items.swapAt(parent, child)
-            child = parent
-        }
-    }
-
-    mutating func pop() -> Int32? {
-        guard let top = items.first else { return nil }
-        let last = items.removeLast()
-        if !items.isEmpty {
-            items[0] = last
-            var parent = 0
-            while true {
-                let left = 2 * parent + 1
-                let right = left + 1
-                var largest = parent
-                if left < items.count, items[left] > items[largest] { largest = left }
-                if right < items.count, items[right] > items[largest] { largest = right }
-                if largest == parent { break }
-                items.swapAt(parent, largest)
-                parent = largest
-            }
-        }
-        return top
     }
 }
