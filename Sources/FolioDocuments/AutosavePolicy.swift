@@ -1,8 +1,8 @@
 /// When a document saves by itself, and how rapid edits are grouped into changes.
 ///
 /// Time is read from the library's injected clock, so a test or a simulation decides when "later" is. Due work
-/// runs when the document is next used, or when ``Document/runDueWork()`` is called (the library's background
-/// task does so periodically with the system clock; a simulation calls it after moving its clock).
+/// runs when the document is next used, or when ``Document/runDueWork()`` is called (with the system clock, an open
+/// document's timer does so at each deadline; a simulation calls it after moving its clock).
 public struct AutosavePolicy: Hashable, Sendable {
     /// Save once no edit has been made for this long (milliseconds); `nil` never saves on idleness.
     public var idleInterval: Int64?

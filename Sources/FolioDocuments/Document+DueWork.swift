@@ -2,8 +2,8 @@ import FolioCore
 
 /// Work that time makes due, on deadlines: an edit group commits when its grouping interval has passed since the last
 /// edit, and the document autosaves when it has been idle long enough or holds too many unsaved changes
-/// (``AutosavePolicy``). A document sleeps until the earliest of these deadlines, and not at all while none is set;
-/// an edit that brings a deadline closer wakes it.
+/// (``AutosavePolicy``). A document sleeps until the earliest of these deadlines, and a day at a time while none is
+/// set; an edit, a commit or a restore that brings a deadline closer wakes it.
 extension Document {
     /// How long a document waits before trying due work again that its last run left due (a save that failed).
     static var retryInterval: Duration { .seconds(1) }
@@ -48,18 +48,30 @@ extension Document {
     /// do, or `nil` when nothing will be due until the document changes.
     func nextDueTime(now: Int64) -> Int64? {
         let policy = library.autosave
-        var due: Int64?
-        func consider(_ time: Int64) { due = min(due ?? time, time) }
+        var due = Int64.max
+        var any = false
         if !group.isEmpty, let last = lastEditTime {
-            consider(last.millisecondsSince1970.addingReportingOverflow(policy.groupingInterval).partialValue)
+            due = min(due, Self.deadline(after: last, policy.groupingInterval))
+            any = true
         }
         if hasUnsavedChanges, !info.isDeleted {
-            if let limit = policy.unsavedChangeLimit, changeCount >= limit { consider(now) }
+            if let limit = policy.unsavedChangeLimit, changeCount >= limit {
+                due = min(due, now)
+                any = true
+            }
             if let idle = policy.idleInterval, let last = lastEditTime {
-                consider(last.millisecondsSince1970.addingReportingOverflow(idle).partialValue)
+                due = min(due, Self.deadline(after: last, idle))
+                any = true
             }
         }
-        return due
+        return any ? due : nil
+    }
+
+    /// `interval` milliseconds after `last`; an interval of `Int64.max` ("only when told") puts the deadline at the
+    /// end of time, not past it.
+    static func deadline(after last: Timestamp, _ interval: Int64) -> Int64 {
+        let (sum, overflow) = last.millisecondsSince1970.addingReportingOverflow(max(interval, 0))
+        return overflow ? .max : sum
     }
 
     /// Starts the sleep until the next deadline (at least ``retryInterval`` after a run that left work due), and
@@ -67,14 +79,15 @@ extension Document {
     private func armTimer(afterRun: Bool) -> Task<Void, Never>? {
         guard !state.contains(.closed) else { return nil }
         let now = library.clock.now().millisecondsSince1970
-        let due = nextDueTime(now: now)
-        armedDeadline = due ?? .max
-        var delay = due.map { Duration.milliseconds(max(0, $0 - now)) }
-        if afterRun, let wait = delay, wait < Self.retryInterval, due! <= now { delay = Self.retryInterval }
-        let sleeper = Task {
-            // Nothing due: sleeps until an edit sets a deadline (and cancels this sleep).
-            _ = try? await Task.sleep(for: delay ?? .seconds(86_400))
-        }
+        // Nothing due: a day at a time, until an edit sets a deadline (and cancels this sleep).
+        let day: Int64 = 86_400_000
+        var due = min(nextDueTime(now: now) ?? .max, now.addingReportingOverflow(day).overflow ? .max : now + day)
+        // Work a run left due (a save that failed) is tried again a little later; a closer deadline still wakes it.
+        let retry = Int64(Self.retryInterval.components.seconds * 1_000)
+        if afterRun, due <= now { due = now + retry }
+        armedDeadline = due
+        let delay = Duration.milliseconds(max(0, due.subtractingReportingOverflow(now).partialValue))
+        let sleeper = Task { _ = try? await Task.sleep(for: delay) }
         self.sleeper = sleeper
         return sleeper
     }
@@ -84,7 +97,15 @@ extension Document {
     /// unsaved-change limit is reached (the one deadline that is "now").
     func dueWorkMayComeSooner() {
         guard let sleeper else { return }
-        let limitReached = library.autosave.unsavedChangeLimit.map { changeCount >= $0 } ?? false
+        let policy = library.autosave
+        let limitReached = policy.unsavedChangeLimit.map { changeCount >= $0 } ?? false
+        // Typing on: every deadline an edit sets is at least the shorter interval after it, so a timer armed before
+        // that needs nothing (this runs at every keystroke).
+        if !limitReached, let last = lastEditTime,
+            armedDeadline <= Self.deadline(after: last, min(policy.groupingInterval, policy.idleInterval ?? .max))
+        {
+            return
+        }
         let now = limitReached ? library.clock.now().millisecondsSince1970 : .max
         guard let due = nextDueTime(now: now), due < armedDeadline else { return }
         armedDeadline = due

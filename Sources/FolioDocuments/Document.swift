@@ -20,7 +20,7 @@ public actor Document<Model: DocumentModel>: OpenDocument {
     /// The document runs on its own queue, off the cooperative thread pool (see `BlockingWorkExecutor`).
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     /// What the catalog says of it: name, container, dates.
-    public internal(set) var info: DocumentInfo
+    public internal(set) var info: DocumentInfo { didSet { dueWorkMayComeSooner() } }
     /// The model: the current version's state, with the open group's edits applied.
     public internal(set) var model: Model
     /// The document's state; watch ``stateChanges`` to follow it.
@@ -87,8 +87,8 @@ public actor Document<Model: DocumentModel>: OpenDocument {
     /// as carrying no contents, so the state at it is its primary parent's, identically on every device: a forged
     /// or corrupt change never makes the document unopenable, and this lists what was passed over.
     public private(set) var refusedContents: [ChangeHash] = []
-    /// The loop that runs due work (see `Document+DueWork.swift`), the sleep it waits on and when that sleep ends
-    /// (milliseconds since 1970 by the library's clock; `.max` when nothing is due).
+    /// The loop that runs due work (see `Document+DueWork.swift`), the sleep it waits on and the deadline that sleep
+    /// is for (milliseconds since 1970 by the library's clock).
     var backgroundTask: Task<Void, Never>?
     var sleeper: Task<Void, Never>?
     var armedDeadline = Int64.max
@@ -143,9 +143,12 @@ public actor Document<Model: DocumentModel>: OpenDocument {
     }
 
     deinit {
-        // A document the app let go of without closing it: its streams end, so no loop waits on them forever.
+        // A document the app let go of without closing it: its streams end, so no loop waits on them forever, and its
+        // timer stops.
         stateContinuation.finish()
         versionContinuation.finish()
+        backgroundTask?.cancel()
+        sleeper?.cancel()
     }
 
     static func open(_ info: DocumentInfo, in library: DocumentLibrary) async throws(DocumentError) -> Document {
