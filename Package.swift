@@ -149,6 +149,7 @@ let package = Package(
                 "FolioReports", "FolioServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
         // Examples: small programs an app developer starts from (README.md shows the first verbatim).

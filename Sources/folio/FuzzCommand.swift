@@ -67,13 +67,20 @@ struct FuzzCommand: AsyncParsableCommand {
         let parent = try workDirectory.prepare() ?? FileManager.default.temporaryDirectory
         let runs = RunFileSystem(runsIn: parent)
         let progress = Progress(total: seeds.range.count)
-        let interruption = Interruption { signal in
-            runs.interrupt(removingRuns: true)
+        let interruption = await Interruption { signal in
+            await runs.interrupt(removingRuns: true)
             progress.endWithoutWaiting()
             FileHandle.standardError.write(
                 Data("folio: interrupted by \(Interruption.name(of: signal)); its run directories are removed\n".utf8))
         }
-        defer { interruption.end() }
+        try await interruption.during {
+            try await fuzz(in: parent, runs: runs, progress: progress, interruption)
+        }
+    }
+
+    private func fuzz(
+        in parent: URL, runs: RunFileSystem, progress: Progress, _ interruption: Interruption
+    ) async throws {
         var configured = Fuzzer(
             generator: ScenarioGenerator(
                 devices: Int(devices.range.lowerBound)...Int(devices.range.upperBound), steps: steps),
@@ -105,7 +112,7 @@ struct FuzzCommand: AsyncParsableCommand {
             }
             startMore()
             while let outcome = await group.next() {
-                interruption.holdIfInterrupted()
+                await interruption.holdIfInterrupted()
                 running -= 1
                 finished[outcome.seed] = outcome
                 while done < total, let ready = finished.removeValue(forKey: seeds.range.lowerBound + UInt64(done)) {

@@ -53,8 +53,8 @@ struct ReplayCommand: AsyncParsableCommand {
         let parent = try workDirectory.prepare() ?? FileManager.default.temporaryDirectory
         let runs = RunFileSystem(runsIn: parent)
         let keep = keep
-        let interruption = Interruption { signal in
-            runs.interrupt(removingRuns: !keep)
+        let interruption = await Interruption { signal in
+            await runs.interrupt(removingRuns: !keep)
             let fate = keep ? "the kept libraries stay in \(parent.path)" : "its run directories are removed"
             FileHandle.standardError.write(
                 Data(
@@ -63,12 +63,19 @@ struct ReplayCommand: AsyncParsableCommand {
                         keepingLines: true
                     ).utf8))
         }
-        defer { interruption.end() }
+        try await interruption.during { try await replay(files, scenarios, in: parent, runs: runs, interruption) }
+    }
+
+    private func replay(
+        _ files: [ScenarioFiles.File], _ scenarios: [(String, Scenario)], in parent: URL, runs: RunFileSystem,
+        _ interruption: Interruption
+    ) async throws {
+        let fileSystem = PosixFileSystem()
         let simulator = Simulator(workDirectory: parent, keepsFiles: keep, fileSystem: runs)
         var failed = 0
         for (found, (file, scenario)) in zip(files, scenarios) {
             let result = await simulator.run(scenario)
-            interruption.holdIfInterrupted()
+            await interruption.holdIfInterrupted()
             if result.passed {
                 printEscaped("PASS  \(file)  \(summary(of: result))")
             } else {

@@ -30,10 +30,12 @@ final class RunFileSystem: FileSystem {
 
     /// Refuses every call from now on, waits (at most `patience` seconds) for the calls under way to return, so that
     /// nothing is made after this, then, with `removingRuns`, removes every run directory with what it holds.
-    func interrupt(removingRuns: Bool, patience: TimeInterval = 2) {
+    func interrupt(removingRuns: Bool, patience: Duration = .seconds(2)) async {
         state.withLock { $0.closed = true }
-        let deadline = Date().addingTimeInterval(patience)
-        while state.withLock({ $0.callsUnderWay }) > 0, Date() < deadline { usleep(1000) }
+        let deadline = ContinuousClock.now + patience
+        while state.withLock({ $0.callsUnderWay }) > 0, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(1))
+        }
         guard removingRuns else { return }
         for directory in runDirectories {
             // SQLite (which does not go through a file system) may still add a file beside an open store while the
@@ -41,7 +43,7 @@ final class RunFileSystem: FileSystem {
             for _ in 0..<50 {
                 try? base.remove(at: directory)
                 if (try? base.itemKind(at: directory)) == .absent { break }
-                usleep(10_000)
+                try? await Task.sleep(for: .milliseconds(10))
             }
         }
     }
