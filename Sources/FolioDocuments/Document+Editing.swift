@@ -31,8 +31,11 @@ extension Document {
         } catch {
             throw DocumentError(.invalidOperation, "the edit does not apply to \(info.displayName)", cause: error)
         }
+        let startsGroup = group.isEmpty
         group.add(operation, inverse: inverse)
         lastEditTime = now
+        // The first edit of a group sets its deadline; the next ones only move deadlines later (nothing to wake).
+        if startsGroup { dueWorkMayComeSooner() }
         if policy.groupingInterval == 0 { try commitGroup() }
         try autosaveIfDue(now: now)
     }
@@ -153,9 +156,10 @@ extension Document {
         model = updated
         history = newHistory
         head = change
+        // The edit's time first: counting the change looks at the deadlines it sets.
+        lastEditTime = library.clock.now()
         unsavedChanges += 1
         changesSinceCheckpoint += 1
-        lastEditTime = library.clock.now()
     }
 
     /// The model with `operations` applied, and their inverses in undo order; the model itself is untouched.

@@ -72,7 +72,7 @@ public actor Document<Model: DocumentModel>: OpenDocument {
     var sameStateHeads: [ChangeHash] = []
     var group = EditGroup<Model>()
     var history = UndoHistory<Model.Operation>()
-    var lastEditTime: Timestamp? { didSet { dueWorkMayComeSooner() } }
+    var lastEditTime: Timestamp?
     var lastCommitTime: Timestamp
     /// Changes made since the last save (committed groups, plus the open one).
     var unsavedChanges = 0 { didSet { dueWorkMayComeSooner() } }
