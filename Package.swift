@@ -140,7 +140,7 @@ let package = Package(
         .target(
             name: "FolioTestDoubles",
             dependencies: [
-                "FolioCore", "FolioFiles", "FolioStore", "FolioSync", "FolioMerge", "FolioModels", "FolioChildProcess",
+                "FolioCore", "FolioFiles", "FolioStore", "FolioSync", "FolioMerge", "FolioModels", "CZlib",
             ]),
         .executableTarget(
             name: "folio",

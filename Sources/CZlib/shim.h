@@ -5,3 +5,8 @@
 static inline int folio_deflate_init_raw(z_streamp stream, int level) {
     return deflateInit2(stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY);
 }
+
+// inflateInit2 is a macro too: a gzip stream (header and trailer checked), for reading `.gz` files.
+static inline int folio_inflate_init_gzip(z_streamp stream) {
+    return inflateInit2(stream, 15 + 16);
+}

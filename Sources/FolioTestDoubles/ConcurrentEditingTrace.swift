@@ -1,4 +1,3 @@
-import FolioChildProcess
 import FolioCore
 import FolioMerge
 import FolioModels
@@ -35,7 +34,7 @@ public struct ConcurrentEditingTrace: Sendable {
     /// The number of agents.
     public var agentCount: Int { (transactions.map(\.agent).max() ?? -1) + 1 }
 
-    /// Reads a trace, gzip-compressed when its name ends in `.gz` (decompressed with `gzip -dc`).
+    /// Reads a trace, gzip-compressed when its name ends in `.gz` (decompressed in the process).
     ///
     /// - Throws: ``LoadError`` when the file cannot be read or is not a concurrent trace: every parent must be an
     ///   earlier transaction and every agent at most 1,000.
@@ -43,13 +42,9 @@ public struct ConcurrentEditingTrace: Sendable {
         let json: Data
         do {
             if url.pathExtension == "gz" {
-                // A child that dies with this process (see FolioChildProcess).
-                let run = try ChildProcess.run(
-                    "/usr/bin/env", arguments: ["gzip", "-dc", url.path], standardError: .inherit)
-                guard run.termination.succeeded else {
-                    throw LoadError(description: "gzip -dc \(url.path) ended with \(run.termination)")
+                do { json = try Gunzip.decompress(Data(contentsOf: url)) } catch let failure as Gunzip.Failure {
+                    throw LoadError(description: "\(url.path) is \(failure)")
                 }
-                json = run.output
             } else {
                 json = try Data(contentsOf: url)
             }

@@ -1,4 +1,4 @@
-import FolioChildProcess
+import FolioTestDoubles
 import Foundation
 
 /// An editing trace (see Benchmarks/traces/README.md): patches `[position, deleted, inserted]` in Unicode scalars.
@@ -12,13 +12,11 @@ struct EditingTrace {
     let patches: [Patch]
     let endContent: String
 
-    /// Loads `Benchmarks/traces/NAME.json.gz`, decompressed with gzip.
+    /// Loads `Benchmarks/traces/NAME.json.gz`.
     init(named name: String) throws {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../../../Benchmarks/traces/\(name).json.gz").standardizedFileURL
-        let run = try ChildProcess.run("/usr/bin/env", arguments: ["gzip", "-dc", url.path], standardError: .inherit)
-        guard run.termination.succeeded else { throw BenchError("cannot decompress the trace at \(url.path)") }
-        let data = run.output
+        let data = try Gunzip.decompress(Data(contentsOf: url))
         // A small scanner instead of JSONSerialization, whose object graph for 260,000 patches would dominate the
         // benchmark's peak memory.
         var scanner = TraceScanner(bytes: [UInt8](data))
