@@ -8,8 +8,10 @@ extension Document {
     /// How long a document waits before trying due work again that its last run left due (a save that failed).
     static var retryInterval: Duration { .seconds(1) }
 
+    /// The loop and its sleeps run on the document's own queue, not Swift's cooperative pool: a program that keeps
+    /// the pool busy does not delay a document's commits and saves.
     func startBackgroundWork() {
-        backgroundTask = Task { [weak self] in
+        backgroundTask = Task(executorPreference: executor) { [weak self] in
             var ran = false
             while !Task.isCancelled {
                 // The document is held only while arming the timer and running what is due, never while asleep.
@@ -87,7 +89,7 @@ extension Document {
         if afterRun, due <= now { due = now + retry }
         armedDeadline = due
         let delay = Duration.milliseconds(max(0, due.subtractingReportingOverflow(now).partialValue))
-        let sleeper = Task { _ = try? await Task.sleep(for: delay) }
+        let sleeper = Task(executorPreference: executor) { _ = try? await Task.sleep(for: delay) }
         self.sleeper = sleeper
         return sleeper
     }

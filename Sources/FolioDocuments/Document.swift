@@ -16,7 +16,7 @@ public actor Document<Model: DocumentModel>: OpenDocument {
     /// The library it belongs to.
     public nonisolated let library: DocumentLibrary
     /// Where the document's work runs: its own queue, since SQLite and file work block.
-    private nonisolated let executor = BlockingWorkExecutor(label: "folio.document")
+    nonisolated let executor = BlockingWorkExecutor(label: "folio.document")
     /// The document runs on its own queue, off the cooperative thread pool (see `BlockingWorkExecutor`).
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     /// What the catalog says of it: name, container, dates.
