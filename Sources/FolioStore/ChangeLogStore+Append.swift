@@ -66,8 +66,8 @@ extension ChangeLogStore {
         let device = author?.id ?? localDevice.id
         if let author, author.id != localDevice.id { try registerDevice(author) }
         let appended = try write("appending \(kinds.count) changes to document \(document)") { db in
-            let documentRow = try rowID(of: document, in: db, create: true)!
-            let deviceRow = try rowID(of: device, in: db, create: true)!
+            let documentRow = try insertingRowID(of: document, in: db)
+            let deviceRow = try insertingRowID(of: device, in: db)
             var frontier = try self.frontier(of: documentRow, in: db)
             var (heads, vector, parentLamport) = try base(
                 for: parents, frontier: frontier, document: document, documentRow: documentRow, in: db)

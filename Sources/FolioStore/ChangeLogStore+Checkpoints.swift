@@ -50,7 +50,7 @@ extension ChangeLogStore {
         let hash = ContentHash(hashing: contents)
         let now = clock.now()
         try write("saving a checkpoint of document \(document)") { db in
-            guard let documentRow = try rowID(of: document, in: db, create: false) else {
+            guard let documentRow = try rowID(of: document, in: db) else {
                 throw StoreError(
                     .unknownDocument,
                     "document \(document) has no change in this store, so no checkpoint of it can be saved")
@@ -81,7 +81,7 @@ extension ChangeLogStore {
     /// - Throws: ``StoreError``.
     public func latestCheckpoint(of document: DocumentID, within limit: VersionVector? = nil) throws -> Checkpoint? {
         try read("reading the checkpoints of document \(document)") { db in
-            guard let documentRow = try rowID(of: document, in: db, create: false) else { return nil }
+            guard let documentRow = try rowID(of: document, in: db) else { return nil }
             var rows = try RawRows(
                 db.cachedStatement(
                     sql: """

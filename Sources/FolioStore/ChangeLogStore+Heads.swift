@@ -25,7 +25,7 @@ extension ChangeLogStore {
     ) throws -> [SignedHead] {
         let (stored, tips) = try read("reading the signed heads of \(document)") {
             db -> ([SignedHead], [ChangeID: ChangeHash]) in
-            guard let documentRow = try rowID(of: document, in: db, create: false) else { return ([], [:]) }
+            guard let documentRow = try rowID(of: document, in: db) else { return ([], [:]) }
             var stored: [SignedHead] = []
             var rows = try RawRows(
                 db.cachedStatement(sql: "SELECT head FROM device_head WHERE document = ?"), arguments: [documentRow])
@@ -98,13 +98,13 @@ extension ChangeLogStore {
         try recordDevices([localDevice])
         let deviceID = localDevice.id
         let kept = try read("reading the local device's key") { db -> Bool in
-            guard let row = try rowID(of: deviceID, in: db, create: false) else { return false }
+            guard let row = try rowID(of: deviceID, in: db) else { return false }
             return try Bool.fetchOne(
                 db.cachedStatement(sql: "SELECT 1 FROM device_key WHERE device = ?"), arguments: [row]) ?? false
         }
         guard !kept else { return }
         try write("keeping the local device's key") { db in
-            let row = try rowID(of: deviceID, in: db, create: true)!
+            let row = try insertingRowID(of: deviceID, in: db)
             try db.cachedStatement(sql: "INSERT OR IGNORE INTO device_key (device, secret) VALUES (?, ?)")
                 .execute(arguments: [row, key.rawRepresentation])
         }

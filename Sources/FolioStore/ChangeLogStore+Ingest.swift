@@ -205,7 +205,7 @@ struct Ingestion {
         self.trusted = trusted
         self.document = document
         self.db = db
-        documentRow = try store.rowID(of: document, in: db, create: true)!
+        documentRow = try store.insertingRowID(of: document, in: db)
         frontier = try store.frontier(of: documentRow, in: db)
         frontierBefore = frontier
         insert = try ChangeRowInserter(db)
@@ -334,7 +334,7 @@ struct Ingestion {
         if let staged = stagedHashes[id] { return staged }
         // A duplicate of a device's latest change (a message delivered twice, usually) is checked against the frontier.
         if let tip = frontier.tips[id.device], tip.seq == id.seq { return tip.hash }
-        guard let deviceRow = try store.rowID(of: id.device, in: db, create: false) else { return nil }
+        guard let deviceRow = try store.rowID(of: id.device, in: db) else { return nil }
         // The statement the store's lookups by seq use (one fewer to prepare per connection); the body is left unread.
         let stored = try Data.fetchOne(
             db.cachedStatement(sql: ChangeLogStore.changeBySeq), arguments: [documentRow, deviceRow, Int64(id.seq)])
@@ -346,7 +346,7 @@ struct Ingestion {
     private mutating func stage(_ encoded: EncodedChange, head: SignedHead?, incoming: Bool) throws {
         let change = encoded.change
         try validateHistory(change)
-        let deviceRow = try store.rowID(of: change.id.device, in: db, create: true)!
+        let deviceRow = try store.insertingRowID(of: change.id.device, in: db)
         frontier.record(change, size: encoded.bytes.count, deviceRow: deviceRow)
         appliedNow[change.hash] = change
         stagedHashes[change.id] = change.hash
@@ -454,7 +454,7 @@ struct Ingestion {
     /// Stages `device`'s next change when it is held in the pending table and ready (staging first the held
     /// changes it needs); whether it did.
     private mutating func stageHeld(_ device: DeviceID, into result: inout IngestResult, depth: Int) throws -> Bool {
-        guard let deviceRow = try store.rowID(of: device, in: db, create: false) else { return false }
+        guard let deviceRow = try store.rowID(of: device, in: db) else { return false }
         let seq = Int64(frontier.vector[device] + 1)
         let rows = try Row.fetchAll(
             db.cachedStatement(
@@ -585,7 +585,7 @@ struct Ingestion {
         into result: inout IngestResult
     ) throws -> Parking {
         let change = encoded.change
-        let deviceRow = try store.rowID(of: change.id.device, in: db, create: true)!
+        let deviceRow = try store.insertingRowID(of: change.id.device, in: db)
         let key: StatementArguments = [documentRow, deviceRow, Int64(change.id.seq), change.hash.data]
         let head = (named ?? headsByHash[change.hash]).map { Data($0.encoded()) }
         if try Bool.fetchOne(

@@ -28,7 +28,7 @@ extension ChangeLogStore {
     /// - Throws: ``StoreError``.
     public func vector(of document: DocumentID) throws -> VersionVector {
         try read("reading the vector of document \(document)") { db in
-            guard let row = try rowID(of: document, in: db, create: false) else { return VersionVector() }
+            guard let row = try rowID(of: document, in: db) else { return VersionVector() }
             return try frontier(of: row, in: db).vector
         }
     }
@@ -68,7 +68,7 @@ extension ChangeLogStore {
     /// - Throws: ``StoreError``.
     public func heads(of document: DocumentID) throws -> [Change] {
         try read("reading the heads of document \(document)") { db in
-            guard let documentRow = try rowID(of: document, in: db, create: false) else { return [] }
+            guard let documentRow = try rowID(of: document, in: db) else { return [] }
             let frontier = try self.frontier(of: documentRow, in: db)
             return try frontier.heads.map { head in
                 // A head kept decoded, with its tip or among recent changes, needs no read at all.
@@ -94,7 +94,7 @@ extension ChangeLogStore {
     /// - Throws: ``StoreError``.
     public func changes(of document: DocumentID, since vector: VersionVector = VersionVector()) throws -> [Change] {
         try read("reading the changes of document \(document) since \(vector)") { db in
-            guard let documentRow = try rowID(of: document, in: db, create: false) else { return [] }
+            guard let documentRow = try rowID(of: document, in: db) else { return [] }
             let frontier = try self.frontier(of: documentRow, in: db)
             var result: [Change] = []
             let statement = try db.cachedStatement(
@@ -125,7 +125,7 @@ extension ChangeLogStore {
     /// - Throws: ``StoreError``.
     public func lifecycleChanges(of document: DocumentID) throws -> [Change] {
         try read("reading the lifecycle of document \(document)") { db in
-            guard let documentRow = try rowID(of: document, in: db, create: false) else { return [] }
+            guard let documentRow = try rowID(of: document, in: db) else { return [] }
             if let remembered = exclusiveCache?.document(documentRow)?.lifecycle { return remembered }
             let lifecycle = try changesInCausalOrder(
                 "SELECT body FROM change INDEXED BY change_lifecycle WHERE document = ? AND kind = 1",
@@ -141,7 +141,7 @@ extension ChangeLogStore {
     /// - Throws: ``StoreError``.
     public func resolutionChanges(of document: DocumentID) throws -> [Change] {
         try read("reading the resolutions of document \(document)") { db in
-            guard let documentRow = try rowID(of: document, in: db, create: false) else { return [] }
+            guard let documentRow = try rowID(of: document, in: db) else { return [] }
             return try changesInCausalOrder(
                 "SELECT body FROM change INDEXED BY change_resolution WHERE document = ? AND kind = 3",
                 document: document, documentRow: documentRow, in: db)
@@ -164,8 +164,8 @@ extension ChangeLogStore {
     /// - Throws: ``StoreError``.
     public func change(_ id: ChangeID, of document: DocumentID) throws -> Change? {
         try read("looking up change \(id)") { db in
-            guard let documentRow = try rowID(of: document, in: db, create: false),
-                let deviceRow = try rowID(of: id.device, in: db, create: false)
+            guard let documentRow = try rowID(of: document, in: db),
+                let deviceRow = try rowID(of: id.device, in: db)
             else { return nil }
             var rows = try RawRows(
                 db.cachedStatement(sql: Self.changeBySeq),
@@ -181,7 +181,7 @@ extension ChangeLogStore {
     /// - Throws: ``StoreError``.
     public func change(_ hash: ChangeHash, of document: DocumentID) throws -> Change? {
         try read("looking up change \(hash.shortHex)") { db in
-            guard let documentRow = try rowID(of: document, in: db, create: false) else { return nil }
+            guard let documentRow = try rowID(of: document, in: db) else { return nil }
             return try fetchChange(hash, document: document, documentRow: documentRow, in: db)
         }
     }
@@ -211,7 +211,7 @@ extension ChangeLogStore {
     /// - Throws: ``StoreError``.
     public func pendingChanges(of document: DocumentID) throws -> [Change] {
         try read("reading the pending changes of document \(document)") { db in
-            guard let documentRow = try rowID(of: document, in: db, create: false) else { return [] }
+            guard let documentRow = try rowID(of: document, in: db) else { return [] }
             return try Data.fetchAll(
                 db.cachedStatement(sql: "SELECT body FROM pending WHERE document = ?"), arguments: [documentRow]
             )
@@ -236,7 +236,7 @@ extension ChangeLogStore {
     func fetchChange(document: DocumentID, documentRow: Int64, device: DeviceID, seq: UInt64, in db: Database) throws
         -> Change
     {
-        var rows = try rowID(of: device, in: db, create: false).map { deviceRow in
+        var rows = try rowID(of: device, in: db).map { deviceRow in
             try RawRows(
                 db.cachedStatement(sql: Self.changeBySeq),
                 arguments: [documentRow, deviceRow, Int64(seq)])

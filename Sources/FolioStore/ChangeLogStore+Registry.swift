@@ -27,7 +27,7 @@ extension ChangeLogStore {
         guard !changed.isEmpty else { return }
         try write("registering \(changed.count == 1 ? "device \(changed[0].id)" : "\(changed.count) devices")") { db in
             for device in changed {
-                _ = try rowID(of: device.id, in: db, create: true)
+                _ = try insertingRowID(of: device.id, in: db)
                 try db.cachedStatement(sql: "UPDATE device SET name = ? WHERE uuid = ?")
                     .execute(arguments: [device.name, device.id.uuid.data])
                 exclusiveCache?.stage(device.id, name: device.name, in: db)
@@ -70,7 +70,7 @@ extension ChangeLogStore {
     /// - Throws: ``StoreError``.
     public func syncCursor(peer: String, document: DocumentID) throws -> VersionVector {
         try read("reading the sync cursor of \(peer)") { db in
-            guard let documentRow = try rowID(of: document, in: db, create: false),
+            guard let documentRow = try rowID(of: document, in: db),
                 let bytes = try Data.fetchOne(
                     db.cachedStatement(sql: "SELECT vector FROM sync_cursor WHERE peer = ? AND document = ?"),
                     arguments: [peer, documentRow])
@@ -84,7 +84,7 @@ extension ChangeLogStore {
     /// - Throws: ``StoreError``.
     public func setSyncCursor(_ vector: VersionVector, peer: String, document: DocumentID) throws {
         try write("saving the sync cursor of \(peer)") { db in
-            let documentRow = try rowID(of: document, in: db, create: true)!
+            let documentRow = try insertingRowID(of: document, in: db)
             try db.cachedStatement(
                 sql: """
                     INSERT INTO sync_cursor (peer, document, vector) VALUES (?, ?, ?)

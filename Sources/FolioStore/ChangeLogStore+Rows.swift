@@ -32,20 +32,16 @@ struct RowIDCache {
 }
 
 extension ChangeLogStore {
-    /// The local row number of `device`, inserting the device when `create` is true.
-    func rowID(of device: DeviceID, in db: Database, create: Bool) throws -> Int64? {
-        let (cached, isComplete) = rowIDs.withLock { ($0.devices[device], $0.isComplete) }
-        if let cached { return cached }
-        let key = device.uuid.data
-        if !isComplete,
-            let found = try Int64.fetchOne(
-                db.cachedStatement(sql: "SELECT id FROM device WHERE uuid = ?"), arguments: [key])
-        {
-            rowIDs.withLock { $0.devices[device] = found }
-            return found
-        }
-        guard create else { return nil }
-        try db.cachedStatement(sql: "INSERT INTO device (uuid) VALUES (?)").execute(arguments: [key])
+    /// The local row number of `device`, or `nil` when the store has none.
+    func rowID(of device: DeviceID, in db: Database) throws -> Int64? {
+        try storedRowID(of: device, in: db).row
+    }
+
+    /// The local row number of `device`, inserting the device when the store has none.
+    func insertingRowID(of device: DeviceID, in db: Database) throws -> Int64 {
+        let (found, isComplete) = try storedRowID(of: device, in: db)
+        if let found { return found }
+        try db.cachedStatement(sql: "INSERT INTO device (uuid) VALUES (?)").execute(arguments: [device.uuid.data])
         exclusiveCache?.stage(device, name: "", in: db)
         let id = db.lastInsertedRowID
         remember(
@@ -58,6 +54,18 @@ extension ChangeLogStore {
                 $0.devicesByRow[id] = nil
             }, complete: isComplete, in: db)
         return id
+    }
+
+    /// The row of `device` from the cache or the file, and whether the cache holds every row.
+    private func storedRowID(of device: DeviceID, in db: Database) throws -> (row: Int64?, isComplete: Bool) {
+        let (cached, isComplete) = rowIDs.withLock { ($0.devices[device], $0.isComplete) }
+        if let cached { return (cached, isComplete) }
+        guard !isComplete,
+            let found = try Int64.fetchOne(
+                db.cachedStatement(sql: "SELECT id FROM device WHERE uuid = ?"), arguments: [device.uuid.data])
+        else { return (nil, isComplete) }
+        rowIDs.withLock { $0.devices[device] = found }
+        return (found, isComplete)
     }
 
     /// The device whose local row number is `row`.
@@ -76,25 +84,33 @@ extension ChangeLogStore {
         return device
     }
 
-    /// The local row number of `document`, inserting the document when `create` is true.
-    func rowID(of document: DocumentID, in db: Database, create: Bool) throws -> Int64? {
-        let (cached, isComplete) = rowIDs.withLock { ($0.documents[document], $0.isComplete) }
-        if let cached { return cached }
-        let key = document.uuid.data
-        if !isComplete,
-            let found = try Int64.fetchOne(
-                db.cachedStatement(sql: "SELECT id FROM document WHERE uuid = ?"), arguments: [key])
-        {
-            rowIDs.withLock { $0.documents[document] = found }
-            return found
-        }
-        guard create else { return nil }
-        try db.cachedStatement(sql: "INSERT INTO document (uuid) VALUES (?)").execute(arguments: [key])
+    /// The local row number of `document`, or `nil` when the store has none.
+    func rowID(of document: DocumentID, in db: Database) throws -> Int64? {
+        try storedRowID(of: document, in: db).row
+    }
+
+    /// The local row number of `document`, inserting the document when the store has none.
+    func insertingRowID(of document: DocumentID, in db: Database) throws -> Int64 {
+        let (found, isComplete) = try storedRowID(of: document, in: db)
+        if let found { return found }
+        try db.cachedStatement(sql: "INSERT INTO document (uuid) VALUES (?)").execute(arguments: [document.uuid.data])
         let id = db.lastInsertedRowID
         remember(
             inserting: { $0.documents[document] = id }, forgetting: { $0.documents[document] = nil },
             complete: isComplete, in: db)
         return id
+    }
+
+    /// The row of `document` from the cache or the file, and whether the cache holds every row.
+    private func storedRowID(of document: DocumentID, in db: Database) throws -> (row: Int64?, isComplete: Bool) {
+        let (cached, isComplete) = rowIDs.withLock { ($0.documents[document], $0.isComplete) }
+        if let cached { return (cached, isComplete) }
+        guard !isComplete,
+            let found = try Int64.fetchOne(
+                db.cachedStatement(sql: "SELECT id FROM document WHERE uuid = ?"), arguments: [document.uuid.data])
+        else { return (nil, isComplete) }
+        rowIDs.withLock { $0.documents[document] = found }
+        return (found, isComplete)
     }
 
     /// Caches a row just inserted in `db`'s open transaction. A complete cache takes it at once, since later

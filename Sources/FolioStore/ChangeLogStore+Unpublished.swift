@@ -31,7 +31,7 @@ extension ChangeLogStore {
     /// - Throws: ``StoreError``.
     public func setUnpublished(_ isUnpublished: Bool, _ document: DocumentID) throws {
         try write("marking document \(document) \(isUnpublished ? "unpublished" : "published")") { db in
-            let documentRow = try rowID(of: document, in: db, create: true)!
+            let documentRow = try insertingRowID(of: document, in: db)
             try Self.writeUnpublished(isUnpublished, documentRow: documentRow, in: db)
         }
     }

@@ -141,7 +141,7 @@ extension ChangeLogStore {
             let deviceOf: (Int64) -> DeviceID?
             if let only {
                 for id in only.sorted() {
-                    if let row = try rowID(of: id, in: db, create: false) { documents.append((row, id)) }
+                    if let row = try rowID(of: id, in: db) { documents.append((row, id)) }
                 }
                 var deviceByRow: [Int64: DeviceID] = [:]
                 deviceOf = { row in

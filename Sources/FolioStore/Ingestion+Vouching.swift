@@ -81,7 +81,7 @@ extension Ingestion {
             lowestUnvouched[change.id.device] = min(lowestUnvouched[change.id.device] ?? .max, change.id.seq)
         }
         for device in walk.reachingDevices where mayHaveWaiting {
-            guard let deviceRow = try store.rowID(of: device, in: db, create: false),
+            guard let deviceRow = try store.rowID(of: device, in: db),
                 let seq = try Int64.fetchOne(
                     db.cachedStatement(
                         sql:
@@ -140,7 +140,7 @@ extension Ingestion {
     /// Marks a waiting change vouched for (with the head that names it, if any), and has it examined again: it
     /// now waits for its device's previous change, which sends it through the drain after this ingestion.
     private mutating func markWaiting(_ change: Change, head: SignedHead?) throws {
-        let deviceRow = try store.rowID(of: change.id.device, in: db, create: true)!
+        let deviceRow = try store.insertingRowID(of: change.id.device, in: db)
         try db.cachedStatement(
             sql: """
                 UPDATE pending SET vouched = 1, head = coalesce(?, head), wait_device = ?, wait_seq = ?

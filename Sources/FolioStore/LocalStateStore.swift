@@ -21,7 +21,7 @@ public struct LocalStateStore: Sendable {
     /// - Throws: ``StoreError``.
     public func value(_ key: String, of document: DocumentID) throws -> Data? {
         try store.read("reading local state \(key)") { db in
-            guard let documentRow = try store.rowID(of: document, in: db, create: false) else { return nil }
+            guard let documentRow = try store.rowID(of: document, in: db) else { return nil }
             var rows = try RawRows(
                 db.cachedStatement(sql: "SELECT value FROM local_state WHERE document = ? AND key = ?"),
                 arguments: [documentRow, key])
@@ -55,7 +55,7 @@ public struct LocalStateStore: Sendable {
     /// - Throws: ``StoreError``.
     public func set(_ values: [String: Data?], of document: DocumentID) throws {
         try store.write("saving local state of document \(document)") { db in
-            let documentRow = try store.rowID(of: document, in: db, create: true)!
+            let documentRow = try store.insertingRowID(of: document, in: db)
             for key in values.keys.sorted() {
                 if let value = values[key]! {
                     try Self.write([key: value], documentRow: documentRow, in: db)

@@ -90,7 +90,7 @@ import Testing
             .lifecycle(.create(name: "Notes", type: "public.plain-text", container: .local)), to: Fixtures.document)
         try store.append([Fixtures.edit("text")], to: Fixtures.document)
         let row = try #require(
-            try store.read("finding the row") { db in try store.rowID(of: Fixtures.document, in: db, create: false) })
+            try store.read("finding the row") { db in try store.rowID(of: Fixtures.document, in: db) })
         func remembered() -> [Change]? { store.exclusiveCache?.document(row)?.lifecycle }
         #expect(remembered() == [create], "a document new to the store is remembered from its first change")
         #expect(try store.lifecycleChanges(of: Fixtures.document) == [create])
@@ -138,7 +138,7 @@ import Testing
         try store.append(.lifecycle(.rename(to: "Ideas")), to: Fixtures.document)
         // A bug's work: the memory is told the document's lifecycle is its creation alone.
         let row = try #require(
-            try store.read("finding the row") { db in try store.rowID(of: Fixtures.document, in: db, create: false) })
+            try store.read("finding the row") { db in try store.rowID(of: Fixtures.document, in: db) })
         store.exclusiveCache?.remember(lifecycle: [create], documentRow: row)
         #expect(try store.lifecycleChanges(of: Fixtures.document) == [create])
         let report = try store.verify(documents: [Fixtures.document])
@@ -153,7 +153,7 @@ import Testing
 
         // A bug's work: the memory is told the document has no change, and the file is left as it is.
         try store.write("forgetting a frontier") { db in
-            let row = try #require(try store.rowID(of: Fixtures.document, in: db, create: false))
+            let row = try #require(try store.rowID(of: Fixtures.document, in: db))
             store.exclusiveCache?.stage(
                 Frontier(empty: row), of: Fixtures.document, hasWaiting: nil, lifecycleAdded: [], in: db)
         }
