@@ -228,14 +228,14 @@ extension ChangeLogStore {
     ///
     /// - Parameter checkingPages: see ``verify(checkingPages:)``.
     /// - Throws: ``StoreError`` with code `corrupt` naming the first problem.
-    public func checkInvariants(checkingPages: Bool = true) throws {
+    package func checkInvariants(checkingPages: Bool = true) throws {
         try Self.requireSound(try verify(checkingPages: checkingPages))
     }
 
     /// Throws when ``verify(documents:checkingPages:)`` finds any problem in `documents`.
     ///
     /// - Throws: ``StoreError`` with code `corrupt` naming the first problem.
-    public func checkInvariants(of documents: some Sequence<DocumentID>, checkingPages: Bool = false) throws {
+    package func checkInvariants(of documents: some Sequence<DocumentID>, checkingPages: Bool = false) throws {
         try Self.requireSound(try verify(documents: documents, checkingPages: checkingPages))
     }
 
@@ -243,7 +243,7 @@ extension ChangeLogStore {
     /// `progress` last saw them.
     ///
     /// - Throws: ``StoreError`` with code `corrupt` naming the first problem.
-    public func checkInvariants(
+    package func checkInvariants(
         of documents: some Sequence<DocumentID>, continuing progress: inout VerificationProgress
     ) throws {
         try Self.requireSound(try verify(documents: documents, continuing: &progress))

@@ -3,7 +3,7 @@ import Foundation
 import GRDB
 
 /// Ways for crash tests and simulations to make a store end as a killed process leaves it; not for products.
-public enum CrashSimulation {
+package enum CrashSimulation {
     /// Makes `store` end as a killed process would leave it: when the last reference goes, its connection closes
     /// without folding the write-ahead log into the database file, and the log stays beside it for the next open to
     /// recover from. The simulator's crashes use it; ``ChangeLogStore/close()`` still folds.
@@ -11,7 +11,7 @@ public enum CrashSimulation {
     /// Only with ``StoreAccess/exclusive``: a pool's readers would fold the log when they close.
     ///
     /// - Throws: ``StoreError`` `database` when the store has shared access or SQLite refuses.
-    public static func leaveLogOnRelease(of store: ChangeLogStore) throws {
+    package static func leaveLogOnRelease(of store: ChangeLogStore) throws {
         guard let exclusiveQueue = store.exclusiveQueue else {
             throw StoreError(.database, "only a store with exclusive access can leave its log on release")
         }
