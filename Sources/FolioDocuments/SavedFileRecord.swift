@@ -1,4 +1,5 @@
 import FolioCore
+import FolioStore
 import Foundation
 
 /// What this device last wrote for a document: where, what (a hash of the contents), when (the file's size and
@@ -10,7 +11,7 @@ struct SavedFileRecord: Equatable {
     var modificationTime: Int64
     var head: ChangeHash
 
-    static var stateKey: String { "file" }
+    static var stateKey: LocalStateKey { LocalStateKey("file") }
 
     func encoded() -> Data {
         var writer = BinaryWriter()

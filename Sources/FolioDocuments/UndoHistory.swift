@@ -1,4 +1,5 @@
 import FolioCore
+import FolioStore
 import Foundation
 
 /// A document's undo and redo stacks. An undo is itself a change carrying the inverse operations, so it syncs like
@@ -45,7 +46,7 @@ struct UndoHistory<Operation: DocumentOperation>: Equatable {
     // MARK: Persistence
 
     /// The key under which the history is kept in the store's local state.
-    static var stateKey: String { "undo" }
+    static var stateKey: LocalStateKey { LocalStateKey("undo") }
 
     func encoded() -> Data {
         var writer = BinaryWriter()

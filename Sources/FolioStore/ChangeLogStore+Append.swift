@@ -61,7 +61,7 @@ extension ChangeLogStore {
     @discardableResult
     public func append(
         _ kinds: [ChangeKind], to document: DocumentID, on parents: ParentChoice = .allHeads, author: Device? = nil,
-        localState: (([Change]) -> [String: Data])? = nil, unpublished: Bool? = nil
+        localState: (([Change]) -> [LocalStateKey: Data])? = nil, unpublished: Bool? = nil
     ) throws -> [Change] {
         let device = author?.id ?? localDevice.id
         if let author, author.id != localDevice.id { try registerDevice(author) }

@@ -65,25 +65,26 @@ extension ChangeLogStore {
         }
     }
 
-    /// What `peer` is known to have of `document`: where the next sync with it starts. Empty when never synced.
+    /// What the peer of `key` is known to have of `document`: where the next sync with it starts. Empty when never
+    /// synced.
     ///
     /// - Throws: ``StoreError``.
-    public func syncCursor(peer: String, document: DocumentID) throws -> VersionVector {
-        try read("reading the sync cursor of \(peer)") { db in
+    public func syncCursor(_ key: SyncCursorKey, document: DocumentID) throws -> VersionVector {
+        try read("reading the sync cursor of \(key)") { db in
             guard let documentRow = try rowID(of: document, in: db),
                 let bytes = try Data.fetchOne(
                     db.cachedStatement(sql: "SELECT vector FROM sync_cursor WHERE peer = ? AND document = ?"),
-                    arguments: [peer, documentRow])
+                    arguments: [key.peer, documentRow])
             else { return VersionVector() }
             return try VersionVector(decoding: bytes)
         }
     }
 
-    /// Records what `peer` is known to have of `document`.
+    /// Records what the peer of `key` is known to have of `document`.
     ///
     /// - Throws: ``StoreError``.
-    public func setSyncCursor(_ vector: VersionVector, peer: String, document: DocumentID) throws {
-        try write("saving the sync cursor of \(peer)") { db in
+    public func setSyncCursor(_ vector: VersionVector, _ key: SyncCursorKey, document: DocumentID) throws {
+        try write("saving the sync cursor of \(key)") { db in
             let documentRow = try insertingRowID(of: document, in: db)
             try db.cachedStatement(
                 sql: """
@@ -91,7 +92,7 @@ extension ChangeLogStore {
                     ON CONFLICT (peer, document) DO UPDATE SET vector = excluded.vector
                     """
             )
-            .execute(arguments: [peer, documentRow, Data(vector.encoded())])
+            .execute(arguments: [key.peer, documentRow, Data(vector.encoded())])
         }
     }
 }

@@ -19,12 +19,12 @@ public struct LocalStateStore: Sendable {
     /// This device's value for `key` of `document`, if set.
     ///
     /// - Throws: ``StoreError``.
-    public func value(_ key: String, of document: DocumentID) throws -> Data? {
+    public func value(_ key: LocalStateKey, of document: DocumentID) throws -> Data? {
         try store.read("reading local state \(key)") { db in
             guard let documentRow = try store.rowID(of: document, in: db) else { return nil }
             var rows = try RawRows(
                 db.cachedStatement(sql: "SELECT value FROM local_state WHERE document = ? AND key = ?"),
-                arguments: [documentRow, key])
+                arguments: [documentRow, key.name])
             return try rows.next().map { row throws(StoreError) in try StorageCompression.unpackValue(row[0]) }
         }
     }
@@ -33,7 +33,7 @@ public struct LocalStateStore: Sendable {
     ///
     /// - Complexity: one pass over the local state of every document.
     /// - Throws: ``StoreError``.
-    public func values(_ key: String) throws -> [(document: DocumentID, value: Data)] {
+    public func values(_ key: LocalStateKey) throws -> [(document: DocumentID, value: Data)] {
         try store.read("reading local state \(key) of every document") { db in
             var rows = try RawRows(
                 db.cachedStatement(
@@ -41,7 +41,7 @@ public struct LocalStateStore: Sendable {
                         SELECT d.uuid, s.value FROM local_state s JOIN document d ON d.id = s.document
                         WHERE s.key = ? ORDER BY d.uuid
                         """),
-                arguments: [key])
+                arguments: [key.name])
             var result: [(document: DocumentID, value: Data)] = []
             while let row = try rows.next() {
                 result.append((DocumentID(try ColumnDecoder.uuid(row[0])), try StorageCompression.unpackValue(row[1])))
@@ -53,7 +53,7 @@ public struct LocalStateStore: Sendable {
     /// Sets (or, with `nil`, removes) this device's values for `document`, in one transaction.
     ///
     /// - Throws: ``StoreError``.
-    public func set(_ values: [String: Data?], of document: DocumentID) throws {
+    public func set(_ values: [LocalStateKey: Data?], of document: DocumentID) throws {
         try store.write("saving local state of document \(document)") { db in
             let documentRow = try store.insertingRowID(of: document, in: db)
             for key in values.keys.sorted() {
@@ -61,14 +61,14 @@ public struct LocalStateStore: Sendable {
                     try Self.write([key: value], documentRow: documentRow, in: db)
                 } else {
                     try db.cachedStatement(sql: "DELETE FROM local_state WHERE document = ? AND key = ?")
-                        .execute(arguments: [documentRow, key])
+                        .execute(arguments: [documentRow, key.name])
                 }
             }
         }
     }
 
     /// Writes `values` for the document of `documentRow`, inside the open write transaction of `db`.
-    static func write(_ values: [String: Data], documentRow: Int64, in db: Database) throws {
+    static func write(_ values: [LocalStateKey: Data], documentRow: Int64, in db: Database) throws {
         guard !values.isEmpty else { return }
         let statement = try db.cachedStatement(
             sql: """
@@ -76,7 +76,7 @@ public struct LocalStateStore: Sendable {
                 ON CONFLICT (document, key) DO UPDATE SET value = excluded.value
                 """)
         for key in values.keys.sorted() {
-            try statement.execute(arguments: [documentRow, key, StorageCompression.packValue(values[key]!)])
+            try statement.execute(arguments: [documentRow, key.name, StorageCompression.packValue(values[key]!)])
         }
     }
 }

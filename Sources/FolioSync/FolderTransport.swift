@@ -216,8 +216,8 @@ public struct FolderTransport: SyncTransport {
             if consecutive, file.first - 1 <= cursor.changeCount {
                 cursor.merge(batch.vector)
                 do {
-                    try store.setSyncCursor(cursor, peer: cursorKey(writer, folder: folder), document: document)
-                    try store.setSyncCursor(contents, peer: contentsKey(folder: folder), document: document)
+                    try store.setSyncCursor(cursor, cursorKey(writer, folder: folder), document: document)
+                    try store.setSyncCursor(contents, contentsKey(folder: folder), document: document)
                 } catch {
                     throw .store(error, while: "recording the progress through \(location)")
                 }
@@ -263,7 +263,7 @@ public struct FolderTransport: SyncTransport {
         -> VersionVector
     {
         do {
-            return try store.syncCursor(peer: contentsKey(folder: folder), document: document)
+            return try store.syncCursor(contentsKey(folder: folder), document: document)
         } catch {
             throw .store(error, while: "reading what was read of document \(document) in the folder")
         }
@@ -338,7 +338,7 @@ public struct FolderTransport: SyncTransport {
                 }
                 exported = next
                 do {
-                    try store.setSyncCursor(exported, peer: cursorKey(own.id, folder: folder), document: document)
+                    try store.setSyncCursor(exported, cursorKey(own.id, folder: folder), document: document)
                 } catch {
                     throw .store(error, while: "recording what was written to \(directory)")
                 }
@@ -458,19 +458,19 @@ public struct FolderTransport: SyncTransport {
         root.path + "/" + writer.description + "/" + document.description
     }
 
-    private func cursorKey(_ writer: DeviceID, folder: UUIDBytes) -> String {
-        "folder \(folder) \(writer)"
+    private func cursorKey(_ writer: DeviceID, folder: UUIDBytes) -> SyncCursorKey {
+        SyncCursorKey(peer: "folder \(folder) \(writer)")
     }
 
-    private func contentsKey(folder: UUIDBytes) -> String {
-        "folder \(folder) read"
+    private func contentsKey(folder: UUIDBytes) -> SyncCursorKey {
+        SyncCursorKey(peer: "folder \(folder) read")
     }
 
     private func cursor(of writer: DeviceID, document: DocumentID, folder: UUIDBytes, in store: ChangeLogStore)
         throws(SyncError) -> VersionVector
     {
         do {
-            return try store.syncCursor(peer: cursorKey(writer, folder: folder), document: document)
+            return try store.syncCursor(cursorKey(writer, folder: folder), document: document)
         } catch {
             throw .store(error, while: "reading the folder cursor of device \(writer)")
         }

@@ -98,7 +98,7 @@ import Testing
         #expect(try store.pendingChanges(of: unknown).isEmpty)
         #expect(try store.change(history["a1"].hash, of: unknown) == nil)
         #expect(try store.latestCheckpoint(of: unknown) == nil)
-        #expect(try store.syncCursor(peer: "anyone", document: unknown) == VersionVector())
+        #expect(try store.syncCursor(SyncCursorKey(peer: "anyone"), document: unknown) == VersionVector())
         #expect(try store.documents() == [history.document])
         try store.checkInvariants()
     }

@@ -100,37 +100,37 @@ import Testing
         let b = Device.named("B").id
         let c = Device.named("C").id
         var store = try directory.openStore(for: device)
-        #expect(try store.syncCursor(peer: "server", document: document) == VersionVector())
+        #expect(try store.syncCursor(SyncCursorKey(peer: "server"), document: document) == VersionVector())
 
         let first = VersionVector.of([(b, 3), (c, 1)])
-        try store.setSyncCursor(first, peer: "server", document: document)
+        try store.setSyncCursor(first, SyncCursorKey(peer: "server"), document: document)
         try store.checkInvariants()
-        try store.setSyncCursor(VersionVector.of([(c, 9)]), peer: "laptop", document: document)
+        try store.setSyncCursor(VersionVector.of([(c, 9)]), SyncCursorKey(peer: "laptop"), document: document)
         try store.checkInvariants()
-        try store.setSyncCursor(VersionVector.of([(b, 1)]), peer: "server", document: other)
+        try store.setSyncCursor(VersionVector.of([(b, 1)]), SyncCursorKey(peer: "server"), document: other)
         try store.checkInvariants()
-        #expect(try store.syncCursor(peer: "server", document: document) == first)
-        #expect(try store.syncCursor(peer: "laptop", document: document) == VersionVector.of([(c, 9)]))
-        #expect(try store.syncCursor(peer: "server", document: other) == VersionVector.of([(b, 1)]))
-        #expect(try store.syncCursor(peer: "laptop", document: other) == VersionVector())
+        #expect(try store.syncCursor(SyncCursorKey(peer: "server"), document: document) == first)
+        #expect(try store.syncCursor(SyncCursorKey(peer: "laptop"), document: document) == VersionVector.of([(c, 9)]))
+        #expect(try store.syncCursor(SyncCursorKey(peer: "server"), document: other) == VersionVector.of([(b, 1)]))
+        #expect(try store.syncCursor(SyncCursorKey(peer: "laptop"), document: other) == VersionVector())
 
         let moved = VersionVector.of([(b, 5), (c, 2), (device.id, 1)])
-        try store.setSyncCursor(moved, peer: "server", document: document)
+        try store.setSyncCursor(moved, SyncCursorKey(peer: "server"), document: document)
         try store.checkInvariants()
-        try store.setSyncCursor(VersionVector(), peer: "laptop", document: document)
+        try store.setSyncCursor(VersionVector(), SyncCursorKey(peer: "laptop"), document: document)
         try store.checkInvariants()
 
         try store.close()
         store = try directory.openStore(for: device)
-        #expect(try store.syncCursor(peer: "server", document: document) == moved)
-        #expect(try store.syncCursor(peer: "laptop", document: document) == VersionVector())
-        #expect(try store.syncCursor(peer: "server", document: other) == VersionVector.of([(b, 1)]))
+        #expect(try store.syncCursor(SyncCursorKey(peer: "server"), document: document) == moved)
+        #expect(try store.syncCursor(SyncCursorKey(peer: "laptop"), document: document) == VersionVector())
+        #expect(try store.syncCursor(SyncCursorKey(peer: "server"), document: other) == VersionVector.of([(b, 1)]))
     }
 
     @Test func aSyncCursorAloneDoesNotMakeADocument() throws {
         let store = try directory.openStore(for: device)
         try store.setSyncCursor(
-            VersionVector.of([(Device.named("B").id, 2)]), peer: "server", document: Fixtures.document)
+            VersionVector.of([(Device.named("B").id, 2)]), SyncCursorKey(peer: "server"), document: Fixtures.document)
         try store.checkInvariants()
         #expect(try store.documents().isEmpty, "documents() lists documents with changes or waiting changes only")
         #expect(try store.vector(of: Fixtures.document).isEmpty)
@@ -151,16 +151,18 @@ import Testing
     @Test func localStateIsReadPerDocumentAndAcrossDocuments() throws {
         let store = try directory.openStore(for: device)
         let state = LocalStateStore(in: store)
-        try state.set(["file": Data("a.txt".utf8), "undo": Data([1])], of: Fixtures.document)
-        try state.set(["file": Data("b.txt".utf8)], of: Fixtures.otherDocument)
-        #expect(try state.value("file", of: Fixtures.document) == Data("a.txt".utf8))
-        let files = try state.values("file")
+        let file = LocalStateKey("file")
+        let undo = LocalStateKey("undo")
+        try state.set([file: Data("a.txt".utf8), undo: Data([1])], of: Fixtures.document)
+        try state.set([file: Data("b.txt".utf8)], of: Fixtures.otherDocument)
+        #expect(try state.value(file, of: Fixtures.document) == Data("a.txt".utf8))
+        let files = try state.values(file)
         #expect(files.map(\.document).sorted() == [Fixtures.document, Fixtures.otherDocument].sorted())
         #expect(Set(files.map(\.value)) == [Data("a.txt".utf8), Data("b.txt".utf8)])
-        #expect(try state.values("undo").map(\.document) == [Fixtures.document])
+        #expect(try state.values(undo).map(\.document) == [Fixtures.document])
 
-        try state.set(["file": nil], of: Fixtures.document)
-        #expect(try state.values("file").map(\.document) == [Fixtures.otherDocument])
-        #expect(try state.values("absent").isEmpty)
+        try state.set([file: nil], of: Fixtures.document)
+        #expect(try state.values(file).map(\.document) == [Fixtures.otherDocument])
+        #expect(try state.values(LocalStateKey("absent")).isEmpty)
     }
 }

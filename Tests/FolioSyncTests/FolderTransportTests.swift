@@ -202,7 +202,8 @@ import Testing
         _ = try folder.sync(storeA)
         // As if A crashed after publishing its file and before recording it.
         try storeA.setSyncCursor(
-            VersionVector(), peer: "folder \(try folder.identity()) \(Self.a.id)", document: Fixtures.document)
+            VersionVector(), SyncCursorKey(peer: "folder \(try folder.identity()) \(Self.a.id)"),
+            document: Fixtures.document)
         try storeA.append(Fixtures.edit("a6"), to: Fixtures.document)
         let report = try folder.sync(storeA)
         #expect(report.isComplete && report.changesSent == 1, "\(report)")
