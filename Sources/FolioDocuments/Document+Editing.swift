@@ -108,18 +108,9 @@ extension Document {
         guard let step = history.undoSteps.last else {
             throw DocumentError(.nothingToUndo, "nothing to undo in \(info.displayName)")
         }
-        let (updated, inverses) = try applying(step.operations)
-        var newHistory = history
-        let shown = head.hash
-        let change = try append(
-            .edit(Edit(operations: Model.Operation.encodeGroup(step.operations), intent: .undo(of: step.target)))
-        ) { _ in
-            newHistory.recordUndo(.init(target: step.target, operations: inverses))
-            return newHistory
+        try replay(step, as: .undo(of: step.target)) { history, _, inverses in
+            history.recordUndo(.init(target: step.target, operations: inverses))
         }
-        finish(change, model: updated, history: newHistory)
-        updateConflictState(after: change, madeOn: shown)
-        try settleStaleHead()
     }
 
     /// Redoes the newest undone step, as a new change.
@@ -130,13 +121,24 @@ extension Document {
         guard let step = history.redoSteps.last else {
             throw DocumentError(.nothingToRedo, "nothing to redo in \(info.displayName)")
         }
+        try replay(step, as: .redo(of: step.target)) { history, change, inverses in
+            history.recordRedo(.init(target: change.id, operations: inverses))
+        }
+    }
+
+    /// Applies an undo or redo `step` as a new change with `intent`, recording in the history (with the change and
+    /// the step's inverses) what undoes it in turn.
+    private func replay(
+        _ step: UndoHistory<Model.Operation>.Step, as intent: Edit.Intent,
+        recording record: @escaping (inout UndoHistory<Model.Operation>, Change, [Model.Operation]) -> Void
+    ) throws {
         let (updated, inverses) = try applying(step.operations)
         var newHistory = history
         let shown = head.hash
         let change = try append(
-            .edit(Edit(operations: Model.Operation.encodeGroup(step.operations), intent: .redo(of: step.target)))
+            .edit(Edit(operations: Model.Operation.encodeGroup(step.operations), intent: intent))
         ) { change in
-            newHistory.recordRedo(.init(target: change.id, operations: inverses))
+            record(&newHistory, change, inverses)
             return newHistory
         }
         finish(change, model: updated, history: newHistory)
