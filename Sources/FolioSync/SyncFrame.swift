@@ -62,17 +62,9 @@ public enum SyncFrame: Hashable, Sendable {
         let result: Result<SyncFrame, CodecError> = array.withUnsafeBytes { buffer in
             do throws(CodecError) {
                 var reader = BinaryReader(buffer)
-                let version = try reader.nextByte("the frame's wire version")
-                guard version == Self.wireVersion else {
-                    throw CodecError(
-                        .unsupportedVersion,
-                        "the frame has wire version \(version); this build reads version \(Self.wireVersion)", at: 0)
-                }
-                let kindOffset = reader.offset
-                let rawKind = try reader.nextByte("the frame's kind")
-                guard let kind = Kind(rawValue: rawKind) else {
-                    throw CodecError(.invalidValue, "\(rawKind) is not a frame kind", at: kindOffset)
-                }
+                let kind = try reader.header(
+                    version: Self.wireVersion, of: "frame", versionName: "wire version", kindName: "kind", as: Kind.self
+                )
                 switch kind {
                 case .message:
                     let channel = try reader.nextFixed("the frame's channel")

@@ -107,17 +107,8 @@ extension SyncMessage {
     }
 
     private static func decode(_ reader: inout BinaryReader) throws(CodecError) -> SyncMessage {
-        let version = try reader.nextByte("the message's format version")
-        guard version == formatVersion else {
-            throw CodecError(
-                .unsupportedVersion,
-                "the message has format version \(version); this build reads version \(formatVersion)", at: 0)
-        }
-        let tagOffset = reader.offset
-        let rawTag = try reader.nextByte("the message's tag")
-        guard let tag = Tag(rawValue: rawTag) else {
-            throw CodecError(.invalidValue, "\(rawTag) is not a message tag", at: tagOffset)
-        }
+        let tag = try reader.header(
+            version: formatVersion, of: "message", versionName: "format version", kindName: "tag", as: Tag.self)
         switch tag {
         case .hello:
             let device = try reader.readDevice("the hello's device")
