@@ -17,12 +17,7 @@ extension SavePipeline {
         let temporary = directory.appendingPathComponent(Self.temporaryName(for: name), isDirectory: false)
         let action = "save \(name)"
         do throws(SaveError) {
-            try step(action, "writing the temporary file", .writeFailed) {
-                try fileSystem.writeFile(data, to: temporary)
-            }
-            try step(action, "fsync of the temporary file", .syncFailed) {
-                try fileSystem.synchronizeFile(at: temporary)
-            }
+            try writeAndSync(data, to: temporary, "the temporary file", in: action)
             try step(action, "renaming the temporary file over it", .renameFailed) {
                 try fileSystem.rename(temporary, to: url)
             }

@@ -83,24 +83,14 @@ extension SavePipeline {
                 let stagedURL = staging.appendingPathComponent(
                     PackageLayout.stagedName(for: entry.path), isDirectory: false)
                 let contents = package[entry.path]!.contents
-                try step(action, "writing '\(entry.path)'", .writeFailed) {
-                    try fileSystem.writeFile(contents, to: stagedURL)
-                }
-                try step(action, "fsync of '\(entry.path)'", .syncFailed) {
-                    try fileSystem.synchronizeFile(at: stagedURL)
-                }
+                try writeAndSync(contents, to: stagedURL, "'\(entry.path)'", in: action)
                 bytesWritten += contents.count
             }
             try step(action, "fsync of the staging directory", .syncFailed) {
                 try fileSystem.synchronizeDirectory(at: staging)
             }
             let manifestData = new.encoded()
-            try step(action, "writing the new manifest", .writeFailed) {
-                try fileSystem.writeFile(manifestData, to: manifestTemporary)
-            }
-            try step(action, "fsync of the new manifest", .syncFailed) {
-                try fileSystem.synchronizeFile(at: manifestTemporary)
-            }
+            try writeAndSync(manifestData, to: manifestTemporary, "the new manifest", in: action)
             bytesWritten += manifestData.count
             try step(action, "fsync of the package directory", .syncFailed) {
                 try fileSystem.synchronizeDirectory(at: url)

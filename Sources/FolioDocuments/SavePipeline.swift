@@ -80,6 +80,13 @@ public struct SavePipeline: Sendable {
         }
     }
 
+    /// Writes `contents` to `url` and flushes it to the disk, as two steps of `action` named after `what`: "writing
+    /// W", then "fsync of W".
+    func writeAndSync(_ contents: Data, to url: URL, _ what: String, in action: String) throws(SaveError) {
+        try step(action, "writing \(what)", .writeFailed) { try fileSystem.writeFile(contents, to: url) }
+        try step(action, "fsync of \(what)", .syncFailed) { try fileSystem.synchronizeFile(at: url) }
+    }
+
     /// Removes `url` if something is there, ignoring failures: cleanup after a failed save must not hide its error.
     func removeQuietly(_ url: URL) {
         if let kind = try? fileSystem.itemKind(at: url), kind != .absent {
