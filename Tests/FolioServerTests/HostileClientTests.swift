@@ -205,21 +205,33 @@ import Testing
         let token = try await fixture.token(for: "notes")
         let endpoint = try ServerEndpoint(url: fixture.server.libraryURL("notes"), token: token)
         let phone = try fixture.library("Phone")
-        let documents = try await megabyteDocuments(40, on: phone)
+        let documents = try await megabyteDocuments(24, on: phone)
         #expect(try await phone.sync(through: WebSocketTransport(endpoint: endpoint)).isComplete)
-        // 40 MiB of replies asked for, more than the sockets hold; the client reads none of it.
+        // 24 MiB of replies asked for, more than the server queues (8 MiB) and the sockets hold (its own up to 4 MiB,
+        // the client's 32 KiB: a raw socket whose receive buffer cannot grow); the client reads none of it.
         let hand = HandDevice()
-        let requests = documents.map { document in
-            RawClient.Message.binary(
-                SyncFrame.encode(.request(document: document, since: VersionVector()), on: hand.channel))
+        let port = fixture.server.port
+        let asking = try await offThePool {
+            try RawWebSocket(port: port, library: "notes", token: token, receiveBuffer: 16 << 10)
         }
-        let asking = RawClient(fixture.server.libraryURL("notes"), token: token)
-        let stalled = Task { try await asking.stall(after: [.binary(hand.hello())] + requests, for: .seconds(300)) }
-        defer { stalled.cancel() }
+        defer { asking.close() }
+        #expect(asking.upgraded)
+        _ = asking.socket.send(RawWebSocket.frame(opcode: 2, hand.hello()))
+        for document in documents {
+            let request = SyncFrame.encode(.request(document: document, since: VersionVector()), on: hand.channel)
+            _ = asking.socket.send(RawWebSocket.frame(opcode: 2, request))
+        }
         try await eventually("the asking client connected") { try await fixture.metric("folio_connections_open") == 1 }
         try await eventually(within: .seconds(40), "the asking client closed") {
             try await fixture.metric("folio_connections_open") == 0
         }
+        // Closed for taking nothing within the stall timeout, not by the ping timeout.
+        let server = fixture.server
+        let log = try await offThePool { () -> String in
+            server.send(SIGTERM)
+            return server.wait().errors
+        }
+        #expect(log.contains("it took nothing it was sent for"), "\(log.suffix(2_000))")
     }
 
     /// A catch-up larger than what the server queues for a slow client (8 MiB) streams at the pace the client reads:
