@@ -158,23 +158,41 @@ import Testing
 
 /// The same work on the document's own timer, with the system clock: it wakes at deadlines, not to poll.
 @Suite struct DocumentDeadlineTests {
-    @Test func theTimerWakesAtDeadlinesAndSleepsWhileNothingIsDue() async throws {
-        let directory = try TemporaryDirectory()
+    let directory: TemporaryDirectory
+
+    init() throws {
+        directory = try TemporaryDirectory()
+    }
+
+    /// A library on the system clock with its documents' timers running (groups of 0.3 s), and a new document.
+    func notes(idleInterval: Int64) async throws -> (DocumentLibrary, Document<TextDocument>) {
         let policy = AutosavePolicy(
-            idleInterval: 600, unsavedChangeLimit: nil, saveOnClose: false, groupingInterval: 300)
+            idleInterval: idleInterval, unsavedChangeLimit: nil, saveOnClose: false, groupingInterval: 300)
         let library = try DocumentLibrary(
             at: directory.subdirectory("library"), deviceName: "Timer", autosave: policy, backgroundWork: true)
-        let document = try await library.create(TextDocument.self, named: "Notes")
+        return (library, try await library.create(TextDocument.self, named: "Notes"))
+    }
+
+    /// Whether `condition` holds within `limit`, looking every 20 ms.
+    func holds(within limit: Duration, _ condition: () async throws -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while try await !condition() {
+            guard ContinuousClock.now < deadline else { return false }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return true
+    }
+
+    @Test func theTimerWakesAtDeadlinesAndSleepsWhileNothingIsDue() async throws {
+        let (library, document) = try await notes(idleInterval: 600)
         // Nothing due: a second passes without a wake-up (a 250 ms poll would have woken four times).
         try await Task.sleep(for: .seconds(1))
         #expect(await document.timerWakeUps == 0)
 
         try await document.edit(.append("draft"))
-        let deadline = ContinuousClock.now + .seconds(30)
-        while await document.hasUnsavedChanges, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        #expect(await !document.hasUnsavedChanges, "the group committed and the idle document saved within 30 s")
+        #expect(
+            try await holds(within: .seconds(30)) { await !document.hasUnsavedChanges },
+            "the group committed and the idle document saved within 30 s")
         #expect(try library.edits(of: document.id).count == 1)
         let wakeUps = await document.timerWakeUps
         #expect((1...4).contains(wakeUps), "about one wake-up a deadline (the commit, the save): \(wakeUps)")
@@ -186,19 +204,9 @@ import Testing
 
     /// A timer armed for the idle save (30 s away) is woken by an edit whose group is due sooner (0.3 s).
     @Test func anEditWakesATimerArmedForALaterDeadline() async throws {
-        let directory = try TemporaryDirectory()
-        let policy = AutosavePolicy(
-            idleInterval: 30_000, unsavedChangeLimit: nil, saveOnClose: false, groupingInterval: 300)
-        let library = try DocumentLibrary(
-            at: directory.subdirectory("library"), deviceName: "Timer", autosave: policy, backgroundWork: true)
-        let document = try await library.create(TextDocument.self, named: "Notes")
+        let (library, document) = try await notes(idleInterval: 30_000)
         func waitForEdits(_ count: Int, within limit: Duration) async throws -> Bool {
-            let deadline = ContinuousClock.now + limit
-            while try library.edits(of: document.id).count < count {
-                guard ContinuousClock.now < deadline else { return false }
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            return true
+            try await holds(within: limit) { try library.edits(of: document.id).count >= count }
         }
         try await document.edit(.append("one"))
         #expect(try await waitForEdits(1, within: .seconds(15)), "the first group committed")

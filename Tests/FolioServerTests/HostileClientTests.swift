@@ -160,22 +160,35 @@ import Testing
         #expect(try await RawClient(url, token: photos).refusedCloseCode() == 4403)
     }
 
+    /// A client by hand, upgraded and past its hello, whose socket holds little (16 KiB asked, which Linux doubles) and
+    /// which never reads: what the server queues for it fills at a known size.
+    private func deafClient(of fixture: ServerFixture, token: String, hello: [UInt8]) async throws -> RawWebSocket {
+        let port = fixture.server.port
+        let client = try await offThePool {
+            try RawWebSocket(port: port, library: "notes", token: token, receiveBuffer: 16 << 10)
+        }
+        #expect(client.upgraded)
+        _ = client.socket.send(RawWebSocket.frame(opcode: 2, hello))
+        return client
+    }
+
+    /// Everything the server logged, once it has stopped (SIGTERM).
+    private func stoppedServerLog(of fixture: ServerFixture) async throws -> String {
+        let server = fixture.server
+        return try await offThePool { () -> String in
+            server.send(SIGTERM)
+            return server.wait().errors
+        }
+    }
+
     /// A client that stops reading while the server has much to send is cut off: the server asks it to close as too
     /// slow, and when even the close cannot be written (the socket is full), it closes the socket after
     /// `ServerLimits.closeGrace`. Otherwise every such client would hold a connection and its queue forever.
     @Test func aClientThatStopsReadingIsCutOff() async throws {
         let context = try await Context()
         let fixture = context.fixture
-        // A client by hand whose socket holds little (16 KiB asked, which Linux doubles), so that what the server
-        // queues fills at a known size.
-        let port = fixture.server.port
-        let token = context.token
-        let stalled = try await offThePool {
-            try RawWebSocket(port: port, library: "notes", token: token, receiveBuffer: 16 << 10)
-        }
+        let stalled = try await deafClient(of: fixture, token: context.token, hello: HandDevice().hello())
         defer { stalled.close() }
-        #expect(stalled.upgraded)
-        _ = stalled.socket.send(RawWebSocket.frame(opcode: 2, HandDevice().hello()))
         try await eventually("the stalled client connected") { try await fixture.metric("folio_connections_open") == 1 }
         // An honest device sends more than the server queues for one client (8 MiB) and the server's socket holds (up
         // to 4 MiB): 24 MiB, each byte of which a debug build of the server unmasks slowly.
@@ -189,11 +202,7 @@ import Testing
         }
         try await anHonestDeviceStillSyncs(context)
         // Cut off as too slow, not by the ping timeout (which a client that never reads never answers either).
-        let server = fixture.server
-        let log = try await offThePool { () -> String in
-            server.send(SIGTERM)
-            return server.wait().errors
-        }
+        let log = try await stoppedServerLog(of: fixture)
         #expect(log.contains("the client read too slowly"), "\(log.suffix(2_000))")
     }
 
@@ -210,13 +219,8 @@ import Testing
         // 24 MiB of replies asked for, more than the server queues (8 MiB) and the sockets hold (its own up to 4 MiB,
         // the client's 32 KiB: a raw socket whose receive buffer cannot grow); the client reads none of it.
         let hand = HandDevice()
-        let port = fixture.server.port
-        let asking = try await offThePool {
-            try RawWebSocket(port: port, library: "notes", token: token, receiveBuffer: 16 << 10)
-        }
+        let asking = try await deafClient(of: fixture, token: token, hello: hand.hello())
         defer { asking.close() }
-        #expect(asking.upgraded)
-        _ = asking.socket.send(RawWebSocket.frame(opcode: 2, hand.hello()))
         for document in documents {
             let request = SyncFrame.encode(.request(document: document, since: VersionVector()), on: hand.channel)
             _ = asking.socket.send(RawWebSocket.frame(opcode: 2, request))
@@ -226,11 +230,7 @@ import Testing
             try await fixture.metric("folio_connections_open") == 0
         }
         // Closed for taking nothing within the stall timeout, not by the ping timeout.
-        let server = fixture.server
-        let log = try await offThePool { () -> String in
-            server.send(SIGTERM)
-            return server.wait().errors
-        }
+        let log = try await stoppedServerLog(of: fixture)
         #expect(log.contains("it took nothing it was sent for"), "\(log.suffix(2_000))")
     }
 
