@@ -45,7 +45,7 @@ extension ConflictEngine {
     ) throws(History.Failure) -> ConflictRecord<Model> {
         var groups: [HeadGroup<Model>] = []
         var keys: [ContentHash] = []
-        for head in heads.sorted(by: { ($0.lamport, $0.id.device) < ($1.lamport, $1.id.device) }) {
+        for head in heads.sortedByHeadOrder() {
             let state = try history.state(at: head)
             let key = ContentHash(hashing: state.contents().encoded())
             if let index = keys.firstIndex(of: key) {
@@ -56,7 +56,7 @@ extension ConflictEngine {
             }
         }
         // The version every device showed while the conflict stood: the highest lamport, then device.
-        let winner = heads.max { ($0.lamport, $0.id.device) < ($1.lamport, $1.id.device) }
+        let winner = heads.winningHead()
         if let index = groups.firstIndex(where: { $0.heads.contains { $0.hash == winner?.hash } }), index > 0 {
             groups.insert(groups.remove(at: index), at: 0)
         }

@@ -18,7 +18,7 @@ extension ConflictEngine {
         var origins: [Change] = []
         for group in versions { origins.append(try Self.origin(of: group, in: history)) }
         let kept = origins.indices.max {
-            (origins[$0].lamport, origins[$0].id.device) < (origins[$1].lamport, origins[$1].id.device)
+            origins[$0].headOrder < origins[$1].headOrder
         }!
         var copies: [ConflictCopy<Model>] = []
         for index in versions.indices where index != kept {

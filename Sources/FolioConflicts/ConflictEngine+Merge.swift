@@ -91,7 +91,7 @@ extension ConflictEngine {
         _ type: any MergeableDocumentModel.Type, in history: History
     ) throws(History.Failure) -> Model? {
         // In the order every device lists them (not the current version first), so that all merge alike.
-        var parts = versions.sorted { ($0.head.lamport, $0.head.id.device) < ($1.head.lamport, $1.head.id.device) }
+        var parts = versions.sorted { $0.head.headOrder < $1.head.headOrder }
             .map { (heads: $0.heads, state: $0.state) }
         while parts.count > 1 {
             var closest: (first: Int, second: Int, ancestor: Change?)?
@@ -128,7 +128,7 @@ extension ConflictEngine {
     private static func isCloser(_ ancestor: Change?, than other: Change?) -> Bool {
         guard let ancestor else { return false }
         guard let other else { return true }
-        return (ancestor.lamport, ancestor.id.device) > (other.lamport, other.id.device)
+        return ancestor.headOrder > other.headOrder
     }
 
     private func merged<M: MergeableDocumentModel>(_ type: M.Type, base: Model, versions: [Model]) -> MergeResult<Model>

@@ -73,7 +73,7 @@ public struct ConflictEngine<Model: DocumentModel>: Sendable {
         var groups: [HeadGroup<Model>] = []
         var keys: [ContentHash] = []
         var headKeys: [ChangeHash: ContentHash] = [:]
-        for head in versionHeads.sorted(by: { ($0.lamport, $0.id.device) < ($1.lamport, $1.id.device) }) {
+        for head in versionHeads.sortedByHeadOrder() {
             let headState = state(head)
             let key = contentKeys[head.hash] ?? ContentHash(hashing: headState.contents().encoded())
             headKeys[head.hash] = key
@@ -215,6 +215,6 @@ public struct ConflictEngine<Model: DocumentModel>: Sendable {
         return
             candidates
             .filter { candidate in !candidates.contains { $0.id != candidate.id && $0.vector.contains(candidate.id) } }
-            .max { ($0.lamport, $0.id.device) < ($1.lamport, $1.id.device) }
+            .winningHead()
     }
 }

@@ -16,6 +16,6 @@ public struct ContentHeads: Hashable, Sendable {
 
     /// The version every device shows: the highest lamport, then the highest device; `nil` without heads.
     public var winner: Change? {
-        versions.max { ($0.lamport, $0.id.device) < ($1.lamport, $1.id.device) }
+        versions.winningHead()
     }
 }

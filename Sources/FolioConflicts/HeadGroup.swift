@@ -17,7 +17,7 @@ public struct HeadGroup<Model: DocumentModel>: Sendable {
     }
 
     /// The group's latest head (highest lamport, then device).
-    public var head: Change { heads.max { ($0.lamport, $0.id.device) < ($1.lamport, $1.id.device) }! }
+    public var head: Change { heads.winningHead()! }
 
     /// Whether one of the heads has this hash.
     public func contains(_ hash: ChangeHash) -> Bool { heads.contains { $0.hash == hash } }

@@ -85,8 +85,7 @@ public struct PrimaryParentRule<Failure: Error> {
                 absorbed.append(candidate)
             }
         }
-        if versions.isEmpty {
-            let winner = absorbed.max { ($0.lamport, $0.id.device) < ($1.lamport, $1.id.device) }!
+        if versions.isEmpty, let winner = absorbed.winningHead() {
             versions = [winner]
             absorbed.removeAll { $0.hash == winner.hash }
         }
@@ -112,6 +111,6 @@ public struct PrimaryParentRule<Failure: Error> {
             for parent in parents where try carriesContents(parent, beside: parents) { carrying.append(parent) }
             if !carrying.isEmpty { parents = carrying }
         }
-        return parents.max { ($0.lamport, $0.id.device) < ($1.lamport, $1.id.device) }
+        return parents.winningHead()
     }
 }

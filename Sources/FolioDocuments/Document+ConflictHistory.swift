@@ -27,6 +27,6 @@ extension Document {
     /// - Throws: ``DocumentError`` `.closed`, `.store`.
     public func unresolvedConflict() throws -> ConflictRecord<Model>? {
         let versions = try readVersions()
-        return try conflicts.unresolvedConflict(versions, in: storedHistory)
+        return try tracking.conflicts.unresolvedConflict(versions, in: storedHistory)
     }
 }

@@ -16,14 +16,9 @@ extension Document {
         try ensureOpen()
         let now = library.clock.now()
         let policy = library.autosave
-        if !group.isEmpty, let last = lastEditTime,
-            now.millisecondsSince1970 - last.millisecondsSince1970 > policy.groupingInterval
-                || group.operations.count >= policy.groupLimit
-        {
-            try commitGroup()
-        }
+        if policy.groupEnds(editing, before: now) { try commitGroup() }
         // A new group builds on everything the log holds (which may have deleted the document).
-        if group.isEmpty { try catchUp() }
+        if !editing.hasOpenGroup { try catchUp() }
         try ensureEditable()
         let inverse: Model.Operation
         do {
@@ -31,11 +26,8 @@ extension Document {
         } catch {
             throw DocumentError(.invalidOperation, "the edit does not apply to \(info.displayName)", cause: error)
         }
-        let startsGroup = group.isEmpty
-        group.add(operation, inverse: inverse)
-        lastEditTime = now
         // The first edit of a group sets its deadline; the next ones only move deadlines later (nothing to wake).
-        if startsGroup { dueWorkMayComeSooner() }
+        if editing.record(operation, inverse: inverse, at: now) { dueWorkMayComeSooner() }
         if policy.groupingInterval == 0 { try commitGroup() }
         try autosaveIfDue(now: now)
     }
@@ -55,8 +47,8 @@ extension Document {
                 throw DocumentError(.invalidOperation, "the edit does not apply to \(info.displayName)", cause: error)
             }
         }
-        group = batch
-        lastEditTime = library.clock.now()
+        editing.group = batch
+        editing.lastEditTime = library.clock.now()
         try commitGroup()
     }
 
@@ -78,21 +70,18 @@ extension Document {
 
     /// The typed core of ``commit()``, for the module's own code.
     func commitGroup() throws(DocumentError) {
-        guard !group.isEmpty else { return }
-        let operations = group.operations
-        let undoOperations = group.undoOperations
-        var newHistory = history
+        guard editing.hasOpenGroup else { return }
+        let operations = editing.group.operations
+        let undoOperations = editing.group.undoOperations
+        var newHistory = editing.history
         let shown = head.hash
         let change = try append(.edit(Edit(operations: Model.Operation.encodeGroup(operations)))) { change in
             newHistory.recordEdit(.init(target: change.id, operations: undoOperations))
             return newHistory
         }
-        history = newHistory
-        group = EditGroup()
+        editing.committed(with: newHistory, at: library.clock.now())
         head = change
-        unsavedChanges += 1
-        changesSinceCheckpoint += 1
-        lastCommitTime = library.clock.now()
+        saving.noteChange()
         try takeCheckpointIfNeeded(force: false)
         updateConflictState(after: change, madeOn: shown)
         try settleStaleHead()
@@ -105,11 +94,11 @@ extension Document {
     ///   document changed underneath; nothing changes), `.store`.
     public func undo() throws {
         try prepareToEdit()
-        guard let step = history.undoSteps.last else {
+        guard let step = editing.history.undoSteps.last else {
             throw DocumentError(.nothingToUndo, "nothing to undo in \(info.displayName)")
         }
-        try replay(step, as: .undo(of: step.target)) { history, _, inverses in
-            history.recordUndo(.init(target: step.target, operations: inverses))
+        try replay(step, as: .undo(of: step.target)) { steps, _, inverses in
+            steps.recordUndo(.init(target: step.target, operations: inverses))
         }
     }
 
@@ -118,11 +107,11 @@ extension Document {
     /// - Throws: ``DocumentError`` `.nothingToRedo`, `.invalidOperation`, `.store`.
     public func redo() throws {
         try prepareToEdit()
-        guard let step = history.redoSteps.last else {
+        guard let step = editing.history.redoSteps.last else {
             throw DocumentError(.nothingToRedo, "nothing to redo in \(info.displayName)")
         }
-        try replay(step, as: .redo(of: step.target)) { history, change, inverses in
-            history.recordRedo(.init(target: change.id, operations: inverses))
+        try replay(step, as: .redo(of: step.target)) { steps, change, inverses in
+            steps.recordRedo(.init(target: change.id, operations: inverses))
         }
     }
 
@@ -133,7 +122,7 @@ extension Document {
         recording record: @escaping (inout UndoHistory<Model.Operation>, Change, [Model.Operation]) -> Void
     ) throws {
         let (updated, inverses) = try applying(step.operations)
-        var newHistory = history
+        var newHistory = editing.history
         let shown = head.hash
         let change = try append(
             .edit(Edit(operations: Model.Operation.encodeGroup(step.operations), intent: intent))
@@ -156,12 +145,11 @@ extension Document {
 
     private func finish(_ change: Change, model updated: Model, history newHistory: UndoHistory<Model.Operation>) {
         model = updated
-        history = newHistory
+        editing.history = newHistory
         head = change
         // The edit's time first: counting the change looks at the deadlines it sets.
-        lastEditTime = library.clock.now()
-        unsavedChanges += 1
-        changesSinceCheckpoint += 1
+        editing.lastEditTime = library.clock.now()
+        saving.noteChange()
     }
 
     /// The model with `operations` applied, and their inverses in undo order; the model itself is untouched.
@@ -184,16 +172,14 @@ extension Document {
     /// When the change would absorb a competing version of its author's (see ``implicitResolution(by:joining:)``), a
     /// resolution recording that version as discarded is appended first, in the same transaction.
     func append(
-        _ kind: ChangeKind, author: Device? = nil, history: ((Change) -> UndoHistory<Model.Operation>)? = nil
+        _ kind: ChangeKind, author: Device? = nil,
+        history makeHistory: ((Change) -> UndoHistory<Model.Operation>)? = nil
     ) throws(DocumentError) -> Change {
         let joined = try joinableAbsorbedHeads()
         let resolution = try implicitResolution(by: author ?? library.store.localDevice, joining: joined)
         do {
-            defer {
-                sameStateHeads = []
-                absorbedHeads = []
-            }
-            let parents = [head.hash] + sameStateHeads + joined + (resolution?.discarded ?? [])
+            defer { tracking.joined() }
+            let parents = [head.hash] + tracking.sameStateHeads + joined + (resolution?.discarded ?? [])
             // Joining a delete that a concurrent edit overruled (as an absorbed head, or as the author's own head
             // a resolution discards): a restore on top records that the edit won.
             let joinsMore = !joined.isEmpty || !(resolution?.discarded.isEmpty ?? true)
@@ -201,10 +187,10 @@ extension Document {
             let first = resolution.map { [ChangeKind.resolution($0)] } ?? []
             let kinds = first + [kind] + (restore ? [ChangeKind.lifecycle(.restore)] : [])
             let changes = try library.store.append(kinds, to: id, on: .heads(parents), author: author) { changes in
-                guard let history else { return [:] }
-                return [UndoHistory<Model.Operation>.stateKey: history(changes[first.count]).encoded()]
+                guard let makeHistory else { return [:] }
+                return [UndoHistory<Model.Operation>.stateKey: makeHistory(changes[first.count]).encoded()]
             }
-            if resolution != nil { changesSinceCheckpoint += 1 }
+            if resolution != nil { saving.changesSinceCheckpoint += 1 }
             if restore { info.restoredByConcurrentEdit = false }
             for change in changes { noteAppended(change) }
             // The document's head is the last change (a restore changes no contents); undo names the edit.
@@ -219,31 +205,23 @@ extension Document {
     /// head the change does not join includes its contents stays a head; joining it would make every other device
     /// replay the change on the wrong contents.
     func joinableAbsorbedHeads() throws(DocumentError) -> [ChangeHash] {
-        guard !absorbedHeads.isEmpty else { return [] }
+        guard !tracking.absorbedHeads.isEmpty else { return [] }
         let line = library.primaryParentRule(of: id)
         var shown = [head]
-        for hash in sameStateHeads {
+        for hash in tracking.sameStateHeads {
             if let change = try line.lookup(hash) { shown.append(change) }
         }
         var joinable: [ChangeHash] = []
-        for hash in absorbedHeads {
+        for hash in tracking.absorbedHeads {
             guard let change = try line.lookup(hash) else { continue }
             if try !line.carriesContents(change, beside: shown) { joinable.append(hash) }
         }
         return joinable
     }
 
-    /// The resolution to record before `author`'s next change, if that change would otherwise make a competing
-    /// version the document has shown disappear without a trace.
-    ///
-    /// A change is always made on its author's latest change too (a device's changes form one line; see
-    /// `ChangeLogStore.append`). When that latest change is a head whose version lost (the document shows another
-    /// one) and no other head holds the same contents, a change made on the version shown would absorb it: no
-    /// conflict left, no resolution, nothing in the loss ledger. Editing the version shown is the author's implicit
-    /// choice, so it is recorded as one: a `userChoice` resolution that keeps the version shown and discards the
-    /// author's competing version (and only it: versions of other devices keep competing). Its parents are the
-    /// version shown and the discarded head, so it syncs, and every device lists the discarded version in the
-    /// loss ledger.
+    /// The resolution to record before `author`'s next change, as the conflict engine decides
+    /// (``FolioConflicts/ConflictEngine/implicitResolution(keeping:joining:authorsLatest:)``), once the author's
+    /// latest change is read.
     ///
     /// - Complexity: no read when every change of the author the document has seen is in the shown version's past
     ///   (the usual case); otherwise a vector read, and the version groups, whose states are cached per head.
@@ -261,17 +239,8 @@ extension Document {
             throw .store(error, "reading the log of \(info.displayName)")
         }
         guard let latest else { return nil }
-        // The author's latest change only moved or renamed contents another head includes, but that head is not
-        // joined: the content rule alone would follow the latest change's contents, not the version shown.
-        if absorbedHeads.contains(latest.hash) && !joined.contains(latest.hash) {
-            return Resolution(strategy: .userChoice, chosen: [head.hash], discarded: [latest.hash])
-        }
-        let groups = try versionGroups()
-        guard !([head.hash] + sameStateHeads + joined).contains(latest.hash),
-            let competing = groups.first(where: { $0.heads.contains { $0.hash == latest.hash } }),
-            // Another head with the same contents (the shown one, say) keeps the version: nothing would be lost.
-            competing.heads.count == 1
-        else { return nil }
-        return Resolution(strategy: .userChoice, chosen: [head.hash], discarded: [latest.hash])
+        try versionGroups()
+        return tracking.conflicts.implicitResolution(
+            keeping: head.hash, joining: tracking.sameStateHeads + joined, authorsLatest: latest)
     }
 }

@@ -43,7 +43,7 @@ extension Document {
         let record = try savedRecord()
         let previousURL = record.map { library.url(ofRelativePath: $0.relativePath) }.flatMap { $0 == url ? nil : $0 }
         if let previousURL {
-            do { try library.moveFile(of: id, from: previousURL, to: url) } catch { needsFullRewrite = true }
+            do { try library.moveFile(of: id, from: previousURL, to: url) } catch { saving.needsFullRewrite = true }
         }
         let contents = model.contents()
         let hash = ContentHash(hashing: contents.encoded())
@@ -57,22 +57,22 @@ extension Document {
         do {
             let directory = url.deletingLastPathComponent()
             try library.fileSystem.createDirectoryDurably(at: directory)
-            report = try library.pipeline.save(contents, to: url, incremental: !needsFullRewrite)
+            report = try library.pipeline.save(contents, to: url, incremental: !saving.needsFullRewrite)
         } catch {
-            needsFullRewrite = true
+            saving.needsFullRewrite = true
             insertState(.savingError)
             throw DocumentError(
                 .save,
                 "could not save \(info.displayName); its edits are safe in the log and the next save rewrites the file",
                 cause: error)
         }
-        needsFullRewrite = false
+        saving.needsFullRewrite = false
         try recordFile(at: url, hash: hash)
         // A previous file that could not be moved is an older version of this one: nothing else claims it.
         if let previousURL, (try? library.fileSystem.itemKind(at: previousURL)) != .absent {
             try? library.fileSystem.remove(at: previousURL)
         }
-        unsavedChanges = 0
+        saving.unsavedChanges = 0
         removeState(.savingError)
         return report
     }
@@ -90,16 +90,16 @@ extension Document {
             throw DocumentError(.notFound, "\(info.displayName) has never been saved, so there is nothing to revert to")
         }
         // The open group is dropped only once the revert is sure to happen: a failed revert changes nothing.
-        let (openModel, openGroup) = (model, group)
-        for operation in group.undoOperations { _ = try? model.apply(operation) }
-        group = EditGroup()
+        let (openModel, openGroup) = (model, editing.group)
+        for operation in editing.group.undoOperations { _ = try? model.apply(operation) }
+        editing.group = EditGroup()
         do {
             try adopt(contents, madeOn: head)
         } catch {
-            (model, group) = (openModel, openGroup)
+            (model, editing.group) = (openModel, openGroup)
             throw error
         }
-        unsavedChanges = 0
+        saving.unsavedChanges = 0
     }
 
     /// Cleans what an interrupted save left at the document's file: a temporary file, or a package save to finish
@@ -202,15 +202,14 @@ extension Document {
             head = previousHead
             throw error
         }
-        history = UndoHistory()
-        changesSinceCheckpoint += 1
-        let winner = try Self.winningHead(of: id, in: library)
+        editing.history = UndoHistory()
+        saving.changesSinceCheckpoint += 1
+        let winner = try library.winningHead(of: id)
         if winner.hash == change.hash {
             model = loaded
             head = change
             // The edits made in the app since the saved version compete with the file: the conflict shows now.
-            try updateConflictState()
-            try applyConflictStrategy()
+            try settleVersions()
             return true
         }
         head = previousHead
@@ -253,21 +252,18 @@ extension Document {
 
     /// Saves a checkpoint of the current version when many changes were made since the last one, or on close.
     func takeCheckpointIfNeeded(force: Bool) throws(DocumentError) {
-        guard changesSinceCheckpoint > 0, force || changesSinceCheckpoint >= Self.checkpointInterval else { return }
+        guard saving.checkpointIsDue(force: force, interval: Self.checkpointInterval) else { return }
         do {
             try library.store.saveCheckpoint(
                 of: id, at: head.vector, contents: modelWithoutGroup().contents().encoded())
         } catch {
             throw .store(error, "saving a checkpoint of \(info.displayName)")
         }
-        changesSinceCheckpoint = 0
+        saving.changesSinceCheckpoint = 0
     }
 
     /// The state at `head`: the model without the open group's edits.
     func modelWithoutGroup() -> Model {
-        guard !group.isEmpty else { return model }
-        var state = model
-        for operation in group.undoOperations { _ = try? state.apply(operation) }
-        return state
+        editing.withoutOpenGroup(model)
     }
 }

@@ -24,7 +24,7 @@ extension Document {
         try ensureEditable()
         try commitGroup()
         try versionGroups()
-        switch try conflicts.settlementByMerging(in: storedHistory) {
+        switch try tracking.conflicts.settlementByMerging(in: storedHistory) {
         case nil, .askResolver?:
             return nil
         case .awaitUser(let unmerged)?:
@@ -51,7 +51,7 @@ extension Document {
         try commitGroup()
         try versionGroups()
         guard
-            let settlement = try conflicts.settlementKeepingBoth(
+            let settlement = try tracking.conflicts.settlementKeepingBoth(
                 in: storedHistory, displayName: info.displayName, deviceNames: try deviceNames())
         else { return [] }
         try carryOut(settlement)
@@ -76,11 +76,11 @@ extension Document {
             try resolveConflict(with: contents)
             return
         }
-        guard conflicts.settlesWithoutUser(hasResolver: false) else { return }
+        guard tracking.conflicts.settlesWithoutUser(hasResolver: false) else { return }
         try ensureEditable()
         try commitGroup()
         try versionGroups()
-        let action = try conflicts.nextAction(
+        let action = try tracking.conflicts.nextAction(
             hasResolver: false, in: storedHistory, displayName: info.displayName, deviceNames: try deviceNames())
         if case .settle(let settlement)? = action { try carryOut(settlement) }
     }

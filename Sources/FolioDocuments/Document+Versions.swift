@@ -17,7 +17,8 @@ extension Document {
         try ensureOpen()
         try versionGroups()
         let names = try deviceNames()
-        return conflicts.documentVersions(ancestor: try conflicts.ancestorState(in: storedHistory), deviceNames: names)
+        return tracking.conflicts.documentVersions(
+            ancestor: try tracking.conflicts.ancestorState(in: storedHistory), deviceNames: names)
     }
 
     /// How many versions the document has: one, or more while it is in conflict. What `versions().count` says,
@@ -36,7 +37,7 @@ extension Document {
     public func commonAncestor() throws -> Model {
         try ensureOpen()
         try versionGroups()
-        return try conflicts.ancestorState(in: storedHistory)
+        return try tracking.conflicts.ancestorState(in: storedHistory)
     }
 
     /// The version the document shows.
@@ -82,8 +83,8 @@ extension Document {
         try ensureEditable()
         try commitGroup()
         try versionGroups()
-        guard conflicts.isInConflict else { return }
-        guard let settlement = try conflicts.settlement(choosing: choice, in: storedHistory) else {
+        guard tracking.conflicts.isInConflict else { return }
+        guard let settlement = try tracking.conflicts.settlement(choosing: choice, in: storedHistory) else {
             guard case .version(let hash) = choice else { return }
             throw DocumentError(.notFound, "\(hash.shortHex) is not a version of \(info.displayName)")
         }
@@ -104,7 +105,7 @@ extension Document {
         try ensureEditable()
         try commitGroup()
         try versionGroups()
-        guard let settlement = conflicts.settlement(with: contents) else { return }
+        guard let settlement = tracking.conflicts.settlement(with: contents) else { return }
         try carryOut(settlement)
     }
 
@@ -133,22 +134,18 @@ extension Document {
         model = state
         head = change
         versionContinuation.yield(change)
-        sameStateHeads = []
-        unsavedChanges += 1
-        changesSinceCheckpoint += 1
-        headStates = [change.hash: KnownState(change: change, model: state)]
+        saving.noteChange()
+        tracking.settled(at: change, state: state)
         rememberShared()
         removeState(.inConflict)
         try settleStaleHead()
     }
 
-    /// Keeps the state shown at `head` among ``sharedStates`` (see there).
+    /// Keeps the state shown at `head` among the versions lately shown (``VersionTracking/rememberShown(_:model:)``),
+    /// when it is the state at `head`.
     func rememberShared() {
-        guard group.isEmpty, !headIsStale, !sharedStates.contains(where: { $0.change.hash == head.hash }) else {
-            return
-        }
-        sharedStates.append(KnownState(change: head, model: model))
-        if sharedStates.count > Self.sharedStateLimit { sharedStates.removeFirst() }
+        guard !editing.hasOpenGroup, !headIsStale else { return }
+        tracking.rememberShown(head, model: model)
     }
 
     /// The state at `target` from what the document knows already: a head's state as last computed, or the shown
@@ -160,13 +157,8 @@ extension Document {
     func knownState(
         at target: Change, replay: DocumentReplay<Model>, shown: Model? = nil
     ) throws(DocumentError) -> DocumentReplay<Model>.Outcome? {
-        if let known = headStates[target.hash] { return .init(model: known.model, skippedOperations: 0) }
-        let others =
-            headStates.values.filter { $0.change.hash != head.hash }
-            + sharedStates.filter { $0.change.hash != head.hash && headStates[$0.change.hash] == nil }
-        let starts = ([KnownState(change: head, model: shown ?? model)] + others)
-            .filter { $0.change.vector.isContained(in: target.vector) }
-            .sorted { ($0.change.vector.changeCount, $0.change.hash) > ($1.change.vector.changeCount, $1.change.hash) }
+        if let known = tracking.headStates[target.hash] { return .init(model: known.model, skippedOperations: 0) }
+        let starts = tracking.starts(toward: target, head: head, shown: shown ?? model)
         for start in starts {
             if let outcome = try replay.advance(start.model, from: start.change, to: target) { return outcome }
         }
@@ -174,15 +166,16 @@ extension Document {
     }
 
     /// The heads grouped by equal state (the conflict engine's versions): the current version's group first, then
-    /// the others in causal order.
+    /// the others in causal order. The heads are read each time; they are grouped again only when they, or the head
+    /// shown, changed since they were last grouped.
     @discardableResult
     func versionGroups() throws(DocumentError) -> [HeadGroup<Model>] {
-        let (heads, absorbed) = try Self.contentHeads(of: id, in: library)
-        absorbedHeads = absorbed.map(\.hash)
+        let heads = try library.contentHeads(of: id)
+        if !headIsStale, let groups = tracking.versions(ifStill: heads, shown: head.hash) { return groups }
         let current = modelWithoutGroup()
         var states: [ChangeHash: Model] = [:]
         let replay = DocumentReplay<Model>(store: library.store, document: id)
-        for other in heads {
+        for other in heads.versions {
             if other.hash == head.hash {
                 states[other.hash] = current
             } else {
@@ -192,18 +185,19 @@ extension Document {
                 if let outcome { noteRefusedContents(outcome) }
             }
         }
-        headStates = Dictionary(
-            uniqueKeysWithValues: heads.compactMap { head in
-                states[head.hash].map { (head.hash, KnownState(change: head, model: $0)) }
-            })
-        return conflicts.observe(ContentHeads(versions: heads, absorbed: absorbed), states: states, shown: head.hash)
+        return tracking.observe(heads, states: states, shown: head.hash)
     }
 
-    /// Recomputes whether the document is in conflict, and which heads share the current state (the next change
-    /// is made on them too, so equal versions merge quietly).
+    /// Groups the heads into versions (once per change of heads, see ``versionGroups()``), says whether the document
+    /// is in conflict, and applies the library's strategy (or the app's resolver) to a conflict that appeared.
+    func settleVersions() throws(DocumentError) {
+        try updateConflictState()
+        try applyConflictStrategy()
+    }
+
+    /// Groups the heads into versions and says whether the document is in conflict.
     func updateConflictState() throws(DocumentError) {
         let groups = try versionGroups()
-        sameStateHeads = groups.first.map { $0.heads.map(\.hash).filter { $0 != head.hash } } ?? []
         if groups.count > 1 { insertState(.inConflict) } else { removeState(.inConflict) }
     }
 

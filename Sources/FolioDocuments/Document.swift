@@ -46,40 +46,14 @@ public actor Document<Model: DocumentModel>: OpenDocument {
     /// Whether `model` may not be the state at `head`: an append joined changes of this device that the document
     /// had not seen (another library on the same directory made them), so the next catch-up replays the head.
     var headIsStale = false
-    /// The states of the heads, by hash, as last computed (versions are replayed once), with their changes.
-    var headStates: [ChangeHash: KnownState] = [:]
-    /// The states of the last versions the document took without editing them (opened, picked up from others,
-    /// settled), newest last: versions made elsewhere usually start at one of them, and are then reached from it by
-    /// their own changes instead of being replayed from a checkpoint. A few at most (``sharedStateLimit``).
-    var sharedStates: [KnownState] = []
-    /// How many ``sharedStates`` are kept.
-    static var sharedStateLimit: Int { 3 }
-
-    /// A change and the state at it.
-    struct KnownState {
-        var change: Change
-        var model: Model
-    }
-
-    /// The conflict engine: groups the heads into versions and decides what the library's policy does about them.
-    var conflicts: ConflictEngine<Model>
+    /// What the document knows of its versions (heads' states, the conflict engine; see ``VersionTracking``).
+    var tracking: VersionTracking<Model>
     /// An app-defined rule that settles conflicts (the `custom` strategy), overriding the library's policy.
     var conflictResolver: (@Sendable ([DocumentVersion<Model>]) throws -> Model)?
-    /// Heads that changed only the name or place since contents another head includes: made on by the next change.
-    var absorbedHeads: [ChangeHash] = []
-    /// Other heads whose state equals the current one: the next change is made on them too, so versions that
-    /// settled the same way merge quietly.
-    var sameStateHeads: [ChangeHash] = []
-    var group = EditGroup<Model>()
-    var history = UndoHistory<Model.Operation>()
-    var lastEditTime: Timestamp?
-    var lastCommitTime: Timestamp
-    /// Changes made since the last save (committed groups, plus the open one).
-    var unsavedChanges = 0 { didSet { dueWorkMayComeSooner() } }
-    /// Changes since the last checkpoint, so that one is taken before the tail grows long.
-    var changesSinceCheckpoint = 0
-    /// Set by a failed save: the next save rewrites every byte from the log instead of trusting what is on disk.
-    var needsFullRewrite = false
+    /// The open group, undo and redo (see ``EditingSession``).
+    var editing: EditingSession<Model>
+    /// What is not yet saved or in a checkpoint (see ``SaveState``).
+    var saving: SaveState { didSet { if saving.unsavedChanges != oldValue.unsavedChanges { dueWorkMayComeSooner() } } }
     /// Operations of remote changes that did not apply to this line of history (skipped identically everywhere).
     public private(set) var skippedOperations = 0
     /// Baselines and resolutions met while rebuilding the document's versions whose contents the model refused
@@ -87,20 +61,17 @@ public actor Document<Model: DocumentModel>: OpenDocument {
     /// as carrying no contents, so the state at it is its primary parent's, identically on every device: a forged
     /// or corrupt change never makes the document unopenable, and this lists what was passed over.
     public private(set) var refusedContents: [ChangeHash] = []
-    /// The loop that runs due work (see `Document+DueWork.swift`), the sleep it waits on and the deadline that sleep
-    /// is for (milliseconds since 1970 by the library's clock).
-    var backgroundTask: Task<Void, Never>?
-    var sleeper: Task<Void, Never>?
-    var armedDeadline = Int64.max
+    /// The deadline timer that runs due work (see `Document+DueWork.swift`).
+    var timer = DueWorkTimer()
     /// How many times the deadline timer has woken the document (for tests: a document with nothing due sleeps).
-    package internal(set) var timerWakeUps = 0
+    package var timerWakeUps: Int { timer.wakeUps }
 
     /// The document type.
     public nonisolated var type: DocumentType { Model.documentType }
     /// The display name.
     public var displayName: String { info.displayName }
     /// The wall time of the latest change.
-    public var modificationDate: Timestamp { max(info.modificationDate, lastEditTime ?? info.modificationDate) }
+    public var modificationDate: Timestamp { max(info.modificationDate, editing.lastEditTime ?? info.modificationDate) }
     /// Where the document's file is written.
     ///
     /// - Throws: ``DocumentError`` `.store` when the library's records cannot be read.
@@ -112,13 +83,13 @@ public actor Document<Model: DocumentModel>: OpenDocument {
         get throws(DocumentError) { try library.fileLocation(for: info) }
     }
     /// Changes made since the last save (what UIDocument's change count tracks).
-    public var changeCount: Int { unsavedChanges + (group.isEmpty ? 0 : 1) }
+    public var changeCount: Int { saving.unsavedChanges + (editing.hasOpenGroup ? 1 : 0) }
     /// Whether anything changed since the last save.
     public var hasUnsavedChanges: Bool { changeCount > 0 }
     /// Whether ``undo()`` has something to undo.
-    public var canUndo: Bool { !group.isEmpty || !history.undoSteps.isEmpty }
+    public var canUndo: Bool { editing.canUndo }
     /// Whether ``redo()`` has something to redo.
-    public var canRedo: Bool { group.isEmpty && !history.redoSteps.isEmpty }
+    public var canRedo: Bool { editing.canRedo }
     /// The version the model shows: the head it was rebuilt at.
     public var currentHead: Change { head }
 
@@ -134,9 +105,9 @@ public actor Document<Model: DocumentModel>: OpenDocument {
         model = outcome.model
         skippedOperations = outcome.skippedOperations
         refusedContents = Array(Set(outcome.refusedContents)).sorted()
-        changesSinceCheckpoint = tail
-        lastCommitTime = library.clock.now()
-        conflicts = ConflictEngine(document: info.id, policy: library.conflictPolicy)
+        saving = SaveState(changesSinceCheckpoint: tail)
+        editing = EditingSession(now: library.clock.now())
+        tracking = VersionTracking(document: info.id, policy: library.conflictPolicy)
         (stateChanges, stateContinuation) = AsyncStream.makeStream(of: DocumentState.self)
         (versionChanges, versionContinuation) = AsyncStream.makeStream(
             of: Change.self, bufferingPolicy: .bufferingNewest(Self.versionChangeBuffer))
@@ -147,13 +118,12 @@ public actor Document<Model: DocumentModel>: OpenDocument {
         // timer stops.
         stateContinuation.finish()
         versionContinuation.finish()
-        backgroundTask?.cancel()
-        sleeper?.cancel()
+        timer.stop()
     }
 
     static func open(_ info: DocumentInfo, in library: DocumentLibrary) async throws(DocumentError) -> Document {
         let seen = try readVector(of: info.id, in: library)
-        let head = try winningHead(of: info.id, in: library)
+        let head = try library.winningHead(of: info.id)
         let replay = DocumentReplay<Model>(store: library.store, document: info.id)
         let outcome = try replay.state(at: head)
         let tail: Int
@@ -171,7 +141,8 @@ public actor Document<Model: DocumentModel>: OpenDocument {
 
     private func finishOpening() throws(DocumentError) {
         do {
-            history = UndoHistory(decoding: try library.localState.value(UndoHistory<Model.Operation>.stateKey, of: id))
+            editing.history = UndoHistory(
+                decoding: try library.localState.value(UndoHistory<Model.Operation>.stateKey, of: id))
         } catch {
             throw .store(error, "reading the undo history")
         }
@@ -179,8 +150,7 @@ public actor Document<Model: DocumentModel>: OpenDocument {
         rememberShared()
         try recoverInterruptedSave()
         try noticeExternalModification()
-        try updateConflictState()
-        try applyConflictStrategy()
+        try settleVersions()
         if library.runsBackgroundWork { startBackgroundWork() }
     }
 
@@ -215,18 +185,6 @@ public actor Document<Model: DocumentModel>: OpenDocument {
     /// Replays the head when an append left the model behind it (``headIsStale``).
     func settleStaleHead() throws(DocumentError) {
         if headIsStale { try catchUp() }
-    }
-
-    /// The head every device shows (``DocumentLibrary/winningHead(of:)``).
-    static func winningHead(of id: DocumentID, in library: DocumentLibrary) throws(DocumentError) -> Change {
-        try library.winningHead(of: id)
-    }
-
-    /// The heads that are versions, and those that are not (``DocumentLibrary/contentHeads(of:)``).
-    static func contentHeads(of id: DocumentID, in library: DocumentLibrary) throws(DocumentError) -> (
-        versions: [Change], absorbed: [Change]
-    ) {
-        try library.contentHeads(of: id)
     }
 
     /// Adds the changes whose contents a replay refused to ``refusedContents``.
@@ -309,23 +267,21 @@ public actor Document<Model: DocumentModel>: OpenDocument {
             // Renamed, moved or deleted elsewhere: the file follows now, or else at the next save.
             try? library.updateFile(of: id)
         }
-        let winner = try Self.winningHead(of: id, in: library)
+        let winner = try library.winningHead(of: id)
         guard winner.hash != head.hash || headIsStale else {
             // Others' heads may have arrived without changing the version shown: conflicts are still to be seen.
             let before = head.hash
-            try updateConflictState()
-            try applyConflictStrategy()
+            try settleVersions()
             return head.hash != before
         }
         let replay = DocumentReplay<Model>(store: library.store, document: id)
         var outcome: DocumentReplay<Model>.Outcome?
         if headIsStale {
             // The model is not the state at the head: nothing known starts from it.
-            headStates = [:]
-            sharedStates = []
+            tracking.forgetStates()
         } else {
             // The version shown until now is usually still a version (a competing one): its state is known.
-            headStates[head.hash] = KnownState(change: head, model: model)
+            tracking.headStates[head.hash] = .init(change: head, model: model)
             outcome = try knownState(at: winner, replay: replay)
         }
         if outcome == nil { outcome = try replay.state(at: winner) }
@@ -337,8 +293,7 @@ public actor Document<Model: DocumentModel>: OpenDocument {
         head = winner
         rememberShared()
         versionContinuation.yield(winner)
-        try updateConflictState()
-        try applyConflictStrategy()
+        try settleVersions()
         return true
     }
 
@@ -371,10 +326,7 @@ public actor Document<Model: DocumentModel>: OpenDocument {
             }
         }
         try takeCheckpointIfNeeded(force: true)
-        backgroundTask?.cancel()
-        backgroundTask = nil
-        sleeper?.cancel()
-        sleeper = nil
+        timer.stop()
         insertState(.closed)
         stateContinuation.finish()
         versionContinuation.finish()
@@ -382,16 +334,9 @@ public actor Document<Model: DocumentModel>: OpenDocument {
     }
 
     func autosaveIfDue(now: Timestamp) throws(DocumentError) {
-        let policy = library.autosave
-        guard hasUnsavedChanges, !info.isDeleted else { return }
-        var due = false
-        if let limit = policy.unsavedChangeLimit, changeCount >= limit { due = true }
-        if let idle = policy.idleInterval, let last = lastEditTime,
-            now.millisecondsSince1970 - last.millisecondsSince1970 >= idle
-        {
-            due = true
-        }
-        guard due else { return }
+        guard !info.isDeleted,
+            library.autosave.saveIsDue(changeCount: changeCount, lastEdit: editing.lastEditTime, at: now)
+        else { return }
         do { try saveFile() } catch  where Self.leavesEditsSafe(error) {
             // `.savingError` is set; the next save (autosave or explicit) rewrites from the log.
         }

@@ -1,0 +1,52 @@
+import FolioCore
+
+/// What an open document is in the middle of: the open group of edits (the next change, one undo step), the undo and
+/// redo history, and when the last edit and the last commit happened. A value: the document owns one and decides
+/// with it; nothing here reads the log or the clock.
+struct EditingSession<Model: DocumentModel> {
+    /// The edits not yet committed as a change.
+    var group = EditGroup<Model>()
+    /// The undo and redo steps of this device's changes.
+    var history = UndoHistory<Model.Operation>()
+    /// When the newest edit was made, if any was since the document opened.
+    var lastEditTime: Timestamp?
+    /// When the newest group was committed (or the document opened).
+    var lastCommitTime: Timestamp
+
+    /// A session with nothing edited yet, started at `now`.
+    init(now: Timestamp) {
+        lastCommitTime = now
+    }
+
+    /// Whether edits wait to be committed.
+    var hasOpenGroup: Bool { !group.isEmpty }
+    /// Whether there is something to undo: the open group or a committed step.
+    var canUndo: Bool { hasOpenGroup || !history.undoSteps.isEmpty }
+    /// Whether there is something to redo (never while a group is open: an edit ends the redo chain).
+    var canRedo: Bool { !hasOpenGroup && !history.redoSteps.isEmpty }
+
+    /// Records an edit made at `now` in the open group.
+    ///
+    /// - Returns: whether the edit started the group.
+    mutating func record(_ operation: Model.Operation, inverse: Model.Operation, at now: Timestamp) -> Bool {
+        let startsGroup = group.isEmpty
+        group.add(operation, inverse: inverse)
+        lastEditTime = now
+        return startsGroup
+    }
+
+    /// Ends the open group once it is committed at `now`, with the history that records it.
+    mutating func committed(with newHistory: UndoHistory<Model.Operation>, at now: Timestamp) {
+        history = newHistory
+        group = EditGroup()
+        lastCommitTime = now
+    }
+
+    /// `model`, which shows the open group's edits, without them: the state at the change the group builds on.
+    func withoutOpenGroup(_ model: Model) -> Model {
+        guard hasOpenGroup else { return model }
+        var state = model
+        for operation in group.undoOperations { _ = try? state.apply(operation) }
+        return state
+    }
+}

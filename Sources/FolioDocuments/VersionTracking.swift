@@ -1,0 +1,104 @@
+import FolioConflicts
+import FolioCore
+
+/// What an open document knows of its versions: the states of its heads as last computed (each version is replayed
+/// once), the states of versions it lately showed (versions made elsewhere usually start at one of them), the heads
+/// its next change joins, and the conflict engine that groups the heads into versions. A value the document owns;
+/// nothing here reads the log.
+struct VersionTracking<Model: DocumentModel> {
+    /// A change and the state at it.
+    struct KnownState {
+        var change: Change
+        var model: Model
+    }
+
+    /// How many ``sharedStates`` are kept.
+    static var sharedStateLimit: Int { 3 }
+
+    /// The conflict engine: groups the heads into versions and decides what the library's policy does about them.
+    var conflicts: ConflictEngine<Model>
+    /// The states of the heads, by hash, as last computed, with their changes.
+    var headStates: [ChangeHash: KnownState] = [:]
+    /// The states of the last versions the document took without editing them (opened, picked up from others,
+    /// settled), newest last. A few at most (``sharedStateLimit``).
+    private(set) var sharedStates: [KnownState] = []
+    /// Heads that changed only the name or place since contents another head includes: made on by the next change.
+    var absorbedHeads: [ChangeHash] = []
+    /// Other heads whose state equals the current one: the next change is made on them too, so versions that
+    /// settled the same way merge quietly.
+    var sameStateHeads: [ChangeHash] = []
+    /// The heads (versions, then absorbed) and the head shown when the engine last grouped them: while they stay
+    /// the same, so do the versions, and they are not grouped again.
+    private var observed: (heads: [ChangeHash], shown: ChangeHash)?
+
+    /// Tracking for `document` under `policy`, knowing nothing yet.
+    init(document: DocumentID, policy: ConflictPolicy) {
+        conflicts = ConflictEngine(document: document, policy: policy)
+    }
+
+    /// The versions as last grouped, if the heads and the head shown are still those they were grouped from.
+    func versions(ifStill heads: ContentHeads, shown: ChangeHash) -> [HeadGroup<Model>]? {
+        guard let observed, observed.shown == shown,
+            observed.heads == (heads.versions + heads.absorbed).map(\.hash)
+        else { return nil }
+        return conflicts.versions
+    }
+
+    /// Groups `heads` into versions with their `states`, as the conflict engine does, and remembers the states.
+    mutating func observe(
+        _ heads: ContentHeads, states: [ChangeHash: Model], shown: ChangeHash
+    ) -> [HeadGroup<Model>] {
+        absorbedHeads = heads.absorbed.map(\.hash)
+        headStates = Dictionary(
+            uniqueKeysWithValues: heads.versions.compactMap { head in
+                states[head.hash].map { (head.hash, KnownState(change: head, model: $0)) }
+            })
+        let groups = conflicts.observe(heads, states: states, shown: shown)
+        observed = ((heads.versions + heads.absorbed).map(\.hash), shown)
+        sameStateHeads = groups.first.map { $0.heads.map(\.hash).filter { $0 != shown } } ?? []
+        return groups
+    }
+
+    /// Forgets the versions' grouping: the model shown may no longer be the state at its head.
+    mutating func forgetObservation() {
+        observed = nil
+    }
+
+    /// Forgets every state: the model shown is not the state at its head, so nothing known starts from it.
+    mutating func forgetStates() {
+        headStates = [:]
+        sharedStates = []
+        observed = nil
+    }
+
+    /// The next change was made: the heads it joined are no longer to be joined.
+    mutating func joined() {
+        sameStateHeads = []
+        absorbedHeads = []
+    }
+
+    /// A settlement made `change`, with `state`, the one version.
+    mutating func settled(at change: Change, state: Model) {
+        sameStateHeads = []
+        headStates = [change.hash: KnownState(change: change, model: state)]
+        observed = nil
+    }
+
+    /// Keeps `model`, the state at `head`, among the versions lately shown.
+    mutating func rememberShown(_ head: Change, model: Model) {
+        guard !sharedStates.contains(where: { $0.change.hash == head.hash }) else { return }
+        sharedStates.append(KnownState(change: head, model: model))
+        if sharedStates.count > Self.sharedStateLimit { sharedStates.removeFirst() }
+    }
+
+    /// The known states `target` descends from, the nearest first: `shown` (the state at `head`), the heads' states
+    /// and the versions lately shown.
+    func starts(toward target: Change, head: Change, shown: Model) -> [KnownState] {
+        let others =
+            headStates.values.filter { $0.change.hash != head.hash }
+            + sharedStates.filter { $0.change.hash != head.hash && headStates[$0.change.hash] == nil }
+        return ([KnownState(change: head, model: shown)] + others)
+            .filter { $0.change.vector.isContained(in: target.vector) }
+            .sorted { ($0.change.vector.changeCount, $0.change.hash) > ($1.change.vector.changeCount, $1.change.hash) }
+    }
+}
