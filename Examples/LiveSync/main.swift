@@ -5,7 +5,7 @@ import Foundation
 //   swift run LiveSyncExample DIRECTORY ws://127.0.0.1:8080/v1/libraries/notes TOKEN
 let arguments = CommandLine.arguments
 let library = try DocumentLibrary(at: URL(fileURLWithPath: arguments[1]), deviceName: "Laptop")
-let sync = try library.startSyncing(with: URL(string: arguments[2])!, token: arguments[3])
+let sync = try await library.startSyncing(with: URL(string: arguments[2])!, token: arguments[3])
 
 // Notes from other devices arrive by themselves, and so do their later edits; this device signs each new note.
 for await event in sync.events {

@@ -28,9 +28,16 @@ extension DocumentLibrary {
     ///   another machine and `allowsCleartext` is false.
     public func startSyncing(
         with url: URL, token: String, backoff: Backoff = Backoff(), allowsCleartext: Bool = false
-    ) throws -> LibrarySync {
+    ) async throws -> LibrarySync {
         let endpoint = try ServerEndpoint(url: url, token: token, allowsCleartext: allowsCleartext)
-        return LibrarySync(library: self, endpoint: endpoint, backoff: backoff)
+        // What the library holds now, so that what arrives later is told apart from it.
+        let (documents, conflicted) = await offThePool {
+            let documents = (try? self.catalog(includingDeleted: true)) ?? []
+            let conflicted = documents.filter { (try? self.contentHeads(of: $0.id).versions.count > 1) ?? false }
+            return (documents, conflicted.map(\.id))
+        }
+        return LibrarySync(
+            library: self, endpoint: endpoint, backoff: backoff, documents: documents, conflicted: conflicted)
     }
 }
 
@@ -44,11 +51,11 @@ public final class LibrarySync: Sendable {
     private let live: Mutex<LiveSync?>
     private let continuation: AsyncStream<LibraryEvent>.Continuation
 
-    init(library: DocumentLibrary, endpoint: ServerEndpoint, backoff: Backoff) {
+    init(
+        library: DocumentLibrary, endpoint: ServerEndpoint, backoff: Backoff, documents: [DocumentInfo],
+        conflicted: [DocumentID]
+    ) {
         (events, continuation) = AsyncStream.makeStream(of: LibraryEvent.self, bufferingPolicy: .bufferingNewest(1024))
-        // What the library holds now, so that what arrives later is told apart from it.
-        let documents = (try? library.documents(includingDeleted: true)) ?? []
-        let conflicted = documents.filter { (try? library.hasCompetingVersions($0.id)) ?? false }.map(\.id)
         // The connection and the observer share one queue: handing an event over wakes no other thread.
         let executor = BlockingWorkExecutor(label: "folio.library-sync")
         let observer = LibraryObserver(
@@ -134,10 +141,10 @@ private actor LibraryObserver {
         for id in documents {
             before[id] = (known[id], conflicted.contains(id))
         }
-        for id in documents { try? library.updateFile(of: id) }
+        for id in documents { try? library.followFile(of: id) }
         try? await library.refreshOpenDocuments(documents)
         for id in documents {
-            let info = try? library.info(of: id)
+            let info = try? library.catalogInfo(of: id)
             let old = before[id]?.info
             switch (old, info) {
             case (nil, let new?) where !new.isDeleted:
@@ -151,7 +158,7 @@ private actor LibraryObserver {
                 continuation.yield(.documentChanged(id))
             }
             known[id] = info
-            let isConflicted = (try? library.hasCompetingVersions(id)) ?? false
+            let isConflicted = (try? library.contentHeads(of: id).versions.count > 1) ?? false
             if isConflicted, !(before[id]?.conflicted ?? false) {
                 conflicted.insert(id)
                 continuation.yield(.conflictAppeared(id))

@@ -33,7 +33,7 @@ extension DocumentLibrary {
             }
             for document in report.updatedDocuments {
                 // What arrived is kept either way: a file that cannot follow now follows at the document's next save.
-                try? updateFile(of: document)
+                try? await updateFile(of: document)
             }
             do { try await refreshOpenDocuments(report.updatedDocuments) } catch {
                 problems.append("an open document could not show what arrived: \(error)")

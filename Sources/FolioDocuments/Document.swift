@@ -265,7 +265,7 @@ public actor Document<Model: DocumentModel>: OpenDocument {
             previous.displayName, previous.container, previous.isDeleted
         ) {
             // Renamed, moved or deleted elsewhere: the file follows now, or else at the next save.
-            try? library.updateFile(of: id)
+            try? library.followFile(of: id)
         }
         let winner = try library.winningHead(of: id)
         guard winner.hash != head.hash || headIsStale else {

@@ -5,41 +5,53 @@ import Foundation
 extension DocumentLibrary {
     /// The documents, sorted by name then identity; deleted ones only when asked.
     ///
+    /// Runs off the caller's thread (it reads the store).
     ///
     /// - Complexity: one read of every document's heads, plus ``info(of:)`` of the documents whose heads moved since
     ///   they were last read.
     /// - Throws: ``DocumentError`` `.store`.
-    public func documents(includingDeleted: Bool = false) throws -> [DocumentInfo] {
+    public func documents(includingDeleted: Bool = false) async throws(DocumentError) -> [DocumentInfo] {
+        try await offThePool { () throws(DocumentError) in try self.catalog(includingDeleted: includingDeleted) }
+    }
+
+    /// The documents that satisfy `predicate` (by name, type, modification date…), sorted by name.
+    ///
+    /// - Throws: ``DocumentError`` `.store`.
+    public func documents(
+        where predicate: (DocumentInfo) -> Bool, includingDeleted: Bool = false
+    ) async throws(DocumentError) -> [DocumentInfo] {
+        try await documents(includingDeleted: includingDeleted).filter(predicate)
+    }
+
+    /// What the log says of document `id`, or `nil` when it has no creation. Runs off the caller's thread.
+    ///
+    /// - Throws: ``DocumentError`` `.store`.
+    public func info(of id: DocumentID) async throws(DocumentError) -> DocumentInfo? {
+        try await offThePool { () throws(DocumentError) in try self.catalogInfo(of: id) }
+    }
+
+    /// The documents, sorted by name then identity (what ``documents(includingDeleted:)`` returns), read on the
+    /// caller's thread.
+    package func catalog(includingDeleted: Bool) throws(DocumentError) -> [DocumentInfo] {
         let summaries: [(document: DocumentID, vector: VersionVector, heads: [ChangeHash])]
         do { summaries = try store.summaries() } catch { throw DocumentError.store(error, "listing documents") }
         var result: [DocumentInfo] = []
         for summary in summaries {
             let cached = catalogCache.withLock { $0[summary.document] }
-            let info = cached?.heads == summary.heads ? cached!.info : try catalogInfo(of: summary.document)
+            let info: DocumentInfo?
+            if let cached, cached.heads == summary.heads {
+                info = cached.info
+            } else {
+                info = try catalogInfo(of: summary.document)
+            }
             guard let info, includingDeleted || !info.isDeleted else { continue }
             result.append(info)
         }
         return result.sorted { ($0.displayName, $0.id) < ($1.displayName, $1.id) }
     }
 
-    /// The documents that satisfy `predicate` (by name, type, modification date…), sorted by name.
-    ///
-    /// - Throws: ``DocumentError``.
-    public func documents(where predicate: (DocumentInfo) -> Bool, includingDeleted: Bool = false) throws
-        -> [DocumentInfo]
-    {
-        try documents(includingDeleted: includingDeleted).filter(predicate)
-    }
-
-    /// What the log says of document `id`, or `nil` when it has no creation.
-    ///
-    /// - Throws: ``DocumentError``.
-    public func info(of id: DocumentID) throws -> DocumentInfo? {
-        try catalogInfo(of: id)
-    }
-
-    /// The typed core of ``info(of:)``, for the module's own code.
-    func catalogInfo(of id: DocumentID) throws(DocumentError) -> DocumentInfo? {
+    /// What ``info(of:)`` returns, read on the caller's thread.
+    package func catalogInfo(of id: DocumentID) throws(DocumentError) -> DocumentInfo? {
         do {
             let heads = try store.heads(of: id)
             if let cached = catalogCache.withLock({ $0[id] }), cached.heads == heads.map(\.hash) { return cached.info }
@@ -56,15 +68,15 @@ extension DocumentLibrary {
         }
     }
 
-    /// Renames a document (a logged change); its file is renamed too.
+    /// Renames a document (a logged change); its file is renamed too. Runs off the caller's thread.
     ///
     /// - Throws: ``DocumentError`` `.notFound`, `.invalidName`, `.store`, `.save`.
-    public func rename(_ id: DocumentID, to name: String) throws {
+    public func rename(_ id: DocumentID, to name: String) async throws(DocumentError) {
         try Self.validate(name: name)
-        try relocate(id, by: .rename(to: name))
+        try await offThePool { () throws(DocumentError) in try self.relocate(id, by: .rename(to: name)) }
     }
 
-    /// Moves a document between containers (a logged change); its file moves too.
+    /// Moves a document between containers (a logged change); its file moves too. Runs off the caller's thread.
     ///
     /// The container decides what syncs. A document moved to `DocumentContainer.local` stays on this device from
     /// then on: the move itself and every later change of this device to it are neither announced nor sent, and
@@ -74,17 +86,36 @@ extension DocumentLibrary {
     /// transaction.
     ///
     /// - Throws: ``DocumentError`` `.notFound`, `.store`, `.save`.
-    public func move(_ id: DocumentID, to container: DocumentContainer) throws {
-        try relocate(id, by: .move(to: container))
+    public func move(_ id: DocumentID, to container: DocumentContainer) async throws(DocumentError) {
+        try await offThePool { () throws(DocumentError) in try self.relocate(id, by: .move(to: container)) }
     }
 
-    /// Deletes a document (a logged change): its file is removed, its history kept, so it can be restored.
+    /// Deletes a document (a logged change): its file is removed, its history kept, so it can be restored. Runs off
+    /// the caller's thread.
     ///
     /// Only the file this device saved the document to is removed: a file of the document's name that Folio did
     /// not write (the document was never saved here) is left alone.
     ///
     /// - Throws: ``DocumentError`` `.notFound`, `.store`, `.save`.
-    public func delete(_ id: DocumentID) throws {
+    public func delete(_ id: DocumentID) async throws(DocumentError) {
+        try await offThePool { () throws(DocumentError) in try self.recordDeletion(of: id) }
+    }
+
+    /// Restores a deleted document (a logged change); its file is written again when it is next saved. Runs off the
+    /// caller's thread.
+    ///
+    /// - Throws: ``DocumentError`` `.notFound`, `.store`.
+    public func restore(_ id: DocumentID) async throws(DocumentError) {
+        try await offThePool { () throws(DocumentError) in
+            guard let info = try self.catalogInfo(of: id), info.isDeleted else {
+                throw DocumentError(.notFound, "no deleted document \(id) to restore")
+            }
+            try self.appendLifecycle(.restore, to: id)
+        }
+    }
+
+    /// What ``delete(_:)`` does, on the caller's thread.
+    func recordDeletion(of id: DocumentID) throws(DocumentError) {
         guard let info = try catalogInfo(of: id), !info.isDeleted else {
             throw DocumentError(.notFound, "no document \(id) to delete")
         }
@@ -97,16 +128,6 @@ extension DocumentLibrary {
             throw DocumentError(
                 .save, "\(info.displayName) is deleted, but its file \(url.path) could not be removed", cause: error)
         }
-    }
-
-    /// Restores a deleted document (a logged change); its file is written again when it is next saved.
-    ///
-    /// - Throws: ``DocumentError`` `.notFound`, `.store`.
-    public func restore(_ id: DocumentID) throws {
-        guard let info = try catalogInfo(of: id), info.isDeleted else {
-            throw DocumentError(.notFound, "no deleted document \(id) to restore")
-        }
-        try appendLifecycle(.restore, to: id)
     }
 
     private func relocate(_ id: DocumentID, by event: LifecycleEvent) throws(DocumentError) {
@@ -154,7 +175,18 @@ extension DocumentLibrary {
     @discardableResult
     public func importFile<Model: DocumentModel>(
         at url: URL, as model: Model.Type, named name: String? = nil, into container: DocumentContainer = .local
-    ) throws -> DocumentInfo {
+    ) async throws(DocumentError) -> DocumentInfo {
+        let displayName = name ?? url.deletingPathExtension().lastPathComponent
+        try Self.validate(name: displayName)
+        return try await offThePool { () throws(DocumentError) in
+            try self.recordImport(of: url, as: model, named: displayName, into: container)
+        }
+    }
+
+    /// What ``importFile(at:as:named:into:)`` does, on the caller's thread.
+    private func recordImport<Model: DocumentModel>(
+        of url: URL, as model: Model.Type, named displayName: String, into container: DocumentContainer
+    ) throws(DocumentError) -> DocumentInfo {
         let contents: DocumentContents
         do {
             // Only read: recovery would remove what looks like an unfinished save's leftovers next to the file and
@@ -171,8 +203,6 @@ extension DocumentLibrary {
                 .invalidContents, "\(url.lastPathComponent) is not a valid \(Model.documentType.identifier) document",
                 cause: error)
         }
-        let displayName = name ?? url.deletingPathExtension().lastPathComponent
-        try Self.validate(name: displayName)
         let id = DocumentID(using: identifiers)
         do {
             try store.append(
@@ -183,6 +213,9 @@ extension DocumentLibrary {
         } catch {
             throw DocumentError.store(error, "importing \(url.lastPathComponent)")
         }
-        return try catalogInfo(of: id)!
+        guard let info = try catalogInfo(of: id) else {
+            throw DocumentError(.notFound, "\(displayName) was imported, but the log has no creation of it")
+        }
+        return info
     }
 }

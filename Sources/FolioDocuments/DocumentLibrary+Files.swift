@@ -30,12 +30,12 @@ extension DocumentLibrary {
     ///   moved since, a read of every document's, and a look at the disk per name tried.
     /// - Throws: ``DocumentError`` `.store`; `.save` when the file system cannot say whether a name is free;
     ///   `.alreadyExists` when every numbered name and the one made from the identity are taken.
-    public func fileURL(for info: DocumentInfo) throws -> URL {
-        try fileLocation(for: info)
+    public func fileURL(for info: DocumentInfo) async throws(DocumentError) -> URL {
+        try await offThePool { () throws(DocumentError) in try self.fileLocation(for: info) }
     }
 
-    /// The typed core of ``fileURL(for:)``, for the module's own code.
-    func fileLocation(for info: DocumentInfo) throws(DocumentError) -> URL {
+    /// What ``fileURL(for:)`` returns, worked out on the caller's thread.
+    package func fileLocation(for info: DocumentInfo) throws(DocumentError) -> URL {
         let savedPath = try savedFileRecord(of: info.id)?.relativePath
         // A type this process does not know (an app type not registered yet): the extension the file was saved
         // with, so that the file is not renamed for want of the type.
@@ -94,7 +94,12 @@ extension DocumentLibrary {
     /// file listed may not exist yet (the save is under way, failed or was cut off). No two documents have one file.
     ///
     /// - Throws: ``DocumentError`` `.store`.
-    public func savedFiles() throws -> [(document: DocumentID, url: URL)] {
+    public func savedFiles() async throws(DocumentError) -> [(document: DocumentID, url: URL)] {
+        try await offThePool { () throws(DocumentError) in try self.savedFileURLs() }
+    }
+
+    /// What ``savedFiles()`` returns, read on the caller's thread.
+    package func savedFileURLs() throws(DocumentError) -> [(document: DocumentID, url: URL)] {
         try savedRelativePaths().map { ($0.document, url(ofRelativePath: $0.path)) }
     }
 
@@ -140,7 +145,12 @@ extension DocumentLibrary {
     ///
     /// - Throws: ``DocumentError`` `.save` when the file cannot be moved or removed (it follows at the next save),
     ///   `.store`.
-    public func updateFile(of id: DocumentID) throws {
+    public func updateFile(of id: DocumentID) async throws(DocumentError) {
+        try await offThePool { () throws(DocumentError) in try self.followFile(of: id) }
+    }
+
+    /// What ``updateFile(of:)`` does, on the caller's thread.
+    package func followFile(of id: DocumentID) throws(DocumentError) {
         guard let record = try savedFileRecord(of: id), let info = try catalogInfo(of: id) else { return }
         let savedURL = url(ofRelativePath: record.relativePath)
         do {

@@ -15,7 +15,7 @@ extension DocumentLibrary {
     /// a head that changed only the document's name or place since contents that another head already includes (a
     /// rename or a move concurrent with an edit) competes with nothing; the next change is made on it too, which joins
     /// the two.
-    func contentHeads(of id: DocumentID) throws(DocumentError) -> ContentHeads {
+    package func contentHeads(of id: DocumentID) throws(DocumentError) -> ContentHeads {
         let heads: [Change]
         do { heads = try store.heads(of: id) } catch { throw .store(error, "reading heads") }
         return try primaryParentRule(of: id).contentHeads(among: heads)
@@ -47,8 +47,10 @@ extension DocumentLibrary {
 extension DocumentLibrary {
     /// Whether document `id` has competing versions (a conflict that a policy or a person has yet to settle).
     ///
+    /// Runs off the caller's thread.
+    ///
     /// - Throws: `DocumentError` `.store` when the log cannot be read.
-    public func hasCompetingVersions(_ id: DocumentID) throws -> Bool {
-        try contentHeads(of: id).versions.count > 1
+    public func hasCompetingVersions(_ id: DocumentID) async throws(DocumentError) -> Bool {
+        try await offThePool { () throws(DocumentError) in try self.contentHeads(of: id).versions.count > 1 }
     }
 }

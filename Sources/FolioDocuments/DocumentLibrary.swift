@@ -169,10 +169,12 @@ public final class DocumentLibrary: Sendable {
     }
 
     /// Runs `work`, which blocks on SQLite or the disk, on a queue of its own instead of the cooperative pool.
-    func offThePool<Result: Sendable>(_ work: @Sendable () async throws -> Result) async throws -> Result {
+    package func offThePool<Result: Sendable, Failure: Error>(
+        _ work: @Sendable () async throws(Failure) -> Result
+    ) async throws(Failure) -> Result {
         let executor = BlockingWorkExecutor(label: "folio.library")
         defer { withExtendedLifetime(executor) {} }
-        return try await withTaskExecutorPreference(executor) { try await work() }
+        return try await withTaskExecutorPreference(executor) { () async throws(Failure) -> Result in try await work() }
     }
 
     /// Logs the creation of document `id` (and its initial contents as a baseline).
@@ -230,7 +232,7 @@ public final class DocumentLibrary: Sendable {
     ///
     /// - Throws: ``DocumentError`` `.notFound`, `.wrongType`, `.store`.
     public func open<Model: DocumentModel>(named name: String, as model: Model.Type) async throws -> Document<Model> {
-        let namesakes = try documents().filter { $0.displayName == name }
+        let namesakes = try await documents().filter { $0.displayName == name }
         guard let info = namesakes.min(by: { ($0.creationDate, $0.id) < ($1.creationDate, $1.id) }) else {
             throw DocumentError(.notFound, "no document named '\(name)' in the library at \(root.path)")
         }

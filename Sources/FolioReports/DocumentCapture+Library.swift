@@ -19,7 +19,7 @@ extension DocumentCapture {
     public static func captures(of library: DocumentLibrary, including others: [DocumentID] = []) async throws
         -> [DocumentCapture]
     {
-        let held = try library.documents(includingDeleted: true)
+        let held = try await library.documents(includingDeleted: true)
         var captures: [DocumentCapture] = []
         for id in Array(Set(held.map(\.id) + others)).sorted() {
             guard let info = held.first(where: { $0.id == id }) else {
@@ -33,7 +33,7 @@ extension DocumentCapture {
                 captures.append(try await opening(id, as: RecordsDocument.self, in: library))
             case PagesDocument.documentType.identifier:
                 captures.append(try await opening(id, as: PagesDocument.self, in: library))
-            default: captures.append(try capture(logOf: id, in: library))
+            default: captures.append(try await capture(logOf: id, in: library))
             }
         }
         return captures

@@ -86,9 +86,20 @@ public struct DocumentCapture: Hashable, Sendable {
     /// not opened, or of a type this build cannot open): its name, vector, heads and graph, state `unopened`, and
     /// no contents or conflicts.
     ///
+    /// Runs off the caller's thread (it reads the store).
+    ///
     /// - Throws: ``DocumentError`` `.notFound` when the library has no such document, `.store`.
-    public static func capture(logOf document: DocumentID, in library: DocumentLibrary) throws -> DocumentCapture {
-        guard let info = try library.info(of: document) else {
+    public static func capture(
+        logOf document: DocumentID, in library: DocumentLibrary
+    ) async throws(DocumentError) -> DocumentCapture {
+        try await library.offThePool { () throws(DocumentError) in try captureNow(logOf: document, in: library) }
+    }
+
+    /// What ``capture(logOf:in:)`` returns, read on the caller's thread.
+    private static func captureNow(
+        logOf document: DocumentID, in library: DocumentLibrary
+    ) throws(DocumentError) -> DocumentCapture {
+        guard let info = try library.catalogInfo(of: document) else {
             throw DocumentError(.notFound, "no document \(document) in the library at \(library.root.path)")
         }
         let store = library.store

@@ -98,12 +98,12 @@ extension ScenarioRun {
     private func sharedFile(on device: SimulatedDevice) throws(SimulationError) -> String? {
         let library = try device.runningLibrary()
         let files: [(document: DocumentID, url: URL)]
-        do { files = try library.savedFiles() } catch { throw .document(error) }
+        do { files = try library.savedFileURLs() } catch { throw .document(error) }
         var owners: [URL: DocumentID] = [:]
         for (document, url) in files {
             guard let owner = owners.updateValue(document, forKey: url) else { continue }
             let names = [owner, document].map { id in
-                let name = (try? library.info(of: id))??.displayName
+                let name = (try? library.catalogInfo(of: id))??.displayName
                 return name.map { "\($0) (\(id))" } ?? "\(id)"
             }
             return "documents \(names[0]) and \(names[1]) were both saved to \(url.lastPathComponent)"

@@ -17,8 +17,8 @@ extension ScenarioRun {
                 do {
                     if let handle = device.handles[id] {
                         captures.append(try await handle.capture())
-                    } else if let library = device.library, try library.info(of: id) != nil {
-                        captures.append(try DocumentCapture.capture(logOf: id, in: library))
+                    } else if let library = device.library, try await library.info(of: id) != nil {
+                        await captures.append(try DocumentCapture.capture(logOf: id, in: library))
                     } else {
                         captures.append(.absent(id, on: device.device))
                     }

@@ -37,16 +37,16 @@ extension ScenarioRun {
         case .rename(let name, let document, let newName):
             let device = device(name)
             let id = try documentID(document, on: device)
-            try await catalogChange(on: device, id) { try $0.rename(id, to: newName) }
+            try await catalogChange(on: device, id) { try await $0.rename(id, to: newName) }
             documentIDs[newName] = id
         case .delete(let name, let document):
             let device = device(name)
             let id = try documentID(document, on: device)
-            try await catalogChange(on: device, id) { try $0.delete(id) }
+            try await catalogChange(on: device, id) { try await $0.delete(id) }
         case .move(let name, let document, let container):
             let device = device(name)
             let id = try documentID(document, on: device)
-            try await catalogChange(on: device, id) { try $0.move(id, to: container.documentContainer) }
+            try await catalogChange(on: device, id) { try await $0.move(id, to: container.documentContainer) }
         case .writeFile(let name, let document, let contents):
             try await writeFile(contents, of: document, on: device(name))
         case .importFile(let name, let document, let model, let contents):
@@ -145,11 +145,11 @@ extension ScenarioRun {
 
     /// A rename or a delete through the library, then the open document picks it up.
     private func catalogChange(
-        on device: SimulatedDevice, _ id: DocumentID, _ change: (DocumentLibrary) throws -> Void
+        on device: SimulatedDevice, _ id: DocumentID, _ change: (DocumentLibrary) async throws -> Void
     ) async throws(SimulationError) {
         let library = try device.runningLibrary()
         do {
-            try change(library)
+            try await change(library)
             if let handle = device.handles[id] { _ = try await handle.refresh() }
         } catch {
             throw Self.translate(error)
@@ -176,7 +176,7 @@ extension ScenarioRun {
         let library = try device.runningLibrary()
         let id = try documentID(name, on: device)
         let saved: URL?
-        do { saved = try library.savedFiles().first { $0.document == id }?.url } catch { throw .document(error) }
+        do { saved = try await library.savedFiles().first { $0.document == id }?.url } catch { throw .document(error) }
         guard let url = saved else {
             throw .step(
                 "\(device.name) has never saved \(name), so it has no file for another program to change; save it there first"
@@ -202,9 +202,10 @@ extension ScenarioRun {
             info =
                 switch model {
                 // Into the shared container, as a `create` step by default: an imported document syncs.
-                case .text: try library.importFile(at: file, as: TextDocument.self, named: name, into: .shared)
-                case .records: try library.importFile(at: file, as: RecordsDocument.self, named: name, into: .shared)
-                case .pages: try library.importFile(at: file, as: PagesDocument.self, named: name, into: .shared)
+                case .text: try await library.importFile(at: file, as: TextDocument.self, named: name, into: .shared)
+                case .records:
+                    try await library.importFile(at: file, as: RecordsDocument.self, named: name, into: .shared)
+                case .pages: try await library.importFile(at: file, as: PagesDocument.self, named: name, into: .shared)
                 }
         } catch {
             throw .document(error)

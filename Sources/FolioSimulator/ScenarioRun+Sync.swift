@@ -172,7 +172,7 @@ extension ScenarioRun {
 
     /// A document as a person reads it: the name a device shows it under (or, while none does, its identity).
     private func documentName(_ id: DocumentID) -> String {
-        let names = devices.compactMap { device in (try? device.library?.info(of: id))?.map(\.displayName) }
+        let names = devices.compactMap { device in (try? device.library?.catalogInfo(of: id))?.map(\.displayName) }
         return names.first.map { "document \($0.debugDescription)" } ?? "document \(id)"
     }
 

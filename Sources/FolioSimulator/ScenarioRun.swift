@@ -233,8 +233,8 @@ final class ScenarioRun {
     func documentID(_ name: String, on device: SimulatedDevice) throws(SimulationError) -> DocumentID {
         let library = try device.runningLibrary()
         do {
-            if let id = documentIDs[name], try library.info(of: id) != nil { return id }
-            let all = try library.documents(includingDeleted: true).filter { $0.displayName == name }
+            if let id = documentIDs[name], try library.catalogInfo(of: id) != nil { return id }
+            let all = try library.catalog(includingDeleted: true).filter { $0.displayName == name }
             if let found = all.first(where: { !$0.isDeleted }) ?? all.first { return found.id }
         } catch {
             throw .document(error)

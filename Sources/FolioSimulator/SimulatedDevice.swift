@@ -102,7 +102,7 @@ final class SimulatedDevice {
     func openNewDocuments() async throws -> [String] {
         guard let library else { return [] }
         var opened: [String] = []
-        for info in try library.documents() where handles[info.id] == nil && closed[info.id] == nil {
+        for info in try await library.documents() where handles[info.id] == nil && closed[info.id] == nil {
             handles[info.id] = try await Self.open(info, in: library)
             opened.append(info.displayName)
         }
@@ -130,7 +130,7 @@ final class SimulatedDevice {
         if let handle = handles[id] { return handle }
         let library = try runningLibrary()
         let info: DocumentInfo?
-        do { info = try library.info(of: id) } catch { throw .document(error) }
+        do { info = try await library.info(of: id) } catch { throw .document(error) }
         guard let info else { throw SimulationError.step("\(name) does not have this document yet") }
         do {
             let handle = try await Self.open(info, in: library)

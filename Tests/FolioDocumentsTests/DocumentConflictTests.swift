@@ -104,8 +104,8 @@ import Testing
     @Test func renamingOrMovingDuringAConflictSettlesNothing() async throws {
         let (a, onA, b, onB) = try await conflicted()
         let before = try await onA.versions().map(\.contents.text)
-        try a.rename(onA.id, to: "Renamed")
-        try b.move(onB.id, to: .shared)
+        try await a.rename(onA.id, to: "Renamed")
+        try await b.move(onB.id, to: .shared)
         try exchange(a, b, onA.id)
         try await onA.refresh()
         try await onB.refresh()

@@ -149,7 +149,7 @@ import Testing
     @Test func aFileChangedOutsideAfterARenameIsStillNoticed() async throws {
         let library = try fixture.library()
         let (id, _) = try await savedDocument(library)
-        try library.rename(id, to: "Journal")
+        try await library.rename(id, to: "Journal")
         let renamed = fixture.documentFile("Journal.txt")
         #expect(fixture.documentNames == ["Journal.txt"])
         try writeFromOutside("changed after the rename", to: renamed)

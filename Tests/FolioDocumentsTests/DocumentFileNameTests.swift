@@ -73,7 +73,7 @@ import Testing
         let later = try await make(mac, "Notes", "later\n")
         try iPad.store.ingest(trusting: try mac.store.changes(of: later))
         // Listed by name then identity, the later one comes first: opening by name must not simply take the first.
-        #expect(try iPad.documents().first?.id == later)
+        #expect(try await iPad.documents().first?.id == later)
         let opened = try await iPad.open(named: "Notes", as: TextDocument.self)
         #expect(opened.id == earlier)
         #expect(await opened.model.text == "earlier\n")
@@ -90,7 +90,7 @@ import Testing
         iPadFixture.clock.advance(byMilliseconds: 60_000)
         let iPadNotes = try await make(iPad, "Notes", "from the iPad\n")
         try iPad.store.ingest(trusting: try mac.store.changes(of: macNotes))
-        #expect(try iPad.documents().map(\.id).contains(macNotes))
+        #expect(try await iPad.documents().map(\.id).contains(macNotes))
 
         #expect(
             try await appendSaveAndReopen(macNotes, "seen on the iPad\n", in: iPad)
@@ -112,12 +112,12 @@ import Testing
         try await saveOnce(notes, in: iPad)
         #expect(Disk.names(in: iPadFixture.shared) == ["Notes.txt"])
 
-        try mac.rename(notes, to: "Ideas")
+        try await mac.rename(notes, to: "Ideas")
         try iPad.store.ingest(trusting: try mac.store.changes(of: notes, since: iPad.store.vector(of: notes)))
         #expect(try await appendSaveAndReopen(notes, "renamed\n", in: iPad) == "text\nrenamed\n")
         #expect(Disk.names(in: iPadFixture.shared) == ["Ideas.txt"], "no file is left under the old name")
 
-        try mac.move(notes, to: .local)
+        try await mac.move(notes, to: .local)
         try iPad.store.ingest(trusting: try mac.store.changes(of: notes, since: iPad.store.vector(of: notes)))
         #expect(try await appendSaveAndReopen(notes, "moved\n", in: iPad) == "text\nrenamed\nmoved\n")
         #expect(Disk.names(in: iPadFixture.shared).isEmpty)
@@ -141,16 +141,16 @@ import Testing
         try await saveOnce(notes, in: iPad)
         #expect(Disk.names(in: iPadFixture.shared) == ["Notes.txt"])
 
-        try mac.rename(notes, to: "Ideas")
+        try await mac.rename(notes, to: "Ideas")
         try await mac.sync(through: transport)
         try await iPad.sync(through: transport)
         #expect(Disk.names(in: iPadFixture.shared) == ["Ideas.txt"])
         #expect(try iPadFixture.text(at: iPadFixture.shared.appendingPathComponent("Ideas.txt")) == "text\n")
 
-        try mac.delete(notes)
+        try await mac.delete(notes)
         try await mac.sync(through: transport)
         try await iPad.sync(through: transport)
-        #expect(try iPad.info(of: notes)?.isDeleted == true)
+        #expect(try await iPad.info(of: notes)?.isDeleted == true)
         #expect(Disk.names(in: iPadFixture.shared).isEmpty)
     }
 
@@ -166,7 +166,7 @@ import Testing
         try await document.save()
         try Data("changed by another program\n".utf8).write(to: iPadFixture.documentFile("Notes.txt"))
 
-        try mac.delete(notes)
+        try await mac.delete(notes)
         try iPad.store.ingest(trusting: try mac.store.changes(of: notes, since: iPad.store.vector(of: notes)))
         try await document.refresh()
         #expect(await document.state.contains(.editingDisabled))
@@ -177,7 +177,7 @@ import Testing
         try iPad.store.ingest(trusting: try mac.store.changes(of: other))
         let opened = try await iPad.open(other, as: TextDocument.self)
         try await opened.save()
-        try mac.delete(other)
+        try await mac.delete(other)
         try iPad.store.ingest(trusting: try mac.store.changes(of: other, since: iPad.store.vector(of: other)))
         try await opened.refresh()
         #expect(iPadFixture.documentNames == ["Notes.txt"])
@@ -211,7 +211,7 @@ import Testing
             #expect(try fixture.text(at: try await document.fileURL) == "number \(number)\n")
             try await document.close()
         }
-        let saved = try library.savedFiles()
+        let saved = try await library.savedFiles()
         #expect(saved.map(\.document) == documents.map(\.id).sorted())
         #expect(Set(saved.map(\.url)) == Set(urls))
     }
@@ -223,7 +223,7 @@ import Testing
         try Disk.write("put here by hand\n", to: fixture.documentFile("Notes.txt"))
         let document = try await library.create(
             TextDocument.self, named: "Notes", contents: TextDocument(text: "draft\n"))
-        try library.delete(document.id)
+        try await library.delete(document.id)
         try await document.close()
         #expect(try fixture.text(at: fixture.documentFile("Notes.txt")) == "put here by hand\n")
     }

@@ -47,7 +47,7 @@ import Testing
         let source = try inbox.appendingPathComponent("Meeting notes.txt")
         try Data("agenda\n- one\n".utf8).write(to: source)
 
-        let info = try library.importFile(at: source, as: TextDocument.self)
+        let info = try await library.importFile(at: source, as: TextDocument.self)
         #expect(info.displayName == "Meeting notes")
         #expect(info.typeIdentifier == "com.folio.text")
         #expect(info.container == .local)
@@ -66,7 +66,7 @@ import Testing
         let library = try fixture.library()
         let source = try inbox.appendingPathComponent("export.folio-records")
         try Data(#"{"records":[{"fields":{"name":"Ann"},"id":"r1"}]}"#.utf8).write(to: source)
-        let info = try library.importFile(at: source, as: RecordsDocument.self, named: "People", into: .shared)
+        let info = try await library.importFile(at: source, as: RecordsDocument.self, named: "People", into: .shared)
         #expect(info.displayName == "People")
         #expect(info.container == .shared)
         let document = try await library.open(info.id, as: RecordsDocument.self)
@@ -80,7 +80,7 @@ import Testing
         try writePackage(at: source, text: "Day one.", images: images)
         let before = try snapshot(of: source)
 
-        let info = try library.importFile(at: source, as: PagesDocument.self)
+        let info = try await library.importFile(at: source, as: PagesDocument.self)
         #expect(info.displayName == "Trip")
         #expect(try snapshot(of: source) == before, "the source package is left alone")
         let document = try await library.open(info.id, as: PagesDocument.self)
@@ -95,19 +95,19 @@ import Testing
 
     /// Importing only reads: what sits next to the file or inside the package (another program's files, or
     /// leftovers of a save that a library of its own would clean up) stays as it is.
-    @Test func importingAFlatFileLeavesWhatIsBesideIt() throws {
+    @Test func importingAFlatFileLeavesWhatIsBesideIt() async throws {
         let library = try fixture.library()
         let source = try inbox.appendingPathComponent("Notes.txt")
         try Data("text\n".utf8).write(to: source)
         try Data("someone's work in progress".utf8).write(to: try inbox.appendingPathComponent(".Notes.txt.folio-tmp"))
         let before = try snapshot(of: try inbox)
 
-        let info = try library.importFile(at: source, as: TextDocument.self)
+        let info = try await library.importFile(at: source, as: TextDocument.self)
         #expect(try library.log(of: info.id).last?.baselineContents == .data(Data("text\n".utf8)))
         #expect(try snapshot(of: try inbox) == before, "nothing next to the source was removed")
     }
 
-    @Test func importingAPackageLeavesItsBookkeepingAndWhatIsBesideIt() throws {
+    @Test func importingAPackageLeavesItsBookkeepingAndWhatIsBesideIt() async throws {
         let library = try fixture.library()
         let source = try inbox.appendingPathComponent("Trip.folio-pages")
         try writePackage(at: source, text: "Day one.", images: ["a.png": Data(repeating: 1, count: 40)])
@@ -122,12 +122,12 @@ import Testing
         try Data("precious".utf8).write(to: sibling.appendingPathComponent("notes.txt"))
         let before = try snapshot(of: try inbox)
 
-        let info = try library.importFile(at: source, as: PagesDocument.self)
+        let info = try await library.importFile(at: source, as: PagesDocument.self)
         #expect(info.displayName == "Trip")
         #expect(try snapshot(of: try inbox) == before, "nothing inside or next to the source was removed")
     }
 
-    @Test func aPackageWhoseCommittedSaveDidNotFinishIsRefusedUntouched() throws {
+    @Test func aPackageWhoseCommittedSaveDidNotFinishIsRefusedUntouched() async throws {
         let library = try fixture.library()
         let source = try inbox.appendingPathComponent("Trip.folio-pages")
         try writePackage(at: source, text: "Day one.", images: [:])
@@ -146,21 +146,21 @@ import Testing
         try text.write(to: staging.appendingPathComponent(ContentHash(hashing: Data("text.txt".utf8)).hex))
         let before = try snapshot(of: try inbox)
 
-        let error = try #require(throws: DocumentError.self) {
-            try library.importFile(at: source, as: PagesDocument.self)
+        let error = try await #require(throws: DocumentError.self) {
+            try await library.importFile(at: source, as: PagesDocument.self)
         }
         #expect(error.code == .save)
         #expect((error.cause as? SaveError)?.code == .corruptPackage, "\(error)")
         #expect(try snapshot(of: try inbox) == before, "the unfinished save is left for its own library to finish")
-        #expect(try library.documents(includingDeleted: true).isEmpty)
+        #expect(try await library.documents(includingDeleted: true).isEmpty)
     }
 
-    @Test func contentsTheModelRefusesAreInvalidContents() throws {
+    @Test func contentsTheModelRefusesAreInvalidContents() async throws {
         let library = try fixture.library()
         let source = try inbox.appendingPathComponent("Binary.txt")
         try Data([0x66, 0x6F, 0xFF, 0xFE]).write(to: source)
-        let error = try #require(throws: DocumentError.self) {
-            try library.importFile(at: source, as: TextDocument.self)
+        let error = try await #require(throws: DocumentError.self) {
+            try await library.importFile(at: source, as: TextDocument.self)
         }
         #expect(error.code == .invalidContents)
         let cause = try #require(error.cause as? ModelError)
@@ -172,25 +172,25 @@ import Testing
 
         let records = try inbox.appendingPathComponent("Bad.folio-records")
         try Data(#"{"records":[{"id":"r1"}]}"#.utf8).write(to: records)
-        let recordsError = try #require(throws: DocumentError.self) {
-            try library.importFile(at: records, as: RecordsDocument.self)
+        let recordsError = try await #require(throws: DocumentError.self) {
+            try await library.importFile(at: records, as: RecordsDocument.self)
         }
         #expect(recordsError.code == .invalidContents)
 
         let package = try inbox.appendingPathComponent("NoInfo.folio-pages")
         try writePackage(at: package, text: "t", images: [:])
         try FileManager.default.removeItem(at: package.appendingPathComponent("Info.json"))
-        let packageError = try #require(throws: DocumentError.self) {
-            try library.importFile(at: package, as: PagesDocument.self)
+        let packageError = try await #require(throws: DocumentError.self) {
+            try await library.importFile(at: package, as: PagesDocument.self)
         }
         #expect(packageError.code == .invalidContents)
-        #expect(try library.documents(includingDeleted: true).isEmpty, "nothing was recorded")
+        #expect(try await library.documents(includingDeleted: true).isEmpty, "nothing was recorded")
     }
 
-    @Test func aMissingFileOrTheWrongFormCannotBeRead() throws {
+    @Test func aMissingFileOrTheWrongFormCannotBeRead() async throws {
         let library = try fixture.library()
-        let missing = try #require(throws: DocumentError.self) {
-            try library.importFile(at: try inbox.appendingPathComponent("Nothing.txt"), as: TextDocument.self)
+        let missing = try await #require(throws: DocumentError.self) {
+            try await library.importFile(at: try inbox.appendingPathComponent("Nothing.txt"), as: TextDocument.self)
         }
         #expect(missing.code == .save)
         #expect((missing.cause as? SaveError)?.code == .notFound)
@@ -198,85 +198,85 @@ import Testing
         // A flat file where a package is expected, and a directory where a flat file is.
         let flat = try inbox.appendingPathComponent("Flat.folio-pages")
         try Data("not a directory".utf8).write(to: flat)
-        let flatError = try #require(throws: DocumentError.self) {
-            try library.importFile(at: flat, as: PagesDocument.self)
+        let flatError = try await #require(throws: DocumentError.self) {
+            try await library.importFile(at: flat, as: PagesDocument.self)
         }
         #expect(flatError.code == .save)
         let directory = try fixture.directory.subdirectory("Inbox/Folder.txt")
-        let directoryError = try #require(throws: DocumentError.self) {
-            try library.importFile(at: directory, as: TextDocument.self)
+        let directoryError = try await #require(throws: DocumentError.self) {
+            try await library.importFile(at: directory, as: TextDocument.self)
         }
         #expect(directoryError.code == .save)
-        #expect(try library.documents(includingDeleted: true).isEmpty)
+        #expect(try await library.documents(includingDeleted: true).isEmpty)
     }
 
     @Test(arguments: ["/etc/passwd", "../../outside.txt", "text.txt"])
-    func aPackageWithASymbolicLinkIsRefused(destination: String) throws {
+    func aPackageWithASymbolicLinkIsRefused(destination: String) async throws {
         let library = try fixture.library()
         let source = try inbox.appendingPathComponent("Linked.folio-pages")
         try writePackage(at: source, text: "t", images: [:])
         try FileManager.default.createSymbolicLink(
             atPath: source.appendingPathComponent("images/evil.png").path, withDestinationPath: destination)
 
-        let error = try #require(throws: DocumentError.self) {
-            try library.importFile(at: source, as: PagesDocument.self)
+        let error = try await #require(throws: DocumentError.self) {
+            try await library.importFile(at: source, as: PagesDocument.self)
         }
         #expect(error.code == .save)
         let cause = try #require(error.cause as? SaveError)
         #expect(cause.code == .unsafePackage, "\(cause)")
-        #expect(try library.documents(includingDeleted: true).isEmpty)
+        #expect(try await library.documents(includingDeleted: true).isEmpty)
     }
 
-    @Test func aPackageThatIsItselfALinkIsRefused() throws {
+    @Test func aPackageThatIsItselfALinkIsRefused() async throws {
         let library = try fixture.library()
         let real = try inbox.appendingPathComponent("Real.folio-pages")
         try writePackage(at: real, text: "t", images: [:])
         let link = try inbox.appendingPathComponent("Link.folio-pages")
         try FileManager.default.createSymbolicLink(at: link, withDestinationURL: real)
-        let error = try #require(throws: DocumentError.self) {
-            try library.importFile(at: link, as: PagesDocument.self)
+        let error = try await #require(throws: DocumentError.self) {
+            try await library.importFile(at: link, as: PagesDocument.self)
         }
         #expect((error.cause as? SaveError)?.code == .unsafePackage)
     }
 
     @Test(arguments: ["../evil", "/abs", ".hidden", "a/b", " spaced", "nul\u{0}"])
-    func aHostileNameIsRefused(name: String) throws {
+    func aHostileNameIsRefused(name: String) async throws {
         let library = try fixture.library()
         let source = try inbox.appendingPathComponent("Fine.txt")
         try Data("text".utf8).write(to: source)
-        let error = try #require(throws: DocumentError.self) {
-            try library.importFile(at: source, as: TextDocument.self, named: name)
+        let error = try await #require(throws: DocumentError.self) {
+            try await library.importFile(at: source, as: TextDocument.self, named: name)
         }
         #expect(error.code == .invalidName)
-        #expect(try library.documents(includingDeleted: true).isEmpty)
+        #expect(try await library.documents(includingDeleted: true).isEmpty)
         #expect(Disk.names(in: fixture.root) == [".folio", "Documents", "Shared"])
     }
 
-    @Test func aHiddenFileNeedsAName() throws {
+    @Test func aHiddenFileNeedsAName() async throws {
         let library = try fixture.library()
         let source = try inbox.appendingPathComponent(".profile.txt")
         try Data("text".utf8).write(to: source)
-        let error = try #require(throws: DocumentError.self) {
-            try library.importFile(at: source, as: TextDocument.self)
+        let error = try await #require(throws: DocumentError.self) {
+            try await library.importFile(at: source, as: TextDocument.self)
         }
         #expect(error.code == .invalidName)
-        let info = try library.importFile(at: source, as: TextDocument.self, named: "Profile")
+        let info = try await library.importFile(at: source, as: TextDocument.self, named: "Profile")
         #expect(info.displayName == "Profile")
     }
 
     @Test(arguments: ["../escape.png", "sub/dir.png", ".."])
-    func aPackageListingHostileImageNamesIsInvalid(name: String) throws {
+    func aPackageListingHostileImageNamesIsInvalid(name: String) async throws {
         let library = try fixture.library()
         let source = try inbox.appendingPathComponent("Hostile.folio-pages")
         try writePackage(at: source, text: "t", images: [:])
         let escaped = name.replacingOccurrences(of: "\"", with: "\\\"")
         try Data(#"{"formatVersion":1,"generator":"Elsewhere","images":["\#(escaped)"]}"#.utf8)
             .write(to: source.appendingPathComponent("Info.json"))
-        let error = try #require(throws: DocumentError.self) {
-            try library.importFile(at: source, as: PagesDocument.self)
+        let error = try await #require(throws: DocumentError.self) {
+            try await library.importFile(at: source, as: PagesDocument.self)
         }
         #expect(error.code == .invalidContents)
-        #expect(try library.documents(includingDeleted: true).isEmpty)
+        #expect(try await library.documents(includingDeleted: true).isEmpty)
     }
 
     @Test func aHostileImageNameCannotBeEditedIn() async throws {

@@ -118,16 +118,18 @@ extension DocumentLibrarySyncTests {
         let b = try mac.library()
         let notes = try await a.create(TextDocument.self, named: "Notes", in: .shared)
         try b.store.ingest(trusting: try a.store.changes(of: notes.id))
-        #expect(try b.documents().map(\.displayName) == ["Notes"])
-        #expect(try b.fileURL(for: try #require(try b.info(of: notes.id))).lastPathComponent == "Notes.txt")
+        #expect(try await b.documents().map(\.displayName) == ["Notes"])
+        #expect(try await b.fileURL(for: try #require(try await b.info(of: notes.id))).lastPathComponent == "Notes.txt")
 
-        try a.rename(notes.id, to: "Ideas")
+        try await a.rename(notes.id, to: "Ideas")
         try b.store.ingest(trusting: try a.store.changes(of: notes.id, since: b.store.vector(of: notes.id)))
-        #expect(try b.documents().map(\.displayName) == ["Ideas"])
-        try a.delete(notes.id)
+        #expect(try await b.documents().map(\.displayName) == ["Ideas"])
+        try await a.delete(notes.id)
         try b.store.ingest(trusting: try a.store.changes(of: notes.id, since: b.store.vector(of: notes.id)))
-        #expect(try b.documents().isEmpty)
-        #expect(try b.documents(includingDeleted: true).map(\.isDeleted) == [true])
-        #expect(try b.documents(includingDeleted: true) == b.store.documents().compactMap { try b.info(of: $0) })
+        #expect(try await b.documents().isEmpty)
+        #expect(try await b.documents(includingDeleted: true).map(\.isDeleted) == [true])
+        #expect(
+            try await b.documents(includingDeleted: true)
+                == b.store.documents().compactMap { try b.catalogInfo(of: $0) })
     }
 }

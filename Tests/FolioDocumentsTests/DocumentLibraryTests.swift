@@ -25,7 +25,7 @@ import Testing
         try await document.edit(operation)
         try await document.save()
         try await document.close()
-        return try #require(try library.info(of: document.id))
+        return try #require(try await library.info(of: document.id))
     }
 
     @Test func listsAndQueriesByNameTypeAndDate() async throws {
@@ -35,17 +35,21 @@ import Testing
         let album = try await make(library, PagesDocument.self, "Album", .setText("a"), in: .shared)
         let diary = try await make(library, TextDocument.self, "Diary", .append("d"))
 
-        #expect(try library.documents().map(\.displayName) == ["Album", "Diary", "Notes", "People"])
-        #expect(
-            try library.documents(where: { $0.typeIdentifier == TextDocument.documentType.identifier }).map(\.id) == [
-                diary.id, notes.id,
-            ])
-        #expect(try library.documents(where: { $0.displayName.hasPrefix("P") }).map(\.id) == [people.id])
-        #expect(try library.documents(where: { $0.container == .shared }).map(\.id) == [album.id])
+        #expect(try await library.documents().map(\.displayName) == ["Album", "Diary", "Notes", "People"])
+        await #expect(
+            try await library.documents(where: { $0.typeIdentifier == TextDocument.documentType.identifier }).map(\.id)
+                == [
+                    diary.id, notes.id,
+                ])
+        #expect(try await library.documents(where: { $0.displayName.hasPrefix("P") }).map(\.id) == [people.id])
+        #expect(try await library.documents(where: { $0.container == .shared }).map(\.id) == [album.id])
         let cutoff = LibraryFixture.start.advanced(by: 2_500)
+        await #expect(
+            try await library.documents(where: { $0.modificationDate > cutoff }).map(\.displayName) == [
+                "Album", "Diary",
+            ])
         #expect(
-            try library.documents(where: { $0.modificationDate > cutoff }).map(\.displayName) == ["Album", "Diary"])
-        #expect(try library.documents(where: { $0.creationDate < cutoff }).map(\.displayName) == ["Notes", "People"])
+            try await library.documents(where: { $0.creationDate < cutoff }).map(\.displayName) == ["Notes", "People"])
 
         #expect(notes.creationDate == LibraryFixture.start.advanced(by: 1_000))
         #expect(notes.typeIdentifier == "com.folio.text")
@@ -61,8 +65,8 @@ import Testing
         fixture.clock.advance(byMilliseconds: 60_000)
         let document = try await library.open(info.id, as: TextDocument.self)
         try await document.edit(.append("!"))
-        #expect(try library.info(of: info.id)?.modificationDate == LibraryFixture.start.advanced(by: 61_000))
-        #expect(try library.info(of: info.id)?.creationDate == info.creationDate)
+        #expect(try await library.info(of: info.id)?.modificationDate == LibraryFixture.start.advanced(by: 61_000))
+        #expect(try await library.info(of: info.id)?.creationDate == info.creationDate)
     }
 
     /// A library made with no arguments but its directory knows the built-in types and their usual extensions.
@@ -92,9 +96,9 @@ import Testing
     @Test func renameRenamesTheFile() async throws {
         let library = try fixture.library()
         let info = try await make(library, TextDocument.self, "Notes", .append("text"))
-        try library.rename(info.id, to: "Journal")
+        try await library.rename(info.id, to: "Journal")
 
-        #expect(try library.info(of: info.id)?.displayName == "Journal")
+        #expect(try await library.info(of: info.id)?.displayName == "Journal")
         #expect(fixture.documentNames == ["Journal.txt"])
         #expect(try fixture.text(at: fixture.documentFile("Journal.txt")) == "text")
         #expect(try library.log(of: info.id).last?.kind == .lifecycle(.rename(to: "Journal")))
@@ -107,7 +111,7 @@ import Testing
         let library = try fixture.library()
         let info = try await make(library, TextDocument.self, "Notes", .append("text"))
         let document = try await library.open(info.id, as: TextDocument.self)
-        try library.rename(info.id, to: "Journal")
+        try await library.rename(info.id, to: "Journal")
         try await document.edit(.append(" and more"))
         try await document.save()
         #expect(fixture.documentNames == ["Journal.txt"], "the old name is not written again")
@@ -118,18 +122,18 @@ import Testing
     @Test func moveCarriesTheFileBetweenContainers() async throws {
         let library = try fixture.library()
         let info = try await make(library, TextDocument.self, "Notes", .append("text"))
-        try library.move(info.id, to: .shared)
-        #expect(try library.info(of: info.id)?.container == .shared)
+        try await library.move(info.id, to: .shared)
+        #expect(try await library.info(of: info.id)?.container == .shared)
         #expect(Disk.names(in: fixture.documents).isEmpty)
         #expect(Disk.names(in: fixture.shared) == ["Notes.txt"])
         #expect(try library.log(of: info.id).last?.kind == .lifecycle(.move(to: .shared)))
 
-        try library.move(info.id, to: .local)
+        try await library.move(info.id, to: .local)
         #expect(Disk.names(in: fixture.shared).isEmpty)
         #expect(try fixture.text(at: fixture.documentFile("Notes.txt")) == "text")
 
         // Moving to where it already is records the event and moves nothing.
-        try library.move(info.id, to: .local)
+        try await library.move(info.id, to: .local)
         #expect(fixture.documentNames == ["Notes.txt"])
     }
 
@@ -137,20 +141,20 @@ import Testing
         let library = try fixture.library()
         let info = try await make(library, TextDocument.self, "Notes", .append("text"))
         try await make(library, TextDocument.self, "Other", .append("other"))
-        try library.delete(info.id)
+        try await library.delete(info.id)
 
         #expect(fixture.documentNames == ["Other.txt"])
-        #expect(try library.documents().map(\.displayName) == ["Other"])
-        let all = try library.documents(includingDeleted: true)
+        #expect(try await library.documents().map(\.displayName) == ["Other"])
+        let all = try await library.documents(includingDeleted: true)
         #expect(all.map(\.displayName) == ["Notes", "Other"])
         #expect(all.first?.isDeleted == true)
-        let again = try #require(throws: DocumentError.self) { try library.delete(info.id) }
+        let again = try await #require(throws: DocumentError.self) { try await library.delete(info.id) }
         #expect(again.code == .notFound)
-        #expect(throws: DocumentError.self) { try library.rename(info.id, to: "Renamed") }
+        await #expect(throws: DocumentError.self) { try await library.rename(info.id, to: "Renamed") }
 
-        try library.restore(info.id)
-        #expect(try library.documents().map(\.displayName) == ["Notes", "Other"])
-        let notDeleted = try #require(throws: DocumentError.self) { try library.restore(info.id) }
+        try await library.restore(info.id)
+        #expect(try await library.documents().map(\.displayName) == ["Notes", "Other"])
+        let notDeleted = try await #require(throws: DocumentError.self) { try await library.restore(info.id) }
         #expect(notDeleted.code == .notFound)
         let document = try await library.open(info.id, as: TextDocument.self)
         #expect(await document.model.text == "text", "history was kept")
@@ -164,13 +168,13 @@ import Testing
         let second = try await make(library, TextDocument.self, "Notes", .append("second"))
         let third = try await make(library, TextDocument.self, "Notes", .append("third"))
         #expect(fixture.documentNames == ["Notes 2.txt", "Notes 3.txt", "Notes.txt"])
-        #expect(
-            try library.fileURL(for: try #require(try library.info(of: second.id)))
+        await #expect(
+            try await library.fileURL(for: try #require(try await library.info(of: second.id)))
                 == fixture.documentFile("Notes 2.txt"))
         #expect(try fixture.text(at: fixture.documentFile("Notes 3.txt")) == "third")
         // The same name in the other container is no collision.
         let shared = try await make(library, TextDocument.self, "Notes", .append("shared"), in: .shared)
-        #expect(try library.fileURL(for: shared) == fixture.shared.appendingPathComponent("Notes.txt"))
+        #expect(try await library.fileURL(for: shared) == fixture.shared.appendingPathComponent("Notes.txt"))
         _ = (first, third)
     }
 
@@ -178,7 +182,7 @@ import Testing
         let library = try fixture.library()
         let first = try await make(library, TextDocument.self, "Notes", .append("first"))
         let second = try await make(library, TextDocument.self, "Notes", .append("second"))
-        try library.delete(first.id)
+        try await library.delete(first.id)
         #expect(fixture.documentNames == ["Notes 2.txt"])
 
         let document = try await library.open(second.id, as: TextDocument.self)
@@ -187,7 +191,7 @@ import Testing
         try await document.close()
         #expect(fixture.documentNames == ["Notes 2.txt"])
 
-        try library.restore(first.id)
+        try await library.restore(first.id)
         let restored = try await library.open(first.id, as: TextDocument.self)
         #expect(await restored.model.text == "first")
         try await restored.save()
@@ -208,12 +212,12 @@ import Testing
             try await library.create(TextDocument.self, named: name)
         }
         #expect(error.code == .invalidName)
-        #expect(try library.documents(includingDeleted: true).isEmpty, "nothing was recorded")
+        #expect(try await library.documents(includingDeleted: true).isEmpty, "nothing was recorded")
 
         let info = try await make(library, TextDocument.self, "Notes", .append("text"))
-        let renameError = try #require(throws: DocumentError.self) { try library.rename(info.id, to: name) }
+        let renameError = try await #require(throws: DocumentError.self) { try await library.rename(info.id, to: name) }
         #expect(renameError.code == .invalidName)
-        #expect(try library.info(of: info.id)?.displayName == "Notes")
+        #expect(try await library.info(of: info.id)?.displayName == "Notes")
         #expect(fixture.documentNames == ["Notes.txt"])
         #expect(
             Disk.names(in: fixture.root).sorted() == [".folio", "Documents", "Shared"], "nothing was written outside")
@@ -227,15 +231,15 @@ import Testing
         #expect(fixture.documentNames == ["\(name).txt"])
     }
 
-    @Test func operationsOnAnUnknownDocumentFail() throws {
+    @Test func operationsOnAnUnknownDocumentFail() async throws {
         let library = try fixture.library()
         let unknown = DocumentID(using: SeededIdentifierSource(seed: 42))
-        #expect(try library.info(of: unknown) == nil)
+        #expect(try await library.info(of: unknown) == nil)
         let errors = [
-            try #require(throws: DocumentError.self) { try library.rename(unknown, to: "X") },
-            try #require(throws: DocumentError.self) { try library.move(unknown, to: .shared) },
-            try #require(throws: DocumentError.self) { try library.delete(unknown) },
-            try #require(throws: DocumentError.self) { try library.restore(unknown) },
+            try await #require(throws: DocumentError.self) { try await library.rename(unknown, to: "X") },
+            try await #require(throws: DocumentError.self) { try await library.move(unknown, to: .shared) },
+            try await #require(throws: DocumentError.self) { try await library.delete(unknown) },
+            try await #require(throws: DocumentError.self) { try await library.restore(unknown) },
         ]
         #expect(errors.map(\.code) == [.notFound, .notFound, .notFound, .notFound])
         #expect(try library.store.documents().isEmpty, "nothing was recorded for the unknown document")

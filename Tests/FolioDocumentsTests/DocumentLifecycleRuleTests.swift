@@ -27,12 +27,12 @@ import Testing
     @Test func anEditConcurrentWithADeleteWinsAndTheDocumentStays() async throws {
         let (a, onA, b, onB) = try await shared()
         try await onA.close()
-        try a.delete(onA.id)
+        try await a.delete(onA.id)
         try await onB.edit(.append("edited on the Mac\n"))
         try exchange(a, b, onA.id)
 
         for library in [a, b] {
-            let info = try #require(try library.info(of: onA.id))
+            let info = try #require(try await library.info(of: onA.id))
             #expect(!info.isDeleted, "the edit wins")
             #expect(info.restoredByConcurrentEdit)
         }
@@ -42,10 +42,10 @@ import Testing
         // The next change joins the delete and the edit; the restore recorded with it keeps the document alive.
         try await reopened.edit(.append("after\n"))
         #expect(try a.store.heads(of: onA.id).count == 1)
-        #expect(try a.info(of: onA.id)?.isDeleted == false)
+        #expect(try await a.info(of: onA.id)?.isDeleted == false)
         #expect(try a.store.lifecycleChanges(of: onA.id).contains { $0.kind == .lifecycle(.restore) })
         try exchange(a, b, onA.id)
-        #expect(try b.info(of: onA.id)?.isDeleted == false)
+        #expect(try await b.info(of: onA.id)?.isDeleted == false)
         try a.store.checkInvariants()
     }
 
@@ -54,12 +54,12 @@ import Testing
         // The iPad edits, then deletes its own version; the Mac, apart, edits more (its head is the later one).
         try await onA.edit(.append("iPad\n"))
         try await onA.close()
-        try a.delete(onA.id)
+        try await a.delete(onA.id)
         for line in ["Mac 1\n", "Mac 2\n", "Mac 3\n"] { try await onB.edit(.append(line)) }
         try exchange(a, b, onA.id)
         let delete = try #require(try a.store.lifecycleChanges(of: onA.id).last)
         #expect(delete.kind == .lifecycle(.delete))
-        #expect(try a.info(of: onA.id)?.restoredByConcurrentEdit == true)
+        #expect(try await a.info(of: onA.id)?.restoredByConcurrentEdit == true)
 
         let reopened = try await a.open(onA.id, as: TextDocument.self)
         #expect(await reopened.model.text == "base\nMac 1\nMac 2\nMac 3\n", "the later version is shown")
@@ -73,15 +73,15 @@ import Testing
         #expect(settled.discarded == [delete.hash])
         #expect(changes.last?.kind == .lifecycle(.restore))
         #expect(try a.store.heads(of: onA.id).count == 1)
-        #expect(try a.info(of: onA.id)?.restoredByConcurrentEdit == false)
+        #expect(try await a.info(of: onA.id)?.restoredByConcurrentEdit == false)
 
         let ledger = try await reopened.lossLedger()
         #expect(
             ledger.map { $0.discarded.map(\.contents.text) } == [["base\niPad\n"]],
             "the iPad's version is listed as lost")
         try exchange(a, b, onA.id)
-        #expect(try b.info(of: onA.id)?.isDeleted == false)
-        #expect(try b.info(of: onA.id)?.restoredByConcurrentEdit == false)
+        #expect(try await b.info(of: onA.id)?.isDeleted == false)
+        #expect(try await b.info(of: onA.id)?.restoredByConcurrentEdit == false)
         #expect(try b.store.heads(of: onA.id) == a.store.heads(of: onA.id))
         try a.store.checkInvariants()
         try b.store.checkInvariants()
@@ -91,32 +91,32 @@ import Testing
         let (a, onA, b, onB) = try await shared()
         try await onB.close()
         try await onA.close()
-        try a.delete(onA.id)
+        try await a.delete(onA.id)
         try exchange(a, b, onA.id)
-        #expect(try b.info(of: onA.id)?.isDeleted == true)
-        #expect(try b.documents().isEmpty)
-        #expect(try b.documents(includingDeleted: true).map(\.id) == [onA.id])
+        #expect(try await b.info(of: onA.id)?.isDeleted == true)
+        #expect(try await b.documents().isEmpty)
+        #expect(try await b.documents(includingDeleted: true).map(\.id) == [onA.id])
     }
 
     @Test func concurrentRenamesSettleByLatestWins() async throws {
         let (a, onA, b, _) = try await shared()
-        try a.rename(onA.id, to: "From the iPad")
+        try await a.rename(onA.id, to: "From the iPad")
         mac.clock.advance(byMilliseconds: 60_000)
-        try b.rename(onA.id, to: "From the Mac")
+        try await b.rename(onA.id, to: "From the Mac")
         try exchange(a, b, onA.id)
-        #expect(try a.info(of: onA.id)?.displayName == "From the Mac")
-        #expect(try b.info(of: onA.id)?.displayName == "From the Mac")
+        #expect(try await a.info(of: onA.id)?.displayName == "From the Mac")
+        #expect(try await b.info(of: onA.id)?.displayName == "From the Mac")
     }
 
     @Test func aMoveConcurrentWithAnEditKeepsBoth() async throws {
         let (a, onA, b, onB) = try await shared()
         try await onA.close()
-        try a.move(onA.id, to: .shared)
+        try await a.move(onA.id, to: .shared)
         try await onB.edit(.append("edited\n"))
         try await onB.close()
         try exchange(a, b, onA.id)
         let moved = try await a.open(onA.id, as: TextDocument.self)
-        #expect(try a.info(of: onA.id)?.container == .shared, "the move holds")
+        #expect(try await a.info(of: onA.id)?.container == .shared, "the move holds")
         #expect(await moved.model.text == "base\nedited\n", "and so does the edit")
         #expect(await !moved.state.contains(.inConflict), "a move changes no contents, so there is nothing to choose")
     }

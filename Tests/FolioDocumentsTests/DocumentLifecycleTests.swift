@@ -201,7 +201,7 @@ import Testing
         try await document.edit(.append("text"))
         try await document.save()
         try await document.close()
-        try library.delete(document.id)
+        try await library.delete(document.id)
 
         let deleted = try await library.open(document.id, as: TextDocument.self)
         #expect(await deleted.state == .editingDisabled)
@@ -212,7 +212,7 @@ import Testing
         #expect(saveError.code == .deleted)
         try await deleted.close()
 
-        try library.restore(document.id)
+        try await library.restore(document.id)
         let restored = try await library.open(document.id, as: TextDocument.self)
         #expect(await restored.state == .normal)
         try await restored.edit(.append("!"))
@@ -225,7 +225,7 @@ import Testing
         let document = try await library.create(TextDocument.self, named: "Notes")
         try await document.edit(.append("text"))
         try await document.save()
-        try library.delete(document.id)
+        try await library.delete(document.id)
         #expect(fixture.documentNames.isEmpty)
 
         let error = try await #require(throws: DocumentError.self) { try await document.save() }
@@ -243,7 +243,7 @@ import Testing
         let document = try await library.create(TextDocument.self, named: "Notes")
         try await document.edit(.append("text"))
         #expect(fixture.documentNames == ["Notes.txt"])
-        try library.delete(document.id)
+        try await library.delete(document.id)
 
         let error = try await #require(throws: DocumentError.self) { try await document.edit(.append("!")) }
         #expect(error.code == .deleted)
@@ -255,7 +255,7 @@ import Testing
     @Test func refreshPicksUpARenameMadeThroughTheLibrary() async throws {
         let library = try fixture.library()
         let document = try await library.create(TextDocument.self, named: "Notes")
-        try library.rename(document.id, to: "Journal")
+        try await library.rename(document.id, to: "Journal")
         #expect(await document.displayName == "Notes")
         try await document.refresh()
         #expect(await document.displayName == "Journal")

@@ -141,7 +141,7 @@ import Testing
             ConflictPolicy(default: .keepBoth), base: "a\n", onIPad: .append("iPad\n"), onMac: .append("Mac\n"))
         #expect(await !document.state.contains(.inConflict))
         let current = await document.model.text
-        let names = try a.documents().map(\.displayName)
+        let names = try await a.documents().map(\.displayName)
         let copyName = try #require(names.first { $0.hasPrefix("Notes (conflict from ") })
         let copy = try await a.open(named: copyName, as: TextDocument.self)
         #expect(Set([current, await copy.model.text]) == ["a\niPad\n", "a\nMac\n"], "both versions are kept")

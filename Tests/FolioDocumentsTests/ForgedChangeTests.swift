@@ -164,34 +164,34 @@ import Testing
     /// A create made after the document's history: the document keeps its name, place, type and deletion.
     @Test func aSecondCreateRenamesMovesRetypesAndRestoresNothing() async throws {
         let peers = try await Peers(in: .shared)
-        try peers.iPad.rename(peers.id, to: "Ideas")
+        try await peers.iPad.rename(peers.id, to: "Ideas")
         try peers.deliver(from: 0, to: 1)
         try peers.forger.store.append(
             .lifecycle(.create(name: "Forged", type: RecordsDocument.documentType.identifier, container: .local)),
             to: peers.id)
         try peers.deliver(from: 1, to: 0)
 
-        let info = try #require(try peers.iPad.info(of: peers.id))
+        let info = try #require(try await peers.iPad.info(of: peers.id))
         #expect(info.displayName == "Ideas")
         #expect(info.container == .shared)
         #expect(info.typeIdentifier == TextDocument.documentType.identifier)
         #expect(try await peers.shown(on: 0).text == "mine\n")
 
-        try peers.iPad.delete(peers.id)
+        try await peers.iPad.delete(peers.id)
         try peers.deliver(from: 0, to: 1)
         try peers.forger.store.append(
             .lifecycle(.create(name: "Forged", type: TextDocument.documentType.identifier, container: .shared)),
             to: peers.id)
         try peers.deliver(from: 1, to: 0)
-        #expect(try peers.iPad.info(of: peers.id)?.isDeleted == true, "a create is not a restore")
-        #expect(try peers.iPad.documents().isEmpty)
+        #expect(try await peers.iPad.info(of: peers.id)?.isDeleted == true, "a create is not a restore")
+        #expect(try await peers.iPad.documents().isEmpty)
     }
 
     /// The finding: a create with a low lamport, made on the creation only and dated late, won the name from
     /// every rename made since (latest wins among concurrent settings).
     @Test func aLateCreateWithALowLamportDoesNotWinTheName() async throws {
         let peers = try await Peers()
-        try peers.iPad.rename(peers.id, to: "Ideas")
+        try await peers.iPad.rename(peers.id, to: "Ideas")
         let creation = try #require(try peers.iPad.store.lifecycleChanges(of: peers.id).first)
         let forgerDevice = peers.forger.device.id
         var vector = creation.vector
@@ -206,7 +206,7 @@ import Testing
         try peers.deliver(from: 0, to: 2)
 
         for library in [peers.iPad, peers.third] {
-            let info = try #require(try library.info(of: peers.id))
+            let info = try #require(try await library.info(of: peers.id))
             #expect(info.displayName == "Ideas")
             #expect(info.container == .local)
             #expect(info.typeIdentifier == TextDocument.documentType.identifier)

@@ -47,14 +47,14 @@ import Testing
 
     /// What must hold of the iPad's library whatever a peer named a document: the document's file is directly in
     /// the shared directory, under a name the file system takes, and nothing is anywhere else.
-    func expectContained(_ peers: Peers, _ id: DocumentID, text: String, named name: String) throws {
+    func expectContained(_ peers: Peers, _ id: DocumentID, text: String, named name: String) async throws {
         let fixture = peers.iPadFixture
         #expect(Disk.names(in: fixture.directory.url) == ["Library"], "nothing was written beside the library")
         #expect(Disk.names(in: fixture.root) == [".folio", "Documents", "Shared"])
         #expect(fixture.documentNames.isEmpty)
-        let info = try #require(try peers.iPad.info(of: id))
+        let info = try #require(try await peers.iPad.info(of: id))
         #expect(info.displayName == name, "the name is shown as the peer gave it")
-        let url = try peers.iPad.fileURL(for: info)
+        let url = try await peers.iPad.fileURL(for: info)
         #expect(url.deletingLastPathComponent().standardizedFileURL.path == fixture.shared.standardizedFileURL.path)
         let fileName = url.lastPathComponent
         #expect(Disk.names(in: fixture.shared) == [fileName], "one file, directly in Shared/")
@@ -78,13 +78,13 @@ import Testing
         try peers.deliver(id)
 
         let iPad = peers.iPad
-        let info = try #require(try iPad.info(of: id))
-        _ = try await finishing { try iPad.fileURL(for: info) }
+        let info = try #require(try await iPad.info(of: id))
+        _ = try await finishing { try iPad.fileLocation(for: info) }
         let document = try await iPad.open(id, as: TextDocument.self)
         try await document.edit(.append("seen here\n"))
         try await document.save()
         try await document.close()
-        try expectContained(peers, id, text: "from the peer\nseen here\n", named: name)
+        try await expectContained(peers, id, text: "from the peer\nseen here\n", named: name)
     }
 
     /// The finding: a rename from a peer took the user's file wherever the name pointed at the next sync.
@@ -104,8 +104,8 @@ import Testing
         try peers.deliver(notes.id)
         // What a sync does for each document it updated.
         let iPad = peers.iPad
-        try await finishing { try iPad.updateFile(of: notes.id) }
-        try expectContained(peers, notes.id, text: "text\n", named: name)
+        try await finishing { try iPad.followFile(of: notes.id) }
+        try await expectContained(peers, notes.id, text: "text\n", named: name)
         #expect(
             try iPad.log(of: notes.id).filter(\.isBaseline).count == 1, "the moved file was known as the document's own"
         )
@@ -115,7 +115,7 @@ import Testing
         try await reopened.edit(.append("more\n"))
         try await reopened.save()
         try await reopened.close()
-        try expectContained(peers, notes.id, text: "text\nmore\n", named: name)
+        try await expectContained(peers, notes.id, text: "text\nmore\n", named: name)
     }
 
     /// Two documents of one name just short of the limit: the second's number must fit too.
@@ -135,8 +135,8 @@ import Testing
         }
         let iPad = peers.iPad
         for id in ids {
-            let info = try #require(try iPad.info(of: id))
-            _ = try await finishing { try iPad.fileURL(for: info) }
+            let info = try #require(try await iPad.info(of: id))
+            _ = try await finishing { try iPad.fileLocation(for: info) }
             let document = try await iPad.open(id, as: TextDocument.self)
             try await document.save()
             try await document.close()
@@ -157,9 +157,9 @@ import Testing
         let id = DocumentID(using: SeededIdentifierSource(seed: 91))
         try peers.mac.store.append(.lifecycle(.create(name: "../Report", type: type, container: .shared)), to: id)
         try peers.deliver(id)
-        let info = try #require(try peers.iPad.info(of: id))
+        let info = try #require(try await peers.iPad.info(of: id))
         #expect(info.typeIdentifier == type)
-        let url = try peers.iPad.fileURL(for: info)
+        let url = try await peers.iPad.fileURL(for: info)
         #expect(
             url.deletingLastPathComponent().standardizedFileURL.path
                 == peers.iPadFixture.shared.standardizedFileURL.path)
@@ -188,7 +188,7 @@ import Testing
         #expect(throws: FileSystemError.self) { try fileSystem.createDirectory(at: fixture.directory.file("lost")) }
 
         let error = try await #require(throws: DocumentError.self) {
-            try await finishing { try library.fileURL(for: info) }
+            try await finishing { try library.fileLocation(for: info) }
         }
         #expect(error.code == .save)
         #expect(fixture.documentNames.isEmpty)
@@ -205,7 +205,7 @@ import Testing
         let notes = try await library.create(TextDocument.self, named: "Notes", contents: TextDocument(text: "mine\n"))
         try await notes.save()
         try await notes.close()
-        let url = try library.fileURL(for: try #require(try library.info(of: notes.id)))
+        let url = try await library.fileURL(for: try #require(try await library.info(of: notes.id)))
         #expect(url.lastPathComponent == "Notes \(notes.id).txt")
         #expect(try fixture.text(at: url) == "mine\n")
         #expect(try fixture.text(at: fixture.documentFile("Notes.txt")) == "by hand\n")
@@ -215,7 +215,7 @@ import Testing
         let other = try await library.create(TextDocument.self, named: "Notes")
         let otherInfo = await other.info
         try Disk.write("by hand\n", to: fixture.documentFile("Notes \(other.id).txt"))
-        let error = try #require(throws: DocumentError.self) { try library.fileURL(for: otherInfo) }
+        let error = try await #require(throws: DocumentError.self) { try await library.fileURL(for: otherInfo) }
         #expect(error.code == .alreadyExists)
     }
 
@@ -230,9 +230,11 @@ import Testing
         }
         #expect(error.code == .invalidName)
         let notes = try await library.create(TextDocument.self, named: "Notes")
-        let renameError = try #require(throws: DocumentError.self) { try library.rename(notes.id, to: name) }
+        let renameError = try await #require(throws: DocumentError.self) {
+            try await library.rename(notes.id, to: name)
+        }
         #expect(renameError.code == .invalidName)
-        #expect(try library.info(of: notes.id)?.displayName == "Notes")
+        #expect(try await library.info(of: notes.id)?.displayName == "Notes")
         try await notes.close()
     }
 
@@ -246,7 +248,7 @@ import Testing
         let notes = try await library.create(TextDocument.self, named: name, contents: TextDocument(text: "t"))
         try await notes.save()
         try await notes.close()
-        #expect(try library.info(of: notes.id)?.displayName == name)
+        #expect(try await library.info(of: notes.id)?.displayName == name)
         #expect(fixture.documentNames == [fileName])
     }
 }

@@ -44,8 +44,8 @@ import Testing
             }
         }
 
-        func names(on library: DocumentLibrary) throws -> [String] {
-            try library.documents().map(\.displayName)
+        func names(on library: DocumentLibrary) async throws -> [String] {
+            try await library.documents().map(\.displayName)
         }
     }
 
@@ -55,11 +55,12 @@ import Testing
         let diary = try await devices.iPad.create(TextDocument.self, named: "Diary", contents: TextDocument(text: "x"))
         _ = try await devices.iPad.create(TextDocument.self, named: "Notes", in: .shared)
         try await devices.syncBoth()
-        #expect(try devices.names(on: devices.mac) == ["Notes"])
+        await #expect(try devices.names(on: devices.mac) == ["Notes"])
         #expect(try devices.cloud.documents().contains(diary.id) == false, "the cloud never got it")
         let written = try FileManager.default.contentsOfDirectory(
             atPath: devices.folder.url.appendingPathComponent("sync/\(devices.iPad.device.id)").path)
-        #expect(written == [try devices.mac.documents()[0].id.description], "only the shared one is in the folder")
+        await #expect(
+            written == [try await devices.mac.documents()[0].id.description], "only the shared one is in the folder")
         #expect(try devices.iPad.store.unpublishedDocuments() == [diary.id])
     }
 
@@ -71,15 +72,15 @@ import Testing
         try await diary.edit(.append("b\n"))
         try await diary.commit()
         try await devices.syncBoth()
-        #expect(try devices.names(on: devices.mac).isEmpty)
+        await #expect(try devices.names(on: devices.mac).isEmpty)
 
-        try devices.iPad.move(diary.id, to: .shared)
+        try await devices.iPad.move(diary.id, to: .shared)
         #expect(try devices.iPad.store.unpublishedDocuments().isEmpty)
         try await devices.syncBoth()
         let onMac = try await devices.mac.open(diary.id, as: TextDocument.self)
         #expect(await onMac.model.text == "a\nb\n")
         #expect(try devices.mac.store.changes(of: diary.id) == devices.iPad.store.changes(of: diary.id))
-        #expect(try devices.mac.info(of: diary.id)?.container == .shared)
+        #expect(try await devices.mac.info(of: diary.id)?.container == .shared)
     }
 
     /// Moved back to `local` on the Mac, the move and the Mac's later edits stay on the Mac, and the iPad's edits
@@ -92,7 +93,7 @@ import Testing
         try await devices.syncBoth()
         let onMac = try await devices.mac.open(notes.id, as: TextDocument.self)
 
-        try devices.mac.move(notes.id, to: .local)
+        try await devices.mac.move(notes.id, to: .local)
         #expect(try devices.mac.store.unpublishedDocuments() == [notes.id])
         let move = try #require(try devices.mac.store.changes(of: notes.id).last)
         try await onMac.edit(.append("mac\n"))
@@ -103,18 +104,18 @@ import Testing
         #expect(try devices.iPad.store.change(move.hash, of: notes.id) == nil, "the move stays on the Mac")
         #expect(try devices.iPad.store.vector(of: notes.id)[devices.mac.device.id] == 0)
         #expect(try devices.cloud.vector(of: notes.id)[devices.mac.device.id] == 0)
-        #expect(try devices.iPad.info(of: notes.id)?.container == .shared)
+        #expect(try await devices.iPad.info(of: notes.id)?.container == .shared)
         #expect(try devices.mac.store.vector(of: notes.id)[devices.iPad.device.id] == 2, "the iPad's edit stays off")
         #expect(await onMac.model.text == "plan\nmac\n")
         #expect(await notes.model.text == "ipad\nplan\n")
         let otherOnMac = try await devices.mac.open(other.id, as: TextDocument.self)
         #expect(await otherOnMac.model.text == "still syncs\n", "other documents are unaffected")
 
-        try devices.mac.move(notes.id, to: .shared)
+        try await devices.mac.move(notes.id, to: .shared)
         try await devices.syncBoth()
         #expect(try devices.iPad.store.vector(of: notes.id) == devices.mac.store.vector(of: notes.id))
         #expect(try devices.iPad.store.change(move.hash, of: notes.id) != nil)
-        #expect(try devices.iPad.info(of: notes.id)?.container == .shared)
+        #expect(try await devices.iPad.info(of: notes.id)?.container == .shared)
     }
 
     /// An imported document follows its container as a created one does.
@@ -122,10 +123,10 @@ import Testing
         let devices = try await Devices()
         let source = devices.folder.file("outside.txt")
         try Data("outside\n".utf8).write(to: source)
-        let kept = try devices.iPad.importFile(at: source, as: TextDocument.self)
-        let sent = try devices.iPad.importFile(at: source, as: TextDocument.self, named: "Sent", into: .shared)
+        let kept = try await devices.iPad.importFile(at: source, as: TextDocument.self)
+        let sent = try await devices.iPad.importFile(at: source, as: TextDocument.self, named: "Sent", into: .shared)
         try await devices.syncBoth()
-        #expect(try devices.mac.documents().map(\.id) == [sent.id])
+        #expect(try await devices.mac.documents().map(\.id) == [sent.id])
         #expect(try devices.iPad.store.unpublishedDocuments() == [kept.id])
     }
 }

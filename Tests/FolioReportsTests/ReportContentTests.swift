@@ -128,7 +128,7 @@ import Testing
     @Test func aDeletedDocumentIsCapturedAsNotExisting() async throws {
         let (a, _) = try devices.libraries(ConflictPolicy())
         let notes = try await a.create(TextDocument.self, named: "Notes", contents: TextDocument(text: "hi\n"))
-        try a.delete(notes.id)
+        try await a.delete(notes.id)
         let captures = try await DocumentCapture.captures(of: a)
         let document = try #require(DocumentReport.assemble(captures, devices: devices.devices).first)
         #expect(document.devices.first?.exists == false)

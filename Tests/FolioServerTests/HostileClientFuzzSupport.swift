@@ -453,7 +453,7 @@ struct HonestDevices: Sendable {
             let library = which == 0 ? phone : laptop
             let line = (which == 0 ? "phone " : "laptop ") + "\(step)"
             do {
-                let known = try notes.filter { try library.info(of: $0) != nil }
+                let known = try notes.filter { try library.catalogInfo(of: $0) != nil }
                 if known.isEmpty || (created[which] < 3 && random.next() % 4 == 0) {
                     let note = try await library.create(
                         TextDocument.self, named: "Note \(step)", in: .shared, contents: TextDocument(text: line + "\n")

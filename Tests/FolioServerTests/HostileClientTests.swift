@@ -59,8 +59,6 @@ import Testing
 
     @Test func bytesThatAreNotAFrameClose1002() async throws {
         let context = try await Context()
-        let fixture = context.fixture
-        let token = context.token
         let outcome = try await context.client().run([.binary([0xFF, 0x00, 0x13, 0x37])])
         #expect(outcome.closeCode == 1002)
         #expect(outcome.reason?.contains("does not decode") == true, "\(outcome.reason ?? "")")
@@ -69,8 +67,6 @@ import Testing
 
     @Test func aTruncatedMessageCloses1002() async throws {
         let context = try await Context()
-        let fixture = context.fixture
-        let token = context.token
         let hello = HandDevice().hello()
         let outcome = try await context.client().run([.binary(Array(hello.prefix(hello.count - 5)))])
         #expect(outcome.closeCode == 1002)
@@ -79,8 +75,6 @@ import Testing
 
     @Test func anUnknownWireVersionCloses1002() async throws {
         let context = try await Context()
-        let fixture = context.fixture
-        let token = context.token
         var hello = HandDevice().hello()
         hello[0] = 99
         let outcome = try await context.client().run([.binary(hello)])
@@ -90,8 +84,6 @@ import Testing
 
     @Test func aTextFrameCloses1003() async throws {
         let context = try await Context()
-        let fixture = context.fixture
-        let token = context.token
         let outcome = try await context.client().run([.text("hello")])
         #expect(outcome.closeCode == 1003)
         try await anHonestDeviceStillSyncs(context)
@@ -99,8 +91,6 @@ import Testing
 
     @Test func anOversizedMessageCloses1009() async throws {
         let context = try await Context()
-        let fixture = context.fixture
-        let token = context.token
         let outcome = try await context.client().run([.binary(Array(repeating: 1, count: (16 << 20) + 1))])
         #expect(outcome.closeCode == 1009)
         try await anHonestDeviceStillSyncs(context)
@@ -108,8 +98,6 @@ import Testing
 
     @Test func changesBeforeAHelloClose1002() async throws {
         let context = try await Context()
-        let fixture = context.fixture
-        let token = context.token
         let hand = HandDevice()
         let change = hand.change(seq: 1, of: document, lamport: 1)
         let outcome = try await context.client().run([.binary(hand.changes([change], of: document))])
@@ -120,8 +108,6 @@ import Testing
 
     @Test func aClientDoesNotSendNotices() async throws {
         let context = try await Context()
-        let fixture = context.fixture
-        let token = context.token
         let notice = SyncFrame.notice(document: document, vector: VersionVector()).encoded()
         let outcome = try await context.client().run([.binary(HandDevice().hello()), .binary(notice)])
         #expect(outcome.closeCode == 1002)
@@ -275,11 +261,11 @@ import Testing
         let token = context.token
         let phone = try fixture.library("Phone")
         let laptop = try fixture.library("Laptop")
-        let phoneSync = try phone.startSyncing(with: fixture.server.libraryURL("notes"), token: token)
-        let laptopSync = try laptop.startSyncing(with: fixture.server.libraryURL("notes"), token: token)
+        let phoneSync = try await phone.startSyncing(with: fixture.server.libraryURL("notes"), token: token)
+        let laptopSync = try await laptop.startSyncing(with: fixture.server.libraryURL("notes"), token: token)
         let note = try await phone.create(
             TextDocument.self, named: "Plan", in: .shared, contents: TextDocument(text: "a\n"))
-        try await eventually("the note on the laptop") { try laptop.info(of: note.id) != nil }
+        try await eventually("the note on the laptop") { try await laptop.info(of: note.id) != nil }
         let hand = HandDevice()
         let bad = hand.change(seq: 1, of: document, lamport: ChangeLimits.counter)
         let outcome = try await context.client().run([

@@ -91,7 +91,8 @@ import Testing
     @Test func aConnectedDeviceLearnsTheNameOfADeviceThatJoinsLater() async throws {
         let context = try await Context()
         let phone = try context.fixture.library("Phone")
-        let phoneSync = try phone.startSyncing(with: context.fixture.server.libraryURL("notes"), token: context.token)
+        let phoneSync = try await phone.startSyncing(
+            with: context.fixture.server.libraryURL("notes"), token: context.token)
         _ = try await firstEvent(of: phoneSync, "the phone caught up") {
             if case .syncFinished = $0 { return true } else { return false }
         }

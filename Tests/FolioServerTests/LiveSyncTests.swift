@@ -13,14 +13,14 @@ import Testing
         let token = try await fixture.token(for: "notes")
         let phone = try fixture.library("Phone")
         let laptop = try fixture.library("Laptop")
-        let phoneSync = try phone.startSyncing(with: fixture.server.libraryURL("notes"), token: token)
-        let laptopSync = try laptop.startSyncing(with: fixture.server.libraryURL("notes"), token: token)
+        let phoneSync = try await phone.startSyncing(with: fixture.server.libraryURL("notes"), token: token)
+        let laptopSync = try await laptop.startSyncing(with: fixture.server.libraryURL("notes"), token: token)
         let note = try await phone.create(TextDocument.self, named: "Plan", in: .shared)
         try await note.edit([.append("from the phone\n")])
         // The laptop hears of the new note, opens it; later edits show in its open document with no call of its own.
         var seen: DocumentID?
         try await eventually("the note to reach the laptop") {
-            seen = try laptop.documents().first { $0.displayName == "Plan" }?.id
+            seen = try await laptop.documents().first { $0.displayName == "Plan" }?.id
             return seen != nil
         }
         let onLaptop = try await laptop.open(try #require(seen), as: TextDocument.self)
@@ -44,15 +44,15 @@ import Testing
         let laptop = try fixture.library("Laptop")
         let note = try await phone.create(TextDocument.self, named: "Plan", in: .shared)
         try await note.edit([.append("one\n")])
-        let laptopSync = try laptop.startSyncing(with: fixture.server.libraryURL("notes"), token: token)
-        let phoneSync = try phone.startSyncing(with: fixture.server.libraryURL("notes"), token: token)
+        let laptopSync = try await laptop.startSyncing(with: fixture.server.libraryURL("notes"), token: token)
+        let phoneSync = try await phone.startSyncing(with: fixture.server.libraryURL("notes"), token: token)
         let events = try await firstEvent(of: laptopSync, "the note on the laptop") { event in
             if case .documentAdded(_, let name) = event { return name == "Plan" }
             return false
         }
         #expect(events.contains(.connection(.connected)))
         #expect(events.contains(.syncStarted))
-        try phone.rename(note.id, to: "Plans")
+        try await phone.rename(note.id, to: "Plans")
         let id = note.id
         _ = try await firstEvent(of: laptopSync, "the rename on the laptop") {
             $0 == .documentRenamed(id, from: "Plan", to: "Plans")
@@ -73,11 +73,11 @@ import Testing
         try await phone.sync(through: WebSocketTransport(endpoint: endpoint))
         try await laptop.sync(through: WebSocketTransport(endpoint: endpoint))
         // Both change the one line while apart: the phone live, the laptop offline until it connects.
-        let phoneSync = try phone.startSyncing(with: url, token: token)
+        let phoneSync = try await phone.startSyncing(with: url, token: token)
         let onLaptop = try await laptop.open(note.id, as: TextDocument.self)
         try await onLaptop.edit([.replace("laptop\n")])
         try await note.edit([.replace("phone\n")])
-        let laptopSync = try laptop.startSyncing(with: url, token: token)
+        let laptopSync = try await laptop.startSyncing(with: url, token: token)
         let id = note.id
         _ = try await firstEvent(of: laptopSync, "the conflict on the laptop") { $0 == .conflictAppeared(id) }
         _ = try await firstEvent(of: phoneSync, "the conflict on the phone") { $0 == .conflictAppeared(id) }
@@ -100,25 +100,25 @@ import Testing
         let url = fixture.server.libraryURL("notes")
         let phone = try fixture.library("Phone")
         let laptop = try fixture.library("Laptop")
-        let phoneSync = try phone.startSyncing(with: url, token: token)
-        let laptopSync = try laptop.startSyncing(with: url, token: token)
+        let phoneSync = try await phone.startSyncing(with: url, token: token)
+        let laptopSync = try await laptop.startSyncing(with: url, token: token)
         let secret = try await phone.create(TextDocument.self, named: "Diary", contents: TextDocument(text: "mine\n"))
         try await secret.edit([.append("still mine\n")])
         // A shared document made after it arrives, so the local one had every chance to leak.
         let shared = try await phone.create(TextDocument.self, named: "Plan", in: .shared)
-        try await eventually("the shared note on the laptop") { try laptop.info(of: shared.id) != nil }
-        #expect(try laptop.info(of: secret.id) == nil)
+        try await eventually("the shared note on the laptop") { try await laptop.info(of: shared.id) != nil }
+        #expect(try await laptop.info(of: secret.id) == nil)
         let endpoint = try ServerEndpoint(url: url, token: token)
         let probe = try ChangeLogStore(inMemoryNamed: "probe-\(UUID())", key: DeviceKey(), deviceName: "probe")
         _ = try await WebSocketTransport(endpoint: endpoint).sync(probe)
         #expect(try probe.vector(of: secret.id).isEmpty, "the server holds nothing of the local document")
 
-        try phone.move(secret.id, to: .shared)
-        try await eventually("the diary on the laptop") { try laptop.info(of: secret.id) != nil }
+        try await phone.move(secret.id, to: .shared)
+        try await eventually("the diary on the laptop") { try await laptop.info(of: secret.id) != nil }
         let onLaptop = try await laptop.open(secret.id, as: TextDocument.self)
         try await eventually("its history on the laptop") { await onLaptop.model.text == "mine\nstill mine\n" }
 
-        try phone.move(secret.id, to: .local)
+        try await phone.move(secret.id, to: .local)
         try await secret.edit([.append("after\n")])
         try await onLaptop.edit([.append("laptop\n")])
         try await shared.edit([.append("sync goes on\n")])
@@ -141,7 +141,7 @@ import Testing
             refusal == "unknown token"
             ? "folio_" + String(repeating: "0", count: 64) : try await fixture.token(for: "photos")
         let phone = try fixture.library("Phone")
-        let sync = try phone.startSyncing(
+        let sync = try await phone.startSyncing(
             with: fixture.server.libraryURL("notes"), token: token,
             backoff: Backoff(initial: .milliseconds(5), maximum: .milliseconds(20)))
         let events = try await firstEvent(of: sync, "the sync to stop by itself") { $0 == .connection(.stopped) }
@@ -201,7 +201,7 @@ import Testing
             executable: try Self.example())
         defer { example.send(SIGKILL) }
         let phone = try fixture.library("Phone")
-        let sync = try phone.startSyncing(with: fixture.server.libraryURL("notes"), token: token)
+        let sync = try await phone.startSyncing(with: fixture.server.libraryURL("notes"), token: token)
         // Created with its text, so that the other process's line follows it rather than competing with it.
         let note = try await phone.create(
             TextDocument.self, named: "Plan", in: .shared, contents: TextDocument(text: "from the phone\n"))

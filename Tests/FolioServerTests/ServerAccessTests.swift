@@ -36,7 +36,7 @@ import Testing
         let fixture = try await ServerFixture.start(arguments: ["--max-connections", "1"])
         let token = try await fixture.token(for: "notes")
         let phone = try fixture.library("Phone")
-        let sync = try phone.startSyncing(with: fixture.server.libraryURL("notes"), token: token)
+        let sync = try await phone.startSyncing(with: fixture.server.libraryURL("notes"), token: token)
         try await eventually("the phone to connect") {
             try await fixture.get("/metrics").body.contains("folio_connections_opened_total 1")
         }

@@ -89,7 +89,7 @@ import Testing
         #expect(await note.model.text == expected, "seed \(seed)")
         do {
             try await eventually(within: .seconds(60), "seed \(seed): the laptop to converge") {
-                guard try laptop.info(of: note.id) != nil else { return false }
+                guard try await laptop.info(of: note.id) != nil else { return false }
                 return await (try laptop.open(note.id, as: TextDocument.self)).model.text == expected
             }
         } catch {
@@ -145,7 +145,7 @@ import Testing
                 [laptopDirectory.path, url.absoluteString, token], executable: try LiveSyncTests.example())
         }
         let phone = try fixture.library("Phone")
-        let sync = try phone.startSyncing(with: url, token: token)
+        let sync = try await phone.startSyncing(with: url, token: token)
         var laptop = try startLaptop()
         let first = try await phone.create(
             TextDocument.self, named: "First", in: .shared, contents: TextDocument(text: "one\n"))

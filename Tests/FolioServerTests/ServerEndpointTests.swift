@@ -47,8 +47,8 @@ import Testing
         let directory = try TemporaryDirectory()
         let library = try DocumentLibrary(at: try directory.subdirectory("phone"), deviceName: "Phone")
         let url = URL(string: "ws://192.0.2.1:8080/v1/libraries/notes")!
-        #expect(throws: SyncError.self) { try library.startSyncing(with: url, token: "tok_secret") }
-        let sync = try library.startSyncing(with: url, token: "tok_secret", allowsCleartext: true)
+        await #expect(throws: SyncError.self) { try await library.startSyncing(with: url, token: "tok_secret") }
+        let sync = try await library.startSyncing(with: url, token: "tok_secret", allowsCleartext: true)
         await sync.stop()
     }
 }

@@ -283,7 +283,7 @@ final class Bench: Sendable {
                         observed.append(try await device.create(TextDocument.self, named: "doc \(number)", in: .shared))
                     }
                 }
-                writers.append(
+                await writers.append(
                     Writer(
                         index: index, library: device,
                         sync: try device.startSyncing(with: url(library), token: tokens[library]),
@@ -510,9 +510,9 @@ final class Bench: Sendable {
         let changes = (try? library.store.vector(of: document))?.entries.reduce(0) { $0 + $1.seq } ?? 0
         return [
             ("probe: document 0 on device 1, heads / changes", "\(heads) / \(changes)"),
-            ("probe: library.info(of:) ms", time { _ = try library.info(of: document) }),
-            ("probe: library.hasCompetingVersions(_:) ms", time { _ = try library.hasCompetingVersions(document) }),
-            ("probe: library.updateFile(of:) ms", time { try library.updateFile(of: document) }),
+            ("probe: library.info(of:) ms", time { _ = try library.catalogInfo(of: document) }),
+            ("probe: library.hasCompetingVersions(_:) ms", time { _ = try library.contentHeads(of: document) }),
+            ("probe: library.updateFile(of:) ms", time { try library.followFile(of: document) }),
             ("probe: store.vector(of:) ms", time { _ = try library.store.vector(of: document) }),
         ]
     }
