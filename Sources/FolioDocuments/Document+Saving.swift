@@ -255,7 +255,7 @@ extension Document {
     func takeCheckpointIfNeeded(force: Bool) throws(DocumentError) {
         guard changesSinceCheckpoint > 0, force || changesSinceCheckpoint >= Self.checkpointInterval else { return }
         do {
-            try library.store.saveCheckpoint(
+            try library.store.checkpoints.save(
                 of: id, at: head.vector, contents: modelWithoutGroup().contents().encoded())
         } catch {
             throw .store(error, "saving a checkpoint of \(info.displayName)")

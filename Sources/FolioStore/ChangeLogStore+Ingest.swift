@@ -25,7 +25,7 @@ public struct IngestResult: Hashable, Sendable {
     /// they wait, as early changes do, until a head that covers them arrives, and count against the same bound.
     public var unvouched: [ChangeID] = []
     /// Unvouched changes, of any document, that had waited ``StoreLimits/unvouchedAge`` or longer when this call
-    /// began: dropped (see ``ChangeLogStore/dropExpiredUnvouched(now:)``). A peer sends them again, with a head.
+    /// began: dropped (see ``UnvouchedChanges/dropExpired(now:)``). A peer sends them again, with a head.
     public var expired = 0
     /// Unvouched changes, of any document, that arrived before this call and were dropped, oldest first, to make
     /// room within ``StoreLimits/unvouchedBytes`` for unvouched changes of this call. A peer sends them again.

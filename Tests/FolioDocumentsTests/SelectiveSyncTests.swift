@@ -60,7 +60,7 @@ import Testing
         let written = try FileManager.default.contentsOfDirectory(
             atPath: devices.folder.url.appendingPathComponent("sync/\(devices.iPad.device.id)").path)
         #expect(written == [try devices.mac.documents()[0].id.description], "only the shared one is in the folder")
-        #expect(try devices.iPad.store.unpublishedDocuments() == [diary.id])
+        #expect(try devices.iPad.store.unpublished.documents() == [diary.id])
     }
 
     /// Moved to `shared`, a local document arrives with every change made while it was local.
@@ -74,7 +74,7 @@ import Testing
         #expect(try devices.names(on: devices.mac).isEmpty)
 
         try devices.iPad.move(diary.id, to: .shared)
-        #expect(try devices.iPad.store.unpublishedDocuments().isEmpty)
+        #expect(try devices.iPad.store.unpublished.documents().isEmpty)
         try await devices.syncBoth()
         let onMac = try await devices.mac.open(diary.id, as: TextDocument.self)
         #expect(await onMac.model.text == "a\nb\n")
@@ -93,7 +93,7 @@ import Testing
         let onMac = try await devices.mac.open(notes.id, as: TextDocument.self)
 
         try devices.mac.move(notes.id, to: .local)
-        #expect(try devices.mac.store.unpublishedDocuments() == [notes.id])
+        #expect(try devices.mac.store.unpublished.documents() == [notes.id])
         let move = try #require(try devices.mac.store.changes(of: notes.id).last)
         try await onMac.edit(.append("mac\n"))
         try await notes.edit(.insert(at: 0, text: "ipad\n"))
@@ -126,6 +126,6 @@ import Testing
         let sent = try devices.iPad.importFile(at: source, as: TextDocument.self, named: "Sent", into: .shared)
         try await devices.syncBoth()
         #expect(try devices.mac.documents().map(\.id) == [sent.id])
-        #expect(try devices.iPad.store.unpublishedDocuments() == [kept.id])
+        #expect(try devices.iPad.store.unpublished.documents() == [kept.id])
     }
 }
