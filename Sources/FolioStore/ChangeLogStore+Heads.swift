@@ -47,7 +47,7 @@ extension ChangeLogStore {
             return (stored, tips)
         }
         var heads = stored.filter { $0.change.device != localDevice.id && $0.change.device != externalKey.id }
-        heads += tips.keys.sorted().map { id in signedTip(of: document, id: id, hash: tips[id]!) }
+        heads += tips.sorted { $0.key < $1.key }.map { id, hash in signedTip(of: document, id: id, hash: hash) }
         return heads.sorted { ($0.change.device, $0.change.seq) < ($1.change.device, $1.change.seq) }
     }
 

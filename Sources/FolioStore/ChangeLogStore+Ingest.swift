@@ -81,8 +81,8 @@ extension ChangeLogStore {
         return try write("ingesting \(changes.count) changes") { db in
             var result = IngestResult()
             result.expired = try expireUnvouched(now: now, in: db)
-            for document in byDocument.keys.sorted() {
-                let incoming = byDocument[document]!.sorted {
+            for (document, documentChanges) in byDocument.sorted(by: { $0.key < $1.key }) {
+                let incoming = documentChanges.sorted {
                     ($0.change.lamport, $0.change.id) < ($1.change.lamport, $1.change.id)
                 }
                 var ingestion = try Ingestion(store: self, document: document, db: db, trusted: trusted, now: now)
