@@ -273,7 +273,7 @@ struct ServerConnection {
     }
 
     private static func unpublished(in store: ChangeLogStore) throws -> Set<DocumentID> {
-        do { return try store.unpublishedDocuments() } catch {
+        do { return try store.unpublished.documents() } catch {
             throw SyncError(.store, "the store failed while reading the documents kept on this device", cause: error)
         }
     }

@@ -254,7 +254,7 @@ extension Document {
     func takeCheckpointIfNeeded(force: Bool) throws(DocumentError) {
         guard saving.checkpointIsDue(force: force, interval: Self.checkpointInterval) else { return }
         do {
-            try library.store.saveCheckpoint(
+            try library.store.checkpoints.save(
                 of: id, at: head.vector, contents: modelWithoutGroup().contents().encoded())
         } catch {
             throw .store(error, "saving a checkpoint of \(info.displayName)")

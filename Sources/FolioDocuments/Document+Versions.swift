@@ -209,7 +209,7 @@ extension Document {
     func deviceNames() throws(DocumentError) -> [DeviceID: String] {
         do {
             return Dictionary(
-                try library.store.devices().map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
+                try library.store.devices.all().map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
         } catch {
             throw .store(error, "reading device names")
         }

@@ -128,7 +128,7 @@ public actor Document<Model: DocumentModel>: OpenDocument {
         let outcome = try replay.state(at: head)
         let tail: Int
         do {
-            let checkpoint = try library.store.latestCheckpoint(of: info.id, within: head.vector)
+            let checkpoint = try library.store.checkpoints.latest(of: info.id, within: head.vector)
             tail = Int(head.vector.changeCount - (checkpoint?.vector.changeCount ?? 0))
         } catch {
             throw .store(error, "reading checkpoints")

@@ -82,7 +82,7 @@ extension DocumentLibrary {
     /// then on: the move itself and every later change of this device to it are neither announced nor sent, and
     /// the changes of it that peers still make are not taken, until it is moved back to
     /// `DocumentContainer.shared`, which publishes it with its whole history (see
-    /// `ChangeLogStore.unpublishedDocuments()`). The move and the store's record of what is unpublished are one
+    /// `UnpublishedDocuments.documents()`). The move and the store's record of what is unpublished are one
     /// transaction.
     ///
     /// - Throws: ``DocumentError`` `.notFound`, `.store`, `.save`.

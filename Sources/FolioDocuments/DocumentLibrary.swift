@@ -114,7 +114,7 @@ public final class DocumentLibrary: Sendable {
         }
         let storeURL = root.appendingPathComponent(".folio/store.sqlite", isDirectory: false)
         do {
-            let kept = key == nil || deviceName == nil ? try ChangeLogStore.localIdentity(ofStoreAt: storeURL) : nil
+            let kept = key == nil || deviceName == nil ? try DeviceRegistry.localIdentity(ofStoreAt: storeURL) : nil
             let key = key ?? kept?.key ?? DeviceKey()
             let name = deviceName ?? (kept?.key.id == key.id ? kept?.name : nil) ?? ""
             store = try ChangeLogStore(

@@ -51,7 +51,7 @@ extension DocumentReplay {
         var common = heads.first?.vector ?? VersionVector()
         for head in heads.dropFirst() { common = common.intersecting(head.vector) }
         func latestCheckpoint(within vector: VersionVector) throws(DocumentError) -> Checkpoint? {
-            do { return try store.latestCheckpoint(of: document, within: vector) } catch {
+            do { return try store.checkpoints.latest(of: document, within: vector) } catch {
                 throw .store(error, "reading checkpoints")
             }
         }

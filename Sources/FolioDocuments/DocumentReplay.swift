@@ -37,7 +37,7 @@ struct DocumentReplay<Model: DocumentModel> {
         if let state = resetState(at: head, refused: &refused) { return Outcome(model: state, skippedOperations: 0) }
         let checkpoint: Checkpoint?
         do {
-            checkpoint = try store.latestCheckpoint(of: document, within: head.vector)
+            checkpoint = try store.checkpoints.latest(of: document, within: head.vector)
         } catch {
             throw .store(error, "reading checkpoints")
         }

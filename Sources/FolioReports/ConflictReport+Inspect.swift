@@ -14,7 +14,7 @@ extension ConflictReport {
     /// The library is not touched: a copy of it is inspected (its store copied as of one commit by
     /// ``ChangeLogStore/snapshot(ofStoreAt:to:attempts:fileSystem:)``, its `Documents/` and `Shared/` as they are), in
     /// a temporary directory removed afterwards. The copy is opened as the device its store was created for
-    /// (``ChangeLogStore/firstDevice(ofStoreAt:)``), with the `askUser` policy and manual autosave, so the report
+    /// (``DeviceRegistry/firstDevice(ofStoreAt:)``), with the `askUser` policy and manual autosave, so the report
     /// shows what the app would find at its next opening: an interrupted save cleaned up, a file changed on disk by
     /// another program recorded, open conflicts left open.
     ///
@@ -36,8 +36,8 @@ extension ConflictReport {
         let owner: Device?
         let ownerKey: DeviceKey?
         do {
-            owner = try ChangeLogStore.firstDevice(ofStoreAt: copy.store)
-            ownerKey = try ChangeLogStore.localIdentity(ofStoreAt: copy.store)?.key
+            owner = try DeviceRegistry.firstDevice(ofStoreAt: copy.store)
+            ownerKey = try DeviceRegistry.localIdentity(ofStoreAt: copy.store)?.key
         } catch let error as StoreError {
             // The error names the copy's store; the user knows the library's.
             let message = error.message.replacingOccurrences(of: copy.store.path, with: storeURL.path)

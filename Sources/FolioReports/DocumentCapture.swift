@@ -75,7 +75,7 @@ public struct DocumentCapture: Hashable, Sendable {
                 state: ReportLines.flags(snapshot.state),
                 vector: try store.vector(of: document.id), heads: try store.heads(of: document.id).map(\.hash),
                 contents: ReportLines.contents(of: snapshot.model), conflicts: conflicts,
-                changes: try store.changes(of: document.id), knownDevices: try store.devices())
+                changes: try store.changes(of: document.id), knownDevices: try store.devices.all())
         } catch {
             throw DocumentError(
                 .store, "the change log failed while reading the log of \(snapshot.info.displayName)", cause: error)
@@ -109,7 +109,7 @@ public struct DocumentCapture: Hashable, Sendable {
                 type: info.typeIdentifier, state: ["unopened"], vector: try store.vector(of: document),
                 heads: try store.heads(of: document).map(\.hash),
                 contents: [], conflicts: [],
-                changes: try store.changes(of: document), knownDevices: try store.devices())
+                changes: try store.changes(of: document), knownDevices: try store.devices.all())
         } catch {
             throw DocumentError(
                 .store, "the change log failed while reading the log of \(info.displayName)", cause: error)

@@ -76,12 +76,12 @@ public final class SQLiteServerLog: ServerLog {
     public init(at url: URL, durability: Durability = .normal) throws {
         self.url = url
         do {
-            let key = try ChangeLogStore.localIdentity(ofStoreAt: url)?.key ?? DeviceKey()
+            let key = try DeviceRegistry.localIdentity(ofStoreAt: url)?.key ?? DeviceKey()
             store = try ChangeLogStore(
                 at: url, key: key, deviceName: "server", durability: durability, access: .exclusive)
             // Changes nobody vouched for are kept a bounded time (`StoreLimits.unvouchedAge`); every ingest drops
             // the expired ones too.
-            try store.dropExpiredUnvouched()
+            try store.unvouched.dropExpired()
         } catch {
             throw ServerError(.storage, "cannot open the library log \(url.path)", cause: error)
         }
@@ -99,7 +99,7 @@ public final class SQLiteServerLog: ServerLog {
             heads[entry.document] = entry.heads
         }
         return ServerLogSummary(
-            vectors: vectors, heads: heads, devices: try store.devices().filter { !$0.name.isEmpty })
+            vectors: vectors, heads: heads, devices: try store.devices.all().filter { !$0.name.isEmpty })
     }
 
     /// See ``ServerLog/changes(of:since:)``.
@@ -124,7 +124,7 @@ public final class SQLiteServerLog: ServerLog {
     /// See ``ServerLog/name(_:)``.
     public func name(_ device: Device) throws {
         guard device.id != self.device.id else { return }
-        try store.registerDevice(device)
+        try store.devices.register(device)
     }
 
     /// See ``ServerLog/byteSize()``: the database file and its write-ahead log.

@@ -116,7 +116,7 @@ extension ScenarioRun {
     func contentDifference(among devices: [SimulatedDevice]) async throws(SimulationError) -> String? {
         var unpublished: [String: Set<DocumentID>] = [:]
         for device in devices {
-            do { unpublished[device.name] = try device.runningLibrary().store.unpublishedDocuments() } catch {
+            do { unpublished[device.name] = try device.runningLibrary().store.unpublished.documents() } catch {
                 throw .store(error)
             }
         }

@@ -154,7 +154,7 @@ extension ScenarioRun {
         for device in devices {
             let store = try device.runningLibrary().store
             do {
-                held.append((device.name, try Self.vectors(in: store), try store.unpublishedDocuments()))
+                held.append((device.name, try Self.vectors(in: store), try store.unpublished.documents()))
             } catch {
                 throw .store(error)
             }

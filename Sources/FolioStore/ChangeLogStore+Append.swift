@@ -51,9 +51,9 @@ extension ChangeLogStore {
     ///   - localState: the entries of this device's local state to write for the new changes, in the same
     ///     transaction; `nil` writes none.
     ///   - unpublished: whether the document is kept to this device from now on (`true`), published with its whole
-    ///     history (`false`), or left as it is (`nil`, the default; see ``unpublishedDocuments()``), in the same
-    ///     transaction: a document moved to the local container is unpublished with its move, so no sync can send
-    ///     the move.
+    ///     history (`false`), or left as it is (`nil`, the default; see ``UnpublishedDocuments/documents()``), in
+    ///     the same transaction: a document moved to the local container is unpublished with its move, so no sync can
+    ///     send the move.
     /// - Returns: the changes as stored, in order.
     /// - Complexity: O(changes × devices).
     /// - Throws: ``StoreError`` when the database fails (nothing is appended then), or `invalidChange` when a
@@ -64,7 +64,7 @@ extension ChangeLogStore {
         localState: (([Change]) -> [LocalStateKey: Data])? = nil, unpublished: Bool? = nil
     ) throws -> [Change] {
         let device = author?.id ?? localDevice.id
-        if let author, author.id != localDevice.id { try registerDevice(author) }
+        if let author, author.id != localDevice.id { try devices.register(author) }
         let appended = try write("appending \(kinds.count) changes to document \(document)") { db in
             let documentRow = try insertingRowID(of: document, in: db)
             let deviceRow = try insertingRowID(of: device, in: db)
@@ -117,7 +117,7 @@ extension ChangeLogStore {
             }
             try save(&frontier, of: document, in: db)
             if let localState { try LocalStateStore.write(localState(appended), documentRow: documentRow, in: db) }
-            if let unpublished { try Self.writeUnpublished(unpublished, documentRow: documentRow, in: db) }
+            if let unpublished { try UnpublishedDocuments.write(unpublished, documentRow: documentRow, in: db) }
             return appended
         }
         appendObservers.notify(document)

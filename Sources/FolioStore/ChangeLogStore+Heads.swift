@@ -47,7 +47,7 @@ extension ChangeLogStore {
             return (stored, tips)
         }
         var heads = stored.filter { $0.change.device != localDevice.id && $0.change.device != externalKey.id }
-        heads += tips.keys.sorted().map { id in signedTip(of: document, id: id, hash: tips[id]!) }
+        heads += tips.sorted { $0.key < $1.key }.map { id, hash in signedTip(of: document, id: id, hash: hash) }
         return heads.sorted { ($0.change.device, $0.change.seq) < ($1.change.device, $1.change.seq) }
     }
 
@@ -91,56 +91,5 @@ extension ChangeLogStore {
             sql: "INSERT OR IGNORE INTO device_head (document, device, seq, head) VALUES (?, ?, ?, ?)"
         )
         .execute(arguments: [documentRow, deviceRow, seq, Data(head.encoded())])
-    }
-
-    /// Registers the local device with its name, and keeps its key in the store (once).
-    func registerLocalDevice() throws(StoreError) {
-        try recordDevices([localDevice])
-        let deviceID = localDevice.id
-        let kept = try read("reading the local device's key") { db -> Bool in
-            guard let row = try rowID(of: deviceID, in: db) else { return false }
-            return try Bool.fetchOne(
-                db.cachedStatement(sql: "SELECT 1 FROM device_key WHERE device = ?"), arguments: [row]) ?? false
-        }
-        guard !kept else { return }
-        try write("keeping the local device's key") { db in
-            let row = try insertingRowID(of: deviceID, in: db)
-            try db.cachedStatement(sql: "INSERT OR IGNORE INTO device_key (device, secret) VALUES (?, ?)")
-                .execute(arguments: [row, key.rawRepresentation])
-        }
-    }
-
-    /// The key and name of the first device the store at `url` was opened as with a key: the device a library
-    /// is when the app passes none, and the one tools that read someone's store (`folio inspect`) open it as, rather
-    /// than as a new one.
-    ///
-    /// The file is only read (through a read-only connection), after the checks ``firstDevice(ofStoreAt:)`` makes.
-    ///
-    /// - Returns: the key and the device's name, or `nil` when the file is absent or empty, or keeps no key (a store
-    ///   written before devices had keys, not opened since).
-    /// - Throws: ``StoreError`` `notAStore`, `corrupt`, `database`.
-    public static func localIdentity(ofStoreAt url: URL) throws -> (key: DeviceKey, name: String)? {
-        guard try recordedFirstDevice(ofStoreAt: url) != nil else { return nil }
-        do {
-            var configuration = Configuration()
-            configuration.readonly = true
-            let queue = try DatabaseQueue(path: url.path, configuration: configuration)
-            defer { try? queue.close() }
-            return try queue.read { db -> (key: DeviceKey, name: String)? in
-                let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
-                guard tables.contains("device_key"),
-                    let row = try Row.fetchOne(
-                        db,
-                        sql: """
-                            SELECT d.uuid, d.name, k.secret FROM device_key k JOIN device d ON d.id = k.device ORDER BY k.id LIMIT 1
-                            """),
-                    let secret = row[2] as Data?, let key = try? DeviceKey(rawRepresentation: secret),
-                    key.id == DeviceID(try ColumnDecoder.uuid(row[0]))
-                else { return nil }
-                return (key, row[1] as String? ?? "")
-            }
-        } catch {
-            throw StoreError.translating(error, while: "reading the local device's key in \(url.path)")
-        }
     }
 }

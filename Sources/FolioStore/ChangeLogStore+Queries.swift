@@ -72,7 +72,10 @@ extension ChangeLogStore {
             let frontier = try self.frontier(of: documentRow, in: db)
             return try frontier.heads.map { head in
                 // A head kept decoded, with its tip or among recent changes, needs no read at all.
-                let tip = frontier.tips[head.device]!
+                guard let tip = frontier.tips[head.device] else {
+                    throw StoreError(
+                        .corrupt, "document \(document) has a head of device \(head.device) without its tip")
+                }
                 if let change = tip.change { return change }
                 if let cached = decodedChanges.withLock({ $0.value(tip.hash) }), cached.document == document {
                     return cached
@@ -102,7 +105,9 @@ extension ChangeLogStore {
                     SELECT hash, length(body), body FROM change WHERE document = ? AND device = ? AND seq > ? ORDER BY seq
                     """)
             for (device, seqs) in frontier.vector.changesMissing(from: vector) {
-                let deviceRow = frontier.tips[device]!.deviceRow
+                guard let deviceRow = frontier.tips[device]?.deviceRow else {
+                    throw StoreError(.corrupt, "document \(document) has changes of device \(device) without its tip")
+                }
                 var rows = try RawRows(statement, arguments: [documentRow, deviceRow, Int64(seqs.lowerBound - 1)])
                 while let row = try rows.next() {
                     // Small bodies decode faster than a lookup; large ones may be kept decoded.

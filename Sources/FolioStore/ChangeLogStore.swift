@@ -24,7 +24,7 @@ public final class ChangeLogStore: Sendable {
     public let localDevice: Device
     /// The local device's signing key: it signs the heads that vouch for the local device's changes (see
     /// ``signedHeads(of:since:signingOwn:)``), and the store keeps it in its file (see
-    /// ``localIdentity(ofStoreAt:)``).
+    /// ``DeviceRegistry/localIdentity(ofStoreAt:)``).
     public let key: DeviceKey
     /// The key of the local device's second identity, for changes it records on behalf of other programs
     /// (``DeviceKey/externalKey``, derived from ``key``): as for the local device, the store signs its heads and
@@ -184,7 +184,7 @@ public final class ChangeLogStore: Sendable {
         } catch {
             throw StoreError.translating(error, while: "opening \(location)")
         }
-        try registerLocalDevice()
+        try devices.registerLocalDevice()
     }
 
     /// SQLite's process-wide settings, made once before the process's first store opens: memory statistics off,
@@ -321,6 +321,20 @@ public final class ChangeLogStore: Sendable {
             try database.close()
         } catch {
             throw StoreError.translating(error, while: "closing \(url.path)")
+        }
+    }
+
+    /// The size of the store's database in bytes (its page count times its page size, as SQLite reports them; no
+    /// file is read), for a quota per store: what the file holds once the write-ahead log is folded into it,
+    /// including free pages kept for reuse (a store does not shrink its file); the write-ahead log itself is not
+    /// counted. Cheap: two pragmas.
+    ///
+    /// - Throws: ``StoreError`` with code `database`.
+    public func byteSize() throws -> Int {
+        try read("reading the size of the store") { db in
+            let pages = try Int.fetchOne(db.cachedStatement(sql: "PRAGMA page_count")) ?? 0
+            let pageSize = try Int.fetchOne(db.cachedStatement(sql: "PRAGMA page_size")) ?? 0
+            return pages * pageSize
         }
     }
 }

@@ -41,7 +41,7 @@ extension Ingestion {
         }
         for (bit, device) in walk.devices.enumerated() {
             var seen: Set<UInt64> = []
-            let ordered = candidates[device]!.sorted { ($0.change.seq, $0.hash) > ($1.change.seq, $1.hash) }
+            let ordered = candidates[device, default: []].sorted { ($0.change.seq, $0.hash) > ($1.change.seq, $1.hash) }
                 .filter { seen.insert($0.change.seq).inserted }
             // A signed head of a change in the log: only a device that signed two changes under one identity (a
             // clone of it, with its key) makes one that differs from the log.
@@ -53,7 +53,8 @@ extension Ingestion {
                     "device \(device) signed change \(logged.change.seq) with hash \(logged.hash.shortHex), but the log has \(stored.shortHex) under that identity: the device's key is used by two devices (a cloned or restored device); nothing was overwritten"
                 )
             }
-            for head in ordered.filter({ $0.change.seq > frontier.vector[device] }).prefix(1 + counts[device]! / 8) {
+            let checked = 1 + counts[device, default: 0] / 8
+            for head in ordered.filter({ $0.change.seq > frontier.vector[device] }).prefix(checked) {
                 guard head.isAuthentic else {
                     let reason =
                         head.publicKey.deviceID == device

@@ -3,18 +3,14 @@ import Foundation
 import GRDB
 
 /// This device's own values per document, by key (where its file was written, its undo stack…): bookkeeping that
-/// is not part of the log and is never synced, kept in the file of a ``ChangeLogStore`` beside the log.
+/// is not part of the log and is never synced, kept in the file of a ``ChangeLogStore`` beside the log (see
+/// ``ChangeLogStore/localState``).
 ///
 /// Every call is one transaction of the store. Values that must stay in step with the changes they name are
 /// written with the changes instead, in their transaction (the `localState` of
 /// ``ChangeLogStore/append(_:to:on:author:localState:unpublished:)``).
 public struct LocalStateStore: Sendable {
     let store: ChangeLogStore
-
-    /// The values kept in `store`'s file.
-    public init(in store: ChangeLogStore) {
-        self.store = store
-    }
 
     /// This device's value for `key` of `document`, if set.
     ///
@@ -56,8 +52,8 @@ public struct LocalStateStore: Sendable {
     public func set(_ values: [LocalStateKey: Data?], of document: DocumentID) throws {
         try store.write("saving local state of document \(document)") { db in
             let documentRow = try store.insertingRowID(of: document, in: db)
-            for key in values.keys.sorted() {
-                if let value = values[key]! {
+            for (key, value) in values.sorted(by: { $0.key < $1.key }) {
+                if let value {
                     try Self.write([key: value], documentRow: documentRow, in: db)
                 } else {
                     try db.cachedStatement(sql: "DELETE FROM local_state WHERE document = ? AND key = ?")
@@ -75,8 +71,8 @@ public struct LocalStateStore: Sendable {
                 INSERT INTO local_state (document, key, value) VALUES (?, ?, ?)
                 ON CONFLICT (document, key) DO UPDATE SET value = excluded.value
                 """)
-        for key in values.keys.sorted() {
-            try statement.execute(arguments: [documentRow, key.name, StorageCompression.packValue(values[key]!)])
+        for (key, value) in values.sorted(by: { $0.key < $1.key }) {
+            try statement.execute(arguments: [documentRow, key.name, StorageCompression.packValue(value)])
         }
     }
 }

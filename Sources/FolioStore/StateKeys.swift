@@ -16,7 +16,7 @@ public struct LocalStateKey: Hashable, Comparable, Sendable, CustomStringConvert
     public static func < (lhs: LocalStateKey, rhs: LocalStateKey) -> Bool { lhs.name < rhs.name }
 }
 
-/// Whom a sync cursor (``ChangeLogStore/syncCursor(_:document:)``) is kept for: a peer, or a place a transport reads
+/// Whom a sync cursor (``SyncCursors/vector(_:of:)``) is kept for: a peer, or a place a transport reads
 /// and writes (a shared folder and a writer in it).
 public struct SyncCursorKey: Hashable, Sendable, CustomStringConvertible {
     /// The name stored in the file.

@@ -21,7 +21,7 @@ public struct StoreLimits: Hashable, Sendable {
     /// sending. Far below what a library holds, and the most junk a peer can park in one store.
     public var unvouchedBytes: Int
     /// An unvouched change that has waited this long (by the store's clock, from its arrival) is dropped: at the
-    /// start of the next ingest (``IngestResult/expired``), or by ``ChangeLogStore/dropExpiredUnvouched(now:)``.
+    /// start of the next ingest (``IngestResult/expired``), or by ``UnvouchedChanges/dropExpired(now:)``.
     /// Changes vouched for wait as long as their dependencies take.
     ///
     /// 24 hours by default: an honest change waits for a head a message or so; a day covers a sync interrupted

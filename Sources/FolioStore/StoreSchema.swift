@@ -181,7 +181,7 @@ enum StoreSchema {
     }
 
     /// Creates the table of the documents this device keeps to itself (see
-    /// ``ChangeLogStore/unpublishedDocuments()``) and fills it with the documents whose container, as their lifecycle
+    /// ``UnpublishedDocuments/documents()``) and fills it with the documents whose container, as their lifecycle
     /// sets it, is `local`: a store written before the table existed published every document, and from now on a
     /// document in `local` stays on the device.
     private static func migrateUnpublishedDocuments(_ db: Database) throws {

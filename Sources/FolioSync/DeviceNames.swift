@@ -11,7 +11,7 @@ struct DeviceNames: Sendable {
 
     init(_ store: ChangeLogStore) throws(SyncError) {
         do {
-            announced = try store.devices().filter { !$0.name.isEmpty }
+            announced = try store.devices.all().filter { !$0.name.isEmpty }
         } catch {
             throw .store(error, while: "listing the store's devices")
         }
@@ -30,7 +30,7 @@ struct DeviceNames: Sendable {
         }
         guard !new.isEmpty else { return }
         do {
-            try store.registerDevices(new)
+            try store.devices.register(new)
         } catch {
             throw .store(
                 error, while: "recording the names of devices \(new.map { "\($0.id)" }.joined(separator: ", "))")

@@ -33,7 +33,7 @@ import Foundation
 ///
 /// Cursors are kept per folder (by the folder's identity), so a store can sync with several folders.
 ///
-/// The store's unpublished documents (`ChangeLogStore.unpublishedDocuments()`, read once per call) take no part:
+/// The store's unpublished documents (`UnpublishedDocuments.documents()`, read once per call) take no part:
 /// nothing of them is written to the folder, and the other devices' files of them are not read (their cursors stay,
 /// so that they are read once the document is published again).
 public struct FolderTransport: SyncTransport {
@@ -114,7 +114,7 @@ public struct FolderTransport: SyncTransport {
     /// The documents `store` keeps to itself.
     private func unpublishedDocuments(of store: ChangeLogStore) throws(SyncError) -> Set<DocumentID> {
         do {
-            return try store.unpublishedDocuments()
+            return try store.unpublished.documents()
         } catch {
             throw .store(error, while: "reading the documents kept off the folder")
         }
@@ -216,8 +216,8 @@ public struct FolderTransport: SyncTransport {
             if consecutive, file.first - 1 <= cursor.changeCount {
                 cursor.merge(batch.vector)
                 do {
-                    try store.setSyncCursor(cursor, cursorKey(writer, folder: folder), document: document)
-                    try store.setSyncCursor(contents, contentsKey(folder: folder), document: document)
+                    try store.syncCursors.set(cursor, cursorKey(writer, folder: folder), of: document)
+                    try store.syncCursors.set(contents, contentsKey(folder: folder), of: document)
                 } catch {
                     throw .store(error, while: "recording the progress through \(location)")
                 }
@@ -263,7 +263,7 @@ public struct FolderTransport: SyncTransport {
         -> VersionVector
     {
         do {
-            return try store.syncCursor(contentsKey(folder: folder), document: document)
+            return try store.syncCursors.vector(contentsKey(folder: folder), of: document)
         } catch {
             throw .store(error, while: "reading what was read of document \(document) in the folder")
         }
@@ -338,7 +338,7 @@ public struct FolderTransport: SyncTransport {
                 }
                 exported = next
                 do {
-                    try store.setSyncCursor(exported, cursorKey(own.id, folder: folder), document: document)
+                    try store.syncCursors.set(exported, cursorKey(own.id, folder: folder), of: document)
                 } catch {
                     throw .store(error, while: "recording what was written to \(directory)")
                 }
@@ -470,7 +470,7 @@ public struct FolderTransport: SyncTransport {
         throws(SyncError) -> VersionVector
     {
         do {
-            return try store.syncCursor(cursorKey(writer, folder: folder), document: document)
+            return try store.syncCursors.vector(cursorKey(writer, folder: folder), of: document)
         } catch {
             throw .store(error, while: "reading the folder cursor of device \(writer)")
         }

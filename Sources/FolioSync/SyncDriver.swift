@@ -19,7 +19,7 @@ public struct SyncDriver: Sendable {
 
     /// Prepares a session for `store`, summarising its documents' vectors.
     ///
-    /// The store's unpublished documents (`ChangeLogStore.unpublishedDocuments()`, read once here) take no part in
+    /// The store's unpublished documents (`UnpublishedDocuments.documents()`, read once here) take no part in
     /// the session: they are not announced, a request for one is answered with nothing, and the peer's changes of
     /// one are neither requested nor ingested (see ``SyncSession/unpublished``).
     ///
@@ -38,7 +38,7 @@ public struct SyncDriver: Sendable {
         var heads: [DocumentID: [ChangeHash]] = [:]
         let unpublished: Set<DocumentID>
         do {
-            unpublished = try store.unpublishedDocuments()
+            unpublished = try store.unpublished.documents()
             for summary in try store.summaries() where !unpublished.contains(summary.document) {
                 vectors[summary.document] = summary.vector
                 heads[summary.document] = summary.heads

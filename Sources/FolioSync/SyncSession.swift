@@ -108,7 +108,7 @@ public struct SyncSession: Hashable, Sendable {
     ///     logs.
     ///   - devices: devices this side knows by name, passed on to the peer.
     ///   - limits: how large a `changes` message may grow.
-    ///   - unpublished: documents this side keeps to itself (`ChangeLogStore.unpublishedDocuments()`): left out of
+    ///   - unpublished: documents this side keeps to itself (`UnpublishedDocuments.documents()`): left out of
     ///     `vectors` and `heads`, never sent, requested nor ingested.
     public init(
         device: Device, id: UInt64, role: Role, vectors: [DocumentID: VersionVector],

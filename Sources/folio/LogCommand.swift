@@ -57,7 +57,7 @@ struct StoreCopy {
         do {
             try ChangeLogStore.snapshot(ofStoreAt: URL(fileURLWithPath: path), to: copy, fileSystem: fileSystem)
             let owner =
-                try ChangeLogStore.localIdentity(ofStoreAt: copy) ?? (deviceKey(named: "folio-cli"), "folio-cli")
+                try DeviceRegistry.localIdentity(ofStoreAt: copy) ?? (deviceKey(named: "folio-cli"), "folio-cli")
             store = try ChangeLogStore(
                 at: copy, key: owner.key, deviceName: owner.name, durability: .off, fileSystem: fileSystem)
         } catch {

@@ -15,7 +15,7 @@ struct LogShowCommand: AsyncParsableCommand {
         let copy = try file.openCopy()
         defer { copy.remove() }
         let log = copy.store
-        let names = Dictionary(try log.devices().map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
+        let names = Dictionary(try log.devices.all().map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
         for document in try log.documents() {
             // Device names come from the store (and from peers before it): escaped, as everything printed from it.
             printEscaped("document \(document)")

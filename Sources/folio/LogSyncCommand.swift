@@ -52,7 +52,8 @@ struct LogSyncCommand: AsyncParsableCommand {
                 throw CommandFailure.checkFailed("sync through \(folder) failed: \(error)")
             }
         }
-        let names = Dictionary(try store.devices().map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
+        let names = Dictionary(
+            try store.devices.all().map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
         let vector = describe(try store.vector(of: documentID), names: names)
         printEscaped(
             "\(log.device): \(rounds) round\(rounds == 1 ? "" : "s"), sent \(sent), received \(received), vector \(vector)"

@@ -54,7 +54,7 @@ import Testing
 
         // Two agents type at once past a checkpoint: opening reads what follows it.
         let base = try #require(try library.store.heads(of: id).first)
-        try library.store.saveCheckpoint(
+        try library.store.checkpoints.save(
             of: id, at: base.vector, contents: TextDocument(text: trace.endContent).contents().encoded())
         try library.store.append(
             [.edit(Edit(operations: TextDocument.Operation.encodeGroup([.insert(at: 0, text: "A: ")])))], to: id,
@@ -302,10 +302,10 @@ extension PagesCharacterMergeTests {
         try await created.close()
         let fork = try Self.edit(
             .insert(at: 0, text: "!"), on: try #require(try library.store.heads(of: id).first), in: library, id)
-        try library.store.saveCheckpoint(
+        try library.store.checkpoints.save(
             of: id, at: fork.vector, contents: TextDocument(text: "MARK\n").contents().encoded())
         let mine = try Self.edit(.insert(at: 0, text: "a"), on: fork, in: library, id)
-        try library.store.saveCheckpoint(
+        try library.store.checkpoints.save(
             of: id, at: mine.vector, contents: TextDocument(text: "a!trunk\n").contents().encoded())
         let theirs = try Self.edit(.insert(at: 0, text: "b"), on: fork, in: library, id, by: Device.named("phone"))
         return (library, id, mine, theirs)

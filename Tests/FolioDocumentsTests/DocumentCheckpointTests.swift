@@ -18,17 +18,17 @@ import Testing
         let document = try await library.create(TextDocument.self, named: "Notes")
         // The creation is the first change since no checkpoint; 998 edits make 999.
         for index in 0..<998 { try await document.edit(.append(String(index % 10))) }
-        #expect(try library.store.latestCheckpoint(of: document.id) == nil)
+        #expect(try library.store.checkpoints.latest(of: document.id) == nil)
 
         try await document.edit(.append("!"))
-        let checkpoint = try #require(try library.store.latestCheckpoint(of: document.id))
+        let checkpoint = try #require(try library.store.checkpoints.latest(of: document.id))
         #expect(checkpoint.vector.changeCount == 1_000)
         #expect(checkpoint.vector == (await document.currentHead.vector))
         #expect(try DocumentContents(decoding: checkpoint.contents) == (await document.model.contents()))
 
         // The next thousand start counting from there.
         try await document.edit(.append("?"))
-        #expect(try library.store.latestCheckpoint(of: document.id)?.vector.changeCount == 1_000)
+        #expect(try library.store.checkpoints.latest(of: document.id)?.vector.changeCount == 1_000)
 
         let expected = await document.model
         let reopened = try await fixture.library().open(document.id, as: TextDocument.self)
@@ -45,7 +45,7 @@ import Testing
         try await document.edit(.set(record: "r1", field: "name", value: "Anne"))
         try await document.close()
 
-        let checkpoint = try #require(try library.store.latestCheckpoint(of: document.id))
+        let checkpoint = try #require(try library.store.checkpoints.latest(of: document.id))
         #expect(checkpoint.vector == (try library.store.vector(of: document.id)), "the open group was committed first")
         let stored = try RecordsDocument(contents: try DocumentContents(decoding: checkpoint.contents))
         #expect(stored == (await document.model))
@@ -55,7 +55,7 @@ import Testing
         fixture.clock.advance(byMilliseconds: 10_000)
         try await document.close()
         try await library.open(document.id, as: RecordsDocument.self).close()
-        #expect(try library.store.latestCheckpoint(of: document.id)?.createdAt == checkpoint.createdAt)
+        #expect(try library.store.checkpoints.latest(of: document.id)?.createdAt == checkpoint.createdAt)
     }
 
     @Test func openRebuildsFromTheLatestCheckpointPlusTheTail() async throws {
@@ -65,7 +65,7 @@ import Testing
         try await document.close()
         // A checkpoint whose contents differ from the replay of the log shows which one open used.
         let vector = try library.store.vector(of: document.id)
-        try library.store.saveCheckpoint(
+        try library.store.checkpoints.save(
             of: document.id, at: vector, contents: DocumentContents.data(Data("CHECKPOINT".utf8)).encoded())
         try library.store.append(
             .edit(Edit(operations: TextDocument.Operation.encodeGroup([.append(" + tail")]))), to: document.id)
@@ -84,7 +84,7 @@ import Testing
         try await second.undo()
         try await second.redo()
         // The process ends without closing: no checkpoint covers the tail.
-        #expect(try library.store.latestCheckpoint(of: document.id)?.vector.changeCount == 2)
+        #expect(try library.store.checkpoints.latest(of: document.id)?.vector.changeCount == 2)
 
         let reopened = try await fixture.library().open(document.id, as: TextDocument.self)
         #expect(await reopened.model.text == "before the checkpoint, after it")
@@ -98,7 +98,7 @@ import Testing
         try await document.edit(.setText("text"))
         try await document.edit(.putImage(name: "a.png", bytes: Data(repeating: 9, count: 256)))
         try await document.close()
-        #expect(try library.store.latestCheckpoint(of: document.id) != nil)
+        #expect(try library.store.checkpoints.latest(of: document.id) != nil)
         let reopened = try await fixture.library().open(document.id, as: PagesDocument.self)
         #expect(await reopened.model == (await document.model))
     }

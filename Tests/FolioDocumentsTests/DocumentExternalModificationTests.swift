@@ -78,7 +78,7 @@ import Testing
         #expect(baseline.id.device != library.device.id)
         #expect(Set(try library.store.heads(of: document.id).map(\.hash)) == [baseline.hash, stored.hash])
         try library.store.checkInvariants()
-        #expect(try library.store.devices().contains { $0.name == "\(library.device.name) (another program)" })
+        #expect(try library.store.devices.all().contains { $0.name == "\(library.device.name) (another program)" })
     }
 
     @Test func aSameSizeChangeIsNoticedByItsModificationTime() async throws {

@@ -16,7 +16,7 @@ import Testing
 
         let again = try DocumentLibrary(at: root, backgroundWork: false)
         #expect(again.device == device, "the same key, and the name kept with it")
-        let others = try again.store.devices().filter { $0.id != device.id && $0.id != again.externalDevice.id }
+        let others = try again.store.devices.all().filter { $0.id != device.id && $0.id != again.externalDevice.id }
         #expect(others.isEmpty, "no second device registered: \(others)")
         try again.store.close()
 
@@ -26,7 +26,7 @@ import Testing
         #expect(renamed.device.id == other.id)
         try renamed.store.close()
         #expect(
-            try ChangeLogStore.localIdentity(ofStoreAt: root.appendingPathComponent(".folio/store.sqlite"))?.key.id
+            try DeviceRegistry.localIdentity(ofStoreAt: root.appendingPathComponent(".folio/store.sqlite"))?.key.id
                 == device.id)
     }
 }

@@ -61,7 +61,7 @@ import Testing
             atPath: devices.folder.url.appendingPathComponent("sync/\(devices.iPad.device.id)").path)
         await #expect(
             written == [try await devices.mac.documents()[0].id.description], "only the shared one is in the folder")
-        #expect(try devices.iPad.store.unpublishedDocuments() == [diary.id])
+        #expect(try devices.iPad.store.unpublished.documents() == [diary.id])
     }
 
     /// Moved to `shared`, a local document arrives with every change made while it was local.
@@ -75,7 +75,7 @@ import Testing
         await #expect(try devices.names(on: devices.mac).isEmpty)
 
         try await devices.iPad.move(diary.id, to: .shared)
-        #expect(try devices.iPad.store.unpublishedDocuments().isEmpty)
+        #expect(try devices.iPad.store.unpublished.documents().isEmpty)
         try await devices.syncBoth()
         let onMac = try await devices.mac.open(diary.id, as: TextDocument.self)
         #expect(await onMac.model.text == "a\nb\n")
@@ -94,7 +94,7 @@ import Testing
         let onMac = try await devices.mac.open(notes.id, as: TextDocument.self)
 
         try await devices.mac.move(notes.id, to: .local)
-        #expect(try devices.mac.store.unpublishedDocuments() == [notes.id])
+        #expect(try devices.mac.store.unpublished.documents() == [notes.id])
         let move = try #require(try devices.mac.store.changes(of: notes.id).last)
         try await onMac.edit(.append("mac\n"))
         try await notes.edit(.insert(at: 0, text: "ipad\n"))
@@ -127,6 +127,6 @@ import Testing
         let sent = try await devices.iPad.importFile(at: source, as: TextDocument.self, named: "Sent", into: .shared)
         try await devices.syncBoth()
         #expect(try await devices.mac.documents().map(\.id) == [sent.id])
-        #expect(try devices.iPad.store.unpublishedDocuments() == [kept.id])
+        #expect(try devices.iPad.store.unpublished.documents() == [kept.id])
     }
 }

@@ -19,7 +19,7 @@ import Testing
         let conflict = try await TextConflict(devices)
         try await conflict.iPad.close()
         try await conflict.mac.close()
-        let before = try conflict.libraries.0.store.devices()
+        let before = try conflict.libraries.0.store.devices.all()
         let report = try await ConflictReport.inspect(libraryAt: devices.iPad.root)
         #expect(report.kind == .library)
         #expect(report.title == "Library iPad")
@@ -34,7 +34,7 @@ import Testing
         #expect(document.devices.map(\.device) == ["iPad"])
         #expect(document.devices.first?.state == ["inConflict"])
         let reopened = try devices.iPad.library(ConflictPolicy())
-        #expect(try reopened.store.devices() == before, "no device was added to the library")
+        #expect(try reopened.store.devices.all() == before, "no device was added to the library")
         #expect(try reopened.store.heads(of: conflict.iPad.id).count == 2)
     }
 

@@ -82,7 +82,7 @@ import Testing
         #expect(try await phone.sync(through: WebSocketTransport(endpoint: context.endpoint)).isComplete)
         let laptop = try context.fixture.library("Laptop")
         #expect(try await laptop.sync(through: WebSocketTransport(endpoint: context.endpoint)).isComplete)
-        let names = try laptop.store.devices().filter { $0.id == phone.store.localDevice.id }.map(\.name)
+        let names = try laptop.store.devices.all().filter { $0.id == phone.store.localDevice.id }.map(\.name)
         #expect(names == ["Phone"])
     }
 
@@ -101,7 +101,7 @@ import Testing
         try await note.edit([.append("from the tablet\n")])
         #expect(try await tablet.sync(through: WebSocketTransport(endpoint: context.endpoint)).isComplete)
         try await eventually("the phone knows the tablet's name") {
-            try phone.store.devices().contains { $0.id == tablet.store.localDevice.id && $0.name == "Tablet" }
+            try phone.store.devices.all().contains { $0.id == tablet.store.localDevice.id && $0.name == "Tablet" }
         }
         await phoneSync.stop()
     }

@@ -37,7 +37,7 @@ import Testing
         #expect(outside.parents == [first.hash])
         #expect(outside.vector.compare(to: third.vector) == .concurrent)
         #expect(Set(try store.heads(of: document).map(\.hash)) == [third.hash, outside.hash])
-        #expect(try store.devices().contains(external))
+        #expect(try store.devices.all().contains(external))
     }
 
     @Test func numbersChangesOneTwoThreeOnTheirPreviousHead() throws {

@@ -98,7 +98,7 @@ import Testing
     @Test(arguments: [UInt64(1) << 30, UInt64(1) << 29, UInt64(100_000), 0])
     func aDeclaredLengthTheDataCannotHoldIsRefused(declared: UInt64) throws {
         let store = try directory.openStore(for: device)
-        let hash = try store.putBlob(Data("a snapshot".utf8))
+        let hash = try store.checkpoints.putBlob(Data("a snapshot".utf8))
         try store.close()
         var header = BinaryWriter()
         header.write(byte: 0xC0)
@@ -108,7 +108,7 @@ import Testing
         try plant("UPDATE blob SET bytes = \(SQLiteShell.blobLiteral(header.bytes + stream));", on: store.url)
 
         let reopened = try directory.openStore(for: device, checked: false)
-        let error = #expect(throws: StoreError.self) { _ = try reopened.blob(hash) }
+        let error = #expect(throws: StoreError.self) { _ = try reopened.checkpoints.blob(hash) }
         #expect(error?.code == .corrupt)
         #expect(error?.message.contains("declares \(declared) bytes") == true, "\(String(describing: error))")
     }
@@ -116,9 +116,9 @@ import Testing
     @Test func aLargeValueThatCompressesWellStillReadsBack() throws {
         let store = try directory.openStore(for: device)
         let zeros = Data(count: 8 << 20)
-        let hash = try store.putBlob(zeros)
+        let hash = try store.checkpoints.putBlob(zeros)
         try store.close()
         let reopened = try directory.openStore(for: device, checked: false)
-        #expect(try reopened.blob(hash) == zeros)
+        #expect(try reopened.checkpoints.blob(hash) == zeros)
     }
 }

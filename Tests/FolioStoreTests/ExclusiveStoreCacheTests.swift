@@ -30,7 +30,7 @@ import Testing
         let store = try directory.openStore(for: a, access: .exclusive)
         try store.ingest(trusting: [original])
         let before = try store.summaries().map { "\($0.document) \($0.vector) \($0.heads)" }
-        let devicesBefore = try store.devices()
+        let devicesBefore = try store.devices.all()
         #expect(devicesBefore.map(\.id).sorted() == [a.id, b.id].sorted())
         let error = #expect(throws: StoreError.self) { try store.ingest(trusting: [valid, clash]) }
         #expect(error?.code == .integrity)
@@ -39,14 +39,14 @@ import Testing
         #expect(try store.summaries().map { "\($0.document) \($0.vector) \($0.heads)" } == before)
         #expect(try store.documents() == [second])
         #expect(try store.changeCount() == 1)
-        #expect(try store.devices() == devicesBefore, "C, recorded by the rolled-back ingest, is not remembered")
+        #expect(try store.devices.all() == devicesBefore, "C, recorded by the rolled-back ingest, is not remembered")
         try store.checkInvariants()
 
         // The store goes on from what it committed.
         #expect(try store.ingest(trusting: [valid]).applied == [valid.id])
         #expect(try store.vector(of: first) == valid.vector)
         #expect(try store.changeCount() == 2)
-        #expect(try store.devices().map(\.id).sorted() == [a.id, b.id, c.id].sorted())
+        #expect(try store.devices.all().map(\.id).sorted() == [a.id, b.id, c.id].sorted())
         try store.checkInvariants()
     }
 
@@ -54,13 +54,13 @@ import Testing
         let store = try directory.openStore(for: a, access: .exclusive)
         let external = store.key.externalKey.device(named: "A (another program)")
         try store.append([Fixtures.edit("external")], to: Fixtures.document, author: external)
-        try store.registerDevice(Device(id: b.id, name: "B's phone"))
-        try store.registerDevice(Device(id: b.id, name: "B's phone"))
-        let remembered = try store.devices()
+        try store.devices.register(Device(id: b.id, name: "B's phone"))
+        try store.devices.register(Device(id: b.id, name: "B's phone"))
+        let remembered = try store.devices.all()
         #expect(remembered == [a, external, Device(id: b.id, name: "B's phone")].sorted { $0.id < $1.id })
         try store.checkInvariants()
         try store.close()
-        #expect(try directory.openStore(for: a).devices() == remembered)
+        #expect(try directory.openStore(for: a).devices.all() == remembered)
     }
 
     @Test func whatAnExclusiveStoreRemembersIsWhatItsFileSaysAfterReopening() throws {
@@ -165,7 +165,7 @@ import Testing
     @Test func verifyNoticesARememberedDeviceNameThatDiffersFromTheFile() throws {
         let store = try directory.openStore(for: a, access: .exclusive)
         try store.write("misnaming a device") { db in store.exclusiveCache?.stage(a.id, name: "not A", in: db) }
-        #expect(try store.devices().first?.name == "not A")
+        #expect(try store.devices.all().first?.name == "not A")
         let report = try store.verify(checkingPages: false)
         #expect(report.firstProblem?.message.contains("in memory") == true, "\(report)")
     }

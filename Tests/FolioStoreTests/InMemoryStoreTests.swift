@@ -27,7 +27,7 @@ import Testing
         #expect(memory.access == .exclusive && memory.durability == .off)
         #expect(try memory.changes(of: Fixtures.document) == disk.changes(of: Fixtures.document))
         #expect(try memory.summaries().map(\.vector) == disk.summaries().map(\.vector))
-        #expect(try memory.devices() == disk.devices())
+        #expect(try memory.devices.all() == disk.devices.all())
         try memory.checkInvariants(checkingPages: true)
         try memory.close()
         #expect(!FileManager.default.fileExists(atPath: memory.url.path), "nothing is written under its name")

@@ -136,7 +136,7 @@ import Testing
                 #expect(report.isSound, "\(context): \(report)")
                 try store.checkInvariants()
                 if killtest == nil {
-                    killtest = try store.devices().first { $0.name == "killtest" }?.id
+                    killtest = try store.devices.all().first { $0.name == "killtest" }?.id
                 }
                 guard let device = killtest else {
                     #expect(try store.changeCount() == 0, "\(context): changes by an unknown device")
@@ -157,7 +157,7 @@ import Testing
                 )
                 #expect(tail.allSatisfy { $0.id.device == device && $0.document == document })
                 if stored > 0 {
-                    #expect(try store.devices().contains(Device(id: device, name: "killtest")), "\(context)")
+                    #expect(try store.devices.all().contains(Device(id: device, name: "killtest")), "\(context)")
                 }
                 known = stored
             } catch {

@@ -71,11 +71,12 @@ import Testing
         let store = try directory.openStore(for: .named("A"))
         let change = try store.append(Fixtures.edit("x"), to: Fixtures.document)
         let contents = Self.payload(150_000, compressible: true, seed: 7)
-        try store.saveCheckpoint(of: Fixtures.document, at: change.vector, contents: contents)
-        #expect(try store.latestCheckpoint(of: Fixtures.document)?.contents == contents)
-        #expect(try store.latestCheckpoint(of: Fixtures.document)?.contents == contents)
+        try store.checkpoints.save(of: Fixtures.document, at: change.vector, contents: contents)
+        #expect(try store.checkpoints.latest(of: Fixtures.document)?.contents == contents)
+        #expect(try store.checkpoints.latest(of: Fixtures.document)?.contents == contents)
         try store.checkInvariants()
         try store.close()
-        #expect(try directory.openStore(for: .named("A")).latestCheckpoint(of: Fixtures.document)?.contents == contents)
+        #expect(
+            try directory.openStore(for: .named("A")).checkpoints.latest(of: Fixtures.document)?.contents == contents)
     }
 }

@@ -111,7 +111,7 @@ enum PowerLossWorkload: String, CustomStringConvertible, CaseIterable {
             Step(name: "append \(text)") { store, _ in _ = try store!.append(Fixtures.edit(text), to: document) }
         }
         let checkpoint = Step(name: "checkpoint") { store, _ in
-            try store!.saveCheckpoint(of: document, at: store!.vector(of: document), contents: Data("snapshot".utf8))
+            try store!.checkpoints.save(of: document, at: store!.vector(of: document), contents: Data("snapshot".utf8))
         }
         let closeAndReopen = Step(name: "close and reopen") { store, open in
             try store!.close()
@@ -128,7 +128,9 @@ enum PowerLossWorkload: String, CustomStringConvertible, CaseIterable {
                     _ = try store!.append((1...3).map { Fixtures.edit("batch \($0)") }, to: document)
                 },
                 append(String(repeating: "long ", count: 900), to: other),
-                Step(name: "put a blob") { store, _ in _ = try store!.putBlob(Data(repeating: 7, count: 5000)) },
+                Step(name: "put a blob") { store, _ in
+                    _ = try store!.checkpoints.putBlob(Data(repeating: 7, count: 5000))
+                },
                 checkpoint,
                 closeAndReopen,
                 append("after reopening", to: document),
@@ -181,7 +183,7 @@ struct StoreContents: Equatable, CustomStringConvertible {
                 applied: Dictionary(uniqueKeysWithValues: try store.changes(of: document).map { ($0.id, $0.hash) }),
                 pending: Dictionary(
                     uniqueKeysWithValues: try store.pendingChanges(of: document).map { ($0.id, $0.hash) }),
-                checkpoint: try store.latestCheckpoint(of: document)?.vector)
+                checkpoint: try store.checkpoints.latest(of: document)?.vector)
         }
     }
 

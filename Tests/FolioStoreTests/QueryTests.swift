@@ -97,8 +97,8 @@ import Testing
         #expect(try store.heads(of: unknown).isEmpty)
         #expect(try store.pendingChanges(of: unknown).isEmpty)
         #expect(try store.change(history["a1"].hash, of: unknown) == nil)
-        #expect(try store.latestCheckpoint(of: unknown) == nil)
-        #expect(try store.syncCursor(SyncCursorKey(peer: "anyone"), document: unknown) == VersionVector())
+        #expect(try store.checkpoints.latest(of: unknown) == nil)
+        #expect(try store.syncCursors.vector(SyncCursorKey(peer: "anyone"), of: unknown) == VersionVector())
         #expect(try store.documents() == [history.document])
         try store.checkInvariants()
     }

@@ -17,24 +17,24 @@ import Testing
         var store = try directory.openStore(for: device)
         let small = Data("hello".utf8)
         let large = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
-        let smallHash = try store.putBlob(small)
+        let smallHash = try store.checkpoints.putBlob(small)
         try store.checkInvariants()
         #expect(smallHash == ContentHash(hashing: small))
-        #expect(try store.putBlob(small) == smallHash, "storing again gives the same hash")
+        #expect(try store.checkpoints.putBlob(small) == smallHash, "storing again gives the same hash")
         try store.checkInvariants()
-        let largeHash = try store.putBlob(large)
+        let largeHash = try store.checkpoints.putBlob(large)
         try store.checkInvariants()
-        let emptyHash = try store.putBlob(Data())
+        let emptyHash = try store.checkpoints.putBlob(Data())
         try store.checkInvariants()
 
-        #expect(try store.blob(smallHash) == small)
-        #expect(try store.blob(largeHash) == large)
-        #expect(try store.blob(emptyHash) == Data())
-        #expect(try store.blob(ContentHash(hashing: Data("absent".utf8))) == nil)
+        #expect(try store.checkpoints.blob(smallHash) == small)
+        #expect(try store.checkpoints.blob(largeHash) == large)
+        #expect(try store.checkpoints.blob(emptyHash) == Data())
+        #expect(try store.checkpoints.blob(ContentHash(hashing: Data("absent".utf8))) == nil)
 
         try store.close()
         store = try directory.openStore(for: device)
-        #expect(try store.blob(largeHash) == large)
+        #expect(try store.checkpoints.blob(largeHash) == large)
     }
 
     @Test func devicesAreRegisteredWithTheirNames() throws {
@@ -42,24 +42,24 @@ import Testing
         // A device of its own: a store takes no change in its own device's name that it did not make.
         let device = Device.named("Registry")
         var store = try directory.openStore("registry.sqlite", as: device)
-        #expect(try store.devices() == [device], "opening registers the local device")
+        #expect(try store.devices.all() == [device], "opening registers the local device")
 
         // Devices seen only through their changes have no name.
         try store.ingest(trusting: history.changes)
         try store.checkInvariants()
-        let unnamed = try store.devices()
+        let unnamed = try store.devices.all()
         #expect(unnamed.map(\.id) == [history.a.id, history.b.id, history.c.id, device.id].sorted())
         #expect(unnamed.first { $0.id == history.b.id }?.name == "")
 
-        try store.registerDevice(Device(id: history.b.id, name: "Bea's iPad"))
+        try store.devices.register(Device(id: history.b.id, name: "Bea's iPad"))
         try store.checkInvariants()
-        try store.registerDevice(Device(id: history.b.id, name: "Bea's old iPad"))
+        try store.devices.register(Device(id: history.b.id, name: "Bea's old iPad"))
         try store.checkInvariants()
         let stranger = Device(id: Device.named("Z").id, name: "Zed's Mac")
-        try store.registerDevice(stranger)
+        try store.devices.register(stranger)
         try store.checkInvariants()
 
-        let devices = try store.devices()
+        let devices = try store.devices.all()
         #expect(devices.map(\.id) == devices.map(\.id).sorted())
         #expect(devices.first { $0.id == history.b.id }?.name == "Bea's old iPad")
         #expect(devices.first { $0.id == stranger.id } == stranger)
@@ -67,7 +67,7 @@ import Testing
 
         try store.close()
         store = try directory.openStore("registry.sqlite", as: device)
-        #expect(try store.devices() == devices)
+        #expect(try store.devices.all() == devices)
     }
 
     @Test(arguments: [StoreAccess.shared, .exclusive])
@@ -75,23 +75,23 @@ import Testing
         let store = try directory.openStore(for: device, access: access)
         let b = Device(id: Device.named("B").id, name: "Bea's iPad")
         let c = Device(id: Device.named("C").id, name: "Cy's Mac")
-        try store.registerDevices([])
-        try store.registerDevices([c, b])
-        #expect(try store.devices() == [device, b, c].sorted { $0.id < $1.id })
+        try store.devices.register([])
+        try store.devices.register([c, b])
+        #expect(try store.devices.all() == [device, b, c].sorted { $0.id < $1.id })
         // Known names change nothing; a new name replaces the old one.
         let renamed = Device(id: b.id, name: "Bea's phone")
-        try store.registerDevices([c, renamed])
-        #expect(try store.devices() == [device, renamed, c].sorted { $0.id < $1.id })
+        try store.devices.register([c, renamed])
+        #expect(try store.devices.all() == [device, renamed, c].sorted { $0.id < $1.id })
         try store.checkInvariants()
         try store.close()
-        #expect(try directory.openStore(for: device).devices() == [device, renamed, c].sorted { $0.id < $1.id })
+        #expect(try directory.openStore(for: device).devices.all() == [device, renamed, c].sorted { $0.id < $1.id })
     }
 
     @Test func reopeningAsARenamedDeviceUpdatesItsName() throws {
         var store = try directory.openStore(for: device)
         try store.close()
         store = try directory.openStore("A.sqlite", as: Device(id: device.id, name: "A, renamed"))
-        #expect(try store.devices() == [Device(id: device.id, name: "A, renamed")])
+        #expect(try store.devices.all() == [Device(id: device.id, name: "A, renamed")])
     }
 
     @Test func syncCursorsRoundTripPerPeerAndDocument() throws {
@@ -100,37 +100,37 @@ import Testing
         let b = Device.named("B").id
         let c = Device.named("C").id
         var store = try directory.openStore(for: device)
-        #expect(try store.syncCursor(SyncCursorKey(peer: "server"), document: document) == VersionVector())
+        #expect(try store.syncCursors.vector(SyncCursorKey(peer: "server"), of: document) == VersionVector())
 
         let first = VersionVector.of([(b, 3), (c, 1)])
-        try store.setSyncCursor(first, SyncCursorKey(peer: "server"), document: document)
+        try store.syncCursors.set(first, SyncCursorKey(peer: "server"), of: document)
         try store.checkInvariants()
-        try store.setSyncCursor(VersionVector.of([(c, 9)]), SyncCursorKey(peer: "laptop"), document: document)
+        try store.syncCursors.set(VersionVector.of([(c, 9)]), SyncCursorKey(peer: "laptop"), of: document)
         try store.checkInvariants()
-        try store.setSyncCursor(VersionVector.of([(b, 1)]), SyncCursorKey(peer: "server"), document: other)
+        try store.syncCursors.set(VersionVector.of([(b, 1)]), SyncCursorKey(peer: "server"), of: other)
         try store.checkInvariants()
-        #expect(try store.syncCursor(SyncCursorKey(peer: "server"), document: document) == first)
-        #expect(try store.syncCursor(SyncCursorKey(peer: "laptop"), document: document) == VersionVector.of([(c, 9)]))
-        #expect(try store.syncCursor(SyncCursorKey(peer: "server"), document: other) == VersionVector.of([(b, 1)]))
-        #expect(try store.syncCursor(SyncCursorKey(peer: "laptop"), document: other) == VersionVector())
+        #expect(try store.syncCursors.vector(SyncCursorKey(peer: "server"), of: document) == first)
+        #expect(try store.syncCursors.vector(SyncCursorKey(peer: "laptop"), of: document) == VersionVector.of([(c, 9)]))
+        #expect(try store.syncCursors.vector(SyncCursorKey(peer: "server"), of: other) == VersionVector.of([(b, 1)]))
+        #expect(try store.syncCursors.vector(SyncCursorKey(peer: "laptop"), of: other) == VersionVector())
 
         let moved = VersionVector.of([(b, 5), (c, 2), (device.id, 1)])
-        try store.setSyncCursor(moved, SyncCursorKey(peer: "server"), document: document)
+        try store.syncCursors.set(moved, SyncCursorKey(peer: "server"), of: document)
         try store.checkInvariants()
-        try store.setSyncCursor(VersionVector(), SyncCursorKey(peer: "laptop"), document: document)
+        try store.syncCursors.set(VersionVector(), SyncCursorKey(peer: "laptop"), of: document)
         try store.checkInvariants()
 
         try store.close()
         store = try directory.openStore(for: device)
-        #expect(try store.syncCursor(SyncCursorKey(peer: "server"), document: document) == moved)
-        #expect(try store.syncCursor(SyncCursorKey(peer: "laptop"), document: document) == VersionVector())
-        #expect(try store.syncCursor(SyncCursorKey(peer: "server"), document: other) == VersionVector.of([(b, 1)]))
+        #expect(try store.syncCursors.vector(SyncCursorKey(peer: "server"), of: document) == moved)
+        #expect(try store.syncCursors.vector(SyncCursorKey(peer: "laptop"), of: document) == VersionVector())
+        #expect(try store.syncCursors.vector(SyncCursorKey(peer: "server"), of: other) == VersionVector.of([(b, 1)]))
     }
 
     @Test func aSyncCursorAloneDoesNotMakeADocument() throws {
         let store = try directory.openStore(for: device)
-        try store.setSyncCursor(
-            VersionVector.of([(Device.named("B").id, 2)]), SyncCursorKey(peer: "server"), document: Fixtures.document)
+        try store.syncCursors.set(
+            VersionVector.of([(Device.named("B").id, 2)]), SyncCursorKey(peer: "server"), of: Fixtures.document)
         try store.checkInvariants()
         #expect(try store.documents().isEmpty, "documents() lists documents with changes or waiting changes only")
         #expect(try store.vector(of: Fixtures.document).isEmpty)
@@ -150,7 +150,7 @@ import Testing
 
     @Test func localStateIsReadPerDocumentAndAcrossDocuments() throws {
         let store = try directory.openStore(for: device)
-        let state = LocalStateStore(in: store)
+        let state = store.localState
         let file = LocalStateKey("file")
         let undo = LocalStateKey("undo")
         try state.set([file: Data("a.txt".utf8), undo: Data([1])], of: Fixtures.document)

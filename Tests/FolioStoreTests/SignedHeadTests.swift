@@ -246,10 +246,10 @@ import Testing
     @Test func theStoreKeepsItsKeyAndToolsOpenItAsItsDevice() throws {
         let store = try directory.openStore(for: a)
         try store.close()
-        let identity = try #require(try ChangeLogStore.localIdentity(ofStoreAt: directory.file("A.sqlite")))
+        let identity = try #require(try DeviceRegistry.localIdentity(ofStoreAt: directory.file("A.sqlite")))
         #expect(identity.key.id == a.id)
         #expect(identity.name == "A")
-        #expect(try ChangeLogStore.localIdentity(ofStoreAt: directory.file("absent.sqlite")) == nil)
+        #expect(try DeviceRegistry.localIdentity(ofStoreAt: directory.file("absent.sqlite")) == nil)
     }
 
     // MARK: What the review of the design found
@@ -318,7 +318,7 @@ import Testing
         try store.close()
         let again = try directory.openStore("shared.sqlite", as: b)
         try again.close()
-        let identity = try #require(try ChangeLogStore.localIdentity(ofStoreAt: directory.file("shared.sqlite")))
+        let identity = try #require(try DeviceRegistry.localIdentity(ofStoreAt: directory.file("shared.sqlite")))
         #expect(identity.key.id == a.id)
     }
 }

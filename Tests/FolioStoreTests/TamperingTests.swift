@@ -92,7 +92,7 @@ import Testing
     @Test func aDamagedBlobIsCorrupt() throws {
         let store = try directory.openStore(for: device)
         let contents = Data("a precious snapshot".utf8)
-        let hash = try store.putBlob(contents)
+        let hash = try store.checkpoints.putBlob(contents)
         try store.checkInvariants()
         try store.close()
         let tampered = try SQLiteShell.run(
@@ -100,7 +100,7 @@ import Testing
         try #require(tampered.succeeded, "\(tampered.errors)")
 
         let reopened = try directory.openStore(for: device, checked: false)
-        let error = #expect(throws: StoreError.self) { _ = try reopened.blob(hash) }
+        let error = #expect(throws: StoreError.self) { _ = try reopened.checkpoints.blob(hash) }
         #expect(error?.code == .corrupt)
         #expect(try reopened.verify().firstProblem?.message.contains("blob") == true)
     }

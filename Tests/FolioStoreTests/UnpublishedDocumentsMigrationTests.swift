@@ -42,7 +42,7 @@ import Testing
         try queue.close()
 
         let reopened = try directory.openStore("old.sqlite", as: .named("A"))
-        #expect(try reopened.unpublishedDocuments() == [created, movedHere])
+        #expect(try reopened.unpublished.documents() == [created, movedHere])
         #expect(try reopened.verify().isSound)
     }
 }

@@ -50,7 +50,7 @@ import Testing
         #expect(first.unvouched.count == 3)
         #expect(first.turnedAway.count == 1)
         #expect(first.evicted == 0)
-        #expect(try store.unvouchedBytes() == 3 * each)
+        #expect(try store.unvouched.byteCount() == 3 * each)
         try store.checkInvariants()
         let kept = Set(first.unvouched)
 
@@ -59,7 +59,7 @@ import Testing
         let second = try store.ingest([changes[4]], heads: [])
         #expect(second.unvouched == [changes[4].id])
         #expect(second.evicted == 1)
-        #expect(try store.unvouchedBytes() == 3 * each)
+        #expect(try store.unvouched.byteCount() == 3 * each)
         let waiting = try changes.filter { !(try store.pendingChanges(of: $0.document).isEmpty) }.map(\.id)
         #expect(waiting.count == 3)
         #expect(waiting.contains(changes[4].id))
@@ -72,7 +72,7 @@ import Testing
         let third = try store.ingest([huge], heads: [])
         #expect(third.turnedAway == [huge.id])
         #expect(third.evicted == 0)
-        #expect(try store.unvouchedBytes() == 3 * each)
+        #expect(try store.unvouched.byteCount() == 3 * each)
         try store.checkInvariants()
     }
 
@@ -90,7 +90,7 @@ import Testing
             evicted += result.evicted
         }
         #expect(evicted >= 12)
-        #expect(try store.unvouchedBytes() <= 4 << 20)
+        #expect(try store.unvouched.byteCount() <= 4 << 20)
         let size = try store.byteSize()
         #expect(size < 6 << 20, "the file grew to \(size) bytes")
         try store.checkInvariants()
@@ -99,7 +99,7 @@ import Testing
         store = try open(clock: clock, access: .exclusive, limits: limits)
         clock.advance(byMilliseconds: 1_000)
         try store.ingest([junk(99, payload: 512 << 10)], heads: [])
-        #expect(try store.unvouchedBytes() <= 4 << 20)
+        #expect(try store.unvouched.byteCount() <= 4 << 20)
         #expect(try store.byteSize() < 6 << 20)
         try store.checkInvariants()
     }
@@ -116,22 +116,22 @@ import Testing
         // Reopened with a smaller bound: the total is read from the file, and the next one evicts down to it.
         clock.advance(byMilliseconds: 1_000)
         store = try open(clock: clock, access: access, limits: StoreLimits(unvouchedBytes: 2 * each))
-        #expect(try store.unvouchedBytes() == 3 * each)
+        #expect(try store.unvouched.byteCount() == 3 * each)
         let result = try store.ingest([changes[3]], heads: [])
         #expect(result.unvouched == [changes[3].id])
         #expect(result.evicted == 2)
-        #expect(try store.unvouchedBytes() == 2 * each)
+        #expect(try store.unvouched.byteCount() == 2 * each)
         try store.checkInvariants()
         try store.close()
 
         store = try open(clock: clock, access: access, limits: StoreLimits(unvouchedBytes: 2 * each))
-        #expect(try store.unvouchedBytes() == 2 * each)
+        #expect(try store.unvouched.byteCount() == 2 * each)
         // At the time of the last call: only what arrived before it (the one left of the first three) may make
         // room, and does.
         let again = try store.ingest([changes[4]], heads: [])
         #expect(again.unvouched == [changes[4].id])
         #expect(again.evicted == 1)
-        #expect(try store.unvouchedBytes() == 2 * each)
+        #expect(try store.unvouched.byteCount() == 2 * each)
         try store.checkInvariants()
     }
 
@@ -160,15 +160,15 @@ import Testing
         #expect(try store.pendingChanges(of: old.document).isEmpty)
         #expect(try store.pendingChanges(of: young.document).map(\.id) == [young.id])
         #expect(try store.pendingChanges(of: Fixtures.document).map(\.id) == [chain[1].id])
-        #expect(try store.unvouchedBytes() == size(young) + size(junk(3)))
+        #expect(try store.unvouched.byteCount() == size(young) + size(junk(3)))
         try store.checkInvariants()
 
         // The explicit call, as a server would make it: nothing before the age, then the rest of the junk.
         let later = Fixtures.start.advanced(by: 3_600_000 + 1_800_000)
-        #expect(try store.dropExpiredUnvouched(now: later.advanced(by: -1)) == 0)
-        #expect(try store.dropExpiredUnvouched(now: later) == 1)
-        #expect(try store.dropExpiredUnvouched(now: later.advanced(by: 3_600_000)) == 1)
-        #expect(try store.unvouchedBytes() == 0)
+        #expect(try store.unvouched.dropExpired(now: later.advanced(by: -1)) == 0)
+        #expect(try store.unvouched.dropExpired(now: later) == 1)
+        #expect(try store.unvouched.dropExpired(now: later.advanced(by: 3_600_000)) == 1)
+        #expect(try store.unvouched.byteCount() == 0)
         #expect(try store.pendingChanges(of: Fixtures.document).map(\.id) == [chain[1].id])
         try store.checkInvariants()
 
@@ -195,7 +195,7 @@ import Testing
         clock.advance(byMilliseconds: 1_000)
         let vouched = try store.ingest([a1], heads: [SignedHead(signing: a1, with: .named("A"))])
         #expect(vouched.applied == [a1.id])
-        #expect(try store.unvouchedBytes() == 2 * size(junk(1)))
+        #expect(try store.unvouched.byteCount() == 2 * size(junk(1)))
         try store.checkInvariants()
     }
 
@@ -246,13 +246,13 @@ import Testing
         store = try open(clock: Fixtures.clock(), limits: StoreLimits())
         let after = SystemClock().now()
         try store.checkInvariants()
-        #expect(try store.unvouchedBytes() == size(old))
+        #expect(try store.unvouched.byteCount() == size(old))
         // Rows that waited arrived when the store was migrated, by the wall clock, to the second.
         let day: Int64 = 86_400_000
-        #expect(try store.dropExpiredUnvouched(now: before.advanced(by: day - 1_000 - 1)) == 0)
-        #expect(try store.dropExpiredUnvouched(now: after.advanced(by: day)) == 1)
+        #expect(try store.unvouched.dropExpired(now: before.advanced(by: day - 1_000 - 1)) == 0)
+        #expect(try store.unvouched.dropExpired(now: after.advanced(by: day)) == 1)
         #expect(try store.pendingChanges(of: Fixtures.document).map(\.id) == [chain[1].id])
-        #expect(try store.unvouchedBytes() == 0)
+        #expect(try store.unvouched.byteCount() == 0)
         try store.checkInvariants()
     }
 }

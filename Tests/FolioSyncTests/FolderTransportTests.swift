@@ -38,7 +38,7 @@ import Testing
         let third = try folder.sync(storeA)
         #expect(third.changesReceived == 1 && third.changesSent == 0, "\(third)")
         try Convergence.expectConverged([storeA, storeB])
-        #expect(try storeB.devices().contains(Self.a))
+        #expect(try storeB.devices.all().contains(Self.a))
 
         // Nothing new: nothing read, nothing written.
         for store in [storeA, storeB] {
@@ -201,9 +201,9 @@ import Testing
         try storeA.append((1...5).map { Fixtures.edit("a\($0)") }, to: Fixtures.document)
         _ = try folder.sync(storeA)
         // As if A crashed after publishing its file and before recording it.
-        try storeA.setSyncCursor(
+        try storeA.syncCursors.set(
             VersionVector(), SyncCursorKey(peer: "folder \(try folder.identity()) \(Self.a.id)"),
-            document: Fixtures.document)
+            of: Fixtures.document)
         try storeA.append(Fixtures.edit("a6"), to: Fixtures.document)
         let report = try folder.sync(storeA)
         #expect(report.isComplete && report.changesSent == 1, "\(report)")

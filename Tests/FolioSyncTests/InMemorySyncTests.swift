@@ -30,7 +30,7 @@ import Testing
         #expect(exchange.responder.updatedDocuments == [Fixtures.document])
         #expect(try storeA.heads(of: Fixtures.document).count == 2, "a1-a2 and b1 are concurrent")
         // Each side learned the other's name.
-        #expect(try storeA.devices().contains(Self.b) && storeB.devices().contains(Self.a))
+        #expect(try storeA.devices.all().contains(Self.b) && storeB.devices.all().contains(Self.a))
 
         // Once converged, a sync exchanges no change: hello and done each way.
         let again = try InMemoryHub(seed: 2).sync(storeB, with: storeA)

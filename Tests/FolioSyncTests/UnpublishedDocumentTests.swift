@@ -33,19 +33,19 @@ import Testing
 
     @Test func theStoreRemembersWhatIsUnpublished() throws {
         let store = try directory.openStore(for: Self.a)
-        #expect(try store.unpublishedDocuments().isEmpty)
+        #expect(try store.unpublished.documents().isEmpty)
         try store.append([Fixtures.edit("x")], to: Self.kept, unpublished: true)
         try store.append([Fixtures.edit("y")], to: Self.shared, unpublished: false)
-        #expect(try store.unpublishedDocuments() == [Self.kept])
-        try store.setUnpublished(true, Self.kept)
+        #expect(try store.unpublished.documents() == [Self.kept])
+        try store.unpublished.set(true, Self.kept)
         try store.append([Fixtures.edit("z")], to: Self.kept)
-        #expect(try store.unpublishedDocuments() == [Self.kept], "an append that says nothing leaves it")
-        try store.setUnpublished(false, Self.kept)
-        #expect(try store.unpublishedDocuments().isEmpty)
+        #expect(try store.unpublished.documents() == [Self.kept], "an append that says nothing leaves it")
+        try store.unpublished.set(false, Self.kept)
+        #expect(try store.unpublished.documents().isEmpty)
         try store.close()
         let reopened = try directory.openStore(for: Self.a)
-        try reopened.setUnpublished(true, Self.shared)
-        #expect(try reopened.unpublishedDocuments() == [Self.shared])
+        try reopened.unpublished.set(true, Self.shared)
+        #expect(try reopened.unpublished.documents() == [Self.shared])
     }
 
     @Test func anUnpublishedDocumentIsNotInTheHello() throws {
@@ -101,7 +101,7 @@ import Testing
         }
 
         // Published again, it goes out with everything A made meanwhile, and A takes what B made.
-        try storeA.setUnpublished(false, Self.kept)
+        try storeA.unpublished.set(false, Self.kept)
         let exchange = try InMemoryHub(seed: 12).sync(storeA, with: storeB)
         #expect(exchange.isComplete)
         try Convergence.expectConverged([storeA, storeB])
@@ -132,7 +132,7 @@ import Testing
         #expect(try storeB.vector(of: Self.shared) == storeA.vector(of: Self.shared), "other documents sync")
 
         // Published again: its whole history goes out, and B's files of it, passed over until now, are read.
-        try storeA.setUnpublished(false, Self.kept)
+        try storeA.unpublished.set(false, Self.kept)
         try transport.sync(storeA)
         try transport.sync(storeB)
         try Convergence.expectConverged([storeA, storeB])

@@ -54,8 +54,8 @@ final class TwoDevices: Sendable {
     func libraries(_ policy: ConflictPolicy) throws -> (DocumentLibrary, DocumentLibrary) {
         let a = try iPad.library(policy)
         let b = try mac.library(policy)
-        try a.store.registerDevice(mac.device)
-        try b.store.registerDevice(iPad.device)
+        try a.store.devices.register(mac.device)
+        try b.store.devices.register(iPad.device)
         return (a, b)
     }
 

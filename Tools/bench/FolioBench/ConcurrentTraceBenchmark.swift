@@ -100,7 +100,7 @@ enum ConcurrentTraceBenchmark {
             let document = try await library.open(id, as: TextDocument.self)
             let head = await document.currentHead
             try await document.close()
-            guard try library.store.latestCheckpoint(of: id)?.vector == head.vector else {
+            guard try library.store.checkpoints.latest(of: id)?.vector == head.vector else {
                 throw BenchError("closing the document took no checkpoint of the final state")
             }
             try library.store.close()
@@ -168,7 +168,7 @@ enum ConcurrentTraceBenchmark {
     private static func expectOnlyRootCheckpoint(
         in store: ChangeLogStore, of id: DocumentID, root: VersionVector
     ) throws {
-        guard let checkpoint = try store.latestCheckpoint(of: id), checkpoint.vector != root else { return }
+        guard let checkpoint = try store.checkpoints.latest(of: id), checkpoint.vector != root else { return }
         throw BenchError("a checkpoint of \(checkpoint.vector.changeCount) changes exists before the open")
     }
 }

@@ -2,9 +2,12 @@ import FolioCore
 import Foundation
 import GRDB
 
-/// The bounds on waiting changes nobody vouches for (``StoreLimits/unvouchedBytes``,
-/// ``StoreLimits/unvouchedAge``), and the store's size on disk.
-extension ChangeLogStore {
+/// The changes of a ``ChangeLogStore`` that wait for a signed head of their device (see ``IngestResult/unvouched``
+/// and ``ChangeLogStore/unvouched``), within the bounds of ``StoreLimits/unvouchedBytes`` and
+/// ``StoreLimits/unvouchedAge``. Every call is one transaction of the store.
+public struct UnvouchedChanges: Sendable {
+    let store: ChangeLogStore
+
     /// Drops the unvouched changes (waiting for a signed head of their device, see ``IngestResult/unvouched``) that
     /// have waited ``StoreLimits/unvouchedAge`` or longer at `now`, in every document; returns how many. An ingest
     /// does the same at its start (``IngestResult/expired``); a server calls this to free the bytes of a library
@@ -14,10 +17,10 @@ extension ChangeLogStore {
     /// - Parameter now: the time to measure ages at, in the store's clock's terms; `nil` reads the store's clock.
     /// - Throws: ``StoreError`` with code `database`.
     @discardableResult
-    public func dropExpiredUnvouched(now: Timestamp? = nil) throws -> Int {
-        let now = (now ?? clock.now()).millisecondsSince1970
-        return try write("dropping expired unvouched changes") { db in
-            try expireUnvouched(now: now, in: db, always: true)
+    public func dropExpired(now: Timestamp? = nil) throws -> Int {
+        let now = (now ?? store.clock.now()).millisecondsSince1970
+        return try store.write("dropping expired unvouched changes") { db in
+            try store.expireUnvouched(now: now, in: db, always: true)
         }
     }
 
@@ -25,24 +28,13 @@ extension ChangeLogStore {
     /// ``StoreLimits/unvouchedBytes`` bounds.
     ///
     /// - Throws: ``StoreError`` with code `database`.
-    public func unvouchedBytes() throws -> Int {
-        try read("reading the bytes of unvouched changes") { db in try Self.unvouchedTotal(in: db) }
+    public func byteCount() throws -> Int {
+        try store.read("reading the bytes of unvouched changes") { db in try ChangeLogStore.unvouchedTotal(in: db) }
     }
+}
 
-    /// The size of the store's database in bytes (its page count times its page size, as SQLite reports them; no
-    /// file is read), for a quota per store: what the file holds once the write-ahead log is folded into it,
-    /// including free pages kept for reuse (a store does not shrink its file); the write-ahead log itself is not
-    /// counted. Cheap: two pragmas.
-    ///
-    /// - Throws: ``StoreError`` with code `database`.
-    public func byteSize() throws -> Int {
-        try read("reading the size of the store") { db in
-            let pages = try Int.fetchOne(db.cachedStatement(sql: "PRAGMA page_count")) ?? 0
-            let pageSize = try Int.fetchOne(db.cachedStatement(sql: "PRAGMA page_size")) ?? 0
-            return pages * pageSize
-        }
-    }
-
+/// The bounds on waiting changes nobody vouches for, kept by every ingest.
+extension ChangeLogStore {
     /// The running total of unvouched bytes, which the pending table's triggers keep.
     static func unvouchedTotal(in db: Database) throws -> Int {
         try Int.fetchOne(db.cachedStatement(sql: "SELECT unvouched_bytes FROM pending_total WHERE id = 0")) ?? 0

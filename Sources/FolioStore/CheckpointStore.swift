@@ -14,7 +14,11 @@ public struct Checkpoint: Hashable, Sendable {
     public var createdAt: Timestamp
 }
 
-extension ChangeLogStore {
+/// The checkpoints of the documents of a ``ChangeLogStore`` (see ``ChangeLogStore/checkpoints``), and the
+/// content-addressed blobs that hold their contents, in the store's file. Every call is one transaction of the store.
+public struct CheckpointStore: Sendable {
+    let store: ChangeLogStore
+
     /// Stores `contents` in content-addressed storage, once however often it is stored.
     ///
     /// - Returns: the contents' hash, by which ``blob(_:)`` finds them.
@@ -22,7 +26,7 @@ extension ChangeLogStore {
     @discardableResult
     public func putBlob(_ contents: Data) throws -> ContentHash {
         let hash = ContentHash(hashing: contents)
-        try write("storing a blob of \(contents.count) bytes") { db in
+        try store.write("storing a blob of \(contents.count) bytes") { db in
             try db.cachedStatement(sql: "INSERT OR IGNORE INTO blob (hash, bytes) VALUES (?, ?)")
                 .execute(arguments: [hash.data, StorageCompression.packValue(contents)])
         }
@@ -33,7 +37,7 @@ extension ChangeLogStore {
     ///
     /// - Throws: ``StoreError`` with code `corrupt` when the stored bytes no longer match their hash.
     public func blob(_ hash: ContentHash) throws -> Data? {
-        let bytes = try read("reading blob \(hash.hex.prefix(12))") { db in
+        let bytes = try store.read("reading blob \(hash.hex.prefix(12))") { db in
             try Data.fetchOne(db.cachedStatement(sql: "SELECT bytes FROM blob WHERE hash = ?"), arguments: [hash.data])
                 .map { stored throws(StoreError) in try StorageCompression.unpackValue(stored) }
         }
@@ -46,16 +50,16 @@ extension ChangeLogStore {
     /// Saves a snapshot of `document` at `vector`.
     ///
     /// - Throws: ``StoreError`` with code `checkpoint` when `vector` names changes the log does not have.
-    public func saveCheckpoint(of document: DocumentID, at vector: VersionVector, contents: Data) throws {
+    public func save(of document: DocumentID, at vector: VersionVector, contents: Data) throws {
         let hash = ContentHash(hashing: contents)
-        let now = clock.now()
-        try write("saving a checkpoint of document \(document)") { db in
-            guard let documentRow = try rowID(of: document, in: db) else {
+        let now = store.clock.now()
+        try store.write("saving a checkpoint of document \(document)") { db in
+            guard let documentRow = try store.rowID(of: document, in: db) else {
                 throw StoreError(
                     .unknownDocument,
                     "document \(document) has no change in this store, so no checkpoint of it can be saved")
             }
-            let known = try frontier(of: documentRow, in: db).vector
+            let known = try store.frontier(of: documentRow, in: db).vector
             guard vector.isContained(in: known) else {
                 throw StoreError(
                     .checkpoint,
@@ -79,9 +83,9 @@ extension ChangeLogStore {
     /// Replaying the changes of `limit` that it lacks, in causal order, gives the state at `limit`.
     ///
     /// - Throws: ``StoreError``.
-    public func latestCheckpoint(of document: DocumentID, within limit: VersionVector? = nil) throws -> Checkpoint? {
-        try read("reading the checkpoints of document \(document)") { db in
-            guard let documentRow = try rowID(of: document, in: db) else { return nil }
+    public func latest(of document: DocumentID, within limit: VersionVector? = nil) throws -> Checkpoint? {
+        try store.read("reading the checkpoints of document \(document)") { db in
+            guard let documentRow = try store.rowID(of: document, in: db) else { return nil }
             var rows = try RawRows(
                 db.cachedStatement(
                     sql: """
@@ -96,7 +100,7 @@ extension ChangeLogStore {
                 let expected = try ColumnDecoder.contentHash(row[3])
                 // Contents read lately were checked against their hash already: a document replays from the same
                 // checkpoint several times while it looks at its versions.
-                if let contents = decodedContents.withLock({ $0.value(expected) }) {
+                if let contents = store.decodedContents.withLock({ $0.value(expected) }) {
                     return Checkpoint(
                         document: document, vector: vector, contents: contents,
                         createdAt: Timestamp(millisecondsSince1970: row[1]))
@@ -107,7 +111,7 @@ extension ChangeLogStore {
                     throw StoreError(
                         .corrupt, "the checkpoint of document \(document) at \(vector) has lost or damaged contents")
                 }
-                decodedContents.withLock { $0.insert(contents, for: expected, size: contents.count) }
+                store.decodedContents.withLock { $0.insert(contents, for: expected, size: contents.count) }
                 return Checkpoint(
                     document: document, vector: vector, contents: contents,
                     createdAt: Timestamp(millisecondsSince1970: row[1]))

@@ -2,7 +2,11 @@ import FolioCore
 import Foundation
 import GRDB
 
-extension ChangeLogStore {
+/// The documents this device keeps to itself, in the file of a ``ChangeLogStore`` (see
+/// ``ChangeLogStore/unpublished``). Every call is one transaction of the store.
+public struct UnpublishedDocuments: Sendable {
+    let store: ChangeLogStore
+
     /// The documents this device keeps to itself: every sync leaves them out. Their changes are neither announced
     /// nor sent to peers (a peer's request for one is answered with nothing), and the changes of them that peers
     /// announce or push are neither requested nor taken. A document this device has never seen is not among them.
@@ -11,8 +15,8 @@ extension ChangeLogStore {
     ///
     /// - Complexity: O(unpublished documents): one query on a table of their own.
     /// - Throws: ``StoreError``.
-    public func unpublishedDocuments() throws -> Set<DocumentID> {
-        try read("reading the unpublished documents") { db in
+    public func documents() throws -> Set<DocumentID> {
+        try store.read("reading the unpublished documents") { db in
             var rows = try RawRows(
                 db.cachedStatement(sql: "SELECT d.uuid FROM unpublished u JOIN document d ON d.id = u.document"),
                 arguments: [])
@@ -22,22 +26,22 @@ extension ChangeLogStore {
         }
     }
 
-    /// Keeps `document` to this device (`true`: see ``unpublishedDocuments()``) or publishes it again, with its
+    /// Keeps `document` to this device (`true`: see ``documents()``) or publishes it again, with its
     /// whole history (`false`), in one transaction.
     ///
     /// To change it together with a change of the document, pass `unpublished` to
-    /// ``append(_:to:on:author:localState:unpublished:)`` instead: then no sync can see one without the other.
+    /// ``ChangeLogStore/append(_:to:on:author:localState:unpublished:)`` instead: then no sync can see one without the other.
     ///
     /// - Throws: ``StoreError``.
-    public func setUnpublished(_ isUnpublished: Bool, _ document: DocumentID) throws {
-        try write("marking document \(document) \(isUnpublished ? "unpublished" : "published")") { db in
-            let documentRow = try insertingRowID(of: document, in: db)
-            try Self.writeUnpublished(isUnpublished, documentRow: documentRow, in: db)
+    public func set(_ isUnpublished: Bool, _ document: DocumentID) throws {
+        try store.write("marking document \(document) \(isUnpublished ? "unpublished" : "published")") { db in
+            let documentRow = try store.insertingRowID(of: document, in: db)
+            try Self.write(isUnpublished, documentRow: documentRow, in: db)
         }
     }
 
     /// Records whether the document of `documentRow` is unpublished, inside the open write transaction of `db`.
-    static func writeUnpublished(_ isUnpublished: Bool, documentRow: Int64, in db: Database) throws {
+    static func write(_ isUnpublished: Bool, documentRow: Int64, in db: Database) throws {
         let sql =
             isUnpublished
             ? "INSERT INTO unpublished (document) VALUES (?) ON CONFLICT (document) DO NOTHING"

@@ -1,0 +1,168 @@
+import FolioCore
+import FolioFiles
+import Foundation
+import GRDB
+
+/// The devices a ``ChangeLogStore`` knows (see ``ChangeLogStore/devices``): their identities, met in changes or
+/// registered, and their display names, in the store's file. Every call is one transaction of the store.
+public struct DeviceRegistry: Sendable {
+    let store: ChangeLogStore
+
+    /// Records a device's display name (the device is added when new).
+    ///
+    /// - Throws: ``StoreError``.
+    public func register(_ device: Device) throws {
+        try record([device])
+    }
+
+    /// Records the display names of `devices` (each added when new), in one transaction.
+    ///
+    /// Names come from peers, so each is kept as ``storableName(_:)`` makes it: NUL characters (which SQLite's text
+    /// would cut the name at) become U+FFFD, and a name is at most 1,024 bytes of UTF-8.
+    ///
+    /// - Throws: ``StoreError``.
+    public func register(_ devices: [Device]) throws {
+        try record(devices)
+    }
+
+    /// The typed core of the `register` methods, for the store's own code.
+    func record(_ devices: [Device]) throws(StoreError) {
+        let devices = devices.map { Device(id: $0.id, name: Self.storableName($0.name)) }
+        let exclusiveCache = store.exclusiveCache
+        let changed = devices.filter { device in exclusiveCache.map { $0.name(of: device.id) != device.name } ?? true }
+        guard !changed.isEmpty else { return }
+        try store.write("registering \(changed.count == 1 ? "device \(changed[0].id)" : "\(changed.count) devices")") {
+            db in
+            for device in changed {
+                _ = try store.insertingRowID(of: device.id, in: db)
+                try db.cachedStatement(sql: "UPDATE device SET name = ? WHERE uuid = ?")
+                    .execute(arguments: [device.name, device.id.uuid.data])
+                exclusiveCache?.stage(device.id, name: device.name, in: db)
+            }
+        }
+    }
+
+    /// A device name as the store keeps it: NUL characters replaced by U+FFFD, cut to at most 1,024 bytes of UTF-8
+    /// on a character boundary.
+    public static func storableName(_ name: String) -> String {
+        var kept = ""
+        var bytes = 0
+        for character in name {
+            let text =
+                character.unicodeScalars.contains("\0")
+                ? String(String.UnicodeScalarView(character.unicodeScalars.map { $0 == "\0" ? "\u{FFFD}" : $0 }))
+                : String(character)
+            bytes += text.utf8.count
+            if bytes > 1_024 { break }
+            kept += text
+        }
+        return kept
+    }
+
+    /// The devices known to this store, in identity order; a device seen only through its changes has an empty name.
+    ///
+    /// - Throws: ``StoreError``.
+    public func all() throws -> [Device] {
+        if let exclusiveCache = store.exclusiveCache { return exclusiveCache.devices() }
+        return try store.read("listing devices") { db in
+            try Row.fetchAll(db.cachedStatement(sql: "SELECT uuid, name FROM device")).map { row in
+                Device(id: DeviceID(try ColumnDecoder.uuid(row[0])), name: row[1] as String? ?? "")
+            }
+            .sorted { $0.id < $1.id }
+        }
+    }
+
+    /// Registers the local device with its name, and keeps its key in the store (once).
+    func registerLocalDevice() throws(StoreError) {
+        try record([store.localDevice])
+        let deviceID = store.localDevice.id
+        let kept = try store.read("reading the local device's key") { db -> Bool in
+            guard let row = try store.rowID(of: deviceID, in: db) else { return false }
+            return try Bool.fetchOne(
+                db.cachedStatement(sql: "SELECT 1 FROM device_key WHERE device = ?"), arguments: [row]) ?? false
+        }
+        guard !kept else { return }
+        try store.write("keeping the local device's key") { db in
+            let row = try store.insertingRowID(of: deviceID, in: db)
+            try db.cachedStatement(sql: "INSERT OR IGNORE INTO device_key (device, secret) VALUES (?, ?)")
+                .execute(arguments: [row, store.key.rawRepresentation])
+        }
+    }
+}
+
+/// The devices of a store's file read without opening the store, for tools that read someone's store.
+extension DeviceRegistry {
+    /// The device that created the store at `url`: opening a store registers its local device before anything
+    /// else can add one, so the first row of the device table is the device the store was made for. Tools that
+    /// read someone's store (`folio inspect`) open it as that device instead of registering a new one.
+    ///
+    /// The file is only read (through a read-only connection), after the same checks
+    /// ``ChangeLogStore/init(at:key:deviceName:clock:durability:access:limits:fileSystem:)`` makes.
+    ///
+    /// - Returns: the device, or `nil` when the file is absent or empty (no store yet).
+    /// - Throws: ``StoreError`` `notAStore` (not SQLite, or SQLite holding something else), `corrupt`, `database`.
+    public static func firstDevice(ofStoreAt url: URL) throws -> Device? {
+        try Self.recordedFirstDevice(ofStoreAt: url)
+    }
+
+    /// The typed core of ``firstDevice(ofStoreAt:)``, for the module's own code.
+    static func recordedFirstDevice(ofStoreAt url: URL) throws(StoreError) -> Device? {
+        let path = url.path
+        guard try ChangeLogStore.holdsDatabase(url, on: PosixFileSystem()) else { return nil }
+        do {
+            var configuration = Configuration()
+            configuration.readonly = true
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            defer { try? queue.close() }
+            return try queue.read { db -> Device? in
+                let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
+                guard tables.contains("folio_meta"), tables.contains("device"),
+                    try String.fetchOne(db, sql: "SELECT value FROM folio_meta WHERE key = 'format'")
+                        == StoreSchema.formatMarker
+                else {
+                    throw StoreError(.notAStore, "\(path) is a SQLite database of something else, not a Folio store")
+                }
+                guard let row = try Row.fetchOne(db, sql: "SELECT uuid, name FROM device ORDER BY id LIMIT 1") else {
+                    return nil
+                }
+                return Device(id: DeviceID(try ColumnDecoder.uuid(row[0])), name: row[1] as String? ?? "")
+            }
+        } catch {
+            throw StoreError.translating(error, while: "reading the devices of \(path)")
+        }
+    }
+
+    /// The key and name of the first device the store at `url` was opened as with a key: the device a library
+    /// is when the app passes none, and the one tools that read someone's store (`folio inspect`) open it as, rather
+    /// than as a new one.
+    ///
+    /// The file is only read (through a read-only connection), after the checks ``firstDevice(ofStoreAt:)`` makes.
+    ///
+    /// - Returns: the key and the device's name, or `nil` when the file is absent or empty, or keeps no key (a store
+    ///   written before devices had keys, not opened since).
+    /// - Throws: ``StoreError`` `notAStore`, `corrupt`, `database`.
+    public static func localIdentity(ofStoreAt url: URL) throws -> (key: DeviceKey, name: String)? {
+        guard try recordedFirstDevice(ofStoreAt: url) != nil else { return nil }
+        do {
+            var configuration = Configuration()
+            configuration.readonly = true
+            let queue = try DatabaseQueue(path: url.path, configuration: configuration)
+            defer { try? queue.close() }
+            return try queue.read { db -> (key: DeviceKey, name: String)? in
+                let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
+                guard tables.contains("device_key"),
+                    let row = try Row.fetchOne(
+                        db,
+                        sql: """
+                            SELECT d.uuid, d.name, k.secret FROM device_key k JOIN device d ON d.id = k.device ORDER BY k.id LIMIT 1
+                            """),
+                    let secret = row[2] as Data?, let key = try? DeviceKey(rawRepresentation: secret),
+                    key.id == DeviceID(try ColumnDecoder.uuid(row[0]))
+                else { return nil }
+                return (key, row[1] as String? ?? "")
+            }
+        } catch {
+            throw StoreError.translating(error, while: "reading the local device's key in \(url.path)")
+        }
+    }
+}
