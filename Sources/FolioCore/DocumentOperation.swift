@@ -11,6 +11,16 @@ public protocol DocumentOperation: Hashable, Sendable {
 }
 
 extension DocumentOperation {
+    /// The operation's binary form alone, as ``encode(into:)`` writes it.
+    ///
+    /// The encodings are exact (texts as their UTF-8 bytes, maps in one canonical order), so two operations with
+    /// the same binary form are the same operation: a model can compare and hash its operations by this.
+    public var binaryForm: [UInt8] {
+        var writer = BinaryWriter()
+        encode(into: &writer)
+        return writer.bytes
+    }
+
     /// Encodes a group of operations (the payload of one ``Edit``): a count, then each operation.
     public static func encodeGroup(_ operations: [Self]) -> Data {
         var writer = BinaryWriter()
