@@ -41,16 +41,10 @@ public struct DocumentErrorCode: FolioErrorCode {
 }
 
 extension DocumentError {
-    static func store(_ error: StoreError, _ action: String, file: String = #fileID, line: Int = #line) -> DocumentError
-    {
-        DocumentError(.store, "the change log failed while \(action)", cause: error, file: file, line: line)
-    }
-
     /// What a call of the store's public API threw, as a `store` error: its error is the cause, a `StoreError` as
     /// the store documents, or any other error as it is.
     static func store(_ error: any Error, _ action: String, file: String = #fileID, line: Int = #line) -> DocumentError
     {
-        if let error = error as? StoreError { return store(error, action, file: file, line: line) }
-        return DocumentError(.store, "the change log failed while \(action)", cause: error, file: file, line: line)
+        DocumentError(.store, "the change log failed while \(action)", cause: error, file: file, line: line)
     }
 }

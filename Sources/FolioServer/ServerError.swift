@@ -17,12 +17,6 @@ public struct ServerErrorCode: FolioErrorCode {
     /// The server could not start (an address that cannot be bound, say).
     public static let startup = Self("startup")
 
-    /// The message, then the cause.
-    public static func describe(_ error: ServerError) -> String {
-        guard let cause = error.cause else { return error.message }
-        return "\(error.message): \(cause)"
-    }
-
     /// The code's name.
     public let description: String
 

@@ -35,16 +35,10 @@ public struct SyncErrorCode: FolioErrorCode {
 }
 
 extension SyncError {
-    static func store(_ error: StoreError, while action: String, file: String = #fileID, line: Int = #line) -> SyncError
-    {
-        SyncError(.store, "the store failed while \(action)", cause: error, file: file, line: line)
-    }
-
     /// What a call of the store's public API threw, as a `store` error: its error is the cause, a ``StoreError`` as
     /// the store documents, or any other error as it is.
     static func store(_ error: any Error, while action: String, file: String = #fileID, line: Int = #line) -> SyncError
     {
-        if let error = error as? StoreError { return store(error, while: action, file: file, line: line) }
-        return SyncError(.store, "the store failed while \(action)", cause: error, file: file, line: line)
+        SyncError(.store, "the store failed while \(action)", cause: error, file: file, line: line)
     }
 }
