@@ -12,14 +12,14 @@ public typealias SyncError = FolioError<SyncErrorCode>
 public struct SyncErrorCode: FolioErrorCode {
     /// The local store failed (see `SyncError.cause`, a `StoreError`), for example an integrity error when
     /// a peer sends a change whose identity is already used by another.
-    public static let store = Self("store")
+    public static let store = Self(description: "store")
     /// The peer's log and this one hold different changes under the same identities (a device identity reused
     /// by a cloned or restored device). Nothing was overwritten.
-    public static let integrity = Self("integrity")
+    public static let integrity = Self(description: "integrity")
     /// Reading or writing a shared folder failed (permission, disk full, not a directory…).
-    public static let io = Self("io")
+    public static let io = Self(description: "io")
     /// A file that must be well formed (a shared folder's identity) is not.
-    public static let malformed = Self("malformed")
+    public static let malformed = Self(description: "malformed")
 
     /// The message, then the cause; an `io` error's message already ends with the file system's reason, so it stands
     /// alone.
@@ -30,8 +30,6 @@ public struct SyncErrorCode: FolioErrorCode {
 
     /// The code's name.
     public let description: String
-
-    private init(_ name: String) { description = name }
 }
 
 extension SyncError {
