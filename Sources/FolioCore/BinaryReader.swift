@@ -215,3 +215,35 @@ extension BinaryReader {
         try nextString(what(), limit: limit)
     }
 }
+
+extension BinaryReader {
+    /// What `read` reads from a reader over `bytes`: the bridge over `withUnsafeBytes`, whose closure cannot throw
+    /// a typed error, for the package's decoders.
+    package static func reading<Value>(
+        _ bytes: some ContiguousBytes, _ read: (inout BinaryReader) throws(CodecError) -> Value
+    ) throws(CodecError) -> Value {
+        let result: Result<Value, CodecError> = bytes.withUnsafeBytes { buffer in
+            do throws(CodecError) {
+                var reader = BinaryReader(buffer)
+                return .success(try read(&reader))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// What `read` reads from `bytes`, which it must read to the end: the value that fills them, `what` ("the
+    /// message") in the error when bytes follow it (`trailingBytes`).
+    package static func readingWhole<Value>(
+        _ bytes: some ContiguousBytes, _ what: String, _ read: (inout BinaryReader) throws(CodecError) -> Value
+    ) throws(CodecError) -> Value {
+        try reading(bytes) { reader throws(CodecError) in
+            let value = try read(&reader)
+            guard reader.isAtEnd else {
+                throw CodecError(.trailingBytes, "\(reader.remaining) bytes follow \(what)", at: reader.offset)
+            }
+            return value
+        }
+    }
+}

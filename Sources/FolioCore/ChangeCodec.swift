@@ -162,41 +162,12 @@ enum ChangeCodec {
                 "change format \(version) is not supported (this build reads format \(formatVersion))", at: 0)
         }
         let device = DeviceID(try readUUID(&reader, "the device"))
-        let seqOffset = reader.offset
-        let seq = try reader.nextVarint("the sequence number")
-        guard seq >= 1 else { throw CodecError(.invalidValue, "sequence number 0 (they start at 1)", at: seqOffset) }
-        guard seq <= ChangeLimits.counter else {
-            throw CodecError(
-                .oversized, "sequence number \(seq) is beyond the limit of \(ChangeLimits.counter)", at: seqOffset)
-        }
-        let lamportOffset = reader.offset
-        let lamport = try reader.nextVarint("the lamport timestamp")
-        guard lamport >= 1 else {
-            throw CodecError(.invalidValue, "lamport timestamp 0 (they start at 1)", at: lamportOffset)
-        }
-        guard lamport <= ChangeLimits.counter else {
-            throw CodecError(
-                .oversized, "lamport timestamp \(lamport) is beyond the limit of \(ChangeLimits.counter)",
-                at: lamportOffset)
-        }
+        let seq = try readCounter(&reader, "sequence number", "the sequence number")
+        let lamport = try readCounter(&reader, "lamport timestamp", "the lamport timestamp")
         let wallTime = Timestamp(millisecondsSince1970: try reader.nextSigned("the wall time"))
         let parents = try readHashes(&reader, "parents", limit: ChangeLimits.parents)
         let vectorOffset = reader.offset
-        let count = try reader.nextCount("the vector's entry count", elementSize: 17, limit: Limits.vectorEntries)
-        var entries: [VersionVector.Entry] = []
-        entries.reserveCapacity(count)
-        for _ in 0..<count {
-            let entryDevice = DeviceID(try readUUID(&reader, "a vector entry's device"))
-            let entryOffset = reader.offset
-            let entrySeq = try reader.nextVarint("a vector entry's sequence number")
-            guard entrySeq <= ChangeLimits.counter else {
-                throw CodecError(
-                    .oversized, "vector entry \(entrySeq) is beyond the limit of \(ChangeLimits.counter)",
-                    at: entryOffset)
-            }
-            entries.append(VersionVector.Entry(device: entryDevice, seq: entrySeq))
-        }
-        guard let vector = VersionVector(sortedEntries: entries) else {
+        guard let vector = VersionVector(sortedEntries: try VersionVector.readEntries(&reader)) else {
             throw CodecError(.notCanonical, "vector entries are unsorted, repeated or zero", at: vectorOffset)
         }
         guard vector[device] == seq else {
@@ -238,48 +209,56 @@ enum ChangeCodec {
 
     private static func readTarget(_ reader: inout BinaryReader) throws(CodecError) -> ChangeID {
         let device = DeviceID(try readUUID(&reader, "the undone change's device"))
-        let offset = reader.offset
-        let seq = try reader.nextVarint("the undone change's sequence number")
-        guard seq >= 1 else { throw CodecError(.invalidValue, "sequence number 0 (they start at 1)", at: offset) }
-        guard seq <= ChangeLimits.counter else {
-            throw CodecError(
-                .oversized, "sequence number \(seq) is beyond the limit of \(ChangeLimits.counter)", at: offset)
-        }
+        let seq = try readCounter(&reader, "sequence number", "the undone change's sequence number")
         return ChangeID(device: device, seq: seq)
     }
 
-    private static func readContainer(_ reader: inout BinaryReader) throws(CodecError) -> DocumentContainer {
+    /// Reads a sequence number or a lamport timestamp (`name`), which starts at 1 and stays within
+    /// ``ChangeLimits/counter``.
+    private static func readCounter(
+        _ reader: inout BinaryReader, _ name: String, _ what: String
+    ) throws(CodecError) -> UInt64 {
         let offset = reader.offset
-        let raw = try reader.nextByte("the container")
-        guard let container = DocumentContainer(rawValue: raw) else {
-            throw CodecError(.invalidValue, "unknown container \(raw)", at: offset)
+        let value = try reader.nextVarint(what)
+        guard value >= 1 else { throw CodecError(.invalidValue, "\(name) 0 (they start at 1)", at: offset) }
+        guard value <= ChangeLimits.counter else {
+            throw CodecError(
+                .oversized, "\(name) \(value) is beyond the limit of \(ChangeLimits.counter)", at: offset)
         }
-        return container
+        return value
+    }
+
+    private static func readContainer(_ reader: inout BinaryReader) throws(CodecError) -> DocumentContainer {
+        try readTag(&reader, "container")
+    }
+
+    /// Reads a one-byte tag (`name`: "change kind"; `what`, where the input ends: "the change kind"), refusing a
+    /// byte that is not one of `Tag`'s.
+    private static func readTag<Tag: RawRepresentable<UInt8>>(
+        _ reader: inout BinaryReader, _ name: String, what: String? = nil
+    ) throws(CodecError) -> Tag {
+        let offset = reader.offset
+        let raw = try reader.nextByte(what ?? "the \(name)")
+        guard let tag = Tag(rawValue: raw) else {
+            throw CodecError(.invalidValue, "unknown \(name) \(raw)", at: offset)
+        }
+        return tag
     }
 
     private static func decodeKind(_ reader: inout BinaryReader) throws(CodecError) -> ChangeKind {
-        let offset = reader.offset
-        let raw = try reader.nextByte("the change kind")
-        guard let tag = KindTag(rawValue: raw) else {
-            throw CodecError(.invalidValue, "unknown change kind \(raw)", at: offset)
-        }
+        let tag: KindTag = try readTag(&reader, "change kind")
         switch tag {
         case .edit:
-            let intentOffset = reader.offset
-            let rawIntent = try reader.nextByte("the edit's intent")
             let intent: Edit.Intent
-            switch IntentTag(rawValue: rawIntent) {
+            switch try readTag(&reader, "edit intent", what: "the edit's intent") as IntentTag {
             case .edit: intent = .edit
             case .undo: intent = .undo(of: try readTarget(&reader))
             case .redo: intent = .redo(of: try readTarget(&reader))
-            case nil: throw CodecError(.invalidValue, "unknown edit intent \(rawIntent)", at: intentOffset)
             }
             let operations = try reader.nextLengthPrefixed("the operations", limit: Limits.payloadBytes)
             return .edit(Edit(operations: operations, intent: intent))
         case .lifecycle:
-            let eventOffset = reader.offset
-            let rawEvent = try reader.nextByte("the lifecycle event")
-            switch LifecycleTag(rawValue: rawEvent) {
+            switch try readTag(&reader, "lifecycle event") as LifecycleTag {
             case .create:
                 let name = try reader.nextString("the document's name", limit: Limits.textBytes)
                 let type = try reader.nextString("the document's type", limit: Limits.textBytes)
@@ -292,17 +271,13 @@ enum ChangeCodec {
                 return .lifecycle(.delete)
             case .restore:
                 return .lifecycle(.restore)
-            case nil:
-                throw CodecError(.invalidValue, "unknown lifecycle event \(rawEvent)", at: eventOffset)
             }
         case .baseline:
             return .baseline(
                 contents: try reader.nextLengthPrefixed("the baseline contents", limit: Limits.payloadBytes))
         case .resolution:
-            let strategyOffset = reader.offset
-            let rawStrategy = try reader.nextByte("the resolution strategy")
             let strategy: Resolution.Strategy
-            switch StrategyTag(rawValue: rawStrategy) {
+            switch try readTag(&reader, "resolution strategy") as StrategyTag {
             case .userChoice: strategy = .userChoice
             case .latestWins: strategy = .latestWins
             case .merge: strategy = .merge
@@ -310,7 +285,6 @@ enum ChangeCodec {
             case .keepBoth: strategy = .keepBoth
             case .custom:
                 strategy = .custom(try reader.nextString("the custom strategy's name", limit: Limits.textBytes))
-            case nil: throw CodecError(.invalidValue, "unknown resolution strategy \(rawStrategy)", at: strategyOffset)
             }
             let chosen = try readHashes(&reader, "chosen heads")
             let discarded = try readHashes(&reader, "discarded heads")

@@ -7,18 +7,18 @@ public typealias CodecError = FolioError<CodecErrorCode>
 /// The kinds of ``CodecError``; more kinds may be added.
 public struct CodecErrorCode: FolioErrorCode {
     /// The input ended inside a value.
-    public static let truncated = Self("truncated")
+    public static let truncated = Self(description: "truncated")
     /// A count or length is larger than the input or than the codec's limits.
-    public static let oversized = Self("oversized")
+    public static let oversized = Self(description: "oversized")
     /// A tag, flag or text is not one the codec knows.
-    public static let invalidValue = Self("invalidValue")
+    public static let invalidValue = Self(description: "invalidValue")
     /// The encoding's format version is newer (or older) than this build reads.
-    public static let unsupportedVersion = Self("unsupportedVersion")
+    public static let unsupportedVersion = Self(description: "unsupportedVersion")
     /// The value is readable but not in canonical form (unsorted, duplicated or padded), so its hash would be
     /// ambiguous.
-    public static let notCanonical = Self("notCanonical")
+    public static let notCanonical = Self(description: "notCanonical")
     /// Bytes are left over after the value.
-    public static let trailingBytes = Self("trailingBytes")
+    public static let trailingBytes = Self(description: "trailingBytes")
 
     /// An error is located by the byte offset at which the problem was found.
     public typealias Location = ByteOffset
@@ -32,8 +32,6 @@ public struct CodecErrorCode: FolioErrorCode {
 
     /// The code's name.
     public let description: String
-
-    private init(_ name: String) { description = name }
 }
 
 extension CodecError {

@@ -13,15 +13,4 @@ public struct DeviceID: UUIDIdentity, Hashable, Comparable, Sendable, CustomStri
 
     /// "device", in error messages.
     public static var identityName: String { "device" }
-
-    /// Makes a new identity from `source`.
-    public init(using source: some IdentifierSource) {
-        self.init(source.next())
-    }
-
-    /// Orders by bytes; the tie-break Folio uses after lamport timestamps.
-    public static func < (lhs: DeviceID, rhs: DeviceID) -> Bool { lhs.uuid < rhs.uuid }
-
-    /// The canonical UUID text.
-    public var description: String { uuid.description }
 }

@@ -40,19 +40,9 @@ public enum DocumentContents: Hashable, Sendable {
     ///
     /// - Throws: ``CodecError``, including `invalidValue` for an invalid package path.
     public init(decoding bytes: Data) throws {
-        let result: Result<DocumentContents, CodecError> = bytes.withUnsafeBytes { buffer in
-            do throws(CodecError) {
-                var reader = BinaryReader(buffer)
-                let contents = try DocumentContents.decode(&reader)
-                guard reader.isAtEnd else {
-                    throw CodecError(.trailingBytes, "\(reader.remaining) bytes follow the contents", at: reader.offset)
-                }
-                return .success(contents)
-            } catch {
-                return .failure(error)
-            }
+        self = try BinaryReader.readingWhole(bytes, "the contents") { reader throws(CodecError) in
+            try DocumentContents.decode(&reader)
         }
-        self = try result.get()
     }
 
     private static func decode(_ reader: inout BinaryReader) throws(CodecError) -> DocumentContents {

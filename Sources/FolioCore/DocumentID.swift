@@ -10,15 +10,4 @@ public struct DocumentID: UUIDIdentity, Hashable, Comparable, Sendable, CustomSt
 
     /// "document", in error messages.
     public static var identityName: String { "document" }
-
-    /// Makes a new identity from `source`.
-    public init(using source: some IdentifierSource) {
-        self.init(source.next())
-    }
-
-    /// Orders by bytes.
-    public static func < (lhs: DocumentID, rhs: DocumentID) -> Bool { lhs.uuid < rhs.uuid }
-
-    /// The canonical UUID text.
-    public var description: String { uuid.description }
 }

@@ -11,6 +11,16 @@ public protocol DocumentOperation: Hashable, Sendable {
 }
 
 extension DocumentOperation {
+    /// The operation's binary form alone, as ``encode(into:)`` writes it.
+    ///
+    /// The encodings are exact (texts as their UTF-8 bytes, maps in one canonical order), so two operations with
+    /// the same binary form are the same operation: a model can compare and hash its operations by this.
+    public var binaryForm: [UInt8] {
+        var writer = BinaryWriter()
+        encode(into: &writer)
+        return writer.bytes
+    }
+
     /// Encodes a group of operations (the payload of one ``Edit``): a count, then each operation.
     public static func encodeGroup(_ operations: [Self]) -> Data {
         var writer = BinaryWriter()
@@ -28,26 +38,15 @@ extension DocumentOperation {
 
     /// The typed core of ``decodeGroup(_:)``, for the package's decoders.
     package static func decodeGroup(checking data: Data) throws(CodecError) -> [Self] {
-        let result: Result<[Self], CodecError> = data.withUnsafeBytes { buffer in
-            do throws(CodecError) {
-                var reader = BinaryReader(buffer)
-                let count = try reader.nextCount("the operation count", elementSize: 1, limit: 1 << 26)
-                var operations: [Self] = []
-                // The count is bounded by the bytes left (a byte per operation at least), but an operation takes
-                // more room in memory than that: reserve for a thousand at most, and let the array grow with what
-                // decodes.
-                operations.reserveCapacity(min(count, 1024))
-                for _ in 0..<count { operations.append(try decodeOne(&reader)) }
-                guard reader.isAtEnd else {
-                    throw CodecError(
-                        .trailingBytes, "\(reader.remaining) bytes follow the operations", at: reader.offset)
-                }
-                return .success(operations)
-            } catch {
-                return .failure(error)
-            }
+        try BinaryReader.readingWhole(data, "the operations") { reader throws(CodecError) in
+            let count = try reader.nextCount("the operation count", elementSize: 1, limit: 1 << 26)
+            var operations: [Self] = []
+            // The count is bounded by the bytes left (a byte per operation at least), but an operation takes more
+            // room in memory than that: reserve for a thousand at most, and let the array grow with what decodes.
+            operations.reserveCapacity(min(count, 1024))
+            for _ in 0..<count { operations.append(try decodeOne(&reader)) }
+            return operations
         }
-        return try result.get()
     }
 
     /// One operation of a group, read by the model's ``init(from:)``; whatever that throws is a ``CodecError`` here

@@ -102,19 +102,8 @@ extension SignedHead {
     /// - Throws: ``CodecError`` `truncated`, `invalidValue` (a seq of 0 or above ``ChangeLimits/counter``) or
     ///   `trailingBytes`.
     public init(decoding bytes: [UInt8]) throws {
-        let result: Result<SignedHead, CodecError> = bytes.withUnsafeBytes { buffer in
-            var reader = BinaryReader(buffer)
-            do throws(CodecError) {
-                let head = try reader.nextHead()
-                guard reader.remaining == 0 else {
-                    throw CodecError(
-                        .trailingBytes, "\(reader.remaining) bytes follow the signed head", at: reader.offset)
-                }
-                return .success(head)
-            } catch {
-                return .failure(error)
-            }
+        self = try BinaryReader.readingWhole(bytes, "the signed head") { reader throws(CodecError) in
+            try reader.nextHead()
         }
-        self = try result.get()
     }
 }

@@ -10,6 +10,17 @@ public protocol UUIDIdentity: LosslessStringConvertible, Codable {
 }
 
 extension UUIDIdentity {
+    /// Makes a new identity from `source`.
+    public init(using source: some IdentifierSource) {
+        self.init(source.next())
+    }
+
+    /// The canonical UUID text.
+    public var description: String { uuid.description }
+
+    /// Orders by bytes: for devices, the tie-break Folio uses after lamport timestamps.
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.uuid < rhs.uuid }
+
     /// Parses the canonical UUID text that `description` gives, such as `6ba7b810-9dad-11d1-80b4-00c04fd430c8`
     /// (either case); `nil` for anything else.
     public init?(_ description: String) {

@@ -11,35 +11,33 @@ public typealias SaveError = FolioError<SaveErrorCode>
 /// The kinds of ``SaveError``; more kinds may be added.
 public struct SaveErrorCode: FolioErrorCode {
     /// Creating, writing or removing a file or directory failed.
-    public static let writeFailed = Self("writeFailed")
+    public static let writeFailed = Self(description: "writeFailed")
     /// An fsync failed: what was written may not be on disk, so the save failed.
-    public static let syncFailed = Self("syncFailed")
+    public static let syncFailed = Self(description: "syncFailed")
     /// The atomic rename that publishes a file or a manifest failed.
-    public static let renameFailed = Self("renameFailed")
+    public static let renameFailed = Self(description: "renameFailed")
     /// Reading the file or the package failed.
-    public static let readFailed = Self("readFailed")
+    public static let readFailed = Self(description: "readFailed")
     /// The disk or the quota is full.
-    public static let noSpace = Self("noSpace")
+    public static let noSpace = Self(description: "noSpace")
     /// The directory is read-only or not writable by this process.
-    public static let permissionDenied = Self("permissionDenied")
+    public static let permissionDenied = Self(description: "permissionDenied")
     /// There is no file or package at the URL.
-    public static let notFound = Self("notFound")
+    public static let notFound = Self(description: "notFound")
     /// The package on disk does not match its manifest, or the manifest cannot be read, and it cannot be
     /// recovered.
-    public static let corruptPackage = Self("corruptPackage")
+    public static let corruptPackage = Self(description: "corruptPackage")
     /// The package holds a symbolic link, a special file or a hostile entry name (`..`, an absolute path), or a
     /// path would land outside its root. Nothing was written.
-    public static let unsafePackage = Self("unsafePackage")
+    public static let unsafePackage = Self(description: "unsafePackage")
     /// The (simulated) device crashed in the middle of the operation.
-    public static let crashed = Self("crashed")
+    public static let crashed = Self(description: "crashed")
 
     /// The code's name.
     public let description: String
 
     /// The message alone: it already carries the reason of its cause.
     public static func describe(_ error: SaveError) -> String { error.message }
-
-    private init(_ name: String) { description = name }
 }
 
 extension SaveError {

@@ -18,16 +18,12 @@ extension SavePipeline {
         let action = "save \(name)"
         do throws(SaveError) {
             try writeAndSync(data, to: temporary, "the temporary file", in: action)
-            try step(action, "renaming the temporary file over it", .renameFailed) {
-                try fileSystem.rename(temporary, to: url)
-            }
+            try rename(temporary, to: url, "renaming the temporary file over it", in: action)
         } catch {
             removeQuietly(temporary)
             throw error
         }
-        try step(action, "fsync of its directory", .syncFailed) {
-            try fileSystem.synchronizeDirectory(at: directory)
-        }
+        try syncDirectory(directory, "its directory", in: action)
     }
 
     /// Reads the flat file at `url`, after removing a leftover of an interrupted save unless `recovering` is false

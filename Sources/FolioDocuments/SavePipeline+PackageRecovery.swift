@@ -124,9 +124,7 @@ extension SavePipeline {
         if let (manifest, staging) = committed {
             try finishCommittedSave(manifest, root: url, staging: staging, action: action)
         } else if removedLeftovers {
-            try step(action, "fsync of the package directory", .syncFailed) {
-                try fileSystem.synchronizeDirectory(at: url)
-            }
+            try syncDirectory(url, "the package directory", in: action)
         }
     }
 
@@ -193,33 +191,23 @@ extension SavePipeline {
             var parentURL = root
             if let parent { parentURL = try memberURL(parent, in: root, action: action) }
             let name = parent.map { "the directory '\($0)'" } ?? "the package directory"
-            try step(action, "fsync of \(name) after creating directories", .syncFailed) {
-                try fileSystem.synchronizeDirectory(at: parentURL)
-            }
+            try syncDirectory(parentURL, "\(name) after creating directories", in: action)
         }
         for path in plan.staged {
             let memberURL = try memberURL(path, in: root, action: action)
             let stagedURL = staging.appendingPathComponent(PackageLayout.stagedName(for: path), isDirectory: false)
-            try step(action, "moving '\(path)' into place", .renameFailed) {
-                try fileSystem.rename(stagedURL, to: memberURL)
-            }
+            try rename(stagedURL, to: memberURL, "moving '\(path)' into place", in: action)
         }
         for path in plan.touchedDirectories {
             let memberURL = try memberURL(path, in: root, action: action)
-            try step(action, "fsync of the directory '\(path)'", .syncFailed) {
-                try fileSystem.synchronizeDirectory(at: memberURL)
-            }
+            try syncDirectory(memberURL, "the directory '\(path)'", in: action)
         }
         // The renames out of the root must be durable before the staging directory, the journal, goes.
-        try step(action, "fsync of the package directory", .syncFailed) {
-            try fileSystem.synchronizeDirectory(at: root)
-        }
+        try syncDirectory(root, "the package directory", in: action)
         try step(action, "removing the staging directory", .writeFailed) {
             try fileSystem.remove(at: staging)
         }
-        try step(action, "fsync of the package directory", .syncFailed) {
-            try fileSystem.synchronizeDirectory(at: root)
-        }
+        try syncDirectory(root, "the package directory", in: action)
     }
 
     func kind(of url: URL, action: String) throws(SaveError) -> FileItemKind {

@@ -86,27 +86,19 @@ extension SavePipeline {
                 try writeAndSync(contents, to: stagedURL, "'\(entry.path)'", in: action)
                 bytesWritten += contents.count
             }
-            try step(action, "fsync of the staging directory", .syncFailed) {
-                try fileSystem.synchronizeDirectory(at: staging)
-            }
+            try syncDirectory(staging, "the staging directory", in: action)
             let manifestData = new.encoded()
             try writeAndSync(manifestData, to: manifestTemporary, "the new manifest", in: action)
             bytesWritten += manifestData.count
-            try step(action, "fsync of the package directory", .syncFailed) {
-                try fileSystem.synchronizeDirectory(at: url)
-            }
+            try syncDirectory(url, "the package directory", in: action)
             // The commit point: from here on, recovery finishes this save instead of discarding it.
-            try step(action, "committing the new manifest", .renameFailed) {
-                try fileSystem.rename(manifestTemporary, to: manifestURL)
-            }
+            try rename(manifestTemporary, to: manifestURL, "committing the new manifest", in: action)
         } catch {
             removeQuietly(staging)
             removeQuietly(manifestTemporary)
             throw error
         }
-        try step(action, "fsync of the package directory after the commit", .syncFailed) {
-            try fileSystem.synchronizeDirectory(at: url)
-        }
+        try syncDirectory(url, "the package directory after the commit", in: action)
         try rollForward(plan, root: url, staging: staging, action: action)
         return SaveReport(
             bytesWritten: bytesWritten, filesWritten: changed.count, filesRemoved: plan.removedFiles.count)
@@ -137,9 +129,7 @@ extension SavePipeline {
                 try step(action, "writing '\(entry.path)'", .writeFailed) {
                     try fileSystem.writeFile(contents, to: fileURL)
                 }
-                try step(action, "fsync of '\(entry.path)'", .syncFailed) {
-                    try fileSystem.synchronizeFile(at: fileURL)
-                }
+                try syncFile(fileURL, "'\(entry.path)'", in: action)
                 bytesWritten += contents.count
             }
             let manifestURL = temporary.appendingPathComponent(PackageLayout.manifestName, isDirectory: false)
@@ -147,30 +137,20 @@ extension SavePipeline {
             try step(action, "writing the manifest", .writeFailed) {
                 try fileSystem.writeFile(manifestData, to: manifestURL)
             }
-            try step(action, "fsync of the manifest", .syncFailed) {
-                try fileSystem.synchronizeFile(at: manifestURL)
-            }
+            try syncFile(manifestURL, "the manifest", in: action)
             bytesWritten += manifestData.count
             for directory in directories.reversed() {
                 let directoryURL = try memberURL(directory, in: temporary, action: action)
-                try step(action, "fsync of the directory '\(directory)'", .syncFailed) {
-                    try fileSystem.synchronizeDirectory(at: directoryURL)
-                }
+                try syncDirectory(directoryURL, "the directory '\(directory)'", in: action)
             }
-            try step(action, "fsync of the temporary package directory", .syncFailed) {
-                try fileSystem.synchronizeDirectory(at: temporary)
-            }
+            try syncDirectory(temporary, "the temporary package directory", in: action)
             // The commit point of a new package.
-            try step(action, "moving the new package into place", .renameFailed) {
-                try fileSystem.rename(temporary, to: url)
-            }
+            try rename(temporary, to: url, "moving the new package into place", in: action)
         } catch {
             removeQuietly(temporary)
             throw error
         }
-        try step(action, "fsync of the directory holding it", .syncFailed) {
-            try fileSystem.synchronizeDirectory(at: parent)
-        }
+        try syncDirectory(parent, "the directory holding it", in: action)
         return SaveReport(bytesWritten: bytesWritten, filesWritten: manifest.files.count)
     }
 }

@@ -84,7 +84,22 @@ public struct SavePipeline: Sendable {
     /// W", then "fsync of W".
     func writeAndSync(_ contents: Data, to url: URL, _ what: String, in action: String) throws(SaveError) {
         try step(action, "writing \(what)", .writeFailed) { try fileSystem.writeFile(contents, to: url) }
+        try syncFile(url, what, in: action)
+    }
+
+    /// Flushes the file at `url` to the disk, as the step "fsync of W" of `action`.
+    func syncFile(_ url: URL, _ what: String, in action: String) throws(SaveError) {
         try step(action, "fsync of \(what)", .syncFailed) { try fileSystem.synchronizeFile(at: url) }
+    }
+
+    /// Flushes the directory at `url` (its entries) to the disk, as the step "fsync of W" of `action`.
+    func syncDirectory(_ url: URL, _ what: String, in action: String) throws(SaveError) {
+        try step(action, "fsync of \(what)", .syncFailed) { try fileSystem.synchronizeDirectory(at: url) }
+    }
+
+    /// Renames `source` to `destination` (over what is there), as the step `name` of `action`.
+    func rename(_ source: URL, to destination: URL, _ name: String, in action: String) throws(SaveError) {
+        try step(action, name, .renameFailed) { try fileSystem.rename(source, to: destination) }
     }
 
     /// Removes `url` if something is there, ignoring failures: cleanup after a failed save must not hide its error.

@@ -73,13 +73,6 @@ public struct FileSystemErrorCode: FolioErrorCode {
     /// An error is located at the file operation that failed.
     public typealias Location = FileOperation
 
-    /// The message alone: it already names the operation, the path and the reason ("fsync of '/tmp/a' failed: I/O
-    /// error"); then the cause after a colon, when there is one.
-    public static func describe(_ error: FileSystemError) -> String {
-        guard let cause = error.cause else { return error.message }
-        return "\(error.message): \(cause)"
-    }
-
     /// A short, fixed reason for this code, such as "I/O error".
     public var reason: String {
         switch value {

@@ -80,17 +80,8 @@ public struct PosixFileSystem: FileSystem {
         guard Int(info.st_size) <= limit else { throw FileSystemError(.tooLarge, operation: "read", path: path) }
         var result = Data()
         result.reserveCapacity(max(Int(info.st_size), 0))
-        let chunkSize = 1 << 16
-        let chunk = UnsafeMutableRawPointer.allocate(byteCount: chunkSize, alignment: 1)
-        defer { chunk.deallocate() }
-        while true {
-            let count = read(descriptor, chunk, chunkSize)
-            if count == 0 { break }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw FileSystemError(errorNumber: errno, operation: "read", path: path)
-            }
-            result.append(chunk.assumingMemoryBound(to: UInt8.self), count: count)
+        try Self.readChunks(descriptor, path: path) { chunk throws(FileSystemError) in
+            result.append(chunk.assumingMemoryBound(to: UInt8.self))
             // The file may grow while it is read.
             guard result.count <= limit else { throw FileSystemError(.tooLarge, operation: "read", path: path) }
         }
@@ -157,26 +148,13 @@ public struct PosixFileSystem: FileSystem {
         let descriptor = try Self.openDescriptor(
             path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
             operation: "open for writing", mode: 0o644)
-        let failure: Int32? = data.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let count = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                offset += count
-            }
-            return nil
-        }
-        if let failure {
+        do {
+            try data.withUnsafeBytes { buffer in try Self.writeAll(buffer, to: descriptor, path: path) }
+        } catch {
             close(descriptor)
-            throw FileSystemError(errorNumber: failure, operation: "write", path: path)
+            throw error
         }
-        // close can report a deferred write error (NFS, quotas).
-        guard close(descriptor) == 0 else {
-            throw FileSystemError(errorNumber: errno, operation: "close", path: path)
-        }
+        try Self.closeWritten(descriptor, path: path)
     }
 
     /// Creates or truncates the regular file at `destination` and copies into it the contents of the regular file at
@@ -192,56 +170,37 @@ public struct PosixFileSystem: FileSystem {
         let output = try Self.openDescriptor(
             to, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
             operation: "open for writing", mode: 0o644)
-        let chunkSize = 1 << 16
-        let chunk = UnsafeMutableRawPointer.allocate(byteCount: chunkSize, alignment: 1)
-        defer { chunk.deallocate() }
-        while true {
-            let count = read(input, chunk, chunkSize)
-            if count == 0 { break }
-            if count < 0 {
-                if errno == EINTR { continue }
-                let number = errno
-                close(output)
-                throw FileSystemError(errorNumber: number, operation: "read", path: from)
+        do {
+            try Self.readChunks(input, path: from) { chunk throws(FileSystemError) in
+                try Self.writeAll(chunk, to: output, path: to)
             }
-            var offset = 0
-            while offset < count {
-                let written = write(output, chunk + offset, count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    let number = errno
-                    close(output)
-                    throw FileSystemError(errorNumber: number, operation: "write", path: to)
-                }
-                offset += written
-            }
+        } catch {
+            close(output)
+            throw error
         }
-        // close can report a deferred write error (NFS, quotas).
-        guard close(output) == 0 else {
-            throw FileSystemError(errorNumber: errno, operation: "close", path: to)
-        }
+        try Self.closeWritten(output, path: to)
     }
 
     /// Flushes the file at `url` to stable storage (`fsync`).
     ///
     /// - Throws: ``FileSystemError``; an I/O error here means the data may not be on disk.
     public func synchronizeFile(at url: URL) throws {
-        guard synchronizes else { return }
-        let path = Self.path(of: url)
-        let descriptor = try Self.openDescriptor(
-            path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, operation: "open for fsync")
-        defer { close(descriptor) }
-        try Self.synchronize(descriptor, path: path)
+        try synchronize(at: url, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, opening: "open for fsync")
     }
 
     /// Flushes the directory at `url` (its entries: creations, renames, removals) to stable storage.
     ///
     /// - Throws: ``FileSystemError``.
     public func synchronizeDirectory(at url: URL) throws {
+        try synchronize(at: url, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, opening: "open directory for fsync")
+    }
+
+    /// Opens the item at `url` with `flags` (the call named `operation`) and flushes it to stable storage, unless
+    /// this file system does not synchronize.
+    private func synchronize(at url: URL, _ flags: Int32, opening operation: String) throws(FileSystemError) {
         guard synchronizes else { return }
         let path = Self.path(of: url)
-        let descriptor = try Self.openDescriptor(
-            path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, operation: "open directory for fsync")
+        let descriptor = try Self.openDescriptor(path, flags, operation: operation)
         defer { close(descriptor) }
         try Self.synchronize(descriptor, path: path)
     }
@@ -325,6 +284,47 @@ public struct PosixFileSystem: FileSystem {
             throw FileSystemError(.notRegularFile, operation: "read", path: path)
         }
         return descriptor
+    }
+
+    /// Reads `descriptor` (open on `path`) to its end a piece at a time, handing each piece to `body`; a read that
+    /// a signal interrupted is retried.
+    private static func readChunks(
+        _ descriptor: Int32, path: String, _ body: (UnsafeRawBufferPointer) throws(FileSystemError) -> Void
+    ) throws(FileSystemError) {
+        let chunkSize = 1 << 16
+        let chunk = UnsafeMutableRawPointer.allocate(byteCount: chunkSize, alignment: 1)
+        defer { chunk.deallocate() }
+        while true {
+            let count = read(descriptor, chunk, chunkSize)
+            if count == 0 { return }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw FileSystemError(errorNumber: errno, operation: "read", path: path)
+            }
+            try body(UnsafeRawBufferPointer(start: chunk, count: count))
+        }
+    }
+
+    /// Writes all of `bytes` to `descriptor` (open on `path`); a write that a signal interrupted is retried.
+    private static func writeAll(
+        _ bytes: UnsafeRawBufferPointer, to descriptor: Int32, path: String
+    ) throws(FileSystemError) {
+        var offset = 0
+        while offset < bytes.count {
+            let count = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw FileSystemError(errorNumber: errno, operation: "write", path: path)
+            }
+            offset += count
+        }
+    }
+
+    /// Closes a descriptor that was written to: close can report a deferred write error (NFS, quotas).
+    private static func closeWritten(_ descriptor: Int32, path: String) throws(FileSystemError) {
+        guard close(descriptor) == 0 else {
+            throw FileSystemError(errorNumber: errno, operation: "close", path: path)
+        }
     }
 
     private static func synchronize(_ descriptor: Int32, path: String) throws(FileSystemError) {

@@ -158,24 +158,38 @@ extension LineDiff {
             var forwardEnd = 0
             var backwardStart = 0
             var backwardEnd = 0
+            /// The furthest point on diagonal `k` in round `d` of the search forward (or, `reversed`, backward from
+            /// the end), following the diagonal while the symbols match; recorded in `front`.
+            func reach(_ front: inout [Int], _ k: Int, _ d: Int, reversed: Bool) -> (x: Int, y: Int) {
+                let index = offset + k
+                var x =
+                    k == -d || (k != d && front[index - 1] < front[index + 1]) ? front[index + 1] : front[index - 1] + 1
+                var y = x - k
+                while x < n && y < m && (reversed ? a[aHigh - 1 - x] == b[bHigh - 1 - y] : a[aLow + x] == b[bLow + y]) {
+                    x += 1
+                    y += 1
+                }
+                front[index] = x
+                return (x, y)
+            }
+            /// Whether a point reached lies inside the edit graph; one past its far side (or its bottom) narrows the
+            /// diagonals that direction still searches from their end (or their start).
+            func isInside(_ x: Int, _ y: Int, start: inout Int, end: inout Int) -> Bool {
+                if x > n {
+                    end += 2
+                    return false
+                }
+                if y > m {
+                    start += 2
+                    return false
+                }
+                return true
+            }
             for d in 0..<maxD {
                 var k = -d + forwardStart
                 while k <= d - forwardEnd {
-                    let index = offset + k
-                    var x =
-                        k == -d || (k != d && forward[index - 1] < forward[index + 1])
-                        ? forward[index + 1] : forward[index - 1] + 1
-                    var y = x - k
-                    while x < n && y < m && a[aLow + x] == b[bLow + y] {
-                        x += 1
-                        y += 1
-                    }
-                    forward[index] = x
-                    if x > n {
-                        forwardEnd += 2
-                    } else if y > m {
-                        forwardStart += 2
-                    } else if checkForward {
+                    let (x, y) = reach(&forward, k, d, reversed: false)
+                    if isInside(x, y, start: &forwardStart, end: &forwardEnd) && checkForward {
                         let other = offset + delta - k
                         if other >= 0 && other < length && backward[other] != -1 && x >= n - backward[other] {
                             return (aLow + x, bLow + y)
@@ -185,21 +199,8 @@ extension LineDiff {
                 }
                 k = -d + backwardStart
                 while k <= d - backwardEnd {
-                    let index = offset + k
-                    var x =
-                        k == -d || (k != d && backward[index - 1] < backward[index + 1])
-                        ? backward[index + 1] : backward[index - 1] + 1
-                    var y = x - k
-                    while x < n && y < m && a[aHigh - 1 - x] == b[bHigh - 1 - y] {
-                        x += 1
-                        y += 1
-                    }
-                    backward[index] = x
-                    if x > n {
-                        backwardEnd += 2
-                    } else if y > m {
-                        backwardStart += 2
-                    } else if !checkForward {
+                    let (x, y) = reach(&backward, k, d, reversed: true)
+                    if isInside(x, y, start: &backwardStart, end: &backwardEnd) && !checkForward {
                         let other = offset + delta - k
                         if other >= 0 && other < length && forward[other] != -1 {
                             let forwardX = forward[other]

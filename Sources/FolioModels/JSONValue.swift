@@ -149,52 +149,50 @@ enum JSONValue: Equatable {
         }
 
         mutating func object(depth: Int) throws(ParseError) -> JSONValue {
-            offset += 1
             var members: [String: JSONValue] = [:]
-            skipWhitespace()
-            if current == UInt8(ascii: "}") {
-                offset += 1
-                return .object([])
-            }
-            while true {
-                skipWhitespace()
-                let keyOffset = offset
-                let key = try string()
-                skipWhitespace()
-                try expect(UInt8(ascii: ":"), "':' after a key")
-                skipWhitespace()
-                let member = try value(depth: depth + 1)
+            try items(closedBy: UInt8(ascii: "}"), "',' or '}' in an object") { parser throws(ParseError) in
+                let keyOffset = parser.offset
+                let key = try parser.string()
+                parser.skipWhitespace()
+                try parser.expect(UInt8(ascii: ":"), "':' after a key")
+                parser.skipWhitespace()
+                let member = try parser.value(depth: depth + 1)
                 guard members.updateValue(member, forKey: key) == nil else {
                     throw ParseError(message: "the key \(key.debugDescription) appears twice at byte \(keyOffset)")
                 }
-                skipWhitespace()
-                if current == UInt8(ascii: ",") {
-                    offset += 1
-                    continue
-                }
-                try expect(UInt8(ascii: "}"), "',' or '}' in an object")
-                return .object(sorting: members)
             }
+            return .object(sorting: members)
         }
 
         mutating func array(depth: Int) throws(ParseError) -> JSONValue {
-            offset += 1
             var elements: [JSONValue] = []
+            try items(closedBy: UInt8(ascii: "]"), "',' or ']' in an array") { parser throws(ParseError) in
+                elements.append(try parser.value(depth: depth + 1))
+            }
+            return .array(elements)
+        }
+
+        /// Reads the items of an object or an array from its opening byte to `close`, with `item` (white space
+        /// around each is skipped); `missing`, what the error names when neither a `,` nor `close` follows one.
+        mutating func items(
+            closedBy close: UInt8, _ missing: String, _ item: (inout Parser) throws(ParseError) -> Void
+        ) throws(ParseError) {
+            offset += 1
             skipWhitespace()
-            if current == UInt8(ascii: "]") {
+            if current == close {
                 offset += 1
-                return .array([])
+                return
             }
             while true {
                 skipWhitespace()
-                elements.append(try value(depth: depth + 1))
+                try item(&self)
                 skipWhitespace()
                 if current == UInt8(ascii: ",") {
                     offset += 1
                     continue
                 }
-                try expect(UInt8(ascii: "]"), "',' or ']' in an array")
-                return .array(elements)
+                try expect(close, missing)
+                return
             }
         }
 

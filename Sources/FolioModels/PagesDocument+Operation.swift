@@ -39,12 +39,10 @@ extension PagesDocument {
                 writer.write(string: name)
             case .insertText(let position, let text):
                 writer.write(byte: Tag.insertText.rawValue)
-                writer.write(position: position)
-                writer.write(string: text)
+                writer.write(insertion: text, at: position)
             case .deleteText(let position, let count):
                 writer.write(byte: Tag.deleteText.rawValue)
-                writer.write(position: position)
-                writer.write(position: count)
+                writer.write(deletion: count, at: position)
             }
         }
 
@@ -57,8 +55,7 @@ extension PagesDocument {
         /// - Throws: `CodecError` when the input ends early, the tag is unknown, a varint is malformed, a length is
         ///   over its limit or a text is not UTF-8.
         public init(from reader: inout BinaryReader) throws {
-            let offset = reader.offset
-            switch Tag(rawValue: try reader.nextByte("a pages operation's tag")) {
+            switch try reader.readOperationTag(of: "pages") as Tag {
             case .setText:
                 self = .setText(try reader.nextString("the pages' text", limit: ModelLimits.payloadBytes))
             case .putImage:
@@ -69,14 +66,11 @@ extension PagesDocument {
             case .removeImage:
                 self = .removeImage(name: try reader.nextString("an image name", limit: ModelLimits.nameBytes))
             case .insertText:
-                let position = try reader.readPosition("an insertion's position")
-                self = .insertText(
-                    at: position, text: try reader.nextString("an insertion's text", limit: ModelLimits.payloadBytes))
+                let (position, text) = try reader.readInsertion()
+                self = .insertText(at: position, text: text)
             case .deleteText:
-                let position = try reader.readPosition("a deletion's position")
-                self = .deleteText(at: position, count: try reader.readPosition("a deletion's count"))
-            case nil:
-                throw CodecError(.invalidValue, "unknown pages operation tag", at: offset)
+                let (position, count) = try reader.readDeletion()
+                self = .deleteText(at: position, count: count)
             }
         }
 
@@ -91,40 +85,11 @@ extension PagesDocument {
             }
         }
 
-        /// Whether both are the same operation, with texts and names equal scalar for scalar.
-        public static func == (lhs: Operation, rhs: Operation) -> Bool {
-            switch (lhs, rhs) {
-            case (.setText(let t1), .setText(let t2)): t1.isIdentical(to: t2)
-            case (.putImage(let n1, let b1), .putImage(let n2, let b2)): n1.isIdentical(to: n2) && b1 == b2
-            case (.removeImage(let n1), .removeImage(let n2)): n1.isIdentical(to: n2)
-            case (.insertText(let p1, let t1), .insertText(let p2, let t2)): p1 == p2 && t1.isIdentical(to: t2)
-            case (.deleteText(let p1, let c1), .deleteText(let p2, let c2)): p1 == p2 && c1 == c2
-            default: false
-            }
-        }
+        /// Whether both are the same operation, with texts and names equal scalar for scalar: whether their binary
+        /// forms are equal.
+        public static func == (lhs: Operation, rhs: Operation) -> Bool { lhs.binaryForm == rhs.binaryForm }
 
-        /// Hashes the case and its values (consistent with ``==(_:_:)``, which is stricter than `String`'s).
-        public func hash(into hasher: inout Hasher) {
-            switch self {
-            case .setText(let text):
-                hasher.combine(Tag.setText.rawValue)
-                hasher.combine(text)
-            case .putImage(let name, let bytes):
-                hasher.combine(Tag.putImage.rawValue)
-                hasher.combine(name)
-                hasher.combine(bytes)
-            case .removeImage(let name):
-                hasher.combine(Tag.removeImage.rawValue)
-                hasher.combine(name)
-            case .insertText(let position, let text):
-                hasher.combine(Tag.insertText.rawValue)
-                hasher.combine(position)
-                hasher.combine(text)
-            case .deleteText(let position, let count):
-                hasher.combine(Tag.deleteText.rawValue)
-                hasher.combine(position)
-                hasher.combine(count)
-            }
-        }
+        /// Hashes the binary form (consistent with ``==(_:_:)``, which is stricter than `String`'s).
+        public func hash(into hasher: inout Hasher) { hasher.combine(binaryForm) }
     }
 }

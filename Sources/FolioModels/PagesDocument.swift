@@ -173,21 +173,9 @@ public struct PagesDocument: DocumentModel, Hashable, Sendable {
     public mutating func apply(_ operation: Operation) throws -> Operation {
         switch operation {
         case .insertText(let position, let text):
-            let length = storage.count
-            guard position >= 0 && position <= length else {
-                throw ModelError(.invalidOperation, "cannot insert at \(position): the text has \(length) scalars")
-            }
-            let inserted = storage.insert(text, at: position)
-            return .deleteText(at: position, count: inserted)
+            return .deleteText(at: position, count: try storage.insertChecked(text, at: position))
         case .deleteText(let position, let count):
-            let length = storage.count
-            guard position >= 0, count >= 0, position <= length, count <= length - position else {
-                throw ModelError(
-                    .invalidOperation,
-                    "cannot delete \(count) scalars at \(position): the text has \(length) scalars")
-            }
-            let removed = storage.remove(position..<(position + count))
-            return .insertText(at: position, text: removed)
+            return .insertText(at: position, text: try storage.removeChecked(count, at: position))
         case .setText(let newText):
             let old = storage.string
             storage.replaceAll(with: newText)

@@ -56,9 +56,8 @@ extension RecordsDocument {
         /// - Throws: `CodecError`: `truncated` when the input ends early, `invalidValue` for an unknown tag or text
         ///   that is not UTF-8, `notCanonical` for field names out of order or repeated.
         public init(from reader: inout BinaryReader) throws {
-            let offset = reader.offset
             let names = ModelLimits.nameBytes
-            switch Tag(rawValue: try reader.nextByte("a records operation's tag")) {
+            switch try reader.readOperationTag(of: "records") as Tag {
             case .add:
                 let record = try reader.nextString("a record id", limit: names)
                 self = .add(record: record, fields: try Self.readFields(&reader))
@@ -77,8 +76,6 @@ extension RecordsDocument {
             case .unset:
                 let record = try reader.nextString("a record id", limit: names)
                 self = .unset(record: record, field: try reader.nextString("a field name", limit: names))
-            case nil:
-                throw CodecError(.invalidValue, "unknown records operation tag", at: offset)
             }
         }
 
@@ -128,49 +125,11 @@ extension RecordsDocument {
             }
         }
 
-        /// Whether both are the same operation, with every text equal scalar for scalar.
-        public static func == (lhs: Operation, rhs: Operation) -> Bool {
-            switch (lhs, rhs) {
-            case (.add(let r1, let f1), .add(let r2, let f2)):
-                r1.isIdentical(to: r2) && f1.isIdentical(to: f2)
-            case (.set(let r1, let n1, let v1), .set(let r2, let n2, let v2)):
-                r1.isIdentical(to: r2) && n1.isIdentical(to: n2) && v1.isIdentical(to: v2)
-            case (.remove(let r1), .remove(let r2)):
-                r1.isIdentical(to: r2)
-            case (.insert(let r1, let f1, let p1), .insert(let r2, let f2, let p2)):
-                r1.isIdentical(to: r2) && f1.isIdentical(to: f2) && p1 == p2
-            case (.unset(let r1, let n1), .unset(let r2, let n2)):
-                r1.isIdentical(to: r2) && n1.isIdentical(to: n2)
-            default:
-                false
-            }
-        }
+        /// Whether both are the same operation, with every text equal scalar for scalar: whether their binary forms
+        /// are equal.
+        public static func == (lhs: Operation, rhs: Operation) -> Bool { lhs.binaryForm == rhs.binaryForm }
 
-        /// Hashes the case and its values (consistent with ``==(_:_:)``, which is stricter than `String`'s).
-        public func hash(into hasher: inout Hasher) {
-            switch self {
-            case .add(let record, let fields):
-                hasher.combine(Tag.add.rawValue)
-                hasher.combine(record)
-                hasher.combine(fields)
-            case .set(let record, let field, let value):
-                hasher.combine(Tag.set.rawValue)
-                hasher.combine(record)
-                hasher.combine(field)
-                hasher.combine(value)
-            case .remove(let record):
-                hasher.combine(Tag.remove.rawValue)
-                hasher.combine(record)
-            case .insert(let record, let fields, let position):
-                hasher.combine(Tag.insert.rawValue)
-                hasher.combine(record)
-                hasher.combine(fields)
-                hasher.combine(position)
-            case .unset(let record, let field):
-                hasher.combine(Tag.unset.rawValue)
-                hasher.combine(record)
-                hasher.combine(field)
-            }
-        }
+        /// Hashes the binary form (consistent with ``==(_:_:)``, which is stricter than `String`'s).
+        public func hash(into hasher: inout Hasher) { hasher.combine(binaryForm) }
     }
 }

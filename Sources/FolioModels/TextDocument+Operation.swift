@@ -23,12 +23,10 @@ extension TextDocument {
             switch self {
             case .insert(let position, let text):
                 writer.write(byte: Tag.insert.rawValue)
-                writer.write(position: position)
-                writer.write(string: text)
+                writer.write(insertion: text, at: position)
             case .delete(let position, let count):
                 writer.write(byte: Tag.delete.rawValue)
-                writer.write(position: position)
-                writer.write(position: count)
+                writer.write(deletion: count, at: position)
             case .append(let text):
                 writer.write(byte: Tag.append.rawValue)
                 writer.write(string: text)
@@ -42,21 +40,18 @@ extension TextDocument {
         ///
         /// - Throws: `CodecError` when the input ends early, the tag is unknown or a text is not UTF-8.
         public init(from reader: inout BinaryReader) throws {
-            let offset = reader.offset
             let limit = ModelLimits.payloadBytes
-            switch Tag(rawValue: try reader.nextByte("a text operation's tag")) {
+            switch try reader.readOperationTag(of: "text") as Tag {
             case .insert:
-                let position = try reader.readPosition("an insertion's position")
-                self = .insert(at: position, text: try reader.nextString("an insertion's text", limit: limit))
+                let (position, text) = try reader.readInsertion()
+                self = .insert(at: position, text: text)
             case .delete:
-                let position = try reader.readPosition("a deletion's position")
-                self = .delete(at: position, count: try reader.readPosition("a deletion's count"))
+                let (position, count) = try reader.readDeletion()
+                self = .delete(at: position, count: count)
             case .append:
                 self = .append(try reader.nextString("an appended text", limit: limit))
             case .replace:
                 self = .replace(try reader.nextString("a replacement text", limit: limit))
-            case nil:
-                throw CodecError(.invalidValue, "unknown text operation tag", at: offset)
             }
         }
 
@@ -71,35 +66,11 @@ extension TextDocument {
         }
 
         /// Whether both are the same operation, with texts equal scalar for scalar (not merely canonically
-        /// equivalent: `"é"` and `"e\u{301}"` insert different numbers of scalars).
-        public static func == (lhs: Operation, rhs: Operation) -> Bool {
-            switch (lhs, rhs) {
-            case (.insert(let p1, let t1), .insert(let p2, let t2)): p1 == p2 && t1.isIdentical(to: t2)
-            case (.delete(let p1, let c1), .delete(let p2, let c2)): p1 == p2 && c1 == c2
-            case (.append(let t1), .append(let t2)): t1.isIdentical(to: t2)
-            case (.replace(let t1), .replace(let t2)): t1.isIdentical(to: t2)
-            default: false
-            }
-        }
+        /// equivalent: `"é"` and `"e\u{301}"` insert different numbers of scalars): whether their binary forms are
+        /// equal.
+        public static func == (lhs: Operation, rhs: Operation) -> Bool { lhs.binaryForm == rhs.binaryForm }
 
-        /// Hashes the case and its values (consistent with ``==(_:_:)``, which is stricter than `String`'s).
-        public func hash(into hasher: inout Hasher) {
-            switch self {
-            case .insert(let position, let text):
-                hasher.combine(0)
-                hasher.combine(position)
-                hasher.combine(text)
-            case .delete(let position, let count):
-                hasher.combine(1)
-                hasher.combine(position)
-                hasher.combine(count)
-            case .append(let text):
-                hasher.combine(2)
-                hasher.combine(text)
-            case .replace(let text):
-                hasher.combine(3)
-                hasher.combine(text)
-            }
-        }
+        /// Hashes the binary form (consistent with ``==(_:_:)``, which is stricter than `String`'s).
+        public func hash(into hasher: inout Hasher) { hasher.combine(binaryForm) }
     }
 }

@@ -68,19 +68,9 @@ public struct TextDocument: DocumentModel, Hashable, Sendable {
         let length = storage.count
         switch operation {
         case .insert(let position, let text):
-            guard position >= 0 && position <= length else {
-                throw ModelError(.invalidOperation, "cannot insert at \(position): the text has \(length) scalars")
-            }
-            let inserted = storage.insert(text, at: position)
-            return .delete(at: position, count: inserted)
+            return .delete(at: position, count: try storage.insertChecked(text, at: position))
         case .delete(let position, let count):
-            guard position >= 0, count >= 0, position <= length, count <= length - position else {
-                throw ModelError(
-                    .invalidOperation,
-                    "cannot delete \(count) scalars at \(position): the text has \(length) scalars")
-            }
-            let removed = storage.remove(position..<(position + count))
-            return .insert(at: position, text: removed)
+            return .insert(at: position, text: try storage.removeChecked(count, at: position))
         case .append(let text):
             let inserted = storage.insert(text, at: length)
             return .delete(at: length, count: inserted)

@@ -1,3 +1,5 @@
+import FolioCore
+
 /// Text as a gap buffer of Unicode scalars: the scalars sit in one array with a hole (the gap) at the last edit, so
 /// an edit near the previous one moves only the few scalars in between.
 ///
@@ -270,5 +272,30 @@ extension TextStorage: Hashable {
     public func hash(into hasher: inout Hasher) {
         hasher.combine(count)
         for scalar in self { hasher.combine(scalar.value) }
+    }
+}
+
+extension TextStorage {
+    /// Inserts `text` at scalar `position`, as the text models apply an insertion: returns how many scalars were
+    /// inserted.
+    ///
+    /// - Throws: `ModelError` `invalidOperation` when `position` is negative or past the end; nothing changed.
+    mutating func insertChecked(_ text: String, at position: Int) throws(ModelError) -> Int {
+        guard position >= 0 && position <= count else {
+            throw ModelError(.invalidOperation, "cannot insert at \(position): the text has \(count) scalars")
+        }
+        return insert(text, at: position)
+    }
+
+    /// Removes `count` scalars at scalar `position`, as the text models apply a deletion: returns the text removed.
+    ///
+    /// - Throws: `ModelError` `invalidOperation` when the range is negative or past the end; nothing changed.
+    mutating func removeChecked(_ count: Int, at position: Int) throws(ModelError) -> String {
+        let length = self.count
+        guard position >= 0, count >= 0, position <= length, count <= length - position else {
+            throw ModelError(
+                .invalidOperation, "cannot delete \(count) scalars at \(position): the text has \(length) scalars")
+        }
+        return remove(position..<(position + count))
     }
 }

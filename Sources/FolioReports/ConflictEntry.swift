@@ -14,7 +14,7 @@ public struct ConflictEntry: Codable, Hashable, Sendable {
     /// Open or resolved.
     public var status: Status
     /// The devices that hold this conflict (open there, or whose log holds its resolution), in report order.
-    public var seenBy: [String]
+    public var seenBy: [String] = []
     /// The common ancestor: the latest change every version includes (short hash); absent when none.
     public var ancestorHead: String?
     /// The competing versions: the one devices showed first, then the others in causal order.
@@ -24,20 +24,6 @@ public struct ConflictEntry: Codable, Hashable, Sendable {
     public var strategy: String?
     /// The resolution; absent while open.
     public var resolution: ResolutionEntry?
-
-    /// Creates an entry.
-    public init(
-        id: String, status: Status, seenBy: [String] = [], ancestorHead: String? = nil, versions: [VersionEntry],
-        strategy: String? = nil, resolution: ResolutionEntry? = nil
-    ) {
-        self.id = id
-        self.status = status
-        self.seenBy = seenBy
-        self.ancestorHead = ancestorHead
-        self.versions = versions
-        self.strategy = strategy
-        self.resolution = resolution
-    }
 }
 
 /// One competing version.
@@ -56,20 +42,6 @@ public struct VersionEntry: Codable, Hashable, Sendable {
     public var isCurrent: Bool
     /// How it differs from the common ancestor.
     public var changes: [ChangeEntry]
-
-    /// Creates an entry.
-    public init(
-        device: String, time: String, vector: [VectorEntry], head: String, heads: [String], isCurrent: Bool,
-        changes: [ChangeEntry]
-    ) {
-        self.device = device
-        self.time = time
-        self.vector = vector
-        self.head = head
-        self.heads = heads
-        self.isCurrent = isCurrent
-        self.changes = changes
-    }
 }
 
 /// One difference between a version and the common ancestor.
@@ -82,14 +54,6 @@ public struct ChangeEntry: Codable, Hashable, Sendable {
     public var base: [String]
     /// The version's value there, as lines without terminators (empty when absent).
     public var version: [String]
-
-    /// Creates an entry.
-    public init(kind: String, location: String, base: [String], version: [String]) {
-        self.kind = kind
-        self.location = location
-        self.base = base
-        self.version = version
-    }
 }
 
 /// How a conflict was settled.
@@ -109,20 +73,6 @@ public struct ResolutionEntry: Codable, Hashable, Sendable {
     /// `true` for a `merge` that stores no contents: the text is merged character by character from the change
     /// graph. Absent otherwise.
     public var characterLevel: Bool?
-
-    /// Creates an entry.
-    public init(
-        head: String, resolvedBy: String, time: String, strategy: String, chosen: [String], discarded: [String],
-        characterLevel: Bool? = nil
-    ) {
-        self.head = head
-        self.resolvedBy = resolvedBy
-        self.time = time
-        self.strategy = strategy
-        self.chosen = chosen
-        self.discarded = discarded
-        self.characterLevel = characterLevel
-    }
 }
 
 /// One resolution and what it discarded: an entry of the loss ledger.
@@ -137,17 +87,6 @@ public struct LossEntry: Codable, Hashable, Sendable {
     public var time: String
     /// The versions it discarded (empty for a clean merge). They stay in history and can be brought back.
     public var discarded: [DiscardedVersionEntry]
-
-    /// Creates an entry.
-    public init(
-        resolution: String, resolvedBy: String, strategy: String, time: String, discarded: [DiscardedVersionEntry]
-    ) {
-        self.resolution = resolution
-        self.resolvedBy = resolvedBy
-        self.strategy = strategy
-        self.time = time
-        self.discarded = discarded
-    }
 }
 
 /// A version a resolution discarded.
@@ -160,12 +99,4 @@ public struct DiscardedVersionEntry: Codable, Hashable, Sendable {
     public var time: String
     /// Its contents, as ``DocumentOnDevice/contents`` renders them.
     public var contents: [String]
-
-    /// Creates an entry.
-    public init(head: String, device: String, time: String, contents: [String]) {
-        self.head = head
-        self.device = device
-        self.time = time
-        self.contents = contents
-    }
 }

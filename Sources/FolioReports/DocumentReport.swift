@@ -8,27 +8,13 @@ public struct DocumentReport: Codable, Hashable, Sendable {
     /// Its type identifier, such as `com.folio.text`.
     public var type: String
     /// Every conflict, open or resolved, oldest first.
-    public var conflicts: [ConflictEntry]
+    public var conflicts: [ConflictEntry] = []
     /// Every resolution and the versions it discarded, oldest first: the loss ledger.
-    public var losses: [LossEntry]
+    public var losses: [LossEntry] = []
     /// The document's final state on each device, in the report's device order.
-    public var devices: [DocumentOnDevice]
+    public var devices: [DocumentOnDevice] = []
     /// Every change of the document, in topological order (lamport, then device name).
-    public var graph: [GraphNode]
-
-    /// Creates a document report.
-    public init(
-        id: String, name: String, type: String, conflicts: [ConflictEntry] = [], losses: [LossEntry] = [],
-        devices: [DocumentOnDevice] = [], graph: [GraphNode] = []
-    ) {
-        self.id = id
-        self.name = name
-        self.type = type
-        self.conflicts = conflicts
-        self.losses = losses
-        self.devices = devices
-        self.graph = graph
-    }
+    public var graph: [GraphNode] = []
 }
 
 /// One device's vector entry: the highest change seen from a device.
@@ -37,12 +23,6 @@ public struct VectorEntry: Codable, Hashable, Sendable {
     public var device: String
     /// The highest sequence number seen from it.
     public var seq: UInt64
-
-    /// Creates an entry.
-    public init(device: String, seq: UInt64) {
-        self.device = device
-        self.seq = seq
-    }
 }
 
 /// How one device holds a document at the end.
@@ -58,29 +38,15 @@ public struct DocumentOnDevice: Codable, Hashable, Sendable {
     /// was captured from the log without being opened (then ``contents`` is empty).
     public var state: [String]
     /// The device's vector for the document, by device name order of the report.
-    public var vector: [VectorEntry]
+    public var vector: [VectorEntry] = []
     /// The heads (short hashes), in causal order.
-    public var heads: [String]
+    public var heads: [String] = []
     /// The contents the device shows, as lines: a text's lines; records as `r1: name=Ann, city=Oslo`; a package's
     /// text lines, then one `images/NAME: SIZE bytes, sha256 HEX` line per image.
-    public var contents: [String]
+    public var contents: [String] = []
 
     /// Whether ``contents`` says what the device shows (it was opened and holds the document).
     public var showsContents: Bool { exists && !state.contains("unopened") }
-
-    /// Creates an entry.
-    public init(
-        device: String, exists: Bool, name: String, state: [String], vector: [VectorEntry] = [], heads: [String] = [],
-        contents: [String] = []
-    ) {
-        self.device = device
-        self.exists = exists
-        self.name = name
-        self.state = state
-        self.vector = vector
-        self.heads = heads
-        self.contents = contents
-    }
 }
 
 /// One change of a document, as the causal graph shows it.
@@ -102,21 +68,6 @@ public struct GraphNode: Codable, Hashable, Sendable {
     public var parents: [String]
     /// Its device's wall time: ISO 8601 in UTC with milliseconds.
     public var time: String
-
-    /// Creates a node.
-    public init(
-        id: String, hash: String, device: String, seq: UInt64, lamport: UInt64, kind: String, parents: [String],
-        time: String
-    ) {
-        self.id = id
-        self.hash = hash
-        self.device = device
-        self.seq = seq
-        self.lamport = lamport
-        self.kind = kind
-        self.parents = parents
-        self.time = time
-    }
 
     /// Whether the change settled a conflict.
     public var isResolution: Bool { kind.hasPrefix("resolution") }

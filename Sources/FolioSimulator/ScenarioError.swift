@@ -9,27 +9,27 @@ public typealias ScenarioError = FolioError<ScenarioErrorCode>
 /// The kinds of ``ScenarioError``; more kinds may be added.
 public struct ScenarioErrorCode: FolioErrorCode {
     /// The file is not valid YAML (or not UTF-8, or too large); nothing else in it was checked.
-    public static let malformedYAML = Self("malformedYAML")
+    public static let malformedYAML = Self(description: "malformedYAML")
     /// A key the format does not know at that place.
-    public static let unknownKey = Self("unknownKey")
+    public static let unknownKey = Self(description: "unknownKey")
     /// A required key is absent.
-    public static let missingKey = Self("missingKey")
+    public static let missingKey = Self(description: "missingKey")
     /// A value of the wrong shape: a list where a map belongs, a map where a name belongs, text where a number
     /// belongs.
-    public static let wrongType = Self("wrongType")
+    public static let wrongType = Self(description: "wrongType")
     /// A value of the right shape that is not allowed: a bad duration, a probability outside 0...1, an unknown
     /// word, an empty list, a contradiction.
-    public static let invalidValue = Self("invalidValue")
+    public static let invalidValue = Self(description: "invalidValue")
     /// A step names a device the scenario does not declare.
-    public static let unknownDevice = Self("unknownDevice")
+    public static let unknownDevice = Self(description: "unknownDevice")
     /// A step names a document that no earlier step creates.
-    public static let unknownDocument = Self("unknownDocument")
+    public static let unknownDocument = Self(description: "unknownDocument")
     /// An operation or an expectation that does not belong to the document's model.
-    public static let wrongModel = Self("wrongModel")
+    public static let wrongModel = Self(description: "wrongModel")
     /// A name given twice where names must be unique (devices, partition groups, lists).
-    public static let duplicateName = Self("duplicateName")
+    public static let duplicateName = Self(description: "duplicateName")
     /// A step needs a device that a `crash` stopped and no `restart` brought back, or restarts a device that runs.
-    public static let deviceNotRunning = Self("deviceNotRunning")
+    public static let deviceNotRunning = Self(description: "deviceNotRunning")
 
     /// An error is located at a line and column of a scenario file.
     public typealias Location = ScenarioFilePosition
@@ -42,8 +42,6 @@ public struct ScenarioErrorCode: FolioErrorCode {
 
     /// The code's name.
     public let description: String
-
-    private init(_ name: String) { description = name }
 }
 
 extension ScenarioError {

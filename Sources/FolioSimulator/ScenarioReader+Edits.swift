@@ -157,11 +157,7 @@ extension ScenarioReader {
     /// order.
     mutating func readPairs(_ node: Node, _ what: String, example: String) -> [(key: Node, value: Node)]? {
         guard case .mapping(let mapping) = node else {
-            if Self.isNull(node) {
-                report(.missingKey, at: node, "\(what) has no value; write \(example)")
-            } else {
-                report(.wrongType, at: node, "\(what) must be a map, not \(Self.shape(of: node)); write \(example)")
-            }
+            reportNot("a map", node, what, example: example)
             return nil
         }
         return Array(mapping)

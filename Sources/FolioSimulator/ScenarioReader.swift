@@ -89,11 +89,7 @@ struct ScenarioReader {
     ///   - example: how to write such a map, for the message when `node` is not one.
     mutating func readFields(_ node: Node, _ context: String, allowed: [String], example: String) -> Fields? {
         guard case .mapping(let mapping) = node else {
-            if Self.isNull(node) {
-                report(.missingKey, at: node, "\(context) has no value; write \(example)")
-                return nil
-            }
-            report(.wrongType, at: node, "\(context) must be a map, not \(Self.shape(of: node)); write \(example)")
+            reportNot("a map", node, context, example: example)
             return nil
         }
         var entries: [(name: String, key: Node, value: Node)] = []
@@ -151,13 +147,8 @@ struct ScenarioReader {
     /// The text of a scalar, exactly as written (a number or a boolean is read as its spelling), or `nil` after
     /// reporting a map, a list or a missing value.
     mutating func readText(_ node: Node, _ what: String, example: String) -> String? {
-        if Self.isNull(node) {
-            report(.missingKey, at: node, "\(what) has no value; write \(example)")
-            return nil
-        }
-        guard case .scalar(let scalar) = node else {
-            report(
-                .wrongType, at: node, "\(what) must be a single value, not \(Self.shape(of: node)); write \(example)")
+        guard case .scalar(let scalar) = node, !Self.isNull(node) else {
+            reportNot("a single value", node, what, example: example)
             return nil
         }
         return restoringByteOrderMark(scalar)
@@ -282,13 +273,19 @@ struct ScenarioReader {
     /// The items of a list.
     mutating func readList(_ node: Node, _ what: String, example: String) -> [Node]? {
         guard case .sequence(let sequence) = node else {
-            if Self.isNull(node) {
-                report(.missingKey, at: node, "\(what) has no value; write \(example)")
-            } else {
-                report(.wrongType, at: node, "\(what) must be a list, not \(Self.shape(of: node)); write \(example)")
-            }
+            reportNot("a list", node, what, example: example)
             return nil
         }
         return Array(sequence)
+    }
+
+    /// Reports `node`, which is not `kind` ("a map") as `what` must be: no value at all (a missing key), or a value
+    /// of another shape.
+    mutating func reportNot(_ kind: String, _ node: Node, _ what: String, example: String) {
+        if Self.isNull(node) {
+            report(.missingKey, at: node, "\(what) has no value; write \(example)")
+        } else {
+            report(.wrongType, at: node, "\(what) must be \(kind), not \(Self.shape(of: node)); write \(example)")
+        }
     }
 }

@@ -10,28 +10,26 @@ public typealias StoreError = FolioError<StoreErrorCode>
 /// The kinds of ``StoreError``; more kinds may be added.
 public struct StoreErrorCode: FolioErrorCode {
     /// The file exists but is not a Folio store (not SQLite, or SQLite holding other tables). It was not modified.
-    public static let notAStore = Self("notAStore")
+    public static let notAStore = Self(description: "notAStore")
     /// The store's bytes are damaged (SQLite reports corruption, or a row cannot be decoded).
-    public static let corrupt = Self("corrupt")
+    public static let corrupt = Self(description: "corrupt")
     /// The store was written by a newer Folio with a schema this build does not know.
-    public static let newerFormat = Self("newerFormat")
+    public static let newerFormat = Self(description: "newerFormat")
     /// The same change identity arrived with a different hash (a cloned or restored device reusing its
     /// identity). Nothing was overwritten.
-    public static let integrity = Self("integrity")
+    public static let integrity = Self(description: "integrity")
     /// A change that cannot belong to the log: bad parents, a lamport timestamp not above its parents', a
     /// hash that does not match its bytes.
-    public static let invalidChange = Self("invalidChange")
+    public static let invalidChange = Self(description: "invalidChange")
     /// The document has no changes in this store.
-    public static let unknownDocument = Self("unknownDocument")
+    public static let unknownDocument = Self(description: "unknownDocument")
     /// A checkpoint that does not fit the document's history.
-    public static let checkpoint = Self("checkpoint")
+    public static let checkpoint = Self(description: "checkpoint")
     /// Any other database failure (I/O error, disk full, permission denied…); see `cause`.
-    public static let database = Self("database")
+    public static let database = Self(description: "database")
 
     /// The code's name.
     public let description: String
-
-    private init(_ name: String) { description = name }
 }
 
 extension StoreError {

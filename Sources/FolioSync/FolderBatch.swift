@@ -36,20 +36,6 @@ struct FolderBatch: Hashable, Sendable {
     /// The writer's signed head of each device whose changes the file holds: what vouches for them.
     var heads: [SignedHead]
 
-    init(
-        writer: Device, document: DocumentID, first: UInt64, last: UInt64, vector: VersionVector, devices: [Device],
-        changes: [EncodedChange], heads: [SignedHead]
-    ) {
-        self.heads = heads
-        self.writer = writer
-        self.document = document
-        self.first = first
-        self.last = last
-        self.vector = vector
-        self.devices = devices
-        self.changes = changes
-    }
-
     /// The file's name: `<first>-<last>.changes`.
     var fileName: String { Self.fileName(first: first, last: last) }
 
@@ -97,7 +83,10 @@ struct FolderBatch: Hashable, Sendable {
         writer.write(raw: ChangeHash(hashing: writer.bytes).bytes)
         return writer.bytes
     }
+}
 
+// The decoder stands in an extension so that the compiler writes the memberwise initializer.
+extension FolderBatch {
     /// Decodes a file's untrusted bytes.
     ///
     /// - Throws: ``CodecError`` naming what is wrong: not a batch file, a newer format, a checksum mismatch (a
@@ -118,70 +107,63 @@ struct FolderBatch: Hashable, Sendable {
             throw CodecError(
                 .invalidValue, "the file's checksum does not match its contents: it is damaged", at: body.count)
         }
-        let result: Result<FolderBatch, CodecError> = body.withUnsafeBytes { buffer in
-            do throws(CodecError) {
-                var reader = BinaryReader(buffer)
-                _ = try reader.nextRaw(Self.magic.count, "the magic")
-                let version = try reader.nextByte("the format version")
-                guard version == Self.formatVersion else {
-                    throw CodecError(
-                        .unsupportedVersion,
-                        "the file has format version \(version); this build reads version \(Self.formatVersion)",
-                        at: reader.offset - 1)
-                }
-                let writer = try reader.readDevice("the writer")
-                let document = DocumentID(try reader.readID("the document"))
-                let countsOffset = reader.offset
-                let first = try reader.nextVarint("the first count")
-                let last = try reader.nextVarint("the last count")
-                let vector = try reader.readVector("the export vector")
-                // A folder never holds anywhere near 2^53 changes; beyond that, counts could not be added to.
-                guard first >= 1, first <= last, last <= ChangeLimits.counter, vector.changeCount == last else {
-                    throw CodecError(
-                        .invalidValue,
-                        "the counts \(first)-\(last) do not fit the export vector, which names \(vector.changeCount) changes",
-                        at: countsOffset)
-                }
-                let devices = try reader.readDevices("the devices")
-                let count = try reader.nextCount(
-                    "the number of changes", elementSize: 2, limit: SyncMessage.Limits.changes)
-                var changes: [EncodedChange] = []
-                changes.reserveCapacity(count)
-                for index in 0..<count {
-                    let data = try reader.nextLengthPrefixed("change \(index)", limit: SyncMessage.Limits.changeBytes)
-                    let start = reader.offset - data.count
-                    do throws(CodecError) {
-                        changes.append(try EncodedChange(checking: [UInt8](data), document: document))
-                    } catch {
-                        throw CodecError(
-                            error.code, "change \(index) of the file: \(error.message)", at: start + error.offset)
-                    }
-                }
-                let heads = try reader.readHeads(of: document, "the file's signed heads")
-                let signedLength = reader.offset
-                let keyOffset = reader.offset
-                let publicKey = try DevicePublicKey(
-                    checking: Array(try reader.nextBuffer(32, "the writer's public key")))
-                let signature = Array(try reader.nextBuffer(64, "the writer's signature"))
-                guard reader.isAtEnd else {
-                    throw CodecError(
-                        .trailingBytes, "\(reader.remaining) bytes follow the writer's signature", at: reader.offset)
-                }
-                guard publicKey.deviceID == writer.id,
-                    publicKey.isValidSignature(signature, for: Self.signedBytes(ofBody: body.prefix(signedLength)))
-                else {
-                    throw CodecError(
-                        .invalidValue, "the file is not signed by its writer \(writer.id): someone else made it",
-                        at: keyOffset)
-                }
-                return .success(
-                    FolderBatch(
-                        writer: writer, document: document, first: first, last: last, vector: vector, devices: devices,
-                        changes: changes, heads: heads))
-            } catch {
-                return .failure(error)
+        self = try BinaryReader.reading(body) { reader throws(CodecError) in
+            _ = try reader.nextRaw(Self.magic.count, "the magic")
+            let version = try reader.nextByte("the format version")
+            guard version == Self.formatVersion else {
+                throw CodecError(
+                    .unsupportedVersion,
+                    "the file has format version \(version); this build reads version \(Self.formatVersion)",
+                    at: reader.offset - 1)
             }
+            let writer = try reader.readDevice("the writer")
+            let document = DocumentID(try reader.readID("the document"))
+            let countsOffset = reader.offset
+            let first = try reader.nextVarint("the first count")
+            let last = try reader.nextVarint("the last count")
+            let vector = try reader.readVector("the export vector")
+            // A folder never holds anywhere near 2^53 changes; beyond that, counts could not be added to.
+            guard first >= 1, first <= last, last <= ChangeLimits.counter, vector.changeCount == last else {
+                throw CodecError(
+                    .invalidValue,
+                    "the counts \(first)-\(last) do not fit the export vector, which names \(vector.changeCount) changes",
+                    at: countsOffset)
+            }
+            let devices = try reader.readDevices("the devices")
+            let count = try reader.nextCount(
+                "the number of changes", elementSize: 2, limit: SyncMessage.Limits.changes)
+            var changes: [EncodedChange] = []
+            changes.reserveCapacity(count)
+            for index in 0..<count {
+                let data = try reader.nextLengthPrefixed("change \(index)", limit: SyncMessage.Limits.changeBytes)
+                let start = reader.offset - data.count
+                do throws(CodecError) {
+                    changes.append(try EncodedChange(checking: [UInt8](data), document: document))
+                } catch {
+                    throw CodecError(
+                        error.code, "change \(index) of the file: \(error.message)", at: start + error.offset)
+                }
+            }
+            let heads = try reader.readHeads(of: document, "the file's signed heads")
+            let signedLength = reader.offset
+            let keyOffset = reader.offset
+            let publicKey = try DevicePublicKey(
+                checking: Array(try reader.nextBuffer(32, "the writer's public key")))
+            let signature = Array(try reader.nextBuffer(64, "the writer's signature"))
+            guard reader.isAtEnd else {
+                throw CodecError(
+                    .trailingBytes, "\(reader.remaining) bytes follow the writer's signature", at: reader.offset)
+            }
+            guard publicKey.deviceID == writer.id,
+                publicKey.isValidSignature(signature, for: Self.signedBytes(ofBody: body.prefix(signedLength)))
+            else {
+                throw CodecError(
+                    .invalidValue, "the file is not signed by its writer \(writer.id): someone else made it",
+                    at: keyOffset)
+            }
+            return FolderBatch(
+                writer: writer, document: document, first: first, last: last, vector: vector, devices: devices,
+                changes: changes, heads: heads)
         }
-        self = try result.get()
     }
 }

@@ -12,14 +12,14 @@ public typealias SyncError = FolioError<SyncErrorCode>
 public struct SyncErrorCode: FolioErrorCode {
     /// The local store failed (see `SyncError.cause`, a `StoreError`), for example an integrity error when
     /// a peer sends a change whose identity is already used by another.
-    public static let store = Self("store")
+    public static let store = Self(description: "store")
     /// The peer's log and this one hold different changes under the same identities (a device identity reused
     /// by a cloned or restored device). Nothing was overwritten.
-    public static let integrity = Self("integrity")
+    public static let integrity = Self(description: "integrity")
     /// Reading or writing a shared folder failed (permission, disk full, not a directory…).
-    public static let io = Self("io")
+    public static let io = Self(description: "io")
     /// A file that must be well formed (a shared folder's identity) is not.
-    public static let malformed = Self("malformed")
+    public static let malformed = Self(description: "malformed")
 
     /// The message, then the cause; an `io` error's message already ends with the file system's reason, so it stands
     /// alone.
@@ -30,21 +30,13 @@ public struct SyncErrorCode: FolioErrorCode {
 
     /// The code's name.
     public let description: String
-
-    private init(_ name: String) { description = name }
 }
 
 extension SyncError {
-    static func store(_ error: StoreError, while action: String, file: String = #fileID, line: Int = #line) -> SyncError
-    {
-        SyncError(.store, "the store failed while \(action)", cause: error, file: file, line: line)
-    }
-
     /// What a call of the store's public API threw, as a `store` error: its error is the cause, a ``StoreError`` as
     /// the store documents, or any other error as it is.
     static func store(_ error: any Error, while action: String, file: String = #fileID, line: Int = #line) -> SyncError
     {
-        if let error = error as? StoreError { return store(error, while: action, file: file, line: line) }
-        return SyncError(.store, "the store failed while \(action)", cause: error, file: file, line: line)
+        SyncError(.store, "the store failed while \(action)", cause: error, file: file, line: line)
     }
 }

@@ -59,32 +59,24 @@ public enum SyncFrame: Hashable, Sendable {
                 .oversized, "the frame has \(bytes.count) bytes; at most \(Self.maximumBytes) are accepted", at: 0)
         }
         let array = Array(bytes)
-        let result: Result<SyncFrame, CodecError> = array.withUnsafeBytes { buffer in
-            do throws(CodecError) {
-                var reader = BinaryReader(buffer)
-                let kind = try reader.header(
-                    version: Self.wireVersion, of: "frame", versionName: "wire version", kindName: "kind", as: Kind.self
-                )
-                switch kind {
-                case .message:
-                    let channel = try reader.nextFixed("the frame's channel")
-                    guard !reader.isAtEnd else {
-                        throw CodecError(.invalidValue, "the frame carries no message", at: reader.offset)
-                    }
-                    return .success(.message(channel: channel, bytes: Array(array[reader.offset...])))
-                case .notice:
-                    let document = DocumentID(try reader.readID("the notice's document"))
-                    let vector = try reader.readVector("the notice's vector")
-                    guard reader.isAtEnd else {
-                        throw CodecError(
-                            .trailingBytes, "\(reader.remaining) bytes follow the notice", at: reader.offset)
-                    }
-                    return .success(.notice(document: document, vector: vector))
+        self = try BinaryReader.reading(array) { reader throws(CodecError) in
+            let kind = try reader.header(
+                version: Self.wireVersion, of: "frame", versionName: "wire version", kindName: "kind", as: Kind.self)
+            switch kind {
+            case .message:
+                let channel = try reader.nextFixed("the frame's channel")
+                guard !reader.isAtEnd else {
+                    throw CodecError(.invalidValue, "the frame carries no message", at: reader.offset)
                 }
-            } catch {
-                return .failure(error)
+                return .message(channel: channel, bytes: Array(array[reader.offset...]))
+            case .notice:
+                let document = DocumentID(try reader.readID("the notice's document"))
+                let vector = try reader.readVector("the notice's vector")
+                guard reader.isAtEnd else {
+                    throw CodecError(.trailingBytes, "\(reader.remaining) bytes follow the notice", at: reader.offset)
+                }
+                return .notice(document: document, vector: vector)
             }
         }
-        self = try result.get()
     }
 }

@@ -91,19 +91,9 @@ extension SyncMessage {
     ///   `invalidValue` (an unknown tag), `notCanonical` (documents or devices out of order or repeated),
     ///   `trailingBytes`, or a change's own decoding error (its offset then counts from the message's start).
     public init(decoding bytes: [UInt8]) throws {
-        let result: Result<SyncMessage, CodecError> = bytes.withUnsafeBytes { buffer in
-            do throws(CodecError) {
-                var reader = BinaryReader(buffer)
-                let message = try Self.decode(&reader)
-                guard reader.isAtEnd else {
-                    throw CodecError(.trailingBytes, "\(reader.remaining) bytes follow the message", at: reader.offset)
-                }
-                return .success(message)
-            } catch {
-                return .failure(error)
-            }
+        self = try BinaryReader.readingWhole(bytes, "the message") { reader throws(CodecError) in
+            try Self.decode(&reader)
         }
-        self = try result.get()
     }
 
     private static func decode(_ reader: inout BinaryReader) throws(CodecError) -> SyncMessage {

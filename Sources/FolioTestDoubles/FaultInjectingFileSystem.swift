@@ -211,7 +211,7 @@ public final class FaultInjectingFileSystem: FileSystem {
     ///
     /// - Throws: ``FileSystemError``; `exists` when something is already there.
     public func createDirectory(at url: URL) throws {
-        try perform(Step(kind: .createDirectory, path: PosixFileSystem.path(of: url), byteCount: 0)) {
+        try perform(Step(.createDirectory, url)) {
             try base.createDirectory(at: url)
         }
     }
@@ -220,7 +220,7 @@ public final class FaultInjectingFileSystem: FileSystem {
     ///
     /// - Throws: ``FileSystemError``; `symbolicLink` when a link is at `url` (it is not followed).
     public func writeFile(_ data: Data, to url: URL) throws {
-        let step = Step(kind: .writeFile, path: PosixFileSystem.path(of: url), byteCount: data.count)
+        let step = Step(.writeFile, url, byteCount: data.count)
         try perform(
             step,
             tornWrite: { prefix in
@@ -241,9 +241,7 @@ public final class FaultInjectingFileSystem: FileSystem {
         try checkAlive("lstat", source)
         // The size is known only if the source can be examined; the copy then reports its own error.
         let size = (try? base.attributes(at: source).size) ?? 0
-        let step = Step(
-            kind: .copyFile, path: PosixFileSystem.path(of: source),
-            destination: PosixFileSystem.path(of: destination), byteCount: size)
+        let step = Step(.copyFile, source, to: destination, byteCount: size)
         try perform(
             step,
             tornWrite: { prefix in
@@ -259,7 +257,7 @@ public final class FaultInjectingFileSystem: FileSystem {
     ///
     /// - Throws: ``FileSystemError``; an I/O error here means the data may not be on disk.
     public func synchronizeFile(at url: URL) throws {
-        try perform(Step(kind: .synchronizeFile, path: PosixFileSystem.path(of: url), byteCount: 0)) {
+        try perform(Step(.synchronizeFile, url)) {
             try base.synchronizeFile(at: url)
         }
     }
@@ -268,7 +266,7 @@ public final class FaultInjectingFileSystem: FileSystem {
     ///
     /// - Throws: ``FileSystemError``.
     public func synchronizeDirectory(at url: URL) throws {
-        try perform(Step(kind: .synchronizeDirectory, path: PosixFileSystem.path(of: url), byteCount: 0)) {
+        try perform(Step(.synchronizeDirectory, url)) {
             try base.synchronizeDirectory(at: url)
         }
     }
@@ -277,10 +275,7 @@ public final class FaultInjectingFileSystem: FileSystem {
     ///
     /// - Throws: ``FileSystemError``.
     public func rename(_ source: URL, to destination: URL) throws {
-        let step = Step(
-            kind: .rename, path: PosixFileSystem.path(of: source),
-            destination: PosixFileSystem.path(of: destination), byteCount: 0)
-        try perform(step) {
+        try perform(Step(.rename, source, to: destination)) {
             try base.rename(source, to: destination)
         }
     }
@@ -291,10 +286,7 @@ public final class FaultInjectingFileSystem: FileSystem {
     ///
     /// - Throws: ``FileSystemError``; `exists` when something is at `destination` (it is left as it is).
     public func link(_ source: URL, to destination: URL) throws {
-        let step = Step(
-            kind: .link, path: PosixFileSystem.path(of: source),
-            destination: PosixFileSystem.path(of: destination), byteCount: 0)
-        try perform(step) {
+        try perform(Step(.link, source, to: destination)) {
             try base.link(source, to: destination)
         }
     }
@@ -303,7 +295,7 @@ public final class FaultInjectingFileSystem: FileSystem {
     ///
     /// - Throws: ``FileSystemError``; `notFound` when nothing is there.
     public func remove(at url: URL) throws {
-        try perform(Step(kind: .remove, path: PosixFileSystem.path(of: url), byteCount: 0)) {
+        try perform(Step(.remove, url)) {
             try base.remove(at: url)
         }
     }
@@ -344,5 +336,14 @@ public final class FaultInjectingFileSystem: FileSystem {
             state.steps.append(step)
             state.bytesWritten += step.byteCount
         }
+    }
+}
+
+extension FaultInjectingFileSystem.Step {
+    /// Describes a call about `url` (and `destination`), by the paths the file system names them with.
+    init(_ kind: Kind, _ url: URL, to destination: URL? = nil, byteCount: Int = 0) {
+        self.init(
+            kind: kind, path: PosixFileSystem.path(of: url), destination: destination.map(PosixFileSystem.path(of:)),
+            byteCount: byteCount)
     }
 }

@@ -7,11 +7,9 @@ import Foundation
 ///
 /// Crash tests run it and kill it at random moments: every change it printed must survive.
 struct LogAppendCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+    static let configuration = CommandConfiguration.testDriver(
         commandName: "append",
-        abstract: "Append edits to a document's log, printing each change id once committed.",
-        // A driver for Folio's own tests (kills, two processes on one folder), not a command for users: hidden.
-        shouldDisplay: false)
+        abstract: "Append edits to a document's log, printing each change id once committed.")
 
     @OptionGroup var log: LogDriverOptions<Self>
 

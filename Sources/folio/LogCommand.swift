@@ -16,6 +16,14 @@ struct LogCommand: AsyncParsableCommand {
     )
 }
 
+extension CommandConfiguration {
+    /// The configuration of a driver for Folio's own tests (kills, two processes on one folder): a command hidden
+    /// from users.
+    static func testDriver(commandName: String, abstract: String) -> CommandConfiguration {
+        CommandConfiguration(commandName: commandName, abstract: abstract, shouldDisplay: false)
+    }
+}
+
 /// Opens a store for a command, through `fileSystem` (its header and first image), mapping "not a store" and
 /// "newer format" to invalid input.
 func openStore(

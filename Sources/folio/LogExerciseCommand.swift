@@ -7,11 +7,9 @@ import Foundation
 /// `folio log exercise`: three devices edit one document apart and exchange their changes out of order; every store
 /// must end with the same vector and heads, and verify as sound.
 struct LogExerciseCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+    static let configuration = CommandConfiguration.testDriver(
         commandName: "exercise",
-        abstract: "Three devices edit a document offline and sync out of order; check that their logs converge.",
-        // A driver for Folio's own tests (kills, two processes on one folder), not a command for users: hidden.
-        shouldDisplay: false)
+        abstract: "Three devices edit a document offline and sync out of order; check that their logs converge.")
 
     @Option(name: .long, help: "Where to create the stores (default: a new temporary directory).")
     var directory: String?

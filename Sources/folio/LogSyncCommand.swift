@@ -7,11 +7,9 @@ import Foundation
 /// `folio log sync`: sync a store through a shared folder, optionally appending between rounds; two processes
 /// running it at once on two stores and one folder must end with the same logs.
 struct LogSyncCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+    static let configuration = CommandConfiguration.testDriver(
         commandName: "sync",
-        abstract: "Sync a store through a shared folder (FolderTransport), appending edits between rounds if asked.",
-        // A driver for Folio's own tests (kills, two processes on one folder), not a command for users: hidden.
-        shouldDisplay: false)
+        abstract: "Sync a store through a shared folder (FolderTransport), appending edits between rounds if asked.")
 
     @OptionGroup var log: LogDriverOptions<Self>
 

@@ -12,9 +12,7 @@ struct LogVerifyCommand: AsyncParsableCommand {
     @OptionGroup var file: StoreCopyArgument
 
     func run() async throws {
-        let copy = try file.openCopy()
-        defer { copy.remove() }
-        let report = try copy.store.verify()
+        let report = try file.withCopy { try $0.verify() }
         for problem in report.problems { printEscaped("problem: \(problem)") }
         printEscaped("\(report)")
         if !report.isSound {

@@ -153,6 +153,21 @@ struct ServeDataOptions: ParsableArguments {
             throw CommandFailure.checkFailed("cannot open the server's data in \(path): \(error)")
         }
     }
+
+    /// What `body` makes of the account database: a ``ServerError`` of one of the `refused` codes is the user's
+    /// input at fault, any other failure a failed check.
+    func withAccounts<Result>(
+        refusing refused: Set<ServerErrorCode> = [], _ body: (AccountStore) throws -> Result
+    ) throws -> Result {
+        let accounts = try openAccounts()
+        do {
+            return try body(accounts)
+        } catch let error as ServerError where refused.contains(error.code) {
+            throw CommandFailure.invalidInput(error.message)
+        } catch {
+            throw CommandFailure.checkFailed("\(error)")
+        }
+    }
 }
 
 /// `folio serve token create|list|revoke`.
@@ -176,14 +191,8 @@ struct TokenCommand: AsyncParsableCommand {
         var account = "default"
 
         func run() throws {
-            let accounts = try data.openAccounts()
-            let issued: AccountStore.IssuedToken
-            do {
-                issued = try accounts.createToken(library: library, account: account)
-            } catch let error as ServerError where error.code == .invalidName || error.code == .conflict {
-                throw CommandFailure.invalidInput(error.message)
-            } catch {
-                throw CommandFailure.checkFailed("\(error)")
+            let issued = try data.withAccounts(refusing: [.invalidName, .conflict]) {
+                try $0.createToken(library: library, account: account)
             }
             print(issued.secret)
             FileHandle.standardError.write(
@@ -199,9 +208,7 @@ struct TokenCommand: AsyncParsableCommand {
         @OptionGroup var data: ServeDataOptions
 
         func run() throws {
-            let accounts = try data.openAccounts()
-            let tokens: [AccountStore.Token]
-            do { tokens = try accounts.tokens() } catch { throw CommandFailure.checkFailed("\(error)") }
+            let tokens = try data.withAccounts { try $0.tokens() }
             let format = ISO8601DateFormatter()
             print("id\tlibrary\taccount\tcreated\tstatus")
             for token in tokens {
@@ -222,12 +229,7 @@ struct TokenCommand: AsyncParsableCommand {
         var id: String
 
         func run() throws {
-            let accounts = try data.openAccounts()
-            do { try accounts.revoke(id) } catch let error as ServerError where error.code == .notFound {
-                throw CommandFailure.invalidInput(error.message)
-            } catch {
-                throw CommandFailure.checkFailed("\(error)")
-            }
+            try data.withAccounts(refusing: [.notFound]) { try $0.revoke(id) }
             print("revoked \(id)")
         }
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FolioFiles
+import FolioStore
 import Foundation
 
 /// `STORE` of the commands that only read a store (`log show`, `log verify`): the file, which must exist, and the
@@ -13,8 +14,10 @@ struct StoreCopyArgument: ParsableArguments {
         guard (kind ?? .absent) != .absent else { throw ValidationError("no file at \(store)") }
     }
 
-    /// A temporary copy of the store, opened as the device that made it; the caller removes it.
-    func openCopy() throws -> StoreCopy {
-        try StoreCopy(of: store)
+    /// Runs `body` on a temporary copy of the store, opened as the device that made it, then removes the copy.
+    func withCopy<Result>(_ body: (ChangeLogStore) throws -> Result) throws -> Result {
+        let copy = try StoreCopy(of: store)
+        defer { copy.remove() }
+        return try body(copy.store)
     }
 }

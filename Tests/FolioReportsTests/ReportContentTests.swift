@@ -2,9 +2,10 @@ import FolioConflicts
 import FolioCore
 import FolioDocuments
 import FolioModels
-import FolioReports
 import Foundation
 import Testing
+
+@testable import FolioReports
 
 /// What a report says of real conflicts made on two devices.
 @Suite struct ReportContentTests {

@@ -1,6 +1,7 @@
-import FolioReports
 import Foundation
 import Testing
+
+@testable import FolioReports
 
 /// Untrusted text (device, document and step names, contents) in the renderings, read as their readers read them:
 /// on Unicode scalars. A backtick or a pipe followed by a combining mark is one Character but still a backtick or a

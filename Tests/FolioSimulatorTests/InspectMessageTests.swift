@@ -1,7 +1,7 @@
-import FolioReports
 import Foundation
 import Testing
 
+@testable import FolioReports
 @testable import folio
 
 /// What `folio inspect` says comes partly from peers (document and device names): each name stays on its line.
