@@ -13,7 +13,8 @@ struct LogShowCommand: AsyncParsableCommand {
 
     func run() async throws {
         try file.withCopy { log in
-            let names = Dictionary(try log.devices.all().map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
+            let names = Dictionary(
+                try log.devices.all().map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
             for document in try log.documents() {
                 // Device names come from the store (and from peers before it): escaped, as everything printed from
                 // it.
