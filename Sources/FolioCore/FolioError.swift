@@ -3,8 +3,10 @@
 ///
 /// Each module names its errors by their kind of code: `StoreError` is `FolioError<StoreErrorCode>`, `SaveError` is
 /// `FolioError<SaveErrorCode>`, and so on, so `catch let error as StoreError` catches exactly the store's errors and
-/// `error.code` is one of the store's codes. Public functions throw untyped errors and name, in their documentation,
-/// the error type they throw.
+/// `error.code` is one of the store's codes. An operation whose errors are all of one kind says so in its type
+/// (`Document.save()` is `throws(DocumentError)`), so its caller reads `error.code` without a cast; one that passes on
+/// errors it does not make (an app's resolver, a transport, a file system) throws untyped errors and names, in its
+/// documentation, the type it throws itself.
 ///
 /// Two errors are equal when their code, message and location are; causes are not compared, and the line of Folio
 /// that raised an error (``SourceLine``) is not either.

@@ -11,22 +11,25 @@ extension Document {
     /// - Complexity: a replay per parent of each resolution, and one for each common ancestor.
     /// - Throws: ``DocumentError`` `.store` when the log cannot be read, `.invalidContents` when it holds contents
     ///   the model refuses.
-    public func conflictHistory() throws -> [ConflictRecord<Model>] {
-        let resolutions: [Change]
-        do {
-            resolutions = try library.store.resolutionChanges(of: id)
-        } catch {
-            throw DocumentError.store(error, "reading the resolutions of \(info.displayName)")
-        }
-        return try ConflictEngine<Model>.conflictHistory(
-            settledBy: resolutions, in: storedHistory, deviceNames: try deviceNames())
+    public func conflictHistory() throws(DocumentError) -> [ConflictRecord<Model>] {
+        try ConflictEngine<Model>.conflictHistory(
+            settledBy: resolutionChanges(), in: storedHistory, deviceNames: try deviceNames())
     }
 
     /// The conflict awaiting a decision now, as a record without a resolution; `nil` when no versions compete.
     ///
     /// - Throws: ``DocumentError`` `.closed`, `.store`.
-    public func unresolvedConflict() throws -> ConflictRecord<Model>? {
-        let versions = try readVersions()
+    public func unresolvedConflict() throws(DocumentError) -> ConflictRecord<Model>? {
+        let versions = try versions()
         return try tracking.conflicts.unresolvedConflict(versions, in: storedHistory)
+    }
+
+    /// The document's resolution changes, oldest first.
+    func resolutionChanges() throws(DocumentError) -> [Change] {
+        do {
+            return try library.store.resolutionChanges(of: id)
+        } catch {
+            throw DocumentError.store(error, "reading the resolutions of \(info.displayName)")
+        }
     }
 }

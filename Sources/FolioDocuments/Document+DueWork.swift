@@ -29,10 +29,10 @@ extension Document {
     /// deadline passes, or by the owner of an injected clock after moving it.
     ///
     /// - Throws: ``DocumentError`` when a commit fails (a failed autosave only sets `.savingError`).
-    public func runDueWork() throws {
+    public func runDueWork() throws(DocumentError) {
         guard !state.contains(.closed) else { return }
         let now = library.clock.now()
-        if library.autosave.groupIsDue(editing, at: now) { try commitGroup() }
+        if library.autosave.groupIsDue(editing, at: now) { try commit() }
         try autosaveIfDue(now: now)
     }
 

@@ -12,11 +12,11 @@ extension Document {
     ///
     /// - Throws: ``DocumentError`` `.invalidOperation` when the model refuses it (nothing changes), `.closed`,
     ///   `.deleted`, or `.store` when committing the previous group failed.
-    public func edit(_ operation: Model.Operation) throws {
+    public func edit(_ operation: Model.Operation) throws(DocumentError) {
         try ensureOpen()
         let now = library.clock.now()
         let policy = library.autosave
-        if policy.groupEnds(editing, before: now) { try commitGroup() }
+        if policy.groupEnds(editing, before: now) { try commit() }
         // A new group builds on everything the log holds (which may have deleted the document).
         if !editing.hasOpenGroup { try catchUp() }
         try ensureEditable()
@@ -28,14 +28,14 @@ extension Document {
         }
         // The first edit of a group sets its deadline; the next ones only move deadlines later (nothing to wake).
         if editing.record(operation, inverse: inverse, at: now) { dueWorkMayComeSooner() }
-        if policy.groupingInterval == 0 { try commitGroup() }
+        if policy.groupingInterval == 0 { try commit() }
         try autosaveIfDue(now: now)
     }
 
     /// Applies several operations as one group (one change, one undo step), committed before returning.
     ///
     /// - Throws: ``DocumentError`` `.invalidOperation` when one does not apply (then none is kept), and as ``edit(_:)``.
-    public func edit(_ operations: [Model.Operation]) throws {
+    public func edit(_ operations: [Model.Operation]) throws(DocumentError) {
         try prepareToEdit()
         let saved = model
         var batch = EditGroup<Model>()
@@ -49,14 +49,14 @@ extension Document {
         }
         editing.group = batch
         editing.lastEditTime = library.clock.now()
-        try commitGroup()
+        try commit()
     }
 
     /// Readies the document for a change made at once: commits the open group, catches up with the log
     /// (``catchUp()``), and checks that it can be edited.
     func prepareToEdit() throws(DocumentError) {
         try ensureOpen()
-        try commitGroup()
+        try commit()
         try catchUp()
         try ensureEditable()
     }
@@ -64,12 +64,7 @@ extension Document {
     /// Commits the open group as one change, now.
     ///
     /// - Throws: ``DocumentError`` `.store`; the group stays open then, to be committed later.
-    public func commit() throws {
-        try commitGroup()
-    }
-
-    /// The typed core of ``commit()``, for the module's own code.
-    func commitGroup() throws(DocumentError) {
+    public func commit() throws(DocumentError) {
         guard editing.hasOpenGroup else { return }
         let operations = editing.group.operations
         let undoOperations = editing.group.undoOperations
@@ -92,42 +87,39 @@ extension Document {
     ///
     /// - Throws: ``DocumentError`` `.nothingToUndo`, `.invalidOperation` when the inverse no longer applies (the
     ///   document changed underneath; nothing changes), `.store`.
-    public func undo() throws {
-        try prepareToEdit()
-        guard let step = editing.history.undoSteps.last else {
-            throw DocumentError(.nothingToUndo, "nothing to undo in \(info.displayName)")
-        }
-        try replay(step, as: .undo(of: step.target)) { steps, _, inverses in
-            steps.recordUndo(.init(target: step.target, operations: inverses))
-        }
+    public func undo() throws(DocumentError) {
+        try replayNewestStep(undoing: true)
     }
 
     /// Redoes the newest undone step, as a new change.
     ///
     /// - Throws: ``DocumentError`` `.nothingToRedo`, `.invalidOperation`, `.store`.
-    public func redo() throws {
-        try prepareToEdit()
-        guard let step = editing.history.redoSteps.last else {
-            throw DocumentError(.nothingToRedo, "nothing to redo in \(info.displayName)")
-        }
-        try replay(step, as: .redo(of: step.target)) { steps, change, inverses in
-            steps.recordRedo(.init(target: change.id, operations: inverses))
-        }
+    public func redo() throws(DocumentError) {
+        try replayNewestStep(undoing: false)
     }
 
-    /// Applies an undo or redo `step` as a new change with `intent`, recording in the history (with the change and
-    /// the step's inverses) what undoes it in turn.
-    private func replay(
-        _ step: UndoHistory<Model.Operation>.Step, as intent: Edit.Intent,
-        recording record: @escaping (inout UndoHistory<Model.Operation>, Change, [Model.Operation]) -> Void
-    ) throws {
+    /// Applies the newest undo (or redo) step as a new change, recording in the history what undoes it in turn: the
+    /// step's inverses, as a redo step (or an undo step naming the new change).
+    private func replayNewestStep(undoing: Bool) throws(DocumentError) {
+        try prepareToEdit()
+        let steps = undoing ? editing.history.undoSteps : editing.history.redoSteps
+        guard let step = steps.last else {
+            throw DocumentError(
+                undoing ? .nothingToUndo : .nothingToRedo,
+                "nothing to \(undoing ? "undo" : "redo") in \(info.displayName)")
+        }
+        let intent: Edit.Intent = undoing ? .undo(of: step.target) : .redo(of: step.target)
         let (updated, inverses) = try applying(step.operations)
         var newHistory = editing.history
         let shown = head.hash
         let change = try append(
             .edit(Edit(operations: Model.Operation.encodeGroup(step.operations), intent: intent))
         ) { change in
-            record(&newHistory, change, inverses)
+            if undoing {
+                newHistory.recordUndo(.init(target: step.target, operations: inverses))
+            } else {
+                newHistory.recordRedo(.init(target: change.id, operations: inverses))
+            }
             return newHistory
         }
         finish(change, model: updated, history: newHistory)

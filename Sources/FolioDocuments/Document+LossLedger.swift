@@ -8,13 +8,8 @@ extension Document {
     /// so each can be brought back with ``resolve(with:)``.
     ///
     /// - Throws: ``DocumentError`` `.store`.
-    public func lossLedger() throws -> [LossRecord<Model>] {
-        let resolutions: [Change]
-        do {
-            resolutions = try library.store.resolutionChanges(of: id)
-        } catch {
-            throw DocumentError.store(error, "reading the resolutions of \(info.displayName)")
-        }
-        return try ConflictEngine<Model>.lossLedger(of: resolutions, in: storedHistory, deviceNames: try deviceNames())
+    public func lossLedger() throws(DocumentError) -> [LossRecord<Model>] {
+        try ConflictEngine<Model>.lossLedger(
+            of: resolutionChanges(), in: storedHistory, deviceNames: try deviceNames())
     }
 }

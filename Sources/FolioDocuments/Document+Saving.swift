@@ -18,15 +18,9 @@ extension Document {
     ///   another program left a file the model cannot load, which is not overwritten. `.deleted`, `.store` when
     ///   the log fails.
     @discardableResult
-    public func save() throws -> SaveReport {
-        try saveFile()
-    }
-
-    /// The typed core of ``save()``, for the module's own code.
-    @discardableResult
-    func saveFile() throws(DocumentError) -> SaveReport {
+    public func save() throws(DocumentError) -> SaveReport {
         try ensureOpen()
-        try commitGroup()
+        try commit()
         try reloadInfo()
         guard !info.isDeleted else {
             throw DocumentError(.deleted, "\(info.displayName) is deleted; restore it to save it")
@@ -38,7 +32,7 @@ extension Document {
             insertState(.savingError)
             throw error
         }
-        let url = try fileLocation
+        let url = try fileURL
         // Renamed, moved or restored since the last save (here or on another device): the file follows.
         let record = try savedRecord()
         let previousURL = record.map { library.url(ofRelativePath: $0.relativePath) }.flatMap { $0 == url ? nil : $0 }
@@ -82,7 +76,7 @@ extension Document {
     ///
     /// - Throws: ``DocumentError`` `.notFound` when the document was never saved, `.save` when its file cannot
     ///   be read, `.invalidContents`, `.store`.
-    public func revert() throws {
+    public func revert() throws(DocumentError) {
         try ensureEditable()
         guard let record = try savedRecord(),
             let contents = try readFile(at: library.url(ofRelativePath: record.relativePath))
@@ -105,12 +99,12 @@ extension Document {
     /// Cleans what an interrupted save left at the document's file: a temporary file, or a package save to finish
     /// (after its commit point) or to discard (before it).
     func recoverInterruptedSave() throws(DocumentError) {
-        let url = try fileLocation
+        let url = try fileURL
         do {
             if type.isPackage {
-                try library.pipeline.recoverPackageSave(at: url)
+                try library.pipeline.recoverPackage(at: url)
             } else {
-                try library.pipeline.recoverFlatSave(at: url)
+                try library.pipeline.recoverFlat(at: url)
             }
         } catch {
             throw DocumentError(
@@ -213,7 +207,7 @@ extension Document {
             return true
         }
         head = previousHead
-        try reloadFile()
+        try refresh()
         return false
     }
 

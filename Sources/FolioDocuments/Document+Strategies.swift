@@ -20,9 +20,9 @@ extension Document {
     /// - Returns: the merge; `nil` when the model cannot merge or there is no conflict.
     /// - Throws: ``DocumentError`` `.store`.
     @discardableResult
-    public func resolveByMerging() throws -> MergeResult<Model>? {
+    public func resolveByMerging() throws(DocumentError) -> MergeResult<Model>? {
         try ensureEditable()
-        try commitGroup()
+        try commit()
         try versionGroups()
         switch try tracking.conflicts.settlementByMerging(in: storedHistory) {
         case nil, .askResolver?:
@@ -46,9 +46,9 @@ extension Document {
     /// - Returns: the identities of the new documents.
     /// - Throws: ``DocumentError`` `.store`.
     @discardableResult
-    public func resolveByKeepingBoth() throws -> [DocumentID] {
+    public func resolveByKeepingBoth() throws(DocumentError) -> [DocumentID] {
         try ensureEditable()
-        try commitGroup()
+        try commit()
         try versionGroups()
         guard
             let settlement = try tracking.conflicts.settlementKeepingBoth(
@@ -63,7 +63,7 @@ extension Document {
     func applyConflictStrategy() throws(DocumentError) {
         guard state.contains(.inConflict), !state.contains(.editingDisabled) else { return }
         if let resolver = conflictResolver {
-            let all = try readVersions()
+            let all = try versions()
             let contents: Model
             do {
                 contents = try resolver(all)
@@ -73,12 +73,12 @@ extension Document {
                 throw DocumentError(
                     .invalidContents, "the custom conflict resolver of \(info.displayName) failed", cause: error)
             }
-            try resolveConflict(with: contents)
+            try resolve(with: contents)
             return
         }
         guard tracking.conflicts.settlesWithoutUser(hasResolver: false) else { return }
         try ensureEditable()
-        try commitGroup()
+        try commit()
         try versionGroups()
         let action = try tracking.conflicts.nextAction(
             hasResolver: false, in: storedHistory, displayName: info.displayName, deviceNames: try deviceNames())

@@ -8,12 +8,7 @@ extension Document {
     ///
     /// - Complexity: a replay per head not seen before (from its checkpoint, or from a known head's state).
     /// - Throws: ``DocumentError`` `.store`.
-    public func versions() throws -> [DocumentVersion<Model>] {
-        try readVersions()
-    }
-
-    /// The typed core of ``versions()``, for the module's own code.
-    func readVersions() throws(DocumentError) -> [DocumentVersion<Model>] {
+    public func versions() throws(DocumentError) -> [DocumentVersion<Model>] {
         try ensureOpen()
         try versionGroups()
         let names = try deviceNames()
@@ -25,7 +20,7 @@ extension Document {
     /// without working out the common ancestor the versions are compared with.
     ///
     /// - Throws: ``DocumentError`` `.store`.
-    public func versionCount() throws -> Int {
+    public func versionCount() throws(DocumentError) -> Int {
         try ensureOpen()
         return try versionGroups().count
     }
@@ -34,7 +29,7 @@ extension Document {
     /// is kept, so it is always available). Without a conflict, the current version's state.
     ///
     /// - Throws: ``DocumentError`` `.store`.
-    public func commonAncestor() throws -> Model {
+    public func commonAncestor() throws(DocumentError) -> Model {
         try ensureOpen()
         try versionGroups()
         return try tracking.conflicts.ancestorState(in: storedHistory)
@@ -43,35 +38,35 @@ extension Document {
     /// The version the document shows.
     ///
     /// - Throws: ``DocumentError``.
-    public func currentVersion() throws -> DocumentVersion<Model> {
-        try readVersions()[0]
+    public func currentVersion() throws(DocumentError) -> DocumentVersion<Model> {
+        try versions()[0]
     }
 
     /// The versions other than the current one.
     ///
     /// - Throws: ``DocumentError``.
-    public func otherVersions() throws -> [DocumentVersion<Model>] {
-        Array(try readVersions().dropFirst())
+    public func otherVersions() throws(DocumentError) -> [DocumentVersion<Model>] {
+        Array(try versions().dropFirst())
     }
 
     /// The versions competing with the current one, awaiting a resolution.
     ///
     /// - Throws: ``DocumentError``.
-    public func unresolvedConflictVersions() throws -> [DocumentVersion<Model>] {
-        try readVersions().filter(\.isConflict)
+    public func unresolvedConflictVersions() throws(DocumentError) -> [DocumentVersion<Model>] {
+        try versions().filter(\.isConflict)
     }
 
     /// Makes `version` the current one, resolving the conflict in its favour (NSFileVersion's `replaceItem`).
     ///
     /// - Throws: ``DocumentError`` `.notFound` when it is not a version of the document, `.store`.
-    public func replace(with version: DocumentVersion<Model>) throws {
+    public func replace(with version: DocumentVersion<Model>) throws(DocumentError) {
         try resolve(.version(version.id))
     }
 
     /// Resolves every conflict in favour of the current version (NSFileVersion's `removeOtherVersions`).
     ///
     /// - Throws: ``DocumentError`` `.store`.
-    public func removeOtherVersions() throws {
+    public func removeOtherVersions() throws(DocumentError) {
         try resolve(.version(try currentVersion().id))
     }
 
@@ -79,9 +74,9 @@ extension Document {
     /// version kept and the ones discarded, so it syncs and can be audited. Nothing happens without a conflict.
     ///
     /// - Throws: ``DocumentError`` `.notFound` for an unknown version, `.store`.
-    public func resolve(_ choice: ConflictChoice) throws {
+    public func resolve(_ choice: ConflictChoice) throws(DocumentError) {
         try ensureEditable()
-        try commitGroup()
+        try commit()
         try versionGroups()
         guard tracking.conflicts.isInConflict else { return }
         guard let settlement = try tracking.conflicts.settlement(choosing: choice, in: storedHistory) else {
@@ -96,14 +91,9 @@ extension Document {
     /// shows the app's merge, not a choice that threw the versions away.
     ///
     /// - Throws: ``DocumentError`` `.store`.
-    public func resolve(with contents: Model) throws {
-        try resolveConflict(with: contents)
-    }
-
-    /// The typed core of ``resolve(with:)``, for the module's own code.
-    func resolveConflict(with contents: Model) throws(DocumentError) {
+    public func resolve(with contents: Model) throws(DocumentError) {
         try ensureEditable()
-        try commitGroup()
+        try commit()
         try versionGroups()
         guard let settlement = tracking.conflicts.settlement(with: contents) else { return }
         try carryOut(settlement)

@@ -76,10 +76,6 @@ public actor Document<Model: DocumentModel>: OpenDocument {
     ///
     /// - Throws: ``DocumentError`` `.store` when the library's records cannot be read.
     public var fileURL: URL {
-        get throws { try fileLocation }
-    }
-    /// The typed core of ``fileURL``, for the module's own code.
-    var fileLocation: URL {
         get throws(DocumentError) { try library.fileLocation(for: info) }
     }
     /// Changes made since the last save (what UIDocument's change count tracks).
@@ -169,7 +165,7 @@ public actor Document<Model: DocumentModel>: OpenDocument {
         if !headIsStale {
             guard try Self.readVector(of: id, in: library) != seenVector else { return }
         }
-        try reloadFile()
+        try refresh()
     }
 
     /// Notes that the log holds `change`, appended by the document. The store makes a change on its author's
@@ -236,15 +232,9 @@ public actor Document<Model: DocumentModel>: OpenDocument {
     /// - Returns: whether the model changed.
     /// - Throws: ``DocumentError`` `.store`.
     @discardableResult
-    public func refresh() throws -> Bool {
-        try reloadFile()
-    }
-
-    /// The typed core of ``refresh()``, for the module's own code.
-    @discardableResult
-    func reloadFile() throws(DocumentError) -> Bool {
+    public func refresh() throws(DocumentError) -> Bool {
         try ensureOpen()
-        try commitGroup()
+        try commit()
         // Read first: what arrives from now on is caught up with next time; a reload that fails leaves the
         // document to catch up again.
         let previousSeen = seenVector
@@ -257,7 +247,7 @@ public actor Document<Model: DocumentModel>: OpenDocument {
         }
     }
 
-    /// The body of ``reloadFile()``, once the log's vector is read.
+    /// The body of ``refresh()``, once the log's vector is read.
     private func reloadAtSeenVector() throws(DocumentError) -> Bool {
         let previous = info
         try reloadInfo()
@@ -302,7 +292,9 @@ public actor Document<Model: DocumentModel>: OpenDocument {
     /// `nil` goes back to the library's policy.
     ///
     /// - Throws: ``DocumentError``.
-    public func setConflictResolver(_ resolver: (@Sendable ([DocumentVersion<Model>]) throws -> Model)?) throws {
+    public func setConflictResolver(_ resolver: (@Sendable ([DocumentVersion<Model>]) throws -> Model)?)
+        throws(DocumentError)
+    {
         conflictResolver = resolver
         try applyConflictStrategy()
     }
@@ -313,14 +305,14 @@ public actor Document<Model: DocumentModel>: OpenDocument {
     /// safe in the log), takes a checkpoint so the next open is fast, and closes.
     ///
     /// - Throws: ``DocumentError`` `.store` when the group cannot be committed; the document stays open then.
-    public func close() throws {
+    public func close() throws(DocumentError) {
         guard !state.contains(.closed) else { return }
-        try commitGroup()
+        try commit()
         try reloadInfo()
         if library.autosave.saveOnClose && hasUnsavedChanges && !info.isDeleted {
             // A `catch where` here would rethrow the typed error from an untyped function, which Swift 6.3's SIL
             // ownership check rejects; the guard rethrows it instead.
-            do { try saveFile() } catch {
+            do { try save() } catch {
                 // The edits are in the log; the file is written again at the next save.
                 guard Self.leavesEditsSafe(error) else { throw error }
             }
@@ -337,7 +329,7 @@ public actor Document<Model: DocumentModel>: OpenDocument {
         guard !info.isDeleted,
             library.autosave.saveIsDue(changeCount: changeCount, lastEdit: editing.lastEditTime, at: now)
         else { return }
-        do { try saveFile() } catch  where Self.leavesEditsSafe(error) {
+        do { try save() } catch  where Self.leavesEditsSafe(error) {
             // `.savingError` is set; the next save (autosave or explicit) rewrites from the log.
         }
     }

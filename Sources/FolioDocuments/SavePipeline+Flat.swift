@@ -31,7 +31,7 @@ extension SavePipeline {
     ///
     /// - Throws: ``SaveError`` `notFound`, `readFailed`, or `unsafePackage` when a link or special file is there.
     public func readFlat(at url: URL, recovering: Bool = true) throws -> Data {
-        if recovering { try recoverFlatSave(at: url) }
+        if recovering { try recoverFlat(at: url) }
         let action = "read \(url.lastPathComponent)"
         do {
             return try fileSystem.contents(of: url)
@@ -46,12 +46,7 @@ extension SavePipeline {
     /// Removes what an interrupted flat save left next to `url` (its temporary file).
     ///
     /// - Throws: ``SaveError`` when the leftover exists but cannot be removed.
-    public func recoverFlat(at url: URL) throws {
-        try recoverFlatSave(at: url)
-    }
-
-    /// The typed core of ``recoverFlat(at:)``, for the module's own code.
-    func recoverFlatSave(at url: URL) throws(SaveError) {
+    public func recoverFlat(at url: URL) throws(SaveError) {
         let temporary = url.deletingLastPathComponent()
             .appendingPathComponent(Self.temporaryName(for: url.lastPathComponent), isDirectory: false)
         let action = "recover \(url.lastPathComponent)"

@@ -23,7 +23,7 @@ extension SavePipeline {
     ///   `readFailed`.
     public func readPackage(at url: URL, verifyingManifest: Bool = true, recovering: Bool = true) throws -> FilePackage
     {
-        if recovering { try recoverPackageSave(at: url) }
+        if recovering { try recoverPackage(at: url) }
         let action = "open \(url.lastPathComponent)"
         switch try kind(of: url, action: action) {
         case .directory:

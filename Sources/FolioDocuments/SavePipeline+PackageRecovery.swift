@@ -62,12 +62,7 @@ extension SavePipeline {
     /// - Throws: ``SaveError`` `corruptPackage` when a member the manifest lists is missing and no staged copy is
     ///   left (or a staged copy is damaged), `unsafePackage` for an unsafe manifest or tree, or the code of the
     ///   failing step.
-    public func recoverPackage(at url: URL) throws {
-        try recoverPackageSave(at: url)
-    }
-
-    /// The typed core of ``recoverPackage(at:)``, for the module's own code.
-    func recoverPackageSave(at url: URL) throws(SaveError) {
+    public func recoverPackage(at url: URL) throws(SaveError) {
         let action = "recover \(url.lastPathComponent)"
         let sibling = url.deletingLastPathComponent()
             .appendingPathComponent(Self.temporaryName(for: url.lastPathComponent), isDirectory: true)

@@ -56,7 +56,7 @@ extension SavePipeline {
                 "could not \(action): '\(PosixFileSystem.path(of: url))' is a file, not a package directory")
         }
 
-        try recoverPackageSave(at: url)
+        try recoverPackage(at: url)
         let old = try readManifest(at: url, action: action)
         let tree = try scanPackage(at: url, action: action)
         let new = PackageManifest(package: package, generation: (old?.generation ?? 0) + 1)
@@ -107,7 +107,7 @@ extension SavePipeline {
     /// Writes a package where nothing is yet: builds it complete in a hidden directory next to `url`, then renames
     /// that directory into place (the commit point) and fsyncs the parent.
     private func createPackage(_ package: FilePackage, at url: URL, action: String) throws(SaveError) -> SaveReport {
-        try recoverPackageSave(at: url)
+        try recoverPackage(at: url)
         let parent = url.deletingLastPathComponent()
         let temporary = parent.appendingPathComponent(Self.temporaryName(for: url.lastPathComponent), isDirectory: true)
         let manifest = PackageManifest(package: package, generation: 1)

@@ -36,7 +36,7 @@ import Testing
         let diary = try await make(library, TextDocument.self, "Diary", .append("d"))
 
         #expect(try await library.documents().map(\.displayName) == ["Album", "Diary", "Notes", "People"])
-        await #expect(
+        #expect(
             try await library.documents(where: { $0.typeIdentifier == TextDocument.documentType.identifier }).map(\.id)
                 == [
                     diary.id, notes.id,
@@ -44,7 +44,7 @@ import Testing
         #expect(try await library.documents(where: { $0.displayName.hasPrefix("P") }).map(\.id) == [people.id])
         #expect(try await library.documents(where: { $0.container == .shared }).map(\.id) == [album.id])
         let cutoff = LibraryFixture.start.advanced(by: 2_500)
-        await #expect(
+        #expect(
             try await library.documents(where: { $0.modificationDate > cutoff }).map(\.displayName) == [
                 "Album", "Diary",
             ])
@@ -168,7 +168,7 @@ import Testing
         let second = try await make(library, TextDocument.self, "Notes", .append("second"))
         let third = try await make(library, TextDocument.self, "Notes", .append("third"))
         #expect(fixture.documentNames == ["Notes 2.txt", "Notes 3.txt", "Notes.txt"])
-        await #expect(
+        #expect(
             try await library.fileURL(for: try #require(try await library.info(of: second.id)))
                 == fixture.documentFile("Notes 2.txt"))
         #expect(try fixture.text(at: fixture.documentFile("Notes 3.txt")) == "third")

@@ -59,7 +59,7 @@ import Testing
         #expect(try devices.cloud.documents().contains(diary.id) == false, "the cloud never got it")
         let written = try FileManager.default.contentsOfDirectory(
             atPath: devices.folder.url.appendingPathComponent("sync/\(devices.iPad.device.id)").path)
-        await #expect(
+        #expect(
             written == [try await devices.mac.documents()[0].id.description], "only the shared one is in the folder")
         #expect(try devices.iPad.store.unpublished.documents() == [diary.id])
     }
