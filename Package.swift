@@ -136,11 +136,13 @@ let package = Package(
         // `ChildProcess` over CChildProcess, and `OutputCollector`, which reads their pipes as they come.
         .target(name: "FolioChildProcess", dependencies: ["CChildProcess"]),
         // The test doubles, without the Testing library, so that the simulator (and the `folio` tool) can use them:
-        // a fault-injecting file system and an in-memory network with faults. Part of the FolioTesting product.
+        // a fault-injecting file system, a file system that models power cuts, an in-memory network with faults, and
+        // logs and stores held as values. Part of the FolioTesting product.
         .target(
             name: "FolioTestDoubles",
             dependencies: [
-                "FolioCore", "FolioFiles", "FolioStore", "FolioSync", "FolioMerge", "FolioModels", "CZlib",
+                "FolioCore", "FolioFiles", "FolioStore", "FolioSync", "FolioMerge", "FolioModels", "FolioConflicts",
+                "CZlib",
             ]),
         .executableTarget(
             name: "folio",

@@ -1,6 +1,7 @@
 import FolioConflicts
 import FolioCore
 import FolioMerge
+import FolioTestDoubles
 import Foundation
 import Testing
 

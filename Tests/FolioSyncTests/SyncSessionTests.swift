@@ -1,5 +1,6 @@
 import FolioCore
 import FolioSync
+import FolioTestDoubles
 import Testing
 
 /// The session without a store or a network: every delivery order of a small exchange, replayed in a plain loop.

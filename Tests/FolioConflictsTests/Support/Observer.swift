@@ -1,5 +1,6 @@
 import FolioConflicts
 import FolioCore
+import FolioTestDoubles
 
 /// A device's view of one document, in pure values: its log, the head it shows and the conflict engine, carrying
 /// out what the engine decides as a `Document` does (appending resolutions, keeping copies).

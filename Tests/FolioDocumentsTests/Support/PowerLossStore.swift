@@ -1,6 +1,7 @@
 import CSQLitePowerLoss
 import FolioCore
 import FolioStore
+import FolioTestDoubles
 import Foundation
 
 /// The SQLite files of a directory (a library's `.folio/`) on the power-loss VFS (see `Tests/CSQLitePowerLoss`):

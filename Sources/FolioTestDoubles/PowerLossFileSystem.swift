@@ -1,5 +1,5 @@
-import FolioDocuments
-import FolioTesting
+import FolioCore
+import FolioFiles
 import Foundation
 import Synchronization
 
@@ -20,10 +20,10 @@ import Synchronization
 /// subset of the volatile operations (each directory operation survives or not; an unsynced file keeps its old
 /// contents, or is emptied, or keeps its new contents whole or torn at 512-byte sectors, the lost sectors reading
 /// as zeros and the size cut at a sector boundary).
-final class PowerLossFileSystem: FileSystem {
+package final class PowerLossFileSystem: FileSystem {
     private let base = PosixFileSystem(synchronizes: false)
     /// The directory modeled.
-    let root: URL
+    package let root: URL
     private let rootPath: String
     private let state: Mutex<Model>
     private let supply: (any PowerSupply)?
@@ -31,7 +31,9 @@ final class PowerLossFileSystem: FileSystem {
     /// Models the tree under `root` (top-level names in `ignoring` are left out), cutting the power at step `cutAt`
     /// (never when `nil`). With `supply`, the disk shares its power with another model (the store's files): a cut
     /// there cuts this one, and a cut here cuts it.
-    init(root: URL, ignoring ignored: Set<String> = [], cutAt: Int? = nil, sharing supply: (any PowerSupply)? = nil)
+    package init(
+        root: URL, ignoring ignored: Set<String> = [], cutAt: Int? = nil, sharing supply: (any PowerSupply)? = nil
+    )
         throws
     {
         self.root = root
@@ -43,43 +45,43 @@ final class PowerLossFileSystem: FileSystem {
     }
 
     /// The steps performed, in order, the cut one included.
-    var steps: [FaultInjectingFileSystem.Step] { state.withLock { $0.steps } }
+    package var steps: [FaultInjectingFileSystem.Step] { state.withLock { $0.steps } }
 
     /// Whether the power was cut (here or on the shared supply).
-    var isCut: Bool { state.withLock { $0.isCut } || supply?.isCut == true }
+    package var isCut: Bool { state.withLock { $0.isCut } || supply?.isCut == true }
 
     /// Writes what survives a power cut now into `destination` (an existing, empty directory), choosing with `seed`.
-    func materialize(into destination: URL, seed: UInt64) throws {
+    package func materialize(into destination: URL, seed: UInt64) throws {
         let model = state.withLock { $0 }
-        var random = SplitMix(seed)
+        var random = SplitMix64(seed: seed)
         try model.surviving(choosingWith: &random).write(into: destination)
     }
 
     // MARK: - Reads
 
-    func itemKind(at url: URL) throws -> FileItemKind {
+    package func itemKind(at url: URL) throws -> FileItemKind {
         try checkAlive("lstat", url)
         return try base.itemKind(at: url)
     }
 
-    func attributes(at url: URL) throws -> FileAttributes {
+    package func attributes(at url: URL) throws -> FileAttributes {
         try checkAlive("lstat", url)
         return try base.attributes(at: url)
     }
 
-    func contents(of url: URL) throws -> Data {
+    package func contents(of url: URL) throws -> Data {
         try checkAlive("read", url)
         return try base.contents(of: url)
     }
 
-    func contentsOfDirectory(at url: URL) throws -> [String] {
+    package func contentsOfDirectory(at url: URL) throws -> [String] {
         try checkAlive("list", url)
         return try base.contentsOfDirectory(at: url)
     }
 
     // MARK: - Steps
 
-    func createDirectory(at url: URL) throws {
+    package func createDirectory(at url: URL) throws {
         try step(.createDirectory, url) { () throws in
             try base.createDirectory(at: url)
         } model: { model, path in
@@ -87,7 +89,7 @@ final class PowerLossFileSystem: FileSystem {
         }
     }
 
-    func writeFile(_ data: Data, to url: URL) throws {
+    package func writeFile(_ data: Data, to url: URL) throws {
         try step(.writeFile, url, byteCount: data.count, modelsCut: true) {
             try base.writeFile(data, to: url)
         } model: { model, path in
@@ -95,21 +97,21 @@ final class PowerLossFileSystem: FileSystem {
         }
     }
 
-    func synchronizeFile(at url: URL) throws {
+    package func synchronizeFile(at url: URL) throws {
         try step(.synchronizeFile, url) {
         } model: { model, path in
             model.synchronize(path)
         }
     }
 
-    func synchronizeDirectory(at url: URL) throws {
+    package func synchronizeDirectory(at url: URL) throws {
         try step(.synchronizeDirectory, url) {
         } model: { model, path in
             model.synchronize(path)
         }
     }
 
-    func rename(_ source: URL, to destination: URL) throws {
+    package func rename(_ source: URL, to destination: URL) throws {
         let to = relativePath(destination)
         try step(.rename, source, destination: destination) {
             try base.rename(source, to: destination)
@@ -118,7 +120,7 @@ final class PowerLossFileSystem: FileSystem {
         }
     }
 
-    func remove(at url: URL) throws {
+    package func remove(at url: URL) throws {
         try step(.remove, url) { () throws in
             try base.remove(at: url)
         } model: { model, path in
@@ -316,7 +318,7 @@ private struct Model {
 
     /// What survives a power cut: durable entries plus a seeded subset of the pending operations; each file's
     /// contents as ``File/surviving(choosingWith:)`` says.
-    func surviving(choosingWith random: inout SplitMix) -> SurvivingTree {
+    func surviving(choosingWith random: inout SplitMix64) -> SurvivingTree {
         var entries = durableEntries
         for operation in pending where random.next() % 2 == 0 {
             for change in operation { entries[change.directory]![change.name] = change.target }
@@ -334,7 +336,7 @@ extension Model.File {
 
     /// The contents after a power cut: durable ones when synced since the last write; otherwise the old contents,
     /// an empty file (the truncation landed, the data did not), the new contents whole, or the new contents torn.
-    func surviving(choosingWith random: inout SplitMix) -> Data {
+    func surviving(choosingWith random: inout SplitMix64) -> Data {
         guard isDirty else { return durable }
         switch random.next() % 4 {
         case 0: return durable
@@ -376,23 +378,8 @@ private struct SurvivingTree {
     }
 }
 
-/// splitmix64, for seeded choices that are the same on every platform.
-struct SplitMix {
-    private var state: UInt64
-
-    init(_ seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
-    }
-}
-
 /// Another model on the same power supply (the store's files on the SQLite VFS), so that one cut stops both.
-protocol PowerSupply: Sendable {
+package protocol PowerSupply: Sendable {
     /// Whether the power was cut.
     var isCut: Bool { get }
     /// Cuts the power now.

@@ -6,28 +6,28 @@ import FolioSync
 ///
 /// It applies a change only after everything in its vector (an early one waits), ignores duplicates, and answers
 /// `changes(since:)` in causal order, like the store.
-struct ModelStore: Hashable {
+package struct ModelStore: Hashable {
     private(set) var applied: [DocumentID: [ChangeID: EncodedChange]] = [:]
     private(set) var waiting: [DocumentID: [ChangeID: EncodedChange]] = [:]
 
-    init(_ changes: [Change] = []) {
+    package init(_ changes: [Change] = []) {
         ingest(changes.map(EncodedChange.init))
     }
 
-    var documents: [DocumentID] { Array(Set(applied.keys).union(waiting.keys)).sorted() }
+    package var documents: [DocumentID] { Array(Set(applied.keys).union(waiting.keys)).sorted() }
 
-    func vector(of document: DocumentID) -> VersionVector {
+    package func vector(of document: DocumentID) -> VersionVector {
         var vector = VersionVector()
         for id in (applied[document] ?? [:]).keys { vector.include(id) }
         return vector
     }
 
-    var vectors: [DocumentID: VersionVector] {
+    package var vectors: [DocumentID: VersionVector] {
         Dictionary(uniqueKeysWithValues: documents.map { ($0, vector(of: $0)) })
     }
 
     /// The hashes of the changes no other change of the document was made on, sorted.
-    var heads: [DocumentID: [ChangeHash]] {
+    package var heads: [DocumentID: [ChangeHash]] {
         Dictionary(
             uniqueKeysWithValues: documents.map { document in
                 let changes = (applied[document] ?? [:]).values.map(\.change)
@@ -36,17 +36,17 @@ struct ModelStore: Hashable {
             })
     }
 
-    func changes(of document: DocumentID, since: VersionVector) -> [EncodedChange] {
+    package func changes(of document: DocumentID, since: VersionVector) -> [EncodedChange] {
         (applied[document] ?? [:]).values.filter { !since.contains($0.change.id) }
             .sorted { ($0.change.lamport, $0.change.id) < ($1.change.lamport, $1.change.id) }
     }
 
     /// Hashes of every applied change of `document`, in causal order.
-    func log(of document: DocumentID) -> [ChangeHash] {
+    package func log(of document: DocumentID) -> [ChangeHash] {
         changes(of: document, since: VersionVector()).map(\.change.hash)
     }
 
-    mutating func ingest(_ changes: [EncodedChange]) {
+    package mutating func ingest(_ changes: [EncodedChange]) {
         for change in changes {
             let document = change.change.document
             if applied[document]?[change.change.id] != nil { continue }
@@ -74,36 +74,5 @@ struct ModelStore: Hashable {
         }
     }
 
-    var pendingCount: Int { waiting.values.reduce(0) { $0 + $1.count } }
-}
-
-/// Builds changes by hand, as a device would make them, without a store.
-struct ChangeMaker {
-    let document: DocumentID
-    private(set) var made: [Change] = []
-
-    init(document: DocumentID) {
-        self.document = document
-    }
-
-    /// Makes `device`'s next change on `parents` (which it has seen), returning it.
-    @discardableResult
-    mutating func make(_ device: Device, on parents: [Change] = [], _ text: String) -> Change {
-        let own = made.filter { $0.id.device == device.id }
-        var vector = VersionVector()
-        var lamport: UInt64 = 0
-        var heads = parents
-        if let last = own.last, !parents.contains(where: { $0.vector.contains(last.id) }) { heads.append(last) }
-        for parent in heads {
-            vector.merge(parent.vector)
-            lamport = max(lamport, parent.lamport)
-        }
-        let id = ChangeID(device: device.id, seq: UInt64(own.count + 1))
-        vector.include(id)
-        let change = Change(
-            document: document, id: id, parents: heads.map(\.hash), vector: vector, lamport: lamport + 1,
-            wallTime: Fixtures.start, kind: Fixtures.edit(text))
-        made.append(change)
-        return change
-    }
+    package var pendingCount: Int { waiting.values.reduce(0) { $0 + $1.count } }
 }

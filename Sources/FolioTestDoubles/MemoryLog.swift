@@ -3,21 +3,21 @@ import FolioCore
 
 /// A document's log held as values, with no store: changes arrive in any order and wait until their parents are
 /// there, as a store's ingestion does. The engine reads it as its ``ConflictHistory``.
-struct MemoryLog<Model: DocumentModel>: ConflictHistory {
-    typealias Failure = Never
+package struct MemoryLog<Model: DocumentModel>: ConflictHistory {
+    package typealias Failure = Never
 
-    let document: DocumentID
+    package let document: DocumentID
     private var byHash: [ChangeHash: Change] = [:]
     private var byID: [ChangeID: ChangeHash] = [:]
     private var referenced: Set<ChangeHash> = []
     private var waiting: [Change] = []
 
-    init(document: DocumentID) {
+    package init(document: DocumentID) {
         self.document = document
     }
 
     /// Adds `change` once its parents are here, and then whatever waited for it.
-    mutating func receive(_ change: Change) {
+    package mutating func receive(_ change: Change) {
         guard byHash[change.hash] == nil, !waiting.contains(change) else { return }
         waiting.append(change)
         var progressed = true
@@ -35,25 +35,25 @@ struct MemoryLog<Model: DocumentModel>: ConflictHistory {
     }
 
     /// Every change held, in causal order (lamport, then device).
-    var changes: [Change] {
+    package var changes: [Change] {
         byHash.values.sorted { ($0.lamport, $0.id.device) < ($1.lamport, $1.id.device) }
     }
 
     /// The changes no other change was made on, in causal order.
-    var heads: [Change] { changes.filter { !referenced.contains($0.hash) } }
+    package var heads: [Change] { changes.filter { !referenced.contains($0.hash) } }
 
     /// The resolution changes, in causal order.
-    var resolutions: [Change] {
+    package var resolutions: [Change] {
         changes.filter { if case .resolution = $0.kind { true } else { false } }
     }
 
-    func change(_ hash: ChangeHash) -> Change? { byHash[hash] }
+    package func change(_ hash: ChangeHash) -> Change? { byHash[hash] }
 
-    func change(_ id: ChangeID) -> Change? { byID[id].flatMap { byHash[$0] } }
+    package func change(_ id: ChangeID) -> Change? { byID[id].flatMap { byHash[$0] } }
 
     /// The replay along primary parents: a baseline or a resolution with contents sets the state, an edit applies
     /// its operations (those that do not apply are skipped), anything else keeps its primary parent's state.
-    func state(at change: Change) -> Model {
+    package func state(at change: Change) -> Model {
         switch change.kind {
         case .baseline(let contents):
             if let model = try? Model(contents: DocumentContents(decoding: contents)) { return model }
