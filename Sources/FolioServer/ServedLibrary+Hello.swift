@@ -1,0 +1,160 @@
+import FolioCore
+import FolioStore
+import FolioSync
+import Logging
+
+/// A device's hello: what the library admits (bounds on devices and documents, names only of proven devices), and the
+/// sessions a connection keeps.
+extension ServedLibrary {
+    func receiveHello(_ hello: SyncHello, size: Int, channel: UInt64, on connection: Connection) {
+        guard hello.replyTo == nil else {
+            return refuse(connection, code: 1002, "a client's hello must not answer a session")
+        }
+        guard hello.vectors.count <= limits.documentsPerLibrary else {
+            return refuse(
+                connection, code: 1008,
+                "the hello announces \(hello.vectors.count) documents; a library holds at most \(limits.documentsPerLibrary)"
+            )
+        }
+        if let device = connection.device {
+            guard device.id == hello.device.id else {
+                return refuse(connection, code: 1008, "one connection speaks for one device (\(device.id))")
+            }
+            if device.name != hello.device.name {
+                connection.device = hello.device
+                if connection.proven { recordName(of: hello.device, provenOn: connection) }
+            }
+        } else {
+            // Nothing is bound at a hello (anyone may name any device there); a device bound to another library
+            // cannot speak here.
+            guard admissible([hello.device.id], on: connection) else { return }
+            connection.device = hello.device
+            logger.info(
+                "device connected",
+                metadata: [
+                    "library": .string(name), "device": .string(hello.device.id.description),
+                    "connection": .stringConvertible(connection.id), "peer": .string(connection.peer),
+                ])
+        }
+        // A finished session has nothing more to say to a late repeat of its hello.
+        guard connection.finishedPeers[channel] == nil else { return }
+        if var session = connection.sessions[channel] {
+            let actions = session.receive(.hello(hello))
+            connection.sessions[channel] = session
+            return perform(actions, on: channel, of: connection)
+        }
+        guard !budget.isSpent else {
+            return refuse(connection, code: 1013, "the server is overloaded: its memory budget is spent")
+        }
+        let summary: ServerLogSummary
+        do { summary = try currentSummary() } catch {
+            return fail(connection, "reading the library's summary for a hello", error)
+        }
+        var session = SyncSession(
+            device: log.device, id: random.next(), role: .responder, vectors: summary.vectors, heads: summary.heads,
+            devices: summary.devices, limits: SyncSession.Limits(requestWindow: limits.requestWindow))
+        keep(channel, bytes: size, on: connection)
+        metrics.sessions.increment()
+        let actions = session.receive(.hello(hello))
+        connection.sessions[channel] = session
+        perform(actions, on: channel, of: connection)
+    }
+
+    /// Opens `channel`'s session on `connection`, forgetting the oldest sessions past the connection's bounds (the
+    /// newest is always kept).
+    func keep(_ channel: UInt64, bytes: Int, on connection: Connection) {
+        connection.opened.append(channel)
+        connection.started[channel] = .now
+        // A hello decoded takes about four times its encoded size (a dictionary entry and a vector per document).
+        let held = bytes * 4
+        connection.sessionBytes[channel] = held
+        connection.liveChannel = channel
+        budget.charge(held)
+        while connection.opened.count > 1,
+            connection.opened.count > limits.sessionsPerConnection
+                || connection.sessionBytes.values.reduce(0, +) > limits.sessionBytesPerConnection
+        {
+            let oldest = connection.opened.removeFirst()
+            connection.sessions[oldest] = nil
+            connection.started[oldest] = nil
+            connection.finishedPeers[oldest] = nil
+            budget.release(connection.sessionBytes.removeValue(forKey: oldest) ?? 0)
+        }
+    }
+
+    /// What the server's hello announces: every document's vector and heads, and the names of the devices that
+    /// wrote in the log (never more than ``ServerLimits/namedDevicesPerLibrary``), read again after a batch.
+    func currentSummary() throws -> ServerLogSummary {
+        if let summary { return summary }
+        var read = try log.summary()
+        var authors = Set<DeviceID>()
+        for vector in read.vectors.values { authors.formUnion(vector.devices) }
+        read.devices = Array(read.devices.filter { authors.contains($0.id) }.prefix(limits.namedDevicesPerLibrary))
+        summary = read
+        if documents == nil { documents = Set(read.vectors.keys) }
+        return read
+    }
+
+    /// Whether none of `devices` is bound to another library; refuses the connection when one is.
+    func admissible(_ devices: [DeviceID], on connection: Connection) -> Bool {
+        let unknown = Array(Set(devices).subtracting(boundDevices)).sorted()
+        guard !unknown.isEmpty else { return true }
+        do {
+            if let first = try accounts.boundElsewhere(unknown, than: name).first {
+                refuse(connection, code: 1008, "device \(first) belongs to another library")
+                return false
+            }
+        } catch {
+            fail(connection, "looking up the libraries of devices", error)
+            return false
+        }
+        return true
+    }
+
+    /// Binds to this library the devices whose changes it stored (their keys signed them); logs those already bound
+    /// to another library (they wrote into two at once).
+    func bind(_ devices: Set<DeviceID>) {
+        let unknown = Array(devices.subtracting(boundDevices)).sorted()
+        guard !unknown.isEmpty else { return }
+        do {
+            let foreign = try accounts.bind(unknown, to: name)
+            if !foreign.isEmpty {
+                logger.warning(
+                    "devices wrote into two libraries at once",
+                    metadata: ["library": .string(name), "devices": .string("\(foreign)")])
+            }
+            boundDevices.formUnion(unknown)
+        } catch {
+            logger.error(
+                "binding devices failed", metadata: ["library": .string(name), "error": .string("\(error)")])
+        }
+    }
+
+    /// Records the name `device` gave itself on `connection`, where it proved its key, and tells the library's other
+    /// connected devices; within ``ServerLimits/namedDevicesPerLibrary``.
+    func recordName(of device: Device, provenOn connection: Connection) {
+        guard !device.name.isEmpty else { return }
+        do {
+            if namedDevices == nil { namedDevices = Set(try currentSummary().devices.map(\.id)) }
+            guard namedDevices!.contains(device.id) || namedDevices!.count < limits.namedDevicesPerLibrary else {
+                return
+            }
+            try log.name(device)
+            namedDevices!.insert(device.id)
+        } catch {
+            return logger.error(
+                "recording a device's name failed", metadata: ["library": .string(name), "error": .string("\(error)")])
+        }
+        summary = nil
+        // The others hear of it as a hello of their session that adds nothing but the name.
+        for other in connections.keys.sorted().compactMap({ connections[$0] }) where other.id != connection.id {
+            guard let channel = other.liveChannel, let session = other.sessions[channel] else { continue }
+            guard let peer = session.peer?.session ?? other.finishedPeers[channel] else { continue }
+            let hello = SyncHello(
+                device: log.device, session: session.id, replyTo: peer, vectors: [:], devices: [device])
+            let frame = SyncFrame.encode(.hello(hello), on: channel)
+            metrics.bytesOut.increment(by: Int64(frame.count))
+            other.outbox.send(frame)
+        }
+    }
+}
