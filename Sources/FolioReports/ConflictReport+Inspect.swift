@@ -38,14 +38,12 @@ extension ConflictReport {
         do {
             owner = try DeviceRegistry.firstDevice(ofStoreAt: copy.store)
             ownerKey = try DeviceRegistry.localIdentity(ofStoreAt: copy.store)?.key
-        } catch let error as StoreError {
+        } catch {
             // The error names the copy's store; the user knows the library's.
             let message = error.message.replacingOccurrences(of: copy.store.path, with: storeURL.path)
             throw ReportError(
                 .notALibrary, "\(url.path) is not a Folio library",
                 cause: StoreError(error.code, message, cause: error.cause))
-        } catch {
-            throw ReportError(.notALibrary, "\(url.path) is not a Folio library", cause: error)
         }
         guard let owner else {
             throw ReportError(.notALibrary, "\(url.path) is not a Folio library: its store records no device")

@@ -24,7 +24,8 @@ extension ChangeLogStore {
     /// - Throws: ``StoreError`` when the database fails (nothing is appended then), or `invalidChange` when a
     ///   named parent is not in the log.
     @discardableResult
-    public func append(_ kind: ChangeKind, to document: DocumentID, on parents: ParentChoice = .allHeads) throws
+    public func append(_ kind: ChangeKind, to document: DocumentID, on parents: ParentChoice = .allHeads)
+        throws(StoreError)
         -> Change
     {
         try append([kind], to: document, on: parents)[0]
@@ -62,7 +63,7 @@ extension ChangeLogStore {
     public func append(
         _ kinds: [ChangeKind], to document: DocumentID, on parents: ParentChoice = .allHeads, author: Device? = nil,
         localState: (([Change]) -> [LocalStateKey: Data])? = nil, unpublished: Bool? = nil
-    ) throws -> [Change] {
+    ) throws(StoreError) -> [Change] {
         let device = author?.id ?? localDevice.id
         if let author, author.id != localDevice.id { try devices.register(author) }
         let appended = try write("appending \(kinds.count) changes to document \(document)") { db in

@@ -33,7 +33,7 @@ extension ChangeLogStore {
     ///
     /// - Parameter name: names the copy in errors and in its ``url``.
     /// - Throws: ``StoreError``.
-    public func copyInMemory(named name: String) throws -> ChangeLogStore {
+    public func copyInMemory(named name: String) throws(StoreError) -> ChangeLogStore {
         let image: Data
         // What an exclusive store remembers holds for the copy: taken with it, outside any transaction.
         var inherited: (ExclusiveStoreCache, RowIDCache)?

@@ -39,7 +39,7 @@ extension ChangeLogStore {
     ///   nothing is overwritten), `invalidChange` when a ready change breaks the rules above, its numbers exceed
     ///   `ChangeLimits`, or it claims to be this device's own, or `database`.
     @discardableResult
-    public func ingest(encoded changes: [EncodedChange], heads: [SignedHead]) throws -> IngestResult {
+    public func ingest(encoded changes: [EncodedChange], heads: [SignedHead]) throws(StoreError) -> IngestResult {
         try ingest(changes, heads: heads, trusted: false)
     }
 
@@ -47,7 +47,7 @@ extension ChangeLogStore {
     ///
     /// - Throws: ``StoreError``, as ``ingest(encoded:heads:)``.
     @discardableResult
-    public func ingest(_ changes: [Change], heads: [SignedHead]) throws -> IngestResult {
+    public func ingest(_ changes: [Change], heads: [SignedHead]) throws(StoreError) -> IngestResult {
         try ingest(changes.map(EncodedChange.init), heads: heads, trusted: false)
     }
 
@@ -58,7 +58,7 @@ extension ChangeLogStore {
     /// - Throws: ``StoreError``, as ``ingest(encoded:heads:)``; `integrity` also when a change has the identity of a
     ///   logged change but another hash (a device identity reused by a cloned or restored device).
     @discardableResult
-    public func ingest(trusting changes: [Change]) throws -> IngestResult {
+    public func ingest(trusting changes: [Change]) throws(StoreError) -> IngestResult {
         try ingest(changes.map(EncodedChange.init), heads: [], trusted: true)
     }
 
@@ -66,7 +66,7 @@ extension ChangeLogStore {
     ///
     /// - Throws: ``StoreError``, as ``ingest(encoded:heads:)``.
     @discardableResult
-    public func ingest(trustingEncoded changes: [EncodedChange]) throws -> IngestResult {
+    public func ingest(trustingEncoded changes: [EncodedChange]) throws(StoreError) -> IngestResult {
         try ingest(changes, heads: [], trusted: true)
     }
 

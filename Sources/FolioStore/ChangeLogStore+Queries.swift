@@ -6,7 +6,7 @@ extension ChangeLogStore {
     /// The documents that have at least one change or waiting change, in identity order.
     ///
     /// - Throws: ``StoreError``.
-    public func documents() throws -> [DocumentID] {
+    public func documents() throws(StoreError) -> [DocumentID] {
         if let exclusiveCache { return exclusiveCache.listedDocuments().map(\.document).sorted() }
         return try read("listing documents") { db in
             // A document row can exist without changes (a sync cursor creates one): list only documents with a log.
@@ -26,7 +26,7 @@ extension ChangeLogStore {
     ///
     /// - Complexity: O(devices).
     /// - Throws: ``StoreError``.
-    public func vector(of document: DocumentID) throws -> VersionVector {
+    public func vector(of document: DocumentID) throws(StoreError) -> VersionVector {
         try read("reading the vector of document \(document)") { db in
             guard let row = try rowID(of: document, in: db) else { return VersionVector() }
             return try frontier(of: row, in: db).vector
@@ -38,7 +38,7 @@ extension ChangeLogStore {
     ///
     /// - Complexity: O(documents × devices), in one read transaction of two queries.
     /// - Throws: ``StoreError``.
-    public func summaries() throws -> [(document: DocumentID, vector: VersionVector, heads: [ChangeHash])] {
+    public func summaries() throws(StoreError) -> [(document: DocumentID, vector: VersionVector, heads: [ChangeHash])] {
         if let exclusiveCache {
             return exclusiveCache.listedDocuments().map { entry in
                 (entry.document, entry.frontier.vector, entry.frontier.headsInOrder)
@@ -66,7 +66,7 @@ extension ChangeLogStore {
     ///
     /// - Complexity: O(devices + heads × log n).
     /// - Throws: ``StoreError``.
-    public func heads(of document: DocumentID) throws -> [Change] {
+    public func heads(of document: DocumentID) throws(StoreError) -> [Change] {
         try read("reading the heads of document \(document)") { db in
             guard let documentRow = try rowID(of: document, in: db) else { return [] }
             let frontier = try self.frontier(of: documentRow, in: db)
@@ -95,7 +95,9 @@ extension ChangeLogStore {
     ///
     /// - Complexity: O(devices + missing × log n): the cost grows with what is missing, not with the history.
     /// - Throws: ``StoreError``.
-    public func changes(of document: DocumentID, since vector: VersionVector = VersionVector()) throws -> [Change] {
+    public func changes(of document: DocumentID, since vector: VersionVector = VersionVector()) throws(StoreError)
+        -> [Change]
+    {
         try read("reading the changes of document \(document) since \(vector)") { db in
             guard let documentRow = try rowID(of: document, in: db) else { return [] }
             let frontier = try self.frontier(of: documentRow, in: db)
@@ -128,7 +130,7 @@ extension ChangeLogStore {
     ///
     /// - Complexity: O(lifecycle changes × log n).
     /// - Throws: ``StoreError``.
-    public func lifecycleChanges(of document: DocumentID) throws -> [Change] {
+    public func lifecycleChanges(of document: DocumentID) throws(StoreError) -> [Change] {
         try read("reading the lifecycle of document \(document)") { db in
             guard let documentRow = try rowID(of: document, in: db) else { return [] }
             if let remembered = exclusiveCache?.document(documentRow)?.lifecycle { return remembered }
@@ -144,7 +146,7 @@ extension ChangeLogStore {
     ///
     /// - Complexity: O(resolutions × log n).
     /// - Throws: ``StoreError``.
-    public func resolutionChanges(of document: DocumentID) throws -> [Change] {
+    public func resolutionChanges(of document: DocumentID) throws(StoreError) -> [Change] {
         try read("reading the resolutions of document \(document)") { db in
             guard let documentRow = try rowID(of: document, in: db) else { return [] }
             return try changesInCausalOrder(
@@ -167,7 +169,7 @@ extension ChangeLogStore {
     ///
     /// - Complexity: O(log n).
     /// - Throws: ``StoreError``.
-    public func change(_ id: ChangeID, of document: DocumentID) throws -> Change? {
+    public func change(_ id: ChangeID, of document: DocumentID) throws(StoreError) -> Change? {
         try read("looking up change \(id)") { db in
             guard let documentRow = try rowID(of: document, in: db),
                 let deviceRow = try rowID(of: id.device, in: db)
@@ -184,7 +186,7 @@ extension ChangeLogStore {
     ///
     /// - Complexity: O(log n).
     /// - Throws: ``StoreError``.
-    public func change(_ hash: ChangeHash, of document: DocumentID) throws -> Change? {
+    public func change(_ hash: ChangeHash, of document: DocumentID) throws(StoreError) -> Change? {
         try read("looking up change \(hash.shortHex)") { db in
             guard let documentRow = try rowID(of: document, in: db) else { return nil }
             return try fetchChange(hash, document: document, documentRow: documentRow, in: db)
@@ -214,7 +216,7 @@ extension ChangeLogStore {
     /// The changes of `document` that wait for their dependencies, in causal order.
     ///
     /// - Throws: ``StoreError``.
-    public func pendingChanges(of document: DocumentID) throws -> [Change] {
+    public func pendingChanges(of document: DocumentID) throws(StoreError) -> [Change] {
         try read("reading the pending changes of document \(document)") { db in
             guard let documentRow = try rowID(of: document, in: db) else { return [] }
             return try Data.fetchAll(
@@ -228,7 +230,7 @@ extension ChangeLogStore {
     /// The number of changes in the log of every document (waiting changes excluded).
     ///
     /// - Throws: ``StoreError``.
-    public func changeCount() throws -> Int {
+    public func changeCount() throws(StoreError) -> Int {
         // Every device's changes are in the log from 1 to its vector entry, so the vectors count the log.
         if let exclusiveCache {
             return exclusiveCache.listedDocuments().reduce(0) { $0 + Int($1.frontier.vector.changeCount) }

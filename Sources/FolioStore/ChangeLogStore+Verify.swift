@@ -15,7 +15,7 @@ extension ChangeLogStore {
     /// - Parameter checkingPages: whether SQLite's own page check (`PRAGMA quick_check`) runs too; a caller that
     ///   checks after every operation may leave it to a final check.
     /// - Throws: ``StoreError`` only when the store cannot be read at all.
-    public func verify(checkingPages: Bool = true) throws -> VerificationReport {
+    public func verify(checkingPages: Bool = true) throws(StoreError) -> VerificationReport {
         var logs: [DocumentID: VerifiedLog]?
         return try verify(only: nil, checkingPages: checkingPages, logs: &logs)
     }
@@ -30,7 +30,9 @@ extension ChangeLogStore {
     ///   - documents: the documents to check.
     ///   - checkingPages: whether SQLite's `PRAGMA quick_check` runs too (the whole file's pages).
     /// - Throws: ``StoreError``.
-    public func verify(documents: some Sequence<DocumentID>, checkingPages: Bool = false) throws -> VerificationReport {
+    public func verify(documents: some Sequence<DocumentID>, checkingPages: Bool = false) throws(StoreError)
+        -> VerificationReport
+    {
         var logs: [DocumentID: VerifiedLog]?
         return try verify(only: Set(documents), checkingPages: checkingPages, logs: &logs)
     }

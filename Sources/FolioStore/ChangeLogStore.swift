@@ -315,7 +315,7 @@ public final class ChangeLogStore: Sendable {
     /// Further calls fail.
     ///
     /// - Throws: ``StoreError``.
-    public func close() throws {
+    public func close() throws(StoreError) {
         do {
             _ = try database.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
             try database.close()
@@ -330,7 +330,7 @@ public final class ChangeLogStore: Sendable {
     /// counted. Cheap: two pragmas.
     ///
     /// - Throws: ``StoreError`` with code `database`.
-    public func byteSize() throws -> Int {
+    public func byteSize() throws(StoreError) -> Int {
         try read("reading the size of the store") { db in
             let pages = try Int.fetchOne(db.cachedStatement(sql: "PRAGMA page_count")) ?? 0
             let pageSize = try Int.fetchOne(db.cachedStatement(sql: "PRAGMA page_size")) ?? 0

@@ -24,7 +24,7 @@ public struct CheckpointStore: Sendable {
     /// - Returns: the contents' hash, by which ``blob(_:)`` finds them.
     /// - Throws: ``StoreError``.
     @discardableResult
-    public func putBlob(_ contents: Data) throws -> ContentHash {
+    public func putBlob(_ contents: Data) throws(StoreError) -> ContentHash {
         let hash = ContentHash(hashing: contents)
         try store.write("storing a blob of \(contents.count) bytes") { db in
             try db.cachedStatement(sql: "INSERT OR IGNORE INTO blob (hash, bytes) VALUES (?, ?)")
@@ -36,7 +36,7 @@ public struct CheckpointStore: Sendable {
     /// The contents stored under `hash`, if any.
     ///
     /// - Throws: ``StoreError`` with code `corrupt` when the stored bytes no longer match their hash.
-    public func blob(_ hash: ContentHash) throws -> Data? {
+    public func blob(_ hash: ContentHash) throws(StoreError) -> Data? {
         let bytes = try store.read("reading blob \(hash.hex.prefix(12))") { db in
             try Data.fetchOne(db.cachedStatement(sql: "SELECT bytes FROM blob WHERE hash = ?"), arguments: [hash.data])
                 .map { stored throws(StoreError) in try StorageCompression.unpackValue(stored) }
@@ -50,7 +50,7 @@ public struct CheckpointStore: Sendable {
     /// Saves a snapshot of `document` at `vector`.
     ///
     /// - Throws: ``StoreError`` with code `checkpoint` when `vector` names changes the log does not have.
-    public func save(of document: DocumentID, at vector: VersionVector, contents: Data) throws {
+    public func save(of document: DocumentID, at vector: VersionVector, contents: Data) throws(StoreError) {
         let hash = ContentHash(hashing: contents)
         let now = store.clock.now()
         try store.write("saving a checkpoint of document \(document)") { db in
@@ -83,7 +83,7 @@ public struct CheckpointStore: Sendable {
     /// Replaying the changes of `limit` that it lacks, in causal order, gives the state at `limit`.
     ///
     /// - Throws: ``StoreError``.
-    public func latest(of document: DocumentID, within limit: VersionVector? = nil) throws -> Checkpoint? {
+    public func latest(of document: DocumentID, within limit: VersionVector? = nil) throws(StoreError) -> Checkpoint? {
         try store.read("reading the checkpoints of document \(document)") { db in
             guard let documentRow = try store.rowID(of: document, in: db) else { return nil }
             var rows = try RawRows(

@@ -11,8 +11,8 @@ public struct DeviceRegistry: Sendable {
     /// Records a device's display name (the device is added when new).
     ///
     /// - Throws: ``StoreError``.
-    public func register(_ device: Device) throws {
-        try record([device])
+    public func register(_ device: Device) throws(StoreError) {
+        try register([device])
     }
 
     /// Records the display names of `devices` (each added when new), in one transaction.
@@ -21,12 +21,7 @@ public struct DeviceRegistry: Sendable {
     /// would cut the name at) become U+FFFD, and a name is at most 1,024 bytes of UTF-8.
     ///
     /// - Throws: ``StoreError``.
-    public func register(_ devices: [Device]) throws {
-        try record(devices)
-    }
-
-    /// The typed core of the `register` methods, for the store's own code.
-    func record(_ devices: [Device]) throws(StoreError) {
+    public func register(_ devices: [Device]) throws(StoreError) {
         let devices = devices.map { Device(id: $0.id, name: Self.storableName($0.name)) }
         let exclusiveCache = store.exclusiveCache
         let changed = devices.filter { device in exclusiveCache.map { $0.name(of: device.id) != device.name } ?? true }
@@ -62,7 +57,7 @@ public struct DeviceRegistry: Sendable {
     /// The devices known to this store, in identity order; a device seen only through its changes has an empty name.
     ///
     /// - Throws: ``StoreError``.
-    public func all() throws -> [Device] {
+    public func all() throws(StoreError) -> [Device] {
         if let exclusiveCache = store.exclusiveCache { return exclusiveCache.devices() }
         return try store.read("listing devices") { db in
             try Row.fetchAll(db.cachedStatement(sql: "SELECT uuid, name FROM device")).map { row in
@@ -74,7 +69,7 @@ public struct DeviceRegistry: Sendable {
 
     /// Registers the local device with its name, and keeps its key in the store (once).
     func registerLocalDevice() throws(StoreError) {
-        try record([store.localDevice])
+        try register([store.localDevice])
         let deviceID = store.localDevice.id
         let kept = try store.read("reading the local device's key") { db -> Bool in
             guard let row = try store.rowID(of: deviceID, in: db) else { return false }
@@ -101,12 +96,7 @@ extension DeviceRegistry {
     ///
     /// - Returns: the device, or `nil` when the file is absent or empty (no store yet).
     /// - Throws: ``StoreError`` `notAStore` (not SQLite, or SQLite holding something else), `corrupt`, `database`.
-    public static func firstDevice(ofStoreAt url: URL) throws -> Device? {
-        try Self.recordedFirstDevice(ofStoreAt: url)
-    }
-
-    /// The typed core of ``firstDevice(ofStoreAt:)``, for the module's own code.
-    static func recordedFirstDevice(ofStoreAt url: URL) throws(StoreError) -> Device? {
+    public static func firstDevice(ofStoreAt url: URL) throws(StoreError) -> Device? {
         let path = url.path
         guard try ChangeLogStore.holdsDatabase(url, on: PosixFileSystem()) else { return nil }
         do {
@@ -141,8 +131,8 @@ extension DeviceRegistry {
     /// - Returns: the key and the device's name, or `nil` when the file is absent or empty, or keeps no key (a store
     ///   written before devices had keys, not opened since).
     /// - Throws: ``StoreError`` `notAStore`, `corrupt`, `database`.
-    public static func localIdentity(ofStoreAt url: URL) throws -> (key: DeviceKey, name: String)? {
-        guard try recordedFirstDevice(ofStoreAt: url) != nil else { return nil }
+    public static func localIdentity(ofStoreAt url: URL) throws(StoreError) -> (key: DeviceKey, name: String)? {
+        guard try firstDevice(ofStoreAt: url) != nil else { return nil }
         do {
             var configuration = Configuration()
             configuration.readonly = true

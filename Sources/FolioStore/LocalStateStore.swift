@@ -15,7 +15,7 @@ public struct LocalStateStore: Sendable {
     /// This device's value for `key` of `document`, if set.
     ///
     /// - Throws: ``StoreError``.
-    public func value(_ key: LocalStateKey, of document: DocumentID) throws -> Data? {
+    public func value(_ key: LocalStateKey, of document: DocumentID) throws(StoreError) -> Data? {
         try store.read("reading local state \(key)") { db in
             guard let documentRow = try store.rowID(of: document, in: db) else { return nil }
             var rows = try RawRows(
@@ -29,7 +29,7 @@ public struct LocalStateStore: Sendable {
     ///
     /// - Complexity: one pass over the local state of every document.
     /// - Throws: ``StoreError``.
-    public func values(_ key: LocalStateKey) throws -> [(document: DocumentID, value: Data)] {
+    public func values(_ key: LocalStateKey) throws(StoreError) -> [(document: DocumentID, value: Data)] {
         try store.read("reading local state \(key) of every document") { db in
             var rows = try RawRows(
                 db.cachedStatement(
@@ -49,7 +49,7 @@ public struct LocalStateStore: Sendable {
     /// Sets (or, with `nil`, removes) this device's values for `document`, in one transaction.
     ///
     /// - Throws: ``StoreError``.
-    public func set(_ values: [LocalStateKey: Data?], of document: DocumentID) throws {
+    public func set(_ values: [LocalStateKey: Data?], of document: DocumentID) throws(StoreError) {
         try store.write("saving local state of document \(document)") { db in
             let documentRow = try store.insertingRowID(of: document, in: db)
             for (key, value) in values.sorted(by: { $0.key < $1.key }) {

@@ -12,7 +12,7 @@ public struct SyncCursors: Sendable {
     /// synced.
     ///
     /// - Throws: ``StoreError``.
-    public func vector(_ key: SyncCursorKey, of document: DocumentID) throws -> VersionVector {
+    public func vector(_ key: SyncCursorKey, of document: DocumentID) throws(StoreError) -> VersionVector {
         try store.read("reading the sync cursor of \(key)") { db in
             guard let documentRow = try store.rowID(of: document, in: db),
                 let bytes = try Data.fetchOne(
@@ -26,7 +26,7 @@ public struct SyncCursors: Sendable {
     /// Records what the peer of `key` is known to have of `document`.
     ///
     /// - Throws: ``StoreError``.
-    public func set(_ vector: VersionVector, _ key: SyncCursorKey, of document: DocumentID) throws {
+    public func set(_ vector: VersionVector, _ key: SyncCursorKey, of document: DocumentID) throws(StoreError) {
         try store.write("saving the sync cursor of \(key)") { db in
             let documentRow = try store.insertingRowID(of: document, in: db)
             try db.cachedStatement(

@@ -15,7 +15,7 @@ public struct UnpublishedDocuments: Sendable {
     ///
     /// - Complexity: O(unpublished documents): one query on a table of their own.
     /// - Throws: ``StoreError``.
-    public func documents() throws -> Set<DocumentID> {
+    public func documents() throws(StoreError) -> Set<DocumentID> {
         try store.read("reading the unpublished documents") { db in
             var rows = try RawRows(
                 db.cachedStatement(sql: "SELECT d.uuid FROM unpublished u JOIN document d ON d.id = u.document"),
@@ -33,7 +33,7 @@ public struct UnpublishedDocuments: Sendable {
     /// ``ChangeLogStore/append(_:to:on:author:localState:unpublished:)`` instead: then no sync can see one without the other.
     ///
     /// - Throws: ``StoreError``.
-    public func set(_ isUnpublished: Bool, _ document: DocumentID) throws {
+    public func set(_ isUnpublished: Bool, _ document: DocumentID) throws(StoreError) {
         try store.write("marking document \(document) \(isUnpublished ? "unpublished" : "published")") { db in
             let documentRow = try store.insertingRowID(of: document, in: db)
             try Self.write(isUnpublished, documentRow: documentRow, in: db)

@@ -17,7 +17,7 @@ public struct UnvouchedChanges: Sendable {
     /// - Parameter now: the time to measure ages at, in the store's clock's terms; `nil` reads the store's clock.
     /// - Throws: ``StoreError`` with code `database`.
     @discardableResult
-    public func dropExpired(now: Timestamp? = nil) throws -> Int {
+    public func dropExpired(now: Timestamp? = nil) throws(StoreError) -> Int {
         let now = (now ?? store.clock.now()).millisecondsSince1970
         return try store.write("dropping expired unvouched changes") { db in
             try store.expireUnvouched(now: now, in: db, always: true)
@@ -28,7 +28,7 @@ public struct UnvouchedChanges: Sendable {
     /// ``StoreLimits/unvouchedBytes`` bounds.
     ///
     /// - Throws: ``StoreError`` with code `database`.
-    public func byteCount() throws -> Int {
+    public func byteCount() throws(StoreError) -> Int {
         try store.read("reading the bytes of unvouched changes") { db in try ChangeLogStore.unvouchedTotal(in: db) }
     }
 }

@@ -75,7 +75,7 @@ import Testing
         do {
             try store.ingest(trusting: [late])
         } catch {
-            #expect((error as? StoreError)?.code == .corrupt, "\(error)")
+            #expect(error.code == .corrupt, "\(error)")
         }
         #expect(try !store.verify().isSound)
     }
