@@ -41,6 +41,10 @@ public struct FolderTransport: SyncTransport {
     public let root: URL
     /// At most this many changes per batch file.
     public let changesPerFile: Int
+    /// At most this many bytes of changes per batch file, unless one change alone is larger (it then has a file of
+    /// its own). Readers refuse a file above 1 GiB, and a change is at most 600 MiB: with the default of 512 MiB,
+    /// every file is readable.
+    public let bytesPerFile: Int
     private let identifiers: any IdentifierSource
     /// The folder's files, through the injected file system.
     private let files: FolderFiles
@@ -53,15 +57,19 @@ public struct FolderTransport: SyncTransport {
     /// - Parameters:
     ///   - root: the shared directory.
     ///   - changesPerFile: the largest batch file, in changes.
+    ///   - bytesPerFile: the largest batch file, in bytes of changes (a larger change has a file of its own); by
+    ///     default 512 MiB, half of what readers accept.
     ///   - identifiers: where the folder's identity and temporary file names come from.
     ///   - fileSystem: every file call the folder makes (inject a fault-injecting one to test failures).
     public init(
-        root: URL, changesPerFile: Int = 2048, identifiers: any IdentifierSource = RandomIdentifierSource(),
-        fileSystem: any FileSystem = PosixFileSystem()
+        root: URL, changesPerFile: Int = 2048, bytesPerFile: Int = 512 << 20,
+        identifiers: any IdentifierSource = RandomIdentifierSource(), fileSystem: any FileSystem = PosixFileSystem()
     ) {
         precondition(changesPerFile > 0, "a batch holds at least one change")
+        precondition(bytesPerFile <= FolderFiles.sizeLimit / 2, "readers refuse files above 1 GiB")
         self.root = root
         self.changesPerFile = changesPerFile
+        self.bytesPerFile = bytesPerFile
         self.identifiers = identifiers
         files = FolderFiles(fileSystem: fileSystem)
     }
@@ -238,13 +246,13 @@ public struct FolderTransport: SyncTransport {
     ) throws(SyncError) -> (results: [IngestResult], refused: Set<ChangeID>) {
         do {
             return ([try store.ingest(encoded: changes, heads: heads)], [])
-        } catch let error as StoreError where error.code == .invalidChange || error.code == .integrity {
+        } catch  where error.code == .invalidChange || error.code == .integrity {
             var results: [IngestResult] = []
             var refused: Set<ChangeID> = []
             for change in changes {
                 do {
                     results.append(try store.ingest(encoded: [change], heads: heads))
-                } catch let error as StoreError where error.code == .invalidChange || error.code == .integrity {
+                } catch  where error.code == .invalidChange || error.code == .integrity {
                     refused.insert(change.change.id)
                     report.problems.append("\(location): change \(change.change.id) was refused: \(error.message)")
                 } catch {
@@ -314,17 +322,28 @@ public struct FolderTransport: SyncTransport {
             let directory = path(own.id, document)
             try files.ensureDirectory(root.path + "/" + own.id.description)
             try files.ensureDirectory(directory)
+            let encoded = missing.map(EncodedChange.init)
             var start = 0
             while start < missing.count {
-                let chunk = missing[start..<min(missing.count, start + changesPerFile)]
-                start += chunk.count
+                // At most `changesPerFile` changes and `bytesPerFile` bytes, and at least one change.
+                var end = start + 1
+                var bytes = encoded[start].bytes.count
+                while end < missing.count, end - start < changesPerFile,
+                    bytes + encoded[end].bytes.count <= bytesPerFile
+                {
+                    bytes += encoded[end].bytes.count
+                    end += 1
+                }
+                let chunk = missing[start..<end]
+                let chunkEncoded = Array(encoded[start..<end])
+                start = end
                 var next = exported
                 for change in chunk { next.merge(change.vector) }
                 // Whatever else the store has is in the folder already (in `known`).
                 if start == missing.count { next.merge(vector) }
                 let batch = FolderBatch(
                     writer: own, document: document, first: exported.changeCount + 1, last: next.changeCount,
-                    vector: next, devices: names.announced, changes: chunk.map(EncodedChange.init),
+                    vector: next, devices: names.announced, changes: chunkEncoded,
                     heads: partHeads(for: chunk, kept: heads, sign: { store.signedHead(for: $0) }))
                 // A name already taken by a file of this device was published by another of its processes, from the
                 // same log and the same cursor: the same counts mean the same vector, so that file stands for this

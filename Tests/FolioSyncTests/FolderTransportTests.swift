@@ -52,6 +52,26 @@ import Testing
         #expect(files.contains("\(Self.a.id)/\(Fixtures.document)/5-6.changes"))
     }
 
+    /// A batch file holds at most `bytesPerFile` bytes of changes (one larger change alone), so that no file grows past
+    /// what readers accept, whatever the changes weigh.
+    @Test func batchFilesAreBoundedInBytes() throws {
+        let storeA = try directory.openStore(for: Self.a)
+        let storeB = try directory.openStore(for: Self.b)
+        let big = String(repeating: "x", count: 3_000)
+        try storeA.append(
+            [Fixtures.edit("a1"), Fixtures.edit("a2"), Fixtures.edit(big), Fixtures.edit("a4"), Fixtures.edit("a5")],
+            to: Fixtures.document)
+        let byBytes = FolderTransport(root: directory.file("Shared"), changesPerFile: 100, bytesPerFile: 2_000)
+
+        let sent = try byBytes.sync(storeA)
+        #expect(sent.isComplete && sent.changesSent == 5 && sent.messagesSent == 3, "\(sent)")
+        let files = try batchFiles().map { $0.split(separator: "/").last.map(String.init) ?? "" }
+        #expect(
+            files == ["1-2.changes", "3-3.changes", "4-5.changes"], "the large change alone, the small ones together")
+        try byBytes.sync(storeB)
+        try Convergence.expectConverged([storeA, storeB])
+    }
+
     @Test func peersThatNeverRunAtTheSameTimeConverge() throws {
         var expected: [Convergence.Snapshot] = []
         // Each device opens its store, edits, syncs and closes, one after the other, twice round.
