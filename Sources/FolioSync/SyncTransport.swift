@@ -1,7 +1,7 @@
 import FolioStore
 
-/// A way for a store to sync with others: a shared folder of files (``FolderTransport``), a peer over FolioTesting's
-/// in-memory network (`InMemoryTransport`), later a network server.
+/// A way for a store to sync with others: a shared folder of files (``FolderTransport``), a `folio serve` server
+/// (FolioClient's `WebSocketTransport`), or a peer over FolioTesting's in-memory network (`InMemoryTransport`).
 ///
 /// A call brings the store up to date with what the other side has, and gives the other side what the store has
 /// (as far as the transport allows: a folder is read by the others when they sync). Changes are only ever ingested,
