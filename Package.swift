@@ -16,6 +16,15 @@ let package = Package(
         .library(name: "FolioTesting", targets: ["FolioTesting"]),
         .executable(name: "folio", targets: ["folio"]),
     ],
+    traits: [
+        // `folio replay` and `folio fuzz`: the simulator, with its fault-injecting disks and networks. On by default;
+        // a server's build leaves it out (`swift build -c release --product folio --disable-default-traits`), so the
+        // binary that serves users links no fault injector.
+        .trait(
+            name: "Simulator",
+            description: "The folio replay and fuzz commands, with the simulator and its fault injectors."),
+        .default(enabledTraits: ["Simulator"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
@@ -147,8 +156,8 @@ let package = Package(
         .executableTarget(
             name: "folio",
             dependencies: [
-                "FolioCore", "FolioFiles", "FolioStore", "FolioSync", "FolioDocuments", "FolioSimulator",
-                "FolioReports", "FolioServer",
+                "FolioCore", "FolioFiles", "FolioStore", "FolioSync", "FolioDocuments", "FolioReports", "FolioServer",
+                .target(name: "FolioSimulator", condition: .when(traits: ["Simulator"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

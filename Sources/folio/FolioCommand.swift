@@ -11,8 +11,15 @@ struct FolioCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "folio",
         abstract: "Folio: document change logs, sync and conflicts for documents edited on several devices.",
-        subcommands: [ReplayCommand.self, FuzzCommand.self, InspectCommand.self, LogCommand.self, ServeCommand.self]
+        subcommands: simulatorCommands + [InspectCommand.self, LogCommand.self, ServeCommand.self]
     )
+
+    /// `replay` and `fuzz`, in a build with the `Simulator` trait (the default); none in a server's build.
+    #if Simulator
+        static let simulatorCommands: [any ParsableCommand.Type] = [ReplayCommand.self, FuzzCommand.self]
+    #else
+        static let simulatorCommands: [any ParsableCommand.Type] = []
+    #endif
 
     static func main() async {
         do {
