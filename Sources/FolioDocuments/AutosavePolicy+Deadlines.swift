@@ -5,6 +5,7 @@ import FolioCore
 extension AutosavePolicy {
     /// Whether the open group ends before an edit at `now`: the grouping interval has passed since the last edit,
     /// or the group holds ``groupLimit`` operations.
+    @inline(__always)
     func groupEnds<Model>(_ editing: EditingSession<Model>, before now: Timestamp) -> Bool {
         guard editing.hasOpenGroup, let last = editing.lastEditTime else { return false }
         return now.millisecondsSince1970 - last.millisecondsSince1970 > groupingInterval
@@ -12,6 +13,7 @@ extension AutosavePolicy {
     }
 
     /// Whether the open group is due to be committed at `now`: the grouping interval has passed since its last edit.
+    @inline(__always)
     func groupIsDue<Model>(_ editing: EditingSession<Model>, at now: Timestamp) -> Bool {
         guard editing.hasOpenGroup, let last = editing.lastEditTime else { return false }
         return now.millisecondsSince1970 - last.millisecondsSince1970 >= groupingInterval
@@ -19,6 +21,7 @@ extension AutosavePolicy {
 
     /// Whether a document with `changeCount` unsaved changes is due to be saved at `now`: it holds too many, or has
     /// been idle long enough.
+    @inline(__always)
     func saveIsDue(changeCount: Int, lastEdit: Timestamp?, at now: Timestamp) -> Bool {
         guard changeCount > 0 else { return false }
         if let limit = unsavedChangeLimit, changeCount >= limit { return true }
@@ -28,6 +31,7 @@ extension AutosavePolicy {
 
     /// The earliest time (milliseconds since 1970) at which a group or a save is due, or `nil` when nothing will be
     /// due until the document changes. `savable` is false for a document that is not saved (a deleted one).
+    @inline(__always)
     func nextDueTime<Model>(
         _ editing: EditingSession<Model>, changeCount: Int, savable: Bool, now: Int64
     ) -> Int64? {

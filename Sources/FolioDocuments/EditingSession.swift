@@ -19,15 +19,19 @@ struct EditingSession<Model: DocumentModel> {
     }
 
     /// Whether edits wait to be committed.
+    @inline(__always)
     var hasOpenGroup: Bool { !group.isEmpty }
     /// Whether there is something to undo: the open group or a committed step.
+    @inline(__always)
     var canUndo: Bool { hasOpenGroup || !history.undoSteps.isEmpty }
     /// Whether there is something to redo (never while a group is open: an edit ends the redo chain).
+    @inline(__always)
     var canRedo: Bool { !hasOpenGroup && !history.redoSteps.isEmpty }
 
     /// Records an edit made at `now` in the open group.
     ///
     /// - Returns: whether the edit started the group.
+    @inline(__always)
     mutating func record(_ operation: Model.Operation, inverse: Model.Operation, at now: Timestamp) -> Bool {
         let startsGroup = group.isEmpty
         group.add(operation, inverse: inverse)
@@ -36,6 +40,7 @@ struct EditingSession<Model: DocumentModel> {
     }
 
     /// Ends the open group once it is committed at `now`, with the history that records it.
+    @inline(__always)
     mutating func committed(with newHistory: UndoHistory<Model.Operation>, at now: Timestamp) {
         history = newHistory
         group = EditGroup()
