@@ -1,10 +1,10 @@
-// remote-names: document names from peers turned into file names by `fileURL(for:)`.
+// remote-names: document names from peers turned into file names by `fileURL(for:)` (its synchronous form).
 // Document names, types and containers that arrive from a peer (a `create`, then maybe a rename and
 // a move, as changes ingested into a library's store) and become file names through `fileURL(for:)`.
 // Oracles: `fileURL(for:)` returns (the fuzzer's timeout catches a name loop that never ends), and its URL names a
 // file directly in the container's directory, byte for byte, after `..` and `.` are resolved.
 import FolioCore
-import FolioDocuments
+@testable import FolioDocuments
 import FolioStore
 import Foundation
 
@@ -63,14 +63,14 @@ enum Harness {
         }
         let info: DocumentInfo
         do {
-            guard let found = try library.info(of: document) else { return }
+            guard let found = try library.catalogInfo(of: document) else { return }
             info = found
         } catch {
             return
         }
         let url: URL
         do {
-            url = try library.fileURL(for: info)
+            url = try library.fileLocation(for: info)
         } catch {
             return
         }
