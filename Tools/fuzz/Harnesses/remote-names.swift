@@ -4,9 +4,10 @@
 // Oracles: `fileURL(for:)` returns (the fuzzer's timeout catches a name loop that never ends), and its URL names a
 // file directly in the container's directory, byte for byte, after `..` and `.` are resolved.
 import FolioCore
-@testable import FolioDocuments
 import FolioStore
 import Foundation
+
+@testable import FolioDocuments
 
 enum Harness {
     static let remote = FuzzIDs.device(21)
