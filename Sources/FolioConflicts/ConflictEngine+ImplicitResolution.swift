@@ -16,10 +16,11 @@ extension ConflictEngine {
     ///   - shown: the head the document shows, which the change is made on.
     ///   - joined: the other heads the change is made on (those that share the shown state, and absorbed heads the
     ///     change can join).
+    ///   - absorbed: the heads the writer knew to carry no version of their own when it chose `joined`.
     ///   - latest: the author's latest change, when it is one the document has seen and not in `shown`'s past.
     /// - Returns: the resolution, or `nil` when nothing would be lost.
     public func implicitResolution(
-        keeping shown: ChangeHash, joining joined: [ChangeHash], authorsLatest latest: Change
+        keeping shown: ChangeHash, joining joined: [ChangeHash], absorbed: [ChangeHash], authorsLatest latest: Change
     ) -> Resolution? {
         let choice = Resolution(strategy: .userChoice, chosen: [shown], discarded: [latest.hash])
         // The author's latest change only moved or renamed contents another head includes, but that head is not

@@ -212,7 +212,7 @@ extension Document {
     }
 
     /// The resolution to record before `author`'s next change, as the conflict engine decides
-    /// (``FolioConflicts/ConflictEngine/implicitResolution(keeping:joining:authorsLatest:)``), once the author's
+    /// (``FolioConflicts/ConflictEngine/implicitResolution(keeping:joining:absorbed:authorsLatest:)``), once the author's
     /// latest change is read.
     ///
     /// - Complexity: no read when every change of the author the document has seen is in the shown version's past
@@ -231,8 +231,10 @@ extension Document {
             throw .store(error, "reading the log of \(info.displayName)")
         }
         guard let latest else { return nil }
+        // The absorbed heads `joined` was chosen among, before the versions are grouped again.
+        let absorbed = tracking.absorbedHeads
         try versionGroups()
         return tracking.conflicts.implicitResolution(
-            keeping: head.hash, joining: tracking.sameStateHeads + joined, authorsLatest: latest)
+            keeping: head.hash, joining: tracking.sameStateHeads + joined, absorbed: absorbed, authorsLatest: latest)
     }
 }

@@ -32,15 +32,19 @@ extension DocumentLibrary {
     /// The heads a catalog change by this device is made on, as the content rule decides
     /// (``FolioConflicts/PrimaryParentRule/lifecycleParents(of:by:latestOwn:)``).
     func lifecycleParents(of id: DocumentID) throws(DocumentError) -> [ChangeHash] {
+        let heads = try contentHeads(of: id)
+        guard let winner = heads.winner else { throw DocumentError(.notFound, "document \(id) has no changes") }
+        let own: UInt64
         let latestOwn: Change?
         do {
-            let own = try store.vector(of: id)[device.id]
+            own = try store.vector(of: id)[device.id]
             latestOwn = own == 0 ? nil : try store.change(ChangeID(device: device.id, seq: own), of: id)
         } catch {
             throw .store(error, "reading the log of document \(id)")
         }
-        return try primaryParentRule(of: id).lifecycleParents(
-            of: contentHeads(of: id), by: device.id, latestOwn: latestOwn)
+        // This device's latest change is beyond the version shown but not in the log as read: made on the winner.
+        if own > winner.vector[device.id], latestOwn == nil { return [winner.hash] }
+        return try primaryParentRule(of: id).lifecycleParents(of: heads, by: device.id, latestOwn: latestOwn)
     }
 }
 

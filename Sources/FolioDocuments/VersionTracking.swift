@@ -59,11 +59,6 @@ struct VersionTracking<Model: DocumentModel> {
         return groups
     }
 
-    /// Forgets the versions' grouping: the model shown may no longer be the state at its head.
-    mutating func forgetObservation() {
-        observed = nil
-    }
-
     /// Forgets every state: the model shown is not the state at its head, so nothing known starts from it.
     mutating func forgetStates() {
         headStates = [:]
@@ -71,10 +66,12 @@ struct VersionTracking<Model: DocumentModel> {
         observed = nil
     }
 
-    /// The next change was made: the heads it joined are no longer to be joined.
+    /// The next change was made (or failed): the heads it joined are no longer to be joined, and the versions are
+    /// grouped again when next asked for, which finds the heads to join anew.
     mutating func joined() {
         sameStateHeads = []
         absorbedHeads = []
+        observed = nil
     }
 
     /// A settlement made `change`, with `state`, the one version.
