@@ -59,24 +59,18 @@ package final class PowerLossFileSystem: FileSystem {
 
     // MARK: - Reads
 
-    package func itemKind(at url: URL) throws -> FileItemKind {
-        try checkAlive("lstat", url)
-        return try base.itemKind(at: url)
-    }
-
-    package func attributes(at url: URL) throws -> FileAttributes {
-        try checkAlive("lstat", url)
-        return try base.attributes(at: url)
-    }
-
-    package func contents(of url: URL) throws -> Data {
-        try checkAlive("read", url)
-        return try base.contents(of: url)
-    }
-
+    // Reads pass to the disk while the power is on.
+    package func itemKind(at url: URL) throws -> FileItemKind { try whilePowered("lstat", url, base.itemKind) }
+    package func attributes(at url: URL) throws -> FileAttributes { try whilePowered("lstat", url, base.attributes) }
+    package func contents(of url: URL) throws -> Data { try whilePowered("read", url, base.contents) }
     package func contentsOfDirectory(at url: URL) throws -> [String] {
-        try checkAlive("list", url)
-        return try base.contentsOfDirectory(at: url)
+        try whilePowered("list", url, base.contentsOfDirectory)
+    }
+
+    /// `read` of `url`, once the power is known to be on (``checkAlive(_:_:)``).
+    private func whilePowered<Value>(_ operation: String, _ url: URL, _ read: (URL) throws -> Value) throws -> Value {
+        try checkAlive(operation, url)
+        return try read(url)
     }
 
     // MARK: - Steps
