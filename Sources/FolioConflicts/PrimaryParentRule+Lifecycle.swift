@@ -10,14 +10,15 @@ extension PrimaryParentRule {
     /// - Parameters:
     ///   - heads: the document's heads, split by ``contentHeads(among:)``.
     ///   - device: the device making the change.
-    ///   - latestOwn: `device`'s latest change in the log, if it has one.
+    ///   - ownCount: how many changes of `device` the log holds.
+    ///   - latestOwn: `device`'s latest change, if the log as read holds it.
     /// - Returns: the parents, never empty when `heads` has a version.
     /// - Throws: `Failure`, what `lookup` throws.
     public func lifecycleParents(
-        of heads: ContentHeads, by device: DeviceID, latestOwn: Change?
+        of heads: ContentHeads, by device: DeviceID, ownCount: UInt64, latestOwn: Change?
     ) throws(Failure) -> [ChangeHash] {
         guard let winner = heads.winner else { return [] }
-        if let latestOwn, latestOwn.id.seq > winner.vector[device] { return [latestOwn.hash] }
+        if ownCount > winner.vector[device] { return [latestOwn?.hash ?? winner.hash] }
         // Heads that only renamed or moved contents another head holds are joined too: they carry no version, and a
         // later rename must descend from the renames it has seen. Only those the rule passes over beside the
         // winner: a head absorbed by a version this change does not join would otherwise decide its contents.

@@ -30,7 +30,7 @@ extension DocumentLibrary {
     }
 
     /// The heads a catalog change by this device is made on, as the content rule decides
-    /// (``FolioConflicts/PrimaryParentRule/lifecycleParents(of:by:latestOwn:)``).
+    /// (``FolioConflicts/PrimaryParentRule/lifecycleParents(of:by:ownCount:latestOwn:)``).
     func lifecycleParents(of id: DocumentID) throws(DocumentError) -> [ChangeHash] {
         let heads = try contentHeads(of: id)
         guard let winner = heads.winner else { throw DocumentError(.notFound, "document \(id) has no changes") }
@@ -38,13 +38,14 @@ extension DocumentLibrary {
         let latestOwn: Change?
         do {
             own = try store.vector(of: id)[device.id]
-            latestOwn = own == 0 ? nil : try store.change(ChangeID(device: device.id, seq: own), of: id)
+            // Read only when it decides: this device's line is ahead of the version every device shows.
+            latestOwn =
+                own > winner.vector[device.id] ? try store.change(ChangeID(device: device.id, seq: own), of: id) : nil
         } catch {
             throw .store(error, "reading the log of document \(id)")
         }
-        // This device's latest change is beyond the version shown but not in the log as read: made on the winner.
-        if own > winner.vector[device.id], latestOwn == nil { return [winner.hash] }
-        return try primaryParentRule(of: id).lifecycleParents(of: heads, by: device.id, latestOwn: latestOwn)
+        return try primaryParentRule(of: id).lifecycleParents(
+            of: heads, by: device.id, ownCount: own, latestOwn: latestOwn)
     }
 }
 

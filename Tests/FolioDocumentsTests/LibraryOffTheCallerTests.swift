@@ -33,47 +33,31 @@ import Testing
         let base = PosixFileSystem()
         let calls = Mutex<[(name: String, onCaller: Bool)]>([])
 
-        func note(_ name: String) { calls.withLock { $0.append((name, CallerQueue.isCurrent)) } }
-        func itemKind(at url: URL) throws -> FileItemKind {
-            note("itemKind")
-            return try base.itemKind(at: url)
+        /// `call` on the real disk, noted as `name`.
+        func noted<Value>(_ name: String, _ call: () throws -> Value) rethrows -> Value {
+            calls.withLock { $0.append((name, CallerQueue.isCurrent)) }
+            return try call()
         }
+        func itemKind(at url: URL) throws -> FileItemKind { try noted("itemKind") { try base.itemKind(at: url) } }
         func attributes(at url: URL) throws -> FileAttributes {
-            note("attributes")
-            return try base.attributes(at: url)
+            try noted("attributes") { try base.attributes(at: url) }
         }
-        func contents(of url: URL) throws -> Data {
-            note("contents")
-            return try base.contents(of: url)
-        }
+        func contents(of url: URL) throws -> Data { try noted("contents") { try base.contents(of: url) } }
         func contentsOfDirectory(at url: URL) throws -> [String] {
-            note("contentsOfDirectory")
-            return try base.contentsOfDirectory(at: url)
+            try noted("contentsOfDirectory") { try base.contentsOfDirectory(at: url) }
         }
-        func createDirectory(at url: URL) throws {
-            note("createDirectory")
-            try base.createDirectory(at: url)
-        }
+        func createDirectory(at url: URL) throws { try noted("createDirectory") { try base.createDirectory(at: url) } }
         func writeFile(_ data: Data, to url: URL) throws {
-            note("writeFile")
-            try base.writeFile(data, to: url)
+            try noted("writeFile") { try base.writeFile(data, to: url) }
         }
-        func synchronizeFile(at url: URL) throws {
-            note("synchronizeFile")
-            try base.synchronizeFile(at: url)
-        }
+        func synchronizeFile(at url: URL) throws { try noted("synchronizeFile") { try base.synchronizeFile(at: url) } }
         func synchronizeDirectory(at url: URL) throws {
-            note("synchronizeDirectory")
-            try base.synchronizeDirectory(at: url)
+            try noted("synchronizeDirectory") { try base.synchronizeDirectory(at: url) }
         }
         func rename(_ source: URL, to destination: URL) throws {
-            note("rename")
-            try base.rename(source, to: destination)
+            try noted("rename") { try base.rename(source, to: destination) }
         }
-        func remove(at url: URL) throws {
-            note("remove")
-            try base.remove(at: url)
-        }
+        func remove(at url: URL) throws { try noted("remove") { try base.remove(at: url) } }
     }
 
     @Test func catalogOperationsRunOffTheCallersThread() async throws {
