@@ -46,7 +46,7 @@ let package = Package(
         // Values only: identities, version vectors, changes, their codec and the causal graph. No I/O.
         .target(
             name: "FolioCore",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["CZlib", .product(name: "Crypto", package: "swift-crypto")]
         ),
         // The file system behind a protocol: the real one (POSIX, never following a link) and its typed errors. The file
         // I/O of documents, the sync folder, store snapshots, report copies and the simulator goes through it, so that

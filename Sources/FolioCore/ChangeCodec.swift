@@ -30,7 +30,7 @@ enum ChangeCodec {
     private enum KindTag: UInt8 { case edit = 0, lifecycle = 1, baseline = 2, resolution = 3 }
     private enum IntentTag: UInt8 { case edit = 0, undo = 1, redo = 2 }
     private enum LifecycleTag: UInt8 { case create = 0, rename = 1, move = 2, delete = 3, restore = 4 }
-    private enum StrategyTag: UInt8 {
+    enum StrategyTag: UInt8 {
         case userChoice = 0, latestWins = 1, merge = 2, keepBoth = 3, custom = 4, appMerge = 5
     }
 
@@ -75,7 +75,7 @@ enum ChangeCodec {
         for hash in hashes { hash.withUnsafeBytes { writer.write(raw: $0) } }
     }
 
-    private static func encodeKind(_ kind: ChangeKind, into writer: inout BinaryWriter) {
+    static func encodeKind(_ kind: ChangeKind, into writer: inout BinaryWriter) {
         switch kind {
         case .edit(let edit):
             writer.write(byte: KindTag.edit.rawValue)
@@ -245,7 +245,7 @@ enum ChangeCodec {
         return tag
     }
 
-    private static func decodeKind(_ reader: inout BinaryReader) throws(CodecError) -> ChangeKind {
+    static func decodeKind(_ reader: inout BinaryReader) throws(CodecError) -> ChangeKind {
         let tag: KindTag = try readTag(&reader, "change kind")
         switch tag {
         case .edit:

@@ -1,0 +1,504 @@
+import Foundation
+
+/// What a run of changes may name outside itself: a change's identity, hash, lamport timestamp and vector.
+///
+/// A compact run refers to a parent by its identity; the hash, lamport timestamp and vector it needs to rebuild the
+/// change that names the parent come from the run itself or, for a parent outside the run, from the log that holds
+/// it.
+package struct ChangeStamp: Sendable, Equatable {
+    /// The change's identity.
+    package var id: ChangeID
+    /// Its hash.
+    package var hash: ChangeHash
+    /// Its lamport timestamp.
+    package var lamport: UInt64
+    /// Its vector.
+    package var vector: VersionVector
+
+    /// The stamp of `change`.
+    package init(_ change: Change) {
+        id = change.id
+        hash = change.hash
+        lamport = change.lamport
+        vector = change.vector
+    }
+}
+
+/// The compact, columnar encoding of a run of changes of one document: how the store keeps its older history and
+/// how a peer may send a long run at once. `docs/compact-history.md` describes the format and why it is safe.
+///
+/// Every field of every change is either stored or predicted from the changes before it, and stored only where the
+/// prediction misses: the device (a small index into the run's device table), the sequence number (predicted: the
+/// device's previous one plus one), the lamport timestamp (the highest of the parents' plus one), the wall time (as a
+/// difference from the previous change's), the parents (the previous change of the run), the vector (the parents'
+/// vectors joined, with the change itself). A plain edit's operations go to one column and everything else a change
+/// says to another, and the columns are deflated together. Decoding rebuilds each change's canonical encoding and
+/// recomputes its hash, so a run names the same changes, hash for hash, as the rows it replaces; it never carries a
+/// hash of its own.
+///
+/// Layout (varints are unsigned LEB128 in shortest form; "signed" is a zigzag varint):
+///
+/// ```
+/// u8       format (1)
+/// varint   change count (at least 1)
+/// varint   device count, then 16 B per device, each once
+/// varint   the length of the columns, then the columns as one zlib stream, each column a varint length and bytes:
+///   device       varint index into the device table, per change
+///   seq          varint seq − (the device's previous seq in the run, or 0) − 1, per change
+///   lamport      signed lamport − (the highest parent lamport + 1, or 1 without parents), per change
+///   wall time    signed difference from the previous change's wall time (the first: from 0), per change
+///   parents      varint 0: the previous change of the run; n > 0: n − 1 references (see below), per change
+///   vector       varint 0: the joined parents' vectors with the change itself; n > 0: n − 1 entries of
+///                (varint device index, varint seq)
+///   kind         u8, per change: the form the change's kind takes in the columns that follow
+///   op lengths, operations, other kinds, resolutions, text edits, text tags, text positions, text lengths, text
+///                see `ChangeRunCodec+Kinds.swift`
+/// ```
+///
+/// A reference is a varint device index and a varint `r`: when `r` is even, the seq is the device's latest seq so far
+/// in the run minus `r / 2`; when odd, the seq is `(r − 1) / 2`.
+package enum ChangeRunCodec {
+    /// The format this build writes and reads.
+    package static let formatVersion: UInt8 = 1
+
+    /// Bounds on what a run may declare, so that hostile bytes cannot cause large allocations.
+    package enum Limits {
+        /// The most changes in one run.
+        package static let changes = 1 << 20
+        /// The most devices a run names.
+        package static let devices = 1 << 16
+        /// The most bytes a run's columns inflate to.
+        package static let columnBytes = 1 << 30
+    }
+
+    enum Column: Int, CaseIterable {
+        case device, seq, lamport, wallTime, parents, vector, kind, opLengths, operations, otherKinds
+        case resolutions, textEdits, textTags, textPositions, textLengths, text
+    }
+
+    // MARK: Encoding
+
+    /// Encodes `changes`, which belong to `document`, are in an order where every change comes after the parents it
+    /// names from the run, and name parents outside the run only through `outside`.
+    ///
+    /// - Parameter outside: the stamp of a change outside the run, by hash; `nil` if there is none.
+    /// - Throws: ``CodecError`` (`invalidValue`) when the run is empty, a change belongs to another document, or a
+    ///   parent is neither earlier in the run nor found by `outside`.
+    package static func encode(
+        _ changes: [Change], of document: DocumentID, outside: (ChangeHash) -> ChangeStamp?
+    ) throws(CodecError) -> [UInt8] {
+        guard !changes.isEmpty else { throw CodecError(.invalidValue, "a run holds at least one change", at: 0) }
+        var encoder = RunEncoder(capacity: changes.count)
+        for change in changes {
+            guard change.document == document else {
+                throw CodecError(.invalidValue, "change \(change.id) belongs to another document", at: 0)
+            }
+            try encoder.append(change, outside: outside)
+        }
+        var payload = BinaryWriter(capacity: encoder.columns.reduce(16) { $0 + $1.bytes.count + 5 })
+        for column in encoder.columns { payload.write(lengthPrefixed: column.bytes) }
+        var output = BinaryWriter(capacity: 64 + encoder.devices.ids.count * 16)
+        output.write(byte: formatVersion)
+        output.write(varint: UInt64(changes.count))
+        output.write(varint: UInt64(encoder.devices.ids.count))
+        for id in encoder.devices.ids {
+            output.write(fixed: id.uuid.high)
+            output.write(fixed: id.uuid.low)
+        }
+        output.write(varint: UInt64(payload.bytes.count))
+        output.write(raw: Deflate.compressed(payload.bytes))
+        return output.bytes
+    }
+
+    /// The state of one encode: the columns so far, and what predictions need.
+    struct RunEncoder {
+        var devices = DeviceTable()
+        var columns: [BinaryWriter]
+        var inRun: [ChangeHash: ChangeStamp] = [:]
+        var latestSeq: [Int: UInt64] = [:]
+        var latestLamport: [Int: UInt64] = [:]
+        var textEnd: [Int: Int64] = [:]
+        var previous: Change?
+
+        init(capacity: Int) {
+            columns = [BinaryWriter](repeating: BinaryWriter(capacity: capacity * 2), count: Column.allCases.count)
+            inRun.reserveCapacity(capacity)
+        }
+
+        func stamp(_ hash: ChangeHash, outside: (ChangeHash) -> ChangeStamp?) -> ChangeStamp? {
+            inRun[hash] ?? outside(hash)
+        }
+
+        /// Writes a reference to `id` to `column`.
+        mutating func write(reference id: ChangeID, to column: Column) {
+            let index = devices.index(of: id.device)
+            columns[column].write(varint: UInt64(index))
+            columns[column].write(varint: ChangeRunCodec.reference(id.seq, latest: latestSeq[index]))
+        }
+
+        mutating func append(_ change: Change, outside: (ChangeHash) -> ChangeStamp?) throws(CodecError) {
+            let device = devices.index(of: change.id.device)
+            columns[.device].write(varint: UInt64(device))
+            columns[.seq].write(varint: change.id.seq &- (latestSeq[device] ?? 0) &- 1)
+
+            var parentStamps: [ChangeStamp] = []
+            parentStamps.reserveCapacity(change.parents.count)
+            for parent in change.parents {
+                guard let stamp = stamp(parent, outside: outside) else {
+                    throw CodecError(
+                        .invalidValue,
+                        "change \(change.id) names parent \(parent.shortHex), which is neither earlier in the run nor known",
+                        at: 0)
+                }
+                parentStamps.append(stamp)
+            }
+            let predictedLamport = ChangeRunCodec.predictedLamport(
+                parents: parentStamps, devicePrevious: latestLamport[device])
+            columns[.lamport].write(signed: Int64(bitPattern: change.lamport &- predictedLamport))
+            columns[.wallTime].write(
+                signed: change.wallTime.millisecondsSince1970 &- (previous?.wallTime.millisecondsSince1970 ?? 0))
+
+            if let previous, change.parents == [previous.hash] {
+                columns[.parents].write(varint: 0)
+            } else {
+                columns[.parents].write(varint: UInt64(change.parents.count) + 1)
+                for stamp in parentStamps { write(reference: stamp.id, to: .parents) }
+            }
+
+            if change.vector == ChangeRunCodec.predictedVector(of: change.id, parents: parentStamps) {
+                columns[.vector].write(varint: 0)
+            } else {
+                columns[.vector].write(varint: UInt64(change.vector.entries.count) + 1)
+                for entry in change.vector.entries {
+                    columns[.vector].write(varint: UInt64(devices.index(of: entry.device)))
+                    columns[.vector].write(varint: entry.seq)
+                }
+            }
+
+            appendKind(of: change, device: device, parents: parentStamps, outside: outside)
+
+            latestSeq[device] = change.id.seq
+            latestLamport[device] = change.lamport
+            inRun[change.hash] = ChangeStamp(change)
+            previous = change
+        }
+    }
+
+    /// The lamport timestamp a change takes when nothing but its parents and its device's previous change in the run
+    /// decide it: one more than the highest of theirs.
+    static func predictedLamport(parents: [ChangeStamp], devicePrevious: UInt64?) -> UInt64 {
+        max(parents.map(\.lamport).max() ?? 0, devicePrevious ?? 0) &+ 1
+    }
+
+    /// The vector a change has when it names nothing but its parents' pasts: their vectors joined, and itself.
+    static func predictedVector(of id: ChangeID, parents: [ChangeStamp]) -> VersionVector {
+        var vector = parents.first?.vector ?? VersionVector()
+        for parent in parents.dropFirst() { vector.merge(parent.vector) }
+        vector.include(id)
+        return vector
+    }
+
+    static func reference(_ seq: UInt64, latest: UInt64?) -> UInt64 {
+        if let latest, seq <= latest, latest - seq <= UInt64.max >> 2 { return (latest - seq) << 1 }
+        return seq << 1 | 1
+    }
+
+    /// The devices a run names, each with a small index, in the order they first appear.
+    struct DeviceTable {
+        var ids: [DeviceID] = []
+        var indexes: [DeviceID: Int] = [:]
+
+        mutating func index(of device: DeviceID) -> Int {
+            if let index = indexes[device] { return index }
+            indexes[device] = ids.count
+            ids.append(device)
+            return ids.count - 1
+        }
+    }
+
+    // MARK: Decoding
+
+    /// Decodes a run written by ``encode(_:of:outside:)`` from untrusted bytes, rebuilding each change's canonical
+    /// encoding and hash.
+    ///
+    /// - Parameter outside: the stamp of a change outside the run, by identity; `nil` if there is none.
+    /// - Throws: ``CodecError`` naming what is wrong: truncated or oversized columns, an unknown tag, a reference to a
+    ///   change that is neither earlier in the run nor known, a change the change encoding would refuse (a vector
+    ///   that does not name the change, a repeated parent, a counter out of bounds), trailing bytes.
+    package static func decode(
+        _ bytes: some ContiguousBytes, document: DocumentID, outside: (ChangeID) -> ChangeStamp?
+    ) throws(CodecError) -> [Change] {
+        let header: Result<(count: Int, devices: [DeviceID], columns: [UInt8]), CodecError> = bytes.withUnsafeBytes {
+            buffer in
+            do throws(CodecError) {
+                return .success(try readHeader(buffer))
+            } catch {
+                return .failure(error)
+            }
+        }
+        let (count, devices, payload) = try header.get()
+        let decoded: Result<[Change], CodecError> = payload.withUnsafeBytes { buffer in
+            do throws(CodecError) {
+                var reader = BinaryReader(buffer)
+                var columns: [BinaryReader] = []
+                var starts: [Int] = []
+                for column in Column.allCases {
+                    starts.append(reader.offset)
+                    let length = try reader.nextCount(
+                        "the length of column \(column)", elementSize: 1, limit: Limits.columnBytes)
+                    columns.append(BinaryReader(try reader.nextBuffer(length, "column \(column)")))
+                }
+                guard reader.isAtEnd else {
+                    throw CodecError(.trailingBytes, "\(reader.remaining) bytes follow the columns", at: reader.offset)
+                }
+                var decoder = RunDecoder(document: document, devices: devices, columns: columns, starts: starts)
+                let changes = try decoder.decode(count: count, outside: outside)
+                for (index, column) in decoder.columns.enumerated() where !column.isAtEnd {
+                    throw CodecError(
+                        .trailingBytes, "\(column.remaining) bytes are left in column \(Column.allCases[index])",
+                        at: starts[index] + column.offset)
+                }
+                return .success(changes)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try decoded.get()
+    }
+
+    private static func readHeader(_ buffer: UnsafeRawBufferPointer) throws(CodecError) -> (
+        count: Int, devices: [DeviceID], columns: [UInt8]
+    ) {
+        var reader = BinaryReader(buffer)
+        let version = try reader.nextByte("the run's format version")
+        guard version == formatVersion else {
+            throw CodecError(
+                .unsupportedVersion,
+                "run format \(version) is not supported (this build reads format \(formatVersion))", at: 0)
+        }
+        let countOffset = reader.offset
+        // Every change takes at least a byte in its kind column, so the inflated columns bound the count.
+        let count = try reader.nextVarint("the number of changes")
+        guard count >= 1, count <= UInt64(Limits.changes) else {
+            throw CodecError(
+                .oversized, "a run holds 1 to \(Limits.changes) changes, not \(count)", at: countOffset)
+        }
+        let deviceCount = try reader.nextCount("the number of devices", elementSize: 16, limit: Limits.devices)
+        var devices: [DeviceID] = []
+        devices.reserveCapacity(deviceCount)
+        var seen = Set<DeviceID>()
+        for _ in 0..<deviceCount {
+            let offset = reader.offset
+            let device = DeviceID(
+                UUIDBytes(high: try reader.nextFixed("a device"), low: try reader.nextFixed("a device")))
+            guard seen.insert(device).inserted else {
+                throw CodecError(.notCanonical, "device \(device) appears twice in the run's table", at: offset)
+            }
+            devices.append(device)
+        }
+        let lengthOffset = reader.offset
+        let length = try reader.nextVarint("the length of the columns")
+        guard length <= UInt64(Limits.columnBytes) else {
+            throw CodecError(
+                .oversized, "the columns declare \(length) bytes, more than the limit of \(Limits.columnBytes)",
+                at: lengthOffset)
+        }
+        let streamOffset = reader.offset
+        let stream = try reader.nextBuffer(reader.remaining, "the columns")
+        guard let columns = Deflate.inflated(stream, length: Int(length)) else {
+            throw CodecError(
+                .invalidValue, "the columns are not a zlib stream of the \(length) bytes declared", at: streamOffset)
+        }
+        guard UInt64(columns.count) >= count else {
+            throw CodecError(.truncated, "\(count) changes cannot fit in \(columns.count) bytes", at: countOffset)
+        }
+        return (Int(count), devices, columns)
+    }
+
+    /// The state of one decode: the columns, the changes so far, and what predictions need.
+    struct RunDecoder {
+        let document: DocumentID
+        let devices: [DeviceID]
+        var columns: [BinaryReader]
+        let starts: [Int]
+        var stamps: [ChangeID: ChangeStamp] = [:]
+        var latestSeq: [UInt64]
+        var latestLamport: [UInt64?]
+        var textEnd: [Int: Int64] = [:]
+
+        init(document: DocumentID, devices: [DeviceID], columns: [BinaryReader], starts: [Int]) {
+            self.document = document
+            self.devices = devices
+            self.columns = columns
+            self.starts = starts
+            latestSeq = Array(repeating: 0, count: devices.count)
+            latestLamport = Array(repeating: nil, count: devices.count)
+        }
+
+        func offset(_ column: Column) -> Int { starts[column.rawValue] + columns[column.rawValue].offset }
+
+        mutating func decode(count: Int, outside: (ChangeID) -> ChangeStamp?) throws(CodecError) -> [Change] {
+            var changes: [Change] = []
+            changes.reserveCapacity(count)
+            stamps.reserveCapacity(count)
+            var previous: Change?
+            for _ in 0..<count {
+                let change = try next(after: previous, outside: outside)
+                stamps[change.id] = ChangeStamp(change)
+                changes.append(change)
+                previous = change
+            }
+            return changes
+        }
+
+        mutating func device(_ column: Column, _ what: String) throws(CodecError) -> Int {
+            let offset = offset(column)
+            let index = try columns[column].nextVarint(what)
+            guard index < UInt64(devices.count) else {
+                throw CodecError(
+                    .invalidValue, "\(what) is device \(index) of a table of \(devices.count)", at: offset)
+            }
+            return Int(index)
+        }
+
+        private mutating func next(after previous: Change?, outside: (ChangeID) -> ChangeStamp?) throws(CodecError)
+            -> Change
+        {
+            let device = try device(.device, "a change's device")
+            let seqOffset = offset(.seq)
+            let seqGap = try columns[.seq].nextVarint("a change's seq")
+            guard seqGap < ChangeLimits.counter, latestSeq[device] < ChangeLimits.counter - seqGap else {
+                throw CodecError(.oversized, "a seq is beyond the limit of \(ChangeLimits.counter)", at: seqOffset)
+            }
+            let id = ChangeID(device: devices[device], seq: latestSeq[device] + seqGap + 1)
+            guard stamps[id] == nil else {
+                throw CodecError(.notCanonical, "change \(id) appears twice in the run", at: seqOffset)
+            }
+
+            let lamportDelta = try columns[.lamport].nextSigned("a change's lamport timestamp")
+            let wallDelta = try columns[.wallTime].nextSigned("a change's wall time")
+            let parents = try readParents(of: id, after: previous, outside: outside)
+            let predictedLamport = ChangeRunCodec.predictedLamport(
+                parents: parents, devicePrevious: latestLamport[device])
+            let lamport = predictedLamport &+ UInt64(bitPattern: lamportDelta)
+            guard lamport >= 1, lamport <= ChangeLimits.counter else {
+                throw CodecError(
+                    .invalidValue,
+                    "change \(id) has the lamport timestamp \(lamport), outside 1…\(ChangeLimits.counter)",
+                    at: offset(.lamport))
+            }
+            let vector = try readVector(of: id, parents: parents)
+            let kind = try readKind(of: id, device: device, parents: parents, outside: outside)
+            let wallTime = Timestamp(
+                millisecondsSince1970: (previous?.wallTime.millisecondsSince1970 ?? 0) &+ wallDelta)
+            latestSeq[device] = id.seq
+            latestLamport[device] = lamport
+            var body: [UInt8] = []
+            return Change(
+                document: document, id: id, parents: parents.map(\.hash), vector: vector, lamport: lamport,
+                wallTime: wallTime, kind: kind, body: &body)
+        }
+
+        private mutating func readParents(
+            of id: ChangeID, after previous: Change?, outside: (ChangeID) -> ChangeStamp?
+        ) throws(CodecError) -> [ChangeStamp] {
+            let offset = offset(.parents)
+            let flag = try columns[.parents].nextVarint("a change's parents")
+            if flag == 0 {
+                guard let previous else {
+                    throw CodecError(
+                        .invalidValue, "the run's first change cannot name the previous change as its parent",
+                        at: offset)
+                }
+                return [ChangeStamp(previous)]
+            }
+            guard flag - 1 <= UInt64(ChangeLimits.parents) else {
+                throw CodecError(
+                    .oversized, "change \(id) names \(flag - 1) parents, more than \(ChangeLimits.parents)", at: offset)
+            }
+            var parents: [ChangeStamp] = []
+            var hashes = Set<ChangeHash>()
+            for _ in 0..<Int(flag - 1) {
+                let referenceOffset = self.offset(.parents)
+                let stamp = try readReference(from: .parents, naming: "parent", of: id, outside: outside)
+                guard hashes.insert(stamp.hash).inserted else {
+                    throw CodecError(.notCanonical, "change \(id) names parent \(stamp.id) twice", at: referenceOffset)
+                }
+                parents.append(stamp)
+            }
+            return parents
+        }
+
+        /// Reads a reference (a device index and a seq, see ``ChangeRunCodec``) from `column` and finds the change it
+        /// names, earlier in the run or outside it.
+        mutating func readReference(
+            from column: Column, naming what: String, of id: ChangeID, outside: (ChangeID) -> ChangeStamp?
+        ) throws(CodecError) -> ChangeStamp {
+            let referenceOffset = offset(column)
+            let device = try device(column, "a \(what)'s device")
+            let reference = try columns[column].nextVarint("a \(what)'s seq")
+            let seq: UInt64
+            if reference & 1 == 1 {
+                seq = reference >> 1
+            } else {
+                guard reference >> 1 <= latestSeq[device] else {
+                    throw CodecError(
+                        .invalidValue, "a \(what)'s seq lies before the device's first change", at: referenceOffset)
+                }
+                seq = latestSeq[device] - (reference >> 1)
+            }
+            guard seq >= 1 else { throw CodecError(.invalidValue, "a \(what) has the seq 0", at: referenceOffset) }
+            let named = ChangeID(device: devices[device], seq: seq)
+            guard let stamp = stamps[named] ?? outside(named) else {
+                throw CodecError(
+                    .invalidValue, "change \(id) names \(what) \(named), which is neither earlier in the run nor known",
+                    at: referenceOffset)
+            }
+            return stamp
+        }
+
+        private mutating func readVector(of id: ChangeID, parents: [ChangeStamp]) throws(CodecError)
+            -> VersionVector
+        {
+            let offset = offset(.vector)
+            let flag = try columns[.vector].nextVarint("a change's vector")
+            if flag == 0 { return ChangeRunCodec.predictedVector(of: id, parents: parents) }
+            guard flag - 1 <= UInt64(devices.count) else {
+                throw CodecError(
+                    .oversized, "change \(id) has \(flag - 1) vector entries for \(devices.count) devices", at: offset)
+            }
+            var entries: [VersionVector.Entry] = []
+            for _ in 0..<Int(flag - 1) {
+                let device = try device(.vector, "a vector entry's device")
+                let seqOffset = self.offset(.vector)
+                let seq = try columns[.vector].nextVarint("a vector entry's seq")
+                guard seq >= 1, seq <= ChangeLimits.counter else {
+                    throw CodecError(.invalidValue, "a vector entry has the seq \(seq)", at: seqOffset)
+                }
+                entries.append(VersionVector.Entry(device: devices[device], seq: seq))
+            }
+            guard let vector = VersionVector(sortedEntries: entries), vector[id.device] == id.seq else {
+                throw CodecError(
+                    .notCanonical, "change \(id)'s vector is unsorted, repeats a device or does not name the change",
+                    at: offset)
+            }
+            return vector
+        }
+    }
+}
+
+extension [BinaryWriter] {
+    /// The column's writer.
+    subscript(_ column: ChangeRunCodec.Column) -> BinaryWriter {
+        get { self[column.rawValue] }
+        set { self[column.rawValue] = newValue }
+    }
+}
+
+extension [BinaryReader] {
+    /// The column's reader.
+    subscript(_ column: ChangeRunCodec.Column) -> BinaryReader {
+        get { self[column.rawValue] }
+        set { self[column.rawValue] = newValue }
+    }
+}
