@@ -66,7 +66,7 @@ extension ChangeLogStore {
     ) throws(StoreError) -> [Change] {
         let device = author?.id ?? localDevice.id
         if let author, author.id != localDevice.id { try devices.register(author) }
-        let appended = try write("appending \(kinds.count) changes to document \(document)") { db in
+        let (appended, documentRow) = try write("appending \(kinds.count) changes to document \(document)") { db in
             let documentRow = try insertingRowID(of: document, in: db)
             let deviceRow = try insertingRowID(of: device, in: db)
             var frontier = try self.frontier(of: documentRow, in: db)
@@ -119,9 +119,10 @@ extension ChangeLogStore {
             try save(&frontier, of: document, in: db)
             if let localState { try LocalStateStore.write(localState(appended), documentRow: documentRow, in: db) }
             if let unpublished { try UnpublishedDocuments.write(unpublished, documentRow: documentRow, in: db) }
-            return appended
+            return (appended, documentRow)
         }
         appendObservers.notify(document)
+        foldIfDue([(documentRow, document, appended.count)])
         return appended
     }
 

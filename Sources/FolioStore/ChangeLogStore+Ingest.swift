@@ -78,8 +78,9 @@ extension ChangeLogStore {
         let headsByDocument = Dictionary(grouping: heads, by: \.document)
         // The arrival time of the changes that wait, read once.
         let now = clock.now().millisecondsSince1970
-        return try write("ingesting \(changes.count) changes") { db in
+        let (result, added) = try write("ingesting \(changes.count) changes") { db in
             var result = IngestResult()
+            var added: [(documentRow: Int64, document: DocumentID, count: Int)] = []
             result.expired = try expireUnvouched(now: now, in: db)
             for (document, documentChanges) in byDocument.sorted(by: { $0.key < $1.key }) {
                 let incoming = documentChanges.sorted {
@@ -87,9 +88,15 @@ extension ChangeLogStore {
                 }
                 var ingestion = try Ingestion(store: self, document: document, db: db, trusted: trusted, now: now)
                 if !trusted { try ingestion.vouch(with: headsByDocument[document] ?? [], for: incoming, into: &result) }
+                let before = result.applied.count
                 try ingestion.ingest(incoming, into: &result)
+                if result.applied.count > before {
+                    added.append((ingestion.documentRow, document, result.applied.count - before))
+                }
             }
-            return result
+            return (result, added)
         }
+        foldIfDue(added)
+        return result
     }
 }

@@ -106,9 +106,22 @@ extension ChangeLogStore {
                 sql: """
                     SELECT hash, length(body), body FROM change WHERE document = ? AND device = ? AND seq > ? ORDER BY seq
                     """)
-            for (device, seqs) in frontier.vector.changesMissing(from: vector) {
+            let missing = frontier.vector.changesMissing(from: vector)
+            let folded = missing.isEmpty ? [:] : try foldedSeqs(of: documentRow, in: db)
+            for (device, seqs) in missing {
                 guard let deviceRow = frontier.tips[device]?.deviceRow else {
                     throw StoreError(.corrupt, "document \(document) has changes of device \(device) without its tip")
+                }
+                if let foldedSeq = folded[deviceRow], seqs.lowerBound <= foldedSeq {
+                    let segments = try self.segments(of: document, documentRow: documentRow, in: db)
+                    for seq in seqs.lowerBound...min(foldedSeq, seqs.upperBound) {
+                        guard let change = segments.change(ChangeID(device: device, seq: seq)) else {
+                            throw StoreError(
+                                .corrupt,
+                                "document \(document)'s segments lack change \(device)#\(seq), which they fold")
+                        }
+                        result.append(change)
+                    }
                 }
                 var rows = try RawRows(statement, arguments: [documentRow, deviceRow, Int64(seqs.lowerBound - 1)])
                 while let row = try rows.next() {
@@ -134,9 +147,13 @@ extension ChangeLogStore {
         try read("reading the lifecycle of document \(document)") { db in
             guard let documentRow = try rowID(of: document, in: db) else { return [] }
             if let remembered = exclusiveCache?.document(documentRow)?.lifecycle { return remembered }
-            let lifecycle = try changesInCausalOrder(
-                "SELECT body FROM change INDEXED BY change_lifecycle WHERE document = ? AND kind = 1",
-                document: document, documentRow: documentRow, in: db)
+            var lifecycle = try foldedLifecycle(of: document, documentRow: documentRow, in: db)
+            var rows = try RawRows(
+                db.cachedStatement(
+                    sql: "SELECT body FROM change INDEXED BY change_lifecycle WHERE document = ? AND kind = 1"),
+                arguments: [documentRow])
+            while let row = try rows.next() { lifecycle.append(try ColumnDecoder.change(row[0], document: document)) }
+            lifecycle.sort { ($0.lamport, $0.id) < ($1.lamport, $1.id) }
             exclusiveCache?.remember(lifecycle: lifecycle, documentRow: documentRow)
             return lifecycle
         }
@@ -151,16 +168,18 @@ extension ChangeLogStore {
             guard let documentRow = try rowID(of: document, in: db) else { return [] }
             return try changesInCausalOrder(
                 "SELECT body FROM change INDEXED BY change_resolution WHERE document = ? AND kind = 3",
-                document: document, documentRow: documentRow, in: db)
+                document: document, documentRow: documentRow, in: db
+            ) { if case .resolution = $0.kind { true } else { false } }
         }
     }
 
-    /// The changes whose bodies `sql` selects for a document row, decoded, by lamport then identity.
-    private func changesInCausalOrder(_ sql: String, document: DocumentID, documentRow: Int64, in db: Database) throws
-        -> [Change]
-    {
+    /// The changes whose bodies `sql` selects for a document row, decoded, and the changes of its segments that
+    /// `isWanted`, by lamport then identity.
+    private func changesInCausalOrder(
+        _ sql: String, document: DocumentID, documentRow: Int64, in db: Database, _ isWanted: (Change) -> Bool
+    ) throws -> [Change] {
         var rows = try RawRows(db.cachedStatement(sql: sql), arguments: [documentRow])
-        var changes: [Change] = []
+        var changes = try segments(of: document, documentRow: documentRow, in: db).changes.filter(isWanted)
         while let row = try rows.next() { changes.append(try ColumnDecoder.change(row[0], document: document)) }
         return changes.sorted { ($0.lamport, $0.id) < ($1.lamport, $1.id) }
     }
@@ -177,7 +196,9 @@ extension ChangeLogStore {
             var rows = try RawRows(
                 db.cachedStatement(sql: Self.changeBySeq),
                 arguments: [documentRow, deviceRow, Int64(id.seq)])
-            guard let row = try rows.next() else { return nil }
+            guard let row = try rows.next() else {
+                return try segments(of: document, documentRow: documentRow, in: db).change(id)
+            }
             return try decodedChange(try ColumnDecoder.changeHash(row[0]), document: document) { row[1] }
         }
     }
@@ -201,7 +222,7 @@ extension ChangeLogStore {
             guard try ColumnDecoder.changeHash(row[3]) == hash else { continue }
             return try decodedChange(hash, document: document) { row[4] }
         }
-        return nil
+        return try segments(of: document, documentRow: documentRow, in: db).change(hash)
     }
 
     /// The changes of a document (`?` its row) whose hash starts with a 64-bit key (`?`): device, seq, lamport,
@@ -236,7 +257,9 @@ extension ChangeLogStore {
             return exclusiveCache.listedDocuments().reduce(0) { $0 + Int($1.frontier.vector.changeCount) }
         }
         return try read("counting changes") { db in
-            try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM change")) ?? 0
+            try Int.fetchOne(
+                db.cachedStatement(
+                    sql: "SELECT (SELECT COUNT(*) FROM change) + (SELECT coalesce(sum(count), 0) FROM segment)")) ?? 0
         }
     }
 
@@ -249,6 +272,11 @@ extension ChangeLogStore {
                 arguments: [documentRow, deviceRow, Int64(seq)])
         }
         guard let row = try rows?.next() else {
+            if let folded = try segments(of: document, documentRow: documentRow, in: db).change(
+                ChangeID(device: device, seq: seq))
+            {
+                return folded
+            }
             throw StoreError(
                 .corrupt, "the frontier names change \(device)#\(seq) of document \(document), which is not in the log")
         }

@@ -50,6 +50,12 @@ public final class ChangeLogStore: Sendable {
     let decodedChanges = Mutex(DecodedValueCache<ChangeHash, Change>(byteLimit: 8 << 20))
     /// Checkpoint contents lately read, inflated and checked against their hash.
     let decodedContents = Mutex(DecodedValueCache<ContentHash, Data>(byteLimit: 8 << 20))
+    /// The decoded compact segments of the documents read most recently.
+    let segmentCache = SegmentCache()
+    /// When documents are folded into segments.
+    let foldPolicy = FoldPolicy.standard
+    /// The rows added per document since it was last folded.
+    let foldCounters = FoldCounters()
     /// Every document's frontier and every device's name, with exclusive access (see ``ExclusiveStoreCache``).
     let exclusiveCache: ExclusiveStoreCache?
     /// Handlers told of every local append (see ``observeAppends(_:)``).
@@ -311,11 +317,13 @@ public final class ChangeLogStore: Sendable {
         }
     }
 
-    /// Folds the write-ahead log into the database file and closes the store's connections, leaving one file.
-    /// Further calls fail.
+    /// Folds the documents' older changes into compact segments (see ``foldAll(minimum:)``), folds the write-ahead
+    /// log into the database file and closes the store's connections, leaving one file. Further calls fail.
     ///
     /// - Throws: ``StoreError``.
     public func close() throws(StoreError) {
+        // The history is left compact; a fold that fails leaves its rows as they were, and the store still closes.
+        try? foldAll()
         do {
             _ = try database.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
             try database.close()

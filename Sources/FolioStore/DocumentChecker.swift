@@ -50,6 +50,7 @@ struct DocumentChecker {
         let verifiedBefore = log.vector
         var vector = VersionVector()
         var added: [CausalNode] = []
+        let folded = try checkSegments(verifiedBefore: verifiedBefore, vector: &vector, added: &added, in: db)
         var rows = try RawRows(
             db.cachedStatement(
                 sql: "SELECT device, seq, lamport, hash, body, kind FROM change WHERE document = ? ORDER BY device, seq"
@@ -64,7 +65,7 @@ struct DocumentChecker {
                 continue
             }
             let id = ChangeID(device: device, seq: UInt64(seq))
-            let expectedSeq = previous?.device == deviceRow ? previous!.seq + 1 : 1
+            let expectedSeq = previous?.device == deviceRow ? previous!.seq + 1 : Int64(folded[device] ?? 0) + 1
             if seq != expectedSeq {
                 problem(id, "sequence numbers of \(device) jump from \(expectedSeq - 1) to \(seq)")
             }
@@ -115,6 +116,75 @@ struct DocumentChecker {
         }
         try checkFrontier(graph: log.graph, vector: vector, in: db)
         try checkPending(vector: vector, in: db)
+    }
+
+    /// Decodes every segment of the document again (which recomputes every hash from the canonical encodings it
+    /// rebuilds) and checks that they hold each device's changes from its first up to the seq the frontier says
+    /// they fold. Returns, per device, the highest seq they hold.
+    private mutating func checkSegments(
+        verifiedBefore: VersionVector, vector: inout VersionVector, added: inout [CausalNode], in db: Database
+    ) throws -> [DeviceID: UInt64] {
+        var decoded = DecodedSegments()
+        let range = ChangeLogStore.segmentRange(of: documentRow)
+        var rows = try RawRows(
+            db.cachedStatement(
+                sql: "SELECT id, count, bytes, lifecycle FROM segment WHERE id BETWEEN ? AND ? ORDER BY id"),
+            arguments: [range.lowerBound, range.upperBound])
+        while let row = try rows.next() {
+            let id: Int64 = row[0]
+            let changes: [Change]
+            do {
+                changes = try ChangeRunCodec.decode(row[2] as Data, document: document) {
+                    decoded.change($0).map(ChangeStamp.init)
+                }
+            } catch {
+                problem(nil, "segment \(id & 0xFFFF_FFFF) does not decode: \(error)")
+                continue
+            }
+            if changes.count != row[1] as Int {
+                problem(
+                    nil, "segment \(id & 0xFFFF_FFFF) holds \(changes.count) changes, not the \(row[1] as Int) recorded"
+                )
+            }
+            let lifecycle = changes.filter { if case .lifecycle = $0.kind { true } else { false } }
+            if (row[3] as Data) != ChangeLogStore.lifecycleCopies(of: lifecycle) {
+                problem(nil, "segment \(id & 0xFFFF_FFFF)'s copies of its lifecycle changes differ from what it holds")
+            }
+            decoded.append(segment: id, changes: changes)
+        }
+        var highest: [DeviceID: UInt64] = [:]
+        for change in decoded.changes.sorted(by: { $0.id < $1.id }) {
+            let expected = (highest[change.id.device] ?? 0) + 1
+            if change.id.seq != expected {
+                problem(
+                    change.id,
+                    "the segments' changes of \(change.id.device) jump from \(expected - 1) to \(change.id.seq)")
+            }
+            highest[change.id.device] = change.id.seq
+            vector.include(change.id)
+        }
+        var marks: [DeviceID: UInt64] = [:]
+        var statement = try RawRows(
+            db.cachedStatement(sql: "SELECT device, folded FROM frontier WHERE document = ? AND folded > 0"),
+            arguments: [documentRow])
+        while let row = try statement.next() {
+            guard let device = deviceOf(row[0]) else { continue }
+            marks[device] = UInt64(max(row[1] as Int64, 0))
+        }
+        if marks != highest {
+            problem(
+                nil,
+                "the frontier says segments hold \(marks.sorted { $0.key < $1.key }.map { "\($0.key)#\($0.value)" }), they hold \(highest.sorted { $0.key < $1.key }.map { "\($0.key)#\($0.value)" })"
+            )
+        }
+        for change in decoded.changes where !verifiedBefore.contains(change.id) {
+            changes += 1
+            if case .lifecycle = change.kind { log.lifecycle.insert(change.hash) }
+            let node = CausalNode(change)
+            log.graph.insert(node)
+            added.append(node)
+        }
+        return highest
     }
 
     private mutating func checkFrontier(graph: CausalGraph, vector: VersionVector, in db: Database) throws {

@@ -143,6 +143,7 @@ struct Ingestion {
         // The statement the store's lookups by seq use (one fewer to prepare per connection); the body is left unread.
         let stored = try Data.fetchOne(
             db.cachedStatement(sql: ChangeLogStore.changeBySeq), arguments: [documentRow, deviceRow, Int64(id.seq)])
-        return stored.flatMap { try? ColumnDecoder.changeHash($0) }
+        if let stored { return try? ColumnDecoder.changeHash(stored) }
+        return try store.segments(of: document, documentRow: documentRow, in: db).change(id)?.hash
     }
 }

@@ -177,6 +177,32 @@ enum StoreSchema {
                     BEGIN UPDATE pending_total SET unvouched_bytes = unvouched_bytes - old.size WHERE id = 0; END;
                     """)
         }
+        migrator.registerMigration("v7 compact segments") { db in
+            try db.execute(
+                sql: """
+                    -- Older changes folded into immutable compact runs (`ChangeRunCodec`, docs/compact-history.md). A
+                    -- segment's id is its document's row in the high 32 bits and its number in the low ones, so that a
+                    -- document's segments are one range of the key. `count` is how many changes it holds; `lifecycle`
+                    -- copies the canonical encodings of its lifecycle changes, which are read without the rest.
+                    CREATE TABLE segment (
+                        id INTEGER PRIMARY KEY,
+                        count INTEGER NOT NULL,
+                        lifecycle BLOB NOT NULL,
+                        bytes BLOB NOT NULL
+                    );
+
+                    -- Per document and device, the highest seq that segments hold: rows at or below it are folded, and
+                    -- only those may leave the change table.
+                    ALTER TABLE frontier ADD COLUMN folded INTEGER NOT NULL DEFAULT 0;
+                    DROP TRIGGER change_is_append_only_on_delete;
+                    CREATE TRIGGER change_is_append_only_on_delete BEFORE DELETE ON change
+                    WHEN old.seq > coalesce(
+                        (SELECT folded FROM frontier WHERE document = old.document AND device = old.device), 0)
+                    BEGIN
+                        SELECT RAISE(ABORT, 'the change log is append-only: a change leaves its row only for a segment');
+                    END;
+                    """)
+        }
         return migrator
     }
 
@@ -301,12 +327,22 @@ enum StoreSchema {
         return change.vector.entries.map { ($0.device.uuid.data, Int64($0.seq)) }
     }
 
+    /// The page size of new stores.
+    static let pageSize = 1024
+
     /// The bytes of a new store's file, every migration applied and in WAL mode, made once per process in memory:
     /// a new store starts as a copy of them rather than running its migrations (which costs more than the copy).
     /// `nil` if SQLite cannot serialize a database, in which case new stores migrate from scratch.
     static let pristineImage: Data? = {
         _ = ChangeLogStore.sqliteSettings
-        guard let queue = try? DatabaseQueue(), (try? migrator.migrate(queue)) != nil else { return nil }
+        // Small pages, so that a small document's store is small (every table and index takes a page at least), and
+        // free pages given back to the file system when a fold empties them.
+        guard let queue = try? DatabaseQueue(),
+            (try? queue.writeWithoutTransaction({ db in
+                try db.execute(sql: "PRAGMA page_size = \(pageSize); PRAGMA auto_vacuum = INCREMENTAL")
+            })) != nil,
+            (try? migrator.migrate(queue)) != nil
+        else { return nil }
         return queue.inDatabase { db -> Data? in
             var size: sqlite3_int64 = 0
             guard let bytes = sqlite3_serialize(db.sqliteConnection, "main", &size, 0) else { return nil }

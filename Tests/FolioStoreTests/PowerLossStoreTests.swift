@@ -24,6 +24,7 @@ import Testing
             (PowerLossWorkload.appends, StoreAccess.exclusive), (.appends, .shared),
             (.ingests, .exclusive), (.ingests, .shared),
             (.creation, .exclusive), (.creation, .shared),
+            (.folds, .exclusive), (.folds, .shared),
         ], [Durability.full, .normal])
     func everyCrashPointRecoversACommittedPrefix(_ shape: (PowerLossWorkload, StoreAccess), durability: Durability)
         throws
@@ -94,6 +95,9 @@ enum PowerLossWorkload: String, CustomStringConvertible, CaseIterable {
     /// A store made where there was none (its first image written beside SQLite), then appends, a close, a reopen
     /// and an append.
     case creation
+    /// Appends folded into a segment keeping a tail, more appends, a fold that rewrites the segment with them, a
+    /// close (which folds what is left), a reopen and an append made on the folded log.
+    case folds
 
     var description: String { rawValue }
 
@@ -152,6 +156,23 @@ enum PowerLossWorkload: String, CustomStringConvertible, CaseIterable {
                 ingest(["a4", "c3"]),
                 closeAndReopen,
                 ingest(["b3"]),
+            ]
+        case .folds:
+            func fold(keeping tail: Int) -> Step {
+                Step(name: "fold keeping \(tail)") { store, _ in _ = try store!.fold(document, keepingNewest: tail) }
+            }
+            return [
+                Step(name: "append a batch of 30") { store, _ in
+                    _ = try store!.append((1...30).map { Fixtures.edit("batch \($0)") }, to: document)
+                },
+                append("elsewhere", to: other),
+                fold(keeping: 5),
+                Step(name: "append a batch of 20") { store, _ in
+                    _ = try store!.append((1...20).map { Fixtures.edit("more \($0)") }, to: document)
+                },
+                fold(keeping: 0),
+                closeAndReopen,
+                append("after reopening", to: document),
             ]
         case .creation:
             return [

@@ -1,0 +1,208 @@
+import FolioCore
+import Foundation
+import GRDB
+import Synchronization
+
+/// When a store folds a document's older changes into a compact segment (see `docs/compact-history.md`).
+public struct FoldPolicy: Hashable, Sendable {
+    /// A document is folded once this many of its changes are rows.
+    public var threshold: Int
+    /// How many of the newest changes stay rows when a document is folded while the store is open.
+    public var tail: Int
+    /// A document's last segment is rewritten with the changes folded after it while it holds fewer changes than
+    /// this, so that folding at every close does not leave a trail of small segments.
+    public var segmentTarget: Int
+
+    /// Creates a policy.
+    public init(threshold: Int = 2_048, tail: Int = 128, segmentTarget: Int = 16_384) {
+        self.threshold = max(threshold, 1)
+        self.tail = max(tail, 0)
+        self.segmentTarget = max(segmentTarget, 1)
+    }
+
+    /// The policy of every store: fold at 2,048 rows, keeping the newest 128; grow a segment to 16,384 changes.
+    public static let standard = FoldPolicy()
+}
+
+/// How many changes each document has had added as rows since the store last folded it (or opened), so that a fold
+/// is considered only when it may be due.
+final class FoldCounters: Sendable {
+    private let added = Mutex<[Int64: Int]>([:])
+
+    /// Adds `count` to the document's count and returns the new count.
+    func add(_ count: Int, to documentRow: Int64) -> Int {
+        added.withLock { counts in
+            counts[documentRow, default: 0] += count
+            return counts[documentRow]!
+        }
+    }
+
+    func reset(_ documentRow: Int64) {
+        _ = added.withLock { $0.removeValue(forKey: documentRow) }
+    }
+}
+
+extension ChangeLogStore {
+    /// Folds the documents that `count` more rows may have made due, each in a transaction of its own, after the
+    /// transaction that added the rows. Folding is upkeep: a fold that fails (the database is busy or full) leaves
+    /// the rows as they were, to be folded later, and the caller's committed work stands.
+    func foldIfDue(_ added: [(documentRow: Int64, document: DocumentID, count: Int)]) {
+        for entry in added where foldCounters.add(entry.count, to: entry.documentRow) >= foldPolicy.threshold {
+            _ = try? fold(entry.document, keepingNewest: foldPolicy.tail)
+        }
+    }
+
+    /// Folds every document's rows into segments, but for documents with fewer than `minimum` rows: what closing
+    /// the store does, so that the file it leaves holds the history compact.
+    ///
+    /// - Throws: ``StoreError``.
+    public func foldAll(minimum: Int = 16) throws(StoreError) {
+        let documents = try read("listing the documents with rows") { db in
+            try Row.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT d.uuid, count(*) FROM change c JOIN document d ON d.id = c.document
+                        GROUP BY c.document ORDER BY c.document
+                        """)
+            ).map { (DocumentID(try ColumnDecoder.uuid($0[0])), $0[1] as Int) }
+        }
+        for (document, rows) in documents where rows >= minimum {
+            try fold(document, keepingNewest: 0, minimum: minimum)
+        }
+    }
+
+    /// Folds `document`'s older changes into a segment, in one transaction, keeping the newest `tail` as rows; does
+    /// nothing when fewer than `minimum` rows would be folded. The segment is decoded again and every recomputed
+    /// hash compared with the rows' before the rows are deleted; then the file gives back the pages they took.
+    ///
+    /// - Returns: how many changes were folded.
+    /// - Throws: ``StoreError``; `corrupt` when the segment does not give back the very changes it folds (nothing is
+    ///   changed then).
+    @discardableResult
+    public func fold(_ document: DocumentID, keepingNewest tail: Int = 0, minimum: Int = 1) throws(StoreError) -> Int {
+        let folded = try write("folding the older changes of document \(document)") { db -> Int in
+            guard let documentRow = try rowID(of: document, in: db) else { return 0 }
+            foldCounters.reset(documentRow)
+            var rows: [Change] = []
+            var statement = try RawRows(
+                db.cachedStatement(sql: "SELECT body FROM change WHERE document = ?"), arguments: [documentRow])
+            while let row = try statement.next() { rows.append(try ColumnDecoder.change(row[0], document: document)) }
+            // Parents have lower lamport timestamps (the log checks it), so a prefix of this order holds the parents
+            // of every change it holds: the folded changes are closed under "made on".
+            rows.sort { ($0.lamport, $0.id) < ($1.lamport, $1.id) }
+            // Heads stay rows, so that what opening and appending read first is read without a segment. A head has
+            // nothing made on it, so leaving it out keeps the folded changes closed under "made on".
+            let heads = Set(try self.frontier(of: documentRow, in: db).headHashes)
+            let count = rows.count - max(tail, 0)
+            let folding = rows.prefix(max(count, 0)).filter { !heads.contains($0.hash) }
+            guard !folding.isEmpty, folding.count >= minimum else { return 0 }
+
+            let segments = try self.segments(of: document, documentRow: documentRow, in: db)
+            var earlier = segments
+            var run = folding
+            var replaced: Int64?
+            if let last = segments.ids.last, let lastCount = segments.counts.last,
+                lastCount < foldPolicy.segmentTarget
+            {
+                replaced = last
+                earlier = segments.droppingLast()
+                run = Array(segments.changes.suffix(lastCount)) + folding
+            }
+            let bytes: [UInt8]
+            do {
+                bytes = try ChangeRunCodec.encode(run, of: document) { segments.change($0).map(ChangeStamp.init) }
+            } catch {
+                throw StoreError(.corrupt, "the changes of document \(document) cannot be folded: \(error)")
+            }
+            let number = (segments.ids.last.map { $0 & 0xFFFF_FFFF } ?? 0) + 1
+            let id = Self.segmentRange(of: documentRow).lowerBound | number
+            guard number <= 0xFFFF_FFFF else {
+                throw StoreError(.corrupt, "document \(document) has used up its segment numbers")
+            }
+            let rebuilt = try decodeSegment(Data(bytes), id: id, of: document, after: earlier)
+            guard rebuilt.map(\.hash) == run.map(\.hash) else {
+                throw StoreError(
+                    .corrupt,
+                    "the segment folding \(run.count) changes of document \(document) does not give them back exactly; nothing was folded"
+                )
+            }
+
+            if let replaced {
+                try db.cachedStatement(sql: "DELETE FROM segment WHERE id = ?").execute(arguments: [replaced])
+            }
+            try db.cachedStatement(sql: "INSERT INTO segment (id, count, bytes, lifecycle) VALUES (?, ?, ?, ?)")
+                .execute(arguments: [id, run.count, Data(bytes), Self.lifecycleCopies(of: run)])
+            var highest: [DeviceID: UInt64] = [:]
+            for change in folding { highest[change.id.device] = max(highest[change.id.device] ?? 0, change.id.seq) }
+            let mark = try db.cachedStatement(sql: "UPDATE frontier SET folded = ? WHERE document = ? AND device = ?")
+            let delete = try db.cachedStatement(
+                sql: "DELETE FROM change WHERE document = ? AND device = ? AND seq <= ?")
+            for device in highest.keys.sorted() {
+                guard let deviceRow = try rowID(of: device, in: db) else {
+                    throw StoreError(.corrupt, "a folded change names device \(device), which has no row")
+                }
+                try mark.execute(arguments: [Int64(highest[device]!), documentRow, deviceRow])
+                try delete.execute(arguments: [documentRow, deviceRow, Int64(highest[device]!)])
+                guard db.changesCount == folding.count(where: { $0.id.device == device }) else {
+                    throw StoreError(
+                        .corrupt, "the rows of device \(device) in document \(document) are not the changes folded")
+                }
+            }
+            var decoded = earlier
+            decoded.append(segment: id, changes: rebuilt)
+            let installed = decoded
+            db.afterNextTransaction(
+                onCommit: { _ in self.segmentCache.remember(installed, of: documentRow) },
+                onRollback: { _ in self.segmentCache.forget(documentRow) })
+            return folding.count
+        }
+        if folded > 0 { try giveBackFreePages() }
+        return folded
+    }
+
+    /// The canonical encodings of the lifecycle changes among `changes` (a varint count, then each length-prefixed):
+    /// kept beside a segment so that the few lifecycle changes, which a library reads for every document it lists,
+    /// are read without decoding the segment.
+    static func lifecycleCopies(of changes: [Change]) -> Data {
+        let lifecycle = changes.filter { if case .lifecycle = $0.kind { true } else { false } }
+        var writer = BinaryWriter(capacity: 16 + lifecycle.count * 96)
+        writer.write(varint: UInt64(lifecycle.count))
+        for change in lifecycle { writer.write(lengthPrefixed: change.encoded()) }
+        return Data(writer.bytes)
+    }
+
+    /// The lifecycle changes of `document` (row `documentRow`) its segments keep copies of, decoded (which
+    /// recomputes their hashes).
+    func foldedLifecycle(of document: DocumentID, documentRow: Int64, in db: Database) throws -> [Change] {
+        let range = Self.segmentRange(of: documentRow)
+        var rows = try RawRows(
+            db.cachedStatement(sql: "SELECT lifecycle FROM segment WHERE id BETWEEN ? AND ? ORDER BY id"),
+            arguments: [range.lowerBound, range.upperBound])
+        var changes: [Change] = []
+        while let row = try rows.next() {
+            let copies: Data = row[0]
+            do {
+                try BinaryReader.readingWhole(copies, "a segment's lifecycle changes") { reader throws(CodecError) in
+                    let count = try reader.nextCount(
+                        "their number", elementSize: 1, limit: ChangeRunCodec.Limits.changes)
+                    for _ in 0..<count {
+                        let body = try reader.nextLengthPrefixed("a lifecycle change", limit: 1 << 20)
+                        changes.append(try Change(checking: body, document: document))
+                    }
+                }
+            } catch {
+                throw StoreError(.corrupt, "a segment's copies of lifecycle changes do not decode: \(error)")
+            }
+        }
+        return changes
+    }
+
+    /// Hands the file's free pages back to the file system (the store's file is made with incremental vacuum).
+    private func giveBackFreePages() throws(StoreError) {
+        do {
+            try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA incremental_vacuum") }
+        } catch {
+            throw StoreError.translating(error, while: "giving the free pages of \(url.path) back")
+        }
+    }
+}

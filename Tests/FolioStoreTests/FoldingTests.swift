@@ -1,0 +1,168 @@
+import FolioCore
+import FolioStore
+import FolioTesting
+import Foundation
+import Testing
+
+/// Older changes folded into compact segments read back exactly as the rows they replace: by vector, identity and
+/// hash, by kind, as heads; `verify` re-hashes them; a damaged segment is found; rows leave the change table only
+/// for a segment.
+@Suite struct FoldingTests {
+    let directory: TemporaryDirectory
+    let history: SampleHistory
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        history = try SampleHistory.make(in: directory)
+    }
+
+    /// A store with the sample history and `extra` more local edits, then a lifecycle change and a resolution.
+    private func store(_ name: String = "Reader", extra: Int = 40, access: StoreAccess = .shared) throws
+        -> ChangeLogStore
+    {
+        let store = try directory.openStore(name + ".sqlite", as: .named(name), access: access)
+        try store.ingest(trusting: history.changes)
+        try store.append(.lifecycle(.rename(to: "Renamed")), to: history.document)
+        _ = try store.append((0..<extra).map { Fixtures.edit("edit \($0)") }, to: history.document)
+        let other = try directory.openStore("Other.sqlite", as: .named("Other"))
+        try store.sync(history.document, to: other)
+        let theirs = try other.append(Fixtures.edit("theirs"), to: history.document)
+        let ours = try store.append(Fixtures.edit("ours"), to: history.document)
+        try store.ingest(trusting: [theirs])
+        try store.append(
+            .resolution(Resolution(strategy: .merge, chosen: [theirs.hash, ours.hash], discarded: [])),
+            to: history.document)
+        try other.close()
+        return store
+    }
+
+    private struct Snapshot: Equatable {
+        var changes: [Change]
+        var heads: [ChangeHash]
+        var lifecycle: [ChangeHash]
+        var resolutions: [ChangeHash]
+        var count: Int
+        var vector: VersionVector
+
+        init(_ store: ChangeLogStore, _ document: DocumentID) throws {
+            changes = try store.changes(of: document)
+            heads = try store.heads(of: document).map(\.hash)
+            lifecycle = try store.lifecycleChanges(of: document).map(\.hash)
+            resolutions = try store.resolutionChanges(of: document).map(\.hash)
+            count = try store.changeCount()
+            vector = try store.vector(of: document)
+        }
+    }
+
+    @Test(arguments: [StoreAccess.shared, .exclusive])
+    func foldedChangesReadBackExactly(access: StoreAccess) throws {
+        let store = try store(access: access)
+        let document = history.document
+        let before = try Snapshot(store, document)
+        #expect(before.lifecycle.count == 1 && before.resolutions.count == 1)
+
+        #expect(try store.fold(document, keepingNewest: 10) == before.changes.count - 10)
+        #expect(try Snapshot(store, document) == before)
+        for change in before.changes {
+            #expect(try store.change(change.id, of: document) == change)
+            #expect(try store.change(change.hash, of: document) == change)
+        }
+        let middle = before.changes[before.changes.count / 2].vector
+        #expect(try store.changes(of: document, since: middle) == before.changes.filter { !middle.contains($0.id) })
+        #expect(try store.verify().isSound)
+
+        // The rest but the head, into the same segment (it is below the target size), then a reopen.
+        #expect(try store.fold(document) == 9)
+        #expect(try Snapshot(store, document) == before)
+        try store.close()
+        let reopened = try directory.openStore("Reader.sqlite", as: .named("Reader"), access: access)
+        #expect(try Snapshot(reopened, document) == before)
+        #expect(try reopened.verify().isSound)
+
+        // New changes are made on folded ones, and a peer receives them all.
+        let next = try reopened.append(Fixtures.edit("after the fold"), to: document)
+        #expect(next.parents == before.heads)
+        let peer = try directory.openStore("Peer.sqlite", as: .named("Peer"))
+        try reopened.sync(document, to: peer)
+        #expect(try peer.changes(of: document) == before.changes + [next])
+        try reopened.close()
+        try peer.close()
+        // One segment, rewritten by the second fold; the head and the change made after it stay rows.
+        let segments = try SQLiteShell.run("SELECT count(*), sum(count) FROM segment", on: reopened.url)
+        #expect(segments.output.trimmingCharacters(in: .whitespacesAndNewlines) == "1|\(before.changes.count - 1)")
+    }
+
+    @Test func aDuplicateOfAFoldedChangeIsRecognisedAndAReusedIdentityCaught() throws {
+        let store = try store()
+        let document = history.document
+        try store.fold(document)
+        let folded = try #require(try store.changes(of: document).first)
+        let result = try store.ingest(trusting: [folded])
+        #expect(result.duplicates == 1 && result.applied.isEmpty)
+        let impostor = Change(
+            document: document, id: folded.id, parents: folded.parents, vector: folded.vector,
+            lamport: folded.lamport, wallTime: Timestamp(millisecondsSince1970: 1), kind: Fixtures.edit("impostor"))
+        #expect(throws: StoreError.self) { try store.ingest(trusting: [impostor]) }
+        try store.close()
+    }
+
+    @Test func closingFoldsTheHistoryAndTheFileShrinks() throws {
+        let store = try store(extra: 2_000)
+        let document = history.document
+        let before = try Snapshot(store, document)
+        try store.close()
+        let reopened = try directory.openStore("Reader.sqlite", as: .named("Reader"))
+        #expect(try Snapshot(reopened, document) == before)
+        // Only the head stays a row.
+        let rows = try SQLiteShell.run("SELECT count(*) FROM change", on: reopened.url)
+        #expect(rows.output.trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+        // About 2,000 edits: a few bytes each in a segment, where rows took a couple of hundred.
+        let size = try reopened.byteSize()
+        #expect(size < 96 * 1024, "the folded store takes \(size) bytes")
+        try reopened.close()
+    }
+
+    @Test func appendsPastTheThresholdAreFoldedAsTheyGo() throws {
+        let store = try directory.openStore("Writer.sqlite", as: .named("Writer"))
+        let document = history.document
+        for batch in 0..<30 {
+            _ = try store.append((0..<100).map { Fixtures.edit("b\(batch) e\($0)") }, to: document)
+        }
+        let rows = try SQLiteShell.run("SELECT count(*) FROM change", on: store.url)
+        let count = Int(rows.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        #expect(count >= 0 && count < FoldPolicy.standard.threshold + 100, "\(count) rows stay")
+        #expect(try store.changeCount() == 3_000)
+        #expect(try store.verify().isSound)
+        try store.close()
+    }
+
+    @Test func aDamagedSegmentIsFoundAndNothingReadsAsIfItWereSound() throws {
+        let store = try store()
+        let document = history.document
+        try store.fold(document)
+        try store.close()
+        let url = directory.file("Reader.sqlite")
+        // One byte of the deflated columns, near the end, flipped.
+        try SQLiteShell.run(
+            "UPDATE segment SET bytes = substr(bytes, 1, length(bytes) - 8) || x'FF' || substr(bytes, length(bytes) - 6)",
+            on: url)
+        let damaged = try directory.openStore("Reader.sqlite", as: .named("Reader"), checked: false)
+        let report = try damaged.verify()
+        #expect(!report.isSound)
+        #expect(report.problems.contains { $0.message.contains("segment") })
+        #expect(throws: StoreError.self) { _ = try damaged.changes(of: document) }
+        try damaged.close()
+    }
+
+    @Test func aRowLeavesTheChangeTableOnlyForASegment() throws {
+        // Fewer rows than closing folds.
+        let store = try store(extra: 0)
+        let document = history.document
+        let first = try #require(try store.changes(of: document).first)
+        try store.close()
+        let url = directory.file("Reader.sqlite")
+        let refused = try SQLiteShell.run("DELETE FROM change WHERE seq = \(first.id.seq)", on: url)
+        #expect(!refused.succeeded)
+        #expect(refused.errors.contains("append-only"))
+    }
+}
