@@ -326,6 +326,10 @@ public final class ChangeLogStore: Sendable {
         try? foldAll()
         do {
             _ = try database.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+            // A pool closes its writer before its readers, and a read-only connection that closes last leaves the
+            // write-ahead log and its shared-memory index behind: the readers are closed first, so that the writer,
+            // closing last, removes both.
+            (database as? DatabasePool)?.releaseMemory()
             try database.close()
         } catch {
             throw StoreError.translating(error, while: "closing \(url.path)")

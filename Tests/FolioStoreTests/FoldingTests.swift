@@ -111,6 +111,10 @@ import Testing
         let document = history.document
         let before = try Snapshot(store, document)
         try store.close()
+        // Closing leaves one file: no write-ahead log, no shared-memory index.
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
+            .filter { $0.hasPrefix("Reader.sqlite") }.sorted()
+        #expect(files == ["Reader.sqlite"])
         let reopened = try directory.openStore("Reader.sqlite", as: .named("Reader"))
         #expect(try Snapshot(reopened, document) == before)
         // Only the head stays a row.
