@@ -4,24 +4,24 @@ import GRDB
 import Synchronization
 
 /// When a store folds a document's older changes into a compact segment (see `docs/compact-history.md`).
-public struct FoldPolicy: Hashable, Sendable {
+package struct FoldPolicy: Hashable, Sendable {
     /// A document is folded once this many of its changes are rows.
-    public var threshold: Int
+    package var threshold: Int
     /// How many of the newest changes stay rows when a document is folded while the store is open.
-    public var tail: Int
+    package var tail: Int
     /// A document's last segment is rewritten with the changes folded after it while it holds fewer changes than
     /// this, so that folding at every close does not leave a trail of small segments.
-    public var segmentTarget: Int
+    package var segmentTarget: Int
 
     /// Creates a policy.
-    public init(threshold: Int = 2_048, tail: Int = 128, segmentTarget: Int = 16_384) {
+    package init(threshold: Int = 2_048, tail: Int = 128, segmentTarget: Int = 16_384) {
         self.threshold = max(threshold, 1)
         self.tail = max(tail, 0)
         self.segmentTarget = max(segmentTarget, 1)
     }
 
     /// The policy of every store: fold at 2,048 rows, keeping the newest 128; grow a segment to 16,384 changes.
-    public static let standard = FoldPolicy()
+    package static let standard = FoldPolicy()
 }
 
 /// How many changes each document has had added as rows since the store last folded it (or opened), so that a fold
@@ -52,23 +52,25 @@ extension ChangeLogStore {
         }
     }
 
-    /// Folds every document's rows into segments, but for documents with fewer than `minimum` rows: what closing
-    /// the store does, so that the file it leaves holds the history compact.
+    /// Folds every document's rows into segments but its heads, for documents with at least `minimum` rows or at
+    /// least `minimumBytes` of them, then gives the file's free pages back: what closing the store does, so that the
+    /// file it leaves holds the history compact.
     ///
     /// - Throws: ``StoreError``.
-    public func foldAll(minimum: Int = 16) throws(StoreError) {
+    public func foldAll(minimum: Int = 16, minimumBytes: Int = 8 << 10) throws(StoreError) {
         let documents = try read("listing the documents with rows") { db in
             try Row.fetchAll(
                 db.cachedStatement(
                     sql: """
-                        SELECT d.uuid, count(*) FROM change c JOIN document d ON d.id = c.document
+                        SELECT d.uuid, count(*), sum(length(c.body)) FROM change c JOIN document d ON d.id = c.document
                         GROUP BY c.document ORDER BY c.document
                         """)
-            ).map { (DocumentID(try ColumnDecoder.uuid($0[0])), $0[1] as Int) }
+            ).map { (DocumentID(try ColumnDecoder.uuid($0[0])), $0[1] as Int, $0[2] as Int) }
         }
-        for (document, rows) in documents where rows >= minimum {
-            try fold(document, keepingNewest: 0, minimum: minimum)
+        for (document, rows, bytes) in documents where rows >= minimum || bytes >= minimumBytes {
+            try fold(document, keepingNewest: 0)
         }
+        try giveBackFreePages()
     }
 
     /// Folds `document`'s older changes into a segment, in one transaction, keeping the newest `tail` as rows; does
@@ -197,7 +199,8 @@ extension ChangeLogStore {
         return changes
     }
 
-    /// Hands the file's free pages back to the file system (the store's file is made with incremental vacuum).
+    /// Hands the file's free pages back to the file system (the store's file is made with incremental vacuum; in
+    /// a file made without it, this does nothing).
     private func giveBackFreePages() throws(StoreError) {
         do {
             try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA incremental_vacuum") }

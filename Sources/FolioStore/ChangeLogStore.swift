@@ -317,7 +317,7 @@ public final class ChangeLogStore: Sendable {
         }
     }
 
-    /// Folds the documents' older changes into compact segments (see ``foldAll(minimum:)``), folds the write-ahead
+    /// Folds the documents' older changes into compact segments (see ``foldAll(minimum:minimumBytes:)``), folds the write-ahead
     /// log into the database file and closes the store's connections, leaving one file. Further calls fail.
     ///
     /// - Throws: ``StoreError``.

@@ -43,12 +43,12 @@ import Testing
                 #expect(try store.change(change.hash, of: Fixtures.document)?.kind == change.kind)
             }
         }
-        try store.close()
-        // Text is kept deflated (at least 1 KiB of it, and to well under half: the halves share a dictionary), random
-        // bytes as they are.
+        // In a row, text is kept deflated (at least 1 KiB of it, and to well under half: the halves share a
+        // dictionary), random bytes as they are. (Closing then folds them into a segment, read back below.)
         let stored = try SQLiteShell.run(
             "SELECT seq, length(body), hex(substr(body, 1, 1)) FROM change ORDER BY seq", on: directory.file("A.sqlite")
         )
+        try store.close()
         let rows = stored.output.split(separator: "\n").map { $0.split(separator: "|").map(String.init) }
         #expect(rows.count == 3, "\(stored)")
         for row in rows where row.count == 3 {

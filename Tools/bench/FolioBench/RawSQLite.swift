@@ -1,3 +1,4 @@
+import FolioCore
 import Foundation
 import GRDBSQLite
 
@@ -74,7 +75,14 @@ final class RawSQLite {
         }
         return [
             ("  database pages", "\(try integer("PRAGMA page_count")) x \(try integer("PRAGMA page_size")) bytes"),
-            ("  change bodies bytes", "\(try integer("SELECT COALESCE(SUM(length(body)), 0) FROM change"))"),
+            (
+                "  change rows (the tail)",
+                "\(try integer("SELECT COUNT(*) FROM change")), \(try integer("SELECT COALESCE(SUM(length(body)), 0) FROM change")) bytes of bodies"
+            ),
+            (
+                "  segments (folded changes)",
+                "\(try integer("SELECT COUNT(*) FROM segment")), \(try integer("SELECT COALESCE(SUM(count), 0) FROM segment")) changes in \(try integer("SELECT COALESCE(SUM(length(bytes)), 0) FROM segment")) bytes"
+            ),
             ("  blob bytes (checkpoints)", "\(try integer("SELECT COALESCE(SUM(length(bytes)), 0) FROM blob"))"),
             (
                 "  local state bytes (undo…)",
@@ -84,8 +92,61 @@ final class RawSQLite {
         ]
     }
 
-    /// Every row of the change table, in key order.
+    /// The row of the change table each logged change has or had before it was folded into a segment, in key
+    /// order: the rows a store that never folds would hold (the baseline of append, ingest and serve).
     func changeRows() throws -> [ChangeRow] {
+        (try tableRows() + foldedRows()).sorted { ($0.document, $0.device, $0.seq) < ($1.document, $1.device, $1.seq) }
+    }
+
+    /// The rows the folded changes had: each segment decoded (after the segments before it) and its changes written
+    /// back as rows, with their canonical encodings as bodies.
+    private func foldedRows() throws -> [ChangeRow] {
+        var devices: [DeviceID: Int64] = [:]
+        var documents: [Int64: DocumentID] = [:]
+        try each("SELECT id, uuid FROM device") { devices[DeviceID(UUIDBytes(Data($1)))] = $0 }
+        try each("SELECT id, uuid FROM document") { documents[$0] = DocumentID(UUIDBytes(Data($1))) }
+        var earlier: [Int64: [ChangeID: ChangeStamp]] = [:]
+        var rows: [ChangeRow] = []
+        var failure: (any Error)?
+        try each("SELECT id, bytes FROM segment ORDER BY id") { id, bytes in
+            let documentRow = id >> 32
+            guard failure == nil, let document = documents[documentRow] else { return }
+            do {
+                let changes = try ChangeRunCodec.decode(bytes, document: document) { earlier[documentRow]?[$0] }
+                for change in changes {
+                    earlier[documentRow, default: [:]][change.id] = ChangeStamp(change)
+                    rows.append(
+                        ChangeRow(
+                            document: documentRow, device: devices[change.id.device] ?? 0, seq: Int64(change.id.seq),
+                            lamport: Int64(change.lamport), kind: Int64(change.kind.tag),
+                            hashKey: change.hash.prefix64, hash: Array(change.hash.data), body: change.encoded()))
+                }
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+        return rows
+    }
+
+    /// Runs `sql` and calls `body` with each row's first column as an integer and its second as bytes.
+    private func each(_ sql: String, _ body: (Int64, [UInt8]) throws -> Void) throws {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else {
+            throw RawSQLiteError(message: String(cString: sqlite3_errmsg(db)))
+        }
+        defer { sqlite3_finalize(statement) }
+        while sqlite3_step(statement) == SQLITE_ROW {
+            let count = Int(sqlite3_column_bytes(statement, 1))
+            let bytes =
+                count > 0
+                ? Array(UnsafeRawBufferPointer(start: sqlite3_column_blob(statement, 1), count: count)) : []
+            try body(sqlite3_column_int64(statement, 0), bytes)
+        }
+    }
+
+    /// Every row of the change table, in key order.
+    private func tableRows() throws -> [ChangeRow] {
         var statement: OpaquePointer?
         let sql =
             "SELECT document, device, seq, lamport, kind, hash_key, hash, body FROM change ORDER BY document, device, seq"
