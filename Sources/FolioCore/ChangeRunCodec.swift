@@ -15,6 +15,14 @@ package struct ChangeStamp: Sendable, Equatable {
     /// Its vector.
     package var vector: VersionVector
 
+    /// A stamp of the given fields.
+    package init(id: ChangeID, hash: ChangeHash, lamport: UInt64, vector: VersionVector) {
+        self.id = id
+        self.hash = hash
+        self.lamport = lamport
+        self.vector = vector
+    }
+
     /// The stamp of `change`.
     package init(_ change: Change) {
         id = change.id
@@ -42,6 +50,8 @@ package struct ChangeStamp: Sendable, Equatable {
 /// u8       format (1)
 /// varint   change count (at least 1)
 /// varint   device count, then 16 B per device, each once
+/// varint   outside stamp count, then per stamp: varint device index, varint seq, 32 B hash, varint lamport,
+///          varint vector entry count, (varint device index, varint seq) per entry
 /// varint   the length of the columns, then the columns as one zlib stream, each column a varint length and bytes:
 ///   device       varint index into the device table, per change
 ///   seq          varint seq − (the device's previous seq in the run, or 0) − 1, per change
@@ -54,6 +64,10 @@ package struct ChangeStamp: Sendable, Equatable {
 ///   op lengths, operations, other kinds, resolutions, text edits, text tags, text positions, text lengths, text
 ///                see `ChangeRunCodec+Kinds.swift`
 /// ```
+///
+/// The outside stamps, when a run carries them (the store's segments do; see ``encode(_:of:embeddingOutside:outside:)``),
+/// are those of the changes outside the run it names, so that it decodes without the changes before it; a reader's
+/// own `outside` lookup is asked first.
 ///
 /// A reference is a varint device index and a varint `r`: when `r` is even, the seq is the device's latest seq so far
 /// in the run minus `r / 2`; when odd, the seq is `(r − 1) / 2`.
@@ -85,7 +99,8 @@ package enum ChangeRunCodec {
     /// - Throws: ``CodecError`` (`invalidValue`) when the run is empty, a change belongs to another document, or a
     ///   parent is neither earlier in the run nor found by `outside`.
     package static func encode(
-        _ changes: [Change], of document: DocumentID, outside: (ChangeHash) -> ChangeStamp?
+        _ changes: [Change], of document: DocumentID, embeddingOutside: Bool = false,
+        outside: (ChangeHash) -> ChangeStamp?
     ) throws(CodecError) -> [UInt8] {
         guard !changes.isEmpty else { throw CodecError(.invalidValue, "a run holds at least one change", at: 0) }
         var encoder = RunEncoder(capacity: changes.count)
@@ -97,7 +112,22 @@ package enum ChangeRunCodec {
         }
         var payload = BinaryWriter(capacity: encoder.columns.reduce(16) { $0 + $1.bytes.count + 5 })
         for column in encoder.columns { payload.write(lengthPrefixed: column.bytes) }
-        var output = BinaryWriter(capacity: 64 + encoder.devices.ids.count * 16)
+        // The outside stamps, in identity order; their devices join the table before it is written.
+        let embedded = embeddingOutside ? encoder.usedOutside.values.sorted { $0.id < $1.id } : []
+        var stamps = BinaryWriter(capacity: embedded.count * 48)
+        stamps.write(varint: UInt64(embedded.count))
+        for stamp in embedded {
+            stamps.write(varint: UInt64(encoder.devices.index(of: stamp.id.device)))
+            stamps.write(varint: stamp.id.seq)
+            stamp.hash.withUnsafeBytes { stamps.write(raw: $0) }
+            stamps.write(varint: stamp.lamport)
+            stamps.write(varint: UInt64(stamp.vector.entries.count))
+            for entry in stamp.vector.entries {
+                stamps.write(varint: UInt64(encoder.devices.index(of: entry.device)))
+                stamps.write(varint: entry.seq)
+            }
+        }
+        var output = BinaryWriter(capacity: 64 + encoder.devices.ids.count * 16 + stamps.bytes.count)
         output.write(byte: formatVersion)
         output.write(varint: UInt64(changes.count))
         output.write(varint: UInt64(encoder.devices.ids.count))
@@ -105,6 +135,7 @@ package enum ChangeRunCodec {
             output.write(fixed: id.uuid.high)
             output.write(fixed: id.uuid.low)
         }
+        output.write(raw: stamps.bytes)
         output.write(varint: UInt64(payload.bytes.count))
         output.write(raw: Deflate.compressed(payload.bytes))
         return output.bytes
@@ -125,8 +156,14 @@ package enum ChangeRunCodec {
             inRun.reserveCapacity(capacity)
         }
 
-        func stamp(_ hash: ChangeHash, outside: (ChangeHash) -> ChangeStamp?) -> ChangeStamp? {
-            inRun[hash] ?? outside(hash)
+        /// The stamps of the changes outside the run that the run names, by identity.
+        var usedOutside: [ChangeID: ChangeStamp] = [:]
+
+        mutating func stamp(_ hash: ChangeHash, outside: (ChangeHash) -> ChangeStamp?) -> ChangeStamp? {
+            if let found = inRun[hash] { return found }
+            guard let found = outside(hash) else { return nil }
+            usedOutside[found.id] = found
+            return found
         }
 
         /// Writes a reference to `id` to `column`.
@@ -228,15 +265,14 @@ package enum ChangeRunCodec {
     package static func decode(
         _ bytes: some ContiguousBytes, document: DocumentID, outside: (ChangeID) -> ChangeStamp?
     ) throws(CodecError) -> [Change] {
-        let header: Result<(count: Int, devices: [DeviceID], columns: [UInt8]), CodecError> = bytes.withUnsafeBytes {
-            buffer in
+        let header: Result<Header, CodecError> = bytes.withUnsafeBytes { buffer in
             do throws(CodecError) {
                 return .success(try readHeader(buffer))
             } catch {
                 return .failure(error)
             }
         }
-        let (count, devices, payload) = try header.get()
+        let (count, devices, embedded, payload) = try header.get()
         let decoded: Result<[Change], CodecError> = payload.withUnsafeBytes { buffer in
             do throws(CodecError) {
                 var reader = BinaryReader(buffer)
@@ -252,7 +288,7 @@ package enum ChangeRunCodec {
                     throw CodecError(.trailingBytes, "\(reader.remaining) bytes follow the columns", at: reader.offset)
                 }
                 var decoder = RunDecoder(document: document, devices: devices, columns: columns, starts: starts)
-                let changes = try decoder.decode(count: count, outside: outside)
+                let changes = try decoder.decode(count: count) { outside($0) ?? embedded[$0] }
                 for (index, column) in decoder.columns.enumerated() where !column.isAtEnd {
                     throw CodecError(
                         .trailingBytes, "\(column.remaining) bytes are left in column \(Column.allCases[index])",
@@ -266,9 +302,11 @@ package enum ChangeRunCodec {
         return try decoded.get()
     }
 
-    private static func readHeader(_ buffer: UnsafeRawBufferPointer) throws(CodecError) -> (
-        count: Int, devices: [DeviceID], columns: [UInt8]
-    ) {
+    private typealias Header = (
+        count: Int, devices: [DeviceID], embedded: [ChangeID: ChangeStamp], columns: [UInt8]
+    )
+
+    private static func readHeader(_ buffer: UnsafeRawBufferPointer) throws(CodecError) -> Header {
         var reader = BinaryReader(buffer)
         let version = try reader.nextByte("the run's format version")
         guard version == formatVersion else {
@@ -296,6 +334,7 @@ package enum ChangeRunCodec {
             }
             devices.append(device)
         }
+        let embedded = try readStamps(&reader, devices: devices)
         let lengthOffset = reader.offset
         let length = try reader.nextVarint("the length of the columns")
         guard length <= UInt64(Limits.columnBytes) else {
@@ -312,7 +351,56 @@ package enum ChangeRunCodec {
         guard UInt64(columns.count) >= count else {
             throw CodecError(.truncated, "\(count) changes cannot fit in \(columns.count) bytes", at: countOffset)
         }
-        return (Int(count), devices, columns)
+        return (Int(count), devices, embedded, columns)
+    }
+
+    /// Reads the stamps of outside changes a run carries (a varint count, then per stamp a device index, a seq, the
+    /// 32-byte hash, the lamport timestamp and the vector as a count and (device index, seq) entries).
+    private static func readStamps(_ reader: inout BinaryReader, devices: [DeviceID]) throws(CodecError)
+        -> [ChangeID: ChangeStamp]
+    {
+        // A stamp takes at least 36 bytes.
+        let count = try reader.nextCount("the number of outside stamps", elementSize: 36, limit: Limits.changes)
+        var stamps: [ChangeID: ChangeStamp] = [:]
+        func device(_ what: String) throws(CodecError) -> DeviceID {
+            let offset = reader.offset
+            let index = try reader.nextVarint(what)
+            guard index < UInt64(devices.count) else {
+                throw CodecError(.invalidValue, "\(what) is device \(index) of a table of \(devices.count)", at: offset)
+            }
+            return devices[Int(index)]
+        }
+        func counter(_ what: String) throws(CodecError) -> UInt64 {
+            let offset = reader.offset
+            let value = try reader.nextVarint(what)
+            guard value >= 1, value <= ChangeLimits.counter else {
+                throw CodecError(.invalidValue, "\(what) is \(value), outside 1…\(ChangeLimits.counter)", at: offset)
+            }
+            return value
+        }
+        for _ in 0..<count {
+            let offset = reader.offset
+            let id = ChangeID(
+                device: try device("an outside stamp's device"), seq: try counter("an outside stamp's seq"))
+            let hash = ChangeHash(try reader.nextBuffer(32, "an outside stamp's hash"))
+            let lamport = try counter("an outside stamp's lamport timestamp")
+            let entryCount = try reader.nextCount(
+                "an outside stamp's vector entries", elementSize: 2, limit: devices.count)
+            var entries: [VersionVector.Entry] = []
+            for _ in 0..<entryCount {
+                entries.append(
+                    VersionVector.Entry(
+                        device: try device("a vector entry's device"), seq: try counter("a vector entry's seq")))
+            }
+            guard let vector = VersionVector(sortedEntries: entries), vector[id.device] == id.seq,
+                stamps[id] == nil
+            else {
+                throw CodecError(
+                    .notCanonical, "outside stamp \(id) repeats, or its vector does not name it", at: offset)
+            }
+            stamps[id] = ChangeStamp(id: id, hash: hash, lamport: lamport, vector: vector)
+        }
+        return stamps
     }
 
     /// The state of one decode: the columns, the changes so far, and what predictions need.

@@ -99,29 +99,42 @@ extension ChangeLogStore {
             let folding = rows.prefix(max(count, 0)).filter { !heads.contains($0.hash) }
             guard !folding.isEmpty, folding.count >= minimum else { return 0 }
 
-            let segments = try self.segments(of: document, documentRow: documentRow, in: db)
-            var earlier = segments
+            // The document's last segment decodes alone (a segment carries the stamps of the changes before it that
+            // it names); the changes a new run names come from it, or rarely from an older segment.
+            let range = Self.segmentRange(of: documentRow)
+            let last = try Row.fetchOne(
+                db.cachedStatement(
+                    sql: "SELECT id, count, bytes FROM segment WHERE id BETWEEN ? AND ? ORDER BY id DESC LIMIT 1"),
+                arguments: [range.lowerBound, range.upperBound])
+            var lastChanges: [Change] = []
+            if let last {
+                lastChanges = try decodeSegment(last[2], id: last[0], of: document) { _ in nil }
+            }
+            let nearby = Dictionary(lastChanges.map { ($0.hash, ChangeStamp($0)) }) { first, _ in first }
+            var older: DecodedSegments?
+            func stamp(_ hash: ChangeHash) -> ChangeStamp? {
+                if let found = nearby[hash] { return found }
+                if older == nil { older = try? self.segments(of: document, documentRow: documentRow, in: db) }
+                return older?.change(hash).map(ChangeStamp.init)
+            }
             var run = folding
             var replaced: Int64?
-            if let last = segments.ids.last, let lastCount = segments.counts.last,
-                lastCount < foldPolicy.segmentTarget
-            {
-                replaced = last
-                earlier = segments.droppingLast()
-                run = Array(segments.changes.suffix(lastCount)) + folding
+            if let last, lastChanges.count < foldPolicy.segmentTarget {
+                replaced = last[0]
+                run = lastChanges + folding
             }
             let bytes: [UInt8]
             do {
-                bytes = try ChangeRunCodec.encode(run, of: document) { segments.change($0).map(ChangeStamp.init) }
+                bytes = try ChangeRunCodec.encode(run, of: document, embeddingOutside: true, outside: stamp)
             } catch {
                 throw StoreError(.corrupt, "the changes of document \(document) cannot be folded: \(error)")
             }
-            let number = (segments.ids.last.map { $0 & 0xFFFF_FFFF } ?? 0) + 1
-            let id = Self.segmentRange(of: documentRow).lowerBound | number
+            let number = ((last?[0] as Int64?).map { $0 & 0xFFFF_FFFF } ?? 0) + 1
+            let id = range.lowerBound | number
             guard number <= 0xFFFF_FFFF else {
                 throw StoreError(.corrupt, "document \(document) has used up its segment numbers")
             }
-            let rebuilt = try decodeSegment(Data(bytes), id: id, of: document, after: earlier)
+            let rebuilt = try decodeSegment(Data(bytes), id: id, of: document) { _ in nil }
             guard rebuilt.map(\.hash) == run.map(\.hash) else {
                 throw StoreError(
                     .corrupt,
@@ -150,12 +163,9 @@ extension ChangeLogStore {
                         .corrupt, "the rows of device \(device) in document \(document) are not the changes folded")
                 }
             }
-            var decoded = earlier
-            decoded.append(segment: id, changes: rebuilt)
-            let installed = decoded
-            db.afterNextTransaction(
-                onCommit: { _ in self.segmentCache.remember(installed, of: documentRow) },
-                onRollback: { _ in self.segmentCache.forget(documentRow) })
+            // The decoded segments kept in memory are read again when next needed.
+            segmentCache.forget(documentRow)
+            db.afterNextTransaction { _ in self.segmentCache.forget(documentRow) }
             return folding.count
         }
         if folded > 0 { try giveBackFreePages() }

@@ -146,6 +146,14 @@ struct DocumentChecker {
                     nil, "segment \(id & 0xFFFF_FFFF) holds \(changes.count) changes, not the \(row[1] as Int) recorded"
                 )
             }
+            // Alone, with only the stamps it carries, it must give the same changes (folds and reads decode it so).
+            let alone = try? ChangeRunCodec.decode(row[2] as Data, document: document) { _ in nil }
+            if alone?.map(\.hash) != changes.map(\.hash) {
+                problem(
+                    nil,
+                    "segment \(id & 0xFFFF_FFFF) decoded alone differs from the changes before it: its stamps of them are wrong"
+                )
+            }
             let lifecycle = changes.filter { if case .lifecycle = $0.kind { true } else { false } }
             if (row[3] as Data) != ChangeLogStore.lifecycleCopies(of: lifecycle) {
                 problem(nil, "segment \(id & 0xFFFF_FFFF)'s copies of its lifecycle changes differ from what it holds")

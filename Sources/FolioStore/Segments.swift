@@ -30,17 +30,6 @@ struct DecodedSegments: Sendable {
             changes.append(change)
         }
     }
-
-    /// The changes of every segment but the last.
-    func droppingLast() -> DecodedSegments {
-        var result = DecodedSegments()
-        var start = 0
-        for (id, count) in zip(ids, counts).dropLast() {
-            result.append(segment: id, changes: Array(changes[start..<start + count]))
-            start += count
-        }
-        return result
-    }
 }
 
 /// The decoded segments of the documents read most recently, so that reading old changes decodes their segments
@@ -109,18 +98,22 @@ extension ChangeLogStore {
                 let bytes = try Data.fetchOne(
                     db.cachedStatement(sql: "SELECT bytes FROM segment WHERE id = ?"), arguments: [id])
             else { throw StoreError(.corrupt, "segment \(id) of document \(document) vanished while it was read") }
-            segments.append(segment: id, changes: try decodeSegment(bytes, id: id, of: document, after: segments))
+            let earlier = segments
+            segments.append(
+                segment: id,
+                changes: try decodeSegment(bytes, id: id, of: document) { earlier.change($0).map(ChangeStamp.init) })
         }
         segmentCache.remember(segments, of: documentRow)
         return segments
     }
 
-    /// Decodes segment `id` of `document`, whose changes may name the changes of `earlier`.
-    func decodeSegment(_ bytes: Data, id: Int64, of document: DocumentID, after earlier: DecodedSegments) throws
-        -> [Change]
-    {
+    /// Decodes segment `id` of `document`, the changes it names outside itself found by `outside` or else by the
+    /// stamps it carries.
+    func decodeSegment(
+        _ bytes: Data, id: Int64, of document: DocumentID, outside: (ChangeID) -> ChangeStamp?
+    ) throws -> [Change] {
         do {
-            return try ChangeRunCodec.decode(bytes, document: document) { earlier.change($0).map(ChangeStamp.init) }
+            return try ChangeRunCodec.decode(bytes, document: document, outside: outside)
         } catch {
             throw StoreError(
                 .corrupt, "segment \(id & 0xFFFF_FFFF) of document \(document) does not decode: \(error)")
