@@ -9,8 +9,9 @@ package struct FoldPolicy: Hashable, Sendable {
     package var threshold: Int
     /// How many of the newest changes stay rows when a document is folded while the store is open.
     package var tail: Int
-    /// A document's last segment is rewritten with the changes folded after it while it holds fewer changes than
-    /// this, so that folding at every close does not leave a trail of small segments.
+    /// When a store closes (or `fold` is called), a document's trailing segments that together hold fewer changes
+    /// than this are written again as one with the changes folded after them, so that the segments folded while the
+    /// store was in use, and the folds of every close, do not leave a trail of small segments.
     package var segmentTarget: Int
 
     /// Creates a policy.
@@ -40,6 +41,19 @@ final class FoldCounters: Sendable {
     func reset(_ documentRow: Int64) {
         _ = added.withLock { $0.removeValue(forKey: documentRow) }
     }
+
+    /// The stamps of the newest changes the last fold of each document folded in this process: what the next fold's
+    /// changes name most often, found without decoding a segment.
+    private let recent = Mutex<[Int64: [ChangeHash: ChangeStamp]]>([:])
+
+    func recentStamps(of documentRow: Int64) -> [ChangeHash: ChangeStamp] {
+        recent.withLock { $0[documentRow] ?? [:] }
+    }
+
+    func remember(_ changes: ArraySlice<Change>, of documentRow: Int64) {
+        let stamps = Dictionary(changes.map { ($0.hash, ChangeStamp($0)) }) { first, _ in first }
+        recent.withLock { $0[documentRow] = stamps }
+    }
 }
 
 extension ChangeLogStore {
@@ -48,7 +62,7 @@ extension ChangeLogStore {
     /// the rows as they were, to be folded later, and the caller's committed work stands.
     func foldIfDue(_ added: [(documentRow: Int64, document: DocumentID, count: Int)]) {
         for entry in added where foldCounters.add(entry.count, to: entry.documentRow) >= foldPolicy.threshold {
-            _ = try? fold(entry.document, keepingNewest: foldPolicy.tail)
+            _ = try? fold(entry.document, keepingNewest: foldPolicy.tail, minimum: 1, merging: false)
         }
     }
 
@@ -82,6 +96,14 @@ extension ChangeLogStore {
     ///   changed then).
     @discardableResult
     public func fold(_ document: DocumentID, keepingNewest tail: Int = 0, minimum: Int = 1) throws(StoreError) -> Int {
+        try fold(document, keepingNewest: tail, minimum: minimum, merging: true)
+    }
+
+    /// Folds as ``fold(_:keepingNewest:minimum:)`` does; when `merging`, the document's trailing segments below the
+    /// target size are decoded and written again with the new changes, as one segment (what closing does), and
+    /// otherwise the new changes make a segment of their own (what a fold while the store is in use does, so that
+    /// its cost follows the rows it folds).
+    func fold(_ document: DocumentID, keepingNewest tail: Int, minimum: Int, merging: Bool) throws(StoreError) -> Int {
         let folded = try write("folding the older changes of document \(document)") { db -> Int in
             guard let documentRow = try rowID(of: document, in: db) else { return 0 }
             foldCounters.reset(documentRow)
@@ -99,37 +121,54 @@ extension ChangeLogStore {
             let folding = rows.prefix(max(count, 0)).filter { !heads.contains($0.hash) }
             guard !folding.isEmpty, folding.count >= minimum else { return 0 }
 
-            // The document's last segment decodes alone (a segment carries the stamps of the changes before it that
-            // it names); the changes a new run names come from it, or rarely from an older segment.
+            // A segment decodes alone (it carries the stamps of the changes before it that it names). The changes a
+            // new run names are among the last fold's, or in the last segment, or rarely in an older one.
             let range = Self.segmentRange(of: documentRow)
-            let last = try Row.fetchOne(
+            let trailing = try Row.fetchAll(
                 db.cachedStatement(
-                    sql: "SELECT id, count, bytes FROM segment WHERE id BETWEEN ? AND ? ORDER BY id DESC LIMIT 1"),
-                arguments: [range.lowerBound, range.upperBound])
-            var lastChanges: [Change] = []
-            if let last {
-                lastChanges = try decodeSegment(last[2], id: last[0], of: document) { _ in nil }
+                    sql: "SELECT id, count FROM segment WHERE id BETWEEN ? AND ? ORDER BY id DESC LIMIT 64"),
+                arguments: [range.lowerBound, range.upperBound]
+            ).map { (id: $0[0] as Int64, count: $0[1] as Int) }
+            var merged: [(id: Int64, count: Int)] = []
+            if merging {
+                var total = 0
+                for segment in trailing {
+                    guard segment.count < foldPolicy.segmentTarget, total + segment.count < foldPolicy.segmentTarget
+                    else { break }
+                    merged.append(segment)
+                    total += segment.count
+                }
             }
-            let nearby = Dictionary(lastChanges.map { ($0.hash, ChangeStamp($0)) }) { first, _ in first }
+            func decodeAlone(_ id: Int64) throws -> [Change] {
+                guard
+                    let bytes = try Data.fetchOne(
+                        db.cachedStatement(sql: "SELECT bytes FROM segment WHERE id = ?"), arguments: [id])
+                else { throw StoreError(.corrupt, "segment \(id & 0xFFFF_FFFF) of document \(document) vanished") }
+                return try decodeSegment(bytes, id: id, of: document) { _ in nil }
+            }
+            var earlierChanges: [Change] = []
+            for segment in merged.reversed() { earlierChanges += try decodeAlone(segment.id) }
+            let recent = foldCounters.recentStamps(of: documentRow)
+            var lastSegment: [ChangeHash: ChangeStamp]?
             var older: DecodedSegments?
             func stamp(_ hash: ChangeHash) -> ChangeStamp? {
-                if let found = nearby[hash] { return found }
+                if let found = recent[hash] { return found }
+                if lastSegment == nil {
+                    let last = trailing.first.flatMap { try? decodeAlone($0.id) } ?? []
+                    lastSegment = Dictionary(last.map { ($0.hash, ChangeStamp($0)) }) { first, _ in first }
+                }
+                if let found = lastSegment?[hash] { return found }
                 if older == nil { older = try? self.segments(of: document, documentRow: documentRow, in: db) }
                 return older?.change(hash).map(ChangeStamp.init)
             }
-            var run = folding
-            var replaced: Int64?
-            if let last, lastChanges.count < foldPolicy.segmentTarget {
-                replaced = last[0]
-                run = lastChanges + folding
-            }
+            let run = earlierChanges + folding
             let bytes: [UInt8]
             do {
                 bytes = try ChangeRunCodec.encode(run, of: document, embeddingOutside: true, outside: stamp)
             } catch {
                 throw StoreError(.corrupt, "the changes of document \(document) cannot be folded: \(error)")
             }
-            let number = ((last?[0] as Int64?).map { $0 & 0xFFFF_FFFF } ?? 0) + 1
+            let number = (trailing.first.map { $0.id & 0xFFFF_FFFF } ?? 0) + 1
             let id = range.lowerBound | number
             guard number <= 0xFFFF_FFFF else {
                 throw StoreError(.corrupt, "document \(document) has used up its segment numbers")
@@ -142,8 +181,8 @@ extension ChangeLogStore {
                 )
             }
 
-            if let replaced {
-                try db.cachedStatement(sql: "DELETE FROM segment WHERE id = ?").execute(arguments: [replaced])
+            for segment in merged {
+                try db.cachedStatement(sql: "DELETE FROM segment WHERE id = ?").execute(arguments: [segment.id])
             }
             try db.cachedStatement(sql: "INSERT INTO segment (id, count, bytes, lifecycle) VALUES (?, ?, ?, ?)")
                 .execute(arguments: [id, run.count, Data(bytes), Self.lifecycleCopies(of: run)])
@@ -165,7 +204,10 @@ extension ChangeLogStore {
             }
             // The decoded segments kept in memory are read again when next needed.
             segmentCache.forget(documentRow)
-            db.afterNextTransaction { _ in self.segmentCache.forget(documentRow) }
+            db.afterNextTransaction { _ in
+                self.segmentCache.forget(documentRow)
+                self.foldCounters.remember(run.suffix(1_024), of: documentRow)
+            }
             return folding.count
         }
         if folded > 0 { try giveBackFreePages() }
