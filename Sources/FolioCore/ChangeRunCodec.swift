@@ -302,6 +302,22 @@ package enum ChangeRunCodec {
         return try decoded.get()
     }
 
+    /// The stamps of outside changes that a run carries (see ``encode(_:of:embeddingOutside:outside:)``), by hash,
+    /// read from its header without decoding its changes.
+    ///
+    /// - Throws: ``CodecError`` when the header does not decode.
+    package static func carriedStamps(_ bytes: some ContiguousBytes) throws(CodecError) -> [ChangeHash: ChangeStamp] {
+        let result: Result<[ChangeHash: ChangeStamp], CodecError> = bytes.withUnsafeBytes { buffer in
+            do throws(CodecError) {
+                let header = try readHeader(buffer)
+                return .success(Dictionary(header.embedded.values.map { ($0.hash, $0) }) { first, _ in first })
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
     private typealias Header = (
         count: Int, devices: [DeviceID], embedded: [ChangeID: ChangeStamp], columns: [UInt8]
     )

@@ -15,13 +15,13 @@ package struct FoldPolicy: Hashable, Sendable {
     package var segmentTarget: Int
 
     /// Creates a policy.
-    package init(threshold: Int = 2_048, tail: Int = 128, segmentTarget: Int = 16_384) {
+    package init(threshold: Int = 2_048, tail: Int = 128, segmentTarget: Int = 32_768) {
         self.threshold = max(threshold, 1)
         self.tail = max(tail, 0)
         self.segmentTarget = max(segmentTarget, 1)
     }
 
-    /// The policy of every store: fold at 2,048 rows, keeping the newest 128; grow a segment to 16,384 changes.
+    /// The policy of every store: fold at 2,048 rows, keeping the newest 128; grow segments to 32,768 changes.
     package static let standard = FoldPolicy()
 }
 
@@ -139,16 +139,24 @@ extension ChangeLogStore {
                     total += segment.count
                 }
             }
-            func decodeAlone(_ id: Int64) throws -> [Change] {
+            func bytes(of id: Int64) throws -> Data {
                 guard
                     let bytes = try Data.fetchOne(
                         db.cachedStatement(sql: "SELECT bytes FROM segment WHERE id = ?"), arguments: [id])
                 else { throw StoreError(.corrupt, "segment \(id & 0xFFFF_FFFF) of document \(document) vanished") }
-                return try decodeSegment(bytes, id: id, of: document) { _ in nil }
+                return bytes
             }
+            func decodeAlone(_ id: Int64) throws -> [Change] {
+                try decodeSegment(try bytes(of: id), id: id, of: document) { _ in nil }
+            }
+            // What the merged segments name outside themselves, they carry the stamps of.
             var earlierChanges: [Change] = []
-            for segment in merged.reversed() { earlierChanges += try decodeAlone(segment.id) }
-            let recent = foldCounters.recentStamps(of: documentRow)
+            var recent = foldCounters.recentStamps(of: documentRow)
+            for segment in merged.reversed() {
+                let segmentBytes = try bytes(of: segment.id)
+                earlierChanges += try decodeSegment(segmentBytes, id: segment.id, of: document) { _ in nil }
+                recent.merge((try? ChangeRunCodec.carriedStamps(segmentBytes)) ?? [:]) { kept, _ in kept }
+            }
             var lastSegment: [ChangeHash: ChangeStamp]?
             var older: DecodedSegments?
             func stamp(_ hash: ChangeHash) -> ChangeStamp? {
