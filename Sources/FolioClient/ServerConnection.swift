@@ -31,9 +31,6 @@ struct ServerConnection {
         var refusal: UInt16? = nil
     }
 
-    /// The upgrade request's header that lists the message formats the client reads (docs/protocol.md, "Versions").
-    static let messageFormatsHeader = "Folio-Message-Formats"
-
     /// The close codes that refuse the token itself: no valid token (4401), a token of another library (4403).
     static func refusal(in close: WebSocketCloseFrame?) -> UInt16? {
         guard case .unknown(let code)? = close?.closeCode, code == 4401 || code == 4403 else { return nil }
@@ -60,7 +57,7 @@ struct ServerConnection {
     /// connection ends (for `live`, always, unless the task is cancelled).
     func run(onEvent: @escaping @Sendable (ServerSyncEvent) async -> Void) async throws -> SyncReport {
         var headers: HTTPFields = [.authorization: "Bearer \(endpoint.token)"]
-        if formats != .plain, let name = HTTPField.Name(Self.messageFormatsHeader) {
+        if formats != .plain, let name = HTTPField.Name(SyncMessage.formatsHeader) {
             headers[name] = "\(SyncMessage.formatVersion), \(SyncMessage.runFormatVersion)"
         }
         var configuration = WebSocketClientConfiguration(

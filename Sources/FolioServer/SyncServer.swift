@@ -342,13 +342,10 @@ public final class SyncServer: Sendable {
         }
     }
 
-    /// The request header in which a client lists the message formats it reads (docs/protocol.md, "Versions").
-    public static let messageFormatsHeader = "Folio-Message-Formats"
-
     /// Whether a client's upgrade request lists message format 3 among those it reads: comma-separated format
-    /// numbers in ``messageFormatsHeader`` (any of its lines).
+    /// numbers in `SyncMessage.formatsHeader` (any of its lines).
     static func readsRuns(_ headers: HTTPFields) -> Bool {
-        guard let name = HTTPField.Name(messageFormatsHeader) else { return false }
+        guard let name = HTTPField.Name(SyncMessage.formatsHeader) else { return false }
         return headers[values: name].contains { value in
             value.split(separator: ",").contains {
                 $0.trimmingCharacters(in: .whitespaces) == String(SyncMessage.runFormatVersion)

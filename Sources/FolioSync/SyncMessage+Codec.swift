@@ -11,6 +11,11 @@ extension SyncMessage {
     /// The format versions this build reads.
     public static let readableFormats: Set<UInt8> = [formatVersion, runFormatVersion]
 
+    /// The HTTP header of a WebSocket upgrade request in which a client lists the message formats it reads,
+    /// comma-separated (`2, 3`); a server writes format 3 only to a client that lists it (docs/protocol.md,
+    /// "Versions").
+    public static let formatsHeader = "Folio-Message-Formats"
+
     /// Limits on what a decoder accepts, so that a hostile count never causes a large allocation.
     public enum Limits {
         static let documents = 1 << 20

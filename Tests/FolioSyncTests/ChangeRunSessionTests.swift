@@ -160,4 +160,63 @@ import Testing
         #expect(driver.report.runsReceived == 1)
         #expect(try receiver.vector(of: Fixtures.document) == changes[5].vector)
     }
+
+    /// A run changed at random (bytes flipped, cut or inserted) is refused whole or decodes to changes the log takes
+    /// only under the heads that vouch for them: no forged change enters the log, nothing beyond what the honest run
+    /// brings, and the log stays sound. Each seed of the table is a run of one document and its mutations; a failure names it.
+    @Test(arguments: seeds)
+    func aMutatedRunNeverBringsAForgedChange(seed: UInt64) throws {
+        var random = SplitMix64(seed: seed)
+        let stores = try histories(&random, seed: seed)
+        let source = stores[0]
+        guard
+            let document = try Self.documents.first(where: { try source.changes(of: $0).count >= 4 })
+        else { return }
+        let changes = try source.changes(of: document)
+        let split = changes.count / 3
+        let held = Array(changes.prefix(split))
+        let stamps = Dictionary(uniqueKeysWithValues: held.map { ($0.hash, ChangeStamp($0)) })
+        let rest = Array(changes.dropFirst(split))
+        let heads = try source.signedHeads(of: document, since: held.reduce(VersionVector()) { $0.merging($1.vector) })
+        let run = try ChangeRunMessage(encoding: rest, of: document, heads: heads, outside: { stamps[$0] })
+        let honest = SyncMessage.run(run).encoded(format: SyncMessage.runFormatVersion)
+        func receiver(_ name: String) throws -> ChangeLogStore {
+            let store = try ChangeLogStore(
+                inMemoryNamed: "\(name)-\(seed)", key: DeviceKey(), deviceName: "receiver",
+                clock: ManualClock(start: Fixtures.start))
+            _ = try store.ingest(trusting: held)
+            return store
+        }
+        // What the honest run leaves: its changes that its heads vouch for.
+        let reference = try receiver("honest")
+        var honestDriver = try SyncDriver(store: reference, role: .responder, id: 9)
+        _ = try honestDriver.receive(honest)
+        #expect(honestDriver.report.runsReceived == 1, "seed \(seed)")
+        let full = try reference.vector(of: document)
+        let honestHashes = Set(changes.map(\.hash))
+        for round in 0..<40 {
+            var bytes = honest
+            for _ in 0..<(1 + Int(random.next() % 3)) {
+                let at = Int(random.next() % UInt64(bytes.count))
+                switch random.next() % 3 {
+                case 0: bytes[at] ^= UInt8(truncatingIfNeeded: 1 + random.next() % 255)
+                case 1: bytes.removeSubrange(at...)
+                default: bytes.insert(UInt8(truncatingIfNeeded: random.next()), at: at)
+                }
+                if bytes.isEmpty { bytes = [SyncMessage.runFormatVersion] }
+            }
+            let receiver = try receiver("mutated-\(round)")
+            let before = try receiver.vector(of: document)
+            var driver = try SyncDriver(store: receiver, role: .responder, id: 9)
+            _ = try driver.receive(bytes)
+            let after = try receiver.vector(of: document)
+            // The heads vouch per device: a mutation may leave another device's changes whole. What enters the log
+            // is always one of the honest changes, and never more than the honest run brings.
+            let logged = try receiver.changes(of: document).map(\.hash)
+            #expect(logged.allSatisfy(honestHashes.contains), "seed \(seed), round \(round): a forged change entered")
+            #expect(before.isContained(in: after) && after.isContained(in: full), "seed \(seed), round \(round)")
+            let report = try receiver.verify()
+            #expect(report.isSound, "seed \(seed), round \(round): \(report)")
+        }
+    }
 }
