@@ -2,6 +2,7 @@ import FolioCore
 import FolioStore
 import FolioSync
 import Foundation
+import HTTPTypes
 import Logging
 import NIOCore
 import Synchronization
@@ -47,13 +48,20 @@ struct ServerConnection {
     var inboxBytes = 8 << 20
     /// Where the connection's reader and ticker run; a queue of their own when nil.
     var executor: BlockingWorkExecutor?
+    /// Which message formats the client writes: with `runsWhenOffered` (the default), it lists format 3 at the
+    /// upgrade, and writes it once the server does.
+    var formats: SyncDriver.Formats = .runsWhenOffered
     let logger: Logger
 
     /// Connects and runs; returns the report of the session at connection (for `once`), or throws ``Ended`` when the
     /// connection ends (for `live`, always, unless the task is cancelled).
     func run(onEvent: @escaping @Sendable (ServerSyncEvent) async -> Void) async throws -> SyncReport {
+        var headers: HTTPFields = [.authorization: "Bearer \(endpoint.token)"]
+        if formats != .plain, let name = HTTPField.Name(SyncMessage.formatsHeader) {
+            headers[name] = "\(SyncMessage.formatVersion), \(SyncMessage.runFormatVersion)"
+        }
         var configuration = WebSocketClientConfiguration(
-            maxFrameSize: SyncFrame.maximumBytes, additionalHeaders: [.authorization: "Bearer \(endpoint.token)"])
+            maxFrameSize: SyncFrame.maximumBytes, additionalHeaders: headers)
         configuration.autoPing = .enabled(timePeriod: .seconds(30))
         let outcome = OutcomeBox()
         let client = WebSocketClient(
@@ -140,7 +148,7 @@ struct ServerConnection {
             ticker.cancel()
             inbox.finish()
         }
-        var driver = try SyncDriver(store: store, role: .initiator, id: sessionID)
+        var driver = try SyncDriver(store: store, role: .initiator, id: sessionID, formats: formats)
         let channel = driver.session.id
         /// What this side announced in its hello: the server pulls all of it during the session.
         let announced = driver.session.vectors

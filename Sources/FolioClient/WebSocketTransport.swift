@@ -11,11 +11,18 @@ import Logging
 public struct WebSocketTransport: SyncTransport {
     /// The library on the server.
     public let endpoint: ServerEndpoint
+    /// Which message formats the transport writes: by default it offers format 3 (changes as compact runs) and
+    /// uses it when the server does; `.plain` speaks format 2 only, as a client that knows no other.
+    public let formats: SyncDriver.Formats
     private let logger: Logger
 
     /// A transport to `endpoint`.
-    public init(endpoint: ServerEndpoint, logger: Logger = Logger(label: "folio.client")) {
+    public init(
+        endpoint: ServerEndpoint, formats: SyncDriver.Formats = .runsWhenOffered,
+        logger: Logger = Logger(label: "folio.client")
+    ) {
         self.endpoint = endpoint
+        self.formats = formats
         self.logger = logger
     }
 
@@ -25,8 +32,9 @@ public struct WebSocketTransport: SyncTransport {
     ///   arrived before is kept), `store` when the store fails.
     public func sync(_ store: ChangeLogStore) async throws -> SyncReport {
         var random = SystemRandomNumberGenerator()
-        let connection = ServerConnection(
+        var connection = ServerConnection(
             endpoint: endpoint, store: store, mode: .once, sessionID: random.next(), logger: logger)
+        connection.formats = formats
         do {
             return try await connection.run(onEvent: { _ in })
         } catch let ended as ServerConnection.Ended {

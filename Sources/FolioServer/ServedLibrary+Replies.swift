@@ -38,7 +38,14 @@ extension ServedLibrary {
                     return fail(connection, "reading the changes of document \(document)", error)
                 }
                 metrics.changesOut.increment(by: Int64(found.changes.count))
-                queue.append(contentsOf: session.fetched(found.changes, heads: found.heads, of: document))
+                if connection.format >= SyncMessage.runFormatVersion {
+                    queue.append(
+                        contentsOf: session.fetchedAsRuns(
+                            found.changes, heads: found.heads, of: document, since: since,
+                            outside: { [log] hash in try? log.change(hash, of: document) }))
+                } else {
+                    queue.append(contentsOf: session.fetched(found.changes, heads: found.heads, of: document))
+                }
                 connection.sessions[channel] = session
             case .ingest:
                 // `changes` messages never reach the session directly: they wait for a batch (see `drain`).
@@ -62,7 +69,7 @@ extension ServedLibrary {
 
     /// Sends a message of a session: a reply, paced by the client's reading rather than refused as slow.
     func send(_ message: SyncMessage, on channel: UInt64, to connection: Connection) {
-        let frame = SyncFrame.encode(message, on: channel)
+        let frame = SyncFrame.message(channel: channel, bytes: message.encoded(format: connection.format)).encoded()
         metrics.bytesOut.increment(by: Int64(frame.count))
         connection.outbox.reply(frame)
     }

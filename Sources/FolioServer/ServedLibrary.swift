@@ -54,11 +54,15 @@ actor ServedLibrary {
         var deferred: [(channel: UInt64, actions: [SyncAction])] = []
         /// Bytes of `changes` messages of this connection waiting for their batch.
         var inFlight = 0
+        /// The message format the server writes to this connection: 3 once the client said it reads it (at the
+        /// upgrade, or by writing it), else 2.
+        var format: UInt8
 
-        init(id: UInt64, outbox: Outbox, peer: String) {
+        init(id: UInt64, outbox: Outbox, peer: String, format: UInt8) {
             self.id = id
             self.outbox = outbox
             self.peer = peer
+            self.format = format
         }
     }
 
@@ -106,10 +110,13 @@ actor ServedLibrary {
         executor = BlockingWorkExecutor(label: "folio.library.\(name)")
     }
 
-    /// Registers a connection; its frames go to `outbox`.
-    func connect(_ outbox: Outbox, peer: String) -> UInt64 {
+    /// Registers a connection; its frames go to `outbox`, in message format 3 when `readsRuns` (the client listed it
+    /// at the upgrade), else 2.
+    func connect(_ outbox: Outbox, peer: String, readsRuns: Bool = false) -> UInt64 {
         nextConnection += 1
-        connections[nextConnection] = Connection(id: nextConnection, outbox: outbox, peer: peer)
+        connections[nextConnection] = Connection(
+            id: nextConnection, outbox: outbox, peer: peer,
+            format: readsRuns ? SyncMessage.runFormatVersion : SyncMessage.formatVersion)
         return nextConnection
     }
 
@@ -128,43 +135,56 @@ actor ServedLibrary {
     /// The number of connections open.
     var connectionCount: Int { connections.count }
 
-    /// Handles one decoded message of `size` bytes that arrived on `channel` of connection `id`.
+    /// Handles one decoded message of `size` bytes in message format `format` that arrived on `channel` of connection
+    /// `id`.
     ///
-    /// A `changes` message waits here (and so its connection's reader) while the connection has
+    /// A `changes` message or a run waits here (and so its connection's reader) while the connection has
     /// ``ServerLimits/bytesInFlightPerConnection`` waiting for their batch, or while the server's memory budget is
-    /// spent; past ``ServerLimits/stallTimeout`` the connection is closed (1013).
-    func receive(_ message: SyncMessage, size: Int, channel: UInt64, from id: UInt64) async {
+    /// spent; past ``ServerLimits/stallTimeout`` the connection is closed (1013). A run counts there as the bound on
+    /// what it takes decoded, and is decoded against the log, the waiting changes and the connection's changes not
+    /// yet stored; one that does not decode closes the connection (1002) and leaves nothing behind.
+    func receive(
+        _ message: SyncMessage, size: Int, format: UInt8 = SyncMessage.formatVersion, channel: UInt64, from id: UInt64
+    ) async {
         guard let connection = connections[id] else { return }
-        if case .changes(let document, let changes, let heads) = message {
+        // A client that writes format 3 reads it.
+        if format == SyncMessage.runFormatVersion { connection.format = format }
+        var message = message
+        var size = size
+        if case .run(let run) = message {
+            guard connection.sessions[channel] != nil else {
+                return refuse(connection, code: 1002, "a run on channel \(channel) before a hello there")
+            }
+            guard let context = runContext(run, of: connection) else { return }
+            let bound = run.decodedBound(knownDevices: context.knownDevices)
+            guard bound <= SyncMessage.Limits.runDecodedBytes else {
+                return refuse(
+                    connection, code: 1002,
+                    "a run of \(run.count) changes may take \(bound) bytes decoded, more than the limit of \(SyncMessage.Limits.runDecodedBytes)"
+                )
+            }
+            size = max(size, bound)
+            guard await reserve(size, for: connection) else { return }
+            // What the connection sent before may have been stored meanwhile: the context is read again.
+            guard let current = runContext(run, of: connection) else { return release(size, of: connection) }
+            do {
+                let changes = try run.decodedChanges(in: current) { [log] id in try log.change(id, of: run.document) }
+                message = .changes(document: run.document, changes: changes, heads: run.heads)
+            } catch let error as CodecError {
+                release(size, of: connection)
+                return refuse(connection, code: 1002, "a run does not decode: \(error)")
+            } catch {
+                release(size, of: connection)
+                return fail(connection, "looking up the changes a run names", error)
+            }
+            return enqueue(message, size: size, channel: channel, of: connection)
+        }
+        if case .changes = message {
             guard connection.sessions[channel] != nil else {
                 return refuse(connection, code: 1002, "changes on channel \(channel) before a hello there")
             }
-            guard arrivals.count < limits.waitingMessages else {
-                return refuse(connection, code: 1013, "the server is overloaded: too many messages wait to be stored")
-            }
-            let deadline = ContinuousClock.now + limits.stallTimeout
-            while connection.inFlight > 0, connection.inFlight + size > limits.bytesInFlightPerConnection {
-                guard connections[id] != nil else { return }
-                guard ContinuousClock.now < deadline else {
-                    return refuse(connection, code: 1013, "the server is overloaded: the connection's messages wait")
-                }
-                try? await Task.sleep(for: .milliseconds(5))
-            }
-            guard await budget.reserve(size, before: deadline) else {
-                guard connections[id] != nil else { return }
-                return refuse(connection, code: 1013, "the server is overloaded: its memory budget is spent")
-            }
-            guard connections[id] != nil else { return budget.release(size) }
-            connection.inFlight += size
-            arrivals.append(
-                Arrival(
-                    connection: id, channel: channel, document: document, changes: changes, heads: heads,
-                    bytes: size))
-            if !drainScheduled {
-                drainScheduled = true
-                Task { self.drainScheduledBatch() }
-            }
-            return
+            guard await reserve(size, for: connection) else { return }
+            return enqueue(message, size: size, channel: channel, of: connection)
         }
         // Whatever else arrives is answered after the changes that came before it are stored.
         drain()
@@ -188,8 +208,75 @@ actor ServedLibrary {
             connection.sessions[channel] = session
             perform(actions, on: channel, of: connection)
             if !wasFinished, session.isFinished { finished(channel, of: connection) }
-        case .changes:
+        case .changes, .run:
             break
+        }
+    }
+
+    /// Counts `size` bytes of a `changes` message or a run of `connection` in flight and in the memory budget, once
+    /// there is room; false (the connection closed, 1013 past ``ServerLimits/stallTimeout``) when there is none.
+    func reserve(_ size: Int, for connection: Connection) async -> Bool {
+        let id = connection.id
+        guard arrivals.count < limits.waitingMessages else {
+            refuse(connection, code: 1013, "the server is overloaded: too many messages wait to be stored")
+            return false
+        }
+        let deadline = ContinuousClock.now + limits.stallTimeout
+        while connection.inFlight > 0, connection.inFlight + size > limits.bytesInFlightPerConnection {
+            guard connections[id] != nil else { return false }
+            guard ContinuousClock.now < deadline else {
+                refuse(connection, code: 1013, "the server is overloaded: the connection's messages wait")
+                return false
+            }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        guard await budget.reserve(size, before: deadline) else {
+            if connections[id] != nil {
+                refuse(connection, code: 1013, "the server is overloaded: its memory budget is spent")
+            }
+            return false
+        }
+        guard connections[id] != nil else {
+            budget.release(size)
+            return false
+        }
+        connection.inFlight += size
+        return true
+    }
+
+    /// Gives back what ``reserve(_:for:)`` counted for a message that will not wait for a batch.
+    func release(_ size: Int, of connection: Connection) {
+        budget.release(size)
+        connection.inFlight -= size
+    }
+
+    /// Queues a `changes` message whose bytes are counted for the next batch.
+    func enqueue(_ message: SyncMessage, size: Int, channel: UInt64, of connection: Connection) {
+        guard case .changes(let document, let changes, let heads) = message else { return }
+        arrivals.append(
+            Arrival(
+                connection: connection.id, channel: channel, document: document, changes: changes, heads: heads,
+                bytes: size))
+        if !drainScheduled {
+            drainScheduled = true
+            Task { self.drainScheduledBatch() }
+        }
+    }
+
+    /// What a run of `connection` may name besides the log: the waiting changes of its document, and the changes the
+    /// connection sent that wait for the next batch. `nil` when the log fails (the connection is then closed).
+    func runContext(_ run: ChangeRunMessage, of connection: Connection) -> ChangeRunMessage.Context? {
+        var earlier: [ChangeID: ChangeStamp] = [:]
+        for arrival in arrivals where arrival.connection == connection.id && arrival.document == run.document {
+            for change in arrival.changes { earlier[change.change.id] = ChangeStamp(change.change) }
+        }
+        do {
+            return ChangeRunMessage.Context(
+                logDevices: try log.vector(of: run.document).devices, waiting: try log.waitingChanges(of: run.document),
+                earlier: earlier)
+        } catch {
+            fail(connection, "reading what a run may name", error)
+            return nil
         }
     }
 }
@@ -201,6 +288,7 @@ extension SyncMessage {
         case .hello: "hello"
         case .request: "request"
         case .changes: "changes"
+        case .run: "run"
         case .done: "done"
         }
     }

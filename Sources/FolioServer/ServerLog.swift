@@ -45,6 +45,30 @@ public protocol ServerLog: AnyObject, Sendable {
     ///
     /// - Throws: when the storage fails.
     func contains(_ head: ChangeHash, of document: DocumentID) throws -> Bool
+    /// The change of `document` with this hash in the log, `nil` if there is none: a parent that a run the server
+    /// writes names outside itself.
+    ///
+    /// - Throws: when the storage fails.
+    func change(_ hash: ChangeHash, of document: DocumentID) throws -> Change?
+    /// The change of `document` with this identity in the log, `nil` if there is none: a change that a run a
+    /// device sent names outside itself.
+    ///
+    /// - Throws: when the storage fails.
+    func change(_ id: ChangeID, of document: DocumentID) throws -> Change?
+    /// The changes of `document` that wait in the log (for a dependency or a head), which a run may name too.
+    ///
+    /// - Throws: when the storage fails.
+    func waitingChanges(of document: DocumentID) throws -> [Change]
+}
+
+extension ServerLog {
+    /// Finds nothing: a log that cannot look changes up has the server write every change as it is (runs name none
+    /// outside themselves then).
+    public func change(_ hash: ChangeHash, of document: DocumentID) throws -> Change? { nil }
+    /// Finds nothing: a log that cannot look changes up refuses runs that name changes before them (1002).
+    public func change(_ id: ChangeID, of document: DocumentID) throws -> Change? { nil }
+    /// None.
+    public func waitingChanges(of document: DocumentID) throws -> [Change] { [] }
 }
 
 /// What a hello announces: every document's vector and heads, and the named devices.
@@ -141,5 +165,20 @@ extension SQLiteServerLog {
     /// See ``ServerLog/contains(_:of:)``.
     public func contains(_ head: ChangeHash, of document: DocumentID) throws -> Bool {
         try store.change(head, of: document) != nil
+    }
+
+    /// See ``ServerLog/change(_:of:)-(ChangeHash,_)``.
+    public func change(_ hash: ChangeHash, of document: DocumentID) throws -> Change? {
+        try store.change(hash, of: document)
+    }
+
+    /// See ``ServerLog/change(_:of:)-(ChangeID,_)``.
+    public func change(_ id: ChangeID, of document: DocumentID) throws -> Change? {
+        try store.change(id, of: document)
+    }
+
+    /// See ``ServerLog/waitingChanges(of:)``.
+    public func waitingChanges(of document: DocumentID) throws -> [Change] {
+        try store.pendingChanges(of: document)
     }
 }

@@ -213,10 +213,11 @@ public final class SyncServer: Sendable {
             case .success(let id):
                 // Counted out when the channel closes, whether or not the upgrade completes.
                 channel.closeFuture.whenComplete { _ in self.registry.release(id) }
+                let readsRuns = Self.readsRuns(head.headerFields)
                 return .upgrade([:]) { inbound, outbound, _ in
                     await self.serve(
-                        library: token.library, token: token.id, connection: id, peer: peer, inbound: inbound,
-                        outbound: outbound, channel: channel)
+                        library: token.library, token: token.id, connection: id, peer: peer, readsRuns: readsRuns,
+                        inbound: inbound, outbound: outbound, channel: channel)
                 }
             case .failure(let over):
                 refusal = (1013, over.reason, token.id)
@@ -341,10 +342,21 @@ public final class SyncServer: Sendable {
         }
     }
 
-    /// Serves one WebSocket connection of `library` until it closes.
+    /// Whether a client's upgrade request lists message format 3 among those it reads: comma-separated format
+    /// numbers in `SyncMessage.formatsHeader` (any of its lines).
+    static func readsRuns(_ headers: HTTPFields) -> Bool {
+        guard let name = HTTPField.Name(SyncMessage.formatsHeader) else { return false }
+        return headers[values: name].contains { value in
+            value.split(separator: ",").contains {
+                $0.trimmingCharacters(in: .whitespaces) == String(SyncMessage.runFormatVersion)
+            }
+        }
+    }
+
+    /// Serves one WebSocket connection of `library` until it closes; in message format 3 when `readsRuns`.
     private func serve(
-        library name: String, token: String, connection: UInt64, peer: String, inbound: WebSocketInboundStream,
-        outbound: WebSocketOutboundWriter, channel: any Channel
+        library name: String, token: String, connection: UInt64, peer: String, readsRuns: Bool,
+        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, channel: any Channel
     ) async {
         let metadata: Logger.Metadata = ["library": .string(name), "peer": .string(peer), "token": .string(token)]
         let library: ServedLibrary
@@ -358,7 +370,7 @@ public final class SyncServer: Sendable {
         defer { metrics.connectionsOpen.decrement() }
         let limits = configuration.limits
         let outbox = Outbox(limit: limits.queuedFrames, byteLimit: limits.queuedBytes, budget: budget)
-        let id = await library.connect(outbox, peer: peer)
+        let id = await library.connect(outbox, peer: peer, readsRuns: readsRuns)
         // From now on a revocation or the server's shutdown closes it through its outbox.
         registry.attach(connection, outbox: outbox)
         logger.info("connection opened", metadata: metadata)
@@ -411,20 +423,21 @@ public final class SyncServer: Sendable {
                     }
                     metrics.bytesIn.increment(by: Int64(buffer.readableBytes))
                     let bytes = Array(buffer.readableBytesView)
-                    let decoded: (channel: UInt64, message: SyncMessage)
+                    let decoded: (channel: UInt64, message: SyncMessage, format: UInt8)
                     do {
                         guard case .message(let channel, let inner) = try SyncFrame(decoding: bytes) else {
                             outbox.close(code: 1002, reason: "a client does not send notices")
                             break
                         }
-                        decoded = (channel, try SyncMessage(decoding: inner))
+                        decoded = (channel, try SyncMessage(decoding: inner), inner[0])
                     } catch {
                         outbox.close(code: 1002, reason: "a frame does not decode: \(error)")
                         break
                     }
                     // Anything else before a hello is refused by the library (1002).
                     if case .hello = decoded.message { greeted.store(true, ordering: .releasing) }
-                    await library.receive(decoded.message, size: bytes.count, channel: decoded.channel, from: id)
+                    await library.receive(
+                        decoded.message, size: bytes.count, format: decoded.format, channel: decoded.channel, from: id)
                     // A client that does not take what it was sent is not read either, so that its requests cannot
                     // pile up replies in the server's memory; past the stall timeout it is closed.
                     if outbox.isBusy { await outbox.waitUntilDrained(orCloseAfter: limits.stallTimeout) }

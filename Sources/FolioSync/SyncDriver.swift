@@ -16,6 +16,22 @@ public struct SyncDriver: Sendable {
     private var names: DeviceNames
     /// Documents whose logs grew since ``takeUpdatedDocuments()`` was last called.
     private var updatedSinceTaken: Set<DocumentID> = []
+    /// The message format this side writes: ``SyncMessage/formatVersion`` (2) until the peer is known to read
+    /// ``SyncMessage/runFormatVersion`` (3).
+    public private(set) var writtenFormat: UInt8
+    private let formats: Formats
+
+    /// Which message formats a driver writes. Whatever it writes, it reads both.
+    public enum Formats: Hashable, Sendable {
+        /// Format 2 only: changes as they are, for a peer that may read nothing else.
+        case plain
+        /// Format 2 until a message in format 3 arrives from the peer (which so says it reads it), format 3 from
+        /// then on: how a client talks to a server it offered format 3 to.
+        case runsWhenOffered
+        /// Format 3 from the start, for a peer known to read it: replies carry changes as runs
+        /// (``SyncMessage/run(_:)``).
+        case runs
+    }
 
     /// Prepares a session for `store`, summarising its documents' vectors.
     ///
@@ -28,12 +44,16 @@ public struct SyncDriver: Sendable {
     ///   - role: initiator or responder.
     ///   - id: a session number not used before between these peers.
     ///   - limits: how large a `changes` message may grow.
+    ///   - formats: which message formats the driver writes (it reads both).
     /// - Complexity: O(documents × devices).
     /// - Throws: ``SyncError`` `store` when the store cannot be read.
     public init(
-        store: ChangeLogStore, role: SyncSession.Role, id: UInt64, limits: SyncSession.Limits = SyncSession.Limits()
+        store: ChangeLogStore, role: SyncSession.Role, id: UInt64, limits: SyncSession.Limits = SyncSession.Limits(),
+        formats: Formats = .plain
     ) throws {
         self.store = store
+        self.formats = formats
+        writtenFormat = formats == .runs ? SyncMessage.runFormatVersion : SyncMessage.formatVersion
         var vectors: [DocumentID: VersionVector] = [:]
         var heads: [DocumentID: [ChangeHash]] = [:]
         let unpublished: Set<DocumentID>
@@ -69,15 +89,59 @@ public struct SyncDriver: Sendable {
     /// - Throws: ``SyncError`` `store` when the store fails (an integrity error among them), `integrity` when the
     ///   peer's log holds other changes under identities this log uses.
     public mutating func receive(_ bytes: [UInt8]) throws -> [[UInt8]] {
+        guard var message = decode(bytes) else { return [] }
+        if case .run(let run) = message {
+            guard let changes = try decodeRun(run, earlier: [:]) else { return [] }
+            message = .changes(document: run.document, changes: changes, heads: run.heads)
+        }
+        return try receive(message)
+    }
+
+    /// Decodes a message's bytes, noting a peer that writes format 3 (and so reads it); `nil` (counted as rejected)
+    /// for bytes that do not decode.
+    private mutating func decode(_ bytes: [UInt8]) -> SyncMessage? {
         let message: SyncMessage
         do {
             message = try SyncMessage(decoding: bytes)
         } catch {
             report.messagesRejected += 1
             report.problems.append("a message from the peer was ignored: \(error)")
-            return []
+            return nil
         }
-        return try receive(message)
+        if formats == .runsWhenOffered, SyncMessage.format(of: bytes) == SyncMessage.runFormatVersion {
+            writtenFormat = SyncMessage.runFormatVersion
+        }
+        return message
+    }
+
+    /// Decodes a run against this store: its log, its waiting changes, and `earlier` (changes that arrived before
+    /// the run in the same batch); `nil` (counted as rejected) for a run that does not decode, a run that names a
+    /// change this side does not hold among them.
+    ///
+    /// - Throws: ``SyncError`` `store` when the store fails.
+    private mutating func decodeRun(_ run: ChangeRunMessage, earlier: [ChangeID: ChangeStamp]) throws(SyncError)
+        -> [EncodedChange]?
+    {
+        let document = run.document
+        let context: ChangeRunMessage.Context
+        do {
+            context = ChangeRunMessage.Context(
+                logDevices: try store.vector(of: document).devices, waiting: try store.pendingChanges(of: document),
+                earlier: earlier)
+        } catch {
+            throw .store(error, while: "reading what the log of document \(document) holds to decode a run")
+        }
+        do {
+            let changes = try run.decodedChanges(in: context) { [store] id in try store.change(id, of: document) }
+            report.runsReceived += 1
+            return changes
+        } catch let error as CodecError {
+            report.messagesRejected += 1
+            report.problems.append("a run from the peer was ignored: \(error)")
+            return nil
+        } catch {
+            throw .store(error, while: "looking up the changes a run of document \(document) names")
+        }
     }
 
     /// Handles the bytes of several messages from the peer that arrived together, in order. Returns the messages to
@@ -90,12 +154,26 @@ public struct SyncDriver: Sendable {
         var outgoing: [[UInt8]] = []
         var arrived: [(document: DocumentID, changes: [EncodedChange], heads: [SignedHead])] = []
         for bytes in batch {
-            guard SyncMessage.startsAsChanges(bytes), let message = try? SyncMessage(decoding: bytes),
-                case .changes(_, let changes, _) = message
-            else {
+            guard SyncMessage.startsAsChanges(bytes) else {
                 outgoing += try ingest(arrived)
                 arrived = []
                 outgoing += try receive(bytes)
+                continue
+            }
+            guard var message = decode(bytes) else { continue }
+            if case .run(let run) = message {
+                // A run names changes before it: those of the messages before it in the batch too.
+                var earlier: [ChangeID: ChangeStamp] = [:]
+                for part in arrived where part.document == run.document {
+                    for change in part.changes { earlier[change.change.id] = ChangeStamp(change.change) }
+                }
+                guard let decoded = try decodeRun(run, earlier: earlier) else { continue }
+                message = .changes(document: run.document, changes: decoded, heads: run.heads)
+            }
+            guard case .changes(_, let changes, _) = message else {
+                outgoing += try ingest(arrived)
+                arrived = []
+                outgoing += try receive(message)
                 continue
             }
             report.messagesReceived += 1
@@ -155,6 +233,11 @@ public struct SyncDriver: Sendable {
         report.messagesReceived += 1
         switch message {
         case .changes(_, let changes, _): report.changesReceived += changes.count
+        case .run(let run):
+            // Bytes decode runs (``receive(_:)-([UInt8])``); a decoded run given here has nothing to hold it against.
+            report.messagesRejected += 1
+            report.problems.append("a run of \(run.count) changes was handed over undecoded and ignored")
+            return []
         case .hello(let hello): try names.learn(hello.devices + [hello.device], into: store)
         default: break
         }
@@ -202,8 +285,12 @@ public struct SyncDriver: Sendable {
             switch action {
             case .send(let message):
                 if case .changes(_, let changes, _) = message { report.changesSent += changes.count }
+                if case .run(let run) = message {
+                    report.changesSent += run.count
+                    report.runsSent += 1
+                }
                 report.messagesSent += 1
-                outgoing.append(message.encoded())
+                outgoing.append(message.encoded(format: writtenFormat))
             case .fetch(let document, let since):
                 let changes: [Change]
                 let heads: [SignedHead]
@@ -215,10 +302,17 @@ public struct SyncDriver: Sendable {
                     throw .store(error, while: "reading the changes of document \(document) for the peer")
                 }
                 let store = store
-                queue.append(
-                    contentsOf: session.fetched(
-                        changes.map(EncodedChange.init), heads: heads, signing: { store.signedHead(for: $0) },
-                        of: document))
+                if writtenFormat >= SyncMessage.runFormatVersion {
+                    queue.append(
+                        contentsOf: session.fetchedAsRuns(
+                            changes.map(EncodedChange.init), heads: heads, signing: { store.signedHead(for: $0) },
+                            of: document, since: since, outside: { try? store.change($0, of: document) }))
+                } else {
+                    queue.append(
+                        contentsOf: session.fetched(
+                            changes.map(EncodedChange.init), heads: heads, signing: { store.signedHead(for: $0) },
+                            of: document))
+                }
             case .ingest(let document, let changes, let heads):
                 let vector: VersionVector
                 do {

@@ -1,11 +1,23 @@
 import FolioCore
 
 extension SyncMessage {
-    /// The format version written first in every message; a reader refuses versions it does not know.
+    /// The format version a message is written in when nothing else is agreed: every peer reads it.
     public static let formatVersion: UInt8 = 2
 
+    /// The format version that adds ``run(_:)``: format 2's messages, and changes in the compact form of a run. A
+    /// peer writes it only to a peer that said it reads it (docs/protocol.md, "Versions").
+    public static let runFormatVersion: UInt8 = 3
+
+    /// The format versions this build reads.
+    public static let readableFormats: Set<UInt8> = [formatVersion, runFormatVersion]
+
+    /// The HTTP header of a WebSocket upgrade request in which a client lists the message formats it reads,
+    /// comma-separated (`2, 3`); a server writes format 3 only to a client that lists it (docs/protocol.md,
+    /// "Versions").
+    public static let formatsHeader = "Folio-Message-Formats"
+
     /// Limits on what a decoder accepts, so that a hostile count never causes a large allocation.
-    enum Limits {
+    public enum Limits {
         static let documents = 1 << 20
         static let devices = 1 << 16
         static let vectorEntries = 1 << 20
@@ -13,6 +25,16 @@ extension SyncMessage {
         static let changes = 1 << 20
         static let changeBytes = 600 << 20
         static let nameBytes = 64 << 10
+        /// The most changes a run declares.
+        public static let runChanges = 1 << 16
+        /// The most bytes a run's columns declare they inflate to.
+        public static let runColumnBytes = 16 << 20
+        /// The most bytes a run's decoded changes may take, by the bound ``ChangeRunMessage/decodedBound(knownDevices:)``
+        /// computes before decoding: a receiver refuses a run past it, and a sender splits its runs to stay within half
+        /// of it.
+        public static let runDecodedBytes = 64 << 20
+        /// The most bytes of a run.
+        static let runBytes = 16 << 20
     }
 
     private enum Tag: UInt8 {
@@ -20,27 +42,49 @@ extension SyncMessage {
         case request = 1
         case changes = 2
         case done = 3
+        case run = 4
     }
 
-    /// The document of a `changes` message, read from its first bytes without decoding the rest; `nil` for bytes that
-    /// do not start as one.
+    /// The format version of a message's bytes: their first byte; `nil` for no bytes.
+    public static func format(of bytes: [UInt8]) -> UInt8? { bytes.first }
+
+    /// The document of a `changes` message or a run, read from its first bytes without decoding the rest; `nil` for
+    /// bytes that do not start as one.
     public static func changesDocument(_ bytes: [UInt8]) -> DocumentID? {
         guard startsAsChanges(bytes), bytes.count >= 18 else { return nil }
         return DocumentID(UUIDBytes(bytes: Array(bytes[2..<18])))
     }
 
-    /// Whether `bytes` start as a `changes` message (without decoding the rest).
+    /// Whether `bytes` start as a `changes` message or a run (without decoding the rest).
     public static func startsAsChanges(_ bytes: [UInt8]) -> Bool {
-        bytes.count > 1 && bytes[0] == formatVersion && bytes[1] == Tag.changes.rawValue
+        guard bytes.count > 1 else { return false }
+        switch (bytes[0], bytes[1]) {
+        case (formatVersion, Tag.changes.rawValue), (runFormatVersion, Tag.changes.rawValue),
+            (runFormatVersion, Tag.run.rawValue):
+            return true
+        default:
+            return false
+        }
     }
 
-    /// The message's binary form: the format version, a tag, then the fields (see the cases). Deterministic: equal
-    /// messages have equal bytes.
+    /// The message's binary form in format ``formatVersion`` (2): the format version, a tag, then the fields (see
+    /// the cases). Deterministic: equal messages have equal bytes.
     ///
+    /// - Precondition: the message is not a ``run(_:)`` (format 3 only).
     /// - Complexity: O(size of the message + documents × log documents).
     public func encoded() -> [UInt8] {
+        encoded(format: Self.formatVersion)
+    }
+
+    /// The message's binary form in `format`: ``formatVersion`` (2), or ``runFormatVersion`` (3), which writes the
+    /// same fields and may hold a ``run(_:)``.
+    ///
+    /// - Precondition: `format` is one of ``readableFormats``; a run is written in format 3.
+    /// - Complexity: O(size of the message + documents × log documents).
+    public func encoded(format: UInt8) -> [UInt8] {
+        precondition(Self.readableFormats.contains(format), "message format \(format) is not one this build writes")
         var writer = BinaryWriter(capacity: 64)
-        writer.write(byte: Self.formatVersion)
+        writer.write(byte: format)
         switch self {
         case .hello(let hello):
             writer.write(byte: Tag.hello.rawValue)
@@ -77,6 +121,12 @@ extension SyncMessage {
                 writer.write(lengthPrefixed: change.bytes)
             }
             writer.write(heads: heads, of: document)
+        case .run(let run):
+            precondition(format >= Self.runFormatVersion, "a run is written in message format 3")
+            writer.write(byte: Tag.run.rawValue)
+            writer.write(id: run.document.uuid)
+            writer.write(lengthPrefixed: run.bytes)
+            writer.write(heads: run.heads, of: run.document)
         case .done(let from, let to):
             writer.write(byte: Tag.done.rawValue)
             writer.write(fixed: from)
@@ -85,11 +135,14 @@ extension SyncMessage {
         return writer.bytes
     }
 
-    /// Decodes untrusted bytes written by ``encoded()``, decoding (and so hashing) every change they carry.
+    /// Decodes untrusted bytes written by ``encoded(format:)`` in either format, decoding (and so hashing) every change
+    /// a `changes` message carries. A run is checked against ``Limits`` (its declared change count, devices and
+    /// column size) but not decoded: it names changes the receiver holds (``ChangeRunMessage``).
     ///
     /// - Throws: `CodecError` naming what is wrong: `unsupportedVersion`, `truncated`, `oversized`,
-    ///   `invalidValue` (an unknown tag), `notCanonical` (documents or devices out of order or repeated),
-    ///   `trailingBytes`, or a change's own decoding error (its offset then counts from the message's start).
+    ///   `invalidValue` (an unknown tag, a run in format 2), `notCanonical` (documents or devices out of order or
+    ///   repeated), `trailingBytes`, or a change's own decoding error (its offset then counts from the message's
+    ///   start).
     public init(decoding bytes: [UInt8]) throws {
         self = try BinaryReader.readingWhole(bytes, "the message") { reader throws(CodecError) in
             try Self.decode(&reader)
@@ -97,8 +150,8 @@ extension SyncMessage {
     }
 
     private static func decode(_ reader: inout BinaryReader) throws(CodecError) -> SyncMessage {
-        let tag = try reader.header(
-            version: formatVersion, of: "message", versionName: "format version", kindName: "tag", as: Tag.self)
+        let (format, tag) = try reader.header(
+            versions: readableFormats, of: "message", versionName: "format version", kindName: "tag", as: Tag.self)
         switch tag {
         case .hello:
             let device = try reader.readDevice("the hello's device")
@@ -164,6 +217,19 @@ extension SyncMessage {
             }
             let heads = try reader.readHeads(of: document, "the message's signed heads")
             return .changes(document: document, changes: changes, heads: heads)
+        case .run:
+            guard format >= runFormatVersion else {
+                throw CodecError(.invalidValue, "a run is a message of format 3, not \(format)", at: 1)
+            }
+            let document = DocumentID(try reader.readID("the document of the run"))
+            let bytes = [UInt8](try reader.nextLengthPrefixed("the run", limit: Limits.runBytes))
+            let start = reader.offset - bytes.count
+            let declared: (count: Int, devices: Int, columnBytes: Int)
+            do { declared = try ChangeRunMessage.declared(bytes) } catch {
+                throw CodecError(error.code, "the run: \(error.message)", at: start + error.offset)
+            }
+            let heads = try reader.readHeads(of: document, "the run's signed heads")
+            return .run(ChangeRunMessage(document: document, bytes: bytes, heads: heads, declared: declared))
         case .done:
             let from = try reader.nextFixed("the sender's session")
             return .done(from: from, to: try reader.nextFixed("the recipient's session"))

@@ -9,6 +9,9 @@ import FolioCore
 /// Finally the initiator says ``done(from:to:)`` once it holds everything the responder announced, and the
 /// responder answers in kind once it holds everything the initiator announced.
 ///
+/// A peer that reads message format 3 may receive the changes as a ``run(_:)`` instead: the same changes in their
+/// compact form.
+///
 /// Messages are self-contained and idempotent: any of them may be delayed, duplicated, reordered or lost (the
 /// session retries what it waits for), and their binary form (``encoded()``, ``init(decoding:)``) is deterministic:
 /// documents and devices are written in identity order, never in a dictionary's order.
@@ -21,6 +24,10 @@ public enum SyncMessage: Hashable, Sendable {
     /// the sender's signed head of each device that has changes among them (see `SignedHead`): the receiver
     /// accepts a device's changes only when a head of that device reaches them.
     case changes(document: DocumentID, changes: [EncodedChange], heads: [SignedHead])
+    /// Changes of one document in the compact form of a run, with the signed heads that vouch for them (message
+    /// format 3 only, sent to a peer that reads it): what a `changes` message carries, decoded by the receiver
+    /// against the changes it holds (see ``ChangeRunMessage``).
+    case run(ChangeRunMessage)
     /// The sender (session `from`) holds everything the recipient (session `to`) announced in its hello.
     case done(from: UInt64, to: UInt64)
 }
@@ -71,6 +78,9 @@ extension SyncMessage: CustomStringConvertible {
         case .changes(let document, let changes, let heads):
             return "changes \(document): " + changes.map(\.change.id.description).joined(separator: ", ")
                 + (heads.isEmpty ? "" : "; " + heads.map(\.description).joined(separator: ", "))
+        case .run(let run):
+            return "run of \(run.count) changes of \(run.document) in \(run.bytes.count) bytes"
+                + (run.heads.isEmpty ? "" : "; " + run.heads.map(\.description).joined(separator: ", "))
         case .done(let from, let to):
             return "done from session \(from) to \(to)"
         }

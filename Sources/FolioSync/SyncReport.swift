@@ -15,6 +15,10 @@ public struct SyncReport: Hashable, Sendable, CustomStringConvertible {
     public var changesSent = 0
     /// Changes received from the peer (or read from the folder), duplicates included.
     public var changesReceived = 0
+    /// Messages sent that carried changes as runs (message format 3), among ``messagesSent``.
+    public var runsSent = 0
+    /// Runs received and decoded, among ``messagesReceived``.
+    public var runsReceived = 0
     /// Received changes that entered the log (including earlier waiting changes they made ready).
     public var changesApplied = 0
     /// Received changes that were already in the log or already waiting.

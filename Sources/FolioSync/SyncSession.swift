@@ -183,6 +183,10 @@ public struct SyncSession: Hashable, Sendable {
             // A peer that still shares a document this side keeps to itself may push its changes: they stay out.
             guard !unpublished.contains(document) else { return [] }
             return changes.isEmpty ? [] : [.ingest(document: document, changes: changes, heads: heads)]
+        case .run:
+            // A run is decoded against a log (a driver turns it into the `changes` it holds); undecoded, it says
+            // nothing the session can act on.
+            return []
         case .done(let from, let to):
             guard to == id, peer == nil || peer!.session == from else { return [] }  // another session's
             peerIsDone = true

@@ -106,16 +106,22 @@ import Testing
         }
     }
 
-    @Test func unknownVersionsAndTagsAreRefused() {
+    @Test func unknownVersionsAndTagsAreRefused() throws {
         var bytes = SyncMessage.done(from: 1, to: 2).encoded()
-        // Version 1 carried changes without signed heads; a later one is unknown.
-        for version in [1, SyncMessage.formatVersion + 1] {
+        // Version 1 carried changes without signed heads; one past format 3 is unknown.
+        for version in [1, SyncMessage.runFormatVersion + 1] {
             bytes[0] = version
             #expect(
                 (#expect(throws: CodecError.self) { try SyncMessage(decoding: bytes) })?.code == .unsupportedVersion)
         }
         bytes[0] = SyncMessage.formatVersion
         bytes[1] = 99
+        #expect((#expect(throws: CodecError.self) { try SyncMessage(decoding: bytes) })?.code == .invalidValue)
+        // Format 3 reads format 2's messages, and a run's tag only there.
+        bytes = SyncMessage.done(from: 1, to: 2).encoded(format: SyncMessage.runFormatVersion)
+        #expect(try SyncMessage(decoding: bytes) == .done(from: 1, to: 2))
+        bytes[0] = SyncMessage.formatVersion
+        bytes[1] = 4
         #expect((#expect(throws: CodecError.self) { try SyncMessage(decoding: bytes) })?.code == .invalidValue)
     }
 

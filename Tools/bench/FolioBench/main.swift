@@ -2,7 +2,7 @@ import Foundation
 
 // `FolioBench NAME`: runs one benchmark; `Tools/bench/run NAME` builds this in release mode and calls it.
 // Each benchmark prints a readable table and, as its very last line, one JSON object. Arguments after NAME go to the
-// benchmark (only `serve` and `concurrent-trace` take any).
+// benchmark (only `serve`, `concurrent-trace` and `catch-up` take any).
 
 let benchmarks: [String: () async throws -> Void] = [
     "append": AppendBenchmark.run,
@@ -17,6 +17,7 @@ let benchmarks: [String: () async throws -> Void] = [
     "waiting": WaitingBenchmark.run,
     "pool-latency": PoolLatencyBenchmark.run,
     "serve": ServeBenchmark.run,
+    "catch-up": CatchUpBenchmark.run,
 ]
 
 let arguments = CommandLine.arguments.dropFirst()

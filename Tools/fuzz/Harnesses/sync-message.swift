@@ -1,12 +1,13 @@
-// sync-message: a sync protocol message decoded from untrusted bytes and handed to a responding peer.
+// sync-message: a sync protocol message (format 2 or 3) decoded from untrusted bytes and handed to a responding peer.
 // `SyncMessage(decoding:)` on untrusted bytes, then the message handed to a responding `SyncDriver`
 // over a store that holds an honest history.
 // Oracles: decoding never traps; a decoded message re-encodes to bytes that decode to an equal message and encode
 // to themselves again; the driver never traps, and afterwards the store is sound and takes a local append.
-import FolioCore
 import FolioStore
-import FolioSync
 import Foundation
+
+@testable import FolioCore
+@testable import FolioSync
 
 enum Harness {
     static let history = SampleChanges.history()
@@ -27,8 +28,11 @@ enum Harness {
 
     static func run(_ input: UnsafeRawBufferPointer) {
         let bytes = Array(input)
-        guard let message = try? SyncMessage(decoding: bytes) else { return }
-        let encoded = message.encoded()
+        guard let message = try? SyncMessage(decoding: bytes), let format = SyncMessage.format(of: bytes) else {
+            return
+        }
+        // Written again in the format it came in (a run exists only in format 3).
+        let encoded = message.encoded(format: format)
         let again: SyncMessage
         do {
             again = try SyncMessage(decoding: encoded)
@@ -36,7 +40,7 @@ enum Harness {
             oracleFailed("a decoded message re-encodes to bytes that do not decode: \(error)")
         }
         require(again == message, "a decoded message re-encodes to another message")
-        require(again.encoded() == encoded, "a message's encoding is not stable")
+        require(again.encoded(format: format) == encoded, "a message's encoding is not stable")
 
         let store: ChangeLogStore
         do {
@@ -73,6 +77,16 @@ enum Harness {
             .changes(document: document, changes: [EncodedChange(history[12])], heads: []),
             .done(from: 7, to: 42),
         ]
-        return messages.map { $0.encoded() }
+        var seeds = messages.map { $0.encoded() }
+        // Format 3: a hello, and the changes after the responder's ten as a run.
+        seeds.append(SyncMessage.hello(hello).encoded(format: SyncMessage.runFormatVersion))
+        let held = Dictionary(uniqueKeysWithValues: history.prefix(10).map { ($0.hash, ChangeStamp($0)) })
+        if let run = try? ChangeRunMessage(
+            encoding: Array(history.suffix(from: 10)), of: document,
+            heads: SampleChanges.heads(of: Array(history.suffix(from: 10))), outside: { held[$0] })
+        {
+            seeds.append(SyncMessage.run(run).encoded(format: SyncMessage.runFormatVersion))
+        }
+        return seeds
     }
 }
