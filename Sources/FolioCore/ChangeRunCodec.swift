@@ -272,7 +272,7 @@ package enum ChangeRunCodec {
                 return .failure(error)
             }
         }
-        let (count, devices, embedded, payload) = try header.get()
+        let (count, devices, embedded, payload, _) = try header.get()
         let decoded: Result<[Change], CodecError> = payload.withUnsafeBytes { buffer in
             do throws(CodecError) {
                 var reader = BinaryReader(buffer)
@@ -319,10 +319,31 @@ package enum ChangeRunCodec {
     }
 
     private typealias Header = (
-        count: Int, devices: [DeviceID], embedded: [ChangeID: ChangeStamp], columns: [UInt8]
+        count: Int, devices: [DeviceID], embedded: [ChangeID: ChangeStamp], columns: [UInt8], columnBytes: Int
     )
 
-    private static func readHeader(_ buffer: UnsafeRawBufferPointer) throws(CodecError) -> Header {
+    /// What a run declares before its columns are inflated: its change count, its devices, the outside stamps it
+    /// carries and the bytes its columns inflate to, each checked against ``Limits`` (so that a receiver can bound
+    /// what decoding it would take before it does).
+    ///
+    /// - Throws: ``CodecError`` when the header does not decode.
+    package static func declared(_ bytes: some ContiguousBytes) throws(CodecError) -> (
+        count: Int, devices: Int, stamps: Int, columnBytes: Int
+    ) {
+        let result: Result<Header, CodecError> = bytes.withUnsafeBytes { buffer in
+            do throws(CodecError) {
+                return .success(try readHeader(buffer, inflating: false))
+            } catch {
+                return .failure(error)
+            }
+        }
+        let header = try result.get()
+        return (header.count, header.devices.count, header.embedded.count, header.columnBytes)
+    }
+
+    private static func readHeader(_ buffer: UnsafeRawBufferPointer, inflating: Bool = true) throws(CodecError)
+        -> Header
+    {
         var reader = BinaryReader(buffer)
         let version = try reader.nextByte("the run's format version")
         guard version == formatVersion else {
@@ -358,6 +379,7 @@ package enum ChangeRunCodec {
                 .oversized, "the columns declare \(length) bytes, more than the limit of \(Limits.columnBytes)",
                 at: lengthOffset)
         }
+        if !inflating { return (Int(count), devices, embedded, [], Int(length)) }
         let streamOffset = reader.offset
         let stream = try reader.nextBuffer(reader.remaining, "the columns")
         guard let columns = Deflate.inflated(stream, length: Int(length)) else {
@@ -367,7 +389,7 @@ package enum ChangeRunCodec {
         guard UInt64(columns.count) >= count else {
             throw CodecError(.truncated, "\(count) changes cannot fit in \(columns.count) bytes", at: countOffset)
         }
-        return (Int(count), devices, embedded, columns)
+        return (Int(count), devices, embedded, columns, Int(length))
     }
 
     /// Reads the stamps of outside changes a run carries (a varint count, then per stamp a device index, a seq, the

@@ -54,39 +54,29 @@ public struct ChangeRunMessage: Hashable, Sendable {
 
     /// The run's declared sizes: its change count, its devices, and the bytes its columns inflate to.
     static func declared(_ bytes: [UInt8]) throws(CodecError) -> (count: Int, devices: Int, columnBytes: Int) {
-        try BinaryReader.reading(bytes) { reader throws(CodecError) in
-            let version = try reader.nextByte("the run's format")
-            guard version == ChangeRunCodec.formatVersion else {
-                throw CodecError(
-                    .unsupportedVersion,
-                    "run format \(version) is not supported (this build reads format \(ChangeRunCodec.formatVersion))",
-                    at: 0)
-            }
-            let countOffset = reader.offset
-            let count = try reader.nextVarint("the run's change count")
-            guard count >= 1, count <= UInt64(SyncMessage.Limits.runChanges) else {
-                throw CodecError(
-                    .oversized, "a run holds 1 to \(SyncMessage.Limits.runChanges) changes, not \(count)",
-                    at: countOffset)
-            }
-            let devices = try reader.nextCount(
-                "the number of the run's devices", elementSize: 16, limit: SyncMessage.Limits.devices)
-            _ = try reader.nextBuffer(devices * 16, "the run's devices")
-            let lengthOffset = reader.offset
-            let columnBytes = try reader.nextVarint("the length of the run's columns")
-            guard columnBytes <= UInt64(SyncMessage.Limits.runColumnBytes) else {
-                throw CodecError(
-                    .oversized,
-                    "the run's columns declare \(columnBytes) bytes, more than the limit of \(SyncMessage.Limits.runColumnBytes)",
-                    at: lengthOffset)
-            }
-            // Every change takes at least a byte in each of its seven fixed columns.
-            guard count <= columnBytes / 7 else {
-                throw CodecError(
-                    .truncated, "\(count) changes cannot fit in columns of \(columnBytes) bytes", at: countOffset)
-            }
-            return (Int(count), devices, Int(columnBytes))
+        // The codec reads the header (format, count, devices, carried stamps, declared length) and checks its own
+        // limits; the message's tighter ones follow.
+        let declared = try ChangeRunCodec.declared(bytes)
+        guard declared.count <= SyncMessage.Limits.runChanges else {
+            throw CodecError(
+                .oversized, "a run holds 1 to \(SyncMessage.Limits.runChanges) changes, not \(declared.count)", at: 1)
         }
+        guard declared.devices <= SyncMessage.Limits.devices else {
+            throw CodecError(
+                .oversized, "a run names \(declared.devices) devices, more than \(SyncMessage.Limits.devices)", at: 1)
+        }
+        guard declared.columnBytes <= SyncMessage.Limits.runColumnBytes else {
+            throw CodecError(
+                .oversized,
+                "the run's columns declare \(declared.columnBytes) bytes, more than the limit of \(SyncMessage.Limits.runColumnBytes)",
+                at: 1)
+        }
+        // Every change takes at least a byte in each of its seven fixed columns.
+        guard declared.count <= declared.columnBytes / 7 else {
+            throw CodecError(
+                .truncated, "\(declared.count) changes cannot fit in columns of \(declared.columnBytes) bytes", at: 1)
+        }
+        return (declared.count, declared.devices + declared.stamps, declared.columnBytes)
     }
 
     /// An upper bound on the bytes the decoded changes take in memory, for a receiver that knows `knownDevices`
