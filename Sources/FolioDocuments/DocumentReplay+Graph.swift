@@ -129,13 +129,19 @@ extension DocumentReplay {
         for (offset, event) in events.enumerated() { position[event.change.hash] = offset }
         let eventParents = events.map { $0.parents.compactMap { position[$0] } }
         var skipped = 0
-        // The model's other parts, with their operations applied in the replay's order (lamport, then change id).
-        var rest = base
         var edits: [[TextEdit]] = []
+        var effects: [OtherPartsEffect<M>] = []
         edits.reserveCapacity(events.count)
+        effects.reserveCapacity(events.count)
         for event in events {
-            edits.append(textEdits(of: event.change, onto: &rest, skipped: &skipped, refused: &refused))
+            let (text, other): ([TextEdit], OtherPartsEffect<M>) = textEdits(
+                of: event.change, skipped: &skipped, refused: &refused)
+            edits.append(text)
+            effects.append(other)
         }
+        let rest =
+            M.hasPartsBesideText
+            ? Self.otherParts(from: base, effects, parents: eventParents, skipped: &skipped) : base
         // The text, branch by branch: any order that puts parents first gives the same text, and one that follows
         // a branch as far as it goes moves the graph's view between branches only where they meet. In lamport
         // order, two devices that typed apart interleave change by change, and every move would undo and redo a
@@ -186,36 +192,94 @@ extension DocumentReplay {
         return order
     }
 
-    /// The text edits `change` makes: an edit's text operations, the replacement a baseline or a resolution with
-    /// contents makes, nothing for any other change. Its other operations apply to `rest`, and a baseline's or a
-    /// resolution's contents replace it. Operations that do not decode or apply are counted in `skipped`; contents
-    /// the model refuses join `refused`.
+    /// The text edits `change` makes, and what it does to the model's other parts: an edit's text operations and
+    /// its other operations, the replacement a baseline or a resolution with contents makes and its contents,
+    /// nothing for any other change. Operations that do not decode are counted in `skipped`; contents the model
+    /// refuses join `refused`.
     private func textEdits<M: CharacterMergeable>(
-        of change: Change, onto rest: inout M, skipped: inout Int, refused: inout [ChangeHash]
-    ) -> [TextEdit] {
+        of change: Change, skipped: inout Int, refused: inout [ChangeHash]
+    ) -> ([TextEdit], OtherPartsEffect<M>) {
         switch change.kind {
         case .edit(let edit):
             guard let operations = try? M.Operation.decodeGroup(edit.operations) else {
                 skipped += 1
-                return []
+                return ([], .none)
             }
             var edits: [TextEdit] = []
+            var others: [M.Operation] = []
             for operation in operations {
                 if let made = M.textEdits(of: operation) {
                     edits += made
-                } else if (try? rest.apply(operation)) == nil {
-                    skipped += 1
+                } else {
+                    others.append(operation)
                 }
             }
-            return edits
+            return (edits, others.isEmpty ? .none : .operations(others))
         case .baseline, .resolution:
-            guard !isGraphMerge(change), let state = resetState(at: change, refused: &refused) else { return [] }
-            rest = state as! M
-            return [.replaceAll(with: rest.mergeableText)]
+            guard !isGraphMerge(change), let state = resetState(at: change, refused: &refused) else {
+                return ([], .none)
+            }
+            let contents = state as! M
+            return ([.replaceAll(with: contents.mergeableText)], .contents(contents))
         case .lifecycle:
-            return []
+            return ([], .none)
         }
     }
+
+    /// The model's parts beside the text: every event's effect on them applied to `base` in the replay's order
+    /// (lamport, then change id). A baseline or a resolution with contents changes only what its contents change
+    /// from the state it was made on (the effects of its past applied the same way), so that an image another
+    /// device added apart, earlier in that order, stays. Operations that do not apply are counted in `skipped`.
+    ///
+    /// - Complexity: O(*n*) effects for *n* events, and O(*n*) more for each event with contents.
+    private static func otherParts<M: CharacterMergeable>(
+        from base: M, _ effects: [OtherPartsEffect<M>], parents: [[Int]], skipped: inout Int
+    ) -> M {
+        // The state each event with contents was made on, before the effects are applied in order.
+        var madeOn: [Int: M] = [:]
+        for (event, effect) in effects.enumerated() {
+            guard case .contents = effect else { continue }
+            var past = Set<Int>()
+            var pending = parents[event]
+            while let earlier = pending.popLast() {
+                if past.insert(earlier).inserted { pending += parents[earlier] }
+            }
+            var state = base
+            var ignored = 0
+            for earlier in past.sorted() {
+                apply(effects[earlier], madeOn: madeOn[earlier], to: &state, skipped: &ignored)
+            }
+            madeOn[event] = state
+        }
+        var rest = base
+        for (event, effect) in effects.enumerated() {
+            apply(effect, madeOn: madeOn[event], to: &rest, skipped: &skipped)
+        }
+        return rest
+    }
+
+    private static func apply<M: CharacterMergeable>(
+        _ effect: OtherPartsEffect<M>, madeOn: M?, to state: inout M, skipped: inout Int
+    ) {
+        switch effect {
+        case .none:
+            break
+        case .operations(let operations):
+            for operation in operations where (try? state.apply(operation)) == nil { skipped += 1 }
+        case .contents(let contents):
+            state = state.applyingOtherParts(changedFrom: madeOn!, to: contents)
+        }
+    }
+}
+
+/// What one change of a character-merged replay does to the model's parts beside the text.
+private enum OtherPartsEffect<M: CharacterMergeable> {
+    /// Nothing.
+    case none
+    /// Operations on the other parts, applied in the replay's order.
+    case operations([M.Operation])
+    /// The contents of a baseline or a resolution: the other parts they change from the state it was made on.
+    case contents(M)
 }
 
 /// Changes by (lamport, id), the latest first: an order in which every change comes after its descendants.

@@ -220,14 +220,7 @@ extension PagesCharacterMergeTests {
         let document = try await a.open(id, as: PagesDocument.self)
         #expect(await !document.state.contains(.inConflict))
         #expect(await document.model.text == "Day 2: hills\n")
-        let image = await document.model.images["cover.png"]
-        // Known: a baseline or a resolution with contents met inside the graph replaces every other part at its
-        // place in the lamport order (`rest = state` in DocumentReplay+Graph's textEdits), so an image op of a
-        // concurrent branch with a lower lamport is undone. Its other parts should apply as the change from the
-        // state it was made on.
-        withKnownIssue("a baseline inside the graph drops the images added apart before it in lamport order") {
-            #expect(image == Data([7]))
-        }
+        #expect(await document.model.images["cover.png"] == Data([7]))
     }
 }
 
