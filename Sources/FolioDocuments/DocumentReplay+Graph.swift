@@ -8,11 +8,13 @@ import HeapModule
 ///
 /// Every change has content parents: a `merge` resolution without contents has the versions it kept
 /// (`Change.keptVersions`); a baseline or a resolution with contents the model accepts has all its parents (its
-/// contents replace all it was made on); any other change has its primary parent (`PrimaryParentRule`), or none for
-/// a root. A change's state is its content past replayed as a graph: edits at the positions their author saw, a
-/// baseline or a resolution with contents as the replacement of the text by its contents
-/// (``TextEdit/replaceAll(with:)``), a lifecycle change or a merge as no edit. Where the history is one line, this is
-/// the replay along primary parents.
+/// contents replace all it was made on); any other resolution made on several parents (a choice among versions) has
+/// all its parents too, and keeps the text of its primary parent; any other change has its primary parent
+/// (`PrimaryParentRule`), or none for a root. A change's state is its content past replayed as a graph: edits at the
+/// positions their author saw, a baseline or a resolution with contents as the replacement of the text by its
+/// contents (``TextEdit/replaceAll(with:)``), a choice as the text of the version it keeps
+/// (`TextEventGraph.add(agent:parents:keeping:)`), a lifecycle change or a merge as no edit. Where the history is one
+/// line, this is the replay along primary parents.
 ///
 /// The walk goes back from the heads, latest first (by lamport, then change id), and stops at the first change
 /// that every change after it descends from and whose state is known without the graph: the document's latest
@@ -84,7 +86,8 @@ extension DocumentReplay {
         var pending = ChangeHeap()
         var seen = Set<ChangeHash>()
         for head in heads where seen.insert(head.hash).inserted { pending.push(head) }
-        var events: [(change: Change, parents: [ChangeHash])] = []
+        // Each change with its content parents and, for a choice among versions, the version it keeps.
+        var events: [(change: Change, parents: [ChangeHash], keeps: ChangeHash?)] = []
         var base = M()
         var rootMet = false
         while let change = pending.pop() {
@@ -106,6 +109,7 @@ extension DocumentReplay {
                 }
             }
             var parents: [ChangeHash] = []
+            var keeps: ChangeHash?
             if isGraphMerge(change) {
                 parents = change.keptVersions
             } else if reset != nil {
@@ -114,13 +118,21 @@ extension DocumentReplay {
                 // version is not typed a second time by it, and the text it leaves out is deleted.
                 parents = change.parents
             } else if let parent = try Self.primaryParent(of: change, by: rule) {
-                parents = [parent.hash]
+                if case .resolution = change.kind, change.parents.count > 1 {
+                    // A choice among versions: its text is the version it keeps, and all it was made on is its
+                    // past, so that what the versions it discarded typed stays deleted when edits made on them
+                    // later merge in.
+                    parents = change.parents
+                    keeps = parent.hash
+                } else {
+                    parents = [parent.hash]
+                }
             }
             for hash in parents where seen.insert(hash).inserted {
                 pending.push(try lookup(hash, of: change))
             }
             if parents.isEmpty { rootMet = true }
-            events.append((change, parents))
+            events.append((change, parents, keeps))
         }
 
         // Earliest first: every change after its content parents (those before the walk's end are its base).
@@ -150,9 +162,15 @@ extension DocumentReplay {
         var index = [Int](repeating: -1, count: events.count)
         for event in Self.branchOrder(parents: eventParents) {
             do {
-                index[event] = try graph.add(
-                    agent: events[event].change.id, parents: eventParents[event].map { index[$0] },
-                    edits: edits[event])
+                let parents = eventParents[event].map { index[$0] }
+                if let keeps = events[event].keeps {
+                    // The kept version is the walk's base when it is not among the events.
+                    let kept = position[keeps].map { [index[$0]] } ?? []
+                    index[event] = try graph.add(agent: events[event].change.id, parents: parents, keeping: kept)
+                } else {
+                    index[event] = try graph.add(
+                        agent: events[event].change.id, parents: parents, edits: edits[event])
+                }
             } catch {
                 // Unreachable: every parent comes first, its index from the graph itself.
                 skipped += 1

@@ -91,6 +91,42 @@ struct TextEventCore {
         return Int(event)
     }
 
+    /// Adds an event made on `eventParents` whose text is that of `kept` (events in its parents' past): the
+    /// characters its parents' version shows and `kept`'s does not are deleted, and those `kept`'s version shows
+    /// and its parents' version deleted are typed again, each at its place. Returns the event's index.
+    mutating func add(parents eventParents: [Int32], keeping kept: [Int32], precedes: (Int32, Int32) -> Bool) -> Int {
+        move(to: Self.frontier(kept))
+        var inKept = [Bool](repeating: false, count: scalars.count)
+        for block in blocks where block.visible > 0 {
+            for item in block.items where prepare[Int(item)] == 1 { inKept[Int(item)] = true }
+        }
+        move(to: Self.frontier(eventParents))
+        var edits: [TextEdit] = []
+        var position = 0
+        for block in blocks {
+            for item in block.items {
+                let visible = prepare[Int(item)] == 1
+                if visible, !inKept[Int(item)] {
+                    if case .delete(let at, let count)? = edits.last, at == position {
+                        edits[edits.count - 1] = .delete(at: at, count: count + 1)
+                    } else {
+                        edits.append(.delete(at: position, count: 1))
+                    }
+                } else if !visible, inKept[Int(item)] {
+                    if case .insert(let at, let typed)? = edits.last, at + typed.count == position {
+                        edits[edits.count - 1] = .insert(at: at, scalars: typed + [scalars[Int(item)]])
+                    } else {
+                        edits.append(.insert(at: position, scalars: [scalars[Int(item)]]))
+                    }
+                    position += 1
+                } else if visible {
+                    position += 1
+                }
+            }
+        }
+        return add(parents: eventParents, edits: edits, precedes: precedes)
+    }
+
     /// The sorted, duplicate-free form of a set of events (not reduced to its maximal elements: the walk in
     /// ``move(to:)`` treats an ancestor named beside its descendant as already included).
     private static func frontier(_ events: [Int32]) -> [Int32] {

@@ -62,4 +62,25 @@ public struct TextEventGraph<Agent: Comparable> {
         let agents = self.agents
         return core.add(parents: parents.map { Int32($0) }, edits: edits) { agents[Int($0)] < agents[Int($1)] }
     }
+
+    /// Adds an event made by `agent` on `parents` whose text is the text of `kept` (earlier events in the past of
+    /// `parents`): a choice among versions. The characters the parents' merged version shows and `kept`'s version
+    /// does not are deleted; the characters `kept`'s version shows and the parents' version deleted are typed again
+    /// at their place. Events made apart from it merge with it as with any edit: a character a discarded version
+    /// typed stays deleted, and what is typed later on a discarded version comes in. Returns the event's index.
+    ///
+    /// - Throws: ``Failure/unknownParent(_:)`` when a parent or a kept event is not an earlier event; nothing is
+    ///   added then.
+    /// - Complexity: O(*n*) for *n* items, beside moving between versions.
+    @discardableResult
+    public mutating func add(agent: Agent, parents: [Int], keeping kept: [Int]) throws(Failure) -> Int {
+        for parent in parents + kept where parent < 0 || parent >= agents.count {
+            throw .unknownParent(parent)
+        }
+        agents.append(agent)
+        let agents = self.agents
+        return core.add(parents: parents.map { Int32($0) }, keeping: kept.map { Int32($0) }) {
+            agents[Int($0)] < agents[Int($1)]
+        }
+    }
 }

@@ -66,6 +66,31 @@ public struct ReferenceListCRDT {
         return event
     }
 
+    /// Adds an event by `agent` made on `parents` whose text is the text of `kept` (events in the past of
+    /// `parents`): the items the parents' version shows and `kept`'s does not are deleted, and the items `kept`'s
+    /// version shows and the parents' version does not are typed again where they stand, as new items. Returns the
+    /// event's index.
+    public mutating func add(agent: Int, parents eventParents: [Int], keeping kept: [Int]) -> Int {
+        let keptVersion = past(of: kept)
+        let version = past(of: eventParents)
+        var edits: [TextEdit] = []
+        var position = 0
+        for item in items where belongs(item, to: version) || belongs(item, to: keptVersion) {
+            switch (isVisible(item, in: version), isVisible(item, in: keptVersion)) {
+            case (true, false):
+                edits.append(.delete(at: position, count: 1))
+            case (false, true):
+                edits.append(.insert(at: position, scalars: [item.scalar]))
+                position += 1
+            case (true, true):
+                position += 1
+            case (false, false):
+                break
+            }
+        }
+        return add(agent: agent, parents: eventParents, edits: edits)
+    }
+
     private func belongs(_ item: Item, to version: Set<Int>) -> Bool {
         item.event == -1 || version.contains(item.event)
     }

@@ -97,8 +97,9 @@ import Testing
     }
 
     /// The reference CRDT's text at `head`: every change of the log an event whose parents are its content parents
-    /// (a `merge` without contents: the versions it kept; any other change: its primary parent), with its text edits
-    /// (a baseline or a resolution with contents: the replacement of the text).
+    /// (a `merge` without contents: the versions it kept; another resolution without contents made on several
+    /// parents: all of them, keeping its primary parent's text; any other change: its primary parent), with its text
+    /// edits (a baseline or a resolution with contents: the replacement of the text).
     private func referenceText(of document: DocumentID, at head: Change, in store: ChangeLogStore) throws -> String {
         let changes = try store.changes(of: document, since: VersionVector()).sorted {
             ($0.lamport, $0.id) < ($1.lamport, $1.id)
@@ -111,9 +112,14 @@ import Testing
         for change in changes {
             var parents: [ChangeHash] = []
             var edits: [FolioMerge.TextEdit] = []
+            var kept: ChangeHash?
             switch change.kind {
             case .resolution(let resolution) where resolution.strategy == .merge && resolution.contents == nil:
                 parents = change.keptVersions
+            case .resolution(let resolution) where resolution.contents == nil && change.parents.count > 1:
+                // A choice among versions: made on all of them, with the text of the one it keeps.
+                parents = change.parents
+                if case .parent(let parent) = rule.primaryParent(of: change) { kept = parent.hash }
             default:
                 if case .parent(let parent) = rule.primaryParent(of: change) { parents = [parent.hash] }
             }
@@ -137,8 +143,14 @@ import Testing
             case .lifecycle:
                 break
             }
-            index[change.hash] = reference.add(
-                agent: agents[change.id]!, parents: parents.compactMap { index[$0] }, edits: edits)
+            if let kept {
+                index[change.hash] = reference.add(
+                    agent: agents[change.id]!, parents: parents.compactMap { index[$0] },
+                    keeping: [index[kept]].compactMap { $0 })
+            } else {
+                index[change.hash] = reference.add(
+                    agent: agents[change.id]!, parents: parents.compactMap { index[$0] }, edits: edits)
+            }
         }
         return reference.text(atVersionOf: [index[head.hash]!])
     }

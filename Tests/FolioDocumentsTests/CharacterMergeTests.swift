@@ -394,16 +394,12 @@ extension PagesCharacterMergeTests {
 }
 
 extension CharacterMergeAfterSettlementTests {
-    /// A person kept the iPad's version and discarded the phone's, which the phone went on editing: a three-way
-    /// merge from the discarded version (as before) keeps its "2" out, and only the later "3" comes in.
+    /// A person kept the iPad's version and discarded the phone's, which the phone went on editing: the choice
+    /// deletes the discarded version's "2", and only the later "3" comes in.
     @Test func aDiscardedVersionStaysDiscardedWhenEditsMadeOnItMergeIn() async throws {
         let text = try await settledThenEditedApart { iPad, phone in
             Resolution(strategy: .userChoice, chosen: [iPad.hash], discarded: [phone.hash])
         }
-        // Known: a resolution that keeps a version has that version alone as content parent, so the discarded
-        // version's characters are outside its past and nothing it did deletes them.
-        withKnownIssue("a later merge brings back the characters of a discarded version") {
-            #expect(["13ab", "31ab"].contains(text), "\(text.debugDescription)")
-        }
+        #expect(["13ab", "31ab"].contains(text), "\(text.debugDescription)")
     }
 }

@@ -6,7 +6,7 @@ import Testing
 /// `TextEventGraph` against a plain list CRDT (`ReferenceListCRDT`) on random concurrent histories.
 @Suite struct TextEventGraphPropertyTests {
     /// Random histories of 2 to 5 devices (runs inserted and deleted at random places, and often at one place at
-    /// once): the graph gives the reference's text in the order the events were made, in many other orders that
+    /// once; now and then a choice that keeps one of the versions a device holds): the graph gives the reference's text in the order the events were made, in many other orders that
     /// put parents first, and at every device's own version.
     @Test(arguments: 2...5) func everyOrderGivesTheReferenceText(devices: Int) {
         let seed = TestSeed.make() &+ UInt64(devices)
@@ -42,8 +42,14 @@ import Testing
         var position: [Int: Int] = [:]
         for index in order {
             let event = events[index]
-            position[index] = try! graph.add(
-                agent: event.agent, parents: event.parents.map { position[$0]! }, edits: event.edits)
+            if let kept = event.kept {
+                position[index] = try! graph.add(
+                    agent: event.agent, parents: event.parents.map { position[$0]! },
+                    keeping: kept.map { position[$0]! })
+            } else {
+                position[index] = try! graph.add(
+                    agent: event.agent, parents: event.parents.map { position[$0]! }, edits: event.edits)
+            }
         }
         return graph.text
     }
@@ -56,6 +62,8 @@ struct RandomTextHistory {
         var agent: Int
         var parents: [Int]
         var edits: [TextEdit]
+        /// For a choice among versions: the versions it keeps (its text is theirs).
+        var kept: [Int]? = nil
     }
 
     private(set) var events: [Event] = []
@@ -72,6 +80,14 @@ struct RandomTextHistory {
                 known[device].formUnion(known[other])
             }
             let parents = frontier(of: device)
+            if parents.count > 1, generator.next() % 4 == 0 {
+                // A choice among the versions the device holds: one of them kept, the others discarded.
+                let kept = [parents[Int(generator.next() % UInt64(parents.count))]]
+                let event = reference.add(agent: device, parents: parents, keeping: kept)
+                events.append(Event(agent: device, parents: parents, edits: [], kept: kept))
+                known[device].insert(event)
+                continue
+            }
             var length = reference.text(atVersionOf: parents).unicodeScalars.count
             var edits: [TextEdit] = []
             for _ in 0..<(1 + Int(generator.next() % 3)) {
