@@ -63,6 +63,9 @@ public struct TextEventGraph<Agent: Comparable> {
         return core.add(parents: parents.map { Int32($0) }, edits: edits) { agents[Int($0)] < agents[Int($1)] }
     }
 
+    /// Traps unless the graph's list is consistent (for tests).
+    package func checkInvariants() { core.checkInvariants() }
+
     /// Adds an event made by `agent` on `parents` whose text is the text of `kept` (earlier events in the past of
     /// `parents`): a choice among versions. The characters the parents' merged version shows and `kept`'s version
     /// does not are deleted; the characters `kept`'s version shows and the parents' version deleted are typed again

@@ -5,9 +5,10 @@ import Testing
 
 /// `TextEventGraph` against a plain list CRDT (`ReferenceListCRDT`) on random concurrent histories.
 @Suite struct TextEventGraphPropertyTests {
-    /// Random histories of 2 to 5 devices (runs inserted and deleted at random places, and often at one place at
-    /// once; now and then a choice that keeps one of the versions a device holds): the graph gives the reference's text in the order the events were made, in many other orders that
-    /// put parents first, and at every device's own version.
+    /// Random histories of 2 to 5 devices from a random base text (runs inserted and deleted at random places, and
+    /// often at one place at once; now and then a choice that keeps one of the versions a device holds): the graph
+    /// gives the reference's text in the order the events were made, in many other orders that put parents first,
+    /// and at every device's own version.
     @Test(arguments: 2...5) func everyOrderGivesTheReferenceText(devices: Int) {
         let seed = TestSeed.make() &+ UInt64(devices)
         var generator = SplitMix64(seed: seed)
@@ -17,11 +18,11 @@ import Testing
             let history = RandomTextHistory(devices: devices, events: 6 + iteration % 30, using: &generator)
             let expected = history.reference.text
             check.expect(
-                replay(history.events, order: Array(history.events.indices)) == expected,
+                replay(history, order: Array(history.events.indices)) == expected,
                 "made in order: expected \(expected.debugDescription)")
             for _ in 0..<12 {
                 let order = history.randomTopologicalOrder(using: &generator)
-                let text = replay(history.events, order: order)
+                let text = replay(history, order: order)
                 check.expect(
                     text == expected, "order \(order): \(text.debugDescription) ≠ \(expected.debugDescription)")
             }
@@ -29,19 +30,44 @@ import Testing
                 let known = history.reference.past(of: history.frontier(of: device))
                 let order = history.randomTopologicalOrder(using: &generator).filter(known.contains)
                 let wanted = history.reference.text(atVersionOf: history.frontier(of: device))
-                let text = replay(history.events, order: order)
+                let text = replay(history, order: order)
                 check.expect(text == wanted, "device \(device) at its version: \(text.debugDescription)")
             }
             if check.shouldStop { return }
         }
     }
 
-    /// The events of `order` (indexes into `events`, parents first) added to a graph in that order.
-    private func replay(_ events: [RandomTextHistory.Event], order: [Int]) -> String {
-        var graph = TextEventGraph<Int>()
+    /// A long base text edited at many places by three devices: the edits take base scalars out of their
+    /// placeholder runs all over the list, whose blocks fill and split; the text stays the reference's.
+    @Test func aLongBaseEditedAtManyPlacesGivesTheReferenceText() {
+        let seed = TestSeed.make()
+        var generator = SplitMix64(seed: seed)
+        var check = PropertyCheck(seed: seed)
+        for iteration in 0..<3 {
+            check.iteration = iteration
+            let history = RandomTextHistory(devices: 3, events: 150, baseLength: 3_000, using: &generator)
+            let expected = history.reference.text
+            check.expect(replay(history, order: Array(history.events.indices)) == expected, "made in order")
+            let order = history.randomTopologicalOrder(using: &generator)
+            check.expect(replay(history, order: order) == expected, "in order \(order)")
+            if check.shouldStop { return }
+        }
+    }
+
+    /// The events of `order` (indexes into the history's events, parents first) added to a graph in that order:
+    /// its text.
+    private func replay(_ history: RandomTextHistory, order: [Int]) -> String {
+        let (graph, _) = self.graph(history, order: order)
+        graph.checkInvariants()
+        return graph.text
+    }
+
+    /// The events of `order` added to a graph in that order, and each event's index in the graph.
+    private func graph(_ history: RandomTextHistory, order: [Int]) -> (TextEventGraph<Int>, [Int: Int]) {
+        var graph = TextEventGraph<Int>(base: Array(history.base.unicodeScalars))
         var position: [Int: Int] = [:]
         for index in order {
-            let event = events[index]
+            let event = history.events[index]
             if let kept = event.kept {
                 position[index] = try! graph.add(
                     agent: event.agent, parents: event.parents.map { position[$0]! },
@@ -51,7 +77,7 @@ import Testing
                     agent: event.agent, parents: event.parents.map { position[$0]! }, edits: event.edits)
             }
         }
-        return graph.text
+        return (graph, position)
     }
 }
 
@@ -67,12 +93,20 @@ struct RandomTextHistory {
     }
 
     private(set) var events: [Event] = []
-    private(set) var reference = ReferenceListCRDT()
+    /// The text every event starts from: empty, or a few words the edits then split.
+    let base: String
+    private(set) var reference: ReferenceListCRDT
     private var known: [Set<Int>]
 
-    init(devices: Int, events count: Int, using generator: inout SplitMix64) {
+    /// A history of `count` events; the base has `baseLength` scalars, or a random few when `nil`.
+    init(devices: Int, events count: Int, baseLength: Int? = nil, using generator: inout SplitMix64) {
         known = Array(repeating: [], count: devices)
         let alphabet = Array("abcdefxyz \n".unicodeScalars)
+        let baseLength = baseLength ?? (generator.next() % 3 == 0 ? 0 : Int(generator.next() % 40))
+        base = String(
+            String.UnicodeScalarView(
+                (0..<baseLength).map { _ in alphabet[Int(generator.next() % UInt64(alphabet.count))] }))
+        reference = ReferenceListCRDT(base: base)
         for _ in 0..<count {
             let device = Int(generator.next() % UInt64(devices))
             if generator.next() % 3 == 0 {
