@@ -46,6 +46,57 @@ extension DocumentReplay {
     private func graphState<M: CharacterMergeable>(
         _ type: M.Type, from heads: [Change], read: (checkpoint: Checkpoint?, tail: [ChangeHash: Change])?
     ) throws(DocumentError) -> Outcome {
+        let replayed = try replayGraph(type, from: heads, read: read)
+        let model = replayed.rest.replacingMergeableText(with: replayed.graph.text) as! Model
+        return Outcome(model: model, skippedOperations: replayed.skipped, refusedContents: replayed.refused)
+    }
+
+    /// The character merge of `heads` (the competing versions' heads) from the change graph: the merged state, and
+    /// a conflict wherever two versions overlap (`TextEventGraph.merge(of:)`), located by the model
+    /// (`CharacterMergeable.textConflictLocation(_:)`). Where versions overlap, the merged state shows the first
+    /// one's text of the stretch.
+    ///
+    /// - Throws: ``DocumentError`` `.store` when the log cannot be read or a content parent is missing,
+    ///   `.invalidContents` when the checkpoint cannot be loaded, `.invalidOperation` when the model does not merge
+    ///   character by character.
+    func characterMerge(of heads: [Change]) throws(DocumentError) -> MergeResult<Model> {
+        guard let type = Model.self as? any CharacterMergeable.Type else {
+            throw DocumentError(.invalidOperation, "this document's model does not merge character by character")
+        }
+        return try characterMerge(type, of: heads)
+    }
+
+    private func characterMerge<M: CharacterMergeable>(_ type: M.Type, of heads: [Change]) throws(DocumentError)
+        -> MergeResult<Model>
+    {
+        var replayed = try replayGraph(type, from: heads, read: nil)
+        let merge: TextMerge
+        do {
+            merge = try replayed.graph.merge(of: replayed.heads)
+        } catch {
+            // Unreachable: every head's index comes from the graph itself.
+            throw DocumentError(.store, "a head of the merge is not in the change graph")
+        }
+        let conflicts = merge.overlaps.map { overlap in
+            MergeConflict(location: M.textConflictLocation(overlap.location), base: overlap.base, values: overlap.texts)
+        }
+        return MergeResult(
+            merged: replayed.rest.replacingMergeableText(with: merge.text) as! Model, conflicts: conflicts)
+    }
+
+    /// A replayed change graph: the text's graph, the indexes of the heads' events in it (a head the walk started
+    /// from is none of them), the model's other parts, and what did not apply.
+    private struct GraphReplay<M: CharacterMergeable> {
+        var graph: TextEventGraph<ChangeID>
+        var heads: [Int]
+        var rest: M
+        var skipped: Int
+        var refused: [ChangeHash]
+    }
+
+    private func replayGraph<M: CharacterMergeable>(
+        _ type: M.Type, from heads: [Change], read: (checkpoint: Checkpoint?, tail: [ChangeHash: Change])?
+    ) throws(DocumentError) -> GraphReplay<M> {
         var limit = VersionVector()
         for head in heads { limit.merge(head.vector) }
         // The walk can stop only at a change in the past of every head: the checkpoint it may meet is the latest
@@ -176,8 +227,9 @@ extension DocumentReplay {
                 skipped += 1
             }
         }
-        let model = rest.replacingMergeableText(with: graph.text) as! Model
-        return Outcome(model: model, skippedOperations: skipped + graph.skippedEdits, refusedContents: refused)
+        return GraphReplay(
+            graph: graph, heads: heads.compactMap { position[$0.hash].map { index[$0] } }, rest: rest,
+            skipped: skipped + graph.skippedEdits, refused: refused)
     }
 
     /// The events `0..<parents.count` (each one's parents earlier in the list) in an order that puts every event

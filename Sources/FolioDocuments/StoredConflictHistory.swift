@@ -25,12 +25,13 @@ struct StoredConflictHistory<Model: DocumentModel>: ConflictHistory {
         try DocumentReplay<Model>(store: store, document: document).state(at: change).model
     }
 
-    /// The merge of `heads` replayed from the change graph, for a model that merges character by character.
+    /// The merge of `heads` replayed from the change graph, for a model that merges character by character, with a
+    /// conflict wherever two versions overlap.
     ///
     /// - Throws: ``DocumentError`` `.store` when the log cannot be read, `.invalidContents` when a checkpoint
     ///   cannot be loaded.
-    func characterMergedState(of heads: [Change]) throws(DocumentError) -> Model? {
+    func characterMerge(of heads: [Change]) throws(DocumentError) -> MergeResult<Model>? {
         guard Model.self is any CharacterMergeable.Type else { return nil }
-        return try DocumentReplay<Model>(store: store, document: document).graphState(from: heads).model
+        return try DocumentReplay<Model>(store: store, document: document).characterMerge(of: heads)
     }
 }

@@ -33,6 +33,11 @@ public protocol CharacterMergeable: MergeableDocumentModel {
     /// it is.
     func applyingOtherParts(changedFrom old: Self, to new: Self) -> Self
 
+    /// Where a conflict of the text is, as `MergeConflict.location` names it, from `location` in the text
+    /// (``TextOverlap/location``, such as `line 3, characters 5–8`): the location itself for a model that is its
+    /// text, or with the part that holds the text named first.
+    static func textConflictLocation(_ location: String) -> String
+
     /// Whether the model has parts beside its text. When it has none, a merge asks nothing of
     /// ``otherPartsDiverge(base:versions:)`` and the versions' common ancestor is not replayed for it.
     static var hasPartsBesideText: Bool { get }
@@ -41,6 +46,9 @@ public protocol CharacterMergeable: MergeableDocumentModel {
 extension CharacterMergeable {
     /// A model with nothing beside its text never diverges elsewhere.
     public static func otherPartsDiverge(base: Self, versions: [Self]) -> Bool { false }
+
+    /// The location in the text names the conflict.
+    public static func textConflictLocation(_ location: String) -> String { location }
 
     /// The parts beside the text are `new`'s: a model that has such parts says how they change one by one.
     public func applyingOtherParts(changedFrom old: Self, to new: Self) -> Self { new }

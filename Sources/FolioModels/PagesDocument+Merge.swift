@@ -77,6 +77,9 @@ extension PagesDocument: CharacterMergeable {
     /// The images.
     public static var hasPartsBesideText: Bool { true }
 
+    /// The text's member first, as in the line merge: `text.txt, line 3, characters 5–8`.
+    public static func textConflictLocation(_ location: String) -> String { "\(textMember), \(location)" }
+
     /// This document with every image `new` puts, replaces or removes relative to `old` changed the same way, and
     /// its other images kept.
     ///

@@ -111,6 +111,24 @@ import Testing
         #expect(await document.model.images["cover.png"] == Data([1, 2, 3]))
     }
 
+    /// One word of the text replaced two ways waits for a person, and the conflict names the text's member.
+    @Test func oneWordOfTheTextReplacedTwoWaysWaitsForAPerson() async throws {
+        let a = try library(iPad)
+        let b = try library(mac)
+        let first = try await a.create(
+            PagesDocument.self, named: "Trip", contents: try PagesDocument(text: "Day 1: beach\n"))
+        try exchange(a, b, first.id)
+        let second = try await b.open(first.id, as: PagesDocument.self)
+        try await first.edit([.deleteText(at: 7, count: 5), .insertText(at: 7, text: "hills")])
+        try await second.edit([.deleteText(at: 7, count: 5), .insertText(at: 7, text: "lake")])
+        try exchange(a, b, first.id)
+        try await first.refresh()
+        #expect(await first.state.contains(.inConflict))
+        let merge = try #require(try await first.resolveByMerging())
+        #expect(merge.conflicts.map(\.location) == ["text.txt, line 1, characters 8–12"])
+        #expect(merge.conflicts.first?.base == "beach")
+    }
+
     @Test func imagesChangedApartDifferentlyWaitForAPerson() async throws {
         let document = try await edited(macImage: Data([1, 2, 3]), iPadImage: Data([9]))
         #expect(await document.state.contains(.inConflict))

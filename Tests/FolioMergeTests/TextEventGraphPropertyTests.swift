@@ -54,6 +54,33 @@ import Testing
         }
     }
 
+    /// Two events' versions, taken at random from random histories, merge as the definition of an overlap says
+    /// (`ReferenceListCRDT.merge(of:and:)`): the same overlapping stretches, at the same places, and the same text,
+    /// whatever else the graph holds. Histories that delete at one place from two devices overlap often.
+    @Test(arguments: 2...4) func twoVersionsOverlapAsDefined(devices: Int) {
+        let seed = TestSeed.make() &+ UInt64(devices)
+        var generator = SplitMix64(seed: seed)
+        var check = PropertyCheck(seed: seed)
+        var overlapping = 0
+        var clean = 0
+        for iteration in 0..<120 {
+            check.iteration = iteration
+            let history = RandomTextHistory(devices: devices, events: 6 + iteration % 30, using: &generator)
+            var (graph, position) = self.graph(history, order: history.randomTopologicalOrder(using: &generator))
+            for _ in 0..<8 {
+                let first = Int(generator.next() % UInt64(history.events.count))
+                let second = Int(generator.next() % UInt64(history.events.count))
+                let expected = history.reference.merge(of: first, and: second)
+                let found = try! graph.merge(of: [position[first]!, position[second]!])
+                check.expect(found == expected, "events \(first) and \(second): \(found) ≠ \(expected)")
+                if expected.isClean { clean += 1 } else { overlapping += 1 }
+            }
+            graph.checkInvariants()
+            if check.shouldStop { return }
+        }
+        check.expect(overlapping > 0 && clean > 0, "\(overlapping) overlapping merges, \(clean) clean")
+    }
+
     /// The events of `order` (indexes into the history's events, parents first) added to a graph in that order:
     /// its text.
     private func replay(_ history: RandomTextHistory, order: [Int]) -> String {
