@@ -276,13 +276,10 @@ extension DocumentReplay {
                 return ([], .none)
             }
             var edits: [TextEdit] = []
+            edits.reserveCapacity(operations.count)
             var others: [M.Operation] = []
-            for operation in operations {
-                if let made = M.textEdits(of: operation) {
-                    edits += made
-                } else {
-                    others.append(operation)
-                }
+            for operation in operations where !M.appendTextEdits(of: operation, to: &edits) {
+                others.append(operation)
             }
             return (edits, others.isEmpty ? .none : .operations(others))
         case .baseline, .resolution:

@@ -23,6 +23,10 @@ public protocol CharacterMergeable: MergeableDocumentModel {
     /// another part of the model, which the replay applies to the model itself.
     static func textEdits(of operation: Operation) -> [TextEdit]?
 
+    /// Adds the text edits `operation` makes to `edits` and returns `true`; returns `false` for an operation on
+    /// another part of the model, leaving `edits` as it was. The replay reads a long history's edits through it.
+    static func appendTextEdits(of operation: Operation, to edits: inout [TextEdit]) -> Bool
+
     /// Whether `versions` changed a part other than the text differently from `base` (the same image replaced with
     /// different bytes, say): those merge from their states, so that nothing is lost without a person's choice.
     static func otherPartsDiverge(base: Self, versions: [Self]) -> Bool
@@ -46,6 +50,13 @@ public protocol CharacterMergeable: MergeableDocumentModel {
 extension CharacterMergeable {
     /// A model with nothing beside its text never diverges elsewhere.
     public static func otherPartsDiverge(base: Self, versions: [Self]) -> Bool { false }
+
+    /// The edits of ``textEdits(of:)``.
+    public static func appendTextEdits(of operation: Operation, to edits: inout [TextEdit]) -> Bool {
+        guard let made = textEdits(of: operation) else { return false }
+        edits += made
+        return true
+    }
 
     /// The location in the text names the conflict.
     public static func textConflictLocation(_ location: String) -> String { location }

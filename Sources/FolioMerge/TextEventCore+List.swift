@@ -44,10 +44,24 @@ extension TextEventCore {
             step /= 2
         }
         return blocks[block].lengths.withUnsafeBufferPointer { lengths in
-            for index in lengths.indices {
+            var index = 0
+            if let start = lengths.baseAddress {
+                // Eight entries at a time while the position lies past them.
+                let raw = UnsafeRawPointer(start)
+                while index + 8 <= lengths.count {
+                    let chunk = Int(
+                        raw.loadUnaligned(fromByteOffset: index * MemoryLayout<Int32>.stride, as: SIMD8<Int32>.self)
+                            .wrappedSum())
+                    guard remaining >= chunk else { break }
+                    remaining -= chunk
+                    index += 8
+                }
+            }
+            while index < lengths.count {
                 let length = Int(lengths[index])
                 if remaining < length { return (Place(block: block, index: index), remaining) }
                 remaining -= length
+                index += 1
             }
             return (end, 0)
         }
@@ -208,7 +222,8 @@ extension TextEventCore {
                 }
                 break
             }
-            if prepare[Int(candidate)] != 0 {
+            // A visible item (most often the one right before) is in the view without reading its state.
+            if blocks[place.block].lengths[place.index] > 0 || prepare[Int(candidate)] != 0 {
                 left = candidate
                 leftPlace = place
                 break

@@ -55,7 +55,7 @@ extension PagesDocument: CharacterMergeable {
     /// The text's scalars.
     ///
     /// - Complexity: O(*n*).
-    public var mergeableText: [Unicode.Scalar] { Array(text.unicodeScalars) }
+    public var mergeableText: [Unicode.Scalar] { storage.scalars }
 
     /// This document with `text`, and the same images.
     public func replacingMergeableText(with text: String) -> PagesDocument {

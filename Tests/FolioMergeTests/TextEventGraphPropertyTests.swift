@@ -54,6 +54,59 @@ import Testing
         }
     }
 
+    /// Events that type on from where the previous edit ended, delete the scalar just typed, and delete forward at
+    /// one place again and again (the edits a replay finds without a search): the text is the reference's, as two or
+    /// three devices do so apart from a base text.
+    @Test func typingOnAndDeletingOnGiveTheReferenceText() {
+        let seed = TestSeed.make()
+        var generator = SplitMix64(seed: seed)
+        var check = PropertyCheck(seed: seed)
+        let alphabet = Array("abcxyz \n".unicodeScalars)
+        for iteration in 0..<60 {
+            check.iteration = iteration
+            let base = String(repeating: "base text\n", count: 1 + Int(generator.next() % 20))
+            var reference = ReferenceListCRDT(base: base)
+            var graph = TextEventGraph<Int>(base: Array(base.unicodeScalars))
+            let devices = 2 + Int(generator.next() % 2)
+            var last: [Int?] = Array(repeating: nil, count: devices)
+            for _ in 0..<(2 + Int(generator.next() % 6)) {
+                let device = Int(generator.next() % UInt64(devices))
+                let parents = last[device].map { [$0] } ?? []
+                var length = reference.text(atVersionOf: parents).unicodeScalars.count
+                var cursor = Int(generator.next() % UInt64(length + 1))
+                var edits: [TextEdit] = []
+                for _ in 0..<(1 + Int(generator.next() % 40)) {
+                    switch generator.next() % 6 {
+                    case 0 where cursor > 0:
+                        // Backspace.
+                        edits.append(.delete(at: cursor - 1, count: 1))
+                        cursor -= 1
+                        length -= 1
+                    case 1 where cursor < length:
+                        // Delete forward, the cursor staying.
+                        edits.append(.delete(at: cursor, count: 1))
+                        length -= 1
+                    default:
+                        let typed = (0..<(1 + Int(generator.next() % 2))).map { _ in
+                            alphabet[Int(generator.next() % UInt64(alphabet.count))]
+                        }
+                        edits.append(.insert(at: cursor, scalars: typed))
+                        cursor += typed.count
+                        length += typed.count
+                    }
+                }
+                let event = reference.add(agent: device, parents: parents, edits: edits)
+                let added = try! graph.add(agent: device, parents: parents, edits: edits)
+                check.expect(added == event, "events numbered apart")
+                last[device] = event
+            }
+            graph.checkInvariants()
+            check.expect(
+                graph.text == reference.text, "\(graph.text.debugDescription) ≠ \(reference.text.debugDescription)")
+            if check.shouldStop { return }
+        }
+    }
+
     /// Two events' versions, taken at random from random histories, merge as the definition of an overlap says
     /// (`ReferenceListCRDT.merge(of:and:)`): the same overlapping stretches, at the same places, and the same text,
     /// whatever else the graph holds. Histories that delete at one place from two devices overlap often.
