@@ -271,7 +271,7 @@ extension DocumentReplay {
     ) -> ([TextEdit], OtherPartsEffect<M>) {
         switch change.kind {
         case .edit(let edit):
-            guard let operations = try? M.Operation.decodeGroup(edit.operations) else {
+            guard let operations = self.operations(of: edit, in: change, as: M.Operation.self) else {
                 skipped += 1
                 return ([], .none)
             }
