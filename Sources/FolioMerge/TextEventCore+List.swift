@@ -109,6 +109,25 @@ extension TextEventCore {
         let start = Int(runStart[run])
         let count = Int(runCount[run])
         let identity = blocks[place.block].identity
+        if offsets.count == 1, count > 1, offsets.lowerBound == 0 || offsets.upperBound == count {
+            // One scalar off an end of the run (a delete moving forward, an origin next to the run): the run
+            // shrinks and the item goes beside it, without building a replacement.
+            let atStart = offsets.lowerBound == 0
+            let id = appendItem(base[start + offsets.lowerBound], left: Self.none, right: Self.none, event: Self.none)
+            prepare[Int(id)] = 1
+            blockOf[Int(id)] = identity
+            if atStart { runStart[run] += 1 }
+            runCount[run] -= 1
+            let index = atStart ? place.index : place.index + 1
+            blocks[place.block].lengths[place.index] -= 1
+            blocks[place.block].entries.insert(id, at: index)
+            blocks[place.block].lengths.insert(1, at: index)
+            if blocks[place.block].entries.count > Self.blockCapacity {
+                split(place.block)
+                return (self.place(of: id), 1)
+            }
+            return (Place(block: place.block, index: index), 1)
+        }
         var replacement: [Int32] = []
         var lengths: [Int32] = []
         replacement.reserveCapacity(offsets.count + 2)
