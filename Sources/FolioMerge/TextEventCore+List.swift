@@ -128,43 +128,55 @@ extension TextEventCore {
             }
             return (Place(block: place.block, index: index), 1)
         }
-        var replacement: [Int32] = []
-        var lengths: [Int32] = []
-        replacement.reserveCapacity(offsets.count + 2)
-        lengths.reserveCapacity(offsets.count + 2)
-        if offsets.lowerBound > 0 {
-            runCount[run] = Int32(offsets.lowerBound)
-            replacement.append(entry(at: place))
-            lengths.append(Int32(offsets.lowerBound))
-        }
+        // The items get consecutive ids, so the entries are inserted as a range of ids: no array is built.
         let firstItem = Int32(scalars.count)
         for offset in offsets {
             let id = appendItem(base[start + offset], left: Self.none, right: Self.none, event: Self.none)
             prepare[Int(id)] = 1
             blockOf[Int(id)] = identity
-            replacement.append(id)
-            lengths.append(1)
         }
-        if offsets.upperBound < count {
-            if offsets.lowerBound == 0 {
-                runStart[run] = Int32(start + offsets.upperBound)
-                runCount[run] = Int32(count - offsets.upperBound)
-                replacement.append(entry(at: place))
-            } else {
+        let items = firstItem..<(firstItem + Int32(offsets.count))
+        let block = place.block
+        let first: Int
+        var growth: Int
+        if offsets.lowerBound > 0 {
+            // The run keeps what precedes the scalars; the items, then a new run for what follows, come after it.
+            runCount[run] = Int32(offsets.lowerBound)
+            blocks[block].lengths[place.index] = Int32(offsets.lowerBound)
+            first = place.index + 1
+            blocks[block].entries.insert(contentsOf: items, at: first)
+            blocks[block].lengths.insert(contentsOf: repeatElement(1, count: items.count), at: first)
+            growth = items.count
+            if offsets.upperBound < count {
                 runStart.append(Int32(start + offsets.upperBound))
                 runCount.append(Int32(count - offsets.upperBound))
-                replacement.append(-Int32(runStart.count))
+                blocks[block].entries.insert(-Int32(runStart.count), at: first + items.count)
+                blocks[block].lengths.insert(Int32(count - offsets.upperBound), at: first + items.count)
+                growth += 1
             }
-            lengths.append(Int32(count - offsets.upperBound))
+        } else if offsets.upperBound < count {
+            // The run keeps what follows the scalars; the items come before it.
+            runStart[run] = Int32(start + offsets.upperBound)
+            runCount[run] = Int32(count - offsets.upperBound)
+            blocks[block].lengths[place.index] = Int32(count - offsets.upperBound)
+            first = place.index
+            blocks[block].entries.insert(contentsOf: items, at: first)
+            blocks[block].lengths.insert(contentsOf: repeatElement(1, count: items.count), at: first)
+            growth = items.count
+        } else {
+            // The whole run: the items take its place.
+            first = place.index
+            blocks[block].entries[first] = firstItem
+            blocks[block].lengths[first] = 1
+            blocks[block].entries.insert(contentsOf: items.dropFirst(), at: first + 1)
+            blocks[block].lengths.insert(contentsOf: repeatElement(1, count: items.count - 1), at: first + 1)
+            growth = items.count - 1
         }
-        blocks[place.block].entries.replaceSubrange(place.index...place.index, with: replacement)
-        blocks[place.block].lengths.replaceSubrange(place.index...place.index, with: lengths)
-        let growth = replacement.count - 1
-        if blocks[place.block].entries.count > Self.blockCapacity {
-            split(place.block)
+        if blocks[block].entries.count > Self.blockCapacity {
+            split(block)
             return (self.place(of: firstItem), growth)
         }
-        return (Place(block: place.block, index: place.index + (offsets.lowerBound > 0 ? 1 : 0)), growth)
+        return (Place(block: block, index: first), growth)
     }
 
     @discardableResult
