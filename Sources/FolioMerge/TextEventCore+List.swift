@@ -400,12 +400,28 @@ extension TextEventCore {
     }
 
     mutating func rebuildVisibleTree() {
-        visibleTree = [0] + blocks.map(\.visible)
-        visibleCount = visibleTree.reduce(0, +)
-        for node in 1..<visibleTree.count {
-            let parent = node + (node & -node)
-            if parent < visibleTree.count { visibleTree[parent] += visibleTree[node] }
+        // In place: a split rebuilds it, and the list may hold thousands of blocks.
+        let count = blocks.count + 1
+        if visibleTree.count < count {
+            visibleTree.append(contentsOf: repeatElement(0, count: count - visibleTree.count))
+        } else if visibleTree.count > count {
+            visibleTree.removeLast(visibleTree.count - count)
         }
+        var total = 0
+        blocks.withUnsafeBufferPointer { blocks in
+            visibleTree.withUnsafeMutableBufferPointer { tree in
+                tree[0] = 0
+                for (position, block) in blocks.enumerated() {
+                    tree[position + 1] = block.visible
+                    total += block.visible
+                }
+                for node in 1..<count {
+                    let parent = node + (node & -node)
+                    if parent < count { tree[parent] += tree[node] }
+                }
+            }
+        }
+        visibleCount = total
     }
 }
 
