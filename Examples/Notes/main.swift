@@ -22,7 +22,7 @@ let onIPad = try await iPad.open(named: "Shopping", as: TextDocument.self)
 print("iPad saved", try await onIPad.fileURL.lastPathComponent)
 
 // Sync: each device sends what the other lacks; open documents show what arrived at once. A device settles a
-// conflict as changes arrive, and its resolution leaves at its next sync: hence the iPad's second one.
+// conflict as changes arrive and sends its resolution in the same sync; the iPad's second sync receives the Mac's.
 func syncBoth() async throws {
     try await iPad.sync(through: cloud)
     try await mac.sync(through: cloud)
@@ -37,7 +37,7 @@ try await onMac.edit(.replace("milk\neggs\nrye bread\n"))
 try await syncBoth()
 print("merged:", await onMac.model.text.split(separator: "\n"))
 
-// Edits of the same line: a conflict that waits for the person, who keeps the Mac's version.
+// One word replaced two ways: a conflict that waits for the person, who keeps the Mac's version.
 try await onIPad.edit(.replace("soy milk\neggs\nrye bread\n"))
 try await onMac.edit(.replace("almond milk\neggs\nrye bread\n"))
 try await syncBoth()
@@ -49,6 +49,7 @@ if let macs = try await onMac.versions().first(where: { $0.savingDevice.name == 
 }
 try await syncBoth()
 print("iPad shows:", await onIPad.model.text.split(separator: "\n"), await onIPad.state)
+// The loss ledger: each conflict's one resolution, and the versions it discarded.
 for record in try await onIPad.lossLedger() {
     print("\(record.strategy) by \(record.resolvedBy.name), discarded \(record.discarded.map(\.device.name))")
 }

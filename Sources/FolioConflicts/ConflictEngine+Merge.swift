@@ -9,9 +9,12 @@ extension ConflictEngine {
     /// say) is then merged with that edit's version from a past that holds the edit, so the undoing stands. Only
     /// when a pair does not merge cleanly are all the versions merged at once from the ancestor they share.
     ///
-    /// A model that merges character by character (`CharacterMergeable`) always merges cleanly, from the change graph
-    /// when the history replays it: the settlement is then a small change that names the versions it merges and
-    /// records no contents, and every device computes the merged text from the graph.
+    /// A model that merges character by character (`CharacterMergeable`) merges from the change graph when the
+    /// history replays it. When no two versions overlap (deleted the same characters of their common text
+    /// differently, as when one word is replaced two ways), the settlement is a small change that names the versions
+    /// it merges and records no contents, and every device computes the merged text from the graph; when some do,
+    /// nothing is recorded and ``ConflictAction/awaitUser(unmerged:)`` carries the merged text (the first version's
+    /// text where two overlap) and a conflict at each overlapping stretch.
     ///
     /// When everything merges, the settlement records the merged contents (strategy `merge`, every version chosen,
     /// none discarded). When some parts conflict, nothing is to be recorded: ``ConflictAction/awaitUser(unmerged:)``
@@ -33,11 +36,12 @@ extension ConflictEngine {
         }
         if let type = Model.self as? any CharacterMergeable.Type,
             try !otherPartsDiverge(type, in: history),
-            let merged = try history.characterMergedState(of: versions.map(\.head))
+            let merge = try history.characterMerge(of: versions.map(\.head))
         {
+            guard merge.isClean else { return .awaitUser(unmerged: merge) }
             let resolution = Resolution(
                 strategy: .merge, chosen: versions.map(\.head.hash), discarded: [], contents: nil)
-            return .settle(ConflictSettlement(resolution: resolution, parents: settlementParents, state: merged))
+            return .settle(ConflictSettlement(resolution: resolution, parents: settlementParents, state: merge.merged))
         }
         let result: MergeResult<Model>
         if versions.count > 2, let inPairs = try mergedInPairs(mergeable, in: history) {

@@ -25,17 +25,20 @@ public protocol ConflictHistory<Model> {
     /// - Throws: `Failure` when the history cannot be read or its contents cannot be loaded.
     func state(at change: Change) throws(Failure) -> Model
 
-    /// The state merging `heads` character by character from the change graph, for a model that merges so
-    /// (`CharacterMergeable`): what a `merge` resolution without contents, made on `heads`, shows. `nil` when this
-    /// history does not replay the graph; the engine then merges the versions' states instead.
+    /// The merge of `heads` (the competing versions' heads, in the versions' order) character by character from the
+    /// change graph, for a model that merges so (`CharacterMergeable`): when clean, the state a `merge` resolution
+    /// without contents, made on `heads`, shows; otherwise a conflict wherever two versions overlap (deleted the
+    /// same characters of their common text differently, `TextEventGraph.merge(of:)`), and a merged state that
+    /// shows the first of the two versions there. `nil` when this history does not replay the graph; the engine
+    /// then merges the versions' states instead.
     ///
     /// - Throws: `Failure` when the history cannot be read or its contents cannot be loaded.
-    func characterMergedState(of heads: [Change]) throws(Failure) -> Model?
+    func characterMerge(of heads: [Change]) throws(Failure) -> MergeResult<Model>?
 }
 
 extension ConflictHistory {
     /// A history replays no graph unless it says so.
-    public func characterMergedState(of heads: [Change]) throws(Failure) -> Model? { nil }
+    public func characterMerge(of heads: [Change]) throws(Failure) -> MergeResult<Model>? { nil }
 }
 
 extension ConflictHistory {

@@ -164,7 +164,8 @@ extension Document {
         if !headIsStale, let groups = tracking.versions(ifStill: heads, shown: head.hash) { return groups }
         let current = modelWithoutGroup()
         var states: [ChangeHash: Model] = [:]
-        let replay = DocumentReplay<Model>(store: library.store, document: id)
+        let replay = DocumentReplay<Model>(
+            store: library.store, document: id, decoded: tracking.decodedOperations)
         for other in heads.versions {
             if other.hash == head.hash {
                 states[other.hash] = current
@@ -193,7 +194,9 @@ extension Document {
 
     /// The document's history as the conflict engine reads it.
     var storedHistory: StoredConflictHistory<Model> {
-        StoredConflictHistory(store: library.store, document: id, subject: "the log of \(info.displayName)")
+        StoredConflictHistory(
+            store: library.store, document: id, subject: "the log of \(info.displayName)",
+            decoded: tracking.decodedOperations)
     }
 
     func deviceNames() throws(DocumentError) -> [DeviceID: String] {

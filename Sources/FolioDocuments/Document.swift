@@ -264,7 +264,8 @@ public actor Document<Model: DocumentModel>: OpenDocument {
             try settleVersions()
             return head.hash != before
         }
-        let replay = DocumentReplay<Model>(store: library.store, document: id)
+        let replay = DocumentReplay<Model>(
+            store: library.store, document: id, decoded: tracking.decodedOperations)
         var outcome: DocumentReplay<Model>.Outcome?
         if headIsStale {
             // The model is not the state at the head: nothing known starts from it.

@@ -8,11 +8,13 @@ import HeapModule
 ///
 /// Every change has content parents: a `merge` resolution without contents has the versions it kept
 /// (`Change.keptVersions`); a baseline or a resolution with contents the model accepts has all its parents (its
-/// contents replace all it was made on); any other change has its primary parent (`PrimaryParentRule`), or none for
-/// a root. A change's state is its content past replayed as a graph: edits at the positions their author saw, a
-/// baseline or a resolution with contents as the replacement of the text by its contents
-/// (``TextEdit/replaceAll(with:)``), a lifecycle change or a merge as no edit. Where the history is one line, this is
-/// the replay along primary parents.
+/// contents replace all it was made on); any other resolution made on several parents (a choice among versions) has
+/// all its parents too, and keeps the text of its primary parent; any other change has its primary parent
+/// (`PrimaryParentRule`), or none for a root. A change's state is its content past replayed as a graph: edits at the
+/// positions their author saw, a baseline or a resolution with contents as the replacement of the text by its
+/// contents (``TextEdit/replaceAll(with:)``), a choice as the text of the version it keeps
+/// (`TextEventGraph.add(agent:parents:keeping:)`), a lifecycle change or a merge as no edit. Where the history is one
+/// line, this is the replay along primary parents.
 ///
 /// The walk goes back from the heads, latest first (by lamport, then change id), and stops at the first change
 /// that every change after it descends from and whose state is known without the graph: the document's latest
@@ -44,6 +46,57 @@ extension DocumentReplay {
     private func graphState<M: CharacterMergeable>(
         _ type: M.Type, from heads: [Change], read: (checkpoint: Checkpoint?, tail: [ChangeHash: Change])?
     ) throws(DocumentError) -> Outcome {
+        let replayed = try replayGraph(type, from: heads, read: read)
+        let model = replayed.rest.replacingMergeableText(with: replayed.graph.text) as! Model
+        return Outcome(model: model, skippedOperations: replayed.skipped, refusedContents: replayed.refused)
+    }
+
+    /// The character merge of `heads` (the competing versions' heads) from the change graph: the merged state, and
+    /// a conflict wherever two versions overlap (`TextEventGraph.merge(of:)`), located by the model
+    /// (`CharacterMergeable.textConflictLocation(_:)`). Where versions overlap, the merged state shows the first
+    /// one's text of the stretch.
+    ///
+    /// - Throws: ``DocumentError`` `.store` when the log cannot be read or a content parent is missing,
+    ///   `.invalidContents` when the checkpoint cannot be loaded, `.invalidOperation` when the model does not merge
+    ///   character by character.
+    func characterMerge(of heads: [Change]) throws(DocumentError) -> MergeResult<Model> {
+        guard let type = Model.self as? any CharacterMergeable.Type else {
+            throw DocumentError(.invalidOperation, "this document's model does not merge character by character")
+        }
+        return try characterMerge(type, of: heads)
+    }
+
+    private func characterMerge<M: CharacterMergeable>(_ type: M.Type, of heads: [Change]) throws(DocumentError)
+        -> MergeResult<Model>
+    {
+        var replayed = try replayGraph(type, from: heads, read: nil)
+        let merge: TextMerge
+        do {
+            merge = try replayed.graph.merge(of: replayed.heads)
+        } catch {
+            // Unreachable: every head's index comes from the graph itself.
+            throw DocumentError(.store, "a head of the merge is not in the change graph")
+        }
+        let conflicts = merge.overlaps.map { overlap in
+            MergeConflict(location: M.textConflictLocation(overlap.location), base: overlap.base, values: overlap.texts)
+        }
+        return MergeResult(
+            merged: replayed.rest.replacingMergeableText(with: merge.text) as! Model, conflicts: conflicts)
+    }
+
+    /// A replayed change graph: the text's graph, the indexes of the heads' events in it (a head the walk started
+    /// from is none of them), the model's other parts, and what did not apply.
+    private struct GraphReplay<M: CharacterMergeable> {
+        var graph: TextEventGraph<ChangeID>
+        var heads: [Int]
+        var rest: M
+        var skipped: Int
+        var refused: [ChangeHash]
+    }
+
+    private func replayGraph<M: CharacterMergeable>(
+        _ type: M.Type, from heads: [Change], read: (checkpoint: Checkpoint?, tail: [ChangeHash: Change])?
+    ) throws(DocumentError) -> GraphReplay<M> {
         var limit = VersionVector()
         for head in heads { limit.merge(head.vector) }
         // The walk can stop only at a change in the past of every head: the checkpoint it may meet is the latest
@@ -84,7 +137,8 @@ extension DocumentReplay {
         var pending = ChangeHeap()
         var seen = Set<ChangeHash>()
         for head in heads where seen.insert(head.hash).inserted { pending.push(head) }
-        var events: [(change: Change, parents: [ChangeHash])] = []
+        // Each change with its content parents and, for a choice among versions, the version it keeps.
+        var events: [(change: Change, parents: [ChangeHash], keeps: ChangeHash?)] = []
         var base = M()
         var rootMet = false
         while let change = pending.pop() {
@@ -106,6 +160,7 @@ extension DocumentReplay {
                 }
             }
             var parents: [ChangeHash] = []
+            var keeps: ChangeHash?
             if isGraphMerge(change) {
                 parents = change.keptVersions
             } else if reset != nil {
@@ -114,13 +169,21 @@ extension DocumentReplay {
                 // version is not typed a second time by it, and the text it leaves out is deleted.
                 parents = change.parents
             } else if let parent = try Self.primaryParent(of: change, by: rule) {
-                parents = [parent.hash]
+                if case .resolution = change.kind, change.parents.count > 1 {
+                    // A choice among versions: its text is the version it keeps, and all it was made on is its
+                    // past, so that what the versions it discarded typed stays deleted when edits made on them
+                    // later merge in.
+                    parents = change.parents
+                    keeps = parent.hash
+                } else {
+                    parents = [parent.hash]
+                }
             }
             for hash in parents where seen.insert(hash).inserted {
                 pending.push(try lookup(hash, of: change))
             }
             if parents.isEmpty { rootMet = true }
-            events.append((change, parents))
+            events.append((change, parents, keeps))
         }
 
         // Earliest first: every change after its content parents (those before the walk's end are its base).
@@ -129,13 +192,19 @@ extension DocumentReplay {
         for (offset, event) in events.enumerated() { position[event.change.hash] = offset }
         let eventParents = events.map { $0.parents.compactMap { position[$0] } }
         var skipped = 0
-        // The model's other parts, with their operations applied in the replay's order (lamport, then change id).
-        var rest = base
         var edits: [[TextEdit]] = []
+        var effects: [OtherPartsEffect<M>] = []
         edits.reserveCapacity(events.count)
+        effects.reserveCapacity(events.count)
         for event in events {
-            edits.append(textEdits(of: event.change, onto: &rest, skipped: &skipped, refused: &refused))
+            let (text, other): ([TextEdit], OtherPartsEffect<M>) = textEdits(
+                of: event.change, skipped: &skipped, refused: &refused)
+            edits.append(text)
+            effects.append(other)
         }
+        let rest =
+            M.hasPartsBesideText
+            ? Self.otherParts(from: base, effects, parents: eventParents, skipped: &skipped) : base
         // The text, branch by branch: any order that puts parents first gives the same text, and one that follows
         // a branch as far as it goes moves the graph's view between branches only where they meet. In lamport
         // order, two devices that typed apart interleave change by change, and every move would undo and redo a
@@ -144,16 +213,23 @@ extension DocumentReplay {
         var index = [Int](repeating: -1, count: events.count)
         for event in Self.branchOrder(parents: eventParents) {
             do {
-                index[event] = try graph.add(
-                    agent: events[event].change.id, parents: eventParents[event].map { index[$0] },
-                    edits: edits[event])
+                let parents = eventParents[event].map { index[$0] }
+                if let keeps = events[event].keeps {
+                    // The kept version is the walk's base when it is not among the events.
+                    let kept = position[keeps].map { [index[$0]] } ?? []
+                    index[event] = try graph.add(agent: events[event].change.id, parents: parents, keeping: kept)
+                } else {
+                    index[event] = try graph.add(
+                        agent: events[event].change.id, parents: parents, edits: edits[event])
+                }
             } catch {
                 // Unreachable: every parent comes first, its index from the graph itself.
                 skipped += 1
             }
         }
-        let model = rest.replacingMergeableText(with: graph.text) as! Model
-        return Outcome(model: model, skippedOperations: skipped + graph.skippedEdits, refusedContents: refused)
+        return GraphReplay(
+            graph: graph, heads: heads.compactMap { position[$0.hash].map { index[$0] } }, rest: rest,
+            skipped: skipped + graph.skippedEdits, refused: refused)
     }
 
     /// The events `0..<parents.count` (each one's parents earlier in the list) in an order that puts every event
@@ -186,36 +262,91 @@ extension DocumentReplay {
         return order
     }
 
-    /// The text edits `change` makes: an edit's text operations, the replacement a baseline or a resolution with
-    /// contents makes, nothing for any other change. Its other operations apply to `rest`, and a baseline's or a
-    /// resolution's contents replace it. Operations that do not decode or apply are counted in `skipped`; contents
-    /// the model refuses join `refused`.
+    /// The text edits `change` makes, and what it does to the model's other parts: an edit's text operations and
+    /// its other operations, the replacement a baseline or a resolution with contents makes and its contents,
+    /// nothing for any other change. Operations that do not decode are counted in `skipped`; contents the model
+    /// refuses join `refused`.
     private func textEdits<M: CharacterMergeable>(
-        of change: Change, onto rest: inout M, skipped: inout Int, refused: inout [ChangeHash]
-    ) -> [TextEdit] {
+        of change: Change, skipped: inout Int, refused: inout [ChangeHash]
+    ) -> ([TextEdit], OtherPartsEffect<M>) {
         switch change.kind {
         case .edit(let edit):
-            guard let operations = try? M.Operation.decodeGroup(edit.operations) else {
+            guard let operations = self.operations(of: edit, in: change, as: M.Operation.self) else {
                 skipped += 1
-                return []
+                return ([], .none)
             }
             var edits: [TextEdit] = []
-            for operation in operations {
-                if let made = M.textEdits(of: operation) {
-                    edits += made
-                } else if (try? rest.apply(operation)) == nil {
-                    skipped += 1
-                }
+            edits.reserveCapacity(operations.count)
+            var others: [M.Operation] = []
+            for operation in operations where !M.appendTextEdits(of: operation, to: &edits) {
+                others.append(operation)
             }
-            return edits
+            return (edits, others.isEmpty ? .none : .operations(others))
         case .baseline, .resolution:
-            guard !isGraphMerge(change), let state = resetState(at: change, refused: &refused) else { return [] }
-            rest = state as! M
-            return [.replaceAll(with: rest.mergeableText)]
+            guard !isGraphMerge(change), let state = resetState(at: change, refused: &refused) else {
+                return ([], .none)
+            }
+            let contents = state as! M
+            return ([.replaceAll(with: contents.mergeableText)], .contents(contents))
         case .lifecycle:
-            return []
+            return ([], .none)
         }
     }
+
+    /// The model's parts beside the text: every event's effect on them applied to `base` in the replay's order
+    /// (lamport, then change id). A baseline or a resolution with contents changes only what its contents change
+    /// from the state it was made on (the effects of its past applied the same way), so that an image another
+    /// device added apart, earlier in that order, stays. Operations that do not apply are counted in `skipped`.
+    ///
+    /// - Complexity: O(*n*) effects for *n* events, and O(*n*) more for each event with contents.
+    private static func otherParts<M: CharacterMergeable>(
+        from base: M, _ effects: [OtherPartsEffect<M>], parents: [[Int]], skipped: inout Int
+    ) -> M {
+        // The state each event with contents was made on, before the effects are applied in order.
+        var madeOn: [Int: M] = [:]
+        for (event, effect) in effects.enumerated() {
+            guard case .contents = effect else { continue }
+            var past = Set<Int>()
+            var pending = parents[event]
+            while let earlier = pending.popLast() {
+                if past.insert(earlier).inserted { pending += parents[earlier] }
+            }
+            var state = base
+            var ignored = 0
+            for earlier in past.sorted() {
+                apply(effects[earlier], madeOn: madeOn[earlier], to: &state, skipped: &ignored)
+            }
+            madeOn[event] = state
+        }
+        var rest = base
+        for (event, effect) in effects.enumerated() {
+            apply(effect, madeOn: madeOn[event], to: &rest, skipped: &skipped)
+        }
+        return rest
+    }
+
+    private static func apply<M: CharacterMergeable>(
+        _ effect: OtherPartsEffect<M>, madeOn: M?, to state: inout M, skipped: inout Int
+    ) {
+        switch effect {
+        case .none:
+            break
+        case .operations(let operations):
+            for operation in operations where (try? state.apply(operation)) == nil { skipped += 1 }
+        case .contents(let contents):
+            state = state.applyingOtherParts(changedFrom: madeOn!, to: contents)
+        }
+    }
+}
+
+/// What one change of a character-merged replay does to the model's parts beside the text.
+private enum OtherPartsEffect<M: CharacterMergeable> {
+    /// Nothing.
+    case none
+    /// Operations on the other parts, applied in the replay's order.
+    case operations([M.Operation])
+    /// The contents of a baseline or a resolution: the other parts they change from the state it was made on.
+    case contents(M)
 }
 
 /// Changes by (lamport, id), the latest first: an order in which every change comes after its descendants.

@@ -17,6 +17,17 @@ import Foundation
 struct DocumentReplay<Model: DocumentModel> {
     let store: ChangeLogStore
     let document: DocumentID
+    /// Where decoded operation groups are kept between replays, if anywhere.
+    var decoded: DecodedOperations? = nil
+
+    /// The operations of `edit`, the edit of `change`, decoded (once per change when ``decoded`` keeps them);
+    /// `nil` when they do not decode.
+    func operations<Operation: DocumentOperation>(of edit: Edit, in change: Change, as type: Operation.Type)
+        -> [Operation]?
+    {
+        if let decoded { return decoded.operations(of: edit, change: change.hash, as: type) }
+        return try? Operation.decodeGroup(edit.operations)
+    }
 
     /// What a replay produced.
     struct Outcome {
@@ -193,10 +204,7 @@ struct DocumentReplay<Model: DocumentModel> {
         var outcome = Outcome(model: model, skippedOperations: 0, refusedContents: refused)
         for change in chain.reversed() {
             guard case .edit(let edit) = change.kind else { continue }
-            let operations: [Model.Operation]
-            do {
-                operations = try Model.Operation.decodeGroup(edit.operations)
-            } catch {
+            guard let operations = self.operations(of: edit, in: change, as: Model.Operation.self) else {
                 outcome.skippedOperations += 1
                 continue
             }

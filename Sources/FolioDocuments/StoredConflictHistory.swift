@@ -10,6 +10,12 @@ struct StoredConflictHistory<Model: DocumentModel>: ConflictHistory {
     let document: DocumentID
     /// What the errors say is being read, such as "the log of NAME".
     let subject: String
+    /// Where the document keeps decoded operation groups, if anywhere.
+    var decoded: DecodedOperations? = nil
+
+    private var replay: DocumentReplay<Model> {
+        DocumentReplay(store: store, document: document, decoded: decoded)
+    }
 
     func change(_ hash: ChangeHash) throws(DocumentError) -> Change? {
         do { return try store.change(hash, of: document) } catch { throw .store(error, "reading \(subject)") }
@@ -22,15 +28,16 @@ struct StoredConflictHistory<Model: DocumentModel>: ConflictHistory {
     /// - Throws: ``DocumentError`` `.store` when the log cannot be read, `.invalidContents` when a checkpoint
     ///   cannot be loaded.
     func state(at change: Change) throws(DocumentError) -> Model {
-        try DocumentReplay<Model>(store: store, document: document).state(at: change).model
+        try replay.state(at: change).model
     }
 
-    /// The merge of `heads` replayed from the change graph, for a model that merges character by character.
+    /// The merge of `heads` replayed from the change graph, for a model that merges character by character, with a
+    /// conflict wherever two versions overlap.
     ///
     /// - Throws: ``DocumentError`` `.store` when the log cannot be read, `.invalidContents` when a checkpoint
     ///   cannot be loaded.
-    func characterMergedState(of heads: [Change]) throws(DocumentError) -> Model? {
+    func characterMerge(of heads: [Change]) throws(DocumentError) -> MergeResult<Model>? {
         guard Model.self is any CharacterMergeable.Type else { return nil }
-        return try DocumentReplay<Model>(store: store, document: document).graphState(from: heads).model
+        return try replay.characterMerge(of: heads)
     }
 }

@@ -30,6 +30,8 @@ struct VersionTracking<Model: DocumentModel> {
     /// The heads (versions, then absorbed) and the head shown when the engine last grouped them: while they stay
     /// the same, so do the versions, and they are not grouped again.
     private var observed: (heads: [ChangeHash], shown: ChangeHash)?
+    /// The operation groups the versions' replays decoded lately, shared by the copies of this value.
+    let decodedOperations = DecodedOperations()
 
     /// Tracking for `document` under `policy`, knowing nothing yet.
     init(document: DocumentID, policy: ConflictPolicy) {

@@ -7,8 +7,10 @@ import FolioCore
 /// computes the merged text by replaying the edits of the versions' history, each at the positions its author saw,
 /// so the result is the same on every device whatever order the changes arrived in. Operations on other parts of the
 /// model (a package's images, say) are applied in the replay's order (by lamport, then change id), which is the same
-/// on every device; versions whose other parts changed differently are merged from their states instead
-/// (``otherPartsDiverge(base:versions:)``), and what does not merge waits for a person as before.
+/// on every device; a baseline or a resolution with contents met among them changes only the parts its contents
+/// changed from the state it was made on (``applyingOtherParts(changedFrom:to:)``). Versions whose other parts
+/// changed differently are merged from their states instead (``otherPartsDiverge(base:versions:)``), and what does not
+/// merge waits for a person as before.
 /// `MergeableDocumentModel.merge(base:versions:)` stays the merge of states.
 public protocol CharacterMergeable: MergeableDocumentModel {
     /// The text the change graph merges.
@@ -21,9 +23,24 @@ public protocol CharacterMergeable: MergeableDocumentModel {
     /// another part of the model, which the replay applies to the model itself.
     static func textEdits(of operation: Operation) -> [TextEdit]?
 
+    /// Adds the text edits `operation` makes to `edits` and returns `true`; returns `false` for an operation on
+    /// another part of the model, leaving `edits` as it was. The replay reads a long history's edits through it.
+    static func appendTextEdits(of operation: Operation, to edits: inout [TextEdit]) -> Bool
+
     /// Whether `versions` changed a part other than the text differently from `base` (the same image replaced with
     /// different bytes, say): those merge from their states, so that nothing is lost without a person's choice.
     static func otherPartsDiverge(base: Self, versions: [Self]) -> Bool
+
+    /// This model with the parts beside its text that `new` changes from `old` taken from `new`, and its other parts
+    /// kept: what a baseline or a resolution with contents `new`, made on the state `old`, does to the parts beside
+    /// the text when the replay meets it among changes made apart from it. The text is the graph's and may be left as
+    /// it is.
+    func applyingOtherParts(changedFrom old: Self, to new: Self) -> Self
+
+    /// Where a conflict of the text is, as `MergeConflict.location` names it, from `location` in the text
+    /// (``TextOverlap/location``, such as `line 3, characters 5–8`): the location itself for a model that is its
+    /// text, or with the part that holds the text named first.
+    static func textConflictLocation(_ location: String) -> String
 
     /// Whether the model has parts beside its text. When it has none, a merge asks nothing of
     /// ``otherPartsDiverge(base:versions:)`` and the versions' common ancestor is not replayed for it.
@@ -33,6 +50,19 @@ public protocol CharacterMergeable: MergeableDocumentModel {
 extension CharacterMergeable {
     /// A model with nothing beside its text never diverges elsewhere.
     public static func otherPartsDiverge(base: Self, versions: [Self]) -> Bool { false }
+
+    /// The edits of ``textEdits(of:)``.
+    public static func appendTextEdits(of operation: Operation, to edits: inout [TextEdit]) -> Bool {
+        guard let made = textEdits(of: operation) else { return false }
+        edits += made
+        return true
+    }
+
+    /// The location in the text names the conflict.
+    public static func textConflictLocation(_ location: String) -> String { location }
+
+    /// The parts beside the text are `new`'s: a model that has such parts says how they change one by one.
+    public func applyingOtherParts(changedFrom old: Self, to new: Self) -> Self { new }
 
     /// A model may have other parts unless it says it has none.
     public static var hasPartsBesideText: Bool { true }

@@ -62,4 +62,48 @@ public struct TextEventGraph<Agent: Comparable> {
         let agents = self.agents
         return core.add(parents: parents.map { Int32($0) }, edits: edits) { agents[Int($0)] < agents[Int($1)] }
     }
+
+    /// The merge of `versions` (events' indexes, each standing for the version its past makes): their edits merged
+    /// character by character, and the stretches where two of them overlap (``TextOverlap``).
+    ///
+    /// Two versions overlap where both deleted some of the same scalars of their common text (the text of the past
+    /// they share) and did not make the same pure deletion there. Stretches are delimited by the common scalars
+    /// both kept, so typing at one place by both is never an overlap, nor is typing inside a stretch the other
+    /// deleted, nor edits of one line at different scalars. Where two versions overlap, the merged text shows the
+    /// first one's text of the stretch instead of interleaving the two.
+    ///
+    /// - Throws: ``Failure/unknownParent(_:)`` when a version is not an event.
+    /// - Complexity: when no two versions deleted a scalar in common, the events that are not in the past of every
+    ///   version and their deletes, then O(*n*) for the text; otherwise O(*v* · *n*) more for *v* versions and *n*
+    ///   items and entries of the list.
+    public mutating func merge(of versions: [Int]) throws(Failure) -> TextMerge {
+        for version in versions where version < 0 || version >= agents.count {
+            throw .unknownParent(version)
+        }
+        return core.merge(of: versions.map { Int32($0) })
+    }
+
+    /// Traps unless the graph's list is consistent (for tests).
+    package func checkInvariants() { core.checkInvariants() }
+
+    /// Adds an event made by `agent` on `parents` whose text is the text of `kept` (earlier events in the past of
+    /// `parents`): a choice among versions. The characters the parents' merged version shows and `kept`'s version
+    /// does not are deleted; the characters `kept`'s version shows and the parents' version deleted are typed again
+    /// at their place. Events made apart from it merge with it as with any edit: a character a discarded version
+    /// typed stays deleted, and what is typed later on a discarded version comes in. Returns the event's index.
+    ///
+    /// - Throws: ``Failure/unknownParent(_:)`` when a parent or a kept event is not an earlier event; nothing is
+    ///   added then.
+    /// - Complexity: O(*n*) for *n* items, beside moving between versions.
+    @discardableResult
+    public mutating func add(agent: Agent, parents: [Int], keeping kept: [Int]) throws(Failure) -> Int {
+        for parent in parents + kept where parent < 0 || parent >= agents.count {
+            throw .unknownParent(parent)
+        }
+        agents.append(agent)
+        let agents = self.agents
+        return core.add(parents: parents.map { Int32($0) }, keeping: kept.map { Int32($0) }) {
+            agents[Int($0)] < agents[Int($1)]
+        }
+    }
 }

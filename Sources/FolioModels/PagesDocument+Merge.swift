@@ -55,7 +55,7 @@ extension PagesDocument: CharacterMergeable {
     /// The text's scalars.
     ///
     /// - Complexity: O(*n*).
-    public var mergeableText: [Unicode.Scalar] { Array(text.unicodeScalars) }
+    public var mergeableText: [Unicode.Scalar] { storage.scalars }
 
     /// This document with `text`, and the same images.
     public func replacingMergeableText(with text: String) -> PagesDocument {
@@ -76,6 +76,22 @@ extension PagesDocument: CharacterMergeable {
 
     /// The images.
     public static var hasPartsBesideText: Bool { true }
+
+    /// The text's member first, as in the line merge: `text.txt, line 3, characters 5–8`.
+    public static func textConflictLocation(_ location: String) -> String { "\(textMember), \(location)" }
+
+    /// This document with every image `new` puts, replaces or removes relative to `old` changed the same way, and
+    /// its other images kept.
+    ///
+    /// - Complexity: O(*i*) image comparisons for *i* names in `old` and `new`.
+    public func applyingOtherParts(changedFrom old: PagesDocument, to new: PagesDocument) -> PagesDocument {
+        var images = self.images
+        for name in Set(old.images.keys).union(new.images.keys) where old.images[name] != new.images[name] {
+            images[name] = new.images[name]
+        }
+        // Every name comes from a valid document.
+        return try! PagesDocument(text: text, images: images)
+    }
 
     /// Whether two versions put different bytes under one image name, or one replaced an image another removed.
     public static func otherPartsDiverge(base: PagesDocument, versions: [PagesDocument]) -> Bool {

@@ -28,7 +28,7 @@ extension TextDocument: CharacterMergeable {
     /// The text's scalars.
     ///
     /// - Complexity: O(*n*).
-    public var mergeableText: [Unicode.Scalar] { Array(storage.string.unicodeScalars) }
+    public var mergeableText: [Unicode.Scalar] { storage.scalars }
 
     /// A document holding `text`.
     public func replacingMergeableText(with text: String) -> TextDocument {
@@ -41,11 +41,21 @@ extension TextDocument: CharacterMergeable {
     /// Every operation is a text edit: `replace` is merged as the edit of the part that differs
     /// (`TextEdit.replaceAll(with:)`).
     public static func textEdits(of operation: Operation) -> [TextEdit]? {
+        [textEdit(of: operation)]
+    }
+
+    /// The one text edit `operation` makes, added to `edits` without an array of its own.
+    public static func appendTextEdits(of operation: Operation, to edits: inout [TextEdit]) -> Bool {
+        edits.append(textEdit(of: operation))
+        return true
+    }
+
+    private static func textEdit(of operation: Operation) -> TextEdit {
         switch operation {
-        case .insert(let position, let text): [.insert(at: position, text: text)]
-        case .delete(let position, let count): [.delete(at: position, count: count)]
-        case .append(let text): [.append(scalars: Array(text.unicodeScalars))]
-        case .replace(let text): [.replaceAll(with: Array(text.unicodeScalars))]
+        case .insert(let position, let text): .insert(at: position, text: text)
+        case .delete(let position, let count): .delete(at: position, count: count)
+        case .append(let text): .append(scalars: Array(text.unicodeScalars))
+        case .replace(let text): .replaceAll(with: Array(text.unicodeScalars))
         }
     }
 }

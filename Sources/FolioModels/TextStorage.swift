@@ -109,6 +109,22 @@ public struct TextStorage: Sendable {
     /// - Complexity: O(*n*).
     public var string: String { string(in: 0..<count) }
 
+    /// The text's scalars, in order.
+    ///
+    /// - Complexity: O(*n*), a copy (ASCII bytes widened one by one), no decoding.
+    public var scalars: [Unicode.Scalar] {
+        guard isWide else {
+            return narrow.withParts(0..<count) { before, after in
+                var result: [Unicode.Scalar] = []
+                result.reserveCapacity(before.count + after.count)
+                for byte in before { result.append(Unicode.Scalar(byte)) }
+                for byte in after { result.append(Unicode.Scalar(byte)) }
+                return result
+            }
+        }
+        return wide.withParts(0..<count) { before, after in Array(before) + Array(after) }
+    }
+
     /// The scalars in `range` as a `String`.
     ///
     /// - Precondition: `range` lies within `0...count`.

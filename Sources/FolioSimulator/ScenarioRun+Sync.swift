@@ -7,8 +7,8 @@ import FolioTestDoubles
 
 extension ScenarioRun {
     /// The devices exchange changes with the cloud, round after round, until a whole round moves nothing; after
-    /// each exchange the device's open documents pick up what arrived (their conflict strategy runs then, and
-    /// its resolutions go out in the next round). Offline, partitioned-away and crashed devices are skipped.
+    /// each exchange the device's open documents pick up what arrived (their conflict strategy runs then, and its
+    /// resolutions go out in a second exchange of the same sync). Offline, partitioned-away and crashed devices are skipped.
     func sync(_ named: [SimulatedDevice]) async throws(SimulationError) {
         let participants = named.filter { $0.isRunning && $0.isOnline }
         for device in participants { touched.insert(device.name) }
@@ -54,26 +54,36 @@ extension ScenarioRun {
                     if let cause = (error as? DocumentError)?.cause as? SyncError { throw .sync(cause) }
                     throw .document(error)
                 }
-                guard let exchange = transport.exchange else {
+                let exchanges = transport.exchanges
+                guard !exchanges.isEmpty else {
                     throw .invariant("\(device.name)'s sync ended without an exchange with the cloud")
                 }
-                advance(by: 2 * scenario.network.latency.milliseconds * Int64(1 + exchange.ticks))
-                let sent = exchange.responder.changesApplied
-                let received = exchange.initiator.changesApplied
-                if !exchange.isComplete { lost = true }
-                if sent > 0 || received > 0 || !exchange.isComplete {
-                    moved = true
-                    events.append(describe(exchange, of: device.name))
+                var received = 0
+                var updated = Set<DocumentID>()
+                var complete = true
+                for exchange in exchanges {
+                    advance(by: 2 * scenario.network.latency.milliseconds * Int64(1 + exchange.ticks))
+                    let sent = exchange.responder.changesApplied
+                    received += exchange.initiator.changesApplied
+                    updated.formUnion(exchange.initiator.updatedDocuments)
+                    if !exchange.isComplete {
+                        lost = true
+                        complete = false
+                    }
+                    if sent > 0 || exchange.initiator.changesApplied > 0 || !exchange.isComplete {
+                        moved = true
+                        events.append(describe(exchange, of: device.name))
+                    }
                 }
-                // What the device held before it answered: what it records in answer is still to be sent.
-                let held = counts.device + exchange.initiator.changesApplied
-                if exchange.isComplete {
+                // What the device held before it answered: what it records in answer may still be to be sent.
+                let held = counts.device + received
+                if complete {
                     do { settled[device.name] = (held, try replica.changeCount()) } catch { throw .store(error) }
                 } else {
                     settled[device.name] = nil
                 }
                 let answered = try await pickUp(
-                    exchange.initiator.updatedDocuments, on: device, holding: held, wasInConflict: wasInConflict)
+                    updated.sorted(), on: device, holding: held, wasInConflict: wasInConflict)
                 if answered { moved = true }
             }
         }

@@ -66,6 +66,89 @@ public struct ReferenceListCRDT {
         return event
     }
 
+    /// Adds an event by `agent` made on `parents` whose text is the text of `kept` (events in the past of
+    /// `parents`): the items the parents' version shows and `kept`'s does not are deleted, and the items `kept`'s
+    /// version shows and the parents' version does not are typed again where they stand, as new items. Returns the
+    /// event's index.
+    public mutating func add(agent: Int, parents eventParents: [Int], keeping kept: [Int]) -> Int {
+        let keptVersion = past(of: kept)
+        let version = past(of: eventParents)
+        var edits: [TextEdit] = []
+        var position = 0
+        for item in items where belongs(item, to: version) || belongs(item, to: keptVersion) {
+            switch (isVisible(item, in: version), isVisible(item, in: keptVersion)) {
+            case (true, false):
+                edits.append(.delete(at: position, count: 1))
+            case (false, true):
+                edits.append(.insert(at: position, scalars: [item.scalar]))
+                position += 1
+            case (true, true):
+                position += 1
+            case (false, false):
+                break
+            }
+        }
+        return add(agent: agent, parents: eventParents, edits: edits)
+    }
+
+    /// The merge of the versions of events `first` and `second`, by the definition of an overlap, with nothing
+    /// kept between calls: the items of their common version (their pasts' intersection), and of each, are read
+    /// afresh; stretches lie between items of the common version both show, and one overlaps when both deleted an
+    /// item of the common version there and did not both delete every such item and type nothing. The text is the
+    /// union version's, except in overlapping stretches, which show `first`'s items.
+    public func merge(of first: Int, and second: Int) -> TextMerge {
+        let one = past(of: [first])
+        let other = past(of: [second])
+        let common = one.intersection(other)
+        let union = one.union(other)
+        var overlaps: [TextOverlap] = []
+        var text = String.UnicodeScalarView()
+        var stretch: [Item] = []
+        var line = 1
+        var column = 1
+        var positions: [Int: TextOverlap.Position] = [:]
+        func close() {
+            let commonItems = stretch.filter { isVisible($0, in: common) }
+            let deletedByBoth = commonItems.contains { !isVisible($0, in: one) && !isVisible($0, in: other) }
+            let sameDeletion = stretch.allSatisfy { !isVisible($0, in: one) && !isVisible($0, in: other) }
+            if deletedByBoth, !sameDeletion {
+                overlaps.append(
+                    TextOverlap(
+                        versions: [0, 1], start: positions[commonItems.first!.id]!,
+                        end: positions[commonItems.last!.id]!,
+                        base: String(String.UnicodeScalarView(commonItems.map(\.scalar))),
+                        texts: [one, other].map { version in
+                            String(
+                                String.UnicodeScalarView(stretch.filter { isVisible($0, in: version) }.map(\.scalar)))
+                        }))
+                text += stretch.filter { isVisible($0, in: one) }.map(\.scalar)
+            } else {
+                text += stretch.filter { isVisible($0, in: union) }.map(\.scalar)
+            }
+            stretch = []
+        }
+        for item in items {
+            let isCommon = isVisible(item, in: common)
+            if isCommon {
+                positions[item.id] = TextOverlap.Position(line: line, column: column)
+                if item.scalar == "\n" {
+                    line += 1
+                    column = 1
+                } else {
+                    column += 1
+                }
+            }
+            if isCommon, isVisible(item, in: one), isVisible(item, in: other) {
+                close()
+                text.append(item.scalar)
+            } else {
+                stretch.append(item)
+            }
+        }
+        close()
+        return TextMerge(text: String(text), overlaps: overlaps)
+    }
+
     private func belongs(_ item: Item, to version: Set<Int>) -> Bool {
         item.event == -1 || version.contains(item.event)
     }

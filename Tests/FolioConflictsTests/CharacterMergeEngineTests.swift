@@ -154,7 +154,7 @@ final class GraphHistory: ConflictHistory, @unchecked Sendable {
         return log.state(at: change)
     }
 
-    func characterMergedState(of heads: [Change]) -> Line? {
-        Line(text: heads.map { log.state(at: $0).text }.joined())
+    func characterMerge(of heads: [Change]) -> MergeResult<Line>? {
+        MergeResult(merged: Line(text: heads.map { log.state(at: $0).text }.joined()), conflicts: [])
     }
 }

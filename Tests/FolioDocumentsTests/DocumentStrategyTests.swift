@@ -116,23 +116,27 @@ import Testing
         }
     }
 
-    /// One word replaced differently on two devices merges character by character: each replacement stays whole,
-    /// and the merge is a resolution that names the versions and stores no text.
-    @Test func oneWordReplacedApartMergesCharacterByCharacter() async throws {
+    /// One word replaced differently on two devices is a conflict: both replacements delete the word, so `merge`
+    /// records nothing and leaves the versions competing; the merge shows the word's place and a candidate with the
+    /// first version's word, never the two interleaved.
+    @Test func oneWordReplacedApartWaitsForAPerson() async throws {
         let (a, document) = try await conflict(
             ConflictPolicy(default: .merge), base: "one two\n", onIPad: .replace("uno two\n"),
             onMac: .replace("eins two\n"))
-        #expect(await !document.state.contains(.inConflict))
-        let text = await document.model.text
-        #expect(text == "unoeins two\n" || text == "einsuno two\n", "got \(text.debugDescription)")
-        let head = try #require(try a.store.heads(of: document.id).first)
-        guard case .resolution(let resolution) = head.kind else {
-            Issue.record("no resolution")
-            return
-        }
-        #expect(resolution.strategy == .merge)
-        #expect(resolution.contents == nil)
-        #expect(resolution.chosen.count == 2)
+        #expect(await document.state.contains(.inConflict))
+        let heads = try a.store.heads(of: document.id)
+        #expect(heads.count == 2)
+        #expect(heads.allSatisfy { if case .edit = $0.kind { true } else { false } }, "a resolution was recorded")
+        let versions = try await document.versions()
+        let merge = try #require(try await document.resolveByMerging())
+        #expect(!merge.isClean)
+        let conflict = try #require(merge.conflicts.first)
+        #expect(merge.conflicts.count == 1)
+        #expect(conflict.location == "line 1, characters 1–3")
+        #expect(conflict.base == "one")
+        #expect(conflict.values == versions.map { String($0.contents.text.prefix { $0 != " " }) })
+        #expect(merge.merged.text == versions[0].contents.text, "the candidate shows the first version's word")
+        #expect(try a.store.heads(of: document.id).count == 2, "merging recorded something")
         try a.store.checkInvariants()
     }
 

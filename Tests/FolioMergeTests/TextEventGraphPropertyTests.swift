@@ -5,9 +5,10 @@ import Testing
 
 /// `TextEventGraph` against a plain list CRDT (`ReferenceListCRDT`) on random concurrent histories.
 @Suite struct TextEventGraphPropertyTests {
-    /// Random histories of 2 to 5 devices (runs inserted and deleted at random places, and often at one place at
-    /// once): the graph gives the reference's text in the order the events were made, in many other orders that
-    /// put parents first, and at every device's own version.
+    /// Random histories of 2 to 5 devices from a random base text (runs inserted and deleted at random places, and
+    /// often at one place at once; now and then a choice that keeps one of the versions a device holds): the graph
+    /// gives the reference's text in the order the events were made, in many other orders that put parents first,
+    /// and at every device's own version.
     @Test(arguments: 2...5) func everyOrderGivesTheReferenceText(devices: Int) {
         let seed = TestSeed.make() &+ UInt64(devices)
         var generator = SplitMix64(seed: seed)
@@ -17,11 +18,11 @@ import Testing
             let history = RandomTextHistory(devices: devices, events: 6 + iteration % 30, using: &generator)
             let expected = history.reference.text
             check.expect(
-                replay(history.events, order: Array(history.events.indices)) == expected,
+                replay(history, order: Array(history.events.indices)) == expected,
                 "made in order: expected \(expected.debugDescription)")
             for _ in 0..<12 {
                 let order = history.randomTopologicalOrder(using: &generator)
-                let text = replay(history.events, order: order)
+                let text = replay(history, order: order)
                 check.expect(
                     text == expected, "order \(order): \(text.debugDescription) ≠ \(expected.debugDescription)")
             }
@@ -29,23 +30,134 @@ import Testing
                 let known = history.reference.past(of: history.frontier(of: device))
                 let order = history.randomTopologicalOrder(using: &generator).filter(known.contains)
                 let wanted = history.reference.text(atVersionOf: history.frontier(of: device))
-                let text = replay(history.events, order: order)
+                let text = replay(history, order: order)
                 check.expect(text == wanted, "device \(device) at its version: \(text.debugDescription)")
             }
             if check.shouldStop { return }
         }
     }
 
-    /// The events of `order` (indexes into `events`, parents first) added to a graph in that order.
-    private func replay(_ events: [RandomTextHistory.Event], order: [Int]) -> String {
-        var graph = TextEventGraph<Int>()
+    /// A long base text edited at many places by three devices: the edits take base scalars out of their
+    /// placeholder runs all over the list, whose blocks fill and split; the text stays the reference's.
+    @Test func aLongBaseEditedAtManyPlacesGivesTheReferenceText() {
+        let seed = TestSeed.make()
+        var generator = SplitMix64(seed: seed)
+        var check = PropertyCheck(seed: seed)
+        for iteration in 0..<3 {
+            check.iteration = iteration
+            let history = RandomTextHistory(devices: 3, events: 150, baseLength: 3_000, using: &generator)
+            let expected = history.reference.text
+            check.expect(replay(history, order: Array(history.events.indices)) == expected, "made in order")
+            let order = history.randomTopologicalOrder(using: &generator)
+            check.expect(replay(history, order: order) == expected, "in order \(order)")
+            if check.shouldStop { return }
+        }
+    }
+
+    /// Events that type on from where the previous edit ended, delete the scalar just typed, and delete forward at
+    /// one place again and again (the edits a replay finds without a search): the text is the reference's, as two or
+    /// three devices do so apart from a base text.
+    @Test func typingOnAndDeletingOnGiveTheReferenceText() {
+        let seed = TestSeed.make()
+        var generator = SplitMix64(seed: seed)
+        var check = PropertyCheck(seed: seed)
+        let alphabet = Array("abcxyz \n".unicodeScalars)
+        for iteration in 0..<60 {
+            check.iteration = iteration
+            let base = String(repeating: "base text\n", count: 1 + Int(generator.next() % 20))
+            var reference = ReferenceListCRDT(base: base)
+            var graph = TextEventGraph<Int>(base: Array(base.unicodeScalars))
+            let devices = 2 + Int(generator.next() % 2)
+            var last: [Int?] = Array(repeating: nil, count: devices)
+            for _ in 0..<(2 + Int(generator.next() % 6)) {
+                let device = Int(generator.next() % UInt64(devices))
+                let parents = last[device].map { [$0] } ?? []
+                var length = reference.text(atVersionOf: parents).unicodeScalars.count
+                var cursor = Int(generator.next() % UInt64(length + 1))
+                var edits: [TextEdit] = []
+                for _ in 0..<(1 + Int(generator.next() % 40)) {
+                    switch generator.next() % 6 {
+                    case 0 where cursor > 0:
+                        // Backspace.
+                        edits.append(.delete(at: cursor - 1, count: 1))
+                        cursor -= 1
+                        length -= 1
+                    case 1 where cursor < length:
+                        // Delete forward, the cursor staying.
+                        edits.append(.delete(at: cursor, count: 1))
+                        length -= 1
+                    default:
+                        let typed = (0..<(1 + Int(generator.next() % 2))).map { _ in
+                            alphabet[Int(generator.next() % UInt64(alphabet.count))]
+                        }
+                        edits.append(.insert(at: cursor, scalars: typed))
+                        cursor += typed.count
+                        length += typed.count
+                    }
+                }
+                let event = reference.add(agent: device, parents: parents, edits: edits)
+                let added = try! graph.add(agent: device, parents: parents, edits: edits)
+                check.expect(added == event, "events numbered apart")
+                last[device] = event
+            }
+            graph.checkInvariants()
+            check.expect(
+                graph.text == reference.text, "\(graph.text.debugDescription) ≠ \(reference.text.debugDescription)")
+            if check.shouldStop { return }
+        }
+    }
+
+    /// Two events' versions, taken at random from random histories, merge as the definition of an overlap says
+    /// (`ReferenceListCRDT.merge(of:and:)`): the same overlapping stretches, at the same places, and the same text,
+    /// whatever else the graph holds. Histories that delete at one place from two devices overlap often.
+    @Test(arguments: 2...4) func twoVersionsOverlapAsDefined(devices: Int) {
+        let seed = TestSeed.make() &+ UInt64(devices)
+        var generator = SplitMix64(seed: seed)
+        var check = PropertyCheck(seed: seed)
+        var overlapping = 0
+        var clean = 0
+        for iteration in 0..<120 {
+            check.iteration = iteration
+            let history = RandomTextHistory(devices: devices, events: 6 + iteration % 30, using: &generator)
+            var (graph, position) = self.graph(history, order: history.randomTopologicalOrder(using: &generator))
+            for _ in 0..<8 {
+                let first = Int(generator.next() % UInt64(history.events.count))
+                let second = Int(generator.next() % UInt64(history.events.count))
+                let expected = history.reference.merge(of: first, and: second)
+                let found = try! graph.merge(of: [position[first]!, position[second]!])
+                check.expect(found == expected, "events \(first) and \(second): \(found) ≠ \(expected)")
+                if expected.isClean { clean += 1 } else { overlapping += 1 }
+            }
+            graph.checkInvariants()
+            if check.shouldStop { return }
+        }
+        check.expect(overlapping > 0 && clean > 0, "\(overlapping) overlapping merges, \(clean) clean")
+    }
+
+    /// The events of `order` (indexes into the history's events, parents first) added to a graph in that order:
+    /// its text.
+    private func replay(_ history: RandomTextHistory, order: [Int]) -> String {
+        let (graph, _) = self.graph(history, order: order)
+        graph.checkInvariants()
+        return graph.text
+    }
+
+    /// The events of `order` added to a graph in that order, and each event's index in the graph.
+    private func graph(_ history: RandomTextHistory, order: [Int]) -> (TextEventGraph<Int>, [Int: Int]) {
+        var graph = TextEventGraph<Int>(base: Array(history.base.unicodeScalars))
         var position: [Int: Int] = [:]
         for index in order {
-            let event = events[index]
-            position[index] = try! graph.add(
-                agent: event.agent, parents: event.parents.map { position[$0]! }, edits: event.edits)
+            let event = history.events[index]
+            if let kept = event.kept {
+                position[index] = try! graph.add(
+                    agent: event.agent, parents: event.parents.map { position[$0]! },
+                    keeping: kept.map { position[$0]! })
+            } else {
+                position[index] = try! graph.add(
+                    agent: event.agent, parents: event.parents.map { position[$0]! }, edits: event.edits)
+            }
         }
-        return graph.text
+        return (graph, position)
     }
 }
 
@@ -56,15 +168,25 @@ struct RandomTextHistory {
         var agent: Int
         var parents: [Int]
         var edits: [TextEdit]
+        /// For a choice among versions: the versions it keeps (its text is theirs).
+        var kept: [Int]? = nil
     }
 
     private(set) var events: [Event] = []
-    private(set) var reference = ReferenceListCRDT()
+    /// The text every event starts from: empty, or a few words the edits then split.
+    let base: String
+    private(set) var reference: ReferenceListCRDT
     private var known: [Set<Int>]
 
-    init(devices: Int, events count: Int, using generator: inout SplitMix64) {
+    /// A history of `count` events; the base has `baseLength` scalars, or a random few when `nil`.
+    init(devices: Int, events count: Int, baseLength: Int? = nil, using generator: inout SplitMix64) {
         known = Array(repeating: [], count: devices)
         let alphabet = Array("abcdefxyz \n".unicodeScalars)
+        let baseLength = baseLength ?? (generator.next() % 3 == 0 ? 0 : Int(generator.next() % 40))
+        base = String(
+            String.UnicodeScalarView(
+                (0..<baseLength).map { _ in alphabet[Int(generator.next() % UInt64(alphabet.count))] }))
+        reference = ReferenceListCRDT(base: base)
         for _ in 0..<count {
             let device = Int(generator.next() % UInt64(devices))
             if generator.next() % 3 == 0 {
@@ -72,6 +194,14 @@ struct RandomTextHistory {
                 known[device].formUnion(known[other])
             }
             let parents = frontier(of: device)
+            if parents.count > 1, generator.next() % 4 == 0 {
+                // A choice among the versions the device holds: one of them kept, the others discarded.
+                let kept = [parents[Int(generator.next() % UInt64(parents.count))]]
+                let event = reference.add(agent: device, parents: parents, keeping: kept)
+                events.append(Event(agent: device, parents: parents, edits: [], kept: kept))
+                known[device].insert(event)
+                continue
+            }
             var length = reference.text(atVersionOf: parents).unicodeScalars.count
             var edits: [TextEdit] = []
             for _ in 0..<(1 + Int(generator.next() % 3)) {

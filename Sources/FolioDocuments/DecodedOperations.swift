@@ -1,0 +1,39 @@
+import FolioCore
+
+/// The operation groups of edits an open document's replays decoded lately, by change: a conflict's versions are
+/// replayed from their edits, then merged from the same edits, and each group is decoded once. A change's bytes never
+/// change, so a group never goes stale; the oldest groups go first once more than ``operationLimit`` operations are
+/// held.
+///
+/// A reference owned by one document (its ``VersionTracking``) and used only in its isolation: not `Sendable`.
+final class DecodedOperations {
+    /// How many operations are kept at most, over all groups.
+    static var operationLimit: Int { 50_000 }
+
+    private var groups: [ChangeHash: (operations: Any, count: Int)] = [:]
+    private var order: [ChangeHash] = []
+    private var held = 0
+
+    /// The operations of `edit`, the edit of change `hash`, decoded as `Operation`s; `nil` when they do not decode.
+    ///
+    /// - Complexity: O(1) when the group is held, otherwise its decoding.
+    func operations<Operation: DocumentOperation>(of edit: Edit, change hash: ChangeHash, as type: Operation.Type)
+        -> [Operation]?
+    {
+        if let group = groups[hash]?.operations as? [Operation] { return group }
+        guard let group = try? Operation.decodeGroup(edit.operations) else { return nil }
+        keep(group, count: group.count, for: hash)
+        return group
+    }
+
+    private func keep(_ group: Any, count: Int, for hash: ChangeHash) {
+        guard count <= Self.operationLimit else { return }
+        while held + count > Self.operationLimit, !order.isEmpty {
+            let oldest = order.removeFirst()
+            held -= groups.removeValue(forKey: oldest)?.count ?? 0
+        }
+        groups[hash] = (group, count)
+        order.append(hash)
+        held += count
+    }
+}
