@@ -167,12 +167,12 @@ extension SQLiteServerLog {
         try store.change(head, of: document) != nil
     }
 
-    /// See ``ServerLog/change(_:of:)-(ChangeHash,_)``.
+    /// See `ServerLog.change(_:of:)`, by hash.
     public func change(_ hash: ChangeHash, of document: DocumentID) throws -> Change? {
         try store.change(hash, of: document)
     }
 
-    /// See ``ServerLog/change(_:of:)-(ChangeID,_)``.
+    /// See `ServerLog.change(_:of:)`, by identity.
     public func change(_ id: ChangeID, of document: DocumentID) throws -> Change? {
         try store.change(id, of: document)
     }

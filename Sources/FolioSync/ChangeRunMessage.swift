@@ -5,7 +5,7 @@ import FolioCore
 ///
 /// A run names the changes before it by identity (device and sequence number), so it is decoded only by a receiver
 /// that holds them: its log, its waiting changes and the changes that arrived before the run in the same batch
-/// (``decodedChanges(in:lookUp:)``). Decoding rebuilds every change's canonical
+/// (`decodedChanges(in:lookUp:)`). Decoding rebuilds every change's canonical
 /// encoding and recomputes its hash; the changes are then ingested exactly as a `changes` message's are, vouched for
 /// by the heads. What a run declares (its change count, its devices, the size of its columns) is checked against
 /// ``SyncMessage/Limits`` when the message is decoded and against the receiver's memory bound before the run is,
