@@ -392,10 +392,12 @@ extension TextEventCore {
     mutating func adjustVisible(ofBlockAt position: Int, by delta: Int) {
         blocks[position].visible += delta
         visibleCount += delta
-        var node = position + 1
-        while node < visibleTree.count {
-            visibleTree[node] += delta
-            node += node & -node
+        visibleTree.withUnsafeMutableBufferPointer { tree in
+            var node = position + 1
+            while node < tree.count {
+                tree[node] += delta
+                node += node & -node
+            }
         }
     }
 
