@@ -71,7 +71,7 @@ extension Document {
         var newHistory = editing.history
         let shown = head.hash
         let change = try append(.edit(Edit(operations: Model.Operation.encodeGroup(operations)))) { change in
-            newHistory.recordEdit(.init(target: change.id, operations: undoOperations))
+            newHistory.recordEdit(.init(target: change.id, source: change.id, operations: undoOperations))
             return newHistory
         }
         editing.committed(with: newHistory, at: library.clock.now())
@@ -109,16 +109,18 @@ extension Document {
                 "nothing to \(undoing ? "undo" : "redo") in \(info.displayName)")
         }
         let intent: Edit.Intent = undoing ? .undo(of: step.target) : .redo(of: step.target)
-        let (updated, inverses) = try applying(step.operations)
+        let operations = try self.operations(of: step)
+        if step.operations == nil { editing.history.resolveNewest(undoing: undoing, operations: operations) }
+        let (updated, inverses) = try applying(operations)
         var newHistory = editing.history
         let shown = head.hash
         let change = try append(
-            .edit(Edit(operations: Model.Operation.encodeGroup(step.operations), intent: intent))
+            .edit(Edit(operations: Model.Operation.encodeGroup(operations), intent: intent))
         ) { change in
             if undoing {
-                newHistory.recordUndo(.init(target: step.target, operations: inverses))
+                newHistory.recordUndo(.init(target: step.target, source: change.id, operations: inverses))
             } else {
-                newHistory.recordRedo(.init(target: change.id, operations: inverses))
+                newHistory.recordRedo(.init(target: change.id, source: change.id, operations: inverses))
             }
             return newHistory
         }

@@ -5,11 +5,22 @@ import Foundation
 /// A document's undo and redo stacks. An undo is itself a change carrying the inverse operations, so it syncs like
 /// any edit; the stacks are this device's own bookkeeping, saved with each change that alters them so they survive
 /// closing and reopening.
+///
+/// A step is saved as a reference to the change whose effect it reverses, never as a copy of its operations: the
+/// change's operations are in the log already, and the inverse operations follow from them and from the state the
+/// change was made on, which the log replays. A step read back from the store therefore names its change only
+/// (``Step/operations`` is `nil`) until the document computes its operations, when the step is used.
 struct UndoHistory<Operation: DocumentOperation>: Equatable {
-    /// One step: the change whose effect it reverses or restores, and the operations that do so, in order.
+    /// One step: the change named by the undo or redo it makes, the change whose operations it reverses, and the
+    /// operations that do so, in order.
     struct Step: Equatable {
+        /// The change that an undo or redo made from this step names (`Edit.Intent`).
         var target: ChangeID
-        var operations: [Operation]
+        /// The change whose effect the step reverses: the edit or redo for an undo step, the undo for a redo step.
+        /// `nil` only for a step saved by a version that copied operations (undo format 1).
+        var source: ChangeID?
+        /// The operations that reverse `source`, in the order to apply them; `nil` until computed from the log.
+        var operations: [Operation]?
     }
 
     /// The deepest history kept; older steps are dropped.
@@ -38,6 +49,15 @@ struct UndoHistory<Operation: DocumentOperation>: Equatable {
         push(undo, onto: &undoSteps)
     }
 
+    /// Gives the newest undo (or redo) step the operations computed for it.
+    mutating func resolveNewest(undoing: Bool, operations: [Operation]) {
+        if undoing {
+            undoSteps[undoSteps.count - 1].operations = operations
+        } else {
+            redoSteps[redoSteps.count - 1].operations = operations
+        }
+    }
+
     private func push(_ step: Step, onto stack: inout [Step]) {
         stack.append(step)
         if stack.count > Self.depthLimit { stack.removeFirst(stack.count - Self.depthLimit) }
@@ -48,44 +68,62 @@ struct UndoHistory<Operation: DocumentOperation>: Equatable {
     /// The key under which the history is kept in the store's local state.
     static var stateKey: LocalStateKey { LocalStateKey("undo") }
 
+    /// Format 2: the devices named, then each stack as its steps, a step being its target and, by reference, its
+    /// source (form 0), or its operations for a step that has no source (form 1, read from format 1).
+    ///
+    /// ```
+    /// 2, device count, devices (16 bytes each),
+    /// per stack (undo, redo): step count, per step: form, target (device index, seq),
+    ///     form 0: source (device index, seq) | form 1: operations (length-prefixed group)
+    /// ```
     func encoded() -> Data {
-        var writer = BinaryWriter()
-        writer.write(byte: 1)
+        var devices: [DeviceID] = []
+        func index(of device: DeviceID) -> UInt64 {
+            if let found = devices.firstIndex(of: device) { return UInt64(found) }
+            devices.append(device)
+            return UInt64(devices.count - 1)
+        }
+        var body = BinaryWriter()
         for stack in [undoSteps, redoSteps] {
-            writer.write(varint: UInt64(stack.count))
+            body.write(varint: UInt64(stack.count))
             for step in stack {
-                writer.write(fixed: step.target.device.uuid.high)
-                writer.write(fixed: step.target.device.uuid.low)
-                writer.write(varint: step.target.seq)
-                writer.write(lengthPrefixed: Operation.encodeGroup(step.operations))
+                body.write(varint: step.source == nil ? 1 : 0)
+                body.write(varint: index(of: step.target.device))
+                body.write(varint: step.target.seq)
+                if let source = step.source {
+                    body.write(varint: index(of: source.device))
+                    body.write(varint: source.seq)
+                } else {
+                    body.write(lengthPrefixed: Operation.encodeGroup(step.operations ?? []))
+                }
             }
         }
+        var writer = BinaryWriter()
+        writer.write(byte: 2)
+        writer.write(varint: UInt64(devices.count))
+        for device in devices {
+            writer.write(fixed: device.uuid.high)
+            writer.write(fixed: device.uuid.low)
+        }
+        writer.write(raw: body.bytes)
         return Data(writer.bytes)
     }
 
-    /// Decodes a saved history; a damaged one reads as empty (losing undo history loses no edit).
+    /// Decodes a saved history (format 1, which copied each step's operations, or format 2); a damaged one reads
+    /// as empty (losing undo history loses no edit).
     init(decoding data: Data?) {
         guard let data else { return }
         let decoded: (undo: [Step], redo: [Step])? = data.withUnsafeBytes { buffer in
             do throws(CodecError) {
                 var reader = BinaryReader(buffer)
-                guard try reader.nextByte("the undo format") == 1 else { return nil }
-                var stacks: [[Step]] = []
-                for _ in 0..<2 {
-                    let count = try reader.nextCount("the step count", elementSize: 18, limit: 10_000)
-                    var stack: [Step] = []
-                    for _ in 0..<count {
-                        let device = DeviceID(
-                            UUIDBytes(high: try reader.nextFixed("a device"), low: try reader.nextFixed("a device")))
-                        let seq = try reader.nextVarint("a sequence number")
-                        guard seq >= 1 else { return nil }
-                        let operations = try Operation.decodeGroup(
-                            checking: try reader.nextLengthPrefixed("operations", limit: 1 << 28))
-                        stack.append(Step(target: ChangeID(device: device, seq: seq), operations: operations))
-                    }
-                    stacks.append(stack)
+                let stacks: [[Step]]?
+                switch try reader.nextByte("the undo format") {
+                case 1: stacks = try Self.decodeFormat1(&reader)
+                case 2: stacks = try Self.decodeFormat2(&reader)
+                default: stacks = nil
                 }
-                return reader.isAtEnd ? (stacks[0], stacks[1]) : nil
+                guard let stacks, reader.isAtEnd else { return nil }
+                return (stacks[0], stacks[1])
             } catch {
                 return nil
             }
@@ -94,6 +132,62 @@ struct UndoHistory<Operation: DocumentOperation>: Equatable {
             undoSteps = decoded.undo
             redoSteps = decoded.redo
         }
+    }
+
+    /// The largest step count a saved stack may declare.
+    private static var stepLimit: Int { 10_000 }
+
+    private static func decodeFormat1(_ reader: inout BinaryReader) throws(CodecError) -> [[Step]]? {
+        var stacks: [[Step]] = []
+        for _ in 0..<2 {
+            let count = try reader.nextCount("the step count", elementSize: 18, limit: stepLimit)
+            var stack: [Step] = []
+            for _ in 0..<count {
+                let device = DeviceID(
+                    UUIDBytes(high: try reader.nextFixed("a device"), low: try reader.nextFixed("a device")))
+                let seq = try reader.nextVarint("a sequence number")
+                guard seq >= 1 else { return nil }
+                let operations = try Operation.decodeGroup(
+                    checking: try reader.nextLengthPrefixed("operations", limit: 1 << 28))
+                stack.append(Step(target: ChangeID(device: device, seq: seq), source: nil, operations: operations))
+            }
+            stacks.append(stack)
+        }
+        return stacks
+    }
+
+    private static func decodeFormat2(_ reader: inout BinaryReader) throws(CodecError) -> [[Step]]? {
+        let deviceCount = try reader.nextCount("the device count", elementSize: 16, limit: 2 * stepLimit)
+        var devices: [DeviceID] = []
+        for _ in 0..<deviceCount {
+            devices.append(
+                DeviceID(UUIDBytes(high: try reader.nextFixed("a device"), low: try reader.nextFixed("a device"))))
+        }
+        func changeID() throws(CodecError) -> ChangeID? {
+            let index = try reader.nextVarint("a device index")
+            let seq = try reader.nextVarint("a sequence number")
+            guard index < UInt64(devices.count), seq >= 1 else { return nil }
+            return ChangeID(device: devices[Int(index)], seq: seq)
+        }
+        var stacks: [[Step]] = []
+        for _ in 0..<2 {
+            let count = try reader.nextCount("the step count", elementSize: 5, limit: stepLimit)
+            var stack: [Step] = []
+            for _ in 0..<count {
+                let form = try reader.nextVarint("a step's form")
+                guard form <= 1, let target = try changeID() else { return nil }
+                if form == 0 {
+                    guard let source = try changeID() else { return nil }
+                    stack.append(Step(target: target, source: source, operations: nil))
+                } else {
+                    let operations = try Operation.decodeGroup(
+                        checking: try reader.nextLengthPrefixed("operations", limit: 1 << 28))
+                    stack.append(Step(target: target, source: nil, operations: operations))
+                }
+            }
+            stacks.append(stack)
+        }
+        return stacks
     }
 }
 

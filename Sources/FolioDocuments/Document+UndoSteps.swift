@@ -1,0 +1,42 @@
+import FolioCore
+import FolioStore
+
+extension Document {
+    /// The operations of an undo or redo step: those it holds, or, for a step read back from the store (which names
+    /// only the change it reverses), the inverses of that change's operations on the state it was made on, replayed
+    /// from the log.
+    ///
+    /// - Throws: ``DocumentError`` `.invalidOperation` when the change is no longer in the log or its operations do
+    ///   not decode or apply to that state (nothing changes then), `.store`.
+    func operations(of step: UndoHistory<Model.Operation>.Step) throws(DocumentError) -> [Model.Operation] {
+        if let operations = step.operations { return operations }
+        guard let source = step.source else { return [] }
+        let change: Change?
+        do {
+            change = try library.store.change(source, of: id)
+        } catch {
+            throw .store(error, "reading change \(source) for the undo history")
+        }
+        guard let change, case .edit(let edit) = change.kind,
+            let forward = try? Model.Operation.decodeGroup(edit.operations)
+        else {
+            throw DocumentError(
+                .invalidOperation, "change \(source), which the step reverses, is not an edit in the log")
+        }
+        let replay = DocumentReplay<Model>(store: library.store, document: id)
+        var model = Model()
+        if let parent = try DocumentReplay<Model>.primaryParent(of: change, by: replay.primaryParentRule([:])) {
+            model = try replay.state(at: parent).model
+        }
+        var inverses: [Model.Operation] = []
+        for operation in forward {
+            do {
+                inverses.append(try model.apply(operation))
+            } catch {
+                throw DocumentError(
+                    .invalidOperation, "change \(source) no longer applies to the state it was made on", cause: error)
+            }
+        }
+        return inverses.reversed()
+    }
+}

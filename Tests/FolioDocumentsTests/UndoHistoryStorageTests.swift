@@ -1,0 +1,159 @@
+import FolioCore
+import FolioModels
+import FolioStore
+import Foundation
+import Testing
+
+@testable import FolioDocuments
+
+/// The saved undo history names the changes its steps reverse and copies none of their operations: a step read
+/// back after reopening computes its operations from the log.
+@Suite struct UndoHistoryStorageTests {
+    let fixture: LibraryFixture
+
+    init() throws {
+        fixture = try LibraryFixture()
+    }
+
+    func savedHistory(of document: DocumentID, in library: DocumentLibrary) throws -> Data {
+        try #require(try library.localState.value(UndoHistory<TextDocument.Operation>.stateKey, of: document))
+    }
+
+    @Test func aDeletionIsSavedByReferenceAndUndoneAfterReopening() async throws {
+        let text = String(repeating: "The quick brown fox jumps over the lazy dog. ", count: 500)
+        let library = try fixture.library(autosave: .manual)
+        let document = try await library.create(TextDocument.self, named: "Notes")
+        try await document.edit(.insert(at: 0, text: text))
+        try await document.edit(.delete(at: 0, count: text.unicodeScalars.count))
+        try await document.edit(.insert(at: 0, text: "new"))
+        let saved = try savedHistory(of: document.id, in: library)
+        #expect(saved.count < 100, "three steps by reference, not \(saved.count) bytes of copied text")
+        try await document.close()
+
+        let reopened = try await fixture.library(autosave: .manual).open(document.id, as: TextDocument.self)
+        try await reopened.undo()
+        #expect(await reopened.model.text == "")
+        try await reopened.undo()
+        #expect(await reopened.model.text == text, "the deleted text comes back from the log")
+        try await reopened.undo()
+        #expect(await reopened.model.text == "")
+        #expect(await reopened.canUndo == false)
+        try await reopened.close()
+
+        let third = try await fixture.library(autosave: .manual).open(document.id, as: TextDocument.self)
+        try await third.redo()
+        try await third.redo()
+        #expect(await third.model.text == "")
+        try await third.redo()
+        #expect(await third.model.text == "new")
+        #expect(await third.canRedo == false)
+        try await third.undo()
+        try await third.undo()
+        #expect(await third.model.text == text)
+        try await third.close()
+    }
+
+    @Test func stepsOfAnotherModelAreComputedFromTheLogToo() async throws {
+        let library = try fixture.library(autosave: .manual)
+        let document = try await library.create(RecordsDocument.self, named: "People")
+        try await document.edit(.add(record: "r1", fields: ["name": "Ann"]))
+        try await document.edit(.set(record: "r1", field: "name", value: "Bea"))
+        try await document.edit(.remove(record: "r1"))
+        try await document.close()
+
+        let reopened = try await fixture.library(autosave: .manual).open(document.id, as: RecordsDocument.self)
+        try await reopened.undo()
+        #expect(await reopened.model["r1"]?.fields["name"] == "Bea", "the removed record comes back")
+        try await reopened.undo()
+        #expect(await reopened.model["r1"]?.fields["name"] == "Ann")
+        try await reopened.redo()
+        #expect(await reopened.model["r1"]?.fields["name"] == "Bea")
+        try await reopened.close()
+    }
+
+    /// A history saved by a version that copied each step's operations (format 1) still reads and undoes.
+    @Test func aHistoryOfFormatOneStillUndoes() async throws {
+        let library = try fixture.library(autosave: .manual)
+        let document = try await library.create(TextDocument.self, named: "Notes")
+        try await document.edit(.append("hello"))
+        let edit = try #require(try library.edits(of: document.id).last)
+        try await document.close()
+        var writer = BinaryWriter()
+        writer.write(byte: 1)
+        writer.write(varint: 1)
+        writer.write(fixed: edit.id.device.uuid.high)
+        writer.write(fixed: edit.id.device.uuid.low)
+        writer.write(varint: edit.id.seq)
+        writer.write(lengthPrefixed: TextDocument.Operation.encodeGroup([.delete(at: 0, count: 5)]))
+        writer.write(varint: 0)
+        let second = try fixture.library(autosave: .manual)
+        try second.localState.set(
+            [UndoHistory<TextDocument.Operation>.stateKey: Data(writer.bytes)], of: document.id)
+
+        let reopened = try await second.open(document.id, as: TextDocument.self)
+        try await reopened.undo()
+        #expect(await reopened.model.text == "")
+        try await reopened.redo()
+        #expect(await reopened.model.text == "hello")
+        try await reopened.close()
+    }
+
+    /// A step naming a change the log does not hold is refused as an operation that no longer applies: nothing is
+    /// appended, and the document is unchanged.
+    @Test func aStepWhoseChangeIsNotInTheLogChangesNothing() async throws {
+        let library = try fixture.library(autosave: .manual)
+        let document = try await library.create(TextDocument.self, named: "Notes")
+        try await document.edit(.append("hello"))
+        let edit = try #require(try library.edits(of: document.id).last)
+        let missing = ChangeID(device: edit.id.device, seq: edit.id.seq + 40)
+        var history = UndoHistory<TextDocument.Operation>()
+        history.recordEdit(.init(target: missing, source: missing, operations: [.delete(at: 0, count: 5)]))
+        try await document.close()
+        let second = try fixture.library(autosave: .manual)
+        try second.localState.set([UndoHistory<TextDocument.Operation>.stateKey: history.encoded()], of: document.id)
+
+        let reopened = try await second.open(document.id, as: TextDocument.self)
+        let changes = try second.log(of: document.id).count
+        #expect(await reopened.canUndo)
+        let error = try await #require(throws: DocumentError.self) { try await reopened.undo() }
+        #expect(error.code == .invalidOperation)
+        #expect(await reopened.model.text == "hello")
+        #expect(try second.log(of: document.id).count == changes, "nothing was appended")
+        try await reopened.close()
+    }
+
+    @Test func formatTwoRoundTripsItsReferencesAndRefusesDamage() throws {
+        let device = DeviceID(UUIDBytes(high: 1, low: 2))
+        let other = DeviceID(UUIDBytes(high: 3, low: 4))
+        var history = UndoHistory<TextDocument.Operation>()
+        history.recordEdit(.init(target: ChangeID(device: device, seq: 3), source: nil, operations: [.append("x")]))
+        history.recordEdit(
+            .init(
+                target: ChangeID(device: device, seq: 5), source: ChangeID(device: device, seq: 5),
+                operations: [.delete(at: 0, count: 1)]))
+        history.recordUndo(
+            .init(
+                target: ChangeID(device: device, seq: 5), source: ChangeID(device: other, seq: 9),
+                operations: [.insert(at: 0, text: "y")]))
+        let decoded = UndoHistory<TextDocument.Operation>(decoding: history.encoded())
+        #expect(decoded.undoSteps.map(\.target) == history.undoSteps.map(\.target))
+        #expect(decoded.undoSteps.map(\.operations) == [[.append("x")]], "a step without a source keeps its copy")
+        #expect(decoded.redoSteps.map(\.source) == [ChangeID(device: other, seq: 9)])
+        #expect(decoded.redoSteps.map(\.operations) == [nil], "a step with a source is saved by reference")
+
+        var outOfRange = BinaryWriter()
+        outOfRange.write(byte: 2)
+        outOfRange.write(varint: 1)
+        outOfRange.write(fixed: 1)
+        outOfRange.write(fixed: 2)
+        outOfRange.write(varint: 1)
+        for value: UInt64 in [0, 0, 1, 1, 1] { outOfRange.write(varint: value) }  // source device 1 of 1
+        outOfRange.write(varint: 0)
+        #expect(UndoHistory<TextDocument.Operation>(decoding: Data(outOfRange.bytes)) == UndoHistory())
+
+        let bytes = history.encoded()
+        for length in 0..<bytes.count {
+            #expect(UndoHistory<TextDocument.Operation>(decoding: bytes.prefix(length)) == UndoHistory())
+        }
+    }
+}
