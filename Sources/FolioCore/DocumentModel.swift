@@ -34,6 +34,12 @@ public protocol DocumentModel: Sendable {
     /// log small. The default combines nothing.
     static func combine(_ first: Operation, _ second: Operation) -> Operation?
 
+    /// `operations` with each one combined into the one before it wherever ``combine(_:_:)`` combines them, in
+    /// order: the result of folding ``combine(_:_:)`` over the list from the front. Documents combine an open group
+    /// this way when they commit it, so a model may implement it in one pass (the default calls ``combine(_:_:)``
+    /// for each operation).
+    static func combined(_ operations: [Operation]) -> [Operation]
+
     /// How this state differs from `ancestor`, for reports and competing versions: lines for a text, fields for
     /// records, members for a package. The default reports the whole contents as changed when they differ.
     func changes(from ancestor: Self) -> [ContentChange]
@@ -42,4 +48,18 @@ public protocol DocumentModel: Sendable {
 extension DocumentModel {
     /// Combines nothing.
     public static func combine(_ first: Operation, _ second: Operation) -> Operation? { nil }
+
+    /// Folds ``combine(_:_:)`` over `operations` from the front.
+    public static func combined(_ operations: [Operation]) -> [Operation] {
+        var result: [Operation] = []
+        result.reserveCapacity(operations.count)
+        for operation in operations {
+            if let last = result.last, let together = combine(last, operation) {
+                result[result.count - 1] = together
+            } else {
+                result.append(operation)
+            }
+        }
+        return result
+    }
 }

@@ -6,10 +6,10 @@ extension AutosavePolicy {
     /// Whether the open group ends before an edit at `now`: the grouping interval has passed since the last edit,
     /// or the group holds ``groupLimit`` operations.
     @inline(__always)
-    func groupEnds<Model>(_ editing: EditingSession<Model>, before now: Timestamp) -> Bool {
+    func groupEnds<Model>(_ editing: inout EditingSession<Model>, before now: Timestamp) -> Bool {
         guard editing.hasOpenGroup, let last = editing.lastEditTime else { return false }
         return now.millisecondsSince1970 - last.millisecondsSince1970 > groupingInterval
-            || editing.group.operations.count >= groupLimit
+            || editing.group.holds(atLeast: groupLimit)
     }
 
     /// Whether the open group is due to be committed at `now`: the grouping interval has passed since its last edit.

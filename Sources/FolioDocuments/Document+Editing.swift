@@ -16,7 +16,7 @@ extension Document {
         try ensureOpen()
         let now = library.clock.now()
         let policy = library.autosave
-        if policy.groupEnds(editing, before: now) { try commit() }
+        if policy.groupEnds(&editing, before: now) { try commit() }
         // A new group builds on everything the log holds (which may have deleted the document).
         if !editing.hasOpenGroup { try catchUp() }
         try ensureEditable()

@@ -191,30 +191,52 @@ struct UndoHistory<Operation: DocumentOperation>: Equatable {
     }
 }
 
-/// An open group of edits not yet committed as a change: the operations (combined where the model can) and their
-/// inverses, newest last.
+/// An open group of edits not yet committed as a change: the operations and their inverses as they were made. An
+/// edit only appends; the operations are combined (``DocumentModel/combined(_:)``) when the group is read, once per
+/// commit, and, once the group holds as many edits as its limit, as far as needed to count its combined operations.
 struct EditGroup<Model: DocumentModel> {
-    private(set) var operations: [Model.Operation] = []
-    private(set) var inverses: [Model.Operation] = []
-    private(set) var editCount = 0
+    /// The operations of the group's first edits, combined.
+    private var combinedPrefix: [Model.Operation] = []
+    /// The operations of the edits after those, as made.
+    private var pending: [Model.Operation] = []
+    private var inverses: [Model.Operation] = []
 
-    var isEmpty: Bool { editCount == 0 }
+    var isEmpty: Bool { inverses.isEmpty }
+
+    /// The number of edits in the group.
+    var editCount: Int { inverses.count }
 
     mutating func add(_ operation: Model.Operation, inverse: Model.Operation) {
-        editCount += 1
-        if let last = operations.last, let combined = Model.combine(last, operation) {
-            operations[operations.count - 1] = combined
-        } else {
-            operations.append(operation)
-        }
-        // The inverse of a later edit runs before the inverses of earlier ones.
-        if let last = inverses.last, let combined = Model.combine(inverse, last) {
-            inverses[inverses.count - 1] = combined
-        } else {
-            inverses.append(inverse)
-        }
+        pending.append(operation)
+        inverses.append(inverse)
     }
 
-    /// The operations that undo the group, in the order to apply them.
-    var undoOperations: [Model.Operation] { inverses.reversed() }
+    /// Whether the group's operations, combined, number at least `limit`. Combines what was not combined yet only
+    /// when the edits since the last count could reach the limit, so an edit of a group below its limit costs no
+    /// combining.
+    mutating func holds(atLeast limit: Int) -> Bool {
+        guard combinedPrefix.count + pending.count >= limit else { return false }
+        combinePending()
+        return combinedPrefix.count >= limit
+    }
+
+    /// Folds the pending operations into the combined prefix: only its last operation can combine with them.
+    private mutating func combinePending() {
+        guard !pending.isEmpty else { return }
+        var run = pending
+        if let last = combinedPrefix.popLast() { run.insert(last, at: 0) }
+        combinedPrefix += Model.combined(run)
+        pending.removeAll()
+    }
+
+    /// The group's operations, combined where the model can.
+    var operations: [Model.Operation] {
+        var group = self
+        group.combinePending()
+        return group.combinedPrefix
+    }
+
+    /// The operations that undo the group, in the order to apply them (the inverse of a later edit runs before the
+    /// inverses of earlier ones), combined where the model can.
+    var undoOperations: [Model.Operation] { Model.combined(inverses.reversed()) }
 }

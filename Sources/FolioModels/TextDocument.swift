@@ -81,6 +81,55 @@ public struct TextDocument: DocumentModel, Hashable, Sendable {
         }
     }
 
+    /// `operations` combined as ``combine(_:_:)`` combines each with the one before, in one pass: a run of typing is
+    /// appended to in place and its length counted once per operation, so a group of *n* keystrokes combines in
+    /// O(*n*) rather than copying and counting the text typed so far at each keystroke.
+    public static func combined(_ operations: [Operation]) -> [Operation] {
+        var result: [Operation] = []
+        result.reserveCapacity(operations.count)
+        // The newest operation, while later ones may extend it: typing `text` (`count` scalars) at `position`, or
+        // deleting `count` scalars at `position`.
+        var typing = false
+        var deleting = false
+        var position = 0
+        var count = 0
+        var text = ""
+        for operation in operations {
+            switch operation {
+            case .insert(let q, let t) where typing && position >= 0 && q >= 0 && q - position == count:
+                text.append(t)
+                count += t.unicodeScalars.count
+                continue
+            case .delete(let q, let m) where deleting && position >= 0 && count >= 0 && m >= 0 && q >= 0:
+                let (total, overflow) = count.addingReportingOverflow(m)
+                if !overflow && q == position {
+                    count = total
+                    continue
+                }
+                if !overflow && q == position - m {
+                    (position, count) = (q, total)
+                    continue
+                }
+            default:
+                break
+            }
+            if typing { result.append(.insert(at: position, text: text)) }
+            if deleting { result.append(.delete(at: position, count: count)) }
+            (typing, deleting) = (false, false)
+            switch operation {
+            case .insert(let q, let t):
+                (typing, position, text, count) = (true, q, t, t.unicodeScalars.count)
+            case .delete(let q, let m):
+                (deleting, position, count) = (true, q, m)
+            case .append, .replace:
+                result.append(operation)
+            }
+        }
+        if typing { result.append(.insert(at: position, text: text)) }
+        if deleting { result.append(.delete(at: position, count: count)) }
+        return result
+    }
+
     /// Combines consecutive typing and deleting into one edit, so a burst of keystrokes becomes one operation.
     ///
     /// - `insert(at: p, s)` then `insert(at: p + |s|, t)` → `insert(at: p, s + t)` (typing on);

@@ -76,6 +76,27 @@ import Testing
         #expect(await document.model.ids == (1...7).map { "r\($0)" })
     }
 
+    /// The limit counts the group's operations after combining: typing on does not bring the commit closer.
+    @Test func theGroupLimitCountsCombinedOperations() async throws {
+        let policy = AutosavePolicy(
+            idleInterval: nil, unsavedChangeLimit: nil, saveOnClose: false, groupingInterval: 60_000, groupLimit: 3)
+        let library = try fixture.library(autosave: policy)
+        let document = try await library.create(TextDocument.self, named: "Notes")
+        let edits: [TextDocument.Operation] = [
+            .insert(at: 0, text: "a"), .insert(at: 1, text: "b"), .insert(at: 2, text: "c"), .insert(at: 0, text: "x"),
+            .insert(at: 1, text: "y"), .insert(at: 2, text: "z"), .delete(at: 0, count: 1), .insert(at: 0, text: "w"),
+        ]
+        for edit in edits { try await document.edit(edit) }
+        try await document.commit()
+        let groups = try library.edits(of: document.id).map { try $0.operations(as: TextDocument.Operation.self) }
+        #expect(
+            groups == [
+                [.insert(at: 0, text: "abc"), .insert(at: 0, text: "xyz"), .delete(at: 0, count: 1)],
+                [.insert(at: 0, text: "w")],
+            ])
+        #expect(await document.model.text == "wyzabc")
+    }
+
     @Test func withoutGroupingEveryEditIsItsOwnChange() async throws {
         let library = try fixture.library(autosave: .manual)
         let document = try await library.create(TextDocument.self, named: "Notes")

@@ -293,6 +293,13 @@ enum TextSource: OperationSource {
         #expect(combined > 500, "seed \(seed): only \(combined) of 3000 pairs combined")
     }
 
+    /// The one-pass combination of a group equals combining its operations pair by pair.
+    @Test func aGroupCombinesInOnePassAsPairByPair() {
+        let seed = TestSeed.make()
+        let shortened = ModelLaws<TextSource>.checkCombinedFold(seed: seed, lists: 1500)
+        #expect(shortened > 500, "seed \(seed): only \(shortened) of 1500 lists combined at all")
+    }
+
     @Test func operationGroupsRoundTripAndTruncationThrows() {
         ModelLaws<TextSource>.checkOperationCoding(seed: TestSeed.make(), groups: 400)
     }

@@ -104,6 +104,41 @@ enum ModelLaws<Source: OperationSource> {
     /// Whenever `combine(a, b)` gives an operation, applying it has the effect of `a` then `b`, it applies exactly
     /// when they do, and its inverse undoes both. Returns how many pairs combined.
     @discardableResult
+    /// `Model.combined(_:)` equals folding `Model.combine(_:_:)` over the list from the front, on lists of random
+    /// operations where most follow the one before (runs of typing and deleting) and some do not apply. Returns how
+    /// many lists combined to fewer operations than they held.
+    static func checkCombinedFold(seed: UInt64, lists: Int) -> Int {
+        var generator = SplitMix64(seed: seed)
+        var check = PropertyCheck(seed: seed)
+        var shortened = 0
+        for list in 0..<lists {
+            check.iteration = list
+            var model = randomState(steps: 12, using: &generator)
+            var operations = [Source.operation(for: model, using: &generator)]
+            for _ in 0..<generator.int(in: 0...40) {
+                // A follower of an operation that did not apply may lie past any position (even overflow).
+                let applied = (try? model.apply(operations[operations.count - 1])) != nil
+                operations.append(
+                    applied && generator.chance(4, in: 5)
+                        ? Source.follower(of: operations[operations.count - 1], in: model, using: &generator)
+                        : Source.operation(for: model, using: &generator))
+            }
+            var folded: [Model.Operation] = []
+            for operation in operations {
+                if let last = folded.last, let both = Model.combine(last, operation) {
+                    folded[folded.count - 1] = both
+                } else {
+                    folded.append(operation)
+                }
+            }
+            let combined = Model.combined(operations)
+            check.expect(combined == folded, "combined \(combined), folded pairwise \(folded), of \(operations)")
+            if combined.count < operations.count { shortened += 1 }
+            if check.shouldStop { break }
+        }
+        return shortened
+    }
+
     static func checkCombine(seed: UInt64, trials: Int) -> Int {
         var generator = SplitMix64(seed: seed)
         var check = PropertyCheck(seed: seed)
