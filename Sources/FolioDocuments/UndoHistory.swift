@@ -200,33 +200,40 @@ struct EditGroup<Model: DocumentModel> {
     /// The operations of the edits after those, as made.
     private var pending: [Model.Operation] = []
     private var inverses: [Model.Operation] = []
-
-    var isEmpty: Bool { inverses.isEmpty }
-
+    // The counts are kept apart from the arrays: in a generic document, asking an array of the model's operations
+    // for its count looks up the array type's metadata, which is most of what an edit would cost.
     /// The number of edits in the group.
-    var editCount: Int { inverses.count }
+    private(set) var editCount = 0
+    private var combinedPrefixCount = 0
+    private var pendingCount = 0
+
+    var isEmpty: Bool { editCount == 0 }
 
     mutating func add(_ operation: Model.Operation, inverse: Model.Operation) {
         pending.append(operation)
         inverses.append(inverse)
+        editCount += 1
+        pendingCount += 1
     }
 
     /// Whether the group's operations, combined, number at least `limit`. Combines what was not combined yet only
     /// when the edits since the last count could reach the limit, so an edit of a group below its limit costs no
     /// combining.
     mutating func holds(atLeast limit: Int) -> Bool {
-        guard combinedPrefix.count + pending.count >= limit else { return false }
+        guard combinedPrefixCount + pendingCount >= limit else { return false }
         combinePending()
-        return combinedPrefix.count >= limit
+        return combinedPrefixCount >= limit
     }
 
     /// Folds the pending operations into the combined prefix: only its last operation can combine with them.
     private mutating func combinePending() {
-        guard !pending.isEmpty else { return }
+        guard pendingCount > 0 else { return }
         var run = pending
         if let last = combinedPrefix.popLast() { run.insert(last, at: 0) }
         combinedPrefix += Model.combined(run)
+        combinedPrefixCount = combinedPrefix.count
         pending.removeAll()
+        pendingCount = 0
     }
 
     /// The group's operations, combined where the model can.
