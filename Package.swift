@@ -203,6 +203,8 @@ let package = Package(
             dependencies: [
                 "FolioTesting", "FolioCore", "FolioStore", "FolioConflicts", "FolioDocuments", "FolioModels",
                 "FolioSync", "Folio", "CSQLitePowerLoss",
+                // The scenarios' stores, whose changes ChangeRunCorpusTests round-trips through the run codec.
+                "FolioSimulator",
             ]),
         .testTarget(
             name: "FolioSimulatorTests",
