@@ -193,7 +193,9 @@ let package = Package(
             dependencies: [
                 "FolioTesting", "FolioCore", "FolioFiles", "FolioStore", "folio", "FolioToolRunner", "CSQLitePowerLoss",
                 "FolioChildProcess",
-            ]),
+            ],
+            // Store files of older builds, read from the source tree (#filePath), not as resources.
+            exclude: ["Fixtures"]),
         .testTarget(
             name: "FolioModelsTests", dependencies: ["FolioTesting", "FolioCore", "FolioModels", "FolioChildProcess"]),
         .testTarget(name: "FolioMergeTests", dependencies: ["FolioTesting", "FolioCore", "FolioMerge", "FolioModels"]),
