@@ -193,7 +193,9 @@ let package = Package(
             dependencies: [
                 "FolioTesting", "FolioCore", "FolioFiles", "FolioStore", "folio", "FolioToolRunner", "CSQLitePowerLoss",
                 "FolioChildProcess",
-            ]),
+            ],
+            // Store files of older builds, read from the source tree (#filePath), not as resources.
+            exclude: ["Fixtures"]),
         .testTarget(
             name: "FolioModelsTests", dependencies: ["FolioTesting", "FolioCore", "FolioModels", "FolioChildProcess"]),
         .testTarget(name: "FolioMergeTests", dependencies: ["FolioTesting", "FolioCore", "FolioMerge", "FolioModels"]),
@@ -203,6 +205,8 @@ let package = Package(
             dependencies: [
                 "FolioTesting", "FolioCore", "FolioStore", "FolioConflicts", "FolioDocuments", "FolioModels",
                 "FolioSync", "Folio", "CSQLitePowerLoss",
+                // The scenarios' stores, whose changes ChangeRunCorpusTests round-trips through the run codec.
+                "FolioSimulator",
             ]),
         .testTarget(
             name: "FolioSimulatorTests",

@@ -30,8 +30,40 @@ enum ChangeCodec {
     private enum KindTag: UInt8 { case edit = 0, lifecycle = 1, baseline = 2, resolution = 3 }
     private enum IntentTag: UInt8 { case edit = 0, undo = 1, redo = 2 }
     private enum LifecycleTag: UInt8 { case create = 0, rename = 1, move = 2, delete = 3, restore = 4 }
+    /// The byte a resolution's strategy is written as, in a change's encoding and in a run's
+    /// (`ChangeRunCodec+Kinds.swift`); a custom strategy's name follows it.
     enum StrategyTag: UInt8 {
         case userChoice = 0, latestWins = 1, merge = 2, keepBoth = 3, custom = 4, appMerge = 5
+
+        /// The tag `strategy` is written as.
+        init(_ strategy: Resolution.Strategy) {
+            switch strategy {
+            case .userChoice: self = .userChoice
+            case .latestWins: self = .latestWins
+            case .merge: self = .merge
+            case .appMerge: self = .appMerge
+            case .keepBoth: self = .keepBoth
+            case .custom: self = .custom
+            }
+        }
+
+        /// The strategy the tag stands for; `name` reads the name that follows the tag of a custom strategy.
+        func strategy(name: () throws(CodecError) -> String) throws(CodecError) -> Resolution.Strategy {
+            switch self {
+            case .userChoice: .userChoice
+            case .latestWins: .latestWins
+            case .merge: .merge
+            case .appMerge: .appMerge
+            case .keepBoth: .keepBoth
+            case .custom: .custom(try name())
+            }
+        }
+    }
+
+    /// Writes `strategy`: its tag, then a custom strategy's name.
+    static func write(_ strategy: Resolution.Strategy, into writer: inout BinaryWriter) {
+        writer.write(byte: StrategyTag(strategy).rawValue)
+        if case .custom(let name) = strategy { writer.write(string: name) }
     }
 
     static func hash(document: DocumentID, body: [UInt8]) -> ChangeHash {
@@ -116,16 +148,7 @@ enum ChangeCodec {
             writer.write(lengthPrefixed: contents)
         case .resolution(let resolution):
             writer.write(byte: KindTag.resolution.rawValue)
-            switch resolution.strategy {
-            case .userChoice: writer.write(byte: StrategyTag.userChoice.rawValue)
-            case .latestWins: writer.write(byte: StrategyTag.latestWins.rawValue)
-            case .merge: writer.write(byte: StrategyTag.merge.rawValue)
-            case .appMerge: writer.write(byte: StrategyTag.appMerge.rawValue)
-            case .keepBoth: writer.write(byte: StrategyTag.keepBoth.rawValue)
-            case .custom(let name):
-                writer.write(byte: StrategyTag.custom.rawValue)
-                writer.write(string: name)
-            }
+            write(resolution.strategy, into: &writer)
             writeHashes(resolution.chosen, into: &writer)
             writeHashes(resolution.discarded, into: &writer)
             if let contents = resolution.contents {
@@ -276,15 +299,9 @@ enum ChangeCodec {
             return .baseline(
                 contents: try reader.nextLengthPrefixed("the baseline contents", limit: Limits.payloadBytes))
         case .resolution:
-            let strategy: Resolution.Strategy
-            switch try readTag(&reader, "resolution strategy") as StrategyTag {
-            case .userChoice: strategy = .userChoice
-            case .latestWins: strategy = .latestWins
-            case .merge: strategy = .merge
-            case .appMerge: strategy = .appMerge
-            case .keepBoth: strategy = .keepBoth
-            case .custom:
-                strategy = .custom(try reader.nextString("the custom strategy's name", limit: Limits.textBytes))
+            let tag: StrategyTag = try readTag(&reader, "resolution strategy")
+            let strategy = try tag.strategy { () throws(CodecError) -> String in
+                try reader.nextString("the custom strategy's name", limit: Limits.textBytes)
             }
             let chosen = try readHashes(&reader, "chosen heads")
             let discarded = try readHashes(&reader, "discarded heads")

@@ -124,20 +124,7 @@ extension ChangeRunCodec.RunEncoder {
     /// `stamps`: the chosen heads', then the discarded heads'.
     private mutating func appendResolution(_ resolution: Resolution, parents: [ChangeHash], stamps: [ChangeStamp]) {
         columns[.kind].write(byte: Form.resolution.rawValue)
-        let tag: ChangeCodec.StrategyTag
-        var name: String?
-        switch resolution.strategy {
-        case .userChoice: tag = .userChoice
-        case .latestWins: tag = .latestWins
-        case .merge: tag = .merge
-        case .appMerge: tag = .appMerge
-        case .keepBoth: tag = .keepBoth
-        case .custom(let custom):
-            tag = .custom
-            name = custom
-        }
-        columns[.resolutions].write(byte: tag.rawValue)
-        if let name { columns[.resolutions].write(string: name) }
+        ChangeCodec.write(resolution.strategy, into: &columns[.resolutions])
         if resolution.chosen == parents {
             columns[.resolutions].write(varint: 0)
         } else {
@@ -239,18 +226,11 @@ extension ChangeRunCodec.RunDecoder {
     ) throws(CodecError) -> Resolution {
         let tagOffset = offset(.resolutions)
         let raw = try columns[.resolutions].nextByte("a resolution's strategy")
-        let strategy: Resolution.Strategy
-        switch ChangeCodec.StrategyTag(rawValue: raw) {
-        case .userChoice: strategy = .userChoice
-        case .latestWins: strategy = .latestWins
-        case .merge: strategy = .merge
-        case .appMerge: strategy = .appMerge
-        case .keepBoth: strategy = .keepBoth
-        case .custom:
-            strategy = .custom(
-                try columns[.resolutions].nextString(
-                    "a custom strategy's name", limit: ChangeCodec.Limits.textBytes))
-        case nil: throw CodecError(.invalidValue, "unknown resolution strategy \(raw)", at: tagOffset)
+        guard let tag = ChangeCodec.StrategyTag(rawValue: raw) else {
+            throw CodecError(.invalidValue, "unknown resolution strategy \(raw)", at: tagOffset)
+        }
+        let strategy = try tag.strategy { () throws(CodecError) -> String in
+            try columns[.resolutions].nextString("a custom strategy's name", limit: ChangeCodec.Limits.textBytes)
         }
         let chosenOffset = offset(.resolutions)
         let chosenFlag = try columns[.resolutions].nextVarint("a resolution's chosen heads")
