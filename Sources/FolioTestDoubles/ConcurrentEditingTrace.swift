@@ -39,6 +39,74 @@ public struct ConcurrentEditingTrace: Sendable {
     /// - Throws: ``LoadError`` when the file cannot be read or is not a concurrent trace: every parent must be an
     ///   earlier transaction and every agent at most 1,000.
     public static func load(_ url: URL) throws(LoadError) -> ConcurrentEditingTrace {
+        let (root, txns) = try read(url)
+        var transactions: [Transaction] = []
+        transactions.reserveCapacity(txns.count)
+        for txn in txns {
+            let number = transactions.count
+            guard let agent = txn["agent"] as? Int, (0...1_000).contains(agent),
+                let parents = txn["parents"] as? [Int], parents.allSatisfy({ (0..<number).contains($0) }),
+                let patches = txn["patches"] as? [[Any]]
+            else {
+                throw LoadError(
+                    description: "transaction \(number) of \(url.path) has no valid agent, parents or patches")
+            }
+            let operations = try Self.operations(of: patches, in: number, of: url)
+            transactions.append(Transaction(agent: agent, parents: parents, operations: operations))
+        }
+        return ConcurrentEditingTrace(
+            startContent: root["startContent"] as? String ?? "", endContent: end(of: root), transactions: transactions)
+    }
+
+    /// Reads a sequential trace (one person typing: transactions without agents or parents) as a concurrent trace of
+    /// one agent, every `patchesPerTransaction` consecutive patches one transaction made on the one before.
+    ///
+    /// - Throws: ``LoadError`` when the file cannot be read or is not an editing trace.
+    public static func loadSequential(_ url: URL, patchesPerTransaction: Int) throws(LoadError)
+        -> ConcurrentEditingTrace
+    {
+        precondition(patchesPerTransaction >= 1, "a transaction holds at least one patch")
+        let (root, txns) = try read(url)
+        var patches: [[Any]] = []
+        for (number, txn) in txns.enumerated() {
+            guard let more = txn["patches"] as? [[Any]] else {
+                throw LoadError(description: "transaction \(number) of \(url.path) has no patches")
+            }
+            patches += more
+        }
+        var transactions: [Transaction] = []
+        for start in stride(from: 0, to: patches.count, by: patchesPerTransaction) {
+            let number = transactions.count
+            let group = Array(patches[start..<min(start + patchesPerTransaction, patches.count)])
+            transactions.append(
+                Transaction(
+                    agent: 0, parents: number == 0 ? [] : [number - 1],
+                    operations: try Self.operations(of: group, in: number, of: url)))
+        }
+        return ConcurrentEditingTrace(
+            startContent: root["startContent"] as? String ?? "", endContent: end(of: root), transactions: transactions)
+    }
+
+    private static func end(of root: [String: Any]) -> String { root["endContent"] as? String ?? "" }
+
+    private static func operations(of patches: [[Any]], in number: Int, of url: URL) throws(LoadError)
+        -> [TextDocument.Operation]
+    {
+        var operations: [TextDocument.Operation] = []
+        for patch in patches {
+            guard patch.count == 3, let position = patch[0] as? Int, let deleted = patch[1] as? Int,
+                let inserted = patch[2] as? String
+            else {
+                throw LoadError(description: "a patch of transaction \(number) of \(url.path) is malformed")
+            }
+            if deleted > 0 { operations.append(.delete(at: position, count: deleted)) }
+            if !inserted.isEmpty { operations.append(.insert(at: position, text: inserted)) }
+        }
+        return operations
+    }
+
+    /// The trace's JSON object and its transactions.
+    private static func read(_ url: URL) throws(LoadError) -> (root: [String: Any], txns: [[String: Any]]) {
         let json: Data
         do {
             if url.pathExtension == "gz" {
@@ -54,35 +122,11 @@ public struct ConcurrentEditingTrace: Sendable {
             throw LoadError(description: "cannot read \(url.path): \(error)")
         }
         guard let root = try? JSONSerialization.jsonObject(with: json) as? [String: Any],
-            let end = root["endContent"] as? String, let txns = root["txns"] as? [[String: Any]]
+            root["endContent"] is String, let txns = root["txns"] as? [[String: Any]]
         else {
             throw LoadError(description: "\(url.path) is not an editing trace (no endContent or txns)")
         }
-        var transactions: [Transaction] = []
-        transactions.reserveCapacity(txns.count)
-        for txn in txns {
-            let number = transactions.count
-            guard let agent = txn["agent"] as? Int, (0...1_000).contains(agent),
-                let parents = txn["parents"] as? [Int], parents.allSatisfy({ (0..<number).contains($0) }),
-                let patches = txn["patches"] as? [[Any]]
-            else {
-                throw LoadError(
-                    description: "transaction \(number) of \(url.path) has no valid agent, parents or patches")
-            }
-            var operations: [TextDocument.Operation] = []
-            for patch in patches {
-                guard patch.count == 3, let position = patch[0] as? Int, let deleted = patch[1] as? Int,
-                    let inserted = patch[2] as? String
-                else {
-                    throw LoadError(description: "a patch of transaction \(number) of \(url.path) is malformed")
-                }
-                if deleted > 0 { operations.append(.delete(at: position, count: deleted)) }
-                if !inserted.isEmpty { operations.append(.insert(at: position, text: inserted)) }
-            }
-            transactions.append(Transaction(agent: agent, parents: parents, operations: operations))
-        }
-        return ConcurrentEditingTrace(
-            startContent: root["startContent"] as? String ?? "", endContent: end, transactions: transactions)
+        return (root, txns)
     }
 
     /// Records the trace in `store` as the changes of devices editing a text document: each agent is the device of

@@ -11,9 +11,15 @@ import Testing
 /// The compact encoding of runs of changes rebuilds every change of the editing traces exactly, hash for hash, whole
 /// or cut into runs that name the runs before them.
 @Suite struct ChangeRunTraceTests {
-    @Test(arguments: ["friendsforever.json.gz"])
+    /// The concurrent trace as it is; the sequential ones (one person typing) with 20 patches a change, so that a
+    /// debug build records them in seconds.
+    @Test(arguments: ["friendsforever.json.gz", "automerge-paper.json.gz", "seph-blog1.json.gz"])
     func aTraceRoundTripsWholeAndInRuns(_ name: String) async throws {
-        let trace = try ConcurrentEditingTrace.load(CharacterMergeTests.traces.appendingPathComponent(name))
+        let url = CharacterMergeTests.traces.appendingPathComponent(name)
+        let trace =
+            name == "friendsforever.json.gz"
+            ? try ConcurrentEditingTrace.load(url)
+            : try ConcurrentEditingTrace.loadSequential(url, patchesPerTransaction: 20)
         let fixture = try LibraryFixture(seed: 38)
         let library = try DocumentLibrary(
             at: fixture.root, key: fixture.key, deviceName: "bench", clock: fixture.clock,
