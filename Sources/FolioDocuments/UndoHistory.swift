@@ -192,14 +192,18 @@ struct UndoHistory<Operation: DocumentOperation>: Equatable {
 }
 
 /// An open group of edits not yet committed as a change: the operations and their inverses as they were made. An
-/// edit only appends; the operations are combined (``DocumentModel/combined(_:)``) when the group is read, once per
-/// commit, and, once the group holds as many edits as its limit, as far as needed to count its combined operations.
+/// edit only appends; the operations are combined (``DocumentModel/combined(_:)``) every few thousand edits (so a
+/// long group holds about what its combined operations take), when the group is read (once per commit), and, once
+/// the group holds as many edits as its limit, as far as needed to count its combined operations.
 struct EditGroup<Model: DocumentModel> {
     /// The operations of the group's first edits, combined.
     private var combinedPrefix: [Model.Operation] = []
     /// The operations of the edits after those, as made.
     private var pending: [Model.Operation] = []
-    private var inverses: [Model.Operation] = []
+    /// The inverses of the first edits' operations, in chunks (oldest first), each in undo order and combined.
+    private var inverseChunks: [[Model.Operation]] = []
+    /// The inverses of the edits after those, as made.
+    private var pendingInverses: [Model.Operation] = []
     // The counts are kept apart from the arrays: in a generic document, asking an array of the model's operations
     // for its count looks up the array type's metadata, which is most of what an edit would cost.
     /// The number of edits in the group.
@@ -207,13 +211,17 @@ struct EditGroup<Model: DocumentModel> {
     private var combinedPrefixCount = 0
     private var pendingCount = 0
 
+    /// How many edits wait uncombined at most.
+    static var pendingLimit: Int { 4_096 }
+
     var isEmpty: Bool { editCount == 0 }
 
     mutating func add(_ operation: Model.Operation, inverse: Model.Operation) {
         pending.append(operation)
-        inverses.append(inverse)
+        pendingInverses.append(inverse)
         editCount += 1
         pendingCount += 1
+        if pendingCount >= Self.pendingLimit { combinePending() }
     }
 
     /// Whether the group's operations, combined, number at least `limit`. Combines what was not combined yet only
@@ -225,14 +233,17 @@ struct EditGroup<Model: DocumentModel> {
         return combinedPrefixCount >= limit
     }
 
-    /// Folds the pending operations into the combined prefix: only its last operation can combine with them.
+    /// Folds the pending operations into the combined prefix (only its last operation can combine with them), and
+    /// the pending inverses into a chunk of their own.
     private mutating func combinePending() {
         guard pendingCount > 0 else { return }
         var run = pending
         if let last = combinedPrefix.popLast() { run.insert(last, at: 0) }
         combinedPrefix += Model.combined(run)
         combinedPrefixCount = combinedPrefix.count
+        inverseChunks.append(Model.combined(pendingInverses.reversed()))
         pending.removeAll()
+        pendingInverses.removeAll()
         pendingCount = 0
     }
 
@@ -245,5 +256,10 @@ struct EditGroup<Model: DocumentModel> {
 
     /// The operations that undo the group, in the order to apply them (the inverse of a later edit runs before the
     /// inverses of earlier ones), combined where the model can.
-    var undoOperations: [Model.Operation] { Model.combined(inverses.reversed()) }
+    var undoOperations: [Model.Operation] {
+        var group = self
+        group.combinePending()
+        if group.inverseChunks.count == 1 { return group.inverseChunks[0] }
+        return Model.combined(group.inverseChunks.reversed().flatMap { $0 })
+    }
 }

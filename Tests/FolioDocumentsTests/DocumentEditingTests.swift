@@ -97,6 +97,43 @@ import Testing
         #expect(await document.model.text == "wyzabc")
     }
 
+    /// A group of more edits than are kept uncombined: its change holds the operations combined as one fold, and
+    /// undoing it (open, and committed) restores the text before it.
+    @Test func aLongGroupIsCombinedAsOne() async throws {
+        let library = try fixture.library(autosave: Self.grouping)
+        let document = try await library.create(TextDocument.self, named: "Notes")
+        try await document.edit(.append("start"))
+        try await document.commit()
+        var made: [TextDocument.Operation] = []
+        var length = 5
+        for index in 0..<9_000 {
+            // Typing on at the end, a backspace now and then, and a jump back to the start every 1,000 edits.
+            let operation: TextDocument.Operation =
+                index % 1_000 == 999
+                ? .insert(at: 0, text: ">")
+                : index % 97 == 96
+                    ? .delete(at: length - 1, count: 1)
+                    : .insert(at: length, text: "x")
+            made.append(operation)
+            length += { if case .delete = operation { return -1 } else { return 1 } }()
+            try await document.edit(operation)
+        }
+        let typed = await document.model.text
+        try await document.undo()
+        #expect(await document.model.text == "start", "the open group is committed, then undone as one step")
+        let edits = try library.edits(of: document.id)
+        #expect(try edits[edits.count - 2].operations(as: TextDocument.Operation.self) == TextDocument.combined(made))
+        try await document.redo()
+        #expect(await document.model.text == typed)
+
+        for operation in made { try await document.edit(operation) }
+        try await document.commit()
+        let group = try #require(try library.edits(of: document.id).last)
+        #expect(try group.operations(as: TextDocument.Operation.self) == TextDocument.combined(made))
+        try await document.undo()
+        #expect(await document.model.text == typed)
+    }
+
     @Test func withoutGroupingEveryEditIsItsOwnChange() async throws {
         let library = try fixture.library(autosave: .manual)
         let document = try await library.create(TextDocument.self, named: "Notes")
