@@ -12,6 +12,11 @@ public struct BinaryWriter: Sendable {
         bytes.reserveCapacity(capacity)
     }
 
+    /// Forgets the bytes written, keeping their room for the next ones.
+    package mutating func removeAll() {
+        bytes.removeAll(keepingCapacity: true)
+    }
+
     /// Appends one byte.
     public mutating func write(byte: UInt8) {
         bytes.append(byte)

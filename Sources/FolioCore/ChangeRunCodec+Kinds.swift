@@ -210,7 +210,7 @@ extension ChangeRunCodec.RunDecoder {
             guard let tag = ChangeRunCodec.TextTag(rawValue: raw) else {
                 throw CodecError(.invalidValue, "unknown text operation tag \(raw)", at: tagOffset)
             }
-            let position = (textEnd[device] ?? 0) &+ (try columns[.textPositions].nextSigned("a text position"))
+            let position = textEnd[device] &+ (try columns[.textPositions].nextSigned("a text position"))
             let lengthOffset = offset(.textLengths)
             let length = try columns[.textLengths].nextVarint("a text operation's length")
             group.write(byte: raw)
