@@ -9,35 +9,35 @@ import Foundation
 /// its document, and is computed, never supplied.
 public struct Change: Hashable, Sendable, Identifiable {
     /// The document the change belongs to.
-    public var document: DocumentID { storage.document }
+    @inlinable public var document: DocumentID { storage.document }
     /// Who made it, and its place in that device's sequence.
-    public var id: ChangeID { storage.id }
+    @inlinable public var id: ChangeID { storage.id }
     /// The hashes of the heads the change was made on, in ascending order.
-    public var parents: [ChangeHash] { storage.parents }
+    @inlinable public var parents: [ChangeHash] { storage.parents }
     /// Its causal context: every change it was made after, and itself.
-    public var vector: VersionVector { storage.vector }
+    @inlinable public var vector: VersionVector { storage.vector }
     /// A Lamport timestamp, greater than every parent's: sorting by `(lamport, device)` is a topological order.
-    public var lamport: UInt64 { storage.lamport }
+    @inlinable public var lamport: UInt64 { storage.lamport }
     /// The device's wall clock when the change was made (for display and latest-wins, never for causality).
-    public var wallTime: Timestamp { storage.wallTime }
+    @inlinable public var wallTime: Timestamp { storage.wallTime }
     /// What the change does.
-    public var kind: ChangeKind { storage.kind }
+    @inlinable public var kind: ChangeKind { storage.kind }
     /// SHA-256 of the document's identity and the canonical encoding.
-    public var hash: ChangeHash { storage.hash }
+    @inlinable public var hash: ChangeHash { storage.hash }
 
     /// The fields, held once: a change is immutable, and the log, the caches and a replay pass the same change
     /// around many times, so that a copy is one reference rather than every field and its buffers.
-    private let storage: Storage
+    @usableFromInline let storage: Storage
 
-    private final class Storage: Sendable {
-        let document: DocumentID
-        let id: ChangeID
-        let parents: [ChangeHash]
-        let vector: VersionVector
-        let lamport: UInt64
-        let wallTime: Timestamp
-        let kind: ChangeKind
-        let hash: ChangeHash
+    @usableFromInline final class Storage: Sendable {
+        @usableFromInline let document: DocumentID
+        @usableFromInline let id: ChangeID
+        @usableFromInline let parents: [ChangeHash]
+        @usableFromInline let vector: VersionVector
+        @usableFromInline let lamport: UInt64
+        @usableFromInline let wallTime: Timestamp
+        @usableFromInline let kind: ChangeKind
+        @usableFromInline let hash: ChangeHash
 
         init(
             document: DocumentID, id: ChangeID, parents: [ChangeHash], vector: VersionVector, lamport: UInt64,
