@@ -287,15 +287,23 @@ extension DocumentReplay {
     ) -> ([TextEdit], OtherPartsEffect<M>) {
         switch change.kind {
         case .edit(let edit):
-            guard let operations = self.operations(of: edit, in: change, as: M.Operation.self) else {
-                skipped += 1
-                return ([], .none)
-            }
             var edits: [TextEdit] = []
-            edits.reserveCapacity(operations.count)
             var others: [M.Operation] = []
-            for operation in operations where !M.appendTextEdits(of: operation, to: &edits) {
-                others.append(operation)
+            if decoded == nil {
+                // Decoded by the model, which knows its operations' type.
+                guard M.appendTextEdits(ofGroup: edit.operations, to: &edits, others: &others) else {
+                    skipped += 1
+                    return ([], .none)
+                }
+            } else {
+                guard let operations = self.operations(of: edit, in: change, as: M.Operation.self) else {
+                    skipped += 1
+                    return ([], .none)
+                }
+                edits.reserveCapacity(operations.count)
+                for operation in operations where !M.appendTextEdits(of: operation, to: &edits) {
+                    others.append(operation)
+                }
             }
             return (edits, others.isEmpty ? .none : .operations(others))
         case .baseline, .resolution:
