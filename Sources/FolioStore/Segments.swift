@@ -12,7 +12,10 @@ struct DecodedSegments: Sendable {
     var counts: [Int] = []
     /// The changes, segment after segment.
     var changes: [Change] = []
-    var byHash: [ChangeHash: Int] = [:]
+    /// The changes' indexes by hash, built when a change is first looked up by hash: reading a document's history
+    /// looks its changes up by identity, and only a lookup by hash (a parent the reader did not read, say) needs
+    /// them all hashed.
+    private var byHash = HashIndex()
     /// Per device, its changes by seq.
     var byDevice: [DeviceID: DeviceChanges] = [:]
     /// The changes whose seq is not above the latest of their device in earlier segments (segments that folded one
@@ -47,7 +50,26 @@ struct DecodedSegments: Sendable {
         return byDevice[id.device]?.index(of: id.seq).map { changes[$0] }
     }
 
-    func change(_ hash: ChangeHash) -> Change? { byHash[hash].map { changes[$0] } }
+    func change(_ hash: ChangeHash) -> Change? { byHash.index(of: hash, in: changes).map { changes[$0] } }
+
+    /// The indexes of a list of changes by hash, built on the first lookup. Shared by the copies of the segments
+    /// that hold the same changes (adding changes gives the segments a new one).
+    final class HashIndex: Sendable {
+        private let indexes = Mutex<[ChangeHash: Int]?>(nil)
+
+        /// The index of the change with this hash in `changes` (the same changes on every call).
+        func index(of hash: ChangeHash, in changes: [Change]) -> Int? {
+            indexes.withLock { indexes in
+                if indexes == nil {
+                    var built: [ChangeHash: Int] = [:]
+                    built.reserveCapacity(changes.count)
+                    for (index, change) in changes.enumerated() { built[change.hash] = index }
+                    indexes = built
+                }
+                return indexes![hash]
+            }
+        }
+    }
 
     /// Appends the changes of `device` with the seqs `seqs` to `result`, in order. Returns the first seq the
     /// segments lack (then `result` holds the changes before it), or `nil`.
@@ -70,7 +92,7 @@ struct DecodedSegments: Sendable {
     mutating func append(segment id: Int64, changes decoded: [Change]) {
         ids.append(id)
         counts.append(decoded.count)
-        byHash.reserveCapacity(changes.count + decoded.count)
+        byHash = HashIndex()
         changes.reserveCapacity(changes.count + decoded.count)
         // The devices of the segment, taken out of `byDevice` while their entries grow; found by a scan while they
         // are few.
@@ -92,7 +114,6 @@ struct DecodedSegments: Sendable {
                 entries[slot!].seqs.append(change.id.seq)
                 entries[slot!].indexes.append(changes.count)
             }
-            byHash[change.hash] = changes.count
             changes.append(change)
         }
         for (device, entry) in zip(devices, entries) { byDevice[device] = entry }
