@@ -118,16 +118,17 @@ extension DocumentReplay {
         }
         let rule = primaryParentRule(tail)
         var nodes = WalkNodes(tail)
-        /// The node of `hash`, a parent `change` names, read from the store when the walk has not met it.
-        func parentNode(_ hash: ChangeHash, of change: Change, in nodes: inout WalkNodes) throws(DocumentError) -> Int {
-            if let node = nodes.node(of: hash) { return node }
+        /// The node of `hash`, a parent the change at node `child` names, read from the store when the walk has not
+        /// met it.
+        func parentNode(_ hash: ChangeHash, of child: Int, in nodes: inout WalkNodes) throws(DocumentError) -> Int {
+            if let node = nodes.node(of: hash, namedBy: child) { return node }
             let found: Change?
             do { found = try store.change(hash, of: document) } catch { throw .store(error, "reading the log") }
             guard let found else {
                 throw DocumentError(
-                    .store, "change \(change.id) names parent \(hash.shortHex), which is not in the log")
+                    .store, "change \(nodes[child].id) names parent \(hash.shortHex), which is not in the log")
             }
-            return nodes.node(of: found)
+            return nodes.node(of: found, namedBy: child)
         }
 
         // Back from the heads, latest first, to the point every later change descends from: the only change
@@ -138,7 +139,7 @@ extension DocumentReplay {
         var refused: [ChangeHash] = []
         var pending = Heap<LatestNode>()
         for head in heads {
-            let node = nodes.node(of: head)
+            let node = nodes.node(of: head, namedBy: nil)
             if !nodes.seen[node] {
                 nodes.seen[node] = true
                 pending.insert(LatestNode(head, node: node))
@@ -171,24 +172,24 @@ extension DocumentReplay {
             var parents: [Int] = []
             var keeps: Int?
             if isMerge {
-                for hash in change.keptVersions { parents.append(try parentNode(hash, of: change, in: &nodes)) }
+                for hash in change.keptVersions { parents.append(try parentNode(hash, of: next.node, in: &nodes)) }
             } else if reset != nil {
                 // Its contents replace the text of everything it was made on (the versions a resolution merged or
                 // discarded, the heads a baseline joined): all of it is its past, so the text it keeps of another
                 // version is not typed a second time by it, and the text it leaves out is deleted.
-                for hash in change.parents { parents.append(try parentNode(hash, of: change, in: &nodes)) }
+                for hash in change.parents { parents.append(try parentNode(hash, of: next.node, in: &nodes)) }
             } else if change.parents.count == 1, !change.isResolution {
                 // The primary parent of a change made on one parent, which no resolution chose among.
-                parents = [try parentNode(change.parents[0], of: change, in: &nodes)]
+                parents = [try parentNode(change.parents[0], of: next.node, in: &nodes)]
             } else if let parent = try Self.primaryParent(of: change, by: rule) {
                 if change.isResolution, change.parents.count > 1 {
                     // A choice among versions: its text is the version it keeps, and all it was made on is its
                     // past, so that what the versions it discarded typed stays deleted when edits made on them
                     // later merge in.
-                    for hash in change.parents { parents.append(try parentNode(hash, of: change, in: &nodes)) }
-                    keeps = nodes.node(of: parent)
+                    for hash in change.parents { parents.append(try parentNode(hash, of: next.node, in: &nodes)) }
+                    keeps = nodes.node(of: parent, namedBy: next.node)
                 } else {
-                    parents = [nodes.node(of: parent)]
+                    parents = [nodes.node(of: parent, namedBy: next.node)]
                 }
             }
             for parent in parents where !nodes.seen[parent] {
@@ -241,7 +242,7 @@ extension DocumentReplay {
             }
         }
         let headEvents = heads.compactMap { head in
-            nodes.node(of: head.hash).flatMap { position[$0] >= 0 ? index[position[$0]] : nil }
+            nodes.node(of: head.hash, namedBy: nil).flatMap { position[$0] >= 0 ? index[position[$0]] : nil }
         }
         return GraphReplay(
             graph: graph, heads: headEvents, rest: rest,
@@ -392,14 +393,15 @@ private struct WalkNodes {
 
     subscript(node: Int) -> Change { node < tail.count ? tail.changes[node] : read[node - tail.count] }
 
-    /// The node of the change with this hash, if it has one.
-    func node(of hash: ChangeHash) -> Int? {
-        tail.index(of: hash) ?? readIndexes[hash].map { tail.count + $0 }
+    /// The node of the change with this hash, if it has one; `namer`, the node of a change that names it, if any.
+    func node(of hash: ChangeHash, namedBy namer: Int?) -> Int? {
+        tail.index(of: hash, before: namer.map { min($0, tail.count) } ?? tail.count)
+            ?? readIndexes[hash].map { tail.count + $0 }
     }
 
     /// The node of `change`, which it is given if it has none.
-    mutating func node(of change: Change) -> Int {
-        if let node = node(of: change.hash) { return node }
+    mutating func node(of change: Change, namedBy namer: Int?) -> Int {
+        if let node = node(of: change.hash, namedBy: namer) { return node }
         readIndexes[change.hash] = read.count
         read.append(change)
         seen.append(false)
