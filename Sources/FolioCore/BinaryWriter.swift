@@ -53,6 +53,12 @@ public struct BinaryWriter: Sendable {
         bytes.append(contentsOf: data)
     }
 
+    /// Appends a length-prefixed byte string, copied from its storage at once.
+    public mutating func write(lengthPrefixed data: Data) {
+        write(varint: UInt64(data.count))
+        data.withUnsafeBytes { bytes.append(contentsOf: $0) }
+    }
+
     /// Appends a length-prefixed UTF-8 string.
     public mutating func write(string: String) {
         write(lengthPrefixed: Array(string.utf8))

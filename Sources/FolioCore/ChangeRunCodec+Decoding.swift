@@ -205,8 +205,10 @@ extension ChangeRunCodec {
         var latestLamport: [UInt64?]
         /// Per device, where its previous text operation ended (see `ChangeRunCodec+Kinds.swift`).
         var textEnd: [Int64]
-        /// Where each change's canonical encoding is written, to be hashed.
+        /// Where each change's canonical encoding is written after the document's identity, to be hashed.
         var body = BinaryWriter(capacity: 256)
+        /// Where a text edit's operations are written (`ChangeRunCodec+Kinds.swift`).
+        var group = BinaryWriter(capacity: 64)
 
         init(document: DocumentID, devices: [DeviceID], columns: [BinaryReader], starts: [Int]) {
             self.document = document
@@ -296,11 +298,13 @@ extension ChangeRunCodec {
             var hashes = parents.map(\.hash)
             if hashes.count > 1 { hashes.sort() }
             body.removeAll()
+            body.write(fixed: document.uuid.high)
+            body.write(fixed: document.uuid.low)
             ChangeCodec.encodeBody(
                 id: id, parents: hashes, vector: vector, lamport: lamport, wallTime: wallTime, kind: kind, into: &body)
             let change = Change(
                 document: document, id: id, parents: hashes, vector: vector, lamport: lamport, wallTime: wallTime,
-                kind: kind, hash: ChangeCodec.hash(document: document, body: body.bytes))
+                kind: kind, hash: ChangeCodec.hash(documentAndBody: body.bytes))
             return (change, device)
         }
 

@@ -202,7 +202,11 @@ extension ChangeRunCodec.RunDecoder {
                 .invalidValue, "a text edit has \(count) operations, for \(columns[.textTags].remaining) tags left",
                 at: countOffset)
         }
-        var group = BinaryWriter(capacity: 8 * Int(count))
+        // Written into the decode's buffer for groups, kept from change to change.
+        var group = BinaryWriter()
+        swap(&group, &self.group)
+        defer { swap(&group, &self.group) }
+        group.removeAll()
         group.write(varint: count)
         for _ in 0..<count {
             let tagOffset = offset(.textTags)
