@@ -206,6 +206,8 @@ struct TextEventCore {
     /// The sorted, duplicate-free form of a set of events (not reduced to its maximal elements: the walk in
     /// ``move(to:)`` treats an ancestor named beside its descendant as already included).
     static func frontier(_ events: [Int32]) -> [Int32] {
+        // Most events have one parent.
+        if events.count < 2 || (events.count == 2 && events[0] < events[1]) { return events }
         var unique: [Int32] = []
         unique.reserveCapacity(events.count)
         for event in events.sorted() where unique.last != event { unique.append(event) }
