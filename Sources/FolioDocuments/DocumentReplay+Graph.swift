@@ -118,9 +118,33 @@ extension DocumentReplay {
         }
         let rule = primaryParentRule(tail)
         var nodes = WalkNodes(tail)
+        var checkpointLatest: (vector: VersionVector, changes: [Change])?
         /// The node of `hash`, a parent the change at node `child` names, read from the store when the walk has not
         /// met it.
         func parentNode(_ hash: ChangeHash, of child: Int, in nodes: inout WalkNodes) throws(DocumentError) -> Int {
+            if let node = nodes.nearbyNode(of: hash, namedBy: child) { return node }
+            // The first changes after the checkpoint name its latest changes, which the log finds by identity
+            // without hashing every change (read once a checkpoint).
+            if let vector = checkpoint?.vector {
+                if checkpointLatest?.vector != vector {
+                    var latest: [Change] = []
+                    for entry in vector.entries {
+                        do {
+                            if let change = try store.change(
+                                ChangeID(device: entry.device, seq: entry.seq), of: document)
+                            {
+                                latest.append(change)
+                            }
+                        } catch {
+                            throw .store(error, "reading the log")
+                        }
+                    }
+                    checkpointLatest = (vector, latest)
+                }
+                if let found = checkpointLatest?.changes.first(where: { $0.hash == hash }) {
+                    return nodes.node(of: found, namedBy: child)
+                }
+            }
             if let node = nodes.node(of: hash, namedBy: child) { return node }
             let found: Change?
             do { found = try store.change(hash, of: document) } catch { throw .store(error, "reading the log") }
@@ -396,6 +420,13 @@ private struct WalkNodes {
     /// The node of the change with this hash, if it has one; `namer`, the node of a change that names it, if any.
     func node(of hash: ChangeHash, namedBy namer: Int?) -> Int? {
         tail.index(of: hash, before: namer.map { min($0, tail.count) } ?? tail.count)
+            ?? readIndexes[hash].map { tail.count + $0 }
+    }
+
+    /// The node of the change with this hash, if the tail holds it among the changes just before `namer` (a node
+    /// that names it) or the walk read it from the store.
+    func nearbyNode(of hash: ChangeHash, namedBy namer: Int) -> Int? {
+        (namer < tail.count ? tail.nearbyIndex(of: hash, before: namer) : nil)
             ?? readIndexes[hash].map { tail.count + $0 }
     }
 

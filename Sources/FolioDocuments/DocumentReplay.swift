@@ -131,12 +131,9 @@ struct DocumentReplay<Model: DocumentModel> {
         }
     }
 
-    /// The changes after `vector` within `limit`, and the latest change of each device in `vector` (the changes
-    /// after it name those most often, and the tail finds them without a lookup in the store).
     func changes(since vector: VersionVector, within limit: VersionVector) throws(DocumentError) -> ReplayTail {
-        let below = VersionVector(vector.entries.map { ($0.device, $0.seq - 1) })
         do {
-            return ReplayTail(try store.changes(of: document, since: below).filter { limit.contains($0.id) })
+            return ReplayTail(try store.changes(of: document, since: vector).filter { limit.contains($0.id) })
         } catch {
             throw .store(error, "reading the log")
         }
