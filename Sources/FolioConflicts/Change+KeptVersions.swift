@@ -12,8 +12,11 @@ extension Change {
     /// - Complexity: O(chosen + parents).
     public var keptVersions: [ChangeHash] {
         guard case .resolution(let resolution) = kind, !resolution.chosen.isEmpty else { return [] }
-        let parents = Set(parents)
-        return resolution.chosen.filter { parents.contains($0) }
+        let parents = parents
+        // A merge has a few parents: a scan finds one sooner than a set is built.
+        guard parents.count > 8 else { return resolution.chosen.filter { parents.contains($0) } }
+        let set = Set(parents)
+        return resolution.chosen.filter { set.contains($0) }
     }
 }
 
@@ -23,8 +26,9 @@ extension Change {
     /// (`CharacterMergeable`). Its state is the versions it kept merged, not any one of them: the change itself made
     /// its contents, as a resolution that stores them does.
     public func mergesCharacters<Model: DocumentModel>(of model: Model.Type) -> Bool {
-        guard model is any CharacterMergeable.Type, case .resolution(let resolution) = kind,
-            resolution.strategy == .merge, resolution.contents == nil
+        // The kind first: most changes are edits, and asking the model's conformance takes longer.
+        guard case .resolution(let resolution) = kind, resolution.strategy == .merge, resolution.contents == nil,
+            model is any CharacterMergeable.Type
         else { return false }
         return !keptVersions.isEmpty
     }

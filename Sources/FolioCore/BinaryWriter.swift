@@ -12,6 +12,11 @@ public struct BinaryWriter: Sendable {
         bytes.reserveCapacity(capacity)
     }
 
+    /// Forgets the bytes written, keeping their room for the next ones.
+    package mutating func removeAll() {
+        bytes.removeAll(keepingCapacity: true)
+    }
+
     /// Appends one byte.
     public mutating func write(byte: UInt8) {
         bytes.append(byte)
@@ -46,6 +51,12 @@ public struct BinaryWriter: Sendable {
     public mutating func write(lengthPrefixed data: some Collection<UInt8>) {
         write(varint: UInt64(data.count))
         bytes.append(contentsOf: data)
+    }
+
+    /// Appends a length-prefixed byte string, copied from its storage at once.
+    public mutating func write(lengthPrefixed data: Data) {
+        write(varint: UInt64(data.count))
+        data.withUnsafeBytes { bytes.append(contentsOf: $0) }
     }
 
     /// Appends a length-prefixed UTF-8 string.

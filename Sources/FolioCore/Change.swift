@@ -9,21 +9,50 @@ import Foundation
 /// its document, and is computed, never supplied.
 public struct Change: Hashable, Sendable, Identifiable {
     /// The document the change belongs to.
-    public let document: DocumentID
+    @inlinable public var document: DocumentID { storage.document }
     /// Who made it, and its place in that device's sequence.
-    public let id: ChangeID
+    @inlinable public var id: ChangeID { storage.id }
     /// The hashes of the heads the change was made on, in ascending order.
-    public let parents: [ChangeHash]
+    @inlinable public var parents: [ChangeHash] { storage.parents }
     /// Its causal context: every change it was made after, and itself.
-    public let vector: VersionVector
+    @inlinable public var vector: VersionVector { storage.vector }
     /// A Lamport timestamp, greater than every parent's: sorting by `(lamport, device)` is a topological order.
-    public let lamport: UInt64
+    @inlinable public var lamport: UInt64 { storage.lamport }
     /// The device's wall clock when the change was made (for display and latest-wins, never for causality).
-    public let wallTime: Timestamp
+    @inlinable public var wallTime: Timestamp { storage.wallTime }
     /// What the change does.
-    public let kind: ChangeKind
+    @inlinable public var kind: ChangeKind { storage.kind }
     /// SHA-256 of the document's identity and the canonical encoding.
-    public let hash: ChangeHash
+    @inlinable public var hash: ChangeHash { storage.hash }
+
+    /// The fields, held once: a change is immutable, and the log, the caches and a replay pass the same change
+    /// around many times, so that a copy is one reference rather than every field and its buffers.
+    @usableFromInline let storage: Storage
+
+    @usableFromInline final class Storage: Sendable {
+        @usableFromInline let document: DocumentID
+        @usableFromInline let id: ChangeID
+        @usableFromInline let parents: [ChangeHash]
+        @usableFromInline let vector: VersionVector
+        @usableFromInline let lamport: UInt64
+        @usableFromInline let wallTime: Timestamp
+        @usableFromInline let kind: ChangeKind
+        @usableFromInline let hash: ChangeHash
+
+        init(
+            document: DocumentID, id: ChangeID, parents: [ChangeHash], vector: VersionVector, lamport: UInt64,
+            wallTime: Timestamp, kind: ChangeKind, hash: ChangeHash
+        ) {
+            self.document = document
+            self.id = id
+            self.parents = parents
+            self.vector = vector
+            self.lamport = lamport
+            self.wallTime = wallTime
+            self.kind = kind
+            self.hash = hash
+        }
+    }
 
     /// Creates a change and computes its hash.
     ///
@@ -47,19 +76,14 @@ public struct Change: Hashable, Sendable, Identifiable {
         precondition(lamport >= 1, "lamport timestamps start at 1")
         let sortedParents = parents.sorted()
         precondition(zip(sortedParents, sortedParents.dropFirst()).allSatisfy { $0 < $1 }, "duplicate parent")
-        self.document = document
-        self.id = id
-        self.parents = sortedParents
-        self.vector = vector
-        self.lamport = lamport
-        self.wallTime = wallTime
-        self.kind = kind
         var writer = BinaryWriter(capacity: 96)
         ChangeCodec.encodeBody(
             id: id, parents: sortedParents, vector: vector, lamport: lamport, wallTime: wallTime,
             kind: kind, into: &writer)
         body = writer.bytes
-        hash = ChangeCodec.hash(document: document, body: body)
+        storage = Storage(
+            document: document, id: id, parents: sortedParents, vector: vector, lamport: lamport, wallTime: wallTime,
+            kind: kind, hash: ChangeCodec.hash(document: document, body: body))
     }
 
     /// Used by the decoder, which has already validated the fields and computed the hash.
@@ -67,14 +91,9 @@ public struct Change: Hashable, Sendable, Identifiable {
         document: DocumentID, id: ChangeID, parents: [ChangeHash], vector: VersionVector, lamport: UInt64,
         wallTime: Timestamp, kind: ChangeKind, hash: ChangeHash
     ) {
-        self.document = document
-        self.id = id
-        self.parents = parents
-        self.vector = vector
-        self.lamport = lamport
-        self.wallTime = wallTime
-        self.kind = kind
-        self.hash = hash
+        storage = Storage(
+            document: document, id: id, parents: parents, vector: vector, lamport: lamport, wallTime: wallTime,
+            kind: kind, hash: hash)
     }
 
     /// The canonical encoding (without the document's identity, which the hash covers but storage and transport
@@ -104,7 +123,7 @@ public struct Change: Hashable, Sendable, Identifiable {
 
     /// Two changes are equal when their documents and hashes are (the hash covers every field).
     public static func == (lhs: Change, rhs: Change) -> Bool {
-        lhs.hash == rhs.hash && lhs.document == rhs.document
+        lhs.storage === rhs.storage || (lhs.hash == rhs.hash && lhs.document == rhs.document)
     }
 
     /// Hashes the change's hash.

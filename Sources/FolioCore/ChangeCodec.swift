@@ -70,6 +70,14 @@ enum ChangeCodec {
         body.withUnsafeBytes { hash(document: document, body: $0) }
     }
 
+    /// The hash of bytes that are the document's identity (16 bytes, as `UUIDBytes` writes them fixed) followed by
+    /// a change's canonical encoding: ``hash(document:body:)`` in one pass.
+    static func hash(documentAndBody bytes: [UInt8]) -> ChangeHash {
+        var hasher = SHA256()
+        bytes.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+        return ChangeHash(digest: hasher.finalize())
+    }
+
     static func hash(document: DocumentID, body: UnsafeRawBufferPointer) -> ChangeHash {
         var hasher = SHA256()
         document.uuid.withUnsafeBytes { hasher.update(bufferPointer: $0) }

@@ -4,7 +4,7 @@ import Foundation
 /// The SHA-256 of a change's canonical encoding: its tamper-evident name in the hash DAG.
 public struct ChangeHash: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The 32 bytes, as four big-endian words so that comparison is byte order.
-    private let words: (UInt64, UInt64, UInt64, UInt64)
+    @usableFromInline let words: (UInt64, UInt64, UInt64, UInt64)
 
     /// Wraps 32 bytes.
     ///
@@ -65,17 +65,16 @@ public struct ChangeHash: Hashable, Comparable, Sendable, CustomStringConvertibl
     public var prefix64: Int64 { Int64(bitPattern: words.0) }
 
     /// Orders by bytes.
-    public static func < (lhs: ChangeHash, rhs: ChangeHash) -> Bool { lhs.words < rhs.words }
+    @inlinable public static func < (lhs: ChangeHash, rhs: ChangeHash) -> Bool { lhs.words < rhs.words }
 
     /// Equal when all 32 bytes are.
-    public static func == (lhs: ChangeHash, rhs: ChangeHash) -> Bool { lhs.words == rhs.words }
+    @inlinable public static func == (lhs: ChangeHash, rhs: ChangeHash) -> Bool { lhs.words == rhs.words }
 
-    /// Hashes the 32 bytes.
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(words.0)
-        hasher.combine(words.1)
-        hasher.combine(words.2)
-        hasher.combine(words.3)
+    /// Hashes the 32 bytes, folded into one word: they are a SHA-256 digest, evenly spread, and a word the hasher
+    /// mixes once takes a quarter of the work of four (finding changes whose words fold alike takes about 2^64
+    /// digests each, so no one can fill a bucket).
+    @inlinable public func hash(into hasher: inout Hasher) {
+        hasher.combine(words.0 ^ words.1 ^ words.2 ^ words.3)
     }
 
     /// The full lowercase hex text.

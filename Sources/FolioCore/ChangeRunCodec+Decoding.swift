@@ -195,48 +195,75 @@ extension ChangeRunCodec {
         let devices: [DeviceID]
         var columns: [BinaryReader]
         let starts: [Int]
-        var stamps: [ChangeID: ChangeStamp] = [:]
+        /// The changes decoded so far, in the run's order.
+        var changes: [Change] = []
+        /// Per device (by index in the table), the seqs of its changes so far in the run, ascending (each change's
+        /// seq is above its device's previous one), and where each change is in ``changes``.
+        var seqs: [[UInt64]]
+        var positions: [[Int]]
         var latestSeq: [UInt64]
         var latestLamport: [UInt64?]
-        var textEnd: [Int: Int64] = [:]
+        /// Per device, where its previous text operation ended (see `ChangeRunCodec+Kinds.swift`).
+        var textEnd: [Int64]
+        /// Where each change's canonical encoding is written after the document's identity, to be hashed.
+        var body = BinaryWriter(capacity: 256)
+        /// Where a text edit's operations are written (`ChangeRunCodec+Kinds.swift`).
+        var group = BinaryWriter(capacity: 64)
 
         init(document: DocumentID, devices: [DeviceID], columns: [BinaryReader], starts: [Int]) {
             self.document = document
             self.devices = devices
             self.columns = columns
             self.starts = starts
+            seqs = Array(repeating: [], count: devices.count)
+            positions = Array(repeating: [], count: devices.count)
             latestSeq = Array(repeating: 0, count: devices.count)
             latestLamport = Array(repeating: nil, count: devices.count)
+            textEnd = Array(repeating: 0, count: devices.count)
         }
 
         func offset(_ column: Column) -> Int { starts[column.rawValue] + columns[column.rawValue].offset }
 
         mutating func decode(count: Int, outside: (ChangeID) -> ChangeStamp?) throws(CodecError) -> [Change] {
-            var changes: [Change] = []
             changes.reserveCapacity(count)
-            stamps.reserveCapacity(count)
-            var previous: Change?
             for _ in 0..<count {
-                let change = try next(after: previous, outside: outside)
-                stamps[change.id] = ChangeStamp(change)
-                changes.append(change)
-                previous = change
+                let change = try next(outside: outside)
+                seqs[change.device].append(change.change.id.seq)
+                positions[change.device].append(changes.count)
+                changes.append(change.change)
             }
             return changes
         }
 
-        mutating func device(_ column: Column, _ what: String) throws(CodecError) -> Int {
+        /// The change of the run with seq `seq` of device `device` (an index in the table), if any so far.
+        func inRun(device: Int, seq: UInt64) -> Change? {
+            let seqs = seqs[device]
+            guard let first = seqs.first, seq >= first else { return nil }
+            // A device's changes in a run usually have consecutive seqs: then the seq is its own index.
+            if seq - first < UInt64(seqs.count), seqs[Int(seq - first)] == seq {
+                return changes[positions[device][Int(seq - first)]]
+            }
+            var low = 0
+            var high = seqs.count
+            while low < high {
+                let middle = (low + high) / 2
+                if seqs[middle] < seq { low = middle + 1 } else { high = middle }
+            }
+            return low < seqs.count && seqs[low] == seq ? changes[positions[device][low]] : nil
+        }
+
+        mutating func device(_ column: Column, _ what: @autoclosure () -> String) throws(CodecError) -> Int {
             let offset = offset(column)
-            let index = try columns[column].nextVarint(what)
+            let index = try columns[column].nextVarint(what())
             guard index < UInt64(devices.count) else {
                 throw CodecError(
-                    .invalidValue, "\(what) is device \(index) of a table of \(devices.count)", at: offset)
+                    .invalidValue, "\(what()) is device \(index) of a table of \(devices.count)", at: offset)
             }
             return Int(index)
         }
 
-        private mutating func next(after previous: Change?, outside: (ChangeID) -> ChangeStamp?) throws(CodecError)
-            -> Change
+        private mutating func next(outside: (ChangeID) -> ChangeStamp?) throws(CodecError)
+            -> (change: Change, device: Int)
         {
             let device = try device(.device, "a change's device")
             let seqOffset = offset(.seq)
@@ -244,13 +271,12 @@ extension ChangeRunCodec {
             guard seqGap < ChangeLimits.counter, latestSeq[device] < ChangeLimits.counter - seqGap else {
                 throw CodecError(.oversized, "a seq is beyond the limit of \(ChangeLimits.counter)", at: seqOffset)
             }
+            // Above the device's previous seq in the run: no change appears twice.
             let id = ChangeID(device: devices[device], seq: latestSeq[device] + seqGap + 1)
-            guard stamps[id] == nil else {
-                throw CodecError(.notCanonical, "change \(id) appears twice in the run", at: seqOffset)
-            }
 
             let lamportDelta = try columns[.lamport].nextSigned("a change's lamport timestamp")
             let wallDelta = try columns[.wallTime].nextSigned("a change's wall time")
+            let previous = changes.last
             let parents = try readParents(of: id, after: previous, outside: outside)
             let predictedLamport = ChangeRunCodec.predictedLamport(
                 parents: parents, devicePrevious: latestLamport[device])
@@ -267,10 +293,19 @@ extension ChangeRunCodec {
                 millisecondsSince1970: (previous?.wallTime.millisecondsSince1970 ?? 0) &+ wallDelta)
             latestSeq[device] = id.seq
             latestLamport[device] = lamport
-            var body: [UInt8] = []
-            return Change(
-                document: document, id: id, parents: parents.map(\.hash), vector: vector, lamport: lamport,
-                wallTime: wallTime, kind: kind, body: &body)
+            // The fields are checked as `Change.init` requires: the vector names the change (`readVector`), the
+            // lamport timestamp is at least 1 and no parent repeats (`readParents`).
+            var hashes = parents.map(\.hash)
+            if hashes.count > 1 { hashes.sort() }
+            body.removeAll()
+            body.write(fixed: document.uuid.high)
+            body.write(fixed: document.uuid.low)
+            ChangeCodec.encodeBody(
+                id: id, parents: hashes, vector: vector, lamport: lamport, wallTime: wallTime, kind: kind, into: &body)
+            let change = Change(
+                document: document, id: id, parents: hashes, vector: vector, lamport: lamport, wallTime: wallTime,
+                kind: kind, hash: ChangeCodec.hash(documentAndBody: body.bytes))
+            return (change, device)
         }
 
         private mutating func readParents(
@@ -291,11 +326,15 @@ extension ChangeRunCodec {
                     .oversized, "change \(id) names \(flag - 1) parents, more than \(ChangeLimits.parents)", at: offset)
             }
             var parents: [ChangeStamp] = []
+            parents.reserveCapacity(Int(flag - 1))
+            // Few parents are compared with each other; many, through a set.
             var hashes = Set<ChangeHash>()
             for _ in 0..<Int(flag - 1) {
                 let referenceOffset = self.offset(.parents)
                 let stamp = try readReference(from: .parents, naming: "parent", of: id, outside: outside)
-                guard hashes.insert(stamp.hash).inserted else {
+                let repeated =
+                    flag - 1 > 8 ? !hashes.insert(stamp.hash).inserted : parents.contains { $0.hash == stamp.hash }
+                guard !repeated else {
                     throw CodecError(.notCanonical, "change \(id) names parent \(stamp.id) twice", at: referenceOffset)
                 }
                 parents.append(stamp)
@@ -323,7 +362,7 @@ extension ChangeRunCodec {
             }
             guard seq >= 1 else { throw CodecError(.invalidValue, "a \(what) has the seq 0", at: referenceOffset) }
             let named = ChangeID(device: devices[device], seq: seq)
-            guard let stamp = stamps[named] ?? outside(named) else {
+            guard let stamp = inRun(device: device, seq: seq).map(ChangeStamp.init) ?? outside(named) else {
                 throw CodecError(
                     .invalidValue, "change \(id) names \(what) \(named), which is neither earlier in the run nor known",
                     at: referenceOffset)
@@ -336,7 +375,15 @@ extension ChangeRunCodec {
         {
             let offset = offset(.vector)
             let flag = try columns[.vector].nextVarint("a change's vector")
-            if flag == 0 { return ChangeRunCodec.predictedVector(of: id, parents: parents) }
+            if flag == 0 {
+                let vector = ChangeRunCodec.predictedVector(of: id, parents: parents)
+                // A parent's vector may name a later change of the device than this one.
+                guard vector[id.device] == id.seq else {
+                    throw CodecError(
+                        .invalidValue, "change \(id)'s parents name a later change of its device", at: offset)
+                }
+                return vector
+            }
             guard flag - 1 <= UInt64(devices.count) else {
                 throw CodecError(
                     .oversized, "change \(id) has \(flag - 1) vector entries for \(devices.count) devices", at: offset)

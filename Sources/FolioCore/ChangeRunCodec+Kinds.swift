@@ -189,7 +189,11 @@ extension ChangeRunCodec.RunDecoder {
                 .invalidValue, "a text edit has \(count) operations, for \(columns[.textTags].remaining) tags left",
                 at: countOffset)
         }
-        var group = BinaryWriter(capacity: 8 * Int(count))
+        // Written into the decode's buffer for groups, kept from change to change.
+        var group = BinaryWriter()
+        swap(&group, &self.group)
+        defer { swap(&group, &self.group) }
+        group.removeAll()
         group.write(varint: count)
         for _ in 0..<count {
             let tagOffset = offset(.textTags)
@@ -197,7 +201,7 @@ extension ChangeRunCodec.RunDecoder {
             guard let tag = ChangeRunCodec.TextTag(rawValue: raw) else {
                 throw CodecError(.invalidValue, "unknown text operation tag \(raw)", at: tagOffset)
             }
-            let position = (textEnd[device] ?? 0) &+ (try columns[.textPositions].nextSigned("a text position"))
+            let position = textEnd[device] &+ (try columns[.textPositions].nextSigned("a text position"))
             let lengthOffset = offset(.textLengths)
             let length = try columns[.textLengths].nextVarint("a text operation's length")
             group.write(byte: raw)

@@ -224,7 +224,9 @@ package enum ChangeRunCodec {
     /// The lamport timestamp a change takes when nothing but its parents and its device's previous change in the run
     /// decide it: one more than the highest of theirs.
     static func predictedLamport(parents: [ChangeStamp], devicePrevious: UInt64?) -> UInt64 {
-        max(parents.map(\.lamport).max() ?? 0, devicePrevious ?? 0) &+ 1
+        var highest = devicePrevious ?? 0
+        for parent in parents where parent.lamport > highest { highest = parent.lamport }
+        return highest &+ 1
     }
 
     /// The vector a change has when it names nothing but its parents' pasts: their vectors joined, and itself.

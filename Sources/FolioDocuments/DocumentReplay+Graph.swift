@@ -35,7 +35,7 @@ extension DocumentReplay {
     /// `read`, when given, is the latest checkpoint within `heads`' vectors and the log after it within them, as a
     /// replay along primary parents already read them.
     func graphState(
-        from heads: [Change], read: (checkpoint: Checkpoint?, tail: [ChangeHash: Change])? = nil
+        from heads: [Change], read: (checkpoint: Checkpoint?, tail: ReplayTail)? = nil
     ) throws(DocumentError) -> Outcome {
         guard let type = Model.self as? any CharacterMergeable.Type else {
             throw DocumentError(.invalidOperation, "this document's model does not merge character by character")
@@ -44,7 +44,7 @@ extension DocumentReplay {
     }
 
     private func graphState<M: CharacterMergeable>(
-        _ type: M.Type, from heads: [Change], read: (checkpoint: Checkpoint?, tail: [ChangeHash: Change])?
+        _ type: M.Type, from heads: [Change], read: (checkpoint: Checkpoint?, tail: ReplayTail)?
     ) throws(DocumentError) -> Outcome {
         let replayed = try replayGraph(type, from: heads, read: read)
         let model = replayed.rest.replacingMergeableText(with: replayed.graph.text) as! Model
@@ -95,7 +95,7 @@ extension DocumentReplay {
     }
 
     private func replayGraph<M: CharacterMergeable>(
-        _ type: M.Type, from heads: [Change], read: (checkpoint: Checkpoint?, tail: [ChangeHash: Change])?
+        _ type: M.Type, from heads: [Change], read: (checkpoint: Checkpoint?, tail: ReplayTail)?
     ) throws(DocumentError) -> GraphReplay<M> {
         var limit = VersionVector()
         for head in heads { limit.merge(head.vector) }
@@ -109,7 +109,7 @@ extension DocumentReplay {
             }
         }
         var checkpoint: Checkpoint?
-        let tail: [ChangeHash: Change]
+        let tail: ReplayTail
         if let read {
             (checkpoint, tail) = read
         } else {
@@ -117,15 +117,42 @@ extension DocumentReplay {
             tail = try changes(since: checkpoint?.vector ?? VersionVector(), within: limit)
         }
         let rule = primaryParentRule(tail)
-        func lookup(_ hash: ChangeHash, of change: Change) throws(DocumentError) -> Change {
-            if let found = tail[hash] { return found }
+        var nodes = WalkNodes(tail)
+        var checkpointLatest: (vector: VersionVector, changes: [Change])?
+        /// The node of `hash`, a parent the change at node `child` names, read from the store when the walk has not
+        /// met it.
+        func parentNode(_ hash: ChangeHash, of child: Int, in nodes: inout WalkNodes) throws(DocumentError) -> Int {
+            if let node = nodes.nearbyNode(of: hash, namedBy: child) { return node }
+            // The first changes after the checkpoint name its latest changes, which the log finds by identity
+            // without hashing every change (read once a checkpoint).
+            if let vector = checkpoint?.vector {
+                if checkpointLatest?.vector != vector {
+                    var latest: [Change] = []
+                    for entry in vector.entries {
+                        do {
+                            if let change = try store.change(
+                                ChangeID(device: entry.device, seq: entry.seq), of: document)
+                            {
+                                latest.append(change)
+                            }
+                        } catch {
+                            throw .store(error, "reading the log")
+                        }
+                    }
+                    checkpointLatest = (vector, latest)
+                }
+                if let found = checkpointLatest?.changes.first(where: { $0.hash == hash }) {
+                    return nodes.node(of: found, namedBy: child)
+                }
+            }
+            if let node = nodes.node(of: hash, namedBy: child) { return node }
             let found: Change?
             do { found = try store.change(hash, of: document) } catch { throw .store(error, "reading the log") }
             guard let found else {
                 throw DocumentError(
-                    .store, "change \(change.id) names parent \(hash.shortHex), which is not in the log")
+                    .store, "change \(nodes[child].id) names parent \(hash.shortHex), which is not in the log")
             }
-            return found
+            return nodes.node(of: found, namedBy: child)
         }
 
         // Back from the heads, latest first, to the point every later change descends from: the only change
@@ -134,16 +161,23 @@ extension DocumentReplay {
         // everything after it: the walk then goes back to the start, whatever checkpoints this device holds, and
         // every device replays the same past.
         var refused: [ChangeHash] = []
-        var pending = ChangeHeap()
-        var seen = Set<ChangeHash>()
-        for head in heads where seen.insert(head.hash).inserted { pending.push(head) }
-        // Each change with its content parents and, for a choice among versions, the version it keeps.
-        var events: [(change: Change, parents: [ChangeHash], keeps: ChangeHash?)] = []
+        var pending = Heap<LatestNode>()
+        for head in heads {
+            let node = nodes.node(of: head, namedBy: nil)
+            if !nodes.seen[node] {
+                nodes.seen[node] = true
+                pending.insert(LatestNode(head, node: node))
+            }
+        }
+        // Each change (its node) with its content parents and, for a choice among versions, the version it keeps.
+        var events: [(node: Int, parents: [Int], keeps: Int?)] = []
         var base = M()
         var rootMet = false
-        while let change = pending.pop() {
+        while let next = pending.popMax() {
+            let change = nodes[next.node]
+            let isMerge = isGraphMerge(change)
             // Contents are loaded again when replayed: a walk through many large baselines holds one at a time.
-            let reset = isGraphMerge(change) ? nil : resetState(at: change, refused: &refused).map { $0 as! M }
+            let reset = isMerge ? nil : resetState(at: change, refused: &refused).map { $0 as! M }
             if pending.isEmpty, !rootMet {
                 // The latest checkpoint within this change's past, to meet further back: the one found so far
                 // while it is in that past (the stops only go back), else the latest there.
@@ -159,38 +193,42 @@ extension DocumentReplay {
                     break
                 }
             }
-            var parents: [ChangeHash] = []
-            var keeps: ChangeHash?
-            if isGraphMerge(change) {
-                parents = change.keptVersions
+            var parents: [Int] = []
+            var keeps: Int?
+            if isMerge {
+                for hash in change.keptVersions { parents.append(try parentNode(hash, of: next.node, in: &nodes)) }
             } else if reset != nil {
                 // Its contents replace the text of everything it was made on (the versions a resolution merged or
                 // discarded, the heads a baseline joined): all of it is its past, so the text it keeps of another
                 // version is not typed a second time by it, and the text it leaves out is deleted.
-                parents = change.parents
+                for hash in change.parents { parents.append(try parentNode(hash, of: next.node, in: &nodes)) }
+            } else if change.parents.count == 1, !change.isResolution {
+                // The primary parent of a change made on one parent, which no resolution chose among.
+                parents = [try parentNode(change.parents[0], of: next.node, in: &nodes)]
             } else if let parent = try Self.primaryParent(of: change, by: rule) {
-                if case .resolution = change.kind, change.parents.count > 1 {
+                if change.isResolution, change.parents.count > 1 {
                     // A choice among versions: its text is the version it keeps, and all it was made on is its
                     // past, so that what the versions it discarded typed stays deleted when edits made on them
                     // later merge in.
-                    parents = change.parents
-                    keeps = parent.hash
+                    for hash in change.parents { parents.append(try parentNode(hash, of: next.node, in: &nodes)) }
+                    keeps = nodes.node(of: parent, namedBy: next.node)
                 } else {
-                    parents = [parent.hash]
+                    parents = [nodes.node(of: parent, namedBy: next.node)]
                 }
             }
-            for hash in parents where seen.insert(hash).inserted {
-                pending.push(try lookup(hash, of: change))
+            for parent in parents where !nodes.seen[parent] {
+                nodes.seen[parent] = true
+                pending.insert(LatestNode(nodes[parent], node: parent))
             }
             if parents.isEmpty { rootMet = true }
-            events.append((change, parents, keeps))
+            events.append((next.node, parents, keeps))
         }
 
         // Earliest first: every change after its content parents (those before the walk's end are its base).
         events.reverse()
-        var position: [ChangeHash: Int] = [:]
-        for (offset, event) in events.enumerated() { position[event.change.hash] = offset }
-        let eventParents = events.map { $0.parents.compactMap { position[$0] } }
+        var position = [Int](repeating: -1, count: nodes.count)
+        for (offset, event) in events.enumerated() { position[event.node] = offset }
+        let eventParents = events.map { event in event.parents.compactMap { position[$0] >= 0 ? position[$0] : nil } }
         var skipped = 0
         var edits: [[TextEdit]] = []
         var effects: [OtherPartsEffect<M>] = []
@@ -198,7 +236,7 @@ extension DocumentReplay {
         effects.reserveCapacity(events.count)
         for event in events {
             let (text, other): ([TextEdit], OtherPartsEffect<M>) = textEdits(
-                of: event.change, skipped: &skipped, refused: &refused)
+                of: nodes[event.node], skipped: &skipped, refused: &refused)
             edits.append(text)
             effects.append(other)
         }
@@ -214,21 +252,24 @@ extension DocumentReplay {
         for event in Self.branchOrder(parents: eventParents) {
             do {
                 let parents = eventParents[event].map { index[$0] }
+                let agent = nodes[events[event].node].id
                 if let keeps = events[event].keeps {
                     // The kept version is the walk's base when it is not among the events.
-                    let kept = position[keeps].map { [index[$0]] } ?? []
-                    index[event] = try graph.add(agent: events[event].change.id, parents: parents, keeping: kept)
+                    let kept = position[keeps] >= 0 ? [index[position[keeps]]] : []
+                    index[event] = try graph.add(agent: agent, parents: parents, keeping: kept)
                 } else {
-                    index[event] = try graph.add(
-                        agent: events[event].change.id, parents: parents, edits: edits[event])
+                    index[event] = try graph.add(agent: agent, parents: parents, edits: edits[event])
                 }
             } catch {
                 // Unreachable: every parent comes first, its index from the graph itself.
                 skipped += 1
             }
         }
+        let headEvents = heads.compactMap { head in
+            nodes.node(of: head.hash, namedBy: nil).flatMap { position[$0] >= 0 ? index[position[$0]] : nil }
+        }
         return GraphReplay(
-            graph: graph, heads: heads.compactMap { position[$0.hash].map { index[$0] } }, rest: rest,
+            graph: graph, heads: headEvents, rest: rest,
             skipped: skipped + graph.skippedEdits, refused: refused)
     }
 
@@ -271,15 +312,23 @@ extension DocumentReplay {
     ) -> ([TextEdit], OtherPartsEffect<M>) {
         switch change.kind {
         case .edit(let edit):
-            guard let operations = self.operations(of: edit, in: change, as: M.Operation.self) else {
-                skipped += 1
-                return ([], .none)
-            }
             var edits: [TextEdit] = []
-            edits.reserveCapacity(operations.count)
             var others: [M.Operation] = []
-            for operation in operations where !M.appendTextEdits(of: operation, to: &edits) {
-                others.append(operation)
+            if decoded == nil {
+                // Decoded by the model, which knows its operations' type.
+                guard M.appendTextEdits(ofGroup: edit.operations, to: &edits, others: &others) else {
+                    skipped += 1
+                    return ([], .none)
+                }
+            } else {
+                guard let operations = self.operations(of: edit, in: change, as: M.Operation.self) else {
+                    skipped += 1
+                    return ([], .none)
+                }
+                edits.reserveCapacity(operations.count)
+                for operation in operations where !M.appendTextEdits(of: operation, to: &edits) {
+                    others.append(operation)
+                }
             }
             return (edits, others.isEmpty ? .none : .operations(others))
         case .baseline, .resolution:
@@ -349,23 +398,69 @@ private enum OtherPartsEffect<M: CharacterMergeable> {
     case contents(M)
 }
 
-/// Changes by (lamport, id), the latest first: an order in which every change comes after its descendants.
-private struct ChangeHeap {
-    private struct Latest: Comparable {
-        let change: Change
-        static func < (lhs: Latest, rhs: Latest) -> Bool {
-            (lhs.change.lamport, lhs.change.id) < (rhs.change.lamport, rhs.change.id)
-        }
-        static func == (lhs: Latest, rhs: Latest) -> Bool {
-            lhs.change.lamport == rhs.change.lamport && lhs.change.id == rhs.change.id
-        }
+/// The changes a graph replay's walk meets, each by a number (its node): the tail's by their index there, then
+/// those read from the store, after them.
+private struct WalkNodes {
+    let tail: ReplayTail
+    private var read: [Change] = []
+    private var readIndexes: [ChangeHash: Int] = [:]
+    /// Whether the walk has met each node.
+    var seen: [Bool]
+
+    init(_ tail: ReplayTail) {
+        self.tail = tail
+        seen = [Bool](repeating: false, count: tail.count)
     }
 
-    private var items = Heap<Latest>()
+    /// The number of nodes.
+    var count: Int { tail.count + read.count }
 
-    var isEmpty: Bool { items.isEmpty }
+    subscript(node: Int) -> Change { node < tail.count ? tail.changes[node] : read[node - tail.count] }
 
-    mutating func push(_ change: Change) { items.insert(Latest(change: change)) }
+    /// The node of the change with this hash, if it has one; `namer`, the node of a change that names it, if any.
+    func node(of hash: ChangeHash, namedBy namer: Int?) -> Int? {
+        tail.index(of: hash, before: namer.map { min($0, tail.count) } ?? tail.count)
+            ?? readIndexes[hash].map { tail.count + $0 }
+    }
 
-    mutating func pop() -> Change? { items.popMax()?.change }
+    /// The node of the change with this hash, if the tail holds it among the changes just before `namer` (a node
+    /// that names it) or the walk read it from the store.
+    func nearbyNode(of hash: ChangeHash, namedBy namer: Int) -> Int? {
+        (namer < tail.count ? tail.nearbyIndex(of: hash, before: namer) : nil)
+            ?? readIndexes[hash].map { tail.count + $0 }
+    }
+
+    /// The node of `change`, which it is given if it has none.
+    mutating func node(of change: Change, namedBy namer: Int?) -> Int {
+        if let node = node(of: change.hash, namedBy: namer) { return node }
+        readIndexes[change.hash] = read.count
+        read.append(change)
+        seen.append(false)
+        return count - 1
+    }
+}
+
+/// A node of the walk, by (lamport, id), the latest first: an order in which every change comes after its
+/// descendants.
+private struct LatestNode: Comparable {
+    let lamport: UInt64
+    let id: ChangeID
+    let node: Int
+
+    init(_ change: Change, node: Int) {
+        lamport = change.lamport
+        id = change.id
+        self.node = node
+    }
+
+    static func < (lhs: LatestNode, rhs: LatestNode) -> Bool { (lhs.lamport, lhs.id) < (rhs.lamport, rhs.id) }
+
+    static func == (lhs: LatestNode, rhs: LatestNode) -> Bool { lhs.lamport == rhs.lamport && lhs.id == rhs.id }
+}
+
+extension Change {
+    /// Whether the change is a resolution.
+    fileprivate var isResolution: Bool {
+        if case .resolution = kind { true } else { false }
+    }
 }

@@ -74,7 +74,7 @@ struct DocumentReplay<Model: DocumentModel> {
         case otherLine
         /// A merge on the way is computed from the change graph (``isGraphMerge(_:)``); the changes read so far
         /// (the log after the checkpoint tried, within the head's vector) serve the graph's walk.
-        case graphMerge([ChangeHash: Change])
+        case graphMerge(ReplayTail)
     }
 
     /// The state at `head` from `known`, whose state is `model`, when `head` descends from `known` along primary
@@ -131,19 +131,16 @@ struct DocumentReplay<Model: DocumentModel> {
         }
     }
 
-    func changes(since vector: VersionVector, within limit: VersionVector) throws(DocumentError) -> [ChangeHash:
-        Change]
-    {
+    func changes(since vector: VersionVector, within limit: VersionVector) throws(DocumentError) -> ReplayTail {
         do {
-            let changes = try store.changes(of: document, since: vector).filter { limit.contains($0.id) }
-            return Dictionary(uniqueKeysWithValues: changes.map { ($0.hash, $0) })
+            return ReplayTail(try store.changes(of: document, since: vector).filter { limit.contains($0.id) })
         } catch {
             throw .store(error, "reading the log")
         }
     }
 
     /// The content rule over `tail` (the changes read for this replay), then the store.
-    func primaryParentRule(_ tail: [ChangeHash: Change]) -> PrimaryParentRule<DocumentError> {
+    func primaryParentRule(_ tail: ReplayTail) -> PrimaryParentRule<DocumentError> {
         let store = store
         let document = document
         return PrimaryParentRule { hash throws(DocumentError) in

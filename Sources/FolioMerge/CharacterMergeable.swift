@@ -1,4 +1,5 @@
 import FolioCore
+import Foundation
 
 /// A model whose text merges character by character from the change graph (``TextEventGraph``), under the `merge`
 /// strategy.
@@ -26,6 +27,13 @@ public protocol CharacterMergeable: MergeableDocumentModel {
     /// Adds the text edits `operation` makes to `edits` and returns `true`; returns `false` for an operation on
     /// another part of the model, leaving `edits` as it was. The replay reads a long history's edits through it.
     static func appendTextEdits(of operation: Operation, to edits: inout [TextEdit]) -> Bool
+
+    /// Adds the text edits of an edit's group of operations (in the binary form `DocumentOperation.decodeGroup(_:)`
+    /// reads) to `edits`, each operation's as ``appendTextEdits(of:to:)`` makes them, and the operations on other
+    /// parts of the model to `others`; returns `false`, adding nothing, when the group does not decode. The replay
+    /// reads a long history through it, once per change: a model may decode its own operations here without the
+    /// generic decoding.
+    static func appendTextEdits(ofGroup group: Data, to edits: inout [TextEdit], others: inout [Operation]) -> Bool
 
     /// Whether `versions` changed a part other than the text differently from `base` (the same image replaced with
     /// different bytes, say): those merge from their states, so that nothing is lost without a person's choice.
@@ -55,6 +63,15 @@ extension CharacterMergeable {
     public static func appendTextEdits(of operation: Operation, to edits: inout [TextEdit]) -> Bool {
         guard let made = textEdits(of: operation) else { return false }
         edits += made
+        return true
+    }
+
+    /// The operations `DocumentOperation.decodeGroup(_:)` reads, through ``appendTextEdits(of:to:)``.
+    public static func appendTextEdits(ofGroup group: Data, to edits: inout [TextEdit], others: inout [Operation])
+        -> Bool
+    {
+        guard let operations = try? Operation.decodeGroup(group) else { return false }
+        for operation in operations where !appendTextEdits(of: operation, to: &edits) { others.append(operation) }
         return true
     }
 

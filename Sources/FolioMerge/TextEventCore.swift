@@ -81,6 +81,8 @@ struct TextEventCore {
     var deletes: [Range<Int>] = []
     /// The version the prepare view shows, as its frontier.
     var current: [Int32] = []
+    /// Room for the flags of ``difference(from:to:)``, by event: all zero between its calls.
+    var walkFlags: [UInt8] = []
 
     /// Edits that were not applied because a position or count was out of bounds.
     private(set) var skippedEdits = 0
@@ -204,6 +206,8 @@ struct TextEventCore {
     /// The sorted, duplicate-free form of a set of events (not reduced to its maximal elements: the walk in
     /// ``move(to:)`` treats an ancestor named beside its descendant as already included).
     static func frontier(_ events: [Int32]) -> [Int32] {
+        // Most events have one parent.
+        if events.count < 2 || (events.count == 2 && events[0] < events[1]) { return events }
         var unique: [Int32] = []
         unique.reserveCapacity(events.count)
         for event in events.sorted() where unique.last != event { unique.append(event) }
@@ -239,38 +243,49 @@ struct TextEventCore {
 
     /// The events in the past of `from` and not of `to`, and the other way round: a walk back from both frontiers,
     /// latest event first, that stops when every event still to visit is in both pasts.
-    func difference(from: [Int32], to: [Int32]) -> (onlyFrom: [Int32], onlyTo: [Int32]) {
-        // Flags: 1 reached from `from`, 2 from `to`, 3 both.
+    mutating func difference(from: [Int32], to: [Int32]) -> (onlyFrom: [Int32], onlyTo: [Int32]) {
+        // Flags by event: 1 reached from `from`, 2 from `to`, 3 both; the events reached, to clear them after.
+        var flags: [UInt8] = []
+        swap(&flags, &walkFlags)
+        if flags.count < parents.count {
+            flags.append(contentsOf: repeatElement(0, count: parents.count - flags.count))
+        }
+        var reached: [Int32] = []
         var queue = Heap<Int32>()
-        var flags: [Int32: UInt8] = [:]
         var pendingOnlyOneSide = 0
-        func push(_ event: Int32, _ flag: UInt8, into queue: inout Heap<Int32>, flags: inout [Int32: UInt8]) {
-            if let old = flags[event] {
+        func push(
+            _ event: Int32, _ flag: UInt8, into queue: inout Heap<Int32>, flags: inout [UInt8], reached: inout [Int32]
+        ) {
+            let old = flags[Int(event)]
+            if old != 0 {
                 let merged = old | flag
                 if merged != old {
-                    flags[event] = merged
+                    flags[Int(event)] = merged
                     if merged == 3 { pendingOnlyOneSide -= 1 }
                 }
             } else {
-                flags[event] = flag
+                flags[Int(event)] = flag
+                reached.append(event)
                 queue.insert(event)
                 if flag != 3 { pendingOnlyOneSide += 1 }
             }
         }
-        for event in from { push(event, 1, into: &queue, flags: &flags) }
-        for event in to { push(event, 2, into: &queue, flags: &flags) }
+        for event in from { push(event, 1, into: &queue, flags: &flags, reached: &reached) }
+        for event in to { push(event, 2, into: &queue, flags: &flags, reached: &reached) }
         var onlyFrom: [Int32] = []
         var onlyTo: [Int32] = []
         while pendingOnlyOneSide > 0, let event = queue.popMax() {
-            let flag = flags[event]!
+            let flag = flags[Int(event)]
             if flag != 3 { pendingOnlyOneSide -= 1 }
             switch flag {
             case 1: onlyFrom.append(event)
             case 2: onlyTo.append(event)
             default: break
             }
-            for parent in parents[Int(event)] { push(parent, flag, into: &queue, flags: &flags) }
+            for parent in parents[Int(event)] { push(parent, flag, into: &queue, flags: &flags, reached: &reached) }
         }
+        for event in reached { flags[Int(event)] = 0 }
+        swap(&flags, &walkFlags)
         return (onlyFrom, onlyTo)
     }
 

@@ -1,5 +1,6 @@
 import FolioCore
 import FolioMerge
+import Foundation
 
 extension TextDocument: MergeableDocumentModel {
     /// Merges versions line by line (`Diff3`).
@@ -48,6 +49,28 @@ extension TextDocument: CharacterMergeable {
     public static func appendTextEdits(of operation: Operation, to edits: inout [TextEdit]) -> Bool {
         edits.append(textEdit(of: operation))
         return true
+    }
+
+    /// The group's operations, decoded as `DocumentOperation.decodeGroup(_:)` does (a count, then the operations,
+    /// to the end of the bytes), each one's text edit added to `edits`. Every operation is a text edit.
+    public static func appendTextEdits(ofGroup group: Data, to edits: inout [TextEdit], others: inout [Operation])
+        -> Bool
+    {
+        let start = edits.count
+        let decoded = group.withUnsafeBytes { buffer in
+            var reader = BinaryReader(buffer)
+            guard let count = try? reader.nextCount("the operation count", elementSize: 1, limit: 1 << 26) else {
+                return false
+            }
+            edits.reserveCapacity(start + min(count, 1024))
+            for _ in 0..<count {
+                guard let operation = try? Operation(from: &reader) else { return false }
+                edits.append(textEdit(of: operation))
+            }
+            return reader.isAtEnd
+        }
+        if !decoded { edits.removeSubrange(start...) }
+        return decoded
     }
 
     private static func textEdit(of operation: Operation) -> TextEdit {

@@ -114,13 +114,11 @@ extension ChangeLogStore {
                 }
                 if let foldedSeq = folded[deviceRow], seqs.lowerBound <= foldedSeq {
                     let segments = try self.segments(of: document, documentRow: documentRow, in: db)
-                    for seq in seqs.lowerBound...min(foldedSeq, seqs.upperBound) {
-                        guard let change = segments.change(ChangeID(device: device, seq: seq)) else {
-                            throw StoreError(
-                                .corrupt,
-                                "document \(document)'s segments lack change \(device)#\(seq), which they fold")
-                        }
-                        result.append(change)
+                    if let seq = segments.append(
+                        device, seqs: seqs.lowerBound...min(foldedSeq, seqs.upperBound), to: &result)
+                    {
+                        throw StoreError(
+                            .corrupt, "document \(document)'s segments lack change \(device)#\(seq), which they fold")
                     }
                 }
                 var rows = try RawRows(statement, arguments: [documentRow, deviceRow, Int64(seqs.lowerBound - 1)])

@@ -12,23 +12,111 @@ struct DecodedSegments: Sendable {
     var counts: [Int] = []
     /// The changes, segment after segment.
     var changes: [Change] = []
-    var byID: [ChangeID: Int] = [:]
-    var byHash: [ChangeHash: Int] = [:]
+    /// The changes' indexes by hash, built when a change is first looked up by hash: reading a document's history
+    /// looks its changes up by identity, and only a lookup by hash (a parent the reader did not read, say) needs
+    /// them all hashed.
+    private var byHash = HashIndex()
+    /// Per device, its changes by seq.
+    var byDevice: [DeviceID: DeviceChanges] = [:]
+    /// The changes whose seq is not above the latest of their device in earlier segments (segments that folded one
+    /// device's changes out of order), by identity: they replace the earlier ones.
+    var unordered: [ChangeID: Int] = [:]
+
+    /// One device's changes: their seqs, ascending, and their indexes in `changes`.
+    struct DeviceChanges: Sendable {
+        var seqs: [UInt64] = []
+        var indexes: [Int] = []
+
+        /// The index of the change with this seq, if any.
+        ///
+        /// - Complexity: O(1) when the device's seqs are consecutive (as folds leave them), else O(log n).
+        func index(of seq: UInt64) -> Int? {
+            guard let first = seqs.first, seq >= first else { return nil }
+            if seq - first < UInt64(seqs.count), seqs[Int(seq - first)] == seq { return indexes[Int(seq - first)] }
+            var low = 0
+            var high = seqs.count
+            while low < high {
+                let middle = (low + high) / 2
+                if seqs[middle] < seq { low = middle + 1 } else { high = middle }
+            }
+            return low < seqs.count && seqs[low] == seq ? indexes[low] : nil
+        }
+    }
 
     static let empty = DecodedSegments()
 
-    func change(_ id: ChangeID) -> Change? { byID[id].map { changes[$0] } }
-    func change(_ hash: ChangeHash) -> Change? { byHash[hash].map { changes[$0] } }
+    func change(_ id: ChangeID) -> Change? {
+        if !unordered.isEmpty, let index = unordered[id] { return changes[index] }
+        return byDevice[id.device]?.index(of: id.seq).map { changes[$0] }
+    }
+
+    func change(_ hash: ChangeHash) -> Change? { byHash.index(of: hash, in: changes).map { changes[$0] } }
+
+    /// The indexes of a list of changes by hash, built on the first lookup. Shared by the copies of the segments
+    /// that hold the same changes (adding changes gives the segments a new one).
+    final class HashIndex: Sendable {
+        private let indexes = Mutex<[ChangeHash: Int]?>(nil)
+
+        /// The index of the change with this hash in `changes` (the same changes on every call).
+        func index(of hash: ChangeHash, in changes: [Change]) -> Int? {
+            indexes.withLock { indexes in
+                if indexes == nil {
+                    var built: [ChangeHash: Int] = [:]
+                    built.reserveCapacity(changes.count)
+                    for (index, change) in changes.enumerated() { built[change.hash] = index }
+                    indexes = built
+                }
+                return indexes![hash]
+            }
+        }
+    }
+
+    /// Appends the changes of `device` with the seqs `seqs` to `result`, in order. Returns the first seq the
+    /// segments lack (then `result` holds the changes before it), or `nil`.
+    func append(_ device: DeviceID, seqs: ClosedRange<UInt64>, to result: inout [Change]) -> UInt64? {
+        let entry = byDevice[device] ?? DeviceChanges()
+        result.reserveCapacity(result.count + seqs.count)
+        for seq in seqs {
+            if !unordered.isEmpty, let index = unordered[ChangeID(device: device, seq: seq)] {
+                result.append(changes[index])
+            } else if let index = entry.index(of: seq) {
+                result.append(changes[index])
+            } else {
+                return seq
+            }
+        }
+        return nil
+    }
 
     /// Adds the changes of segment `id`, decoded.
     mutating func append(segment id: Int64, changes decoded: [Change]) {
         ids.append(id)
         counts.append(decoded.count)
+        byHash = HashIndex()
+        changes.reserveCapacity(changes.count + decoded.count)
+        // The devices of the segment, taken out of `byDevice` while their entries grow; found by a scan while they
+        // are few.
+        var devices: [DeviceID] = []
+        var entries: [DeviceChanges] = []
+        var slots: [DeviceID: Int] = [:]
         for change in decoded {
-            byID[change.id] = changes.count
-            byHash[change.hash] = changes.count
+            let device = change.id.device
+            var slot = devices.count <= 8 ? devices.firstIndex(of: device) : slots[device]
+            if slot == nil {
+                slot = devices.count
+                slots[device] = devices.count
+                devices.append(device)
+                entries.append(byDevice.removeValue(forKey: device) ?? DeviceChanges())
+            }
+            if let last = entries[slot!].seqs.last, change.id.seq <= last {
+                unordered[change.id] = changes.count
+            } else {
+                entries[slot!].seqs.append(change.id.seq)
+                entries[slot!].indexes.append(changes.count)
+            }
             changes.append(change)
         }
+        for (device, entry) in zip(devices, entries) { byDevice[device] = entry }
     }
 }
 
