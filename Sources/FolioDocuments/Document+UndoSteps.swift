@@ -25,7 +25,8 @@ extension Document {
         }
         let replay = DocumentReplay<Model>(store: library.store, document: id)
         var model = Model()
-        if let parent = try DocumentReplay<Model>.primaryParent(of: change, by: replay.primaryParentRule([:])) {
+        let rule = replay.primaryParentRule(ReplayTail([]))
+        if let parent = try DocumentReplay<Model>.primaryParent(of: change, by: rule) {
             model = try replay.state(at: parent).model
         }
         var inverses: [Model.Operation] = []
