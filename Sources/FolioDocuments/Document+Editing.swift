@@ -71,7 +71,8 @@ extension Document {
         var newHistory = editing.history
         let shown = head.hash
         let change = try append(.edit(Edit(operations: Model.Operation.encodeGroup(operations)))) { change in
-            newHistory.recordEdit(.init(target: change.id, source: change.id, operations: undoOperations))
+            newHistory.recordEdit(
+                .init(target: change.id, source: Self.reference(to: change, madeOn: shown), operations: undoOperations))
             return newHistory
         }
         editing.committed(with: newHistory, at: library.clock.now())
@@ -118,9 +119,11 @@ extension Document {
             .edit(Edit(operations: Model.Operation.encodeGroup(operations), intent: intent))
         ) { change in
             if undoing {
-                newHistory.recordUndo(.init(target: step.target, source: change.id, operations: inverses))
+                newHistory.recordUndo(
+                    .init(target: step.target, source: Self.reference(to: change, madeOn: shown), operations: inverses))
             } else {
-                newHistory.recordRedo(.init(target: change.id, source: change.id, operations: inverses))
+                newHistory.recordRedo(
+                    .init(target: change.id, source: Self.reference(to: change, madeOn: shown), operations: inverses))
             }
             return newHistory
         }

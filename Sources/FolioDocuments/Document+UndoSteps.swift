@@ -2,6 +2,15 @@ import FolioCore
 import FolioStore
 
 extension Document {
+    /// How a step that reverses `change`, made on the version shown (`shown`), is saved: by reference to `change`
+    /// when its only parent is that version, so that the state the log replays for it is the state its operations
+    /// were applied to; `nil` (the step keeps a copy of its operations) when the change was made on more (a competing
+    /// head of this device's, a change another process appended, a resolution appended with it), where the state
+    /// replayed at its primary parent may not be the one shown.
+    static func reference(to change: Change, madeOn shown: ChangeHash) -> ChangeID? {
+        change.parents == [shown] ? change.id : nil
+    }
+
     /// The operations of an undo or redo step: those it holds, or, for a step read back from the store (which names
     /// only the change it reverses), the inverses of that change's operations on the state it was made on, replayed
     /// from the log.

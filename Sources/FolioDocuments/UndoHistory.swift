@@ -192,9 +192,9 @@ struct UndoHistory<Operation: DocumentOperation>: Equatable {
 }
 
 /// An open group of edits not yet committed as a change: the operations and their inverses as they were made. An
-/// edit only appends; the operations are combined (``DocumentModel/combined(_:)``) every few thousand edits (so a
-/// long group holds about what its combined operations take), when the group is read (once per commit), and, once
-/// the group holds as many edits as its limit, as far as needed to count its combined operations.
+/// edit only appends; the operations and the inverses are combined (``DocumentModel/combined(_:)``) every few
+/// thousand edits (so a long group holds about what its combined operations take) and when the group is read (once
+/// per commit), and the operations, once the group holds as many edits as its limit, as far as needed to count them.
 struct EditGroup<Model: DocumentModel> {
     /// The operations of the group's first edits, combined.
     private var combinedPrefix: [Model.Operation] = []
@@ -210,6 +210,7 @@ struct EditGroup<Model: DocumentModel> {
     private(set) var editCount = 0
     private var combinedPrefixCount = 0
     private var pendingCount = 0
+    private var pendingInverseCount = 0
 
     /// How many edits wait uncombined at most.
     static var pendingLimit: Int { 4_096 }
@@ -221,7 +222,9 @@ struct EditGroup<Model: DocumentModel> {
         pendingInverses.append(inverse)
         editCount += 1
         pendingCount += 1
+        pendingInverseCount += 1
         if pendingCount >= Self.pendingLimit { combinePending() }
+        if pendingInverseCount >= Self.pendingLimit { chunkPendingInverses() }
     }
 
     /// Whether the group's operations, combined, number at least `limit`. Combines what was not combined yet only
@@ -233,18 +236,23 @@ struct EditGroup<Model: DocumentModel> {
         return combinedPrefixCount >= limit
     }
 
-    /// Folds the pending operations into the combined prefix (only its last operation can combine with them), and
-    /// the pending inverses into a chunk of their own.
+    /// Folds the pending operations into the combined prefix: only its last operation can combine with them.
     private mutating func combinePending() {
         guard pendingCount > 0 else { return }
         var run = pending
         if let last = combinedPrefix.popLast() { run.insert(last, at: 0) }
         combinedPrefix += Model.combined(run)
         combinedPrefixCount = combinedPrefix.count
-        inverseChunks.append(Model.combined(pendingInverses.reversed()))
         pending.removeAll()
-        pendingInverses.removeAll()
         pendingCount = 0
+    }
+
+    /// Combines the pending inverses into a chunk of their own.
+    private mutating func chunkPendingInverses() {
+        guard pendingInverseCount > 0 else { return }
+        inverseChunks.append(Model.combined(pendingInverses.reversed()))
+        pendingInverses.removeAll()
+        pendingInverseCount = 0
     }
 
     /// The group's operations, combined where the model can.
@@ -258,7 +266,7 @@ struct EditGroup<Model: DocumentModel> {
     /// inverses of earlier ones), combined where the model can.
     var undoOperations: [Model.Operation] {
         var group = self
-        group.combinePending()
+        group.chunkPendingInverses()
         if group.inverseChunks.count == 1 { return group.inverseChunks[0] }
         return Model.combined(group.inverseChunks.reversed().flatMap { $0 })
     }

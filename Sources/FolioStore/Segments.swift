@@ -11,7 +11,7 @@ struct DecodedSegments: Sendable {
     /// How many changes each segment holds, in the order of `ids`.
     var counts: [Int] = []
     /// The changes, segment after segment.
-    var changes: [Change] = []
+    private(set) var changes: [Change] = []
     /// The changes' indexes by hash, built when a change is first looked up by hash: reading a document's history
     /// looks its changes up by identity, and only a lookup by hash (a parent the reader did not read, say) needs
     /// them all hashed.
@@ -75,7 +75,8 @@ struct DecodedSegments: Sendable {
     /// segments lack (then `result` holds the changes before it), or `nil`.
     func append(_ device: DeviceID, seqs: ClosedRange<UInt64>, to result: inout [Change]) -> UInt64? {
         let entry = byDevice[device] ?? DeviceChanges()
-        result.reserveCapacity(result.count + seqs.count)
+        // The range comes from the store's marks: a damaged one must read as a missing change, not a huge reservation.
+        result.reserveCapacity(result.count + min(seqs.count, changes.count))
         for seq in seqs {
             if !unordered.isEmpty, let index = unordered[ChangeID(device: device, seq: seq)] {
                 result.append(changes[index])

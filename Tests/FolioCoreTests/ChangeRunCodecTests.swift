@@ -17,12 +17,13 @@ import Testing
 
         var forged = ChangeStamp(first)
         forged.vector = VersionVector([(first.id.device, UInt64(5))])
-        var code: CodecErrorCode?
+        var refusal: CodecError?
         do throws(CodecError) {
             _ = try ChangeRunCodec.decode(bytes, document: document) { $0 == first.id ? forged : nil }
         } catch {
-            code = error.code
+            refusal = error
         }
-        #expect(code == .invalidValue)
+        #expect(refusal?.code == .invalidValue)
+        #expect("\(refusal.map { String(describing: $0) } ?? "")".contains("later change of its device"))
     }
 }

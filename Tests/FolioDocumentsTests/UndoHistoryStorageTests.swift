@@ -71,6 +71,52 @@ import Testing
         try await reopened.close()
     }
 
+    /// Closing folds the document's changes into a segment: steps that name them still compute their operations.
+    @Test func stepsNamingFoldedChangesUndoAfterReopening() async throws {
+        let library = try fixture.library(autosave: .manual)
+        let document = try await library.create(TextDocument.self, named: "Notes")
+        var texts = [""]
+        for index in 0..<40 {
+            try await document.edit(index % 5 == 4 ? .delete(at: 0, count: 2) : .append("w\(index) "))
+            texts.append(await document.model.text)
+        }
+        try await document.close()
+        #expect(try library.store.changeCount() > 40)
+
+        let reopened = try await fixture.library(autosave: .manual).open(document.id, as: TextDocument.self)
+        for expected in texts.dropLast().suffix(12).reversed() {
+            try await reopened.undo()
+            #expect(await reopened.model.text == expected)
+        }
+        try await reopened.close()
+    }
+
+    /// A change not made on the version shown alone (here on this device's change that another process appended
+    /// while the group was open) keeps a copy of its step's operations: the state the log replays at its primary
+    /// parent may not be the one its operations were applied to.
+    @Test func aChangeNotMadeOnTheVersionShownAloneKeepsItsOperations() async throws {
+        let library = try fixture.library(autosave: .manual)
+        let document = try await library.create(TextDocument.self, named: "Notes")
+        try await document.edit(.append("one"))
+        let grouping = AutosavePolicy(
+            idleInterval: nil, unsavedChangeLimit: nil, saveOnClose: false, groupingInterval: 60_000)
+        try await document.close()
+        let second = try fixture.library(autosave: grouping)
+        let open = try await second.open(document.id, as: TextDocument.self)
+        try await open.edit(.append(" two"))
+        try second.store.append(
+            .edit(Edit(operations: TextDocument.Operation.encodeGroup([.append("!")]))), to: document.id)
+        let shown = await open.currentHead.hash
+        try await open.commit()
+        let made = try #require(try second.log(of: document.id).last)
+        #expect(made.parents != [shown], "made on the change appended meanwhile too")
+        let saved = UndoHistory<TextDocument.Operation>(decoding: try savedHistory(of: document.id, in: second))
+        #expect(saved.undoSteps.last?.source == nil)
+        #expect(saved.undoSteps.last?.operations == [.delete(at: 3, count: 4)])
+        #expect(saved.undoSteps.first?.source != nil, "the first edit, made on the version shown, by reference")
+        try await open.close()
+    }
+
     /// A history saved by a version that copied each step's operations (format 1) still reads and undoes.
     @Test func aHistoryOfFormatOneStillUndoes() async throws {
         let library = try fixture.library(autosave: .manual)

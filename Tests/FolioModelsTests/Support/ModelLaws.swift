@@ -101,9 +101,6 @@ enum ModelLaws<Source: OperationSource> {
         #expect(refused > 0, "seed \(seed): no operation was refused; the generator never tries invalid ones")
     }
 
-    /// Whenever `combine(a, b)` gives an operation, applying it has the effect of `a` then `b`, it applies exactly
-    /// when they do, and its inverse undoes both. Returns how many pairs combined.
-    @discardableResult
     /// `Model.combined(_:)` equals folding `Model.combine(_:_:)` over the list from the front, on lists of random
     /// operations where most follow the one before (runs of typing and deleting) and some do not apply. Returns how
     /// many lists combined to fewer operations than they held.
@@ -139,6 +136,9 @@ enum ModelLaws<Source: OperationSource> {
         return shortened
     }
 
+    /// Whenever `combine(a, b)` gives an operation, applying it has the effect of `a` then `b`, it applies exactly
+    /// when they do, and its inverse undoes both. Returns how many pairs combined.
+    @discardableResult
     static func checkCombine(seed: UInt64, trials: Int) -> Int {
         var generator = SplitMix64(seed: seed)
         var check = PropertyCheck(seed: seed)
