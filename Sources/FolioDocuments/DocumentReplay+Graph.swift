@@ -342,10 +342,7 @@ extension DocumentReplay {
                     skipped += 1
                     return ([], .none)
                 }
-                edits.reserveCapacity(operations.count)
-                for operation in operations where !M.appendTextEdits(of: operation, to: &edits) {
-                    others.append(operation)
-                }
+                M.appendTextEdits(of: operations, to: &edits, others: &others)
             }
             return (edits, others.isEmpty ? .none : .operations(others))
         case .baseline, .resolution:
