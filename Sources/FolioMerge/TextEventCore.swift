@@ -47,6 +47,8 @@ struct TextEventCore {
     var blockPosition: [Int] = []
     /// A Fenwick tree of the blocks' visible counts, by block position (1-based), rebuilt when a block is added.
     var visibleTree: [Int] = [0]
+    /// The largest power of two below `visibleTree.count` (0 while the tree is empty): where a search starts.
+    var visibleTreeTop = 0
     /// The number of visible scalars.
     var visibleCount = 0
     /// How many times a block was split: places found before a split are stale after it.
