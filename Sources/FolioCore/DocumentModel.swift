@@ -28,6 +28,11 @@ public protocol DocumentModel: Sendable {
     /// - Throws: ``ModelError`` `invalidOperation` when it does not apply; the state is then unchanged.
     mutating func apply(_ operation: Operation) throws -> Operation
 
+    /// Applies `operations` in order, as a replay of the log does: an operation that does not apply is skipped, the
+    /// state unchanged by it. Returns how many were skipped. The default calls ``apply(_:)`` for each; a model may
+    /// apply them in one pass without making the inverses, which a replay does not keep.
+    mutating func applyReplayed(_ operations: [Operation]) -> Int
+
     /// One operation with the effect of `first` followed by `second`, or `nil` when they do not combine.
     ///
     /// Documents group rapid edits into one change; combining, say, typed characters into one insertion keeps the
@@ -46,6 +51,15 @@ public protocol DocumentModel: Sendable {
 }
 
 extension DocumentModel {
+    /// Each operation applied by ``apply(_:)``, its inverse dropped.
+    public mutating func applyReplayed(_ operations: [Operation]) -> Int {
+        var skipped = 0
+        for operation in operations {
+            do { _ = try apply(operation) } catch { skipped += 1 }
+        }
+        return skipped
+    }
+
     /// Combines nothing.
     public static func combine(_ first: Operation, _ second: Operation) -> Operation? { nil }
 

@@ -8,6 +8,12 @@ public protocol DocumentOperation: Hashable, Sendable {
     ///
     /// - Throws: ``CodecError`` naming what is wrong.
     init(from reader: inout BinaryReader) throws
+    /// Decodes a group written by ``encodeGroup(_:)``. The default reads each operation with ``init(from:)``; a type
+    /// may read its groups in a pass of its own (a replay decodes thousands of one-operation groups), with the same
+    /// operations and errors.
+    ///
+    /// - Throws: ``CodecError`` when the bytes are not such a group.
+    static func decodeGroup(_ data: Data) throws -> [Self]
 }
 
 extension DocumentOperation {

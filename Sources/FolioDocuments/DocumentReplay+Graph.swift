@@ -248,10 +248,13 @@ extension DocumentReplay {
         // order, two devices that typed apart interleave change by change, and every move would undo and redo a
         // whole branch.
         var graph = TextEventGraph<ChangeID>(base: base.mergeableText)
+        graph.reserveCapacity(events: events.count, scalars: Self.insertedScalars(edits))
         var index = [Int](repeating: -1, count: events.count)
+        var parents: [Int] = []
         for event in Self.branchOrder(parents: eventParents) {
             do {
-                let parents = eventParents[event].map { index[$0] }
+                parents.removeAll(keepingCapacity: true)
+                for parent in eventParents[event] { parents.append(index[parent]) }
                 let agent = nodes[events[event].node].id
                 if let keeps = events[event].keeps {
                     // The kept version is the walk's base when it is not among the events.
@@ -271,6 +274,20 @@ extension DocumentReplay {
         return GraphReplay(
             graph: graph, heads: headEvents, rest: rest,
             skipped: skipped + graph.skippedEdits, refused: refused)
+    }
+
+    /// About how many scalars `edits` type (a replacement of the whole text counts its new text).
+    static func insertedScalars(_ edits: [[TextEdit]]) -> Int {
+        var count = 0
+        for eventEdits in edits {
+            for edit in eventEdits {
+                switch edit {
+                case .insert(_, let scalars), .append(let scalars), .replaceAll(let scalars): count += scalars.count
+                case .delete: break
+                }
+            }
+        }
+        return count
     }
 
     /// The events `0..<parents.count` (each one's parents earlier in the list) in an order that puts every event
@@ -325,10 +342,7 @@ extension DocumentReplay {
                     skipped += 1
                     return ([], .none)
                 }
-                edits.reserveCapacity(operations.count)
-                for operation in operations where !M.appendTextEdits(of: operation, to: &edits) {
-                    others.append(operation)
-                }
+                M.appendTextEdits(of: operations, to: &edits, others: &others)
             }
             return (edits, others.isEmpty ? .none : .operations(others))
         case .baseline, .resolution:

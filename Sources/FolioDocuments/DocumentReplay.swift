@@ -205,13 +205,7 @@ struct DocumentReplay<Model: DocumentModel> {
                 outcome.skippedOperations += 1
                 continue
             }
-            for operation in operations {
-                do {
-                    _ = try outcome.model.apply(operation)
-                } catch {
-                    outcome.skippedOperations += 1
-                }
-            }
+            outcome.skippedOperations += outcome.model.applyReplayed(operations)
         }
         return outcome
     }

@@ -28,6 +28,11 @@ public protocol CharacterMergeable: MergeableDocumentModel {
     /// another part of the model, leaving `edits` as it was. The replay reads a long history's edits through it.
     static func appendTextEdits(of operation: Operation, to edits: inout [TextEdit]) -> Bool
 
+    /// Adds the text edits of `operations` (an edit's, decoded) to `edits`, each one's as ``appendTextEdits(of:to:)``
+    /// makes them, and the operations on other parts of the model to `others`. The default calls
+    /// ``appendTextEdits(of:to:)`` for each; a model may convert them in one pass of its own.
+    static func appendTextEdits(of operations: [Operation], to edits: inout [TextEdit], others: inout [Operation])
+
     /// Adds the text edits of an edit's group of operations (in the binary form `DocumentOperation.decodeGroup(_:)`
     /// reads) to `edits`, each operation's as ``appendTextEdits(of:to:)`` makes them, and the operations on other
     /// parts of the model to `others`; returns `false`, adding nothing, when the group does not decode. The replay
@@ -64,6 +69,13 @@ extension CharacterMergeable {
         guard let made = textEdits(of: operation) else { return false }
         edits += made
         return true
+    }
+
+    /// Each operation through ``appendTextEdits(of:to:)``.
+    public static func appendTextEdits(
+        of operations: [Operation], to edits: inout [TextEdit], others: inout [Operation]
+    ) {
+        for operation in operations where !appendTextEdits(of: operation, to: &edits) { others.append(operation) }
     }
 
     /// The operations `DocumentOperation.decodeGroup(_:)` reads, through ``appendTextEdits(of:to:)``.

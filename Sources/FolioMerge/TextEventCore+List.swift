@@ -31,17 +31,22 @@ extension TextEventCore {
     /// - Complexity: O(log *b* + *B*) for *b* blocks of at most *B* entries.
     func placeOfVisible(_ position: Int) -> (place: Place, offset: Int) {
         guard position < visibleCount else { return (end, 0) }
-        // The last block position whose preceding blocks hold at most `position` visible scalars.
+        // The last block position whose preceding blocks hold at most `position` visible scalars. Each step is
+        // taken or not by selecting values rather than by a branch, which random positions would mispredict.
         var block = 0
         var remaining = position
-        var step = 1
-        while step * 2 < visibleTree.count { step *= 2 }
-        while step > 0 {
-            if block + step < visibleTree.count, visibleTree[block + step] <= remaining {
-                block += step
-                remaining -= visibleTree[block]
+        visibleTree.withUnsafeBufferPointer { tree in
+            var step = visibleTreeTop
+            while step > 0 {
+                let next = block + step
+                if next < tree.count {
+                    let count = tree[next]
+                    let take = count <= remaining
+                    block = take ? next : block
+                    remaining = take ? remaining - count : remaining
+                }
+                step &>>= 1
             }
-            step /= 2
         }
         return blocks[block].lengths.withUnsafeBufferPointer { lengths in
             var index = 0
@@ -424,6 +429,9 @@ extension TextEventCore {
             }
         }
         visibleCount = total
+        var top = count > 1 ? 1 : 0
+        while top * 2 < count { top *= 2 }
+        visibleTreeTop = top
     }
 }
 

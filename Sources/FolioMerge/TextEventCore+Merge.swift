@@ -29,7 +29,7 @@ extension TextEventCore {
                 let apart = Set(onlyFirst + onlySecond)
                 var common: [Int32] = []
                 for event in apart {
-                    for parent in parents[Int(event)] where !apart.contains(parent) { common.append(parent) }
+                    for parent in parents(of: event) where !apart.contains(parent) { common.append(parent) }
                 }
                 candidates.append((first, second, Self.frontier(common)))
             }
@@ -74,7 +74,7 @@ extension TextEventCore {
             guard !seen[Int(event)] else { continue }
             seen[Int(event)] = true
             count += 1
-            pending += parents[Int(event)]
+            pending += parents(of: event)
         }
         return count
     }

@@ -47,6 +47,8 @@ struct TextEventCore {
     var blockPosition: [Int] = []
     /// A Fenwick tree of the blocks' visible counts, by block position (1-based), rebuilt when a block is added.
     var visibleTree: [Int] = [0]
+    /// The largest power of two below `visibleTree.count` (0 while the tree is empty): where a search starts.
+    var visibleTreeTop = 0
     /// The number of visible scalars.
     var visibleCount = 0
     /// How many times a block was split: places found before a split are stale after it.
@@ -74,8 +76,10 @@ struct TextEventCore {
         var version: Int
     }
 
-    // Events.
-    var parents: [[Int32]] = []
+    // Events. Their parents, one after the other in `parentLinks`: event `e`'s from `parentStart[e]` to
+    // `parentStart[e + 1]` (one array for all, not one per event).
+    var parentLinks: [Int32] = []
+    var parentStart: [Int32] = [0]
     var inserted: [Range<Int32>] = []
     var deleteTargets: [Int32] = []
     var deletes: [Range<Int>] = []
@@ -101,7 +105,30 @@ struct TextEventCore {
     }
 
     /// The number of events.
-    var eventCount: Int { parents.count }
+    var eventCount: Int { parentStart.count - 1 }
+
+    /// The parents of `event`.
+    @inline(__always)
+    func parents(of event: Int32) -> ArraySlice<Int32> {
+        parentLinks[Int(parentStart[Int(event)])..<Int(parentStart[Int(event) + 1])]
+    }
+
+    /// Makes room for `events` more events and `items` more items, so that a replay whose size is known does not
+    /// grow its arrays step by step.
+    mutating func reserveCapacity(events: Int, items: Int) {
+        parentLinks.reserveCapacity(parentLinks.count + events)
+        parentStart.reserveCapacity(parentStart.count + events)
+        inserted.reserveCapacity(inserted.count + events)
+        deletes.reserveCapacity(deletes.count + events)
+        let total = scalars.count + items
+        scalars.reserveCapacity(total)
+        originLeft.reserveCapacity(total)
+        originRight.reserveCapacity(total)
+        itemEvent.reserveCapacity(total)
+        prepare.reserveCapacity(total)
+        deleted.reserveCapacity(total)
+        blockOf.reserveCapacity(total)
+    }
 
     /// The merged text: every event applied.
     ///
@@ -146,10 +173,11 @@ struct TextEventCore {
     /// Adds an event made on `eventParents` (indexes of earlier events, each checked by the caller; empty: the base
     /// text) and applies its edits in order; `precedes` orders two events' agents. Returns the event's index.
     mutating func add(parents eventParents: [Int32], edits: [TextEdit], precedes: (Int32, Int32) -> Bool) -> Int {
-        let event = Int32(parents.count)
+        let event = Int32(eventCount)
         let frontier = Self.frontier(eventParents)
         move(to: frontier)
-        parents.append(frontier)
+        parentLinks.append(contentsOf: frontier)
+        parentStart.append(Int32(parentLinks.count))
         let firstItem = Int32(scalars.count)
         let firstDelete = deleteTargets.count
         for edit in edits {
@@ -158,7 +186,9 @@ struct TextEventCore {
         // Base scalars taken out of their runs by this event's edits are items too, but not its own.
         inserted.append(firstItem..<Int32(scalars.count))
         deletes.append(firstDelete..<deleteTargets.count)
-        current = [event]
+        // In place: the array of the next event's parents, often the caller's, is then never shared with it.
+        current.removeAll(keepingCapacity: true)
+        current.append(event)
         return Int(event)
     }
 
@@ -223,7 +253,8 @@ struct TextEventCore {
         let (retreat, advance) = difference(from: current, to: target)
         for event in retreat.sorted(by: >) { self.retreat(event) }
         for event in advance.sorted() { self.advance(event) }
-        current = target
+        current.removeAll(keepingCapacity: true)
+        current.append(contentsOf: target)
         refreshLengths()
     }
 
@@ -247,8 +278,8 @@ struct TextEventCore {
         // Flags by event: 1 reached from `from`, 2 from `to`, 3 both; the events reached, to clear them after.
         var flags: [UInt8] = []
         swap(&flags, &walkFlags)
-        if flags.count < parents.count {
-            flags.append(contentsOf: repeatElement(0, count: parents.count - flags.count))
+        if flags.count < eventCount {
+            flags.append(contentsOf: repeatElement(0, count: eventCount - flags.count))
         }
         var reached: [Int32] = []
         var queue = Heap<Int32>()
@@ -282,7 +313,7 @@ struct TextEventCore {
             case 2: onlyTo.append(event)
             default: break
             }
-            for parent in parents[Int(event)] { push(parent, flag, into: &queue, flags: &flags, reached: &reached) }
+            for parent in parents(of: event) { push(parent, flag, into: &queue, flags: &flags, reached: &reached) }
         }
         for event in reached { flags[Int(event)] = 0 }
         swap(&flags, &walkFlags)

@@ -30,6 +30,8 @@ public struct TextEventGraph<Agent: Comparable> {
 
     private var core: TextEventCore
     private var agents: [Agent] = []
+    /// The parents of the event being added, as the core reads them: one array kept for every event.
+    private var parentBuffer: [Int32] = []
 
     /// A graph whose events start from `base`.
     ///
@@ -60,7 +62,16 @@ public struct TextEventGraph<Agent: Comparable> {
         }
         agents.append(agent)
         let agents = self.agents
-        return core.add(parents: parents.map { Int32($0) }, edits: edits) { agents[Int($0)] < agents[Int($1)] }
+        parentBuffer.removeAll(keepingCapacity: true)
+        for parent in parents { parentBuffer.append(Int32(parent)) }
+        return core.add(parents: parentBuffer, edits: edits) { agents[Int($0)] < agents[Int($1)] }
+    }
+
+    /// Makes room for `events` more events that type about `scalars` scalars in all, so that a replay whose size is
+    /// known does not grow the graph's arrays step by step.
+    public mutating func reserveCapacity(events: Int, scalars: Int) {
+        agents.reserveCapacity(agents.count + events)
+        core.reserveCapacity(events: events, items: scalars)
     }
 
     /// The merge of `versions` (events' indexes, each standing for the version its past makes): their edits merged

@@ -51,6 +51,14 @@ extension TextDocument: CharacterMergeable {
         return true
     }
 
+    /// Each operation's one text edit, in one pass. Every operation is a text edit.
+    public static func appendTextEdits(
+        of operations: [Operation], to edits: inout [TextEdit], others: inout [Operation]
+    ) {
+        edits.reserveCapacity(edits.count + operations.count)
+        for operation in operations { edits.append(textEdit(of: operation)) }
+    }
+
     /// The group's operations, decoded as `DocumentOperation.decodeGroup(_:)` does (a count, then the operations,
     /// to the end of the bytes), each one's text edit added to `edits`. Every operation is a text edit.
     public static func appendTextEdits(ofGroup group: Data, to edits: inout [TextEdit], others: inout [Operation])
@@ -75,7 +83,13 @@ extension TextDocument: CharacterMergeable {
 
     private static func textEdit(of operation: Operation) -> TextEdit {
         switch operation {
-        case .insert(let position, let text): .insert(at: position, text: text)
+        case .insert(let position, let text):
+            // One ASCII character, as typing makes: its scalar without iterating the string.
+            if text.utf8.count == 1, let byte = text.utf8.first {
+                .insert(at: position, scalars: [Unicode.Scalar(byte)])
+            } else {
+                .insert(at: position, text: text)
+            }
         case .delete(let position, let count): .delete(at: position, count: count)
         case .append(let text): .append(scalars: Array(text.unicodeScalars))
         case .replace(let text): .replaceAll(with: Array(text.unicodeScalars))

@@ -81,6 +81,36 @@ public struct TextDocument: DocumentModel, Hashable, Sendable {
         }
     }
 
+    /// Applies `operations` in order as ``apply(_:)`` does, skipping those that do not apply, without making their
+    /// inverses (a deletion's removed text is not read). Returns how many were skipped.
+    ///
+    /// - Complexity: as ``apply(_:)`` for each operation.
+    public mutating func applyReplayed(_ operations: [Operation]) -> Int {
+        var skipped = 0
+        for operation in operations {
+            let length = storage.count
+            switch operation {
+            case .insert(let position, let text):
+                guard position >= 0, position <= length else {
+                    skipped += 1
+                    continue
+                }
+                storage.insert(text, at: position)
+            case .delete(let position, let count):
+                guard position >= 0, count >= 0, position <= length, count <= length - position else {
+                    skipped += 1
+                    continue
+                }
+                storage.discard(position..<(position + count))
+            case .append(let text):
+                storage.insert(text, at: length)
+            case .replace(let text):
+                storage.replaceAll(with: text)
+            }
+        }
+        return skipped
+    }
+
     /// `operations` combined as ``combine(_:_:)`` combines each with the one before, in one pass: a run of typing is
     /// appended to in place and its length counted once per operation, so a group of *n* keystrokes combines in
     /// O(*n*) rather than copying and counting the text typed so far at each keystroke.

@@ -235,6 +235,16 @@ public struct TextStorage: Sendable {
         return removed
     }
 
+    /// Removes the scalars in `range`, without reading them.
+    ///
+    /// - Precondition: `range` lies within `0...count`.
+    /// - Complexity: O(*d*), where *d* is the distance from the previous edit.
+    mutating func discard(_ range: Range<Int>) {
+        precondition(range.lowerBound >= 0 && range.upperBound <= count, "range \(range) is outside 0...\(count)")
+        guard !range.isEmpty else { return }
+        if isWide { wide.remove(range) } else { narrow.remove(range) }
+    }
+
     /// Replaces the whole text.
     ///
     /// - Complexity: O(*n* + *m*).
