@@ -67,12 +67,7 @@ final class ReplayTail {
 
     /// The index of the change with this hash, found by the index by hash (built on the first call).
     private func indexed(_ hash: ChangeHash) -> Int? {
-        if indexes == nil {
-            var built: [ChangeHash: Int] = [:]
-            built.reserveCapacity(changes.count)
-            for (index, change) in changes.enumerated() { built[change.hash] = index }
-            indexes = built
-        }
+        if indexes == nil { indexes = changes.indexesByHash() }
         return indexes![hash]
     }
 

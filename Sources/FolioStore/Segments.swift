@@ -60,12 +60,7 @@ struct DecodedSegments: Sendable {
         /// The index of the change with this hash in `changes` (the same changes on every call).
         func index(of hash: ChangeHash, in changes: [Change]) -> Int? {
             indexes.withLock { indexes in
-                if indexes == nil {
-                    var built: [ChangeHash: Int] = [:]
-                    built.reserveCapacity(changes.count)
-                    for (index, change) in changes.enumerated() { built[change.hash] = index }
-                    indexes = built
-                }
+                if indexes == nil { indexes = changes.indexesByHash() }
                 return indexes![hash]
             }
         }
