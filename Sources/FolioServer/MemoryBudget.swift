@@ -36,11 +36,13 @@ final class MemoryBudget: Sendable {
         }
     }
 
-    /// Counts `bytes`, waiting (checking every few milliseconds) until they fit; false when `deadline` passes or the
-    /// task is cancelled first, with nothing counted.
-    func reserve(_ bytes: Int, before deadline: ContinuousClock.Instant) async -> Bool {
+    /// Counts `bytes`, waiting (checking every few milliseconds) until they fit; false when `deadline` passes, the
+    /// task is cancelled or `stillWanted` turns false first, with nothing counted.
+    func reserve(
+        _ bytes: Int, before deadline: ContinuousClock.Instant, while stillWanted: () -> Bool = { true }
+    ) async -> Bool {
         while !tryReserve(bytes) {
-            guard ContinuousClock.now < deadline, !Task.isCancelled else { return false }
+            guard ContinuousClock.now < deadline, !Task.isCancelled, stillWanted() else { return false }
             try? await Task.sleep(for: .milliseconds(5))
         }
         return true

@@ -117,7 +117,12 @@ final class Outbox: Sendable {
                 }
             }
             group.addTask {
-                do { try await Task.sleep(for: timeout) } catch { return }
+                do { try await Task.sleep(for: timeout) } catch {
+                    // Cancelled (the connection's task, at the end of the server's shutdown): the queue ends, which
+                    // lets the wait above go too; otherwise the group would wait for it for ever.
+                    self.finish()
+                    return
+                }
                 // Ends the queue, which lets the wait above go.
                 self.close(code: 1008, reason: "the client read too slowly: it took nothing it was sent for \(timeout)")
             }
@@ -175,6 +180,10 @@ final class Outbox: Sendable {
 
     /// The close asked for, if any.
     var requestedClose: Close? { closing.withLock { $0 } }
+
+    /// Whether the queue has ended: a close was asked for, or the connection ended (its socket closed). Whatever
+    /// waits for the connection gives up then.
+    var hasEnded: Bool { counts.withLock { $0.ended } }
 
     /// Ends the queue without a close of its own (the connection ended).
     func finish() {

@@ -222,16 +222,18 @@ actor ServedLibrary {
             return false
         }
         let deadline = ContinuousClock.now + limits.stallTimeout
+        // A connection whose socket closed meanwhile waits no more (its queue ended).
         while connection.inFlight > 0, connection.inFlight + size > limits.bytesInFlightPerConnection {
-            guard connections[id] != nil else { return false }
+            guard connections[id] != nil, !connection.outbox.hasEnded, !Task.isCancelled else { return false }
             guard ContinuousClock.now < deadline else {
                 refuse(connection, code: 1013, "the server is overloaded: the connection's messages wait")
                 return false
             }
             try? await Task.sleep(for: .milliseconds(5))
         }
-        guard await budget.reserve(size, before: deadline) else {
-            if connections[id] != nil {
+        let outbox = connection.outbox
+        guard await budget.reserve(size, before: deadline, while: { !outbox.hasEnded }) else {
+            if connections[id] != nil, !outbox.hasEnded {
                 refuse(connection, code: 1013, "the server is overloaded: its memory budget is spent")
             }
             return false

@@ -373,6 +373,9 @@ public final class SyncServer: Sendable {
         let id = await library.connect(outbox, peer: peer, readsRuns: readsRuns)
         // From now on a revocation or the server's shutdown closes it through its outbox.
         registry.attach(connection, outbox: outbox)
+        // Once its socket has closed, nothing waits for the connection any more: not the reader for its queue to
+        // drain (the writer takes nothing from it now), nor a message for room in the memory budget.
+        channel.closeFuture.whenComplete { _ in outbox.finish() }
         logger.info("connection opened", metadata: metadata)
         let metrics = self.metrics
         let logger = self.logger
@@ -405,7 +408,11 @@ public final class SyncServer: Sendable {
                 for await frame in outbox.frames {
                     outbox.taken(frame)
                     if outbox.requestedClose != nil { break }
-                    do { try await outbound.write(.binary(ByteBuffer(bytes: frame.bytes))) } catch { break }
+                    do { try await outbound.write(.binary(ByteBuffer(bytes: frame.bytes))) } catch {
+                        // The socket is gone: the queue ends, which lets the reader's waits go.
+                        outbox.finish()
+                        break
+                    }
                 }
                 if let close = outbox.requestedClose {
                     try? await outbound.close(
@@ -416,7 +423,7 @@ public final class SyncServer: Sendable {
             do {
                 for try await message in inbound.messages(maxSize: limits.messageBytes) {
                     // Asked to close (a revoked token, the server stopping): nothing more is taken from it.
-                    if outbox.requestedClose != nil { break }
+                    if outbox.hasEnded { break }
                     guard case .binary(let buffer) = message else {
                         outbox.close(code: 1003, reason: "the sync protocol uses binary frames only")
                         break
@@ -441,7 +448,7 @@ public final class SyncServer: Sendable {
                     // A client that does not take what it was sent is not read either, so that its requests cannot
                     // pile up replies in the server's memory; past the stall timeout it is closed.
                     if outbox.isBusy { await outbox.waitUntilDrained(orCloseAfter: limits.stallTimeout) }
-                    if outbox.requestedClose != nil { break }
+                    if outbox.hasEnded { break }
                 }
             } catch {
                 // WSCore says "too large" only through an error of its own: a message over the bound made of

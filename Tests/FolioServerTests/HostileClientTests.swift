@@ -57,6 +57,21 @@ import Testing
         return documents
     }
 
+    /// `count` shared documents on `library`, each a text of 1 MiB of random letters, which no compression shrinks
+    /// much (one change besides its creation).
+    private func randomMegabyteDocuments(_ count: Int, on library: DocumentLibrary) async throws -> [DocumentID] {
+        var random = SplitMix64(seed: 38)
+        let letters = Array("abcdefghijklmnopqrstuvwxyz0123456789")
+        var documents: [DocumentID] = []
+        for number in 0..<count {
+            let text = String((0..<(1 << 20)).map { _ in letters[Int(random.next() % UInt64(letters.count))] })
+            let note = try await library.create(TextDocument.self, named: "Random \(number)", in: .shared)
+            try library.store.append(.edit(Edit(operations: TextDocument.Operation.encodeGroup([.append(text)]))), to: note.id)
+            documents.append(note.id)
+        }
+        return documents
+    }
+
     @Test func bytesThatAreNotAFrameClose1002() async throws {
         let context = try await Context()
         let outcome = try await context.client().run([.binary([0xFF, 0x00, 0x13, 0x37])])
@@ -218,6 +233,44 @@ import Testing
         // Closed for taking nothing within the stall timeout, not by the ping timeout.
         let log = try await stoppedServerLog(of: fixture)
         #expect(log.contains("it took nothing it was sent for"), "\(log.suffix(2_000))")
+    }
+
+    /// A client that drops its socket while the server waits for it to read what it asked for is let go when the
+    /// socket closes, not when the stall timeout (60 s by default) passes: its connection, its queue and the wait
+    /// do not outlive the socket, and the server stops at SIGTERM without waiting for them.
+    @Test func aClientThatDropsItsSocketWhileTheServerWaitsIsLetGo() async throws {
+        let fixture = try await ServerFixture.start(arguments: ["--hello-timeout", "120", "--shutdown-grace", "3"])
+        let token = try await fixture.token(for: "notes")
+        let endpoint = try ServerEndpoint(url: fixture.server.libraryURL("notes"), token: token)
+        let phone = try fixture.library("Phone")
+        let documents = try await randomMegabyteDocuments(16, on: phone)
+        #expect(try await phone.sync(through: WebSocketTransport(endpoint: endpoint)).isComplete)
+        let sent = try await fixture.metric("folio_bytes_out_total") ?? 0
+        let hand = HandDevice()
+        let asking = try await deafClient(of: fixture, token: token, hello: hand.hello())
+        for document in documents {
+            let request = SyncFrame.encode(.request(document: document, since: VersionVector()), on: hand.channel)
+            _ = asking.socket.send(RawWebSocket.frame(opcode: 2, request))
+        }
+        try await eventually("the asking client connected") { try await fixture.metric("folio_connections_open") == 1 }
+        // The server has sent more than the sockets hold (4 MiB) and half of what it queues for a client (8 MiB): it
+        // reads nothing more from the client until the client reads.
+        try await eventually(within: .seconds(60), "the replies queued") {
+            (try await fixture.metric("folio_bytes_out_total") ?? 0) - sent > Double(6 << 20)
+        }
+        asking.close()
+        try await eventually(within: .seconds(20), "the dropped client let go") {
+            try await fixture.metric("folio_connections_open") == 0
+        }
+        let server = fixture.server
+        let stopped = try await offThePool { () -> Duration in
+            let start = ContinuousClock.now
+            server.send(SIGTERM)
+            _ = server.wait()
+            return ContinuousClock.now - start
+        }
+        // Within the shutdown grace (3 s, for an idle HTTP connection of the metrics above), and a margin.
+        #expect(stopped < .seconds(8), "the server took \(stopped) to stop")
     }
 
     /// A catch-up larger than what the server queues for a slow client (8 MiB) streams at the pace the client reads:
