@@ -66,7 +66,8 @@ import Testing
         for number in 0..<count {
             let text = String((0..<(1 << 20)).map { _ in letters[Int(random.next() % UInt64(letters.count))] })
             let note = try await library.create(TextDocument.self, named: "Random \(number)", in: .shared)
-            try library.store.append(.edit(Edit(operations: TextDocument.Operation.encodeGroup([.append(text)]))), to: note.id)
+            let operations = TextDocument.Operation.encodeGroup([.append(text)])
+            try library.store.append(.edit(Edit(operations: operations)), to: note.id)
             documents.append(note.id)
         }
         return documents
