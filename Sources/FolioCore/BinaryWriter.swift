@@ -39,7 +39,16 @@ public struct BinaryWriter: Sendable {
 
     /// Appends a fixed-width big-endian word.
     public mutating func write(fixed value: UInt64) {
-        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+        // Byte by byte: faster than copying the word's memory through `append(contentsOf:)` (every change's
+        // canonical encoding, rebuilt when a segment is decoded, holds a dozen such words).
+        bytes.append(UInt8(truncatingIfNeeded: value &>> 56))
+        bytes.append(UInt8(truncatingIfNeeded: value &>> 48))
+        bytes.append(UInt8(truncatingIfNeeded: value &>> 40))
+        bytes.append(UInt8(truncatingIfNeeded: value &>> 32))
+        bytes.append(UInt8(truncatingIfNeeded: value &>> 24))
+        bytes.append(UInt8(truncatingIfNeeded: value &>> 16))
+        bytes.append(UInt8(truncatingIfNeeded: value &>> 8))
+        bytes.append(UInt8(truncatingIfNeeded: value))
     }
 
     /// Appends raw bytes, with no length.

@@ -112,7 +112,13 @@ enum ChangeCodec {
 
     private static func writeHashes(_ hashes: [ChangeHash], into writer: inout BinaryWriter) {
         writer.write(varint: UInt64(hashes.count))
-        for hash in hashes { hash.withUnsafeBytes { writer.write(raw: $0) } }
+        for hash in hashes {
+            // The words are big-endian values: written fixed, they are the hash's bytes in order.
+            writer.write(fixed: hash.words.0)
+            writer.write(fixed: hash.words.1)
+            writer.write(fixed: hash.words.2)
+            writer.write(fixed: hash.words.3)
+        }
     }
 
     static func encodeKind(_ kind: ChangeKind, into writer: inout BinaryWriter) {

@@ -233,12 +233,25 @@ extension DocumentReplay {
         var edits: [[TextEdit]] = []
         var effects: [OtherPartsEffect<M>] = []
         edits.reserveCapacity(events.count)
-        effects.reserveCapacity(events.count)
+        // A model whose text is all of it (a text document) keeps no effects; the buffers are made once, not per
+        // event: this code is not specialized for the model, and each generic value made costs a metadata lookup.
+        let keepsEffects = M.hasPartsBesideText
+        if keepsEffects { effects.reserveCapacity(events.count) }
+        var others: [M.Operation] = []
+        var contents: M?
         for event in events {
-            let (text, other): ([TextEdit], OtherPartsEffect<M>) = textEdits(
-                of: nodes[event.node], skipped: &skipped, refused: &refused)
-            edits.append(text)
-            effects.append(other)
+            others.removeAll(keepingCapacity: true)
+            contents = nil
+            edits.append(
+                textEdits(
+                    of: nodes[event.node], others: &others, contents: &contents, skipped: &skipped,
+                    refused: &refused))
+            guard keepsEffects else { continue }
+            if let contents {
+                effects.append(.contents(contents))
+            } else {
+                effects.append(others.isEmpty ? .none : .operations(others))
+            }
         }
         let rest =
             M.hasPartsBesideText
@@ -320,39 +333,39 @@ extension DocumentReplay {
         return order
     }
 
-    /// The text edits `change` makes, and what it does to the model's other parts: an edit's text operations and
-    /// its other operations, the replacement a baseline or a resolution with contents makes and its contents,
-    /// nothing for any other change. Operations that do not decode are counted in `skipped`; contents the model
-    /// refuses join `refused`.
+    /// The text edits `change` makes; what it does to the model's other parts goes to `others` (an edit's other
+    /// operations, appended) or `contents` (the contents of a baseline or a resolution, whose text replaces the
+    /// whole text); nothing for any other change. Operations that do not decode are counted in `skipped`; contents
+    /// the model refuses join `refused`.
     private func textEdits<M: CharacterMergeable>(
-        of change: Change, skipped: inout Int, refused: inout [ChangeHash]
-    ) -> ([TextEdit], OtherPartsEffect<M>) {
+        of change: Change, others: inout [M.Operation], contents: inout M?, skipped: inout Int,
+        refused: inout [ChangeHash]
+    ) -> [TextEdit] {
         switch change.kind {
         case .edit(let edit):
             var edits: [TextEdit] = []
-            var others: [M.Operation] = []
             if decoded == nil {
                 // Decoded by the model, which knows its operations' type.
                 guard M.appendTextEdits(ofGroup: edit.operations, to: &edits, others: &others) else {
                     skipped += 1
-                    return ([], .none)
+                    others.removeAll(keepingCapacity: true)
+                    return []
                 }
             } else {
                 guard let operations = self.operations(of: edit, in: change, as: M.Operation.self) else {
                     skipped += 1
-                    return ([], .none)
+                    return []
                 }
                 M.appendTextEdits(of: operations, to: &edits, others: &others)
             }
-            return (edits, others.isEmpty ? .none : .operations(others))
+            return edits
         case .baseline, .resolution:
-            guard !isGraphMerge(change), let state = resetState(at: change, refused: &refused) else {
-                return ([], .none)
-            }
-            let contents = state as! M
-            return ([.replaceAll(with: contents.mergeableText)], .contents(contents))
+            guard !isGraphMerge(change), let state = resetState(at: change, refused: &refused) else { return [] }
+            let kept = state as! M
+            contents = kept
+            return [.replaceAll(with: kept.mergeableText)]
         case .lifecycle:
-            return ([], .none)
+            return []
         }
     }
 
