@@ -214,8 +214,8 @@ let package = Package(
                 "FolioTesting", "FolioCore", "FolioFiles", "FolioModels", "FolioReports", "FolioSimulator", "folio",
                 "FolioToolRunner", "FolioChildProcess",
             ],
-            // The golden reports are read from the source tree (#filePath), not as resources.
-            exclude: ["Golden"]),
+            // The golden reports and the fuzz findings are read from the source tree (#filePath), not as resources.
+            exclude: ["Golden", "FuzzFindings"]),
         .testTarget(
             name: "FolioReportsTests",
             dependencies: [

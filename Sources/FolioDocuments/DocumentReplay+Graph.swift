@@ -12,7 +12,7 @@ import HeapModule
 /// all its parents too, and keeps the text of its primary parent; any other change has its primary parent
 /// (`PrimaryParentRule`), or none for a root. A change's state is its content past replayed as a graph: edits at the
 /// positions their author saw, a baseline or a resolution with contents as the replacement of the text by its
-/// contents (``TextEdit/replaceAll(with:)``), a choice as the text of the version it keeps
+/// contents (``TextEdit/replaceAll(with:)``), a choice as the text and the other parts of the version it keeps
 /// (`TextEventGraph.add(agent:parents:keeping:)`), a lifecycle change or a merge as no edit. Where the history is one
 /// line, this is the replay along primary parents.
 ///
@@ -249,6 +249,10 @@ extension DocumentReplay {
             guard keepsEffects else { continue }
             if let contents {
                 effects.append(.contents(contents))
+            } else if let keeps = event.keeps {
+                // A choice among versions: its other parts are those of the version it keeps (the walk's base when
+                // that version is not among the events).
+                effects.append(.choice(keeping: position[keeps] >= 0 ? position[keeps] : nil))
             } else {
                 effects.append(others.isEmpty ? .none : .operations(others))
             }
@@ -372,37 +376,54 @@ extension DocumentReplay {
     /// The model's parts beside the text: every event's effect on them applied to `base` in the replay's order
     /// (lamport, then change id). A baseline or a resolution with contents changes only what its contents change
     /// from the state it was made on (the effects of its past applied the same way), so that an image another
-    /// device added apart, earlier in that order, stays. Operations that do not apply are counted in `skipped`.
+    /// device added apart, earlier in that order, stays; a choice among versions changes what the version it keeps
+    /// has differently from the state it was made on, so that it shows the kept version's parts whatever order its
+    /// versions' effects came in. Operations that do not apply are counted in `skipped`.
     ///
-    /// - Complexity: O(*n*) effects for *n* events, and O(*n*) more for each event with contents.
+    /// - Complexity: O(*n*) effects for *n* events, and O(*n*) more for each event with contents or a choice.
     private static func otherParts<M: CharacterMergeable>(
         from base: M, _ effects: [OtherPartsEffect<M>], parents: [[Int]], skipped: inout Int
     ) -> M {
-        // The state each event with contents was made on, before the effects are applied in order.
+        // The state each event with contents or a choice was made on, and the state of each kept version, before
+        // the effects are applied in order.
         var madeOn: [Int: M] = [:]
-        for (event, effect) in effects.enumerated() {
-            guard case .contents = effect else { continue }
+        var kept: [Int: M] = [:]
+        func past(of events: [Int]) -> Set<Int> {
             var past = Set<Int>()
-            var pending = parents[event]
+            var pending = events
             while let earlier = pending.popLast() {
                 if past.insert(earlier).inserted { pending += parents[earlier] }
             }
+            return past
+        }
+        func replayed(_ events: Set<Int>) -> M {
             var state = base
             var ignored = 0
-            for earlier in past.sorted() {
-                apply(effects[earlier], madeOn: madeOn[earlier], to: &state, skipped: &ignored)
+            for earlier in events.sorted() {
+                apply(effects[earlier], madeOn: madeOn[earlier], kept: kept[earlier], to: &state, skipped: &ignored)
             }
-            madeOn[event] = state
+            return state
+        }
+        for (event, effect) in effects.enumerated() {
+            switch effect {
+            case .contents:
+                madeOn[event] = replayed(past(of: parents[event]))
+            case .choice(let keeping):
+                madeOn[event] = replayed(past(of: parents[event]))
+                kept[event] = keeping.map { replayed(past(of: [$0])) } ?? base
+            case .none, .operations:
+                break
+            }
         }
         var rest = base
         for (event, effect) in effects.enumerated() {
-            apply(effect, madeOn: madeOn[event], to: &rest, skipped: &skipped)
+            apply(effect, madeOn: madeOn[event], kept: kept[event], to: &rest, skipped: &skipped)
         }
         return rest
     }
 
     private static func apply<M: CharacterMergeable>(
-        _ effect: OtherPartsEffect<M>, madeOn: M?, to state: inout M, skipped: inout Int
+        _ effect: OtherPartsEffect<M>, madeOn: M?, kept: M?, to state: inout M, skipped: inout Int
     ) {
         switch effect {
         case .none:
@@ -411,6 +432,8 @@ extension DocumentReplay {
             for operation in operations where (try? state.apply(operation)) == nil { skipped += 1 }
         case .contents(let contents):
             state = state.applyingOtherParts(changedFrom: madeOn!, to: contents)
+        case .choice:
+            state = state.applyingOtherParts(changedFrom: madeOn!, to: kept!)
         }
     }
 }
@@ -423,6 +446,9 @@ private enum OtherPartsEffect<M: CharacterMergeable> {
     case operations([M.Operation])
     /// The contents of a baseline or a resolution: the other parts they change from the state it was made on.
     case contents(M)
+    /// A choice among versions: the other parts of the version it keeps (an event, or the walk's base when `nil`)
+    /// that differ from the state it was made on.
+    case choice(keeping: Int?)
 }
 
 /// The changes a graph replay's walk meets, each by a number (its node): the tail's by their index there, then
