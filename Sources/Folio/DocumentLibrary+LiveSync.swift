@@ -13,8 +13,9 @@ extension DocumentLibrary {
     /// the server passes them on (open documents show them at once, and files follow renames, moves and deletes),
     /// and after any failure a new connection after a capped, jittered exponential backoff.
     ///
-    /// Edits reach the server once their document commits them (at the end of an undo group, a save, or
-    /// `commitOpenDocuments()`).
+    /// Edits reach the server once their document commits them: while the library syncs live, within
+    /// `AutosavePolicy.liveCommitDelay` (20 ms by default) of the edit, the undo group going on for its
+    /// `groupingInterval`; also at the end of an undo group, a save, or `commitOpenDocuments()`.
     ///
     /// - Parameters:
     ///   - url: the library's address on the server, `ws://HOST:PORT/v1/libraries/NAME` (as `folio serve token
@@ -50,12 +51,17 @@ public final class LibrarySync: Sendable {
     public let events: AsyncStream<LibraryEvent>
     private let live: Mutex<LiveSync?>
     private let continuation: AsyncStream<LibraryEvent>.Continuation
+    /// The library, which counts this sync among its live ones (`DocumentLibrary.syncsLive`) until it stops.
+    private let library: DocumentLibrary
 
     init(
         library: DocumentLibrary, endpoint: ServerEndpoint, backoff: Backoff, documents: [DocumentInfo],
         conflicted: [DocumentID]
     ) {
         (events, continuation) = AsyncStream.makeStream(of: LibraryEvent.self, bufferingPolicy: .bufferingNewest(1024))
+        self.library = library
+        // From now on open documents commit their edits within `AutosavePolicy.liveCommitDelay`.
+        library.noteLiveSync(running: true)
         // The connection and the observer share one queue: handing an event over wakes no other thread.
         let executor = BlockingWorkExecutor(label: "folio.library-sync")
         let observer = LibraryObserver(
@@ -75,8 +81,14 @@ public final class LibrarySync: Sendable {
             defer { current = nil }
             return current
         }
+        if running != nil { library.noteLiveSync(running: false) }
         await running?.stop()
         continuation.finish()
+    }
+
+    deinit {
+        // Let go of without `stop()`: the library no longer counts it.
+        if live.withLock({ $0 != nil }) { library.noteLiveSync(running: false) }
     }
 }
 

@@ -19,6 +19,16 @@ extension AutosavePolicy {
         return now.millisecondsSince1970 - last.millisecondsSince1970 >= groupingInterval
     }
 
+    /// Whether the open group's edits not yet committed are due to be committed at `now` while the library syncs
+    /// live (`live`): ``liveCommitDelay`` has passed since the first of them.
+    @inline(__always)
+    func uncommittedEditsAreDue<Model>(_ editing: EditingSession<Model>, at now: Timestamp, live: Bool) -> Bool {
+        guard live, let delay = liveCommitDelay, editing.group.hasUncommittedEdits,
+            let first = editing.firstUncommittedEditTime
+        else { return false }
+        return now.millisecondsSince1970 - first.millisecondsSince1970 >= delay
+    }
+
     /// Whether a document with `changeCount` unsaved changes is due to be saved at `now`: it holds too many, or has
     /// been idle long enough.
     @inline(__always)
@@ -29,16 +39,22 @@ extension AutosavePolicy {
         return now.millisecondsSince1970 - lastEdit.millisecondsSince1970 >= idle
     }
 
-    /// The earliest time (milliseconds since 1970) at which a group or a save is due, or `nil` when nothing will be
-    /// due until the document changes. `savable` is false for a document that is not saved (a deleted one).
+    /// The earliest time (milliseconds since 1970) at which a group, a commit of edits while the library syncs live
+    /// (`live`) or a save is due, or `nil` when nothing will be due until the document changes. `savable` is false
+    /// for a document that is not saved (a deleted one).
     @inline(__always)
     func nextDueTime<Model>(
-        _ editing: EditingSession<Model>, changeCount: Int, savable: Bool, now: Int64
+        _ editing: EditingSession<Model>, changeCount: Int, savable: Bool, live: Bool = false, now: Int64
     ) -> Int64? {
         var due: Int64?
         func propose(_ time: Int64) { due = min(due ?? .max, time) }
         if editing.hasOpenGroup, let last = editing.lastEditTime {
             propose(Self.deadline(after: last, groupingInterval))
+        }
+        if live, let delay = liveCommitDelay, editing.group.hasUncommittedEdits,
+            let first = editing.firstUncommittedEditTime
+        {
+            propose(Self.deadline(after: first, delay))
         }
         if changeCount > 0, savable {
             if let limit = unsavedChangeLimit, changeCount >= limit { propose(now) }

@@ -13,13 +13,19 @@ public struct AutosavePolicy: Hashable, Sendable {
     /// Edits made within this many milliseconds of each other form one change (one undo step); 0 makes every edit
     /// call its own change, committed before the call returns.
     public var groupingInterval: Int64
-    /// A group is committed once it holds this many operations (after combining), whatever the timing.
+    /// A group is committed once it holds this many operations (after combining) not yet committed, whatever the
+    /// timing.
     public var groupLimit: Int
+    /// While the library syncs live (``DocumentLibrary/syncsLive``), the edits of an open group are committed as a
+    /// change this many milliseconds after the first of them, so that other devices see them within about that
+    /// long, while the group stays one undo step until ``groupingInterval`` ends it; 0 commits each edit at once.
+    /// `nil` commits edits only when their group ends, live or not.
+    public var liveCommitDelay: Int64?
 
     /// Creates a policy.
     public init(
         idleInterval: Int64? = 5_000, unsavedChangeLimit: Int? = 100, saveOnClose: Bool = true,
-        groupingInterval: Int64 = 1_000, groupLimit: Int = 10_000
+        groupingInterval: Int64 = 1_000, groupLimit: Int = 10_000, liveCommitDelay: Int64? = 20
     ) {
         precondition(groupLimit >= 1, "a group holds at least one operation")
         self.idleInterval = idleInterval
@@ -27,9 +33,11 @@ public struct AutosavePolicy: Hashable, Sendable {
         self.saveOnClose = saveOnClose
         self.groupingInterval = groupingInterval
         self.groupLimit = groupLimit
+        self.liveCommitDelay = liveCommitDelay.map { max($0, 0) }
     }
 
-    /// Saves after 5 s idle or 100 unsaved changes and on close; groups edits made within 1 s.
+    /// Saves after 5 s idle or 100 unsaved changes and on close; groups edits made within 1 s into one undo step,
+    /// committed then, or 20 ms after they are made while the library syncs live.
     public static let standard = AutosavePolicy()
 
     /// Never saves by itself; every edit is its own change, committed at once. What the simulator uses.

@@ -32,7 +32,12 @@ extension Document {
     public func runDueWork() throws(DocumentError) {
         guard !state.contains(.closed) else { return }
         let now = library.clock.now()
-        if library.autosave.groupIsDue(editing, at: now) { try commit() }
+        let policy = library.autosave
+        if policy.groupIsDue(editing, at: now) {
+            try commit()
+        } else if policy.uncommittedEditsAreDue(editing, at: now, live: library.syncsLive) {
+            try commitUncommittedEdits()
+        }
         try autosaveIfDue(now: now)
     }
 
@@ -44,7 +49,8 @@ extension Document {
     /// The earliest time (milliseconds since 1970, by the library's clock) at which ``runDueWork()`` has something to
     /// do, or `nil` when nothing will be due until the document changes.
     func nextDueTime(now: Int64) -> Int64? {
-        library.autosave.nextDueTime(editing, changeCount: changeCount, savable: !info.isDeleted, now: now)
+        library.autosave.nextDueTime(
+            editing, changeCount: changeCount, savable: !info.isDeleted, live: library.syncsLive, now: now)
     }
 
     /// Starts the sleep until the next deadline (at least ``retryInterval`` after a run that left work due), and
@@ -72,11 +78,14 @@ extension Document {
         guard timer.isRunning else { return }
         let policy = library.autosave
         let limitReached = policy.unsavedChangeLimit.map { changeCount >= $0 } ?? false
-        // Typing on: every deadline an edit sets is at least the shorter interval after it, so a timer armed before
-        // that needs nothing (this runs at every keystroke).
+        // Typing on: every deadline an edit sets is at least the shortest interval after it (a live commit's is set
+        // by the first edit not yet committed, which is the one that calls this), so a timer armed before that needs
+        // nothing (this runs at every keystroke).
+        let liveDelay = library.syncsLive ? policy.liveCommitDelay ?? .max : .max
         if !limitReached, let last = editing.lastEditTime,
             timer.armedDeadline
-                <= AutosavePolicy.deadline(after: last, min(policy.groupingInterval, policy.idleInterval ?? .max))
+                <= AutosavePolicy.deadline(
+                    after: last, min(policy.groupingInterval, policy.idleInterval ?? .max, liveDelay))
         {
             return
         }

@@ -26,9 +26,14 @@ extension Document {
         } catch {
             throw DocumentError(.invalidOperation, "the edit does not apply to \(info.displayName)", cause: error)
         }
-        // The first edit of a group sets its deadline; the next ones only move deadlines later (nothing to wake).
+        // The first edit of a group, or the first not yet committed, sets a deadline; the next ones only move
+        // deadlines later (nothing to wake).
         if editing.record(operation, inverse: inverse, at: now) { dueWorkMayComeSooner() }
-        if policy.groupingInterval == 0 { try commit() }
+        if policy.groupingInterval == 0 {
+            try commit()
+        } else if library.syncsLive, policy.liveCommitDelay == 0 {
+            try commitUncommittedEdits()
+        }
         try autosaveIfDue(now: now)
     }
 
@@ -61,21 +66,55 @@ extension Document {
         try ensureEditable()
     }
 
-    /// Commits the open group as one change, now.
+    /// Ends the open group, now: commits its edits not yet committed as one change, and records the group as one undo
+    /// step (reversing every change its edits were committed as).
     ///
     /// - Throws: ``DocumentError`` `.store`; the group stays open then, to be committed later.
     public func commit() throws(DocumentError) {
         guard editing.hasOpenGroup else { return }
-        let operations = editing.group.operations
         let undoOperations = editing.group.undoOperations
         var newHistory = editing.history
-        let shown = head.hash
-        let change = try append(.edit(Edit(operations: Model.Operation.encodeGroup(operations)))) { change in
+        let earlier = editing.stepChanges
+        guard earlier.isEmpty || editing.group.hasUncommittedEdits else {
+            // Every edit of the group is a change already (committed while the library synced live): the step is
+            // recorded alone.
             newHistory.recordEdit(
-                .init(target: change.id, source: Self.reference(to: change, madeOn: shown), operations: undoOperations))
+                .init(target: earlier.last!, sources: editing.stepIsChain ? earlier : [], operations: undoOperations))
+            do {
+                try library.localState.set([UndoHistory<Model.Operation>.stateKey: newHistory.encoded()], of: id)
+            } catch {
+                throw .store(error, "recording the undo history of \(info.displayName)")
+            }
+            editing.committed(with: newHistory, at: library.clock.now())
+            return
+        }
+        let operations = editing.group.operations
+        let shown = head.hash
+        let isChain = editing.stepIsChain && earlier.count < UndoHistory<Model.Operation>.sourceLimit
+        let change = try append(.edit(Edit(operations: Model.Operation.encodeGroup(operations)))) { change in
+            let sources = isChain && change.parents == [shown] ? earlier + [change.id] : []
+            newHistory.recordEdit(.init(target: change.id, sources: sources, operations: undoOperations))
             return newHistory
         }
         editing.committed(with: newHistory, at: library.clock.now())
+        head = change
+        saving.noteChange()
+        try takeCheckpointIfNeeded(force: false)
+        updateConflictState(after: change, madeOn: shown)
+        try settleStaleHead()
+    }
+
+    /// Commits the open group's edits not yet committed as a change, now, leaving the group open: one undo step,
+    /// recorded when the group ends. What a document does ``AutosavePolicy/liveCommitDelay`` after an edit while its
+    /// library syncs live, so the edit reaches other devices before its group ends.
+    ///
+    /// - Throws: ``DocumentError`` `.store`; the edits wait then, to be committed later.
+    func commitUncommittedEdits() throws(DocumentError) {
+        guard editing.group.hasUncommittedEdits else { return }
+        let operations = editing.group.operations
+        let shown = head.hash
+        let change = try append(.edit(Edit(operations: Model.Operation.encodeGroup(operations))))
+        editing.committedEdits(as: change, madeOn: shown)
         head = change
         saving.noteChange()
         try takeCheckpointIfNeeded(force: false)

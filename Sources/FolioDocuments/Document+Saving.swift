@@ -83,14 +83,16 @@ extension Document {
         else {
             throw DocumentError(.notFound, "\(info.displayName) has never been saved, so there is nothing to revert to")
         }
-        // The open group is dropped only once the revert is sure to happen: a failed revert changes nothing.
-        let (openModel, openGroup) = (model, editing.group)
-        for operation in editing.group.undoOperations { _ = try? model.apply(operation) }
-        editing.group = EditGroup()
+        // The open group's edits not yet committed are dropped only once the revert is sure to happen: a failed
+        // revert changes nothing. Those committed already (while the library synced live) stay in the log, and the
+        // revert's change takes them back as it does the earlier ones.
+        let (openModel, openEditing) = (model, editing)
+        for operation in editing.group.uncommittedUndoOperations { _ = try? model.apply(operation) }
+        editing.committed(with: editing.history, at: library.clock.now())
         do {
             try adopt(contents, madeOn: head)
         } catch {
-            (model, editing.group) = (openModel, openGroup)
+            (model, editing) = (openModel, openEditing)
             throw error
         }
         saving.unsavedChanges = 0

@@ -134,7 +134,7 @@ extension Document {
     /// Keeps the state shown at `head` among the versions lately shown (``VersionTracking/rememberShown(_:model:)``),
     /// when it is the state at `head`.
     func rememberShared() {
-        guard !editing.hasOpenGroup, !headIsStale else { return }
+        guard !editing.group.hasUncommittedEdits, !headIsStale else { return }
         tracking.rememberShown(head, model: model)
     }
 

@@ -79,7 +79,7 @@ public actor Document<Model: DocumentModel>: OpenDocument {
         get throws(DocumentError) { try library.fileLocation(for: info) }
     }
     /// Changes made since the last save (what UIDocument's change count tracks).
-    public var changeCount: Int { saving.unsavedChanges + (editing.hasOpenGroup ? 1 : 0) }
+    public var changeCount: Int { saving.unsavedChanges + (editing.group.hasUncommittedEdits ? 1 : 0) }
     /// Whether anything changed since the last save.
     public var hasUnsavedChanges: Bool { changeCount > 0 }
     /// Whether ``undo()`` has something to undo.

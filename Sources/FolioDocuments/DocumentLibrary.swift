@@ -20,6 +20,17 @@ public final class DocumentLibrary: Sendable {
     private let typeRegistry: Mutex<DocumentTypeRegistry>
     /// When documents save by themselves and how edits are grouped.
     public let autosave: AutosavePolicy
+    /// How many live syncs run with the library (see ``syncsLive``).
+    private let liveSyncs = Atomic<Int>(0)
+
+    /// Whether the library syncs live (`startSyncing(with:token:)` runs): then open documents commit their edits
+    /// ``AutosavePolicy/liveCommitDelay`` after they are made, so other devices see them before their undo group ends.
+    public var syncsLive: Bool { liveSyncs.load(ordering: .relaxed) > 0 }
+
+    /// Notes that a live sync of the library started (`true`) or stopped (`false`).
+    package func noteLiveSync(running: Bool) {
+        liveSyncs.add(running ? 1 : -1, ordering: .relaxed)
+    }
     /// How conflicts are settled when they appear: the library-wide default, and overrides by type identifier.
     public let conflictPolicy: ConflictPolicy
 

@@ -12,6 +12,14 @@ struct EditingSession<Model: DocumentModel> {
     var lastEditTime: Timestamp?
     /// When the newest group was committed (or the document opened).
     var lastCommitTime: Timestamp
+    /// When the oldest edit not yet committed as a change was made, if any waits.
+    var firstUncommittedEditTime: Timestamp?
+    /// The changes the open group's edits were committed as so far (while the library syncs live, edits are
+    /// committed before their group, one undo step, ends), oldest first.
+    var stepChanges: [ChangeID] = []
+    /// Whether each of ``stepChanges`` was made on exactly the one before (the first on the version shown when the
+    /// group began): then the undo step is saved by reference to them.
+    var stepIsChain = true
 
     /// A session with nothing edited yet, started at `now`.
     init(now: Timestamp) {
@@ -34,9 +42,21 @@ struct EditingSession<Model: DocumentModel> {
     @inline(__always)
     mutating func record(_ operation: Model.Operation, inverse: Model.Operation, at now: Timestamp) -> Bool {
         let startsGroup = group.isEmpty
+        let startsUncommitted = !group.hasUncommittedEdits
         group.add(operation, inverse: inverse)
         lastEditTime = now
-        return startsGroup
+        if startsUncommitted { firstUncommittedEditTime = now }
+        return startsGroup || startsUncommitted
+    }
+
+    /// Notes that the open group's edits not yet committed were committed as `change`, made on `shown` (the group
+    /// stays open).
+    mutating func committedEdits(as change: Change, madeOn shown: ChangeHash) {
+        group.markUncommittedCommitted()
+        firstUncommittedEditTime = nil
+        stepIsChain =
+            stepIsChain && change.parents == [shown] && stepChanges.count < UndoHistory<Model.Operation>.sourceLimit
+        stepChanges.append(change.id)
     }
 
     /// Ends the open group once it is committed at `now`, with the history that records it.
@@ -45,13 +65,17 @@ struct EditingSession<Model: DocumentModel> {
         history = newHistory
         group = EditGroup()
         lastCommitTime = now
+        firstUncommittedEditTime = nil
+        stepChanges = []
+        stepIsChain = true
     }
 
-    /// `model`, which shows the open group's edits, without them: the state at the change the group builds on.
+    /// `model`, which shows the open group's edits, without those not yet committed: the state at the document's
+    /// head (the change the group builds on, or the last its edits were committed as).
     func withoutOpenGroup(_ model: Model) -> Model {
-        guard hasOpenGroup else { return model }
+        guard group.hasUncommittedEdits else { return model }
         var state = model
-        for operation in group.undoOperations { _ = try? state.apply(operation) }
+        for operation in group.uncommittedUndoOperations { _ = try? state.apply(operation) }
         return state
     }
 }

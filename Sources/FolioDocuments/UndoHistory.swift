@@ -16,11 +16,28 @@ struct UndoHistory<Operation: DocumentOperation>: Equatable {
     struct Step: Equatable {
         /// The change that an undo or redo made from this step names (`Edit.Intent`).
         var target: ChangeID
-        /// The change whose effect the step reverses: the edit or redo for an undo step, the undo for a redo step.
-        /// `nil` only for a step saved by a version that copied operations (undo format 1).
-        var source: ChangeID?
-        /// The operations that reverse `source`, in the order to apply them; `nil` until computed from the log.
+        /// The changes whose effect the step reverses, in the order they were made, each made on the one before: the
+        /// edit (or the several changes one group of edits committed while the library synced live) or the redo for
+        /// an undo step, the undo for a redo step. Empty for a step that keeps its operations (one whose changes
+        /// were made on more than the version shown, or saved by a version that copied operations, undo format 1).
+        var sources: [ChangeID]
+        /// The operations that reverse `sources`, in the order to apply them; `nil` until computed from the log.
         var operations: [Operation]?
+
+        /// A step reversing `sources`.
+        init(target: ChangeID, sources: [ChangeID], operations: [Operation]?) {
+            self.target = target
+            self.sources = sources
+            self.operations = operations
+        }
+
+        /// A step reversing one change, or none (`nil`: the step keeps its operations).
+        init(target: ChangeID, source: ChangeID?, operations: [Operation]?) {
+            self.init(target: target, sources: source.map { [$0] } ?? [], operations: operations)
+        }
+
+        /// The first change the step reverses, if it names any.
+        var source: ChangeID? { sources.first }
     }
 
     /// The deepest history kept; older steps are dropped.
@@ -69,13 +86,17 @@ struct UndoHistory<Operation: DocumentOperation>: Equatable {
     static var stateKey: LocalStateKey { LocalStateKey("undo") }
 
     /// Format 2: the devices named, then each stack as its steps, a step being its target and, by reference, its
-    /// source (form 0), or its operations for a step that has no source (form 1, read from format 1).
+    /// source (form 0) or sources (form 2, a step of several changes), or its operations for a step that has no
+    /// source (form 1, read from format 1 too).
     ///
     /// ```
     /// 2, device count, devices (16 bytes each),
     /// per stack (undo, redo): step count, per step: form, target (device index, seq),
     ///     form 0: source (device index, seq) | form 1: operations (length-prefixed group)
+    ///     | form 2: source count (2 or more), sources (device index, seq each)
     /// ```
+    ///
+    /// A version that reads only forms 0 and 1 reads a history with form 2 as damaged, that is as empty.
     func encoded() -> Data {
         var devices: [DeviceID] = []
         func index(of device: DeviceID) -> UInt64 {
@@ -87,14 +108,17 @@ struct UndoHistory<Operation: DocumentOperation>: Equatable {
         for stack in [undoSteps, redoSteps] {
             body.write(varint: UInt64(stack.count))
             for step in stack {
-                body.write(varint: step.source == nil ? 1 : 0)
+                body.write(varint: step.sources.isEmpty ? 1 : step.sources.count == 1 ? 0 : 2)
                 body.write(varint: index(of: step.target.device))
                 body.write(varint: step.target.seq)
-                if let source = step.source {
-                    body.write(varint: index(of: source.device))
-                    body.write(varint: source.seq)
-                } else {
+                if step.sources.isEmpty {
                     body.write(lengthPrefixed: Operation.encodeGroup(step.operations ?? []))
+                } else {
+                    if step.sources.count > 1 { body.write(varint: UInt64(step.sources.count)) }
+                    for source in step.sources {
+                        body.write(varint: index(of: source.device))
+                        body.write(varint: source.seq)
+                    }
                 }
             }
         }
@@ -136,6 +160,8 @@ struct UndoHistory<Operation: DocumentOperation>: Equatable {
 
     /// The largest step count a saved stack may declare.
     private static var stepLimit: Int { 10_000 }
+    /// The most changes one saved step may name; a step of more keeps its operations instead.
+    static var sourceLimit: Int { 4_096 }
 
     private static func decodeFormat1(_ reader: inout BinaryReader) throws(CodecError) -> [[Step]]? {
         var stacks: [[Step]] = []
@@ -175,10 +201,19 @@ struct UndoHistory<Operation: DocumentOperation>: Equatable {
             var stack: [Step] = []
             for _ in 0..<count {
                 let form = try reader.nextVarint("a step's form")
-                guard form <= 1, let target = try changeID() else { return nil }
+                guard form <= 2, let target = try changeID() else { return nil }
                 if form == 0 {
                     guard let source = try changeID() else { return nil }
                     stack.append(Step(target: target, source: source, operations: nil))
+                } else if form == 2 {
+                    let count = try reader.nextCount("a step's source count", elementSize: 2, limit: sourceLimit)
+                    guard count >= 2 else { return nil }
+                    var sources: [ChangeID] = []
+                    for _ in 0..<count {
+                        guard let source = try changeID() else { return nil }
+                        sources.append(source)
+                    }
+                    stack.append(Step(target: target, sources: sources, operations: nil))
                 } else {
                     let operations = try Operation.decodeGroup(
                         checking: try reader.nextLengthPrefixed("operations", limit: 1 << 28))
@@ -212,10 +247,20 @@ struct EditGroup<Model: DocumentModel> {
     private var pendingCount = 0
     private var pendingInverseCount = 0
 
+    /// Whether some of the group's edits were committed as changes before the group ended (``takeUncommitted()``).
+    private(set) var hasCommittedEdits = false
+    /// Once some were: the inverses of the edits not yet committed, as made (what ``uncommittedUndoOperations``
+    /// reads); before, those are all the group's inverses.
+    private var uncommittedInverses: [Model.Operation] = []
+    private var uncommittedInverseCount = 0
+
     /// How many edits wait uncombined at most.
     static var pendingLimit: Int { 4_096 }
 
     var isEmpty: Bool { editCount == 0 }
+
+    /// Whether edits of the group wait to be committed as a change.
+    var hasUncommittedEdits: Bool { combinedPrefixCount + pendingCount > 0 }
 
     mutating func add(_ operation: Model.Operation, inverse: Model.Operation) {
         pending.append(operation)
@@ -225,6 +270,33 @@ struct EditGroup<Model: DocumentModel> {
         pendingInverseCount += 1
         if pendingCount >= Self.pendingLimit { combinePending() }
         if pendingInverseCount >= Self.pendingLimit { chunkPendingInverses() }
+        if hasCommittedEdits {
+            uncommittedInverses.append(inverse)
+            uncommittedInverseCount += 1
+            if uncommittedInverseCount >= Self.pendingLimit {
+                uncommittedInverses = Model.combined(uncommittedInverses)
+                uncommittedInverseCount = uncommittedInverses.count
+            }
+        }
+    }
+
+    /// Marks the edits not yet committed as committed (their operations, ``operations``, are now a change): the group
+    /// stays open, one undo step whose inverses still undo all its edits.
+    mutating func markUncommittedCommitted() {
+        combinedPrefix.removeAll()
+        pending.removeAll()
+        combinedPrefixCount = 0
+        pendingCount = 0
+        uncommittedInverses.removeAll()
+        uncommittedInverseCount = 0
+        hasCommittedEdits = true
+    }
+
+    /// The operations that undo the edits not yet committed, in the order to apply them: what takes the model back
+    /// to the group's last committed change (to the state the group was made on while none is).
+    var uncommittedUndoOperations: [Model.Operation] {
+        guard hasCommittedEdits else { return undoOperations }
+        return Model.combined(uncommittedInverses.reversed())
     }
 
     /// Whether the group's operations, combined, number at least `limit`. Combines what was not combined yet only
@@ -255,7 +327,7 @@ struct EditGroup<Model: DocumentModel> {
         pendingInverseCount = 0
     }
 
-    /// The group's operations, combined where the model can.
+    /// The group's operations not yet committed, combined where the model can.
     var operations: [Model.Operation] {
         var group = self
         group.combinePending()

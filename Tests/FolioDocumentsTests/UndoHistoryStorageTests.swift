@@ -168,6 +168,30 @@ import Testing
         try await reopened.close()
     }
 
+    /// A step of several changes (form 2) keeps them in order; one that declares fewer than two reads as damage.
+    @Test func aStepOfSeveralChangesRoundTrips() throws {
+        let device = DeviceID(UUIDBytes(high: 1, low: 2))
+        let other = DeviceID(UUIDBytes(high: 3, low: 4))
+        let sources = [
+            ChangeID(device: device, seq: 4), ChangeID(device: device, seq: 5), ChangeID(device: other, seq: 1),
+        ]
+        var history = UndoHistory<TextDocument.Operation>()
+        history.recordEdit(.init(target: sources[2], sources: sources, operations: [.delete(at: 0, count: 3)]))
+        let decoded = UndoHistory<TextDocument.Operation>(decoding: history.encoded())
+        #expect(decoded.undoSteps.map(\.sources) == [sources])
+        #expect(decoded.undoSteps.map(\.operations) == [nil], "by reference")
+
+        var oneSource = BinaryWriter()
+        oneSource.write(byte: 2)
+        oneSource.write(varint: 1)
+        oneSource.write(fixed: 1)
+        oneSource.write(fixed: 2)
+        oneSource.write(varint: 1)
+        for value: UInt64 in [2, 0, 1, 1, 0, 1] { oneSource.write(varint: value) }  // form 2 naming one source
+        oneSource.write(varint: 0)
+        #expect(UndoHistory<TextDocument.Operation>(decoding: Data(oneSource.bytes)) == UndoHistory())
+    }
+
     @Test func formatTwoRoundTripsItsReferencesAndRefusesDamage() throws {
         let device = DeviceID(UUIDBytes(high: 1, low: 2))
         let other = DeviceID(UUIDBytes(high: 3, low: 4))

@@ -37,6 +37,55 @@ import Testing
         await laptopSync.stop()
     }
 
+    /// While a library syncs live, a keystroke leaves within `AutosavePolicy.liveCommitDelay` (20 ms) rather than when
+    /// its undo group ends (a second after the last keystroke), and the group stays one undo step, whose undo syncs.
+    @Test func keystrokesReachAnotherScreenBeforeTheirUndoGroupEnds() async throws {
+        let fixture = try await ServerFixture.start()
+        let token = try await fixture.token(for: "notes")
+        let phone = try fixture.library("Phone")
+        let laptop = try fixture.library("Laptop")
+        let phoneSync = try await phone.startSyncing(with: fixture.server.libraryURL("notes"), token: token)
+        let laptopSync = try await laptop.startSyncing(with: fixture.server.libraryURL("notes"), token: token)
+        #expect(phone.syncsLive && laptop.syncsLive)
+        let note = try await phone.create(
+            TextDocument.self, named: "Plan", in: .shared, contents: TextDocument(text: "> "))
+        try await eventually("the note on the laptop") { try await laptop.info(of: note.id) != nil }
+        let onLaptop = try await laptop.open(note.id, as: TextDocument.self)
+        try await eventually("the note's text on the laptop") { await onLaptop.model.text == "> " }
+        // Ten keystrokes 50 ms apart, as a person types: one undo group (1 s after the last keystroke), each
+        // keystroke on the laptop well before it ends. A watcher notes when each shows there.
+        let letters = Array("abcdefghij")
+        let watcher = Task { () -> [ContinuousClock.Instant] in
+            var shown: [ContinuousClock.Instant] = []
+            while shown.count < letters.count, !Task.isCancelled {
+                let count = await onLaptop.model.text.count - 2
+                while shown.count < count { shown.append(.now) }
+                try? await Task.sleep(for: .milliseconds(2))
+            }
+            return shown
+        }
+        var typed: [ContinuousClock.Instant] = []
+        for letter in letters {
+            typed.append(.now)
+            try await note.edit(.append(String(letter)))
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try await eventually("the keystrokes on the laptop") { await onLaptop.model.text == "> abcdefghij" }
+        let shown = await watcher.value
+        try #require(shown.count == letters.count)
+        let delays = zip(typed, shown).map { $1 - $0 }.sorted()
+        // Waiting for the group, the first keystroke would show 1.45 s after it was typed, the median 1.2 s.
+        #expect(delays[delays.count / 2] < .milliseconds(900), "keystrokes took \(delays) to show on the laptop")
+        // The ten keystrokes, committed as several changes, are one undo step; its undo reaches the laptop too.
+        try await Task.sleep(for: .milliseconds(1_200))
+        try await note.undo()
+        #expect(await note.model.text == "> ")
+        try await eventually("the undo on the laptop") { await onLaptop.model.text == "> " }
+        await phoneSync.stop()
+        await laptopSync.stop()
+        #expect(!phone.syncsLive)
+    }
+
     @Test func libraryEventsSayWhatArrived() async throws {
         let fixture = try await ServerFixture.start()
         let token = try await fixture.token(for: "notes")
