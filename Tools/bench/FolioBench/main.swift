@@ -2,7 +2,7 @@ import Foundation
 
 // `FolioBench NAME`: runs one benchmark; `Tools/bench/run NAME` builds this in release mode and calls it.
 // Each benchmark prints a readable table and, as its very last line, one JSON object. Arguments after NAME go to the
-// benchmark (only `serve`, `concurrent-trace` and `catch-up` take any).
+// benchmark (only `serve`, `concurrent-trace`, `catch-up` and `live-typing` take any).
 
 let benchmarks: [String: () async throws -> Void] = [
     "append": AppendBenchmark.run,
@@ -18,6 +18,7 @@ let benchmarks: [String: () async throws -> Void] = [
     "pool-latency": PoolLatencyBenchmark.run,
     "serve": ServeBenchmark.run,
     "catch-up": CatchUpBenchmark.run,
+    "live-typing": LiveTypingBenchmark.run,
 ]
 
 let arguments = CommandLine.arguments.dropFirst()
