@@ -6,9 +6,11 @@ import Foundation
 extension Document {
     /// Applies `operation` to the model and records it in the open group.
     ///
-    /// An edit that starts a group first catches up with the log (`catchUp()`), so the model may then hold what a
-    /// sync or another process brought: build position-based operations from ``model`` inside one ``perform(_:)``
-    /// block, so that nothing moves between reading the model and editing it.
+    /// The operation applies to ``model`` as the caller read it: what other devices sent meanwhile shows at the next
+    /// refresh (a live sync refreshes open documents as it receives), and the edit merges with it at the place it
+    /// meant. Build position-based operations from ``model`` inside one ``perform(_:)`` block, so that no refresh
+    /// moves the model between reading it and editing it. An edit that starts a group first catches up with changes
+    /// of this device that another library or process appended to the log, which it must build on.
     ///
     /// - Throws: ``DocumentError`` `.invalidOperation` when the model refuses it (nothing changes), `.closed`,
     ///   `.deleted`, or `.store` when committing the previous group failed.
@@ -17,8 +19,8 @@ extension Document {
         let now = library.clock.now()
         let policy = library.autosave
         if policy.groupEnds(&editing, before: now) { try commit() }
-        // A new group builds on everything the log holds (which may have deleted the document).
-        if !editing.hasOpenGroup { try catchUp() }
+        // A new group builds on everything this device wrote in the log (which may have deleted the document).
+        if !editing.hasOpenGroup { try catchUpWithOwnChanges() }
         try ensureEditable()
         let inverse: Model.Operation
         do {
@@ -41,7 +43,7 @@ extension Document {
     ///
     /// - Throws: ``DocumentError`` `.invalidOperation` when one does not apply (then none is kept), and as ``edit(_:)``.
     public func edit(_ operations: [Model.Operation]) throws(DocumentError) {
-        try prepareToEdit()
+        try prepareToEdit(catchingUp: false)
         let saved = model
         var batch = EditGroup<Model>()
         for operation in operations {
@@ -58,11 +60,12 @@ extension Document {
     }
 
     /// Readies the document for a change made at once: commits the open group, catches up with the log
-    /// (``catchUp()``), and checks that it can be edited.
-    func prepareToEdit() throws(DocumentError) {
+    /// (``catchUp()``, or with `catchingUp` false only with this device's own changes, as an edit whose positions
+    /// the caller took from the model does), and checks that it can be edited.
+    func prepareToEdit(catchingUp: Bool = true) throws(DocumentError) {
         try ensureOpen()
         try commit()
-        try catchUp()
+        if catchingUp { try catchUp() } else { try catchUpWithOwnChanges() }
         try ensureEditable()
     }
 

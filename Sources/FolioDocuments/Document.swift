@@ -168,6 +168,22 @@ public actor Document<Model: DocumentModel>: OpenDocument {
         try refresh()
     }
 
+    /// Picks up what the log holds beyond what the document has seen only when the log holds changes of this device
+    /// the document has not seen (another library on the same directory, another process), which the next change
+    /// must build on not to fork the device's own past. What other devices sent is left to the next refresh: an
+    /// edit's positions were taken from the model the caller read, and a model that moved under them would put the
+    /// edit elsewhere; made on the version the caller saw, the edit merges with what arrived at the place it meant.
+    ///
+    /// - Complexity: one vector read when the log has not moved.
+    func catchUpWithOwnChanges() throws(DocumentError) {
+        try ensureOpen()
+        if !headIsStale {
+            let device = library.store.localDevice.id
+            guard try Self.readVector(of: id, in: library)[device] > seenVector[device] else { return }
+        }
+        try refresh()
+    }
+
     /// Notes that the log holds `change`, appended by the document. The store makes a change on its author's
     /// latest one too: when that one is a change the document had not seen, the model is not the state at the
     /// change, and ``headIsStale`` says so.

@@ -46,6 +46,93 @@ import Testing
         check.expect(merges > 0, "no history merged characters")
     }
 
+    /// Devices each type at the end of a line of their own (where their cursor stays), syncing in random pairs: once
+    /// all have synced, every line holds its device's keystrokes, in the order typed. An edit made at a position of
+    /// a device's model means the character there in every device's merge.
+    @Test(arguments: seeds) func keystrokesAtEachDevicesLineEndStayInOrder(seed tabled: UInt64) async throws {
+        let seed = Self.seed(tabled)
+        var generator = SplitMix64(seed: seed)
+        var check = PropertyCheck(seed: seed)
+        for iteration in 0..<3 {
+            check.iteration = iteration
+            let count = 3 + Int(generator.next() % 4)
+            let fixtures = try (0..<count).map { _ in try LibraryFixture(seed: generator.next()) }
+            let libraries = try fixtures.map(Self.library)
+            let base = (0..<count).map { "\($0):\n" }.joined()
+            let first = try await libraries[0].create(
+                TextDocument.self, named: "Lines", contents: TextDocument(text: base))
+            var documents = [first]
+            for library in libraries.dropFirst() {
+                try exchange(libraries[0], library, first.id)
+                documents.append(try await library.open(first.id, as: TextDocument.self))
+            }
+            var typed = Array(repeating: "", count: count)
+            for step in 0..<60 {
+                let device = Int(generator.next() % UInt64(count))
+                if generator.next() % 3 == 0 {
+                    let other = Int(generator.next() % UInt64(count))
+                    guard other != device else { continue }
+                    try exchange(libraries[device], libraries[other], first.id)
+                    try await documents[device].refresh()
+                    try await documents[other].refresh()
+                    continue
+                }
+                let letter = String(UnicodeScalar(UInt8(97 + step % 26)))
+                typed[device] += letter
+                try await documents[device].perform { document in
+                    var position = 0
+                    for line in document.model.text.split(separator: "\n", omittingEmptySubsequences: false) {
+                        position += line.unicodeScalars.count
+                        if line.hasPrefix("\(device):") { break }
+                        position += 1
+                    }
+                    try document.edit(.insert(at: position, text: letter))
+                }
+            }
+            for _ in 0..<4 {
+                for a in 0..<count {
+                    for b in 0..<count where a != b {
+                        try exchange(libraries[a], libraries[b], first.id)
+                        try await documents[a].refresh()
+                        try await documents[b].refresh()
+                    }
+                }
+            }
+            let expected = (0..<count).map { "\($0):\(typed[$0])\n" }.joined()
+            var texts: [String] = []
+            for document in documents { texts.append(await document.model.text) }
+            for document in documents { try await document.close() }
+            check.expect(Set(texts).count == 1, "the devices disagree: \(texts.map(\.debugDescription))")
+            check.expect(
+                texts[0] == expected, "\(texts[0].debugDescription) ≠ \(expected.debugDescription) (\(count) devices)")
+            if check.shouldStop { return }
+        }
+    }
+
+    /// A change another device made arrives in the log (as a live sync's ingest puts it there) between the moment a
+    /// device reads its model and the moment it edits at a position it read: the edit lands where it was meant, and
+    /// both merge (an edit that caught up first would apply the position to a text that moved).
+    @Test func anEditAppliesToTheTextItsPositionWasReadFrom() async throws {
+        let libraries = try [LibraryFixture(seed: 71), LibraryFixture(seed: 72)].map(Self.library)
+        let first = try await libraries[0].create(
+            TextDocument.self, named: "Lines", contents: TextDocument(text: "0:\n1:\n"))
+        try exchange(libraries[0], libraries[1], first.id)
+        let second = try await libraries[1].open(first.id, as: TextDocument.self)
+        try await second.edit(.insert(at: 2, text: "zero"))
+        let read = await first.model.text
+        #expect(read == "0:\n1:\n")
+        // The other device's change reaches this device's log; its open document has not refreshed yet.
+        try exchange(libraries[0], libraries[1], first.id)
+        try await first.edit(.insert(at: read.unicodeScalars.count - 1, text: "one"))
+        try await first.refresh()
+        try exchange(libraries[0], libraries[1], first.id)
+        try await second.refresh()
+        #expect(await first.model.text == "0:zero\n1:one\n")
+        #expect(await second.model.text == "0:zero\n1:one\n")
+        try await first.close()
+        try await second.close()
+    }
+
     /// Two devices, after edits that merge, delete or replace stretches of one text that share a character, not in
     /// the same way (and a third sometimes types elsewhere): both wait for a person, the merge names the
     /// overlapping stretch, and once the person keeps one version the devices agree on it.
