@@ -13,9 +13,9 @@ extension DocumentLibrary {
     /// the server passes them on (open documents show them at once, and files follow renames, moves and deletes),
     /// and after any failure a new connection after a capped, jittered exponential backoff.
     ///
-    /// Edits reach the server once their document commits them: while the library syncs live, within
-    /// `AutosavePolicy.liveCommitDelay` (20 ms by default) of the edit, the undo group going on for its
-    /// `groupingInterval`; also at the end of an undo group, a save, or `commitOpenDocuments()`.
+    /// Edits reach the server once their document commits them: while the library syncs live, as they are made (or
+    /// within `AutosavePolicy.liveCommitDelay`), the undo group going on for its `groupingInterval`; also at the end
+    /// of an undo group, a save, or `commitOpenDocuments()`.
     ///
     /// - Parameters:
     ///   - url: the library's address on the server, `ws://HOST:PORT/v1/libraries/NAME` (as `folio serve token

@@ -18,14 +18,17 @@ public struct AutosavePolicy: Hashable, Sendable {
     public var groupLimit: Int
     /// While the library syncs live (``DocumentLibrary/syncsLive``), the edits of an open group are committed as a
     /// change this many milliseconds after the first of them, so that other devices see them within about that
-    /// long, while the group stays one undo step until ``groupingInterval`` ends it; 0 commits each edit at once.
+    /// long, while the group stays one undo step until ``groupingInterval`` ends it. 0 (the default) commits each
+    /// edit at once: a keystroke is a change of a few bytes once folded, and two devices' keystrokes are concurrent
+    /// only when typed within the network's delay of each other; a longer delay batches bursts of edits into fewer
+    /// changes, at the price of that much latency and of more concurrent changes between devices typing at once.
     /// `nil` commits edits only when their group ends, live or not.
     public var liveCommitDelay: Int64?
 
     /// Creates a policy.
     public init(
         idleInterval: Int64? = 5_000, unsavedChangeLimit: Int? = 100, saveOnClose: Bool = true,
-        groupingInterval: Int64 = 1_000, groupLimit: Int = 10_000, liveCommitDelay: Int64? = 20
+        groupingInterval: Int64 = 1_000, groupLimit: Int = 10_000, liveCommitDelay: Int64? = 0
     ) {
         precondition(groupLimit >= 1, "a group holds at least one operation")
         self.idleInterval = idleInterval
@@ -37,7 +40,7 @@ public struct AutosavePolicy: Hashable, Sendable {
     }
 
     /// Saves after 5 s idle or 100 unsaved changes and on close; groups edits made within 1 s into one undo step,
-    /// committed then, or 20 ms after they are made while the library syncs live.
+    /// committed then, or each edit at once while the library syncs live.
     public static let standard = AutosavePolicy()
 
     /// Never saves by itself; every edit is its own change, committed at once. What the simulator uses.

@@ -15,9 +15,10 @@ import Testing
         fixture = try LibraryFixture()
     }
 
-    /// The standard grouping (1 s) with the standard live delay (20 ms).
+    /// The standard grouping (1 s) with a live delay of 20 ms.
     func liveLibrary() throws -> DocumentLibrary {
-        let library = try fixture.library(autosave: AutosavePolicy(idleInterval: nil, unsavedChangeLimit: nil))
+        let library = try fixture.library(
+            autosave: AutosavePolicy(idleInterval: nil, unsavedChangeLimit: nil, liveCommitDelay: 20))
         library.noteLiveSync(running: true)
         return library
     }

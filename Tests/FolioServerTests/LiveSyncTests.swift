@@ -37,7 +37,7 @@ import Testing
         await laptopSync.stop()
     }
 
-    /// While a library syncs live, a keystroke leaves within `AutosavePolicy.liveCommitDelay` (20 ms) rather than when
+    /// While a library syncs live, a keystroke leaves as it is made (`AutosavePolicy.liveCommitDelay`) rather than when
     /// its undo group ends (a second after the last keystroke), and the group stays one undo step, whose undo syncs.
     @Test func keystrokesReachAnotherScreenBeforeTheirUndoGroupEnds() async throws {
         let fixture = try await ServerFixture.start()

@@ -19,9 +19,13 @@ final class ServerFixture {
     }
 
     /// Starts a server with its data in a new temporary directory.
+    ///
+    /// Unless `arguments` set it, the hello timeout is 120 s: a device's hello must reach the library, not the
+    /// timeout, however loaded the machine running the suite is (the tests of the timeout set their own).
     static func start(arguments: [String] = [], _ file: String = #fileID) async throws -> ServerFixture {
         let directory = try TemporaryDirectory(file)
-        let server = try await ServerProcess.start(data: try directory.subdirectory("server"), arguments: arguments)
+        let patient = arguments.contains("--hello-timeout") ? arguments : ["--hello-timeout", "120"] + arguments
+        let server = try await ServerProcess.start(data: try directory.subdirectory("server"), arguments: patient)
         return ServerFixture(directory: directory, server: server)
     }
 

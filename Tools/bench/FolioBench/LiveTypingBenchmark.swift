@@ -7,7 +7,7 @@ import Synchronization
 /// `live-typing [--editors N] [--seconds S] [--rate R]`: N devices, each a library of its own syncing live
 /// (`startSyncing`) through a real `folio serve` on loopback (the release build named by `FOLIO_BENCH_FOLIO`), type
 /// into one shared open document at R keystrokes a second each (8), for S seconds (10), each at the end of a line of
-/// its own (its cursor), with the standard autosave policy (undo groups of 1 s, live commits after 20 ms) and the
+/// its own (its cursor), with the standard autosave policy (undo groups of 1 s; while syncing live, each edit committed as it is made) and the
 /// `merge` conflict policy. Measured,
 /// on one clock: the time from a keystroke to its showing in every other device's open document (each device watches
 /// its document's `versionChanges`), whether every device ends with the same text holding every keystroke where and in
