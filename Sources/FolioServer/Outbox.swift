@@ -108,26 +108,28 @@ final class Outbox: Sendable {
     }
 
     /// Waits until the queue drains to a quarter of the bounds or ends; past `timeout`, closes the connection (1008)
-    /// as too slow.
+    /// as too slow. When the waiting task is cancelled (the connection's, at the end of the server's shutdown), the
+    /// queue ends, which lets the wait go; otherwise it would wait for ever.
     func waitUntilDrained(orCloseAfter timeout: Duration) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                    self.whenDrained { done.resume() }
+        await withTaskCancellationHandler {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                        self.whenDrained { done.resume() }
+                    }
                 }
-            }
-            group.addTask {
-                do { try await Task.sleep(for: timeout) } catch {
-                    // Cancelled (the connection's task, at the end of the server's shutdown): the queue ends, which
-                    // lets the wait above go too; otherwise the group would wait for it for ever.
-                    self.finish()
-                    return
+                group.addTask {
+                    // Cancelled once the queue drained (or by the task's cancellation): nothing more to do.
+                    do { try await Task.sleep(for: timeout) } catch { return }
+                    // Ends the queue, which lets the wait above go.
+                    self.close(
+                        code: 1008, reason: "the client read too slowly: it took nothing it was sent for \(timeout)")
                 }
-                // Ends the queue, which lets the wait above go.
-                self.close(code: 1008, reason: "the client read too slowly: it took nothing it was sent for \(timeout)")
+                await group.next()
+                group.cancelAll()
             }
-            await group.next()
-            group.cancelAll()
+        } onCancel: {
+            finish()
         }
     }
 

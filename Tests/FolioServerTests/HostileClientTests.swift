@@ -274,6 +274,49 @@ import Testing
         #expect(stopped < .seconds(8), "the server took \(stopped) to stop")
     }
 
+    /// A client that asks for more than the server queues for it (8 MiB of text no compression shrinks) and starts
+    /// reading only later is waited for, not dropped: once it reads, the server goes on with the same connection
+    /// and sends every reply, and it still answers the next request.
+    @Test func aClientThatReadsLateIsServedToTheEnd() async throws {
+        let context = try await Context()
+        let fixture = context.fixture
+        let endpoint = try ServerEndpoint(url: fixture.server.libraryURL("notes"), token: context.token)
+        let phone = try fixture.library("Phone")
+        let documents = try await randomMegabyteDocuments(12, on: phone)
+        #expect(try await phone.sync(through: WebSocketTransport(endpoint: endpoint)).isComplete)
+        let hand = HandDevice()
+        let late = try await deafClient(of: fixture, token: context.token, hello: hand.hello())
+        defer { late.close() }
+        for document in documents {
+            let request = SyncFrame.encode(.request(document: document, since: VersionVector()), on: hand.channel)
+            _ = late.socket.send(RawWebSocket.frame(opcode: 2, request))
+        }
+        // The replies fill the sockets and more than half the queue: the server waits for the client.
+        try await Task.sleep(for: .seconds(3))
+        let received = try await offThePool { () -> (bytes: Int, closed: Bool) in
+            var bytes = 0
+            while bytes < 12 << 20, let frame = late.nextFrame(within: .seconds(20)) {
+                if frame.opcode == 8 { return (bytes, true) }
+                bytes += frame.payload.count
+            }
+            return (bytes, false)
+        }
+        #expect(!received.closed, "the server closed the connection after \(received.bytes) bytes")
+        #expect(received.bytes >= 12 << 20, "\(received.bytes) bytes of replies")
+        // Still served: another request is answered.
+        let again = SyncFrame.encode(.request(document: documents[0], since: VersionVector()), on: hand.channel)
+        _ = late.socket.send(RawWebSocket.frame(opcode: 2, again))
+        let more = try await offThePool { () -> Int in
+            var bytes = 0
+            while bytes < 1 << 20, let frame = late.nextFrame(within: .seconds(20)), frame.opcode != 8 {
+                bytes += frame.payload.count
+            }
+            return bytes
+        }
+        #expect(more >= 1 << 20, "the next request got \(more) bytes")
+        #expect(try await fixture.metric("folio_connections_open") == 1)
+    }
+
     /// A catch-up larger than what the server queues for a slow client (8 MiB) streams at the pace the client reads:
     /// a new device joins a library of 12 documents of 1 MiB, which the server reads from its log a few at a time.
     @Test func aNewDeviceCatchesUpOnALibraryLargerThanTheQueueBound() async throws {
