@@ -4,12 +4,16 @@ import FolioCore
 /// these at each edit and when its timer wakes, and sleeps until ``nextDueTime(_:changeCount:now:)``.
 extension AutosavePolicy {
     /// Whether the open group ends before an edit at `now`: the grouping interval has passed since the last edit,
-    /// or the group holds ``groupLimit`` operations.
+    /// or the group holds ``groupLimit`` operations not yet committed, or (once some of its edits were committed
+    /// while the library synced live) ``groupLimit`` edits or as many changes as one undo step names.
     @inline(__always)
     func groupEnds<Model>(_ editing: inout EditingSession<Model>, before now: Timestamp) -> Bool {
         guard editing.hasOpenGroup, let last = editing.lastEditTime else { return false }
         return now.millisecondsSince1970 - last.millisecondsSince1970 > groupingInterval
             || editing.group.holds(atLeast: groupLimit)
+            || (editing.group.hasCommittedEdits
+                && (editing.group.editCount >= groupLimit
+                    || editing.stepChanges.count >= UndoHistory<Model.Operation>.sourceLimit))
     }
 
     /// Whether the open group is due to be committed at `now`: the grouping interval has passed since its last edit.

@@ -13,8 +13,8 @@ public struct AutosavePolicy: Hashable, Sendable {
     /// Edits made within this many milliseconds of each other form one change (one undo step); 0 makes every edit
     /// call its own change, committed before the call returns.
     public var groupingInterval: Int64
-    /// A group is committed once it holds this many operations (after combining) not yet committed, whatever the
-    /// timing.
+    /// A group is committed once it holds this many operations (after combining) not yet committed, or, once a live
+    /// sync committed some of its edits (``liveCommitDelay``), this many edits, whatever the timing.
     public var groupLimit: Int
     /// While the library syncs live (``DocumentLibrary/syncsLive``), the edits of an open group are committed as a
     /// change this many milliseconds after the first of them, so that other devices see them within about that

@@ -101,7 +101,8 @@ extension Document {
         }
         editing.committed(with: newHistory, at: library.clock.now())
         head = change
-        saving.noteChange()
+        // One unsaved change a group, as UIDocument counts them, however many changes a live sync made of it.
+        if earlier.isEmpty { saving.noteChange() } else { saving.noteChangeOfCountedGroup() }
         try takeCheckpointIfNeeded(force: false)
         updateConflictState(after: change, madeOn: shown)
         try settleStaleHead()
@@ -117,9 +118,10 @@ extension Document {
         let operations = editing.group.operations
         let shown = head.hash
         let change = try append(.edit(Edit(operations: Model.Operation.encodeGroup(operations))))
+        let firstOfGroup = editing.stepChanges.isEmpty
         editing.committedEdits(as: change, madeOn: shown)
         head = change
-        saving.noteChange()
+        if firstOfGroup { saving.noteChange() } else { saving.noteChangeOfCountedGroup() }
         try takeCheckpointIfNeeded(force: false)
         updateConflictState(after: change, madeOn: shown)
         try settleStaleHead()

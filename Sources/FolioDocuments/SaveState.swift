@@ -19,6 +19,12 @@ struct SaveState: Equatable {
         changesSinceCheckpoint += 1
     }
 
+    /// Counts a change toward the next checkpoint only: one a live sync committed from a group already counted as
+    /// unsaved (an app counts one unsaved change a group).
+    mutating func noteChangeOfCountedGroup() {
+        changesSinceCheckpoint += 1
+    }
+
     /// Whether a checkpoint is due: on `force` (a close) when anything changed, otherwise after `interval` changes.
     func checkpointIsDue(force: Bool, interval: Int) -> Bool {
         changesSinceCheckpoint > 0 && (force || changesSinceCheckpoint >= interval)

@@ -249,8 +249,10 @@ struct EditGroup<Model: DocumentModel> {
 
     /// Whether some of the group's edits were committed as changes before the group ended (``takeUncommitted()``).
     private(set) var hasCommittedEdits = false
-    /// Once some were: the inverses of the edits not yet committed, as made (what ``uncommittedUndoOperations``
-    /// reads); before, those are all the group's inverses.
+    /// Once some were: the inverses of the edits not yet committed (what ``uncommittedUndoOperations`` reads), the
+    /// first ones in chunks (oldest first), each in undo order and combined, the later ones as made; before, those
+    /// are all the group's inverses.
+    private var uncommittedInverseChunks: [[Model.Operation]] = []
     private var uncommittedInverses: [Model.Operation] = []
     private var uncommittedInverseCount = 0
 
@@ -274,8 +276,9 @@ struct EditGroup<Model: DocumentModel> {
             uncommittedInverses.append(inverse)
             uncommittedInverseCount += 1
             if uncommittedInverseCount >= Self.pendingLimit {
-                uncommittedInverses = Model.combined(uncommittedInverses)
-                uncommittedInverseCount = uncommittedInverses.count
+                uncommittedInverseChunks.append(Model.combined(uncommittedInverses.reversed()))
+                uncommittedInverses.removeAll()
+                uncommittedInverseCount = 0
             }
         }
     }
@@ -287,6 +290,7 @@ struct EditGroup<Model: DocumentModel> {
         pending.removeAll()
         combinedPrefixCount = 0
         pendingCount = 0
+        uncommittedInverseChunks.removeAll()
         uncommittedInverses.removeAll()
         uncommittedInverseCount = 0
         hasCommittedEdits = true
@@ -296,7 +300,8 @@ struct EditGroup<Model: DocumentModel> {
     /// to the group's last committed change (to the state the group was made on while none is).
     var uncommittedUndoOperations: [Model.Operation] {
         guard hasCommittedEdits else { return undoOperations }
-        return Model.combined(uncommittedInverses.reversed())
+        // The newest first: the edits after the chunks, then the chunks from the newest.
+        return Model.combined(uncommittedInverses.reversed() + uncommittedInverseChunks.reversed().flatMap { $0 })
     }
 
     /// Whether the group's operations, combined, number at least `limit`. Combines what was not combined yet only

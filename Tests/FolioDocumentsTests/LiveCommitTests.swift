@@ -94,6 +94,51 @@ import Testing
         try await reopened.close()
     }
 
+    /// Many edits after a live commit: their inverses, combined in chunks, still take the model back to the last
+    /// committed change, in the right order.
+    @Test func theEditsAfterALiveCommitUndoToIt() throws {
+        var model = TextDocument(text: "0123456789abcdefghij")
+        var group = EditGroup<TextDocument>()
+        group.add(.append("!"), inverse: try model.apply(.append("!")))
+        group.markUncommittedCommitted()
+        let committed = model
+        var random = SplitMix64(seed: 39)
+        for _ in 0..<9_000 {
+            let length = model.text.unicodeScalars.count
+            let operation: TextDocument.Operation =
+                random.next() % 2 == 0 || length < 2
+                ? .insert(at: Int(random.next() % UInt64(length + 1)), text: "x")
+                : .delete(at: Int(random.next() % UInt64(length - 1)), count: 1)
+            group.add(operation, inverse: try model.apply(operation))
+        }
+        for operation in group.uncommittedUndoOperations { _ = try model.apply(operation) }
+        #expect(model == committed)
+    }
+
+    /// While a live sync commits each edit, a group of continuous typing still ends at `groupLimit` edits, and
+    /// counts as one unsaved change however many changes it made.
+    @Test func aLiveGroupEndsAtItsLimitAndCountsAsOneUnsavedChange() async throws {
+        let library = try fixture.library(
+            autosave: AutosavePolicy(idleInterval: nil, unsavedChangeLimit: nil, groupLimit: 50))
+        library.noteLiveSync(running: true)
+        let document = try await library.create(TextDocument.self, named: "Notes")
+        try await document.save()
+        for _ in 0..<30 { try await document.edit(.append("a")) }
+        #expect(await document.changeCount == 1, "thirty changes of one group: one unsaved change")
+        for _ in 0..<90 { try await document.edit(.append("b")) }
+        // 120 edits: groups of 50, 50 and 20.
+        try await document.undo()
+        let text = await document.model.text
+        #expect(
+            text == String(repeating: "a", count: 30) + String(repeating: "b", count: 70),
+            "the undo takes back the last group, its 20 edits: \(text)")
+        try await document.undo()
+        #expect(
+            await document.model.text == String(repeating: "a", count: 30) + String(repeating: "b", count: 20),
+            "then the 50 edits of the second group")
+        try await document.close()
+    }
+
     @Test func offlineEditsWaitForTheirGroup() async throws {
         let library = try fixture.library(autosave: AutosavePolicy(idleInterval: nil, unsavedChangeLimit: nil))
         let document = try await library.create(TextDocument.self, named: "Notes")
