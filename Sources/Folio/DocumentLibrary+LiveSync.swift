@@ -51,21 +51,21 @@ public final class LibrarySync: Sendable {
     public let events: AsyncStream<LibraryEvent>
     private let live: Mutex<LiveSync?>
     private let continuation: AsyncStream<LibraryEvent>.Continuation
-    /// The library, which counts this sync among its live ones (`DocumentLibrary.syncsLive`) until it stops.
-    private let library: DocumentLibrary
+    /// This sync among the library's live ones (`DocumentLibrary.syncsLive`), until it stops.
+    private let registration: LiveSyncRegistration
 
     init(
         library: DocumentLibrary, endpoint: ServerEndpoint, backoff: Backoff, documents: [DocumentInfo],
         conflicted: [DocumentID]
     ) {
         (events, continuation) = AsyncStream.makeStream(of: LibraryEvent.self, bufferingPolicy: .bufferingNewest(1024))
-        self.library = library
         // From now on open documents commit their edits within `AutosavePolicy.liveCommitDelay`.
-        library.noteLiveSync(running: true)
+        let registration = LiveSyncRegistration(library)
+        self.registration = registration
         // The connection and the observer share one queue: handing an event over wakes no other thread.
         let executor = BlockingWorkExecutor(label: "folio.library-sync")
         let observer = LibraryObserver(
-            library: library, continuation: continuation, executor: executor,
+            library: library, registration: registration, continuation: continuation, executor: executor,
             known: Dictionary(documents.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }),
             conflicted: Set(conflicted))
         live = Mutex(
@@ -81,14 +81,31 @@ public final class LibrarySync: Sendable {
             defer { current = nil }
             return current
         }
-        if running != nil { library.noteLiveSync(running: false) }
+        registration.end()
         await running?.stop()
         continuation.finish()
     }
 
     deinit {
         // Let go of without `stop()`: the library no longer counts it.
-        if live.withLock({ $0 != nil }) { library.noteLiveSync(running: false) }
+        registration.end()
+    }
+}
+
+/// A live sync counted among the library's (`DocumentLibrary.syncsLive`) from its start until it ends: stopped,
+/// let go of, or stopped by itself (a refused token), whichever comes first.
+private final class LiveSyncRegistration: Sendable {
+    let library: DocumentLibrary
+    private let running = Atomic<Bool>(true)
+
+    init(_ library: DocumentLibrary) {
+        self.library = library
+        library.noteLiveSync(running: true)
+    }
+
+    /// Stops counting the sync; later calls do nothing.
+    func end() {
+        if running.exchange(false, ordering: .relaxed) { library.noteLiveSync(running: false) }
     }
 }
 
@@ -99,6 +116,7 @@ public final class LibrarySync: Sendable {
 /// cooperative pool: many libraries syncing in one process never take the pool's few threads from the app.
 private actor LibraryObserver {
     let library: DocumentLibrary
+    let registration: LiveSyncRegistration
     let continuation: AsyncStream<LibraryEvent>.Continuation
     private var caughtUp = false
     private let executor: BlockingWorkExecutor
@@ -109,11 +127,13 @@ private actor LibraryObserver {
     private var conflicted: Set<DocumentID>
 
     init(
-        library: DocumentLibrary, continuation: AsyncStream<LibraryEvent>.Continuation,
-        executor: BlockingWorkExecutor, known: [DocumentID: DocumentInfo], conflicted: Set<DocumentID>
+        library: DocumentLibrary, registration: LiveSyncRegistration,
+        continuation: AsyncStream<LibraryEvent>.Continuation, executor: BlockingWorkExecutor,
+        known: [DocumentID: DocumentInfo], conflicted: Set<DocumentID>
     ) {
         self.executor = executor
         self.library = library
+        self.registration = registration
         self.continuation = continuation
         self.known = known
         self.conflicted = conflicted
@@ -141,6 +161,8 @@ private actor LibraryObserver {
             if !caughtUp { continuation.yield(.syncFailed(reason: reason)) }
             continuation.yield(.connection(.refused(code: code, reason: reason)))
         case .stopped:
+            // Nothing syncs any more: open documents stop committing each edit as it is made.
+            registration.end()
             continuation.yield(.connection(.stopped))
             // Stopped by itself (a refused token): nothing more will come.
             continuation.finish()
