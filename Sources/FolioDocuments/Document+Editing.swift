@@ -20,7 +20,7 @@ extension Document {
         let policy = library.autosave
         if policy.groupEnds(&editing, before: now) { try commit() }
         // A new group builds on everything this device wrote in the log (which may have deleted the document).
-        if !editing.hasOpenGroup { try catchUpWithOwnChanges() }
+        if !editing.hasOpenGroup { try catchUp(onlyOwnChanges: true) }
         try ensureEditable()
         let inverse: Model.Operation
         do {
@@ -43,7 +43,7 @@ extension Document {
     ///
     /// - Throws: ``DocumentError`` `.invalidOperation` when one does not apply (then none is kept), and as ``edit(_:)``.
     public func edit(_ operations: [Model.Operation]) throws(DocumentError) {
-        try prepareToEdit(catchingUp: false)
+        try prepareToEdit(onlyOwnChanges: true)
         let saved = model
         var batch = EditGroup<Model>()
         for operation in operations {
@@ -60,12 +60,12 @@ extension Document {
     }
 
     /// Readies the document for a change made at once: commits the open group, catches up with the log
-    /// (``catchUp()``, or with `catchingUp` false only with this device's own changes, as an edit whose positions
-    /// the caller took from the model does), and checks that it can be edited.
-    func prepareToEdit(catchingUp: Bool = true) throws(DocumentError) {
+    /// (``catchUp(onlyOwnChanges:)``: only with this device's own changes for an edit whose positions the caller
+    /// took from the model), and checks that it can be edited.
+    func prepareToEdit(onlyOwnChanges: Bool = false) throws(DocumentError) {
         try ensureOpen()
         try commit()
-        if catchingUp { try catchUp() } else { try catchUpWithOwnChanges() }
+        try catchUp(onlyOwnChanges: onlyOwnChanges)
         try ensureEditable()
     }
 
@@ -93,19 +93,14 @@ extension Document {
         }
         let operations = editing.group.operations
         let shown = head.hash
-        let isChain = editing.stepIsChain && earlier.count < UndoHistory<Model.Operation>.sourceLimit
+        let session = editing
         let change = try append(.edit(Edit(operations: Model.Operation.encodeGroup(operations)))) { change in
-            let sources = isChain && change.parents == [shown] ? earlier + [change.id] : []
+            let sources = session.continuesChain(change, madeOn: shown) ? earlier + [change.id] : []
             newHistory.recordEdit(.init(target: change.id, sources: sources, operations: undoOperations))
             return newHistory
         }
         editing.committed(with: newHistory, at: library.clock.now())
-        head = change
-        // One unsaved change a group, as UIDocument counts them, however many changes a live sync made of it.
-        if earlier.isEmpty { saving.noteChange() } else { saving.noteChangeOfCountedGroup() }
-        try takeCheckpointIfNeeded(force: false)
-        updateConflictState(after: change, madeOn: shown)
-        try settleStaleHead()
+        try show(committed: change, madeOn: shown, firstOfGroup: earlier.isEmpty)
     }
 
     /// Commits the open group's edits not yet committed as a change, now, leaving the group open: one undo step,
@@ -120,6 +115,13 @@ extension Document {
         let change = try append(.edit(Edit(operations: Model.Operation.encodeGroup(operations))))
         let firstOfGroup = editing.stepChanges.isEmpty
         editing.committedEdits(as: change, madeOn: shown)
+        try show(committed: change, madeOn: shown, firstOfGroup: firstOfGroup)
+    }
+
+    /// Takes `change`, which edits of the open group were committed as on `shown`, as the head: the group counts as
+    /// one unsaved change however many changes a live sync made of it (as UIDocument counts them), each of its
+    /// changes toward the next checkpoint.
+    private func show(committed change: Change, madeOn shown: ChangeHash, firstOfGroup: Bool) throws(DocumentError) {
         head = change
         if firstOfGroup { saving.noteChange() } else { saving.noteChangeOfCountedGroup() }
         try takeCheckpointIfNeeded(force: false)

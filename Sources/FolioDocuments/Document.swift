@@ -161,25 +161,27 @@ public actor Document<Model: DocumentModel>: OpenDocument {
     ///
     /// - Complexity: one vector read when the log has not moved.
     func catchUp() throws(DocumentError) {
-        try ensureOpen()
-        if !headIsStale {
-            guard try Self.readVector(of: id, in: library) != seenVector else { return }
-        }
-        try refresh()
+        try catchUp(onlyOwnChanges: false)
     }
 
-    /// Picks up what the log holds beyond what the document has seen only when the log holds changes of this device
-    /// the document has not seen (another library on the same directory, another process), which the next change
-    /// must build on not to fork the device's own past. What other devices sent is left to the next refresh: an
-    /// edit's positions were taken from the model the caller read, and a model that moved under them would put the
-    /// edit elsewhere; made on the version the caller saw, the edit merges with what arrived at the place it meant.
+    /// Picks up what the log holds beyond what the document has seen, as ``catchUp()`` does; with `onlyOwnChanges`,
+    /// only when the log holds changes of this device the document has not seen (another library on the same
+    /// directory, another process), which the next change must build on not to fork the device's own past. What
+    /// other devices sent is then left to the next refresh: an edit's positions were taken from the model the caller
+    /// read, and a model that moved under them would put the edit elsewhere; made on the version the caller saw, the
+    /// edit merges with what arrived at the place it meant.
     ///
     /// - Complexity: one vector read when the log has not moved.
-    func catchUpWithOwnChanges() throws(DocumentError) {
+    func catchUp(onlyOwnChanges: Bool) throws(DocumentError) {
         try ensureOpen()
         if !headIsStale {
-            let device = library.store.localDevice.id
-            guard try Self.readVector(of: id, in: library)[device] > seenVector[device] else { return }
+            let vector = try Self.readVector(of: id, in: library)
+            if onlyOwnChanges {
+                let device = library.store.localDevice.id
+                guard vector[device] > seenVector[device] else { return }
+            } else {
+                guard vector != seenVector else { return }
+            }
         }
         try refresh()
     }

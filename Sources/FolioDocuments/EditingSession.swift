@@ -54,9 +54,14 @@ struct EditingSession<Model: DocumentModel> {
     mutating func committedEdits(as change: Change, madeOn shown: ChangeHash) {
         group.markUncommittedCommitted()
         firstUncommittedEditTime = nil
-        stepIsChain =
-            stepIsChain && change.parents == [shown] && stepChanges.count < UndoHistory<Model.Operation>.sourceLimit
+        stepIsChain = continuesChain(change, madeOn: shown)
         stepChanges.append(change.id)
+    }
+
+    /// Whether `change`, made on `shown`, extends ``stepChanges`` as a chain the undo step can name: each change made
+    /// on exactly the one before, and no more than one step names.
+    func continuesChain(_ change: Change, madeOn shown: ChangeHash) -> Bool {
+        stepIsChain && change.parents == [shown] && stepChanges.count < UndoHistory<Model.Operation>.sourceLimit
     }
 
     /// Ends the open group once it is committed at `now`, with the history that records it.

@@ -59,13 +59,8 @@ import Testing
             let fixtures = try (0..<count).map { _ in try LibraryFixture(seed: generator.next()) }
             let libraries = try fixtures.map(Self.library)
             let base = (0..<count).map { "\($0):\n" }.joined()
-            let first = try await libraries[0].create(
-                TextDocument.self, named: "Lines", contents: TextDocument(text: base))
-            var documents = [first]
-            for library in libraries.dropFirst() {
-                try exchange(libraries[0], library, first.id)
-                documents.append(try await library.open(first.id, as: TextDocument.self))
-            }
+            let documents = try await Self.open(base, named: "Lines", on: libraries)
+            let first = documents[0]
             var typed = Array(repeating: "", count: count)
             for step in 0..<60 {
                 let device = Int(generator.next() % UInt64(count))
@@ -155,6 +150,19 @@ import Testing
         }
     }
 
+    /// A text document made on the first of `libraries` with `base`, given to the others, open on each.
+    static func open(_ base: String, named name: String, on libraries: [DocumentLibrary]) async throws
+        -> [Document<TextDocument>]
+    {
+        let first = try await libraries[0].create(TextDocument.self, named: name, contents: TextDocument(text: base))
+        var documents = [first]
+        for library in libraries.dropFirst() {
+            try exchange(libraries[0], library, first.id)
+            documents.append(try await library.open(first.id, as: TextDocument.self))
+        }
+        return documents
+    }
+
     static func library(_ fixture: LibraryFixture) throws -> DocumentLibrary {
         try DocumentLibrary(
             at: fixture.root, key: fixture.key, deviceName: fixture.device.name, clock: fixture.clock,
@@ -184,12 +192,8 @@ import Testing
         let letters = Array("abcdefghij")
         let lines = Array("ABCDE")
         let base = (0..<count).map { String(repeating: lines[$0], count: 4) + "\n" }.joined()
-        let first = try await libraries[0].create(TextDocument.self, named: "Notes", contents: TextDocument(text: base))
-        var documents = [first]
-        for library in libraries.dropFirst() {
-            try exchange(libraries[0], library, first.id)
-            documents.append(try await library.open(first.id, as: TextDocument.self))
-        }
+        let documents = try await Self.open(base, named: "Notes", on: libraries)
+        let first = documents[0]
         var waited: [String] = []
         func sync(_ a: Int, _ b: Int) async throws {
             try exchange(libraries[a], libraries[b], first.id)
@@ -275,12 +279,8 @@ import Testing
         let count = generator.next() % 2 == 0 ? 2 : 3
         let fixtures = try (0..<count).map { _ in try LibraryFixture(seed: generator.next()) }
         let libraries = try fixtures.map(Self.library)
-        let first = try await libraries[0].create(TextDocument.self, named: "List", contents: TextDocument(text: base))
-        var documents = [first]
-        for library in libraries.dropFirst() {
-            try exchange(libraries[0], library, first.id)
-            documents.append(try await library.open(first.id, as: TextDocument.self))
-        }
+        let documents = try await Self.open(base, named: "List", on: libraries)
+        let first = documents[0]
         // Edits that merge silently first: each device types a word somewhere.
         for device in 0..<count {
             let length = await documents[device].model.scalarCount

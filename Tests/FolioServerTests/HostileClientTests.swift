@@ -174,6 +174,14 @@ import Testing
         return client
     }
 
+    /// Sends `client`'s requests (as `hand`'s session) for the whole history of each of `documents`.
+    private func ask(_ client: RawWebSocket, as hand: HandDevice, for documents: [DocumentID]) {
+        for document in documents {
+            let request = SyncFrame.encode(.request(document: document, since: VersionVector()), on: hand.channel)
+            _ = client.socket.send(RawWebSocket.frame(opcode: 2, request))
+        }
+    }
+
     /// Everything the server logged, once it has stopped (SIGTERM).
     private func stoppedServerLog(of fixture: ServerFixture) async throws -> String {
         let server = fixture.server
@@ -223,10 +231,7 @@ import Testing
         let hand = HandDevice()
         let asking = try await deafClient(of: fixture, token: token, hello: hand.hello())
         defer { asking.close() }
-        for document in documents {
-            let request = SyncFrame.encode(.request(document: document, since: VersionVector()), on: hand.channel)
-            _ = asking.socket.send(RawWebSocket.frame(opcode: 2, request))
-        }
+        ask(asking, as: hand, for: documents)
         try await eventually("the asking client connected") { try await fixture.metric("folio_connections_open") == 1 }
         try await eventually(within: .seconds(40), "the asking client closed") {
             try await fixture.metric("folio_connections_open") == 0
@@ -249,10 +254,7 @@ import Testing
         let sent = try await fixture.metric("folio_bytes_out_total") ?? 0
         let hand = HandDevice()
         let asking = try await deafClient(of: fixture, token: token, hello: hand.hello())
-        for document in documents {
-            let request = SyncFrame.encode(.request(document: document, since: VersionVector()), on: hand.channel)
-            _ = asking.socket.send(RawWebSocket.frame(opcode: 2, request))
-        }
+        ask(asking, as: hand, for: documents)
         try await eventually("the asking client connected") { try await fixture.metric("folio_connections_open") == 1 }
         // The server has sent more than the sockets hold (4 MiB) and half of what it queues for a client (8 MiB): it
         // reads nothing more from the client until the client reads.
@@ -287,10 +289,7 @@ import Testing
         let hand = HandDevice()
         let late = try await deafClient(of: fixture, token: context.token, hello: hand.hello())
         defer { late.close() }
-        for document in documents {
-            let request = SyncFrame.encode(.request(document: document, since: VersionVector()), on: hand.channel)
-            _ = late.socket.send(RawWebSocket.frame(opcode: 2, request))
-        }
+        ask(late, as: hand, for: documents)
         // The replies fill the sockets and more than half the queue: the server waits for the client.
         try await Task.sleep(for: .seconds(3))
         let received = try await offThePool { () -> (bytes: Int, closed: Bool) in

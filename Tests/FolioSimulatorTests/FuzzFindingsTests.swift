@@ -20,9 +20,7 @@ import Testing
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("FuzzFindings")
 
-    static let files: [String] =
-        (try? FileManager.default.contentsOfDirectory(atPath: directory.path))?
-        .filter { $0.hasSuffix(".yaml") }.sorted() ?? []
+    static let files = scenarioFiles(in: directory)
 
     @Test func findingsAreKept() {
         #expect(Self.files.count >= 3)

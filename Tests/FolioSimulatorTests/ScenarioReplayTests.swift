@@ -13,9 +13,7 @@ import Testing
     static let scenarios = repository.appendingPathComponent("Scenarios")
     static let golden = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden")
 
-    static let files: [String] =
-        (try? FileManager.default.contentsOfDirectory(atPath: scenarios.path))?
-        .filter { $0.hasSuffix(".yaml") }.sorted() ?? []
+    static let files = scenarioFiles(in: scenarios)
 
     @Test func thereAreAtLeastFifteenScenarios() {
         #expect(Self.files.count >= 15)
@@ -43,4 +41,10 @@ import Testing
             )
         }
     }
+}
+
+/// The names of the scenario files (`.yaml`) in `directory`, sorted; none when it cannot be read.
+func scenarioFiles(in directory: URL) -> [String] {
+    (try? FileManager.default.contentsOfDirectory(atPath: directory.path))?
+        .filter { $0.hasSuffix(".yaml") }.sorted() ?? []
 }

@@ -20,11 +20,7 @@ enum CatchUpBenchmark {
             arguments.first.map { URL(fileURLWithPath: $0).standardizedFileURL }
             ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../../../Benchmarks/traces/friendsforever.json.gz").standardizedFileURL
-        guard let path = ProcessInfo.processInfo.environment["FOLIO_BENCH_FOLIO"] else {
-            throw BenchServerError(
-                message: "catch-up: FOLIO_BENCH_FOLIO must name the folio executable (Tools/bench/run sets it)")
-        }
-        let executable = URL(fileURLWithPath: path)
+        let executable = try BenchServer.executable(for: "catch-up")
         let trace = try ConcurrentEditingTrace.load(url)
         let scratch = try ScratchDirectory("catch-up")
         defer { scratch.cleanUp() }

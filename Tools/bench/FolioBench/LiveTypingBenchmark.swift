@@ -112,11 +112,7 @@ enum LiveTypingBenchmark {
 
     static func run() async throws {
         let options = try Options(Array(CommandLine.arguments.dropFirst(2)))
-        guard let path = ProcessInfo.processInfo.environment["FOLIO_BENCH_FOLIO"] else {
-            throw BenchServerError(
-                message: "live-typing: FOLIO_BENCH_FOLIO must name the folio executable (Tools/bench/run sets it)")
-        }
-        let executable = URL(fileURLWithPath: path)
+        let executable = try BenchServer.executable(for: "live-typing")
         let scratch = try ScratchDirectory("live-typing")
         defer { scratch.cleanUp() }
         let data = scratch.file("server")

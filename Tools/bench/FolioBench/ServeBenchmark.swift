@@ -76,11 +76,7 @@ enum ServeBenchmark {
 
     static func run() async throws {
         let options = try Options(Array(CommandLine.arguments.dropFirst(2)))
-        guard let path = ProcessInfo.processInfo.environment["FOLIO_BENCH_FOLIO"] else {
-            throw BenchServerError(
-                message: "serve: FOLIO_BENCH_FOLIO must name the folio executable (Tools/bench/run sets it)")
-        }
-        let executable = URL(fileURLWithPath: path)
+        let executable = try BenchServer.executable(for: "serve")
         let scratch = try ScratchDirectory("serve")
         defer { scratch.cleanUp() }
         let data = scratch.file("server")

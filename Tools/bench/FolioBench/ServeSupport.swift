@@ -45,6 +45,16 @@ final class BenchServer: Sendable {
         self.port = port
     }
 
+    /// The release `folio` executable that `FOLIO_BENCH_FOLIO` names (`Tools/bench/run` sets it), for the benchmark
+    /// `benchmark`.
+    static func executable(for benchmark: String) throws -> URL {
+        guard let path = ProcessInfo.processInfo.environment["FOLIO_BENCH_FOLIO"] else {
+            throw BenchServerError(
+                message: "\(benchmark): FOLIO_BENCH_FOLIO must name the folio executable (Tools/bench/run sets it)")
+        }
+        return URL(fileURLWithPath: path)
+    }
+
     /// Issues a token for `library` with `folio serve token create`.
     static func token(executable: URL, library: String, data: URL) throws -> String {
         let run = try ChildProcess.run(
