@@ -7,7 +7,7 @@ try FileManager.default.createDirectory(at: root, withIntermediateDirectories: t
 defer { try? FileManager.default.removeItem(at: root) }
 
 // A library is a directory of documents and their change logs; it remembers its device from one launch to the next.
-// Conflicts that merge (text character by character) settle by themselves; the others wait for the person.
+// Edits that merge (text character by character) are not conflicts at all; the others wait for the person.
 let policy = ConflictPolicy(default: .merge)
 let iPad = try DocumentLibrary(at: root.appendingPathComponent("iPad"), deviceName: "iPad", conflictPolicy: policy)
 let mac = try DocumentLibrary(at: root.appendingPathComponent("Mac"), deviceName: "Mac", conflictPolicy: policy)
@@ -21,8 +21,7 @@ try await list.close()
 let onIPad = try await iPad.open(named: "Shopping", as: TextDocument.self)
 print("iPad saved", try await onIPad.fileURL.lastPathComponent)
 
-// Sync: each device sends what the other lacks; open documents show what arrived at once. A device settles a
-// conflict as changes arrive and sends its resolution in the same sync; the iPad's second sync receives the Mac's.
+// Sync: each device sends what the other lacks; open documents show what arrived at once.
 func syncBoth() async throws {
     try await iPad.sync(through: cloud)
     try await mac.sync(through: cloud)
@@ -31,7 +30,7 @@ func syncBoth() async throws {
 try await syncBoth()
 let onMac = try await mac.open(named: "Shopping", as: TextDocument.self)
 
-// Edits of different lines on both devices: merged automatically.
+// Edits of different lines on both devices: merged, with nothing to decide and nothing recorded but the edits.
 try await onIPad.edit(.replace("oat milk\neggs\nbread\n"))
 try await onMac.edit(.replace("milk\neggs\nrye bread\n"))
 try await syncBoth()
@@ -49,7 +48,7 @@ if let macs = try await onMac.versions().first(where: { $0.savingDevice.name == 
 }
 try await syncBoth()
 print("iPad shows:", await onIPad.model.text.split(separator: "\n"), await onIPad.state)
-// The loss ledger: each conflict's one resolution, and the versions it discarded.
+// The loss ledger: each decision (here the person's one choice), and the versions it discarded.
 for record in try await onIPad.lossLedger() {
     print("\(record.strategy) by \(record.resolvedBy.name), discarded \(record.discarded.map(\.device.name))")
 }

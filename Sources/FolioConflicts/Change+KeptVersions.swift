@@ -22,14 +22,33 @@ extension Change {
 
 extension Change {
     /// Whether, for a document of `model`, this change is a merge computed from the change graph: a `merge`
-    /// resolution without contents that kept some of its parents, of a model that merges character by character
-    /// (`CharacterMergeable`). Its state is the versions it kept merged, not any one of them: the change itself made
-    /// its contents, as a resolution that stores them does.
+    /// resolution without contents that kept some of its parents, or an edit made on the merge of its several
+    /// parents (`Edit.isMadeOnMerge`), of a model that merges character by character (`CharacterMergeable`). Its
+    /// state is its merged versions (``mergedVersions``) merged, with an edit's operations applied, not any one
+    /// version's.
     public func mergesCharacters<Model: DocumentModel>(of model: Model.Type) -> Bool {
-        // The kind first: most changes are edits, and asking the model's conformance takes longer.
-        guard case .resolution(let resolution) = kind, resolution.strategy == .merge, resolution.contents == nil,
-            model is any CharacterMergeable.Type
-        else { return false }
-        return !keptVersions.isEmpty
+        // The kind first: most changes are edits on one parent, and asking the model's conformance takes longer.
+        switch kind {
+        case .edit(let edit):
+            guard edit.isMadeOnMerge, parents.count > 1 else { return false }
+        case .resolution(let resolution):
+            guard resolution.strategy == .merge, resolution.contents == nil, !keptVersions.isEmpty else { return false }
+        case .baseline, .lifecycle:
+            return false
+        }
+        return model is any CharacterMergeable.Type
+    }
+
+    /// The versions a merge computed from the change graph (``mergesCharacters(of:)``) merges: all the parents of an
+    /// edit made on their merge, the kept versions (``keptVersions``) of a `merge` resolution.
+    public var mergedVersions: [ChangeHash] {
+        if case .edit = kind { return parents }
+        return keptVersions
+    }
+
+    /// Whether the change is an edit made on the merge of its several parents (`Edit.isMadeOnMerge`).
+    public var isEditMadeOnMerge: Bool {
+        guard case .edit(let edit) = kind else { return false }
+        return edit.isMadeOnMerge && parents.count > 1
     }
 }

@@ -29,6 +29,9 @@ enum ChangeCodec {
 
     private enum KindTag: UInt8 { case edit = 0, lifecycle = 1, baseline = 2, resolution = 3 }
     private enum IntentTag: UInt8 { case edit = 0, undo = 1, redo = 2 }
+    /// Set in an edit's intent byte when the edit was made on the merge of its parents (`Edit.isMadeOnMerge`);
+    /// clear in every other edit, so an edit without it encodes as it always did.
+    private static let madeOnMergeBit: UInt8 = 0x80
     private enum LifecycleTag: UInt8 { case create = 0, rename = 1, move = 2, delete = 3, restore = 4 }
     /// The byte a resolution's strategy is written as, in a change's encoding and in a run's
     /// (`ChangeRunCodec+Kinds.swift`); a custom strategy's name follows it.
@@ -125,15 +128,16 @@ enum ChangeCodec {
         switch kind {
         case .edit(let edit):
             writer.write(byte: KindTag.edit.rawValue)
+            let flags = edit.isMadeOnMerge ? madeOnMergeBit : 0
             switch edit.intent {
             case .edit:
-                writer.write(byte: IntentTag.edit.rawValue)
+                writer.write(byte: IntentTag.edit.rawValue | flags)
             case .undo(let target):
-                writer.write(byte: IntentTag.undo.rawValue)
+                writer.write(byte: IntentTag.undo.rawValue | flags)
                 write(target.device.uuid, into: &writer)
                 writer.write(varint: target.seq)
             case .redo(let target):
-                writer.write(byte: IntentTag.redo.rawValue)
+                writer.write(byte: IntentTag.redo.rawValue | flags)
                 write(target.device.uuid, into: &writer)
                 writer.write(varint: target.seq)
             }
@@ -287,13 +291,18 @@ enum ChangeCodec {
         switch tag {
         case .edit:
             let intent: Edit.Intent
-            switch try readTag(&reader, "edit intent", what: "the edit's intent") as IntentTag {
+            let offset = reader.offset
+            let byte = try reader.nextByte("the edit's intent")
+            guard let tag = IntentTag(rawValue: byte & ~madeOnMergeBit) else {
+                throw CodecError(.invalidValue, "unknown edit intent \(byte)", at: offset)
+            }
+            switch tag {
             case .edit: intent = .edit
             case .undo: intent = .undo(of: try readTarget(&reader))
             case .redo: intent = .redo(of: try readTarget(&reader))
             }
             let operations = try reader.nextLengthPrefixed("the operations", limit: Limits.payloadBytes)
-            return .edit(Edit(operations: operations, intent: intent))
+            return .edit(Edit(operations: operations, intent: intent, isMadeOnMerge: byte & madeOnMergeBit != 0))
         case .lifecycle:
             switch try readTag(&reader, "lifecycle event") as LifecycleTag {
             case .create:

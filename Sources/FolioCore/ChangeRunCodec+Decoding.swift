@@ -20,7 +20,7 @@ extension ChangeRunCodec {
                 return .failure(error)
             }
         }
-        let (count, devices, embedded, payload, _) = try header.get()
+        let (format, count, devices, embedded, payload, _) = try header.get()
         let decoded: Result<[Change], CodecError> = payload.withUnsafeBytes { buffer in
             do throws(CodecError) {
                 var reader = BinaryReader(buffer)
@@ -35,7 +35,8 @@ extension ChangeRunCodec {
                 guard reader.isAtEnd else {
                     throw CodecError(.trailingBytes, "\(reader.remaining) bytes follow the columns", at: reader.offset)
                 }
-                var decoder = RunDecoder(document: document, devices: devices, columns: columns, starts: starts)
+                var decoder = RunDecoder(
+                    document: document, format: format, devices: devices, columns: columns, starts: starts)
                 let changes = try decoder.decode(count: count) { outside($0) ?? embedded[$0] }
                 for (index, column) in decoder.columns.enumerated() where !column.isAtEnd {
                     throw CodecError(
@@ -67,7 +68,8 @@ extension ChangeRunCodec {
     }
 
     private typealias Header = (
-        count: Int, devices: [DeviceID], embedded: [ChangeID: ChangeStamp], columns: [UInt8], columnBytes: Int
+        format: UInt8, count: Int, devices: [DeviceID], embedded: [ChangeID: ChangeStamp], columns: [UInt8],
+        columnBytes: Int
     )
 
     /// What a run declares before its columns are inflated: its change count, its devices, the outside stamps it
@@ -94,10 +96,11 @@ extension ChangeRunCodec {
     {
         var reader = BinaryReader(buffer)
         let version = try reader.nextByte("the run's format version")
-        guard version == formatVersion else {
+        guard readableFormats.contains(version) else {
             throw CodecError(
                 .unsupportedVersion,
-                "run format \(version) is not supported (this build reads format \(formatVersion))", at: 0)
+                "run format \(version) is not supported (this build reads formats \(readableFormats.lowerBound) to "
+                    + "\(readableFormats.upperBound))", at: 0)
         }
         let countOffset = reader.offset
         // Every change takes at least a byte in its kind column, so the inflated columns bound the count.
@@ -127,7 +130,7 @@ extension ChangeRunCodec {
                 .oversized, "the columns declare \(length) bytes, more than the limit of \(Limits.columnBytes)",
                 at: lengthOffset)
         }
-        if !inflating { return (Int(count), devices, embedded, [], Int(length)) }
+        if !inflating { return (version, Int(count), devices, embedded, [], Int(length)) }
         let streamOffset = reader.offset
         let stream = try reader.nextBuffer(reader.remaining, "the columns")
         guard let columns = Deflate.inflated(stream, length: Int(length)) else {
@@ -137,7 +140,7 @@ extension ChangeRunCodec {
         guard UInt64(columns.count) >= count else {
             throw CodecError(.truncated, "\(count) changes cannot fit in \(columns.count) bytes", at: countOffset)
         }
-        return (Int(count), devices, embedded, columns, Int(length))
+        return (version, Int(count), devices, embedded, columns, Int(length))
     }
 
     /// Reads the stamps of outside changes a run carries (a varint count, then per stamp a device index, a seq, the
@@ -192,6 +195,8 @@ extension ChangeRunCodec {
     /// The state of one decode: the columns, the changes so far, and what predictions need.
     struct RunDecoder {
         let document: DocumentID
+        /// The run's format: the forms of edits made on a merge are read only in format 2.
+        let format: UInt8
         let devices: [DeviceID]
         var columns: [BinaryReader]
         let starts: [Int]
@@ -210,8 +215,9 @@ extension ChangeRunCodec {
         /// Where a text edit's operations are written (`ChangeRunCodec+Kinds.swift`).
         var group = BinaryWriter(capacity: 64)
 
-        init(document: DocumentID, devices: [DeviceID], columns: [BinaryReader], starts: [Int]) {
+        init(document: DocumentID, format: UInt8, devices: [DeviceID], columns: [BinaryReader], starts: [Int]) {
             self.document = document
+            self.format = format
             self.devices = devices
             self.columns = columns
             self.starts = starts

@@ -22,7 +22,11 @@ import Foundation
 /// to `text`, one after the other, so that typing compresses as text. The form is only a way to store the bytes:
 /// writing the group again from the columns gives the very bytes it was read from, whatever model wrote them.
 extension ChangeRunCodec {
-    fileprivate enum KindForm: UInt8 { case edit = 0, other = 1, resolution = 2, textEdit = 3 }
+    /// The forms a change's kind takes; `editOnMerge` and `textEditOnMerge` (an `edit` or `textEdit` made on a merge,
+    /// `Edit.isMadeOnMerge`) exist from format 2 on.
+    fileprivate enum KindForm: UInt8 {
+        case edit = 0, other = 1, resolution = 2, textEdit = 3, editOnMerge = 4, textEditOnMerge = 5
+    }
     fileprivate enum TextTag: UInt8 { case insert = 0, delete = 1 }
 
     /// A text operation as its group holds it.
@@ -75,13 +79,14 @@ extension ChangeRunCodec.RunEncoder {
     ) {
         switch change.kind {
         case .edit(let edit) where edit.intent == .edit:
+            if edit.isMadeOnMerge { usesMergeForms = true }
             let isText = edit.operations.withUnsafeBytes { buffer in
                 guard let operations = ChangeRunCodec.textOperations(buffer) else { return false }
-                appendText(operations, device: device)
+                appendText(operations, device: device, onMerge: edit.isMadeOnMerge)
                 return true
             }
             if !isText {
-                columns[.kind].write(byte: Form.edit.rawValue)
+                columns[.kind].write(byte: (edit.isMadeOnMerge ? Form.editOnMerge : Form.edit).rawValue)
                 columns[.opLengths].write(varint: UInt64(edit.operations.count))
                 columns[.operations].write(raw: edit.operations)
             }
@@ -104,8 +109,8 @@ extension ChangeRunCodec.RunEncoder {
         columns[.otherKinds].write(lengthPrefixed: bytes.bytes)
     }
 
-    private mutating func appendText(_ operations: [ChangeRunCodec.TextOperation], device: Int) {
-        columns[.kind].write(byte: Form.textEdit.rawValue)
+    private mutating func appendText(_ operations: [ChangeRunCodec.TextOperation], device: Int, onMerge: Bool) {
+        columns[.kind].write(byte: (onMerge ? Form.textEditOnMerge : Form.textEdit).rawValue)
         columns[.textEdits].write(varint: UInt64(operations.count))
         for operation in operations {
             columns[.textTags].write(byte: operation.tag.rawValue)
@@ -151,11 +156,11 @@ extension ChangeRunCodec.RunDecoder {
     ) throws(CodecError) -> ChangeKind {
         let offset = offset(.kind)
         let raw = try columns[.kind].nextByte("a change's kind")
-        guard let form = Form(rawValue: raw) else {
-            throw CodecError(.invalidValue, "unknown kind form \(raw)", at: offset)
+        guard let form = Form(rawValue: raw), format >= 2 || (form != .editOnMerge && form != .textEditOnMerge) else {
+            throw CodecError(.invalidValue, "unknown kind form \(raw) in a run of format \(format)", at: offset)
         }
         switch form {
-        case .edit:
+        case .edit, .editOnMerge:
             let lengthOffset = self.offset(.opLengths)
             let length = try columns[.opLengths].nextVarint("the length of an edit's operations")
             guard length <= UInt64(ChangeCodec.Limits.payloadBytes) else {
@@ -163,7 +168,9 @@ extension ChangeRunCodec.RunDecoder {
                     .oversized, "an edit's operations are \(length) bytes, more than the limit", at: lengthOffset)
             }
             return .edit(
-                Edit(operations: Data(try columns[.operations].nextBuffer(Int(length), "an edit's operations"))))
+                Edit(
+                    operations: Data(try columns[.operations].nextBuffer(Int(length), "an edit's operations")),
+                    isMadeOnMerge: form == .editOnMerge))
         case .other:
             let kindOffset = self.offset(.otherKinds)
             let length = try columns[.otherKinds].nextCount(
@@ -176,8 +183,8 @@ extension ChangeRunCodec.RunDecoder {
             return kind
         case .resolution:
             return .resolution(try readResolution(of: id, parents: parents, outside: outside))
-        case .textEdit:
-            return .edit(Edit(operations: try readText(device: device)))
+        case .textEdit, .textEditOnMerge:
+            return .edit(Edit(operations: try readText(device: device), isMadeOnMerge: form == .textEditOnMerge))
         }
     }
 

@@ -72,8 +72,12 @@ package struct ChangeStamp: Sendable, Equatable {
 /// A reference is a varint device index and a varint `r`: when `r` is even, the seq is the device's latest seq so far
 /// in the run minus `r / 2`; when odd, the seq is `(r − 1) / 2`.
 package enum ChangeRunCodec {
-    /// The format this build writes and reads.
-    package static let formatVersion: UInt8 = 1
+    /// The newest format this build writes and reads: 2, which adds the forms of edits made on a merge
+    /// (`Edit.isMadeOnMerge`). A run without such an edit is written as format 1, which every reader of format 1
+    /// reads as before; this build reads both.
+    package static let formatVersion: UInt8 = 2
+    /// The formats this build reads.
+    package static let readableFormats: ClosedRange<UInt8> = 1...2
 
     /// Bounds on what a run may declare, so that hostile bytes cannot cause large allocations.
     package enum Limits {
@@ -128,7 +132,7 @@ package enum ChangeRunCodec {
             }
         }
         var output = BinaryWriter(capacity: 64 + encoder.devices.ids.count * 16 + stamps.bytes.count)
-        output.write(byte: formatVersion)
+        output.write(byte: encoder.usesMergeForms ? formatVersion : 1)
         output.write(varint: UInt64(changes.count))
         output.write(varint: UInt64(encoder.devices.ids.count))
         for id in encoder.devices.ids {
@@ -150,6 +154,8 @@ package enum ChangeRunCodec {
         var latestLamport: [Int: UInt64] = [:]
         var textEnd: [Int: Int64] = [:]
         var previous: Change?
+        /// Whether an edit made on a merge was written (format 2's forms).
+        var usesMergeForms = false
 
         init(capacity: Int) {
             columns = [BinaryWriter](repeating: BinaryWriter(capacity: capacity * 2), count: Column.allCases.count)

@@ -212,17 +212,28 @@ extension Document {
 
     /// Appends one change made on the version the model shows, writing the undo history in the same transaction.
     ///
-    /// When the change would absorb a competing version of its author's (see ``implicitResolution(by:joining:)``), a
-    /// resolution recording that version as discarded is appended first, in the same transaction.
+    /// When the model shows versions merged silently, the change is made on all of them, and an edit is marked as
+    /// made on their merge (`Edit.isMadeOnMerge`): it is the merge. When the change would absorb a competing version
+    /// of its author's (see ``implicitResolution(by:joining:)``), a resolution recording that version as discarded
+    /// is appended first, in the same transaction.
     func append(
         _ kind: ChangeKind, author: Device? = nil,
         history makeHistory: ((Change) -> UndoHistory<Model.Operation>)? = nil
     ) throws(DocumentError) -> Change {
+        let merge = tracking.mergeShown(at: head.hash)
+        var kind = kind
+        if merge != nil, case .edit(var edit) = kind {
+            edit.isMadeOnMerge = true
+            kind = .edit(edit)
+        }
         let joined = try joinableAbsorbedHeads()
-        let resolution = try implicitResolution(by: author ?? library.store.localDevice, joining: joined)
+        // Made on every version the model shows, the change loses none.
+        let resolution =
+            merge == nil ? try implicitResolution(by: author ?? library.store.localDevice, joining: joined) : nil
         do {
             defer { tracking.joined() }
-            let parents = [head.hash] + tracking.sameStateHeads + joined + (resolution?.discarded ?? [])
+            let shown = merge.map { [head.hash] + $0.others } ?? [head.hash] + tracking.sameStateHeads
+            let parents = shown + joined + (resolution?.discarded ?? [])
             // Joining a delete that a concurrent edit overruled (as an absorbed head, or as the author's own head
             // a resolution discards): a restore on top records that the edit won.
             let joinsMore = !joined.isEmpty || !(resolution?.discarded.isEmpty ?? true)
@@ -284,7 +295,8 @@ extension Document {
         guard let latest else { return nil }
         // The absorbed heads `joined` was chosen among, before the versions are grouped again.
         let absorbed = tracking.absorbedHeads
-        try versionGroups()
+        // Grouped as they are: the change is made on the state the model shows, which merged nothing new.
+        try versionGroups(mergingSilently: false)
         return tracking.conflicts.implicitResolution(
             keeping: head.hash, joining: tracking.sameStateHeads + joined, absorbed: absorbed, authorsLatest: latest)
     }

@@ -251,7 +251,7 @@ extension Document {
         guard saving.checkpointIsDue(force: force, interval: Self.checkpointInterval) else { return }
         do {
             try library.store.checkpoints.save(
-                of: id, at: head.vector, contents: modelWithoutGroup().contents().encoded())
+                of: id, at: head.vector, contents: stateAtHead().contents().encoded())
         } catch {
             throw .store(error, "saving a checkpoint of \(info.displayName)")
         }

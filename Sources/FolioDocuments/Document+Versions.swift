@@ -135,7 +135,7 @@ extension Document {
     /// when it is the state at `head`.
     func rememberShared() {
         guard !editing.group.hasUncommittedEdits, !headIsStale else { return }
-        tracking.rememberShown(head, model: model)
+        tracking.rememberShown(head, model: stateAtHead())
     }
 
     /// The state at `target` from what the document knows already: a head's state as last computed, or the shown
@@ -148,7 +148,7 @@ extension Document {
         at target: Change, replay: DocumentReplay<Model>, shown: Model? = nil
     ) throws(DocumentError) -> DocumentReplay<Model>.Outcome? {
         if let known = tracking.headStates[target.hash] { return .init(model: known.model, skippedOperations: 0) }
-        let starts = tracking.starts(toward: target, head: head, shown: shown ?? model)
+        let starts = tracking.starts(toward: target, head: head, shown: shown ?? stateAtHead())
         for start in starts {
             if let outcome = try replay.advance(start.model, from: start.change, to: target) { return outcome }
         }
@@ -158,11 +158,15 @@ extension Document {
     /// The heads grouped by equal state (the conflict engine's versions): the current version's group first, then
     /// the others in causal order. The heads are read each time; they are grouped again only when they, or the head
     /// shown, changed since they were last grouped.
+    ///
+    /// Versions that merge silently (`ConflictEngine.mergeSilently(hasResolver:in:)`) are one group, and the model
+    /// shows their merge, when `mergingSilently` and nothing stands in the way: an app-defined resolver, edits not
+    /// yet committed (made on the state shown, they would land elsewhere in the merge), a deleted document.
     @discardableResult
-    func versionGroups() throws(DocumentError) -> [HeadGroup<Model>] {
+    func versionGroups(mergingSilently: Bool = true) throws(DocumentError) -> [HeadGroup<Model>] {
         let heads = try library.contentHeads(of: id)
         if !headIsStale, let groups = tracking.versions(ifStill: heads, shown: head.hash) { return groups }
-        let current = modelWithoutGroup()
+        let current = stateAtHead()
         var states: [ChangeHash: Model] = [:]
         let replay = DocumentReplay<Model>(
             store: library.store, document: id, decoded: tracking.decodedOperations)
@@ -176,7 +180,33 @@ extension Document {
                 if let outcome { noteRefusedContents(outcome) }
             }
         }
-        return tracking.observe(heads, states: states, shown: head.hash)
+        let groups = tracking.observe(heads, states: states, shown: head.hash)
+        guard !editing.group.hasUncommittedEdits, !headIsStale else { return groups }
+        let shownMerge = tracking.mergeShown(at: head.hash)
+        if groups.count > 1, mergingSilently, conflictResolver == nil, !info.isDeleted,
+            try tracking.conflicts.mergeSilently(hasResolver: false, in: storedHistory)
+        {
+            let merged = tracking.conflicts.versions[0]
+            tracking.showMerge(
+                .init(
+                    shown: .init(change: head, model: current),
+                    others: merged.heads.map(\.hash).filter { $0 != head.hash }))
+            model = merged.state
+            versionContinuation.yield(merged.head)
+            return tracking.conflicts.versions
+        }
+        if shownMerge != nil {
+            // The versions no longer merge silently (an overlap arrived): the model shows the version at its head.
+            tracking.showMerge(nil)
+            model = current
+        }
+        return groups
+    }
+
+    /// The state at ``head``: the model without the open group's edits, unless the model shows versions merged
+    /// silently, the head's among them.
+    func stateAtHead() -> Model {
+        tracking.mergeShown(at: head.hash)?.shown.model ?? modelWithoutGroup()
     }
 
     /// Groups the heads into versions (once per change of heads, see ``versionGroups()``), says whether the document

@@ -290,8 +290,9 @@ public actor Document<Model: DocumentModel>: OpenDocument {
             tracking.forgetStates()
         } else {
             // The version shown until now is usually still a version (a competing one): its state is known.
-            tracking.headStates[head.hash] = .init(change: head, model: model)
-            outcome = try knownState(at: winner, replay: replay)
+            let shown = stateAtHead()
+            tracking.headStates[head.hash] = .init(change: head, model: shown)
+            outcome = try knownState(at: winner, replay: replay, shown: shown)
         }
         if outcome == nil { outcome = try replay.state(at: winner) }
         guard let outcome else { return false }

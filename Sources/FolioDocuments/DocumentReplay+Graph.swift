@@ -196,7 +196,7 @@ extension DocumentReplay {
             var parents: [Int] = []
             var keeps: Int?
             if isMerge {
-                for hash in change.keptVersions { parents.append(try parentNode(hash, of: next.node, in: &nodes)) }
+                for hash in change.mergedVersions { parents.append(try parentNode(hash, of: next.node, in: &nodes)) }
             } else if reset != nil {
                 // Its contents replace the text of everything it was made on (the versions a resolution merged or
                 // discarded, the heads a baseline joined): all of it is its past, so the text it keeps of another

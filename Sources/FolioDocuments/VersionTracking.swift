@@ -12,6 +12,13 @@ struct VersionTracking<Model: DocumentModel> {
         var model: Model
     }
 
+    /// The versions the model shows merged silently (`ConflictEngine.mergeSilently(hasResolver:in:)`): the head
+    /// shown, with the state at it, and the other heads merged with it. The next edit is made on all of them.
+    struct ShownMerge {
+        var shown: KnownState
+        var others: [ChangeHash]
+    }
+
     /// How many ``sharedStates`` are kept.
     static var sharedStateLimit: Int { 3 }
 
@@ -30,6 +37,8 @@ struct VersionTracking<Model: DocumentModel> {
     /// The heads (versions, then absorbed) and the head shown when the engine last grouped them: while they stay
     /// the same, so do the versions, and they are not grouped again.
     private var observed: (heads: [ChangeHash], shown: ChangeHash)?
+    /// The heads the model shows merged silently, if it does (see ``mergeShown(at:)``).
+    private var shownMerge: ShownMerge?
     /// The operation groups the versions' replays decoded lately, shared by the copies of this value.
     let decodedOperations = DecodedOperations()
 
@@ -66,6 +75,19 @@ struct VersionTracking<Model: DocumentModel> {
         headStates = [:]
         sharedStates = []
         observed = nil
+        shownMerge = nil
+    }
+
+    /// The versions the model shows merged silently, when `head` is still the head shown among them; `nil` when the
+    /// model shows the state at `head` alone.
+    func mergeShown(at head: ChangeHash) -> ShownMerge? {
+        shownMerge?.shown.change.hash == head ? shownMerge : nil
+    }
+
+    /// The model now shows `shown`'s head merged silently with `others` (or, with `nil`, the state at its head).
+    mutating func showMerge(_ merge: ShownMerge?) {
+        shownMerge = merge
+        if let merge { sameStateHeads = merge.others }
     }
 
     /// The next change was made (or failed): the heads it joined are no longer to be joined, and the versions are

@@ -131,9 +131,9 @@ public struct ConcurrentEditingTrace: Sendable {
 
     /// Records the trace in `store` as the changes of devices editing a text document: each agent is the device of
     /// `authors` at its index, each transaction one edit made on the changes of its parents (`root`, the document's
-    /// start, for none). A transaction typed on several parents is made on a `merge` resolution of them that stores
-    /// no text, as a device merging them would make. Returns the changes recorded last on every branch: the heads
-    /// the trace ends with.
+    /// start, for none). A transaction typed on several parents is an edit made on their merge (`Edit.isMadeOnMerge`),
+    /// as a device that shows them merged makes it. Returns the changes recorded last on every branch: the heads the
+    /// trace ends with.
     ///
     /// - Precondition: `authors` has a device per agent.
     /// - Throws: what appending to `store` throws.
@@ -146,12 +146,10 @@ public struct ConcurrentEditingTrace: Sendable {
         for transaction in transactions {
             let parents = transaction.parents.isEmpty ? [root] : transaction.parents.map { changes[$0] }
             for parent in transaction.parents { isParent[parent] = true }
-            var kinds: [ChangeKind] = []
-            if parents.count > 1 {
-                kinds.append(.resolution(Resolution(strategy: .merge, chosen: parents, discarded: [])))
-            }
-            kinds.append(.edit(Edit(operations: TextDocument.Operation.encodeGroup(transaction.operations))))
-            let made = try store.append(kinds, to: document, on: .heads(parents), author: authors[transaction.agent])
+            let edit = Edit(
+                operations: TextDocument.Operation.encodeGroup(transaction.operations), isMadeOnMerge: parents.count > 1)
+            let made = try store.append(
+                [.edit(edit)], to: document, on: .heads(parents), author: authors[transaction.agent])
             changes.append(made.last!.hash)
         }
         return changes.indices.filter { !isParent[$0] }.map { changes[$0] }

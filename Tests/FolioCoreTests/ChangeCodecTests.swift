@@ -19,6 +19,11 @@ struct KindSample: Sendable, CustomTestStringConvertible {
             KindSample(
                 name: "undo", kind: .edit(Edit(operations: Data([0, 1, 2, 0xFF]), intent: .undo(of: undoTarget)))),
             KindSample(name: "redo", kind: .edit(Edit(operations: Data([9]), intent: .redo(of: undoTarget)))),
+            KindSample(
+                name: "edit made on a merge", kind: .edit(Edit(operations: Data([7, 7]), isMadeOnMerge: true))),
+            KindSample(
+                name: "undo made on a merge",
+                kind: .edit(Edit(operations: Data([1]), intent: .undo(of: undoTarget), isMadeOnMerge: true))),
             KindSample(name: "large edit", kind: .edit(Edit(operations: Data((0..<5000).map { UInt8($0 % 251) })))),
             KindSample(
                 name: "create local",

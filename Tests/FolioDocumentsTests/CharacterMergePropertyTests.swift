@@ -176,7 +176,7 @@ import Testing
         var texts: [String]
         /// The reference's text for the log of the first device.
         var reference: String
-        /// How many merges without contents that log holds.
+        /// How many merges computed from the change graph that log holds (edits made on a merge, merges without contents).
         var merges: Int
         /// The texts of the documents left in conflict after a sync, if any.
         var waited: [String]
@@ -240,16 +240,13 @@ import Testing
         var texts: [String] = []
         for document in documents { texts.append(await document.model.text) }
         for document in documents { try await document.close() }
-        let head = try #require(try libraries[0].store.heads(of: first.id).first)
+        // Versions that merged silently stay heads until an edit is made on them.
+        let heads = try libraries[0].store.heads(of: first.id)
         let merges = try libraries[0].store.changes(of: first.id, since: VersionVector()).filter {
-            if case .resolution(let resolution) = $0.kind {
-                resolution.strategy == .merge && resolution.contents == nil
-            } else {
-                false
-            }
+            $0.mergesCharacters(of: TextDocument.self)
         }
         return ApartOutcome(
-            texts: texts, reference: try referenceText(of: first.id, at: head, in: libraries[0].store),
+            texts: texts, reference: try referenceText(of: first.id, at: heads, in: libraries[0].store),
             merges: merges.count, waited: waited)
     }
 
@@ -350,7 +347,7 @@ import Testing
     /// (a `merge` without contents: the versions it kept; another resolution without contents made on several
     /// parents: all of them, keeping its primary parent's text; any other change: its primary parent), with its text
     /// edits (a baseline or a resolution with contents: the replacement of the text).
-    private func referenceText(of document: DocumentID, at head: Change, in store: ChangeLogStore) throws -> String {
+    private func referenceText(of document: DocumentID, at heads: [Change], in store: ChangeLogStore) throws -> String {
         let changes = try store.changes(of: document, since: VersionVector()).sorted {
             ($0.lamport, $0.id) < ($1.lamport, $1.id)
         }
@@ -366,6 +363,8 @@ import Testing
             switch change.kind {
             case .resolution(let resolution) where resolution.strategy == .merge && resolution.contents == nil:
                 parents = change.keptVersions
+            case .edit(let edit) where edit.isMadeOnMerge && change.parents.count > 1:
+                parents = change.parents
             case .resolution(let resolution) where resolution.contents == nil && change.parents.count > 1:
                 // A choice among versions: made on all of them, with the text of the one it keeps.
                 parents = change.parents
@@ -402,6 +401,6 @@ import Testing
                     agent: agents[change.id]!, parents: parents.compactMap { index[$0] }, edits: edits)
             }
         }
-        return reference.text(atVersionOf: [index[head.hash]!])
+        return reference.text(atVersionOf: heads.map { index[$0.hash]! })
     }
 }

@@ -1,0 +1,151 @@
+import FolioConflicts
+import FolioCore
+import FolioModels
+import FolioStore
+import FolioTesting
+import Foundation
+import Testing
+
+@testable import FolioDocuments
+
+/// Typing together is not a conflict: under `merge`, versions of a text that merge character by character without
+/// overlapping show merged, and nothing is recorded until the next edit, which is made on all of them.
+@Suite struct SilentMergeTests {
+    let iPad: LibraryFixture
+    let mac: LibraryFixture
+
+    init() throws {
+        iPad = try LibraryFixture(seed: 41)
+        mac = try LibraryFixture(seed: 42)
+    }
+
+    func library(_ fixture: LibraryFixture, policy: ConflictStrategy = .merge) throws -> DocumentLibrary {
+        try DocumentLibrary(
+            at: fixture.root, key: fixture.key, deviceName: fixture.device.name, clock: fixture.clock,
+            identifiers: fixture.identifiers, autosave: .manual, conflictPolicy: ConflictPolicy(default: policy),
+            backgroundWork: false)
+    }
+
+    /// Two open documents on two devices, after each typed apart at its own place and the logs were exchanged.
+    func typedApart(policy: ConflictStrategy = .merge) async throws -> (
+        a: DocumentLibrary, b: DocumentLibrary, first: Document<TextDocument>, second: Document<TextDocument>
+    ) {
+        let a = try library(iPad, policy: policy)
+        let b = try library(mac, policy: policy)
+        let first = try await a.create(TextDocument.self, named: "Notes", contents: TextDocument(text: "one\ntwo\n"))
+        try exchange(a, b, first.id)
+        let second = try await b.open(first.id, as: TextDocument.self)
+        try await first.edit(.insert(at: 0, text: "A"))
+        try await second.edit(.insert(at: 8, text: "B"))
+        try exchange(a, b, first.id)
+        try await first.refresh()
+        try await second.refresh()
+        return (a, b, first, second)
+    }
+
+    @Test func editsThatMergeLeaveNoResolutionAndNoConflict() async throws {
+        let (a, b, first, second) = try await typedApart()
+        for (library, document) in [(a, first), (b, second)] {
+            #expect(await document.model.text == "Aone\ntwo\nB")
+            #expect(await !document.state.contains(.inConflict))
+            #expect(try await document.versions().count == 1)
+            #expect(try await document.conflictHistory().isEmpty)
+            #expect(try await document.lossLedger().isEmpty)
+            // Nothing was appended for the merge: the two edits are the heads.
+            let heads = try library.store.heads(of: first.id)
+            #expect(heads.count == 2)
+            #expect(heads.allSatisfy { if case .edit = $0.kind { true } else { false } })
+        }
+    }
+
+    @Test func theNextEditIsTheMerge() async throws {
+        let (a, b, first, second) = try await typedApart()
+        let before = try Set(a.store.heads(of: first.id).map(\.hash))
+        try await first.edit(.insert(at: 4, text: "!"))
+        #expect(await first.model.text == "Aone!\ntwo\nB")
+        let heads = try a.store.heads(of: first.id)
+        let edit = try #require(heads.first)
+        #expect(heads.count == 1)
+        #expect(Set(edit.parents) == before)
+        guard case .edit(let made) = edit.kind else {
+            Issue.record("the merge is not an edit")
+            return
+        }
+        #expect(made.isMadeOnMerge)
+        // The other device replays the edit on the same merge; so does a document opened from the log.
+        try exchange(a, b, first.id)
+        try await second.refresh()
+        #expect(await second.model.text == "Aone!\ntwo\nB")
+        try await first.close()
+        let reopened = try await a.open(first.id, as: TextDocument.self)
+        #expect(await reopened.model.text == "Aone!\ntwo\nB")
+        #expect(try a.store.changes(of: first.id, since: VersionVector()).allSatisfy {
+            if case .resolution = $0.kind { false } else { true }
+        })
+    }
+
+    /// Undo of an edit made on a merge takes back that edit only, and the undo syncs.
+    @Test func anEditMadeOnAMergeUndoes() async throws {
+        let (a, b, first, second) = try await typedApart()
+        try await first.edit(.insert(at: 4, text: "!"))
+        try await first.undo()
+        #expect(await first.model.text == "Aone\ntwo\nB")
+        try exchange(a, b, first.id)
+        try await second.refresh()
+        #expect(await second.model.text == "Aone\ntwo\nB")
+        #expect(try a.store.heads(of: first.id).count == 1)
+    }
+
+    /// Typing goes on at both devices, each edit made on what arrived: no resolution is ever appended, and both
+    /// end with the same text, every keystroke in it.
+    @Test func keystrokesExchangedAsTheyAreTypedNeverResolve() async throws {
+        let a = try library(iPad)
+        let b = try library(mac)
+        let first = try await a.create(TextDocument.self, named: "Notes", contents: TextDocument(text: "|\n"))
+        try exchange(a, b, first.id)
+        let second = try await b.open(first.id, as: TextDocument.self)
+        for round in 0..<40 {
+            // The iPad types before the line's end, the Mac at the start: never at one place.
+            try await first.edit(.insert(at: await first.model.text.unicodeScalars.count - 1, text: "a"))
+            try await second.edit(.insert(at: 0, text: "b"))
+            if round % 3 != 2 { try exchange(a, b, first.id) }
+            try await first.refresh()
+            try await second.refresh()
+        }
+        try exchange(a, b, first.id)
+        try await first.refresh()
+        try await second.refresh()
+        let text = await first.model.text
+        #expect(await second.model.text == text)
+        #expect(text == String(repeating: "b", count: 40) + "|" + String(repeating: "a", count: 40) + "\n")
+        let log = try a.store.changes(of: first.id, since: VersionVector())
+        #expect(!log.contains { if case .resolution = $0.kind { true } else { false } })
+        #expect(try await first.conflictHistory().isEmpty)
+    }
+
+    /// Edits that overlap (the same word replaced two ways) still wait for a person: a decision is needed.
+    @Test func overlappingEditsStillConflict() async throws {
+        let a = try library(iPad)
+        let b = try library(mac)
+        let first = try await a.create(TextDocument.self, named: "Notes", contents: TextDocument(text: "soy milk\n"))
+        try exchange(a, b, first.id)
+        let second = try await b.open(first.id, as: TextDocument.self)
+        try await first.edit([.delete(at: 0, count: 3), .insert(at: 0, text: "oat")])
+        try await second.edit([.delete(at: 0, count: 3), .insert(at: 0, text: "almond")])
+        try exchange(a, b, first.id)
+        try await first.refresh()
+        #expect(await first.state.contains(.inConflict))
+        #expect(try await first.versions().count == 2)
+    }
+
+    /// Under any other strategy the policy picks, so the versions are a conflict it settles, as before.
+    @Test func latestWinsStillRecordsItsChoice() async throws {
+        let (a, _, first, _) = try await typedApart(policy: .latestWins)
+        let head = try #require(try a.store.heads(of: first.id).first)
+        guard case .resolution(let resolution) = head.kind else {
+            Issue.record("latest wins recorded no choice")
+            return
+        }
+        #expect(resolution.strategy == .latestWins)
+    }
+}
