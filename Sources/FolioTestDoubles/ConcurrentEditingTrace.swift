@@ -147,7 +147,8 @@ public struct ConcurrentEditingTrace: Sendable {
             let parents = transaction.parents.isEmpty ? [root] : transaction.parents.map { changes[$0] }
             for parent in transaction.parents { isParent[parent] = true }
             let edit = Edit(
-                operations: TextDocument.Operation.encodeGroup(transaction.operations), isMadeOnMerge: parents.count > 1)
+                operations: TextDocument.Operation.encodeGroup(transaction.operations), isMadeOnMerge: parents.count > 1
+            )
             let made = try store.append(
                 [.edit(edit)], to: document, on: .heads(parents), author: authors[transaction.agent])
             changes.append(made.last!.hash)

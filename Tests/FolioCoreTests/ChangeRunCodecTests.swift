@@ -47,7 +47,9 @@ import Testing
         #expect(decoded.last?.kind == after.kind)
         // Format 2 only for a run that needs it; its forms are refused in a run that says format 1.
         #expect(bytes.first == 2)
-        let plain = try ChangeRunCodec.encode([run[0], run[1]], of: document) { $0 == root.hash ? ChangeStamp(root) : nil }
+        let plain = try ChangeRunCodec.encode([run[0], run[1]], of: document) {
+            $0 == root.hash ? ChangeStamp(root) : nil
+        }
         #expect(plain.first == 1)
         var downgraded = bytes
         downgraded[0] = 1

@@ -79,9 +79,10 @@ import Testing
         try await first.close()
         let reopened = try await a.open(first.id, as: TextDocument.self)
         #expect(await reopened.model.text == "Aone!\ntwo\nB")
-        #expect(try a.store.changes(of: first.id, since: VersionVector()).allSatisfy {
-            if case .resolution = $0.kind { false } else { true }
-        })
+        #expect(
+            try a.store.changes(of: first.id, since: VersionVector()).allSatisfy {
+                if case .resolution = $0.kind { false } else { true }
+            })
     }
 
     /// Undo of an edit made on a merge takes back that edit only, and the undo syncs.
