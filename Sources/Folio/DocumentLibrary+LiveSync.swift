@@ -1,6 +1,7 @@
 import FolioClient
 import FolioCore
 import FolioDocuments
+import FolioModels
 import FolioStore
 import FolioSync
 import Foundation
@@ -32,10 +33,10 @@ extension DocumentLibrary {
     ) async throws -> LibrarySync {
         let endpoint = try ServerEndpoint(url: url, token: token, allowsCleartext: allowsCleartext)
         // What the library holds now, so that what arrives later is told apart from it.
-        let (documents, conflicted) = await offThePool {
-            let documents = (try? self.catalog(includingDeleted: true)) ?? []
-            let conflicted = documents.filter { (try? self.contentHeads(of: $0.id).versions.count > 1) ?? false }
-            return (documents, conflicted.map(\.id))
+        let documents = await offThePool { (try? self.catalog(includingDeleted: true)) ?? [] }
+        var conflicted: [DocumentID] = []
+        for document in documents where await competes(document.id, type: document.typeIdentifier) {
+            conflicted.append(document.id)
         }
         return LibrarySync(
             library: self, endpoint: endpoint, backoff: backoff, documents: documents, conflicted: conflicted)
@@ -192,7 +193,7 @@ private actor LibraryObserver {
                 continuation.yield(.documentChanged(id))
             }
             known[id] = info
-            let isConflicted = (try? library.contentHeads(of: id).versions.count > 1) ?? false
+            let isConflicted = await library.competes(id, type: info?.typeIdentifier)
             if isConflicted, !(before[id]?.conflicted ?? false) {
                 conflicted.insert(id)
                 continuation.yield(.conflictAppeared(id))
@@ -200,6 +201,22 @@ private actor LibraryObserver {
                 conflicted.remove(id)
                 continuation.yield(.conflictResolved(id))
             }
+        }
+    }
+}
+
+extension DocumentLibrary {
+    /// Whether document `id`, of the type named `type`, has competing versions (``hasCompetingVersions(_:as:)``
+    /// for the models Folio ships, whose versions may merge silently; an app's own model by its heads); false when
+    /// the log cannot be read.
+    func competes(_ id: DocumentID, type: String?) async -> Bool {
+        switch type {
+        case TextDocument.documentType.identifier?:
+            (try? await hasCompetingVersions(id, as: TextDocument.self)) ?? false
+        case PagesDocument.documentType.identifier?:
+            (try? await hasCompetingVersions(id, as: PagesDocument.self)) ?? false
+        default:
+            (try? await hasCompetingVersions(id)) ?? false
         }
     }
 }

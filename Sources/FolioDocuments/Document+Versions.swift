@@ -209,6 +209,9 @@ extension Document {
         tracking.mergeShown(at: head.hash)?.shown.model ?? modelWithoutGroup()
     }
 
+    /// Whether versions compete as the document shows them (``DocumentState/inConflict``).
+    public var showsCompetingVersions: Bool { state.contains(.inConflict) }
+
     /// Groups the heads into versions (once per change of heads, see ``versionGroups()``), says whether the document
     /// is in conflict, and applies the library's strategy (or the app's resolver) to a conflict that appeared.
     func settleVersions() throws(DocumentError) {

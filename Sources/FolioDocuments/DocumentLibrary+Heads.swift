@@ -1,5 +1,6 @@
 import FolioConflicts
 import FolioCore
+import FolioMerge
 import FolioStore
 
 extension DocumentLibrary {
@@ -50,12 +51,48 @@ extension DocumentLibrary {
 }
 
 extension DocumentLibrary {
-    /// Whether document `id` has competing versions (a conflict that a policy or a person has yet to settle).
+    /// Whether document `id` has competing versions (a conflict that a policy or a person has yet to settle): as an
+    /// open document of the library shows them; otherwise whether its heads hold several versions. Versions of a
+    /// model that merges character by character may merge silently under `merge`, which only that model can tell:
+    /// ask ``hasCompetingVersions(_:as:)`` for a document that is not open.
     ///
     /// Runs off the caller's thread.
     ///
     /// - Throws: `DocumentError` `.store` when the log cannot be read.
     public func hasCompetingVersions(_ id: DocumentID) async throws(DocumentError) -> Bool {
-        try await offThePool { () throws(DocumentError) in try self.contentHeads(of: id).versions.count > 1 }
+        if let open = await openDocuments.documents(among: [id]).first { return await open.showsCompetingVersions }
+        return try await offThePool { () throws(DocumentError) in try self.contentHeads(of: id).versions.count > 1 }
+    }
+
+    /// Whether document `id`, of `Model`, has competing versions: as an open document of the library shows them;
+    /// otherwise whether its heads hold several versions that do not merge silently under the library's policy
+    /// (`ConflictEngine.mergeSilently(hasResolver:in:)`; an app-defined resolver of an open document aside).
+    ///
+    /// Runs off the caller's thread. For a document that is not open and whose heads hold several versions of a
+    /// model that merges character by character under `merge`, this replays them (from the latest checkpoint).
+    ///
+    /// - Throws: `DocumentError` `.store` when the log cannot be read, `.invalidContents` when a checkpoint cannot be
+    ///   loaded.
+    public func hasCompetingVersions<Model: DocumentModel>(_ id: DocumentID, as type: Model.Type) async
+        throws(DocumentError) -> Bool
+    {
+        if let open = await openDocuments.documents(among: [id]).first { return await open.showsCompetingVersions }
+        return try await offThePool { () throws(DocumentError) in try self.versionsCompete(id, as: type) }
+    }
+
+    /// What ``hasCompetingVersions(_:as:)`` answers for a document that is not open, on the caller's thread.
+    func versionsCompete<Model: DocumentModel>(_ id: DocumentID, as type: Model.Type) throws(DocumentError) -> Bool {
+        let heads = try contentHeads(of: id)
+        guard heads.versions.count > 1 else { return false }
+        var engine = ConflictEngine<Model>(document: id, policy: conflictPolicy)
+        guard engine.strategy == .merge, Model.self is any CharacterMergeable.Type, let winner = heads.winner else {
+            return true
+        }
+        let replay = DocumentReplay<Model>(store: store, document: id)
+        var states: [ChangeHash: Model] = [:]
+        for head in heads.versions { states[head.hash] = try replay.state(at: head).model }
+        engine.observe(heads, states: states, shown: winner.hash)
+        let history = StoredConflictHistory<Model>(store: store, document: id, subject: "the log of \(id)")
+        return try !engine.mergeSilently(hasResolver: false, in: history)
     }
 }

@@ -11,6 +11,8 @@ protocol OpenDocument: Actor {
     func commit() throws
     /// Throws `.closed` when the document is closed.
     func ensureOpen() throws
+    /// Whether versions compete in the document as it shows them (``DocumentState/inConflict``).
+    var showsCompetingVersions: Bool { get }
 }
 
 /// The documents a library has open, one ``Document`` each: opening a document that is open gives the same one, so

@@ -139,6 +139,23 @@ import Testing
         #expect(try await first.versions().count == 2)
     }
 
+    /// A library tells documents that are not open apart the same way: versions that merge silently do not
+    /// compete, versions that overlap do; an open document answers as it shows itself.
+    @Test func theLibraryTellsWhetherVersionsCompete() async throws {
+        let (a, b, first, second) = try await typedApart()
+        try await second.close()
+        #expect(try await !b.hasCompetingVersions(first.id, as: TextDocument.self))
+        #expect(try await !a.hasCompetingVersions(first.id))
+        try await first.edit(.replace("oat\ntwo\nB"))
+        let reopened = try await b.open(first.id, as: TextDocument.self)
+        try await reopened.edit(.replace("rye\ntwo\nB"))
+        try await reopened.close()
+        try exchange(a, b, first.id)
+        #expect(try await b.hasCompetingVersions(first.id, as: TextDocument.self))
+        try await first.refresh()
+        #expect(try await a.hasCompetingVersions(first.id))
+    }
+
     /// Under any other strategy the policy picks, so the versions are a conflict it settles, as before.
     @Test func latestWinsStillRecordsItsChoice() async throws {
         let (a, _, first, _) = try await typedApart(policy: .latestWins)
