@@ -73,7 +73,8 @@ extension DocumentLibrary {
     ///
     /// - Throws: `DocumentError` `.store` when the log cannot be read, `.invalidContents` when a checkpoint cannot be
     ///   loaded.
-    public func hasCompetingVersions<Model: DocumentModel>(_ id: DocumentID, as type: Model.Type) async
+    public func hasCompetingVersions<Model: DocumentModel>(_ id: DocumentID, as type: Model.Type)
+        async
         throws(DocumentError) -> Bool
     {
         if let open = await openDocuments.documents(among: [id]).first { return await open.showsCompetingVersions }
