@@ -148,6 +148,21 @@ extension Document {
         at target: Change, replay: DocumentReplay<Model>, shown: Model? = nil
     ) throws(DocumentError) -> DocumentReplay<Model>.Outcome? {
         if let known = tracking.headStates[target.hash] { return .init(model: known.model, skippedOperations: 0) }
+        if let merge = tracking.mergeShown(at: head.hash), target.vector.changeCount > head.vector.changeCount {
+            // Another device's edit on the merge shown, or after one: the merge's state is the model's.
+            var joined = head.vector
+            var heads: Set<ChangeHash> = [head.hash]
+            for other in merge.others {
+                guard let state = tracking.headStates[other] else { break }
+                joined.merge(state.change.vector)
+                heads.insert(other)
+            }
+            if heads.count == merge.others.count + 1,
+                let outcome = try replay.advance(merge: modelWithoutGroup(), of: heads, joined: joined, to: target)
+            {
+                return outcome
+            }
+        }
         let starts = tracking.starts(toward: target, head: head, shown: shown ?? stateAtHead())
         for start in starts {
             if let outcome = try replay.advance(start.model, from: start.change, to: target) { return outcome }

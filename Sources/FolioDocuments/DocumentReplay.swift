@@ -103,6 +103,32 @@ struct DocumentReplay<Model: DocumentModel> {
         return apply(chain, onto: model, refused: refused)
     }
 
+    /// The state at `head` from `model`, the merge of `heads` (whose vectors join to `joined`), when `head` is an
+    /// edit made on exactly that merge (`Edit.isMadeOnMerge`), or descends along primary parents from one; `nil`
+    /// otherwise. What a document showing a silent merge needs when another device's edit on the same merge
+    /// arrives: that edit's operations, not a replay of the versions.
+    func advance(
+        merge model: Model, of heads: Set<ChangeHash>, joined: VersionVector, to head: Change
+    ) throws(DocumentError) -> Outcome? {
+        guard joined.isContained(in: head.vector) else { return nil }
+        let tail = try changes(since: joined, within: head.vector)
+        let rule = primaryParentRule(tail)
+        var chain: [Change] = []
+        var current = head
+        while true {
+            if current.isEditMadeOnMerge, current.parents.count == heads.count, heads.isSuperset(of: current.parents) {
+                chain.append(current)
+                return apply(chain, onto: model, refused: [])
+            }
+            var refused: [ChangeHash] = []
+            if isGraphMerge(current) || resetState(at: current, refused: &refused) != nil { return nil }
+            chain.append(current)
+            guard let parent = try Self.primaryParent(of: current, by: rule), joined.isContained(in: parent.vector)
+            else { return nil }
+            current = parent
+        }
+    }
+
     private func replay(to head: Change, from checkpoint: Checkpoint?, refused: inout [ChangeHash])
         throws(DocumentError) -> LineReplay
     {
