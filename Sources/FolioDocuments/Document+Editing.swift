@@ -123,6 +123,8 @@ extension Document {
     /// changes toward the next checkpoint.
     private func show(committed change: Change, madeOn shown: ChangeHash, firstOfGroup: Bool) throws(DocumentError) {
         head = change
+        // A point every device's later changes may descend from: a merge's replay can start here.
+        rememberShared()
         if firstOfGroup { saving.noteChange() } else { saving.noteChangeOfCountedGroup() }
         try takeCheckpointIfNeeded(force: false)
         updateConflictState(after: change, madeOn: shown)

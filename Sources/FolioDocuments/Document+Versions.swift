@@ -184,7 +184,7 @@ extension Document {
         let current = stateAtHead()
         var states: [ChangeHash: Model] = [:]
         let replay = DocumentReplay<Model>(
-            store: library.store, document: id, decoded: tracking.decodedOperations)
+            store: library.store, document: id, decoded: tracking.decodedOperations, known: tracking.knownStates)
         for other in heads.versions {
             if other.hash == head.hash {
                 states[other.hash] = current
@@ -244,7 +244,7 @@ extension Document {
     var storedHistory: StoredConflictHistory<Model> {
         StoredConflictHistory(
             store: library.store, document: id, subject: "the log of \(info.displayName)",
-            decoded: tracking.decodedOperations)
+            decoded: tracking.decodedOperations, known: tracking.knownStates)
     }
 
     func deviceNames() throws(DocumentError) -> [DeviceID: String] {

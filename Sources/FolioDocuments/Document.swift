@@ -282,7 +282,7 @@ public actor Document<Model: DocumentModel>: OpenDocument {
             try settleVersions()
             return head.hash != before
         }
-        let replay = DocumentReplay<Model>(
+        var replay = DocumentReplay<Model>(
             store: library.store, document: id, decoded: tracking.decodedOperations)
         var outcome: DocumentReplay<Model>.Outcome?
         if headIsStale {
@@ -292,6 +292,7 @@ public actor Document<Model: DocumentModel>: OpenDocument {
             // The version shown until now is usually still a version (a competing one): its state is known.
             let shown = stateAtHead()
             tracking.headStates[head.hash] = .init(change: head, model: shown)
+            replay.known = tracking.knownStates
             outcome = try knownState(at: winner, replay: replay, shown: shown)
         }
         if outcome == nil { outcome = try replay.state(at: winner) }

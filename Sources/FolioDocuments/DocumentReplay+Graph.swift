@@ -17,8 +17,9 @@ import HeapModule
 /// line, this is the replay along primary parents.
 ///
 /// The walk goes back from the heads, latest first (by lamport, then change id), and stops at the first change
-/// that every change after it descends from and whose state is known without the graph: the document's latest
-/// checkpoint in the past of every head, or a baseline or resolution with contents. Opening a document with many concurrent branches so costs
+/// that every change after it descends from and whose state is known without the graph: a state the caller knows
+/// (``known``), the document's latest checkpoint in the past of every head, or a baseline or resolution with
+/// contents. Opening a document with many concurrent branches so costs
 /// the changes after that point, not the whole history.
 extension DocumentReplay {
     /// Whether `change` is a merge that the graph computes: a `merge` resolution without contents, of a model that
@@ -183,6 +184,10 @@ extension DocumentReplay {
                 // while it is in that past (the stops only go back), else the latest there.
                 if let found = checkpoint, !found.vector.isContained(in: change.vector) {
                     checkpoint = try latestCheckpoint(within: change.vector)
+                }
+                if let state = known[change.hash] {
+                    base = state as! M
+                    break
                 }
                 if let checkpoint, change.vector == checkpoint.vector {
                     base = try load(checkpoint.contents) as! M

@@ -19,6 +19,10 @@ struct DocumentReplay<Model: DocumentModel> {
     let document: DocumentID
     /// Where decoded operation groups are kept between replays, if anywhere.
     var decoded: DecodedOperations? = nil
+    /// States the caller knows already, by change (an open document's heads and the versions it showed lately): a
+    /// replay from the change graph starts from the latest of them that every later change descends from, as it
+    /// does from a checkpoint, rather than from the log's latest checkpoint.
+    var known: [ChangeHash: Model] = [:]
 
     /// The operations of `edit`, the edit of `change`, decoded (once per change when ``decoded`` keeps them);
     /// `nil` when they do not decode.

@@ -12,9 +12,11 @@ struct StoredConflictHistory<Model: DocumentModel>: ConflictHistory {
     let subject: String
     /// Where the document keeps decoded operation groups, if anywhere.
     var decoded: DecodedOperations? = nil
+    /// States the document knows already (``DocumentReplay/known``).
+    var known: [ChangeHash: Model] = [:]
 
     private var replay: DocumentReplay<Model> {
-        DocumentReplay(store: store, document: document, decoded: decoded)
+        DocumentReplay(store: store, document: document, decoded: decoded, known: known)
     }
 
     func change(_ hash: ChangeHash) throws(DocumentError) -> Change? {

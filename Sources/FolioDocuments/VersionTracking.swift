@@ -20,7 +20,7 @@ struct VersionTracking<Model: DocumentModel> {
     }
 
     /// How many ``sharedStates`` are kept.
-    static var sharedStateLimit: Int { 3 }
+    static var sharedStateLimit: Int { 8 }
 
     /// The conflict engine: groups the heads into versions and decides what the library's policy does about them.
     var conflicts: ConflictEngine<Model>
@@ -103,6 +103,16 @@ struct VersionTracking<Model: DocumentModel> {
         sameStateHeads = []
         headStates = [change.hash: KnownState(change: change, model: state)]
         observed = nil
+    }
+
+    /// The states known by change: the heads', the versions lately shown, and the head shown beside a merge
+    /// (what a replay may start from, ``DocumentReplay/known``).
+    var knownStates: [ChangeHash: Model] {
+        var known: [ChangeHash: Model] = [:]
+        for state in sharedStates { known[state.change.hash] = state.model }
+        for (hash, state) in headStates { known[hash] = state.model }
+        if let shownMerge { known[shownMerge.shown.change.hash] = shownMerge.shown.model }
+        return known
     }
 
     /// Keeps `model`, the state at `head`, among the versions lately shown.
