@@ -115,7 +115,14 @@ extension DocumentReplay {
             (checkpoint, tail) = read
         } else {
             checkpoint = try latestCheckpoint(within: common)
-            tail = try changes(since: checkpoint?.vector ?? VersionVector(), within: limit)
+            // The walk usually stops at the latest known state in the past of every head, when there is one later
+            // than the checkpoint: the log is read from there (a change the walk meets below it is read by itself).
+            var since = checkpoint?.vector ?? VersionVector()
+            for (vector, _) in known.values
+            where vector.isContained(in: common) && vector.changeCount > since.changeCount {
+                since = vector
+            }
+            tail = try changes(since: since, within: limit)
         }
         let rule = primaryParentRule(tail)
         var nodes = WalkNodes(tail)
@@ -186,7 +193,7 @@ extension DocumentReplay {
                     checkpoint = try latestCheckpoint(within: change.vector)
                 }
                 if let state = known[change.hash] {
-                    base = state as! M
+                    base = state.model as! M
                     break
                 }
                 if let checkpoint, change.vector == checkpoint.vector {

@@ -22,7 +22,7 @@ struct DocumentReplay<Model: DocumentModel> {
     /// States the caller knows already, by change (an open document's heads and the versions it showed lately): a
     /// replay from the change graph starts from the latest of them that every later change descends from, as it
     /// does from a checkpoint, rather than from the log's latest checkpoint.
-    var known: [ChangeHash: Model] = [:]
+    var known: [ChangeHash: (vector: VersionVector, model: Model)] = [:]
 
     /// The operations of `edit`, the edit of `change`, decoded (once per change when ``decoded`` keeps them);
     /// `nil` when they do not decode.
@@ -50,6 +50,7 @@ struct DocumentReplay<Model: DocumentModel> {
         var refused: [ChangeHash] = []
         // A baseline, or a resolution with contents, is its own state: nothing before it is read.
         if let state = resetState(at: head, refused: &refused) { return Outcome(model: state, skippedOperations: 0) }
+        if let outcome = try stateNearKnown(at: head) { return outcome }
         let checkpoint: Checkpoint?
         do {
             checkpoint = try store.checkpoints.latest(of: document, within: head.vector)
@@ -68,6 +69,40 @@ struct DocumentReplay<Model: DocumentModel> {
         case .graphMerge(let tail): return try graphState(from: [head], read: (nil, tail))
         case .otherLine: return try graphState(from: [head])
         }
+    }
+
+    /// How many changes ``stateNearKnown(at:)`` walks back before it leaves the state to a replay from a checkpoint.
+    static var nearWalkLimit: Int { 64 }
+
+    /// The state at `head` when a short walk back along primary parents meets a known state (``known``), or a merge
+    /// computed from the change graph (then replayed from the graph, which starts from the known states): what
+    /// arrives while devices type together costs the changes since the versions the document knows, not a read of
+    /// the log since its last checkpoint. `nil` when the walk meets neither within ``nearWalkLimit`` changes.
+    private func stateNearKnown(at head: Change) throws(DocumentError) -> Outcome? {
+        guard !known.isEmpty else { return nil }
+        let rule = primaryParentRule(ReplayTail([]))
+        var chain: [Change] = []
+        var current = head
+        var refused: [ChangeHash] = []
+        while chain.count < Self.nearWalkLimit {
+            if let state = known[current.hash] { return apply(chain, onto: state.model, refused: refused) }
+            if isGraphMerge(current) {
+                guard chain.isEmpty else {
+                    let merged = try graphState(from: [current])
+                    var outcome = apply(chain, onto: merged.model, refused: merged.refusedContents)
+                    outcome.skippedOperations += merged.skippedOperations
+                    return outcome
+                }
+                return try graphState(from: [current])
+            }
+            if let state = resetState(at: current, refused: &refused) {
+                return apply(chain, onto: state, refused: refused)
+            }
+            chain.append(current)
+            guard let parent = try Self.primaryParent(of: current, by: rule) else { return nil }
+            current = parent
+        }
+        return nil
     }
 
     /// What a replay along primary parents found.

@@ -13,7 +13,7 @@ struct StoredConflictHistory<Model: DocumentModel>: ConflictHistory {
     /// Where the document keeps decoded operation groups, if anywhere.
     var decoded: DecodedOperations? = nil
     /// States the document knows already (``DocumentReplay/known``).
-    var known: [ChangeHash: Model] = [:]
+    var known: [ChangeHash: (vector: VersionVector, model: Model)] = [:]
 
     private var replay: DocumentReplay<Model> {
         DocumentReplay(store: store, document: document, decoded: decoded, known: known)

@@ -29,6 +29,11 @@ struct VersionTracking<Model: DocumentModel> {
     /// The states of the last versions the document took without editing them (opened, picked up from others,
     /// settled), newest last. A few at most (``sharedStateLimit``).
     private(set) var sharedStates: [KnownState] = []
+    /// Versions lately shown, a few at least ``stateSpacing`` changes apart, newest last (``sharedStateLimit`` at
+    /// most): where the replay of a merge with a device that saw none of the latest versions starts.
+    private var spacedStates: [KnownState] = []
+    /// How many changes apart ``spacedStates`` are kept.
+    static var stateSpacing: UInt64 { 64 }
     /// Heads that changed only the name or place since contents another head includes: made on by the next change.
     var absorbedHeads: [ChangeHash] = []
     /// Other heads whose state equals the current one: the next change is made on them too, so versions that
@@ -74,6 +79,7 @@ struct VersionTracking<Model: DocumentModel> {
     mutating func forgetStates() {
         headStates = [:]
         sharedStates = []
+        spacedStates = []
         observed = nil
         shownMerge = nil
     }
@@ -107,11 +113,11 @@ struct VersionTracking<Model: DocumentModel> {
 
     /// The states known by change: the heads', the versions lately shown, and the head shown beside a merge
     /// (what a replay may start from, ``DocumentReplay/known``).
-    var knownStates: [ChangeHash: Model] {
-        var known: [ChangeHash: Model] = [:]
-        for state in sharedStates { known[state.change.hash] = state.model }
-        for (hash, state) in headStates { known[hash] = state.model }
-        if let shownMerge { known[shownMerge.shown.change.hash] = shownMerge.shown.model }
+    var knownStates: [ChangeHash: (vector: VersionVector, model: Model)] {
+        var known: [ChangeHash: (vector: VersionVector, model: Model)] = [:]
+        for state in spacedStates + sharedStates + Array(headStates.values) + (shownMerge.map { [$0.shown] } ?? []) {
+            known[state.change.hash] = (state.change.vector, state.model)
+        }
         return known
     }
 
@@ -120,6 +126,10 @@ struct VersionTracking<Model: DocumentModel> {
         guard !sharedStates.contains(where: { $0.change.hash == head.hash }) else { return }
         sharedStates.append(KnownState(change: head, model: model))
         if sharedStates.count > Self.sharedStateLimit { sharedStates.removeFirst() }
+        if head.vector.changeCount >= (spacedStates.last?.change.vector.changeCount ?? 0) + Self.stateSpacing {
+            spacedStates.append(KnownState(change: head, model: model))
+            if spacedStates.count > Self.sharedStateLimit { spacedStates.removeFirst() }
+        }
     }
 
     /// The known states `target` descends from, the nearest first: `shown` (the state at `head`), the heads' states
