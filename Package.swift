@@ -167,6 +167,7 @@ let package = Package(
         .executableTarget(name: "NotesExample", dependencies: ["Folio"], path: "Examples/Notes"),
         .executableTarget(name: "ChecklistExample", dependencies: ["Folio"], path: "Examples/Checklist"),
         .executableTarget(name: "LiveSyncExample", dependencies: ["Folio"], path: "Examples/LiveSync"),
+        .executableTarget(name: "CoEditingExample", dependencies: ["Folio"], path: "Examples/CoEditing"),
         .executableTarget(
             name: "FolioBench",
             dependencies: [
@@ -225,7 +226,7 @@ let package = Package(
             name: "FolioServerTests",
             dependencies: [
                 "FolioTesting", "FolioCore", "FolioStore", "FolioSync", "FolioClient", "FolioServer", "Folio",
-                "FolioModels", "folio", "FolioToolRunner", "LiveSyncExample",
+                "FolioModels", "folio", "FolioToolRunner", "LiveSyncExample", "CoEditingExample",
                 .product(name: "WSClient", package: "swift-websocket"),
             ]),
         .testTarget(

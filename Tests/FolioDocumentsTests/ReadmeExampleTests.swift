@@ -31,6 +31,7 @@ import Testing
         #expect(
             blocks.map(\.file) == [
                 "Examples/Notes/main.swift", "Examples/Checklist/main.swift", "Examples/LiveSync/main.swift",
+                "Examples/CoEditing/main.swift",
             ])
         for block in blocks {
             let file = try String(contentsOf: Self.root.appendingPathComponent(block.file), encoding: .utf8)
