@@ -20,7 +20,10 @@ extension ConflictEngine {
     public mutating func mergeSilently<History: ConflictHistory<Model>>(
         hasResolver: Bool, in history: History
     ) throws(History.Failure) -> Bool {
+        // A version of several heads (devices that made the same contents apart) merges as one, by one of its heads:
+        // an edit on every head would merge them all, each one's text once more. That merge keeps its resolution.
         guard isInConflict, !hasResolver, strategy == .merge, Model.self is any CharacterMergeable.Type,
+            versions.allSatisfy({ $0.heads.count == 1 }),
             case .settle(let settlement)? = try settlementByMerging(in: history),
             settlement.resolution.strategy == .merge, settlement.resolution.contents == nil,
             settlement.resolution.discarded.isEmpty

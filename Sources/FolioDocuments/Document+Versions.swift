@@ -176,7 +176,8 @@ extension Document {
     ///
     /// Versions that merge silently (`ConflictEngine.mergeSilently(hasResolver:in:)`) are one group, and the model
     /// shows their merge, when `mergingSilently` and nothing stands in the way: an app-defined resolver, edits not
-    /// yet committed (made on the state shown, they would land elsewhere in the merge), a deleted document.
+    /// yet committed (made on the state shown, they would land elsewhere in the merge). A deleted document shows
+    /// the merge too: every device that holds the same heads shows the same state.
     @discardableResult
     func versionGroups(mergingSilently: Bool = true) throws(DocumentError) -> [HeadGroup<Model>] {
         let heads = try library.contentHeads(of: id)
@@ -198,7 +199,7 @@ extension Document {
         let groups = tracking.observe(heads, states: states, shown: head.hash)
         guard !editing.group.hasUncommittedEdits, !headIsStale else { return groups }
         let shownMerge = tracking.mergeShown(at: head.hash)
-        if groups.count > 1, mergingSilently, conflictResolver == nil, !info.isDeleted,
+        if groups.count > 1, mergingSilently, conflictResolver == nil,
             try tracking.conflicts.mergeSilently(hasResolver: false, in: storedHistory)
         {
             let merged = tracking.conflicts.versions[0]

@@ -156,6 +156,39 @@ import Testing
         #expect(try await a.hasCompetingVersions(first.id))
     }
 
+    /// Two devices that typed the same line apart are one version: merged with a third device's edit, that version
+    /// counts once, so the merge is recorded (a resolution keeping one of its heads) rather than made silently, and
+    /// every device shows the same text, the line once.
+    @Test func aVersionReachedApartByTwoDevicesMergesOnce() async throws {
+        let fixtures = [iPad, mac, try LibraryFixture(seed: 43)]
+        let libraries = try fixtures.map { try library($0) }
+        let first = try await libraries[0].create(TextDocument.self, named: "List", contents: TextDocument(text: ""))
+        try exchange(libraries[0], libraries[1], first.id)
+        try exchange(libraries[0], libraries[2], first.id)
+        let second = try await libraries[1].open(first.id, as: TextDocument.self)
+        let third = try await libraries[2].open(first.id, as: TextDocument.self)
+        try await first.edit(.append("milk\n"))
+        try await second.edit(.append("milk\n"))
+        try await third.edit(.insert(at: 0, text: "done\n"))
+        for _ in 0..<2 {
+            for (a, b) in [(0, 1), (1, 2), (0, 2)] { try exchange(libraries[a], libraries[b], first.id) }
+            for document in [first, second, third] { try await document.refresh() }
+        }
+        let texts = [await first.model.text, await second.model.text, await third.model.text]
+        #expect(Set(texts).count == 1, "\(texts)")
+        #expect(texts[0].components(separatedBy: "milk").count == 2, "\(texts[0])")
+        try await third.edit(.insert(at: 0, text: "- "))
+        for (a, b) in [(0, 2), (1, 2)] { try exchange(libraries[a], libraries[b], first.id) }
+        for document in [first, second] { try await document.refresh() }
+        let edited = await third.model.text
+        #expect(await first.model.text == edited)
+        #expect(await second.model.text == edited)
+        // A device that replays the whole log shows the same.
+        let late = try library(try LibraryFixture(seed: 44))
+        try exchange(libraries[2], late, first.id)
+        #expect(try await late.open(first.id, as: TextDocument.self).model.text == edited)
+    }
+
     /// Under any other strategy the policy picks, so the versions are a conflict it settles, as before.
     @Test func latestWinsStillRecordsItsChoice() async throws {
         let (a, _, first, _) = try await typedApart(policy: .latestWins)
