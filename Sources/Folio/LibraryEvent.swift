@@ -19,7 +19,10 @@ public enum LibraryEvent: Hashable, Sendable {
     case documentRenamed(DocumentID, from: String, to: String)
     /// Changes from other devices entered a document's log (its open `Document`, if any, shows them already).
     case documentChanged(DocumentID)
-    /// A document now has competing versions.
+    /// A document now has competing versions: versions that need a decision (a person's, or a policy that picks).
+    /// Versions of a text that merge character by character without overlapping, under `merge`, merge silently
+    /// and are no conflict (told for the text and pages models Folio ships, and for any model of a document the app
+    /// has open).
     case conflictAppeared(DocumentID)
     /// A document's competing versions were settled (by a policy, a person, or another device's resolution).
     case conflictResolved(DocumentID)
