@@ -4,7 +4,8 @@ import Foundation
 // One person's device co-editing a shared note with others, live, through a running `folio serve`. Start it once per
 // person, each with a directory of their own, all with the same library address and token:
 //   swift run CoEditingExample DIRECTORY ws://127.0.0.1:8080/v1/libraries/notes TOKEN NAME "TEXT" PEOPLE
-// The first to start creates the note "Meeting notes"; the others open it when it arrives. Each adds a line of their
+// The first to start creates the note "Meeting notes" (start the others once it has joined: two started at once would
+// each make a note of their own); the others open it when it arrives. Each adds a line of their
 // own and types TEXT into it, 8 keystrokes a second, at the end of their line (where their cursor is). Every keystroke
 // leaves as it is made; what the others type shows as it arrives. Typing together is no conflict: the note merges
 // character by character, and its log holds only keystrokes. Once PEOPLE lines are finished (each ends with " ✓"),

@@ -38,6 +38,9 @@ extension ChangeRunCodec {
                 var decoder = RunDecoder(
                     document: document, format: format, devices: devices, columns: columns, starts: starts)
                 let changes = try decoder.decode(count: count) { outside($0) ?? embedded[$0] }
+                guard format < 2 || decoder.sawMergeForm else {
+                    throw CodecError(.notCanonical, "a run of format 2 holds no edit made on a merge", at: 0)
+                }
                 for (index, column) in decoder.columns.enumerated() where !column.isAtEnd {
                     throw CodecError(
                         .trailingBytes, "\(column.remaining) bytes are left in column \(Column.allCases[index])",
@@ -197,6 +200,8 @@ extension ChangeRunCodec {
         let document: DocumentID
         /// The run's format: the forms of edits made on a merge are read only in format 2.
         let format: UInt8
+        /// Whether an edit made on a merge was read: a run of format 2 holds one (a writer uses format 1 otherwise).
+        var sawMergeForm = false
         let devices: [DeviceID]
         var columns: [BinaryReader]
         let starts: [Int]

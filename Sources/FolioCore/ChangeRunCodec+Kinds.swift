@@ -103,6 +103,8 @@ extension ChangeRunCodec.RunEncoder {
     }
 
     private mutating func appendOther(_ kind: ChangeKind) {
+        // An undo or redo made on a merge: its intent byte is format 2's.
+        if case .edit(let edit) = kind, edit.isMadeOnMerge { usesMergeForms = true }
         columns[.kind].write(byte: Form.other.rawValue)
         var bytes = BinaryWriter(capacity: 64)
         ChangeCodec.encodeKind(kind, into: &bytes)
@@ -161,6 +163,7 @@ extension ChangeRunCodec.RunDecoder {
         }
         switch form {
         case .edit, .editOnMerge:
+            if form == .editOnMerge { sawMergeForm = true }
             let lengthOffset = self.offset(.opLengths)
             let length = try columns[.opLengths].nextVarint("the length of an edit's operations")
             guard length <= UInt64(ChangeCodec.Limits.payloadBytes) else {
@@ -180,10 +183,17 @@ extension ChangeRunCodec.RunDecoder {
             guard reader.isAtEnd else {
                 throw CodecError(.trailingBytes, "\(reader.remaining) bytes follow a change's kind", at: kindOffset)
             }
+            if case .edit(let edit) = kind, edit.isMadeOnMerge {
+                guard format >= 2 else {
+                    throw CodecError(.invalidValue, "an edit made on a merge in a run of format 1", at: kindOffset)
+                }
+                sawMergeForm = true
+            }
             return kind
         case .resolution:
             return .resolution(try readResolution(of: id, parents: parents, outside: outside))
         case .textEdit, .textEditOnMerge:
+            if form == .textEditOnMerge { sawMergeForm = true }
             return .edit(Edit(operations: try readText(device: device), isMadeOnMerge: form == .textEditOnMerge))
         }
     }

@@ -218,11 +218,14 @@ extension Document {
     /// made on their merge (`Edit.isMadeOnMerge`): it is the merge. When the change would absorb a competing version
     /// of its author's (see ``implicitResolution(by:joining:)``), a resolution recording that version as discarded
     /// is appended first, in the same transaction.
+    ///
+    /// - Parameter mergedWith: for a baseline of a file this device saved, the other heads whose merge with ``head``
+    ///   the file held (`SavedFileRecord.merged`): the baseline is made on those, not on the version shown now.
     func append(
-        _ kind: ChangeKind, author: Device? = nil,
+        _ kind: ChangeKind, author: Device? = nil, mergedWith saved: [ChangeHash]? = nil,
         history makeHistory: ((Change) -> UndoHistory<Model.Operation>)? = nil
     ) throws(DocumentError) -> Change {
-        let merge = tracking.mergeShown(at: head.hash)
+        let merge = saved == nil ? tracking.mergeShown(at: head.hash) : nil
         var kind = kind
         if merge != nil, case .edit(var edit) = kind {
             edit.isMadeOnMerge = true
@@ -234,11 +237,15 @@ extension Document {
             merge == nil ? try implicitResolution(by: author ?? library.store.localDevice, joining: joined) : nil
         do {
             defer { tracking.joined() }
-            let shown = merge.map { [head.hash] + $0.others } ?? [head.hash] + tracking.sameStateHeads
-            let parents = shown + joined + (resolution?.discarded ?? [])
-            // Joining a delete that a concurrent edit overruled (as an absorbed head, or as the author's own head
-            // a resolution discards): a restore on top records that the edit won.
-            let joinsMore = !joined.isEmpty || !(resolution?.discarded.isEmpty ?? true)
+            let others =
+                saved.map { $0.isEmpty ? tracking.sameStateHeads : $0 } ?? merge?.others ?? tracking.sameStateHeads
+            let parents = [head.hash] + others + joined + (resolution?.discarded ?? [])
+            // Joining a delete that a concurrent edit overruled (as an absorbed head, a head of a merge, or as the
+            // author's own head a resolution discards): a restore on top records that the edit won.
+            let joinsMore =
+                !joined.isEmpty || !(resolution?.discarded.isEmpty ?? true)
+                || (merge.map { !$0.others.isEmpty } ?? false)
+                || !(saved?.isEmpty ?? true)
             let restore = joinsMore && info.restoredByConcurrentEdit && author == nil
             let first = resolution.map { [ChangeKind.resolution($0)] } ?? []
             let kinds = first + [kind] + (restore ? [ChangeKind.lifecycle(.restore)] : [])
@@ -264,7 +271,7 @@ extension Document {
         guard !tracking.absorbedHeads.isEmpty else { return [] }
         let line = library.primaryParentRule(of: id)
         var shown = [head]
-        for hash in tracking.sameStateHeads {
+        for hash in tracking.mergeShown(at: head.hash)?.others ?? tracking.sameStateHeads {
             if let change = try line.lookup(hash) { shown.append(change) }
         }
         var joinable: [ChangeHash] = []

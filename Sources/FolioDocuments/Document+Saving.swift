@@ -146,8 +146,18 @@ extension Document {
         } catch {
             throw .store(error, "reading the saved version")
         }
+        // Made on what the file held: the version saved, merged with the heads it showed merged then (those still in
+        // the log).
+        var merged: [ChangeHash] = []
+        for hash in record.merged {
+            let found: Change?
+            do { found = try library.store.change(hash, of: id) } catch {
+                throw .store(error, "reading the saved version")
+            }
+            if found != nil { merged.append(hash) }
+        }
         // Once adopted, the file is what the document shows: it is noticed once, not at every open.
-        if try adopt(contents, madeOn: saved, author: library.externalDevice) {
+        if try adopt(contents, madeOn: saved, mergedWith: merged, author: library.externalDevice) {
             try recordFile(at: url, holding: contents)
         }
     }
@@ -163,7 +173,7 @@ extension Document {
         let record = SavedFileRecord(
             relativePath: library.relativePath(of: url), contentsHash: hash,
             size: (try? library.fileSystem.attributes(at: url).size) ?? 0, modificationTime: modificationTime(of: url),
-            head: head.hash)
+            head: head.hash, merged: tracking.mergeShown(at: head.hash)?.others ?? [])
         do {
             try library.localState.set([SavedFileRecord.stateKey: record.encoded()], of: id)
         } catch {
@@ -178,9 +188,10 @@ extension Document {
     ///
     /// - Returns: whether the document now shows `contents` (the baseline is the winning version).
     @discardableResult
-    private func adopt(_ contents: DocumentContents, madeOn base: Change, author: Device? = nil) throws(DocumentError)
-        -> Bool
-    {
+    private func adopt(
+        _ contents: DocumentContents, madeOn base: Change, mergedWith merged: [ChangeHash]? = nil,
+        author: Device? = nil
+    ) throws(DocumentError) -> Bool {
         let loaded: Model
         do {
             loaded = try Model(contents: contents)
@@ -193,7 +204,9 @@ extension Document {
         head = base
         let change: Change
         do {
-            change = try append(.baseline(contents: loaded.contents().encoded()), author: author) { _ in UndoHistory() }
+            change = try append(.baseline(contents: loaded.contents().encoded()), author: author, mergedWith: merged) {
+                _ in UndoHistory()
+            }
         } catch {
             head = previousHead
             throw error

@@ -208,6 +208,7 @@ extension Document {
                     shown: .init(change: head, model: current),
                     others: merged.heads.map(\.hash).filter { $0 != head.hash }))
             model = merged.state
+            modelReplaced = true
             versionContinuation.yield(merged.head)
             return tracking.conflicts.versions
         }
@@ -215,6 +216,8 @@ extension Document {
             // The versions no longer merge silently (an overlap arrived): the model shows the version at its head.
             tracking.showMerge(nil)
             model = current
+            modelReplaced = true
+            versionContinuation.yield(head)
         }
         return groups
     }

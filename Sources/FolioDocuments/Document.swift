@@ -43,6 +43,8 @@ public actor Document<Model: DocumentModel>: OpenDocument {
     /// The document's vector in the log when the document last looked (opened, refreshed or appended): a log that
     /// moved beyond it holds changes the next edit must build on (``catchUp()``).
     var seenVector: VersionVector
+    /// Set when the model came to show another merge of the heads (or stopped showing one) without a new head.
+    var modelReplaced = false
     /// Whether `model` may not be the state at `head`: an append joined changes of this device that the document
     /// had not seen (another library on the same directory made them), so the next catch-up replays the head.
     var headIsStale = false
@@ -277,10 +279,12 @@ public actor Document<Model: DocumentModel>: OpenDocument {
         }
         let winner = try library.winningHead(of: id)
         guard winner.hash != head.hash || headIsStale else {
-            // Others' heads may have arrived without changing the version shown: conflicts are still to be seen.
+            // Others' heads may have arrived without changing the version shown: conflicts are still to be seen, and
+            // a merge shown may take them in (or end).
             let before = head.hash
+            modelReplaced = false
             try settleVersions()
-            return head.hash != before
+            return head.hash != before || modelReplaced
         }
         var replay = DocumentReplay<Model>(
             store: library.store, document: id, decoded: tracking.decodedOperations)
@@ -317,6 +321,14 @@ public actor Document<Model: DocumentModel>: OpenDocument {
         throws(DocumentError)
     {
         conflictResolver = resolver
+        if resolver != nil, tracking.mergeShown(at: head.hash) != nil, !editing.group.hasUncommittedEdits {
+            // The resolver sees the versions the model showed merged: the model shows its head's again.
+            model = stateAtHead()
+            tracking.showMerge(nil)
+            tracking.joined()
+            modelReplaced = true
+            try updateConflictState()
+        }
         try applyConflictStrategy()
     }
 

@@ -68,8 +68,8 @@ extension DocumentLibrary {
     /// otherwise whether its heads hold several versions that do not merge silently under the library's policy
     /// (`ConflictEngine.mergeSilently(hasResolver:in:)`; an app-defined resolver of an open document aside).
     ///
-    /// Runs off the caller's thread. For a document that is not open and whose heads hold several versions of a
-    /// model that merges character by character under `merge`, this replays them (from the latest checkpoint).
+    /// Runs off the caller's thread. For a document that is not open and whose heads hold several versions, this
+    /// replays them (from the latest checkpoint) to compare their states.
     ///
     /// - Throws: `DocumentError` `.store` when the log cannot be read, `.invalidContents` when a checkpoint cannot be
     ///   loaded.
@@ -84,15 +84,14 @@ extension DocumentLibrary {
     /// What ``hasCompetingVersions(_:as:)`` answers for a document that is not open, on the caller's thread.
     func versionsCompete<Model: DocumentModel>(_ id: DocumentID, as type: Model.Type) throws(DocumentError) -> Bool {
         let heads = try contentHeads(of: id)
-        guard heads.versions.count > 1 else { return false }
+        guard heads.versions.count > 1, let winner = heads.winner else { return false }
+        // Grouped by state as an open document groups them: heads with equal states are one version.
         var engine = ConflictEngine<Model>(document: id, policy: conflictPolicy)
-        guard engine.strategy == .merge, Model.self is any CharacterMergeable.Type, let winner = heads.winner else {
-            return true
-        }
         let replay = DocumentReplay<Model>(store: store, document: id)
         var states: [ChangeHash: Model] = [:]
         for head in heads.versions { states[head.hash] = try replay.state(at: head).model }
         engine.observe(heads, states: states, shown: winner.hash)
+        guard engine.isInConflict else { return false }
         let history = StoredConflictHistory<Model>(store: store, document: id, subject: "the log of \(id)")
         return try !engine.mergeSilently(hasResolver: false, in: history)
     }

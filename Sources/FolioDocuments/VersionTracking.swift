@@ -93,7 +93,6 @@ struct VersionTracking<Model: DocumentModel> {
     /// The model now shows `shown`'s head merged silently with `others` (or, with `nil`, the state at its head).
     mutating func showMerge(_ merge: ShownMerge?) {
         shownMerge = merge
-        if let merge { sameStateHeads = merge.others }
     }
 
     /// The next change was made (or failed): the heads it joined are no longer to be joined, and the versions are

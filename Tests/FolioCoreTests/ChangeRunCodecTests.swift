@@ -56,6 +56,27 @@ import Testing
         #expect(throws: CodecError.self) {
             try ChangeRunCodec.decode(downgraded, document: document) { $0 == root.id ? ChangeStamp(root) : nil }
         }
+        // A run of format 2 without such an edit would have two encodings: refused.
+        var upgraded = plain
+        upgraded[0] = 2
+        #expect(throws: CodecError.self) {
+            try ChangeRunCodec.decode(upgraded, document: document) { $0 == root.id ? ChangeStamp(root) : nil }
+        }
+        // An undo made on a merge (stored as its canonical kind) needs format 2 too.
+        var undoing = HistoryBuilder()
+        let base = undoing.append(device: 0, parents: [])
+        undoing.append(device: 0, parents: [0])
+        undoing.append(device: 1, parents: [0])
+        undoing.append(
+            device: 1, parents: [1, 2],
+            kind: .edit(Edit(operations: operations, intent: .undo(of: base.id), isMadeOnMerge: true)))
+        let undoRun = Array(undoing.changes.dropFirst())
+        let undoBytes = try ChangeRunCodec.encode(undoRun, of: document) { $0 == base.hash ? ChangeStamp(base) : nil }
+        #expect(undoBytes.first == 2)
+        let undone = try ChangeRunCodec.decode(undoBytes, document: document) {
+            $0 == base.id ? ChangeStamp(base) : nil
+        }
+        #expect(undone.map(\.hash) == undoRun.map(\.hash))
 
         var encoding = merge.encoded()
         let intent = try #require(encoding.lastIndex(of: 0x80))

@@ -4,6 +4,7 @@ import FolioModels
 import FolioStore
 import FolioTesting
 import Foundation
+import Synchronization
 import Testing
 
 @testable import FolioDocuments
@@ -187,6 +188,71 @@ import Testing
         let late = try library(try LibraryFixture(seed: 44))
         try exchange(libraries[2], late, first.id)
         #expect(try await late.open(first.id, as: TextDocument.self).model.text == edited)
+    }
+
+    /// A delete made after an edit, concurrent with another device's edit: the edit keeps the document, and an edit
+    /// made on the merge of the two records that it won (a restore), so no device finds the document deleted.
+    @Test func typingOnAMergeWithADeleteKeepsTheDocument() async throws {
+        let a = try library(iPad)
+        let b = try library(mac)
+        let first = try await a.create(TextDocument.self, named: "Notes", contents: TextDocument(text: "one\ntwo\n"))
+        try exchange(a, b, first.id)
+        let second = try await b.open(first.id, as: TextDocument.self)
+        try await second.edit(.insert(at: 8, text: "B"))
+        try await second.close()
+        try await b.delete(first.id)
+        try await first.edit(.insert(at: 0, text: "A"))
+        try exchange(a, b, first.id)
+        try await first.refresh()
+        try await first.edit(.insert(at: 1, text: "!"))
+        try exchange(a, b, first.id)
+        #expect(try await a.documents().contains { $0.id == first.id })
+        #expect(try await b.documents().contains { $0.id == first.id })
+        let reopened = try await b.open(first.id, as: TextDocument.self)
+        #expect(await reopened.model.text == first.model.text)
+    }
+
+    /// A file saved before another device's typing arrived, then changed by another program: the baseline is made
+    /// on what the file held, so the other device's typing, merged since, stays.
+    @Test func aFileChangedOutsideKeepsTypingItNeverHeld() async throws {
+        let a = try library(iPad)
+        let b = try library(mac)
+        let first = try await a.create(TextDocument.self, named: "Notes", contents: TextDocument(text: "one\ntwo\n"))
+        try exchange(a, b, first.id)
+        let second = try await b.open(first.id, as: TextDocument.self)
+        // Two changes: the iPad's version is the later, the one shown beside the merge.
+        try await first.edit([.insert(at: 0, text: "A")])
+        try await first.edit([.insert(at: 1, text: "a")])
+        try await first.save()
+        try await second.edit(.insert(at: 8, text: "B"))
+        try exchange(a, b, first.id)
+        try await first.refresh()
+        #expect(await first.model.text == "Aaone\ntwo\nB")
+        try Data("Aaone\nTWO\n".utf8).write(to: try await first.fileURL)
+        try await first.save()
+        #expect(await first.model.text == "Aaone\nTWO\nB")
+    }
+
+    /// Typing merged, saved, then the file changed by another program: the baseline is made on every head the
+    /// saved file held, so nothing of the merge comes twice.
+    @Test func aFileChangedOutsideAfterSavingAMergeHoldsItOnce() async throws {
+        let (_, _, first, _) = try await typedApart()
+        try await first.save()
+        try Data("Aone\nTWO\nB".utf8).write(to: try await first.fileURL)
+        try await first.save()
+        #expect(await first.model.text == "Aone\nTWO\nB")
+    }
+
+    /// An app that sets a resolver while a merge shows gets the versions to settle itself.
+    @Test func aResolverSetWhileAMergeShowsSettlesTheVersions() async throws {
+        let (_, _, first, _) = try await typedApart()
+        let seen = Mutex(0)
+        try await first.setConflictResolver { versions in
+            seen.withLock { $0 = versions.count }
+            return TextDocument(text: "chosen\n")
+        }
+        #expect(seen.withLock { $0 } == 2)
+        #expect(await first.model.text == "chosen\n")
     }
 
     /// Under any other strategy the policy picks, so the versions are a conflict it settles, as before.
