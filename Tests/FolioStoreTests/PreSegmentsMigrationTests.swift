@@ -155,15 +155,15 @@ import Testing
         try store.close()
         // The first byte of a run is its format; a newer Folio's would be another.
         try #require(
-            try SQLiteShell.run("UPDATE segment SET bytes = x'02' || substr(bytes, 2)", on: url).succeeded)
+            try SQLiteShell.run("UPDATE segment SET bytes = x'03' || substr(bytes, 2)", on: url).succeeded)
 
         store = try ChangeLogStore(at: url, key: owner.key, deviceName: owner.name)
         let report = try store.verify()
         #expect(!report.isSound)
-        #expect(report.problems.contains { $0.message.contains("run format 2 is not supported") }, "\(report.problems)")
+        #expect(report.problems.contains { $0.message.contains("run format 3 is not supported") }, "\(report.problems)")
         for document in documents {
             let error = #expect(throws: StoreError.self) { _ = try store.changes(of: document) }
-            #expect(error?.message.contains("run format 2 is not supported") == true, "\(String(describing: error))")
+            #expect(error?.message.contains("run format 3 is not supported") == true, "\(String(describing: error))")
         }
         try store.close()
     }
