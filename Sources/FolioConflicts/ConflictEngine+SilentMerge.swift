@@ -29,7 +29,6 @@ extension ConflictEngine {
             settlement.resolution.discarded.isEmpty
         else { return false }
         versions = [HeadGroup(heads: versions.flatMap(\.heads), state: settlement.state)]
-        mergedSilently = true
         return true
     }
 }

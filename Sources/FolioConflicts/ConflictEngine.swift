@@ -21,9 +21,6 @@ public struct ConflictEngine<Model: DocumentModel>: Sendable {
     /// The versions as last observed: heads grouped by equal state, the current version first, then the others in
     /// causal order. Empty before the first observation.
     public internal(set) var versions: [HeadGroup<Model>] = []
-    /// Whether the versions last observed merged silently (``mergeSilently(hasResolver:in:)``): ``versions`` is then
-    /// one group holding every head, with their merged state.
-    public internal(set) var mergedSilently = false
     /// The heads last observed that carry no version of their own; a settlement is made on them too.
     public private(set) var absorbed: [ChangeHash] = []
     /// The content hash of each head's state, as last computed: a head's state never changes, so detection costs
@@ -62,7 +59,6 @@ public struct ConflictEngine<Model: DocumentModel>: Sendable {
         Model
     >] {
         absorbed = heads.absorbed.map(\.hash)
-        mergedSilently = false
         let versionHeads = heads.versions
         func state(_ head: Change) -> Model {
             guard let state = states[head.hash] else { preconditionFailure("no state for head \(head.hash.shortHex)") }

@@ -123,8 +123,9 @@ extension Document {
     /// changes toward the next checkpoint.
     private func show(committed change: Change, madeOn shown: ChangeHash, firstOfGroup: Bool) throws(DocumentError) {
         head = change
-        // A point every device's later changes may descend from: a merge's replay can start here.
-        rememberShared()
+        // A point every device's later changes may descend from: a merge's replay can start here (one in
+        // `VersionTracking.stateSpacing` changes is kept).
+        rememberShared(spacedOnly: true)
         if firstOfGroup { saving.noteChange() } else { saving.noteChangeOfCountedGroup() }
         try takeCheckpointIfNeeded(force: false)
         updateConflictState(after: change, madeOn: shown)

@@ -133,9 +133,9 @@ extension Document {
 
     /// Keeps the state shown at `head` among the versions lately shown (``VersionTracking/rememberShown(_:model:)``),
     /// when it is the state at `head`.
-    func rememberShared() {
+    func rememberShared(spacedOnly: Bool = false) {
         guard !editing.group.hasUncommittedEdits, !headIsStale else { return }
-        tracking.rememberShown(head, model: stateAtHead())
+        tracking.rememberShown(head, model: stateAtHead(), spacedOnly: spacedOnly)
     }
 
     /// The state at `target` from what the document knows already: a head's state as last computed, or the shown

@@ -121,10 +121,15 @@ struct VersionTracking<Model: DocumentModel> {
     }
 
     /// Keeps `model`, the state at `head`, among the versions lately shown.
-    mutating func rememberShown(_ head: Change, model: Model) {
+    ///
+    /// With `spacedOnly` (a change this document just committed), only when it is ``stateSpacing`` changes past the
+    /// last spaced one: a kept state is copied at the next edit, which is not worth paying at every keystroke.
+    mutating func rememberShown(_ head: Change, model: Model, spacedOnly: Bool = false) {
         guard !sharedStates.contains(where: { $0.change.hash == head.hash }) else { return }
-        sharedStates.append(KnownState(change: head, model: model))
-        if sharedStates.count > Self.sharedStateLimit { sharedStates.removeFirst() }
+        if !spacedOnly {
+            sharedStates.append(KnownState(change: head, model: model))
+            if sharedStates.count > Self.sharedStateLimit { sharedStates.removeFirst() }
+        }
         if head.vector.changeCount >= (spacedStates.last?.change.vector.changeCount ?? 0) + Self.stateSpacing {
             spacedStates.append(KnownState(change: head, model: model))
             if spacedStates.count > Self.sharedStateLimit { spacedStates.removeFirst() }
