@@ -1,7 +1,7 @@
 import FolioCore
 
 /// One frame of the sync protocol over a connection to a server (a WebSocket binary message): a session's message on
-/// a channel, or the server's notice that a document's log grew.
+/// a channel, the server's notice that a document's log grew, or a device's presence in a document.
 ///
 /// A connection carries any number of sessions, each on a channel the client numbers (its session number). The
 /// server answers on the channel the message came on. It also sends a ``notice(document:vector:)`` whenever its log of a
@@ -13,6 +13,10 @@ public enum SyncFrame: Hashable, Sendable {
     case message(channel: UInt64, bytes: [UInt8])
     /// The server's log of `document` is at `vector`: everything in it is stored.
     case notice(document: DocumentID, vector: VersionVector)
+    /// What `device` shows others of itself in `document` (its cursor and selection, as a ``PresenceState``'s
+    /// bytes), or, empty, that it shows nothing there any more. Ephemeral: the server relays it to the library's
+    /// other connected devices that read presence and never stores it (docs/protocol.md, "Presence").
+    case presence(document: DocumentID, device: DeviceID, state: [UInt8])
 
     /// The framing's version, written first in every frame; a reader refuses versions it does not know. The message
     /// inside a `message` frame carries its own version (``SyncMessage/formatVersion``).
@@ -22,9 +26,18 @@ public enum SyncFrame: Hashable, Sendable {
     /// with its framing and heads fits well within it.
     public static let maximumBytes = 16 << 20
 
+    /// The most bytes of a presence frame's state that any peer accepts (a server may accept fewer:
+    /// `ServerLimits.presenceBytes`).
+    public static let maximumPresenceBytes = 4_096
+
+    /// The HTTP header of a WebSocket upgrade request in which a client says it reads presence frames (`1`); a
+    /// server sends them only to such a client.
+    public static let presenceHeader = "Folio-Presence"
+
     private enum Kind: UInt8 {
         case message = 0
         case notice = 1
+        case presence = 2
     }
 
     /// The frame's bytes: the wire version, the kind, then the fields.
@@ -40,6 +53,11 @@ public enum SyncFrame: Hashable, Sendable {
             writer.write(byte: Kind.notice.rawValue)
             writer.write(id: document.uuid)
             writer.write(vector: vector)
+        case .presence(let document, let device, let state):
+            writer.write(byte: Kind.presence.rawValue)
+            writer.write(id: document.uuid)
+            writer.write(id: device.uuid)
+            writer.write(raw: state)
         }
         return writer.bytes
     }
@@ -52,7 +70,8 @@ public enum SyncFrame: Hashable, Sendable {
     /// Decodes untrusted bytes written by ``encoded()``. The message inside a `message` frame is not decoded.
     ///
     /// - Throws: `CodecError`: `oversized` past ``maximumBytes``, `unsupportedVersion`, `truncated`, `invalidValue`
-    ///   (an unknown kind, an empty message), `trailingBytes` after a notice, or the vector's own decoding error.
+    ///   (an unknown kind, an empty message), `trailingBytes` after a notice, `oversized` for a presence state past
+    ///   ``maximumPresenceBytes``, or the vector's own decoding error.
     public init(decoding bytes: some Collection<UInt8>) throws {
         guard bytes.count <= Self.maximumBytes else {
             throw CodecError(
@@ -76,6 +95,16 @@ public enum SyncFrame: Hashable, Sendable {
                     throw CodecError(.trailingBytes, "\(reader.remaining) bytes follow the notice", at: reader.offset)
                 }
                 return .notice(document: document, vector: vector)
+            case .presence:
+                let document = DocumentID(try reader.readID("the presence's document"))
+                let device = DeviceID(try reader.readID("the presence's device"))
+                guard reader.remaining <= Self.maximumPresenceBytes else {
+                    throw CodecError(
+                        .oversized,
+                        "the presence state has \(reader.remaining) bytes; at most \(Self.maximumPresenceBytes) are "
+                            + "accepted", at: reader.offset)
+                }
+                return .presence(document: document, device: device, state: Array(array[reader.offset...]))
             }
         }
     }

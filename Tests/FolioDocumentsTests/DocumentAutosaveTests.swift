@@ -204,18 +204,19 @@ import Testing
 
     /// A timer armed for the idle save (30 s away) is woken by an edit whose group is due sooner (0.3 s).
     @Test func anEditWakesATimerArmedForALaterDeadline() async throws {
-        let (library, document) = try await notes(idleInterval: 30_000)
+        // The idle save is two minutes away: a lost wake-up would commit the second group only then, while a
+        // machine loaded by the whole suite in parallel has been seen to take 25 s for the woken commit.
+        let (library, document) = try await notes(idleInterval: 120_000)
         func waitForEdits(_ count: Int, within limit: Duration) async throws -> Bool {
             try await holds(within: limit) { try library.edits(of: document.id).count >= count }
         }
         try await document.edit(.append("one"))
-        #expect(try await waitForEdits(1, within: .seconds(15)), "the first group committed")
+        #expect(try await waitForEdits(1, within: .seconds(60)), "the first group committed")
         // The timer now sleeps until the idle save; the second group is due 0.3 s after its edit.
         let edited = ContinuousClock.now
         try await document.edit(.append(" two"))
-        // Well before the idle save, even on a loaded machine (where the document's queue may wait seconds).
-        #expect(try await waitForEdits(2, within: .seconds(15)), "the second group committed before the idle save")
-        #expect(ContinuousClock.now - edited < .seconds(15))
+        #expect(try await waitForEdits(2, within: .seconds(60)), "the second group committed before the idle save")
+        #expect(ContinuousClock.now - edited < .seconds(60))
         try await document.close()
     }
 }
