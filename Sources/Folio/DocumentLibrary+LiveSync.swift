@@ -69,10 +69,12 @@ public final class LibrarySync: Sendable {
             library: library, registration: registration, continuation: continuation, executor: executor,
             known: Dictionary(documents.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }),
             conflicted: Set(conflicted))
-        live = Mutex(
-            LiveSync(store: library.store, endpoint: endpoint, backoff: backoff, executor: executor) { event in
-                await observer.handle(event)
-            })
+        let sync = LiveSync(store: library.store, endpoint: endpoint, backoff: backoff, executor: executor) { event in
+            await observer.handle(event)
+        }
+        live = Mutex(sync)
+        // Open documents' selections leave through this sync (`Document.setSelection(_:)`).
+        library.attachPresence { [weak sync] document, state in sync?.setPresence(state, in: document) }
     }
 
     /// Stops syncing: closes the connection and ends ``events``. Changes already sent stay on the server; what was
@@ -82,6 +84,7 @@ public final class LibrarySync: Sendable {
             defer { current = nil }
             return current
         }
+        registration.library.attachPresence(nil)
         registration.end()
         await running?.stop()
         continuation.finish()
@@ -155,15 +158,20 @@ private actor LibraryObserver {
             await apply(documents)
         case .acknowledged:
             break
+        case .presence(let document, let device, let state):
+            await library.receivePresence(state, from: device, in: document)
         case .disconnected(let reason, let retryIn):
+            // Others' presence came with the connection and ends with it; the next one brings it again.
+            await library.forgetPresence()
             if !caughtUp { continuation.yield(.syncFailed(reason: reason)) }
             continuation.yield(.connection(.waiting(reason: reason, retryIn: retryIn)))
         case .refused(let code, let reason):
             if !caughtUp { continuation.yield(.syncFailed(reason: reason)) }
             continuation.yield(.connection(.refused(code: code, reason: reason)))
         case .stopped:
-            // Nothing syncs any more: open documents stop committing each edit as it is made.
+            // Nothing syncs any more: open documents stop committing each edit as it is made, and show no one.
             registration.end()
+            await library.forgetPresence()
             continuation.yield(.connection(.stopped))
             // Stopped by itself (a refused token): nothing more will come.
             continuation.finish()

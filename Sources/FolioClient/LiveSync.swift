@@ -14,6 +14,7 @@ import Logging
 /// batch is taken.
 public final class LiveSync: Sendable {
     private let task: Task<Void, Never>
+    private let presence = PresenceBoard()
 
     /// Starts syncing `store` with `endpoint`.
     ///
@@ -33,6 +34,7 @@ public final class LiveSync: Sendable {
     ) {
         // The connection's store work blocks; it runs on a queue of its own, off the cooperative pool.
         let executor = executor ?? BlockingWorkExecutor(label: "folio.live-sync")
+        let presence = self.presence
         task = Task(executorPreference: executor) {
             var random = SplitMix64(seed: seed ?? UInt64.random(in: .min ... .max))
             var attempt = 0
@@ -42,6 +44,7 @@ public final class LiveSync: Sendable {
                 var connection = ServerConnection(
                     endpoint: endpoint, store: store, mode: .live, sessionID: random.next(), logger: logger)
                 connection.executor = executor
+                connection.presence = presence
                 let started = ContinuousClock.now
                 var reason: String
                 do {
@@ -67,6 +70,16 @@ public final class LiveSync: Sendable {
             }
             await onEvent(.stopped)
         }
+    }
+
+    /// Shows this device to the library's other connected devices in `document`: `state` is the bytes of a
+    /// `PresenceState` (at most `SyncFrame.maximumPresenceBytes`), or empty to show nothing there any more. The
+    /// latest state of each document is sent (at most 20 times a second, in at most 16 documents at once: a state
+    /// for a further document is not sent until another is cleared), and sent again after every reconnection.
+    /// Never stored: nothing of it stays once the connection ends.
+    public func setPresence(_ state: [UInt8], in document: DocumentID) {
+        guard state.count <= SyncFrame.maximumPresenceBytes else { return }
+        presence.set(state, in: document)
     }
 
     /// Stops: closes the connection (or the wait for the next) and returns once the last event was handled.

@@ -51,6 +51,8 @@ struct ServerConnection {
     /// Which message formats the client writes: with `runsWhenOffered` (the default), it lists format 3 at the
     /// upgrade, and writes it once the server does.
     var formats: SyncDriver.Formats = .runsWhenOffered
+    /// This device's presence to send (live mode); `nil`: the connection neither sends nor reads presence.
+    var presence: PresenceBoard?
     let logger: Logger
 
     /// Connects and runs; returns the report of the session at connection (for `once`), or throws ``Ended`` when the
@@ -60,6 +62,7 @@ struct ServerConnection {
         if formats != .plain, let name = HTTPField.Name(SyncMessage.formatsHeader) {
             headers[name] = "\(SyncMessage.formatVersion), \(SyncMessage.runFormatVersion)"
         }
+        if presence != nil, let name = HTTPField.Name(SyncFrame.presenceHeader) { headers[name] = "1" }
         var configuration = WebSocketClientConfiguration(
             maxFrameSize: SyncFrame.maximumBytes, additionalHeaders: headers)
         configuration.autoPing = .enabled(timePeriod: .seconds(30))
@@ -142,10 +145,16 @@ struct ServerConnection {
         }
         let observation =
             mode == .live ? store.observeAppends { document in inbox.put { $0.appended.insert(document) } } : nil
+        presence?.attach { inbox.put { _ in } }
+        /// When presence was last sent, and the wait for the next send, if one is scheduled.
+        var presenceSent: ContinuousClock.Instant?
+        var presenceWait: Task<Void, Never>?
         defer {
             observation?.cancel()
             reader.cancel()
             ticker.cancel()
+            presence?.detach()
+            presenceWait?.cancel()
             inbox.finish()
         }
         var driver = try SyncDriver(store: store, role: .initiator, id: sessionID, formats: formats)
@@ -162,6 +171,31 @@ struct ServerConnection {
         }
         await onEvent(.connected)
         try await send(driver.start())
+        let device = store.localDevice.id
+
+        /// Sends this device's presence that changed, at most once per `PresenceBoard.interval`: sooner, it is sent
+        /// when the interval ends.
+        func sendPresence() async throws {
+            guard let presence, presence.hasChanges else { return }
+            let now = ContinuousClock.now
+            if let sent = presenceSent, now - sent < PresenceBoard.interval {
+                guard presenceWait == nil else { return }
+                let wait = PresenceBoard.interval - (now - sent)
+                presenceWait = Task(executorPreference: executor) {
+                    try? await Task.sleep(for: wait)
+                    inbox.put { _ in }
+                }
+                return
+            }
+            presenceWait = nil
+            presenceSent = now
+            for (document, state) in presence.takeChanged() where !unpublished.contains(document) {
+                try await outbound.write(
+                    .binary(
+                        ByteBuffer(
+                            bytes: SyncFrame.presence(document: document, device: device, state: state).encoded())))
+            }
+        }
         var caughtUp = false
         var idleTicks = 0
         /// What the server is known to hold (its notices), and what was sent beyond that.
@@ -234,6 +268,10 @@ struct ServerConnection {
                     guard on == channel else { continue }
                     if let document = SyncMessage.changesDocument(message), unpublished.contains(document) { continue }
                     run.append(message)
+                case .presence(let document, let from, let state):
+                    // Others' presence only, in documents this device shares.
+                    guard presence != nil, from != device, !unpublished.contains(document) else { continue }
+                    await onEvent(.presence(document: document, device: from, state: state))
                 case .notice(let document, let vector):
                     if let report = try await receive(run) { return report }
                     run = []
@@ -248,6 +286,7 @@ struct ServerConnection {
                 }
             }
             if let report = try await receive(run) { return report }
+            try await sendPresence()
             if batch.ticks > 0 {
                 if caughtUp {
                     // What was sent but is still not acknowledged a tick later, and did not move since the last tick,

@@ -13,6 +13,9 @@ public enum ServerSyncEvent: Sendable {
     case received([DocumentID])
     /// The server stored this device's changes of `document` up to `vector`.
     case acknowledged(document: DocumentID, vector: VersionVector)
+    /// Another device of the library shows itself in `document`: the bytes of a `PresenceState`, or, empty, that it
+    /// shows nothing there any more. Every device's presence ends when the connection does (``disconnected(reason:retryIn:)``).
+    case presence(document: DocumentID, device: DeviceID, state: [UInt8])
     /// The connection ended or could not be made; another attempt follows after `retryIn` unless stopped.
     case disconnected(reason: String, retryIn: Duration)
     /// The server refused the token (`code` 4401: unknown or revoked; 4403: of another library). No further attempt

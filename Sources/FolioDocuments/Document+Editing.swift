@@ -28,6 +28,7 @@ extension Document {
         } catch {
             throw DocumentError(.invalidOperation, "the edit does not apply to \(info.displayName)", cause: error)
         }
+        movePresence(by: operation)
         // The first edit of a group, or the first not yet committed, sets a deadline; the next ones only move
         // deadlines later (nothing to wake).
         if editing.record(operation, inverse: inverse, at: now) { dueWorkMayComeSooner() }
@@ -54,6 +55,7 @@ extension Document {
                 throw DocumentError(.invalidOperation, "the edit does not apply to \(info.displayName)", cause: error)
             }
         }
+        for operation in operations { movePresence(by: operation) }
         editing.group = batch
         editing.lastEditTime = library.clock.now()
         try commit()
@@ -130,6 +132,7 @@ extension Document {
         try takeCheckpointIfNeeded(force: false)
         updateConflictState(after: change, madeOn: shown)
         try settleStaleHead()
+        publishWaitingSelection()
     }
 
     /// Undoes the newest step: the open group, or else the newest committed change of this device still on the undo
@@ -139,6 +142,7 @@ extension Document {
     ///   document changed underneath; nothing changes), `.store`.
     public func undo() throws(DocumentError) {
         try replayNewestStep(undoing: true)
+        placePresence()
     }
 
     /// Redoes the newest undone step, as a new change.
@@ -146,6 +150,7 @@ extension Document {
     /// - Throws: ``DocumentError`` `.nothingToRedo`, `.invalidOperation`, `.store`.
     public func redo() throws(DocumentError) {
         try replayNewestStep(undoing: false)
+        placePresence()
     }
 
     /// Applies the newest undo (or redo) step as a new change, recording in the history what undoes it in turn: the
@@ -179,6 +184,7 @@ extension Document {
         finish(change, model: updated, history: newHistory)
         updateConflictState(after: change, madeOn: shown)
         try settleStaleHead()
+        publishWaitingSelection()
     }
 
     /// A change of this device's is made on its own latest change too, so while in conflict it may join competing

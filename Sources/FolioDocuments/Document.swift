@@ -37,6 +37,14 @@ public actor Document<Model: DocumentModel>: OpenDocument {
     let versionContinuation: AsyncStream<Change>.Continuation
     /// How many versions ``versionChanges`` keeps for a consumer that has not read them.
     public static var versionChangeBuffer: Int { 16 }
+    /// The other devices in the document while its library syncs live, by device, each time one of them comes,
+    /// moves its selection or leaves, and when the text moves under their selections (a text document's; see
+    /// `Document+Presence.swift`). Ends when the document closes or is released. One consumer; the newest list
+    /// waits for it.
+    public nonisolated let presence: AsyncStream<[Presence]>
+    let presenceContinuation: AsyncStream<[Presence]>.Continuation
+    /// This device's selection and the others' (see ``PresenceTracking``).
+    var presenceTracking = PresenceTracking()
 
     /// The change whose state `model` shows (before the open group).
     var head: Change
@@ -109,6 +117,8 @@ public actor Document<Model: DocumentModel>: OpenDocument {
         (stateChanges, stateContinuation) = AsyncStream.makeStream(of: DocumentState.self)
         (versionChanges, versionContinuation) = AsyncStream.makeStream(
             of: Change.self, bufferingPolicy: .bufferingNewest(Self.versionChangeBuffer))
+        (presence, presenceContinuation) = AsyncStream.makeStream(
+            of: [Presence].self, bufferingPolicy: .bufferingNewest(1))
     }
 
     deinit {
@@ -116,6 +126,7 @@ public actor Document<Model: DocumentModel>: OpenDocument {
         // timer stops.
         stateContinuation.finish()
         versionContinuation.finish()
+        presenceContinuation.finish()
         timer.stop()
     }
 
@@ -284,6 +295,7 @@ public actor Document<Model: DocumentModel>: OpenDocument {
             let before = head.hash
             modelReplaced = false
             try settleVersions()
+            if head.hash != before || modelReplaced { placePresence() }
             return head.hash != before || modelReplaced
         }
         var replay = DocumentReplay<Model>(
@@ -309,6 +321,7 @@ public actor Document<Model: DocumentModel>: OpenDocument {
         rememberShared()
         versionContinuation.yield(winner)
         try settleVersions()
+        placePresence()
         return true
     }
 
@@ -352,9 +365,11 @@ public actor Document<Model: DocumentModel>: OpenDocument {
         }
         try takeCheckpointIfNeeded(force: true)
         timer.stop()
+        leavePresence()
         insertState(.closed)
         stateContinuation.finish()
         versionContinuation.finish()
+        presenceContinuation.finish()
         library.openDocuments.remove(self, id: id)
     }
 

@@ -58,6 +58,8 @@ public final class DocumentLibrary: Sendable {
     let fileNameClaims = Mutex<[DocumentID: String]>([:])
     /// The open documents, one ``Document`` each.
     let openDocuments = OpenDocuments()
+    /// Where open documents' presence goes: the live sync of the moment (see `DocumentLibrary+Presence.swift`).
+    let presenceOutlet = PresenceOutlet()
 
     struct FileKey: Hashable {
         var container: DocumentContainer

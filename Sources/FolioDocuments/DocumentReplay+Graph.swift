@@ -87,15 +87,17 @@ extension DocumentReplay {
 
     /// A replayed change graph: the text's graph, the indexes of the heads' events in it (a head the walk started
     /// from is none of them), the model's other parts, and what did not apply.
-    private struct GraphReplay<M: CharacterMergeable> {
+    struct GraphReplay<M: CharacterMergeable> {
         var graph: TextEventGraph<ChangeID>
         var heads: [Int]
+        /// Each head's event, by hash; `nil` for a head whose state is the graph's base (where the walk stopped).
+        var headEvents: [ChangeHash: Int?]
         var rest: M
         var skipped: Int
         var refused: [ChangeHash]
     }
 
-    private func replayGraph<M: CharacterMergeable>(
+    func replayGraph<M: CharacterMergeable>(
         _ type: M.Type, from heads: [Change], read: (checkpoint: Checkpoint?, tail: ReplayTail)?
     ) throws(DocumentError) -> GraphReplay<M> {
         var limit = VersionVector()
@@ -297,11 +299,15 @@ extension DocumentReplay {
                 skipped += 1
             }
         }
-        let headEvents = heads.compactMap { head in
-            nodes.node(of: head.hash, namedBy: nil).flatMap { position[$0] >= 0 ? index[position[$0]] : nil }
+        var eventOfHead: [ChangeHash: Int?] = [:]
+        for head in heads {
+            eventOfHead[head.hash] = nodes.node(of: head.hash, namedBy: nil).flatMap {
+                position[$0] >= 0 ? index[position[$0]] : nil
+            }
         }
+        let headEvents = heads.compactMap { head in eventOfHead[head.hash] ?? nil }
         return GraphReplay(
-            graph: graph, heads: headEvents, rest: rest,
+            graph: graph, heads: headEvents, headEvents: eventOfHead, rest: rest,
             skipped: skipped + graph.skippedEdits, refused: refused)
     }
 

@@ -13,6 +13,10 @@ protocol OpenDocument: Actor {
     func ensureOpen() throws
     /// Whether versions compete in the document as it shows them (``DocumentState/inConflict``).
     var showsCompetingVersions: Bool { get }
+    /// Takes another device's presence (the bytes of a `PresenceState`; empty: it left the document).
+    func receivePresence(_ state: [UInt8], from device: DeviceID)
+    /// Forgets every other device's presence (the connection that brought it ended).
+    func forgetPresence()
 }
 
 /// The documents a library has open, one ``Document`` each: opening a document that is open gives the same one, so

@@ -150,6 +150,32 @@ struct TextEventCore {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// Where the scalars that `marks` (events) typed stand in the merged text of every other event: for each mark,
+    /// the positions of its scalars that no event deleted, in list order, each counted in scalars of the other
+    /// events only (a mark's scalars take no room).
+    ///
+    /// - Complexity: O(*n* + *e*) for *n* items and *e* entries of the list.
+    func mergedPositions(of marks: [Int32]) -> [[Int]] {
+        var slot: [Int32: Int] = [:]
+        for (index, mark) in marks.enumerated() { slot[mark] = index }
+        var result = [[Int]](repeating: [], count: marks.count)
+        var position = 0
+        for block in blocks {
+            for entry in block.entries {
+                if entry < 0 {
+                    position += Int(runCount[Int(-1 - entry)])
+                } else if !deleted[Int(entry)] {
+                    if let index = slot[itemEvent[Int(entry)]] {
+                        result[index].append(position)
+                    } else {
+                        position += 1
+                    }
+                }
+            }
+        }
+        return result
+    }
+
     @inline(__always)
     static func appendUTF8(_ scalar: Unicode.Scalar, to bytes: inout [UInt8]) {
         let value = scalar.value

@@ -94,6 +94,18 @@ public struct TextEventGraph<Agent: Comparable> {
         return core.merge(of: versions.map { Int32($0) })
     }
 
+    /// Where the scalars that the events `marks` typed stand in the merged text of every other event (``text``
+    /// without them): for each mark, the positions of its scalars that no event deleted, in the order of the text.
+    ///
+    /// An event that types one scalar at each of a few positions of its parents' text marks those places: its
+    /// scalars are placed among concurrent edits as any insert is (after the scalar before them, however much
+    /// was typed before that since), so their positions say where the places moved in the merged text.
+    ///
+    /// - Complexity: O(*n*) for *n* items and entries of the list.
+    public func mergedPositions(of marks: [Int]) -> [[Int]] {
+        core.mergedPositions(of: marks.map { Int32(truncatingIfNeeded: $0) })
+    }
+
     /// Traps unless the graph's list is consistent (for tests).
     package func checkInvariants() { core.checkInvariants() }
 

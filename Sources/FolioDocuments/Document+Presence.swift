@@ -1,0 +1,258 @@
+import FolioCore
+import FolioMerge
+
+/// This device's selection in an open text document, and the other devices' as they arrive (``Document/presence``).
+///
+/// A selection is published with the version it was made in (its heads) and positions in that version's text. A
+/// receiver places it in its own text by replaying that history with the positions as marks
+/// (`DocumentReplay.markedPositions(_:in:)`), so a cursor stays after the character it followed whatever was typed
+/// since on any device; its own edits then move the places they shift, and any other move of its text places them
+/// again.
+struct PresenceTracking {
+    /// Another device: what it published, and where that is in the current text (`nil` while it cannot be placed).
+    struct Remote {
+        var state: PresenceState
+        var selection: TextSelection?
+    }
+
+    /// This device's selection, waiting for its edits to be committed before it is published (its positions are in
+    /// the current text, which the published version's heads must name).
+    var waiting: TextSelection?
+    /// Whether this device published a selection it has not cleared.
+    var published = false
+    /// The other devices, by device.
+    var remote: [DeviceID: Remote] = [:]
+}
+
+extension Document where Model: CharacterMergeable {
+    /// Shows the other devices of the library where this device's selection is (a cursor, when empty), while the
+    /// library syncs live (`startSyncing(with:token:)`); `nil` shows nothing any more. Positions count Unicode
+    /// scalars of ``model``'s text as it is now.
+    ///
+    /// Others see it at the characters it is placed after, wherever those move. Presence is never stored: the server
+    /// relays it to the library's connected devices only, and it ends when this device disconnects or the document
+    /// closes. A selection made while edits wait to be committed leaves with them (within
+    /// ``AutosavePolicy/liveCommitDelay``). Set it again when the selection moves: others see the latest, at most 20
+    /// times a second.
+    ///
+    /// - Throws: ``DocumentError`` `.invalidOperation` when a position is past the end of the text, `.closed`.
+    public func setSelection(_ selection: TextSelection?) throws(DocumentError) {
+        try ensureOpen()
+        guard let selection else {
+            presenceTracking.waiting = nil
+            leavePresence()
+            return
+        }
+        let count = model.mergeableText.count
+        guard (0...count).contains(selection.anchor), (0...count).contains(selection.head) else {
+            throw DocumentError(
+                .invalidOperation,
+                "the selection \(selection.anchor)–\(selection.head) is outside the text of \(count) scalars")
+        }
+        presenceTracking.waiting = selection
+        publishWaitingSelection()
+    }
+
+    /// The other devices in the document, by device: who, and where their selections are in the current text.
+    public var others: [Presence] {
+        presenceTracking.remote.keys.sorted().map { device in
+            let remote = presenceTracking.remote[device]!
+            return Presence(device: device, name: remote.state.name, selection: remote.selection)
+        }
+    }
+}
+
+extension Document {
+    /// Publishes the selection waiting for a commit, once no edit waits any more.
+    func publishWaitingSelection() {
+        guard let selection = presenceTracking.waiting, !editing.group.hasUncommittedEdits else { return }
+        presenceTracking.waiting = nil
+        let heads = shownHeads()
+        guard heads.count <= PresenceState.maximumHeads else {
+            // Too many versions shown at once to name: nothing is shown rather than a place others cannot find.
+            leavePresence()
+            return
+        }
+        let state = PresenceState(
+            name: library.device.name, heads: heads.map(\.hash), anchor: selection.anchor, head: selection.head)
+        presenceTracking.published = true
+        library.presenceOutlet(state.encoded(), in: id)
+    }
+
+    /// Stops showing this device in the document.
+    func leavePresence() {
+        guard presenceTracking.published else { return }
+        presenceTracking.published = false
+        library.presenceOutlet([], in: id)
+    }
+
+    /// The heads whose state (or silent merge) the model shows before the open group.
+    func shownHeads() -> [Change] {
+        guard let merge = tracking.mergeShown(at: head.hash) else { return [head] }
+        var heads = [head]
+        for hash in merge.others {
+            if let change = try? library.store.change(hash, of: id) { heads.append(change) }
+        }
+        return heads
+    }
+
+    func receivePresence(_ bytes: [UInt8], from device: DeviceID) {
+        guard Model.self is any CharacterMergeable.Type, !state.contains(.closed) else { return }
+        if bytes.isEmpty {
+            guard presenceTracking.remote.removeValue(forKey: device) != nil else { return }
+        } else {
+            // A state that does not decode is passed over, as if never sent.
+            guard let decoded = try? PresenceState(decoding: bytes) else { return }
+            guard presenceTracking.remote[device]?.state != decoded else { return }
+            presenceTracking.remote[device] = .init(state: decoded, selection: nil)
+            placePresence(of: [device])
+        }
+        announcePresence()
+    }
+
+    func forgetPresence() {
+        guard !presenceTracking.remote.isEmpty else { return }
+        presenceTracking.remote = [:]
+        announcePresence()
+    }
+
+    /// Sends the list of other devices to ``presence``.
+    func announcePresence() {
+        presenceContinuation.yield(
+            presenceTracking.remote.keys.sorted().map { device in
+                let remote = presenceTracking.remote[device]!
+                return Presence(device: device, name: remote.state.name, selection: remote.selection)
+            })
+    }
+
+    /// Places the other devices' selections in the current text again (the model moved other than by an edit made
+    /// here), and announces them.
+    func placePresence() {
+        guard !presenceTracking.remote.isEmpty else { return }
+        placePresence(of: presenceTracking.remote.keys.sorted())
+        announcePresence()
+    }
+
+    /// Places the selections of `devices` in the current text: in the version the model shows, by replaying its
+    /// history with the selections as marks (at once when a selection was made in that very version), then
+    /// through the edits not yet committed.
+    private func placePresence(of devices: [DeviceID]) {
+        guard !devices.isEmpty else { return }
+        guard !state.contains(.inConflict) else {
+            for device in devices { presenceTracking.remote[device]?.selection = nil }
+            return
+        }
+        let shown = shownHeads()
+        let shownHashes = Set(shown.map(\.hash))
+        var shownVector = VersionVector()
+        for change in shown { shownVector.merge(change.vector) }
+        var marked: [(device: DeviceID, marks: DocumentReplay<Model>.Marks)] = []
+        var placed: [DeviceID: [Int]] = [:]
+        for device in devices {
+            guard let remote = presenceTracking.remote[device] else { continue }
+            let positions = Self.markPositions(remote.state)
+            if Set(remote.state.heads) == shownHashes {
+                placed[device] = positions
+                continue
+            }
+            // The version must have arrived, and be in what the model shows.
+            var heads: [Change] = []
+            for hash in remote.state.heads {
+                guard let change = try? library.store.change(hash, of: id), change.vector.isContained(in: shownVector)
+                else { break }
+                heads.append(change)
+            }
+            guard heads.count == remote.state.heads.count, !heads.isEmpty else { continue }
+            marked.append((device, .init(heads: heads, positions: positions)))
+        }
+        if !marked.isEmpty {
+            var replay = DocumentReplay<Model>(store: library.store, document: id, decoded: tracking.decodedOperations)
+            replay.known = tracking.knownStates
+            if let found = try? replay.markedPositions(marked.map(\.marks), in: shown) {
+                for (entry, positions) in zip(marked, found) { placed[entry.device] = positions }
+            }
+        }
+        let pending = editing.group.hasUncommittedEdits ? Self.textEdits(of: editing.group.operations) : []
+        let count = (model as? any CharacterMergeable)?.mergeableText.count ?? 0
+        for device in devices {
+            guard let remote = presenceTracking.remote[device] else { continue }
+            guard var positions = placed[device] else {
+                presenceTracking.remote[device]?.selection = nil
+                continue
+            }
+            for index in positions.indices {
+                positions[index] = min(Self.position(positions[index], after: pending), count)
+            }
+            presenceTracking.remote[device]?.selection = Self.selection(positions, of: remote.state)
+        }
+    }
+
+    /// The places a state marks: its anchor and head, ascending, once when they are one.
+    private static func markPositions(_ state: PresenceState) -> [Int] {
+        state.anchor == state.head ? [state.anchor] : [min(state.anchor, state.head), max(state.anchor, state.head)]
+    }
+
+    /// The selection whose places (as ``markPositions(_:)`` lists them) were found at `positions`.
+    private static func selection(_ positions: [Int], of state: PresenceState) -> TextSelection? {
+        switch positions.count {
+        case 1: return TextSelection(cursor: positions[0])
+        case 2 where state.anchor <= state.head: return TextSelection(anchor: positions[0], head: positions[1])
+        case 2: return TextSelection(anchor: positions[1], head: positions[0])
+        default: return nil
+        }
+    }
+
+    /// Moves the other devices' selections, and this device's waiting one, by an edit made here.
+    func movePresence(by operation: Model.Operation) {
+        guard !presenceTracking.remote.isEmpty || presenceTracking.waiting != nil else { return }
+        let edits = Self.textEdits(of: [operation])
+        guard !edits.isEmpty else { return }
+        if let waiting = presenceTracking.waiting {
+            presenceTracking.waiting = TextSelection(
+                anchor: Self.position(waiting.anchor, after: edits), head: Self.position(waiting.head, after: edits))
+        }
+        guard !presenceTracking.remote.isEmpty else { return }
+        for device in presenceTracking.remote.keys {
+            guard let selection = presenceTracking.remote[device]?.selection else { continue }
+            presenceTracking.remote[device]?.selection = TextSelection(
+                anchor: Self.position(selection.anchor, after: edits), head: Self.position(selection.head, after: edits)
+            )
+        }
+        announcePresence()
+    }
+
+    /// The text edits `operations` make; none for a model that does not merge character by character.
+    static func textEdits(of operations: [Model.Operation]) -> [TextEdit] {
+        guard let type = Model.self as? any CharacterMergeable.Type else { return [] }
+        return textEdits(type, operations)
+    }
+
+    private static func textEdits<M: CharacterMergeable>(_ type: M.Type, _ operations: [Model.Operation]) -> [TextEdit]
+    {
+        var edits: [TextEdit] = []
+        for operation in operations {
+            guard let operation = operation as? M.Operation else { continue }
+            _ = M.appendTextEdits(of: operation, to: &edits)
+        }
+        return edits
+    }
+
+    /// Where `position` goes when `edits` apply in order: after the scalar it follows (typing at the position itself
+    /// leaves it before what was typed), at the start of a deletion that took that scalar.
+    static func position(_ position: Int, after edits: [TextEdit]) -> Int {
+        var position = position
+        for edit in edits {
+            switch edit {
+            case .insert(let at, let scalars):
+                if at < position { position += scalars.count }
+            case .append:
+                break
+            case .delete(let at, let count):
+                if at < position { position -= min(count, position - at) }
+            case .replaceAll(let scalars):
+                position = min(position, scalars.count)
+            }
+        }
+        return position
+    }
+}
