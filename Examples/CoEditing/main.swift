@@ -8,8 +8,10 @@ import Foundation
 // each make a note of their own); the others open it when it arrives. Each adds a line of their
 // own and types TEXT into it, 8 keystrokes a second, at the end of their line (where their cursor is). Every keystroke
 // leaves as it is made; what the others type shows as it arrives. Typing together is no conflict: the note merges
-// character by character, and its log holds only keystrokes. Once PEOPLE lines are finished (each ends with " ✓"),
-// it prints the note and stops.
+// character by character, and its log holds only keystrokes. Each person's cursor shows on the others' screens, after
+// the character it follows. Once PEOPLE lines are finished (each ends with " ✓") and every cursor is at the end of
+// its line, it prints the note and where the others' cursors are, selects its own line to say it is done, and stops
+// once everyone is.
 
 /// Prints at once, piped or not (`print` to a pipe waits for a full buffer).
 func say(_ text: String, terminator: String = "\n") {
@@ -44,17 +46,20 @@ if let found {
 }
 say("\(name) joined")
 
-/// Where a person's line ("NAME: …") of a text ends, before its line break.
+/// Where a person's line ("NAME: …") of a text is, without its line break, in scalars.
 enum Lines {
-    static func end(of name: String, in text: String) -> Int? {
+    static func range(of name: String, in text: String) -> Range<Int>? {
         var position = 0
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            let start = position
             position += line.unicodeScalars.count
-            if line.hasPrefix("\(name): ") { return position }
+            if line.hasPrefix("\(name): ") { return start..<position }
             position += 1
         }
         return nil
     }
+
+    static func end(of name: String, in text: String) -> Int? { range(of: name, in: text)?.upperBound }
 }
 
 // A line of one's own, then the text, keystroke by keystroke, at the end of it.
@@ -65,6 +70,8 @@ for character in text + " ✓" {
     try await note.perform { [name] document in
         guard let end = Lines.end(of: name, in: document.model.text) else { return }
         try document.edit(.insert(at: end, text: String(character)))
+        // The cursor follows what was just typed; the others see it there.
+        try document.setSelection(TextSelection(cursor: end + String(character).unicodeScalars.count))
     }
 }
 
@@ -75,6 +82,41 @@ func finished(_ text: String) -> Bool {
 while !finished(await note.model.text) {
     try await Task.sleep(for: .milliseconds(50))
 }
-say(await note.model.text, terminator: "")
+
+/// Whether every other person's selection ends at the end of their line (and, with `selectingTheirLine`, starts at
+/// its start: done).
+func othersAreAtTheirLineEnds(selectingTheirLine: Bool) async -> Bool {
+    let (text, others) = (await note.model.text, await note.others)
+    return others.count == people - 1
+        && others.allSatisfy { other in
+            guard let line = Lines.range(of: other.name, in: text), let selection = other.selection else {
+                return false
+            }
+            return selection.head == line.upperBound && (!selectingTheirLine || selection.anchor == line.lowerBound)
+        }
+}
+let waitLimit = ContinuousClock.now + .seconds(20)
+while await !othersAreAtTheirLineEnds(selectingTheirLine: false), ContinuousClock.now < waitLimit {
+    try await Task.sleep(for: .milliseconds(50))
+}
+let shown = await note.model.text
+say(shown, terminator: "")
+say("cursors:")
+for other in await note.others.sorted(by: { $0.name < $1.name }) {
+    guard let cursor = other.selection?.head else {
+        say("  \(other.name): not placed")
+        continue
+    }
+    let before = String(String.UnicodeScalarView(shown.unicodeScalars.prefix(cursor).suffix(8)))
+    say("  \(other.name) after “\(before)”")
+}
+// Done: this person's whole line selected. Everyone stays until everyone is done, so that no cursor leaves early.
+try await note.perform { [name] document in
+    guard let line = Lines.range(of: name, in: document.model.text) else { return }
+    try document.setSelection(TextSelection(anchor: line.lowerBound, head: line.upperBound))
+}
+while await !othersAreAtTheirLineEnds(selectingTheirLine: true), ContinuousClock.now < waitLimit {
+    try await Task.sleep(for: .milliseconds(50))
+}
 try await note.close()
 await sync.stop()

@@ -9,8 +9,8 @@ import Synchronization
 import Testing
 
 /// People type together into one note, each in a device process of their own (the CoEditing example), through a real
-/// `folio serve`: every device ends with the same text, every keystroke in it, in each person's order, and the log
-/// holds their keystrokes and nothing settling them.
+/// `folio serve`: every device ends with the same text, every keystroke in it, in each person's order, every other
+/// person's cursor after the last character they typed, and the log holds their keystrokes and nothing settling them.
 @Suite struct CoEditingProcessTests {
     @Test func threeDeviceProcessesTypeTogetherAndAgree() async throws {
         let fixture = try await ServerFixture.start()
@@ -42,10 +42,14 @@ import Testing
         for (process, (name, _)) in zip(processes, people) {
             let run = await process.finish()
             #expect(run.status == 0, "\(name) printed \(run.output) \(run.errors)")
-            // What follows "NAME joined": the note as the device shows it at the end.
-            texts.append(
-                run.output.split(separator: "\n").drop { $0 != "\(name) joined" }.dropFirst()
-                    .joined(separator: "\n"))
+            // What follows "NAME joined": the note as the device shows it at the end, then the others' cursors.
+            let printed = run.output.split(separator: "\n").drop { $0 != "\(name) joined" }.dropFirst()
+            texts.append(printed.prefix { $0 != "cursors:" }.joined(separator: "\n"))
+            let cursors = printed.drop { $0 != "cursors:" }.dropFirst().map(String.init)
+            let expected = people.filter { $0.0 != name }.map { other, typed in
+                "  \(other) after “\(String(String.UnicodeScalarView((typed + " ✓").unicodeScalars.suffix(8))))”"
+            }
+            #expect(cursors == expected, "\(name) shows the others' cursors elsewhere: \(run.output)")
         }
         #expect(Set(texts).count == 1, "the devices disagree: \(texts)")
         let lines = Set(texts[0].split(separator: "\n").map(String.init))
