@@ -283,6 +283,10 @@ struct ServerConnection {
                     guard caughtUp, !unpublished.contains(document) else { continue }
                     let own = try Self.vector(of: document, in: store)
                     if !vector.isContained(in: own) { try await send(driver.request(document)) }
+                case .presence:
+                    // This client does not ask for presence (no `Folio-Presence` at the upgrade), so a server sends
+                    // it none; one that arrives anyway is nothing to the sync.
+                    continue
                 }
             }
             if let report = try await receive(run) { return report }

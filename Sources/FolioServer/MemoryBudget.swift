@@ -3,11 +3,11 @@ import Synchronization
 /// Bytes of memory the server holds for its clients, counted against one bound for the whole server
 /// (``ServerLimits/memoryBudget``).
 ///
-/// Three things are counted: `changes` messages from the moment they are read until their batch is stored, the
-/// hellos of the sessions a connection keeps, and frames queued for clients. A reader reserves before it hands a
-/// message on, and waits while the budget is spent (so the server stops reading, and TCP slows the senders down);
-/// kept sessions and queued frames are charged without waiting (they are bounded per connection), and a new session is
-/// refused while the budget is spent.
+/// Four things are counted: `changes` messages from the moment they are read until their batch is stored, the
+/// hellos of the sessions a connection keeps, frames queued for clients, and the presence states connections show. A
+/// reader reserves before it hands a message on, and waits while the budget is spent (so the server stops reading,
+/// and TCP slows the senders down); kept sessions, queued frames and presence states are charged without waiting
+/// (they are bounded per connection), and a new session is refused while the budget is spent.
 final class MemoryBudget: Sendable {
     /// The bound, in bytes.
     let limit: Int

@@ -8,7 +8,8 @@ import Synchronization
 /// other connections back. Replies to the client's own session (a catch-up can be larger than any bound) are not
 /// counted against it; instead, while the queue is over half full (``isBusy``), the library reads no more of a reply
 /// and the connection reads nothing more from the client, until the queue drains to a quarter (``whenDrained(_:)``):
-/// replies stream at the pace the client reads, and a client that reads nothing is closed after a timeout.
+/// replies stream at the pace the client reads, and a client that reads nothing is closed after a timeout. Frames
+/// that only the latest one matters of (presence) are offered (``offer(_:)``): dropped while the queue is busy.
 final class Outbox: Sendable {
     /// A close the writer sends instead of what is still queued.
     struct Close: Sendable {
@@ -79,6 +80,25 @@ final class Outbox: Sendable {
         continuation.yield(Frame(bytes: frame, bounded: true))
     }
 
+    /// Queues a frame that is worth sending only to a client keeping up (a presence state, which the next one
+    /// replaces): queued, counted as pushed, while the queue is not ``isBusy``; otherwise dropped. Since it is queued
+    /// only below half the bounds, such a frame never makes the connection close as too slow.
+    ///
+    /// - Returns: whether the frame was queued (false: dropped, or the queue has ended).
+    func offer(_ frame: [UInt8]) -> Bool {
+        let queued = counts.withLock { counts -> Bool in
+            guard !counts.ended, !Self.isBusy(counts, limit: limit, byteLimit: byteLimit) else { return false }
+            budget?.charge(frame.count)
+            counts.bytes += frame.count
+            counts.frames += 1
+            counts.boundedBytes += frame.count
+            counts.boundedFrames += 1
+            return true
+        }
+        if queued { continuation.yield(Frame(bytes: frame, bounded: true)) }
+        return queued
+    }
+
     /// Queues a frame of a reply to the client's own session: never refused as slow (the library paces replies with
     /// ``isBusy`` and ``whenDrained(_:)``).
     func reply(_ frame: [UInt8]) {
@@ -93,7 +113,11 @@ final class Outbox: Sendable {
 
     /// Whether the queue is half full (in frames or bytes): the library reads no more of a reply until it drains.
     var isBusy: Bool {
-        counts.withLock { $0.bytes > byteLimit / 2 || $0.frames > limit / 2 }
+        counts.withLock { Self.isBusy($0, limit: limit, byteLimit: byteLimit) }
+    }
+
+    private static func isBusy(_ counts: Counts, limit: Int, byteLimit: Int) -> Bool {
+        counts.bytes > byteLimit / 2 || counts.frames > limit / 2
     }
 
     /// Calls `action` once the queue holds at most a quarter of the bounds, or once it ends (a close was asked for, or

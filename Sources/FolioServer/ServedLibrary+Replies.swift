@@ -125,8 +125,7 @@ extension ServedLibrary {
             ])
         metrics.connectionsClosedForErrors.increment()
         connection.outbox.close(code: code, reason: reason)
-        if connections[connection.id] != nil { release(connection) }
-        connections[connection.id] = nil
+        remove(connection)
     }
 
     /// Closes `connection` because the server's storage failed (1011).

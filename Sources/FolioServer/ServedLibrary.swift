@@ -13,8 +13,10 @@ import Logging
 /// which so learn of them without polling.
 ///
 /// What a member can make the library hold is bounded: bytes of messages in flight per connection and in the
-/// server's ``MemoryBudget``, kept sessions per connection, documents and bytes per library (``ServerLimits``). A
-/// device is bound to the library and named only once it proved its key, by writing a change its key signed.
+/// server's ``MemoryBudget``, kept sessions and presence states per connection, documents and bytes per library
+/// (``ServerLimits``). A device is bound to the library and named only once it proved its key, by writing a change
+/// its key signed. Presence (the devices' cursors) is relayed between connections and never stored
+/// (ServedLibrary+Presence.swift).
 actor ServedLibrary {
     let name: String
     let log: any ServerLog
@@ -57,12 +59,16 @@ actor ServedLibrary {
         /// The message format the server writes to this connection: 3 once the client said it reads it (at the
         /// upgrade, or by writing it), else 2.
         var format: UInt8
+        /// What the device shows the others of itself through this connection (its cursors), and whether the client
+        /// reads the others'.
+        var presence: Presence
 
-        init(id: UInt64, outbox: Outbox, peer: String, format: UInt8) {
+        init(id: UInt64, outbox: Outbox, peer: String, format: UInt8, presence: Presence) {
             self.id = id
             self.outbox = outbox
             self.peer = peer
             self.format = format
+            self.presence = presence
         }
     }
 
@@ -111,19 +117,29 @@ actor ServedLibrary {
     }
 
     /// Registers a connection; its frames go to `outbox`, in message format 3 when `readsRuns` (the client listed it
-    /// at the upgrade), else 2.
-    func connect(_ outbox: Outbox, peer: String, readsRuns: Bool = false) -> UInt64 {
+    /// at the upgrade), else 2, and presence frames go to it only when `readsPresence` (the client said so at the
+    /// upgrade).
+    func connect(_ outbox: Outbox, peer: String, readsRuns: Bool = false, readsPresence: Bool = false) -> UInt64 {
         nextConnection += 1
         connections[nextConnection] = Connection(
             id: nextConnection, outbox: outbox, peer: peer,
-            format: readsRuns ? SyncMessage.runFormatVersion : SyncMessage.formatVersion)
+            format: readsRuns ? SyncMessage.runFormatVersion : SyncMessage.formatVersion,
+            presence: Presence(reads: readsPresence, perSecond: limits.presencePerSecond))
         return nextConnection
     }
 
     /// Forgets a connection (after its socket closed). Changes it sent that are waiting are still ingested.
     func disconnect(_ id: UInt64) {
-        if let connection = connections[id] { release(connection) }
-        connections[id] = nil
+        if let connection = connections[id] { remove(connection) }
+    }
+
+    /// Forgets a connection that ended or is being closed: what it kept in the memory budget is given back, and its
+    /// device's presence leaves the documents where no other connection of the device shows it.
+    func remove(_ connection: Connection) {
+        guard connections[connection.id] != nil else { return }
+        connections[connection.id] = nil
+        release(connection)
+        withdrawPresence(of: connection)
     }
 
     /// Stops counting a connection's kept sessions in the memory budget.
@@ -191,7 +207,10 @@ actor ServedLibrary {
         guard connections[id] != nil else { return }
         switch message {
         case .hello(let hello):
+            let greeted = connection.device != nil
             receiveHello(hello, size: size, channel: channel, on: connection)
+            // A device that joins sees who is there.
+            if !greeted, connection.device != nil, connections[id] != nil { showPresence(to: connection) }
         case .done(let from, let to) where connection.finishedPeers[channel] != nil:
             // A finished session answers a repeated `done` (its answer may have been lost), nothing more.
             guard let session = connection.sessions[channel], to == session.id,

@@ -69,6 +69,20 @@ public struct ServerLimits: Hashable, Sendable {
     /// How long a WebSocket connection has, from its upgrade, to send its first message, which must be a `hello`;
     /// past it the connection is closed with 1008. 10 s by default (`folio serve --hello-timeout`).
     public var helloTimeout: Duration = .seconds(10)
+    /// Bytes of one presence state (a `SyncFrame.presence` frame's state, which the server relays without decoding);
+    /// a larger one closes the connection with 1009. 1,024 by default (`folio serve --presence-bytes`); at most
+    /// `SyncFrame.maximumPresenceBytes` (4,096), past which a frame does not decode.
+    public var presenceBytes: Int = 1_024
+    /// Presence frames one connection may send a second, in bursts of as many: a token bucket per connection. A frame
+    /// past it is dropped (neither kept nor relayed, counted in `folio_presence_dropped_total`) and the connection
+    /// stays open; an empty state that takes away a state the connection shows is never dropped for the rate (it
+    /// follows a state that passed, so it at most doubles it). 30 by default (`folio serve --presence-per-second`).
+    public var presencePerSecond: Int = 30
+    /// Documents in which one connection may show a presence state at once: a non-empty state for one more document
+    /// is dropped (counted in `folio_presence_dropped_total`) until the connection empties one. With
+    /// ``presenceBytes``, what a connection's presence makes the server hold: 16 × 1,024 bytes by default
+    /// (`folio serve --presence-documents`).
+    public var presenceDocuments: Int = 16
     /// How long the server takes at most to stop after SIGTERM or SIGINT: it stops accepting, closes WebSockets with
     /// 1001, lets connections end, and closes the sockets of those still open at this deadline. 10 s by default
     /// (`folio serve --shutdown-grace`).

@@ -19,6 +19,11 @@ final class ServerMetrics: Sendable {
     let sessions: Metrics.Counter
     let syncDuration: Metrics.Timer
     let ingestBatches: Metrics.Counter
+    /// Presence frames queued for a recipient (one per recipient).
+    let presenceRelayed: Metrics.Counter
+    /// Presence frames dropped: from a sender past its rate or its documents, or for a recipient behind in reading
+    /// (one per recipient).
+    let presenceDropped: Metrics.Counter
 
     init() {
         let factory = PrometheusMetricsFactory(registry: registry)
@@ -34,6 +39,8 @@ final class ServerMetrics: Sendable {
         sessions = Metrics.Counter(label: "folio_sync_sessions_total", factory: factory)
         syncDuration = Metrics.Timer(label: "folio_sync_duration_seconds", factory: factory)
         ingestBatches = Metrics.Counter(label: "folio_ingest_batches_total", factory: factory)
+        presenceRelayed = Metrics.Counter(label: "folio_presence_relayed_total", factory: factory)
+        presenceDropped = Metrics.Counter(label: "folio_presence_dropped_total", factory: factory)
     }
 
     /// The registry in Prometheus' text exposition format.

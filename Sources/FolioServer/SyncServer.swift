@@ -214,10 +214,14 @@ public final class SyncServer: Sendable {
                 // Counted out when the channel closes, whether or not the upgrade completes.
                 channel.closeFuture.whenComplete { _ in self.registry.release(id) }
                 let readsRuns = Self.readsRuns(head.headerFields)
-                return .upgrade([:]) { inbound, outbound, _ in
+                let readsPresence = Self.readsPresence(head.headerFields)
+                // The answer says the server relays presence to the client, which may then send its own.
+                var answer = HTTPFields()
+                if readsPresence, let name = HTTPField.Name(SyncFrame.presenceHeader) { answer[name] = "1" }
+                return .upgrade(answer) { inbound, outbound, _ in
                     await self.serve(
                         library: token.library, token: token.id, connection: id, peer: peer, readsRuns: readsRuns,
-                        inbound: inbound, outbound: outbound, channel: channel)
+                        readsPresence: readsPresence, inbound: inbound, outbound: outbound, channel: channel)
                 }
             case .failure(let over):
                 refusal = (1013, over.reason, token.id)
@@ -353,9 +357,31 @@ public final class SyncServer: Sendable {
         }
     }
 
-    /// Serves one WebSocket connection of `library` until it closes; in message format 3 when `readsRuns`.
+    /// Whether a client's upgrade request says it reads presence frames: version 1 listed in `SyncFrame.presenceHeader`
+    /// (comma-separated numbers, any of its lines).
+    static func readsPresence(_ headers: HTTPFields) -> Bool {
+        guard let name = HTTPField.Name(SyncFrame.presenceHeader) else { return false }
+        return headers[values: name].contains { value in
+            value.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == "1" }
+        }
+    }
+
+    /// A presence frame with an empty state: its first two bytes (the wire version and the kind) start every presence
+    /// frame, and its size is what comes before the state.
+    private static let emptyPresence = SyncFrame.presence(
+        document: DocumentID(UUIDBytes(bytes: Array(repeating: 0, count: 16))),
+        device: DeviceID(UUIDBytes(bytes: Array(repeating: 0, count: 16))), state: []
+    ).encoded()
+
+    /// Whether `bytes` are a presence frame whose state is larger than `limit`, judged by its kind and size alone.
+    static func isPresence(_ bytes: [UInt8], over limit: Int) -> Bool {
+        bytes.starts(with: emptyPresence.prefix(2)) && bytes.count - emptyPresence.count > limit
+    }
+
+    /// Serves one WebSocket connection of `library` until it closes; in message format 3 when `readsRuns`, with
+    /// presence frames when `readsPresence`.
     private func serve(
-        library name: String, token: String, connection: UInt64, peer: String, readsRuns: Bool,
+        library name: String, token: String, connection: UInt64, peer: String, readsRuns: Bool, readsPresence: Bool,
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, channel: any Channel
     ) async {
         let metadata: Logger.Metadata = ["library": .string(name), "peer": .string(peer), "token": .string(token)]
@@ -370,7 +396,7 @@ public final class SyncServer: Sendable {
         defer { metrics.connectionsOpen.decrement() }
         let limits = configuration.limits
         let outbox = Outbox(limit: limits.queuedFrames, byteLimit: limits.queuedBytes, budget: budget)
-        let id = await library.connect(outbox, peer: peer, readsRuns: readsRuns)
+        let id = await library.connect(outbox, peer: peer, readsRuns: readsRuns, readsPresence: readsPresence)
         // From now on a revocation or the server's shutdown closes it through its outbox.
         registry.attach(connection, outbox: outbox)
         // Once its socket has closed, nothing waits for the connection any more: not the reader for its queue to
@@ -421,7 +447,7 @@ public final class SyncServer: Sendable {
             }
             // The reader.
             do {
-                for try await message in inbound.messages(maxSize: limits.messageBytes) {
+                reading: for try await message in inbound.messages(maxSize: limits.messageBytes) {
                     // Asked to close (a revoked token, the server stopping): nothing more is taken from it.
                     if outbox.hasEnded { break }
                     guard case .binary(let buffer) = message else {
@@ -430,21 +456,34 @@ public final class SyncServer: Sendable {
                     }
                     metrics.bytesIn.increment(by: Int64(buffer.readableBytes))
                     let bytes = Array(buffer.readableBytesView)
-                    let decoded: (channel: UInt64, message: SyncMessage, format: UInt8)
-                    do {
-                        guard case .message(let channel, let inner) = try SyncFrame(decoding: bytes) else {
-                            outbox.close(code: 1002, reason: "a client does not send notices")
-                            break
+                    let frame: SyncFrame
+                    do { frame = try SyncFrame(decoding: bytes) } catch {
+                        if Self.isPresence(bytes, over: limits.presenceBytes) {
+                            // A state past what the decoder takes is past the server's bound too.
+                            outbox.close(
+                                code: 1009, reason: "a presence state is larger than \(limits.presenceBytes) bytes")
+                        } else {
+                            outbox.close(code: 1002, reason: "a frame does not decode: \(error)")
                         }
-                        decoded = (channel, try SyncMessage(decoding: inner), inner[0])
-                    } catch {
-                        outbox.close(code: 1002, reason: "a frame does not decode: \(error)")
                         break
                     }
-                    // Anything else before a hello is refused by the library (1002).
-                    if case .hello = decoded.message { greeted.store(true, ordering: .releasing) }
-                    await library.receive(
-                        decoded.message, size: bytes.count, format: decoded.format, channel: decoded.channel, from: id)
+                    switch frame {
+                    case .message(let channel, let inner):
+                        let message: SyncMessage
+                        do { message = try SyncMessage(decoding: inner) } catch {
+                            outbox.close(code: 1002, reason: "a frame does not decode: \(error)")
+                            break reading
+                        }
+                        // Anything else before a hello is refused by the library (1002).
+                        if case .hello = message { greeted.store(true, ordering: .releasing) }
+                        await library.receive(message, size: bytes.count, format: inner[0], channel: channel, from: id)
+                    case .presence(let document, let device, let state):
+                        // Relayed and kept in memory, never stored; no session's message.
+                        await library.receivePresence(document: document, device: device, state: state, from: id)
+                    case .notice:
+                        outbox.close(code: 1002, reason: "a client does not send notices")
+                        break reading
+                    }
                     // A client that does not take what it was sent is not read either, so that its requests cannot
                     // pile up replies in the server's memory; past the stall timeout it is closed.
                     if outbox.isBusy { await outbox.waitUntilDrained(orCloseAfter: limits.stallTimeout) }

@@ -22,6 +22,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Connections") var connections: ServeConnectionOptions
 
+    @OptionGroup(title: "Presence") var presence: ServePresenceOptions
+
     @Option(help: "The address to listen on.")
     var host = "127.0.0.1"
 
@@ -58,9 +60,10 @@ struct ServeCommand: AsyncParsableCommand {
             server = try SyncServer(
                 configuration: .init(
                     host: host, port: port, dataDirectory: data.directory,
-                    limits: connections.applied(
-                        to: budgets.applied(
-                            to: ServerLimits(connections: maxConnections, stallTimeout: .seconds(stallTimeout))))))
+                    limits: presence.applied(
+                        to: connections.applied(
+                            to: budgets.applied(
+                                to: ServerLimits(connections: maxConnections, stallTimeout: .seconds(stallTimeout)))))))
         } catch {
             throw CommandFailure.checkFailed("\(error)")
         }

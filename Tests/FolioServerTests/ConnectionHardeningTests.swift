@@ -503,18 +503,24 @@ final class RawWebSocket: @unchecked Sendable {
     let socket: RawSocket
     /// Whether the server answered the upgrade with 101.
     let upgraded: Bool
+    /// The head of the server's answer to the upgrade (status line and headers).
+    let answer: String
     /// The reason of the server's close frame, once read.
     private(set) var closeReason = ""
     private var buffer: [UInt8] = []
     /// Whether the connection ended (closed or reset).
     private(set) var ended = false
 
-    init(port: Int, library: String, token: String, scheme: String = "Bearer", receiveBuffer: Int32? = nil) throws {
+    /// Upgrades a connection to `library` with `token`; `headers` are further lines of the request (`Name: value`).
+    init(
+        port: Int, library: String, token: String, scheme: String = "Bearer", receiveBuffer: Int32? = nil,
+        headers: [String] = []
+    ) throws {
         socket = try RawSocket(port: port, receiveBuffer: receiveBuffer)
         let request =
             "GET /v1/libraries/\(library)/sync HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
-            + "Authorization: \(scheme) \(token)\r\n\r\n"
+            + headers.map { $0 + "\r\n" }.joined() + "Authorization: \(scheme) \(token)\r\n\r\n"
         socket.send(Array(request.utf8))
         let deadline = ContinuousClock.now + .seconds(10)
         var head: [UInt8] = []
@@ -527,7 +533,8 @@ final class RawWebSocket: @unchecked Sendable {
                 break
             }
         }
-        upgraded = String(decoding: head, as: UTF8.self).hasPrefix("HTTP/1.1 101")
+        answer = String(decoding: head, as: UTF8.self)
+        upgraded = answer.hasPrefix("HTTP/1.1 101")
     }
 
     func close() { socket.close() }
