@@ -148,6 +148,9 @@ struct ServerConnection {
         presence?.attach { inbox.put { _ in } }
         /// When presence was last sent, and the wait for the next send, if one is scheduled.
         var presenceSent: ContinuousClock.Instant?
+        /// Whether the server said it relays presence (`SyncFrame.presenceWelcome`): one from before presence closes a
+        /// connection that sends it.
+        var presenceWelcomed = false
         var presenceWait: Task<Void, Never>?
         defer {
             observation?.cancel()
@@ -176,7 +179,7 @@ struct ServerConnection {
         /// Sends this device's presence that changed, at most once per `PresenceBoard.interval`: sooner, it is sent
         /// when the interval ends.
         func sendPresence() async throws {
-            guard let presence, presence.hasChanges else { return }
+            guard let presence, presenceWelcomed, presence.hasChanges else { return }
             let now = ContinuousClock.now
             if let sent = presenceSent, now - sent < PresenceBoard.interval {
                 guard presenceWait == nil else { return }
@@ -268,6 +271,9 @@ struct ServerConnection {
                     guard on == channel else { continue }
                     if let document = SyncMessage.changesDocument(message), unpublished.contains(document) { continue }
                     run.append(message)
+                case .presence where frame == SyncFrame.presenceWelcome:
+                    // The server relays presence: this device's may go.
+                    presenceWelcomed = true
                 case .presence(let document, let from, let state):
                     // Others' presence only, in documents this device shares.
                     guard presence != nil, from != device, !unpublished.contains(document) else { continue }
@@ -283,10 +289,6 @@ struct ServerConnection {
                     guard caughtUp, !unpublished.contains(document) else { continue }
                     let own = try Self.vector(of: document, in: store)
                     if !vector.isContained(in: own) { try await send(driver.request(document)) }
-                case .presence:
-                    // This client does not ask for presence (no `Folio-Presence` at the upgrade), so a server sends
-                    // it none; one that arrives anyway is nothing to the sync.
-                    continue
                 }
             }
             if let report = try await receive(run) { return report }

@@ -34,6 +34,12 @@ public enum SyncFrame: Hashable, Sendable {
     /// server sends them only to such a client.
     public static let presenceHeader = "Folio-Presence"
 
+    /// What a server that relays presence sends a client that reads it, after the client's hello and before any
+    /// other presence: a presence frame naming no document and no device (all-zero identities), empty. A client sends
+    /// presence only once it has seen it: a server from before presence closes a connection that sends any (1002).
+    public static let presenceWelcome = SyncFrame.presence(
+        document: DocumentID(UUIDBytes(high: 0, low: 0)), device: DeviceID(UUIDBytes(high: 0, low: 0)), state: [])
+
     private enum Kind: UInt8 {
         case message = 0
         case notice = 1

@@ -100,14 +100,24 @@ final class OpenClient: Sendable {
     /// Every binary message received so far, in order.
     var received: [[UInt8]] { shared.state.withLock { $0.received } }
 
-    /// The presence frames received so far, in order.
+    /// The presence frames received so far, in order, but the server's welcome (``welcomes``).
     var presences: [Presence] {
         received.compactMap { bytes in
-            guard case .presence(let document, let device, let state)? = try? SyncFrame(decoding: bytes) else {
+            guard let frame = try? SyncFrame(decoding: bytes), frame != SyncFrame.presenceWelcome,
+                case .presence(let document, let device, let state) = frame
+            else {
                 return nil
             }
             return Presence(document: document, device: device, state: state)
         }
+    }
+
+    /// Where the server's welcome to presence (`SyncFrame.presenceWelcome`) came among the presence frames received:
+    /// their indexes.
+    var welcomes: [Int] {
+        received.compactMap { try? SyncFrame(decoding: $0) }.filter {
+            if case .presence = $0 { true } else { false }
+        }.enumerated().compactMap { $0.element == SyncFrame.presenceWelcome ? $0.offset : nil }
     }
 
     /// The notices received so far, in order.

@@ -192,6 +192,8 @@ struct PresenceRelayTests {
         }
         try await Task.sleep(for: .milliseconds(300))
         #expect(late.presences.count == 3)
+        // The server's welcome came first: a client sends presence only once it has seen it.
+        #expect(late.welcomes == [0])
     }
 
     /// A device that reconnected (its new connection shows its state) before its old connection was found closed does
