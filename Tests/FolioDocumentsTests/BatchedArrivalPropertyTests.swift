@@ -6,13 +6,16 @@ import FolioStore
 import FolioSync
 import FolioTesting
 import Foundation
+import Synchronization
 import Testing
 
 /// What arrives together is taken together: a device that ingests messages in batches (`SyncDriver.receive(batch:)`,
 /// one transaction each) and refreshes its open document only now and then ends exactly where one that takes every
 /// message alone and refreshes after each does, over random histories of several devices (edits apart, merges,
-/// resolutions of the authors' policies) delivered in random orders: the same log, the same text, the same versions
-/// and the same conflicts, and both equal to a document opened afresh on the whole log.
+/// resolutions of the authors' policies) delivered in random orders: the same changes of the others, the same text and
+/// the same versions, both equal to a document opened afresh on the whole log. A receiver that settles nothing by
+/// itself (`askUser`) ends with the same log and the same conflicts; under `merge`, when a receiver merges a version
+/// that several devices reached apart depends on what it saw, but such a merge changes no text.
 ///
 /// Each test runs once per seed of a fixed table, and names its seed when it fails; `FOLIO_SEED=N` replays one.
 @Suite struct BatchedArrivalPropertyTests {
@@ -32,7 +35,10 @@ import Testing
 
     /// What a receiver shows at the end.
     struct Shown: Equatable {
-        var log: Set<ChangeHash>
+        /// The changes other devices made.
+        var others: Set<ChangeHash>
+        /// What the receiver wrote itself: the strategy of each resolution, the kind of anything else.
+        var own: [String]
         var text: String
         var versions: [String]
         var inConflict: Bool
@@ -40,12 +46,16 @@ import Testing
     }
 
     static func shown(_ library: DocumentLibrary, _ document: Document<TextDocument>) async throws -> Shown {
-        let log = Set(try library.store.changes(of: document.id, since: VersionVector()).map(\.hash))
+        let log = try library.store.changes(of: document.id, since: VersionVector())
+        let own = log.filter { $0.id.device == library.device.id }.map { change in
+            if case .resolution(let resolution) = change.kind { "\(resolution.strategy)" } else { "\(change.kind)" }
+        }
         let versions = try await document.versions().map {
             "\($0.head.hash.shortHex) \($0.contents.text.debugDescription)"
         }
         return Shown(
-            log: log, text: await document.model.text, versions: versions.sorted(),
+            others: Set(log.filter { $0.id.device != library.device.id }.map(\.hash)), own: own,
+            text: await document.model.text, versions: versions.sorted(),
             inConflict: await document.state.contains(.inConflict),
             conflicts: try await document.conflictHistory().count)
     }
@@ -55,25 +65,33 @@ import Testing
         var generator = SplitMix64(seed: seed)
         var check = PropertyCheck(seed: seed)
         var batches = 0
-        for iteration in 0..<2 {
+        for iteration in 0..<3 {
             check.iteration = iteration
             let policy = [ConflictStrategy.merge, .latestWins, .keepBoth][Int(generator.next() % 3)]
             let authors = try (0..<3).map { _ in
                 try Self.library(LibraryFixture(seed: generator.next()), policy: policy)
             }
-            let documents = try await CharacterMergePropertyTests.open(
-                "one two three\nfour five six\n", named: "Notes", on: authors)
+            // Shared: a document kept on its device is not synced.
+            let created = try await authors[0].create(
+                TextDocument.self, named: "Notes", in: .shared,
+                contents: TextDocument(text: "one two three\nfour five six\n"))
+            var documents = [created]
+            for author in authors.dropFirst() {
+                try await Self.sync(authors[0], author)
+                documents.append(try await author.open(created.id, as: TextDocument.self))
+            }
             let id = documents[0].id
             // The receivers hold the first text and have the document open.
+            let receiverPolicy = generator.next() % 2 == 0 ? ConflictStrategy.merge : .askUser
             let receivers = try (0..<2).map { _ in
-                try Self.library(LibraryFixture(seed: generator.next()), policy: .merge)
+                try Self.library(LibraryFixture(seed: generator.next()), policy: receiverPolicy)
             }
             var opened: [Document<TextDocument>] = []
             for receiver in receivers {
-                try exchange(authors[0], receiver, id)
+                try await Self.sync(authors[0], receiver)
                 opened.append(try await receiver.open(id, as: TextDocument.self))
             }
-            try await Self.write(on: authors, documents, steps: 30, using: &generator)
+            try await Self.write(on: authors, documents, steps: 40, using: &generator)
 
             // Every author's log reaches both receivers, author by author in a random order, over a session each:
             // the first receiver takes what waits in random batches and refreshes now and then, the second takes
@@ -94,10 +112,27 @@ import Testing
             for document in opened { try await document.refresh() }
             let first = try await Self.shown(receivers[0], opened[0])
             let second = try await Self.shown(receivers[1], opened[1])
-            check.expect(first == second, "batched \(first) ≠ one by one \(second)")
+            check.expect(first.others == second.others, "the logs differ in what other devices made")
+            check.expect(
+                first.text == second.text && first.versions == second.versions && first.inConflict == second.inConflict,
+                "batched \(first.text.debugDescription) \(first.versions) ≠ one by one \(second.text.debugDescription) \(second.versions)"
+            )
+            if receiverPolicy == .askUser {
+                // A receiver that settles nothing by itself adds nothing: the logs and the conflicts are the same.
+                check.expect(
+                    first.own.isEmpty && second.own.isEmpty, "a receiver asked to wait wrote \(first.own) \(second.own)"
+                )
+                check.expect(first.conflicts == second.conflicts, "conflicts \(first.conflicts) ≠ \(second.conflicts)")
+            } else {
+                // Under `merge`, a receiver merges a version that several devices reached apart when it sees it: when
+                // depends on what it saw, but such a merge changes no text.
+                check.expect(
+                    (first.own + second.own).allSatisfy { $0 == "merge" }, "a receiver wrote \(first.own) \(second.own)"
+                )
+            }
             // A third device that receives the whole log at once and opens the document afresh.
-            let fresh = try Self.library(LibraryFixture(seed: generator.next()), policy: .merge)
-            for author in authors { try exchange(author, fresh, id) }
+            let fresh = try Self.library(LibraryFixture(seed: generator.next()), policy: receiverPolicy)
+            for author in authors { try await Self.sync(author, fresh) }
             let afresh = try await fresh.open(id, as: TextDocument.self)
             let third = try await Self.shown(fresh, afresh)
             check.expect(third.text == first.text && third.versions == first.versions, "afresh \(third) ≠ \(first)")
@@ -105,7 +140,7 @@ import Testing
             for author in authors {
                 all.formUnion(try author.store.changes(of: id, since: VersionVector()).map(\.hash))
             }
-            check.expect(first.log == all, "the receiver lacks \(all.subtracting(first.log).count) changes")
+            check.expect(first.others == all, "the receiver lacks \(all.subtracting(first.others).count) changes")
             if check.shouldStop { return }
         }
         check.expect(batches > 0, "no delivery took several messages at once")
@@ -117,13 +152,12 @@ import Testing
         on libraries: [DocumentLibrary], _ documents: [Document<TextDocument>], steps: Int,
         using generator: inout SplitMix64
     ) async throws {
-        let id = documents[0].id
         for step in 0..<steps {
             let device = Int(generator.next() % UInt64(libraries.count))
             if generator.next() % 4 == 0 {
                 let other = Int(generator.next() % UInt64(libraries.count))
                 guard other != device else { continue }
-                try exchange(libraries[device], libraries[other], id)
+                try await sync(libraries[device], libraries[other])
                 try await documents[device].refresh()
                 try await documents[other].refresh()
                 continue
@@ -141,12 +175,23 @@ import Testing
         }
     }
 
+    /// Two devices catch up with each other over a session, as a sync does (signed heads and all: a device passes on
+    /// only what a head vouches for).
+    static func sync(_ first: DocumentLibrary, _ second: DocumentLibrary) async throws {
+        _ = try await deliver(
+            from: first, to: second, session: sessions.add(1, ordering: .relaxed).newValue,
+            limits: SyncSession.Limits(), runs: false, batch: { 1 },
+            refresh: { false }, document: nil)
+    }
+    /// Session numbers, each used once.
+    static let sessions = Atomic<UInt64>(1_000)
+
     /// Runs a session between `author` (responder) and `receiver` (initiator) over a reliable pipe: the receiver takes
     /// what waits for it in batches of `batch()` messages, and refreshes `document` after a batch when `refresh()`
     /// says so. Returns how many batches held several messages.
     static func deliver(
         from author: DocumentLibrary, to receiver: DocumentLibrary, session: UInt64, limits: SyncSession.Limits,
-        runs: Bool, batch: () -> Int, refresh: () -> Bool, document: Document<TextDocument>
+        runs: Bool, batch: () -> Int, refresh: () -> Bool, document: Document<TextDocument>?
     ) async throws -> Int {
         let formats: SyncDriver.Formats = runs ? .runs : .plain
         var initiator = try SyncDriver(
@@ -168,7 +213,7 @@ import Testing
                 let delivered = Array(toReceiver.prefix(count))
                 toReceiver.removeFirst(count)
                 toAuthor += try initiator.receive(batch: delivered)
-                if refresh() { try await document.refresh() }
+                if refresh(), let document { try await document.refresh() }
             } else {
                 toAuthor += try initiator.tick()
                 toReceiver += try responder.tick()
