@@ -40,6 +40,7 @@ import Testing
         /// What the receiver wrote itself: the strategy of each resolution, the kind of anything else.
         var own: [String]
         var text: String
+        /// Each version's head (`own` for one of the receiver's merges) and text.
         var versions: [String]
         var inConflict: Bool
         var conflicts: Int
@@ -50,8 +51,10 @@ import Testing
         let own = log.filter { $0.id.device == library.device.id }.map { change in
             if case .resolution(let resolution) = change.kind { "\(resolution.strategy)" } else { "\(change.kind)" }
         }
-        let versions = try await document.versions().map {
-            "\($0.head.hash.shortHex) \($0.contents.text.debugDescription)"
+        // A version by its head, or as this device's own merge when the head is one (whose identity is the device's).
+        let versions = try await document.versions().map { version in
+            let head = version.head.id.device == library.device.id ? "own" : version.head.hash.shortHex
+            return "\(head) \(version.contents.text.debugDescription)"
         }
         return Shown(
             others: Set(log.filter { $0.id.device != library.device.id }.map(\.hash)), own: own,
