@@ -150,6 +150,23 @@ extension ChangeLogStore {
                         message:
                             "the store records \(unvouched) bytes of unvouched waiting changes, but \(counted) wait"))
             }
+            // Each document's count of unvouched waiting changes, which the triggers keep, against the rows.
+            for row in try Row.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT d.uuid, d.unvouched, (SELECT count(*) FROM pending p WHERE p.document = d.id AND p.vouched = 0)
+                        FROM document d WHERE d.unvouched <> (
+                            SELECT count(*) FROM pending p WHERE p.document = d.id AND p.vouched = 0)
+                        ORDER BY d.id
+                        """))
+            {
+                let document = (try? ColumnDecoder.uuid(row[0])).map { "\(DocumentID($0))" } ?? "(damaged identity)"
+                report.problems.append(
+                    .init(
+                        message:
+                            "document \(document) records \(row[1] as Int) unvouched waiting changes, but \(row[2] as Int) wait"
+                    ))
+            }
             let orphans =
                 try Int.fetchOne(
                     db.cachedStatement(

@@ -131,11 +131,8 @@ extension Ingestion {
         if !vouched {
             let unvouched =
                 try unvouchedCount ?? Int.fetchOne(
-                    db.cachedStatement(
-                        sql:
-                            "SELECT count(*) FROM pending INDEXED BY pending_unvouched WHERE document = ? AND vouched = 0"
-                    ),
-                    arguments: [documentRow]) ?? 0
+                    db.cachedStatement(sql: "SELECT unvouched FROM document WHERE id = ?"), arguments: [documentRow])
+                ?? 0
             guard unvouched < store.limits.unvouchedChangesPerDocument else { return .full }
             guard let evicted = try store.evictUnvouched(toFit: encoded.bytes.count, now: now, in: db) else {
                 return .full

@@ -32,11 +32,13 @@ import Testing
                     DROP TABLE pending;
                     ALTER TABLE old_pending RENAME TO pending;
                     ALTER TABLE document DROP COLUMN waiting;
+                    ALTER TABLE document DROP COLUMN unvouched;
                     DROP TABLE device_head;
                     DROP TABLE device_key;
                     DROP TABLE pending_total;
                     DELETE FROM grdb_migrations
-                    WHERE identifier IN ('v3 waiting changes by dependency', 'v4 signed heads', 'v6 pending arrival');
+                    WHERE identifier IN (
+                        'v3 waiting changes by dependency', 'v4 signed heads', 'v6 pending arrival', 'v8 unvouched counts');
                     """)
         }
         try queue.close()

@@ -17,40 +17,17 @@ enum CatchUpBenchmark {
     static func run() async throws {
         let arguments = Array(CommandLine.arguments.dropFirst(2))
         let url =
-            arguments.first.map { URL(fileURLWithPath: $0).standardizedFileURL }
-            ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../../../Benchmarks/traces/friendsforever.json.gz").standardizedFileURL
+            arguments.first.map { URL(fileURLWithPath: $0).standardizedFileURL } ?? SignedTraceHistory.defaultTrace
         let executable = try BenchServer.executable(for: "catch-up")
         let trace = try ConcurrentEditingTrace.load(url)
         let scratch = try ScratchDirectory("catch-up")
         defer { scratch.cleanUp() }
 
         // The history as the agents' devices made it, and a peer that holds it with heads its authors signed.
-        let clock = ManualClock(start: Timestamp(millisecondsSince1970: 1_767_225_600_000))
         let id = DocumentID(UUIDBytes(bytes: Array(repeating: 0x38, count: 16)))
-        let authorKeys = (0..<trace.agentCount).map { DeviceKey(using: SeededIdentifierSource(seed: 90 + UInt64($0))) }
-        let authors = authorKeys.enumerated().map { $1.device(named: "agent \($0)") }.sorted { $0.id < $1.id }
-        let keys = Dictionary(uniqueKeysWithValues: authorKeys.map { ($0.id, $0) })
-        let recorder = try ChangeLogStore(
-            inMemoryNamed: "recorder", key: DeviceKey(using: SeededIdentifierSource(seed: 80)), deviceName: "bench",
-            clock: clock)
-        let root = try recorder.append(
-            .lifecycle(.create(name: "trace", type: "com.folio.text", container: .shared)), to: id)
-        _ = try trace.record(in: recorder, document: id, root: root.hash, authors: authors)
-        let history = try recorder.changes(of: id)
-        // Heads as a device that received the history keeps them: one per 256 changes of each author, and the last.
-        var last: [DeviceID: Change] = [:]
-        for change in history { last[change.id.device] = change }
-        let signed = history.filter { $0.id.seq % 256 == 0 || last[$0.id.device] == $0 }
-        let heads = signed.compactMap { change in
-            keys[change.id.device].map { SignedHead(signing: change, with: $0) } ?? recorder.signedHead(for: change)
-        }
-        let peer = try ChangeLogStore(
-            at: scratch.file("peer.sqlite"), key: DeviceKey(), deviceName: "peer", access: .exclusive)
-        _ = try peer.ingest(encoded: history.map(EncodedChange.init), heads: heads)
-        guard try peer.vector(of: id) == recorder.vector(of: id) else {
-            throw BenchError("the peer did not take the whole history")
-        }
+        let signed = try SignedTraceHistory(trace, document: id)
+        let history = signed.changes
+        let peer = try signed.peer(at: scratch.file("peer.sqlite"), upTo: history.count)
         let expectedHeads = try peer.heads(of: id).map(\.hash)
         // The history as one run, for comparison: what the runs on the wire add to it is their framing and heads.
         let oneRun = try ChangeRunCodec.encode(history, of: id) { _ in nil }.count

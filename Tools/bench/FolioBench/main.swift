@@ -2,7 +2,7 @@ import Foundation
 
 // `FolioBench NAME`: runs one benchmark; `Tools/bench/run NAME` builds this in release mode and calls it.
 // Each benchmark prints a readable table and, as its very last line, one JSON object. Arguments after NAME go to the
-// benchmark (only `serve`, `concurrent-trace`, `catch-up` and `live-typing` take any).
+// benchmark (only `serve`, `concurrent-trace`, `catch-up`, `live-typing` and `absorb` take any).
 
 let benchmarks: [String: () async throws -> Void] = [
     "append": AppendBenchmark.run,
@@ -19,6 +19,9 @@ let benchmarks: [String: () async throws -> Void] = [
     "serve": ServeBenchmark.run,
     "catch-up": CatchUpBenchmark.run,
     "live-typing": LiveTypingBenchmark.run,
+    "absorb": AbsorbBenchmark.run,
+    // The library process `absorb` starts.
+    "absorb-device": AbsorbBenchmark.device,
 ]
 
 let arguments = CommandLine.arguments.dropFirst()
