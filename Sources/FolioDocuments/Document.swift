@@ -160,6 +160,8 @@ public actor Document<Model: DocumentModel>: OpenDocument {
         try recoverInterruptedSave()
         try noticeExternalModification()
         try settleVersions()
+        // The other devices already in the document, as the live sync last heard of them.
+        for (device, state) in library.presenceOutlet.kept(in: id) { receivePresence(state, from: device) }
         if library.runsBackgroundWork { startBackgroundWork() }
     }
 

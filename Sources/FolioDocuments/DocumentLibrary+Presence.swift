@@ -1,9 +1,41 @@
 import FolioCore
 import Synchronization
 
-/// Where a library's open documents send this device's presence: the live sync of the moment, if any.
+/// Where a library's open documents send this device's presence (the live sync of the moment, if any), and the other
+/// devices' latest presence in each document, for a document opened after it came.
 final class PresenceOutlet: Sendable {
+    /// The most presences of other devices kept for documents opened later; past it, new ones only reach the
+    /// documents open when they come. A server relays at most 16 documents' presence per connection.
+    static let keptLimit = 4_096
+
     private let send = Mutex<(@Sendable (DocumentID, [UInt8]) -> Void)?>(nil)
+    private let kept = Mutex<(states: [DocumentID: [DeviceID: [UInt8]]], count: Int)>(([:], 0))
+
+    /// Keeps `state` as `device`'s latest in `document` (empty: it left).
+    func keep(_ state: [UInt8], from device: DeviceID, in document: DocumentID) {
+        kept.withLock { kept in
+            if state.isEmpty {
+                guard kept.states[document]?.removeValue(forKey: device) != nil else { return }
+                kept.count -= 1
+                if kept.states[document]?.isEmpty == true { kept.states[document] = nil }
+            } else if kept.states[document]?[device] != nil {
+                kept.states[document]?[device] = state
+            } else if kept.count < Self.keptLimit {
+                kept.states[document, default: [:]][device] = state
+                kept.count += 1
+            }
+        }
+    }
+
+    /// The other devices' latest presence in `document`, by device.
+    func kept(in document: DocumentID) -> [(DeviceID, [UInt8])] {
+        kept.withLock { kept in
+            (kept.states[document] ?? [:]).sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        }
+    }
+
+    /// Forgets every other device's presence.
+    func forgetKept() { kept.withLock { $0 = ([:], 0) } }
 
     /// Sends `state` (empty: nothing shown) for `document`; nothing while no live sync runs.
     func callAsFunction(_ state: [UInt8], in document: DocumentID) {
@@ -23,8 +55,9 @@ extension DocumentLibrary {
     }
 
     /// Passes another device's presence in `document` (the bytes of a `PresenceState`; empty: it left) to the
-    /// document if it is open; an app that opens it later sees the device from its next presence on.
+    /// document if it is open, and keeps it for the document's next opening.
     package func receivePresence(_ state: [UInt8], from device: DeviceID, in document: DocumentID) async {
+        presenceOutlet.keep(state, from: device, in: document)
         for open in await openDocuments.documents(among: [document]) {
             await open.receivePresence(state, from: device)
         }
@@ -32,6 +65,7 @@ extension DocumentLibrary {
 
     /// Forgets every other device's presence in the open documents: the connection that brought it ended.
     package func forgetPresence() async {
+        presenceOutlet.forgetKept()
         for open in openDocuments.all() { await open.forgetPresence() }
     }
 }

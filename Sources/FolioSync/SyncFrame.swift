@@ -13,7 +13,7 @@ public enum SyncFrame: Hashable, Sendable {
     case message(channel: UInt64, bytes: [UInt8])
     /// The server's log of `document` is at `vector`: everything in it is stored.
     case notice(document: DocumentID, vector: VersionVector)
-    /// What `device` shows others of itself in `document` (its cursor and selection, as a ``PresenceState``'s
+    /// What `device` shows others of itself in `document` (its cursor and selection, as a `PresenceState`'s
     /// bytes), or, empty, that it shows nothing there any more. Ephemeral: the server relays it to the library's
     /// other connected devices that read presence and never stores it (docs/protocol.md, "Presence").
     case presence(document: DocumentID, device: DeviceID, state: [UInt8])

@@ -136,6 +136,25 @@ import Testing
         #expect(aOut.last == [])
     }
 
+    @Test func aDocumentOpenedLaterShowsWhoIsAlreadyThere() async throws {
+        let (a, aOut, b, first, second) = try await shared("abc")
+        try await first.setSelection(TextSelection(cursor: 2))
+        let state = try #require(aOut.last)
+        try await second.close()
+        // Heard while the document was closed on this device.
+        await b.receivePresence(state, from: a.device.id, in: first.id)
+        let reopened = try await b.open(first.id, as: TextDocument.self)
+        #expect(await reopened.others.map(\.selection) == [TextSelection(cursor: 2)])
+        // Gone once the device left, or the connection that brought it ended.
+        try await reopened.close()
+        await b.receivePresence([], from: a.device.id, in: first.id)
+        #expect(try await b.open(first.id, as: TextDocument.self).others.isEmpty)
+        await b.receivePresence(state, from: a.device.id, in: first.id)
+        await b.forgetPresence()
+        let third = try await b.open(first.id, as: TextDocument.self)
+        #expect(await third.others.isEmpty)
+    }
+
     @Test func aSelectionOutsideTheTextIsRefused() async throws {
         let (_, aOut, _, first, _) = try await shared("abc")
         await #expect(throws: DocumentError.self) { try await first.setSelection(TextSelection(anchor: 0, head: 4)) }
