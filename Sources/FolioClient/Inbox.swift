@@ -13,9 +13,11 @@ final class Inbox: Sendable {
         var frames: [[UInt8]] = []
         var appended: Set<DocumentID> = []
         var ticks = 0
+        /// Whether this device's presence changed, or the wait between two sends of it ended.
+        var presence = false
         var closed: String?
 
-        var isEmpty: Bool { frames.isEmpty && appended.isEmpty && ticks == 0 && closed == nil }
+        var isEmpty: Bool { frames.isEmpty && appended.isEmpty && ticks == 0 && !presence && closed == nil }
     }
 
     private struct State {

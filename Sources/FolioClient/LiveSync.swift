@@ -75,7 +75,8 @@ public final class LiveSync: Sendable {
     /// Shows this device to the library's other connected devices in `document`: `state` is the bytes of a
     /// `PresenceState` (at most `SyncFrame.maximumPresenceBytes`), or empty to show nothing there any more. The
     /// latest state of each document is sent (at most 20 times a second, in at most 16 documents at once: a state
-    /// for a further document is not sent until another is cleared), and sent again after every reconnection.
+    /// for a further document is not taken; set it again once another is cleared), and sent again after every
+    /// reconnection, once the server said it relays presence.
     /// Never stored: nothing of it stays once the connection ends.
     public func setPresence(_ state: [UInt8], in document: DocumentID) {
         guard state.count <= SyncFrame.maximumPresenceBytes else { return }

@@ -145,7 +145,7 @@ struct ServerConnection {
         }
         let observation =
             mode == .live ? store.observeAppends { document in inbox.put { $0.appended.insert(document) } } : nil
-        presence?.attach { inbox.put { _ in } }
+        presence?.attach { inbox.put { $0.presence = true } }
         /// When presence was last sent, and the wait for the next send, if one is scheduled.
         var presenceSent: ContinuousClock.Instant?
         /// Whether the server said it relays presence (`SyncFrame.presenceWelcome`): one from before presence closes a
@@ -186,7 +186,7 @@ struct ServerConnection {
                 let wait = PresenceBoard.interval - (now - sent)
                 presenceWait = Task(executorPreference: executor) {
                     try? await Task.sleep(for: wait)
-                    inbox.put { _ in }
+                    inbox.put { $0.presence = true }
                 }
                 return
             }

@@ -16,6 +16,9 @@ public struct PresenceState: Hashable, Sendable {
     public static let maximumPosition = 1 << 40
     /// The format version written first.
     public static let formatVersion: UInt8 = 1
+    /// The most bytes a state encodes to: the version, the longest name, the most heads and the largest positions
+    /// (1 + 2 + 128 + 1 + 16 × 32 + 6 + 6). A server must take states of this size (`ServerLimits.presenceBytes`).
+    public static let maximumEncodedBytes = 656
 
     /// The device's name, for display.
     public var name: String

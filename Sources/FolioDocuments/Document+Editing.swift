@@ -28,7 +28,7 @@ extension Document {
         } catch {
             throw DocumentError(.invalidOperation, "the edit does not apply to \(info.displayName)", cause: error)
         }
-        movePresence(by: operation)
+        movePresence(by: operation, inverse: inverse)
         // The first edit of a group, or the first not yet committed, sets a deadline; the next ones only move
         // deadlines later (nothing to wake).
         if editing.record(operation, inverse: inverse, at: now) { dueWorkMayComeSooner() }
@@ -45,17 +45,19 @@ extension Document {
     /// - Throws: ``DocumentError`` `.invalidOperation` when one does not apply (then none is kept), and as ``edit(_:)``.
     public func edit(_ operations: [Model.Operation]) throws(DocumentError) {
         try prepareToEdit(onlyOwnChanges: true)
-        let saved = model
+        let saved = (model, presenceTracking)
         var batch = EditGroup<Model>()
         for operation in operations {
             do {
-                batch.add(operation, inverse: try model.apply(operation))
+                let inverse = try model.apply(operation)
+                batch.add(operation, inverse: inverse)
+                movePresence(by: operation, inverse: inverse)
             } catch {
-                model = saved
+                (model, presenceTracking) = saved
+                announcePresence()
                 throw DocumentError(.invalidOperation, "the edit does not apply to \(info.displayName)", cause: error)
             }
         }
-        for operation in operations { movePresence(by: operation) }
         editing.group = batch
         editing.lastEditTime = library.clock.now()
         try commit()
@@ -125,6 +127,9 @@ extension Document {
     /// changes toward the next checkpoint.
     private func show(committed change: Change, madeOn shown: ChangeHash, firstOfGroup: Bool) throws(DocumentError) {
         head = change
+        // A selection made while these edits waited leaves now, named by this change, whose state is the text it was
+        // made in (before a merge shown or a stale head may move the model).
+        publishWaitingSelection()
         // A point every device's later changes may descend from: a merge's replay can start here (one in
         // `VersionTracking.stateSpacing` changes is kept).
         rememberShared(spacedOnly: true)
@@ -132,7 +137,6 @@ extension Document {
         try takeCheckpointIfNeeded(force: false)
         updateConflictState(after: change, madeOn: shown)
         try settleStaleHead()
-        publishWaitingSelection()
     }
 
     /// Undoes the newest step: the open group, or else the newest committed change of this device still on the undo
@@ -184,7 +188,6 @@ extension Document {
         finish(change, model: updated, history: newHistory)
         updateConflictState(after: change, madeOn: shown)
         try settleStaleHead()
-        publishWaitingSelection()
     }
 
     /// A change of this device's is made on its own latest change too, so while in conflict it may join competing

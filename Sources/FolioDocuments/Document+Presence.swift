@@ -22,6 +22,10 @@ struct PresenceTracking {
     var published = false
     /// The other devices, by device.
     var remote: [DeviceID: Remote] = [:]
+
+    /// How many changes behind the version shown a selection's version may be to be placed (a longer way is not
+    /// replayed: the selection shows as not placed until its device sends it again).
+    static var placementDistance: UInt64 { 1_024 }
 }
 
 extension Document where Model: CharacterMergeable {
@@ -43,7 +47,7 @@ extension Document where Model: CharacterMergeable {
             leavePresence()
             return
         }
-        let count = model.mergeableText.count
+        let count = model.mergeableTextCount
         guard (0...count).contains(selection.anchor), (0...count).contains(selection.head) else {
             throw DocumentError(
                 .invalidOperation,
@@ -155,10 +159,13 @@ extension Document {
                 placed[device] = positions
                 continue
             }
-            // The version must have arrived, and be in what the model shows.
+            // The version must have arrived, be in what the model shows, and be recent: placing a selection replays
+            // the history since its version, which a device's own selections keep short (they follow its commits),
+            // and a state naming an old version must not make every refresh replay a long history.
             var heads: [Change] = []
             for hash in remote.state.heads {
-                guard let change = try? library.store.change(hash, of: id), change.vector.isContained(in: shownVector)
+                guard let change = try? library.store.change(hash, of: id), change.vector.isContained(in: shownVector),
+                    shownVector.changeCount - change.vector.changeCount <= PresenceTracking.placementDistance
                 else { break }
                 heads.append(change)
             }
@@ -173,7 +180,7 @@ extension Document {
             }
         }
         let pending = editing.group.hasUncommittedEdits ? Self.textEdits(of: editing.group.operations) : []
-        let count = (model as? any CharacterMergeable)?.mergeableText.count ?? 0
+        let count = (model as? any CharacterMergeable)?.mergeableTextCount ?? 0
         for device in devices {
             guard let remote = presenceTracking.remote[device] else { continue }
             guard var positions = placed[device] else {
@@ -202,23 +209,50 @@ extension Document {
         }
     }
 
-    /// Moves the other devices' selections, and this device's waiting one, by an edit made here.
-    func movePresence(by operation: Model.Operation) {
+    /// Moves the other devices' selections, and this device's waiting one, by an edit made here (`operation`, just
+    /// applied, whose inverse is `inverse`).
+    func movePresence(by operation: Model.Operation, inverse: Model.Operation) {
         guard !presenceTracking.remote.isEmpty || presenceTracking.waiting != nil else { return }
-        let edits = Self.textEdits(of: [operation])
+        var edits = Self.textEdits(of: [operation])
         guard !edits.isEmpty else { return }
-        if let waiting = presenceTracking.waiting {
-            presenceTracking.waiting = TextSelection(
-                anchor: Self.position(waiting.anchor, after: edits), head: Self.position(waiting.head, after: edits))
+        // A replacement of the whole text (an app that binds the whole text sends one per keystroke) moves what
+        // follows the part that differs, as the character merge reads it: the text it replaced is its inverse's.
+        if edits.count == 1, case .replaceAll(let new) = edits[0],
+            case .replaceAll(let old)? = Self.textEdits(of: [inverse]).first
+        {
+            edits = Self.splice(from: old, to: new)
         }
-        guard !presenceTracking.remote.isEmpty else { return }
-        for device in presenceTracking.remote.keys {
-            guard let selection = presenceTracking.remote[device]?.selection else { continue }
-            presenceTracking.remote[device]?.selection = TextSelection(
+        func moved(_ selection: TextSelection) -> TextSelection {
+            TextSelection(
                 anchor: Self.position(selection.anchor, after: edits), head: Self.position(selection.head, after: edits)
             )
         }
+        presenceTracking.waiting = presenceTracking.waiting.map(moved)
+        guard !presenceTracking.remote.isEmpty else { return }
+        for device in presenceTracking.remote.keys {
+            guard let selection = presenceTracking.remote[device]?.selection else { continue }
+            presenceTracking.remote[device]?.selection = moved(selection)
+        }
         announcePresence()
+    }
+
+    /// `old` made `new` as positional edits: the part between their common start and common end deleted, and `new`'s
+    /// typed there.
+    static func splice(from old: [Unicode.Scalar], to new: [Unicode.Scalar]) -> [TextEdit] {
+        var prefix = 0
+        while prefix < old.count, prefix < new.count, old[prefix] == new[prefix] { prefix += 1 }
+        var suffix = 0
+        while suffix < old.count - prefix, suffix < new.count - prefix,
+            old[old.count - 1 - suffix] == new[new.count - 1 - suffix]
+        {
+            suffix += 1
+        }
+        var edits: [TextEdit] = []
+        if old.count - prefix - suffix > 0 { edits.append(.delete(at: prefix, count: old.count - prefix - suffix)) }
+        if new.count - prefix - suffix > 0 {
+            edits.append(.insert(at: prefix, scalars: Array(new[prefix..<(new.count - suffix)])))
+        }
+        return edits
     }
 
     /// The text edits `operations` make; none for a model that does not merge character by character.

@@ -87,6 +87,8 @@ extension Document {
         // revert changes nothing. Those committed already (while the library synced live) stay in the log, and the
         // revert's change takes them back as it does the earlier ones.
         let (openModel, openEditing) = (model, editing)
+        // A selection waiting for edits that are thrown away was made in their text.
+        presenceTracking.waiting = nil
         for operation in editing.group.uncommittedUndoOperations { _ = try? model.apply(operation) }
         editing.committed(with: editing.history, at: library.clock.now())
         do {
@@ -219,6 +221,9 @@ extension Document {
             head = change
             // The edits made in the app since the saved version compete with the file: the conflict shows now.
             try settleVersions()
+            // A selection waiting for its commit was made in the text the file replaced.
+            presenceTracking.waiting = nil
+            placePresence()
             return true
         }
         head = previousHead

@@ -129,6 +129,9 @@ extension Document {
         rememberShared()
         removeState(.inConflict)
         try settleStaleHead()
+        // The others' selections, unplaced while versions competed or placed in the text replaced, go where the
+        // settled text puts them.
+        placePresence()
     }
 
     /// Keeps the state shown at `head` among the versions lately shown (``VersionTracking/rememberShown(_:model:)``),

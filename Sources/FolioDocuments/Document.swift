@@ -122,8 +122,9 @@ public actor Document<Model: DocumentModel>: OpenDocument {
     }
 
     deinit {
-        // A document the app let go of without closing it: its streams end, so no loop waits on them forever, and its
-        // timer stops.
+        // A document the app let go of without closing it: its streams end, so no loop waits on them forever, its
+        // timer stops, and the other devices stop showing this one in it.
+        if presenceTracking.published { library.presenceOutlet([], in: id) }
         stateContinuation.finish()
         versionContinuation.finish()
         presenceContinuation.finish()
@@ -342,6 +343,7 @@ public actor Document<Model: DocumentModel>: OpenDocument {
             tracking.showMerge(nil)
             tracking.joined()
             modelReplaced = true
+            placePresence()
             try updateConflictState()
         }
         try applyConflictStrategy()

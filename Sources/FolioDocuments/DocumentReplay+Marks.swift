@@ -37,18 +37,22 @@ extension DocumentReplay {
         // The marks sort before every change (the smallest agent): one placed where another device typed later at
         // the same place stays before what was typed, after the scalar it followed.
         let agent = ChangeID(device: DeviceID(UUIDBytes(high: 0, low: 0)), seq: 1)
-        var events: [Int?] = []
+        // Every mark event added is a mark, even one whose positions were partly past its text: its scalars that did
+        // land must take no room in the others' places.
+        var events: [(event: Int, complete: Bool)?] = []
         for mark in marks {
             let parents = mark.heads.compactMap { replayed.headEvents[$0.hash] ?? nil }
             let edits = mark.positions.sorted(by: >).map { TextEdit.insert(at: $0, scalars: ["\u{FFFC}"]) }
             let skipped = replayed.graph.skippedEdits
             let event = try? replayed.graph.add(agent: agent, parents: parents, edits: edits)
-            events.append(replayed.graph.skippedEdits == skipped ? event : nil)
+            events.append(event.map { ($0, replayed.graph.skippedEdits == skipped) })
         }
-        let found = replayed.graph.mergedPositions(of: events.compactMap { $0 })
+        let found = replayed.graph.mergedPositions(of: events.compactMap { $0?.event })
         var next = found.makeIterator()
         return zip(marks, events).map { mark, event in
-            guard event != nil, let positions = next.next(), positions.count == mark.positions.count else { return nil }
+            guard let event else { return nil }
+            let positions = next.next()
+            guard event.complete, let positions, positions.count == mark.positions.count else { return nil }
             return positions
         }
     }

@@ -16,6 +16,8 @@ import Foundation
 public protocol CharacterMergeable: MergeableDocumentModel {
     /// The text the change graph merges.
     var mergeableText: [Unicode.Scalar] { get }
+    /// How many scalars ``mergeableText`` holds, without building it (the default builds it).
+    var mergeableTextCount: Int { get }
 
     /// This model with its text replaced by `text`, its other parts kept.
     func replacingMergeableText(with text: String) -> Self
@@ -61,6 +63,8 @@ public protocol CharacterMergeable: MergeableDocumentModel {
 }
 
 extension CharacterMergeable {
+    /// ``mergeableText``'s count.
+    public var mergeableTextCount: Int { mergeableText.count }
     /// A model with nothing beside its text never diverges elsewhere.
     public static func otherPartsDiverge(base: Self, versions: [Self]) -> Bool { false }
 

@@ -56,6 +56,8 @@ extension PagesDocument: CharacterMergeable {
     ///
     /// - Complexity: O(*n*).
     public var mergeableText: [Unicode.Scalar] { storage.scalars }
+    /// The text's scalar count, without building the text.
+    public var mergeableTextCount: Int { storage.count }
 
     /// This document with `text`, and the same images.
     public func replacingMergeableText(with text: String) -> PagesDocument {

@@ -30,6 +30,8 @@ extension TextDocument: CharacterMergeable {
     ///
     /// - Complexity: O(*n*).
     public var mergeableText: [Unicode.Scalar] { storage.scalars }
+    /// The text's scalar count, without building the text.
+    public var mergeableTextCount: Int { storage.count }
 
     /// A document holding `text`.
     public func replacingMergeableText(with text: String) -> TextDocument {

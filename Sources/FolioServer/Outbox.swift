@@ -80,14 +80,23 @@ final class Outbox: Sendable {
         continuation.yield(Frame(bytes: frame, bounded: true))
     }
 
+    /// How many frames, and bytes, a queue may hold for ``offer(_:)`` to queue one more: a client keeping up holds
+    /// far fewer, and a client that stops reading holds at most this much of others' presence.
+    static let offerFrames = 256
+    static let offerBytes = 256 << 10
+
     /// Queues a frame that is worth sending only to a client keeping up (a presence state, which the next one
-    /// replaces): queued, counted as pushed, while the queue is not ``isBusy``; otherwise dropped. Since it is queued
-    /// only below half the bounds, such a frame never makes the connection close as too slow.
+    /// replaces): queued, counted as pushed, while the queue holds fewer than ``offerFrames`` frames and
+    /// ``offerBytes`` bytes and the server's memory budget is not spent; otherwise dropped. Such a frame so never
+    /// makes the connection close as too slow, and a client that does not read holds at most 256 KiB of them.
     ///
     /// - Returns: whether the frame was queued (false: dropped, or the queue has ended).
     func offer(_ frame: [UInt8]) -> Bool {
+        if budget?.isSpent == true { return false }
         let queued = counts.withLock { counts -> Bool in
-            guard !counts.ended, !Self.isBusy(counts, limit: limit, byteLimit: byteLimit) else { return false }
+            guard !counts.ended, counts.frames < Self.offerFrames, counts.bytes + frame.count <= Self.offerBytes,
+                !Self.isBusy(counts, limit: limit, byteLimit: byteLimit)
+            else { return false }
             budget?.charge(frame.count)
             counts.bytes += frame.count
             counts.frames += 1

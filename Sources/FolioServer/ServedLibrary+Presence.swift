@@ -76,10 +76,11 @@ extension ServedLibrary {
     /// other connections show, one frame each, oldest connection first (of a device connected twice, its newest connection's state arrives last).
     func showPresence(to connection: Connection) {
         guard connection.presence.reads else { return }
-        // First, that this server relays presence: the client sends its own only from then on. Its queue is empty
-        // but for the hello's answer: the welcome is not dropped.
+        // First, that this server relays presence: the client sends its own only from then on. Queued whatever the
+        // queue holds (a large hello's answer may fill it): a client never welcomed would send no presence at all.
         let welcome = SyncFrame.presenceWelcome.encoded()
-        if connection.outbox.offer(welcome) { metrics.bytesOut.increment(by: Int64(welcome.count)) }
+        connection.outbox.reply(welcome)
+        metrics.bytesOut.increment(by: Int64(welcome.count))
         for id in connections.keys.sorted() where id != connection.id {
             guard let other = connections[id], let device = other.device else { continue }
             for document in other.presence.states.keys.sorted() {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FolioCore
 import FolioServer
 import FolioSync
 
@@ -15,8 +16,11 @@ struct ServePresenceOptions: ParsableArguments {
     var presenceDocuments = ServerLimits().presenceDocuments
 
     func validate() throws {
-        guard (1...SyncFrame.maximumPresenceBytes).contains(presenceBytes) else {
-            throw ValidationError("--presence-bytes must be within 1...\(SyncFrame.maximumPresenceBytes)")
+        // Below the largest state a Folio client writes, a client would be closed at every connection.
+        guard (PresenceState.maximumEncodedBytes...SyncFrame.maximumPresenceBytes).contains(presenceBytes) else {
+            throw ValidationError(
+                "--presence-bytes must be within \(PresenceState.maximumEncodedBytes)...\(SyncFrame.maximumPresenceBytes)"
+            )
         }
         guard (1...10_000).contains(presencePerSecond) else {
             throw ValidationError("--presence-per-second must be within 1...10000")

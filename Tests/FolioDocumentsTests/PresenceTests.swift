@@ -155,6 +155,39 @@ import Testing
         #expect(await third.others.isEmpty)
     }
 
+    @Test func aReplacementOfTheWholeTextMovesWhatFollowsThePartThatDiffers() async throws {
+        let (a, aOut, _, first, second) = try await shared("hello world")
+        try await first.setSelection(TextSelection(cursor: 8))
+        await second.receivePresence(try #require(aOut.last), from: a.device.id)
+        // An app that binds the whole text sends the whole text at every keystroke.
+        try await second.edit(.replace("hello, world"))
+        #expect(await second.others.first?.selection == TextSelection(cursor: 9))
+        try await second.edit(.replace("world"))
+        #expect(await second.others.first?.selection == TextSelection(cursor: 2))
+    }
+
+    @Test func aSelectionPastItsTextTakesNoRoomInTheOthersPlaces() async throws {
+        let (a, aOut, b, first, second) = try await shared("abcdef")
+        try await first.edit(.insert(at: 0, text: "X"))
+        try await first.commit()
+        try await first.setSelection(TextSelection(cursor: 4))
+        let good = try #require(aOut.last)
+        try exchange(a, b, first.id)
+        try await second.refresh()
+        // Another device claims a selection past the end of the text, in the same version.
+        let hostile = PresenceState(
+            name: "hostile", heads: [await first.currentHead.hash], anchor: 1, head: PresenceState.maximumPosition)
+        let stranger = DeviceID(UUIDBytes(high: 1, low: 2))
+        await second.receivePresence(hostile.encoded(), from: stranger)
+        await second.receivePresence(good, from: a.device.id)
+        // Placed together, by a replay (a local edit since makes the versions differ).
+        try await second.edit(.insert(at: 7, text: "!"))
+        try await second.undo()
+        let shown = await second.others
+        #expect(shown.first { $0.device == a.device.id }?.selection == TextSelection(cursor: 4))
+        #expect(shown.first { $0.device == stranger }?.selection == nil)
+    }
+
     @Test func aSelectionOutsideTheTextIsRefused() async throws {
         let (_, aOut, _, first, _) = try await shared("abc")
         await #expect(throws: DocumentError.self) { try await first.setSelection(TextSelection(anchor: 0, head: 4)) }
