@@ -17,8 +17,10 @@ import Testing
 /// itself (`askUser`) ends with the same log and the same conflicts; under `merge`, when a receiver merges a version
 /// that several devices reached apart depends on what it saw, but such a merge changes no text.
 ///
-/// Each test runs once per seed of a fixed table, and names its seed when it fails; `FOLIO_SEED=N` replays one.
-@Suite struct BatchedArrivalPropertyTests {
+/// Each test runs once per seed of a fixed table, and names its seed when it fails; `FOLIO_SEED=N` replays one. The
+/// sessions run the stores' work on the test's thread, so the seeds run one at a time and each round yields: the
+/// whole suite's other tests keep the cooperative pool's threads.
+@Suite(.serialized) struct BatchedArrivalPropertyTests {
     static let seeds: [UInt64] = [5, 1_729, 65_537, 3_141_592, 27_182_818, 141_421_356]
 
     /// The tabled seed, or the one `FOLIO_SEED` names.
@@ -156,6 +158,7 @@ import Testing
         using generator: inout SplitMix64
     ) async throws {
         for step in 0..<steps {
+            await Task.yield()
             let device = Int(generator.next() % UInt64(libraries.count))
             if generator.next() % 4 == 0 {
                 let other = Int(generator.next() % UInt64(libraries.count))
@@ -207,6 +210,7 @@ import Testing
         var rounds = 0
         while !(initiator.isFinished && responder.isFinished), rounds < 10_000 {
             rounds += 1
+            await Task.yield()
             if !toAuthor.isEmpty {
                 let message = toAuthor.removeFirst()
                 toReceiver += try responder.receive(batch: [message])
