@@ -26,6 +26,13 @@ struct PresenceTracking {
     /// How many changes behind the version shown a selection's version may be to be placed (a longer way is not
     /// replayed: the selection shows as not placed until its device sends it again).
     static var placementDistance: UInt64 { 1_024 }
+
+    /// The shortest time, in milliseconds, between two placements that replay history, where a timer runs.
+    static var placementInterval: Int64 { 100 }
+    /// When the others' selections were last placed (milliseconds since 1970, by the library's clock).
+    var lastPlacement: Int64?
+    /// When a placement put off is due.
+    var placementDue: Int64?
 }
 
 extension Document where Model: CharacterMergeable {
@@ -108,8 +115,16 @@ extension Document {
             // A state that does not decode is passed over, as if never sent.
             guard let decoded = try? PresenceState(decoding: bytes) else { return }
             guard presenceTracking.remote[device]?.state != decoded else { return }
-            presenceTracking.remote[device] = .init(state: decoded, selection: nil)
-            placePresence(of: [device])
+            let previous = presenceTracking.remote[device]?.selection
+            presenceTracking.remote[device] = .init(state: decoded, selection: previous)
+            if Set(decoded.heads) == Set(shownHeads().map(\.hash)) || !library.runsBackgroundWork {
+                // Made in the version shown: placed at once, at no cost (or placed at once where no timer runs).
+                placePresence(of: [device])
+            } else {
+                // Placing it replays history: with the others, at most once per placement interval.
+                placePresence()
+                return
+            }
         }
         announcePresence()
     }
@@ -131,7 +146,34 @@ extension Document {
 
     /// Places the other devices' selections in the current text again (the model moved other than by an edit made
     /// here), and announces them.
+    ///
+    /// A document whose due work runs on its timer places them at most once per ``PresenceTracking/placementInterval``:
+    /// sooner, its timer places them when the interval ends (under ten-way typing, each device would otherwise replay
+    /// history for every keystroke and every cursor that arrives). Meanwhile edits made here still move them.
     func placePresence() {
+        guard !presenceTracking.remote.isEmpty else { return }
+        if library.runsBackgroundWork {
+            let now = library.clock.now().millisecondsSince1970
+            if let last = presenceTracking.lastPlacement, now - last < PresenceTracking.placementInterval {
+                if presenceTracking.placementDue == nil {
+                    let due = last + PresenceTracking.placementInterval
+                    presenceTracking.placementDue = due
+                    if timer.isRunning { timer.wake(for: due) }
+                }
+                return
+            }
+            presenceTracking.lastPlacement = now
+        }
+        presenceTracking.placementDue = nil
+        placePresence(of: presenceTracking.remote.keys.sorted())
+        announcePresence()
+    }
+
+    /// Places the others' selections when a placement put off by ``placePresence()`` is due.
+    func placePresenceIfDue(now: Int64) {
+        guard let due = presenceTracking.placementDue, due <= now else { return }
+        presenceTracking.placementDue = nil
+        presenceTracking.lastPlacement = now
         guard !presenceTracking.remote.isEmpty else { return }
         placePresence(of: presenceTracking.remote.keys.sorted())
         announcePresence()

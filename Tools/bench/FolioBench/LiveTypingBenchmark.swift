@@ -4,7 +4,7 @@ import FolioModels
 import Foundation
 import Synchronization
 
-/// `live-typing [--editors N] [--seconds S] [--rate R]`: N devices, each a library of its own syncing live
+/// `live-typing [--editors N] [--seconds S] [--rate R] [--cursors 1]`: N devices, each a library of its own syncing live
 /// (`startSyncing`) through a real `folio serve` on loopback (the release build named by `FOLIO_BENCH_FOLIO`), type
 /// into one shared open document at R keystrokes a second each (8), for S seconds (10), each at the end of a line of
 /// its own (its cursor), with the standard autosave policy (undo groups of 1 s; while syncing live, each edit committed as it is made) and the
@@ -13,13 +13,17 @@ import Synchronization
 /// its document's `versionChanges`), whether every device ends with the same text holding every keystroke where and in
 /// the order its editor typed it, the bytes
 /// the server received and sent per keystroke, the bytes of a device's store per keystroke once it closed (its
-/// history folded), and the resolutions the log holds (typing together should need none). `FOLIO_BENCH_SHOW_TEXT=1`
-/// prints the text device 0 ends with.
+/// history folded), and the resolutions the log holds (typing together should need none). With `--cursors 1`, each
+/// editor also shows the others its cursor after every keystroke (`Document.setSelection`), and every device must end
+/// showing every other editor's cursor at the end of its line (`cursors_ok`). `FOLIO_BENCH_SHOW_TEXT=1` prints the text
+/// device 0 ends with.
 enum LiveTypingBenchmark {
     struct Options {
         var editors = 2
         var seconds = 10.0
         var rate = 8.0
+        /// Whether each editor shows the others its cursor after every keystroke (`--cursors 1`).
+        var cursors = false
 
         init(_ arguments: [String]) throws {
             var index = 0
@@ -32,6 +36,7 @@ enum LiveTypingBenchmark {
                 case "--editors": editors = Int(number)
                 case "--seconds": seconds = number
                 case "--rate": rate = number
+                case "--cursors": cursors = number >= 1
                 default: throw BenchError("live-typing: unknown argument \(flag)")
                 }
                 index += 2
@@ -122,6 +127,7 @@ enum LiveTypingBenchmark {
         let url = server.libraryURL("live")
 
         let editors = options.editors
+        let showsCursors = options.cursors
         let keystrokes = Int(options.seconds * options.rate)
         let libraries = try (0..<editors).map { index in
             // What an app whose people write together chooses: concurrent edits merge, character by character.
@@ -190,6 +196,7 @@ enum LiveTypingBenchmark {
                             timeline.typed(
                                 editor: editor, keystroke: keystroke, at: DispatchTime.now().uptimeNanoseconds)
                             try document.edit(.insert(at: position, text: letter))
+                            if showsCursors { try document.setSelection(TextSelection(cursor: position + 1)) }
                         }
                     }
                 }
@@ -212,6 +219,25 @@ enum LiveTypingBenchmark {
         let typedLine = String((0..<keystrokes).map { Character(UnicodeScalar(UInt8(97 + ($0 % 26)))) })
         let expected = (0..<editors).map { "\($0):\(typedLine)\n" }.joined()
         let textOK = Set(texts).count == 1 && texts[0] == expected
+        // With cursors: every device shows every other editor's cursor at the end of that editor's line.
+        var cursorsOK = true
+        if options.cursors {
+            let limit = ContinuousClock.now + .seconds(10)
+            repeat {
+                cursorsOK = true
+                for (index, document) in documents.enumerated() {
+                    let others = await document.others
+                    let ends = lineEnds(in: await document.model.text, editors: editors)
+                    let placed = others.compactMap { other in
+                        libraries.firstIndex { $0.device.id == other.device }.map { (editor: $0, other.selection) }
+                    }
+                    cursorsOK =
+                        cursorsOK && placed.count == editors - 1
+                        && placed.allSatisfy { $0.editor != index && $0.1 == TextSelection(cursor: ends[$0.editor]) }
+                }
+                if !cursorsOK { try await Task.sleep(for: .milliseconds(50)) }
+            } while !cursorsOK && ContinuousClock.now < limit
+        }
         let metricsAfter = try await server.metrics()
         for watcher in watchers { watcher.cancel() }
         let (latencies, unseen) = timeline.latencies()
@@ -250,17 +276,35 @@ enum LiveTypingBenchmark {
                 ("store bytes per keystroke (a device, closed)", format(Double(storeBytes) / total, 1)),
                 ("changes in the log", "\(log.count)"),
                 ("resolutions in the log", "\(resolutions)"),
+                (
+                    "cursors shown (every device, every other editor at its line's end)",
+                    options.cursors ? "\(cursorsOK)" : "not shown"
+                ),
             ])
         printJSON([
             "editors": editors, "keystrokes": Int(total), "latency_ms_p50": rounded(quantile(0.5), 10),
             "latency_ms_p99": rounded(quantile(0.99), 10), "text_ok": textOK, "unseen": unseen,
             "wire_bytes_per_keystroke": rounded(wire, 10),
             "store_bytes_per_keystroke": rounded(Double(storeBytes) / total, 10), "resolutions": resolutions,
-            "changes": log.count,
+            "changes": log.count, "cursors": options.cursors, "cursors_ok": options.cursors && cursorsOK,
         ])
     }
 
     static func rounded(_ value: Double, _ scale: Double) -> Double { (value * scale).rounded() / scale }
+
+    /// Where each editor's line ends in `text` (before its line break), in scalars.
+    static func lineEnds(in text: String, editors: Int) -> [Int] {
+        var ends = Array(repeating: 0, count: editors)
+        var position = 0
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            position += line.unicodeScalars.count
+            if let colon = line.firstIndex(of: ":"), let editor = Int(line[..<colon]), editor < editors {
+                ends[editor] = position
+            }
+            position += 1
+        }
+        return ends
+    }
 
     /// The bytes of the regular files under `url`.
     static func directorySize(_ url: URL) -> Int {
