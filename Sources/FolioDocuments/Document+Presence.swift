@@ -65,12 +65,7 @@ extension Document where Model: CharacterMergeable {
     }
 
     /// The other devices in the document, by device: who, and where their selections are in the current text.
-    public var others: [Presence] {
-        presenceTracking.remote.keys.sorted().map { device in
-            let remote = presenceTracking.remote[device]!
-            return Presence(device: device, name: remote.state.name, selection: remote.selection)
-        }
-    }
+    public var others: [Presence] { presenceList() }
 }
 
 extension Document {
@@ -137,11 +132,15 @@ extension Document {
 
     /// Sends the list of other devices to ``presence``.
     func announcePresence() {
-        presenceContinuation.yield(
-            presenceTracking.remote.keys.sorted().map { device in
-                let remote = presenceTracking.remote[device]!
-                return Presence(device: device, name: remote.state.name, selection: remote.selection)
-            })
+        presenceContinuation.yield(presenceList())
+    }
+
+    /// The other devices, by device, as ``Document/others`` lists them.
+    func presenceList() -> [Presence] {
+        presenceTracking.remote.keys.sorted().map { device in
+            let remote = presenceTracking.remote[device]!
+            return Presence(device: device, name: remote.state.name, selection: remote.selection)
+        }
     }
 
     /// Places the other devices' selections in the current text again (the model moved other than by an edit made
@@ -262,7 +261,7 @@ extension Document {
         if edits.count == 1, case .replaceAll(let new) = edits[0],
             case .replaceAll(let old)? = Self.textEdits(of: [inverse]).first
         {
-            edits = Self.splice(from: old, to: new)
+            edits = TextEdit.splice(from: old, to: new)
         }
         func moved(_ selection: TextSelection) -> TextSelection {
             TextSelection(
@@ -276,25 +275,6 @@ extension Document {
             presenceTracking.remote[device]?.selection = moved(selection)
         }
         announcePresence()
-    }
-
-    /// `old` made `new` as positional edits: the part between their common start and common end deleted, and `new`'s
-    /// typed there.
-    static func splice(from old: [Unicode.Scalar], to new: [Unicode.Scalar]) -> [TextEdit] {
-        var prefix = 0
-        while prefix < old.count, prefix < new.count, old[prefix] == new[prefix] { prefix += 1 }
-        var suffix = 0
-        while suffix < old.count - prefix, suffix < new.count - prefix,
-            old[old.count - 1 - suffix] == new[new.count - 1 - suffix]
-        {
-            suffix += 1
-        }
-        var edits: [TextEdit] = []
-        if old.count - prefix - suffix > 0 { edits.append(.delete(at: prefix, count: old.count - prefix - suffix)) }
-        if new.count - prefix - suffix > 0 {
-            edits.append(.insert(at: prefix, scalars: Array(new[prefix..<(new.count - suffix)])))
-        }
-        return edits
     }
 
     /// The text edits `operations` make; none for a model that does not merge character by character.

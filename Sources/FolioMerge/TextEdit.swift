@@ -18,4 +18,23 @@ public enum TextEdit: Hashable, Sendable {
     public static func insert(at position: Int, text: String) -> TextEdit {
         .insert(at: position, scalars: Array(text.unicodeScalars))
     }
+
+    /// What replacing `old` with `new` does, as ``replaceAll(with:)`` reads it: the part between their common start
+    /// and common end deleted, then `new`'s part typed there (either left out when empty).
+    public static func splice(from old: [Unicode.Scalar], to new: [Unicode.Scalar]) -> [TextEdit] {
+        var prefix = 0
+        while prefix < old.count, prefix < new.count, old[prefix] == new[prefix] { prefix += 1 }
+        var suffix = 0
+        while suffix < old.count - prefix, suffix < new.count - prefix,
+            old[old.count - 1 - suffix] == new[new.count - 1 - suffix]
+        {
+            suffix += 1
+        }
+        var edits: [TextEdit] = []
+        if old.count - prefix - suffix > 0 { edits.append(.delete(at: prefix, count: old.count - prefix - suffix)) }
+        if new.count - prefix - suffix > 0 {
+            edits.append(.insert(at: prefix, scalars: Array(new[prefix..<(new.count - suffix)])))
+        }
+        return edits
+    }
 }

@@ -399,18 +399,12 @@ struct TextEventCore {
             }
             delete(count, at: position, by: event)
         case .replaceAll(let new):
-            let old = visibleScalars()
-            var prefix = 0
-            while prefix < old.count, prefix < new.count, old[prefix] == new[prefix] { prefix += 1 }
-            var suffix = 0
-            while suffix < old.count - prefix, suffix < new.count - prefix,
-                old[old.count - 1 - suffix] == new[new.count - 1 - suffix]
-            {
-                suffix += 1
-            }
-            if old.count - prefix - suffix > 0 { delete(old.count - prefix - suffix, at: prefix, by: event) }
-            if new.count - prefix - suffix > 0 {
-                insert(Array(new[prefix..<(new.count - suffix)]), at: prefix, by: event, precedes: precedes)
+            for part in TextEdit.splice(from: visibleScalars(), to: new) {
+                switch part {
+                case .delete(let position, let count): delete(count, at: position, by: event)
+                case .insert(let position, let scalars): insert(scalars, at: position, by: event, precedes: precedes)
+                case .append, .replaceAll: break
+                }
             }
         }
     }
