@@ -85,8 +85,10 @@ extension Document {
         guard earlier.isEmpty || editing.group.hasUncommittedEdits else {
             // Every edit of the group is a change already (committed while the library synced live): the step is
             // recorded alone.
+            let named = editing.stepSources()
             newHistory.recordEdit(
-                .init(target: earlier.last!, sources: editing.stepIsChain ? earlier : [], operations: undoOperations))
+                .init(
+                    target: earlier.last!, sources: named.sources, isChain: named.isChain, operations: undoOperations))
             do {
                 try library.localState.set([UndoHistory<Model.Operation>.stateKey: newHistory.encoded()], of: id)
             } catch {
@@ -99,8 +101,9 @@ extension Document {
         let shown = head.hash
         let session = editing
         let change = try append(.edit(Edit(operations: Model.Operation.encodeGroup(operations)))) { change in
-            let sources = session.continuesChain(change, madeOn: shown) ? earlier + [change.id] : []
-            newHistory.recordEdit(.init(target: change.id, sources: sources, operations: undoOperations))
+            let named = session.stepSources(adding: change, madeOn: shown)
+            newHistory.recordEdit(
+                .init(target: change.id, sources: named.sources, isChain: named.isChain, operations: undoOperations))
             return newHistory
         }
         editing.committed(with: newHistory, at: library.clock.now())
@@ -168,20 +171,21 @@ extension Document {
                 "nothing to \(undoing ? "undo" : "redo") in \(info.displayName)")
         }
         let intent: Edit.Intent = undoing ? .undo(of: step.target) : .redo(of: step.target)
-        let operations = try self.operations(of: step)
-        if step.operations == nil { editing.history.resolveNewest(undoing: undoing, operations: operations) }
+        let (operations, keep) = try self.operations(of: step)
+        if keep { editing.history.resolveNewest(undoing: undoing, operations: operations) }
         let (updated, inverses) = try applying(operations)
         var newHistory = editing.history
         let shown = head.hash
         let change = try append(
             .edit(Edit(operations: Model.Operation.encodeGroup(operations), intent: intent))
         ) { change in
+            let named = Self.reference(to: change, madeOn: shown)
             if undoing {
                 newHistory.recordUndo(
-                    .init(target: step.target, source: Self.reference(to: change, madeOn: shown), operations: inverses))
+                    .init(target: step.target, source: named.source, isChain: named.isChain, operations: inverses))
             } else {
                 newHistory.recordRedo(
-                    .init(target: change.id, source: Self.reference(to: change, madeOn: shown), operations: inverses))
+                    .init(target: change.id, source: named.source, isChain: named.isChain, operations: inverses))
             }
             return newHistory
         }

@@ -1,4 +1,5 @@
 import FolioCore
+import FolioMerge
 import FolioStore
 
 extension Document {
@@ -7,19 +8,59 @@ extension Document {
     /// were applied to; `nil` (the step keeps a copy of its operations) when the change was made on more (a competing
     /// head of this device's, a change another process appended, a resolution appended with it), where the state
     /// replayed at its primary parent may not be the one shown.
-    static func reference(to change: Change, madeOn shown: ChangeHash) -> ChangeID? {
-        change.parents == [shown] ? change.id : nil
+    ///
+    /// A model whose undo takes back what changes did in the text as it is then (``undoesByReversal``) names the
+    /// change either way, as a step that is not a chain when it was made on more.
+    static func reference(to change: Change, madeOn shown: ChangeHash) -> (source: ChangeID?, isChain: Bool) {
+        if change.parents == [shown] { return (change.id, true) }
+        return EditingSession<Model>.undoesByReversal ? (change.id, false) : (nil, true)
     }
 
-    /// The operations of an undo or redo step: those it holds, or, for a step read back from the store (which names
-    /// only the changes it reverses), the inverses of those changes' operations, applied in order from the state the
-    /// first was made on, replayed from the log.
+    /// The operations of an undo or redo step, and whether they hold wherever the model goes next (computed once
+    /// for the step, to keep): those it holds, or, for a step read back from the store (which names only the
+    /// changes it reverses), the inverses of those changes' operations, applied in order from the state the first
+    /// was made on, replayed from the log.
+    ///
+    /// Those positions hold while the text is the one the step's last change made: its changes are a chain and no
+    /// other device's change came since the first (this device's later steps were undone, newest first, so they
+    /// left that text). Otherwise, for a model that undoes by reversal (``EditingSession/undoesByReversal``), the
+    /// text's operations are those that take back what the step's changes typed and deleted in the text as it is
+    /// now (`DocumentReplay.reversalEdits(of:in:)`), with this device's later changes, which undid each other, taken
+    /// back with them; the other parts' operations are the step's inverses.
     ///
     /// - Throws: ``DocumentError`` `.invalidOperation` when a change is no longer in the log, is not an edit, is not
-    ///   made on the one before, or its operations do not decode or apply (nothing changes then), `.store`.
-    func operations(of step: UndoHistory<Model.Operation>.Step) throws(DocumentError) -> [Model.Operation] {
-        if let operations = step.operations { return operations }
-        guard !step.sources.isEmpty else { return [] }
+    ///   made on the one before (for a step that is a chain), or its operations do not decode or apply (nothing
+    ///   changes then), `.store`.
+    func operations(of step: UndoHistory<Model.Operation>.Step) throws(DocumentError) -> (
+        operations: [Model.Operation], keep: Bool
+    ) {
+        if EditingSession<Model>.undoesByReversal, !step.sources.isEmpty,
+            let type = Model.self as? any CharacterMergeable.Type
+        {
+            let changes = try sourceChanges(of: step, chain: false)
+            let shown = shownHeads()
+            var vector = VersionVector()
+            for head in shown { vector.merge(head.vector) }
+            if !(step.isChain && Self.othersAddedNothing(to: vector, since: changes[0])),
+                let reversed = try reversingOperations(type, of: step, changes: changes, in: shown, vector: vector)
+            {
+                return (reversed, false)
+            }
+        }
+        if let operations = step.operations { return (operations, false) }
+        return (try inverses(of: try sourceChanges(of: step, chain: true)), true)
+    }
+
+    /// Whether `vector` (the version shown) holds no change of a device other than `first`'s author that `first`
+    /// was not made on.
+    static func othersAddedNothing(to vector: VersionVector, since first: Change) -> Bool {
+        vector.entries.allSatisfy { $0.device == first.id.device || $0.seq <= first.vector[$0.device] }
+    }
+
+    /// The changes `step` reverses, read from the log: edits, each made on the one before when `chain`.
+    private func sourceChanges(of step: UndoHistory<Model.Operation>.Step, chain: Bool) throws(DocumentError)
+        -> [Change]
+    {
         var changes: [Change] = []
         for source in step.sources {
             let change: Change?
@@ -32,11 +73,74 @@ extension Document {
                 throw DocumentError(
                     .invalidOperation, "change \(source), which the step reverses, is not an edit in the log")
             }
-            if let previous = changes.last, change.parents != [previous.hash] {
+            if chain, let previous = changes.last, change.parents != [previous.hash] {
                 throw DocumentError(
                     .invalidOperation, "change \(source), which the step reverses, is not made on \(previous.id)")
             }
             changes.append(change)
+        }
+        return changes
+    }
+
+    /// The operations that take back what `step`'s changes did in the text as the model shows it now, and, for a
+    /// model with parts beside its text, the step's inverses on those parts; `nil` when the model has no operation
+    /// for a text edit (`CharacterMergeable.textOperation(_:)`) or its text is not the one the log's graph computes
+    /// for the version shown (the step's recorded positions are used then).
+    ///
+    /// The step is the newest on its stack: every later change of this device in the version shown is an undo or a
+    /// redo of a later step or of the steps those undid, and they cancel out. They are taken back with the step's
+    /// changes, so that a character an undo typed again in place of one the step typed goes too.
+    private func reversingOperations<M: CharacterMergeable>(
+        _ type: M.Type, of step: UndoHistory<Model.Operation>.Step, changes: [Change], in shown: [Change],
+        vector: VersionVector
+    ) throws(DocumentError) -> [Model.Operation]? {
+        guard let first = changes.first, let shownModel = model as? M else { return nil }
+        var reversed: [Change] = []
+        let author = first.id.device
+        for seq in first.id.seq...max(first.id.seq, vector[author]) {
+            let change: Change?
+            do { change = try library.store.change(ChangeID(device: author, seq: seq), of: id) } catch {
+                throw .store(error, "reading change \(author)#\(seq) for the undo history")
+            }
+            if let change, case .edit = change.kind { reversed.append(change) }
+        }
+        var replay = DocumentReplay<Model>(store: library.store, document: id, decoded: tracking.decodedOperations)
+        replay.known = tracking.knownStates
+        let reversal = try replay.reversalEdits(of: reversed, in: shown)
+        guard reversal.text == shownModel.mergeableText else { return nil }
+        var operations: [Model.Operation] = []
+        for edit in reversal.edits {
+            guard let operation = M.textOperation(edit) as? Model.Operation else { return nil }
+            operations.append(operation)
+        }
+        guard M.hasPartsBesideText else { return operations }
+        // The other parts (a package's images) are named, not placed: the step's inverses on them apply as they are.
+        let inverses: [Model.Operation]
+        if let recorded = step.operations {
+            inverses = recorded
+        } else {
+            inverses = try self.inverses(of: changes, eachOnItsOwnState: !step.isChain)
+        }
+        var edits: [TextEdit] = []
+        for inverse in inverses {
+            guard let operation = inverse as? M.Operation, !M.appendTextEdits(of: operation, to: &edits) else {
+                continue
+            }
+            operations.append(inverse)
+        }
+        return operations
+    }
+
+    /// The inverses of `changes`' operations, in the order to apply them: applied in order from the state the first
+    /// was made on, replayed from the log, or, `eachOnItsOwnState`, each change's from the state it was made on.
+    private func inverses(of changes: [Change], eachOnItsOwnState: Bool = false) throws(DocumentError)
+        -> [Model.Operation]
+    {
+        guard !changes.isEmpty else { return [] }
+        var inverses: [Model.Operation] = []
+        if eachOnItsOwnState {
+            for change in changes { inverses = try self.inverses(of: [change]) + inverses }
+            return inverses
         }
         let replay = DocumentReplay<Model>(store: library.store, document: id)
         var model = Model()
@@ -44,7 +148,6 @@ extension Document {
         if let parent = try DocumentReplay<Model>.primaryParent(of: changes[0], by: rule) {
             model = try replay.state(at: parent).model
         }
-        var inverses: [Model.Operation] = []
         for change in changes {
             guard case .edit(let edit) = change.kind, let forward = try? Model.Operation.decodeGroup(edit.operations)
             else {

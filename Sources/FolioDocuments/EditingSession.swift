@@ -1,4 +1,5 @@
 import FolioCore
+import FolioMerge
 
 /// What an open document is in the middle of: the open group of edits (the next change, one undo step), the undo and
 /// redo history, and when the last edit and the last commit happened. A value: the document owns one and decides
@@ -20,6 +21,20 @@ struct EditingSession<Model: DocumentModel> {
     /// Whether each of ``stepChanges`` was made on exactly the one before (the first on the version shown when the
     /// group began): then the undo step is saved by reference to them.
     var stepIsChain = true
+    /// The newest of ``stepChanges``.
+    var lastStepChange: ChangeHash?
+
+    /// Whether the model's undo takes back what a step's changes did in the text as it is then
+    /// (`CharacterMergeable.textOperation(_:)` gives its text operations): a step of such a model names its changes
+    /// even when others' changes arrived before or between them, and the group goes on when they arrive.
+    static var undoesByReversal: Bool {
+        guard let type = Model.self as? any CharacterMergeable.Type else { return false }
+        return hasTextOperations(type)
+    }
+
+    private static func hasTextOperations<M: CharacterMergeable>(_ type: M.Type) -> Bool {
+        M.textOperation(.delete(at: 0, count: 0)) != nil
+    }
 
     /// A session with nothing edited yet, started at `now`.
     init(now: Timestamp) {
@@ -56,12 +71,31 @@ struct EditingSession<Model: DocumentModel> {
         firstUncommittedEditTime = nil
         stepIsChain = continuesChain(change, madeOn: shown)
         stepChanges.append(change.id)
+        lastStepChange = change.hash
     }
 
     /// Whether `change`, made on `shown`, extends ``stepChanges`` as a chain the undo step can name: each change made
-    /// on exactly the one before, and no more than one step names.
+    /// on exactly the one before (nothing arrived between them), and no more than one step names.
     func continuesChain(_ change: Change, madeOn shown: ChangeHash) -> Bool {
-        stepIsChain && change.parents == [shown] && stepChanges.count < UndoHistory<Model.Operation>.sourceLimit
+        stepIsChain && change.parents == [shown] && (lastStepChange.map { $0 == shown } ?? true)
+            && stepChanges.count < UndoHistory<Model.Operation>.sourceLimit
+    }
+
+    /// The changes the open group's undo step names, with `change` (made on `shown`) last when given, and whether
+    /// they are a chain; none (the step keeps its operations) when they are not a chain and the model does not
+    /// undo by reversal, or when they are more than a step names.
+    func stepSources(adding change: Change? = nil, madeOn shown: ChangeHash? = nil) -> (
+        sources: [ChangeID], isChain: Bool
+    ) {
+        var sources = stepChanges
+        var chain = stepIsChain
+        if let change, let shown {
+            chain = continuesChain(change, madeOn: shown)
+            sources.append(change.id)
+        }
+        guard sources.count <= UndoHistory<Model.Operation>.sourceLimit else { return ([], true) }
+        if chain || Self.undoesByReversal { return (sources, chain) }
+        return ([], true)
     }
 
     /// Ends the open group once it is committed at `now`, with the history that records it.
@@ -73,6 +107,7 @@ struct EditingSession<Model: DocumentModel> {
         firstUncommittedEditTime = nil
         stepChanges = []
         stepIsChain = true
+        lastStepChange = nil
     }
 
     /// `model`, which shows the open group's edits, without those not yet committed: the state at the document's

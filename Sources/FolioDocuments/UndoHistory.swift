@@ -16,24 +16,33 @@ struct UndoHistory<Operation: DocumentOperation>: Equatable {
     struct Step: Equatable {
         /// The change that an undo or redo made from this step names (`Edit.Intent`).
         var target: ChangeID
-        /// The changes whose effect the step reverses, in the order they were made, each made on the one before: the
-        /// edit (or the several changes one group of edits committed while the library synced live) or the redo for
-        /// an undo step, the undo for a redo step. Empty for a step that keeps its operations (one whose changes
-        /// were made on more than the version shown, or saved by a version that copied operations, undo format 1).
+        /// The changes whose effect the step reverses, in the order they were made: the edit (or the several
+        /// changes one group of edits committed while the library synced live) or the redo for an undo step, the
+        /// undo for a redo step. Empty for a step that keeps its operations (one of a model that does not merge
+        /// character by character whose changes were made on more than the version shown, or saved by a version
+        /// that copied operations, undo format 1).
         var sources: [ChangeID]
+        /// Whether each of `sources` was made on exactly the one before, the first on the version shown alone: then
+        /// the step's operations are those of its edits inverted, at the positions of the text its last change made.
+        /// Otherwise (other devices' changes arrived before or between them, or a merge was shown) the step is
+        /// undone by taking back what its changes did in the text as it is then
+        /// (`DocumentReplay.reversalEdits(of:in:)`).
+        var isChain: Bool
         /// The operations that reverse `sources`, in the order to apply them; `nil` until computed from the log.
+        /// For a step that is not a chain, the operations on parts beside the text only count.
         var operations: [Operation]?
 
         /// A step reversing `sources`.
-        init(target: ChangeID, sources: [ChangeID], operations: [Operation]?) {
+        init(target: ChangeID, sources: [ChangeID], isChain: Bool = true, operations: [Operation]?) {
             self.target = target
             self.sources = sources
+            self.isChain = isChain || sources.isEmpty
             self.operations = operations
         }
 
         /// A step reversing one change, or none (`nil`: the step keeps its operations).
-        init(target: ChangeID, source: ChangeID?, operations: [Operation]?) {
-            self.init(target: target, sources: source.map { [$0] } ?? [], operations: operations)
+        init(target: ChangeID, source: ChangeID?, isChain: Bool = true, operations: [Operation]?) {
+            self.init(target: target, sources: source.map { [$0] } ?? [], isChain: isChain, operations: operations)
         }
 
         /// The first change the step reverses, if it names any.
@@ -87,16 +96,17 @@ struct UndoHistory<Operation: DocumentOperation>: Equatable {
 
     /// Format 2: the devices named, then each stack as its steps, a step being its target and, by reference, its
     /// source (form 0) or sources (form 2, a step of several changes), or its operations for a step that has no
-    /// source (form 1, read from format 1 too).
+    /// source (form 1, read from format 1 too); form 3 names sources that are not a chain (``Step/isChain``).
     ///
     /// ```
     /// 2, device count, devices (16 bytes each),
     /// per stack (undo, redo): step count, per step: form, target (device index, seq),
     ///     form 0: source (device index, seq) | form 1: operations (length-prefixed group)
     ///     | form 2: source count (2 or more), sources (device index, seq each)
+    ///     | form 3: source count (1 or more), sources (device index, seq each)
     /// ```
     ///
-    /// A version that reads only forms 0 and 1 reads a history with form 2 as damaged, that is as empty.
+    /// A version that reads fewer forms reads a history with a later one as damaged, that is as empty.
     func encoded() -> Data {
         var devices: [DeviceID] = []
         func index(of device: DeviceID) -> UInt64 {
@@ -108,13 +118,15 @@ struct UndoHistory<Operation: DocumentOperation>: Equatable {
         for stack in [undoSteps, redoSteps] {
             body.write(varint: UInt64(stack.count))
             for step in stack {
-                body.write(varint: step.sources.isEmpty ? 1 : step.sources.count == 1 ? 0 : 2)
+                let form: UInt64 =
+                    step.sources.isEmpty ? 1 : !step.isChain ? 3 : step.sources.count == 1 ? 0 : 2
+                body.write(varint: form)
                 body.write(varint: index(of: step.target.device))
                 body.write(varint: step.target.seq)
                 if step.sources.isEmpty {
                     body.write(lengthPrefixed: Operation.encodeGroup(step.operations ?? []))
                 } else {
-                    if step.sources.count > 1 { body.write(varint: UInt64(step.sources.count)) }
+                    if form != 0 { body.write(varint: UInt64(step.sources.count)) }
                     for source in step.sources {
                         body.write(varint: index(of: source.device))
                         body.write(varint: source.seq)
@@ -201,19 +213,19 @@ struct UndoHistory<Operation: DocumentOperation>: Equatable {
             var stack: [Step] = []
             for _ in 0..<count {
                 let form = try reader.nextVarint("a step's form")
-                guard form <= 2, let target = try changeID() else { return nil }
+                guard form <= 3, let target = try changeID() else { return nil }
                 if form == 0 {
                     guard let source = try changeID() else { return nil }
                     stack.append(Step(target: target, source: source, operations: nil))
-                } else if form == 2 {
+                } else if form == 2 || form == 3 {
                     let count = try reader.nextCount("a step's source count", elementSize: 2, limit: sourceLimit)
-                    guard count >= 2 else { return nil }
+                    guard count >= (form == 2 ? 2 : 1) else { return nil }
                     var sources: [ChangeID] = []
                     for _ in 0..<count {
                         guard let source = try changeID() else { return nil }
                         sources.append(source)
                     }
-                    stack.append(Step(target: target, sources: sources, operations: nil))
+                    stack.append(Step(target: target, sources: sources, isChain: form == 2, operations: nil))
                 } else {
                     let operations = try Operation.decodeGroup(
                         checking: try reader.nextLengthPrefixed("operations", limit: 1 << 28))

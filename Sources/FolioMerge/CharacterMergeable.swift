@@ -42,6 +42,12 @@ public protocol CharacterMergeable: MergeableDocumentModel {
     /// generic decoding.
     static func appendTextEdits(ofGroup group: Data, to edits: inout [TextEdit], others: inout [Operation]) -> Bool
 
+    /// The operation that makes `edit` in the model's text, as ``textEdits(of:)`` would read it back; `nil` when
+    /// the model has none (the default). An undo of edits that other devices' edits came after or between is made
+    /// of such operations: the edits that take back exactly what the step's changes did
+    /// (`TextEventGraph.reversal(of:)`). A model without them undoes at the positions its step recorded.
+    static func textOperation(_ edit: TextEdit) -> Operation?
+
     /// Whether `versions` changed a part other than the text differently from `base` (the same image replaced with
     /// different bytes, say): those merge from their states, so that nothing is lost without a person's choice.
     static func otherPartsDiverge(base: Self, versions: [Self]) -> Bool
@@ -90,6 +96,9 @@ extension CharacterMergeable {
         for operation in operations where !appendTextEdits(of: operation, to: &edits) { others.append(operation) }
         return true
     }
+
+    /// No operation: undo uses the positions its step recorded.
+    public static func textOperation(_ edit: TextEdit) -> Operation? { nil }
 
     /// The location in the text names the conflict.
     public static func textConflictLocation(_ location: String) -> String { location }

@@ -106,6 +106,23 @@ public struct TextEventGraph<Agent: Comparable> {
         core.mergedPositions(of: marks.map { Int32(truncatingIfNeeded: $0) })
     }
 
+    /// The edits that take ``text`` (every event applied) to the text without what `events` did: the scalars they
+    /// typed deleted, and the scalars they deleted that no other event deleted typed again where they stood. What
+    /// other events did stays, even where it lies among the scalars `events` typed, and so does what they typed on
+    /// scalars `events` typed (a scalar typed by one of `events` and deleted by another event stays deleted). This
+    /// is a selective undo: it takes back the edits of some events of a history that went on after them.
+    ///
+    /// The edits apply in order to ``text``: each one's position is in the text the ones before it made.
+    ///
+    /// - Throws: ``Failure/unknownParent(_:)`` when an event is not an index of the graph.
+    /// - Complexity: O(*n* + *d*) for *n* items and entries of the list and *d* scalars deleted in all.
+    public func reversal(of events: [Int]) throws(Failure) -> [TextEdit] {
+        for event in events where event < 0 || event >= agents.count {
+            throw .unknownParent(event)
+        }
+        return core.reversal(of: events.map { Int32($0) })
+    }
+
     /// Traps unless the graph's list is consistent (for tests).
     package func checkInvariants() { core.checkInvariants() }
 

@@ -65,6 +65,19 @@ extension PagesDocument: CharacterMergeable {
         try! PagesDocument(text: text, images: images)
     }
 
+    /// The text operation of each text edit (an append is an insert at the end).
+    public static func textOperation(_ edit: TextEdit) -> Operation? {
+        switch edit {
+        case .insert(let position, let scalars):
+            .insertText(at: position, text: String(String.UnicodeScalarView(scalars)))
+        case .append:
+            // The text's length is the model's: an append is not made without it.
+            nil
+        case .delete(let position, let count): .deleteText(at: position, count: count)
+        case .replaceAll(let scalars): .setText(String(String.UnicodeScalarView(scalars)))
+        }
+    }
+
     /// Text operations are edits (`setText` the edit of the part that differs, `TextEdit.replaceAll(with:)`);
     /// image operations apply to the document in the replay's order.
     public static func textEdits(of operation: Operation) -> [TextEdit]? {

@@ -47,6 +47,16 @@ extension TextDocument: CharacterMergeable {
         [textEdit(of: operation)]
     }
 
+    /// The operation of each text edit: an insert, a delete, an append, a replacement of the whole text.
+    public static func textOperation(_ edit: TextEdit) -> Operation? {
+        switch edit {
+        case .insert(let position, let scalars): .insert(at: position, text: String(String.UnicodeScalarView(scalars)))
+        case .append(let scalars): .append(String(String.UnicodeScalarView(scalars)))
+        case .delete(let position, let count): .delete(at: position, count: count)
+        case .replaceAll(let scalars): .replace(String(String.UnicodeScalarView(scalars)))
+        }
+    }
+
     /// The one text edit `operation` makes, added to `edits` without an array of its own.
     public static func appendTextEdits(of operation: Operation, to edits: inout [TextEdit]) -> Bool {
         edits.append(textEdit(of: operation))

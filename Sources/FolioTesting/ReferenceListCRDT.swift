@@ -43,6 +43,15 @@ public struct ReferenceListCRDT {
         return String(String.UnicodeScalarView(items.filter { isVisible($0, in: version) }.map(\.scalar)))
     }
 
+    /// Every event applied, except what `reversed` (events) did: the items they typed are left out, and the items
+    /// they deleted show unless another event deleted them too.
+    public func text(reversing reversed: Set<Int>) -> String {
+        let kept = items.filter { item in
+            !reversed.contains(item.event) && item.deletedBy.subtracting(reversed).isEmpty
+        }
+        return String(String.UnicodeScalarView(kept.map(\.scalar)))
+    }
+
     /// Every event in the past of `events`, themselves included.
     public func past(of events: [Int]) -> Set<Int> {
         var result = Set<Int>()

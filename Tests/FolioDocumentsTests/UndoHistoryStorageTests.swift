@@ -92,9 +92,10 @@ import Testing
     }
 
     /// A change not made on the version shown alone (here on this device's change that another process appended
-    /// while the group was open) keeps a copy of its step's operations: the state the log replays at its primary
-    /// parent may not be the one its operations were applied to.
-    @Test func aChangeNotMadeOnTheVersionShownAloneKeepsItsOperations() async throws {
+    /// while the group was open) is named by a step that is not a chain: the state the log replays at its primary
+    /// parent may not be the one its operations were applied to, so its undo takes back what the change did in the
+    /// text (a text document undoes by reversal), and so it does after reopening.
+    @Test func aChangeNotMadeOnTheVersionShownAloneIsUndoneByReversal() async throws {
         let library = try fixture.library(autosave: .manual)
         let document = try await library.create(TextDocument.self, named: "Notes")
         try await document.edit(.append("one"))
@@ -111,10 +112,17 @@ import Testing
         let made = try #require(try second.log(of: document.id).last)
         #expect(made.parents != [shown], "made on the change appended meanwhile too")
         let saved = UndoHistory<TextDocument.Operation>(decoding: try savedHistory(of: document.id, in: second))
-        #expect(saved.undoSteps.last?.source == nil)
-        #expect(saved.undoSteps.last?.operations == [.delete(at: 3, count: 4)])
+        #expect(saved.undoSteps.last?.sources == [made.id])
+        #expect(saved.undoSteps.last?.isChain == false)
         #expect(saved.undoSteps.first?.source != nil, "the first edit, made on the version shown, by reference")
+        #expect(await open.model.text == "one! two")
         try await open.close()
+        let reopened = try await fixture.library(autosave: .manual).open(document.id, as: TextDocument.self)
+        try await reopened.undo()
+        #expect(await reopened.model.text == "one!", "the step takes back \" two\" only")
+        try await reopened.redo()
+        #expect(await reopened.model.text == "one! two")
+        try await reopened.close()
     }
 
     /// A history saved by a version that copied each step's operations (format 1) still reads and undoes.

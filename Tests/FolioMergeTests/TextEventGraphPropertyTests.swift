@@ -134,6 +134,45 @@ import Testing
         check.expect(overlapping > 0 && clean > 0, "\(overlapping) overlapping merges, \(clean) clean")
     }
 
+    /// Taking back a random set of events (one device's, or a few at random) from a random history
+    /// (`TextEventGraph.reversal(of:)`), the edits applied to the merged text give the reference's text without
+    /// what those events did: their scalars gone, the scalars only they deleted back, everything else as it was,
+    /// in whatever order the graph took the events.
+    @Test(arguments: 2...4) func aReversalTakesBackWhatTheEventsDid(devices: Int) {
+        let seed = TestSeed.make() &+ UInt64(devices)
+        var generator = SplitMix64(seed: seed)
+        var check = PropertyCheck(seed: seed)
+        for iteration in 0..<150 {
+            check.iteration = iteration
+            let history = RandomTextHistory(devices: devices, events: 4 + iteration % 30, using: &generator)
+            let (graph, position) = self.graph(history, order: history.randomTopologicalOrder(using: &generator))
+            for round in 0..<4 {
+                let reversed: Set<Int>
+                if round == 0 {
+                    let device = Int(generator.next() % UInt64(devices))
+                    reversed = Set(history.events.indices.filter { history.events[$0].agent == device })
+                } else {
+                    reversed = Set(history.events.indices.filter { _ in generator.next() % 3 == 0 })
+                }
+                let edits = try! graph.reversal(of: reversed.sorted().map { position[$0]! })
+                var text = Array(graph.text.unicodeScalars)
+                for edit in edits {
+                    switch edit {
+                    case .insert(let at, let scalars): text.insert(contentsOf: scalars, at: at)
+                    case .delete(let at, let count): text.removeSubrange(at..<(at + count))
+                    case .append, .replaceAll: check.expect(false, "a reversal makes only inserts and deletes")
+                    }
+                }
+                let expected = history.reference.text(reversing: reversed)
+                let found = String(String.UnicodeScalarView(text))
+                check.expect(
+                    found == expected,
+                    "reversing \(reversed.sorted()): \(found.debugDescription) ≠ \(expected.debugDescription)")
+            }
+            if check.shouldStop { return }
+        }
+    }
+
     /// The events of `order` (indexes into the history's events, parents first) added to a graph in that order:
     /// its text.
     private func replay(_ history: RandomTextHistory, order: [Int]) -> String {
