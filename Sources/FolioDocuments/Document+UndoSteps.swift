@@ -41,10 +41,8 @@ extension Document {
             let shown = shownHeads()
             var vector = VersionVector()
             for head in shown { vector.merge(head.vector) }
-            if !(step.isChain && Self.othersAddedNothing(to: vector, since: changes[0])),
-                let reversed = try reversingOperations(type, of: step, changes: changes, in: shown, vector: vector)
-            {
-                return (reversed, false)
+            if !(step.isChain && Self.othersAddedNothing(to: vector, since: changes[0])) {
+                return (try reversingOperations(type, of: step, changes: changes, in: shown, vector: vector), false)
             }
         }
         if let operations = step.operations { return (operations, false) }
@@ -83,34 +81,51 @@ extension Document {
     }
 
     /// The operations that take back what `step`'s changes did in the text as the model shows it now, and, for a
-    /// model with parts beside its text, the step's inverses on those parts; `nil` when the model has no operation
-    /// for a text edit (`CharacterMergeable.textOperation(_:)`) or its text is not the one the log's graph computes
-    /// for the version shown (the step's recorded positions are used then).
+    /// model with parts beside its text, the step's inverses on those parts.
     ///
     /// The step is the newest on its stack: every later change of this device in the version shown is an undo or a
     /// redo of a later step or of the steps those undid, and they cancel out. They are taken back with the step's
-    /// changes, so that a character an undo typed again in place of one the step typed goes too.
+    /// changes, so that a character an undo typed again in place of one the step typed goes too. (A change another
+    /// library or process of this device appended to the document meanwhile is taken for one of those.)
+    ///
+    /// - Throws: ``DocumentError`` `.invalidOperation` when the text shown is not the one the log's graph computes
+    ///   for the version shown (versions that overlap wait for a person), a change of the step is not in its history
+    ///   (the version shown is another device's), or another device deleted some of what a later undo or redo typed
+    ///   again (see `DocumentReplay.reversalEdits(of:copies:in:)`); nothing changes then. `.store`.
     private func reversingOperations<M: CharacterMergeable>(
         _ type: M.Type, of step: UndoHistory<Model.Operation>.Step, changes: [Change], in shown: [Change],
         vector: VersionVector
-    ) throws(DocumentError) -> [Model.Operation]? {
-        guard let first = changes.first, let shownModel = model as? M else { return nil }
+    ) throws(DocumentError) -> [Model.Operation] {
+        guard let first = changes.first, let shownModel = model as? M else {
+            throw DocumentError(.invalidOperation, "the step names no change")
+        }
         var reversed: [Change] = []
+        var copies: [Change] = []
+        let sources = Set(step.sources)
         let author = first.id.device
         for seq in first.id.seq...max(first.id.seq, vector[author]) {
             let change: Change?
             do { change = try library.store.change(ChangeID(device: author, seq: seq), of: id) } catch {
                 throw .store(error, "reading change \(author)#\(seq) for the undo history")
             }
-            if let change, case .edit = change.kind { reversed.append(change) }
+            guard let change, case .edit(let edit) = change.kind else { continue }
+            reversed.append(change)
+            if edit.intent != .edit, !sources.contains(change.id) { copies.append(change) }
         }
         var replay = DocumentReplay<Model>(store: library.store, document: id, decoded: tracking.decodedOperations)
         replay.known = tracking.knownStates
-        let reversal = try replay.reversalEdits(of: reversed, in: shown)
-        guard reversal.text == shownModel.mergeableText else { return nil }
+        let reversal = try replay.reversalEdits(of: reversed, copies: copies, in: shown)
+        guard reversal.text == shownModel.mergeableText else {
+            throw DocumentError(
+                .invalidOperation,
+                "\(info.displayName) shows a text its versions' merge does not make (versions that overlap wait for a "
+                    + "person): settle them before undoing")
+        }
         var operations: [Model.Operation] = []
         for edit in reversal.edits {
-            guard let operation = M.textOperation(edit) as? Model.Operation else { return nil }
+            guard let operation = M.textOperation(edit) as? Model.Operation else {
+                throw DocumentError(.invalidOperation, "the model has no operation for a text edit")
+            }
             operations.append(operation)
         }
         guard M.hasPartsBesideText else { return operations }
@@ -119,7 +134,9 @@ extension Document {
         if let recorded = step.operations {
             inverses = recorded
         } else {
-            inverses = try self.inverses(of: changes, eachOnItsOwnState: !step.isChain)
+            // Read back from the store: only the changes with operations beside the text are replayed for them.
+            inverses = try self.inverses(
+                of: changes.filter { Self.hasOperationsBesideText($0, type) }, eachOnItsOwnState: !step.isChain)
         }
         var edits: [TextEdit] = []
         for inverse in inverses {
@@ -129,6 +146,14 @@ extension Document {
             operations.append(inverse)
         }
         return operations
+    }
+
+    /// Whether `change` is an edit with an operation on a part beside the text (or one that does not decode).
+    private static func hasOperationsBesideText<M: CharacterMergeable>(_ change: Change, _ type: M.Type) -> Bool {
+        guard case .edit(let edit) = change.kind else { return false }
+        var edits: [TextEdit] = []
+        var others: [M.Operation] = []
+        return !M.appendTextEdits(ofGroup: edit.operations, to: &edits, others: &others) || !others.isEmpty
     }
 
     /// The inverses of `changes`' operations, in the order to apply them: applied in order from the state the first

@@ -261,16 +261,16 @@ public actor Document<Model: DocumentModel>: OpenDocument {
 
     /// Picks up changes made by other processes or peers since the document last looked: the catalog (name,
     /// container, deletion: the file follows, see ``DocumentLibrary/updateFile(of:)``) and the version every device
-    /// shows. The open group's edits are committed first; while the library syncs live and the model undoes by
-    /// taking back what its changes did (a text), the group goes on (one undo step, whatever arrives meanwhile),
-    /// otherwise it ends.
+    /// shows. The open group's edits are committed first; while the library syncs live with a
+    /// ``AutosavePolicy/liveCommitDelay`` and the model undoes by taking back what its changes did (a text), the group
+    /// goes on (one undo step, whatever arrives meanwhile), otherwise it ends.
     ///
     /// - Returns: whether the model changed.
     /// - Throws: ``DocumentError`` `.store`.
     @discardableResult
     public func refresh() throws(DocumentError) -> Bool {
         try ensureOpen()
-        if library.syncsLive, EditingSession<Model>.undoesByReversal {
+        if library.syncsLive, library.autosave.liveCommitDelay != nil, EditingSession<Model>.undoesByReversal {
             try commitUncommittedEdits()
         } else {
             try commit()

@@ -12,18 +12,24 @@ extension DocumentReplay {
     ///
     /// - Throws: ``DocumentError`` as ``graphState(from:read:)`` does; `.invalidOperation` when the model does not
     ///   merge character by character or a change is not in the graph of `shown`.
-    func reversalEdits(of changes: [Change], in shown: [Change]) throws(DocumentError) -> (
+    ///
+    /// `copies` (some of `changes`: undos and redos) typed again what other changes of `changes` deleted: when another
+    /// device deleted some of what they typed, the reversal would bring back what that device deleted, and the step
+    /// is refused.
+    ///
+    /// - Throws: also `.invalidOperation` when another device deleted a scalar one of `copies` typed.
+    func reversalEdits(of changes: [Change], copies: [Change] = [], in shown: [Change]) throws(DocumentError) -> (
         edits: [TextEdit], text: [Unicode.Scalar]
     ) {
         guard let type = Model.self as? any CharacterMergeable.Type else {
             throw DocumentError(.invalidOperation, "this document's model does not merge character by character")
         }
-        return try reversalEdits(type, of: changes, in: shown)
+        return try reversalEdits(type, of: changes, copies: copies, in: shown)
     }
 
-    private func reversalEdits<M: CharacterMergeable>(_ type: M.Type, of changes: [Change], in shown: [Change])
-        throws(DocumentError) -> (edits: [TextEdit], text: [Unicode.Scalar])
-    {
+    private func reversalEdits<M: CharacterMergeable>(
+        _ type: M.Type, of changes: [Change], copies: [Change], in shown: [Change]
+    ) throws(DocumentError) -> (edits: [TextEdit], text: [Unicode.Scalar]) {
         var heads = shown
         var included = Set(shown.map(\.hash))
         // The first change's parents as heads too: the walk stops no later than they are, so that every change of
@@ -46,11 +52,22 @@ extension DocumentReplay {
             }
             events.append(event)
         }
+        let copied = copies.compactMap { replayed.headEvents[$0.hash] ?? nil }
+        let othersDeletedCopies: Bool
+        let edits: [TextEdit]
         do {
-            return (try replayed.graph.reversal(of: events), Array(replayed.graph.text.unicodeScalars))
+            othersDeletedCopies = try replayed.graph.othersDeleted(scalarsTypedBy: copied, apartFrom: events)
+            edits = try replayed.graph.reversal(of: events)
         } catch {
             // Unreachable: every event's index comes from the graph itself.
             throw DocumentError(.invalidOperation, "a change of the step is not in the change graph")
         }
+        guard !othersDeletedCopies else {
+            throw DocumentError(
+                .invalidOperation,
+                "another device deleted text that an undo or redo of this device typed again since the step: taking "
+                    + "the step back would bring that text back")
+        }
+        return (edits, Array(replayed.graph.text.unicodeScalars))
     }
 }

@@ -19,7 +19,8 @@ struct EditingSession<Model: DocumentModel> {
     /// committed before their group, one undo step, ends), oldest first.
     var stepChanges: [ChangeID] = []
     /// Whether each of ``stepChanges`` was made on exactly the one before (the first on the version shown when the
-    /// group began): then the undo step is saved by reference to them.
+    /// group began): then the undo step's recorded operations apply at the last of them, and a step of any model is
+    /// saved by reference to them (a model that undoes by reversal names them either way).
     var stepIsChain = true
     /// The newest of ``stepChanges``.
     var lastStepChange: ChangeHash?

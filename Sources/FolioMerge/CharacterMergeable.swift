@@ -45,7 +45,8 @@ public protocol CharacterMergeable: MergeableDocumentModel {
     /// The operation that makes `edit` in the model's text, as ``textEdits(of:)`` would read it back; `nil` when
     /// the model has none (the default). An undo of edits that other devices' edits came after or between is made
     /// of such operations: the edits that take back exactly what the step's changes did
-    /// (`TextEventGraph.reversal(of:)`). A model without them undoes at the positions its step recorded.
+    /// (`TextEventGraph.reversal(of:)`). A model without them undoes at the positions its step recorded. A model
+    /// gives an operation for every edit or for none.
     static func textOperation(_ edit: TextEdit) -> Operation?
 
     /// Whether `versions` changed a part other than the text differently from `base` (the same image replaced with

@@ -44,4 +44,21 @@ extension TextEventCore {
         }
         return edits
     }
+
+    /// Whether an event outside `events` deleted a scalar that one of `typers` typed.
+    ///
+    /// - Complexity: O(*e* + *d*) for *e* events and *d* deletes recorded.
+    func othersDeleted(scalarsTypedBy typers: [Int32], apartFrom events: [Int32]) -> Bool {
+        var isTyper = [Bool](repeating: false, count: eventCount)
+        for typer in typers { isTyper[Int(typer)] = true }
+        var isApart = [Bool](repeating: false, count: eventCount)
+        for event in events { isApart[Int(event)] = true }
+        for event in 0..<eventCount where !isApart[event] {
+            for target in deleteTargets[deletes[event]] {
+                let typer = itemEvent[Int(target)]
+                if typer >= 0, isTyper[Int(typer)] { return true }
+            }
+        }
+        return false
+    }
 }

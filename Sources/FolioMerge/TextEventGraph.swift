@@ -123,6 +123,21 @@ public struct TextEventGraph<Agent: Comparable> {
         return core.reversal(of: events.map { Int32($0) })
     }
 
+    /// Whether an event other than `events` deleted a scalar that one of `typers` typed. Before a ``reversal(of:)``
+    /// that takes back an undo along with the edit it undid, this says whether someone else deleted some of what the
+    /// undo typed again: the reversal would bring back the scalars the undo retyped, which the others' delete did not
+    /// name.
+    ///
+    /// - Throws: ``Failure/unknownParent(_:)`` when an event is not an index of the graph.
+    /// - Complexity: O(*e* + *d*) for *e* events and *d* scalars deleted in all.
+    public func othersDeleted(scalarsTypedBy typers: [Int], apartFrom events: [Int]) throws(Failure) -> Bool {
+        for event in typers + events where event < 0 || event >= agents.count {
+            throw .unknownParent(event)
+        }
+        return core.othersDeleted(
+            scalarsTypedBy: typers.map { Int32($0) }, apartFrom: events.map { Int32($0) })
+    }
+
     /// Traps unless the graph's list is consistent (for tests).
     package func checkInvariants() { core.checkInvariants() }
 

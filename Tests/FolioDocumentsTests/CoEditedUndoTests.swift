@@ -193,4 +193,53 @@ import Testing
         #expect(await first.model.text == "My title page\n")
         #expect(await first.model.images["cover.png"] == Data([1, 2, 3]))
     }
+
+    /// An older step is undone after a newer one whose undo typed a word again, and the other device deleted part of
+    /// that word meanwhile: taking the older step back would bring back the part deleted, so the undo is refused and
+    /// nothing changes.
+    @Test func anUndoThatWouldBringBackWhatOthersDeletedIsRefused() async throws {
+        let (a, b, first, second) = try await shared("xyz\n")
+        try await type("ab", at: 0, into: first, clock: laptop.clock)  // abxyz
+        laptop.clock.advance(byMilliseconds: 2_000)
+        try await first.edit(.delete(at: 2, count: 3))  // ab
+        laptop.clock.advance(byMilliseconds: 2_000)
+        try await first.runDueWork()
+        try await first.undo()  // abxyz, the copy of xyz typed by the undo
+        try exchange(a, b, first.id)
+        try await second.refresh()
+        try await second.edit(.delete(at: 3, count: 1))  // abxz
+        try exchange(a, b, first.id)
+        try await first.refresh()
+        #expect(try await text(first) == "abxz\n")
+        let heads = try a.store.heads(of: first.id).map(\.hash)
+        await #expect(throws: DocumentError.self) { try await first.undo() }
+        #expect(try await text(first) == "abxz\n", "nothing changes")
+        #expect(try a.store.heads(of: first.id).map(\.hash) == heads)
+        _ = second
+    }
+
+    /// With `liveCommitDelay: nil` the group waits for its end even while syncing live, and what arrives ends it.
+    @Test func withoutALiveDelayAnArrivalEndsTheGroup() async throws {
+        let a = try DocumentLibrary(
+            at: laptop.root, key: laptop.key, deviceName: laptop.device.name, clock: laptop.clock,
+            identifiers: laptop.identifiers,
+            autosave: AutosavePolicy(idleInterval: nil, unsavedChangeLimit: nil, liveCommitDelay: nil),
+            conflictPolicy: ConflictPolicy(default: .merge), backgroundWork: false)
+        a.noteLiveSync(running: true)
+        let b = try live(phone)
+        let first = try await a.create(TextDocument.self, named: "Notes", contents: TextDocument(text: "ab\n"))
+        try exchange(a, b, first.id)
+        let second = try await b.open(first.id, as: TextDocument.self)
+        try await first.edit(.insert(at: 1, text: "X"))
+        try await second.edit(.insert(at: 0, text: "1"))
+        try exchange(a, b, first.id)
+        try await first.refresh()
+        try await first.edit(.insert(at: 3, text: "Y"))  // 1aXYb
+        laptop.clock.advance(byMilliseconds: 2_000)
+        try await first.runDueWork()
+        try await first.undo()
+        #expect(try await text(first) == "1aXb\n", "the arrival ended the first group: the undo takes back Y only")
+        try await first.undo()
+        #expect(try await text(first) == "1ab\n")
+    }
 }
