@@ -25,7 +25,7 @@ extension Document {
     /// other device's change came since the first (this device's later steps were undone, newest first, so they
     /// left that text). Otherwise, for a model that undoes by reversal (``EditingSession/undoesByReversal``), the
     /// text's operations are those that take back what the step's changes typed and deleted in the text as it is
-    /// now (`DocumentReplay.reversalEdits(of:in:)`), with this device's later changes, which undid each other, taken
+    /// now (`DocumentReplay.reversalEdits(of:copies:in:)`), with this device's later changes, which undid each other, taken
     /// back with them; the other parts' operations are the step's inverses.
     ///
     /// - Throws: ``DocumentError`` `.invalidOperation` when a change is no longer in the log, is not an edit, is not

@@ -26,7 +26,7 @@ struct UndoHistory<Operation: DocumentOperation>: Equatable {
         /// the step's operations are those of its edits inverted, at the positions of the text its last change made.
         /// Otherwise (other devices' changes arrived before or between them, or a merge was shown) the step is
         /// undone by taking back what its changes did in the text as it is then
-        /// (`DocumentReplay.reversalEdits(of:in:)`).
+        /// (`DocumentReplay.reversalEdits(of:copies:in:)`).
         var isChain: Bool
         /// The operations that reverse `sources`, in the order to apply them; `nil` until computed from the log.
         /// For a step that is not a chain, the operations on parts beside the text only count.
