@@ -25,28 +25,36 @@ extension Document {
     /// other device's change came since the first (this device's later steps were undone, newest first, so they
     /// left that text). Otherwise, for a model that undoes by reversal (``EditingSession/undoesByReversal``), the
     /// text's operations are those that take back what the step's changes typed and deleted in the text as it is
-    /// now (`DocumentReplay.reversalEdits(of:copies:in:)`), with this device's later changes, which undid each other, taken
-    /// back with them; the other parts' operations are the step's inverses.
+    /// now (`DocumentReplay.reversalEdits(of:copies:in:)`), with this device's later changes, which undid each
+    /// other, taken back with them; the other parts' operations are the step's inverses.
     ///
     /// - Throws: ``DocumentError`` `.invalidOperation` when a change is no longer in the log, is not an edit, is not
-    ///   made on the one before (for a step that is a chain), or its operations do not decode or apply (nothing
-    ///   changes then), `.store`.
+    ///   made on the one before (when the inverses are computed along the changes), or its operations do not decode
+    ///   or apply, or the reversal is refused (nothing changes then), `.store`.
     func operations(of step: UndoHistory<Model.Operation>.Step) throws(DocumentError) -> (
         operations: [Model.Operation], keep: Bool
     ) {
+        var read: [Change]?
         if EditingSession<Model>.undoesByReversal, !step.sources.isEmpty,
             let type = Model.self as? any CharacterMergeable.Type
         {
-            let changes = try sourceChanges(of: step, chain: false)
+            let changes = try sourceChanges(of: step)
             let shown = shownHeads()
             var vector = VersionVector()
             for head in shown { vector.merge(head.vector) }
             if !(step.isChain && Self.othersAddedNothing(to: vector, since: changes[0])) {
                 return (try reversingOperations(type, of: step, changes: changes, in: shown, vector: vector), false)
             }
+            read = changes
         }
         if let operations = step.operations { return (operations, false) }
-        return (try inverses(of: try sourceChanges(of: step, chain: true)), true)
+        let changes: [Change]
+        if let read { changes = read } else { changes = try sourceChanges(of: step) }
+        for (previous, change) in zip(changes, changes.dropFirst()) where change.parents != [previous.hash] {
+            throw DocumentError(
+                .invalidOperation, "change \(change.id), which the step reverses, is not made on \(previous.id)")
+        }
+        return (try inverses(of: changes), true)
     }
 
     /// Whether `vector` (the version shown) holds no change of a device other than `first`'s author that `first`
@@ -55,10 +63,8 @@ extension Document {
         vector.entries.allSatisfy { $0.device == first.id.device || $0.seq <= first.vector[$0.device] }
     }
 
-    /// The changes `step` reverses, read from the log: edits, each made on the one before when `chain`.
-    private func sourceChanges(of step: UndoHistory<Model.Operation>.Step, chain: Bool) throws(DocumentError)
-        -> [Change]
-    {
+    /// The changes `step` reverses, read from the log: edits.
+    private func sourceChanges(of step: UndoHistory<Model.Operation>.Step) throws(DocumentError) -> [Change] {
         var changes: [Change] = []
         for source in step.sources {
             let change: Change?
@@ -70,10 +76,6 @@ extension Document {
             guard let change, case .edit = change.kind else {
                 throw DocumentError(
                     .invalidOperation, "change \(source), which the step reverses, is not an edit in the log")
-            }
-            if chain, let previous = changes.last, change.parents != [previous.hash] {
-                throw DocumentError(
-                    .invalidOperation, "change \(source), which the step reverses, is not made on \(previous.id)")
             }
             changes.append(change)
         }

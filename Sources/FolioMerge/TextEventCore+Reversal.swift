@@ -11,38 +11,12 @@ extension TextEventCore {
         for event in 0..<eventCount where !isReversed[event] {
             for target in deleteTargets[deletes[event]] { deletedByOthers[Int(target)] = true }
         }
-        var edits: [TextEdit] = []
-        var position = 0
-        for block in blocks {
-            for entry in block.entries {
-                guard entry >= 0 else {
-                    // A stretch of the base no event touched: in every version, reversed or not.
-                    position += Int(runCount[Int(-1 - entry)])
-                    continue
-                }
-                let item = Int(entry)
-                let shown = !deleted[item]
+        return edits(
+            from: { !deleted[$0] },
+            to: { item in
                 let typer = itemEvent[item]
-                let kept = (typer < 0 || !isReversed[Int(typer)]) && !deletedByOthers[item]
-                if shown, !kept {
-                    if case .delete(let at, let count)? = edits.last, at == position {
-                        edits[edits.count - 1] = .delete(at: at, count: count + 1)
-                    } else {
-                        edits.append(.delete(at: position, count: 1))
-                    }
-                } else if !shown, kept {
-                    if case .insert(let at, let typed)? = edits.last, at + typed.count == position {
-                        edits[edits.count - 1] = .insert(at: at, scalars: typed + [scalars[item]])
-                    } else {
-                        edits.append(.insert(at: position, scalars: [scalars[item]]))
-                    }
-                    position += 1
-                } else if shown {
-                    position += 1
-                }
-            }
-        }
-        return edits
+                return (typer < 0 || !isReversed[Int(typer)]) && !deletedByOthers[item]
+            })
     }
 
     /// Whether an event outside `events` deleted a scalar that one of `typers` typed.

@@ -228,6 +228,16 @@ struct TextEventCore {
             for entry in block.entries where entry >= 0 && prepare[Int(entry)] == 1 { inKept[Int(entry)] = true }
         }
         move(to: Self.frontier(eventParents))
+        let edits = self.edits(from: { prepare[$0] == 1 }, to: { inKept[$0] })
+        return add(parents: eventParents, edits: edits, precedes: precedes)
+    }
+
+    /// The edits that take the text of the items `shown` holds for to the text of those `kept` holds for (placeholder
+    /// runs are in both): in list order, each at its position in the text the edits before it made, neighbouring
+    /// deletes and inserts merged into runs.
+    ///
+    /// - Complexity: O(*n* + *e*) for *n* items and *e* entries of the list.
+    func edits(from shown: (Int) -> Bool, to kept: (Int) -> Bool) -> [TextEdit] {
         var edits: [TextEdit] = []
         var position = 0
         for block in blocks {
@@ -237,26 +247,30 @@ struct TextEventCore {
                     continue
                 }
                 let item = Int(entry)
-                let visible = prepare[item] == 1
-                if visible, !inKept[item] {
+                let isShown = shown(item)
+                let isKept = kept(item)
+                if isShown, !isKept {
                     if case .delete(let at, let count)? = edits.last, at == position {
                         edits[edits.count - 1] = .delete(at: at, count: count + 1)
                     } else {
                         edits.append(.delete(at: position, count: 1))
                     }
-                } else if !visible, inKept[item] {
-                    if case .insert(let at, let typed)? = edits.last, at + typed.count == position {
-                        edits[edits.count - 1] = .insert(at: at, scalars: typed + [scalars[item]])
+                } else if !isShown, isKept {
+                    if case .insert(let at, var typed)? = edits.last, at + typed.count == position {
+                        // Removed first, so that the run's array is not shared and grows in place.
+                        edits.removeLast()
+                        typed.append(scalars[item])
+                        edits.append(.insert(at: at, scalars: typed))
                     } else {
                         edits.append(.insert(at: position, scalars: [scalars[item]]))
                     }
                     position += 1
-                } else if visible {
+                } else if isShown {
                     position += 1
                 }
             }
         }
-        return add(parents: eventParents, edits: edits, precedes: precedes)
+        return edits
     }
 
     /// The sorted, duplicate-free form of a set of events (not reduced to its maximal elements: the walk in

@@ -186,17 +186,9 @@ public struct ReferenceListCRDT {
             guard position >= 0, count >= 0, position + count <= view.count else { return }
             for index in view[position..<(position + count)] { items[index].deletedBy.insert(event) }
         case .replaceAll(let new):
-            let old = view.map { items[$0].scalar }
-            var prefix = 0
-            while prefix < old.count, prefix < new.count, old[prefix] == new[prefix] { prefix += 1 }
-            var suffix = 0
-            while suffix < old.count - prefix, suffix < new.count - prefix,
-                old[old.count - 1 - suffix] == new[new.count - 1 - suffix]
-            {
-                suffix += 1
+            for edit in TextEdit.splice(from: view.map { items[$0].scalar }, to: new) {
+                apply(edit, by: event, in: version)
             }
-            apply(.delete(at: prefix, count: old.count - prefix - suffix), by: event, in: version)
-            apply(.insert(at: prefix, scalars: Array(new[prefix..<(new.count - suffix)])), by: event, in: version)
         }
     }
 

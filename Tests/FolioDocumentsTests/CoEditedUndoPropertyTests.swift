@@ -18,17 +18,8 @@ import Testing
         var random = SplitMix64(seed: seed)
         let laptop = try LibraryFixture(seed: 81 + UInt64(round) * 2)
         let phone = try LibraryFixture(seed: 82 + UInt64(round) * 2)
-        func live(_ fixture: LibraryFixture) throws -> DocumentLibrary {
-            let library = try DocumentLibrary(
-                at: fixture.root, key: fixture.key, deviceName: fixture.device.name, clock: fixture.clock,
-                identifiers: fixture.identifiers,
-                autosave: AutosavePolicy(idleInterval: nil, unsavedChangeLimit: nil, liveCommitDelay: 0),
-                conflictPolicy: ConflictPolicy(default: .merge), backgroundWork: false)
-            library.noteLiveSync(running: true)
-            return library
-        }
-        let a = try live(laptop)
-        let b = try live(phone)
+        let a = try laptop.coEditingLibrary()
+        let b = try phone.coEditingLibrary()
         let first = try await a.create(TextDocument.self, named: "Notes", contents: TextDocument(text: "|\n"))
         try exchange(a, b, first.id)
         let second = try await b.open(first.id, as: TextDocument.self)

@@ -19,27 +19,12 @@ import Testing
         phone = try LibraryFixture(seed: 72)
     }
 
-    /// A library whose undo groups last a second, committing each edit as it is made (as while syncing live).
-    func library(_ fixture: LibraryFixture) throws -> DocumentLibrary {
-        try DocumentLibrary(
-            at: fixture.root, key: fixture.key, deviceName: fixture.device.name, clock: fixture.clock,
-            identifiers: fixture.identifiers,
-            autosave: AutosavePolicy(idleInterval: nil, unsavedChangeLimit: nil, liveCommitDelay: 0),
-            conflictPolicy: ConflictPolicy(default: .merge), backgroundWork: false)
-    }
-
-    func live(_ fixture: LibraryFixture) throws -> DocumentLibrary {
-        let library = try library(fixture)
-        library.noteLiveSync(running: true)
-        return library
-    }
-
     /// The same shared text open on both devices.
     func shared(_ text: String) async throws -> (
         a: DocumentLibrary, b: DocumentLibrary, first: Document<TextDocument>, second: Document<TextDocument>
     ) {
-        let a = try live(laptop)
-        let b = try live(phone)
+        let a = try laptop.coEditingLibrary()
+        let b = try phone.coEditingLibrary()
         let first = try await a.create(TextDocument.self, named: "Notes", contents: TextDocument(text: text))
         try exchange(a, b, first.id)
         let second = try await b.open(first.id, as: TextDocument.self)
@@ -127,7 +112,7 @@ import Testing
         try await second.edit(.insert(at: 21, text: "!"))  // "Please keep this here!\n"
         try exchange(a, b, first.id)
         try await first.close()
-        let reopened = try await library(laptop).open(first.id, as: TextDocument.self)
+        let reopened = try await laptop.coEditingLibrary(live: false).open(first.id, as: TextDocument.self)
         #expect(try await text(reopened) == "Please keep this here!\n")
         try await reopened.undo()
         #expect(try await text(reopened) == "Please keep this word here!\n")
@@ -170,8 +155,8 @@ import Testing
 
     /// A pages document undoes its text by reversal and its images by their inverses, in one step.
     @Test func aPagesStepUndoesTextAndImageAfterArrivals() async throws {
-        let a = try live(laptop)
-        let b = try live(phone)
+        let a = try laptop.coEditingLibrary()
+        let b = try phone.coEditingLibrary()
         let first = try await a.create(
             PagesDocument.self, named: "Deck", contents: try PagesDocument(text: "title\n", images: [:]))
         try exchange(a, b, first.id)
@@ -220,13 +205,8 @@ import Testing
 
     /// With `liveCommitDelay: nil` the group waits for its end even while syncing live, and what arrives ends it.
     @Test func withoutALiveDelayAnArrivalEndsTheGroup() async throws {
-        let a = try DocumentLibrary(
-            at: laptop.root, key: laptop.key, deviceName: laptop.device.name, clock: laptop.clock,
-            identifiers: laptop.identifiers,
-            autosave: AutosavePolicy(idleInterval: nil, unsavedChangeLimit: nil, liveCommitDelay: nil),
-            conflictPolicy: ConflictPolicy(default: .merge), backgroundWork: false)
-        a.noteLiveSync(running: true)
-        let b = try live(phone)
+        let a = try laptop.coEditingLibrary(liveCommitDelay: nil)
+        let b = try phone.coEditingLibrary()
         let first = try await a.create(TextDocument.self, named: "Notes", contents: TextDocument(text: "ab\n"))
         try exchange(a, b, first.id)
         let second = try await b.open(first.id, as: TextDocument.self)

@@ -1,3 +1,4 @@
+import FolioConflicts
 import FolioCore
 import FolioDocuments
 import FolioModels
@@ -68,6 +69,19 @@ final class LibraryFixture: Sendable {
 
     /// The names in the local documents' directory, leftovers included.
     var documentNames: [String] { Disk.names(in: documents) }
+}
+
+extension LibraryFixture {
+    /// The library as a co-editing app opens it: the `merge` policy, undo groups of a second, each edit committed
+    /// `liveCommitDelay` after it is made, syncing live (as `startSyncing` notes) unless `live` is false.
+    func coEditingLibrary(liveCommitDelay: Int64? = 0, live: Bool = true) throws -> DocumentLibrary {
+        let library = try DocumentLibrary(
+            at: root, key: key, deviceName: device.name, clock: clock, identifiers: identifiers,
+            autosave: AutosavePolicy(idleInterval: nil, unsavedChangeLimit: nil, liveCommitDelay: liveCommitDelay),
+            conflictPolicy: ConflictPolicy(default: .merge), backgroundWork: false)
+        if live { library.noteLiveSync(running: true) }
+        return library
+    }
 }
 
 extension Change {
