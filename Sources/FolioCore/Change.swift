@@ -131,13 +131,3 @@ public struct Change: Hashable, Sendable, Identifiable {
         hasher.combine(hash)
     }
 }
-
-extension Array where Element == Change {
-    /// Each change's index by its hash (a list's changes have distinct hashes; a repeated one maps to its last place).
-    package func indexesByHash() -> [ChangeHash: Int] {
-        var indexes: [ChangeHash: Int] = [:]
-        indexes.reserveCapacity(count)
-        for (index, change) in enumerated() { indexes[change.hash] = index }
-        return indexes
-    }
-}

@@ -1,5 +1,3 @@
-import FolioCore
-
 /// What a device shows others of itself in an open text document: its name, and its selection (a cursor when empty)
 /// as positions in the text of the version it saw, named by that version's heads.
 ///

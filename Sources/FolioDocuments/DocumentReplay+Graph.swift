@@ -179,10 +179,14 @@ extension DocumentReplay {
                 pending.insert(LatestNode(head, node: node))
             }
         }
-        // Each change (its node) with its content parents and, for a choice among versions, the version it keeps.
-        var events: [(node: Int, parents: [Int], keeps: Int?)] = []
+        // Each change met (its node), latest first, with its content parents (nodes) and, for a choice among
+        // versions, the version it keeps (a node, or -1).
+        var walked: [Int] = []
+        var walkedParents = EventParents()
+        var walkedKeeps: [Int] = []
         var base = M()
         var rootMet = false
+        var parents: [Int] = []
         while let next = pending.popMax() {
             let change = nodes[next.node]
             let isMerge = isGraphMerge(change)
@@ -207,8 +211,8 @@ extension DocumentReplay {
                     break
                 }
             }
-            var parents: [Int] = []
-            var keeps: Int?
+            parents.removeAll(keepingCapacity: true)
+            var keeps = -1
             if isMerge {
                 for hash in change.mergedVersions { parents.append(try parentNode(hash, of: next.node, in: &nodes)) }
             } else if reset != nil {
@@ -218,7 +222,7 @@ extension DocumentReplay {
                 for hash in change.parents { parents.append(try parentNode(hash, of: next.node, in: &nodes)) }
             } else if change.parents.count == 1, !change.isResolution {
                 // The primary parent of a change made on one parent, which no resolution chose among.
-                parents = [try parentNode(change.parents[0], of: next.node, in: &nodes)]
+                parents.append(try parentNode(change.parents[0], of: next.node, in: &nodes))
             } else if let parent = try Self.primaryParent(of: change, by: rule) {
                 if change.isResolution, change.parents.count > 1 {
                     // A choice among versions: its text is the version it keeps, and all it was made on is its
@@ -227,7 +231,7 @@ extension DocumentReplay {
                     for hash in change.parents { parents.append(try parentNode(hash, of: next.node, in: &nodes)) }
                     keeps = nodes.node(of: parent, namedBy: next.node)
                 } else {
-                    parents = [nodes.node(of: parent, namedBy: next.node)]
+                    parents.append(nodes.node(of: parent, namedBy: next.node))
                 }
             }
             for parent in parents where !nodes.seen[parent] {
@@ -235,14 +239,15 @@ extension DocumentReplay {
                 pending.insert(LatestNode(nodes[parent], node: parent))
             }
             if parents.isEmpty { rootMet = true }
-            events.append((next.node, parents, keeps))
+            walked.append(next.node)
+            walkedParents.append(parents)
+            walkedKeeps.append(keeps)
         }
 
-        // Earliest first: every change after its content parents (those before the walk's end are its base).
-        events.reverse()
-        var position = [Int](repeating: -1, count: nodes.count)
-        for (offset, event) in events.enumerated() { position[event.node] = offset }
-        let eventParents = events.map { event in event.parents.compactMap { position[$0] >= 0 ? position[$0] : nil } }
+        // The events, earliest first: every change after its content parents (those before the walk's end are its
+        // base).
+        let events = EventList(walked: walked, parents: walkedParents, keeps: walkedKeeps, nodeCount: nodes.count)
+        let eventParents = events.parents
         var skipped = 0
         var edits: [[TextEdit]] = []
         var effects: [OtherPartsEffect<M>] = []
@@ -253,27 +258,28 @@ extension DocumentReplay {
         if keepsEffects { effects.reserveCapacity(events.count) }
         var others: [M.Operation] = []
         var contents: M?
-        for event in events {
+        for event in 0..<events.count {
             others.removeAll(keepingCapacity: true)
             contents = nil
             edits.append(
                 textEdits(
-                    of: nodes[event.node], others: &others, contents: &contents, skipped: &skipped,
+                    of: nodes[events.nodes[event]], others: &others, contents: &contents, skipped: &skipped,
                     refused: &refused))
             guard keepsEffects else { continue }
             if let contents {
                 effects.append(.contents(contents))
-            } else if let keeps = event.keeps {
+            } else if events.keeps[event] >= 0 {
                 // A choice among versions: its other parts are those of the version it keeps (the walk's base when
                 // that version is not among the events).
-                effects.append(.choice(keeping: position[keeps] >= 0 ? position[keeps] : nil))
+                let kept = events.position[events.keeps[event]]
+                effects.append(.choice(keeping: kept >= 0 ? kept : nil))
             } else {
                 effects.append(others.isEmpty ? .none : .operations(others))
             }
         }
         let rest =
             M.hasPartsBesideText
-            ? Self.otherParts(from: base, effects, parents: eventParents, skipped: &skipped) : base
+            ? Self.otherParts(from: base, effects, parents: eventParents.lists, skipped: &skipped) : base
         // The text, branch by branch: any order that puts parents first gives the same text, and one that follows
         // a branch as far as it goes moves the graph's view between branches only where they meet. In lamport
         // order, two devices that typed apart interleave change by change, and every move would undo and redo a
@@ -281,15 +287,15 @@ extension DocumentReplay {
         var graph = TextEventGraph<ChangeID>(base: base.mergeableText)
         graph.reserveCapacity(events: events.count, scalars: Self.insertedScalars(edits))
         var index = [Int](repeating: -1, count: events.count)
-        var parents: [Int] = []
         for event in Self.branchOrder(parents: eventParents) {
             do {
                 parents.removeAll(keepingCapacity: true)
-                for parent in eventParents[event] { parents.append(index[parent]) }
-                let agent = nodes[events[event].node].id
-                if let keeps = events[event].keeps {
+                for link in eventParents.range(of: event) { parents.append(index[eventParents.links[link]]) }
+                let agent = nodes[events.nodes[event]].id
+                let keeps = events.keeps[event]
+                if keeps >= 0 {
                     // The kept version is the walk's base when it is not among the events.
-                    let kept = position[keeps] >= 0 ? [index[position[keeps]]] : []
+                    let kept = events.position[keeps] >= 0 ? [index[events.position[keeps]]] : []
                     index[event] = try graph.add(agent: agent, parents: parents, keeping: kept)
                 } else {
                     index[event] = try graph.add(agent: agent, parents: parents, edits: edits[event])
@@ -302,7 +308,7 @@ extension DocumentReplay {
         var eventOfHead: [ChangeHash: Int?] = [:]
         for head in heads {
             eventOfHead[head.hash] = nodes.node(of: head.hash, namedBy: nil).flatMap {
-                position[$0] >= 0 ? index[position[$0]] : nil
+                events.position[$0] >= 0 ? index[events.position[$0]] : nil
             }
         }
         let headEvents = heads.compactMap { head in eventOfHead[head.hash] ?? nil }
@@ -331,24 +337,32 @@ extension DocumentReplay {
     ///
     /// - Complexity: O(*n* + *e*) for *n* events and *e* parent links.
     static func branchOrder(parents: [[Int]]) -> [Int] {
+        var links = EventParents()
+        for eventParents in parents { links.append(eventParents) }
+        return branchOrder(parents: links)
+    }
+
+    /// ``branchOrder(parents:)`` of parents held as one list of links.
+    static func branchOrder(parents: EventParents) -> [Int] {
         var order: [Int] = []
         order.reserveCapacity(parents.count)
         var visited = [Bool](repeating: false, count: parents.count)
-        var stack: [(event: Int, nextParent: Int)] = []
-        for start in parents.indices.reversed() where !visited[start] {
+        // Each event on the path with the place of its next parent among the links.
+        var stack: [(event: Int, nextLink: Int)] = []
+        for start in (0..<parents.count).reversed() where !visited[start] {
             visited[start] = true
-            stack.append((start, 0))
-            while let (event, nextParent) = stack.last {
-                guard nextParent < parents[event].count else {
+            stack.append((start, parents.range(of: start).lowerBound))
+            while let (event, nextLink) = stack.last {
+                guard nextLink < parents.range(of: event).upperBound else {
                     order.append(event)
                     stack.removeLast()
                     continue
                 }
-                stack[stack.count - 1].nextParent += 1
-                let parent = parents[event][nextParent]
+                stack[stack.count - 1].nextLink += 1
+                let parent = parents.links[nextLink]
                 if !visited[parent] {
                     visited[parent] = true
-                    stack.append((parent, 0))
+                    stack.append((parent, parents.range(of: parent).lowerBound))
                 }
             }
         }
@@ -467,6 +481,66 @@ private enum OtherPartsEffect<M: CharacterMergeable> {
     /// A choice among versions: the other parts of the version it keeps (an event, or the walk's base when `nil`)
     /// that differ from the state it was made on.
     case choice(keeping: Int?)
+}
+
+/// Each event's parents, as one list of links and where each event's start in it: no array per event, of which a
+/// replay has tens of thousands.
+struct EventParents {
+    /// The parents of every event, event after event.
+    private(set) var links: [Int] = []
+    /// Where each event's parents start in ``links``, and after the last, the end.
+    private var starts: [Int] = [0]
+
+    /// The number of events.
+    var count: Int { starts.count - 1 }
+
+    /// Adds an event with these parents.
+    mutating func append(_ parents: [Int]) {
+        links.append(contentsOf: parents)
+        starts.append(links.count)
+    }
+
+    /// The places of `event`'s parents in ``links``.
+    func range(of event: Int) -> Range<Int> { starts[event]..<starts[event + 1] }
+
+    /// Each event's parents as a list of its own.
+    var lists: [[Int]] { (0..<count).map { Array(links[range(of: $0)]) } }
+}
+
+/// The events of a graph replay, earliest first (the walk met them latest first): each one's node, its parents (as
+/// events, the nodes before the walk's end left out) and the node of the version it keeps (-1 but for a choice).
+private struct EventList {
+    /// Each event's node.
+    let nodes: [Int]
+    /// Each event's parents, as events.
+    let parents: EventParents
+    /// The node of the version each event keeps, or -1.
+    let keeps: [Int]
+    /// Each node's event, or -1 for a node that is none.
+    let position: [Int]
+
+    /// The events of a walk that met `walked` (nodes), latest first, with their parents (nodes) and kept versions.
+    init(walked: [Int], parents walkedParents: EventParents, keeps walkedKeeps: [Int], nodeCount: Int) {
+        nodes = walked.reversed()
+        keeps = walkedKeeps.reversed()
+        var position = [Int](repeating: -1, count: nodeCount)
+        for (event, node) in nodes.enumerated() { position[node] = event }
+        var parents = EventParents()
+        var eventParents: [Int] = []
+        for walkedIndex in walked.indices.reversed() {
+            eventParents.removeAll(keepingCapacity: true)
+            for link in walkedParents.range(of: walkedIndex) {
+                let event = position[walkedParents.links[link]]
+                if event >= 0 { eventParents.append(event) }
+            }
+            parents.append(eventParents)
+        }
+        self.parents = parents
+        self.position = position
+    }
+
+    /// The number of events.
+    var count: Int { nodes.count }
 }
 
 /// The changes a graph replay's walk meets, each by a number (its node): the tail's by their index there, then

@@ -1,12 +1,12 @@
 import FolioCore
 
-/// The changes a replay read from the log (those after a checkpoint, within the heads' vectors), in causal order: in an array, so that a walk over them can keep each one's index
-/// rather than the change, and its flags in arrays rather than in sets of hashes.
+/// The changes a replay read from the log (those after a checkpoint, within the heads' vectors), in causal order: in
+/// an array, so that a walk over them can keep each one's index rather than the change, and its flags in arrays
+/// rather than in sets of hashes.
 ///
 /// A change is found by hash first among the few changes just before the one that names it (a parent is earlier in
-/// causal order, and in a history of a few devices typing it is a few changes earlier), then among the thousands
-/// before those by the first eight bytes of their hashes, while such scans stay within a few times the tail's
-/// length: only a lookup those miss hashes every change, once.
+/// causal order, and in a history of a few devices typing it is a few changes earlier), then in a table of every
+/// change's hash (``ChangeHashTable``), built by the first lookup that needs it.
 ///
 /// A reference, used by one replay in one isolation: not `Sendable`.
 final class ReplayTail {
@@ -14,11 +14,9 @@ final class ReplayTail {
     let changes: [Change]
     /// The first eight bytes of each change's hash, which the changes near a lookup are compared by first.
     private let keys: [Int64]
-    private var indexes: [ChangeHash: Int]?
+    private var table: ChangeHashTable?
     /// Where the last lookup by hash alone (``subscript(_:)``) found its change.
     private var cursor: Int
-    /// How many keys lookups compared beyond the changes just before the one that names a change.
-    private var scanned = 0
 
     /// How many changes before the one that names a change are compared with it before the index is.
     static var window: Int { 32 }
@@ -36,21 +34,7 @@ final class ReplayTail {
     /// The index of the change with this hash in ``changes``, if the tail holds it: looked for first among the
     /// changes just before `namer` (the index of a change that names it, or ``count``).
     func index(of hash: ChangeHash, before namer: Int) -> Int? {
-        if let found = nearbyIndex(of: hash, before: namer) { return found }
-        // Farther back, by the keys alone (a merge names the head of a branch that stopped long before), while the
-        // keys compared so far stay within a few times the tail's length.
-        let start = max(min(namer, changes.count) - Self.window, 0)
-        let end = max(start - 16 * Self.window * Self.window, 0)
-        if indexes == nil, scanned + (start - end) <= 8 * changes.count {
-            scanned += start - end
-            let key = hash.prefix64
-            var probe = start - 1
-            while probe >= end {
-                if keys[probe] == key, changes[probe].hash == hash { return probe }
-                probe -= 1
-            }
-        }
-        return indexed(hash)
+        nearbyIndex(of: hash, before: namer) ?? indexed(hash)
     }
 
     /// The index of the change with this hash among the ``window`` changes before `namer`, if one of them has it.
@@ -65,10 +49,10 @@ final class ReplayTail {
         return nil
     }
 
-    /// The index of the change with this hash, found by the index by hash (built on the first call).
+    /// The index of the change with this hash, found by the table of every change's hash (built on the first call).
     private func indexed(_ hash: ChangeHash) -> Int? {
-        if indexes == nil { indexes = changes.indexesByHash() }
-        return indexes![hash]
+        if table == nil { table = ChangeHashTable(changes) }
+        return table!.index(of: hash, in: changes)
     }
 
     /// The change with this hash, if the tail holds it: looked for first just before the last one found, as a walk

@@ -55,13 +55,13 @@ struct DecodedSegments: Sendable {
     /// The indexes of a list of changes by hash, built on the first lookup. Shared by the copies of the segments
     /// that hold the same changes (adding changes gives the segments a new one).
     final class HashIndex: Sendable {
-        private let indexes = Mutex<[ChangeHash: Int]?>(nil)
+        private let table = Mutex<ChangeHashTable?>(nil)
 
         /// The index of the change with this hash in `changes` (the same changes on every call).
         func index(of hash: ChangeHash, in changes: [Change]) -> Int? {
-            indexes.withLock { indexes in
-                if indexes == nil { indexes = changes.indexesByHash() }
-                return indexes![hash]
+            table.withLock { table in
+                if table == nil { table = ChangeHashTable(changes) }
+                return table!.index(of: hash, in: changes)
             }
         }
     }
