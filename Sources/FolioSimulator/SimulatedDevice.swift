@@ -84,8 +84,11 @@ final class SimulatedDevice {
 
     /// The process dies: nothing in memory survives; what the disk holds stays, the store's write-ahead log too.
     func kill() {
-        // Failing to arrange it would only make the store close cleanly, as a process that exits does.
-        if let store = library?.store { try? CrashSimulation.leaveLogOnRelease(of: store) }
+        // Work of the dead process may still refer to its documents, the library and the store (a job queued when it
+        // died): it must neither write to the disk nor hold the store's lock, which the killed process's end
+        // releases. Failing to close the store at once would only leave it to close when that work is done.
+        fileSystem.crash()
+        if let store = library?.store { try? CrashSimulation.kill(store) }
         handles = [:]
         closed = [:]
         library = nil

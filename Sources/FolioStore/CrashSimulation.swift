@@ -24,4 +24,21 @@ package enum CrashSimulation {
             throw StoreError.translating(error, while: "arranging for \(store.url.path) to keep its log")
         }
     }
+
+    /// Ends `store` as a killed process ends it, now rather than when its last reference goes: its connection
+    /// closes without folding the write-ahead log (``leaveLogOnRelease(of:)``), so the file's lock goes with it, and
+    /// every later call on the store fails, whatever of the dead process still refers to it and however late that
+    /// runs.
+    ///
+    /// Only with ``StoreAccess/exclusive``.
+    ///
+    /// - Throws: ``StoreError`` `database` when the store has shared access or SQLite refuses.
+    package static func kill(_ store: ChangeLogStore) throws {
+        try leaveLogOnRelease(of: store)
+        do {
+            try store.exclusiveQueue?.close()
+        } catch {
+            throw StoreError.translating(error, while: "closing \(store.url.path) as a killed process would")
+        }
+    }
 }

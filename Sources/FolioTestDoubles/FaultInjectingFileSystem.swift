@@ -139,6 +139,12 @@ public final class FaultInjectingFileSystem: FileSystem {
         }
     }
 
+    /// Kills the process this file system serves, between two of its steps: every later call throws `crashed`,
+    /// reads included, as after a crash fault.
+    public func crash() {
+        state.withLock { $0.crashed = true }
+    }
+
     /// Forgets the steps and bytes recorded so far (not the step numbering, so faults keep their place).
     public func resetRecord() {
         state.withLock { state in
