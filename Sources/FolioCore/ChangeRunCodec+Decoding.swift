@@ -219,6 +219,8 @@ extension ChangeRunCodec {
         var body = BinaryWriter(capacity: 256)
         /// Where a text edit's operations are written (`ChangeRunCodec+Kinds.swift`).
         var group = BinaryWriter(capacity: 64)
+        /// Where a change's parents are read.
+        var parentStamps: [ChangeStamp] = []
 
         init(document: DocumentID, format: UInt8, devices: [DeviceID], columns: [BinaryReader], starts: [Int]) {
             self.document = document
@@ -288,7 +290,12 @@ extension ChangeRunCodec {
             let lamportDelta = try columns[.lamport].nextSigned("a change's lamport timestamp")
             let wallDelta = try columns[.wallTime].nextSigned("a change's wall time")
             let previous = changes.last
-            let parents = try readParents(of: id, after: previous, outside: outside)
+            // Read into the decode's buffer for parents, kept from change to change (the empty list swapped in holds
+            // no storage): a change keeps only its parents' hashes.
+            var parents: [ChangeStamp] = []
+            swap(&parents, &parentStamps)
+            defer { swap(&parents, &parentStamps) }
+            try readParents(of: id, after: previous, outside: outside, into: &parents)
             let predictedLamport = ChangeRunCodec.predictedLamport(
                 parents: parents, devicePrevious: latestLamport[device])
             let lamport = predictedLamport &+ UInt64(bitPattern: lamportDelta)
@@ -319,9 +326,12 @@ extension ChangeRunCodec {
             return (change, device)
         }
 
+        /// Reads a change's parents into `parents` (emptied first).
         private mutating func readParents(
-            of id: ChangeID, after previous: Change?, outside: (ChangeID) -> ChangeStamp?
-        ) throws(CodecError) -> [ChangeStamp] {
+            of id: ChangeID, after previous: Change?, outside: (ChangeID) -> ChangeStamp?,
+            into parents: inout [ChangeStamp]
+        ) throws(CodecError) {
+            parents.removeAll(keepingCapacity: true)
             let offset = offset(.parents)
             let flag = try columns[.parents].nextVarint("a change's parents")
             if flag == 0 {
@@ -330,13 +340,13 @@ extension ChangeRunCodec {
                         .invalidValue, "the run's first change cannot name the previous change as its parent",
                         at: offset)
                 }
-                return [ChangeStamp(previous)]
+                parents.append(ChangeStamp(previous))
+                return
             }
             guard flag - 1 <= UInt64(ChangeLimits.parents) else {
                 throw CodecError(
                     .oversized, "change \(id) names \(flag - 1) parents, more than \(ChangeLimits.parents)", at: offset)
             }
-            var parents: [ChangeStamp] = []
             parents.reserveCapacity(Int(flag - 1))
             // Few parents are compared with each other; many, through a set.
             var hashes = Set<ChangeHash>()
@@ -350,7 +360,6 @@ extension ChangeRunCodec {
                 }
                 parents.append(stamp)
             }
-            return parents
         }
 
         /// Reads a reference (a device index and a seq, see ``ChangeRunCodec``) from `column` and finds the change it

@@ -206,8 +206,9 @@ extension ChangeRunCodec.RunDecoder {
                 .invalidValue, "a text edit has \(count) operations, for \(columns[.textTags].remaining) tags left",
                 at: countOffset)
         }
-        // Written into the decode's buffer for groups, kept from change to change.
-        var group = BinaryWriter()
+        // Written into the decode's buffer for groups, kept from change to change (the empty writer swapped in
+        // holds no storage).
+        var group = BinaryWriter(capacity: 0)
         swap(&group, &self.group)
         defer { swap(&group, &self.group) }
         group.removeAll()
