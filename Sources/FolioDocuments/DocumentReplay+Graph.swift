@@ -484,7 +484,7 @@ private enum OtherPartsEffect<M: CharacterMergeable> {
 }
 
 /// Each event's parents, as one list of links and where each event's start in it: no array per event, of which a
-/// replay has tens of thousands.
+/// replay has tens of thousands (``lists`` makes them for a model with parts beside its text).
 struct EventParents {
     /// The parents of every event, event after event.
     private(set) var links: [Int] = []

@@ -18,7 +18,7 @@ final class ReplayTail {
     /// Where the last lookup by hash alone (``subscript(_:)``) found its change.
     private var cursor: Int
 
-    /// How many changes before the one that names a change are compared with it before the index is.
+    /// How many changes before the one that names a change are compared with it before the table is.
     static var window: Int { 32 }
 
     /// The tail of `changes`, in causal order.

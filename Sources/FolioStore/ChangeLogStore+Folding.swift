@@ -263,7 +263,10 @@ extension ChangeLogStore {
     /// a file made without it, this does nothing).
     private func giveBackFreePages() throws(StoreError) {
         do {
-            try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA incremental_vacuum") }
+            try database.writeWithoutTransaction { db in
+                try checkAlive()
+                try db.execute(sql: "PRAGMA incremental_vacuum")
+            }
         } catch {
             throw StoreError.translating(error, while: "giving the free pages of \(url.path) back")
         }

@@ -39,6 +39,7 @@ extension ChangeLogStore {
         var inherited: (ExclusiveStoreCache, RowIDCache)?
         do {
             image = try database.writeWithoutTransaction { db in
+                try checkAlive()
                 var size: Int64 = 0
                 guard let bytes = sqlite3_serialize(db.sqliteConnection, "main", &size, 0) else {
                     throw StoreError(.database, "SQLite could not copy \(url.path) into memory")

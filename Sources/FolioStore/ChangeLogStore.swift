@@ -43,6 +43,9 @@ public final class ChangeLogStore: Sendable {
     let database: any DatabaseWriter
     /// The queue, with exclusive access.
     let exclusiveQueue: DatabaseQueue?
+    /// Set when a simulated crash killed the store (`CrashSimulation.kill(_:)`): its connection is closed, and every
+    /// later use of the database fails.
+    let isKilled = Atomic(false)
     let clock: any WallClock
     /// Row numbers of devices and documents (see ``RowIDCache``).
     let rowIDs = Mutex(RowIDCache())
@@ -287,6 +290,7 @@ public final class ChangeLogStore: Sendable {
         do {
             guard let exclusiveQueue else { return try database.write(body) }
             return try exclusiveQueue.writeWithoutTransaction { db in
+                try checkAlive()
                 try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
                 do {
                     let result = try body(db)
@@ -310,10 +314,23 @@ public final class ChangeLogStore: Sendable {
     /// guard, whose `PRAGMA query_only` toggles would expire every prepared statement at every read.
     func read<T>(_ action: @autoclosure () -> String, _ body: (Database) throws -> T) throws(StoreError) -> T {
         do {
-            if let exclusiveQueue { return try exclusiveQueue.unsafeRead(body) }
+            if let exclusiveQueue {
+                return try exclusiveQueue.unsafeRead { db in
+                    try checkAlive()
+                    return try body(db)
+                }
+            }
             return try database.read(body)
         } catch {
             throw StoreError.translating(error, while: action())
+        }
+    }
+
+    /// Fails once a simulated crash killed the store (``isKilled``). Called on the connection's queue, after which
+    /// the kill closes the connection, so that nothing reaches a closed connection.
+    func checkAlive() throws(StoreError) {
+        if isKilled.load(ordering: .acquiring) {
+            throw StoreError(.database, "\(url.path) belongs to a process that was killed (a simulated crash)")
         }
     }
 
@@ -325,7 +342,10 @@ public final class ChangeLogStore: Sendable {
         // The history is left compact; a fold that fails leaves its rows as they were, and the store still closes.
         try? foldAll()
         do {
-            _ = try database.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+            _ = try database.writeWithoutTransaction { db in
+                try checkAlive()
+                return try db.checkpoint(.truncate)
+            }
             // A pool closes its writer before its readers, and a read-only connection that closes last leaves the
             // write-ahead log and its shared-memory index behind: the readers are closed first, so that the writer,
             // closing last, removes both.

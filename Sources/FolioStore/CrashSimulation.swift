@@ -17,6 +17,7 @@ package enum CrashSimulation {
         }
         do {
             try exclusiveQueue.writeWithoutTransaction { db in
+                try store.checkAlive()
                 let code = folio_sqlite_skip_checkpoint_on_close(db.sqliteConnection)
                 guard code == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: code)) }
             }
@@ -26,15 +27,19 @@ package enum CrashSimulation {
     }
 
     /// Ends `store` as a killed process ends it, now rather than when its last reference goes: its connection
-    /// closes without folding the write-ahead log (``leaveLogOnRelease(of:)``), so the file's lock goes with it, and
-    /// every later call on the store fails, whatever of the dead process still refers to it and however late that
-    /// runs.
+    /// closes without folding the write-ahead log (``leaveLogOnRelease(of:)``), so the file's lock goes with it.
+    /// Whatever of the dead process still refers to the store, however late it runs, can no longer reach the
+    /// database: every later read, write, fold, copy or close fails with ``StoreError`` `database` (what the store
+    /// keeps in memory, such as its list of documents, still answers).
     ///
     /// Only with ``StoreAccess/exclusive``.
     ///
-    /// - Throws: ``StoreError`` `database` when the store has shared access or SQLite refuses.
+    /// - Throws: ``StoreError`` `database` when the store has shared access or SQLite refuses to close the
+    ///   connection (a statement still in use), which then keeps the file's lock.
     package static func kill(_ store: ChangeLogStore) throws {
         try leaveLogOnRelease(of: store)
+        // Set before the close is queued on the connection's queue: every closure that runs there after it sees it.
+        store.isKilled.store(true, ordering: .releasing)
         do {
             try store.exclusiveQueue?.close()
         } catch {

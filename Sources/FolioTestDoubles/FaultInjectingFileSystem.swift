@@ -125,7 +125,7 @@ public final class FaultInjectingFileSystem: FileSystem {
     /// The bytes written to files, torn prefixes included.
     public var bytesWritten: Int { state.withLock { $0.bytesWritten } }
 
-    /// Whether a crash fault fired.
+    /// Whether a crash fault fired or ``crash()`` was called.
     public var hasCrashed: Bool { state.withLock { $0.crashed } }
 
     /// Adds `fault` (replacing one at the same step), to strike a step that is still to come: a simulator arms a

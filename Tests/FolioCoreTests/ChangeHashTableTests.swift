@@ -16,8 +16,13 @@ import Testing
                     continue
                 }
                 var bytes = (0..<32).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
-                // Keys repeat: a quarter of the hashes share their first eight bytes with others.
-                if generator.chance(1, in: 4) { bytes.replaceSubrange(0..<8, with: repeatElement(0x5A, count: 8)) }
+                // Keys repeat: a quarter of the hashes share their first eight bytes with others, and another
+                // quarter share the low sixteen bits of their key (as hashes chosen to crowd one slot would).
+                if generator.chance(1, in: 4) {
+                    bytes.replaceSubrange(0..<8, with: repeatElement(0x5A, count: 8))
+                } else if generator.chance(1, in: 3) {
+                    bytes.replaceSubrange(6..<8, with: [0xA5, 0x5A])
+                }
                 hashes.append(ChangeHash(bytes: bytes))
             }
             let table = ChangeHashTable(count: hashes.count) { hashes[$0] }

@@ -30,13 +30,20 @@ import Testing
         try await document.edit(.insert(at: 0, text: "kept"))
         try await document.commit()
 
+        let deadFileSystem = device.fileSystem
         device.kill()
+        #expect(deadFileSystem.hasCrashed)
         try await device.start()
 
         // The dead process's document writes nothing more, neither a change nor its file.
         // (The device commits every edit at once: the edit's append fails.)
         await #expect(throws: DocumentError.self) { try await document.edit(.insert(at: 4, text: " lost")) }
-        await #expect(throws: (any Error).self) { try await document.save() }
+        let refusedSave = await #expect(throws: DocumentError.self) { try await document.save() }
+        #expect("\(String(describing: refusedSave))".contains("killed"), "\(String(describing: refusedSave))")
+        // Whatever of it would write a file without the store fails too.
+        let stray = root.appendingPathComponent("device-1/Shared/stray.text")
+        #expect(throws: FileSystemError.self) { try deadFileSystem.writeFile(Data("late".utf8), to: stray) }
+        #expect(!FileManager.default.fileExists(atPath: stray.path))
         let library = try device.runningLibrary()
         let reopened = try await library.open(document.id, as: TextDocument.self)
         #expect(await reopened.model.text == "kept")

@@ -85,6 +85,32 @@ import Testing
         #expect(refused?.code == .database)
     }
 
+    /// A store killed as a process is (`CrashSimulation.kill`) lets go of its file at once, though references to it
+    /// remain; everything that would reach its database afterwards fails with a typed error instead of touching the
+    /// closed connection, and the log it left is recovered by the next open.
+    @Test func aKilledStoreLetsGoOfItsFileAndRefusesEveryLaterCall() throws {
+        let store = try exclusiveStore()
+        try store.append((1...3).map { Fixtures.edit("edit \($0)") }, to: Fixtures.document)
+        try CrashSimulation.kill(store)
+
+        let calls: [(String, () throws -> Void)] = [
+            ("append", { _ = try store.append([Fixtures.edit("late")], to: Fixtures.document) }),
+            ("read", { _ = try store.changes(of: Fixtures.document) }),
+            ("fold", { try store.foldAll(minimum: 1, minimumBytes: 0) }),
+            ("copy", { _ = try store.copyInMemory(named: "copy") }),
+            ("close", { try store.close() }),
+            ("kill", { try CrashSimulation.kill(store) }),
+        ]
+        for (name, call) in calls {
+            let refused = #expect(throws: StoreError.self, "\(name)") { try call() }
+            #expect(refused?.code == .database, "\(name): \(String(describing: refused))")
+        }
+
+        let next = try ChangeLogStore(at: store.url, device: device, clock: Fixtures.clock(), access: .exclusive)
+        #expect(try next.changes(of: Fixtures.document).count == 3)
+        try next.checkInvariants()
+    }
+
     @Test func verifyingSomeDocumentsChecksThoseAndOnlyThose() throws {
         let store = try directory.openStore(for: device)
         let changes = try store.append((1...3).map { Fixtures.edit("edit \($0)") }, to: Fixtures.document)
