@@ -64,7 +64,7 @@ public final class LibrarySync: Sendable {
         let registration = LiveSyncRegistration(library)
         self.registration = registration
         // The connection and the observer share one queue: handing an event over wakes no other thread.
-        let executor = BlockingWorkExecutor(label: "folio.library-sync")
+        let executor = library.workExecutor ?? BlockingWorkExecutor(label: "folio.library-sync")
         let observer = LibraryObserver(
             library: library, registration: registration, continuation: continuation, executor: executor,
             known: Dictionary(documents.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }),

@@ -19,7 +19,7 @@ extension DocumentLibrary {
     @discardableResult
     public func sync(through transport: some SyncTransport) async throws -> SyncReport {
         // The sync's store and file work blocks; it runs on a queue of its own, off the cooperative pool.
-        let executor = BlockingWorkExecutor(label: "folio.sync")
+        let executor = workExecutor ?? BlockingWorkExecutor(label: "folio.sync")
         defer { withExtendedLifetime(executor) {} }
         return try await withTaskExecutorPreference(executor) {
             // A document that cannot commit or catch up does not stop the exchange: what it could not do is in the

@@ -15,8 +15,9 @@ public actor Document<Model: DocumentModel>: OpenDocument {
     public nonisolated let id: DocumentID
     /// The library it belongs to.
     public nonisolated let library: DocumentLibrary
-    /// Where the document's work runs: its own queue, since SQLite and file work block.
-    nonisolated let executor = BlockingWorkExecutor(label: "folio.document")
+    /// Where the document's work runs: its own queue, since SQLite and file work block, or the library's
+    /// ``DocumentLibrary/workExecutor``.
+    nonisolated let executor: BlockingWorkExecutor
     /// The document runs on its own queue, off the cooperative thread pool (see `BlockingWorkExecutor`).
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     /// What the catalog says of it: name, container, dates.
@@ -105,6 +106,7 @@ public actor Document<Model: DocumentModel>: OpenDocument {
     ) {
         id = info.id
         self.library = library
+        executor = library.workExecutor ?? BlockingWorkExecutor(label: "folio.document")
         self.info = info
         self.head = head
         seenVector = seen

@@ -68,6 +68,15 @@ public final class DocumentLibrary: Sendable {
 
     /// The file I/O every save and read goes through.
     public var fileSystem: any FileSystem { pipeline.fileSystem }
+    /// The one serial executor the library's blocking work and its documents run on, when the library was given
+    /// one; `nil` by default, when each open document runs on a queue of its own (so that documents work in
+    /// parallel) and each of the library's calls on a queue made for it.
+    ///
+    /// Given one, a program that drives the library from a task preferring the same executor
+    /// (`withTaskExecutorPreference(_:operation:)`) awaits documents without moving between threads: each awaited
+    /// call runs on the thread the caller is on. The simulator runs each scenario this way. Work the executor runs
+    /// blocks it (SQLite, fsync): only a program that waits for that work anyway gains.
+    public let workExecutor: BlockingWorkExecutor?
     /// The device this library edits as.
     public var device: Device { store.localDevice }
 
@@ -93,6 +102,8 @@ public final class DocumentLibrary: Sendable {
     ///   - conflictPolicy: how competing versions are settled (by default a person is asked).
     ///   - backgroundWork: whether documents commit and autosave on a background timer; by default only with the
     ///     system clock.
+    ///   - executor: where the library's blocking work runs (see ``workExecutor``): by default each open document
+    ///     on a queue of its own, and each of the library's calls on a queue made for it.
     /// - Throws: ``DocumentError`` `.store` when the store cannot be opened, `.save` when the directories cannot
     ///   be created.
     public init(
@@ -101,9 +112,10 @@ public final class DocumentLibrary: Sendable {
         clock: any WallClock = SystemClock(), identifiers: any IdentifierSource = RandomIdentifierSource(),
         fileSystem: any FileSystem = PosixFileSystem(), durability: Durability = .normal, access: StoreAccess = .shared,
         autosave: AutosavePolicy = .standard, conflictPolicy: ConflictPolicy = ConflictPolicy(),
-        backgroundWork: Bool? = nil
+        backgroundWork: Bool? = nil, executor: BlockingWorkExecutor? = nil
     ) throws {
         self.root = root
+        workExecutor = executor
         self.conflictPolicy = conflictPolicy
         var registry = DocumentTypeRegistry.builtIn
         for type in types.types { registry.register(type) }
@@ -185,7 +197,7 @@ public final class DocumentLibrary: Sendable {
     package func offThePool<Result: Sendable, Failure: Error>(
         _ work: @Sendable () async throws(Failure) -> Result
     ) async throws(Failure) -> Result {
-        let executor = BlockingWorkExecutor(label: "folio.library")
+        let executor = workExecutor ?? BlockingWorkExecutor(label: "folio.library")
         defer { withExtendedLifetime(executor) {} }
         return try await withTaskExecutorPreference(executor) { () async throws(Failure) -> Result in try await work() }
     }

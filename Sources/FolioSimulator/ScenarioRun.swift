@@ -36,14 +36,18 @@ final class ScenarioRun {
     var failures: [SimulationFailure] = []
     /// Drawn from for crash points.
     var faults: SplitMix64
+    /// Where every device's library and documents do their work, and the run's own task too
+    /// (``Simulator/inRunDirectory(_:)``): each awaited call stays on the run's thread.
+    let executor: BlockingWorkExecutor
 
     /// 2026-01-01T00:00:00Z.
     static let start: Int64 = 1_767_225_600_000
 
-    init(scenario: Scenario, directory: URL, options: Simulator) {
+    init(scenario: Scenario, directory: URL, options: Simulator, executor: BlockingWorkExecutor) {
         self.scenario = scenario
         self.directory = directory
         self.options = options
+        self.executor = executor
         images = ImageBytes(seed: Self.derive(scenario.seed, 3))
         faults = SplitMix64(seed: Self.derive(scenario.seed, 4))
     }
@@ -148,7 +152,7 @@ final class ScenarioRun {
                     isDirectory: true),
                 clock: ManualClock(start: Timestamp(millisecondsSince1970: now + skew)), skew: skew,
                 identifierSeed: Self.derive(scenario.seed, 100 + UInt64(index)), policy: policy,
-                fileSystem: options.fileSystem)
+                fileSystem: options.fileSystem, executor: executor)
             do { try await device.start() } catch { throw .document(error) }
             devices.append(device)
         }

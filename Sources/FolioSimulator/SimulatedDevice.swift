@@ -36,12 +36,15 @@ final class SimulatedDevice {
 
     /// The file system the device's file I/O goes to, through its fault injector.
     let baseFileSystem: any FileSystem
+    /// Where the device's library does its work (the run's, see `Simulator`), if anywhere in particular.
+    let executor: BlockingWorkExecutor?
 
     init(
         name: String, key: DeviceKey, root: URL, clock: ManualClock, skew: Int64, identifierSeed: UInt64,
         policy: ConflictPolicy,
-        fileSystem: any FileSystem
+        fileSystem: any FileSystem, executor: BlockingWorkExecutor? = nil
     ) {
+        self.executor = executor
         self.name = name
         self.key = key
         device = key.device(named: name)
@@ -67,9 +70,8 @@ final class SimulatedDevice {
         fileSystem = freshFileSystem()
         library = try DocumentLibrary(
             at: root, key: key, deviceName: name, types: .builtIn, clock: clock, identifiers: identifiers,
-            fileSystem: fileSystem,
-            durability: .off, access: .exclusive, autosave: Self.autosave, conflictPolicy: policy, backgroundWork: false
-        )
+            fileSystem: fileSystem, durability: .off, access: .exclusive, autosave: Self.autosave,
+            conflictPolicy: policy, backgroundWork: false, executor: executor)
         _ = try await openNewDocuments()
     }
 

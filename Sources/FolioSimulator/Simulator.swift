@@ -1,5 +1,6 @@
 import FolioCore
 import FolioFiles
+import FolioStore
 import Foundation
 
 /// Runs scenarios on real libraries: each device has its own ``FolioDocuments/DocumentLibrary`` on disk (in a
@@ -64,8 +65,8 @@ public struct Simulator: Sendable {
 
     /// Runs `scenario` to its end (or its first step error or broken invariant).
     public func run(_ scenario: Scenario) async -> SimulationResult {
-        await inRunDirectory { directory in
-            await ScenarioRun(scenario: scenario, directory: directory, options: self).run()
+        await inRunDirectory { directory, executor in
+            await ScenarioRun(scenario: scenario, directory: directory, options: self, executor: executor).run()
         }
     }
 
@@ -74,19 +75,27 @@ public struct Simulator: Sendable {
     /// result counts the steps (``SimulationResult/stepsRun``) but has none in ``SimulationResult/steps``, nor in
     /// its report's timeline. Otherwise the run is the one ``run(_:)`` makes of the scenario with those steps.
     public func run(_ scenario: Scenario, streaming steps: some Sequence<Scenario.Step>) async -> SimulationResult {
-        await inRunDirectory { directory in
-            await ScenarioRun(scenario: scenario, directory: directory, options: self).run(steps, keepingSteps: false)
+        await inRunDirectory { directory, executor in
+            await ScenarioRun(scenario: scenario, directory: directory, options: self, executor: executor)
+                .run(steps, keepingSteps: false)
         }
     }
 
     /// Runs `body` in a run directory: a new one when files are kept, where they stay; otherwise one emptied for the
-    /// next run afterwards (see ``RunDirectories``).
-    private func inRunDirectory(_ body: (URL) async -> SimulationResult) async -> SimulationResult {
+    /// next run afterwards (see ``RunDirectories``). `body` runs on one serial executor of the run's own, which it
+    /// hands to every device's library (`DocumentLibrary.workExecutor`): the run's task, its devices' documents
+    /// and stores do their work on one thread, and an awaited call moves to no other (one run at a time per
+    /// executor; runs at once each have their own).
+    private func inRunDirectory(
+        _ body: (URL, BlockingWorkExecutor) async -> SimulationResult
+    ) async -> SimulationResult {
         let parent = workDirectory ?? FileManager.default.temporaryDirectory
         let directory = keepsFiles ? RunDirectories.newDirectory(in: parent) : runDirectories.take(in: parent)
         defer {
             if !keepsFiles { runDirectories.giveBack(directory, in: parent) }
         }
-        return await body(directory)
+        let executor = BlockingWorkExecutor(label: "folio.simulation")
+        defer { withExtendedLifetime(executor) {} }
+        return await withTaskExecutorPreference(executor) { await body(directory, executor) }
     }
 }

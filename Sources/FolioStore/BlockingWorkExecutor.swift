@@ -11,9 +11,24 @@ public final class BlockingWorkExecutor: SerialExecutor, TaskExecutor, @unchecke
     // @unchecked: the only state is an immutable dispatch queue, which is thread-safe.
     private let queue: DispatchQueue
 
+    /// Marks each executor's queue, so that code can tell which one it runs on.
+    private static let marker = DispatchSpecificKey<ObjectIdentifier>()
+
     /// Creates an executor with its own serial queue, named `label` in debuggers and crash logs.
     public init(label: String) {
         queue = DispatchQueue(label: label)
+        queue.setSpecific(key: Self.marker, value: ObjectIdentifier(self))
+    }
+
+    /// Whether the calling code runs on this executor (on its queue).
+    public var isCurrent: Bool {
+        DispatchQueue.getSpecific(key: Self.marker) == ObjectIdentifier(self)
+    }
+
+    /// Stops the program unless the calling code runs on this executor: what `assumeIsolated` and
+    /// `preconditionIsolated` of an actor running here check.
+    public func checkIsolated() {
+        precondition(isCurrent, "not on the executor's queue")
     }
 
     /// Runs `job` on the queue, after the jobs enqueued before it.

@@ -68,4 +68,35 @@ import Testing
         #expect(ranWhileBlocked, "a pool task ran while every document was blocked")
         #expect(waitedSeconds < 5, "it did not wait for the documents: \(waitedSeconds) s")
     }
+
+    /// A library given an executor runs its documents and its calls there, and a task preferring the same executor
+    /// runs there too (so that awaiting a document wakes no other thread). Without one, each document has a queue of
+    /// its own.
+    @Test func aLibraryGivenAnExecutorRunsItsDocumentsThere() async throws {
+        let executor = BlockingWorkExecutor(label: "test.library")
+        let library = try DocumentLibrary(
+            at: fixture.root, key: fixture.key, deviceName: fixture.device.name, clock: fixture.clock,
+            identifiers: fixture.identifiers, autosave: .manual, backgroundWork: false, executor: executor)
+        #expect(library.workExecutor === executor)
+        #expect(!executor.isCurrent)
+        let places = try await withTaskExecutorPreference(executor) {
+            let caller = executor.isCurrent
+            let document = try await library.create(TextDocument.self, named: "Notes")
+            let inDocument = await document.perform { document in
+                try? document.edit(.append("x"))
+                return executor.isCurrent
+            }
+            return (caller, inDocument, executor.isCurrent)
+        }
+        #expect(places.0, "the task preferring the executor runs on it")
+        #expect(places.1, "the document runs on the library's executor")
+        #expect(places.2, "the task comes back to it")
+
+        let other = try DocumentLibrary(
+            at: fixture.directory.url.appendingPathComponent("Other"), clock: fixture.clock, backgroundWork: false)
+        #expect(other.workExecutor == nil)
+        let document = try await other.create(TextDocument.self, named: "Notes")
+        let onGiven = await withTaskExecutorPreference(executor) { await document.perform { _ in executor.isCurrent } }
+        #expect(!onGiven, "a document of a library without one runs on its own queue")
+    }
 }
