@@ -63,7 +63,8 @@ public final class LibrarySync: Sendable {
         // From now on open documents commit their edits within `AutosavePolicy.liveCommitDelay`.
         let registration = LiveSyncRegistration(library)
         self.registration = registration
-        // The connection and the observer share one queue: handing an event over wakes no other thread.
+        // The connection and the observer share one queue (the library's work executor, when it has one): handing an
+        // event over wakes no other thread.
         let executor = library.workExecutor ?? BlockingWorkExecutor(label: "folio.library-sync")
         let observer = LibraryObserver(
             library: library, registration: registration, continuation: continuation, executor: executor,

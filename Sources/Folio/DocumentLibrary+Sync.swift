@@ -18,7 +18,8 @@ extension DocumentLibrary {
     /// - Throws: `DocumentError` `.store`, with the `SyncError` as its cause.
     @discardableResult
     public func sync(through transport: some SyncTransport) async throws -> SyncReport {
-        // The sync's store and file work blocks; it runs on a queue of its own, off the cooperative pool.
+        // The sync's store and file work blocks; it runs on a queue of its own (or the library's work executor), off
+        // the cooperative pool.
         let executor = workExecutor ?? BlockingWorkExecutor(label: "folio.sync")
         defer { withExtendedLifetime(executor) {} }
         return try await withTaskExecutorPreference(executor) {

@@ -8,7 +8,7 @@ extension Document {
     /// How long a document waits before trying due work again that its last run left due (a save that failed).
     static var retryInterval: Duration { .seconds(1) }
 
-    /// The loop and its sleeps run on the document's own queue, not Swift's cooperative pool: a program that keeps
+    /// The loop and its sleeps run on the document's queue, not Swift's cooperative pool: a program that keeps
     /// the pool busy does not delay a document's commits and saves.
     func startBackgroundWork() {
         timer.loop = Task(executorPreference: executor) { [weak self] in

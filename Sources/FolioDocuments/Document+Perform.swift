@@ -1,5 +1,5 @@
 extension Document {
-    /// Runs `body` on the document's own queue, where every call it makes on the document is a plain call.
+    /// Runs `body` on the document's queue, where every call it makes on the document is a plain call.
     ///
     /// Each call an app awaits on a document from elsewhere moves to the document's queue and back (see
     /// ``unownedExecutor``): a few microseconds, nothing for a keystroke, but most of the cost of applying thousands

@@ -73,9 +73,11 @@ public final class DocumentLibrary: Sendable {
     /// parallel) and each of the library's calls on a queue made for it.
     ///
     /// Given one, a program that drives the library from a task preferring the same executor
-    /// (`withTaskExecutorPreference(_:operation:)`) awaits documents without moving between threads: each awaited
-    /// call runs on the thread the caller is on. The simulator runs each scenario this way. Work the executor runs
-    /// blocks it (SQLite, fsync): only a program that waits for that work anyway gains.
+    /// (`withTaskExecutorPreference(_:operation:)`) awaits documents without moving between queues: an awaited call
+    /// runs on the caller's queue, and wakes no other thread. The simulator runs each scenario this way. Work the
+    /// executor runs blocks it (SQLite, fsync), and everything of the library waits its turn there: a live sync's
+    /// connection and its handling of what arrives (`startSyncing`), its syncs, every document. Only a program that
+    /// waits for that work anyway gains.
     public let workExecutor: BlockingWorkExecutor?
     /// The device this library edits as.
     public var device: Device { store.localDevice }
@@ -193,7 +195,8 @@ public final class DocumentLibrary: Sendable {
         }
     }
 
-    /// Runs `work`, which blocks on SQLite or the disk, on a queue of its own instead of the cooperative pool.
+    /// Runs `work`, which blocks on SQLite or the disk, on a queue of its own (or the library's ``workExecutor``)
+    /// instead of the cooperative pool.
     package func offThePool<Result: Sendable, Failure: Error>(
         _ work: @Sendable () async throws(Failure) -> Result
     ) async throws(Failure) -> Result {
@@ -230,7 +233,7 @@ public final class DocumentLibrary: Sendable {
     /// A document that is open already is not read again: every opening gives the same ``Document``, until it
     /// closes (closing it closes it for every part of the app that holds it).
     public func open<Model: DocumentModel>(_ id: DocumentID, as model: Model.Type) async throws -> Document<Model> {
-        let document = try await openDocuments.document(id) {
+        let document = try await openDocuments.document(id, on: workExecutor) {
             // Opening reads the log and may replay a long history: off the cooperative pool.
             try await self.offThePool {
                 guard let info = try self.catalogInfo(of: id) else {

@@ -1,4 +1,5 @@
 import FolioCore
+import FolioStore
 import Synchronization
 
 /// What a library needs of an open document whatever its model: to bring it up to date with the log.
@@ -43,9 +44,13 @@ final class OpenDocuments: Sendable {
     /// A document that closes while it is handed out is not handed out: the opening starts again. So is one that
     /// another caller's opening failed to make as the wrong model.
     ///
+    /// `open` runs in a task of its own (so that a caller who gives up does not stop an opening others wait for),
+    /// which prefers `executor` when given (the library's ``DocumentLibrary/workExecutor``).
+    ///
     /// - Throws: what `open` throws, or what bringing the open document up to date throws; nothing is kept then.
     func document(
-        _ id: DocumentID, openingWith open: @escaping @Sendable () async throws -> any OpenDocument
+        _ id: DocumentID, on executor: BlockingWorkExecutor? = nil,
+        openingWith open: @escaping @Sendable () async throws -> any OpenDocument
     ) async throws -> any OpenDocument {
         var attempts = 0
         while true {
@@ -59,7 +64,9 @@ final class OpenDocuments: Sendable {
                 case nil:
                     break
                 }
-                let task = Task { try await open() }
+                let task =
+                    executor.map { executor in Task(executorPreference: executor) { try await open() } }
+                    ?? Task { try await open() }
                 slots[id] = .opening(task)
                 return .opening(task, isOurs: true)
             }

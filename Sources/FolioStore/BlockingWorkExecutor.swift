@@ -26,9 +26,15 @@ public final class BlockingWorkExecutor: SerialExecutor, TaskExecutor, @unchecke
     }
 
     /// Stops the program unless the calling code runs on this executor: what `assumeIsolated` and
-    /// `preconditionIsolated` of an actor running here check.
+    /// `preconditionIsolated` of an actor running here check. (Code a store runs inside its transactions runs on the
+    /// database's own queue, not this one.)
     public func checkIsolated() {
         precondition(isCurrent, "not on the executor's queue")
+    }
+
+    /// Whether the calling code runs on this executor, for isolation checks that must not stop the program.
+    public func isIsolatingCurrentContext() -> Bool? {
+        isCurrent
     }
 
     /// Runs `job` on the queue, after the jobs enqueued before it.
