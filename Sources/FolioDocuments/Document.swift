@@ -18,7 +18,8 @@ public actor Document<Model: DocumentModel>: OpenDocument {
     /// Where the document's work runs: its own queue, since SQLite and file work block, or the library's
     /// ``DocumentLibrary/workExecutor``.
     nonisolated let executor: BlockingWorkExecutor
-    /// The document runs on ``executor``, off the cooperative thread pool (see `BlockingWorkExecutor`).
+    /// The document runs on a queue of its own, or on its library's ``DocumentLibrary/workExecutor``: off the
+    /// cooperative thread pool (see `BlockingWorkExecutor`).
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     /// What the catalog says of it: name, container, dates.
     public internal(set) var info: DocumentInfo { didSet { dueWorkMayComeSooner() } }
