@@ -32,7 +32,9 @@ enum ChangeCodec {
     /// Set in an edit's intent byte when the edit was made on the merge of its parents (`Edit.isMadeOnMerge`);
     /// clear in every other edit, so an edit without it encodes as it always did.
     private static let madeOnMergeBit: UInt8 = 0x80
-    private enum LifecycleTag: UInt8 { case create = 0, rename = 1, move = 2, delete = 3, restore = 4 }
+    private enum LifecycleTag: UInt8 {
+        case create = 0, rename = 1, move = 2, delete = 3, restore = 4, markVersion = 5
+    }
     /// The byte a resolution's strategy is written as, in a change's encoding and in a run's
     /// (`ChangeRunCodec+Kinds.swift`); a custom strategy's name follows it.
     enum StrategyTag: UInt8 {
@@ -160,6 +162,9 @@ enum ChangeCodec {
                 writer.write(byte: LifecycleTag.delete.rawValue)
             case .restore:
                 writer.write(byte: LifecycleTag.restore.rawValue)
+            case .markVersion(let name):
+                writer.write(byte: LifecycleTag.markVersion.rawValue)
+                writer.write(string: name)
             }
         case .baseline(let contents):
             writer.write(byte: KindTag.baseline.rawValue)
@@ -317,6 +322,9 @@ enum ChangeCodec {
                 return .lifecycle(.delete)
             case .restore:
                 return .lifecycle(.restore)
+            case .markVersion:
+                return .lifecycle(
+                    .markVersion(name: try reader.nextString("the version's name", limit: Limits.textBytes)))
             }
         case .baseline:
             return .baseline(

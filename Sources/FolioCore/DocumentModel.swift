@@ -48,6 +48,12 @@ public protocol DocumentModel: Sendable {
     /// How this state differs from `ancestor`, for reports and competing versions: lines for a text, fields for
     /// records, members for a package. The default reports the whole contents as changed when they differ.
     func changes(from ancestor: Self) -> [ContentChange]
+
+    /// The operations that turn this state into `target`, in the order to apply them, or `nil` when the model cannot
+    /// express the difference as operations (the default). Restoring an older version (`Document.restore(_:)`)
+    /// applies them as an ordinary edit, which merges with concurrent edits and can be undone; a model that returns
+    /// `nil` is restored by a baseline of the older contents instead, which cannot be undone.
+    func operations(becoming target: Self) -> [Operation]?
 }
 
 extension DocumentModel {
@@ -59,6 +65,9 @@ extension DocumentModel {
         }
         return skipped
     }
+
+    /// `nil`: the model says nothing about how to reach another state.
+    public func operations(becoming target: Self) -> [Operation]? { nil }
 
     /// Combines nothing.
     public static func combine(_ first: Operation, _ second: Operation) -> Operation? { nil }

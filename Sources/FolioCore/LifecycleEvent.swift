@@ -12,4 +12,8 @@ public enum LifecycleEvent: Hashable, Sendable {
     case delete
     /// A deleted document was brought back.
     case restore
+    /// A person named the version this change is made on (its parents): a named version of the document's
+    /// history, kept on every device (`Document.markVersion(_:)`). The document's contents, name and place are
+    /// unchanged.
+    case markVersion(name: String)
 }

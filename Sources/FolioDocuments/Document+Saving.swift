@@ -68,6 +68,8 @@ extension Document {
         }
         saving.unsavedChanges = 0
         removeState(.savingError)
+        // The history indexes the log: a version that cannot be recorded loses no change, and the save stands.
+        try? recordVersion(.saved)
         return report
     }
 
@@ -190,7 +192,7 @@ extension Document {
     ///
     /// - Returns: whether the document now shows `contents` (the baseline is the winning version).
     @discardableResult
-    private func adopt(
+    func adopt(
         _ contents: DocumentContents, madeOn base: Change, mergedWith merged: [ChangeHash]? = nil,
         author: Device? = nil
     ) throws(DocumentError) -> Bool {

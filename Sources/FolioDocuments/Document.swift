@@ -73,6 +73,8 @@ public actor Document<Model: DocumentModel>: OpenDocument {
     /// as carrying no contents, so the state at it is its primary parent's, identically on every device: a forged
     /// or corrupt change never makes the document unopenable, and this lists what was passed over.
     public private(set) var refusedContents: [ChangeHash] = []
+    /// The versions this device recorded (see ``RecordedVersions``), once read from the store.
+    var recordedVersions: RecordedVersions?
     /// The deadline timer that runs due work (see `Document+DueWork.swift`).
     var timer = DueWorkTimer()
     /// How many times the deadline timer has woken the document (for tests: a document with nothing due sleeps).
@@ -334,6 +336,7 @@ public actor Document<Model: DocumentModel>: OpenDocument {
         versionContinuation.yield(winner)
         try settleVersions()
         placePresence()
+        try? recordVersion(.received)  // the history indexes the log: nothing is lost without it
         return true
     }
 
@@ -376,6 +379,7 @@ public actor Document<Model: DocumentModel>: OpenDocument {
                 guard Self.leavesEditsSafe(error) else { throw error }
             }
         }
+        try? recordVersion(.closed)  // the history indexes the log: nothing is lost without it
         try takeCheckpointIfNeeded(force: true)
         timer.stop()
         leavePresence()

@@ -97,6 +97,7 @@ enum ReportLines {
             case .move: "move"
             case .delete: "delete"
             case .restore: "restore"
+            case .markVersion: "markVersion"
             }
         case .baseline: "baseline"
         case .resolution(let resolution): "resolution(\(name(of: resolution.strategy)))"

@@ -39,6 +39,7 @@ struct KindSample: Sendable, CustomTestStringConvertible {
             KindSample(name: "move to local", kind: .lifecycle(.move(to: .local))),
             KindSample(name: "delete", kind: .lifecycle(.delete)),
             KindSample(name: "restore", kind: .lifecycle(.restore)),
+            KindSample(name: "mark a version", kind: .lifecycle(.markVersion(name: "Sent to editor ✉️"))),
             KindSample(name: "baseline", kind: .baseline(contents: Data("hello, world\n".utf8))),
             KindSample(name: "empty baseline", kind: .baseline(contents: Data())),
         ]
