@@ -8,10 +8,10 @@ import Foundation
 struct LogCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "log",
-        abstract: "Look into change-log stores: show and verify.",
+        abstract: "Look into change-log stores: show, verify and list a document's history.",
         subcommands: [
             LogExerciseCommand.self, LogAppendCommand.self, LogSyncCommand.self, LogShowCommand.self,
-            LogVerifyCommand.self,
+            LogHistoryCommand.self, LogVerifyCommand.self,
         ]
     )
 }
