@@ -4,7 +4,7 @@ import Foundation
 /// A version in a document's history, as `NSFileVersion` lists a file's versions: the document as it was when this
 /// device saved or closed it, took in another device's work or restored an older version, and every version a
 /// person named on any device (``Document/markVersion(_:)``). ``Document/history()`` lists them;
-/// ``Document/contents(at:)-(HistoryVersion)`` reads one, ``Document/restore(_:)`` brings one back.
+/// `Document.contents(at:)` reads one, ``Document/restore(_:)`` brings one back.
 ///
 /// Versions the device records are coalesced (see ``Document/history()``), so that a day of typing is tens of
 /// versions; named versions are changes of the log, synced, and never coalesced.
