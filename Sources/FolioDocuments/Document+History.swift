@@ -124,7 +124,7 @@ extension Document {
     /// Makes the document equal to `version` again, as a new change on top of the current one: nothing is lost
     /// (the versions in between stay in the history), the change syncs like any edit and merges with concurrent
     /// ones, and ``undo()`` takes it back, when the model expresses the difference as operations
-    /// (``FolioCore/DocumentModel/operations(becoming:)``; the built-in models do). A model that does not is restored
+    /// (`DocumentModel.operations(becoming:)`; the built-in models do). A model that does not is restored
     /// by a baseline of the older contents, which cannot be undone. The open group is committed first; the version
     /// right after the restore is recorded (``HistoryVersion/Occasion/restored``).
     ///
