@@ -143,7 +143,9 @@ struct Corruption: Sendable, CustomTestStringConvertible {
             $0.kind = [0, 0] + RawChange.varint(1_000_000) + [1, 2]
         },
         Corruption("padded operations length", .notCanonical) { $0.kind = [0, 0, 0x81, 0x00, 0x61] },
-        Corruption("unknown lifecycle event", .invalidValue) { $0.kind = [1, 5] },
+        Corruption("unknown lifecycle event", .invalidValue) { $0.kind = [1, 6] },
+        Corruption("a version's name cut short", .truncated) { $0.kind = [1, 5, 4, 0x61] },
+        Corruption("invalid UTF-8 in a version's name", .invalidValue) { $0.kind = [1, 5, 2, 0xFF, 0xFE] },
         Corruption("unknown container", .invalidValue) { $0.kind = [1, 2, 2] },
         Corruption("invalid UTF-8 in a created name", .invalidValue) { $0.kind = [1, 0, 2, 0xFF, 0xFE, 1, 0x74, 0] },
         Corruption("invalid UTF-8 in a type", .invalidValue) { $0.kind = [1, 0, 1, 0x6E, 2, 0xC0, 0xAF, 0] },
