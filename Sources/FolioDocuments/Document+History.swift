@@ -150,7 +150,9 @@ extension Document {
     /// writing it to the store unless it only replaced the latest version received.
     func recordVersion(_ occasion: HistoryVersion.Occasion) throws(DocumentError) {
         var versions = try loadedRecordedVersions()
+        // A named version's change shows the version it names: that version is what is recorded.
         var heads = [head.hash]
+        if case .lifecycle(.markVersion) = head.kind, !head.parents.isEmpty { heads = head.parents }
         var vector = head.vector
         if let merge = tracking.mergeShown(at: head.hash) {
             for other in merge.others {

@@ -310,8 +310,10 @@ public actor Document<Model: DocumentModel>: OpenDocument {
             modelReplaced = false
             try settleVersions()
             if head.hash != before || modelReplaced { placePresence() }
+            if modelReplaced, tracking.mergeShown(at: head.hash) != nil { try? recordVersion(.received) }
             return head.hash != before || modelReplaced
         }
+        let previousHead = head
         var replay = DocumentReplay<Model>(
             store: library.store, document: id, decoded: tracking.decodedOperations)
         var outcome: DocumentReplay<Model>.Outcome?
@@ -336,7 +338,14 @@ public actor Document<Model: DocumentModel>: OpenDocument {
         versionContinuation.yield(winner)
         try settleVersions()
         placePresence()
-        try? recordVersion(.received)  // the history indexes the log: nothing is lost without it
+        // A version of others' work: their changes under the new head, or merged with it. (The history indexes the
+        // log: nothing is lost when a version cannot be recorded.)
+        let local = library.device.id
+        if winner.vector.entries.contains(where: { $0.device != local && $0.seq > previousHead.vector[$0.device] })
+            || tracking.mergeShown(at: head.hash) != nil
+        {
+            try? recordVersion(.received)
+        }
         return true
     }
 

@@ -1,7 +1,8 @@
 extension Scenario {
     /// The assertions of one `expect` step; every key the file leaves out is `nil` and not checked.
     ///
-    /// The document keys (`state`, `conflictVersions`, `text`, `contains`, `records`, `images`, `exists`) speak of
+    /// The document keys (`state`, `conflictVersions`, `text`, `contains`, `records`, `images`, `exists`, `versions`,
+    /// `namedVersions`, `losses`) speak of
     /// ``document`` on ``device``, or on every device when ``device`` is `nil`. `converged` and `lostChanges` speak
     /// of the whole run. The parser has checked that a document key comes with a document, that it fits the
     /// document's model, and that at least one assertion is made.
@@ -29,6 +30,12 @@ extension Scenario {
         public var converged: Bool?
         /// How many changes that some device acknowledged are missing after a full sync.
         public var lostChanges: Int?
+        /// How many versions the document's history lists (`Document.history()`).
+        public var versions: Int?
+        /// The names of the history's named versions, oldest first.
+        public var namedVersions: [String]?
+        /// How many entries the document's loss ledger holds (`Document.lossLedger()`).
+        public var losses: Int?
 
         /// Creates an expectation; every assertion left `nil` is not checked.
         public init(
@@ -42,7 +49,10 @@ extension Scenario {
             images: Set<String>? = nil,
             exists: Bool? = nil,
             converged: Bool? = nil,
-            lostChanges: Int? = nil
+            lostChanges: Int? = nil,
+            versions: Int? = nil,
+            namedVersions: [String]? = nil,
+            losses: Int? = nil
         ) {
             self.document = document
             self.device = device
@@ -55,13 +65,16 @@ extension Scenario {
             self.exists = exists
             self.converged = converged
             self.lostChanges = lostChanges
+            self.versions = versions
+            self.namedVersions = namedVersions
+            self.losses = losses
         }
 
         /// Every key an `expect` step may hold, in the order `docs/scenarios.md` lists them (and the writer writes
         /// them).
         public static let keys = [
             "document", "device", "state", "conflictVersions", "text", "contains", "records", "images", "exists",
-            "converged", "lostChanges",
+            "converged", "lostChanges", "versions", "namedVersions", "losses",
         ]
     }
 

@@ -84,6 +84,11 @@ extension Scenario {
         case resolve(device: String, document: String, choose: Choice)
         /// `expect`: assertions about the run so far.
         case expect(Expectation)
+        /// `restore`: the device makes the document equal to one of its history's versions again, as a new change
+        /// (`Document.restore(_:)`).
+        case restore(device: String, document: String, version: VersionReference)
+        /// `markVersion`: the device names the version the document shows (`Document.markVersion(_:)`).
+        case markVersion(device: String, document: String, name: String)
 
         /// The step's key in a scenario file, such as `create` or `heal`.
         public var key: String {
@@ -110,6 +115,8 @@ extension Scenario {
             case .restart: "restart"
             case .resolve: "resolve"
             case .expect: "expect"
+            case .restore: "restore"
+            case .markVersion: "markVersion"
             }
         }
 
@@ -117,7 +124,16 @@ extension Scenario {
         public static let keys = [
             "create", "edit", "undo", "redo", "save", "close", "open", "rename", "delete", "sync", "offline", "online",
             "partition", "heal", "wait", "crash", "restart", "resolve", "expect", "move", "writeFile", "import",
+            "restore", "markVersion",
         ]
+    }
+
+    /// Which version of a document's history a `restore` step brings back.
+    public enum VersionReference: Hashable, Sendable {
+        /// The version with this number in the device's history, oldest first, from 1 (`version: 2`).
+        case number(Int)
+        /// The newest version recorded or named at or before this time of the run (`at: 30s`).
+        case at(SimulatedDuration)
     }
 
     /// Where a `create` step makes a document and a `move` step puts it.

@@ -108,6 +108,12 @@ extension Scenario {
             return YAMLText.flowMap(target(device, document) + [("choose", chosen)])
         case .expect(let expectation):
             return Self.yaml(of: expectation)
+        case .restore(let device, let document, .number(let number)):
+            return YAMLText.flowMap(target(device, document) + [("version", "\(number)")])
+        case .restore(let device, let document, .at(let time)):
+            return YAMLText.flowMap(target(device, document) + [("at", time.description)])
+        case .markVersion(let device, let document, let name):
+            return YAMLText.flowMap(target(device, document) + [("name", YAMLText.scalar(name))])
         }
     }
 
@@ -167,6 +173,9 @@ extension Scenario {
         if let exists = expectation.exists { pairs.append(("exists", "\(exists)")) }
         if let converged = expectation.converged { pairs.append(("converged", "\(converged)")) }
         if let count = expectation.lostChanges { pairs.append(("lostChanges", "\(count)")) }
+        if let count = expectation.versions { pairs.append(("versions", "\(count)")) }
+        if let names = expectation.namedVersions { pairs.append(("namedVersions", Self.list(names))) }
+        if let count = expectation.losses { pairs.append(("losses", "\(count)")) }
         return YAMLText.flowMap(pairs)
     }
 

@@ -179,7 +179,14 @@ private struct GenerationState: Sendable {
         case 82..<83: return .delete(device: device, document: document.name)
         case 83..<85: return documents.count < 4 ? createStep() : .sync(.all)
         case 85..<86: return documents.count < 4 ? importStep() : .sync(.all)
-        case 86..<93:
+        case 91:
+            return .markVersion(device: device, document: document.name, name: pick(Self.words))
+        case 92:
+            let version: Scenario.VersionReference =
+                chance(50)
+                ? .number(1 + below(4)) : .at(SimulatedDuration(milliseconds: Int64(below(120_000))))
+            return .restore(device: device, document: document.name, version: version)
+        case 86..<91:
             let choice: Scenario.Choice = chance(50) ? .device(pick(names)) : pick([.latest, .merge, .keepBoth])
             return .resolve(device: device, document: document.name, choose: choice)
         case 93..<96: return .close(device: device, document: document.name)

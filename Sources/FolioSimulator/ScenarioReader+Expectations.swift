@@ -3,7 +3,8 @@ import Yams
 extension ScenarioReader {
     /// The keys of `expect` that speak of one document.
     static let documentExpectationKeys = [
-        "device", "state", "conflictVersions", "text", "contains", "records", "images", "exists",
+        "device", "state", "conflictVersions", "text", "contains", "records", "images", "exists", "versions",
+        "namedVersions", "losses",
     ]
 
     /// The expectation keys that fit only one model.
@@ -63,6 +64,19 @@ extension ScenarioReader {
         if let node = fields["lostChanges"] {
             expectation.lostChanges = readInteger(node, "lostChanges", example: "lostChanges: 0")
         }
+        if let node = fields["versions"] {
+            expectation.versions = readInteger(node, "versions", example: "versions: 3")
+        }
+        if let node = fields["namedVersions"] {
+            let example = "namedVersions: [Draft, Sent to editor]"
+            if let items = readList(node, "namedVersions", example: example) {
+                let names = items.compactMap { readText($0, "a version's name", example: example) }
+                if names.count == items.count { expectation.namedVersions = names }
+            }
+        }
+        if let node = fields["losses"] {
+            expectation.losses = readInteger(node, "losses", example: "losses: 0")
+        }
         checkConsistency(fields, expectation, model: known?.model)
         return errors.count == errorsBefore ? expectation : nil
     }
@@ -97,7 +111,11 @@ extension ScenarioReader {
         }
         if expectation.exists == false {
             let contents = fields.names.filter {
-                ["state", "conflictVersions", "text", "contains", "records", "images"].contains($0)
+                [
+                    "state", "conflictVersions", "text", "contains", "records", "images", "versions", "namedVersions",
+                    "losses",
+                ]
+                .contains($0)
             }
             if !contents.isEmpty {
                 report(

@@ -17,6 +17,8 @@ extension ScenarioReader {
             "writeFile": target + ["text", "records", "pages"],
             "import": target + ["model", "text", "records", "pages"],
             "expect": Scenario.Expectation.keys,
+            "restore": target + ["version", "at"],
+            "markVersion": target + ["name"],
         ]
     }()
 
@@ -40,6 +42,8 @@ extension ScenarioReader {
         case "writeFile": "writeFile: {device: \(device), document: \(document), text: \"Changed elsewhere\"}"
         case "import": "import: {device: \(device), document: Imported, text: \"Hello\"}"
         case "expect": "expect: {document: \(document), state: normal}"
+        case "restore": "restore: {device: \(device), document: \(document), version: 1}"
+        case "markVersion": "markVersion: {device: \(device), document: \(document), name: Draft}"
         default: "\(key): {device: \(device), document: \(document)}"
         }
     }
@@ -129,7 +133,8 @@ extension ScenarioReader {
         case .create(let device, _, _, _, _), .edit(let device, _, _), .undo(let device, _), .redo(let device, _),
             .save(let device, _), .close(let device, _), .open(let device, _), .rename(let device, _, _),
             .delete(let device, _), .move(let device, _, _), .writeFile(let device, _, _),
-            .importFile(let device, _, _, _), .resolve(let device, _, _):
+            .importFile(let device, _, _, _), .resolve(let device, _, _), .restore(let device, _, _),
+            .markVersion(let device, _, _):
             if let problem = stopped(device) {
                 report(.deviceNotRunning, at: node, "\(problem); restart it first: \(restart(device))")
             }
@@ -245,6 +250,8 @@ extension ScenarioReader {
         case "writeFile": return readWriteFile(value)
         case "import": return readCreate(value, line: line, action: "import")
         case "expect": return readExpectation(value).map { .expect($0) }
+        case "restore": return readRestore(value)
+        case "markVersion": return readMarkVersion(value)
         default:
             let hint =
                 NameSuggestion.nearest(to: name, among: Scenario.Action.keys).map { "did you mean '\($0)'?" }
@@ -276,6 +283,46 @@ extension ScenarioReader {
             remember(newName, model: known.model, line: line)
         }
         return .rename(device: device, document: document.name, to: newName)
+    }
+
+    /// `restore: {device, document, version: N}` or `{…, at: 30s}`: exactly one of the two.
+    private mutating func readRestore(_ value: Node) -> Scenario.Action? {
+        let example = actionExample("restore")
+        guard let (fields, device, document) = readTarget("restore", value) else { return nil }
+        var reference: Scenario.VersionReference?
+        switch (fields["version"], fields["at"]) {
+        case (let node?, nil):
+            if let number = readInteger(node, "version", example: example) {
+                if number >= 1 {
+                    reference = .number(number)
+                } else {
+                    report(.invalidValue, at: node, "versions are numbered from 1, oldest first; write \(example)")
+                }
+            }
+        case (nil, let node?):
+            if let time = readDuration(node, "at") {
+                if time >= .zero {
+                    reference = .at(time)
+                } else {
+                    report(.invalidValue, at: node, "at is a time of the run, 0s or later, such as at: 30s")
+                }
+            }
+        case (_?, _?):
+            report(.invalidValue, at: fields.node, "restore takes version or at, not both; write \(example)")
+        case (nil, nil):
+            report(.missingKey, at: fields.node, "restore needs the version to bring back; write \(example)")
+        }
+        guard let device, let document, let reference else { return nil }
+        return .restore(device: device, document: document.name, version: reference)
+    }
+
+    /// `markVersion: {device, document, name}`.
+    private mutating func readMarkVersion(_ value: Node) -> Scenario.Action? {
+        let example = actionExample("markVersion")
+        guard let (fields, device, document) = readTarget("markVersion", value) else { return nil }
+        let name = require(fields, "name", example: example).flatMap { readText($0, "name", example: example) }
+        guard let device, let document, let name else { return nil }
+        return .markVersion(device: device, document: document.name, name: name)
     }
 
     private mutating func readSync(_ value: Node) -> Scenario.Action? {

@@ -55,6 +55,7 @@ extension ScenarioRun {
         let contentKeys = [
             expectation.state != nil, expectation.conflictVersions != nil, expectation.text != nil,
             expectation.contains != nil, expectation.records != nil, expectation.images != nil,
+            expectation.versions != nil, expectation.namedVersions != nil, expectation.losses != nil,
         ]
         guard contentKeys.contains(true) else { return messages }
         guard let observation else {
@@ -94,6 +95,31 @@ extension ScenarioRun {
         if let expected = expectation.images, expected != observation.images {
             func list(_ names: Set<String>?) -> String { "[" + (names ?? []).sorted().joined(separator: ", ") + "]" }
             mismatch("images", list(expected), list(observation.images))
+        }
+        if expectation.versions != nil || expectation.namedVersions != nil || expectation.losses != nil {
+            let history: [HistoryVersion]
+            let losses: Int
+            do {
+                let handle = try await device.handle(try documentID(name, on: device))
+                history = try await handle.history()
+                losses = try await handle.lossCount()
+            } catch {
+                messages.append("\(device.name): cannot read the history of \(name): \(Self.translate(error))")
+                return messages
+            }
+            if let expected = expectation.versions, expected != history.count {
+                mismatch(
+                    "versions", "\(expected)",
+                    "\(history.count) (\(history.map(\.occasion.rawValue).joined(separator: ", ")))")
+            }
+            let names = history.compactMap(\.name)
+            if let expected = expectation.namedVersions, expected != names {
+                func list(_ names: [String]) -> String { "[" + names.joined(separator: ", ") + "]" }
+                mismatch("namedVersions", list(expected), list(names))
+            }
+            if let expected = expectation.losses, expected != losses {
+                mismatch("losses", "\(expected)", "\(losses)")
+            }
         }
         return messages
     }

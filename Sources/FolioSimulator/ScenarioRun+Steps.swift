@@ -76,6 +76,27 @@ extension ScenarioRun {
             guard !device.isRunning else { throw .step("\(name) is running; only a crashed device restarts") }
             do { try await device.start() } catch { throw .document(error) }
             events.append("\(name) restarted from its disk")
+        case .restore(let name, let document, let reference):
+            let time = Timestamp(millisecondsSince1970: ScenarioRun.start)
+            try await withDocument(document, on: name) { handle in
+                let history = try await handle.history()
+                let version: HistoryVersion?
+                switch reference {
+                case .number(let number): version = number <= history.count ? history[number - 1] : nil
+                case .at(let at):
+                    // The device's own clock dates its versions: the time is read on it, skew included.
+                    let moment = time.advanced(by: at.milliseconds + self.device(name).skew)
+                    version = history.last { $0.date <= moment }
+                }
+                guard let version else {
+                    throw SimulationError.step(
+                        "\(document) on \(name) has no version \(Self.describe(reference)) (its history lists \(history.count))"
+                    )
+                }
+                try await handle.restore(version)
+            }
+        case .markVersion(let name, let document, let versionName):
+            try await withDocument(document, on: name) { try await $0.markVersion(versionName) }
         case .resolve(let name, let document, let choice):
             let device = device(name)
             let id = try documentID(document, on: device)
@@ -102,6 +123,14 @@ extension ScenarioRun {
         let device = device(name)
         let handle = try await device.handle(try documentID(document, on: device))
         do { try await body(handle) } catch { throw Self.translate(error) }
+    }
+
+    /// `number 2` or `at 30s`, for messages.
+    static func describe(_ reference: Scenario.VersionReference) -> String {
+        switch reference {
+        case .number(let number): "number \(number)"
+        case .at(let time): "at or before \(time)"
+        }
     }
 
     /// A document's error as a step error.

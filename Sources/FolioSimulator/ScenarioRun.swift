@@ -192,7 +192,8 @@ final class ScenarioRun {
         case .create(let device, _, _, _, _), .edit(let device, _, _), .undo(let device, _), .redo(let device, _),
             .save(let device, _), .close(let device, _), .open(let device, _), .rename(let device, _, _),
             .delete(let device, _), .move(let device, _, _), .writeFile(let device, _, _),
-            .importFile(let device, _, _, _), .crash(let device, _), .restart(let device), .resolve(let device, _, _):
+            .importFile(let device, _, _, _), .crash(let device, _), .restart(let device), .resolve(let device, _, _),
+            .restore(let device, _, _), .markVersion(let device, _, _):
             [device]
         case .wait: ["*"]
         case .sync, .offline, .online, .partition, .heal, .expect: []

@@ -38,6 +38,12 @@ protocol SimulatedDocument: AnyObject, Sendable {
     func isInConflict() async -> Bool
     /// The device's view of the document, for the report.
     func capture() async throws -> DocumentCapture
+    /// The document's history (`Document.history()`).
+    func history() async throws -> [HistoryVersion]
+    func restore(_ version: HistoryVersion) async throws
+    func markVersion(_ name: String) async throws
+    /// How many entries the loss ledger holds.
+    func lossCount() async throws -> Int
 }
 
 /// A ``SimulatedDocument`` over a `Document<Model>`.
@@ -63,6 +69,10 @@ final class DocumentHandle<Model: SimulatedModel>: SimulatedDocument {
     func runDueWork() async throws { try await document.runDueWork() }
     func isInConflict() async -> Bool { await document.state.contains(.inConflict) }
     func capture() async throws -> DocumentCapture { try await DocumentCapture.capture(document) }
+    func history() async throws -> [HistoryVersion] { try await document.history() }
+    func restore(_ version: HistoryVersion) async throws { try await document.restore(version) }
+    func markVersion(_ name: String) async throws { try await document.markVersion(name) }
+    func lossCount() async throws -> Int { try await document.lossLedger().count }
 
     func resolve(_ choice: Scenario.Choice) async throws -> String {
         guard await document.state.contains(.inConflict) else { return "nothing to resolve" }

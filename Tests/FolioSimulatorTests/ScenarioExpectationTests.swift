@@ -31,6 +31,10 @@ import Testing
             "{document: Notes, device: Phone, exists: true}",
             Expectation(document: "Notes", device: "Phone", exists: true)
         ),
+        (
+            "{document: Notes, device: Phone, versions: 3, namedVersions: [Draft, Final], losses: 0}",
+            Expectation(document: "Notes", device: "Phone", versions: 3, namedVersions: ["Draft", "Final"], losses: 0)
+        ),
         ("{converged: true}", Expectation(converged: true)),
         ("{lostChanges: 0}", Expectation(lostChanges: 0)),
         ("{converged: false, lostChanges: 3}", Expectation(converged: false, lostChanges: 3)),

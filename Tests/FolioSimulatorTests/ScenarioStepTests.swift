@@ -152,6 +152,18 @@ import Testing
             "resolve: {device: iPad, document: Notes, choose: keepBoth}",
             .resolve(device: "iPad", document: "Notes", choose: .keepBoth)
         ),
+        (
+            "restore: {device: iPad, document: Notes, version: 2}",
+            .restore(device: "iPad", document: "Notes", version: .number(2))
+        ),
+        (
+            "restore: {device: iPad, document: Notes, at: 90s}",
+            .restore(device: "iPad", document: "Notes", version: .at(.seconds(90)))
+        ),
+        (
+            "markVersion: {device: iPad, document: Notes, name: Sent to editor}",
+            .markVersion(device: "iPad", document: "Notes", name: "Sent to editor")
+        ),
     ]
 
     @Test(arguments: cases)

@@ -20,6 +20,7 @@ let benchmarks: [String: () async throws -> Void] = [
     "catch-up": CatchUpBenchmark.run,
     "live-typing": LiveTypingBenchmark.run,
     "absorb": AbsorbBenchmark.run,
+    "history": HistoryBenchmark.run,
     // The library process `absorb` starts.
     "absorb-device": AbsorbBenchmark.device,
 ]
