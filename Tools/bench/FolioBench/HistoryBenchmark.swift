@@ -71,7 +71,10 @@ enum HistoryBenchmark {
             "history: automerge-paper, \(versions.count) versions, \(changes) changes (\(machineDescription()))",
             [
                 ("list the versions ms (median of 20)", format(median(listings), 3)),
-                ("contents at a version ms: median / max of \(readVersions)", "\(format(median(reads), 2)) / \(format(reads.max()!, 2))"),
+                (
+                    "contents at a version ms: median / max of \(readVersions)",
+                    "\(format(median(reads), 2)) / \(format(reads.max()!, 2))"
+                ),
                 ("contents at each ms", reads.map { format($0, 2) }.joined(separator: " ")),
                 ("text_ok", "\(textOK)"),
                 ("peak memory MiB", format(peakMemoryMiB())),
