@@ -28,13 +28,16 @@ extension Document {
         }
         var versions: [HistoryVersion] = []
         var named = Set<ChangeHash>()
+        var namedHeads = Set<[ChangeHash]>()
         for change in lifecycle {
             guard case .lifecycle(.markVersion(let name)) = change.kind else { continue }
             named.insert(change.hash)
+            namedHeads.insert(change.parents)
             versions.append(
                 version(change.hash, change.wallTime, .named, name, change.id.device, change.parents, change.vector))
         }
-        for entry in recorded.entries where !named.contains(entry.heads[0]) {
+        // A recorded version of a named one's state (recorded at its change, or at what it names) is listed once.
+        for entry in recorded.entries where !named.contains(entry.heads[0]) && !namedHeads.contains(entry.heads) {
             versions.append(
                 version(entry.heads[0], entry.date, entry.occasion, nil, library.device.id, entry.heads, entry.vector))
         }
@@ -86,7 +89,9 @@ extension Document {
     }
 
     /// Names the version the document shows now (``HistoryVersion/Occasion/named``), as a change of the log that
-    /// syncs: every device lists it. The open group is committed first.
+    /// syncs: every device lists it. The open group is committed first. The name is made on this device's line of
+    /// the document, as a rename is: while the document shows other devices' concurrent typing merged in
+    /// (a text's silent merge), the named version is the document without what has not yet been edited on top of.
     ///
     /// - Parameter name: what to call it, such as `Sent to editor`: not empty, at most 200 characters.
     /// - Returns: the named version.
@@ -102,11 +107,13 @@ extension Document {
                 "a version's name must have 1 to \(Self.versionNameLimit) characters, not \(trimmed.count)")
         }
         try commit()
-        var heads = [head.hash]
-        if let merge = tracking.mergeShown(at: head.hash) { heads += merge.others }
+        // Made on the heads a catalog change of this device is made on (as a rename is): a lifecycle change carries
+        // the contents of its primary parent alone, so one made on several competing or merged heads would leave
+        // the document showing one of them.
+        let parents = try library.lifecycleParents(of: id)
         let mark: Change
         do {
-            mark = try library.store.append([.lifecycle(.markVersion(name: trimmed))], to: id, on: .heads(heads))[0]
+            mark = try library.store.append([.lifecycle(.markVersion(name: trimmed))], to: id, on: .heads(parents))[0]
         } catch {
             throw .store(error, "naming a version of \(info.displayName)")
         }
@@ -131,9 +138,9 @@ extension Document {
     /// - Throws: ``DocumentError`` `.notFound` when the log lacks the version's changes, `.deleted`, `.readOnly`,
     ///   `.store`, `.invalidContents`.
     public func restore(_ version: HistoryVersion) throws(DocumentError) {
-        try ensureEditable()
+        // Caught up with this device's other processes first: the operations are computed from the model they apply to.
+        try prepareToEdit(onlyOwnChanges: true)
         let target = try contents(at: version)
-        try commit()
         if let operations = model.operations(becoming: target) {
             guard !operations.isEmpty else { return }
             try edit(operations)
@@ -141,7 +148,7 @@ extension Document {
         } else {
             _ = try adopt(target.contents(), madeOn: head)
         }
-        try recordVersion(.restored)
+        try? recordVersion(.restored)  // the history indexes the log: the restore stands without it
     }
 
     // MARK: Recording
@@ -162,10 +169,12 @@ extension Document {
                 vector.merge(change.vector)
             }
         }
-        let count = versions.entries.count
+        let windows = versions.entries.map(\.windowStart)
         guard versions.record(occasion, at: library.clock.now(), heads: heads, vector: vector) else { return }
         recordedVersions = versions
-        guard occasion != .received || versions.entries.count != count else { return }
+        // A version received within the latest one's window only replaces it: kept in memory until the next write
+        // (live typing would otherwise write the history at every keystroke that arrives).
+        guard occasion != .received || versions.entries.map(\.windowStart) != windows else { return }
         do {
             try library.store.localState.set([RecordedVersions.stateKey: versions.encoded()], of: id)
         } catch {

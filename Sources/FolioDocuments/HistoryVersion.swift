@@ -15,7 +15,7 @@ public struct HistoryVersion: Hashable, Sendable, Identifiable, CustomStringConv
         case saved
         /// This device closed the document.
         case closed
-        /// The document took in changes from another device or process.
+        /// The document took in changes from another device (or showed them merged).
         case received
         /// An older version was restored (the version is the document right after the restore).
         case restored

@@ -27,6 +27,8 @@ struct RecordedVersions: Equatable {
     static var window: Int64 { 10 * 60 * 1000 }
     /// The most versions kept.
     static var limit: Int { 1_000 }
+    /// Dates read back must lie within this many milliseconds of 1970.
+    static var dateBound: Int64 { 1 << 53 }
     /// The most heads one version keeps (a version showing more merged is kept with its first this many).
     static var headLimit: Int { 64 }
 
@@ -124,8 +126,11 @@ struct RecordedVersions: Equatable {
                     guard tag < Self.occasionTags.count else { return nil }
                     let date = try reader.nextSigned("a version's date")
                     let span = try reader.nextVarint("a version's window")
-                    guard span <= UInt64(Int64.max), date.subtractingReportingOverflow(Int64(span)).overflow == false
-                    else { return nil }
+                    // Dates within ±2^53 ms (285,000 years) of 1970: the coalescing arithmetic on them cannot overflow.
+                    let bound = UInt64(Self.dateBound)
+                    guard date.magnitude < bound, span < bound, (date - Int64(span)).magnitude < bound else {
+                        return nil
+                    }
                     let headCount = try reader.nextCount("a version's heads", elementSize: 32, limit: Self.headLimit)
                     guard headCount > 0 else { return nil }
                     var heads: [ChangeHash] = []

@@ -33,11 +33,21 @@ extension PagesDocument {
                 operations.append(.insertText(at: difference.position, text: difference.inserted))
             }
         }
-        for name in imageNames where target.images[name] == nil {
-            operations.append(.removeImage(name: name))
+        // Names compare by scalars: an image whose name `target` spells otherwise (a decomposed `é`) is removed and
+        // put again under `target`'s spelling.
+        func spelledAlike(_ name: String, in model: PagesDocument) -> Bool {
+            model.images.keys.contains { $0.isIdentical(to: name) }
         }
-        for name in target.imageNames where images[name] != target.images[name] {
-            operations.append(.putImage(name: name, bytes: target.images[name]!))
+        var removed: [String] = []
+        for name in imageNames where !spelledAlike(name, in: target) {
+            operations.append(.removeImage(name: name))
+            removed.append(name)
+        }
+        for name in target.imageNames {
+            let kept = spelledAlike(name, in: self) && !removed.contains { $0 == name }
+            if !kept || images[name] != target.images[name] {
+                operations.append(.putImage(name: name, bytes: target.images[name]!))
+            }
         }
         return operations
     }

@@ -89,7 +89,11 @@ enum DocumentHistoryAccess {
     /// The version `reference` names in `history`: its number in `folio log history`, the start of its head's hash
     /// (6 hex digits or more), or a time (ISO 8601, such as `2026-01-01T10:00:00Z`: the newest version then).
     static func version(_ reference: String, in history: [HistoryVersion]) throws -> HistoryVersion {
-        if let number = Int(reference), reference.count <= 9 {
+        // A number names a version when there is one of that number; digits that name none are read as a hash's
+        // start when they could be one.
+        if reference.allSatisfy(\.isASCIIDigitCharacter), let number = Int(reference), reference.count <= 9,
+            (1...max(history.count, 1)).contains(number) || reference.count < 6
+        {
             guard number >= 1, number <= history.count else {
                 throw CommandFailure.invalidInput(
                     "there is no version \(number): the document has \(history.count) (see folio log history)")
@@ -118,6 +122,11 @@ enum DocumentHistoryAccess {
         }
         return matches[0]
     }
+}
+
+extension Character {
+    /// `0` to `9`.
+    var isASCIIDigitCharacter: Bool { ("0"..."9").contains(self) }
 }
 
 extension ISO8601DateFormatter {

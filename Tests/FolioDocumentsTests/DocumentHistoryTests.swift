@@ -139,6 +139,22 @@ import Testing
         #expect(try await copy.contents(at: mark).text == "Chapter one.")
     }
 
+    @Test func aNamedVersionSavedAndClosedIsListedOnce() async throws {
+        let library = try fixture.library()
+        let document = try await library.create(TextDocument.self, named: "Notes")
+        try await document.edit(.append("draft"))
+        try await document.save()
+        fixture.clock.advance(byMilliseconds: Self.pastWindow)
+        try await document.edit(.append(" two"))
+        try await document.markVersion("Final")
+        try await document.save()
+        try await document.close()
+        let reopened = try await library.open(document.id, as: TextDocument.self)
+        let history = try await reopened.history()
+        #expect(history.map(\.occasion) == [.saved, .named], "\(history)")
+        #expect(try await reopened.contents(at: history[1]).text == "draft two")
+    }
+
     @Test func markVersionRefusesAnEmptyOrOverlongName() async throws {
         let library = try fixture.library()
         let document = try await library.create(TextDocument.self, named: "Notes")

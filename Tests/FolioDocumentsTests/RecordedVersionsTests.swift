@@ -91,6 +91,26 @@ import Testing
             damaged[offset] ^= 0xFF
             _ = RecordedVersions(decoding: damaged)
         }
+        // Dates far from 1970 are refused when read, so that recording after them cannot overflow.
+        for date in [Int64.min, Int64.max, -(1 << 53), 1 << 53] {
+            var far = BinaryWriter()
+            far.write(byte: 1)
+            far.write(varint: 1)
+            far.write(byte: 0)
+            far.write(signed: date)
+            far.write(varint: 0)
+            far.write(varint: 1)
+            far.write(raw: Self.head(1).bytes)
+            far.write(lengthPrefixed: Data(Self.vector(1).encoded()))
+            var read = RecordedVersions(decoding: Data(far.bytes))
+            #expect(read.entries.isEmpty, "date \(date)")
+            read.record(.saved, at: Self.start, heads: [Self.head(2)], vector: Self.vector(2))
+        }
+        var read = RecordedVersions(decoding: encoded)
+        read.record(
+            .saved, at: Self.start.advanced(by: 400 * 24 * 60 * Self.minute), heads: [Self.head(0)],
+            vector: Self.vector(9))
+        #expect(read.entries.last?.heads == [Self.head(0)])
         var huge = BinaryWriter()
         huge.write(byte: 1)
         huge.write(varint: UInt64.max)

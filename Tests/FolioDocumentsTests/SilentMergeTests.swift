@@ -44,6 +44,25 @@ import Testing
         return (a, b, first, second)
     }
 
+    /// Naming a version while a silent merge shows must not make one head the document's only version: the name is
+    /// made on this device's line, as a rename is, and both devices keep showing every character typed.
+    @Test func namingAVersionWhileAMergeShowsKeepsEveryCharacter() async throws {
+        let (a, b, first, second) = try await typedApart()
+        let named = try await first.markVersion("Both lines")
+        #expect(await first.model.text == "Aone\ntwo\nB")
+        try exchange(a, b, first.id)
+        try await second.refresh()
+        #expect(await second.model.text == "Aone\ntwo\nB")
+        #expect(await !second.state.contains(.inConflict))
+        #expect(try await second.history().contains { $0.id == named.id && $0.name == "Both lines" })
+        try await first.edit(.append("!"))
+        try exchange(a, b, first.id)
+        try await second.refresh()
+        #expect(await first.model.text == "Aone\ntwo\nB!")
+        #expect(await second.model.text == "Aone\ntwo\nB!")
+        #expect(try await first.lossLedger().isEmpty)
+    }
+
     @Test func editsThatMergeLeaveNoResolutionAndNoConflict() async throws {
         let (a, b, first, second) = try await typedApart()
         for (library, document) in [(a, first), (b, second)] {

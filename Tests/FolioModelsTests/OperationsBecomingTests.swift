@@ -48,6 +48,19 @@ import Testing
         #expect(operations == [.delete(at: 4, count: 5), .insert(at: 4, text: "second")])
     }
 
+    @Test func namesSpelledOtherwiseAreReplacedByTheTargetsSpelling() throws {
+        let decomposed = "e\u{301}.png"
+        let precomposed = "\u{E9}.png"
+        var start = PagesDocument()
+        _ = try start.apply(.putImage(name: decomposed, bytes: Data([1])))
+        var target = PagesDocument()
+        _ = try target.apply(.putImage(name: precomposed, bytes: Data([1])))
+        var model = start
+        for operation in try #require(start.operations(becoming: target)) { _ = try model.apply(operation) }
+        #expect(model == target)
+        #expect(model.images.keys.first.map { Array($0.unicodeScalars) } == Array(precomposed.unicodeScalars))
+    }
+
     @Test func recordsKeepTheLongestRunInOrderAndMoveTheRest() throws {
         typealias Record = RecordsDocument.Record
         let start = try RecordsDocument(records: ["a", "b", "c", "d"].map { Record(id: $0) })
