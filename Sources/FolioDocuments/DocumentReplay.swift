@@ -198,7 +198,7 @@ struct DocumentReplay<Model: DocumentModel> {
 
     func changes(since vector: VersionVector, within limit: VersionVector) throws(DocumentError) -> ReplayTail {
         do {
-            return ReplayTail(try store.changes(of: document, since: vector).filter { limit.contains($0.id) })
+            return ReplayTail(try store.changes(of: document, since: vector, within: limit))
         } catch {
             throw .store(error, "reading the log")
         }

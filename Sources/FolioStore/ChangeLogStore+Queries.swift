@@ -98,15 +98,28 @@ extension ChangeLogStore {
     public func changes(of document: DocumentID, since vector: VersionVector = VersionVector()) throws(StoreError)
         -> [Change]
     {
+        try changes(of: document, since: vector, within: nil)
+    }
+
+    /// The changes of `document` that `vector` lacks and `limit` includes, in causal order: the changes between two
+    /// versions, as a replay of an older version reads them (all that `vector` lacks when `limit` is `nil`).
+    ///
+    /// - Complexity: O(devices + those changes × log n): the cost grows with what is read, not with the history.
+    /// - Throws: ``StoreError``.
+    public func changes(of document: DocumentID, since vector: VersionVector, within limit: VersionVector?)
+        throws(StoreError) -> [Change]
+    {
         try read("reading the changes of document \(document) since \(vector)") { db in
             guard let documentRow = try rowID(of: document, in: db) else { return [] }
             let frontier = try self.frontier(of: documentRow, in: db)
             var result: [Change] = []
             let statement = try db.cachedStatement(
                 sql: """
-                    SELECT hash, length(body), body FROM change WHERE document = ? AND device = ? AND seq > ? ORDER BY seq
+                    SELECT hash, length(body), body FROM change WHERE document = ? AND device = ? AND seq > ? AND seq <= ?
+                    ORDER BY seq
                     """)
-            let missing = frontier.vector.changesMissing(from: vector)
+            let wanted = limit.map { frontier.vector.intersecting($0) } ?? frontier.vector
+            let missing = wanted.changesMissing(from: vector)
             let folded = missing.isEmpty ? [:] : try foldedSeqs(of: documentRow, in: db)
             for (device, seqs) in missing {
                 guard let deviceRow = frontier.tips[device]?.deviceRow else {
@@ -121,7 +134,8 @@ extension ChangeLogStore {
                             .corrupt, "document \(document)'s segments lack change \(device)#\(seq), which they fold")
                     }
                 }
-                var rows = try RawRows(statement, arguments: [documentRow, deviceRow, Int64(seqs.lowerBound - 1)])
+                var rows = try RawRows(
+                    statement, arguments: [documentRow, deviceRow, Int64(seqs.lowerBound - 1), Int64(seqs.upperBound)])
                 while let row = try rows.next() {
                     // Small bodies decode faster than a lookup; large ones may be kept decoded.
                     if (row[1] as Int) < Self.cachedChangeThreshold {

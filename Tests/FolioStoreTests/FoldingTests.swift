@@ -69,6 +69,16 @@ import Testing
         }
         let middle = before.changes[before.changes.count / 2].vector
         #expect(try store.changes(of: document, since: middle) == before.changes.filter { !middle.contains($0.id) })
+        // Between two versions, from segments and rows alike: exactly the changes the later has and the earlier lacks.
+        for (low, high) in [
+            (0, 5), (3, before.changes.count / 2), (before.changes.count / 3, before.changes.count - 1),
+        ] {
+            let since = low == 0 ? VersionVector() : before.changes[low].vector
+            let limit = before.changes[high].vector
+            #expect(
+                try store.changes(of: document, since: since, within: limit)
+                    == before.changes.filter { !since.contains($0.id) && limit.contains($0.id) })
+        }
         #expect(try store.verify().isSound)
 
         // The rest but the head, into the same segment (it is below the target size), then a reopen.
