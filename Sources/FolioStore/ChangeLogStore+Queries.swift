@@ -126,12 +126,22 @@ extension ChangeLogStore {
                     throw StoreError(.corrupt, "document \(document) has changes of device \(device) without its tip")
                 }
                 if let foldedSeq = folded[deviceRow], seqs.lowerBound <= foldedSeq {
-                    let segments = try self.segments(of: document, documentRow: documentRow, in: db)
-                    if let seq = segments.append(
-                        device, seqs: seqs.lowerBound...min(foldedSeq, seqs.upperBound), to: &result)
-                    {
-                        throw StoreError(
-                            .corrupt, "document \(document)'s segments lack change \(device)#\(seq), which they fold")
+                    let range = seqs.lowerBound...min(foldedSeq, seqs.upperBound)
+                    let start = result.count
+                    // The segments up to those holding both ends of the range.
+                    let prefix = try self.segments(of: document, documentRow: documentRow, in: db) {
+                        $0.holds(device, ends: range)
+                    }
+                    if prefix.append(device, seqs: range, to: &result) != nil {
+                        // A seq between the ends lies in a later segment (a device folded out of order): all of
+                        // them are read.
+                        result.removeSubrange(start...)
+                        let all = try self.segments(of: document, documentRow: documentRow, in: db)
+                        if let seq = all.append(device, seqs: range, to: &result) {
+                            throw StoreError(
+                                .corrupt,
+                                "document \(document)'s segments lack change \(device)#\(seq), which they fold")
+                        }
                     }
                 }
                 var rows = try RawRows(

@@ -52,6 +52,13 @@ struct DecodedSegments: Sendable {
 
     func change(_ hash: ChangeHash) -> Change? { byHash.index(of: hash, in: changes).map { changes[$0] } }
 
+    /// Whether the decoded segments hold the changes of `device` at both ends of `seqs` (the seqs between follow, as
+    /// folds leave them; a reader that misses one reads every segment).
+    func holds(_ device: DeviceID, ends seqs: ClosedRange<UInt64>) -> Bool {
+        guard let entry = byDevice[device] else { return false }
+        return entry.index(of: seqs.lowerBound) != nil && entry.index(of: seqs.upperBound) != nil
+    }
+
     /// The indexes of a list of changes by hash, built on the first lookup. Shared by the copies of the segments
     /// that hold the same changes (adding changes gives the segments a new one).
     final class HashIndex: Sendable {
@@ -164,7 +171,10 @@ extension ChangeLogStore {
     /// the same ones.
     ///
     /// - Throws: `StoreError` (`corrupt`) when a segment does not decode or names a change no earlier segment holds.
-    func segments(of document: DocumentID, documentRow: Int64, in db: Database) throws -> DecodedSegments {
+    func segments(
+        of document: DocumentID, documentRow: Int64, in db: Database,
+        until enough: ((DecodedSegments) -> Bool)? = nil
+    ) throws -> DecodedSegments {
         let range = Self.segmentRange(of: documentRow)
         let ids = try Int64.fetchAll(
             db.cachedStatement(sql: "SELECT id FROM segment WHERE id BETWEEN ? AND ? ORDER BY id"),
@@ -174,10 +184,13 @@ extension ChangeLogStore {
         if let cached = segmentCache.cached(documentRow), cached.ids.count <= ids.count,
             Array(ids.prefix(cached.ids.count)) == cached.ids
         {
-            if cached.ids.count == ids.count { return cached }
+            if cached.ids.count == ids.count || enough?(cached) == true { return cached }
             segments = cached
         }
+        // Segments are decoded in order (each names changes of earlier ones by identity), and only as far as a
+        // reader needs: reading an old version of a long history decodes the segments up to it.
         for id in ids.dropFirst(segments.ids.count) {
+            if let enough, !segments.ids.isEmpty, enough(segments) { break }
             guard
                 let bytes = try Data.fetchOne(
                     db.cachedStatement(sql: "SELECT bytes FROM segment WHERE id = ?"), arguments: [id])

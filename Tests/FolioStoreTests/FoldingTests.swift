@@ -150,6 +150,34 @@ import Testing
         try store.close()
     }
 
+    /// A store reading old changes decodes its segments only as far as they reach; later reads go on from there, and a
+    /// lookup by hash reads them all. Every read equals the whole history's slice.
+    @Test func readsOfOldChangesDecodeSegmentsOnlyAsFarAsTheyReach() throws {
+        let writer = try directory.openStore("Long.sqlite", as: .named("Long"))
+        let document = history.document
+        try writer.ingest(trusting: history.changes)
+        // Segments hold up to `FoldPolicy.segmentTarget` changes: 70,000 edits folded as the log grows make three.
+        for batch in 0..<70 {
+            _ = try writer.append((0..<1_000).map { Fixtures.edit("b\(batch) e\($0)") }, to: document)
+        }
+        let all = try writer.changes(of: document)
+        try writer.close()
+        let segments = try SQLiteShell.run("SELECT count(*) FROM segment", on: directory.file("Long.sqlite"))
+        #expect((Int(segments.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 2, "\(segments.output)")
+
+        let reader = try directory.openStore("Long.sqlite", as: .named("Long"))
+        for (low, high) in [(10, 200), (40_000, 40_100), (0, 50), (66_000, all.count - 1), (100, 50_000)] {
+            let since = all[low].vector
+            let limit = all[high].vector
+            #expect(
+                try reader.changes(of: document, since: since, within: limit)
+                    == all.filter { !since.contains($0.id) && limit.contains($0.id) }, "\(low)...\(high)")
+        }
+        #expect(try reader.change(all[52_222].hash, of: document) == all[52_222])
+        #expect(try reader.changes(of: document) == all)
+        try reader.close()
+    }
+
     @Test func aDamagedSegmentIsFoundAndNothingReadsAsIfItWereSound() throws {
         let store = try store()
         let document = history.document
