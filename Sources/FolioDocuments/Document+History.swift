@@ -76,7 +76,7 @@ extension Document {
                 return try replayed().state(at: mark).model
             }
         }
-        return try state(ofHeads: version.heads)
+        return try state(ofHeads: version.heads, within: version.vector)
     }
 
     /// The document as it was at the change with hash `change`: its state there, every change in its past replayed.
@@ -198,8 +198,17 @@ extension Document {
         DocumentReplay<Model>(store: library.store, document: id, decoded: tracking.decodedOperations)
     }
 
-    /// The change with hash `hash` in this document's log.
-    private func loggedChange(_ hash: ChangeHash) throws(DocumentError) -> Change {
+    /// The change with hash `hash` in this document's log. A head of `vector` is its device's latest change there (a
+    /// device makes each change on its own latest), so it is looked up by identity first: a lookup by hash of an
+    /// old change reads every segment of the log, one by identity only those up to it.
+    private func loggedChange(_ hash: ChangeHash, within vector: VersionVector? = nil) throws(DocumentError) -> Change {
+        for entry in vector?.entries ?? [] {
+            let candidate: Change?
+            do { candidate = try library.store.change(ChangeID(device: entry.device, seq: entry.seq), of: id) } catch {
+                throw .store(error, "reading the log")
+            }
+            if let candidate, candidate.hash == hash { return candidate }
+        }
         let found: Change?
         do { found = try library.store.change(hash, of: id) } catch { throw .store(error, "reading the log") }
         guard let found else {
@@ -208,11 +217,11 @@ extension Document {
         return found
     }
 
-    /// The state at `heads`: at the first, or the character merge of all of them.
-    private func state(ofHeads heads: [ChangeHash]) throws(DocumentError) -> Model {
+    /// The state at `heads`, the heads of `vector`: at the first, or the character merge of all of them.
+    private func state(ofHeads heads: [ChangeHash], within vector: VersionVector) throws(DocumentError) -> Model {
         guard !heads.isEmpty else { throw DocumentError(.notFound, "a version without changes") }
         var changes: [Change] = []
-        for hash in heads { changes.append(try loggedChange(hash)) }
+        for hash in heads { changes.append(try loggedChange(hash, within: vector)) }
         guard changes.count > 1, Model.self is any CharacterMergeable.Type else {
             return try replayed().state(at: changes[0]).model
         }

@@ -172,7 +172,7 @@ struct DocumentReplay<Model: DocumentModel> {
         throws(DocumentError) -> LineReplay
     {
         let tail = try changes(since: checkpoint?.vector ?? VersionVector(), within: head.vector)
-        let rule = primaryParentRule(tail)
+        let rule = primaryParentRule(tail, near: checkpoint?.vector)
         var chain: [Change] = []
         var current = head
         while true {
@@ -204,13 +204,26 @@ struct DocumentReplay<Model: DocumentModel> {
         }
     }
 
-    /// The content rule over `tail` (the changes read for this replay), then the store.
-    func primaryParentRule(_ tail: ReplayTail) -> PrimaryParentRule<DocumentError> {
+    /// The content rule over `tail` (the changes read for this replay), then the store: first the latest changes of
+    /// `vector` (a checkpoint's, which the first changes after it name), by identity, then by hash (which reads every
+    /// segment of a folded log).
+    func primaryParentRule(_ tail: ReplayTail, near vector: VersionVector? = nil) -> PrimaryParentRule<DocumentError> {
         let store = store
         let document = document
         return PrimaryParentRule { hash throws(DocumentError) in
             if let parent = tail[hash] { return parent }
-            do { return try store.change(hash, of: document) } catch { throw .store(error, "reading the log") }
+            do {
+                for entry in vector?.entries ?? [] {
+                    if let latest = try store.change(ChangeID(device: entry.device, seq: entry.seq), of: document),
+                        latest.hash == hash
+                    {
+                        return latest
+                    }
+                }
+                return try store.change(hash, of: document)
+            } catch {
+                throw .store(error, "reading the log")
+            }
         }
     }
 

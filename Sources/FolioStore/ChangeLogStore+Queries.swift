@@ -219,7 +219,11 @@ extension ChangeLogStore {
                 db.cachedStatement(sql: Self.changeBySeq),
                 arguments: [documentRow, deviceRow, Int64(id.seq)])
             guard let row = try rows.next() else {
-                return try segments(of: document, documentRow: documentRow, in: db).change(id)
+                // The segments as far as the change (all of them when it is not there).
+                return try segments(of: document, documentRow: documentRow, in: db) {
+                    $0.holds(id.device, ends: id.seq...id.seq)
+                }
+                .change(id)
             }
             return try decodedChange(try ColumnDecoder.changeHash(row[0]), document: document) { row[1] }
         }
