@@ -95,6 +95,8 @@ extension DocumentReplay {
         var rest: M
         var skipped: Int
         var refused: [ChangeHash]
+        /// The change whose state is the graph's base text (where the walk stopped), if the walk stopped at one.
+        var baseChange: ChangeID? = nil
     }
 
     func replayGraph<M: CharacterMergeable>(
@@ -185,6 +187,7 @@ extension DocumentReplay {
         var walkedParents = EventParents()
         var walkedKeeps: [Int] = []
         var base = M()
+        var baseChange: ChangeID?
         var rootMet = false
         var parents: [Int] = []
         while let next = pending.popMax() {
@@ -200,14 +203,17 @@ extension DocumentReplay {
                 }
                 if let state = known[change.hash] {
                     base = state.model as! M
+                    baseChange = change.id
                     break
                 }
                 if let checkpoint, change.vector == checkpoint.vector {
                     base = try load(checkpoint.contents) as! M
+                    baseChange = change.id
                     break
                 }
                 if let reset {
                     base = reset
+                    baseChange = change.id
                     break
                 }
             }
@@ -314,7 +320,7 @@ extension DocumentReplay {
         let headEvents = heads.compactMap { head in eventOfHead[head.hash] ?? nil }
         return GraphReplay(
             graph: graph, heads: headEvents, headEvents: eventOfHead, rest: rest,
-            skipped: skipped + graph.skippedEdits, refused: refused)
+            skipped: skipped + graph.skippedEdits, refused: refused, baseChange: baseChange)
     }
 
     /// About how many scalars `edits` type (a replacement of the whole text counts its new text).

@@ -150,6 +150,32 @@ struct TextEventCore {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// The merged text's scalars by the event that typed them, in runs: each run's event (``none`` for the base
+    /// text) and how many scalars in a row it typed.
+    ///
+    /// - Complexity: O(*n* + *e*) for *n* items and *e* entries of the list.
+    func typedRuns() -> [(event: Int32, count: Int)] {
+        var runs: [(event: Int32, count: Int)] = []
+        func add(_ event: Int32, _ count: Int) {
+            guard count > 0 else { return }
+            if let last = runs.last, last.event == event {
+                runs[runs.count - 1].count += count
+            } else {
+                runs.append((event, count))
+            }
+        }
+        for block in blocks {
+            for entry in block.entries {
+                if entry < 0 {
+                    add(Self.none, Int(runCount[Int(-1 - entry)]))
+                } else if !deleted[Int(entry)] {
+                    add(itemEvent[Int(entry)], 1)
+                }
+            }
+        }
+        return runs
+    }
+
     /// Where the scalars that `marks` (events) typed stand in the merged text of every other event: for each mark,
     /// the positions of its scalars that no event deleted, in list order, each counted in scalars of the other
     /// events only (a mark's scalars take no room).

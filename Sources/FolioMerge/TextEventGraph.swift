@@ -51,6 +51,14 @@ public struct TextEventGraph<Agent: Comparable> {
     /// - Complexity: O(*n*) for *n* items.
     public var text: String { core.text }
 
+    /// The merged text of every event, by who typed it: runs of scalars in text order, each with the agent of the
+    /// event that typed them (`nil` for the base text) and how many scalars in a row.
+    ///
+    /// - Complexity: O(*n*) in the items typed and the base's runs.
+    public func typists() -> [(agent: Agent?, count: Int)] {
+        core.typedRuns().map { run in (run.event == TextEventCore.none ? nil : agents[Int(run.event)], run.count) }
+    }
+
     /// Adds an event made by `agent` on `parents` (indexes of earlier events; empty: the base text) and applies
     /// its edits in order. Returns the event's index.
     ///

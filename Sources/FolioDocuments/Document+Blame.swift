@@ -1,0 +1,78 @@
+import FolioCore
+import FolioMerge
+import FolioStore
+
+/// A stretch of a text typed by one change: who wrote which characters (``Document/blame()``).
+public struct TextAuthorship: Hashable, Sendable {
+    /// Where the stretch is in the text, in Unicode scalars.
+    public var range: Range<Int>
+    /// The change that typed it: an edit, or the baseline or resolution whose contents hold it (a document created
+    /// or imported with contents, a file changed by another program, a conflict settled with new contents). Its
+    /// `device` is who wrote it. `nil` only when the replay started from a state no change names.
+    public var change: ChangeID?
+
+    /// A stretch typed by `change`.
+    public init(range: Range<Int>, change: ChangeID?) {
+        self.range = range
+        self.change = change
+    }
+}
+
+extension Document {
+    /// Who wrote each character of the text the document shows: stretches of the text in order, each with the
+    /// change that typed it, from the character merge of the whole history (every edit at the position its author
+    /// saw, as merges place it). The open group is committed first, so the text is the model's. For a model that
+    /// merges character by character (a text, a pages document's text).
+    ///
+    /// - Complexity: a replay of the document's whole history (not from a checkpoint, which does not say who typed
+    ///   what).
+    /// - Throws: ``DocumentError`` `.invalidOperation` for a model that does not merge character by character,
+    ///   `.store`.
+    public func blame() throws(DocumentError) -> [TextAuthorship] {
+        try ensureOpen()
+        try commit()
+        var heads = [head]
+        for other in tracking.mergeShown(at: head.hash)?.others ?? [] {
+            let change: Change?
+            do { change = try tracking.headStates[other]?.change ?? library.store.change(other, of: id) } catch {
+                throw .store(error, "reading the log")
+            }
+            if let change { heads.append(change) }
+        }
+        let replay = DocumentReplay<Model>(store: library.store, document: id, decoded: tracking.decodedOperations)
+        return try replay.authorship(of: heads)
+    }
+}
+
+extension DocumentReplay {
+    /// Who typed each character of the character merge of `heads`, replayed from the start of the history.
+    func authorship(of heads: [Change]) throws(DocumentError) -> [TextAuthorship] {
+        guard let type = Model.self as? any CharacterMergeable.Type else {
+            throw DocumentError(.invalidOperation, "this document's model does not merge character by character")
+        }
+        return try authorship(type, of: heads)
+    }
+
+    private func authorship<M: CharacterMergeable>(_ type: M.Type, of heads: [Change]) throws(DocumentError)
+        -> [TextAuthorship]
+    {
+        var limit = VersionVector()
+        for head in heads { limit.merge(head.vector) }
+        // No checkpoint: the walk goes back to the document's first change, or to the last change whose contents
+        // replace the text (the base, typed by that change).
+        let tail = try changes(since: VersionVector(), within: limit)
+        let replayed = try replayGraph(type, from: heads, read: (checkpoint: nil, tail: tail))
+        var result: [TextAuthorship] = []
+        var position = 0
+        for run in replayed.graph.typists() {
+            let change = run.agent ?? replayed.baseChange
+            if let last = result.last, last.change == change {
+                result[result.count - 1].range = last.range.lowerBound..<(position + run.count)
+            } else {
+                result.append(TextAuthorship(range: position..<(position + run.count), change: change))
+            }
+            position += run.count
+        }
+        return result
+    }
+}
