@@ -141,6 +141,14 @@ final class SegmentCache: Sendable {
         state.withLock { $0.documents[documentRow] }
     }
 
+    /// Takes the entry of `documentRow` out of the cache, so that its holder extends it without copying it.
+    func take(_ documentRow: Int64) -> DecodedSegments? {
+        state.withLock { state in
+            state.order.removeAll { $0 == documentRow }
+            return state.documents.removeValue(forKey: documentRow)
+        }
+    }
+
     func remember(_ segments: DecodedSegments, of documentRow: Int64) {
         state.withLock { state in
             state.documents[documentRow] = segments
@@ -180,13 +188,18 @@ extension ChangeLogStore {
             db.cachedStatement(sql: "SELECT id FROM segment WHERE id BETWEEN ? AND ? ORDER BY id"),
             arguments: [range.lowerBound, range.upperBound])
         guard !ids.isEmpty else { return .empty }
-        var segments = DecodedSegments()
-        if let cached = segmentCache.cached(documentRow), cached.ids.count <= ids.count,
-            Array(ids.prefix(cached.ids.count)) == cached.ids
-        {
-            if cached.ids.count == ids.count || enough?(cached) == true { return cached }
-            segments = cached
+        func isPrefix(_ cached: DecodedSegments) -> Bool {
+            cached.ids.count <= ids.count && Array(ids.prefix(cached.ids.count)) == cached.ids
         }
+        if let cached = segmentCache.cached(documentRow), isPrefix(cached),
+            cached.ids.count == ids.count || enough?(cached) == true
+        {
+            return cached
+        }
+        // Extended where the cache left off, taken out of it meanwhile: a copy the cache kept would make every
+        // segment appended copy all the changes decoded before it.
+        var segments = DecodedSegments()
+        if let taken = segmentCache.take(documentRow), isPrefix(taken) { segments = taken }
         // Segments are decoded in order (each names changes of earlier ones by identity), and only as far as a
         // reader needs: reading an old version of a long history decodes the segments up to it.
         for id in ids.dropFirst(segments.ids.count) {
@@ -195,10 +208,8 @@ extension ChangeLogStore {
                 let bytes = try Data.fetchOne(
                     db.cachedStatement(sql: "SELECT bytes FROM segment WHERE id = ?"), arguments: [id])
             else { throw StoreError(.corrupt, "segment \(id) of document \(document) vanished while it was read") }
-            let earlier = segments
-            segments.append(
-                segment: id,
-                changes: try decodeSegment(bytes, id: id, of: document) { earlier.change($0).map(ChangeStamp.init) })
+            let decoded = try decodeSegment(bytes, id: id, of: document) { segments.change($0).map(ChangeStamp.init) }
+            segments.append(segment: id, changes: decoded)
         }
         segmentCache.remember(segments, of: documentRow)
         return segments
