@@ -6,9 +6,10 @@ import FolioStore
 public struct TextAuthorship: Hashable, Sendable {
     /// Where the stretch is in the text, in Unicode scalars.
     public var range: Range<Int>
-    /// The change that typed it: an edit, or the baseline or resolution whose contents hold it (a document created
-    /// or imported with contents, a file changed by another program, a conflict settled with new contents). Its
-    /// `device` is who wrote it. `nil` only when the replay started from a state no change names.
+    /// The change that typed it: an edit, or the baseline or resolution whose contents brought it (a document created
+    /// or imported with contents, a file changed by another program, a conflict settled with new contents: each is
+    /// credited only with the stretch it changed, between what its text and the one before it begin and end with). Its `device` is who wrote it. `nil` only when the replay started from
+    /// a state no change names.
     public var change: ChangeID?
 
     /// A stretch typed by `change`.
@@ -37,7 +38,11 @@ extension Document {
             do { change = try tracking.headStates[other]?.change ?? library.store.change(other, of: id) } catch {
                 throw .store(error, "reading the log")
             }
-            if let change { heads.append(change) }
+            guard let change else {
+                throw DocumentError(
+                    .notFound, "a version the document shows merged, \(other.shortHex), is not in the log")
+            }
+            heads.append(change)
         }
         let replay = DocumentReplay<Model>(store: library.store, document: id, decoded: tracking.decodedOperations)
         return try replay.authorship(of: heads)
@@ -58,10 +63,10 @@ extension DocumentReplay {
     {
         var limit = VersionVector()
         for head in heads { limit.merge(head.vector) }
-        // No checkpoint: the walk goes back to the document's first change, or to the last change whose contents
-        // replace the text (the base, typed by that change).
+        // No checkpoint, and through changes whose contents replace the text: back to the document's first change,
+        // so that such a change is credited only with what it changed, whatever else was typed concurrently.
         let tail = try changes(since: VersionVector(), within: limit)
-        let replayed = try replayGraph(type, from: heads, read: (checkpoint: nil, tail: tail))
+        let replayed = try replayGraph(type, from: heads, read: (checkpoint: nil, tail: tail), throughResets: true)
         var result: [TextAuthorship] = []
         var position = 0
         for run in replayed.graph.typists() {

@@ -99,8 +99,12 @@ extension DocumentReplay {
         var baseChange: ChangeID? = nil
     }
 
+    /// `throughResets`: the walk goes on past a change whose contents replace the text (a baseline, a resolution
+    /// with contents), which is then replayed as the replacement of the text (only what it changes is its own), back
+    /// to the document's first change, as who-wrote-what needs.
     func replayGraph<M: CharacterMergeable>(
-        _ type: M.Type, from heads: [Change], read: (checkpoint: Checkpoint?, tail: ReplayTail)?
+        _ type: M.Type, from heads: [Change], read: (checkpoint: Checkpoint?, tail: ReplayTail)?,
+        throughResets: Bool = false
     ) throws(DocumentError) -> GraphReplay<M> {
         var limit = VersionVector()
         for head in heads { limit.merge(head.vector) }
@@ -211,7 +215,7 @@ extension DocumentReplay {
                     baseChange = change.id
                     break
                 }
-                if let reset {
+                if let reset, !throughResets {
                     base = reset
                     baseChange = change.id
                     break

@@ -55,7 +55,8 @@ struct DecodedSegments: Sendable {
     /// Whether the decoded segments hold the changes of `device` at both ends of `seqs` (the seqs between follow, as
     /// folds leave them; a reader that misses one reads every segment).
     func holds(_ device: DeviceID, ends seqs: ClosedRange<UInt64>) -> Bool {
-        guard let entry = byDevice[device] else { return false }
+        // A later segment may replace changes folded out of order: while there are any, every segment is read.
+        guard unordered.isEmpty, let entry = byDevice[device] else { return false }
         return entry.index(of: seqs.lowerBound) != nil && entry.index(of: seqs.upperBound) != nil
     }
 
@@ -141,16 +142,25 @@ final class SegmentCache: Sendable {
         state.withLock { $0.documents[documentRow] }
     }
 
-    /// Takes the entry of `documentRow` out of the cache, so that its holder extends it without copying it.
-    func take(_ documentRow: Int64) -> DecodedSegments? {
+    /// Takes the entry of `documentRow` out of the cache when `fits` it, so that its holder extends it without
+    /// copying it; an entry that does not fit stays.
+    func take(_ documentRow: Int64, where fits: (DecodedSegments) -> Bool) -> DecodedSegments? {
         state.withLock { state in
+            guard let entry = state.documents[documentRow], fits(entry) else { return nil }
             state.order.removeAll { $0 == documentRow }
             return state.documents.removeValue(forKey: documentRow)
         }
     }
 
+    /// Keeps `segments` for `documentRow`, unless the entry there already holds them and more (another reader
+    /// decoded further meanwhile).
     func remember(_ segments: DecodedSegments, of documentRow: Int64) {
         state.withLock { state in
+            if let kept = state.documents[documentRow], kept.ids.count > segments.ids.count,
+                Array(kept.ids.prefix(segments.ids.count)) == segments.ids
+            {
+                return
+            }
             state.documents[documentRow] = segments
             state.order.removeAll { $0 == documentRow }
             state.order.append(documentRow)
@@ -198,8 +208,9 @@ extension ChangeLogStore {
         }
         // Extended where the cache left off, taken out of it meanwhile: a copy the cache kept would make every
         // segment appended copy all the changes decoded before it.
-        var segments = DecodedSegments()
-        if let taken = segmentCache.take(documentRow), isPrefix(taken) { segments = taken }
+        var segments = segmentCache.take(documentRow, where: isPrefix) ?? DecodedSegments()
+        // What was decoded goes back to the cache even when a later segment fails to decode.
+        defer { if !segments.ids.isEmpty { segmentCache.remember(segments, of: documentRow) } }
         // Segments are decoded in order (each names changes of earlier ones by identity), and only as far as a
         // reader needs: reading an old version of a long history decodes the segments up to it.
         for id in ids.dropFirst(segments.ids.count) {
@@ -211,7 +222,6 @@ extension ChangeLogStore {
             let decoded = try decodeSegment(bytes, id: id, of: document) { segments.change($0).map(ChangeStamp.init) }
             segments.append(segment: id, changes: decoded)
         }
-        segmentCache.remember(segments, of: documentRow)
         return segments
     }
 

@@ -89,6 +89,29 @@ import Testing
             ])
     }
 
+    /// A change whose contents replace the text is credited with the stretch it changed only (between the text's
+    /// common beginning and end): a revert to the saved file takes back an edit and leaves the rest with whoever
+    /// typed it.
+    @Test func contentsThatReplaceTheTextAreCreditedOnlyWithWhatTheyChanged() async throws {
+        let a = try mac.library()
+        let note = try await a.create(TextDocument.self, named: "Notes", contents: TextDocument(text: "one two"))
+        let baseline = try #require(try a.store.changes(of: note.id).last)
+        try await note.save()
+        try await note.edit(.insert(at: 3, text: ","))
+        try await note.commit()
+        try await note.revert()
+        #expect(await note.model.text == "one two")
+        let revert = try #require(try a.store.changes(of: note.id).last)
+        guard case .baseline = revert.kind else {
+            Issue.record("a revert is a baseline, not \(revert.kind)")
+            return
+        }
+        let blame = try await note.blame()
+        #expect(
+            blame == [TextAuthorship(range: 0..<7, change: baseline.id)],
+            "\(blame) revert \(revert.id) baseline \(baseline.id)")
+    }
+
     @Test func aModelThatDoesNotMergeCharactersHasNoBlame() async throws {
         let a = try mac.library()
         let list = try await a.create(RecordsDocument.self, named: "Tasks")
