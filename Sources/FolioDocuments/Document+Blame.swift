@@ -32,17 +32,9 @@ extension Document {
     public func blame() throws(DocumentError) -> [TextAuthorship] {
         try ensureOpen()
         try commit()
-        var heads = [head]
-        for other in tracking.mergeShown(at: head.hash)?.others ?? [] {
-            let change: Change?
-            do { change = try tracking.headStates[other]?.change ?? library.store.change(other, of: id) } catch {
-                throw .store(error, "reading the log")
-            }
-            guard let change else {
-                throw DocumentError(
-                    .notFound, "a version the document shows merged, \(other.shortHex), is not in the log")
-            }
-            heads.append(change)
+        let heads = shownHeads()
+        guard heads.count == 1 + (tracking.mergeShown(at: head.hash)?.others.count ?? 0) else {
+            throw DocumentError(.notFound, "a version the document shows merged is not in the log")
         }
         let replay = DocumentReplay<Model>(store: library.store, document: id, decoded: tracking.decodedOperations)
         return try replay.authorship(of: heads)

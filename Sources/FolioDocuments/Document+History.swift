@@ -157,24 +157,18 @@ extension Document {
     /// writing it to the store unless it only replaced the latest version received.
     func recordVersion(_ occasion: HistoryVersion.Occasion) throws(DocumentError) {
         var versions = try loadedRecordedVersions()
+        let shown = shownHeads()
         // A named version's change shows the version it names: that version is what is recorded.
-        var heads = [head.hash]
-        if case .lifecycle(.markVersion) = head.kind, !head.parents.isEmpty { heads = head.parents }
-        var vector = head.vector
-        if let merge = tracking.mergeShown(at: head.hash) {
-            for other in merge.others {
-                guard let change = try? tracking.headStates[other]?.change ?? library.store.change(other, of: id)
-                else { continue }
-                heads.append(other)
-                vector.merge(change.vector)
-            }
-        }
-        let windows = versions.entries.map(\.windowStart)
-        guard versions.record(occasion, at: library.clock.now(), heads: heads, vector: vector) else { return }
+        var heads = shown.map(\.hash)
+        if case .lifecycle(.markVersion) = head.kind, !head.parents.isEmpty { heads = head.parents + heads.dropFirst() }
+        var vector = VersionVector()
+        for change in shown { vector.merge(change.vector) }
+        let recorded = versions.record(occasion, at: library.clock.now(), heads: heads, vector: vector)
+        guard recorded != .unchanged else { return }
         recordedVersions = versions
         // A version received within the latest one's window only replaces it: kept in memory until the next write
         // (live typing would otherwise write the history at every keystroke that arrives).
-        guard occasion != .received || versions.entries.map(\.windowStart) != windows else { return }
+        guard occasion != .received || recorded != .replacedLatest else { return }
         do {
             try library.store.localState.set([RecordedVersions.stateKey: versions.encoded()], of: id)
         } catch {
@@ -202,13 +196,7 @@ extension Document {
     /// device makes each change on its own latest), so it is looked up by identity first: a lookup by hash of an
     /// old change reads every segment of the log, one by identity only those up to it.
     private func loggedChange(_ hash: ChangeHash, within vector: VersionVector? = nil) throws(DocumentError) -> Change {
-        for entry in vector?.entries ?? [] {
-            let candidate: Change?
-            do { candidate = try library.store.change(ChangeID(device: entry.device, seq: entry.seq), of: id) } catch {
-                throw .store(error, "reading the log")
-            }
-            if let candidate, candidate.hash == hash { return candidate }
-        }
+        if let vector, let latest = try replayed().latestChange(hash, of: vector) { return latest }
         let found: Change?
         do { found = try library.store.change(hash, of: id) } catch { throw .store(error, "reading the log") }
         guard let found else {

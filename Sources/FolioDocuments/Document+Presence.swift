@@ -92,12 +92,15 @@ extension Document {
         library.presenceOutlet([], in: id)
     }
 
-    /// The heads whose state (or silent merge) the model shows before the open group.
+    /// The heads whose state (or silent merge) the model shows before the open group; a merged head the log lacks
+    /// is left out.
     func shownHeads() -> [Change] {
         guard let merge = tracking.mergeShown(at: head.hash) else { return [head] }
         var heads = [head]
         for hash in merge.others {
-            if let change = try? library.store.change(hash, of: id) { heads.append(change) }
+            if let change = try? tracking.headStates[hash]?.change ?? library.store.change(hash, of: id) {
+                heads.append(change)
+            }
         }
         return heads
     }

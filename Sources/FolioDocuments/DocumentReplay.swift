@@ -210,21 +210,25 @@ struct DocumentReplay<Model: DocumentModel> {
     func primaryParentRule(_ tail: ReplayTail, near vector: VersionVector? = nil) -> PrimaryParentRule<DocumentError> {
         let store = store
         let document = document
-        return PrimaryParentRule { hash throws(DocumentError) in
+        return PrimaryParentRule { [self] hash throws(DocumentError) in
             if let parent = tail[hash] { return parent }
-            do {
-                for entry in vector?.entries ?? [] {
-                    if let latest = try store.change(ChangeID(device: entry.device, seq: entry.seq), of: document),
-                        latest.hash == hash
-                    {
-                        return latest
-                    }
-                }
-                return try store.change(hash, of: document)
-            } catch {
+            if let vector, let latest = try latestChange(hash, of: vector) { return latest }
+            do { return try store.change(hash, of: document) } catch { throw .store(error, "reading the log") }
+        }
+    }
+
+    /// The change with hash `hash` if it is one of the latest changes of `vector` (a head of a version, a
+    /// checkpoint's last change of a device): found by identity, which decodes a folded log only as far as it, where
+    /// a lookup by hash reads every segment.
+    func latestChange(_ hash: ChangeHash, of vector: VersionVector) throws(DocumentError) -> Change? {
+        for entry in vector.entries {
+            let latest: Change?
+            do { latest = try store.change(ChangeID(device: entry.device, seq: entry.seq), of: document) } catch {
                 throw .store(error, "reading the log")
             }
+            if let latest, latest.hash == hash { return latest }
         }
+        return nil
     }
 
     /// The parent whose state `change` starts from; `nil` for a root.

@@ -34,15 +34,23 @@ struct RecordedVersions: Equatable {
 
     init() {}
 
-    /// Records a version; returns whether the list changed.
+    /// What recording a version did to the list.
+    enum Recorded: Equatable {
+        /// Nothing: the latest version has the same heads.
+        case unchanged
+        /// The latest version was replaced by the new one, in its window; nothing else changed.
+        case replacedLatest
+        /// A version was added, or older ones thinned.
+        case changed
+    }
+
+    /// Records a version.
     @discardableResult
     mutating func record(
         _ occasion: HistoryVersion.Occasion, at date: Timestamp, heads: [ChangeHash], vector: VersionVector
-    )
-        -> Bool
-    {
+    ) -> Recorded {
         let heads = Array(heads.prefix(Self.headLimit))
-        if let last = entries.last, last.heads == heads, occasion != .restored { return false }
+        if let last = entries.last, last.heads == heads, occasion != .restored { return .unchanged }
         let entry = Entry(occasion: occasion, date: date, windowStart: date, heads: heads, vector: vector)
         if let last = entries.last, last.occasion != .restored, occasion != .restored,
             date.millisecondsSince1970 - last.windowStart.millisecondsSince1970 < Self.window,
@@ -50,11 +58,14 @@ struct RecordedVersions: Equatable {
         {
             entries[entries.count - 1] = Entry(
                 occasion: occasion, date: date, windowStart: last.windowStart, heads: heads, vector: vector)
-        } else {
-            entries.append(entry)
+            let count = entries.count
+            thin(now: date)
+            // Thinning only drops versions: the same count means it changed nothing.
+            return entries.count == count ? .replacedLatest : .changed
         }
+        entries.append(entry)
         thin(now: date)
-        return true
+        return .changed
     }
 
     /// Keeps the latest version of each hour past a day and of each day past 30 days, and at most ``limit``.

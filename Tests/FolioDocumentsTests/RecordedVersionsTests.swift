@@ -61,7 +61,7 @@ import Testing
 
     @Test func theSameHeadsAreNotRecordedTwiceButARestoreAlwaysIs() {
         var versions = RecordedVersions()
-        func record(_ occasion: HistoryVersion.Occasion, minute: Int64, head: Int) -> Bool {
+        func record(_ occasion: HistoryVersion.Occasion, minute: Int64, head: Int) -> RecordedVersions.Recorded {
             versions.record(
                 occasion, at: Self.start.advanced(by: minute * Self.minute), heads: [Self.head(head)],
                 vector: Self.vector(UInt64(head)))
@@ -70,8 +70,11 @@ import Testing
         let again = record(.closed, minute: 3, head: 1)
         let restored = record(.restored, minute: 4, head: 2)
         let after = record(.saved, minute: 5, head: 3)
-        #expect(first && !again && restored && after)
+        let replacing = record(.saved, minute: 6, head: 4)
+        #expect(
+            [first, again, restored, after, replacing] == [.changed, .unchanged, .changed, .changed, .replacedLatest])
         #expect(versions.entries.map(\.occasion) == [.saved, .restored, .saved], "a restore is never coalesced")
+        #expect(versions.entries.last?.heads == [Self.head(4)], "a save in the window replaces the one before")
     }
 
     @Test func versionsRoundTripAndDamagedBytesReadAsNone() {
