@@ -32,6 +32,22 @@ extension Document {
     public func blame() throws(DocumentError) -> [TextAuthorship] {
         try ensureOpen()
         try commit()
+        return try authorshipOfShownHeads()
+    }
+
+    /// ``blame()`` without committing anything, for a report that must not change the log: `nil` when the document
+    /// has edits not yet committed (the text is not then the one its heads merge to), when it is closed, or when its
+    /// model does not merge character by character.
+    ///
+    /// - Throws: ``DocumentError`` `.store`, or `.notFound` when a version the document shows merged is not in the log.
+    package func blameOfCommittedText() throws(DocumentError) -> [TextAuthorship]? {
+        guard !state.contains(.closed), !editing.hasOpenGroup, Model.self is any CharacterMergeable.Type else {
+            return nil
+        }
+        return try authorshipOfShownHeads()
+    }
+
+    private func authorshipOfShownHeads() throws(DocumentError) -> [TextAuthorship] {
         let heads = shownHeads()
         guard heads.count == 1 + (tracking.mergeShown(at: head.hash)?.others.count ?? 0) else {
             throw DocumentError(.notFound, "a version the document shows merged is not in the log")

@@ -105,6 +105,7 @@ extension ConflictReport {
                     + (state.heads.isEmpty
                         ? "none" : state.heads.map { "<code>\(e($0))</code>" }.joined(separator: " ")) + "</p>")
             if state.showsContents || !state.contents.isEmpty { lines.append(Self.pre(state.contents)) }
+            if let authorship = state.authorship, !authorship.isEmpty { lines.append(Self.authorship(authorship)) }
             out += lines + ["</div>"]
         }
         out += ["</div>", "<h3>Causal graph</h3>"]
@@ -161,6 +162,17 @@ extension ConflictReport {
         }
         out.append("</article>")
         return out
+    }
+
+    /// Who typed each stretch of a device's text: a table of the stretches in the text's order (line breaks shown
+    /// as `↵`).
+    private static func authorship(_ stretches: [AuthoredStretch]) -> String {
+        var rows = "<table class=\"authorship\"><tr><th>Text</th><th>Typed by</th></tr>"
+        for stretch in stretches {
+            let change = stretch.change.map { "<code>" + e($0) + "</code>" } ?? "(before the history)"
+            rows += "<tr><td><code>" + e(stretch.text.shownOnOneLine) + "</code></td><td>" + change + "</td></tr>"
+        }
+        return rows + "</table>"
     }
 
     private static func pre(_ lines: [String]) -> String {

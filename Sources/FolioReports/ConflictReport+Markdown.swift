@@ -95,6 +95,7 @@ extension ConflictReport {
                 "heads " + (state.heads.isEmpty ? "none" : state.heads.map { "`\($0)`" }.joined(separator: ", ")))
             out += [facts.joined(separator: " · "), ""]
             if state.showsContents || !state.contents.isEmpty { out.append(contents(state.contents)) }
+            if let authorship = state.authorship, !authorship.isEmpty { out += [""] + self.authorship(authorship) }
         }
         out += ["", "### Causal graph", ""]
         if document.graph.isEmpty {
@@ -156,6 +157,16 @@ extension ConflictReport {
             lines += change.base.map { "-" + $0 } + change.version.map { "+" + $0 }
         }
         return MarkdownText.block(lines, info: "diff")
+    }
+
+    /// Who typed each stretch of a device's text: a table of the stretches in the text's order (line breaks shown
+    /// as `↵`).
+    private static func authorship(_ stretches: [AuthoredStretch]) -> [String] {
+        ["| Text | Typed by |", "|---|---|"]
+            + stretches.map { stretch in
+                "| \(MarkdownText.code(stretch.text, inTable: true)) | "
+                    + (stretch.change.map { MarkdownText.code($0, inTable: true) } ?? "(before the history)") + " |"
+            }
     }
 
     private static func contents(_ lines: [String]) -> String {

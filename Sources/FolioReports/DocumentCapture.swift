@@ -1,6 +1,7 @@
 import FolioConflicts
 import FolioCore
 import FolioDocuments
+import FolioModels
 import FolioStore
 import Foundation
 
@@ -20,6 +21,34 @@ public struct DocumentCapture: Hashable, Sendable {
     }
 
     /// A conflict as captured: open (no resolution) or settled.
+    /// A stretch of a text and the change that typed it.
+    struct Stretch: Hashable, Sendable {
+        var text: String
+        var change: ChangeID?
+    }
+
+    /// The stretches of `model`'s text that `authorship` names, or `nil` when they do not cover exactly its text
+    /// (then the report says nothing of authorship rather than something wrong).
+    static func stretches<Model: DocumentModel>(_ authorship: [TextAuthorship], of model: Model) -> [Stretch]? {
+        let text: String
+        switch model {
+        case let document as TextDocument: text = document.text
+        case let pages as PagesDocument: text = pages.text
+        default: return nil
+        }
+        let scalars = Array(text.unicodeScalars)
+        var stretches: [Stretch] = []
+        var end = 0
+        for stretch in authorship {
+            guard stretch.range.lowerBound == end, stretch.range.upperBound <= scalars.count else { return nil }
+            var piece = String.UnicodeScalarView()
+            piece.append(contentsOf: scalars[stretch.range])
+            stretches.append(Stretch(text: String(piece), change: stretch.change))
+            end = stretch.range.upperBound
+        }
+        return end == scalars.count ? stretches : nil
+    }
+
     struct Conflict: Hashable, Sendable {
         var versions: [Version]
         var ancestor: Change?
@@ -43,6 +72,9 @@ public struct DocumentCapture: Hashable, Sendable {
     var vector: VersionVector
     var heads: [ChangeHash]
     var contents: [String]
+    /// Who wrote the text the device shows, stretch by stretch (``Document/blame()``); `nil` for a model without a
+    /// text that merges character by character, or a document not opened or with edits not yet committed.
+    var authorship: [Stretch]?
     var conflicts: [Conflict]
     var changes: [Change]
     var knownDevices: [Device]
@@ -51,7 +83,8 @@ public struct DocumentCapture: Hashable, Sendable {
     public static func absent(_ document: DocumentID, on device: Device) -> DocumentCapture {
         DocumentCapture(
             document: document, device: device, exists: false, name: "", type: "", state: ["absent"],
-            vector: VersionVector(), heads: [], contents: [], conflicts: [], changes: [], knownDevices: [])
+            vector: VersionVector(), heads: [], contents: [], authorship: nil, conflicts: [], changes: [],
+            knownDevices: [])
     }
 
     /// Captures an open document as its library's device sees it: state, contents, vector and heads, its open
@@ -74,7 +107,8 @@ public struct DocumentCapture: Hashable, Sendable {
                 name: snapshot.info.displayName, type: snapshot.info.typeIdentifier,
                 state: ReportLines.flags(snapshot.state),
                 vector: try store.vector(of: document.id), heads: try store.heads(of: document.id).map(\.hash),
-                contents: ReportLines.contents(of: snapshot.model), conflicts: conflicts,
+                contents: ReportLines.contents(of: snapshot.model), authorship: snapshot.authorship,
+                conflicts: conflicts,
                 changes: try store.changes(of: document.id), knownDevices: try store.devices.all())
         } catch {
             throw DocumentError(
@@ -108,7 +142,7 @@ public struct DocumentCapture: Hashable, Sendable {
                 document: document, device: library.device, exists: !info.isDeleted, name: info.displayName,
                 type: info.typeIdentifier, state: ["unopened"], vector: try store.vector(of: document),
                 heads: try store.heads(of: document).map(\.hash),
-                contents: [], conflicts: [],
+                contents: [], authorship: nil, conflicts: [],
                 changes: try store.changes(of: document), knownDevices: try store.devices.all())
         } catch {
             throw DocumentError(
@@ -135,11 +169,14 @@ struct ReportSnapshot<Model: DocumentModel>: Sendable {
     var model: Model
     var open: ConflictRecord<Model>?
     var history: [ConflictRecord<Model>]
+    var authorship: [DocumentCapture.Stretch]?
 }
 
 extension Document {
     func reportSnapshot() throws -> ReportSnapshot<Model> {
         let open = state.contains(.closed) ? nil : try unresolvedConflict()
-        return ReportSnapshot(info: info, state: state, model: model, open: open, history: try conflictHistory())
+        return ReportSnapshot(
+            info: info, state: state, model: model, open: open, history: try conflictHistory(),
+            authorship: try blameOfCommittedText().flatMap { DocumentCapture.stretches($0, of: model) })
     }
 }

@@ -44,9 +44,25 @@ public struct DocumentOnDevice: Codable, Hashable, Sendable {
     /// The contents the device shows, as lines: a text's lines; records as `r1: name=Ann, city=Oslo`; a package's
     /// text lines, then one `images/NAME: SIZE bytes, sha256 HEX` line per image.
     public var contents: [String] = []
+    /// Who wrote the text the device shows, stretch by stretch in the text's order (what `Document.blame()` says);
+    /// absent for a document without a text that merges character by character, and for one not opened.
+    public var authorship: [AuthoredStretch]?
 
     /// Whether ``contents`` says what the device shows (it was opened and holds the document).
     public var showsContents: Bool { exists && !state.contains("unopened") }
+}
+
+/// A stretch of a document's text and the change that typed it.
+public struct AuthoredStretch: Codable, Hashable, Sendable {
+    /// Where the stretch starts in the text, in Unicode scalars.
+    public var start: Int
+    /// The stretch's text.
+    public var text: String
+    /// The change that typed it, as `DEVICE:seq` (an id of the causal graph); absent when no change names the state
+    /// the stretch comes from.
+    public var change: String?
+    /// The device that typed it (the change's device).
+    public var device: String?
 }
 
 /// One change of a document, as the causal graph shows it.

@@ -173,7 +173,18 @@ public struct ReportAssembler: Sendable {
         let heads = capture.heads.sorted { key($0) < key($1) }
         return DocumentOnDevice(
             device: name(of: capture.device.id), exists: capture.exists, name: capture.name, state: capture.state,
-            vector: vector(capture.vector), heads: heads.map(\.shortHex), contents: capture.contents)
+            vector: vector(capture.vector), heads: heads.map(\.shortHex), contents: capture.contents,
+            authorship: capture.authorship.map(authorship))
+    }
+
+    private func authorship(_ stretches: [DocumentCapture.Stretch]) -> [AuthoredStretch] {
+        var start = 0
+        return stretches.map { stretch in
+            defer { start += stretch.text.unicodeScalars.count }
+            return AuthoredStretch(
+                start: start, text: stretch.text, change: stretch.change.map { "\(name(of: $0.device)):\($0.seq)" },
+                device: stretch.change.map { name(of: $0.device) })
+        }
     }
 
     private func graph(_ changes: [ChangeHash: Change]) -> [GraphNode] {

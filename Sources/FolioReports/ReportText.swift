@@ -86,7 +86,7 @@ enum MarkdownText {
 extension String {
     /// The text on one line, read on Unicode scalars: each line break (LF, CR or CRLF) shown as `↵`, and the other
     /// control characters but tab as U+FFFD, as in HTML.
-    fileprivate var shownOnOneLine: String {
+    var shownOnOneLine: String {
         var result = String.UnicodeScalarView()
         var afterCarriageReturn = false
         for scalar in unicodeScalars {

@@ -57,6 +57,45 @@ import Testing
         #expect(document.graph[2].parents == ["iPad:2"])
     }
 
+    @Test func eachDeviceSaysWhoTypedTheTextItShows() async throws {
+        let (a, b) = try devices.libraries(ConflictPolicy(default: .merge))
+        let iPad = try await a.create(TextDocument.self, named: "Notes", contents: TextDocument(text: "one\ntwo\n"))
+        try exchange(a, b, iPad.id)
+        let mac = try await b.open(iPad.id, as: TextDocument.self)
+        try await iPad.edit(.insert(at: 0, text: "zero\n"))
+        try await iPad.commit()
+        try await mac.edit(.insert(at: 8, text: "three\n"))
+        try await mac.commit()
+        try exchange(a, b, iPad.id)
+        try await iPad.refresh()
+        try await mac.refresh()
+        let document = try #require(
+            DocumentReport.assemble(
+                [try await DocumentCapture.capture(iPad), try await DocumentCapture.capture(mac)],
+                devices: devices.devices
+            ).first)
+        let expected = [
+            AuthoredStretch(start: 0, text: "zero\n", change: "iPad:3", device: "iPad"),
+            AuthoredStretch(start: 5, text: "one\ntwo\n", change: "iPad:2", device: "iPad"),
+            AuthoredStretch(start: 13, text: "three\n", change: "Mac:1", device: "Mac"),
+        ]
+        #expect(document.devices.map(\.authorship) == [expected, expected], "the create's contents, then each edit")
+        let markdown = report([try await DocumentCapture.capture(mac)], devices: devices).markdown()
+        #expect(markdown.contains("| `three↵` | `Mac:1` |"))
+        #expect(
+            report([try await DocumentCapture.capture(mac)], devices: devices).html().contains("<code>three↵</code>"))
+
+        // A capture reads the versions, which commits the open group first: the new stretch is the edit's.
+        try await mac.edit(.insert(at: 0, text: "!"))
+        let later = DocumentReport.assemble([try await DocumentCapture.capture(mac)], devices: devices.devices)
+        #expect(
+            later.first?.devices.first?.authorship?.first
+                == AuthoredStretch(start: 0, text: "!", change: "Mac:2", device: "Mac"))
+        #expect(later.first?.devices.first?.authorship?.map(\.text).joined() == "!zero\none\ntwo\nthree\n")
+        try await iPad.close()
+        try await mac.close()
+    }
+
     @Test func latestWinsOnRecordsIsResolvedAndItsLossIsInTheLedger() async throws {
         let conflict = try await RecordsConflict(devices)
         let document = try #require(
