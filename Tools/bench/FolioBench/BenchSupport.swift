@@ -23,6 +23,30 @@ func peakMemoryMiB() -> Double {
     return Double(usage.ru_maxrss) / 1024
 }
 
+/// This process's resident memory now (`VmRSS`), in MiB; 0 where `/proc` does not say.
+func residentMiB() -> Double { procStatusMiB("VmRSS") }
+
+/// This process's peak resident memory since the last ``resetPeakResident()`` (`VmHWM`), in MiB; 0 where `/proc`
+/// does not say.
+func peakResidentMiB() -> Double { procStatusMiB("VmHWM") }
+
+/// Resets the peak ``peakResidentMiB()`` reports to the memory resident now (Linux: `5` into `clear_refs`).
+func resetPeakResident() {
+    try? Data("5".utf8).write(to: URL(fileURLWithPath: "/proc/self/clear_refs"))
+}
+
+private func procStatusMiB(_ field: String) -> Double {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    for line in status.split(separator: "\n") where line.hasPrefix(field + ":") {
+        let kilobytes =
+            line.dropFirst(field.count + 1).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap {
+                Double($0)
+            } ?? 0
+        return kilobytes / 1024
+    }
+    return 0
+}
+
 /// CPU seconds this process has used so far, user and system.
 func cpuSeconds() -> (user: Double, system: Double) {
     var usage = rusage()

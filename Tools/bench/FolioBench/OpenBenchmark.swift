@@ -19,6 +19,10 @@ enum OpenBenchmark {
                 ("1,000-change document ms", format(small.milliseconds, 3)),
                 ("growth large/small", format(large.milliseconds / small.milliseconds, 2)),
                 ("first open of the large one ms (full replay)", format(large.firstOpen, 1)),
+                (
+                    "first open's peak memory MiB (rise over the \(format(large.residentBefore)) MiB before it)",
+                    "\(format(large.firstOpenPeak)) (\(format(large.firstOpenPeak - large.residentBefore)))"
+                ),
                 ("final text scalars (both)", "\(large.textLength) / \(small.textLength)"),
                 ("peak memory MiB", format(peakMemoryMiB())),
             ])
@@ -26,11 +30,14 @@ enum OpenBenchmark {
             "ms_large": (large.milliseconds * 1000).rounded() / 1000,
             "ms_small": (small.milliseconds * 1000).rounded() / 1000,
             "growth": (large.milliseconds / small.milliseconds * 100).rounded() / 100,
+            "first_open_ms": (large.firstOpen * 10).rounded() / 10,
+            "first_open_peak_mib": (large.firstOpenPeak * 10).rounded() / 10,
         ])
     }
 
-    static func measureOpen(changeCount: Int) async throws -> (milliseconds: Double, firstOpen: Double, textLength: Int)
-    {
+    static func measureOpen(changeCount: Int) async throws -> (
+        milliseconds: Double, firstOpen: Double, firstOpenPeak: Double, residentBefore: Double, textLength: Int
+    ) {
         let scratch = try ScratchDirectory("open")
         defer { scratch.cleanUp() }
         let library = try DocumentLibrary(
@@ -54,11 +61,14 @@ enum OpenBenchmark {
         }
         if !kinds.isEmpty { try library.store.append(kinds, to: id) }
         var textLength = 0
+        let residentBefore = residentMiB()
+        resetPeakResident()
         let firstOpen = try await measureAsync {
             let document = try await library.open(id, as: TextDocument.self)
             textLength = await document.model.scalarCount
             try await document.close()
         }
+        let firstOpenPeak = peakResidentMiB()
         var samples: [Double] = []
         for _ in 0..<repetitions {
             var document: Document<TextDocument>?
@@ -67,6 +77,6 @@ enum OpenBenchmark {
             precondition(length == textLength)
             try await document!.close()
         }
-        return (median(samples) * 1000, firstOpen * 1000, textLength)
+        return (median(samples) * 1000, firstOpen * 1000, firstOpenPeak, residentBefore, textLength)
     }
 }
