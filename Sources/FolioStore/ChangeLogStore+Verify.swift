@@ -170,12 +170,33 @@ extension ChangeLogStore {
             let orphans =
                 try Int.fetchOne(
                     db.cachedStatement(
-                        sql: "SELECT COUNT(*) FROM checkpoint WHERE contents_hash NOT IN (SELECT hash FROM blob)")) ?? 0
+                        sql: """
+                            SELECT COUNT(*) FROM checkpoint
+                            WHERE coalesce(manifest_hash, contents_hash) NOT IN (SELECT hash FROM blob)
+                            """)) ?? 0
             if orphans > 0 {
                 report.problems.append(
                     .init(
                         message: orphans == 1
                             ? "1 checkpoint has lost its contents" : "\(orphans) checkpoints have lost their contents"))
+            }
+            // A checkpoint stored as a manifest: its files put back together give the contents it names.
+            for row in try Row.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT c.contents_hash, m.bytes, d.uuid FROM checkpoint c
+                        JOIN blob m ON m.hash = c.manifest_hash JOIN document d ON d.id = c.document ORDER BY c.id
+                        """))
+            {
+                let expected = try? ColumnDecoder.contentHash(row[0])
+                let contents = try? CheckpointStore.contents(whole: nil, manifest: .some(row[1] as Data?), in: db)
+                if expected == nil || contents.flatMap({ $0 }).map(ContentHash.init(hashing:)) != expected {
+                    let document = (try? ColumnDecoder.uuid(row[2])).map { DocumentID($0) }
+                    report.problems.append(
+                        .init(
+                            document: document,
+                            message: "a checkpoint stored as a manifest has lost or damaged files or its manifest"))
+                }
             }
             return report
         }

@@ -53,6 +53,8 @@ public struct CheckpointStore: Sendable {
     public func save(of document: DocumentID, at vector: VersionVector, contents: Data) throws(StoreError) {
         let hash = ContentHash(hashing: contents)
         let now = store.clock.now()
+        // A package with large files is stored as a manifest and those files (see CheckpointManifest).
+        let split = CheckpointManifest.splitting(contents)
         try store.write("saving a checkpoint of document \(document)") { db in
             guard let documentRow = try store.rowID(of: document, in: db) else {
                 throw StoreError(
@@ -65,15 +67,28 @@ public struct CheckpointStore: Sendable {
                     .checkpoint,
                     "a checkpoint at \(vector) names changes the log of document \(document) lacks (it has \(known))")
             }
-            try db.cachedStatement(sql: "INSERT OR IGNORE INTO blob (hash, bytes) VALUES (?, ?)")
-                .execute(arguments: [hash.data, StorageCompression.packValue(contents)])
+            let insertBlob = try db.cachedStatement(sql: "INSERT OR IGNORE INTO blob (hash, bytes) VALUES (?, ?)")
+            var manifestHash: ContentHash?
+            if let (manifest, files) = split {
+                // Each large file once, whatever other checkpoints or documents hold it, then the manifest.
+                for (fileHash, bytes) in files.sorted(by: { $0.key < $1.key }) {
+                    try insertBlob.execute(arguments: [fileHash.data, StorageCompression.packValue(bytes)])
+                }
+                let encoded = manifest.encoded()
+                manifestHash = ContentHash(hashing: encoded)
+                try insertBlob.execute(arguments: [manifestHash!.data, StorageCompression.packValue(encoded)])
+            } else {
+                try insertBlob.execute(arguments: [hash.data, StorageCompression.packValue(contents)])
+            }
             try db.cachedStatement(
                 sql: """
-                    INSERT INTO checkpoint (document, vector, change_count, contents_hash, created_at) VALUES (?, ?, ?, ?, ?)
+                    INSERT INTO checkpoint (document, vector, change_count, contents_hash, manifest_hash, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?)
                     """
             )
             .execute(arguments: [
-                documentRow, Data(vector.encoded()), Int64(vector.changeCount), hash.data, now.millisecondsSince1970,
+                documentRow, Data(vector.encoded()), Int64(vector.changeCount), hash.data, manifestHash?.data,
+                now.millisecondsSince1970,
             ])
         }
     }
@@ -89,8 +104,9 @@ public struct CheckpointStore: Sendable {
             var rows = try RawRows(
                 db.cachedStatement(
                     sql: """
-                        SELECT c.vector, c.created_at, b.bytes, c.contents_hash FROM checkpoint c
+                        SELECT c.vector, c.created_at, b.bytes, c.contents_hash, m.bytes, c.manifest_hash FROM checkpoint c
                         LEFT JOIN blob b ON b.hash = c.contents_hash
+                        LEFT JOIN blob m ON m.hash = c.manifest_hash
                         WHERE c.document = ? ORDER BY c.change_count DESC, c.id DESC
                         """),
                 arguments: [documentRow])
@@ -105,7 +121,8 @@ public struct CheckpointStore: Sendable {
                         document: document, vector: vector, contents: contents,
                         createdAt: Timestamp(millisecondsSince1970: row[1]))
                 }
-                guard let stored = row[2] as Data?, let contents = try? StorageCompression.unpackValue(stored),
+                let manifest: Data?? = (row[5] as Data?).map { _ in row[4] as Data? }
+                guard let contents = try Self.contents(whole: row[2], manifest: manifest, in: db),
                     ContentHash(hashing: contents) == expected
                 else {
                     throw StoreError(
@@ -117,6 +134,26 @@ public struct CheckpointStore: Sendable {
                     createdAt: Timestamp(millisecondsSince1970: row[1]))
             }
             return nil
+        }
+    }
+
+    /// A checkpoint's contents from the blobs a checkpoint row names: `whole`, the blob of its contents hash, or when
+    /// it has a manifest, `manifest` (`.some(nil)` when the manifest's blob is missing) put back together with its
+    /// files. `nil` when the blob is missing or does not unpack.
+    static func contents(whole: Data?, manifest: Data??, in db: Database) throws -> Data? {
+        guard let manifest else { return whole.flatMap { try? StorageCompression.unpackValue($0) } }
+        guard let stored = manifest, let bytes = try? StorageCompression.unpackValue(stored) else { return nil }
+        let statement = try db.cachedStatement(sql: "SELECT bytes FROM blob WHERE hash = ?")
+        return try CheckpointManifest(decoding: bytes).assembled { hash throws(StoreError) in
+            do {
+                return try Data.fetchOne(statement, arguments: [hash.data]).map {
+                    stored throws(StoreError) in try StorageCompression.unpackValue(stored)
+                }
+            } catch let error as StoreError {
+                throw error
+            } catch {
+                throw StoreError(.corrupt, "a checkpoint's file cannot be read: \(error)")
+            }
         }
     }
 }

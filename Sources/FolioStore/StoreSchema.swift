@@ -222,6 +222,15 @@ enum StoreSchema {
                     BEGIN UPDATE document SET unvouched = unvouched - 1 WHERE id = old.document; END;
                     """)
         }
+        migrator.registerMigration("v9 checkpoint manifests") { db in
+            try db.execute(
+                sql: """
+                    -- A checkpoint of a file package may be stored as a manifest (see CheckpointManifest): its large
+                    -- files as blobs of their own, shared by every checkpoint and document that holds them. NULL: the
+                    -- contents are the blob named by contents_hash, whole.
+                    ALTER TABLE checkpoint ADD COLUMN manifest_hash BLOB;
+                    """)
+        }
         return migrator
     }
 

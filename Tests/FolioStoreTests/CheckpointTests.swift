@@ -104,4 +104,79 @@ import Testing
         #expect(!verification.isSound)
         #expect(verification.description.hasPrefix("1 problem in 1 document, "), "\(verification)")
     }
+
+    // MARK: Packages stored as manifests
+
+    /// A package of a short text and `images` (name to bytes), encoded as a checkpoint holds it.
+    private func package(_ images: [String: Data]) throws -> Data {
+        var package = FilePackage()
+        try package.setFile(Data("the text".utf8), at: PackagePath("text.txt"))
+        for (name, bytes) in images { try package.setFile(bytes, at: PackagePath("images/" + name)) }
+        return DocumentContents.package(package).encoded()
+    }
+
+    private func randomBytes(_ count: Int, seed: UInt64) -> Data {
+        var random = SplitMix64(seed: seed)
+        return Data((0..<count).map { _ in UInt8(truncatingIfNeeded: random.next()) })
+    }
+
+    /// The blob rows: how many, and their stored bytes.
+    private func blobRows() throws -> (count: Int, bytes: Int) {
+        let outcome = try SQLiteShell.run("SELECT count(*), coalesce(sum(length(bytes)), 0) FROM blob;", on: store.url)
+        try #require(outcome.succeeded, "\(outcome.errors)")
+        let fields = outcome.output.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "|")
+        return (Int(fields[0]) ?? -1, Int(fields[1]) ?? -1)
+    }
+
+    @Test func aPackageCheckpointStoresEachLargeFileOnce() throws {
+        let size = 8 * 1024
+        var images = ["a.png": randomBytes(size, seed: 1), "b.png": randomBytes(size, seed: 2)]
+        images["c.png"] = randomBytes(size, seed: 3)
+        let first = try package(images)
+        images["b.png"] = randomBytes(size, seed: 4)
+        let second = try package(images)
+        try store.checkpoints.save(of: history.document, at: history["a2"].vector, contents: first)
+        try store.checkpoints.save(of: history.document, at: history["b2"].vector, contents: second)
+        try store.checkInvariants()
+
+        #expect(try store.checkpoints.latest(of: history.document)?.contents == second)
+        #expect(try store.checkpoints.latest(of: history.document, within: history["a2"].vector)?.contents == first)
+        let blobs = try blobRows()
+        #expect(blobs.count == 6, "four distinct images and two manifests, not two whole packages")
+        #expect(blobs.bytes < 4 * size + 2_048, "\(blobs.bytes) bytes stored for \(first.count + second.count)")
+        #expect(try store.checkpoints.blob(ContentHash(hashing: images["b.png"]!)) == images["b.png"])
+        #expect(try store.verify().isSound)
+
+        try store.close()
+        let reopened = try directory.openStore(for: .named("Reader"))
+        #expect(try reopened.checkpoints.latest(of: history.document)?.contents == second)
+    }
+
+    @Test func aPackageOfSmallFilesAndFlatContentsAreStoredWhole() throws {
+        let small = try package(["a.png": Data(repeating: 7, count: 100)])
+        try store.checkpoints.save(of: history.document, at: history["a2"].vector, contents: small)
+        let flat = DocumentContents.data(randomBytes(16 * 1024, seed: 5)).encoded()
+        try store.checkpoints.save(of: history.document, at: history["b2"].vector, contents: flat)
+        #expect(try store.checkpoints.blob(ContentHash(hashing: small)) == small)
+        #expect(try store.checkpoints.blob(ContentHash(hashing: flat)) == flat)
+        #expect(try store.checkpoints.latest(of: history.document)?.contents == flat)
+        #expect(try blobRows().count == 2)
+    }
+
+    @Test(arguments: [
+        "UPDATE blob SET bytes = X'00' WHERE length(bytes) > 4000", "DELETE FROM blob WHERE length(bytes) > 4000",
+    ])
+    func aPackageCheckpointThatLostAFileIsCorrupt(damage: String) throws {
+        let contents = try package(["a.png": randomBytes(8 * 1024, seed: 6)])
+        try store.checkpoints.save(of: history.document, at: history["a4"].vector, contents: contents)
+        try store.close()
+        let damaged = try SQLiteShell.run(damage, on: store.url)
+        try #require(damaged.succeeded, "\(damaged.errors)")
+
+        let reopened = try directory.openStore(for: .named("Reader"), checked: false)
+        let error = #expect(throws: StoreError.self) { _ = try reopened.checkpoints.latest(of: history.document) }
+        #expect(error?.code == .corrupt)
+        let verification = try reopened.verify()
+        #expect(verification.problems.contains { $0.message.contains("stored as a manifest") }, "\(verification)")
+    }
 }

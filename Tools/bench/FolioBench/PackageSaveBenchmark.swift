@@ -9,6 +9,7 @@ import Foundation
 enum PackageSaveBenchmark {
     static let imageCount = 100
     static let imageBytes = 64 * 1024
+    static let revisions = 10
 
     static func run() async throws {
         let scratch = try ScratchDirectory("package-save")
@@ -35,7 +36,19 @@ enum PackageSaveBenchmark {
         let written = counting.bytesWritten
         let manifest = (try? counting.attributes(at: url.appendingPathComponent(".folio-manifest")).size) ?? 0
         let packageBytes = directoryBytes(url)
+        // Revisions: one image changed and saved, then the document closed (a checkpoint) and opened again, as an
+        // app does across sessions; the store's pages in use grow by what each revision keeps.
+        let storeURL = scratch.url.appendingPathComponent(".folio/store.sqlite")
         try await document.close()
+        let before = try RawSQLite(storeURL, synchronous: "NORMAL").usedBytes()
+        for revision in 0..<revisions {
+            let reopened = try await library.open(document.id, as: PagesDocument.self)
+            try await reopened.edit(.putImage(name: "image-\(revision * 7 % imageCount).png", bytes: image()))
+            try await reopened.save()
+            try await reopened.close()
+        }
+        let after = try RawSQLite(storeURL, synchronous: "NORMAL").usedBytes()
+        let perRevision = Double(after - before) / Double(revisions)
         let goal = changed.count + manifest
         printTable(
             "package-save: \(imageCount) images of \(imageBytes) bytes, one changed, then saved (\(machineDescription()))",
@@ -45,11 +58,16 @@ enum PackageSaveBenchmark {
                 ("within the goal", "\(written <= goal)"),
                 ("files written / removed", "\(report?.filesWritten ?? 0) / \(report?.filesRemoved ?? 0)"),
                 ("package bytes", "\(packageBytes)"),
+                (
+                    "store bytes per revision (\(revisions) revisions: one image changed, saved, closed)",
+                    "\(Int(perRevision)) (\(format(perRevision / Double(imageBytes), 2)) x the image)"
+                ),
                 ("save ms", format(seconds * 1000, 2)),
             ])
         printJSON([
             "bytes_written": written, "package_bytes": packageBytes, "changed_image_bytes": changed.count,
-            "manifest_bytes": manifest,
+            "manifest_bytes": manifest, "store_bytes_per_revision": Int(perRevision),
+            "store_bytes_per_revision_ratio": (perRevision / Double(imageBytes) * 100).rounded() / 100,
         ])
     }
 }

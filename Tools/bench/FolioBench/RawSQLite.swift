@@ -63,6 +63,20 @@ final class RawSQLite {
         }
     }
 
+    /// The bytes of the database's pages in use (all pages but the free ones), the WAL's pages included: what the
+    /// store holds, whatever the file's size.
+    func usedBytes() throws -> Int {
+        func integer(_ sql: String) throws -> Int {
+            var statement: OpaquePointer?
+            guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else {
+                throw RawSQLiteError(message: String(cString: sqlite3_errmsg(db)))
+            }
+            defer { sqlite3_finalize(statement) }
+            return sqlite3_step(statement) == SQLITE_ROW ? Int(sqlite3_column_int64(statement, 0)) : 0
+        }
+        return try (integer("PRAGMA page_count") - integer("PRAGMA freelist_count")) * integer("PRAGMA page_size")
+    }
+
     /// What the store's bytes are made of: file pages, change bodies, blobs.
     func composition() throws -> [(String, String)] {
         func integer(_ sql: String) throws -> Int64 {
