@@ -184,18 +184,29 @@ extension ChangeLogStore {
             for row in try Row.fetchAll(
                 db.cachedStatement(
                     sql: """
-                        SELECT c.contents_hash, m.bytes, d.uuid FROM checkpoint c
+                        SELECT c.contents_hash, m.bytes, d.uuid, c.id FROM checkpoint c
                         JOIN blob m ON m.hash = c.manifest_hash JOIN document d ON d.id = c.document ORDER BY c.id
                         """))
             {
                 let expected = try? ColumnDecoder.contentHash(row[0])
                 let contents = try? CheckpointStore.contents(whole: nil, manifest: .some(row[1] as Data?), in: db)
+                let document = (try? ColumnDecoder.uuid(row[2])).map { DocumentID($0) }
                 if expected == nil || contents.flatMap({ $0 }).map(ContentHash.init(hashing:)) != expected {
-                    let document = (try? ColumnDecoder.uuid(row[2])).map { DocumentID($0) }
                     report.problems.append(
                         .init(
                             document: document,
                             message: "a checkpoint stored as a manifest has lost or damaged files or its manifest"))
+                }
+                // The files it names are listed, so that they stay while it does.
+                let named = (row[1] as Data?).flatMap { try? StorageCompression.unpackValue($0) }
+                    .flatMap { try? CheckpointManifest(decoding: $0) }.map { Set($0.members.map(\.hash.data)) }
+                let listed = Set(
+                    try Data.fetchAll(
+                        db.cachedStatement(sql: "SELECT hash FROM checkpoint_file WHERE checkpoint = ?"),
+                        arguments: [row[3] as Int64]))
+                if let named, named != listed {
+                    report.problems.append(
+                        .init(document: document, message: "a checkpoint's list of files differs from its manifest"))
                 }
             }
             return report

@@ -19,7 +19,8 @@ public struct Checkpoint: Hashable, Sendable {
 public struct CheckpointStore: Sendable {
     let store: ChangeLogStore
 
-    /// Stores `contents` in content-addressed storage, once however often it is stored.
+    /// Stores `contents` in content-addressed storage, once however often it is stored. A blob with the hash of a
+    /// checkpoint's contents or files goes with the last checkpoint that names it (see ``spacing``).
     ///
     /// - Returns: the contents' hash, by which ``blob(_:)`` finds them.
     /// - Throws: ``StoreError``.
@@ -47,10 +48,13 @@ public struct CheckpointStore: Sendable {
         return bytes
     }
 
-    /// Saves a snapshot of `document` at `vector`.
+    /// Saves a snapshot of `document` at `vector`, and drops the older checkpoints it replaces: those of its line
+    /// of history fewer than `spacing` changes behind it but the newest (see ``spacing``; 0 keeps every checkpoint).
     ///
     /// - Throws: ``StoreError`` with code `checkpoint` when `vector` names changes the log does not have.
-    public func save(of document: DocumentID, at vector: VersionVector, contents: Data) throws(StoreError) {
+    public func save(
+        of document: DocumentID, at vector: VersionVector, contents: Data, keepingApart spacing: Int = Self.spacing
+    ) throws(StoreError) {
         let hash = ContentHash(hashing: contents)
         let now = store.clock.now()
         // A package with large files is stored as a manifest and those files (see CheckpointManifest).
@@ -90,6 +94,14 @@ public struct CheckpointStore: Sendable {
                 documentRow, Data(vector.encoded()), Int64(vector.changeCount), hash.data, manifestHash?.data,
                 now.millisecondsSince1970,
             ])
+            let checkpoint = db.lastInsertedRowID
+            let insertFile = try db.cachedStatement(
+                sql: "INSERT OR IGNORE INTO checkpoint_file (checkpoint, hash) VALUES (?, ?)")
+            for member in split?.manifest.members ?? [] {
+                try insertFile.execute(arguments: [checkpoint, member.hash.data])
+            }
+            try Self.dropCheckpoints(
+                replacedBy: checkpoint, at: vector, of: documentRow, within: spacing, in: db)
         }
     }
 
@@ -134,6 +146,63 @@ public struct CheckpointStore: Sendable {
                     createdAt: Timestamp(millisecondsSince1970: row[1]))
             }
             return nil
+        }
+    }
+
+    /// How many changes apart the checkpoints of one line of history are kept at least, by default: saving a
+    /// checkpoint drops the older ones whose changes it includes and that are fewer than this many changes behind
+    /// it, but the newest of them (a document closed after a few changes each time would otherwise keep a checkpoint
+    /// per close), with the blobs no other checkpoint names. The checkpoints left are at most about twice this many
+    /// changes apart, so the state at any version costs at most that many changes to replay from one.
+    public static var spacing: Int { 1_000 }
+
+    /// Drops the checkpoints of a document (its row `document`) that the checkpoint `newer` (at `vector`) replaces:
+    /// those whose vector `vector` contains and that are fewer than `spacing` changes behind it; then deletes the
+    /// blobs they named that no other checkpoint names.
+    static func dropCheckpoints(
+        replacedBy newer: Int64, at vector: VersionVector, of document: Int64, within spacing: Int, in db: Database
+    ) throws {
+        var rows = try RawRows(
+            db.cachedStatement(
+                sql: """
+                    SELECT id, vector, contents_hash, manifest_hash FROM checkpoint
+                    WHERE document = ? AND id <> ? AND change_count > ? AND change_count <= ?
+                    """),
+            arguments: [
+                document, newer, Int64(vector.changeCount) - Int64(spacing), Int64(vector.changeCount),
+            ])
+        // The newest checkpoint before this one stays whatever its distance: the version a device closed at is
+        // where its next offline branch forks, and a merge of that branch starts from the checkpoint there.
+        let previous = try Int64.fetchOne(
+            db.cachedStatement(
+                sql:
+                    "SELECT id FROM checkpoint WHERE document = ? AND id <> ? ORDER BY change_count DESC, id DESC LIMIT 1"
+            ), arguments: [document, newer])
+        var dropped: [Int64] = []
+        var candidates: Set<Data> = []
+        while let row = try rows.next() {
+            guard row[0] as Int64 != previous,
+                (try? VersionVector(decoding: row[1] as Data))?.isContained(in: vector) == true
+            else { continue }
+            dropped.append(row[0])
+            candidates.insert(row[2])
+            if let manifest = row[3] as Data? { candidates.insert(manifest) }
+        }
+        guard !dropped.isEmpty else { return }
+        let files = try db.cachedStatement(sql: "SELECT hash FROM checkpoint_file WHERE checkpoint = ?")
+        for id in dropped {
+            for hash in try Data.fetchAll(files, arguments: [id]) { candidates.insert(hash) }
+            try db.cachedStatement(sql: "DELETE FROM checkpoint_file WHERE checkpoint = ?").execute(arguments: [id])
+            try db.cachedStatement(sql: "DELETE FROM checkpoint WHERE id = ?").execute(arguments: [id])
+        }
+        let collect = try db.cachedStatement(
+            sql: """
+                DELETE FROM blob WHERE hash = ?1
+                AND NOT EXISTS (SELECT 1 FROM checkpoint WHERE contents_hash = ?1 OR manifest_hash = ?1)
+                AND NOT EXISTS (SELECT 1 FROM checkpoint_file WHERE hash = ?1)
+                """)
+        for hash in candidates.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            try collect.execute(arguments: [hash])
         }
     }
 

@@ -229,6 +229,15 @@ enum StoreSchema {
                     -- files as blobs of their own, shared by every checkpoint and document that holds them. NULL: the
                     -- contents are the blob named by contents_hash, whole.
                     ALTER TABLE checkpoint ADD COLUMN manifest_hash BLOB;
+
+                    -- The files a checkpoint's manifest names, so that the blobs of a checkpoint dropped when a newer
+                    -- one replaces it go once nothing else names them.
+                    CREATE TABLE checkpoint_file (
+                        checkpoint INTEGER NOT NULL,
+                        hash BLOB NOT NULL,
+                        PRIMARY KEY (checkpoint, hash)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX checkpoint_file_by_hash ON checkpoint_file (hash);
                     """)
         }
         return migrator

@@ -72,7 +72,8 @@ import Testing
         // Checkpoints at a2 (2 changes), b2 (5), a4 (7), c3 (9): b2 and a3 are concurrent with each other.
         for name in ["a2", "b2", "a4", "c3"] {
             clock.advance(byMilliseconds: 1000)
-            try store.checkpoints.save(of: h.document, at: h[name].vector, contents: snapshot(h[name].vector))
+            try store.checkpoints.save(
+                of: h.document, at: h[name].vector, contents: snapshot(h[name].vector), keepingApart: 0)
             try store.checkInvariants()
         }
         func latest(within limit: VersionVector?) throws -> VersionVector? {
@@ -108,9 +109,9 @@ import Testing
     // MARK: Packages stored as manifests
 
     /// A package of a short text and `images` (name to bytes), encoded as a checkpoint holds it.
-    private func package(_ images: [String: Data]) throws -> Data {
+    private func package(_ images: [String: Data], text: String = "the text") throws -> Data {
         var package = FilePackage()
-        try package.setFile(Data("the text".utf8), at: PackagePath("text.txt"))
+        try package.setFile(Data(text.utf8), at: PackagePath("text.txt"))
         for (name, bytes) in images { try package.setFile(bytes, at: PackagePath("images/" + name)) }
         return DocumentContents.package(package).encoded()
     }
@@ -178,5 +179,49 @@ import Testing
         #expect(error?.code == .corrupt)
         let verification = try reopened.verify()
         #expect(verification.problems.contains { $0.message.contains("stored as a manifest") }, "\(verification)")
+    }
+
+    // MARK: Thinning
+
+    @Test func aCheckpointDropsTheOlderOnesOfItsLineItReplacesWithTheirFiles() throws {
+        let h = history
+        func image(_ seed: UInt64) -> Data { randomBytes(8 * 1024, seed: seed) }
+        // a2, then b3 (on B's branch, which includes a2), a3 and a4 (which merges a3 and b2, not b3).
+        let saved: [(String, Data)] = [
+            ("a2", try package(["p.png": image(11)], text: "a2")),
+            ("b3", try package(["p.png": image(11)], text: "b3")),
+            ("a3", try package(["p.png": image(12)], text: "a3")),
+            ("a4", try package(["p.png": image(13)], text: "a4")),
+        ]
+        for (name, contents) in saved {
+            try store.checkpoints.save(of: h.document, at: h[name].vector, contents: contents)
+            try store.checkInvariants()
+        }
+        func latest(within name: String) throws -> VersionVector? {
+            try store.checkpoints.latest(of: h.document, within: h[name].vector)?.vector
+        }
+        #expect(try latest(within: "a4") == h["a4"].vector)
+        #expect(try latest(within: "b3") == h["b3"].vector, "b3 is not in a4's past: it stays")
+        #expect(try latest(within: "a3") == nil, "a3 went with a4, a2 with a3 (b3 was newer than a2 then)")
+        #expect(try latest(within: "a2") == nil)
+        #expect(try store.checkpoints.latest(of: h.document)?.contents == saved[3].1)
+        // The images of b3 and a4 and their two manifests; a3's image and the dropped manifests are gone.
+        #expect(try blobRows().count == 4)
+        #expect(try store.checkpoints.blob(ContentHash(hashing: image(12))) == nil)
+        #expect(try store.checkpoints.blob(ContentHash(hashing: image(11))) == image(11), "b3 still names it")
+        #expect(try store.verify().isSound)
+    }
+
+    @Test func theNewestCheckpointBeforeANewOneStaysAndSharedContentsStay() throws {
+        let h = history
+        for (name, text) in [("a2", "same"), ("a3", "same"), ("a4", "other")] {
+            try store.checkpoints.save(of: h.document, at: h[name].vector, contents: Data(text.utf8))
+        }
+        #expect(try store.checkpoints.latest(of: h.document, within: h["a3"].vector)?.contents == Data("same".utf8))
+        #expect(try store.checkpoints.latest(of: h.document, within: h["a2"].vector) == nil)
+        #expect(try blobRows().count == 2, "a2's contents are a3's too: they stay")
+        try store.checkpoints.save(
+            of: h.document, at: h["c3"].vector, contents: Data("c3".utf8), keepingApart: 0)
+        #expect(try store.checkpoints.latest(of: h.document, within: h["a3"].vector) != nil, "0 keeps every one")
     }
 }
