@@ -35,31 +35,54 @@ extension Document {
         return try authorshipOfShownHeads()
     }
 
-    /// ``blame()`` without committing anything, for a report that must not change the log: `nil` when the document
-    /// has edits not yet committed (the text is not then the one its heads merge to), when it is closed, or when its
-    /// model does not merge character by character.
+    /// ``blame()`` for a report: each stretch of the text the document shows with the change that typed it, without
+    /// committing the open group. `nil` when the document has edits not yet committed, is closed, has a model that
+    /// does not merge character by character, or when the merge of its heads is not the text it shows (then a
+    /// report says nothing of authorship rather than something wrong).
     ///
     /// - Throws: ``DocumentError`` `.store`, or `.notFound` when a version the document shows merged is not in the log.
-    package func blameOfCommittedText() throws(DocumentError) -> [TextAuthorship]? {
-        guard !state.contains(.closed), !editing.hasOpenGroup, Model.self is any CharacterMergeable.Type else {
+    package func blameOfCommittedText() throws(DocumentError) -> [(text: String, change: ChangeID?)]? {
+        guard !state.contains(.closed), !editing.hasOpenGroup, let shown = model as? any CharacterMergeable else {
             return nil
         }
-        return try authorshipOfShownHeads()
+        let heads = try headsOfShownText()
+        let replay = DocumentReplay<Model>(store: library.store, document: id, decoded: tracking.decodedOperations)
+        let (stretches, text) = try replay.authorshipAndText(of: heads)
+        let scalars = shown.mergeableText
+        guard text.unicodeScalars.elementsEqual(scalars) else { return nil }
+        return stretches.map { stretch in
+            var piece = String.UnicodeScalarView()
+            piece.append(contentsOf: scalars[stretch.range])
+            return (String(piece), stretch.change)
+        }
     }
 
     private func authorshipOfShownHeads() throws(DocumentError) -> [TextAuthorship] {
+        let heads = try headsOfShownText()
+        let replay = DocumentReplay<Model>(store: library.store, document: id, decoded: tracking.decodedOperations)
+        return try replay.authorship(of: heads)
+    }
+}
+
+extension Document {
+    /// The heads whose merge is the text the document shows.
+    private func headsOfShownText() throws(DocumentError) -> [Change] {
         let heads = shownHeads()
         guard heads.count == 1 + (tracking.mergeShown(at: head.hash)?.others.count ?? 0) else {
             throw DocumentError(.notFound, "a version the document shows merged is not in the log")
         }
-        let replay = DocumentReplay<Model>(store: library.store, document: id, decoded: tracking.decodedOperations)
-        return try replay.authorship(of: heads)
+        return heads
     }
 }
 
 extension DocumentReplay {
     /// Who typed each character of the character merge of `heads`, replayed from the start of the history.
     func authorship(of heads: [Change]) throws(DocumentError) -> [TextAuthorship] {
+        try authorshipAndText(of: heads).stretches
+    }
+
+    /// ``authorship(of:)``, with the merged text the stretches cover.
+    func authorshipAndText(of heads: [Change]) throws(DocumentError) -> (stretches: [TextAuthorship], text: String) {
         guard let type = Model.self as? any CharacterMergeable.Type else {
             throw DocumentError(.invalidOperation, "this document's model does not merge character by character")
         }
@@ -67,7 +90,7 @@ extension DocumentReplay {
     }
 
     private func authorship<M: CharacterMergeable>(_ type: M.Type, of heads: [Change]) throws(DocumentError)
-        -> [TextAuthorship]
+        -> (stretches: [TextAuthorship], text: String)
     {
         var limit = VersionVector()
         for head in heads { limit.merge(head.vector) }
@@ -86,6 +109,6 @@ extension DocumentReplay {
             }
             position += run.count
         }
-        return result
+        return (result, replayed.graph.text)
     }
 }

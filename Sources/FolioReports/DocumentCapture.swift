@@ -1,7 +1,6 @@
 import FolioConflicts
 import FolioCore
 import FolioDocuments
-import FolioModels
 import FolioStore
 import Foundation
 
@@ -20,35 +19,17 @@ public struct DocumentCapture: Hashable, Sendable {
         var contents: [String]
     }
 
-    /// A conflict as captured: open (no resolution) or settled.
     /// A stretch of a text and the change that typed it.
     struct Stretch: Hashable, Sendable {
         var text: String
         var change: ChangeID?
     }
 
-    /// The stretches of `model`'s text that `authorship` names, or `nil` when they do not cover exactly its text
-    /// (then the report says nothing of authorship rather than something wrong).
-    static func stretches<Model: DocumentModel>(_ authorship: [TextAuthorship], of model: Model) -> [Stretch]? {
-        let text: String
-        switch model {
-        case let document as TextDocument: text = document.text
-        case let pages as PagesDocument: text = pages.text
-        default: return nil
-        }
-        let scalars = Array(text.unicodeScalars)
-        var stretches: [Stretch] = []
-        var end = 0
-        for stretch in authorship {
-            guard stretch.range.lowerBound == end, stretch.range.upperBound <= scalars.count else { return nil }
-            var piece = String.UnicodeScalarView()
-            piece.append(contentsOf: scalars[stretch.range])
-            stretches.append(Stretch(text: String(piece), change: stretch.change))
-            end = stretch.range.upperBound
-        }
-        return end == scalars.count ? stretches : nil
-    }
+    /// Who wrote the text is left out of a report for a document with more changes than this: it costs a replay of
+    /// the whole history.
+    static var authorshipChangeLimit: Int { 100_000 }
 
+    /// A conflict as captured: open (no resolution) or settled.
     struct Conflict: Hashable, Sendable {
         var versions: [Version]
         var ancestor: Change?
@@ -173,10 +154,20 @@ struct ReportSnapshot<Model: DocumentModel>: Sendable {
 }
 
 extension Document {
+    /// Who typed each stretch of the text, when the report can say (see ``DocumentCapture/authorshipChangeLimit``);
+    /// a failure to say leaves it out rather than failing the report.
+    func authorship() -> [DocumentCapture.Stretch]? {
+        guard let changes = try? library.store.vector(of: id).changeCount,
+            changes <= DocumentCapture.authorshipChangeLimit,
+            let stretches = try? blameOfCommittedText()
+        else { return nil }
+        return stretches.map { DocumentCapture.Stretch(text: $0.text, change: $0.change) }
+    }
+
     func reportSnapshot() throws -> ReportSnapshot<Model> {
         let open = state.contains(.closed) ? nil : try unresolvedConflict()
         return ReportSnapshot(
             info: info, state: state, model: model, open: open, history: try conflictHistory(),
-            authorship: try blameOfCommittedText().flatMap { DocumentCapture.stretches($0, of: model) })
+            authorship: authorship())
     }
 }

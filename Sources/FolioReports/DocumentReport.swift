@@ -45,7 +45,9 @@ public struct DocumentOnDevice: Codable, Hashable, Sendable {
     /// text lines, then one `images/NAME: SIZE bytes, sha256 HEX` line per image.
     public var contents: [String] = []
     /// Who wrote the text the device shows, stretch by stretch in the text's order (what `Document.blame()` says);
-    /// absent for a document without a text that merges character by character, and for one not opened.
+    /// absent for a document without a text that merges character by character, one not opened, one of more than
+    /// 100,000 changes (it costs a replay of the whole history), and when the merge of the heads is not the text
+    /// shown.
     public var authorship: [AuthoredStretch]?
 
     /// Whether ``contents`` says what the device shows (it was opened and holds the document).

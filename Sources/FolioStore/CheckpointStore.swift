@@ -48,8 +48,9 @@ public struct CheckpointStore: Sendable {
         return bytes
     }
 
-    /// Saves a snapshot of `document` at `vector`, and drops the older checkpoints it replaces: those of its line
-    /// of history fewer than `spacing` changes behind it but the newest (see ``spacing``; 0 keeps every checkpoint).
+    /// Saves a snapshot of `document` at `vector`, and drops the older checkpoints of its line of history it
+    /// replaces: all but the oldest in each stretch of `spacing` changes and the newest (see ``spacing``; 0 keeps
+    /// every checkpoint).
     ///
     /// - Throws: ``StoreError`` with code `checkpoint` when `vector` names changes the log does not have.
     public func save(
@@ -149,44 +150,45 @@ public struct CheckpointStore: Sendable {
         }
     }
 
-    /// How many changes apart the checkpoints of one line of history are kept at least, by default: saving a
-    /// checkpoint drops the older ones whose changes it includes and that are fewer than this many changes behind
-    /// it, but the newest of them (a document closed after a few changes each time would otherwise keep a checkpoint
-    /// per close), with the blobs no other checkpoint names. The checkpoints left are at most about twice this many
-    /// changes apart, so the state at any version costs at most that many changes to replay from one.
+    /// The stretch of history, in changes, in which the checkpoints of one line of history are thinned to one, by
+    /// default: saving a checkpoint drops the older ones whose changes it includes (its line) but the oldest in each
+    /// stretch of this many changes (counted from the document's first change) and the newest of them, with the
+    /// blobs no other checkpoint names. A document closed after a few changes each time would otherwise keep a
+    /// checkpoint per close. A document takes a checkpoint at least every 1,000 changes, so the ones left are at most
+    /// about twice this many changes apart, and the state at any version costs at most that many changes to replay
+    /// from one.
     public static var spacing: Int { 1_000 }
 
-    /// Drops the checkpoints of a document (its row `document`) that the checkpoint `newer` (at `vector`) replaces:
-    /// those whose vector `vector` contains and that are fewer than `spacing` changes behind it; then deletes the
-    /// blobs they named that no other checkpoint names.
+    /// Drops the checkpoints of a document (its row `document`) that the checkpoint `newer` (at `vector`) replaces
+    /// (see ``spacing``; `spacing` 0 or less drops none), then deletes the blobs they named that no other checkpoint
+    /// names.
     static func dropCheckpoints(
         replacedBy newer: Int64, at vector: VersionVector, of document: Int64, within spacing: Int, in db: Database
     ) throws {
+        guard spacing > 0 else { return }
+        let spacing = Int64(spacing)
         var rows = try RawRows(
             db.cachedStatement(
                 sql: """
-                    SELECT id, vector, contents_hash, manifest_hash FROM checkpoint
-                    WHERE document = ? AND id <> ? AND change_count > ? AND change_count <= ?
+                    SELECT id, vector, change_count, contents_hash, manifest_hash FROM checkpoint
+                    WHERE document = ? AND id <> ? AND change_count <= ? ORDER BY change_count, id
                     """),
-            arguments: [
-                document, newer, Int64(vector.changeCount) - Int64(spacing), Int64(vector.changeCount),
-            ])
-        // The newest checkpoint before this one stays whatever its distance: the version a device closed at is
-        // where its next offline branch forks, and a merge of that branch starts from the checkpoint there.
-        let previous = try Int64.fetchOne(
-            db.cachedStatement(
-                sql:
-                    "SELECT id FROM checkpoint WHERE document = ? AND id <> ? ORDER BY change_count DESC, id DESC LIMIT 1"
-            ), arguments: [document, newer])
+            arguments: [document, newer, Int64(clamping: vector.changeCount)])
+        // The older checkpoints of this one's line (its vector contains theirs), oldest first.
+        var line: [(id: Int64, count: Int64, hashes: [Data])] = []
+        while let row = try rows.next() {
+            guard (try? VersionVector(decoding: row[1] as Data))?.isContained(in: vector) == true else { continue }
+            line.append((row[0], row[2], [row[3] as Data] + ((row[4] as Data?).map { [$0] } ?? [])))
+        }
+        // The newest of them stays whatever its distance: the version a device closed at is where its next offline
+        // branch forks, and a merge of that branch starts from the checkpoint there. Of the others, the oldest in
+        // each stretch of `spacing` changes stays, so that every version has one at most about twice that behind it.
         var dropped: [Int64] = []
         var candidates: Set<Data> = []
-        while let row = try rows.next() {
-            guard row[0] as Int64 != previous,
-                (try? VersionVector(decoding: row[1] as Data))?.isContained(in: vector) == true
-            else { continue }
-            dropped.append(row[0])
-            candidates.insert(row[2])
-            if let manifest = row[3] as Data? { candidates.insert(manifest) }
+        var stretches: Set<Int64> = []
+        for checkpoint in line.dropLast() where !stretches.insert(checkpoint.count / spacing).inserted {
+            dropped.append(checkpoint.id)
+            candidates.formUnion(checkpoint.hashes)
         }
         guard !dropped.isEmpty else { return }
         let files = try db.cachedStatement(sql: "SELECT hash FROM checkpoint_file WHERE checkpoint = ?")
@@ -198,7 +200,8 @@ public struct CheckpointStore: Sendable {
         let collect = try db.cachedStatement(
             sql: """
                 DELETE FROM blob WHERE hash = ?1
-                AND NOT EXISTS (SELECT 1 FROM checkpoint WHERE contents_hash = ?1 OR manifest_hash = ?1)
+                AND NOT EXISTS (SELECT 1 FROM checkpoint WHERE contents_hash = ?1)
+                AND NOT EXISTS (SELECT 1 FROM checkpoint WHERE manifest_hash = ?1)
                 AND NOT EXISTS (SELECT 1 FROM checkpoint_file WHERE hash = ?1)
                 """)
         for hash in candidates.sorted(by: { $0.lexicographicallyPrecedes($1) }) {

@@ -24,7 +24,11 @@ import Testing
         let state = DocumentOnDevice(
             device: name, exists: true, name: name + " 2", state: ["normal"],
             vector: [VectorEntry(device: name, seq: 2)], heads: ["0123456789ab"],
-            contents: [name, "```\u{301}", "````"])
+            contents: [name, "```\u{301}", "````"],
+            authorship: [
+                AuthoredStretch(start: 0, text: name + "\n", change: "\(name):2", device: name),
+                AuthoredStretch(start: 1, text: "x", change: nil, device: nil),
+            ])
         let document = DocumentReport(
             id: "00000000-0000-0000-0000-000000000001", name: name, type: name,
             devices: [state], graph: [first, node])
@@ -73,6 +77,10 @@ import Testing
             "\(type.debugDescription)")
         let named = try #require(lines.first { $0.contains("· named ") })
         #expect(MarkdownReading.codeSpans(in: named).contains(name + " 2"), "\(named.debugDescription)")
+        let typed = try #require(lines.first { $0.hasSuffix(" |") && $0.contains("↵") })
+        let typedCells = MarkdownReading.cells(of: typed)
+        #expect(MarkdownReading.codeSpans(in: typedCells[0]) == [name + "↵"], "\(typed.debugDescription)")
+        #expect(MarkdownReading.codeSpans(in: typedCells[1]) == ["\(name):2"], "\(typed.debugDescription)")
         let change = try #require(lines.first { $0.contains("| edit |") })
         let cells = MarkdownReading.cells(of: change)
         #expect(MarkdownReading.codeSpans(in: cells[0]) == ["\(name):2"], "\(change.debugDescription)")

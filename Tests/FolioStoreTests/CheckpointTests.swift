@@ -186,42 +186,70 @@ import Testing
     @Test func aCheckpointDropsTheOlderOnesOfItsLineItReplacesWithTheirFiles() throws {
         let h = history
         func image(_ seed: UInt64) -> Data { randomBytes(8 * 1024, seed: seed) }
-        // a2, then b3 (on B's branch, which includes a2), a3 and a4 (which merges a3 and b2, not b3).
+        // a2 (2 changes), b3 (7, on B's branch, which includes a2), a3 (3), a4 (8: it merges a3 and b2, not b3)
+        // and c3 (9, after a4), in stretches of 2 changes: a2 and a3 share one.
         let saved: [(String, Data)] = [
             ("a2", try package(["p.png": image(11)], text: "a2")),
             ("b3", try package(["p.png": image(11)], text: "b3")),
             ("a3", try package(["p.png": image(12)], text: "a3")),
             ("a4", try package(["p.png": image(13)], text: "a4")),
+            ("c3", try package(["p.png": image(14)], text: "c3")),
         ]
         for (name, contents) in saved {
-            try store.checkpoints.save(of: h.document, at: h[name].vector, contents: contents)
+            try store.checkpoints.save(of: h.document, at: h[name].vector, contents: contents, keepingApart: 2)
             try store.checkInvariants()
         }
         func latest(within name: String) throws -> VersionVector? {
             try store.checkpoints.latest(of: h.document, within: h[name].vector)?.vector
         }
-        #expect(try latest(within: "a4") == h["a4"].vector)
-        #expect(try latest(within: "b3") == h["b3"].vector, "b3 is not in a4's past: it stays")
-        #expect(try latest(within: "a3") == nil, "a3 went with a4, a2 with a3 (b3 was newer than a2 then)")
-        #expect(try latest(within: "a2") == nil)
-        #expect(try store.checkpoints.latest(of: h.document)?.contents == saved[3].1)
-        // The images of b3 and a4 and their two manifests; a3's image and the dropped manifests are gone.
-        #expect(try blobRows().count == 4)
+        #expect(try latest(within: "c3") == h["c3"].vector)
+        #expect(try latest(within: "a4") == h["a4"].vector, "the newest of c3's line before it stays")
+        #expect(try latest(within: "b3") == h["b3"].vector, "b3 is not in c3's past: it stays")
+        #expect(try latest(within: "a3") == h["a2"].vector, "a3 went with c3: a2 is the oldest of their stretch")
+        #expect(try store.checkpoints.latest(of: h.document)?.contents == saved[4].1)
+        // The images of a2 (b3's too), a4 and c3, and four manifests; a3's image and manifest are gone.
+        #expect(try blobRows().count == 7)
         #expect(try store.checkpoints.blob(ContentHash(hashing: image(12))) == nil)
-        #expect(try store.checkpoints.blob(ContentHash(hashing: image(11))) == image(11), "b3 still names it")
+        #expect(try store.checkpoints.blob(ContentHash(hashing: image(11))) == image(11))
         #expect(try store.verify().isSound)
     }
 
-    @Test func theNewestCheckpointBeforeANewOneStaysAndSharedContentsStay() throws {
+    /// A document closed every few changes: the checkpoints left are few, and every version has one not far behind.
+    @Test func checkpointsOfALongLineStaySpacedAndFew() throws {
+        let spacing = 100
+        var vectors: [VersionVector] = []
+        var saved = 0
+        for index in 0..<300 {
+            let change = try store.append(Fixtures.edit("edit \(index)"), to: history.document)
+            vectors.append(change.vector)
+            if index % 10 == 9 {
+                try store.checkpoints.save(
+                    of: history.document, at: change.vector, contents: Data("at \(index)".utf8), keepingApart: spacing)
+                saved += 1
+            }
+        }
+        try store.checkInvariants()
+        let rows = try SQLiteShell.run("SELECT count(*) FROM checkpoint;", on: store.url)
+        let kept = Int(rows.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        #expect(kept >= 3 && kept <= 300 / spacing + 3, "\(kept) of \(saved) checkpoints kept")
+        for vector in vectors.dropFirst(10) {
+            let found = try #require(try store.checkpoints.latest(of: history.document, within: vector))
+            #expect(
+                vector.changeCount - found.vector.changeCount <= 2 * spacing,
+                "the version of \(vector.changeCount) changes has its latest checkpoint at \(found.vector.changeCount)")
+        }
+        #expect(try blobRows().count == kept)
+    }
+
+    @Test func contentsAnotherCheckpointHoldsStayAndZeroKeepsEveryCheckpoint() throws {
         let h = history
-        for (name, text) in [("a2", "same"), ("a3", "same"), ("a4", "other")] {
+        for (name, text) in [("a2", "same"), ("a3", "same"), ("a4", "other"), ("c3", "c3")] {
             try store.checkpoints.save(of: h.document, at: h[name].vector, contents: Data(text.utf8))
         }
-        #expect(try store.checkpoints.latest(of: h.document, within: h["a3"].vector)?.contents == Data("same".utf8))
-        #expect(try store.checkpoints.latest(of: h.document, within: h["a2"].vector) == nil)
-        #expect(try blobRows().count == 2, "a2's contents are a3's too: they stay")
-        try store.checkpoints.save(
-            of: h.document, at: h["c3"].vector, contents: Data("c3".utf8), keepingApart: 0)
-        #expect(try store.checkpoints.latest(of: h.document, within: h["a3"].vector) != nil, "0 keeps every one")
+        #expect(try store.checkpoints.latest(of: h.document, within: h["a3"].vector)?.vector == h["a2"].vector)
+        #expect(try blobRows().count == 3, "a3's contents are a2's too: they stay")
+        try store.checkpoints.save(of: h.document, at: h["a3"].vector, contents: Data("again".utf8))
+        try store.checkpoints.save(of: h.document, at: h["c3"].vector, contents: Data("c3".utf8), keepingApart: 0)
+        #expect(try store.checkpoints.latest(of: h.document, within: h["a3"].vector)?.contents == Data("again".utf8))
     }
 }
