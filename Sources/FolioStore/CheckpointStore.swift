@@ -49,8 +49,8 @@ public struct CheckpointStore: Sendable {
     }
 
     /// Saves a snapshot of `document` at `vector`, and drops the older checkpoints of its line of history it
-    /// replaces: all but the oldest in each stretch of `spacing` changes and the newest (see ``spacing``; 0 keeps
-    /// every checkpoint).
+    /// replaces: all but the newest of them and the newest of each earlier stretch of `spacing` changes (see
+    /// ``spacing``; 0 keeps every checkpoint).
     ///
     /// - Throws: ``StoreError`` with code `checkpoint` when `vector` names changes the log does not have.
     public func save(
@@ -151,9 +151,9 @@ public struct CheckpointStore: Sendable {
     }
 
     /// The stretch of history, in changes, in which the checkpoints of one line of history are thinned to one, by
-    /// default: saving a checkpoint drops the older ones whose changes it includes (its line) but the oldest in each
-    /// stretch of this many changes (counted from the document's first change) and the newest of them, with the
-    /// blobs no other checkpoint names. A document closed after a few changes each time would otherwise keep a
+    /// default: saving a checkpoint drops the older ones whose changes it includes (its line) but the newest of them
+    /// and the newest of each earlier stretch of this many changes (counted from the document's first change), with
+    /// the blobs no other checkpoint names. A document closed after a few changes each time would otherwise keep a
     /// checkpoint per close. A document takes a checkpoint at least every 1,000 changes, so the ones left are at most
     /// about twice this many changes apart, and the state at any version costs at most that many changes to replay
     /// from one.
@@ -181,12 +181,15 @@ public struct CheckpointStore: Sendable {
             line.append((row[0], row[2], [row[3] as Data] + ((row[4] as Data?).map { [$0] } ?? [])))
         }
         // The newest of them stays whatever its distance: the version a device closed at is where its next offline
-        // branch forks, and a merge of that branch starts from the checkpoint there. Of the others, the oldest in
-        // each stretch of `spacing` changes stays, so that every version has one at most about twice that behind it.
+        // branch forks, and a merge of that branch starts from the checkpoint there. Of the others, the newest of each
+        // earlier stretch of `spacing` changes stays, so that every version has one at most about twice that behind
+        // it; the others of the new one's stretch go.
         var dropped: [Int64] = []
         var candidates: Set<Data> = []
-        var stretches: Set<Int64> = []
-        for checkpoint in line.dropLast() where !stretches.insert(checkpoint.count / spacing).inserted {
+        let stretch = Int64(clamping: vector.changeCount) / spacing
+        for (index, checkpoint) in line.enumerated().dropLast() {
+            let own = checkpoint.count / spacing
+            guard own == stretch || line[index + 1].count / spacing == own else { continue }
             dropped.append(checkpoint.id)
             candidates.formUnion(checkpoint.hashes)
         }
