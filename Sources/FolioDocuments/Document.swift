@@ -139,7 +139,9 @@ public actor Document<Model: DocumentModel>: OpenDocument {
     static func open(_ info: DocumentInfo, in library: DocumentLibrary) async throws(DocumentError) -> Document {
         let seen = try readVector(of: info.id, in: library)
         let head = try library.winningHead(of: info.id)
-        let replay = DocumentReplay<Model>(store: library.store, document: info.id)
+        var replay = DocumentReplay<Model>(store: library.store, document: info.id)
+        // A long history with no recent checkpoint (a bulk import, a first sync) streams from the log.
+        replay.streaming = .init()
         let outcome = try replay.state(at: head)
         let tail: Int
         do {

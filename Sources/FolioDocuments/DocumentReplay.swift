@@ -23,6 +23,19 @@ struct DocumentReplay<Model: DocumentModel> {
     /// replay from the change graph starts from the latest of them that every later change descends from, as it
     /// does from a checkpoint, rather than from the log's latest checkpoint.
     var known: [ChangeHash: (vector: VersionVector, model: Model)] = [:]
+    /// When set, a replay from a checkpoint or from the first change that reads many changes streams them from the
+    /// log while the history is one line (``streamedState(at:from:refused:)``), holding a batch of changes at a time
+    /// rather than all of them: what the open of a document does.
+    var streaming: Streaming? = nil
+
+    /// When a replay streams the changes it reads (``streaming``).
+    struct Streaming {
+        /// How many changes after the checkpoint (or from the first change) a replay must read to stream them.
+        var minimum = 4_096
+        /// How many changes a document's segments may hold for the stream to read them through the store's segment
+        /// cache (`ChangeLogStore.streamChanges`); a longer history's are decoded one at a time and not kept.
+        var cachedSegments = ChangeLogStore.streamedSegmentsCached
+    }
 
     /// The operations of `edit`, the edit of `change`, decoded (once per change when ``decoded`` keeps them);
     /// `nil` when they do not decode.
@@ -40,6 +53,19 @@ struct DocumentReplay<Model: DocumentModel> {
         var skippedOperations: Int
         /// The baselines and resolutions on the way whose contents the model refused (read as carrying none).
         var refusedContents: [ChangeHash] = []
+        /// How the replay read the log.
+        var reading = Reading.whole
+    }
+
+    /// How a replay read the log.
+    enum Reading: Equatable {
+        /// The changes it needed, all at once (or none).
+        case whole
+        /// Streamed, `batches` batches, forward to the head (``streamedState(at:from:refused:)``).
+        case streamed(batches: Int)
+        /// Streamed, `batches` batches, as far as the history was one line; then back from the head to where the
+        /// stream stopped.
+        case streamedThenLine(batches: Int)
     }
 
     /// The state at `head`.
@@ -57,6 +83,7 @@ struct DocumentReplay<Model: DocumentModel> {
         } catch {
             throw .store(error, "reading checkpoints")
         }
+        if let outcome = try streamedState(at: head, from: checkpoint, refused: refused) { return outcome }
         if let checkpoint {
             switch try replay(to: head, from: checkpoint, refused: &refused) {
             case .state(let outcome): return outcome
@@ -279,7 +306,7 @@ struct DocumentReplay<Model: DocumentModel> {
 
     /// Applies the operations of `chain` (newest first) onto `model`. A baseline or a resolution with contents in
     /// the chain is one whose contents the model refused (a replay starts from every other): it applies nothing.
-    private func apply(_ chain: [Change], onto model: Model, refused: [ChangeHash]) -> Outcome {
+    func apply(_ chain: [Change], onto model: Model, refused: [ChangeHash]) -> Outcome {
         var outcome = Outcome(model: model, skippedOperations: 0, refusedContents: refused)
         for change in chain.reversed() {
             guard case .edit(let edit) = change.kind else { continue }
