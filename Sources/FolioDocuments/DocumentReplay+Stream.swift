@@ -30,11 +30,13 @@ extension DocumentReplay {
         case refused
     }
 
-    /// The state at the tip of a streamed line: the change, and the state at it (`nil` while it is a checkpoint's
-    /// contents not loaded yet), with what its replay skipped and refused (oldest first) since its last reset.
+    /// The state at the tip of a streamed line: the change (`nil` before the first change), and the state at it
+    /// (`model`, once `loaded`: a checkpoint's contents are loaded when a change first applies onto them), with what
+    /// its replay skipped and refused (oldest first) since its last reset.
     private struct Tip {
         var change: Change?
-        var model: Model?
+        var model: Model
+        var loaded: Bool
         var skipped = 0
         var refused: [ChangeHash] = []
     }
@@ -60,7 +62,8 @@ extension DocumentReplay {
             return nil
         }
 
-        var tip = Tip(change: start?.change, model: nil)
+        // From the first change, the state before it is the empty model's.
+        var tip = Tip(change: start?.change, model: Model(), loaded: start == nil)
         var stopped = false
         var batches = 0
         let finished: Bool
@@ -70,13 +73,8 @@ extension DocumentReplay {
                 cachingSegmentsUpTo: streaming.cachedSegments
             ) { batch in
                 batches += 1
-                for change in batch {
-                    guard advance(&tip, by: change, checkpoint: start?.contents, refused: refused) else {
-                        stopped = true
-                        return false
-                    }
-                }
-                return true
+                stopped = !advance(&tip, by: batch, checkpoint: start?.contents, refused: refused)
+                return !stopped
             }
         } catch {
             // A layout the stream does not read (segments that fold a device's changes out of order), or a log
@@ -86,16 +84,11 @@ extension DocumentReplay {
         guard let reached = tip.change else { return nil }
         if finished, !stopped, reached.hash == head.hash {
             // No change after the checkpoint: its contents are the state (and must load, as for any replay).
-            let model: Model
-            if let loaded = tip.model {
-                model = loaded
-            } else if let start {
-                model = try load(start.contents)
-            } else {
-                return nil
+            if !tip.loaded, let start {
+                tip.model = try load(start.contents)
             }
             return Outcome(
-                model: model, skippedOperations: tip.skipped, refusedContents: tip.refused.reversed(),
+                model: tip.model, skippedOperations: tip.skipped, refusedContents: tip.refused.reversed(),
                 reading: .streamed(batches: batches))
         }
         guard var outcome = try line(to: head, from: reached, at: tip, checkpoint: start?.contents, refused: refused)
@@ -116,6 +109,30 @@ extension DocumentReplay {
         return nil
     }
 
+    /// Advances `tip` by the changes of `batch`, the next ones in causal order; `false` when the history stops being
+    /// one line at one of them (or the checkpoint the tip stands for cannot be loaded), `tip` then standing at the
+    /// change before it.
+    private func advance(_ tip: inout Tip, by batch: [Change], checkpoint: Data?, refused headRefused: [ChangeHash])
+        -> Bool
+    {
+        for change in batch {
+            // Most changes are edits made on the one before: nothing else to decide.
+            if case .edit(let edit) = change.kind, change.parents.count == 1, let previous = tip.change,
+                change.parents[0] == previous.hash, tip.loaded
+            {
+                if let operations = self.operations(of: edit, in: change, as: Model.Operation.self) {
+                    tip.skipped += tip.model.applyReplayed(operations)
+                } else {
+                    tip.skipped += 1
+                }
+                tip.change = change
+                continue
+            }
+            guard advance(&tip, by: change, checkpoint: checkpoint, refused: headRefused) else { return false }
+        }
+        return true
+    }
+
     /// Advances `tip` by `change`, the next change in causal order; `false` when the history stops being one line
     /// there (or the checkpoint the tip stands for cannot be loaded), leaving `tip` as it was.
     private func advance(_ tip: inout Tip, by change: Change, checkpoint: Data?, refused headRefused: [ChangeHash])
@@ -125,22 +142,19 @@ extension DocumentReplay {
         let reset = reset(at: change, refused: headRefused)
         if case .state(let model) = reset {
             // Its own state: nothing before it counts, whatever it was made on.
-            tip = Tip(change: change, model: model)
+            tip = Tip(change: change, model: model, loaded: true)
             return true
         }
         guard isMadeOnTip(change, tip: tip.change) else { return false }
-        if tip.model == nil {
-            if tip.change == nil {
-                tip.model = Model()
-            } else {
-                guard let checkpoint, let model = try? load(checkpoint) else { return false }
-                tip.model = model
-            }
+        if !tip.loaded {
+            guard let checkpoint, let model = try? load(checkpoint) else { return false }
+            tip.model = model
+            tip.loaded = true
         }
         if case .refused = reset { tip.refused.append(change.hash) }
         if case .edit(let edit) = change.kind {
             if let operations = self.operations(of: edit, in: change, as: Model.Operation.self) {
-                tip.skipped += tip.model!.applyReplayed(operations)
+                tip.skipped += tip.model.applyReplayed(operations)
             } else {
                 tip.skipped += 1
             }
@@ -199,7 +213,11 @@ extension DocumentReplay {
             else { return nil }
             current = parent
         }
-        guard let model = tip.model ?? (checkpoint.flatMap { try? load($0) }) else { return nil }
+        var model = tip.model
+        if !tip.loaded {
+            guard let checkpoint, let loaded = try? load(checkpoint) else { return nil }
+            model = loaded
+        }
         var outcome = apply(chain, onto: model, refused: refused + tip.refused.reversed())
         outcome.skippedOperations += tip.skipped
         return outcome

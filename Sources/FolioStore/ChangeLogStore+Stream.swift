@@ -98,7 +98,7 @@ extension ChangeLogStore {
             // Read through the cache, as far as the segments holding the last changes wanted.
             let ranges = segments.ranges
             let decoded = try self.segments(of: document, documentRow: documentRow, in: db) { decoded in
-                ranges.allSatisfy { decoded.holds($0.key, ends: $0.value) }
+                ranges.allSatisfy { decoded.holds($0.device, ends: $0.seqs) }
             }
             return try segments.hand(decoded, from: 0, to: body)
         }
@@ -120,7 +120,7 @@ extension ChangeLogStore {
                 guard try segments.hand(all, from: index, to: body) else { return false }
                 break
             }
-            guard try segments.hand(decoded[...], to: body) else { return false }
+            guard try segments.hand(decoded[...], whole: decoded, to: body) else { return false }
         }
         guard segments.isComplete else {
             throw StoreError(.corrupt, "document \(document)'s segments lack changes they fold")
@@ -131,20 +131,32 @@ extension ChangeLogStore {
 
 /// The changes a stream wants from a document's segments, and those it handed over.
 private struct StreamedSegments {
-    /// Per device, the seqs wanted.
-    let ranges: [DeviceID: ClosedRange<UInt64>]
     let document: DocumentID
-    /// Per device, the next seq to hand over: segments hold a device's changes in order.
-    private var next: [DeviceID: UInt64]
+    /// The devices whose changes are wanted; for each (in the same order), the seqs wanted and the next one to hand
+    /// over (segments hold a device's changes in order).
+    private let devices: [DeviceID]
+    private let seqs: [ClosedRange<UInt64>]
+    private var next: [UInt64]
+    /// The index of each device in ``devices``, when they are too many to scan.
+    private let slots: [DeviceID: Int]
+    /// The index of the device of the last change wanted: a segment holds runs of one device's changes.
+    private var lastSlot = 0
     /// How many changes are still to be handed over.
     private var remaining: Int
 
+    /// The changes of `ranges` (not empty), by device.
     init(ranges: [DeviceID: ClosedRange<UInt64>], document: DocumentID) {
-        self.ranges = ranges
         self.document = document
-        next = ranges.mapValues(\.lowerBound)
-        remaining = ranges.values.reduce(0) { $0 + $1.count }
+        let sorted = ranges.sorted { $0.key < $1.key }
+        devices = sorted.map(\.key)
+        seqs = sorted.map(\.value)
+        next = seqs.map(\.lowerBound)
+        slots = devices.count > 8 ? Dictionary(uniqueKeysWithValues: zip(devices, devices.indices)) : [:]
+        remaining = seqs.reduce(0) { $0 + $1.count }
     }
+
+    /// The seqs wanted, by device.
+    var ranges: [(device: DeviceID, seqs: ClosedRange<UInt64>)] { Array(zip(devices, seqs)) }
 
     /// Whether every change wanted was handed over.
     var isComplete: Bool { remaining == 0 }
@@ -162,21 +174,47 @@ private struct StreamedSegments {
         return true
     }
 
-    /// Hands the wanted changes among `changes` (in the segments' order) to `body`; `false` when it stops.
-    mutating func hand(_ changes: ArraySlice<Change>, to body: ([Change]) -> Bool) throws -> Bool {
-        var wanted: [Change] = []
-        for change in changes where remaining > 0 {
-            guard let range = ranges[change.id.device], range.contains(change.id.seq) else { continue }
-            guard next[change.id.device] == change.id.seq else {
-                throw StoreError(
-                    .corrupt,
-                    "the segments of document \(document) do not hold change \(change.id) after the one before it")
+    /// Hands the wanted changes among `changes` (in the segments' order; `whole` when they are all of an array) to
+    /// `body`; `false` when it stops.
+    mutating func hand(_ changes: ArraySlice<Change>, whole: [Change]? = nil, to body: ([Change]) -> Bool) throws
+        -> Bool
+    {
+        // `nil` while every change so far is wanted (the usual case), so that the array is handed over as it is.
+        var wanted: [Change]?
+        for index in changes.indices {
+            let change = changes[index]
+            if try isWanted(change) {
+                wanted?.append(change)
+            } else if wanted == nil {
+                wanted = Array(changes[..<index])
             }
-            next[change.id.device] = change.id.seq + 1
-            remaining -= 1
-            wanted.append(change)
         }
+        guard let wanted else { return body(whole ?? Array(changes)) }
         return wanted.isEmpty || body(wanted)
+    }
+
+    /// Whether `change` is wanted (then it counts as handed over).
+    private mutating func isWanted(_ change: Change) throws -> Bool {
+        guard remaining > 0 else { return false }
+        let device = change.id.device
+        let slot: Int
+        if devices[lastSlot] == device {
+            slot = lastSlot
+        } else if let found = devices.count > 8 ? slots[device] : devices.firstIndex(of: device) {
+            slot = found
+        } else {
+            return false
+        }
+        lastSlot = slot
+        guard seqs[slot].contains(change.id.seq) else { return false }
+        guard next[slot] == change.id.seq else {
+            throw StoreError(
+                .corrupt, "the segments of document \(document) do not hold change \(change.id) after the one before it"
+            )
+        }
+        next[slot] += 1
+        remaining -= 1
+        return true
     }
 }
 
