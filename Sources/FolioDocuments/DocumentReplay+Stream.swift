@@ -52,15 +52,17 @@ extension DocumentReplay {
         -> Outcome?
     {
         guard let streaming else { return nil }
+        // Decided by the vectors alone, so that a replay of a few changes (an open from a recent checkpoint) costs
+        // nothing more.
+        let headCount = head.vector.changeCount
+        let checkpointCount = checkpoint?.vector.changeCount ?? 0
+        guard headCount >= checkpointCount, headCount - checkpointCount >= UInt64(max(streaming.minimum, 0)) else {
+            return nil
+        }
         // The checkpoint's own change: the state at it is the checkpoint's. A checkpoint of several heads joined has
         // none: the replay along primary parents passes it by too (another line), and replays from the first change.
         let start = checkpoint.flatMap { checkpointChange($0) }
         let since = start != nil ? checkpoint?.vector ?? VersionVector() : VersionVector()
-        let headCount = head.vector.changeCount
-        let sinceCount = since.changeCount
-        guard headCount >= sinceCount, headCount - sinceCount >= UInt64(max(streaming.minimum, 0)) else {
-            return nil
-        }
 
         // From the first change, the state before it is the empty model's.
         var tip = Tip(change: start?.change, model: Model(), loaded: start == nil)
@@ -91,7 +93,10 @@ extension DocumentReplay {
                 model: tip.model, skippedOperations: tip.skipped, refusedContents: tip.refused.reversed(),
                 reading: .streamed(batches: batches))
         }
-        guard var outcome = try line(to: head, from: reached, at: tip, checkpoint: start?.contents, refused: refused)
+        // A walk that fails (a parent missing from the log, say) is left to the replay that reads the whole tail, which
+        // says what is wrong.
+        guard
+            var outcome = try? line(to: head, from: reached, at: tip, checkpoint: start?.contents, refused: refused)
         else { return nil }
         outcome.reading = .streamedThenLine(batches: batches)
         return outcome

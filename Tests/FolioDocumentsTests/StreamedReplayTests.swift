@@ -203,6 +203,42 @@ import Testing
         }
     }
 
+    /// A checkpoint whose contents do not load fails the replay as it fails the replay reading the whole tail, until
+    /// a baseline after it sets the state without it (the stream stops where it needs the checkpoint's state, and the
+    /// replay back from the head meets the baseline).
+    @Test func aCheckpointThatDoesNotLoad() throws {
+        let history = try History()
+        try history.type(30)
+        try history.store.checkpoints.save(of: history.id, at: history.log[20].vector, contents: Data([0x01]))
+        let (whole, streamed) = history.replays(at: try #require(history.latest))
+        #expect(Self.difference(whole, streamed) == nil)
+        #expect(throws: DocumentError.self) { try streamed.get() }
+        try history.append(.baseline(contents: Self.contents("again\n")))
+        try history.type(10)
+        let (wholeAfter, streamedAfter) = history.replays(at: try #require(history.latest))
+        #expect(Self.difference(wholeAfter, streamedAfter) == nil)
+        #expect(try streamedAfter.get().reading == .streamedThenLine(batches: 1))
+    }
+
+    /// A checkpoint of two heads joined has no change of its own: the replay passes it by and starts from the first
+    /// change, and so does the stream.
+    @Test func aCheckpointOfTwoHeads() throws {
+        let history = try History()
+        try history.type(30)
+        let fork = history.log[25]
+        let mine = try #require(history.latest)
+        let theirs = try history.append(Self.edit([.insert(at: 0, text: "P")]), on: [fork], by: history.phone)
+        try history.store.checkpoints.save(
+            of: history.id, at: mine.vector.merging(theirs.vector), contents: Self.contents("JOINED\n"))
+        let joined = try history.append(Self.edit([.append("J")]), on: [mine, theirs])
+        try history.type(5)
+        for head in [joined, try #require(history.latest)] {
+            let (whole, streamed) = history.replays(at: head)
+            #expect(Self.difference(whole, streamed) == nil)
+            #expect(try !streamed.get().model.text.contains("JOINED"))
+        }
+    }
+
     // MARK: Histories that stop being one line
 
     /// Changes made on the tip and an older change of its line: an edit, whose primary parent is the tip (the stream
