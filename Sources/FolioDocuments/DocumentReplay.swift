@@ -14,6 +14,9 @@ import Foundation
 /// only renamed the document, so the state at it is its primary parent's. Operations that do not decode or apply
 /// are skipped likewise. Both are decided by the change alone, so every device reads them the same way, and a
 /// document never becomes unopenable because of what one change holds.
+///
+/// A replay with ``streaming`` set (the open of a document) replays a long line of history forward as the log streams
+/// it, a batch at a time (DocumentReplay+Stream.swift), with the same outcome.
 struct DocumentReplay<Model: DocumentModel> {
     let store: ChangeLogStore
     let document: DocumentID
