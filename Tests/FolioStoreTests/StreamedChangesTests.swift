@@ -140,6 +140,35 @@ import Testing
         #expect(changes.count == (try store.changes(of: Fixtures.document)).count)
     }
 
+    /// A segment that names changes before it without carrying their stamps (a run written without them) does not
+    /// decode alone: from it on, the stream reads the segments after those before it, through the cache, and hands
+    /// over the same changes.
+    @Test func aSegmentWithoutStampsIsReadAfterTheOnesBeforeIt() throws {
+        let (store, log) = try history(seed: 10, access: .shared)
+        defer { try? store.close() }
+        let row = try #require(
+            try store.read("finding the document") { db in try store.rowID(of: Fixtures.document, in: db) })
+        let decoded = try store.read("decoding the segments") { db in
+            try store.segments(of: Fixtures.document, documentRow: row, in: db)
+        }
+        try #require(decoded.ids.count > 2)
+        let earlier = Array(decoded.changes.prefix(decoded.counts[0]))
+        let second = Array(decoded.changes.dropFirst(decoded.counts[0]).prefix(decoded.counts[1]))
+        let stamps = Dictionary(earlier.map { ($0.hash, ChangeStamp($0)) }) { first, _ in first }
+        let bare = try ChangeRunCodec.encode(second, of: Fixtures.document, embeddingOutside: false) { stamps[$0] }
+        try #require(throws: CodecError.self) {
+            try ChangeRunCodec.decode(bare, document: Fixtures.document) { _ in nil }
+        }
+        try store.write("writing a segment without stamps") { db in
+            try db.execute(sql: "UPDATE segment SET bytes = ? WHERE id = ?", arguments: [Data(bare), decoded.ids[1]])
+        }
+        store.segmentCache.forget(row)
+        let (changes, _) = try streamed(store, since: VersionVector(), within: nil, batch: 64, cached: 0)
+        #expect(Set(changes.map(\.hash)) == Set(log.map(\.hash)))
+        #expect(changes.count == log.count)
+        #expect(Causality.isCausalOrder(changes))
+    }
+
     /// A document the store does not know streams nothing.
     @Test func anUnknownDocumentStreamsNothing() throws {
         let store = try directory.openStore(for: .named("A"))
