@@ -25,6 +25,9 @@ extension ChangeLogStore {
     /// identity, all at once.
     ///
     /// - Parameters:
+    ///   - document: the document.
+    ///   - vector: what the reader has: changes it includes are not handed over.
+    ///   - limit: what the reader wants: only changes it includes are handed over (`nil`: all).
     ///   - batch: the most rows handed over at once (at least 1).
     ///   - body: takes a batch; returns whether to go on.
     /// - Returns: `true` when `body` was handed every change, `false` when it stopped the read.
@@ -40,6 +43,13 @@ extension ChangeLogStore {
         try streamChanges(
             of: document, since: vector, within: limit, batch: batch, cachingSegmentsUpTo: Self.streamedSegmentsCached,
             body)
+    }
+
+    /// Lets go of the decoded segments of `document` the segment cache holds (tests compare reads through the cache
+    /// with reads that decode each segment alone).
+    func forgetDecodedSegments(of document: DocumentID) throws(StoreError) {
+        let row = try read("looking up document \(document)") { db in try rowID(of: document, in: db) }
+        if let row { segmentCache.forget(row) }
     }
 
     /// ``streamChanges(of:since:within:batch:_:)``, reading the segments through the segment cache when they hold at
@@ -94,13 +104,22 @@ extension ChangeLogStore {
         ).map { (id: $0[0] as Int64, count: $0[1] as Int) }
         let ids = listed.map(\.id)
         let held = segmentCache.cached(documentRow).map { $0.ids == ids } ?? false
-        if held || listed.reduce(0, { $0 + $1.count }) <= cached {
+        // The stored counts are summed without overflowing, whatever a damaged file says.
+        let total = listed.reduce(0) { sum, segment in
+            let (added, overflow) = sum.addingReportingOverflow(max(segment.count, 0))
+            return overflow ? .max : added
+        }
+        if held || total <= cached {
             // Read through the cache, as far as the segments holding the last changes wanted.
             let ranges = segments.ranges
             let decoded = try self.segments(of: document, documentRow: documentRow, in: db) { decoded in
                 ranges.allSatisfy { decoded.holds($0.device, ends: $0.seqs) }
             }
-            return try segments.hand(decoded, from: 0, to: body)
+            guard try segments.hand(decoded, from: 0, to: body) else { return false }
+            guard segments.isComplete else {
+                throw StoreError(.corrupt, "document \(document)'s segments lack changes they fold")
+            }
+            return true
         }
         for (index, id) in ids.enumerated() where !segments.isComplete {
             guard
@@ -141,8 +160,8 @@ private struct StreamedSegments {
     private let slots: [DeviceID: Int]
     /// The index of the device of the last change wanted: a segment holds runs of one device's changes.
     private var lastSlot = 0
-    /// How many changes are still to be handed over.
-    private var remaining: Int
+    /// How many changes are still to be handed over (at most `UInt64.max`, whatever the ranges).
+    private var remaining: UInt64
 
     /// The changes of `ranges` (not empty), by device.
     init(ranges: [DeviceID: ClosedRange<UInt64>], document: DocumentID) {
@@ -152,7 +171,11 @@ private struct StreamedSegments {
         seqs = sorted.map(\.value)
         next = seqs.map(\.lowerBound)
         slots = devices.count > 8 ? Dictionary(uniqueKeysWithValues: zip(devices, devices.indices)) : [:]
-        remaining = seqs.reduce(0) { $0 + $1.count }
+        remaining = seqs.reduce(0) { sum, range in
+            let (count, overflow) = (range.upperBound - range.lowerBound).addingReportingOverflow(1)
+            let (added, sumOverflow) = sum.addingReportingOverflow(count)
+            return overflow || sumOverflow ? .max : added
+        }
     }
 
     /// The seqs wanted, by device.
@@ -264,8 +287,8 @@ private struct StreamedRows {
         var rows = try RawRows(
             db.cachedStatement(
                 sql: """
-                    SELECT hash, length(body), body FROM change WHERE document = ? AND device = ? AND seq >= ? AND seq <= ?
-                    ORDER BY seq LIMIT ?
+                    SELECT hash, length(body), body, seq FROM change
+                    WHERE document = ? AND device = ? AND seq >= ? AND seq <= ? ORDER BY seq LIMIT ?
                     """),
             arguments: [
                 documentRow, cursors[index].deviceRow, Int64(cursors[index].next), Int64(cursors[index].last), chunk,
@@ -276,6 +299,11 @@ private struct StreamedRows {
                 (row[1] as Int) < ChangeLogStore.cachedChangeThreshold
                 ? try ColumnDecoder.change(row[2], document: document)
                 : try store.decodedChange(try ColumnDecoder.changeHash(row[0]), document: document) { row[2] }
+            // The next read starts after the row's key, and a body that names another change than its row is
+            // damage, not a change to hand over again.
+            guard change.id.seq == UInt64(clamping: row[3] as Int64), change.id.device == cursors[index].device else {
+                throw StoreError(.corrupt, "a row of document \(document) holds change \(change.id), not its own")
+            }
             cursors[index].buffer.append(change)
         }
         guard let read = cursors[index].buffer.last else {

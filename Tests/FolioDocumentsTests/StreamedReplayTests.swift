@@ -77,7 +77,8 @@ import Testing
         ) {
             var streamed = Replay(store: store, document: id)
             streamed.streaming = streaming
-            // The streamed replay first: the other leaves the segments it read in the store's segment cache.
+            // The streamed replay with the cache emptied: the other leaves the segments it read there.
+            try? store.forgetDecodedSegments(of: id)
             let streamedOutcome = Result { () throws(DocumentError) in try streamed.state(at: head) }
             let whole = Replay(store: store, document: id)
             return (Result { () throws(DocumentError) in try whole.state(at: head) }, streamedOutcome)

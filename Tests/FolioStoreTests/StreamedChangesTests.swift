@@ -169,6 +169,30 @@ import Testing
         #expect(Causality.isCausalOrder(changes))
     }
 
+    /// A device's folded mark past what its segments hold (damage): the changes between are in no segment and no row
+    /// the stream reads, and the stream says so, through the cache or not, rather than leaving them out.
+    @Test(arguments: [0, Int.max])
+    func segmentsThatLackChangesTheyFoldAreCorrupt(cached: Int) throws {
+        let (store, _) = try history(seed: 11, access: .shared)
+        defer { try? store.close() }
+        let row = try #require(
+            try store.read("finding the document") { db in try store.rowID(of: Fixtures.document, in: db) })
+        try store.write("marking more changes folded than the segments hold") { db in
+            try db.execute(
+                sql: """
+                    UPDATE frontier SET folded = folded + 2 WHERE document = ? AND folded > 0 AND folded + 2 <= seq
+                    """, arguments: [row])
+            #expect(db.changesCount > 0)
+        }
+        store.segmentCache.forget(row)
+        let error = #expect(throws: StoreError.self) {
+            try store.streamChanges(
+                of: Fixtures.document, since: VersionVector(), within: nil, batch: 64, cachingSegmentsUpTo: cached
+            ) { _ in true }
+        }
+        #expect(error?.code == .corrupt)
+    }
+
     /// A document the store does not know streams nothing.
     @Test func anUnknownDocumentStreamsNothing() throws {
         let store = try directory.openStore(for: .named("A"))
