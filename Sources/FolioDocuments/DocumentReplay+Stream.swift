@@ -61,7 +61,7 @@ extension DocumentReplay {
         }
         // The checkpoint's own change: the state at it is the checkpoint's. A checkpoint of several heads joined has
         // none: the replay along primary parents passes it by too (another line), and replays from the first change.
-        let start = checkpoint.flatMap { checkpointChange($0) }
+        let start = checkpoint.flatMap { checkpointChange($0, streaming: streaming) }
         let since = start != nil ? checkpoint?.vector ?? VersionVector() : VersionVector()
 
         // From the first change, the state before it is the empty model's.
@@ -104,12 +104,23 @@ extension DocumentReplay {
 
     /// The change whose state `checkpoint` holds: the one whose vector is the checkpoint's, found by identity among
     /// the latest changes of its vector (`nil` when none is, or the log cannot be read), with the checkpoint's contents.
-    private func checkpointChange(_ checkpoint: Checkpoint) -> (change: Change, contents: Data)? {
-        for entry in checkpoint.vector.entries {
-            guard let change = try? store.change(ChangeID(device: entry.device, seq: entry.seq), of: document) else {
-                continue
+    /// Each is read as a stream of that one change, so that a folded log's segments are decoded one at a time up to
+    /// it rather than kept in the segment cache (a lookup by identity keeps them).
+    private func checkpointChange(_ checkpoint: Checkpoint, streaming: Streaming) -> (change: Change, contents: Data)? {
+        let entries = checkpoint.vector.entries
+        for entry in entries {
+            let id = ChangeID(device: entry.device, seq: entry.seq)
+            let before = VersionVector(
+                entries.map { ($0.device, $0.device == entry.device ? $0.seq - 1 : $0.seq) })
+            var found: Change?
+            _ = try? store.streamChanges(
+                of: document, since: before, within: checkpoint.vector, batch: 1,
+                cachingSegmentsUpTo: streaming.cachedSegments
+            ) { batch in
+                found = batch.first { $0.id == id }
+                return found == nil
             }
-            if change.vector == checkpoint.vector { return (change, checkpoint.contents) }
+            if let found, found.vector == checkpoint.vector { return (found, checkpoint.contents) }
         }
         return nil
     }

@@ -155,6 +155,17 @@ import Testing
             Issue.record("the replay from the checkpoint read \(try fromStreamed.get().reading)")
             return
         }
+        if cachedSegments == 0 {
+            // The checkpoint's change is folded: finding it keeps no segment in the cache either.
+            try history.store.forgetDecodedSegments(of: history.id)
+            var replay = Replay(store: history.store, document: history.id)
+            replay.streaming = streaming
+            _ = try replay.state(at: head)
+            let row = try history.store.read("finding the document") { db in
+                try history.store.rowID(of: history.id, in: db)
+            }
+            #expect(history.store.segmentCache.cached(try #require(row)) == nil)
+        }
 
         // Fewer changes than the minimum after the checkpoint: read at once.
         try history.checkpoint(at: history.log[history.log.count - 100], text: "LATE")
