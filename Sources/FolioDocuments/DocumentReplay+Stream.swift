@@ -216,18 +216,11 @@ extension DocumentReplay {
             do { return try store.change(hash, of: document) } catch { throw .store(error, "reading the log") }
         }
         var refused = headRefused
-        var chain: [Change] = []
-        var current = head
-        while current.hash != reached.hash {
-            if isGraphMerge(current) { return nil }
-            if let state = resetState(at: current, refused: &refused) {
-                return apply(chain, onto: state, refused: refused)
-            }
-            chain.append(current)
-            guard let parent = try Self.primaryParent(of: current, by: rule),
-                reached.vector.isContained(in: parent.vector)
-            else { return nil }
-            current = parent
+        let chain: [Change]
+        switch try walkBack(from: head, to: reached, by: rule, refused: &refused) {
+        case nil: return nil
+        case .reset(let outcome)?: return outcome
+        case .reached(let walked)?: chain = walked
         }
         var model = tip.model
         if !tip.loaded {

@@ -153,13 +153,33 @@ struct DocumentReplay<Model: DocumentModel> {
         var refused: [ChangeHash] = []
         if let state = resetState(at: head, refused: &refused) { return Outcome(model: state, skippedOperations: 0) }
         let tail = try changes(since: known.vector, within: head.vector)
-        let rule = primaryParentRule(tail)
+        switch try walkBack(from: head, to: known, by: primaryParentRule(tail), refused: &refused) {
+        case nil: return nil
+        case .reset(let outcome)?: return outcome
+        case .reached(let chain)?: return apply(chain, onto: model, refused: refused)
+        }
+    }
+
+    /// How a walk back along primary parents from a head to a known change ended (``walkBack(from:to:by:refused:)``).
+    enum WalkBack {
+        /// It reached the known change: the changes on the way, newest first.
+        case reached([Change])
+        /// It met a change whose contents set the state first: the state at the head, from it.
+        case reset(Outcome)
+    }
+
+    /// Walks back from `head` along primary parents (`rule`) to `known`; `nil` when the walk meets a merge computed
+    /// from the change graph or a parent outside `known`'s future (the head's line does not pass through `known`).
+    /// Contents the model refuses on the way join `refused`.
+    func walkBack(
+        from head: Change, to known: Change, by rule: PrimaryParentRule<DocumentError>, refused: inout [ChangeHash]
+    ) throws(DocumentError) -> WalkBack? {
         var chain: [Change] = []
         var current = head
         while current.hash != known.hash {
             if isGraphMerge(current) { return nil }
             if let state = resetState(at: current, refused: &refused) {
-                return apply(chain, onto: state, refused: refused)
+                return .reset(apply(chain, onto: state, refused: refused))
             }
             chain.append(current)
             guard let parent = try Self.primaryParent(of: current, by: rule),
@@ -169,7 +189,7 @@ struct DocumentReplay<Model: DocumentModel> {
             }
             current = parent
         }
-        return apply(chain, onto: model, refused: refused)
+        return .reached(chain)
     }
 
     /// The state at `head` from `model`, the merge of `heads` (whose vectors join to `joined`), when `head` is an
