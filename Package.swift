@@ -81,6 +81,7 @@ let package = Package(
             dependencies: [
                 "FolioCore", "FolioFiles", "FolioStore", "FolioMerge", "FolioConflicts",
                 .product(name: "HeapModule", package: "swift-collections"),
+                .product(name: "DequeModule", package: "swift-collections"),
             ]),
         // Conflict-inspection reports: one value captured from documents, rendered as JSON, Markdown and HTML.
         .target(

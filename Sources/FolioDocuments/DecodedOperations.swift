@@ -1,3 +1,4 @@
+import DequeModule
 import FolioCore
 
 /// The operation groups of edits an open document's replays decoded lately, by change: a conflict's versions are
@@ -11,7 +12,8 @@ final class DecodedOperations {
     static var operationLimit: Int { 50_000 }
 
     private var groups: [ChangeHash: (operations: Any, count: Int)] = [:]
-    private var order: [ChangeHash] = []
+    /// The groups' changes, oldest first (a deque: the oldest leaves at each eviction).
+    private var order = Deque<ChangeHash>()
     private var held = 0
 
     /// The operations of `edit`, the edit of change `hash`, decoded as `Operation`s; `nil` when they do not decode.
