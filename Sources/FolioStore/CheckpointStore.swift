@@ -200,15 +200,19 @@ public struct CheckpointStore: Sendable {
             try db.cachedStatement(sql: "DELETE FROM checkpoint_file WHERE checkpoint = ?").execute(arguments: [id])
             try db.cachedStatement(sql: "DELETE FROM checkpoint WHERE id = ?").execute(arguments: [id])
         }
-        let collect = try db.cachedStatement(
-            sql: """
-                DELETE FROM blob WHERE hash = ?1
-                AND NOT EXISTS (SELECT 1 FROM checkpoint WHERE contents_hash = ?1)
-                AND NOT EXISTS (SELECT 1 FROM checkpoint WHERE manifest_hash = ?1)
-                AND NOT EXISTS (SELECT 1 FROM checkpoint_file WHERE hash = ?1)
-                """)
-        for hash in candidates.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-            try collect.execute(arguments: [hash])
+        // A statement per few hundred blobs, each reading the checkpoints and their files once (no index of them by
+        // hash: a store's few checkpoints do not pay for the pages one costs).
+        let sorted = candidates.sorted { $0.lexicographicallyPrecedes($1) }
+        for start in stride(from: 0, to: sorted.count, by: 500) {
+            let part = Array(sorted[start..<min(start + 500, sorted.count)])
+            let marks = Array(repeating: "?", count: part.count).joined(separator: ", ")
+            try db.execute(
+                sql: """
+                    DELETE FROM blob WHERE hash IN (\(marks))
+                    AND hash NOT IN (SELECT contents_hash FROM checkpoint)
+                    AND hash NOT IN (SELECT manifest_hash FROM checkpoint WHERE manifest_hash IS NOT NULL)
+                    AND hash NOT IN (SELECT hash FROM checkpoint_file)
+                    """, arguments: StatementArguments(part))
         }
     }
 

@@ -237,9 +237,6 @@ enum StoreSchema {
                         hash BLOB NOT NULL,
                         PRIMARY KEY (checkpoint, hash)
                     ) WITHOUT ROWID;
-                    CREATE INDEX checkpoint_file_by_hash ON checkpoint_file (hash);
-                    CREATE INDEX checkpoint_by_contents ON checkpoint (contents_hash);
-                    CREATE INDEX checkpoint_by_manifest ON checkpoint (manifest_hash) WHERE manifest_hash IS NOT NULL;
                     """)
         }
         return migrator
