@@ -196,8 +196,8 @@ public final class SyncServer: Sendable {
     ) -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
         guard let library = Self.libraryName(inPath: head.path ?? "") else { return .dontUpgrade }
         let peer = channel.remoteAddress?.description ?? "?"
-        // A refused upgrade is accepted and closed at once with a code that says why (4401, 4403, 1013): the
-        // WebSocket layer would otherwise answer any refusal with a bare 400. Nothing of any log is sent.
+        // A refused upgrade is accepted and closed with a code that says why (4401, 4403, 1013): the WebSocket layer
+        // would otherwise answer any refusal with a bare 400. Nothing of any log is sent.
         let refusal: (code: Int, reason: String, token: String?)
         switch authorize(head.headerFields, library: library) {
         case .failure(let failure):
@@ -229,8 +229,30 @@ public final class SyncServer: Sendable {
         }
         metrics.connectionsRefused.increment()
         logRefusal(refusal.reason, peer: peer, library: library, token: refusal.token, code: refusal.code)
-        return .upgrade([:]) { _, outbound, _ in
+        return .upgrade([:]) { inbound, outbound, _ in
+            await Self.firstFrame(of: inbound, within: Self.refusalWait)
             try? await outbound.close(.init(codeNumber: refusal.code), reason: refusal.reason)
+        }
+    }
+
+    /// How long a refused upgrade waits for the client's first frame before its close is sent.
+    static let refusalWait: Duration = .seconds(1)
+
+    /// Returns once the client sent its first frame, its side ended, or `timeout` passed.
+    ///
+    /// A close sent right behind the upgrade's answer can reach a client in the same read as the answer, and some
+    /// clients (swift-websocket's among them) lose a frame that arrives with the answer: the client then waits
+    /// for a close that never comes and tries again later instead of learning that its token is refused. A client
+    /// that sent a frame has taken the answer, so a close sent after it is read.
+    static func firstFrame(of inbound: WebSocketInboundStream, within timeout: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                var frames = inbound.makeAsyncIterator()
+                _ = try? await frames.next()
+            }
+            group.addTask { try? await Task.sleep(for: timeout) }
+            await group.next()
+            group.cancelAll()
         }
     }
 

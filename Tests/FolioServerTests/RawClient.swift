@@ -102,17 +102,12 @@ struct RawClient {
         _ = try? await client.run()
     }
 
-    /// The close code of a connection the server refuses at the upgrade, from the first of up to `attempts`
-    /// connections whose close frame the client reads before the connection ends (the server closes at once, and a
-    /// client may see the end first); nil if none did. Every attempt must have received no frame of any log.
-    func refusedCloseCode(attempts: Int = 20) async throws -> UInt16? {
-        for _ in 0..<attempts {
-            // The server closes a refused connection at once: one that lingers is given up for the next attempt.
-            let outcome = try await run([], linger: .seconds(5))
-            #expect(outcome.received.isEmpty, "a refused connection received a frame")
-            if let code = outcome.closeCode { return code }
-        }
-        return nil
+    /// The close code of a connection the server refuses at the upgrade, as a client that opens with its hello sees
+    /// it (nil if the connection ends without a close frame). The connection must have received no frame of any log.
+    func refusedCloseCode() async throws -> UInt16? {
+        let outcome = try await run([.binary(HandDevice().hello())], linger: .seconds(30))
+        #expect(outcome.received.isEmpty, "a refused connection received a frame")
+        return outcome.closeCode
     }
 }
 
