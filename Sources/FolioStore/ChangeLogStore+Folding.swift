@@ -169,31 +169,46 @@ extension ChangeLogStore {
                 if older == nil { older = try? self.segments(of: document, documentRow: documentRow, in: db) }
                 return older?.change(hash).map(ChangeStamp.init)
             }
+            // The run is written as segments of at most the target size, so that no fold, however many rows it
+            // takes at once (a bulk ingest), leaves a segment that a reader must decode in one piece beyond that size.
             let run = earlierChanges + folding
-            let bytes: [UInt8]
-            do {
-                bytes = try ChangeRunCodec.encode(run, of: document, embeddingOutside: true, outside: stamp)
-            } catch {
-                throw StoreError(.corrupt, "the changes of document \(document) cannot be folded: \(error)")
-            }
-            let number = (trailing.first.map { $0.id & 0xFFFF_FFFF } ?? 0) + 1
-            let id = range.lowerBound | number
-            guard number <= 0xFFFF_FFFF else {
-                throw StoreError(.corrupt, "document \(document) has used up its segment numbers")
-            }
-            let rebuilt = try decodeSegment(Data(bytes), id: id, of: document) { _ in nil }
-            guard rebuilt.map(\.hash) == run.map(\.hash) else {
-                throw StoreError(
-                    .corrupt,
-                    "the segment folding \(run.count) changes of document \(document) does not give them back exactly; nothing was folded"
-                )
+            let first = (trailing.first.map { $0.id & 0xFFFF_FFFF } ?? 0) + 1
+            var pieces: [(id: Int64, changes: ArraySlice<Change>, bytes: [UInt8])] = []
+            for (index, start) in stride(from: 0, to: run.count, by: foldPolicy.segmentTarget).enumerated() {
+                let changes = run[start..<min(start + foldPolicy.segmentTarget, run.count)]
+                let number = first + Int64(index)
+                guard number <= 0xFFFF_FFFF else {
+                    throw StoreError(.corrupt, "document \(document) has used up its segment numbers")
+                }
+                let id = range.lowerBound | number
+                let bytes: [UInt8]
+                do {
+                    bytes = try ChangeRunCodec.encode(
+                        Array(changes), of: document, embeddingOutside: true, outside: stamp)
+                } catch {
+                    throw StoreError(.corrupt, "the changes of document \(document) cannot be folded: \(error)")
+                }
+                let rebuilt = try decodeSegment(Data(bytes), id: id, of: document) { _ in nil }
+                guard rebuilt.map(\.hash) == changes.map(\.hash) else {
+                    throw StoreError(
+                        .corrupt,
+                        "the segment folding \(changes.count) changes of document \(document) does not give them back exactly; nothing was folded"
+                    )
+                }
+                // The next piece names these changes outside itself.
+                for change in changes { recent[change.hash] = ChangeStamp(change) }
+                pieces.append((id, changes, bytes))
             }
 
             for segment in merged {
                 try db.cachedStatement(sql: "DELETE FROM segment WHERE id = ?").execute(arguments: [segment.id])
             }
-            try db.cachedStatement(sql: "INSERT INTO segment (id, count, bytes, lifecycle) VALUES (?, ?, ?, ?)")
-                .execute(arguments: [id, run.count, Data(bytes), Self.lifecycleCopies(of: run)])
+            for piece in pieces {
+                try db.cachedStatement(sql: "INSERT INTO segment (id, count, bytes, lifecycle) VALUES (?, ?, ?, ?)")
+                    .execute(arguments: [
+                        piece.id, piece.changes.count, Data(piece.bytes), Self.lifecycleCopies(of: piece.changes),
+                    ])
+            }
             var highest: [DeviceID: UInt64] = [:]
             for change in folding { highest[change.id.device] = max(highest[change.id.device] ?? 0, change.id.seq) }
             let mark = try db.cachedStatement(sql: "UPDATE frontier SET folded = ? WHERE document = ? AND device = ?")
@@ -225,7 +240,7 @@ extension ChangeLogStore {
     /// The canonical encodings of the lifecycle changes among `changes` (a varint count, then each length-prefixed):
     /// kept beside a segment so that the few lifecycle changes, which a library reads for every document it lists,
     /// are read without decoding the segment.
-    static func lifecycleCopies(of changes: [Change]) -> Data {
+    static func lifecycleCopies(of changes: some Collection<Change>) -> Data {
         let lifecycle = changes.filter { if case .lifecycle = $0.kind { true } else { false } }
         var writer = BinaryWriter(capacity: 16 + lifecycle.count * 96)
         writer.write(varint: UInt64(lifecycle.count))

@@ -178,6 +178,39 @@ import Testing
         try reader.close()
     }
 
+    /// A fold that takes more rows than a segment holds at once (a bulk ingest) writes them as several segments of
+    /// at most `FoldPolicy.segmentTarget` changes, which a reader decodes one at a time, and which read back as the
+    /// very changes ingested.
+    @Test func aBulkIngestIsFoldedIntoSegmentsOfTheTargetSize() throws {
+        let writer = try directory.openStore("Bulk.sqlite", as: .named("Bulk"))
+        let document = history.document
+        try writer.ingest(trusting: history.changes)
+        let target = FoldPolicy.standard.segmentTarget
+        for batch in 0..<((target + 8_000) / 4_000) {
+            _ = try writer.append((0..<4_000).map { Fixtures.edit("b\(batch) e\($0)") }, to: document)
+        }
+        let all = try writer.changes(of: document)
+        try writer.close()
+        #expect(all.count > target + 1_000)
+
+        let reader = try directory.openStore("Bulk copy.sqlite", as: .named("Bulk copy"))
+        try reader.ingest(trusting: all)
+        let counts = try SQLiteShell.run("SELECT count FROM segment ORDER BY id", on: reader.url).output
+            .split(separator: "\n").compactMap { Int($0) }
+        #expect(counts.count >= 2 && counts.allSatisfy { $0 <= target }, "segments of \(counts) changes")
+        // Each segment decoded alone, by the stamps it carries.
+        var streamed: [Change] = []
+        _ = try reader.streamChanges(
+            of: document, since: VersionVector(), within: nil, batch: 1_024, cachingSegmentsUpTo: 0
+        ) { changes in
+            streamed += changes
+            return true
+        }
+        #expect(streamed == all)
+        #expect(try reader.verify().isSound)
+        try reader.close()
+    }
+
     @Test func aDamagedSegmentIsFoundAndNothingReadsAsIfItWereSound() throws {
         let store = try store()
         let document = history.document
