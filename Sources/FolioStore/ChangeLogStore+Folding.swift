@@ -11,7 +11,8 @@ package struct FoldPolicy: Hashable, Sendable {
     package var tail: Int
     /// When a store closes (or `fold` is called), a document's trailing segments that together hold fewer changes
     /// than this are written again as one with the changes folded after them, so that the segments folded while the
-    /// store was in use, and the folds of every close, do not leave a trail of small segments.
+    /// store was in use, and the folds of every close, do not leave a trail of small segments. No fold writes a
+    /// segment of more changes than this: a longer run is written as several.
     package var segmentTarget: Int
 
     /// Creates a policy.
@@ -87,12 +88,13 @@ extension ChangeLogStore {
         try giveBackFreePages()
     }
 
-    /// Folds `document`'s older changes into a segment, in one transaction, keeping the newest `tail` as rows; does
-    /// nothing when fewer than `minimum` rows would be folded. The segment is decoded again and every recomputed
-    /// hash compared with the rows' before the rows are deleted; then the file gives back the pages they took.
+    /// Folds `document`'s older changes into segments (one, unless they are more than `FoldPolicy.segmentTarget`), in
+    /// one transaction, keeping the newest `tail` as rows; does nothing when fewer than `minimum` rows would be
+    /// folded. Each segment is decoded again, alone, and every recomputed hash compared with the rows' before the rows
+    /// are deleted; then the file gives back the pages they took.
     ///
     /// - Returns: how many changes were folded.
-    /// - Throws: ``StoreError``; `corrupt` when the segment does not give back the very changes it folds (nothing is
+    /// - Throws: ``StoreError``; `corrupt` when a segment does not give back the very changes it folds (nothing is
     ///   changed then).
     @discardableResult
     public func fold(_ document: DocumentID, keepingNewest tail: Int = 0, minimum: Int = 1) throws(StoreError) -> Int {
@@ -100,9 +102,9 @@ extension ChangeLogStore {
     }
 
     /// Folds as ``fold(_:keepingNewest:minimum:)`` does; when `merging`, the document's trailing segments below the
-    /// target size are decoded and written again with the new changes, as one segment (what closing does), and
-    /// otherwise the new changes make a segment of their own (what a fold while the store is in use does, so that
-    /// its cost follows the rows it folds).
+    /// target size are decoded and written again with the new changes (what closing does), and otherwise the new
+    /// changes make segments of their own (what a fold while the store is in use does, so that its cost follows the
+    /// rows it folds); either way in segments of at most the target size.
     func fold(_ document: DocumentID, keepingNewest tail: Int, minimum: Int, merging: Bool) throws(StoreError) -> Int {
         let folded = try write("folding the older changes of document \(document)") { db -> Int in
             guard let documentRow = try rowID(of: document, in: db) else { return 0 }

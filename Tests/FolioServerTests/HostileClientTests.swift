@@ -151,8 +151,8 @@ import Testing
         #expect(try store.vector(of: document).isEmpty)
     }
 
-    /// A WebSocket upgrade without a valid token of the library is accepted and closed at once with 4401 or 4403,
-    /// before any frame of the log.
+    /// A WebSocket upgrade without a valid token of the library is accepted and closed with 4401 or 4403, before any
+    /// frame of the log.
     @Test func aRefusedUpgradeClosesWith4401Or4403() async throws {
         let context = try await Context()
         let url = context.fixture.server.libraryURL("notes")
@@ -160,6 +160,34 @@ import Testing
         #expect(none == 4401)
         let photos = try await context.fixture.token(for: "photos")
         #expect(try await RawClient(url, token: photos).refusedCloseCode() == 4403)
+    }
+
+    /// A refused upgrade's close never rides with the upgrade's answer (a client may lose a frame read together with
+    /// it): it follows the client's first frame, and reaches a client that sends nothing 1 s after the upgrade.
+    @Test func aRefusedUpgradesCloseFollowsTheClientsFirstFrame() async throws {
+        let context = try await Context()
+        let port = context.fixture.server.port
+        let token = "folio_" + String(repeating: "0", count: 64)
+        let (early, afterHello, silent) = try await offThePool {
+            let speaking = try RawWebSocket(port: port, library: "notes", token: token)
+            defer { speaking.close() }
+            #expect(speaking.upgraded, "\(speaking.answer)")
+            let early = speaking.nextFrame(within: .milliseconds(300))
+            _ = speaking.socket.send(RawWebSocket.frame(opcode: 2, HandDevice().hello()))
+            let start = ContinuousClock.now
+            let code = speaking.closeCode(within: .seconds(30))
+            let afterHello = (code, ContinuousClock.now - start)
+
+            let quiet = try RawWebSocket(port: port, library: "notes", token: token)
+            defer { quiet.close() }
+            let upgraded = ContinuousClock.now
+            let silentCode = quiet.closeCode(within: .seconds(30))
+            return (early.map(\.opcode), afterHello, (silentCode, ContinuousClock.now - upgraded))
+        }
+        #expect(early == nil, "a frame came before the client's first")
+        #expect(afterHello.0 == 4401, "closed \(afterHello.1) after the hello")
+        #expect(silent.0 == 4401)
+        #expect(silent.1 >= .milliseconds(900), "a silent client was closed after \(silent.1)")
     }
 
     /// A client by hand, upgraded and past its hello, whose socket holds little (16 KiB asked, which Linux doubles) and

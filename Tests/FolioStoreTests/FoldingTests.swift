@@ -208,6 +208,19 @@ import Testing
         }
         #expect(streamed == all)
         #expect(try reader.verify().isSound)
+
+        // A fold that merges the trailing segments (as closing does) with a long run of new rows splits it too.
+        for batch in 0..<((target + 4_000) / 4_000) {
+            _ = try reader.append((0..<4_000).map { Fixtures.edit("c\(batch) e\($0)") }, to: document)
+        }
+        let longer = try reader.changes(of: document)
+        try reader.fold(document)
+        let after = try SQLiteShell.run("SELECT count FROM segment ORDER BY id", on: reader.url).output
+            .split(separator: "\n").compactMap { Int($0) }
+        #expect(after.allSatisfy { $0 <= target }, "segments of \(after) changes")
+        #expect(after.reduce(0, +) + 1 >= longer.count, "\(after.reduce(0, +)) of \(longer.count) folded")
+        #expect(try reader.changes(of: document) == longer)
+        #expect(try reader.verify().isSound)
         try reader.close()
     }
 
