@@ -7,7 +7,7 @@ import HeapModule
 /// no edit has touched, visible in every version. An edit that deletes base scalars, or types next to one, takes
 /// those scalars out of their run as items of their own; everything else of the base stays in runs. So the work and
 /// the memory grow with the edits replayed, not with the length of the base.
-struct TextEventCore {
+@usableFromInline struct TextEventCore {
     static var blockCapacity: Int { 128 }
     static var none: Int32 { -1 }
 
@@ -87,6 +87,14 @@ struct TextEventCore {
     var current: [Int32] = []
     /// Room for the flags of ``difference(from:to:)``, by event: all zero between its calls.
     var walkFlags: [UInt8] = []
+    /// Room for the walk of ``difference(from:to:)``: the events it reached, and those it has still to visit. Empty
+    /// between its calls; kept so that moving the view, which happens for most events of a
+    /// concurrent history, allocates nothing.
+    var walkReached: [Int32] = []
+    var walkQueue = Heap<Int32>()
+    /// Room for the events ``move(to:)`` retreats and advances.
+    var moveRetreat: [Int32] = []
+    var moveAdvance: [Int32] = []
 
     /// Edits that were not applied because a position or count was out of bounds.
     private(set) var skippedEdits = 0
@@ -224,6 +232,7 @@ struct TextEventCore {
 
     /// Adds an event made on `eventParents` (indexes of earlier events, each checked by the caller; empty: the base
     /// text) and applies its edits in order; `precedes` orders two events' agents. Returns the event's index.
+    @usableFromInline
     mutating func add(parents eventParents: [Int32], edits: [TextEdit], precedes: (Int32, Int32) -> Bool) -> Int {
         let event = Int32(eventCount)
         let frontier = Self.frontier(eventParents)
@@ -316,9 +325,19 @@ struct TextEventCore {
     /// then advances those only `target` holds (earliest first).
     mutating func move(to target: [Int32]) {
         guard target != current else { return }
-        let (retreat, advance) = difference(from: current, to: target)
-        for event in retreat.sorted(by: >) { self.retreat(event) }
-        for event in advance.sorted() { self.advance(event) }
+        var retreat: [Int32] = []
+        var advance: [Int32] = []
+        swap(&retreat, &moveRetreat)
+        swap(&advance, &moveAdvance)
+        difference(from: current, to: target, onlyFrom: &retreat, onlyTo: &advance)
+        retreat.sort(by: >)
+        advance.sort()
+        for event in retreat { self.retreat(event) }
+        for event in advance { self.advance(event) }
+        retreat.removeAll(keepingCapacity: true)
+        advance.removeAll(keepingCapacity: true)
+        swap(&retreat, &moveRetreat)
+        swap(&advance, &moveAdvance)
         current.removeAll(keepingCapacity: true)
         current.append(contentsOf: target)
         refreshLengths()
@@ -328,11 +347,11 @@ struct TextEventCore {
     private mutating func refreshLengths() {
         for identity in staleBlocks {
             let position = blockPosition[Int(identity)]
-            var lengths = blocks[position].lengths
-            for (index, entry) in blocks[position].entries.enumerated() {
-                lengths[index] = Int32(visibleLength(of: entry))
+            // In place: a copy of the lengths would be a new array per block.
+            for index in blocks[position].entries.indices {
+                let length = Int32(visibleLength(of: blocks[position].entries[index]))
+                blocks[position].lengths[index] = length
             }
-            blocks[position].lengths = lengths
             blocks[position].isStale = false
         }
         staleBlocks.removeAll(keepingCapacity: true)
@@ -341,14 +360,24 @@ struct TextEventCore {
     /// The events in the past of `from` and not of `to`, and the other way round: a walk back from both frontiers,
     /// latest event first, that stops when every event still to visit is in both pasts.
     mutating func difference(from: [Int32], to: [Int32]) -> (onlyFrom: [Int32], onlyTo: [Int32]) {
+        var onlyFrom: [Int32] = []
+        var onlyTo: [Int32] = []
+        difference(from: from, to: to, onlyFrom: &onlyFrom, onlyTo: &onlyTo)
+        return (onlyFrom, onlyTo)
+    }
+
+    /// ``difference(from:to:)``, appending the events to `onlyFrom` and `onlyTo`, latest first.
+    mutating func difference(from: [Int32], to: [Int32], onlyFrom: inout [Int32], onlyTo: inout [Int32]) {
         // Flags by event: 1 reached from `from`, 2 from `to`, 3 both; the events reached, to clear them after.
         var flags: [UInt8] = []
+        var reached: [Int32] = []
+        var queue = Heap<Int32>()
         swap(&flags, &walkFlags)
+        swap(&reached, &walkReached)
+        swap(&queue, &walkQueue)
         if flags.count < eventCount {
             flags.append(contentsOf: repeatElement(0, count: eventCount - flags.count))
         }
-        var reached: [Int32] = []
-        var queue = Heap<Int32>()
         var pendingOnlyOneSide = 0
         func push(
             _ event: Int32, _ flag: UInt8, into queue: inout Heap<Int32>, flags: inout [UInt8], reached: inout [Int32]
@@ -369,8 +398,6 @@ struct TextEventCore {
         }
         for event in from { push(event, 1, into: &queue, flags: &flags, reached: &reached) }
         for event in to { push(event, 2, into: &queue, flags: &flags, reached: &reached) }
-        var onlyFrom: [Int32] = []
-        var onlyTo: [Int32] = []
         while pendingOnlyOneSide > 0, let event = queue.popMax() {
             let flag = flags[Int(event)]
             if flag != 3 { pendingOnlyOneSide -= 1 }
@@ -379,11 +406,20 @@ struct TextEventCore {
             case 2: onlyTo.append(event)
             default: break
             }
-            for parent in parents(of: event) { push(parent, flag, into: &queue, flags: &flags, reached: &reached) }
+            var link = Int(parentStart[Int(event)])
+            let end = Int(parentStart[Int(event) + 1])
+            while link < end {
+                push(parentLinks[link], flag, into: &queue, flags: &flags, reached: &reached)
+                link += 1
+            }
         }
         for event in reached { flags[Int(event)] = 0 }
+        reached.removeAll(keepingCapacity: true)
+        // Emptied in place: the heap keeps its storage for the next walk.
+        queue.removeAll { _ in true }
         swap(&flags, &walkFlags)
-        return (onlyFrom, onlyTo)
+        swap(&reached, &walkReached)
+        swap(&queue, &walkQueue)
     }
 
     private mutating func retreat(_ event: Int32) {

@@ -28,10 +28,10 @@ public struct TextEventGraph<Agent: Comparable> {
         case unknownParent(Int)
     }
 
-    private var core: TextEventCore
-    private var agents: [Agent] = []
+    @usableFromInline var core: TextEventCore
+    @usableFromInline var agents: [Agent] = []
     /// The parents of the event being added, as the core reads them: one array kept for every event.
-    private var parentBuffer: [Int32] = []
+    @usableFromInline var parentBuffer: [Int32] = []
 
     /// A graph whose events start from `base`.
     ///
@@ -60,10 +60,11 @@ public struct TextEventGraph<Agent: Comparable> {
     }
 
     /// Adds an event made by `agent` on `parents` (indexes of earlier events; empty: the base text) and applies
-    /// its edits in order. Returns the event's index.
+    /// its edits in order. Returns the event's index. (Inlinable, so that a caller's concrete agent type compares
+    /// agents directly, without a generic closure per event.)
     ///
     /// - Throws: ``Failure/unknownParent(_:)`` when a parent is not an earlier event; nothing is added then.
-    @discardableResult
+    @discardableResult @inlinable
     public mutating func add(agent: Agent, parents: [Int], edits: [TextEdit]) throws(Failure) -> Int {
         for parent in parents where parent < 0 || parent >= agents.count {
             throw .unknownParent(parent)
