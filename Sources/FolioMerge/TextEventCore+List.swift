@@ -439,6 +439,9 @@ extension TextEventCore {
     /// Traps unless the list is consistent: each block's visible count and the tree agree with its entries, every
     /// item's block is the one holding it, no two runs touch, and the base scalars appear in order, each once.
     func checkInvariants() {
+        precondition(walkReached.isEmpty && walkQueue.isEmpty, "the walk's rooms hold events")
+        precondition(moveRetreat.isEmpty && moveAdvance.isEmpty, "the move's rooms hold events")
+        precondition(!walkFlags.contains { $0 != 0 }, "the walk left a flag")
         var total = 0
         var nextBase = 0
         var previousWasRun = false

@@ -87,10 +87,12 @@ import HeapModule
     var current: [Int32] = []
     /// Room for the flags of ``difference(from:to:)``, by event: all zero between its calls.
     var walkFlags: [UInt8] = []
-    /// Room for the walk of ``difference(from:to:)``: the events it reached, and those it has still to visit. Empty
-    /// between its calls; kept so that moving the view, which happens for most events of a
+    /// Room for the events the walk of ``difference(from:to:)`` reached. Empty between its calls; kept, as the other
+    /// rooms of the walk and of ``move(to:)`` are, so that moving the view, which happens for most events of a
     /// concurrent history, allocates nothing.
     var walkReached: [Int32] = []
+    /// Room for the events the walk of ``difference(from:to:)`` has still to visit, latest first. Empty between its
+    /// calls.
     var walkQueue = Heap<Int32>()
     /// Room for the events ``move(to:)`` retreats and advances.
     var moveRetreat: [Int32] = []
@@ -329,11 +331,10 @@ import HeapModule
         var advance: [Int32] = []
         swap(&retreat, &moveRetreat)
         swap(&advance, &moveAdvance)
+        // Latest first, both: retreated so, advanced in the order they were made.
         difference(from: current, to: target, onlyFrom: &retreat, onlyTo: &advance)
-        retreat.sort(by: >)
-        advance.sort()
         for event in retreat { self.retreat(event) }
-        for event in advance { self.advance(event) }
+        for event in advance.reversed() { self.advance(event) }
         retreat.removeAll(keepingCapacity: true)
         advance.removeAll(keepingCapacity: true)
         swap(&retreat, &moveRetreat)
@@ -366,7 +367,8 @@ import HeapModule
         return (onlyFrom, onlyTo)
     }
 
-    /// ``difference(from:to:)``, appending the events to `onlyFrom` and `onlyTo`, latest first.
+    /// ``difference(from:to:)``, appending the events to `onlyFrom` and `onlyTo`, each in descending order (the walk
+    /// visits the latest event first, and an event's parents are earlier events).
     mutating func difference(from: [Int32], to: [Int32], onlyFrom: inout [Int32], onlyTo: inout [Int32]) {
         // Flags by event: 1 reached from `from`, 2 from `to`, 3 both; the events reached, to clear them after.
         var flags: [UInt8] = []

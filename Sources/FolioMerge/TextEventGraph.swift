@@ -60,12 +60,13 @@ public struct TextEventGraph<Agent: Comparable> {
     }
 
     /// Adds an event made by `agent` on `parents` (indexes of earlier events; empty: the base text) and applies
-    /// its edits in order. Returns the event's index. (Inlinable, so that a caller's concrete agent type compares
-    /// agents directly, without a generic closure per event.)
+    /// its edits in order. Returns the event's index.
     ///
     /// - Throws: ``Failure/unknownParent(_:)`` when a parent is not an earlier event; nothing is added then.
     @discardableResult @inlinable
     public mutating func add(agent: Agent, parents: [Int], edits: [TextEdit]) throws(Failure) -> Int {
+        // Inlinable, so that a caller's concrete agent type compares agents directly, without a generic closure per
+        // event.
         for parent in parents where parent < 0 || parent >= agents.count {
             throw .unknownParent(parent)
         }
