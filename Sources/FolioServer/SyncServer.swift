@@ -230,21 +230,26 @@ public final class SyncServer: Sendable {
         metrics.connectionsRefused.increment()
         logRefusal(refusal.reason, peer: peer, library: library, token: refusal.token, code: refusal.code)
         return .upgrade([:]) { inbound, outbound, _ in
-            await Self.firstFrame(of: inbound, within: Self.refusalWait)
-            try? await outbound.close(.init(codeNumber: refusal.code), reason: refusal.reason)
+            await Self.afterFirstFrame(of: inbound, within: Self.refusalWait) {
+                try? await outbound.close(.init(codeNumber: refusal.code), reason: refusal.reason)
+            }
         }
     }
 
     /// How long a refused upgrade waits for the client's first frame before its close is sent.
     static let refusalWait: Duration = .seconds(1)
 
-    /// Returns once the client sent its first frame, its side ended, or `timeout` passed.
+    /// Runs `close` once the client sent its first data frame, its side ended, or `timeout` passed.
     ///
     /// A close sent right behind the upgrade's answer can reach a client in the same read as the answer, and some
     /// clients (swift-websocket's among them) lose a frame that arrives with the answer: the client then waits
     /// for a close that never comes and tries again later instead of learning that its token is refused. A client
-    /// that sent a frame has taken the answer, so a close sent after it is read.
-    static func firstFrame(of inbound: WebSocketInboundStream, within timeout: Duration) async {
+    /// that sent a frame has taken the answer, so a close sent after it is read. `close` runs while the frames are
+    /// still read (pings answered), before that reading is cancelled: a reading cancelled while it answers a ping
+    /// would close the connection itself, with 1011, before `close` could say why.
+    static func afterFirstFrame(
+        of inbound: WebSocketInboundStream, within timeout: Duration, _ close: () async -> Void
+    ) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 var frames = inbound.makeAsyncIterator()
@@ -252,6 +257,7 @@ public final class SyncServer: Sendable {
             }
             group.addTask { try? await Task.sleep(for: timeout) }
             await group.next()
+            await close()
             group.cancelAll()
         }
     }

@@ -190,6 +190,35 @@ import Testing
         #expect(silent.1 >= .milliseconds(900), "a silent client was closed after \(silent.1)")
     }
 
+    /// A refused client that only pings while the server waits for its first frame has its pings answered and is
+    /// told why it is refused (4401) once the wait ends, not closed for an error of the server's.
+    @Test func aRefusedClientThatOnlyPingsIsToldWhy() async throws {
+        let context = try await Context()
+        let port = context.fixture.server.port
+        let token = "folio_" + String(repeating: "0", count: 64)
+        let (pongs, code) = try await offThePool {
+            let pinging = try RawWebSocket(port: port, library: "notes", token: token)
+            defer { pinging.close() }
+            var pongs = 0
+            var code: UInt16?
+            let deadline = ContinuousClock.now + .seconds(30)
+            pinging: while ContinuousClock.now < deadline {
+                _ = pinging.socket.send(RawWebSocket.frame(opcode: 9, Array("are you there".utf8)))
+                while let frame = pinging.nextFrame(within: .milliseconds(20)) {
+                    if frame.opcode == 10 { pongs += 1 }
+                    if frame.opcode == 8 {
+                        code = frame.payload.count >= 2 ? UInt16(frame.payload[0]) << 8 | UInt16(frame.payload[1]) : 0
+                        break pinging
+                    }
+                }
+                if pinging.ended { break }
+            }
+            return (pongs, code)
+        }
+        #expect(pongs > 0, "no ping was answered")
+        #expect(code == 4401)
+    }
+
     /// A client by hand, upgraded and past its hello, whose socket holds little (16 KiB asked, which Linux doubles) and
     /// which never reads: what the server queues for it fills at a known size.
     private func deafClient(of fixture: ServerFixture, token: String, hello: [UInt8]) async throws -> RawWebSocket {
