@@ -175,9 +175,11 @@ extension ChangeLogStore {
             // takes at once (a bulk ingest), leaves a segment that a reader must decode in one piece beyond that size.
             let run = earlierChanges + folding
             let first = (trailing.first.map { $0.id & 0xFFFF_FFFF } ?? 0) + 1
-            var pieces: [(id: Int64, changes: ArraySlice<Change>, bytes: [UInt8])] = []
+            var pieces: [(id: Int64, changes: [Change], bytes: [UInt8])] = []
             for (index, start) in stride(from: 0, to: run.count, by: foldPolicy.segmentTarget).enumerated() {
-                let changes = run[start..<min(start + foldPolicy.segmentTarget, run.count)]
+                let end = min(start + foldPolicy.segmentTarget, run.count)
+                // Usually the whole run, which is then not copied.
+                let changes = end - start == run.count ? run : Array(run[start..<end])
                 let number = first + Int64(index)
                 guard number <= 0xFFFF_FFFF else {
                     throw StoreError(.corrupt, "document \(document) has used up its segment numbers")
@@ -185,8 +187,7 @@ extension ChangeLogStore {
                 let id = range.lowerBound | number
                 let bytes: [UInt8]
                 do {
-                    bytes = try ChangeRunCodec.encode(
-                        Array(changes), of: document, embeddingOutside: true, outside: stamp)
+                    bytes = try ChangeRunCodec.encode(changes, of: document, embeddingOutside: true, outside: stamp)
                 } catch {
                     throw StoreError(.corrupt, "the changes of document \(document) cannot be folded: \(error)")
                 }
@@ -197,8 +198,10 @@ extension ChangeLogStore {
                         "the segment folding \(changes.count) changes of document \(document) does not give them back exactly; nothing was folded"
                     )
                 }
-                // The next piece names these changes outside itself.
-                for change in changes { recent[change.hash] = ChangeStamp(change) }
+                // A next piece names these changes outside itself.
+                if end < run.count {
+                    for change in changes { recent[change.hash] = ChangeStamp(change) }
+                }
                 pieces.append((id, changes, bytes))
             }
 
