@@ -22,6 +22,9 @@ public struct Change: Hashable, Sendable, Identifiable {
     @inlinable public var wallTime: Timestamp { storage.wallTime }
     /// What the change does.
     @inlinable public var kind: ChangeKind { storage.kind }
+    /// The blobs the change's operations or contents refer to instead of carrying them, in ascending order (empty
+    /// for most changes): a store keeps each once, and sync sends one only to a peer that lacks it.
+    @inlinable public var blobs: [BlobReference] { storage.blobs }
     /// SHA-256 of the document's identity and the canonical encoding.
     @inlinable public var hash: ChangeHash { storage.hash }
 
@@ -37,11 +40,12 @@ public struct Change: Hashable, Sendable, Identifiable {
         @usableFromInline let lamport: UInt64
         @usableFromInline let wallTime: Timestamp
         @usableFromInline let kind: ChangeKind
+        @usableFromInline let blobs: [BlobReference]
         @usableFromInline let hash: ChangeHash
 
         init(
             document: DocumentID, id: ChangeID, parents: [ChangeHash], vector: VersionVector, lamport: UInt64,
-            wallTime: Timestamp, kind: ChangeKind, hash: ChangeHash
+            wallTime: Timestamp, kind: ChangeKind, blobs: [BlobReference], hash: ChangeHash
         ) {
             self.document = document
             self.id = id
@@ -50,50 +54,55 @@ public struct Change: Hashable, Sendable, Identifiable {
             self.lamport = lamport
             self.wallTime = wallTime
             self.kind = kind
+            self.blobs = blobs
             self.hash = hash
         }
     }
 
     /// Creates a change and computes its hash.
     ///
-    /// - Precondition: `vector[id.device] == id.seq`, `lamport >= 1`, and `parents` has no duplicates.
+    /// - Parameter blobs: the blobs `kind`'s operations or contents refer to (see ``BlobReference``), in any order.
+    /// - Precondition: `vector[id.device] == id.seq`, `lamport >= 1`, and neither `parents` nor `blobs` has
+    ///   duplicates.
     public init(
         document: DocumentID, id: ChangeID, parents: [ChangeHash], vector: VersionVector, lamport: UInt64,
-        wallTime: Timestamp, kind: ChangeKind
+        wallTime: Timestamp, kind: ChangeKind, blobs: [BlobReference] = []
     ) {
         var body: [UInt8] = []
         self.init(
             document: document, id: id, parents: parents, vector: vector, lamport: lamport, wallTime: wallTime,
-            kind: kind, body: &body)
+            kind: kind, blobs: blobs, body: &body)
     }
 
     /// Creates a change and hands back its canonical encoding too, sparing the store a second encoding.
     package init(
         document: DocumentID, id: ChangeID, parents: [ChangeHash], vector: VersionVector, lamport: UInt64,
-        wallTime: Timestamp, kind: ChangeKind, body: inout [UInt8]
+        wallTime: Timestamp, kind: ChangeKind, blobs: [BlobReference] = [], body: inout [UInt8]
     ) {
         precondition(vector[id.device] == id.seq, "a change's vector must name the change itself: \(id) in \(vector)")
         precondition(lamport >= 1, "lamport timestamps start at 1")
         let sortedParents = parents.sorted()
         precondition(zip(sortedParents, sortedParents.dropFirst()).allSatisfy { $0 < $1 }, "duplicate parent")
+        let sortedBlobs = blobs.sorted()
+        precondition(zip(sortedBlobs, sortedBlobs.dropFirst()).allSatisfy { $0 < $1 }, "duplicate blob")
         var writer = BinaryWriter(capacity: 96)
         ChangeCodec.encodeBody(
             id: id, parents: sortedParents, vector: vector, lamport: lamport, wallTime: wallTime,
-            kind: kind, into: &writer)
+            kind: kind, blobs: sortedBlobs, into: &writer)
         body = writer.bytes
         storage = Storage(
             document: document, id: id, parents: sortedParents, vector: vector, lamport: lamport, wallTime: wallTime,
-            kind: kind, hash: ChangeCodec.hash(document: document, body: body))
+            kind: kind, blobs: sortedBlobs, hash: ChangeCodec.hash(document: document, body: body))
     }
 
     /// Used by the decoder, which has already validated the fields and computed the hash.
     init(
         document: DocumentID, id: ChangeID, parents: [ChangeHash], vector: VersionVector, lamport: UInt64,
-        wallTime: Timestamp, kind: ChangeKind, hash: ChangeHash
+        wallTime: Timestamp, kind: ChangeKind, blobs: [BlobReference], hash: ChangeHash
     ) {
         storage = Storage(
             document: document, id: id, parents: parents, vector: vector, lamport: lamport, wallTime: wallTime,
-            kind: kind, hash: hash)
+            kind: kind, blobs: blobs, hash: hash)
     }
 
     /// The canonical encoding (without the document's identity, which the hash covers but storage and transport
@@ -104,7 +113,7 @@ public struct Change: Hashable, Sendable, Identifiable {
         var writer = BinaryWriter(capacity: 96)
         ChangeCodec.encodeBody(
             id: id, parents: parents, vector: vector, lamport: lamport, wallTime: wallTime,
-            kind: kind, into: &writer)
+            kind: kind, blobs: blobs, into: &writer)
         return writer.bytes
     }
 

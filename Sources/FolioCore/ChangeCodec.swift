@@ -13,6 +13,10 @@ import Foundation
 /// u8       kind              then the kind's fields (see `encodeKind`)
 /// ```
 ///
+/// A change that refers to blobs (``Change/blobs``) writes, in place of the kind's tag, the tag 4, a varint count
+/// (at least 1) and the references (32 B hash, varint size; strictly ascending), then the kind's tag and fields: a
+/// change without blobs encodes as it always did, and a reader that predates blobs refuses the tag.
+///
 /// A one-character text edit by a device with no peers takes about 80 bytes (its identity twice, in the header
 /// and in its vector entry, and one parent hash), plus the model's few bytes of operation. Rapid edits are grouped
 /// into one change by documents, so this is paid per group, not per keystroke.
@@ -25,9 +29,11 @@ enum ChangeCodec {
         static let textBytes = 64 << 10
         static let hashes = 1 << 20
         static let vectorEntries = 1 << 20
+        /// The most blobs one change may refer to.
+        static let blobs = 1 << 16
     }
 
-    private enum KindTag: UInt8 { case edit = 0, lifecycle = 1, baseline = 2, resolution = 3 }
+    private enum KindTag: UInt8 { case edit = 0, lifecycle = 1, baseline = 2, resolution = 3, blobs = 4 }
     private enum IntentTag: UInt8 { case edit = 0, undo = 1, redo = 2 }
     /// Set in an edit's intent byte when the edit was made on the merge of its parents (`Edit.isMadeOnMerge`);
     /// clear in every other edit, so an edit without it encodes as it always did.
@@ -94,7 +100,7 @@ enum ChangeCodec {
 
     static func encodeBody(
         id: ChangeID, parents: [ChangeHash], vector: VersionVector, lamport: UInt64, wallTime: Timestamp,
-        kind: ChangeKind, into writer: inout BinaryWriter
+        kind: ChangeKind, blobs: [BlobReference], into writer: inout BinaryWriter
     ) {
         writer.write(byte: formatVersion)
         write(id.device.uuid, into: &writer)
@@ -107,7 +113,7 @@ enum ChangeCodec {
             write(entry.device.uuid, into: &writer)
             writer.write(varint: entry.seq)
         }
-        encodeKind(kind, into: &writer)
+        encodeKind(kind, blobs: blobs, into: &writer)
     }
 
     private static func write(_ uuid: UUIDBytes, into writer: inout BinaryWriter) {
@@ -126,7 +132,13 @@ enum ChangeCodec {
         }
     }
 
-    static func encodeKind(_ kind: ChangeKind, into writer: inout BinaryWriter) {
+    /// Writes `kind`, after the references of `blobs` (ascending, unique) when there are any.
+    static func encodeKind(_ kind: ChangeKind, blobs: [BlobReference], into writer: inout BinaryWriter) {
+        if !blobs.isEmpty {
+            writer.write(byte: KindTag.blobs.rawValue)
+            writer.write(varint: UInt64(blobs.count))
+            for blob in blobs { writer.write(blob) }
+        }
         switch kind {
         case .edit(let edit):
             writer.write(byte: KindTag.edit.rawValue)
@@ -221,13 +233,14 @@ enum ChangeCodec {
                 .invalidValue, "the vector \(vector) does not name the change \(device)#\(seq) itself", at: vectorOffset
             )
         }
-        let kind = try decodeKind(&reader)
+        var blobs: [BlobReference] = []
+        let kind = try decodeKind(&reader, blobs: &blobs)
         guard reader.isAtEnd else {
             throw CodecError(.trailingBytes, "\(reader.remaining) bytes follow the change", at: reader.offset)
         }
         return Change(
             document: document, id: ChangeID(device: device, seq: seq), parents: parents, vector: vector,
-            lamport: lamport, wallTime: wallTime, kind: kind, hash: hash(document: document, body: body))
+            lamport: lamport, wallTime: wallTime, kind: kind, blobs: blobs, hash: hash(document: document, body: body))
     }
 
     private static func readUUID(_ reader: inout BinaryReader, _ what: String) throws(CodecError) -> UUIDBytes {
@@ -251,6 +264,26 @@ enum ChangeCodec {
             hashes.append(hash)
         }
         return hashes
+    }
+
+    /// Reads a change's list of blob references: at least one, strictly ascending, each within
+    /// ``Limits/payloadBytes``.
+    private static func readBlobs(_ reader: inout BinaryReader) throws(CodecError) -> [BlobReference] {
+        let start = reader.offset
+        let count = try reader.nextCount("the number of blobs", elementSize: 33, limit: Limits.blobs)
+        guard count > 0 else {
+            throw CodecError(.notCanonical, "a change without blobs does not list them", at: start)
+        }
+        var blobs: [BlobReference] = []
+        blobs.reserveCapacity(count)
+        for _ in 0..<count {
+            let blob = try reader.nextBlobReference(limit: Limits.payloadBytes)
+            if let last = blobs.last, !(last < blob) {
+                throw CodecError(.notCanonical, "a change's blobs are not in strictly ascending order", at: start)
+            }
+            blobs.append(blob)
+        }
+        return blobs
     }
 
     private static func readTarget(_ reader: inout BinaryReader) throws(CodecError) -> ChangeID {
@@ -291,9 +324,20 @@ enum ChangeCodec {
         return tag
     }
 
-    static func decodeKind(_ reader: inout BinaryReader) throws(CodecError) -> ChangeKind {
-        let tag: KindTag = try readTag(&reader, "change kind")
+    /// Reads the references of the blobs a change refers to, if it lists any (into `blobs`, emptied first), and
+    /// the change's kind.
+    static func decodeKind(
+        _ reader: inout BinaryReader, blobs: inout [BlobReference]
+    ) throws(CodecError) -> ChangeKind {
+        blobs.removeAll()
+        var tag: KindTag = try readTag(&reader, "change kind")
+        if tag == .blobs {
+            blobs = try readBlobs(&reader)
+            tag = try readTag(&reader, "change kind")
+        }
         switch tag {
+        case .blobs:
+            throw CodecError(.notCanonical, "a change lists its blobs twice", at: reader.offset - 1)
         case .edit:
             let intent: Edit.Intent
             let offset = reader.offset

@@ -306,7 +306,8 @@ extension ChangeRunCodec {
                     at: offset(.lamport))
             }
             let vector = try readVector(of: id, parents: parents)
-            let kind = try readKind(of: id, device: device, parents: parents, outside: outside)
+            var blobs: [BlobReference] = []
+            let kind = try readKind(of: id, device: device, parents: parents, outside: outside, blobs: &blobs)
             let wallTime = Timestamp(
                 millisecondsSince1970: (previous?.wallTime.millisecondsSince1970 ?? 0) &+ wallDelta)
             latestSeq[device] = id.seq
@@ -319,10 +320,11 @@ extension ChangeRunCodec {
             body.write(fixed: document.uuid.high)
             body.write(fixed: document.uuid.low)
             ChangeCodec.encodeBody(
-                id: id, parents: hashes, vector: vector, lamport: lamport, wallTime: wallTime, kind: kind, into: &body)
+                id: id, parents: hashes, vector: vector, lamport: lamport, wallTime: wallTime, kind: kind, blobs: blobs,
+                into: &body)
             let change = Change(
                 document: document, id: id, parents: hashes, vector: vector, lamport: lamport, wallTime: wallTime,
-                kind: kind, hash: ChangeCodec.hash(documentAndBody: body.bytes))
+                kind: kind, blobs: blobs, hash: ChangeCodec.hash(documentAndBody: body.bytes))
             return (change, device)
         }
 

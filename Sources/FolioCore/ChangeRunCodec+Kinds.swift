@@ -5,6 +5,7 @@ import Foundation
 /// ```
 /// 0  a plain edit, its operations as they are          op lengths: varint; operations: the bytes
 /// 1  anything else: the kind's canonical encoding      other kinds: varint length and the bytes
+///    (with the change's list of blobs, when it has one: a change that refers to blobs always takes this form)
 /// 2  a resolution                                      resolutions: see below
 /// 3  a plain edit whose operations are in text form    text edits, text tags, text positions, text lengths, text
 /// ```
@@ -77,6 +78,7 @@ extension ChangeRunCodec.RunEncoder {
     mutating func appendKind(
         of change: Change, device: Int, parents: [ChangeStamp], outside: (ChangeHash) -> ChangeStamp?
     ) {
+        guard change.blobs.isEmpty else { return appendOther(change.kind, blobs: change.blobs) }
         switch change.kind {
         case .edit(let edit) where edit.intent == .edit:
             if edit.isMadeOnMerge { usesMergeForms = true }
@@ -95,19 +97,19 @@ extension ChangeRunCodec.RunEncoder {
             if named.allSatisfy({ $0 != nil }) {
                 appendResolution(resolution, parents: change.parents, stamps: named.map { $0! })
             } else {
-                appendOther(change.kind)
+                appendOther(change.kind, blobs: [])
             }
         default:
-            appendOther(change.kind)
+            appendOther(change.kind, blobs: [])
         }
     }
 
-    private mutating func appendOther(_ kind: ChangeKind) {
+    private mutating func appendOther(_ kind: ChangeKind, blobs: [BlobReference]) {
         // An undo or redo made on a merge: its intent byte is format 2's.
         if case .edit(let edit) = kind, edit.isMadeOnMerge { usesMergeForms = true }
         columns[.kind].write(byte: Form.other.rawValue)
         var bytes = BinaryWriter(capacity: 64)
-        ChangeCodec.encodeKind(kind, into: &bytes)
+        ChangeCodec.encodeKind(kind, blobs: blobs, into: &bytes)
         columns[.otherKinds].write(lengthPrefixed: bytes.bytes)
     }
 
@@ -152,10 +154,13 @@ extension ChangeRunCodec.RunEncoder {
 extension ChangeRunCodec.RunDecoder {
     private typealias Form = ChangeRunCodec.KindForm
 
-    /// Reads what change `id` of `device`, made on `parents`, does.
+    /// Reads what change `id` of `device`, made on `parents`, does, and the blobs it refers to (into `blobs`,
+    /// emptied first; only the form `other` lists any).
     mutating func readKind(
-        of id: ChangeID, device: Int, parents: [ChangeStamp], outside: (ChangeID) -> ChangeStamp?
+        of id: ChangeID, device: Int, parents: [ChangeStamp], outside: (ChangeID) -> ChangeStamp?,
+        blobs: inout [BlobReference]
     ) throws(CodecError) -> ChangeKind {
+        blobs.removeAll()
         let offset = offset(.kind)
         let raw = try columns[.kind].nextByte("a change's kind")
         guard let form = Form(rawValue: raw), format >= 2 || (form != .editOnMerge && form != .textEditOnMerge) else {
@@ -179,7 +184,7 @@ extension ChangeRunCodec.RunDecoder {
             let length = try columns[.otherKinds].nextCount(
                 "the length of a change's kind", elementSize: 1, limit: ChangeCodec.Limits.payloadBytes)
             var reader = BinaryReader(try columns[.otherKinds].nextBuffer(length, "a change's kind"))
-            let kind = try ChangeCodec.decodeKind(&reader)
+            let kind = try ChangeCodec.decodeKind(&reader, blobs: &blobs)
             guard reader.isAtEnd else {
                 throw CodecError(.trailingBytes, "\(reader.remaining) bytes follow a change's kind", at: kindOffset)
             }

@@ -131,7 +131,7 @@ struct Corruption: Sendable, CustomTestStringConvertible {
         Corruption("vector count past the input", .truncated, at: "vector") { $0.vectorCount = RawChange.varint(100) },
         Corruption("padded vector seq", .notCanonical) { $0.vector[1].1 = [0x81, 0x00] },
         // Kind.
-        Corruption("unknown kind tag 4", .invalidValue, at: "kind") { $0.kind = [4] },
+        Corruption("unknown kind tag 5", .invalidValue, at: "kind") { $0.kind = [5] },
         Corruption("unknown kind tag 255", .invalidValue, at: "kind") { $0.kind = [255, 0, 0] },
         Corruption("missing kind", .truncated, at: "kind") { $0.kind = [] },
         Corruption("unknown edit intent", .invalidValue) { $0.kind = [0, 3, 0] },
