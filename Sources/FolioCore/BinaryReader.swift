@@ -6,6 +6,9 @@ public struct BinaryReader {
     private let bytes: UnsafeRawBufferPointer
     /// The offset of the next byte to read.
     public private(set) var offset: Int
+    /// The blobs that references in the bytes resolve to (``blob(_:)``); `nil`: every reference reads as its
+    /// placeholder.
+    public var blobs: BlobLookup?
 
     /// Reads from `bytes`, which must outlive the reader.
     public init(_ bytes: UnsafeRawBufferPointer) {

@@ -6,6 +6,14 @@ public struct BinaryWriter: Sendable {
     /// The bytes written so far.
     public private(set) var bytes: [UInt8]
 
+    /// When set, encoders that support blob references write byte strings of at least this many bytes as
+    /// references (see ``externalize(_:)``); `nil`, the default: they write the bytes.
+    public var blobThreshold: Int?
+    /// The blobs written as references, in the order first written, without repeats.
+    public private(set) var blobReferences: [BlobReference] = []
+    /// The bytes of the blobs written as references, except placeholders'.
+    public private(set) var blobBytes: [BlobReference: Data] = [:]
+
     /// Creates an empty writer, optionally reserving room.
     public init(capacity: Int = 64) {
         bytes = []
@@ -15,6 +23,18 @@ public struct BinaryWriter: Sendable {
     /// Forgets the bytes written, keeping their room for the next ones.
     package mutating func removeAll() {
         bytes.removeAll(keepingCapacity: true)
+        blobReferences.removeAll()
+        blobBytes.removeAll()
+    }
+
+    /// Notes a blob written as a reference.
+    mutating func noteBlob(_ reference: BlobReference, bytes: Data?) {
+        if let bytes {
+            guard blobBytes.updateValue(bytes, forKey: reference) == nil else { return }
+        } else if blobReferences.contains(reference) {
+            return
+        }
+        if !blobReferences.contains(reference) { blobReferences.append(reference) }
     }
 
     /// Appends one byte.

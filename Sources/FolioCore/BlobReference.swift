@@ -70,3 +70,92 @@ extension BinaryReader {
         try nextBlobReference(limit: limit)
     }
 }
+
+extension BlobReference {
+    /// The 16 bytes a placeholder starts with.
+    private static let placeholderMarker: [UInt8] = Array("\u{0}folio:blob-ref\u{0}".utf8)
+
+    /// The bytes an unavailable blob reads as until it arrives: a fixed 16-byte marker, the hash and the size (8
+    /// bytes, big-endian), 56 bytes in all.
+    ///
+    /// A model holds them where the blob's bytes go (an image's bytes, a package member's contents), so that a
+    /// document whose blob has not arrived still opens. Encoders that write blob references
+    /// (``BinaryWriter/externalize(_:)``) write a placeholder back as the reference it stands for, whatever the
+    /// threshold, so editing a document with an unavailable blob never turns the placeholder into content.
+    public var placeholder: Data {
+        var bytes = Self.placeholderMarker
+        bytes += hash.bytes
+        withUnsafeBytes(of: UInt64(size).bigEndian) { bytes += $0 }
+        return Data(bytes)
+    }
+
+    /// The reference `bytes` stand for, when they are a ``placeholder``.
+    public init?(placeholder bytes: Data) {
+        guard bytes.count == 56, bytes.starts(with: Self.placeholderMarker) else { return nil }
+        let hash = ContentHash(bytes: bytes.dropFirst(16).prefix(32))
+        let size = bytes.suffix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        guard size <= UInt64(Int.max) else { return nil }
+        self.init(hash: hash, size: Int(size))
+    }
+}
+
+/// The blobs a decoder may resolve references to (``BinaryReader/blob(_:)``), and the references it could not.
+///
+/// Not thread-safe: one lookup serves one decoding context at a time.
+public final class BlobLookup {
+    private var available: [BlobReference: Data]
+    /// The references read that the lookup did not hold, in the order first read.
+    public private(set) var missing: [BlobReference] = []
+    private var missingSet: Set<BlobReference> = []
+
+    /// A lookup holding `blobs`, each under its own reference.
+    public init(_ blobs: some Sequence<Data> = [Data]()) {
+        available = [:]
+        for blob in blobs { available[BlobReference(to: blob)] = blob }
+    }
+
+    /// Adds a blob.
+    public func insert(_ blob: Data) {
+        available[BlobReference(to: blob)] = blob
+    }
+
+    /// Adds a blob already known to be `reference`'s.
+    package func insert(_ blob: Data, as reference: BlobReference) {
+        available[reference] = blob
+    }
+
+    /// Whether the lookup holds the blob.
+    public func contains(_ reference: BlobReference) -> Bool { available[reference] != nil }
+
+    /// The blob's bytes, or its ``BlobReference/placeholder`` (noted in ``missing``) when the lookup lacks it.
+    public func bytes(of reference: BlobReference) -> Data {
+        if let bytes = available[reference] { return bytes }
+        if missingSet.insert(reference).inserted { missing.append(reference) }
+        return reference.placeholder
+    }
+}
+
+extension BinaryWriter {
+    /// Whether `bytes` go into the encoding as a blob reference rather than themselves: when they are a
+    /// ``BlobReference/placeholder`` (always), or when the writer writes blob references (``blobThreshold``) and
+    /// they are at least that long. Returns the reference to write (the caller writes it, in its model's form)
+    /// and notes it in ``blobReferences`` and its bytes in ``blobBytes``; `nil`: write the bytes themselves.
+    public mutating func externalize(_ bytes: Data) -> BlobReference? {
+        if let reference = BlobReference(placeholder: bytes) {
+            noteBlob(reference, bytes: nil)
+            return reference
+        }
+        guard let threshold = blobThreshold, bytes.count >= threshold else { return nil }
+        let reference = BlobReference(to: bytes)
+        noteBlob(reference, bytes: bytes)
+        return reference
+    }
+}
+
+extension BinaryReader {
+    /// The bytes of the blob `reference` names: from the reader's ``blobs`` lookup, or its placeholder when the
+    /// lookup lacks it (or the reader has none).
+    public func blob(_ reference: BlobReference) -> Data {
+        blobs?.bytes(of: reference) ?? reference.placeholder
+    }
+}

@@ -16,32 +16,64 @@ public enum DocumentContents: Hashable, Sendable {
     /// The canonical binary form, used for baselines and checkpoints:
     /// `u8 0, bytes` for data; `u8 1, varint directory count, paths, varint file count, (path, bytes)…` for a
     /// package, everything in path order.
+    ///
+    /// A package with a file written as a blob reference (a ``BlobReference/placeholder``, which always is) takes
+    /// the form `u8 2`: the same, each file's path followed by `u8 0, bytes` or `u8 1, reference` (see
+    /// ``encode(into:)``).
     public func encoded() -> Data {
         var writer = BinaryWriter()
+        encode(into: &writer)
+        return Data(writer.bytes)
+    }
+
+    /// Appends the canonical binary form; the package files that `writer` externalizes
+    /// (``BinaryWriter/externalize(_:)``: placeholders, and files of at least its ``BinaryWriter/blobThreshold``)
+    /// are written as blob references.
+    public func encode(into writer: inout BinaryWriter) {
         switch self {
         case .data(let data):
             writer.write(byte: 0)
             writer.write(lengthPrefixed: data)
         case .package(let package):
-            writer.write(byte: 1)
+            let paths = package.filePaths
+            let references = paths.map { writer.externalize(package.files[$0]!.contents) }
+            let byReference = references.contains { $0 != nil }
+            writer.write(byte: byReference ? 2 : 1)
             let directories = package.directories.sorted()
             writer.write(varint: UInt64(directories.count))
             for directory in directories { writer.write(string: directory.description) }
             writer.write(varint: UInt64(package.files.count))
-            for path in package.filePaths {
+            for (path, reference) in zip(paths, references) {
                 writer.write(string: path.description)
+                if byReference {
+                    if let reference {
+                        writer.write(byte: 1)
+                        writer.write(reference)
+                        continue
+                    }
+                    writer.write(byte: 0)
+                }
                 writer.write(lengthPrefixed: package.files[path]!.contents)
             }
         }
-        return Data(writer.bytes)
     }
 
-    /// Decodes untrusted bytes written by ``encoded()``.
+    /// Decodes untrusted bytes written by ``encoded()``; a file written as a blob reference reads as its
+    /// placeholder.
     ///
     /// - Throws: ``CodecError``, including `invalidValue` for an invalid package path.
     public init(decoding bytes: Data) throws {
+        try self.init(decoding: bytes, blobs: nil)
+    }
+
+    /// Decodes untrusted bytes written by ``encode(into:)``, each file written as a blob reference read from
+    /// `blobs` (its placeholder when `blobs` lacks it, noted in the lookup's ``BlobLookup/missing``).
+    ///
+    /// - Throws: ``CodecError``, including `invalidValue` for an invalid package path.
+    public init(decoding bytes: Data, blobs: BlobLookup?) throws {
         self = try BinaryReader.readingWhole(bytes, "the contents") { reader throws(CodecError) in
-            try DocumentContents.decode(&reader)
+            reader.blobs = blobs
+            return try DocumentContents.decode(&reader)
         }
     }
 
@@ -50,7 +82,9 @@ public enum DocumentContents: Hashable, Sendable {
         switch try reader.nextByte("the contents' kind") {
         case 0:
             return .data(try reader.nextLengthPrefixed("the file's bytes", limit: limit))
-        case 1:
+        case let kind where kind == 1 || kind == 2:
+            let byReference = kind == 2
+            var sawReference = false
             var package = FilePackage()
             let directoryCount = try reader.nextCount("the directory count", elementSize: 2, limit: 1 << 20)
             for _ in 0..<directoryCount {
@@ -66,12 +100,25 @@ public enum DocumentContents: Hashable, Sendable {
             for _ in 0..<fileCount {
                 let offset = reader.offset
                 let text = try reader.nextString("a file path", limit: PackagePath.maximumLength)
-                let contents = try reader.nextLengthPrefixed("the bytes of '\(text)'", limit: limit)
+                let contents: Data
+                let flagOffset = reader.offset
+                switch byReference ? try reader.nextByte("the form of '\(text)'") : 0 {
+                case 0:
+                    contents = try reader.nextLengthPrefixed("the bytes of '\(text)'", limit: limit)
+                case 1:
+                    contents = reader.blob(try reader.nextBlobReference(limit: limit))
+                    sawReference = true
+                case let flag:
+                    throw CodecError(.invalidValue, "file form \(flag) is neither 0 nor 1", at: flagOffset)
+                }
                 do throws(PackageError) {
                     try package.placeFile(contents, at: PackagePath(checking: text))
                 } catch {
                     throw CodecError(.invalidValue, "package file: \(error.message)", at: offset)
                 }
+            }
+            guard !byReference || sawReference else {
+                throw CodecError(.notCanonical, "a package without blob references takes the form 1", at: 0)
             }
             return .package(package)
         case let kind:

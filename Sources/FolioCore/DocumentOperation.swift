@@ -30,9 +30,25 @@ extension DocumentOperation {
     /// Encodes a group of operations (the payload of one ``Edit``): a count, then each operation.
     public static func encodeGroup(_ operations: [Self]) -> Data {
         var writer = BinaryWriter()
+        encodeGroup(operations, into: &writer)
+        return Data(writer.bytes)
+    }
+
+    /// Appends a group of operations, as ``encodeGroup(_:)`` writes it; operations that write blob references
+    /// (``BinaryWriter/externalize(_:)``) note them in `writer`.
+    public static func encodeGroup(_ operations: [Self], into writer: inout BinaryWriter) {
         writer.write(varint: UInt64(operations.count))
         for operation in operations { operation.encode(into: &writer) }
-        return Data(writer.bytes)
+    }
+
+    /// Decodes a group written by ``encodeGroup(_:into:)``, its blob references read from `blobs` (placeholders
+    /// for those it lacks, noted in the lookup's ``BlobLookup/missing``); without a lookup, as
+    /// ``decodeGroup(_:)``.
+    ///
+    /// - Throws: ``CodecError`` when the bytes are not such a group.
+    public static func decodeGroup(_ data: Data, blobs: BlobLookup?) throws -> [Self] {
+        guard let blobs else { return try decodeGroup(data) }
+        return try decodeGroup(checking: data, blobs: blobs)
     }
 
     /// Decodes a group written by ``encodeGroup(_:)``.
@@ -43,8 +59,9 @@ extension DocumentOperation {
     }
 
     /// The typed core of ``decodeGroup(_:)``, for the package's decoders.
-    package static func decodeGroup(checking data: Data) throws(CodecError) -> [Self] {
+    package static func decodeGroup(checking data: Data, blobs: BlobLookup? = nil) throws(CodecError) -> [Self] {
         try BinaryReader.readingWhole(data, "the operations") { reader throws(CodecError) in
+            reader.blobs = blobs
             let count = try reader.nextCount("the operation count", elementSize: 1, limit: 1 << 26)
             var operations: [Self] = []
             // The count is bounded by the bytes left (a byte per operation at least), but an operation takes more

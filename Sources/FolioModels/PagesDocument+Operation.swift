@@ -4,7 +4,8 @@ import Foundation
 extension PagesDocument {
     /// One edit of a pages document. Positions and counts in the text are in Unicode scalars.
     ///
-    /// Binary form: a tag byte, then for `setText` the text, for `putImage` the name and the bytes, for
+    /// Binary form: a tag byte, then for `setText` the text, for `putImage` the name and the bytes (or, under a tag
+    /// of its own, a blob reference, when the writer externalizes them: ``BinaryWriter/externalize(_:)``), for
     /// `removeImage` the name, for `insertText` the position and the text, for `deleteText` the position and the
     /// count; texts and names are length-prefixed UTF-8, bytes are length-prefixed, positions and counts are varints
     /// (as in a ``TextDocument/Operation``).
@@ -21,8 +22,11 @@ extension PagesDocument {
         /// Removes the image `name`, which must exist.
         case removeImage(name: String)
 
-        // The first three tags are those of the first logs; new operations take new tags.
-        private enum Tag: UInt8 { case setText = 0, putImage = 1, removeImage = 2, insertText = 3, deleteText = 4 }
+        // The first three tags are those of the first logs; new operations take new tags. `putImageBlob` is a
+        // `putImage` whose bytes are a blob reference (written when the writer externalizes them).
+        private enum Tag: UInt8 {
+            case setText = 0, putImage = 1, removeImage = 2, insertText = 3, deleteText = 4, putImageBlob = 5
+        }
 
         /// Appends the operation's binary form.
         public func encode(into writer: inout BinaryWriter) {
@@ -31,9 +35,15 @@ extension PagesDocument {
                 writer.write(byte: Tag.setText.rawValue)
                 writer.write(string: text)
             case .putImage(let name, let bytes):
-                writer.write(byte: Tag.putImage.rawValue)
-                writer.write(string: name)
-                writer.write(lengthPrefixed: bytes)
+                if let reference = writer.externalize(bytes) {
+                    writer.write(byte: Tag.putImageBlob.rawValue)
+                    writer.write(string: name)
+                    writer.write(reference)
+                } else {
+                    writer.write(byte: Tag.putImage.rawValue)
+                    writer.write(string: name)
+                    writer.write(lengthPrefixed: bytes)
+                }
             case .removeImage(let name):
                 writer.write(byte: Tag.removeImage.rawValue)
                 writer.write(string: name)
@@ -63,6 +73,10 @@ extension PagesDocument {
                 self = .putImage(
                     name: name,
                     bytes: try reader.nextLengthPrefixed("the image's bytes", limit: ModelLimits.payloadBytes))
+            case .putImageBlob:
+                let name = try reader.nextString("an image name", limit: ModelLimits.nameBytes)
+                self = .putImage(
+                    name: name, bytes: reader.blob(try reader.nextBlobReference(limit: ModelLimits.payloadBytes)))
             case .removeImage:
                 self = .removeImage(name: try reader.nextString("an image name", limit: ModelLimits.nameBytes))
             case .insertText:
