@@ -16,15 +16,18 @@ final class DecodedOperations {
     private var order = Deque<ChangeHash>()
     private var held = 0
 
-    /// The operations of `edit`, the edit of change `hash`, decoded as `Operation`s; `nil` when they do not decode.
+    /// The operations of `edit`, the edit of `change`, decoded as `Operation`s, the blobs it refers to read from
+    /// `blobs(change)`; `nil` when they do not decode. A group with a blob the lookup lacked (read as its
+    /// placeholder) is not kept, so that it reads whole once the blob arrives.
     ///
     /// - Complexity: O(1) when the group is held, otherwise its decoding.
-    func operations<Operation: DocumentOperation>(of edit: Edit, change hash: ChangeHash, as type: Operation.Type)
-        -> [Operation]?
-    {
-        if let group = groups[hash]?.operations as? [Operation] { return group }
-        guard let group = try? Operation.decodeGroup(edit.operations) else { return nil }
-        keep(group, count: group.count, for: hash)
+    func operations<Operation: DocumentOperation>(
+        of edit: Edit, in change: Change, as type: Operation.Type, blobs: (Change) -> BlobLookup?
+    ) -> [Operation]? {
+        if let group = groups[change.hash]?.operations as? [Operation] { return group }
+        let lookup = blobs(change)
+        guard let group = try? Operation.decodeGroup(edit.operations, blobs: lookup) else { return nil }
+        if lookup?.missing.isEmpty ?? true { keep(group, count: group.count, for: change.hash) }
         return group
     }
 

@@ -100,7 +100,7 @@ extension Document {
         let operations = editing.group.operations
         let shown = head.hash
         let session = editing
-        let change = try append(.edit(Edit(operations: Model.Operation.encodeGroup(operations)))) { change in
+        let change = try append(library.editKind(operations)) { change in
             let named = session.stepSources(adding: change, madeOn: shown)
             newHistory.recordEdit(
                 .init(target: change.id, sources: named.sources, isChain: named.isChain, operations: undoOperations))
@@ -119,7 +119,7 @@ extension Document {
         guard editing.group.hasUncommittedEdits else { return }
         let operations = editing.group.operations
         let shown = head.hash
-        let change = try append(.edit(Edit(operations: Model.Operation.encodeGroup(operations))))
+        let change = try append(library.editKind(operations))
         let firstOfGroup = editing.stepChanges.isEmpty
         editing.committedEdits(as: change, madeOn: shown)
         try show(committed: change, madeOn: shown, firstOfGroup: firstOfGroup)
@@ -176,9 +176,7 @@ extension Document {
         let (updated, inverses) = try applying(operations)
         var newHistory = editing.history
         let shown = head.hash
-        let change = try append(
-            .edit(Edit(operations: Model.Operation.encodeGroup(operations), intent: intent))
-        ) { change in
+        let change = try append(library.editKind(operations, intent: intent)) { change in
             let named = Self.reference(to: change, madeOn: shown)
             if undoing {
                 newHistory.recordUndo(
@@ -236,14 +234,14 @@ extension Document {
     /// - Parameter mergedWith: for a baseline of a file this device saved, the other heads whose merge with ``head``
     ///   the file held (`SavedFileRecord.merged`): the baseline is made on those, not on the version shown now.
     func append(
-        _ kind: ChangeKind, author: Device? = nil, mergedWith saved: [ChangeHash]? = nil,
+        _ kind: EncodedKind, author: Device? = nil, mergedWith saved: [ChangeHash]? = nil,
         history makeHistory: ((Change) -> UndoHistory<Model.Operation>)? = nil
     ) throws(DocumentError) -> Change {
         let merge = saved == nil ? tracking.mergeShown(at: head.hash) : nil
         var kind = kind
-        if merge != nil, case .edit(var edit) = kind {
+        if merge != nil, case .edit(var edit) = kind.kind {
             edit.isMadeOnMerge = true
-            kind = .edit(edit)
+            kind.kind = .edit(edit)
         }
         let joined = try joinableAbsorbedHeads()
         // Made on every version the model shows, the change loses none.
@@ -261,9 +259,9 @@ extension Document {
                 || (merge.map { !$0.others.isEmpty } ?? false)
                 || !(saved?.isEmpty ?? true)
             let restore = joinsMore && info.restoredByConcurrentEdit && author == nil
-            let first = resolution.map { [ChangeKind.resolution($0)] } ?? []
-            let kinds = first + [kind] + (restore ? [ChangeKind.lifecycle(.restore)] : [])
-            let changes = try library.store.append(kinds, to: id, on: .heads(parents), author: author) { changes in
+            let first = resolution.map { [EncodedKind(.resolution($0))] } ?? []
+            let kinds = first + [kind] + (restore ? [EncodedKind(.lifecycle(.restore))] : [])
+            let changes = try library.append(kinds, to: id, on: .heads(parents), author: author) { changes in
                 guard let makeHistory else { return [:] }
                 return [UndoHistory<Model.Operation>.stateKey: makeHistory(changes[first.count]).encoded()]
             }

@@ -40,6 +40,9 @@ extension Document {
             do { try library.moveFile(of: id, from: previousURL, to: url) } catch { saving.needsFullRewrite = true }
         }
         let contents = model.contents()
+        // A member whose blob has not arrived is not written as its placeholder: the file waits for it (the log
+        // holds everything meanwhile).
+        guard Self.unavailableMembers(of: contents).isEmpty else { return SaveReport() }
         let hash = ContentHash(hashing: contents.encoded())
         // The first write to a file is recorded before it is made: a crash between the write and the record would
         // otherwise leave the file looking like another program's, and the next save would leave it for a new name.
@@ -208,8 +211,8 @@ extension Document {
         head = base
         let change: Change
         do {
-            change = try append(.baseline(contents: loaded.contents().encoded()), author: author, mergedWith: merged) {
-                _ in UndoHistory()
+            change = try append(library.baselineKind(loaded.contents()), author: author, mergedWith: merged) { _ in
+                UndoHistory()
             }
         } catch {
             head = previousHead

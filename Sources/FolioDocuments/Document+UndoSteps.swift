@@ -176,7 +176,8 @@ extension Document {
             model = try replay.state(at: parent).model
         }
         for change in changes {
-            guard case .edit(let edit) = change.kind, let forward = try? Model.Operation.decodeGroup(edit.operations)
+            guard case .edit(let edit) = change.kind,
+                let forward = try? Model.Operation.decodeGroup(edit.operations, blobs: replay.blobLookup(for: change))
             else {
                 throw DocumentError(.invalidOperation, "the operations of change \(change.id) do not decode")
             }

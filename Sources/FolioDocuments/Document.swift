@@ -286,6 +286,10 @@ public actor Document<Model: DocumentModel>: OpenDocument {
         // document to catch up again.
         let previousSeen = seenVector
         seenVector = try Self.readVector(of: id, in: library)
+        // A member shown unavailable whose blob has come: the state is read again, with it.
+        if try blobsArrivedForShownMembers() {
+            headIsStale = true
+        }
         do {
             return try reloadAtSeenVector()
         } catch {

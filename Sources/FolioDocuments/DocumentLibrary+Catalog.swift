@@ -205,10 +205,12 @@ extension DocumentLibrary {
         }
         let id = DocumentID(using: identifiers)
         do {
-            try store.append(
+            try append(
                 [
-                    .lifecycle(.create(name: displayName, type: Model.documentType.identifier, container: container)),
-                    .baseline(contents: loaded.contents().encoded()),
+                    EncodedKind(
+                        .lifecycle(
+                            .create(name: displayName, type: Model.documentType.identifier, container: container))),
+                    baselineKind(loaded.contents()),
                 ], to: id, unpublished: container == .local ? true : nil)
         } catch {
             throw DocumentError.store(error, "importing \(url.lastPathComponent)")

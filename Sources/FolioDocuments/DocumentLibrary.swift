@@ -33,6 +33,12 @@ public final class DocumentLibrary: Sendable {
     }
     /// How conflicts are settled when they appear: the library-wide default, and overrides by type identifier.
     public let conflictPolicy: ConflictPolicy
+    /// Package members (a pages document's images, a package's files) of at least this many bytes are stored and
+    /// synced as blobs (see <doc:Attachments>): a change refers to each by hash and size, the store keeps each once,
+    /// and sync sends it only to a peer that lacks it. `nil`: changes carry every byte themselves.
+    public let blobThreshold: Int?
+    /// The default ``blobThreshold``: 4 KiB.
+    public static let defaultBlobThreshold = 4_096
 
     /// Whether open documents run their due work (group commits, autosaves) on a background timer. Off when the
     /// clock is injected: then the owner calls ``Document/runDueWork()``.
@@ -106,6 +112,7 @@ public final class DocumentLibrary: Sendable {
     ///     system clock.
     ///   - executor: where the library's blocking work runs (see ``workExecutor``): by default each open document
     ///     on a queue of its own, and each of the library's calls on a queue made for it.
+    ///   - blobThreshold: the size from which package members are blobs (see ``blobThreshold``); at least 64.
     /// - Throws: ``DocumentError`` `.store` when the store cannot be opened, `.save` when the directories cannot
     ///   be created.
     public init(
@@ -114,8 +121,11 @@ public final class DocumentLibrary: Sendable {
         clock: any WallClock = SystemClock(), identifiers: any IdentifierSource = RandomIdentifierSource(),
         fileSystem: any FileSystem = PosixFileSystem(), durability: Durability = .normal, access: StoreAccess = .shared,
         autosave: AutosavePolicy = .standard, conflictPolicy: ConflictPolicy = ConflictPolicy(),
-        backgroundWork: Bool? = nil, executor: BlockingWorkExecutor? = nil
+        backgroundWork: Bool? = nil, executor: BlockingWorkExecutor? = nil,
+        blobThreshold: Int? = DocumentLibrary.defaultBlobThreshold
     ) throws {
+        // Below a placeholder's size, a blob would cost more than the bytes it stands for.
+        self.blobThreshold = blobThreshold.map { max($0, 64) }
         self.root = root
         workExecutor = executor
         self.conflictPolicy = conflictPolicy
@@ -213,10 +223,11 @@ public final class DocumentLibrary: Sendable {
         var kinds: [ChangeKind] = [
             .lifecycle(.create(name: name, type: Model.documentType.identifier, container: container))
         ]
-        if let contents { kinds.append(.baseline(contents: contents.contents().encoded())) }
+        var written = kinds.map { EncodedKind($0) }
+        if let contents { written.append(baselineKind(contents.contents())) }
         do {
             // A document created in the local container is unpublished in the transaction that creates it.
-            try store.append(kinds, to: id, unpublished: container == .local ? true : nil)
+            try append(written, to: id, unpublished: container == .local ? true : nil)
         } catch {
             throw .store(error, "creating \(name)")
         }

@@ -45,8 +45,14 @@ struct DocumentReplay<Model: DocumentModel> {
     func operations<Operation: DocumentOperation>(of edit: Edit, in change: Change, as type: Operation.Type)
         -> [Operation]?
     {
-        if let decoded { return decoded.operations(of: edit, change: change.hash, as: type) }
-        return try? Operation.decodeGroup(edit.operations)
+        if let decoded { return decoded.operations(of: edit, in: change, as: type, blobs: blobLookup) }
+        return try? Operation.decodeGroup(edit.operations, blobs: blobLookup(for: change))
+    }
+
+    /// The blobs `change` refers to that the store holds (`nil` when it refers to none, or they cannot be read: the
+    /// change's members then read as unavailable).
+    func blobLookup(for change: Change) -> BlobLookup? {
+        change.blobs.isEmpty ? nil : (try? store.blobLookup(for: [change])) ?? BlobLookup()
     }
 
     /// What a replay produced.
@@ -318,7 +324,13 @@ struct DocumentReplay<Model: DocumentModel> {
 
     func load(_ encoded: Data) throws(DocumentError) -> Model {
         do {
-            return try Model(contents: DocumentContents(decoding: encoded))
+            // Read once to learn the blobs the contents refer to (rarely any), then again with those the store has.
+            let lookup = BlobLookup()
+            let contents = try DocumentContents(decoding: encoded, blobs: lookup)
+            guard !lookup.missing.isEmpty else { return try Model(contents: contents) }
+            let found = (try? store.blobs(lookup.missing)) ?? [:]
+            guard !found.isEmpty else { return try Model(contents: contents) }
+            return try Model(contents: DocumentContents(decoding: encoded, blobs: BlobLookup(found.values)))
         } catch let error as ModelError {
             throw DocumentError(.invalidContents, "stored contents cannot be loaded", cause: error)
         } catch {

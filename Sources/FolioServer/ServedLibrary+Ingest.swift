@@ -102,6 +102,9 @@ extension ServedLibrary {
             connection.proven = true
             recordName(of: device, provenOn: connection)
         }
+        // Each sender is asked for the blobs its changes refer to that the log lacks, before its session hears that
+        // they are stored (which may end it).
+        askForBlobs(of: stored)
         // Each sender's session learns what it now holds.
         for arrival in stored {
             guard let connection = connections[arrival.connection], connection.finishedPeers[arrival.channel] == nil,

@@ -62,6 +62,9 @@ actor ServedLibrary {
         /// What the device shows the others of itself through this connection (its cursors), and whether the client
         /// reads the others'.
         var presence: Presence
+        /// Blobs the device asked for that the log lacked, with the channel it asked on: sent when they arrive.
+        /// At most ``ServedLibrary/blobsWantedPerConnection``.
+        var blobsWanted: [BlobReference: UInt64] = [:]
 
         init(id: UInt64, outbox: Outbox, peer: String, format: UInt8, presence: Presence) {
             self.id = id
@@ -227,6 +230,16 @@ actor ServedLibrary {
             connection.sessions[channel] = session
             perform(actions, on: channel, of: connection)
             if !wasFinished, session.isFinished { finished(channel, of: connection) }
+        case .wantBlobs(let references):
+            guard connection.sessions[channel] != nil else {
+                return refuse(connection, code: 1002, "a wantBlobs on channel \(channel) before a hello there")
+            }
+            answer(references, on: channel, of: connection)
+        case .blobs(let blobs, _):
+            guard connection.sessions[channel] != nil else {
+                return refuse(connection, code: 1002, "blobs on channel \(channel) before a hello there")
+            }
+            store(blobs, size: size, from: connection)
         case .changes, .run:
             break
         }
@@ -311,6 +324,8 @@ extension SyncMessage {
         case .changes: "changes"
         case .run: "run"
         case .done: "done"
+        case .wantBlobs: "wantBlobs"
+        case .blobs: "blobs"
         }
     }
 }

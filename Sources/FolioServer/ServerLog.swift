@@ -59,6 +59,18 @@ public protocol ServerLog: AnyObject, Sendable {
     ///
     /// - Throws: when the storage fails.
     func waitingChanges(of document: DocumentID) throws -> [Change]
+    /// The blobs of `references` the log holds, by reference.
+    ///
+    /// - Throws: when the storage fails.
+    func blobs(_ references: [BlobReference]) throws -> [BlobReference: Data]
+    /// Of `references`, those the log lacks, in order.
+    ///
+    /// - Throws: when the storage fails.
+    func lacking(_ references: [BlobReference]) throws -> [BlobReference]
+    /// Stores the blobs a change of the log refers to and the log lacks (`ChangeLogStore.storeBlobs(_:)`).
+    ///
+    /// - Throws: when the storage fails.
+    func storeBlobs(_ blobs: [Data]) throws -> BlobIntake
 }
 
 extension ServerLog {
@@ -69,6 +81,16 @@ extension ServerLog {
     public func change(_ id: ChangeID, of document: DocumentID) throws -> Change? { nil }
     /// None.
     public func waitingChanges(of document: DocumentID) throws -> [Change] { [] }
+    /// None: a log that keeps no blobs answers no asking.
+    public func blobs(_ references: [BlobReference]) throws -> [BlobReference: Data] { [:] }
+    /// None: a log that keeps no blobs asks for none.
+    public func lacking(_ references: [BlobReference]) throws -> [BlobReference] { [] }
+    /// Refuses them all.
+    public func storeBlobs(_ blobs: [Data]) throws -> BlobIntake {
+        var intake = BlobIntake()
+        intake.refused = blobs.map(BlobReference.init(to:))
+        return intake
+    }
 }
 
 /// What a hello announces: every document's vector and heads, and the named devices.
@@ -162,6 +184,21 @@ public final class SQLiteServerLog: ServerLog {
 }
 
 extension SQLiteServerLog {
+    /// See ``ServerLog/blobs(_:)``.
+    public func blobs(_ references: [BlobReference]) throws -> [BlobReference: Data] {
+        try store.blobs(references)
+    }
+
+    /// See ``ServerLog/lacking(_:)``.
+    public func lacking(_ references: [BlobReference]) throws -> [BlobReference] {
+        try store.lacking(references)
+    }
+
+    /// See ``ServerLog/storeBlobs(_:)``.
+    public func storeBlobs(_ blobs: [Data]) throws -> BlobIntake {
+        try store.storeBlobs(blobs)
+    }
+
     /// See ``ServerLog/contains(_:of:)``.
     public func contains(_ head: ChangeHash, of document: DocumentID) throws -> Bool {
         try store.change(head, of: document) != nil

@@ -24,6 +24,10 @@ final class ServerMetrics: Sendable {
     /// Presence frames dropped: from a sender past its rate or its documents, or for a recipient behind in reading
     /// (one per recipient).
     let presenceDropped: Metrics.Counter
+    /// Blobs stored from devices.
+    let blobsIn: Metrics.Counter
+    /// Blobs sent to devices that asked for them.
+    let blobsOut: Metrics.Counter
 
     init() {
         let factory = PrometheusMetricsFactory(registry: registry)
@@ -41,6 +45,8 @@ final class ServerMetrics: Sendable {
         ingestBatches = Metrics.Counter(label: "folio_ingest_batches_total", factory: factory)
         presenceRelayed = Metrics.Counter(label: "folio_presence_relayed_total", factory: factory)
         presenceDropped = Metrics.Counter(label: "folio_presence_dropped_total", factory: factory)
+        blobsIn = Metrics.Counter(label: "folio_blobs_in_total", factory: factory)
+        blobsOut = Metrics.Counter(label: "folio_blobs_out_total", factory: factory)
     }
 
     /// The registry in Prometheus' text exposition format.

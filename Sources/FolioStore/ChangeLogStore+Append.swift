@@ -49,6 +49,11 @@ extension ChangeLogStore {
     ///   - parents: the heads the first change is made on.
     ///   - author: who makes the changes: the local device (the default), or another identity of this device's,
     ///     such as the one of `DeviceKey.externalKey`.
+    ///   - blobs: the blobs each change refers to (``Change/blobs``), by position in `kinds`; empty (the default):
+    ///     none.
+    ///   - blobBytes: the bytes of the referred blobs the store may lack, stored in the same transaction (each
+    ///     once); a blob referred to without its bytes (an unavailable one's placeholder, written again) stays
+    ///     missing until a peer sends it.
     ///   - localState: the entries of this device's local state to write for the new changes, in the same
     ///     transaction; `nil` writes none.
     ///   - unpublished: whether the document is kept to this device from now on (`true`), published with its whole
@@ -58,12 +63,18 @@ extension ChangeLogStore {
     /// - Returns: the changes as stored, in order.
     /// - Complexity: O(changes × devices).
     /// - Throws: ``StoreError`` when the database fails (nothing is appended then), or `invalidChange` when a
-    ///   named parent is not in the log.
+    ///   named parent is not in the log, `blobs` is neither empty nor one list per kind, or bytes in `blobBytes`
+    ///   are not their reference's.
     @discardableResult
     public func append(
         _ kinds: [ChangeKind], to document: DocumentID, on parents: ParentChoice = .allHeads, author: Device? = nil,
+        blobs: [[BlobReference]] = [], blobBytes: [BlobReference: Data] = [:],
         localState: (([Change]) -> [LocalStateKey: Data])? = nil, unpublished: Bool? = nil
     ) throws(StoreError) -> [Change] {
+        guard blobs.isEmpty || blobs.count == kinds.count else {
+            throw StoreError(
+                .invalidChange, "\(blobs.count) lists of blobs were given for \(kinds.count) changes: one per change")
+        }
         let device = author?.id ?? localDevice.id
         if let author, author.id != localDevice.id { try devices.register(author) }
         let (appended, documentRow) = try write("appending \(kinds.count) changes to document \(document)") { db in
@@ -92,7 +103,7 @@ extension ChangeLogStore {
             let insert = try ChangeRowInserter(db)
             var appended: [Change] = []
             appended.reserveCapacity(kinds.count)
-            for kind in kinds {
+            for (index, kind) in kinds.enumerated() {
                 let seq = frontier.vector[device] + 1
                 // One above every timestamp seen, unless that runs further ahead of the parents than peers accept.
                 let lamport =
@@ -105,9 +116,10 @@ extension ChangeLogStore {
                 }
                 vector[device] = seq
                 var body: [UInt8] = []
+                let refers = blobs.isEmpty ? [] : Array(Set(blobs[index]))
                 let change = Change(
                     document: document, id: ChangeID(device: device, seq: seq), parents: heads, vector: vector,
-                    lamport: lamport, wallTime: clock.now(), kind: kind, body: &body)
+                    lamport: lamport, wallTime: clock.now(), kind: kind, blobs: refers, body: &body)
                 try insert(
                     change, body: StorageCompression.packBody(body), documentRow: documentRow, deviceRow: deviceRow)
                 keepDecoded(change, size: body.count, in: db)
@@ -117,6 +129,10 @@ extension ChangeLogStore {
                 parentLamport = lamport
             }
             try save(&frontier, of: document, in: db)
+            if !blobBytes.isEmpty {
+                let referred = Set(appended.flatMap(\.blobs))
+                try storeAppendedBlobs(blobBytes.filter { referred.contains($0.key) }, in: db)
+            }
             if let localState { try LocalStateStore.write(localState(appended), documentRow: documentRow, in: db) }
             if let unpublished { try UnpublishedDocuments.write(unpublished, documentRow: documentRow, in: db) }
             return (appended, documentRow)
@@ -163,9 +179,12 @@ extension ChangeLogStore {
 struct ChangeRowInserter {
     private let statement: Statement
     private let db: Database
+    private let blobs: Statement
 
     init(_ db: Database) throws {
         self.db = db
+        blobs = try db.cachedStatement(
+            sql: "INSERT OR IGNORE INTO change_blob (hash, change, document, size) VALUES (?, ?, ?, ?)")
         statement = try db.cachedStatement(
             sql: """
                 INSERT INTO change (document, device, seq, lamport, kind, hash_key, hash, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -200,6 +219,9 @@ struct ChangeRowInserter {
                 throw StoreError(.integrity, "change \(change.id) is already in the log", cause: error)
             }
             throw error
+        }
+        for blob in change.blobs {
+            try blobs.execute(arguments: [blob.hash.data, change.hash.data, documentRow, blob.size])
         }
     }
 }

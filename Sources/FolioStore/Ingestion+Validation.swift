@@ -16,6 +16,17 @@ extension Ingestion {
                 "change \(change.id) has a sequence number, vector entry or lamport timestamp beyond the limit of \(ChangeLimits.counter)"
             )
         }
+        guard change.blobs.count <= store.limits.blobsPerChange else {
+            throw StoreError(
+                .invalidChange,
+                "change \(change.id) refers to \(change.blobs.count) blobs, more than the limit of \(store.limits.blobsPerChange)"
+            )
+        }
+        if let blob = change.blobs.first(where: { $0.size > store.limits.blobBytes }) {
+            throw StoreError(
+                .invalidChange,
+                "change \(change.id) refers to a \(blob), larger than the limit of \(store.limits.blobBytes) bytes")
+        }
         guard change.parents.count <= ChangeLimits.parents else {
             throw StoreError(
                 .invalidChange,

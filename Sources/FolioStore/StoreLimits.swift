@@ -27,17 +27,28 @@ public struct StoreLimits: Hashable, Sendable {
     /// 24 hours by default: an honest change waits for a head a message or so; a day covers a sync interrupted
     /// between two messages and resumed later, and bounds how long junk holds its bytes.
     public var unvouchedAge: Duration
+    /// The largest blob a change may refer to (``BlobReference/size``), in bytes: a change from a peer that refers
+    /// to a larger one is refused (`invalidChange`), and so is a blob of that size offered to the store. 64 MiB by
+    /// default: a large photo or a short video, and a quarter of what a sync message carries at most in a session.
+    public var blobBytes: Int
+    /// The most blobs one change may refer to: a change from a peer that refers to more is refused
+    /// (`invalidChange`). 1,024 by default: a package document whose every member changed at once.
+    public var blobsPerChange: Int
 
     /// Creates limits.
     ///
     /// - Precondition: every count and byte bound is at least 0, and the age is not negative.
     public init(
         waitingChangesPerDocument: Int = 65_536, unvouchedChangesPerDocument: Int = 4_096,
-        unvouchedBytes: Int = 32 << 20, unvouchedAge: Duration = .seconds(24 * 60 * 60)
+        unvouchedBytes: Int = 32 << 20, unvouchedAge: Duration = .seconds(24 * 60 * 60), blobBytes: Int = 64 << 20,
+        blobsPerChange: Int = 1_024
     ) {
         precondition(
-            waitingChangesPerDocument >= 0 && unvouchedChangesPerDocument >= 0 && unvouchedBytes >= 0,
+            waitingChangesPerDocument >= 0 && unvouchedChangesPerDocument >= 0 && unvouchedBytes >= 0
+                && blobBytes >= 0 && blobsPerChange >= 0,
             "a limit cannot be negative")
+        self.blobBytes = blobBytes
+        self.blobsPerChange = blobsPerChange
         precondition(unvouchedAge >= .zero, "an age cannot be negative")
         self.waitingChangesPerDocument = waitingChangesPerDocument
         self.unvouchedChangesPerDocument = unvouchedChangesPerDocument

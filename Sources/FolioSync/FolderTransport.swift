@@ -10,6 +10,7 @@ import Foundation
 /// ```
 /// <root>/folio-sync-folder                         the folder's identity (written once)
 /// <root>/<device>/<document>/<first>-<last>.changes   batches of changes, immutable (see below)
+/// <root>/blobs/<sha-256 hex>                       the blobs changes refer to, by content (FolderTransport+Blobs)
 /// ```
 /// Each device writes only under its own directory, and only new files: a batch is written to a temporary file
 /// (`.tmp-…`, which readers ignore), flushed, then linked to its final name, which never replaces an existing
@@ -45,9 +46,9 @@ public struct FolderTransport: SyncTransport {
     /// its own). Readers refuse a file above 1 GiB, and a change is at most 600 MiB: with the default of 512 MiB,
     /// every file is readable.
     public let bytesPerFile: Int
-    private let identifiers: any IdentifierSource
+    let identifiers: any IdentifierSource
     /// The folder's files, through the injected file system.
-    private let files: FolderFiles
+    let files: FolderFiles
 
     static let identityFileName = "folio-sync-folder"
     static let identityHeader = "folio sync folder 1"
@@ -87,6 +88,7 @@ public struct FolderTransport: SyncTransport {
         var names = try DeviceNames(store)
         let unpublished = try unpublishedDocuments(of: store)
         let contents = try read(into: store, folder: folder, skipping: unpublished, names: &names, report: &report)
+        try readBlobs(into: store, report: &report)
         try write(
             from: store, folder: folder, skipping: unpublished, contents: contents, names: names, report: &report)
         report.isComplete = report.problems.isEmpty
@@ -102,6 +104,7 @@ public struct FolderTransport: SyncTransport {
         _ = try read(
             into: store, folder: try identity(), skipping: try unpublishedDocuments(of: store), names: &names,
             report: &report)
+        try readBlobs(into: store, report: &report)
         report.isComplete = report.problems.isEmpty
         return report
     }
@@ -348,6 +351,8 @@ public struct FolderTransport: SyncTransport {
                 // A name already taken by a file of this device was published by another of its processes, from the
                 // same log and the same cursor: the same counts mean the same vector, so that file stands for this
                 // one. A file there that this device did not sign is someone else's, and is replaced.
+                // The blobs its changes refer to go first: a reader that finds the batch finds them.
+                try writeBlobs(of: chunk, from: store, report: &report)
                 if try files.publish(
                     batch.encoded(signedWith: store.key), as: batch.fileName, in: directory,
                     temporaryName: "\(own.id)-\(identifiers.next())", keepingExisting: { isOwnFile($0, of: own.id) })

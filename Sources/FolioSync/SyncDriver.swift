@@ -12,13 +12,19 @@ public struct SyncDriver: Sendable {
     /// The protocol state.
     public private(set) var session: SyncSession
     /// What the driver has done so far.
-    public private(set) var report = SyncReport()
+    public internal(set) var report = SyncReport()
     private var names: DeviceNames
-    /// Documents whose logs grew since ``takeUpdatedDocuments()`` was last called.
-    private var updatedSinceTaken: Set<DocumentID> = []
+    /// Documents whose logs grew, or whose blobs arrived, since ``takeUpdatedDocuments()`` was last called.
+    var updatedSinceTaken: Set<DocumentID> = []
+    /// The blobs asked of the peer in this session (each is asked once; see `SyncDriver+Blobs.swift`).
+    var blobsAsked: Set<BlobReference> = []
+    /// Of those, the ones the peer has not answered for yet.
+    var blobsAwaited: Set<BlobReference> = []
+    /// How many timeouts passed with blobs awaited.
+    var blobAskRetries = 0
     /// The message format this side writes: ``SyncMessage/formatVersion`` (2) until the peer is known to read
     /// ``SyncMessage/runFormatVersion`` (3).
-    public private(set) var writtenFormat: UInt8
+    public internal(set) var writtenFormat: UInt8
     private let formats: Formats
 
     /// Which message formats a driver writes. Whatever it writes, it reads both.
@@ -72,8 +78,12 @@ public struct SyncDriver: Sendable {
             limits: limits, unpublished: unpublished)
     }
 
-    /// Whether this side's exchange is over (see ``SyncSession/isFinished``).
-    public var isFinished: Bool { session.isFinished }
+    /// Whether this side's exchange is over (see ``SyncSession/isFinished``) and the peer answered every asking for
+    /// blobs (or stopped being waited for).
+    public var isFinished: Bool { session.isFinished && blobsAwaited.isEmpty }
+
+    /// Whether this side waits for the peer to answer an asking for blobs.
+    public var awaitsBlobs: Bool { !blobsAwaited.isEmpty }
 
     /// Opens the exchange. Returns the messages to send.
     ///
@@ -212,6 +222,8 @@ public struct SyncDriver: Sendable {
             report.noteUpdated(document)
             updatedSinceTaken.insert(document)
         }
+        var asked: [[UInt8]] = []
+        for document in result.updatedDocuments { asked += try askForMissingBlobs(of: document) }
         var actions: [SyncAction] = []
         for document in arrived.map(\.document) {
             let vector: VersionVector
@@ -223,7 +235,7 @@ public struct SyncDriver: Sendable {
             }
             actions += session.ingested(document, vector: vector)
         }
-        return try perform(actions)
+        return try perform(actions) + asked
     }
 
     /// Handles one decoded message from the peer. Returns the messages to send.
@@ -239,9 +251,14 @@ public struct SyncDriver: Sendable {
             report.problems.append("a run of \(run.count) changes was handed over undecoded and ignored")
             return []
         case .hello(let hello): try names.learn(hello.devices + [hello.device], into: store)
+        case .wantBlobs(let references): return try answer(references)
+        case .blobs(let blobs, let lacking): return try take(blobs, lacking: lacking)
         default: break
         }
-        return try perform(session.receive(message))
+        let outgoing = try perform(session.receive(message))
+        // Once the peer is known, the blobs this side lacks are asked of it (those earlier sessions left missing).
+        if case .hello = message { return outgoing + (try askForMissingBlobs(of: nil)) }
+        return outgoing
     }
 
     /// The documents whose logs grew since the last call (in identity order), for a live connection that tells its
@@ -275,7 +292,7 @@ public struct SyncDriver: Sendable {
     ///
     /// - Throws: ``SyncError`` `store` when the store fails.
     public mutating func tick() throws -> [[UInt8]] {
-        try perform(session.tick())
+        try perform(session.tick()) + askAgainForAwaitedBlobs()
     }
 
     private mutating func perform(_ actions: [SyncAction]) throws(SyncError) -> [[UInt8]] {
@@ -322,6 +339,7 @@ public struct SyncDriver: Sendable {
                     if !result.applied.isEmpty {
                         report.noteUpdated(document)
                         updatedSinceTaken.insert(document)
+                        outgoing += try askForMissingBlobs(of: document)
                     }
                     vector = try store.vector(of: document)
                 } catch {
@@ -346,7 +364,7 @@ public struct SyncDriver: Sendable {
                 }
             }
         }
-        report.isComplete = session.isFinished
+        report.isComplete = isFinished
         return outgoing
     }
 }

@@ -1,4 +1,5 @@
 import FolioCore
+import Foundation
 
 extension SyncMessage {
     /// The format version a message is written in when nothing else is agreed: every peer reads it.
@@ -35,6 +36,11 @@ extension SyncMessage {
         public static let runDecodedBytes = 64 << 20
         /// The most bytes of a run.
         static let runBytes = 16 << 20
+        /// The most blobs a ``SyncMessage/wantBlobs(_:)`` message names.
+        public static let wantedBlobs = 1_024
+        /// The most bytes of the blobs of one ``SyncMessage/blobs(_:)`` message, and so the largest blob a sync
+        /// carries: 12 MiB, within the 16 MiB of a server's frame.
+        public static let blobMessageBytes = 12 << 20
     }
 
     private enum Tag: UInt8 {
@@ -43,6 +49,8 @@ extension SyncMessage {
         case changes = 2
         case done = 3
         case run = 4
+        case wantBlobs = 5
+        case blobs = 6
     }
 
     /// The format version of a message's bytes: their first byte; `nil` for no bytes.
@@ -131,6 +139,16 @@ extension SyncMessage {
             writer.write(byte: Tag.done.rawValue)
             writer.write(fixed: from)
             writer.write(fixed: to)
+        case .wantBlobs(let references):
+            writer.write(byte: Tag.wantBlobs.rawValue)
+            writer.write(varint: UInt64(references.count))
+            for reference in references { writer.write(reference) }
+        case .blobs(let blobs, let lacking):
+            writer.write(byte: Tag.blobs.rawValue)
+            writer.write(varint: UInt64(blobs.count))
+            for blob in blobs { writer.write(lengthPrefixed: blob) }
+            writer.write(varint: UInt64(lacking.count))
+            for reference in lacking { writer.write(reference) }
         }
         return writer.bytes
     }
@@ -233,6 +251,23 @@ extension SyncMessage {
         case .done:
             let from = try reader.nextFixed("the sender's session")
             return .done(from: from, to: try reader.nextFixed("the recipient's session"))
+        case .wantBlobs:
+            return .wantBlobs(try reader.readBlobReferences("wanted"))
+        case .blobs:
+            let count = try reader.nextCount("the number of blobs", elementSize: 1, limit: Limits.wantedBlobs)
+            var blobs: [Data] = []
+            var total = 0
+            for index in 0..<count {
+                let offset = reader.offset
+                let blob = try reader.nextLengthPrefixed("blob \(index)", limit: Limits.blobMessageBytes)
+                total += blob.count
+                guard total <= Limits.blobMessageBytes else {
+                    throw CodecError(
+                        .oversized, "the blobs take more than \(Limits.blobMessageBytes) bytes", at: offset)
+                }
+                blobs.append(blob)
+            }
+            return .blobs(blobs, lacking: try reader.readBlobReferences("lacking"))
         }
     }
 }
@@ -347,5 +382,25 @@ extension BinaryReader {
             devices.append(device)
         }
         return devices
+    }
+}
+
+extension BinaryReader {
+    /// Reads a list of blob references: a count (at most ``SyncMessage/Limits/wantedBlobs``), then the references,
+    /// strictly ascending.
+    mutating func readBlobReferences(_ what: String) throws(CodecError) -> [BlobReference] {
+        let start = offset
+        let count = try nextCount(
+            "the number of blobs \(what)", elementSize: 33, limit: SyncMessage.Limits.wantedBlobs)
+        var references: [BlobReference] = []
+        references.reserveCapacity(count)
+        for _ in 0..<count {
+            let reference = try nextBlobReference(limit: SyncMessage.Limits.blobMessageBytes)
+            if let last = references.last, !(last < reference) {
+                throw CodecError(.notCanonical, "the blobs \(what) are out of order or repeated", at: start)
+            }
+            references.append(reference)
+        }
+        return references
     }
 }

@@ -1,4 +1,5 @@
 import FolioCore
+import Foundation
 
 /// One message of the sync protocol between two peers.
 ///
@@ -30,6 +31,14 @@ public enum SyncMessage: Hashable, Sendable {
     case run(ChangeRunMessage)
     /// The sender (session `from`) holds everything the recipient (session `to`) announced in its hello.
     case done(from: UInt64, to: UInt64)
+    /// The sender lacks these blobs, which its changes refer to (``Change/blobs``): the recipient answers with
+    /// ``blobs(_:lacking:)`` messages that hold those it has and name those it lacks, so that every blob asked for
+    /// is answered. At most ``Limits/wantedBlobs`` references, ascending.
+    case wantBlobs([BlobReference])
+    /// Blobs the recipient asked for, and the blobs it asked for that the sender lacks too. Each blob is checked
+    /// against its reference on arrival (by its bytes' hash and size), and stored only when a change of the
+    /// recipient's refers to it. The blobs take at most ``Limits/blobMessageBytes`` together.
+    case blobs([Data], lacking: [BlobReference])
 }
 
 /// The opening message of a session: a peer's identity and a summary of its logs.
@@ -83,6 +92,10 @@ extension SyncMessage: CustomStringConvertible {
                 + (run.heads.isEmpty ? "" : "; " + run.heads.map(\.description).joined(separator: ", "))
         case .done(let from, let to):
             return "done from session \(from) to \(to)"
+        case .wantBlobs(let references):
+            return "want \(references.count) blobs"
+        case .blobs(let blobs, let lacking):
+            return "\(blobs.count) blobs, \(blobs.reduce(0) { $0 + $1.count }) bytes, \(lacking.count) lacking"
         }
     }
 }

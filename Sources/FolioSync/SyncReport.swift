@@ -23,6 +23,12 @@ public struct SyncReport: Hashable, Sendable, CustomStringConvertible {
     public var changesApplied = 0
     /// Received changes that were already in the log or already waiting.
     public var duplicates = 0
+    /// Blobs asked of the peer (``SyncMessage/wantBlobs(_:)``).
+    public var blobsAsked = 0
+    /// Blobs sent to the peer that asked for them.
+    public var blobsSent = 0
+    /// Blobs received and stored.
+    public var blobsReceived = 0
     /// The documents whose logs grew, in identity order.
     public var updatedDocuments: [DocumentID] = []
     /// Whether the exchange ran to its end: this side holds everything the other announced (and, for a live

@@ -187,6 +187,9 @@ public struct SyncSession: Hashable, Sendable {
             // A run is decoded against a log (a driver turns it into the `changes` it holds); undecoded, it says
             // nothing the session can act on.
             return []
+        case .wantBlobs, .blobs:
+            // Blobs are the driver's: they change nothing of what the session tracks (the logs' vectors).
+            return []
         case .done(let from, let to):
             guard to == id, peer == nil || peer!.session == from else { return [] }  // another session's
             peerIsDone = true

@@ -65,7 +65,8 @@ public final class InMemoryHub: Sendable {
         var second = try SyncDriver(store: responder, role: .responder, id: responderID, limits: limits)
         for bytes in try first.start() { link.send(bytes, to: .responder) }
         var ticks = 0
-        while !first.isFinished {
+        // The responder's asking for blobs is answered too before the exchange ends.
+        while !first.isFinished || second.awaitsBlobs {
             // Consecutive `changes` messages to one side are taken together, so that their changes are ingested in
             // one transaction; the exchange goes as if they were delivered one by one.
             if let delivery = link.nextDeliveries(batching: SyncMessage.startsAsChanges) {

@@ -358,7 +358,7 @@ struct CorpusDecoder {
         case .run(let run):
             let held = SampleChanges.held
             return decodeRun(run, devices: held.values.flatMap(\.vector.devices)) { held[$0] }
-        case .hello, .request, .done: return []
+        case .hello, .request, .done, .wantBlobs, .blobs: return []
         }
     }
 

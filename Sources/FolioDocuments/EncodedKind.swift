@@ -1,0 +1,93 @@
+import FolioCore
+import FolioStore
+import Foundation
+
+/// A change's kind as a library writes it: package members and images of at least the library's
+/// ``DocumentLibrary/blobThreshold`` as blob references, with the blobs it refers to and their bytes.
+struct EncodedKind {
+    var kind: ChangeKind
+    /// The blobs the kind's encoding refers to.
+    var blobs: [BlobReference] = []
+    /// The bytes of those blobs this device has (a placeholder written again has none).
+    var bytes: [BlobReference: Data] = [:]
+
+    /// A kind that refers to no blob.
+    init(_ kind: ChangeKind) {
+        self.kind = kind
+    }
+
+    init(_ kind: ChangeKind, writtenBy writer: BinaryWriter) {
+        self.kind = kind
+        blobs = writer.blobReferences
+        bytes = writer.blobBytes
+    }
+}
+
+extension DocumentLibrary {
+    /// A writer that writes large members as blob references, as the library's changes do.
+    func blobWriter() -> BinaryWriter {
+        var writer = BinaryWriter()
+        writer.blobThreshold = blobThreshold
+        return writer
+    }
+
+    /// An edit of `operations`.
+    func editKind<Operation: DocumentOperation>(
+        _ operations: [Operation], intent: Edit.Intent = .edit
+    ) -> EncodedKind {
+        var writer = blobWriter()
+        Operation.encodeGroup(operations, into: &writer)
+        return EncodedKind(.edit(Edit(operations: Data(writer.bytes), intent: intent)), writtenBy: writer)
+    }
+
+    /// A baseline of `contents`.
+    func baselineKind(_ contents: DocumentContents) -> EncodedKind {
+        var writer = blobWriter()
+        contents.encode(into: &writer)
+        return EncodedKind(.baseline(contents: Data(writer.bytes)), writtenBy: writer)
+    }
+
+    /// `kind` as the library writes it: the contents of a baseline or a resolution written again with large
+    /// members as blob references (contents that do not decode, or a flat file, stay as they are); any other kind
+    /// as it is.
+    func written(_ kind: ChangeKind) -> EncodedKind {
+        func rewritten(_ contents: Data) -> (Data, BinaryWriter)? {
+            guard blobThreshold != nil, case .package(let package)? = try? DocumentContents(decoding: contents) else {
+                return nil
+            }
+            var writer = blobWriter()
+            DocumentContents.package(package).encode(into: &writer)
+            return writer.blobReferences.isEmpty ? nil : (Data(writer.bytes), writer)
+        }
+        switch kind {
+        case .baseline(let contents):
+            guard let (bytes, writer) = rewritten(contents) else { return EncodedKind(kind) }
+            return EncodedKind(.baseline(contents: bytes), writtenBy: writer)
+        case .resolution(let resolution):
+            guard let contents = resolution.contents, let (bytes, writer) = rewritten(contents) else {
+                return EncodedKind(kind)
+            }
+            let written = Resolution(
+                strategy: resolution.strategy, chosen: resolution.chosen, discarded: resolution.discarded,
+                contents: bytes)
+            return EncodedKind(.resolution(written), writtenBy: writer)
+        case .edit, .lifecycle:
+            return EncodedKind(kind)
+        }
+    }
+
+    /// Appends `kinds` through the store (``ChangeLogStore/append(_:to:on:author:blobs:blobBytes:localState:unpublished:)``),
+    /// with the blobs they refer to and the bytes of those this device has, in one transaction.
+    @discardableResult
+    func append(
+        _ kinds: [EncodedKind], to document: DocumentID, on parents: ParentChoice = .allHeads, author: Device? = nil,
+        localState: (([Change]) -> [LocalStateKey: Data])? = nil, unpublished: Bool? = nil
+    ) throws(StoreError) -> [Change] {
+        let refers = kinds.contains { !$0.blobs.isEmpty }
+        var bytes: [BlobReference: Data] = [:]
+        for kind in kinds { bytes.merge(kind.bytes) { first, _ in first } }
+        return try store.append(
+            kinds.map(\.kind), to: document, on: parents, author: author, blobs: refers ? kinds.map(\.blobs) : [],
+            blobBytes: bytes, localState: localState, unpublished: unpublished)
+    }
+}

@@ -1,0 +1,99 @@
+import FolioCore
+import FolioStore
+import FolioSync
+import Foundation
+
+/// Blobs on the server: it asks a device for the blobs of the changes it sent that the log lacks, answers a device's
+/// asking with those the log holds, and sends a blob it lacked when asked to the devices that asked, once it comes.
+/// Each blob thus crosses to the server once and from it only to devices that lack it.
+extension ServedLibrary {
+    /// The most blobs the server remembers a connection asked for and the log lacked; past it, an asking for more
+    /// is answered with what the log holds, and the device asks again in a later session.
+    static var blobsWantedPerConnection: Int { 4_096 }
+
+    /// Answers `connection`'s asking with the blobs the log holds, and remembers those it lacks.
+    func answer(_ references: [BlobReference], on channel: UInt64, of connection: Connection) {
+        let found: [BlobReference: Data]
+        do { found = try log.blobs(references) } catch {
+            return fail(connection, "reading the blobs a device asked for", error)
+        }
+        for reference in references where found[reference] == nil {
+            guard connection.blobsWanted.count < Self.blobsWantedPerConnection else { break }
+            connection.blobsWanted[reference] = channel
+        }
+        let messages = SyncMessage.blobMessages(
+            references.compactMap { found[$0] }, lacking: references.filter { found[$0] == nil })
+        metrics.blobsOut.increment(by: Int64(messages.reduce(0) { $0 + $1.blobCount }))
+        perform(messages.map { .send($0) }, on: channel, of: connection)
+    }
+
+    /// Stores the blobs `connection` sent (those a change of the log refers to; the rest are refused and dropped),
+    /// within the library's quota (past it, 4413), and sends each to the connections that asked for it.
+    func store(_ blobs: [Data], size: Int, from connection: Connection) {
+        do {
+            knownSize = (try log.byteSize(), ContinuousClock.now)
+            bytesSinceSized = 0
+        } catch {
+            return fail(connection, "checking the library's quota", error)
+        }
+        guard knownSize!.bytes + size <= limits.libraryQuota else {
+            return refuse(
+                connection, code: 4413,
+                "the library is over its storage quota (\(knownSize!.bytes) bytes and \(size) more; at most \(limits.libraryQuota))"
+            )
+        }
+        let intake: BlobIntake
+        do { intake = try log.storeBlobs(blobs) } catch {
+            return fail(connection, "storing blobs", error)
+        }
+        metrics.blobsIn.increment(by: Int64(intake.stored.count))
+        guard !intake.stored.isEmpty else { return }
+        let arrived = Dictionary(
+            zip(blobs.map(BlobReference.init(to:)), blobs), uniquingKeysWith: { first, _ in first })
+        for id in connections.keys.sorted() {
+            guard let waiting = connections[id], !waiting.blobsWanted.isEmpty else { continue }
+            var byChannel: [UInt64: [Data]] = [:]
+            for reference in intake.stored {
+                guard let channel = waiting.blobsWanted.removeValue(forKey: reference) else { continue }
+                byChannel[channel, default: []].append(arrived[reference]!)
+            }
+            for channel in byChannel.keys.sorted() {
+                let messages = SyncMessage.blobMessages(byChannel[channel]!)
+                metrics.blobsOut.increment(by: Int64(messages.reduce(0) { $0 + $1.blobCount }))
+                perform(messages.map { .send($0) }, on: channel, of: waiting)
+            }
+        }
+    }
+
+    /// Asks each connection whose changes a batch stored for the blobs they refer to that the log lacks.
+    func askForBlobs(of stored: [Arrival]) {
+        var byConnection: [UInt64: (channel: UInt64, references: [BlobReference])] = [:]
+        for arrival in stored {
+            let references = arrival.changes.flatMap(\.change.blobs)
+            guard !references.isEmpty else { continue }
+            byConnection[arrival.connection, default: (arrival.channel, [])].references += references
+        }
+        for id in byConnection.keys.sorted() {
+            guard let connection = connections[id], let (channel, references) = byConnection[id] else { continue }
+            let lacking: [BlobReference]
+            do { lacking = try log.lacking(Array(Set(references)).sorted()) } catch {
+                return fail(connection, "looking for the blobs of stored changes", error)
+            }
+            guard !lacking.isEmpty else { continue }
+            var start = 0
+            while start < lacking.count {
+                let part = Array(lacking[start..<min(start + SyncMessage.Limits.wantedBlobs, lacking.count)])
+                perform([.send(.wantBlobs(part))], on: channel, of: connection)
+                start += part.count
+            }
+        }
+    }
+}
+
+extension SyncMessage {
+    /// The number of blobs a ``blobs(_:)`` message holds (0 for the others).
+    var blobCount: Int {
+        if case .blobs(let blobs, _) = self { return blobs.count }
+        return 0
+    }
+}

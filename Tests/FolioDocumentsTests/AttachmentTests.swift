@@ -1,0 +1,115 @@
+import FolioCore
+import FolioDocuments
+import FolioModels
+import FolioStore
+import FolioTesting
+import Foundation
+import Testing
+
+/// Package members above the library's threshold are blobs: referred to by hash, stored once, and a document whose
+/// blob has not arrived opens with the member unavailable and fills in when it comes.
+@Suite struct AttachmentTests {
+    /// `count` bytes no compressor shrinks, different for each `seed`.
+    static func image(_ seed: UInt64, count: Int = 64 << 10) -> Data {
+        var generator = SplitMix64(seed: seed)
+        return Data((0..<count).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
+    }
+
+    @Test func anImageIsStoredOnceHoweverManyChangesAndDocumentsUseIt() async throws {
+        let fixture = try LibraryFixture(seed: 1)
+        let library = try fixture.library()
+        let cover = Self.image(1)
+        let pages = try await library.create(
+            PagesDocument.self, named: "Book", contents: try PagesDocument(text: "Book", images: ["cover.png": cover]))
+        let changes = try library.store.changes(of: pages.id)
+        let baseline = try #require(changes.last)
+        #expect(baseline.blobs == [BlobReference(to: cover)])
+        if case .baseline(let contents) = baseline.kind { #expect(contents.count < 1_000) }
+
+        // The same image again, in this document and in another: no new blob.
+        try await pages.edit(.putImage(name: "back.png", bytes: cover))
+        try await pages.commit()
+        _ = try await library.create(
+            PagesDocument.self, named: "Copy", contents: try PagesDocument(text: "", images: ["a.png": cover]))
+        #expect(try library.store.blobUsage().count == 1)
+
+        // A new revision of the image is a blob of its own; a small image stays in its change.
+        let revised = Self.image(2)
+        try await pages.edit(.putImage(name: "cover.png", bytes: revised))
+        try await pages.edit(.putImage(name: "icon.png", bytes: Data("tiny".utf8)))
+        try await pages.commit()
+        let usage = try library.store.blobUsage()
+        #expect(usage.count == 2)
+        #expect(usage.bytes < 2 * cover.count + 1_024)
+
+        // Reopened, the document reads its images back from the blobs.
+        try await pages.close()
+        let reopened = try fixture.library()
+        let again = try await reopened.open(pages.id, as: PagesDocument.self)
+        let model = await again.model
+        #expect(model.images == ["cover.png": revised, "back.png": cover, "icon.png": Data("tiny".utf8)])
+        #expect(await again.unavailableMembers.isEmpty)
+        try reopened.store.checkInvariants()
+    }
+
+    /// A peer's changes arrive without the blob: the document opens with the image unavailable (its placeholder),
+    /// text edits go on, the file waits, and the image fills in when the blob is stored.
+    @Test func aDocumentWhoseBlobHasNotArrivedOpensAndFillsIn() async throws {
+        let iPad = try LibraryFixture(seed: 3)
+        let mac = try LibraryFixture(seed: 4)
+        let a = try iPad.library()
+        let b = try mac.library()
+        let cover = Self.image(3)
+        let pages = try await a.create(
+            PagesDocument.self, named: "Book", in: .shared,
+            contents: try PagesDocument(text: "Book", images: ["cover.png": cover]))
+        try await pages.edit(.insertText(at: 4, text: "!"))
+        try await pages.commit()
+        try b.store.ingest(trusting: try a.store.changes(of: pages.id))
+        #expect(try b.store.missingBlobs() == [BlobReference(to: cover)])
+        #expect(try b.store.missingBlobs(of: pages.id) == [BlobReference(to: cover)])
+
+        let onMac = try await b.open(pages.id, as: PagesDocument.self)
+        let shown = await onMac.model
+        #expect(shown.text == "Book!")
+        #expect(BlobReference(placeholder: shown.images["cover.png"]!) == BlobReference(to: cover))
+        let unavailable = await onMac.unavailableMembers
+        #expect(unavailable.map(\.path.description) == ["images/cover.png"])
+        #expect(unavailable.map(\.blob) == [BlobReference(to: cover)])
+
+        // Typing goes on; the save waits for the image rather than write its placeholder.
+        try await onMac.edit(.insertText(at: 0, text: "My "))
+        let report = try await onMac.save()
+        #expect(report.isEmpty)
+        #expect(try PosixFileSystem().itemKind(at: await onMac.fileURL) == .absent)
+        // The edit keeps the image as the same blob: nothing of the placeholder entered the log as content.
+        #expect(try b.store.blobUsage().count == 0)
+
+        // A blob no change refers to is refused; the one the document waits for fills it in.
+        let intake = try b.store.storeBlobs([Self.image(99, count: 5_000), cover])
+        #expect(intake.stored == [BlobReference(to: cover)])
+        #expect(intake.refused == [BlobReference(to: Self.image(99, count: 5_000))])
+        #expect(intake.documents == [pages.id])
+        #expect(try await onMac.refresh())
+        let filled = await onMac.model
+        #expect(filled.text == "My Book!")
+        #expect(filled.images["cover.png"] == cover)
+        #expect(await onMac.unavailableMembers.isEmpty)
+        #expect(try await !onMac.save().isEmpty)
+        #expect(try b.store.missingBlobs().isEmpty)
+        try b.store.checkInvariants()
+    }
+
+    /// A library without a threshold writes every byte into its changes, as before blobs.
+    @Test func withoutAThresholdChangesCarryTheirBytes() async throws {
+        let fixture = try LibraryFixture(seed: 5)
+        let library = try DocumentLibrary(
+            at: fixture.root, key: fixture.key, clock: fixture.clock, identifiers: fixture.identifiers,
+            backgroundWork: false, blobThreshold: nil)
+        let cover = Self.image(5)
+        let pages = try await library.create(
+            PagesDocument.self, named: "Book", contents: try PagesDocument(text: "", images: ["cover.png": cover]))
+        #expect(try library.store.changes(of: pages.id).allSatisfy(\.blobs.isEmpty))
+        #expect(try library.store.blobUsage().count == 0)
+    }
+}
