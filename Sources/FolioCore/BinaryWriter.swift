@@ -9,6 +9,9 @@ public struct BinaryWriter: Sendable {
     /// When set, encoders that support blob references write byte strings of at least this many bytes as
     /// references (see ``externalize(_:)``); `nil`, the default: they write the bytes.
     public var blobThreshold: Int?
+    /// The largest byte string written as a blob reference; a larger one is written itself (a peer refuses a change
+    /// that refers to a blob above its limit). No bound by default.
+    public var blobSizeLimit = Int.max
     /// The blobs written as references, in the order first written, without repeats.
     public private(set) var blobReferences: [BlobReference] = []
     /// The bytes of the blobs written as references, except placeholders'.

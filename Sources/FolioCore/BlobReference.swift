@@ -145,7 +145,7 @@ extension BinaryWriter {
             noteBlob(reference, bytes: nil)
             return reference
         }
-        guard let threshold = blobThreshold, bytes.count >= threshold else { return nil }
+        guard let threshold = blobThreshold, bytes.count >= threshold, bytes.count <= blobSizeLimit else { return nil }
         let reference = BlobReference(to: bytes)
         noteBlob(reference, bytes: bytes)
         return reference

@@ -28,6 +28,7 @@ extension DocumentLibrary {
     func blobWriter() -> BinaryWriter {
         var writer = BinaryWriter()
         writer.blobThreshold = blobThreshold
+        writer.blobSizeLimit = store.limits.blobBytes
         return writer
     }
 

@@ -28,8 +28,9 @@ public struct StoreLimits: Hashable, Sendable {
     /// between two messages and resumed later, and bounds how long junk holds its bytes.
     public var unvouchedAge: Duration
     /// The largest blob a change may refer to (``BlobReference/size``), in bytes: a change from a peer that refers
-    /// to a larger one is refused (`invalidChange`), and so is a blob of that size offered to the store. 64 MiB by
-    /// default: a large photo or a short video, and a quarter of what a sync message carries at most in a session.
+    /// to a larger one is refused (`invalidChange`), and so is a larger blob offered to the store; a library writes a
+    /// larger member into its change instead. 12 MiB by default: a large photo, and the most one sync message
+    /// carries (`SyncMessage.Limits.blobMessageBytes`).
     public var blobBytes: Int
     /// The most blobs one change may refer to: a change from a peer that refers to more is refused
     /// (`invalidChange`). 1,024 by default: a package document whose every member changed at once.
@@ -40,7 +41,7 @@ public struct StoreLimits: Hashable, Sendable {
     /// - Precondition: every count and byte bound is at least 0, and the age is not negative.
     public init(
         waitingChangesPerDocument: Int = 65_536, unvouchedChangesPerDocument: Int = 4_096,
-        unvouchedBytes: Int = 32 << 20, unvouchedAge: Duration = .seconds(24 * 60 * 60), blobBytes: Int = 64 << 20,
+        unvouchedBytes: Int = 32 << 20, unvouchedAge: Duration = .seconds(24 * 60 * 60), blobBytes: Int = 12 << 20,
         blobsPerChange: Int = 1_024
     ) {
         precondition(
