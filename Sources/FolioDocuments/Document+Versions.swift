@@ -63,11 +63,19 @@ extension Document {
         try resolve(.version(version.id))
     }
 
-    /// Resolves every conflict in favour of the current version (NSFileVersion's `removeOtherVersions`).
+    /// Resolves every conflict in favour of the current version (NSFileVersion's `removeOtherVersions`), and lets
+    /// go of the blobs only the discarded versions referred to (`ChangeLogStore.collectBlobs(of:)`): the space of
+    /// their images and large members comes back on this device, and the discarded versions, still in the history,
+    /// show those members unavailable.
     ///
     /// - Throws: ``DocumentError`` `.store`.
     public func removeOtherVersions() throws(DocumentError) {
         try resolve(.version(try currentVersion().id))
+        do {
+            try library.store.collectBlobs(of: id)
+        } catch {
+            throw .store(error, "letting go of the blobs of the discarded versions of \(info.displayName)")
+        }
     }
 
     /// Settles the competing versions: a resolution change made on all of them, recording the strategy, the

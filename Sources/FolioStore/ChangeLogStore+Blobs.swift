@@ -8,8 +8,9 @@ public struct BlobIntake: Hashable, Sendable {
     public var stored: [BlobReference] = []
     /// Blobs the store already held: ignored.
     public var duplicates = 0
-    /// Blobs no change in the log refers to, or larger than ``StoreLimits/blobBytes``: not kept. A store takes only
-    /// the blobs its changes ask for, so a peer cannot fill it with others.
+    /// Blobs no change in the log refers to, collected ones (``ChangeLogStore/collectBlobs(of:)``), or larger than
+    /// ``StoreLimits/blobBytes``: not kept. A store takes only the blobs its changes ask for, so a peer cannot fill
+    /// it with others.
     public var refused: [BlobReference] = []
     /// The documents with a change that refers to a stored blob, in identity order: those that fill in.
     public var documents: [DocumentID] = []
@@ -32,6 +33,7 @@ extension ChangeLogStore {
             var intake = BlobIntake()
             var documents: Set<Int64> = []
             let held = try db.cachedStatement(sql: "SELECT 1 FROM blob WHERE hash = ?")
+            let collected = try db.cachedStatement(sql: "SELECT 1 FROM collected_blob WHERE hash = ?")
             let referrers = try db.cachedStatement(
                 sql: "SELECT DISTINCT document FROM change_blob WHERE hash = ? AND size = ?")
             let insert = try db.cachedStatement(sql: "INSERT INTO blob (hash, bytes) VALUES (?, ?)")
@@ -41,7 +43,8 @@ extension ChangeLogStore {
                     continue
                 }
                 let referring = try Int64.fetchAll(referrers, arguments: [reference.hash.data, reference.size])
-                guard reference.size <= limits.blobBytes, !referring.isEmpty else {
+                let wasCollected = try Bool.fetchOne(collected, arguments: [reference.hash.data]) == true
+                guard reference.size <= limits.blobBytes, !referring.isEmpty, !wasCollected else {
                     intake.refused.append(reference)
                     continue
                 }
@@ -103,6 +106,7 @@ extension ChangeLogStore {
             var sql = """
                 SELECT DISTINCT c.hash, c.size FROM change_blob c
                 WHERE NOT EXISTS (SELECT 1 FROM blob b WHERE b.hash = c.hash)
+                AND NOT EXISTS (SELECT 1 FROM collected_blob k WHERE k.hash = c.hash)
                 """
             var arguments: StatementArguments = []
             if let document {

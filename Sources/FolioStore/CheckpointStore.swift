@@ -212,7 +212,8 @@ public struct CheckpointStore: Sendable {
                     AND hash NOT IN (SELECT contents_hash FROM checkpoint)
                     AND hash NOT IN (SELECT manifest_hash FROM checkpoint WHERE manifest_hash IS NOT NULL)
                     AND hash NOT IN (SELECT hash FROM checkpoint_file)
-                    AND hash NOT IN (SELECT hash FROM change_blob)
+                    AND hash NOT IN (
+                        SELECT hash FROM change_blob WHERE hash NOT IN (SELECT hash FROM collected_blob))
                     """, arguments: StatementArguments(part))
         }
     }

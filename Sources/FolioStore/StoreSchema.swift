@@ -255,6 +255,16 @@ enum StoreSchema {
                     CREATE INDEX change_blob_by_document ON change_blob (document);
                     """)
         }
+        migrator.registerMigration("v11 collected blobs") { db in
+            try db.execute(
+                sql: """
+                    -- Blobs let go on purpose (`ChangeLogStore.collectBlobs(of:)`: only versions a resolution discarded
+                    -- referred to them): not missing, so never asked of a peer, and refused when a peer offers them.
+                    CREATE TABLE collected_blob (
+                        hash BLOB PRIMARY KEY NOT NULL
+                    ) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
 

@@ -100,6 +100,54 @@ import Testing
         try b.store.checkInvariants()
     }
 
+    /// `removeOtherVersions` lets go of the image only the discarded version had: the space comes back, the blob is
+    /// not asked of peers again nor taken when offered, and the discarded version reads with the image unavailable.
+    @Test func removingOtherVersionsLetsTheirBlobsGo() async throws {
+        let iPad = try LibraryFixture(seed: 7)
+        let mac = try LibraryFixture(seed: 8)
+        let a = try iPad.library()
+        let b = try mac.library()
+        let first = Self.image(7)
+        let fromIPad = Self.image(8)
+        let fromMac = Self.image(9)
+        let onA = try await a.create(
+            PagesDocument.self, named: "Book", in: .shared,
+            contents: try PagesDocument(text: "Book", images: ["cover.png": first]))
+        try exchange(a, b, onA.id)
+        let onB = try await b.open(onA.id, as: PagesDocument.self)
+        try await onA.edit(.putImage(name: "cover.png", bytes: fromIPad))
+        try await onA.commit()
+        mac.clock.advance(byMilliseconds: 5_000)
+        try await onB.edit(.putImage(name: "cover.png", bytes: fromMac))
+        try await onB.commit()
+        try exchange(a, b, onA.id)
+        try await onA.refresh()
+        #expect(await onA.state.contains(.inConflict))
+        #expect(try a.store.blobUsage().count == 3)
+        let kept = await onA.model.images["cover.png"]
+
+        try await onA.removeOtherVersions()
+        #expect(await !onA.state.contains(.inConflict))
+        #expect(await onA.model.images["cover.png"] == kept)
+        let lost = kept == fromIPad ? fromMac : fromIPad
+        let usage = try a.store.blobUsage()
+        #expect(usage.count == 2)
+        #expect(try a.store.blobs([BlobReference(to: lost)]).isEmpty)
+        #expect(try a.store.missingBlobs().isEmpty, "a collected blob is not missing")
+        #expect(try a.store.storeBlobs([lost]).refused == [BlobReference(to: lost)])
+        #expect(try a.store.hasBlob(BlobReference(to: first)), "the version kept descends from the first image")
+
+        // The discarded version is still in the history, its image unavailable once no cache holds it.
+        let lostChange = try #require(
+            try a.store.changes(of: onA.id).last { $0.blobs == [BlobReference(to: lost)] })
+        try await onA.close()
+        let reopened = try await iPad.library().open(onA.id, as: PagesDocument.self)
+        #expect(await reopened.model.images["cover.png"] == kept)
+        let then = try await reopened.contents(at: lostChange.hash)
+        #expect(BlobReference(placeholder: then.images["cover.png"]!) == BlobReference(to: lost))
+        try a.store.checkInvariants()
+    }
+
     /// A library without a threshold writes every byte into its changes, as before blobs.
     @Test func withoutAThresholdChangesCarryTheirBytes() async throws {
         let fixture = try LibraryFixture(seed: 5)

@@ -105,6 +105,7 @@ import Testing
         #expect(
             steps == Self.olderSteps + [
                 "v7 compact segments", "v8 unvouched counts", "v9 checkpoint manifests", "v10 change blobs",
+                "v11 collected blobs",
             ])
 
         // Every document's history but its heads into segments: it reads back the same, and verifies.

@@ -132,8 +132,10 @@ extension Document {
     }
 }
 
-/// Each side ingests what the other has of document `id` and lacks, as a sync would.
+/// Each side ingests what the other has of document `id` and lacks, and the blobs they refer to, as a sync would.
 func exchange(_ first: DocumentLibrary, _ second: DocumentLibrary, _ id: DocumentID) throws {
     try second.store.ingest(trusting: first.store.changes(of: id, since: second.store.vector(of: id)))
     try first.store.ingest(trusting: second.store.changes(of: id, since: first.store.vector(of: id)))
+    try second.store.storeBlobs(Array(first.store.blobs(second.store.missingBlobs()).values))
+    try first.store.storeBlobs(Array(second.store.blobs(first.store.missingBlobs()).values))
 }
