@@ -34,8 +34,9 @@ public final class DocumentLibrary: Sendable {
     /// How conflicts are settled when they appear: the library-wide default, and overrides by type identifier.
     public let conflictPolicy: ConflictPolicy
     /// Package members (a pages document's images, a package's files) of at least this many bytes are stored and
-    /// synced as blobs (see <doc:Attachments>): a change refers to each by hash and size, the store keeps each once,
-    /// and sync sends it only to a peer that lacks it. `nil`: changes carry every byte themselves.
+    /// synced as blobs (see the Attachments article of the Folio documentation): a change refers to each by hash and
+    /// size, the store keeps each once, and sync sends it only to a peer that lacks it. `nil`: changes carry every
+    /// byte themselves.
     public let blobThreshold: Int?
     /// The default ``blobThreshold``: 4 KiB.
     public static let defaultBlobThreshold = 4_096

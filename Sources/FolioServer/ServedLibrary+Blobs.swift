@@ -11,20 +11,71 @@ extension ServedLibrary {
     /// is answered with what the log holds, and the device asks again in a later session.
     static var blobsWantedPerConnection: Int { 4_096 }
 
-    /// Answers `connection`'s asking with the blobs the log holds, and remembers those it lacks.
+    /// Answers `connection`'s asking: the blobs the log holds are sent one message at a time as the device reads
+    /// them (``sendOwedBlobs(to:)``), so that what a device asks for costs the server one message of memory; those
+    /// it lacks are named lacking at once, and sent when they arrive. Past ``blobsWantedPerConnection`` owed or
+    /// wanted, a blob is named lacking (the device asks again in a later session).
     func answer(_ references: [BlobReference], on channel: UInt64, of connection: Connection) {
-        let found: [BlobReference: Data]
-        do { found = try log.blobs(references) } catch {
-            return fail(connection, "reading the blobs a device asked for", error)
+        let lacking: [BlobReference]
+        do { lacking = try log.lacking(references) } catch {
+            return fail(connection, "looking for the blobs a device asked for", error)
         }
-        for reference in references where found[reference] == nil {
-            guard connection.blobsWanted.count < Self.blobsWantedPerConnection else { break }
-            connection.blobsWanted[reference] = channel
+        let absent = Set(lacking)
+        var named: [BlobReference] = []
+        for reference in references {
+            if absent.contains(reference) {
+                if connection.blobsWanted.count < Self.blobsWantedPerConnection {
+                    connection.blobsWanted[reference] = channel
+                }
+                named.append(reference)
+            } else if connection.blobsOwed.count < Self.blobsWantedPerConnection,
+                reference.size <= SyncMessage.Limits.blobMessageBytes
+            {
+                connection.blobsOwed.append((reference, channel))
+            } else {
+                named.append(reference)
+            }
         }
-        let messages = SyncMessage.blobMessages(
-            references.compactMap { found[$0] }, lacking: references.filter { found[$0] == nil })
-        metrics.blobsOut.increment(by: Int64(messages.reduce(0) { $0 + $1.blobCount }))
-        perform(messages.map { .send($0) }, on: channel, of: connection)
+        if !named.isEmpty { perform([.send(.blobs([], lacking: named))], on: channel, of: connection) }
+        sendOwedBlobs(to: connection)
+    }
+
+    /// ``sendOwedBlobs(to:)`` for connection `id`, if it is still open.
+    func sendOwedBlobs(toConnection id: UInt64) {
+        guard let connection = connections[id] else { return }
+        sendOwedBlobs(to: connection)
+    }
+
+    /// Sends the next message of blobs `connection` is owed once its outbox has room, and goes on as it drains.
+    func sendOwedBlobs(to connection: Connection) {
+        guard !connection.blobsOwed.isEmpty, connections[connection.id] != nil else { return }
+        guard !connection.outbox.isBusy, connection.deferred.isEmpty else {
+            let id = connection.id
+            connection.outbox.whenDrained { Task { await self.sendOwedBlobs(toConnection: id) } }
+            return
+        }
+        let channel = connection.blobsOwed[0].channel
+        var blobs: [Data] = []
+        var lacking: [BlobReference] = []
+        var bytes = 0
+        while let next = connection.blobsOwed.first, next.channel == channel,
+            blobs.isEmpty || bytes + next.reference.size <= SyncMessage.Limits.blobMessageBytes
+        {
+            connection.blobsOwed.removeFirst()
+            let found: Data?
+            do { found = try log.blobs([next.reference])[next.reference] } catch {
+                return fail(connection, "reading a blob a device asked for", error)
+            }
+            if let found {
+                blobs.append(found)
+                bytes += found.count
+            } else {
+                lacking.append(next.reference)  // collected meanwhile
+            }
+        }
+        metrics.blobsOut.increment(by: Int64(blobs.count))
+        send(.blobs(blobs, lacking: lacking), on: channel, to: connection)
+        if !connection.blobsOwed.isEmpty { sendOwedBlobs(to: connection) }
     }
 
     /// Stores the blobs `connection` sent (those a change of the log refers to; the rest are refused and dropped),

@@ -58,6 +58,13 @@ extension ServedLibrary {
         let actions = session.receive(.hello(hello))
         connection.sessions[channel] = session
         perform(actions, on: channel, of: connection)
+        // Blobs the log lacks (their device's asking was cut short, or it left first) are asked of each device
+        // that opens a session: it answers with those it has.
+        let missing: [BlobReference]
+        do { missing = try log.missingBlobs(limit: SyncMessage.Limits.wantedBlobs) } catch {
+            return fail(connection, "listing the blobs the log lacks", error)
+        }
+        if !missing.isEmpty { perform([.send(.wantBlobs(missing))], on: channel, of: connection) }
     }
 
     /// Opens `channel`'s session on `connection`, forgetting the oldest sessions past the connection's bounds (the

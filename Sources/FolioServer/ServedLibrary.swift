@@ -65,6 +65,9 @@ actor ServedLibrary {
         /// Blobs the device asked for that the log lacked, with the channel it asked on: sent when they arrive.
         /// At most ``ServedLibrary/blobsWantedPerConnection``.
         var blobsWanted: [BlobReference: UInt64] = [:]
+        /// Blobs the device asked for that the log holds and that wait to be sent, one message at a time as the
+        /// device reads, with the channel it asked on. At most ``ServedLibrary/blobsWantedPerConnection``.
+        var blobsOwed: [(reference: BlobReference, channel: UInt64)] = []
 
         init(id: UInt64, outbox: Outbox, peer: String, format: UInt8, presence: Presence) {
             self.id = id

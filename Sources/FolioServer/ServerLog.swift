@@ -67,6 +67,10 @@ public protocol ServerLog: AnyObject, Sendable {
     ///
     /// - Throws: when the storage fails.
     func lacking(_ references: [BlobReference]) throws -> [BlobReference]
+    /// The blobs changes of the log refer to and the log lacks, ascending, at most `limit`.
+    ///
+    /// - Throws: when the storage fails.
+    func missingBlobs(limit: Int) throws -> [BlobReference]
     /// Stores the blobs a change of the log refers to and the log lacks (`ChangeLogStore.storeBlobs(_:)`).
     ///
     /// - Throws: when the storage fails.
@@ -85,6 +89,8 @@ extension ServerLog {
     public func blobs(_ references: [BlobReference]) throws -> [BlobReference: Data] { [:] }
     /// None: a log that keeps no blobs asks for none.
     public func lacking(_ references: [BlobReference]) throws -> [BlobReference] { [] }
+    /// None: a log that keeps no blobs asks for none.
+    public func missingBlobs(limit: Int) throws -> [BlobReference] { [] }
     /// Refuses them all.
     public func storeBlobs(_ blobs: [Data]) throws -> BlobIntake {
         var intake = BlobIntake()
@@ -192,6 +198,11 @@ extension SQLiteServerLog {
     /// See ``ServerLog/lacking(_:)``.
     public func lacking(_ references: [BlobReference]) throws -> [BlobReference] {
         try store.lacking(references)
+    }
+
+    /// See ``ServerLog/missingBlobs(limit:)``.
+    public func missingBlobs(limit: Int) throws -> [BlobReference] {
+        try store.missingBlobs(limit: limit)
     }
 
     /// See ``ServerLog/storeBlobs(_:)``.

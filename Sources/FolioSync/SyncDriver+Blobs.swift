@@ -50,17 +50,38 @@ extension SyncDriver {
         return try send(messages)
     }
 
+    /// The most bytes of blobs one asking is answered with; the blobs past it are named lacking, and the peer asks
+    /// for them again in a later session. 64 MiB.
+    public static var blobAnswerBytes: Int { 64 << 20 }
+
     /// Answers the peer's asking with the blobs the store holds, in messages of at most
-    /// ``SyncMessage/Limits/blobMessageBytes`` (a blob larger than that is not sent).
+    /// ``SyncMessage/Limits/blobMessageBytes``, at most ``blobAnswerBytes`` in all; the others (lacking here, larger
+    /// than a message, or past that bound) are named lacking.
     mutating func answer(_ references: [BlobReference]) throws(SyncError) -> [[UInt8]] {
-        let found: [BlobReference: Data]
-        do {
-            found = try store.blobs(references.filter { $0.size <= SyncMessage.Limits.blobMessageBytes })
-        } catch {
-            throw .store(error, while: "reading the blobs the peer asked for")
+        var found: [Data] = []
+        var lacking: [BlobReference] = []
+        var bytes = 0
+        for reference in references {
+            guard reference.size <= SyncMessage.Limits.blobMessageBytes,
+                bytes + reference.size <= Self.blobAnswerBytes
+            else {
+                lacking.append(reference)
+                continue
+            }
+            let held: Data?
+            do {
+                held = try store.blobs([reference])[reference]
+            } catch {
+                throw .store(error, while: "reading the blobs the peer asked for")
+            }
+            guard let held else {
+                lacking.append(reference)
+                continue
+            }
+            found.append(held)
+            bytes += held.count
         }
-        let messages = SyncMessage.blobMessages(
-            references.compactMap { found[$0] }, lacking: references.filter { found[$0] == nil })
+        let messages = SyncMessage.blobMessages(found, lacking: lacking)
         report.blobsSent += messages.reduce(0) { count, message in
             guard case .blobs(let blobs, _) = message else { return count }
             return count + blobs.count

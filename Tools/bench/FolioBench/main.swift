@@ -21,6 +21,7 @@ let benchmarks: [String: () async throws -> Void] = [
     "live-typing": LiveTypingBenchmark.run,
     "absorb": AbsorbBenchmark.run,
     "history": HistoryBenchmark.run,
+    "blob-sync": BlobSyncBenchmark.run,
     // The library process `absorb` starts.
     "absorb-device": AbsorbBenchmark.device,
 ]

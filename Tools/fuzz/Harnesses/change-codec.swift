@@ -16,11 +16,13 @@ enum Harness {
             "a decoded change's hash is not SHA-256 of its document and bytes")
         let rebuilt = Change(
             document: document, id: change.id, parents: change.parents, vector: change.vector, lamport: change.lamport,
-            wallTime: change.wallTime, kind: change.kind)
+            wallTime: change.wallTime, kind: change.kind, blobs: change.blobs)
         require(
             rebuilt.hash == change.hash && rebuilt.encoded() == bytes,
             "a change rebuilt from its decoded fields differs")
-        require(rebuilt.kind == change.kind && rebuilt.vector == change.vector, "a rebuilt change's fields differ")
+        require(
+            rebuilt.kind == change.kind && rebuilt.vector == change.vector && rebuilt.blobs == change.blobs,
+            "a rebuilt change's fields differ")
         let encoded = try? EncodedChange(decoding: bytes, document: document)
         require(encoded?.change == change, "EncodedChange decodes otherwise than Change")
         let elsewhere = try? Change(decoding: bytes, document: FuzzIDs.document(8))
@@ -28,6 +30,8 @@ enum Harness {
     }
 
     static func seeds() -> [[UInt8]] {
-        SampleChanges.history(of: document).map { $0.encoded() }
+        let history = SampleChanges.history(of: document)
+        // After the sample history, changes that list blob references (edits, baselines, a resolution; 1 or 3 each).
+        return (history + SampleBlobs.changes(after: history)).map { $0.encoded() }
     }
 }

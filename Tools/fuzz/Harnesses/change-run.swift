@@ -101,6 +101,11 @@ enum Harness {
         if let whole = try? ChangeRunCodec.encode(history, of: document, outside: { _ in nil }) { seeds.append(whole) }
         // Real typing: the first transactions of the friendsforever trace, as runs of up to 300 changes.
         for run in traceRuns() { seeds.append(run) }
+        // Changes that list blob references (each in the form `other`): after the whole sample history, and on the
+        // log's last change alone.
+        for piece in [rest + SampleBlobs.changes(after: history), SampleBlobs.changes(after: held)] {
+            if let run = try? ChangeRunCodec.encode(piece, of: document, outside: outside) { seeds.append(run) }
+        }
         return seeds
     }
 

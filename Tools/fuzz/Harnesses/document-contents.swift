@@ -61,6 +61,24 @@ enum Harness {
             try? withDirectory.addDirectory(PackagePath("empty/inner"))
             seeds.append(.package(withDirectory))
         }
-        return seeds.map { Array($0.encoded()) }
+        var encoded = seeds.map { Array($0.encoded()) }
+        // Package form 2: members written as blob references (read as their placeholders) beside inline ones.
+        var byReference: [DocumentContents] = []
+        if let one = SampleBlobs.package(inline: ["index.txt": Data("hello\n".utf8)], referenced: ["media/photo.jpg"]) {
+            byReference.append(one)
+        }
+        if case .package(var three)? = SampleBlobs.package(
+            inline: ["a.txt": Data("a".utf8)], referenced: ["x.bin", "m/y.bin", "m/z.bin"])
+        {
+            try? three.addDirectory(PackagePath("empty"))
+            byReference.append(.package(three))
+        }
+        if let pages = try? PagesDocument(
+            text: "Pages with a blob", images: ["cover.png": SampleBlobs.blobs[0], "small.png": Data([1])])
+        {
+            byReference.append(pages.contents())
+        }
+        encoded += byReference.map { Array(SampleBlobs.contents($0).bytes) }
+        return encoded
     }
 }

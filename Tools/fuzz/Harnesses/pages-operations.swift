@@ -40,6 +40,21 @@ enum Harness {
             [.setText("new"), .insertText(at: 3, text: "er"), .deleteText(at: -1, count: 1)],
             [.insertText(at: 100, text: "x"), .deleteText(at: 0, count: Int.max)],
         ]
-        return groups.map { Array(Op.encodeGroup($0)) }
+        var seeds = groups.map { Array(Op.encodeGroup($0)) }
+        // Images written as blob references (tag 5), which decode to the blobs' placeholders.
+        let blobs = SampleBlobs.blobs
+        let blobGroups: [[Op]] = [
+            [.putImage(name: "photo.png", bytes: blobs[0])],
+            [
+                .putImage(name: "cover.png", bytes: blobs[2]), .putImage(name: "cover.png", bytes: blobs[1]),
+                .removeImage(name: "cover.png"), .putImage(name: "cover.png", bytes: Data([4])),
+            ],
+            [
+                .putImage(name: "a.png", bytes: blobs[0]), .insertText(at: 2, text: "x"),
+                .putImage(name: "b.png", bytes: blobs[0]),
+            ],
+        ]
+        seeds += blobGroups.map { Array(SampleBlobs.pagesGroup($0).bytes) }
+        return seeds
     }
 }

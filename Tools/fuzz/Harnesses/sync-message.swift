@@ -87,6 +87,26 @@ enum Harness {
         {
             seeds.append(SyncMessage.run(run).encoded(format: SyncMessage.runFormatVersion))
         }
+        // Blobs: changes that refer to some (the responder then lacks them and asks), as a list and as a run, and
+        // the asking and answering messages in both formats.
+        let withBlobs = Array(history.suffix(from: 10)) + SampleBlobs.changes(after: history)
+        let blobHeads = SampleChanges.heads(of: withBlobs)
+        seeds.append(
+            SyncMessage.changes(document: document, changes: withBlobs.map(EncodedChange.init), heads: blobHeads)
+                .encoded())
+        if let run = try? ChangeRunMessage(encoding: withBlobs, of: document, heads: blobHeads, outside: { held[$0] }) {
+            seeds.append(SyncMessage.run(run).encoded(format: SyncMessage.runFormatVersion))
+        }
+        let references = SampleBlobs.references
+        let blobs = SampleBlobs.blobs
+        let blobMessages: [(SyncMessage, UInt8)] = [
+            (.wantBlobs([references[0]]), SyncMessage.formatVersion),
+            (.wantBlobs(references), SyncMessage.runFormatVersion),
+            (.blobs([blobs[0]], lacking: []), SyncMessage.formatVersion),
+            (.blobs([], lacking: Array(references.prefix(2))), SyncMessage.formatVersion),
+            (.blobs([blobs[1], blobs[2]], lacking: [BlobReference(to: blobs[0])]), SyncMessage.runFormatVersion),
+        ]
+        seeds += blobMessages.map { $0.encoded(format: $1) }
         return seeds
     }
 }
