@@ -12,6 +12,12 @@ public struct BinaryWriter: Sendable {
     /// The largest byte string written as a blob reference; a larger one is written itself (a peer refuses a change
     /// that refers to a blob above its limit). No bound by default.
     public var blobSizeLimit = Int.max
+    /// The most blobs one encoding refers to; past it, byte strings are written themselves (a peer refuses a change
+    /// that refers to more than its limit). No bound by default.
+    public var blobCountLimit = Int.max
+    /// Which package members a package's encoding may write as blob references (``DocumentContents/encode(into:)``):
+    /// those the model keeps as opaque bytes (`DocumentModel.isBlobMember(_:)`); `nil`, the default: none.
+    public var blobMembers: (@Sendable (PackagePath) -> Bool)?
     /// The blobs written as references, in the order first written, without repeats.
     public private(set) var blobReferences: [BlobReference] = []
     /// The bytes of the blobs written as references, except placeholders'.

@@ -12,6 +12,10 @@ public struct BlobReference: Hashable, Comparable, Sendable, CustomStringConvert
     /// The number of bytes.
     public let size: Int
 
+    /// The largest blob a sync carries (one message's worth, `SyncMessage.Limits.blobMessageBytes`): 12 MiB. A
+    /// library writes a larger member into its change.
+    public static let largestSynced = 12 << 20
+
     /// A reference to a blob with this hash and size.
     ///
     /// - Precondition: `size >= 0`.
@@ -141,11 +145,16 @@ extension BinaryWriter {
     /// they are at least that long. Returns the reference to write (the caller writes it, in its model's form)
     /// and notes it in ``blobReferences`` and its bytes in ``blobBytes``; `nil`: write the bytes themselves.
     public mutating func externalize(_ bytes: Data) -> BlobReference? {
-        if let reference = BlobReference(placeholder: bytes) {
+        // A placeholder stands for a blob within the bounds (one beyond them, from outside, is only bytes).
+        if let reference = BlobReference(placeholder: bytes), reference.size <= blobSizeLimit,
+            blobReferences.contains(reference) || blobReferences.count < blobCountLimit
+        {
             noteBlob(reference, bytes: nil)
             return reference
         }
-        guard let threshold = blobThreshold, bytes.count >= threshold, bytes.count <= blobSizeLimit else { return nil }
+        guard let threshold = blobThreshold, bytes.count >= threshold, bytes.count <= blobSizeLimit,
+            blobReferences.count < blobCountLimit
+        else { return nil }
         let reference = BlobReference(to: bytes)
         noteBlob(reference, bytes: bytes)
         return reference

@@ -27,8 +27,8 @@ public enum DocumentContents: Hashable, Sendable {
     }
 
     /// Appends the canonical binary form; the package files that `writer` externalizes
-    /// (``BinaryWriter/externalize(_:)``: placeholders, and files of at least its ``BinaryWriter/blobThreshold``)
-    /// are written as blob references.
+    /// (``BinaryWriter/externalize(_:)``: placeholders, and the members its ``BinaryWriter/blobMembers`` names of at
+    /// least its ``BinaryWriter/blobThreshold``) are written as blob references.
     public func encode(into writer: inout BinaryWriter) {
         switch self {
         case .data(let data):
@@ -36,7 +36,14 @@ public enum DocumentContents: Hashable, Sendable {
             writer.write(lengthPrefixed: data)
         case .package(let package):
             let paths = package.filePaths
-            let references = paths.map { writer.externalize(package.files[$0]!.contents) }
+            let references = paths.map { path in
+                // Only the members the model keeps as opaque bytes (and placeholders, which only those become).
+                let bytes = package.files[path]!.contents
+                guard writer.blobMembers?(path) == true || BlobReference(placeholder: bytes) != nil else {
+                    return BlobReference?.none
+                }
+                return writer.externalize(bytes)
+            }
             let byReference = references.contains { $0 != nil }
             writer.write(byte: byReference ? 2 : 1)
             let directories = package.directories.sorted()

@@ -54,6 +54,11 @@ public protocol DocumentModel: Sendable {
     /// applies them as an ordinary edit, which merges with concurrent edits and can be undone; a model that returns
     /// `nil` is restored by a baseline of the older contents instead, which cannot be undone.
     func operations(becoming target: Self) -> [Operation]?
+    /// Whether the package member at `path` holds bytes the model keeps as they are and never parses (an image, an
+    /// attachment). Only such members of at least a library's blob threshold are stored and synced as blobs, and
+    /// only they may read as a placeholder (`BlobReference.placeholder`) until their blob arrives: a member the model
+    /// parses is always written whole. `false` by default.
+    static func isBlobMember(_ path: PackagePath) -> Bool
 }
 
 extension DocumentModel {
@@ -68,6 +73,9 @@ extension DocumentModel {
 
     /// `nil`: the model says nothing about how to reach another state.
     public func operations(becoming target: Self) -> [Operation]? { nil }
+
+    /// No member is a blob.
+    public static func isBlobMember(_ path: PackagePath) -> Bool { false }
 
     /// Combines nothing.
     public static func combine(_ first: Operation, _ second: Operation) -> Operation? { nil }

@@ -22,20 +22,13 @@ extension Document {
     }
 
     /// Whether a blob the model shows as unavailable has arrived in the store since: the state is then read again.
-    func blobsArrivedForShownMembers() throws(DocumentError) -> Bool {
-        let hasReferences: Bool
-        do {
-            hasReferences = try library.store.refersToBlobs(id)
-        } catch {
-            throw .store(error, "reading the blobs of \(info.displayName)")
-        }
-        guard hasReferences else { return false }
+    /// The blobs it still waits for are needed: one that was let go (`ChangeLogStore.collectBlobs(of:)`) is asked of
+    /// peers again.
+    func blobsArrivedForShownMembers() -> Bool {
+        guard (try? library.store.refersToBlobs(id)) == true else { return false }
         let waiting = unavailableMembers.map(\.blob)
         guard !waiting.isEmpty else { return false }
-        do {
-            return try !library.store.blobs(waiting).isEmpty
-        } catch {
-            throw .store(error, "reading the blobs of \(info.displayName)")
-        }
+        try? library.store.uncollect(waiting)
+        return (try? library.store.blobs(waiting).isEmpty) == false
     }
 }

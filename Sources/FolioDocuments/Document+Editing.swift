@@ -100,7 +100,7 @@ extension Document {
         let operations = editing.group.operations
         let shown = head.hash
         let session = editing
-        let change = try append(library.editKind(operations)) { change in
+        let change = try append(library.editKind(operations, of: Model.self)) { change in
             let named = session.stepSources(adding: change, madeOn: shown)
             newHistory.recordEdit(
                 .init(target: change.id, sources: named.sources, isChain: named.isChain, operations: undoOperations))
@@ -119,7 +119,7 @@ extension Document {
         guard editing.group.hasUncommittedEdits else { return }
         let operations = editing.group.operations
         let shown = head.hash
-        let change = try append(library.editKind(operations))
+        let change = try append(library.editKind(operations, of: Model.self))
         let firstOfGroup = editing.stepChanges.isEmpty
         editing.committedEdits(as: change, madeOn: shown)
         try show(committed: change, madeOn: shown, firstOfGroup: firstOfGroup)
@@ -176,7 +176,7 @@ extension Document {
         let (updated, inverses) = try applying(operations)
         var newHistory = editing.history
         let shown = head.hash
-        let change = try append(library.editKind(operations, intent: intent)) { change in
+        let change = try append(library.editKind(operations, of: Model.self, intent: intent)) { change in
             let named = Self.reference(to: change, madeOn: shown)
             if undoing {
                 newHistory.recordUndo(

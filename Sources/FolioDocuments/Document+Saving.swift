@@ -211,7 +211,9 @@ extension Document {
         head = base
         let change: Change
         do {
-            change = try append(library.baselineKind(loaded.contents()), author: author, mergedWith: merged) { _ in
+            change = try append(
+                library.baselineKind(loaded.contents(), of: Model.self), author: author, mergedWith: merged
+            ) { _ in
                 UndoHistory()
             }
         } catch {

@@ -124,7 +124,9 @@ extension Document {
             [.resolution(resolution)] + (info.restoredByConcurrentEdit ? [.lifecycle(.restore)] : [])
         let change: Change
         do {
-            change = try library.append(kinds.map(library.written), to: id, on: .heads(settlement.parents)).last!
+            change = try library.append(
+                kinds.map { library.written($0, of: Model.self) }, to: id, on: .heads(settlement.parents)
+            ).last!
         } catch {
             throw .store(error, "recording the resolution of \(info.displayName)")
         }

@@ -287,7 +287,7 @@ public actor Document<Model: DocumentModel>: OpenDocument {
         let previousSeen = seenVector
         seenVector = try Self.readVector(of: id, in: library)
         // A member shown unavailable whose blob has come: the state is read again, with it.
-        if try blobsArrivedForShownMembers() {
+        if blobsArrivedForShownMembers() {
             headIsStale = true
         }
         do {

@@ -210,7 +210,7 @@ extension DocumentLibrary {
                     EncodedKind(
                         .lifecycle(
                             .create(name: displayName, type: Model.documentType.identifier, container: container))),
-                    baselineKind(loaded.contents()),
+                    baselineKind(loaded.contents(), of: Model.self),
                 ], to: id, unpublished: container == .local ? true : nil)
         } catch {
             throw DocumentError.store(error, "importing \(url.lastPathComponent)")

@@ -221,11 +221,10 @@ public final class DocumentLibrary: Sendable {
         creationOf id: DocumentID, type model: Model.Type, named name: String, in container: DocumentContainer,
         contents: Model?
     ) throws(DocumentError) {
-        var kinds: [ChangeKind] = [
-            .lifecycle(.create(name: name, type: Model.documentType.identifier, container: container))
+        var written = [
+            EncodedKind(.lifecycle(.create(name: name, type: Model.documentType.identifier, container: container)))
         ]
-        var written = kinds.map { EncodedKind($0) }
-        if let contents { written.append(baselineKind(contents.contents())) }
+        if let contents { written.append(baselineKind(contents.contents(), of: Model.self)) }
         do {
             // A document created in the local container is unpublished in the transaction that creates it.
             try append(written, to: id, unpublished: container == .local ? true : nil)

@@ -24,39 +24,42 @@ struct EncodedKind {
 }
 
 extension DocumentLibrary {
-    /// A writer that writes large members as blob references, as the library's changes do.
-    func blobWriter() -> BinaryWriter {
+    /// A writer that writes large members as blob references, as the library's changes do: those `Model` keeps as
+    /// opaque bytes (`DocumentModel.isBlobMember(_:)`), within what a peer takes (the store's bounds, and what one
+    /// sync message carries).
+    func blobWriter<Model: DocumentModel>(for model: Model.Type) -> BinaryWriter {
         var writer = BinaryWriter()
         writer.blobThreshold = blobThreshold
-        writer.blobSizeLimit = store.limits.blobBytes
+        writer.blobSizeLimit = min(store.limits.blobBytes, BlobReference.largestSynced)
+        writer.blobCountLimit = store.limits.blobsPerChange
+        writer.blobMembers = { Model.isBlobMember($0) }
         return writer
     }
 
-    /// An edit of `operations`.
-    func editKind<Operation: DocumentOperation>(
-        _ operations: [Operation], intent: Edit.Intent = .edit
+    /// An edit of `Model`'s `operations`.
+    func editKind<Model: DocumentModel>(
+        _ operations: [Model.Operation], of model: Model.Type, intent: Edit.Intent = .edit
     ) -> EncodedKind {
-        var writer = blobWriter()
-        Operation.encodeGroup(operations, into: &writer)
+        var writer = blobWriter(for: model)
+        Model.Operation.encodeGroup(operations, into: &writer)
         return EncodedKind(.edit(Edit(operations: Data(writer.bytes), intent: intent)), writtenBy: writer)
     }
 
-    /// A baseline of `contents`.
-    func baselineKind(_ contents: DocumentContents) -> EncodedKind {
-        var writer = blobWriter()
+    /// A baseline of `contents`, `Model`'s.
+    func baselineKind<Model: DocumentModel>(_ contents: DocumentContents, of model: Model.Type) -> EncodedKind {
+        var writer = blobWriter(for: model)
         contents.encode(into: &writer)
         return EncodedKind(.baseline(contents: Data(writer.bytes)), writtenBy: writer)
     }
 
-    /// `kind` as the library writes it: the contents of a baseline or a resolution written again with large
-    /// members as blob references (contents that do not decode, or a flat file, stay as they are); any other kind
-    /// as it is.
-    func written(_ kind: ChangeKind) -> EncodedKind {
+    /// `kind`, of a `Model` document, as the library writes it: the contents of a baseline or a resolution written
+    /// again with large blob members as blob references (contents that do not decode, or a flat file, stay as they
+    /// are); any other kind as it is.
+    func written<Model: DocumentModel>(_ kind: ChangeKind, of model: Model.Type) -> EncodedKind {
         func rewritten(_ contents: Data) -> (Data, BinaryWriter)? {
-            guard blobThreshold != nil, case .package(let package)? = try? DocumentContents(decoding: contents) else {
-                return nil
-            }
-            var writer = blobWriter()
+            // Even without a threshold: placeholders of blobs that have not arrived are written as references.
+            guard case .package(let package)? = try? DocumentContents(decoding: contents) else { return nil }
+            var writer = blobWriter(for: model)
             DocumentContents.package(package).encode(into: &writer)
             return writer.blobReferences.isEmpty ? nil : (Data(writer.bytes), writer)
         }

@@ -52,6 +52,12 @@ public struct PagesDocument: DocumentModel, Hashable, Sendable {
     /// - Complexity: O(1).
     public var scalarCount: Int { storage.count }
 
+    /// Images are blobs: `images/NAME` members (see `DocumentModel.isBlobMember(_:)`); the text and `Info.json` are
+    /// always written whole.
+    public static func isBlobMember(_ path: PackagePath) -> Bool {
+        path.components.count == 2 && path.components[0] == imagesDirectory
+    }
+
     /// The image names, sorted by Unicode scalars.
     public var imageNames: [String] { images.keys.sorted { $0.precedesByScalars($1) } }
 

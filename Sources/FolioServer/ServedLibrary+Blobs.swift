@@ -21,8 +21,10 @@ extension ServedLibrary {
             return fail(connection, "looking for the blobs a device asked for", error)
         }
         let absent = Set(lacking)
+        var owed = Set(connection.blobsOwed.filter { $0.channel == channel }.map(\.reference))
         var named: [BlobReference] = []
-        for reference in references {
+        // A blob owed already (asked again before it was sent) is sent once.
+        for reference in references where !owed.contains(reference) {
             if absent.contains(reference) {
                 if connection.blobsWanted.count < Self.blobsWantedPerConnection {
                     connection.blobsWanted[reference] = channel
@@ -32,6 +34,7 @@ extension ServedLibrary {
                 reference.size <= SyncMessage.Limits.blobMessageBytes
             {
                 connection.blobsOwed.append((reference, channel))
+                owed.insert(reference)
             } else {
                 named.append(reference)
             }
@@ -59,6 +62,7 @@ extension ServedLibrary {
         var lacking: [BlobReference] = []
         var bytes = 0
         while let next = connection.blobsOwed.first, next.channel == channel,
+            blobs.count + lacking.count < SyncMessage.Limits.wantedBlobs,
             blobs.isEmpty || bytes + next.reference.size <= SyncMessage.Limits.blobMessageBytes
         {
             connection.blobsOwed.removeFirst()

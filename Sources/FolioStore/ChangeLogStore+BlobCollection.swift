@@ -16,7 +16,8 @@ public struct BlobCollection: Hashable, Sendable {
 extension ChangeLogStore {
     /// Lets go of the blobs that only discarded versions of `document` refer to: blobs every change that refers to
     /// them (in any document) was discarded by a resolution of `document` (in the past of a head it discarded and of
-    /// none it chose). A blob a checkpoint still holds goes with the checkpoint. The changes stay in the log (history is never rewritten), so
+    /// none it chose). A blob a checkpoint still holds goes with the checkpoint. A blob let go is needed again
+    /// (``uncollect(_:)``) as soon as a new change refers to it, or a document shows it. The changes stay in the log (history is never rewritten), so
     /// those versions read with the members unavailable; the blobs are not asked of peers again, and a peer that
     /// offers one is refused. What `Document.removeOtherVersions()` calls after settling.
     ///
@@ -64,6 +65,21 @@ extension ChangeLogStore {
                 collection.collected.append(reference)
             }
             return collection
+        }
+    }
+}
+
+extension ChangeLogStore {
+    /// Takes back the letting go of `references` (``collectBlobs(of:)``): they are missing again, asked of peers
+    /// and taken when offered. What a document does when a version it shows needs a blob that was let go (another
+    /// device chose the discarded version, say).
+    ///
+    /// - Throws: ``StoreError``.
+    public func uncollect(_ references: [BlobReference]) throws(StoreError) {
+        guard !references.isEmpty else { return }
+        try write("taking back the collection of \(references.count) blobs") { db in
+            let statement = try db.cachedStatement(sql: "DELETE FROM collected_blob WHERE hash = ?")
+            for reference in references { try statement.execute(arguments: [reference.hash.data]) }
         }
     }
 }

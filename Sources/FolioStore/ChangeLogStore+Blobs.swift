@@ -63,9 +63,11 @@ extension ChangeLogStore {
         }
     }
 
-    /// The blobs of `references` the store holds, by reference; those it lacks are absent.
+    /// The blobs of `references` the store holds, by reference; those it lacks are absent, and so is a reference
+    /// whose hash the store holds with another size (a reference no honest change makes: its member stays
+    /// unavailable).
     ///
-    /// - Throws: ``StoreError`` with code `corrupt` when stored bytes no longer match their reference.
+    /// - Throws: ``StoreError`` with code `corrupt` when stored bytes no longer match their hash.
     public func blobs(_ references: some Sequence<BlobReference>) throws(StoreError) -> [BlobReference: Data] {
         let wanted = Array(Set(references)).sorted()
         guard !wanted.isEmpty else { return [:] }
@@ -75,10 +77,10 @@ extension ChangeLogStore {
             for reference in wanted {
                 guard let stored = try Data.fetchOne(statement, arguments: [reference.hash.data]) else { continue }
                 let bytes = try StorageCompression.unpackValue(stored)
-                guard reference.isReferenced(by: bytes) else {
+                guard ContentHash(hashing: bytes) == reference.hash else {
                     throw StoreError(.corrupt, "\(reference) does not match the bytes stored for it")
                 }
-                found[reference] = bytes
+                if bytes.count == reference.size { found[reference] = bytes }
             }
             return found
         }

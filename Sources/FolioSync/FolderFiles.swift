@@ -61,6 +61,15 @@ struct FolderFiles: Sendable {
         try synchronizeDirectory((path as NSString).deletingLastPathComponent)
     }
 
+    /// The size of the file at `path`.
+    func size(of path: String) throws(SyncError) -> Int {
+        do {
+            return Int(try fileSystem.attributes(at: Self.url(path)).size)
+        } catch {
+            throw Self.failure(error, "examining", path)
+        }
+    }
+
     /// The whole contents of the regular file at `path`, at most ``sizeLimit`` bytes.
     func contents(of path: String) throws(SyncError) -> [UInt8] {
         do {

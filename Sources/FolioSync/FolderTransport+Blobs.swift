@@ -37,8 +37,19 @@ extension FolderTransport {
         }
         for reference in missing where reference.size <= store.limits.blobBytes {
             let path = blobsPath + "/" + reference.hash.hex
-            guard try files.kind(path) == .file else { continue }
-            let contents = Data(try files.contents(of: path))
+            // A file that cannot be read, or is not the blob, is reported and passed over: the sync goes on.
+            let contents: Data
+            do {
+                guard try files.kind(path) == .file else { continue }
+                guard try files.size(of: path) == reference.size else {
+                    report.problems.append("\(path) is not the blob its name says: refused")
+                    continue
+                }
+                contents = Data(try files.contents(of: path))
+            } catch {
+                report.problems.append("\(path) cannot be read: \(error.message)")
+                continue
+            }
             guard reference.isReferenced(by: contents) else {
                 report.problems.append("\(path) is not the blob its name says: refused")
                 continue
@@ -87,7 +98,9 @@ extension FolderTransport {
 
     /// Whether the file at `path` holds the blob.
     private func isBlob(_ reference: BlobReference, at path: String) -> Bool {
-        guard let contents = try? files.contents(of: path) else { return false }
+        guard (try? files.size(of: path)) == reference.size, let contents = try? files.contents(of: path) else {
+            return false
+        }
         return reference.isReferenced(by: Data(contents))
     }
 }

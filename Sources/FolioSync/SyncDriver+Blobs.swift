@@ -33,6 +33,12 @@ extension SyncDriver {
     /// ``blobAskAttempts`` askings went unanswered; then stops waiting, and says so in the report.
     mutating func askAgainForAwaitedBlobs() throws(SyncError) -> [[UInt8]] {
         guard !blobsAwaited.isEmpty else { return [] }
+        // Answers still coming (large blobs take more than a timeout): nothing is asked again.
+        guard !blobAnswerSinceTick else {
+            blobAnswerSinceTick = false
+            blobAskRetries = 0
+            return []
+        }
         blobAskRetries += 1
         guard blobAskRetries < Self.blobAskAttempts else {
             report.problems.append("the peer did not answer for \(blobsAwaited.count) blobs asked for")
@@ -93,7 +99,7 @@ extension SyncDriver {
     mutating func take(_ blobs: [Data], lacking: [BlobReference]) throws(SyncError) -> [[UInt8]] {
         for blob in blobs { blobsAwaited.remove(BlobReference(to: blob)) }
         blobsAwaited.subtract(lacking)
-        if blobsAwaited.isEmpty { blobAskRetries = 0 }
+        blobAnswerSinceTick = true
         let intake: BlobIntake
         do {
             intake = try store.storeBlobs(blobs)
@@ -109,7 +115,9 @@ extension SyncDriver {
             report.noteUpdated(document)
             updatedSinceTaken.insert(document)
         }
-        return intake.stored.isEmpty ? [] : try askForMissingBlobs(of: nil)
+        // Once every blob asked for is answered (held or lacking), the next ones missing are asked for: a store that
+        // lacks many blobs gets them all over the session, whatever the peer lacks.
+        return blobsAwaited.isEmpty ? try askForMissingBlobs(of: nil) : []
     }
 
     private mutating func send(_ messages: [SyncMessage]) throws(SyncError) -> [[UInt8]] {
@@ -119,12 +127,15 @@ extension SyncDriver {
 }
 
 extension SyncMessage {
-    /// `blobs` as ``blobs(_:lacking:)`` messages of at most ``Limits/blobMessageBytes`` each, in order, the last
-    /// naming `lacking`: at least one message. A blob larger than that is left out.
+    /// `blobs` as ``blobs(_:lacking:)`` messages of at most ``Limits/blobMessageBytes`` and
+    /// ``Limits/wantedBlobs`` blobs each, in order, the last naming `lacking` (and any blob larger than a message,
+    /// which is not sent): at least one message.
     public static func blobMessages(_ blobs: [Data], lacking: [BlobReference] = []) -> [SyncMessage] {
         var messages: [SyncMessage] = []
         var current: [Data] = []
         var bytes = 0
+        let oversized = blobs.filter { $0.count > Limits.blobMessageBytes }.map(BlobReference.init(to:))
+        let lacking = (lacking + oversized).sorted()
         for blob in blobs where blob.count <= Limits.blobMessageBytes {
             if !current.isEmpty, bytes + blob.count > Limits.blobMessageBytes || current.count == Limits.wantedBlobs {
                 messages.append(.blobs(current, lacking: []))
@@ -134,7 +145,13 @@ extension SyncMessage {
             current.append(blob)
             bytes += blob.count
         }
-        messages.append(.blobs(current, lacking: Array(lacking.prefix(Limits.wantedBlobs))))
+        var start = 0
+        repeat {
+            let end = min(start + Limits.wantedBlobs, lacking.count)
+            messages.append(.blobs(current, lacking: Array(lacking[start..<end])))
+            current = []
+            start = end
+        } while start < lacking.count
         return messages
     }
 }

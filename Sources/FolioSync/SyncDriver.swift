@@ -20,8 +20,10 @@ public struct SyncDriver: Sendable {
     var blobsAsked: Set<BlobReference> = []
     /// Of those, the ones the peer has not answered for yet.
     var blobsAwaited: Set<BlobReference> = []
-    /// How many timeouts passed with blobs awaited.
+    /// How many timeouts passed with blobs awaited and no answer.
     var blobAskRetries = 0
+    /// Whether an answer for blobs arrived since the last timeout.
+    var blobAnswerSinceTick = false
     /// The message format this side writes: ``SyncMessage/formatVersion`` (2) until the peer is known to read
     /// ``SyncMessage/runFormatVersion`` (3).
     public internal(set) var writtenFormat: UInt8

@@ -40,7 +40,7 @@ extension SyncMessage {
         public static let wantedBlobs = 1_024
         /// The most bytes of the blobs of one ``SyncMessage/blobs(_:)`` message, and so the largest blob a sync
         /// carries: 12 MiB, within the 16 MiB of a server's frame.
-        public static let blobMessageBytes = 12 << 20
+        public static let blobMessageBytes = BlobReference.largestSynced
     }
 
     private enum Tag: UInt8 {

@@ -60,10 +60,12 @@ import Testing
         let a = try iPad.library()
         let b = try mac.library()
         let cover = Self.image(3)
+        // A text longer than the threshold: only the image, a member the model keeps as bytes, is a blob.
+        let long = String(repeating: "A line of the book.\n", count: 300)
         let pages = try await a.create(
             PagesDocument.self, named: "Book", in: .shared,
-            contents: try PagesDocument(text: "Book", images: ["cover.png": cover]))
-        try await pages.edit(.insertText(at: 4, text: "!"))
+            contents: try PagesDocument(text: long + "Book", images: ["cover.png": cover]))
+        try await pages.edit(.insertText(at: long.unicodeScalars.count + 4, text: "!"))
         try await pages.commit()
         try b.store.ingest(trusting: try a.store.changes(of: pages.id))
         #expect(try b.store.missingBlobs() == [BlobReference(to: cover)])
@@ -71,7 +73,7 @@ import Testing
 
         let onMac = try await b.open(pages.id, as: PagesDocument.self)
         let shown = await onMac.model
-        #expect(shown.text == "Book!")
+        #expect(shown.text == long + "Book!")
         #expect(BlobReference(placeholder: shown.images["cover.png"]!) == BlobReference(to: cover))
         let unavailable = await onMac.unavailableMembers
         #expect(unavailable.map(\.path.description) == ["images/cover.png"])
@@ -92,7 +94,7 @@ import Testing
         #expect(intake.documents == [pages.id])
         #expect(try await onMac.refresh())
         let filled = await onMac.model
-        #expect(filled.text == "My Book!")
+        #expect(filled.text == "My " + long + "Book!")
         #expect(filled.images["cover.png"] == cover)
         #expect(await onMac.unavailableMembers.isEmpty)
         #expect(try await !onMac.save().isEmpty)
@@ -145,7 +147,36 @@ import Testing
         #expect(await reopened.model.images["cover.png"] == kept)
         let then = try await reopened.contents(at: lostChange.hash)
         #expect(BlobReference(placeholder: then.images["cover.png"]!) == BlobReference(to: lost))
+
+        // Put back by a new change (here as the discarded version's placeholder, without its bytes), the blob is
+        // needed again: missing, asked of peers, taken when offered.
+        try await reopened.edit(.putImage(name: "back.png", bytes: then.images["cover.png"]!))
+        try await reopened.commit()
+        #expect(try a.store.missingBlobs() == [BlobReference(to: lost)])
+        #expect(try a.store.storeBlobs([lost]).stored == [BlobReference(to: lost)])
+        #expect(try await reopened.refresh())
+        #expect(await reopened.model.images["back.png"] == lost)
         try a.store.checkInvariants()
+    }
+
+    /// A reference with a stored blob's hash but another size (which no honest change makes) reads as unavailable:
+    /// nothing fails, and the honest reference still reads the blob.
+    @Test func aReferenceWithAnotherSizeReadsAsUnavailable() async throws {
+        let fixture = try LibraryFixture(seed: 11)
+        let library = try fixture.library()
+        let cover = Self.image(11)
+        let pages = try await library.create(
+            PagesDocument.self, named: "Book", contents: try PagesDocument(text: "", images: ["cover.png": cover]))
+        let forged = BlobReference(hash: BlobReference(to: cover).hash, size: 10)
+        var writer = BinaryWriter()
+        PagesDocument.Operation.encodeGroup([.putImage(name: "forged.png", bytes: forged.placeholder)], into: &writer)
+        try library.store.append([.edit(Edit(operations: Data(writer.bytes)))], to: pages.id, blobs: [[forged]])
+        #expect(try library.store.blobs([forged]).isEmpty)
+        #expect(try library.store.blobs([BlobReference(to: cover)]).count == 1)
+        #expect(try await pages.refresh())
+        let model = await pages.model
+        #expect(model.images["cover.png"] == cover)
+        #expect(BlobReference(placeholder: model.images["forged.png"]!) == forged)
     }
 
     /// A library without a threshold writes every byte into its changes, as before blobs.

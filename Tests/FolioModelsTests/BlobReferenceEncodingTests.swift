@@ -12,6 +12,7 @@ import Testing
     private func writer(threshold: Int? = 4_096) -> BinaryWriter {
         var writer = BinaryWriter()
         writer.blobThreshold = threshold
+        writer.blobMembers = { PagesDocument.isBlobMember($0) }
         return writer
     }
 
@@ -59,19 +60,25 @@ import Testing
     }
 
     @Test func aPackageKeepsItsSmallFilesAndRefersToItsLargeOnes() throws {
-        let document = try PagesDocument(text: "Pages", images: ["cover.png": image, "icon.png": small])
+        // The text is as long as the image, but the model parses it: only the image is a blob.
+        let document = try PagesDocument(
+            text: String(repeating: "x", count: 10_000), images: ["cover.png": image, "icon.png": small])
         let contents = document.contents()
         var writer = writer()
         contents.encode(into: &writer)
         #expect(writer.blobReferences == [BlobReference(to: image)])
         #expect(writer.bytes.first == 2)
-        #expect(writer.bytes.count < 400)
+        #expect(writer.bytes.count < 10_400)
 
         let decoded = try DocumentContents(decoding: Data(writer.bytes), blobs: BlobLookup([image]))
         #expect(decoded == contents)
         #expect(try PagesDocument(contents: decoded) == document)
 
-        // Nothing large: the package's form is the one it always had.
+        // Without the model's word on its members, nothing is a blob: the package's form is the one it always had.
+        var plain = BinaryWriter()
+        plain.blobThreshold = 4_096
+        contents.encode(into: &plain)
+        #expect(plain.bytes.first == 1 && plain.blobReferences.isEmpty)
         #expect(contents.encoded().first == 1)
         #expect(try DocumentContents(decoding: contents.encoded()) == contents)
 

@@ -7,7 +7,8 @@ import Foundation
 /// `blob-sync`: a pages document with 10 images of 64 KiB, revised 100 times (each revision replaces one image with
 /// new bytes), by a library syncing live with a real `folio serve` (the release build named by `FOLIO_BENCH_FOLIO`);
 /// then a new device syncs the library. Measured: the bytes the server sent the new device (`folio_bytes_out_total`
-/// before and after it joined), against the distinct image bytes of the history (110 images); the same history made
+/// before and after it joined), against the distinct image bytes of the history (110 images), and the pages the new
+/// device's store uses once the document was opened and closed; the same history made
 /// by a library with `blobThreshold: nil` (every image inside its change) is measured in the same run, in a library of
 /// its own on the same server.
 enum BlobSyncBenchmark {
@@ -39,8 +40,8 @@ enum BlobSyncBenchmark {
                 ("distinct image bytes", "\(distinct)"),
                 ("bytes sent to the new device, blobs", "\(withBlobs.sent) (\(String(format: "%.3f", ratio)) ×)"),
                 ("bytes sent, images inside changes", "\(inline.sent) (\(String(format: "%.3f", inlineRatio)) ×)"),
-                ("new device's store, blobs", "\(withBlobs.storeBytes)"),
-                ("new device's store, images inside changes", "\(inline.storeBytes)"),
+                ("new device's store, pages in use, blobs", "\(withBlobs.storeBytes)"),
+                ("new device's store, pages in use, images inside changes", "\(inline.storeBytes)"),
                 ("seconds to sync the new device, blobs", String(format: "%.2f", withBlobs.seconds)),
                 ("images match", "\(withBlobs.imagesMatch && inline.imagesMatch)"),
             ])
@@ -98,8 +99,9 @@ enum BlobSyncBenchmark {
         let start = ContinuousClock.now
         let join = try await joiner.startSyncing(with: url, token: token)
         try await waitUntil("the new device holds the history of \(name)") {
-            vector.isContained(in: try joiner.store.vector(of: document.id))
-                && (try joiner.store.missingBlobs().isEmpty)
+            let held = try joiner.store.vector(of: document.id)
+            let missing = try joiner.store.missingBlobs()
+            return vector.isContained(in: held) && missing.isEmpty
         }
         let elapsed = ContinuousClock.now - start
         await join.stop()
@@ -107,7 +109,9 @@ enum BlobSyncBenchmark {
         let opened = try await joiner.open(document.id, as: PagesDocument.self)
         let matches = await opened.model == final
         try await opened.close()
-        let storeBytes = directoryBytes(scratch.file("\(name)-joiner").appendingPathComponent(".folio"))
+        let storeBytes = try RawSQLite(
+            scratch.file("\(name)-joiner").appendingPathComponent(".folio/store.sqlite"), synchronous: "NORMAL"
+        ).usedBytes()
         return Outcome(
             sent: after - before, storeBytes: storeBytes,
             seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18,
