@@ -141,14 +141,13 @@ public final class BlobLookup {
 
 extension BinaryWriter {
     /// Whether `bytes` go into the encoding as a blob reference rather than themselves: when they are a
-    /// ``BlobReference/placeholder`` (always), or when the writer writes blob references (``blobThreshold``) and
-    /// they are at least that long. Returns the reference to write (the caller writes it, in its model's form)
+    /// ``BlobReference/placeholder`` (always, whatever the bounds), or when the writer writes blob references
+    /// (``blobThreshold``) and they are at least that long and within ``blobSizeLimit`` and ``blobCountLimit``. Returns the reference to write (the caller writes it, in its model's form)
     /// and notes it in ``blobReferences`` and its bytes in ``blobBytes``; `nil`: write the bytes themselves.
     public mutating func externalize(_ bytes: Data) -> BlobReference? {
-        // A placeholder stands for a blob within the bounds (one beyond them, from outside, is only bytes).
-        if let reference = BlobReference(placeholder: bytes), reference.size <= blobSizeLimit,
-            blobReferences.contains(reference) || blobReferences.count < blobCountLimit
-        {
+        // A placeholder is always its reference, so that an encoding has one form (decoders refuse a placeholder
+        // written as bytes); a library refuses a change whose references pass its bounds.
+        if let reference = BlobReference(placeholder: bytes) {
             noteBlob(reference, bytes: nil)
             return reference
         }

@@ -112,6 +112,11 @@ public enum DocumentContents: Hashable, Sendable {
                 switch byReference ? try reader.nextByte("the form of '\(text)'") : 0 {
                 case 0:
                     contents = try reader.nextLengthPrefixed("the bytes of '\(text)'", limit: limit)
+                    // A placeholder is written as its reference: as bytes, it is another form of the same contents.
+                    guard BlobReference(placeholder: contents) == nil else {
+                        throw CodecError(
+                            .notCanonical, "a blob's placeholder written as the bytes of '\(text)'", at: flagOffset)
+                    }
                 case 1:
                     contents = reader.blob(try reader.nextBlobReference(limit: limit))
                     sawReference = true

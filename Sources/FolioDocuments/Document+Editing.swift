@@ -22,6 +22,7 @@ extension Document {
         // A new group builds on everything this device wrote in the log (which may have deleted the document).
         if !editing.hasOpenGroup { try catchUp(onlyOwnChanges: true) }
         try ensureEditable()
+        try library.checkBlobBounds(of: [operation], in: Model.self)
         let inverse: Model.Operation
         do {
             inverse = try model.apply(operation)
@@ -45,6 +46,7 @@ extension Document {
     /// - Throws: ``DocumentError`` `.invalidOperation` when one does not apply (then none is kept), and as ``edit(_:)``.
     public func edit(_ operations: [Model.Operation]) throws(DocumentError) {
         try prepareToEdit(onlyOwnChanges: true)
+        try library.checkBlobBounds(of: operations, in: Model.self)
         let saved = (model, presenceTracking)
         var batch = EditGroup<Model>()
         for operation in operations {

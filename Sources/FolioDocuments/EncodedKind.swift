@@ -45,6 +45,23 @@ extension DocumentLibrary {
         return EncodedKind(.edit(Edit(operations: Data(writer.bytes), intent: intent)), writtenBy: writer)
     }
 
+    /// Refuses operations whose encoding would refer to a blob a peer refuses: a placeholder (bytes that stand for a
+    /// blob, `BlobReference.placeholder`) that came from outside and names a blob beyond the bounds.
+    ///
+    /// - Throws: ``DocumentError`` `.invalidOperation`.
+    func checkBlobBounds<Model: DocumentModel>(of operations: [Model.Operation], in model: Model.Type)
+        throws(DocumentError)
+    {
+        var writer = blobWriter(for: model)
+        Model.Operation.encodeGroup(operations, into: &writer)
+        let largest = min(store.limits.blobBytes, BlobReference.largestSynced)
+        if let blob = writer.blobReferences.first(where: { $0.size > largest }) {
+            throw DocumentError(
+                .invalidOperation,
+                "the edit's bytes stand for a \(blob), larger than the limit of \(largest) bytes: refused")
+        }
+    }
+
     /// A baseline of `contents`, `Model`'s.
     func baselineKind<Model: DocumentModel>(_ contents: DocumentContents, of model: Model.Type) -> EncodedKind {
         var writer = blobWriter(for: model)
@@ -87,6 +104,21 @@ extension DocumentLibrary {
         _ kinds: [EncodedKind], to document: DocumentID, on parents: ParentChoice = .allHeads, author: Device? = nil,
         localState: (([Change]) -> [LocalStateKey: Data])? = nil, unpublished: Bool? = nil
     ) throws(StoreError) -> [Change] {
+        // What a peer refuses is refused here: a placeholder from outside (an imported file's member, an app's
+        // bytes) may name a blob beyond the bounds, and a change that refers to it would stop the library's sync.
+        let largest = min(store.limits.blobBytes, BlobReference.largestSynced)
+        for kind in kinds {
+            if let blob = kind.blobs.first(where: { $0.size > largest }) {
+                throw StoreError(
+                    .invalidChange, "the change would refer to a \(blob), larger than the limit of \(largest) bytes")
+            }
+            guard kind.blobs.count <= store.limits.blobsPerChange else {
+                throw StoreError(
+                    .invalidChange,
+                    "the change would refer to \(kind.blobs.count) blobs, more than the limit of \(store.limits.blobsPerChange)"
+                )
+            }
+        }
         let refers = kinds.contains { !$0.blobs.isEmpty }
         var bytes: [BlobReference: Data] = [:]
         for kind in kinds { bytes.merge(kind.bytes) { first, _ in first } }

@@ -70,9 +70,13 @@ extension PagesDocument {
                 self = .setText(try reader.nextString("the pages' text", limit: ModelLimits.payloadBytes))
             case .putImage:
                 let name = try reader.nextString("an image name", limit: ModelLimits.nameBytes)
-                self = .putImage(
-                    name: name,
-                    bytes: try reader.nextLengthPrefixed("the image's bytes", limit: ModelLimits.payloadBytes))
+                let offset = reader.offset
+                let bytes = try reader.nextLengthPrefixed("the image's bytes", limit: ModelLimits.payloadBytes)
+                // A placeholder is written as its reference (tag 5): as bytes, it is another form of the same group.
+                guard BlobReference(placeholder: bytes) == nil else {
+                    throw CodecError(.notCanonical, "a blob's placeholder written as an image's bytes", at: offset)
+                }
+                self = .putImage(name: name, bytes: bytes)
             case .putImageBlob:
                 let name = try reader.nextString("an image name", limit: ModelLimits.nameBytes)
                 self = .putImage(

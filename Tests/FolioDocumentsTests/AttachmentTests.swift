@@ -192,3 +192,27 @@ import Testing
         #expect(try library.store.blobUsage().count == 0)
     }
 }
+
+extension AttachmentTests {
+    /// Bytes from outside that happen to be a placeholder naming a blob beyond the bounds are refused: as an edit
+    /// (`invalidOperation`, nothing applied) and as decoded bytes in their inline form (not canonical).
+    @Test func anOversizedPlaceholderFromOutsideIsRefused() async throws {
+        let fixture = try LibraryFixture(seed: 13)
+        let library = try fixture.library()
+        let pages = try await library.create(PagesDocument.self, named: "Book")
+        let huge = BlobReference(hash: BlobReference(to: Data("x".utf8)).hash, size: 1 << 30)
+        await #expect(throws: DocumentError.self) {
+            try await pages.edit(.putImage(name: "big.png", bytes: huge.placeholder))
+        }
+        #expect(await pages.model.images.isEmpty)
+        #expect(try await !pages.hasUnsavedChanges)
+
+        // Written inline (tag 1), a placeholder is another form of a reference: refused.
+        var writer = BinaryWriter()
+        writer.write(varint: 1)
+        writer.write(byte: 1)
+        writer.write(string: "a.png")
+        writer.write(lengthPrefixed: huge.placeholder)
+        #expect(throws: CodecError.self) { try PagesDocument.Operation.decodeGroup(Data(writer.bytes)) }
+    }
+}
