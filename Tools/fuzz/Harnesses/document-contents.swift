@@ -73,12 +73,15 @@ enum Harness {
             try? three.addDirectory(PackagePath("empty"))
             byReference.append(.package(three))
         }
-        if let pages = try? PagesDocument(
-            text: "Pages with a blob", images: ["cover.png": SampleBlobs.blobs[0], "small.png": Data([1])])
-        {
-            byReference.append(pages.contents())
-        }
         encoded += byReference.map { Array(SampleBlobs.contents($0).bytes) }
+        // Pages whose image is a blob reference (its text and Info.json are no blob members): the model loads with
+        // the image's placeholder.
+        if let pages = try? PagesDocument(
+            text: "Pages with a blob", images: ["cover.png": SampleBlobs.blobs[2], "small.png": Data([1])])
+        {
+            encoded.append(
+                Array(SampleBlobs.contents(pages.contents(), members: { PagesDocument.isBlobMember($0) }).bytes))
+        }
         return encoded
     }
 }

@@ -87,9 +87,9 @@ enum Harness {
         {
             seeds.append(SyncMessage.run(run).encoded(format: SyncMessage.runFormatVersion))
         }
-        // Blobs: changes that refer to some (the responder then lacks them and asks), as a list and as a run, and
-        // the asking and answering messages in both formats.
-        let withBlobs = Array(history.suffix(from: 10)) + SampleBlobs.changes(after: history)
+        // Blobs: changes that refer to some, made on the responder's last change (it takes them and asks for the
+        // blobs), as a list and as a run; and the asking and answering messages in both formats.
+        let withBlobs = SampleBlobs.changes(after: Array(history.prefix(10)))
         let blobHeads = SampleChanges.heads(of: withBlobs)
         seeds.append(
             SyncMessage.changes(document: document, changes: withBlobs.map(EncodedChange.init), heads: blobHeads)

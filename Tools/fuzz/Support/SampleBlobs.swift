@@ -16,10 +16,12 @@ enum SampleBlobs {
     /// Their references, ascending.
     static let references = blobs.map(BlobReference.init(to:)).sorted()
 
-    /// A writer that writes byte strings of at least ``threshold`` bytes as blob references.
-    static func writer() -> BinaryWriter {
+    /// A writer that writes byte strings of at least ``threshold`` bytes as blob references: images, and the
+    /// package members `members` names (by default, every member).
+    static func writer(members: @escaping @Sendable (PackagePath) -> Bool = { _ in true }) -> BinaryWriter {
         var writer = BinaryWriter()
         writer.blobThreshold = threshold
+        writer.blobMembers = members
         return writer
     }
 
@@ -30,9 +32,12 @@ enum SampleBlobs {
         return (Data(writer.bytes), writer.blobReferences)
     }
 
-    /// Contents whose package members of the sample blobs are written as references (package form 2).
-    static func contents(_ contents: DocumentContents) -> (bytes: Data, blobs: [BlobReference]) {
-        var writer = writer()
+    /// Contents whose package members of at least ``threshold`` bytes that `members` names (by default, every
+    /// member: the sample blobs) are written as references (package form 2).
+    static func contents(
+        _ contents: DocumentContents, members: @escaping @Sendable (PackagePath) -> Bool = { _ in true }
+    ) -> (bytes: Data, blobs: [BlobReference]) {
+        var writer = writer(members: members)
         contents.encode(into: &writer)
         return (Data(writer.bytes), writer.blobReferences)
     }
