@@ -110,6 +110,13 @@ public final class BlobLookup {
     private var available: [BlobReference: Data]
     /// The references read that the lookup did not hold, in the order first read.
     public private(set) var missing: [BlobReference] = []
+    /// The package members read as blob references (``DocumentContents/init(decoding:blobs:)``), in order.
+    public private(set) var referencedMembers: [PackagePath] = []
+
+    /// Notes that the member at `path` was read as a blob reference.
+    package func noteReferenced(_ path: PackagePath) {
+        referencedMembers.append(path)
+    }
     private var missingSet: Set<BlobReference> = []
 
     /// A lookup holding `blobs`, each under its own reference.

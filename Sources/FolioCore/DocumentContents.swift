@@ -108,6 +108,7 @@ public enum DocumentContents: Hashable, Sendable {
                 let offset = reader.offset
                 let text = try reader.nextString("a file path", limit: PackagePath.maximumLength)
                 let contents: Data
+                var isReference = false
                 let flagOffset = reader.offset
                 switch byReference ? try reader.nextByte("the form of '\(text)'") : 0 {
                 case 0:
@@ -120,11 +121,14 @@ public enum DocumentContents: Hashable, Sendable {
                 case 1:
                     contents = reader.blob(try reader.nextBlobReference(limit: limit))
                     sawReference = true
+                    isReference = true
                 case let flag:
                     throw CodecError(.invalidValue, "file form \(flag) is neither 0 nor 1", at: flagOffset)
                 }
                 do throws(PackageError) {
-                    try package.placeFile(contents, at: PackagePath(checking: text))
+                    let path = try PackagePath(checking: text)
+                    try package.placeFile(contents, at: path)
+                    if isReference { reader.blobs?.noteReferenced(path) }
                 } catch {
                     throw CodecError(.invalidValue, "package file: \(error.message)", at: offset)
                 }

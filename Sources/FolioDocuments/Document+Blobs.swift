@@ -17,7 +17,8 @@ extension Document {
     static func unavailableMembers(of contents: DocumentContents) -> [(path: PackagePath, blob: BlobReference)] {
         guard case .package(let package) = contents else { return [] }
         return package.filePaths.compactMap { path in
-            BlobReference(placeholder: package.files[path]!.contents).map { (path, $0) }
+            guard Model.isBlobMember(path) else { return nil }
+            return BlobReference(placeholder: package.files[path]!.contents).map { (path, $0) }
         }
     }
 

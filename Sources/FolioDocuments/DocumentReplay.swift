@@ -324,9 +324,15 @@ struct DocumentReplay<Model: DocumentModel> {
 
     func load(_ encoded: Data) throws(DocumentError) -> Model {
         do {
-            // Read once to learn the blobs the contents refer to (rarely any), then again with those the store has.
+            // Read once to learn the blobs the contents refer to, then again with those the store has.
             let lookup = BlobLookup()
             let contents = try DocumentContents(decoding: encoded, blobs: lookup)
+            // Only members the model keeps as bytes may be blobs: contents that refer to another (a peer's) are
+            // refused, whether or not its blob is here, so every device reads them the same way.
+            if let member = lookup.referencedMembers.first(where: { !Model.isBlobMember($0) }) {
+                throw DocumentError(
+                    .invalidContents, "stored contents refer to a blob for '\(member)', which the model reads itself")
+            }
             guard !lookup.missing.isEmpty else { return try Model(contents: contents) }
             let found = (try? store.blobs(lookup.missing)) ?? [:]
             guard !found.isEmpty else { return try Model(contents: contents) }

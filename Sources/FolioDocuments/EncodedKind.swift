@@ -60,6 +60,12 @@ extension DocumentLibrary {
                 .invalidOperation,
                 "the edit's bytes stand for a \(blob), larger than the limit of \(largest) bytes: refused")
         }
+        guard writer.blobReferences.count <= store.limits.blobsPerChange else {
+            throw DocumentError(
+                .invalidOperation,
+                "the edit would refer to \(writer.blobReferences.count) blobs, more than the limit of \(store.limits.blobsPerChange): refused"
+            )
+        }
     }
 
     /// A baseline of `contents`, `Model`'s.

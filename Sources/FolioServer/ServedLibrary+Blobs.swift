@@ -66,15 +66,13 @@ extension ServedLibrary {
             blobs.isEmpty || bytes + next.reference.size <= SyncMessage.Limits.blobMessageBytes
         {
             connection.blobsOwed.removeFirst()
-            let found: Data?
-            do { found = try log.blobs([next.reference])[next.reference] } catch {
-                return fail(connection, "reading a blob a device asked for", error)
-            }
+            // A blob that cannot be read (damaged, or collected meanwhile) is named lacking.
+            let found = try? log.blobs([next.reference])[next.reference]
             if let found {
                 blobs.append(found)
                 bytes += found.count
             } else {
-                lacking.append(next.reference)  // collected meanwhile
+                lacking.append(next.reference)
             }
         }
         metrics.blobsOut.increment(by: Int64(blobs.count))

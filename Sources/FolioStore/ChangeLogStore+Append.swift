@@ -179,14 +179,9 @@ extension ChangeLogStore {
 struct ChangeRowInserter {
     private let statement: Statement
     private let db: Database
-    private let blobs: Statement
-    private let uncollect: Statement
 
     init(_ db: Database) throws {
         self.db = db
-        blobs = try db.cachedStatement(
-            sql: "INSERT OR IGNORE INTO change_blob (hash, change, document, size) VALUES (?, ?, ?, ?)")
-        uncollect = try db.cachedStatement(sql: "DELETE FROM collected_blob WHERE hash = ?")
         statement = try db.cachedStatement(
             sql: """
                 INSERT INTO change (document, device, seq, lamport, kind, hash_key, hash, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -222,6 +217,11 @@ struct ChangeRowInserter {
             }
             throw error
         }
+        guard !change.blobs.isEmpty else { return }
+        try BlobTables.create(in: db)
+        let blobs = try db.cachedStatement(
+            sql: "INSERT OR IGNORE INTO change_blob (hash, change, document, size) VALUES (?, ?, ?, ?)")
+        let uncollect = try db.cachedStatement(sql: "DELETE FROM collected_blob WHERE hash = ?")
         for blob in change.blobs {
             try blobs.execute(arguments: [blob.hash.data, change.hash.data, documentRow, blob.size])
             // A blob let go that a new change refers to is needed again: missing until a peer sends it.

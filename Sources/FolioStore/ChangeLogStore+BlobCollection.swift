@@ -47,6 +47,7 @@ extension ChangeLogStore {
         guard !candidates.isEmpty else { return BlobCollection() }
         return try write("collecting the blobs of discarded versions of \(document)") { db in
             var collection = BlobCollection()
+            guard try BlobTables.exist(in: db) else { return collection }
             let referrers = try db.cachedStatement(sql: "SELECT change FROM change_blob WHERE hash = ?")
             let inCheckpoint = try db.cachedStatement(
                 sql: """
@@ -77,7 +78,15 @@ extension ChangeLogStore {
     /// - Throws: ``StoreError``.
     public func uncollect(_ references: [BlobReference]) throws(StoreError) {
         guard !references.isEmpty else { return }
+        // Read first: a document showing a blob that is simply missing (the usual case) costs no write.
+        let collected = try read("looking for collected blobs") { db in
+            guard try BlobTables.exist(in: db) else { return false }
+            let statement = try db.cachedStatement(sql: "SELECT 1 FROM collected_blob WHERE hash = ?")
+            return try references.contains { try Bool.fetchOne(statement, arguments: [$0.hash.data]) == true }
+        }
+        guard collected else { return }
         try write("taking back the collection of \(references.count) blobs") { db in
+            guard try BlobTables.exist(in: db) else { return }
             let statement = try db.cachedStatement(sql: "DELETE FROM collected_blob WHERE hash = ?")
             for reference in references { try statement.execute(arguments: [reference.hash.data]) }
         }

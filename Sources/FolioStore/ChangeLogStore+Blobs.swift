@@ -31,6 +31,10 @@ extension ChangeLogStore {
         let references = blobs.map(BlobReference.init(to:))
         return try write("storing \(blobs.count) blobs") { db in
             var intake = BlobIntake()
+            guard try BlobTables.exist(in: db) else {
+                intake.refused = references
+                return intake
+            }
             var documents: Set<Int64> = []
             let held = try db.cachedStatement(sql: "SELECT 1 FROM blob WHERE hash = ?")
             let collected = try db.cachedStatement(sql: "SELECT 1 FROM collected_blob WHERE hash = ?")
@@ -105,6 +109,7 @@ extension ChangeLogStore {
     /// - Throws: ``StoreError``.
     public func missingBlobs(of document: DocumentID? = nil, limit: Int = .max) throws(StoreError) -> [BlobReference] {
         try read("listing missing blobs") { db in
+            guard try BlobTables.exist(in: db) else { return [] }
             var sql = """
                 SELECT DISTINCT c.hash, c.size FROM change_blob c
                 WHERE NOT EXISTS (SELECT 1 FROM blob b WHERE b.hash = c.hash)
@@ -157,7 +162,7 @@ extension ChangeLogStore {
     /// - Throws: ``StoreError``.
     public func refersToBlobs(_ document: DocumentID) throws(StoreError) -> Bool {
         try read("looking for blobs of \(document)") { db in
-            guard let row = try rowID(of: document, in: db) else { return false }
+            guard try BlobTables.exist(in: db), let row = try rowID(of: document, in: db) else { return false }
             return try Bool.fetchOne(
                 db.cachedStatement(sql: "SELECT 1 FROM change_blob WHERE document = ? LIMIT 1"), arguments: [row])
                 == true

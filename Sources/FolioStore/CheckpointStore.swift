@@ -203,6 +203,10 @@ public struct CheckpointStore: Sendable {
         // A statement per few hundred blobs, each reading the checkpoints and their files once (no index of them by
         // hash: a store's few checkpoints do not pay for the pages one costs).
         let sorted = candidates.sorted { $0.lexicographicallyPrecedes($1) }
+        // A blob a change refers to stays too, unless it was let go (`BlobTables`, once a change refers to one).
+        let referred =
+            try BlobTables.exist(in: db)
+            ? "AND hash NOT IN (SELECT hash FROM change_blob WHERE hash NOT IN (SELECT hash FROM collected_blob))" : ""
         for start in stride(from: 0, to: sorted.count, by: 500) {
             let part = Array(sorted[start..<min(start + 500, sorted.count)])
             let marks = Array(repeating: "?", count: part.count).joined(separator: ", ")
@@ -212,8 +216,7 @@ public struct CheckpointStore: Sendable {
                     AND hash NOT IN (SELECT contents_hash FROM checkpoint)
                     AND hash NOT IN (SELECT manifest_hash FROM checkpoint WHERE manifest_hash IS NOT NULL)
                     AND hash NOT IN (SELECT hash FROM checkpoint_file)
-                    AND hash NOT IN (
-                        SELECT hash FROM change_blob WHERE hash NOT IN (SELECT hash FROM collected_blob))
+                    \(referred)
                     """, arguments: StatementArguments(part))
         }
     }

@@ -239,32 +239,6 @@ enum StoreSchema {
                     ) WITHOUT ROWID;
                     """)
         }
-        migrator.registerMigration("v10 change blobs") { db in
-            try db.execute(
-                sql: """
-                    -- The blobs changes refer to (`Change.blobs`), one row per change and blob: what keeps a blob from
-                    -- being collected, and, without a row in `blob`, a blob the store lacks. Keyed by the blob's hash
-                    -- first, so that collection and the question whether anything refers to a blob read one range.
-                    CREATE TABLE change_blob (
-                        hash BLOB NOT NULL,
-                        change BLOB NOT NULL,
-                        document INTEGER NOT NULL,
-                        size INTEGER NOT NULL,
-                        PRIMARY KEY (hash, change)
-                    ) WITHOUT ROWID;
-                    CREATE INDEX change_blob_by_document ON change_blob (document);
-                    """)
-        }
-        migrator.registerMigration("v11 collected blobs") { db in
-            try db.execute(
-                sql: """
-                    -- Blobs let go on purpose (`ChangeLogStore.collectBlobs(of:)`: only versions a resolution discarded
-                    -- referred to them): not missing, so never asked of a peer, and refused when a peer offers them.
-                    CREATE TABLE collected_blob (
-                        hash BLOB PRIMARY KEY NOT NULL
-                    ) WITHOUT ROWID;
-                    """)
-        }
         return migrator
     }
 

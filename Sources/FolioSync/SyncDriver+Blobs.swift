@@ -43,6 +43,7 @@ extension SyncDriver {
         guard blobAskRetries < Self.blobAskAttempts else {
             report.problems.append("the peer did not answer for \(blobsAwaited.count) blobs asked for")
             blobsAwaited = []
+            blobAskRetries = 0
             return []
         }
         let awaited = blobsAwaited.sorted()
@@ -67,19 +68,16 @@ extension SyncDriver {
         var found: [Data] = []
         var lacking: [BlobReference] = []
         var bytes = 0
-        for reference in references {
+        var seen: Set<BlobReference> = []
+        for reference in references where seen.insert(reference).inserted {
             guard reference.size <= SyncMessage.Limits.blobMessageBytes,
                 bytes + reference.size <= Self.blobAnswerBytes
             else {
                 lacking.append(reference)
                 continue
             }
-            let held: Data?
-            do {
-                held = try store.blobs([reference])[reference]
-            } catch {
-                throw .store(error, while: "reading the blobs the peer asked for")
-            }
+            // A blob that cannot be read (damaged in the store) is named lacking: the session goes on.
+            let held = try? store.blobs([reference])[reference]
             guard let held else {
                 lacking.append(reference)
                 continue
@@ -99,7 +97,8 @@ extension SyncDriver {
     mutating func take(_ blobs: [Data], lacking: [BlobReference]) throws(SyncError) -> [[UInt8]] {
         for blob in blobs { blobsAwaited.remove(BlobReference(to: blob)) }
         blobsAwaited.subtract(lacking)
-        blobAnswerSinceTick = true
+        blobAnswerSinceTick = !blobsAwaited.isEmpty
+        if blobsAwaited.isEmpty { blobAskRetries = 0 }
         let intake: BlobIntake
         do {
             intake = try store.storeBlobs(blobs)

@@ -216,3 +216,26 @@ extension AttachmentTests {
         #expect(throws: CodecError.self) { try PagesDocument.Operation.decodeGroup(Data(writer.bytes)) }
     }
 }
+
+extension AttachmentTests {
+    /// Contents that refer to a blob for a member the model reads itself (a pages text, written so by a peer) are
+    /// refused on every device alike, whether or not the blob is there: the baseline reads as carrying none.
+    @Test func contentsReferringToABlobForAParsedMemberAreRefused() async throws {
+        let fixture = try LibraryFixture(seed: 14)
+        let library = try fixture.library()
+        let pages = try await library.create(
+            PagesDocument.self, named: "Book", contents: try PagesDocument(text: "kept"))
+        let text = String(repeating: "a forged text, written as a blob\n", count: 200)
+        var writer = BinaryWriter()
+        writer.blobThreshold = 64
+        writer.blobMembers = { _ in true }
+        try PagesDocument(text: text).contents().encode(into: &writer)
+        let textBlob = try #require(writer.blobBytes.first)
+        try library.store.append(
+            [.baseline(contents: Data(writer.bytes))], to: pages.id, blobs: [writer.blobReferences],
+            blobBytes: writer.blobBytes)
+        #expect(try library.store.hasBlob(textBlob.key), "the blob is here, and still the contents are refused")
+        #expect(try await pages.refresh())
+        #expect(await pages.model.text == "kept")
+    }
+}
