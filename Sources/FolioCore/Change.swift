@@ -59,9 +59,9 @@ public struct Change: Hashable, Sendable, Identifiable {
         }
     }
 
-    /// Creates a change and computes its hash.
+    /// Creates a change and computes its hash. `blobs` lists the blobs `kind`'s operations or contents refer to (see
+    /// ``BlobReference``), in any order.
     ///
-    /// - Parameter blobs: the blobs `kind`'s operations or contents refer to (see ``BlobReference``), in any order.
     /// - Precondition: `vector[id.device] == id.seq`, `lamport >= 1`, and neither `parents` nor `blobs` has
     ///   duplicates.
     public init(
