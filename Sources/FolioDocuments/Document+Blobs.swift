@@ -6,7 +6,7 @@ extension Document {
     /// The members of the document's package that show a blob which has not arrived yet, in path order, with the
     /// blob each waits for; empty when every member is whole (and always for a flat file).
     ///
-    /// Such a member reads as its blob's ``BlobReference/placeholder`` (a pages document's image, for instance,
+    /// Such a member reads as its blob's `BlobReference.placeholder` (a pages document's image, for instance,
     /// holds those 56 bytes). It fills in by itself: when the blob arrives, the library's sync brings the document up
     /// to date (``refresh()``), and the member then holds its bytes. Editing the document meanwhile keeps the member
     /// as the same blob; the document is not written to its file until every member is whole (``save()`` defers).

@@ -5,7 +5,7 @@ extension PagesDocument {
     /// One edit of a pages document. Positions and counts in the text are in Unicode scalars.
     ///
     /// Binary form: a tag byte, then for `setText` the text, for `putImage` the name and the bytes (or, under a tag
-    /// of its own, a blob reference, when the writer externalizes them: ``BinaryWriter/externalize(_:)``), for
+    /// of its own, a blob reference, when the writer externalizes them: `BinaryWriter.externalize(_:)`), for
     /// `removeImage` the name, for `insertText` the position and the text, for `deleteText` the position and the
     /// count; texts and names are length-prefixed UTF-8, bytes are length-prefixed, positions and counts are varints
     /// (as in a ``TextDocument/Operation``).

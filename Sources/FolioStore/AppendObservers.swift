@@ -43,7 +43,7 @@ public final class AppendObservation: Sendable {
 }
 
 extension ChangeLogStore {
-    /// Calls `handler` with the document after every local append to this store (``append(_:to:on:author:localState:unpublished:)``)
+    /// Calls `handler` with the document after every local append to this store (``append(_:to:on:author:blobs:blobBytes:localState:unpublished:)``)
     /// once it has committed, on the appending thread. The handler must be quick: it runs before `append` returns.
     /// Changes ingested from peers are not reported.
     ///

@@ -49,7 +49,7 @@ extension ChangeLogStore {
     ///   - parents: the heads the first change is made on.
     ///   - author: who makes the changes: the local device (the default), or another identity of this device's,
     ///     such as the one of `DeviceKey.externalKey`.
-    ///   - blobs: the blobs each change refers to (``Change/blobs``), by position in `kinds`; empty (the default):
+    ///   - blobs: the blobs each change refers to (`Change.blobs`), by position in `kinds`; empty (the default):
     ///     none.
     ///   - blobBytes: the bytes of the referred blobs the store may lack, stored in the same transaction (each
     ///     once); a blob referred to without its bytes (an unavailable one's placeholder, written again) stays

@@ -8,7 +8,7 @@ import GRDB
 ///
 /// Every call is one transaction of the store. Values that must stay in step with the changes they name are
 /// written with the changes instead, in their transaction (the `localState` of
-/// ``ChangeLogStore/append(_:to:on:author:localState:unpublished:)``).
+/// ``ChangeLogStore/append(_:to:on:author:blobs:blobBytes:localState:unpublished:)``).
 public struct LocalStateStore: Sendable {
     let store: ChangeLogStore
 

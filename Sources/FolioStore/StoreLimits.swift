@@ -27,7 +27,7 @@ public struct StoreLimits: Hashable, Sendable {
     /// 24 hours by default: an honest change waits for a head a message or so; a day covers a sync interrupted
     /// between two messages and resumed later, and bounds how long junk holds its bytes.
     public var unvouchedAge: Duration
-    /// The largest blob a change may refer to (``BlobReference/size``), in bytes: a change from a peer that refers
+    /// The largest blob a change may refer to (`BlobReference.size`), in bytes: a change from a peer that refers
     /// to a larger one is refused (`invalidChange`), and so is a larger blob offered to the store; a library writes a
     /// larger member into its change instead. 12 MiB by default: a large photo, and the most one sync message
     /// carries (`SyncMessage.Limits.blobMessageBytes`).

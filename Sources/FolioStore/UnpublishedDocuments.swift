@@ -30,7 +30,7 @@ public struct UnpublishedDocuments: Sendable {
     /// whole history (`false`), in one transaction.
     ///
     /// To change it together with a change of the document, pass `unpublished` to
-    /// ``ChangeLogStore/append(_:to:on:author:localState:unpublished:)`` instead: then no sync can see one without the other.
+    /// ``ChangeLogStore/append(_:to:on:author:blobs:blobBytes:localState:unpublished:)`` instead: then no sync can see one without the other.
     ///
     /// - Throws: ``StoreError``.
     public func set(_ isUnpublished: Bool, _ document: DocumentID) throws(StoreError) {

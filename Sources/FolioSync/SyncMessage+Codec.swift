@@ -38,7 +38,7 @@ extension SyncMessage {
         static let runBytes = 16 << 20
         /// The most blobs a ``SyncMessage/wantBlobs(_:)`` message names.
         public static let wantedBlobs = 1_024
-        /// The most bytes of the blobs of one ``SyncMessage/blobs(_:)`` message, and so the largest blob a sync
+        /// The most bytes of the blobs of one ``SyncMessage/blobs(_:lacking:)`` message, and so the largest blob a sync
         /// carries: 12 MiB, within the 16 MiB of a server's frame.
         public static let blobMessageBytes = BlobReference.largestSynced
     }

@@ -31,7 +31,7 @@ public enum SyncMessage: Hashable, Sendable {
     case run(ChangeRunMessage)
     /// The sender (session `from`) holds everything the recipient (session `to`) announced in its hello.
     case done(from: UInt64, to: UInt64)
-    /// The sender lacks these blobs, which its changes refer to (``Change/blobs``): the recipient answers with
+    /// The sender lacks these blobs, which its changes refer to (`Change.blobs`): the recipient answers with
     /// ``blobs(_:lacking:)`` messages that hold those it has and name those it lacks, so that every blob asked for
     /// is answered. At most ``Limits/wantedBlobs`` references, ascending.
     case wantBlobs([BlobReference])
