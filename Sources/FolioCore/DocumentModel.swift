@@ -59,6 +59,9 @@ public protocol DocumentModel: Sendable {
     /// only they may read as a placeholder (`BlobReference.placeholder`) until their blob arrives: a member the model
     /// parses is always written whole. `false` by default.
     static func isBlobMember(_ path: PackagePath) -> Bool
+    /// Whether some member of the model's documents may be a blob (``isBlobMember(_:)``): `false` spares a library
+    /// the checks blobs need on every edit. `false` by default.
+    static var hasBlobMembers: Bool { get }
 }
 
 extension DocumentModel {
@@ -76,6 +79,9 @@ extension DocumentModel {
 
     /// No member is a blob.
     public static func isBlobMember(_ path: PackagePath) -> Bool { false }
+
+    /// No member is a blob.
+    public static var hasBlobMembers: Bool { false }
 
     /// Combines nothing.
     public static func combine(_ first: Operation, _ second: Operation) -> Operation? { nil }

@@ -29,6 +29,8 @@ extension DocumentLibrary {
     /// sync message carries).
     func blobWriter<Model: DocumentModel>(for model: Model.Type) -> BinaryWriter {
         var writer = BinaryWriter()
+        // A model without blob members writes placeholders as references and nothing else (it holds none).
+        guard Model.hasBlobMembers else { return writer }
         writer.blobThreshold = blobThreshold
         writer.blobSizeLimit = min(store.limits.blobBytes, BlobReference.largestSynced)
         writer.blobCountLimit = store.limits.blobsPerChange
@@ -52,6 +54,8 @@ extension DocumentLibrary {
     func checkBlobBounds<Model: DocumentModel>(of operations: [Model.Operation], in model: Model.Type)
         throws(DocumentError)
     {
+        // A model without blob members never writes a reference: nothing to check (a keystroke pays nothing).
+        guard Model.hasBlobMembers else { return }
         var writer = blobWriter(for: model)
         Model.Operation.encodeGroup(operations, into: &writer)
         let largest = min(store.limits.blobBytes, BlobReference.largestSynced)

@@ -58,6 +58,9 @@ public struct PagesDocument: DocumentModel, Hashable, Sendable {
         path.components.count == 2 && path.components[0] == imagesDirectory
     }
 
+    /// Images are blobs.
+    public static var hasBlobMembers: Bool { true }
+
     /// The image names, sorted by Unicode scalars.
     public var imageNames: [String] { images.keys.sorted { $0.precedesByScalars($1) } }
 
