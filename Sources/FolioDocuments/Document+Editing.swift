@@ -22,7 +22,8 @@ extension Document {
         // A new group builds on everything this device wrote in the log (which may have deleted the document).
         if !editing.hasOpenGroup { try catchUp(onlyOwnChanges: true) }
         try ensureEditable()
-        try library.checkBlobBounds(of: [operation], in: Model.self)
+        // Only a model with blob members has bounds to check (a keystroke of a text allocates nothing for it).
+        if Model.hasBlobMembers { try library.checkBlobBounds(of: [operation], in: Model.self) }
         let inverse: Model.Operation
         do {
             inverse = try model.apply(operation)
