@@ -38,11 +38,7 @@ public struct BinaryWriter: Sendable {
 
     /// Notes a blob written as a reference.
     mutating func noteBlob(_ reference: BlobReference, bytes: Data?) {
-        if let bytes {
-            guard blobBytes.updateValue(bytes, forKey: reference) == nil else { return }
-        } else if blobReferences.contains(reference) {
-            return
-        }
+        if let bytes { blobBytes[reference] = bytes }
         if !blobReferences.contains(reference) { blobReferences.append(reference) }
     }
 

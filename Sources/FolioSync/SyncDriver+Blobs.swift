@@ -65,26 +65,26 @@ extension SyncDriver {
     /// ``SyncMessage/Limits/blobMessageBytes``, at most ``blobAnswerBytes`` in all; the others (lacking here, larger
     /// than a message, or past that bound) are named lacking.
     mutating func answer(_ references: [BlobReference]) throws(SyncError) -> [[UInt8]] {
-        var found: [Data] = []
+        var admitted: [BlobReference] = []
         var lacking: [BlobReference] = []
         var bytes = 0
         var seen: Set<BlobReference> = []
         for reference in references where seen.insert(reference).inserted {
-            guard reference.size <= SyncMessage.Limits.blobMessageBytes,
-                bytes + reference.size <= Self.blobAnswerBytes
-            else {
+            if reference.size <= SyncMessage.Limits.blobMessageBytes, bytes + reference.size <= Self.blobAnswerBytes {
+                admitted.append(reference)
+                bytes += reference.size
+            } else {
                 lacking.append(reference)
-                continue
             }
-            // A blob that cannot be read (damaged in the store) is named lacking: the session goes on.
-            let held = try? store.blobs([reference])[reference]
-            guard let held else {
-                lacking.append(reference)
-                continue
-            }
-            found.append(held)
-            bytes += held.count
         }
+        // Read in one go; when a blob cannot be read (damaged in the store), one by one, and that one is named
+        // lacking: the session goes on.
+        var held = (try? store.blobs(admitted)) ?? [:]
+        if held.isEmpty, !admitted.isEmpty {
+            for reference in admitted { held[reference] = try? store.blobs([reference])[reference] }
+        }
+        let found = admitted.compactMap { held[$0] }
+        lacking += admitted.filter { held[$0] == nil }
         let messages = SyncMessage.blobMessages(found, lacking: lacking)
         report.blobsSent += messages.reduce(0) { count, message in
             guard case .blobs(let blobs, _) = message else { return count }
