@@ -39,6 +39,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // `folio serve --postgres`: the server's logs and accounts on PostgreSQL.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         // `swift package generate-documentation` (the DocC catalog in Sources/Folio/Folio.docc); no target uses it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -135,6 +137,16 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // The server's logs and accounts on PostgreSQL (`folio serve --postgres URL`): several server processes share
+        // one database. Named, forward-only schema migrations; a bounded connection pool.
+        .target(
+            name: "FolioPostgres",
+            dependencies: [
+                "FolioCore", "FolioStore", "FolioSync", "FolioServer",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // Test doubles and test support, for Folio's tests and for apps that test with Folio: replayable seeds,
         // property checks (with swift-testing), temporary directories, devices named by tests, and the doubles.
         .target(name: "FolioTesting", dependencies: ["FolioCore", "FolioStore", "FolioMerge", "FolioTestDoubles"]),
@@ -158,6 +170,7 @@ let package = Package(
             name: "folio",
             dependencies: [
                 "FolioCore", "FolioFiles", "FolioStore", "FolioSync", "FolioDocuments", "FolioReports", "FolioServer",
+                "FolioPostgres",
                 .target(name: "FolioSimulator", condition: .when(traits: ["Simulator"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -229,6 +242,13 @@ let package = Package(
                 "FolioTesting", "FolioCore", "FolioStore", "FolioSync", "FolioClient", "FolioServer", "Folio",
                 "FolioModels", "folio", "FolioToolRunner", "LiveSyncExample", "CoEditingExample",
                 .product(name: "WSClient", package: "swift-websocket"),
+            ]),
+        .testTarget(
+            name: "FolioPostgresTests",
+            dependencies: [
+                "FolioTesting", "FolioCore", "FolioStore", "FolioSync", "FolioServer", "FolioPostgres", "FolioClient",
+                "Folio", "FolioModels", "folio", "FolioToolRunner", "FolioChildProcess",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]),
         .testTarget(
             name: "FolioChildProcessTests", dependencies: ["FolioChildProcess", "FolioChildProcessHelper"]),

@@ -3,37 +3,9 @@ import FolioCore
 import Foundation
 import GRDB
 
-/// The server's accounts, libraries, bearer tokens and device bindings, in one SQLite file (`accounts.sqlite` in the
-/// data directory).
-///
-/// A library belongs to one account. A token grants one library; only its SHA-256 hash is stored, so the file does
-/// not hold a usable token. A device is bound to the library it was first seen in, and cannot write into another.
-public final class AccountStore: Sendable {
-    /// A token as listed: never its secret.
-    public struct Token: Hashable, Sendable {
-        /// The token's public id (`tok_` and 12 hex digits), which `revoke` takes.
-        public var id: String
-        /// The library it grants.
-        public var library: String
-        /// The account the library belongs to.
-        public var account: String
-        /// When it was issued.
-        public var created: Date
-        /// When it was revoked; `nil` while it is valid.
-        public var revoked: Date?
-    }
-
-    /// A token just issued: its id and its secret, shown once.
-    public struct IssuedToken: Hashable, Sendable {
-        /// The token's description.
-        public var token: Token
-        /// The bearer secret a client sends (`Authorization: Bearer <secret>`).
-        public var secret: String
-    }
-
-    /// The longest library or account name accepted.
-    public static let maximumNameLength = 64
-
+/// The server's accounts, libraries, bearer tokens and device bindings (``ServerAccounts``) in one SQLite file
+/// (`accounts.sqlite` in the data directory).
+public final class AccountStore: ServerAccounts {
     private let database: DatabaseQueue
 
     /// Opens (or creates) the account database at `url`.
@@ -66,37 +38,13 @@ public final class AccountStore: Sendable {
         }
     }
 
-    /// Whether `name` is acceptable as a library or account name: 1 to 64 ASCII letters, digits, `-`, `_` or `.`,
-    /// not starting with `.`.
-    public static func isValidName(_ name: String) -> Bool {
-        guard !name.isEmpty, name.utf8.count <= maximumNameLength, !name.hasPrefix(".") else { return false }
-        return name.utf8.allSatisfy { byte in
-            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                || byte == 0x2D || byte == 0x5F || byte == 0x2E
-        }
-    }
-
-    /// Issues a token for `library`, creating the library in `account` if it is new.
-    ///
-    /// - Parameters:
-    ///   - library: the library's name (see ``isValidName(_:)``).
-    ///   - account: the account it belongs to.
-    ///   - now: the issue time.
-    ///   - random: the source of the secret and the id; the system's secure generator by default.
-    /// - Throws: ``ServerError`` `invalidName`, `conflict` when the library belongs to another account, `storage`.
+    /// See ``ServerAccounts/createToken(library:account:now:random:)``.
     public func createToken(
-        library: String, account: String, now: Date = Date(),
-        random: inout some RandomNumberGenerator
+        library: String, account: String, now: Date, random: inout some RandomNumberGenerator
     ) throws -> IssuedToken {
-        for (what, name) in [("library", library), ("account", account)] where !Self.isValidName(name) {
-            throw ServerError(
-                .invalidName,
-                "\(what) name \(name.debugDescription) is not valid: use 1 to \(Self.maximumNameLength) letters, digits, '-', '_' or '.', not starting with '.'"
-            )
-        }
-        let secret = "folio_" + Self.hex((0..<32).map { _ in UInt8.random(in: 0...255, using: &random) })
-        let id = "tok_" + Self.hex((0..<6).map { _ in UInt8.random(in: 0...255, using: &random) })
-        let hash = Self.hash(secret)
+        try AccountNames.check(library: library, account: account)
+        let drawn = TokenSecret(random: &random)
+        let (secret, id, hash) = (drawn.secret, drawn.id, drawn.hash)
         try write("issuing a token for library \(library)") { db in
             if let owner = try String.fetchOne(
                 db, sql: "SELECT account FROM library WHERE name = ?", arguments: [library])
@@ -113,21 +61,11 @@ public final class AccountStore: Sendable {
                 arguments: [id, Data(hash), library, now.timeIntervalSince1970])
         }
         return IssuedToken(
-            token: Token(id: id, library: library, account: account, created: now, revoked: nil), secret: secret)
+            token: ServerToken(id: id, library: library, account: account, created: now, revoked: nil), secret: secret)
     }
 
-    /// Issues a token with the system's secure random generator.
-    ///
-    /// - Throws: ``ServerError``, as ``createToken(library:account:now:random:)``.
-    public func createToken(library: String, account: String = "default", now: Date = Date()) throws -> IssuedToken {
-        var random = SystemRandomNumberGenerator()
-        return try createToken(library: library, account: account, now: now, random: &random)
-    }
-
-    /// Every token, valid or revoked, in the order issued.
-    ///
-    /// - Throws: ``ServerError`` `storage`.
-    public func tokens() throws -> [Token] {
+    /// See ``ServerAccounts/tokens()``.
+    public func tokens() throws -> [ServerToken] {
         try read("listing tokens") { db in
             try Row.fetchAll(
                 db,
@@ -139,11 +77,8 @@ public final class AccountStore: Sendable {
         }
     }
 
-    /// Revokes the token `id`: new connections presenting it are refused; a running server closes those already open
-    /// within a few seconds (4401).
-    ///
-    /// - Throws: ``ServerError`` `notFound` when no token has that id, `storage`.
-    public func revoke(_ id: String, now: Date = Date()) throws {
+    /// See ``ServerAccounts/revoke(_:now:)``.
+    public func revoke(_ id: String, now: Date) throws {
         try write("revoking token \(id)") { db in
             try db.execute(
                 sql: "UPDATE token SET revoked = coalesce(revoked, ?) WHERE id = ?",
@@ -152,9 +87,7 @@ public final class AccountStore: Sendable {
         }
     }
 
-    /// The ids of the tokens revoked at `date` or later (by the clock of the process that revoked them).
-    ///
-    /// - Throws: ``ServerError`` `storage`.
+    /// See ``ServerAccounts/revokedTokens(since:)``.
     public func revokedTokens(since date: Date) throws -> [String] {
         try read("listing revoked tokens") { db in
             try String.fetchAll(
@@ -163,12 +96,10 @@ public final class AccountStore: Sendable {
         }
     }
 
-    /// The valid token whose secret is `secret`, or `nil`.
-    ///
-    /// - Throws: ``ServerError`` `storage`.
-    public func authenticate(_ secret: String) throws -> Token? {
-        guard secret.utf8.count <= 256 else { return nil }
-        let hash = Data(Self.hash(secret))
+    /// See ``ServerAccounts/authenticate(_:)``.
+    public func authenticate(_ secret: String) throws -> ServerToken? {
+        guard let presented = TokenSecret.presentedHash(secret) else { return nil }
+        let hash = Data(presented)
         return try read("checking a token") { db in
             try Row.fetchOne(
                 db,
@@ -181,10 +112,7 @@ public final class AccountStore: Sendable {
         }
     }
 
-    /// Binds each device of `devices` not seen before to `library`, and returns those already bound to another
-    /// library (in the order given): they cannot write into `library`.
-    ///
-    /// - Throws: ``ServerError`` `storage`.
+    /// See ``ServerAccounts/bind(_:to:)``.
     public func bind(_ devices: [DeviceID], to library: String) throws -> [DeviceID] {
         guard !devices.isEmpty else { return [] }
         return try write("binding devices to library \(library)") { db in
@@ -200,10 +128,7 @@ public final class AccountStore: Sendable {
         }
     }
 
-    /// The devices of `devices` bound to a library other than `library`, in the order given: they cannot write into
-    /// `library`. Binds nothing (see ``bind(_:to:)``, called once a device proved its key).
-    ///
-    /// - Throws: ``ServerError`` `storage`.
+    /// See ``ServerAccounts/boundElsewhere(_:than:)``.
     public func boundElsewhere(_ devices: [DeviceID], than library: String) throws -> [DeviceID] {
         guard !devices.isEmpty else { return [] }
         return try read("looking up the libraries of devices") { db in
@@ -215,24 +140,11 @@ public final class AccountStore: Sendable {
         }
     }
 
-    private static func token(_ row: Row) -> Token {
+    private static func token(_ row: Row) -> ServerToken {
         let revoked: Double? = row[4]
-        return Token(
+        return ServerToken(
             id: row[0], library: row[1], account: row[2], created: Date(timeIntervalSince1970: row[3]),
             revoked: revoked.map { Date(timeIntervalSince1970: $0) })
-    }
-
-    static func hash(_ secret: String) -> [UInt8] { Array(SHA256.hash(data: Data(secret.utf8))) }
-
-    private static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 15)])
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 
     private func read<T>(_ action: String, _ body: (Database) throws -> T) throws -> T {

@@ -20,7 +20,7 @@ import Logging
 actor ServedLibrary {
     let name: String
     let log: any ServerLog
-    let accounts: AccountStore
+    let accounts: any ServerAccounts
     let metrics: ServerMetrics
     let logger: Logger
     let limits: ServerLimits
@@ -108,7 +108,7 @@ actor ServedLibrary {
     var bytesSinceSized = 0
 
     init(
-        name: String, log: any ServerLog, accounts: AccountStore, metrics: ServerMetrics, logger: Logger,
+        name: String, log: any ServerLog, accounts: any ServerAccounts, metrics: ServerMetrics, logger: Logger,
         limits: ServerLimits, budget: MemoryBudget, seed: UInt64
     ) {
         self.name = name

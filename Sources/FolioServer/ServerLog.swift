@@ -125,10 +125,20 @@ public final class SQLiteServerLog: ServerLog {
     /// Opens (or creates) the log in `url`; a new log gets a fresh server identity, kept in the file.
     ///
     /// - Throws: ``ServerError`` `storage`.
-    public init(at url: URL, durability: Durability = .normal) throws {
+    public convenience init(at url: URL, durability: Durability = .normal) throws {
+        let key: DeviceKey
+        do { key = try DeviceRegistry.localIdentity(ofStoreAt: url)?.key ?? DeviceKey() } catch {
+            throw ServerError(.storage, "cannot open the library log \(url.path)", cause: error)
+        }
+        try self.init(at: url, key: key, durability: durability)
+    }
+
+    /// Opens (or creates) the log in `url` with the server identity `key` (a log another key made is refused).
+    ///
+    /// - Throws: ``ServerError`` `storage`.
+    public init(at url: URL, key: DeviceKey, durability: Durability = .normal) throws {
         self.url = url
         do {
-            let key = try DeviceRegistry.localIdentity(ofStoreAt: url)?.key ?? DeviceKey()
             store = try ChangeLogStore(
                 at: url, key: key, deviceName: "server", durability: durability, access: .exclusive)
             // Changes nobody vouched for are kept a bounded time (`StoreLimits.unvouchedAge`); every ingest drops

@@ -17,7 +17,8 @@ import Synchronization
 /// Routes:
 /// - `GET /v1/libraries/{library}/sync` with `Authorization: Bearer <token>`, upgraded to a WebSocket that carries
 ///   the sync protocol (docs/protocol.md). No token or an unknown one: 401; a token of another library: 403.
-/// - `GET /health`: `ok` while the server runs.
+/// - `GET /health`: `ok` while the server runs and its storage answers; 503 and the reason while it does not (see
+///   ``ServerStorage/unhealthyReason``).
 /// - `GET /metrics`: counters in Prometheus' text format.
 ///
 /// The data directory holds `accounts.sqlite` (accounts, libraries, hashed tokens, device bindings) and one log per
@@ -52,7 +53,9 @@ public final class SyncServer: Sendable {
     /// The configuration.
     public let configuration: Configuration
     /// The accounts.
-    public let accounts: AccountStore
+    public var accounts: any ServerAccounts { storage.accounts }
+    /// Where the accounts and the libraries' logs are kept.
+    public let storage: any ServerStorage
     let metrics = ServerMetrics()
     /// What the server holds for its clients, within ``ServerLimits/memoryBudget``.
     let budget: MemoryBudget
@@ -76,9 +79,17 @@ public final class SyncServer: Sendable {
     /// file (which holds the process's id) until the server is released, and fails while another process holds it.
     /// Token commands (``ServerDataDirectory/openAccounts()``) take no lock.
     ///
+    /// - Parameters:
+    ///   - configuration: where and how the server runs.
+    ///   - logger: where the server logs.
+    ///   - storage: where the accounts and logs are kept; `nil` for the data directory's own SQLite files
+    ///     (``DirectoryStorage``).
     /// - Throws: ``ServerError`` `startup` when another server holds the data directory (the message names it and
     ///   that server's process id); `storage` when it cannot be created or opened.
-    public init(configuration: Configuration, logger: Logger = Logger(label: "folio.serve")) throws {
+    public init(
+        configuration: Configuration, logger: Logger = Logger(label: "folio.serve"),
+        storage: (any ServerStorage)? = nil
+    ) throws {
         self.configuration = configuration
         budget = MemoryBudget(limit: configuration.limits.memoryBudget)
         self.logger = logger
@@ -94,7 +105,7 @@ public final class SyncServer: Sendable {
                     "mode": .string(String(directory.mode ?? 0, radix: 8)),
                 ])
         }
-        accounts = try directory.openAccounts()
+        self.storage = try storage ?? DirectoryStorage(directory: directory, durability: configuration.durability)
     }
 
     /// Runs until SIGTERM or SIGINT, then stops accepting connections, lets open ones close and returns.
@@ -121,7 +132,15 @@ public final class SyncServer: Sendable {
     /// WebSockets with 1001 and, ``ServerLimits/shutdownGrace`` later, the sockets of every connection still open.
     public func makeApplication(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) -> some Service {
         let router = Router(context: PeerRequestContext.self)
-        router.get("health") { _, _ in "ok\n" }
+        let storage = self.storage
+        router.get("health") { _, _ -> Response in
+            if let reason = storage.unhealthyReason {
+                return Response(
+                    status: .serviceUnavailable, body: .init(byteBuffer: ByteBuffer(string: "unavailable: \(reason)\n"))
+                )
+            }
+            return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
+        }
         let metrics = self.metrics
         router.get("metrics") { _, _ in
             Response(
@@ -328,13 +347,13 @@ public final class SyncServer: Sendable {
     }
 
     /// Checks the bearer token against `library`.
-    func authorize(_ headers: HTTPFields, library: String) -> Result<AccountStore.Token, Refusal> {
+    func authorize(_ headers: HTTPFields, library: String) -> Result<ServerToken, Refusal> {
         // RFC 7235: the scheme is case-insensitive.
         guard let value = headers[.authorization], value.utf8.count > 7, value.prefix(7).lowercased() == "bearer "
         else {
             return .failure(Refusal(status: .unauthorized, reason: "a bearer token is required"))
         }
-        let token: AccountStore.Token?
+        let token: ServerToken?
         do {
             token = try accounts.authenticate(String(value.dropFirst(7)).trimmingCharacters(in: .whitespaces))
         } catch {
@@ -354,17 +373,14 @@ public final class SyncServer: Sendable {
         let parts = path.split(separator: "?", maxSplits: 1).first.map { $0.split(separator: "/") } ?? []
         guard parts.count == 4, parts[0] == "v1", parts[1] == "libraries", parts[3] == "sync" else { return nil }
         let name = String(parts[2])
-        return AccountStore.isValidName(name) ? name : nil
+        return AccountNames.isValid(name) ? name : nil
     }
 
     /// The library `name`, opened at its first connection.
     func library(_ name: String) throws -> ServedLibrary {
         try libraries.withLock { open in
             if let library = open[name] { return library }
-            let directory = ServerDataDirectory(configuration.dataDirectory)
-            let url = try directory.libraryFile(name, logger: logger)
-            let log = try SQLiteServerLog(at: url, durability: configuration.durability)
-            try ServerDataDirectory.makePrivate(databaseAt: url)
+            let log = try storage.openLog(of: name, logger: logger)
             var seed = SystemRandomNumberGenerator()
             let library = ServedLibrary(
                 name: name, log: log, accounts: accounts, metrics: metrics, logger: logger,

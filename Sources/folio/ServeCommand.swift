@@ -1,4 +1,5 @@
 import ArgumentParser
+import FolioPostgres
 import FolioServer
 import Foundation
 import Logging
@@ -10,7 +11,8 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Run the sync server: devices sync their libraries with it over WebSocket.",
         discussion: """
             Listens on 127.0.0.1:8080 unless told otherwise, and keeps its data (accounts, tokens, one log per \
-            library) in ./folio-data. A device connects to ws://HOST:PORT/v1/libraries/NAME with a token from \
+            library) in ./folio-data, or in the PostgreSQL database --postgres names (several servers may share \
+            it). A device connects to ws://HOST:PORT/v1/libraries/NAME with a token from \
             `folio serve token create --library NAME`. SIGINT or SIGTERM stops it within --shutdown-grace.
             """,
         subcommands: [TokenCommand.self]
@@ -56,6 +58,8 @@ struct ServeCommand: AsyncParsableCommand {
             return handler
         }
         let server: SyncServer
+        let database = try data.openDatabase()
+        defer { database?.close() }
         do {
             server = try SyncServer(
                 configuration: .init(
@@ -63,7 +67,8 @@ struct ServeCommand: AsyncParsableCommand {
                     limits: presence.applied(
                         to: connections.applied(
                             to: budgets.applied(
-                                to: ServerLimits(connections: maxConnections, stallTimeout: .seconds(stallTimeout)))))))
+                                to: ServerLimits(connections: maxConnections, stallTimeout: .seconds(stallTimeout)))))),
+                storage: database.map { PostgresStorage(database: $0, dataDirectory: data.directory) })
         } catch {
             throw CommandFailure.checkFailed("\(error)")
         }
@@ -140,16 +145,55 @@ extension Duration {
     }
 }
 
-/// The data directory option, shared by `serve` and its token commands.
+/// The data directory and database options, shared by `serve` and its token commands.
 struct ServeDataOptions: ParsableArguments {
     @Option(name: .customLong("data"), help: "The server's data directory.")
     var path = "folio-data"
 
+    @Option(
+        name: .customLong("postgres"),
+        help: ArgumentHelp(
+            "Keep accounts and logs in this PostgreSQL database (postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE), shared by every server process that names it; FOLIO_POSTGRES_URL when not given.",
+            valueName: "url"))
+    var postgresURL: String?
+
+    @Option(help: "The most connections to PostgreSQL open at once.")
+    var postgresConnections = PostgresServerDatabase.defaultConnections
+
     var directory: URL { URL(fileURLWithPath: path, isDirectory: true) }
+
+    /// The database's URL: the option's, else the environment's.
+    var postgres: String? {
+        postgresURL ?? ProcessInfo.processInfo.environment["FOLIO_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    func validate() throws {
+        guard (1...PostgresServerDatabase.maximumConnections).contains(postgresConnections) else {
+            throw ValidationError(
+                "--postgres-connections must be within 1...\(PostgresServerDatabase.maximumConnections)")
+        }
+        if let postgres {
+            do { _ = try PostgresLocation(url: postgres) } catch let error as ServerError {
+                throw ValidationError(error.message)
+            }
+        }
+    }
+
+    /// The PostgreSQL database, when one is named.
+    func openDatabase() throws -> PostgresServerDatabase? {
+        guard let postgres else { return nil }
+        do {
+            return try PostgresServerDatabase(
+                location: try PostgresLocation(url: postgres), connections: postgresConnections)
+        } catch {
+            throw CommandFailure.checkFailed("cannot open the server's database: \(error)")
+        }
+    }
 
     /// The account database, without the server's lock: token commands run beside a running server. A new data
     /// directory is created readable by its owner only, as the server creates it.
-    func openAccounts() throws -> AccountStore {
+    func openAccounts() throws -> any ServerAccounts {
+        if let database = try openDatabase() { return PostgresAccounts(database: database) }
         do {
             return try ServerDataDirectory(directory).openAccounts()
         } catch {
@@ -160,7 +204,7 @@ struct ServeDataOptions: ParsableArguments {
     /// What `body` makes of the account database: a ``ServerError`` of one of the `refused` codes is the user's
     /// input at fault, any other failure a failed check.
     func withAccounts<Result>(
-        refusing refused: Set<ServerErrorCode> = [], _ body: (AccountStore) throws -> Result
+        refusing refused: Set<ServerErrorCode> = [], _ body: (any ServerAccounts) throws -> Result
     ) throws -> Result {
         let accounts = try openAccounts()
         do {

@@ -1,0 +1,168 @@
+import FolioCore
+import FolioServer
+import Foundation
+import PostgresNIO
+
+/// The server's accounts, libraries, tokens and device bindings (``ServerAccounts``) in PostgreSQL, shared by every
+/// server process of the database: a token issued or revoked through one is known to all.
+public final class PostgresAccounts: ServerAccounts {
+    let database: PostgresServerDatabase
+
+    /// The accounts of `database`.
+    public init(database: PostgresServerDatabase) {
+        self.database = database
+    }
+
+    /// See ``ServerAccounts/createToken(library:account:now:random:)``.
+    public func createToken(
+        library: String, account: String, now: Date, random: inout some RandomNumberGenerator
+    ) throws -> IssuedToken {
+        try AccountNames.check(library: library, account: account)
+        let drawn = TokenSecret(random: &random)
+        let (id, hash) = (drawn.id, drawn.hash)
+        let created = now.timeIntervalSince1970
+        let logger = database.logger
+        try database.run("issuing a token for library \(library)") { client in
+            try await client.withTransaction(logger: logger) { connection in
+                try await connection.query(
+                    "INSERT INTO folio_library (name, account) VALUES (\(library), \(account)) ON CONFLICT DO NOTHING",
+                    logger: logger)
+                var owner: String?
+                for try await name in try await connection.query(
+                    "SELECT account FROM folio_library WHERE name = \(library)", logger: logger
+                ).decode(String.self) {
+                    owner = name
+                }
+                guard owner == account else {
+                    throw ServerError(
+                        .conflict, "library \(library) belongs to account \(owner ?? "?"), not \(account)")
+                }
+                let bytes = Data(hash)
+                try await connection.query(
+                    "INSERT INTO folio_token (id, hash, library, created) VALUES (\(id), \(bytes), \(library), \(created))",
+                    logger: logger)
+            }
+        }
+        return IssuedToken(
+            token: ServerToken(
+                id: id, library: library, account: account, created: Date(timeIntervalSince1970: created),
+                revoked: nil),
+            secret: drawn.secret)
+    }
+
+    /// See ``ServerAccounts/tokens()``.
+    public func tokens() throws -> [ServerToken] {
+        try select(
+            "listing tokens",
+            """
+            SELECT t.id, t.library, l.account, t.created, t.revoked FROM folio_token t
+            JOIN folio_library l ON l.name = t.library ORDER BY t.created, t.id
+            """)
+    }
+
+    /// See ``ServerAccounts/revoke(_:now:)``.
+    public func revoke(_ id: String, now: Date) throws {
+        let revoked = now.timeIntervalSince1970
+        let logger = database.logger
+        let found = try database.run("revoking token \(id)") { client in
+            var found = false
+            for try await _ in try await client.query(
+                "UPDATE folio_token SET revoked = coalesce(revoked, \(revoked)) WHERE id = \(id) RETURNING id",
+                logger: logger)
+            {
+                found = true
+            }
+            return found
+        }
+        guard found else { throw ServerError(.notFound, "there is no token \(id)") }
+    }
+
+    /// See ``ServerAccounts/revokedTokens(since:)``.
+    public func revokedTokens(since date: Date) throws -> [String] {
+        let since = date.timeIntervalSince1970
+        let logger = database.logger
+        return try database.run("listing revoked tokens") { client in
+            var ids: [String] = []
+            for try await id in try await client.query(
+                "SELECT id FROM folio_token WHERE revoked IS NOT NULL AND revoked >= \(since) ORDER BY id",
+                logger: logger
+            ).decode(String.self) {
+                ids.append(id)
+            }
+            return ids
+        }
+    }
+
+    /// See ``ServerAccounts/authenticate(_:)``.
+    public func authenticate(_ secret: String) throws -> ServerToken? {
+        guard let presented = TokenSecret.presentedHash(secret) else { return nil }
+        let hash = Data(presented)
+        return try select(
+            "checking a token",
+            """
+            SELECT t.id, t.library, l.account, t.created, t.revoked FROM folio_token t
+            JOIN folio_library l ON l.name = t.library WHERE t.hash = \(hash) AND t.revoked IS NULL
+            """
+        ).first
+    }
+
+    /// See ``ServerAccounts/bind(_:to:)``.
+    public func bind(_ devices: [DeviceID], to library: String) throws -> [DeviceID] {
+        guard !devices.isEmpty else { return [] }
+        let logger = database.logger
+        return try database.run("binding devices to library \(library)") { client in
+            var foreign: [DeviceID] = []
+            for device in devices {
+                let id = Data(device.uuid.bytes)
+                var bound: String?
+                // The binding made here, or the one another server made first.
+                for try await name in try await client.query(
+                    """
+                    WITH made AS (
+                        INSERT INTO folio_device (id, library) VALUES (\(id), \(library))
+                        ON CONFLICT (id) DO NOTHING RETURNING library)
+                    SELECT library FROM made UNION ALL SELECT library FROM folio_device WHERE id = \(id)
+                    """, logger: logger
+                ).decode(String.self) {
+                    bound = bound ?? name
+                }
+                if bound != library { foreign.append(device) }
+            }
+            return foreign
+        }
+    }
+
+    /// See ``ServerAccounts/boundElsewhere(_:than:)``.
+    public func boundElsewhere(_ devices: [DeviceID], than library: String) throws -> [DeviceID] {
+        guard !devices.isEmpty else { return [] }
+        let logger = database.logger
+        return try database.run("looking up the libraries of devices") { client in
+            var foreign: [DeviceID] = []
+            for device in devices {
+                let id = Data(device.uuid.bytes)
+                for try await bound in try await client.query(
+                    "SELECT library FROM folio_device WHERE id = \(id)", logger: logger
+                ).decode(String.self) where bound != library {
+                    foreign.append(device)
+                }
+            }
+            return foreign
+        }
+    }
+
+    private func select(_ action: String, _ query: PostgresQuery) throws -> [ServerToken] {
+        let logger = database.logger
+        return try database.run(action) { client in
+            var tokens: [ServerToken] = []
+            for try await (id, library, account, created, revoked) in try await client.query(query, logger: logger)
+                .decode((String, String, String, Double, Double?).self)
+            {
+                tokens.append(
+                    ServerToken(
+                        id: id, library: library, account: account, created: Date(timeIntervalSince1970: created),
+                        revoked: revoked.map { Date(timeIntervalSince1970: $0) }))
+            }
+            return tokens
+        }
+    }
+}

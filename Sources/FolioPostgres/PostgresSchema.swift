@@ -1,0 +1,127 @@
+import FolioServer
+import Foundation
+import PostgresNIO
+
+/// The tables Folio keeps in PostgreSQL, as named, forward-only migrations.
+///
+/// `folio_schema` lists the migrations applied to the database. Opening a database applies those it lacks, in order,
+/// in one transaction (all of them or none) under an advisory lock, so that several servers starting at once migrate
+/// it once. A database that lists a migration this build does not know was migrated by a newer Folio, and is refused:
+/// an older server must not write into a schema it does not understand.
+public enum PostgresSchema {
+    /// A migration: its name, recorded in `folio_schema`, and its statements, run in order.
+    struct Migration {
+        var name: String
+        var statements: [PostgresQuery]
+    }
+
+    /// The migrations, in the order they apply. Never edit or reorder one that shipped: add another.
+    static let migrations: [Migration] = [
+        Migration(
+            name: "1 accounts and logs",
+            statements: [
+                // Libraries and their accounts, tokens (only the hash of each secret), device bindings: as
+                // `accounts.sqlite` holds them in a data directory.
+                """
+                CREATE TABLE folio_library (name text PRIMARY KEY, account text NOT NULL)
+                """,
+                """
+                CREATE TABLE folio_token (
+                    id text PRIMARY KEY, hash bytea NOT NULL UNIQUE,
+                    library text NOT NULL REFERENCES folio_library (name),
+                    created double precision NOT NULL, revoked double precision)
+                """,
+                "CREATE INDEX folio_token_revoked ON folio_token (revoked) WHERE revoked IS NOT NULL",
+                "CREATE TABLE folio_device (id bytea PRIMARY KEY, library text NOT NULL)",
+                // A library's log: the server's identity in it (its signing key), the next position a stored change
+                // takes, and the bytes its changes and blobs take (the library's quota).
+                """
+                CREATE TABLE folio_log (
+                    library text PRIMARY KEY, server_key bytea NOT NULL,
+                    next_position bigint NOT NULL DEFAULT 1, byte_size bigint NOT NULL DEFAULT 0)
+                """,
+                // Every change stored, in the order stored (`position`, gapless per library: a writer takes the
+                // next ones with the log's row locked), once per identity.
+                """
+                CREATE TABLE folio_change (
+                    library text NOT NULL, position bigint NOT NULL, document bytea NOT NULL,
+                    device bytea NOT NULL, seq bigint NOT NULL, hash bytea NOT NULL, encoded bytea NOT NULL,
+                    PRIMARY KEY (library, position), UNIQUE (library, document, device, seq))
+                """,
+                // The signed heads that vouch for the changes stored with them, at the position of the last change
+                // of their batch.
+                """
+                CREATE TABLE folio_head (
+                    library text NOT NULL, position bigint NOT NULL, head bytea NOT NULL)
+                """,
+                "CREATE INDEX folio_head_by_position ON folio_head (library, position)",
+                // The names devices gave themselves.
+                """
+                CREATE TABLE folio_device_name (
+                    library text NOT NULL, device bytea NOT NULL, name text NOT NULL,
+                    PRIMARY KEY (library, device))
+                """,
+                // Blobs the library's changes refer to, by SHA-256.
+                """
+                CREATE TABLE folio_blob (
+                    library text NOT NULL, hash bytea NOT NULL, bytes bytea NOT NULL,
+                    PRIMARY KEY (library, hash))
+                """,
+            ])
+    ]
+
+    /// The names of the migrations this build knows, in order.
+    public static var names: [String] { migrations.map(\.name) }
+
+    /// Applies the migrations `database` lacks.
+    ///
+    /// - Throws: ``ServerError`` `storage` when the database lists a migration this build does not know (a newer
+    ///   Folio's) or a migration fails (nothing of that migration stays).
+    static func migrate(_ database: PostgresServerDatabase) throws {
+        let logger = database.logger
+        let known = names
+        let applied: [String] = try database.run("migrating the schema") { client in
+            try await client.withTransaction(logger: logger) { connection in
+                // One migrating server at a time; the others wait here, then find the work done.
+                try await connection.query("SELECT pg_advisory_xact_lock(7243917126)", logger: logger)
+                try await connection.query(
+                    """
+                    CREATE TABLE IF NOT EXISTS folio_schema (
+                        position integer PRIMARY KEY, name text NOT NULL UNIQUE,
+                        applied timestamptz NOT NULL DEFAULT now())
+                    """, logger: logger)
+                var names: [String] = []
+                for try await name in try await connection.query(
+                    "SELECT name FROM folio_schema ORDER BY position", logger: logger
+                ).decode(String.self) {
+                    names.append(name)
+                }
+                let unknown = names.filter { !known.contains($0) }
+                guard unknown.isEmpty else {
+                    throw ServerError(
+                        .storage,
+                        "the database was migrated by a newer Folio (it lists \(unknown.map(\.debugDescription).joined(separator: ", "))): upgrade this server"
+                    )
+                }
+                guard names == Array(known.prefix(names.count)) else {
+                    throw ServerError(
+                        .storage, "the database's migrations \(names) are not a prefix of this build's \(known)")
+                }
+                for (index, migration) in migrations.enumerated().dropFirst(names.count) {
+                    for statement in migration.statements {
+                        try await connection.query(statement, logger: logger)
+                    }
+                    let name = migration.name
+                    try await connection.query(
+                        "INSERT INTO folio_schema (position, name) VALUES (\(index + 1), \(name))", logger: logger)
+                }
+                return names
+            }
+        }
+        if applied.count < known.count {
+            database.logger.info(
+                "migrated the PostgreSQL schema",
+                metadata: ["applied": .string(known.dropFirst(applied.count).joined(separator: ", "))])
+        }
+    }
+}

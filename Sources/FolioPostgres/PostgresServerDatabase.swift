@@ -1,0 +1,228 @@
+import Dispatch
+import FolioServer
+import FolioStore
+import Foundation
+import Logging
+import PostgresNIO
+import Synchronization
+
+/// A PostgreSQL database Folio keeps its server's data in: a bounded pool of connections, the schema brought up to
+/// date when it opens (``PostgresSchema``), and a probe that says whether the database answers.
+///
+/// The server's storage calls are synchronous (``ServerLog``): each blocks the calling thread until the database
+/// answers or ``timeout`` passes, while the work itself runs on a queue of the database's own (so that a caller on
+/// one of Swift's cooperative threads cannot starve it; the server calls its logs from queues of their own).
+public final class PostgresServerDatabase: Sendable {
+    /// Where the database is.
+    public let location: PostgresLocation
+    /// The most connections open at once.
+    public let connections: Int
+    /// How long one call may take, connecting included, before it fails (`ServerError` `storage`).
+    public let timeout: Duration
+    let client: PostgresClient
+    let logger: Logger
+    private let runner: Task<Void, Never>
+    /// Where the calls of ``run(_:_:)`` run: a queue of their own, so that a caller that blocks one of Swift's
+    /// cooperative threads waiting for them never waits for a cooperative thread itself.
+    private let bridge: BlockingWorkExecutor
+    private let prober = Mutex<Task<Void, Never>?>(nil)
+    private let state = Mutex(State())
+
+    private struct State {
+        /// The latest failure to reach the database, cleared by the next call that reaches it.
+        var failure: String?
+        var closed = false
+    }
+
+    /// The default size of the pool.
+    public static let defaultConnections = 10
+    /// The most connections a pool may be given.
+    public static let maximumConnections = 1_000
+
+    /// Connects to the database at `location` and brings its schema up to date.
+    ///
+    /// - Parameters:
+    ///   - location: the database.
+    ///   - connections: the most connections open at once, 1 to ``maximumConnections``.
+    ///   - timeout: how long one call may take.
+    ///   - logger: where the pool logs.
+    /// - Throws: ``ServerError`` `storage` when the database cannot be reached or its schema is from a newer Folio
+    ///   (see ``PostgresSchema/migrate(_:)``), `invalidName` for a pool size out of bounds.
+    public init(
+        location: PostgresLocation, connections: Int = defaultConnections, timeout: Duration = .seconds(10),
+        logger: Logger = Logger(label: "folio.postgres")
+    ) throws {
+        guard (1...Self.maximumConnections).contains(connections) else {
+            throw ServerError(
+                .invalidName, "a PostgreSQL pool has 1 to \(Self.maximumConnections) connections, not \(connections)")
+        }
+        self.location = location
+        self.connections = connections
+        self.timeout = timeout
+        self.logger = logger
+        // The pool logs each failed attempt to connect at `info`: while a database is down, that is a line every
+        // few milliseconds. Its warnings and errors are kept; the server's `/health` says it is down.
+        var poolLogger = logger
+        poolLogger.logLevel = max(logger.logLevel, .notice)
+        let client = PostgresClient(
+            configuration: location.clientConfiguration(connections: connections), backgroundLogger: poolLogger)
+        self.client = client
+        // On the database's own queue too: the pool hands connections out from this task, which must run while
+        // callers block cooperative threads.
+        let bridge = BlockingWorkExecutor(label: "folio.postgres")
+        self.bridge = bridge
+        runner = Task.detached(executorPreference: bridge) { await client.run() }
+        do {
+            try PostgresSchema.migrate(self)
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Closes the pool's connections; later calls fail.
+    public func close() {
+        state.withLock { $0.closed = true }
+        prober.withLock { $0?.cancel() }
+        runner.cancel()
+    }
+
+    /// Probes the database every `interval` (see ``probe()``) until ``close()``, so that ``unhealthyReason`` says
+    /// within that time when the database stops answering, and when it answers again.
+    public func probeEvery(_ interval: Duration) {
+        let task = Task.detached(executorPreference: bridge) { [weak self] in
+            while !Task.isCancelled {
+                guard let self else { return }
+                await self.probeAsync()
+                try? await Task.sleep(for: interval)
+            }
+        }
+        prober.withLock { previous in
+            previous?.cancel()
+            previous = task
+        }
+    }
+
+    private func probeAsync() async {
+        let client = self.client
+        let timeout = self.timeout
+        do {
+            try await withThrowingTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    try await client.query("SELECT 1")
+                    return true
+                }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    return false
+                }
+                defer { group.cancelAll() }
+                guard try await group.next() == true else { throw PostgresTimeout() }
+            }
+            state.withLock { $0.failure = nil }
+        } catch {
+            let reason = Self.describe(error, timeout: timeout)
+            state.withLock { $0.failure = reason }
+        }
+    }
+
+    /// Why the database cannot be used now (the latest call or probe failed to reach it), or `nil`.
+    public var unhealthyReason: String? { state.withLock { $0.failure } }
+
+    /// Asks the database whether it answers (`SELECT 1`), recording the answer for ``unhealthyReason``.
+    ///
+    /// - Returns: whether it answered.
+    @discardableResult
+    public func probe() -> Bool {
+        (try? run("probing the database") { client in try await client.query("SELECT 1") }) != nil
+    }
+
+    /// Runs `body` with the pool and waits for it, at most ``timeout``.
+    ///
+    /// - Throws: ``ServerError`` `storage` naming `action` when the database cannot be reached, the call takes longer
+    ///   than ``timeout`` or the database refuses a statement; any other error `body` throws, as it is.
+    func run<T: Sendable>(
+        _ action: String, _ body: @escaping @Sendable (PostgresClient) async throws -> T
+    ) throws -> T {
+        guard !state.withLock({ $0.closed }) else {
+            throw ServerError(.storage, "the PostgreSQL pool is closed (while \(action))")
+        }
+        let client = self.client
+        let timeout = self.timeout
+        let outcome = Mutex<Result<T, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        // Detached: a task made here would otherwise run on the caller's executor, which waits below.
+        Task.detached(executorPreference: bridge) {
+            let result: Result<T, any Error>
+            do {
+                result = .success(
+                    try await withThrowingTaskGroup(of: T?.self) { group in
+                        group.addTask { try await body(client) }
+                        group.addTask {
+                            try await Task.sleep(for: timeout)
+                            return nil
+                        }
+                        defer { group.cancelAll() }
+                        guard let first = try await group.next(), let value = first else {
+                            throw PostgresTimeout()
+                        }
+                        return value
+                    })
+            } catch {
+                result = .failure(error)
+            }
+            outcome.withLock { $0 = result.mapError(Self.unwrapped) }
+            done.signal()
+        }
+        done.wait()
+        switch outcome.withLock({ $0 })! {
+        case .success(let value):
+            state.withLock { $0.failure = nil }
+            return value
+        case .failure(let error) where error is PSQLError || error is PostgresTimeout || error is CancellationError:
+            let reason = Self.describe(error, timeout: timeout)
+            if Self.isUnreachable(error) { state.withLock { $0.failure = reason } }
+            throw ServerError(.storage, "PostgreSQL failed while \(action): \(reason)")
+        case .failure(let error):
+            // The caller's own errors (a refusal, a change that does not decode), as they are.
+            throw error
+        }
+    }
+
+    /// The error a transaction's closure threw, out of the transaction's wrapper; any other error as it is.
+    static func unwrapped(_ error: any Error) -> any Error {
+        guard let error = error as? PostgresTransactionError else { return error }
+        return error.closureError ?? error.commitError ?? error.beginError ?? error.rollbackError ?? error
+    }
+
+    /// Whether `error` says the database was not reached (rather than that it refused a statement).
+    static func isUnreachable(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError else { return error is PostgresTimeout }
+        return [.connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed]
+            .contains(error.code)
+    }
+
+    static func describe(_ error: any Error, timeout: Duration) -> String {
+        if error is PostgresTimeout { return "no answer within \(timeout)" }
+        if let error = error as? PSQLError {
+            if let message = error.serverInfo?[.message] {
+                let code = error.serverInfo?[.sqlState].map { " (SQLSTATE \($0))" } ?? ""
+                return message + code
+            }
+            return "\(error.code)"
+        }
+        return "\(error)"
+    }
+
+    /// The SQLSTATE of a statement the database refused, if `error` is one.
+    static func sqlState(of error: any Error) -> String? {
+        (error as? PSQLError)?.serverInfo?[.sqlState]
+    }
+}
+
+/// A call that did not finish within the database's timeout.
+struct PostgresTimeout: Error {}

@@ -1,0 +1,465 @@
+import FolioCore
+import FolioServer
+import FolioStore
+import FolioSync
+import Foundation
+import Logging
+import PostgresNIO
+import Synchronization
+
+/// A library's log in PostgreSQL, shared by every server process of the database (see `docs/postgres.md`).
+///
+/// PostgreSQL holds the log: every change stored, in the order stored (a gapless position per library), with the
+/// signed heads that vouch for it, the library's blobs, the devices' names and the server's identity in the library.
+/// Each process keeps a copy of the log in a SQLite file of its own (``SQLiteServerLog``, in its data directory's
+/// `cache/`), which checks arriving changes exactly as a device checks them and answers reads; the copy is brought up
+/// to date from PostgreSQL before each call (one query when nothing is new) and may be deleted at any time: it is
+/// rebuilt from PostgreSQL. A change is acknowledged only once its transaction in PostgreSQL committed: an ingest
+/// checks the changes in the copy, then writes those it took to PostgreSQL in one transaction, the log's row locked
+/// for the positions (no lock is held across the network). When that transaction fails, the copy, which took changes
+/// PostgreSQL lacks, is thrown away and rebuilt at the next call, and the ingest fails (``ServerError`` `storage`):
+/// nothing is acknowledged that PostgreSQL does not hold.
+public final class PostgresServerLog: ServerLog {
+    /// The library.
+    public let library: String
+    let database: PostgresServerDatabase
+    private let cacheURL: URL
+    private let key: DeviceKey
+    private let state: Mutex<State>
+
+    private struct State {
+        /// The copy, `nil` after it was thrown away.
+        var copy: SQLiteServerLog?
+        /// The highest position of PostgreSQL's log that the copy holds.
+        var position: Int64 = 0
+    }
+
+    /// How many changes one read of PostgreSQL brings to the copy at most.
+    static let catchUpBatch = 4_096
+
+    /// Opens the log of `library` in `database`, creating it (with a new server identity) when it is new, with its
+    /// copy in `cacheDirectory`.
+    ///
+    /// - Throws: ``ServerError`` `storage`.
+    public init(library: String, database: PostgresServerDatabase, cacheDirectory: URL) throws {
+        self.library = library
+        self.database = database
+        let logger = database.logger
+        let made = DeviceKey().rawRepresentation
+        let stored: Data = try database.run("opening the log of library \(library)") { client in
+            try await client.query(
+                "INSERT INTO folio_log (library, server_key) VALUES (\(library), \(made)) ON CONFLICT DO NOTHING",
+                logger: logger)
+            for try await key in try await client.query(
+                "SELECT server_key FROM folio_log WHERE library = \(library)", logger: logger
+            ).decode(Data.self) {
+                return key
+            }
+            throw ServerError(.storage, "the log of library \(library) vanished while it was opened")
+        }
+        do { key = try DeviceKey(rawRepresentation: stored) } catch {
+            throw ServerError(.storage, "the server key of library \(library) in PostgreSQL is damaged", cause: error)
+        }
+        do {
+            try FileManager.default.createDirectory(at: cacheDirectory, withIntermediateDirectories: true)
+        } catch {
+            throw ServerError(.storage, "cannot create the cache directory \(cacheDirectory.path)", cause: error)
+        }
+        cacheURL = cacheDirectory.appendingPathComponent(ServerDataDirectory.libraryFileName(library))
+        // A copy left by an earlier run may hold what PostgreSQL does not (a process killed between the two
+        // commits): it starts again.
+        Self.removeCopy(at: cacheURL)
+        state = Mutex(State())
+    }
+
+    /// See ``ServerLog/device``.
+    public var device: Device { key.device(named: "server") }
+
+    // MARK: Reads, from the copy brought up to date
+
+    /// See ``ServerLog/summary()``.
+    public func summary() throws -> ServerLogSummary {
+        var summary = try current { try $0.summary() }
+        // The devices named in PostgreSQL (by whichever process), and the server itself, as a SQLite log lists them.
+        summary.devices = (try deviceNames() + [device]).sorted { $0.id < $1.id }
+        return summary
+    }
+
+    /// See ``ServerLog/changes(of:since:)``.
+    public func changes(of document: DocumentID, since: VersionVector) throws -> (
+        changes: [EncodedChange], heads: [SignedHead]
+    ) {
+        try current { try $0.changes(of: document, since: since) }
+    }
+
+    /// See ``ServerLog/vector(of:)``.
+    public func vector(of document: DocumentID) throws -> VersionVector {
+        try current { try $0.vector(of: document) }
+    }
+
+    /// See ``ServerLog/contains(_:of:)``.
+    public func contains(_ head: ChangeHash, of document: DocumentID) throws -> Bool {
+        try current { try $0.contains(head, of: document) }
+    }
+
+    /// See `ServerLog.change(_:of:)`, by hash.
+    public func change(_ hash: ChangeHash, of document: DocumentID) throws -> Change? {
+        try current { try $0.change(hash, of: document) }
+    }
+
+    /// See `ServerLog.change(_:of:)`, by identity.
+    public func change(_ id: ChangeID, of document: DocumentID) throws -> Change? {
+        try current { try $0.change(id, of: document) }
+    }
+
+    /// See ``ServerLog/waitingChanges(of:)``: those waiting in this process's copy (a change that waits is not yet
+    /// acknowledged, and a device sends it again to whichever process it reaches).
+    public func waitingChanges(of document: DocumentID) throws -> [Change] {
+        try current { try $0.waitingChanges(of: document) }
+    }
+
+    /// See ``ServerLog/byteSize()``: the bytes of the library's changes, heads and blobs in PostgreSQL.
+    public func byteSize() throws -> Int {
+        let library = self.library
+        let logger = database.logger
+        return try database.run("measuring library \(library)") { client in
+            for try await size in try await client.query(
+                "SELECT byte_size FROM folio_log WHERE library = \(library)", logger: logger
+            ).decode(Int64.self) {
+                return Int(size)
+            }
+            return 0
+        }
+    }
+
+    // MARK: Writes
+
+    /// See ``ServerLog/ingest(_:heads:)``: checked in the copy, then stored in PostgreSQL in one transaction before
+    /// this returns.
+    public func ingest(_ changes: [EncodedChange], heads: [SignedHead]) throws -> IngestResult {
+        try state.withLock { state in
+            let copy = try upToDate(&state)
+            let documents = Set(changes.map(\.change.document)).sorted()
+            var before: [DocumentID: VersionVector] = [:]
+            for document in documents { before[document] = try copy.vector(of: document) }
+            let result = try copy.ingest(changes, heads: heads)
+            guard !result.updatedDocuments.isEmpty else { return result }
+            // What the copy took (with the changes that waited for them), and the heads that vouch for it.
+            var stored: [EncodedChange] = []
+            var vouching: [SignedHead] = []
+            for document in result.updatedDocuments {
+                let since = before[document] ?? VersionVector()
+                let taken = try copy.changes(of: document, since: since)
+                stored += taken.changes
+                vouching += taken.heads
+            }
+            do {
+                state.position = try write(stored, heads: vouching, after: state.position)
+            } catch {
+                // The copy holds changes PostgreSQL may lack: it goes, and is rebuilt at the next call.
+                state.copy = nil
+                state.position = 0
+                Self.removeCopy(at: cacheURL)
+                throw error
+            }
+            return result
+        }
+    }
+
+    /// See ``ServerLog/name(_:)``.
+    public func name(_ device: Device) throws {
+        guard device.id != self.device.id else { return }
+        let library = self.library
+        let id = Data(device.id.uuid.bytes)
+        let name = device.name
+        let logger = database.logger
+        try database.run("naming device \(device.id) in library \(library)") { client in
+            try await client.query(
+                """
+                INSERT INTO folio_device_name (library, device, name) VALUES (\(library), \(id), \(name))
+                ON CONFLICT (library, device) DO UPDATE SET name = excluded.name
+                """, logger: logger)
+        }
+    }
+
+    /// Stores `changes` and `heads` in PostgreSQL in one transaction, after the changes it holds, and returns the
+    /// position the copy holds after it: the last one written when nobody wrote since `position`, else `position`
+    /// (the next call reads what others wrote, and these again, as duplicates).
+    ///
+    /// - Throws: ``ServerError`` `storage`; `StoreError` `integrity` when PostgreSQL holds another change under one of these
+    ///   identities (another process took it first); nothing is stored then.
+    private func write(_ changes: [EncodedChange], heads: [SignedHead], after position: Int64) throws -> Int64 {
+        guard !changes.isEmpty else { return position }
+        let library = self.library
+        let logger = database.logger
+        let rows = changes.map { encoded in
+            (
+                document: Data(encoded.change.document.uuid.bytes), device: Data(encoded.change.id.device.uuid.bytes),
+                seq: Int64(encoded.change.id.seq), hash: Data(encoded.change.hash.bytes), bytes: Data(encoded.bytes)
+            )
+        }
+        let headBytes = heads.map { Data($0.encoded()) }
+        let added = Int64(rows.reduce(0) { $0 + $1.bytes.count } + headBytes.reduce(0) { $0 + $1.count })
+        return try database.run("storing \(changes.count) changes of library \(library)") { client in
+            try await client.withTransaction(logger: logger) { connection in
+                var next: Int64 = 1
+                for try await value in try await connection.query(
+                    "SELECT next_position FROM folio_log WHERE library = \(library) FOR UPDATE", logger: logger
+                ).decode(Int64.self) {
+                    next = value
+                }
+                let first = next
+                var written = 0
+                for row in rows {
+                    var inserted = false
+                    for try await _ in try await connection.query(
+                        """
+                        INSERT INTO folio_change (library, position, document, device, seq, hash, encoded)
+                        VALUES (\(library), \(next), \(row.document), \(row.device), \(row.seq), \(row.hash), \(row.bytes))
+                        ON CONFLICT (library, document, device, seq) DO NOTHING RETURNING position
+                        """, logger: logger)
+                    {
+                        inserted = true
+                    }
+                    if inserted {
+                        next += 1
+                        written += 1
+                        continue
+                    }
+                    // Stored already, by another process: the same change, or another under its identity.
+                    var storedHash: Data?
+                    for try await hash in try await connection.query(
+                        """
+                        SELECT hash FROM folio_change
+                        WHERE library = \(library) AND document = \(row.document) AND device = \(row.device)
+                        AND seq = \(row.seq)
+                        """, logger: logger
+                    ).decode(Data.self) {
+                        storedHash = hash
+                    }
+                    guard storedHash == row.hash else {
+                        throw StoreError(
+                            .integrity,
+                            "library \(library) holds another change as seq \(row.seq) of device \(row.device.hexPrefix); nothing was stored"
+                        )
+                    }
+                }
+                if written > 0 {
+                    for head in headBytes {
+                        try await connection.query(
+                            "INSERT INTO folio_head (library, position, head) VALUES (\(library), \(next - 1), \(head))",
+                            logger: logger)
+                    }
+                }
+                try await connection.query(
+                    """
+                    UPDATE folio_log SET next_position = \(next), byte_size = byte_size + \(added)
+                    WHERE library = \(library)
+                    """, logger: logger)
+                try await connection.query("SELECT pg_notify('folio_changes', \(library))", logger: logger)
+                return first == position + 1 ? next - 1 : position
+            }
+        }
+    }
+
+    // MARK: Blobs, in PostgreSQL
+
+    /// See ``ServerLog/blobs(_:)``.
+    public func blobs(_ references: [BlobReference]) throws -> [BlobReference: Data] {
+        guard !references.isEmpty else { return [:] }
+        let library = self.library
+        let logger = database.logger
+        let hashes = references.map { $0.hash.hex }
+        let found: [(Data, Data)] = try database.run("reading blobs of library \(library)") { client in
+            var found: [(Data, Data)] = []
+            for try await row in try await client.query(
+                """
+                SELECT hash, bytes FROM folio_blob WHERE library = \(library)
+                AND hash IN (SELECT decode(h, 'hex') FROM unnest(\(hashes)::text[]) h)
+                """,
+                logger: logger
+            ).decode((Data, Data).self) {
+                found.append(row)
+            }
+            return found
+        }
+        var byHash: [Data: Data] = [:]
+        for (hash, bytes) in found { byHash[hash] = bytes }
+        var result: [BlobReference: Data] = [:]
+        for reference in references {
+            guard let bytes = byHash[Data(reference.hash.bytes)], bytes.count == reference.size,
+                BlobReference(to: bytes) == reference
+            else { continue }
+            result[reference] = bytes
+        }
+        return result
+    }
+
+    /// See ``ServerLog/lacking(_:)``.
+    public func lacking(_ references: [BlobReference]) throws -> [BlobReference] {
+        let held = try heldBlobs(references.map(\.hash))
+        return references.filter { !held.contains($0.hash) }
+    }
+
+    /// See ``ServerLog/missingBlobs(limit:)``: those the copy lacks and PostgreSQL lacks too.
+    public func missingBlobs(limit: Int) throws -> [BlobReference] {
+        let missing = try current { try $0.missingBlobs(limit: SyncMessage.Limits.wantedBlobs) }
+        let held = try heldBlobs(missing.map(\.hash))
+        return Array(missing.filter { !held.contains($0.hash) }.prefix(limit))
+    }
+
+    /// See ``ServerLog/storeBlobs(_:)``: checked against the changes of the copy, then stored in PostgreSQL.
+    public func storeBlobs(_ blobs: [Data]) throws -> BlobIntake {
+        let intake = try current { try $0.storeBlobs(blobs) }
+        let taken = Set(intake.stored)
+        let rows = blobs.compactMap { bytes -> (Data, Data)? in
+            let reference = BlobReference(to: bytes)
+            return taken.contains(reference) ? (Data(reference.hash.bytes), bytes) : nil
+        }
+        guard !rows.isEmpty else { return intake }
+        let library = self.library
+        let logger = database.logger
+        try database.run("storing blobs of library \(library)") { client in
+            try await client.withTransaction(logger: logger) { connection in
+                var added: Int64 = 0
+                for (hash, bytes) in rows {
+                    for try await _ in try await connection.query(
+                        """
+                        INSERT INTO folio_blob (library, hash, bytes) VALUES (\(library), \(hash), \(bytes))
+                        ON CONFLICT DO NOTHING RETURNING hash
+                        """, logger: logger)
+                    {
+                        added += Int64(bytes.count)
+                    }
+                }
+                try await connection.query(
+                    "UPDATE folio_log SET byte_size = byte_size + \(added) WHERE library = \(library)", logger: logger)
+            }
+        }
+        return intake
+    }
+
+    private func heldBlobs(_ hashes: [ContentHash]) throws -> Set<ContentHash> {
+        guard !hashes.isEmpty else { return [] }
+        let library = self.library
+        let logger = database.logger
+        let keys = hashes.map(\.hex)
+        let held: [Data] = try database.run("looking up blobs of library \(library)") { client in
+            var held: [Data] = []
+            for try await hash in try await client.query(
+                """
+                SELECT hash FROM folio_blob WHERE library = \(library)
+                AND hash IN (SELECT decode(h, 'hex') FROM unnest(\(keys)::text[]) h)
+                """, logger: logger
+            ).decode(Data.self) {
+                held.append(hash)
+            }
+            return held
+        }
+        let set = Set(held)
+        return Set(hashes.filter { set.contains(Data($0.bytes)) })
+    }
+
+    // MARK: The copy
+
+    /// Runs `body` with the copy brought up to date.
+    private func current<T>(_ body: (SQLiteServerLog) throws -> T) throws -> T {
+        try state.withLock { state in try body(try upToDate(&state)) }
+    }
+
+    /// The copy, opened (rebuilt from PostgreSQL) when there is none, with every change PostgreSQL stored since it was
+    /// last brought up to date.
+    private func upToDate(_ state: inout State) throws -> SQLiteServerLog {
+        let copy: SQLiteServerLog
+        if let existing = state.copy {
+            copy = existing
+        } else {
+            Self.removeCopy(at: cacheURL)
+            copy = try SQLiteServerLog(at: cacheURL, key: key)
+            state.copy = copy
+            state.position = 0
+        }
+        while true {
+            let batch = try read(after: state.position)
+            guard let last = batch.last else { return copy }
+            // Checked as any arrival is: PostgreSQL holds what a server took, and its heads vouch for it.
+            _ = try copy.ingest(batch.changes, heads: batch.heads)
+            state.position = last
+            if batch.changes.count < Self.catchUpBatch { return copy }
+        }
+    }
+
+    /// The changes PostgreSQL holds after `position` (at most ``catchUpBatch``), with the heads stored with them.
+    private func read(after position: Int64) throws -> (changes: [EncodedChange], heads: [SignedHead], last: Int64?) {
+        let library = self.library
+        let logger = database.logger
+        let limit = Self.catchUpBatch
+        let rows: (changes: [(Int64, Data, Data)], heads: [Data]) = try database.run(
+            "reading the log of library \(library)"
+        ) { client in
+            var changes: [(Int64, Data, Data)] = []
+            for try await row in try await client.query(
+                """
+                SELECT position, document, encoded FROM folio_change
+                WHERE library = \(library) AND position > \(position) ORDER BY position LIMIT \(limit)
+                """, logger: logger
+            ).decode((Int64, Data, Data).self) {
+                changes.append(row)
+            }
+            var heads: [Data] = []
+            if let last = changes.last?.0 {
+                for try await head in try await client.query(
+                    """
+                    SELECT head FROM folio_head
+                    WHERE library = \(library) AND position > \(position) AND position <= \(last)
+                    """, logger: logger
+                ).decode(Data.self) {
+                    heads.append(head)
+                }
+            }
+            return (changes, heads)
+        }
+        do {
+            let changes = try rows.changes.map { row in
+                guard row.1.count == 16 else { throw ServerError(.storage, "a document id of \(row.1.count) bytes") }
+                return try EncodedChange(decoding: Array(row.2), document: DocumentID(UUIDBytes(bytes: row.1)))
+            }
+            let heads = try rows.heads.map { try SignedHead(decoding: Array($0)) }
+            return (changes, heads, rows.changes.last?.0)
+        } catch {
+            throw ServerError(.storage, "a change of library \(library) in PostgreSQL does not decode", cause: error)
+        }
+    }
+
+    private func deviceNames() throws -> [Device] {
+        let library = self.library
+        let logger = database.logger
+        let rows: [(Data, String)] = try database.run("reading the device names of library \(library)") { client in
+            var rows: [(Data, String)] = []
+            for try await row in try await client.query(
+                "SELECT device, name FROM folio_device_name WHERE library = \(library) ORDER BY device",
+                logger: logger
+            ).decode((Data, String).self) {
+                rows.append(row)
+            }
+            return rows
+        }
+        return rows.compactMap { row in
+            guard row.0.count == 16, !row.1.isEmpty else { return nil }
+            return Device(id: DeviceID(UUIDBytes(bytes: row.0)), name: row.1)
+        }
+    }
+
+    private static func removeCopy(at url: URL) {
+        for suffix in ["", "-wal", "-shm"] {
+            try? FileManager.default.removeItem(atPath: url.path + suffix)
+        }
+    }
+}
+
+extension Data {
+    /// The first bytes in hexadecimal, for messages.
+    fileprivate var hexPrefix: String {
+        prefix(8).map { String(format: "%02x", $0) }.joined()
+    }
+}

@@ -1,0 +1,165 @@
+import Crypto
+import FolioCore
+import Foundation
+
+/// A token as listed: never its secret.
+public struct ServerToken: Hashable, Sendable {
+    /// The token's public id (`tok_` and 12 hex digits), which `revoke` takes.
+    public var id: String
+    /// The library it grants.
+    public var library: String
+    /// The account the library belongs to.
+    public var account: String
+    /// When it was issued.
+    public var created: Date
+    /// When it was revoked; `nil` while it is valid.
+    public var revoked: Date?
+
+    /// Creates a token's description.
+    public init(id: String, library: String, account: String, created: Date, revoked: Date?) {
+        self.id = id
+        self.library = library
+        self.account = account
+        self.created = created
+        self.revoked = revoked
+    }
+}
+
+/// A token just issued: its id and its secret, shown once.
+public struct IssuedToken: Hashable, Sendable {
+    /// The token's description.
+    public var token: ServerToken
+    /// The bearer secret a client sends (`Authorization: Bearer <secret>`).
+    public var secret: String
+
+    /// Creates an issued token's description.
+    public init(token: ServerToken, secret: String) {
+        self.token = token
+        self.secret = secret
+    }
+}
+
+/// The server's accounts, libraries, bearer tokens and device bindings: ``AccountStore`` in the data directory's
+/// SQLite file, or another implementation (the FolioPostgres module keeps them in PostgreSQL).
+///
+/// A library belongs to one account. A token grants one library; only its SHA-256 hash is stored, so the storage does
+/// not hold a usable token. A device is bound to the library it was first seen in, and cannot write into another.
+/// Every call is synchronous and may block.
+public protocol ServerAccounts: AnyObject, Sendable {
+    /// Issues a token for `library`, creating the library in `account` if it is new.
+    ///
+    /// - Parameters:
+    ///   - library: the library's name (see ``AccountNames/isValid(_:)``).
+    ///   - account: the account it belongs to.
+    ///   - now: the issue time.
+    ///   - random: the source of the secret and the id.
+    /// - Throws: ``ServerError`` `invalidName`, `conflict` when the library belongs to another account, `storage`.
+    func createToken(
+        library: String, account: String, now: Date, random: inout some RandomNumberGenerator
+    ) throws -> IssuedToken
+    /// Every token, valid or revoked, in the order issued.
+    ///
+    /// - Throws: ``ServerError`` `storage`.
+    func tokens() throws -> [ServerToken]
+    /// Revokes the token `id`: new connections presenting it are refused; a running server closes those already open
+    /// within a few seconds (4401).
+    ///
+    /// - Throws: ``ServerError`` `notFound` when no token has that id, `storage`.
+    func revoke(_ id: String, now: Date) throws
+    /// The ids of the tokens revoked at `date` or later (by the clock of the process that revoked them).
+    ///
+    /// - Throws: ``ServerError`` `storage`.
+    func revokedTokens(since date: Date) throws -> [String]
+    /// The valid token whose secret is `secret`, or `nil`.
+    ///
+    /// - Throws: ``ServerError`` `storage`.
+    func authenticate(_ secret: String) throws -> ServerToken?
+    /// Binds each device of `devices` not seen before to `library`, and returns those already bound to another
+    /// library (in the order given): they cannot write into `library`.
+    ///
+    /// - Throws: ``ServerError`` `storage`.
+    func bind(_ devices: [DeviceID], to library: String) throws -> [DeviceID]
+    /// The devices of `devices` bound to a library other than `library`, in the order given: they cannot write into
+    /// `library`. Binds nothing (see ``bind(_:to:)``, called once a device proved its key).
+    ///
+    /// - Throws: ``ServerError`` `storage`.
+    func boundElsewhere(_ devices: [DeviceID], than library: String) throws -> [DeviceID]
+}
+
+extension ServerAccounts {
+    /// Issues a token with the system's secure random generator.
+    ///
+    /// - Throws: ``ServerError``, as ``createToken(library:account:now:random:)``.
+    public func createToken(library: String, account: String = "default", now: Date = Date()) throws -> IssuedToken {
+        var random = SystemRandomNumberGenerator()
+        return try createToken(library: library, account: account, now: now, random: &random)
+    }
+
+    /// Revokes the token `id` now (see ``revoke(_:now:)``).
+    ///
+    /// - Throws: ``ServerError``, as ``revoke(_:now:)``.
+    public func revoke(_ id: String) throws {
+        try revoke(id, now: Date())
+    }
+}
+
+/// The names libraries and accounts may have.
+public enum AccountNames {
+    /// The longest library or account name accepted.
+    public static let maximumLength = 64
+
+    /// Whether `name` is acceptable as a library or account name: 1 to 64 ASCII letters, digits, `-`, `_` or `.`,
+    /// not starting with `.`.
+    public static func isValid(_ name: String) -> Bool {
+        guard !name.isEmpty, name.utf8.count <= maximumLength, !name.hasPrefix(".") else { return false }
+        return name.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == 0x2D || byte == 0x5F || byte == 0x2E
+        }
+    }
+
+    /// Throws ``ServerError`` `invalidName` unless both names are valid.
+    package static func check(library: String, account: String) throws {
+        for (what, name) in [("library", library), ("account", account)] where !isValid(name) {
+            throw ServerError(
+                .invalidName,
+                "\(what) name \(name.debugDescription) is not valid: use 1 to \(maximumLength) letters, digits, '-', '_' or '.', not starting with '.'"
+            )
+        }
+    }
+}
+
+/// A token's secret, public id and the hash that is stored of the secret.
+package struct TokenSecret {
+    /// The bearer secret: `folio_` and 64 hex digits.
+    package var secret: String
+    /// The public id: `tok_` and 12 hex digits.
+    package var id: String
+    /// The SHA-256 hash of the secret, which is all the storage keeps of it.
+    package var hash: [UInt8]
+
+    /// A new secret and id drawn from `random`.
+    package init(random: inout some RandomNumberGenerator) {
+        secret = "folio_" + Self.hex((0..<32).map { _ in UInt8.random(in: 0...255, using: &random) })
+        id = "tok_" + Self.hex((0..<6).map { _ in UInt8.random(in: 0...255, using: &random) })
+        hash = Self.hash(secret)
+    }
+
+    /// The hash of a presented secret, or `nil` for one longer than any secret issued.
+    package static func presentedHash(_ secret: String) -> [UInt8]? {
+        secret.utf8.count <= 256 ? hash(secret) : nil
+    }
+
+    static func hash(_ secret: String) -> [UInt8] { Array(SHA256.hash(data: Data(secret.utf8))) }
+
+    private static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 15)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

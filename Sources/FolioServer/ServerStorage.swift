@@ -1,0 +1,48 @@
+import FolioStore
+import Foundation
+import Logging
+
+/// Where a server keeps its accounts and its libraries' logs: the data directory's SQLite files
+/// (``DirectoryStorage``, the default), or a database that several server processes share (the FolioPostgres
+/// module's `PostgresStorage`).
+public protocol ServerStorage: Sendable {
+    /// The accounts, libraries, tokens and device bindings.
+    var accounts: any ServerAccounts { get }
+    /// Opens the log of library `name`, creating it when it is new. The server opens each library once and keeps it.
+    ///
+    /// - Throws: ``ServerError`` `storage`.
+    func openLog(of library: String, logger: Logger) throws -> any ServerLog
+    /// Why the storage cannot serve now (its database is unreachable, say), or `nil` while it can: `GET /health`
+    /// answers 503 with it.
+    var unhealthyReason: String? { get }
+}
+
+/// The server's storage in its data directory (``ServerDataDirectory``): the accounts in `accounts.sqlite`, each
+/// library's log in a SQLite file of its own in `libraries/`.
+public final class DirectoryStorage: ServerStorage {
+    /// The data directory.
+    public let directory: ServerDataDirectory
+    /// See ``ServerStorage/accounts``.
+    public let accounts: any ServerAccounts
+    private let durability: Durability
+
+    /// Opens the account database of `directory` (see ``ServerDataDirectory/openAccounts()``).
+    ///
+    /// - Throws: ``ServerError`` `storage`.
+    public init(directory: ServerDataDirectory, durability: Durability = .normal) throws {
+        self.directory = directory
+        self.durability = durability
+        accounts = try directory.openAccounts()
+    }
+
+    /// See ``ServerStorage/openLog(of:logger:)``.
+    public func openLog(of library: String, logger: Logger) throws -> any ServerLog {
+        let url = try directory.libraryFile(library, logger: logger)
+        let log = try SQLiteServerLog(at: url, durability: durability)
+        try ServerDataDirectory.makePrivate(databaseAt: url)
+        return log
+    }
+
+    /// Always `nil`: local files are there as long as the process is.
+    public var unhealthyReason: String? { nil }
+}

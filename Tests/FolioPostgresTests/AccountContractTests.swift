@@ -1,0 +1,89 @@
+import FolioCore
+import FolioPostgres
+import FolioServer
+import FolioTesting
+import Foundation
+import Testing
+
+/// The same contract for every implementation of `ServerAccounts`: the data directory's SQLite file and PostgreSQL.
+@Suite(.serialized) struct AccountContractTests {
+    enum Backend: String, CaseIterable, CustomTestStringConvertible {
+        case sqlite, postgres
+        var testDescription: String { rawValue }
+    }
+
+    /// The accounts of a new, empty storage of `backend`, and what keeps it alive.
+    private func accounts(_ backend: Backend) async throws -> (any ServerAccounts, Any) {
+        switch backend {
+        case .sqlite:
+            let directory = try TemporaryDirectory()
+            return (try AccountStore(at: directory.file("accounts.sqlite")), directory)
+        case .postgres:
+            let test = try await TestPostgres.fresh()
+            let database = try test.open()
+            return (PostgresAccounts(database: database), (test, database))
+        }
+    }
+
+    @Test(arguments: Backend.allCases) func aTokenGrantsItsLibraryUntilRevoked(_ backend: Backend) async throws {
+        let (accounts, kept) = try await accounts(backend)
+        defer { withExtendedLifetime(kept) {} }
+        var random = SplitMix64(seed: 7)
+        let issued = try accounts.createToken(
+            library: "notes", account: "ada", now: Date(timeIntervalSince1970: 1_000), random: &random)
+        #expect(issued.secret.hasPrefix("folio_") && issued.secret.count == 70)
+        #expect(issued.token.id.hasPrefix("tok_") && issued.token.id.count == 16)
+        let found = try #require(try accounts.authenticate(issued.secret))
+        #expect(found == issued.token)
+        #expect(try accounts.authenticate("folio_" + String(repeating: "0", count: 64)) == nil)
+        #expect(try accounts.authenticate(String(repeating: "x", count: 10_000)) == nil, "an overlong secret")
+
+        let second = try accounts.createToken(
+            library: "notes", account: "ada", now: Date(timeIntervalSince1970: 2_000), random: &random)
+        #expect(try accounts.tokens().map(\.id) == [issued.token.id, second.token.id], "in the order issued")
+
+        try accounts.revoke(issued.token.id, now: Date(timeIntervalSince1970: 3_000))
+        #expect(try accounts.authenticate(issued.secret) == nil)
+        #expect(try accounts.authenticate(second.secret) != nil)
+        #expect(try accounts.revokedTokens(since: Date(timeIntervalSince1970: 2_500)) == [issued.token.id])
+        #expect(try accounts.revokedTokens(since: Date(timeIntervalSince1970: 3_500)).isEmpty)
+        // Revoking again keeps the first time.
+        try accounts.revoke(issued.token.id, now: Date(timeIntervalSince1970: 4_000))
+        #expect(try accounts.tokens().first?.revoked == Date(timeIntervalSince1970: 3_000))
+        #expect {
+            try accounts.revoke("tok_000000000000", now: Date())
+        } throws: { ($0 as? ServerError)?.code == .notFound }
+    }
+
+    @Test(arguments: Backend.allCases) func aLibraryBelongsToOneAccount(_ backend: Backend) async throws {
+        let (accounts, kept) = try await accounts(backend)
+        defer { withExtendedLifetime(kept) {} }
+        _ = try accounts.createToken(library: "notes", account: "ada")
+        #expect {
+            try accounts.createToken(library: "notes", account: "bob")
+        } throws: { ($0 as? ServerError)?.code == .conflict }
+        #expect(try accounts.tokens().count == 1, "nothing of the refused token is stored")
+        for (library, account) in [
+            ("", "ada"), (".hidden", "ada"), ("notes", "a b"), (String(repeating: "n", count: 65), "ada"),
+        ] {
+            #expect {
+                try accounts.createToken(library: library, account: account)
+            } throws: { ($0 as? ServerError)?.code == .invalidName }
+        }
+    }
+
+    @Test(arguments: Backend.allCases) func aDeviceIsBoundToTheFirstLibraryItWritesInto(_ backend: Backend) async throws
+    {
+        let (accounts, kept) = try await accounts(backend)
+        defer { withExtendedLifetime(kept) {} }
+        let a = Device.named("A").id
+        let b = Device.named("B").id
+        #expect(try accounts.boundElsewhere([a, b], than: "notes").isEmpty, "nothing is bound yet")
+        #expect(try accounts.bind([a], to: "notes").isEmpty)
+        #expect(try accounts.bind([a], to: "notes").isEmpty, "binding again is harmless")
+        #expect(try accounts.bind([b, a], to: "photos") == [a], "A belongs to notes")
+        #expect(try accounts.boundElsewhere([a, b], than: "notes") == [b])
+        #expect(try accounts.boundElsewhere([a, b], than: "photos") == [a])
+        #expect(try accounts.bind([], to: "notes").isEmpty)
+    }
+}

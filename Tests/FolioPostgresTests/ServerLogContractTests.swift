@@ -1,0 +1,229 @@
+import FolioCore
+import FolioPostgres
+import FolioServer
+import FolioStore
+import FolioSync
+import FolioTesting
+import Foundation
+import Testing
+
+/// The same contract for every implementation of `ServerLog`: a library's SQLite file, and PostgreSQL (with each
+/// process's copy of the log).
+@Suite(.serialized) struct ServerLogContractTests {
+    enum Backend: String, CaseIterable, CustomTestStringConvertible {
+        case sqlite, postgres
+        var testDescription: String { rawValue }
+    }
+
+    static let document = DocumentID(UUIDBytes("5f0c0000-0000-4000-8000-0000000000d1")!)
+    static let otherDocument = DocumentID(UUIDBytes("5f0c0000-0000-4000-8000-0000000000d2")!)
+    let a = Device.named("A"), b = Device.named("B")
+
+    /// A library's log on a new storage of `backend`; `open()` opens it again, as another process would.
+    final class Subject: @unchecked Sendable {
+        let open: () throws -> any ServerLog
+        private var kept: [Any] = []
+        init(open: @escaping () throws -> any ServerLog, kept: [Any]) {
+            self.open = open
+            self.kept = kept
+        }
+    }
+
+    private func subject(_ backend: Backend) async throws -> Subject {
+        let directory = try TemporaryDirectory()
+        switch backend {
+        case .sqlite:
+            let url = directory.file("notes.sqlite")
+            let log = try SQLiteServerLog(at: url)
+            // One process at a time uses a SQLite log: "another process" is the same one.
+            return Subject(open: { log }, kept: [directory])
+        case .postgres:
+            let test = try await TestPostgres.fresh()
+            let database = try test.open()
+            var caches = 0
+            return Subject(
+                open: {
+                    caches += 1
+                    return try PostgresServerLog(
+                        library: "notes", database: database,
+                        cacheDirectory: directory.subdirectory("cache\(caches)"))
+                }, kept: [directory, test, database])
+        }
+    }
+
+    /// `count` changes of `device` in a store of its own, after `on` (all of them as the device's store holds
+    /// them), with the heads it signs.
+    private func made(
+        by device: Device, _ count: Int, in store: ChangeLogStore, document: DocumentID = document
+    ) throws -> (changes: [EncodedChange], heads: [SignedHead]) {
+        let before = try store.vector(of: document)
+        for index in 0..<count {
+            _ = try store.append(.edit(Edit(operations: Data("\(device.name)\(index)".utf8))), to: document)
+        }
+        let changes = try store.changes(of: document, since: before).map(EncodedChange.init)
+        return (changes, try store.signedHeads(of: document, since: before))
+    }
+
+    @Test(arguments: Backend.allCases) func changesIngestedAreServedAndDuplicatesAreHarmless(_ backend: Backend)
+        async throws
+    {
+        let subject = try await subject(backend)
+        let log = try subject.open()
+        let store = try ChangeLogStore(inMemoryNamed: "A", device: a)
+        let first = try made(by: a, 5, in: store)
+        let result = try log.ingest(first.changes, heads: first.heads)
+        #expect(result.applied.count == 5)
+        #expect(try log.vector(of: Self.document) == (try store.vector(of: Self.document)))
+        // Again: nothing new.
+        let again = try log.ingest(first.changes, heads: first.heads)
+        #expect(again.applied.isEmpty && again.duplicates == 5)
+
+        let served = try log.changes(of: Self.document, since: VersionVector())
+        #expect(served.changes.map(\.change.hash) == first.changes.map(\.change.hash))
+        #expect(!served.heads.isEmpty && served.heads.allSatisfy(\.isAuthentic))
+        let since = first.changes[2].change.vector
+        #expect(
+            try log.changes(of: Self.document, since: since).changes.map(\.change.hash)
+                == first.changes.suffix(2).map(\.change.hash), "only what the peer lacks")
+        let summary = try log.summary()
+        #expect(summary.vectors[Self.document] == (try store.vector(of: Self.document)))
+        #expect(summary.heads[Self.document] == [first.changes.last!.change.hash])
+        #expect(try log.contains(first.changes[0].change.hash, of: Self.document))
+        #expect(try log.change(first.changes[1].change.id, of: Self.document)?.hash == first.changes[1].change.hash)
+        #expect(try log.change(first.changes[3].change.hash, of: Self.document)?.id == first.changes[3].change.id)
+        #expect(try log.byteSize() > 0)
+    }
+
+    @Test(arguments: Backend.allCases) func aChangeNobodySignedWaitsAndAForgeryIsRefused(_ backend: Backend)
+        async throws
+    {
+        let subject = try await subject(backend)
+        let log = try subject.open()
+        let store = try ChangeLogStore(inMemoryNamed: "A", device: a)
+        let made = try made(by: a, 3, in: store)
+        // Without a head: nothing enters, they wait.
+        let unsigned = try log.ingest(made.changes, heads: [])
+        #expect(unsigned.applied.isEmpty && unsigned.unvouched.count == 3)
+        #expect(try log.vector(of: Self.document).isEmpty)
+        #expect(try log.waitingChanges(of: Self.document).count == 3)
+        // The head comes: they enter.
+        let vouched = try log.ingest([made.changes[2]], heads: made.heads)
+        #expect(Set(vouched.applied) == Set(made.changes.map(\.change.id)))
+
+        // B signs a head for a change in A's name: refused, nothing stored.
+        var vector = made.changes[2].change.vector
+        vector[a.id] = 4
+        let forged = Change(
+            document: Self.document, id: ChangeID(device: a.id, seq: 4), parents: [made.changes[2].change.hash],
+            vector: vector, lamport: 4,
+            wallTime: Timestamp(millisecondsSince1970: 0), kind: .edit(Edit(operations: Data("forged".utf8))))
+        // B's key, B's signature, A's change named.
+        let bStore = try ChangeLogStore(inMemoryNamed: "B", device: b)
+        let bHead = SignedHead(
+            signing: try bStore.append(.edit(Edit(operations: Data("b".utf8))), to: Self.document),
+            with: DeviceKey.named("B"))
+        let head = SignedHead(
+            document: Self.document, change: forged.id, hash: forged.hash, publicKey: bHead.publicKey,
+            signature: bHead.signature)
+        let result = try log.ingest([EncodedChange(forged)], heads: [head])
+        #expect(result.applied.isEmpty)
+        #expect(try log.vector(of: Self.document)[a.id] == 3)
+    }
+
+    @Test(arguments: Backend.allCases) func devicesAreNamed(_ backend: Backend) async throws {
+        let subject = try await subject(backend)
+        let log = try subject.open()
+        try log.name(Device(id: a.id, name: "Ada's iPad"))
+        try log.name(Device(id: a.id, name: "Ada's Mac"))
+        try log.name(log.device)  // the server's own identity is never named
+        let devices = try log.summary().devices
+        #expect(devices == [Device(id: a.id, name: "Ada's Mac"), log.device].sorted { $0.id < $1.id })
+    }
+
+    @Test(arguments: Backend.allCases) func blobsAreKeptOnceAndOnlyWhenAChangeRefersToThem(_ backend: Backend)
+        async throws
+    {
+        let subject = try await subject(backend)
+        let log = try subject.open()
+        let image = Data((0..<10_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let reference = BlobReference(to: image)
+        #expect(try log.storeBlobs([image]).refused == [reference], "no change refers to it yet")
+        let store = try ChangeLogStore(inMemoryNamed: "A", device: a)
+        let change = try store.append(
+            [.edit(Edit(operations: Data("image".utf8)))], to: Self.document, blobs: [[reference]],
+            blobBytes: [reference: image])[0]
+        _ = try log.ingest([EncodedChange(change)], heads: try store.signedHeads(of: Self.document))
+        #expect(try log.lacking([reference]) == [reference])
+        #expect(try log.missingBlobs(limit: 10) == [reference])
+        #expect(try log.storeBlobs([image]).stored == [reference])
+        #expect(try log.storeBlobs([image]).stored.isEmpty, "kept once")
+        #expect(try log.lacking([reference]).isEmpty)
+        #expect(try log.missingBlobs(limit: 10).isEmpty)
+        #expect(try log.blobs([reference]) == [reference: image])
+    }
+
+    // MARK: Several processes (PostgreSQL)
+
+    @Test func whatOneProcessStoresAnotherServes() async throws {
+        let subject = try await subject(.postgres)
+        let first = try subject.open()
+        let second = try subject.open()
+        #expect(first.device == second.device, "one server identity per library, whichever process")
+        let storeA = try ChangeLogStore(inMemoryNamed: "A", device: a)
+        let storeB = try ChangeLogStore(inMemoryNamed: "B", device: b)
+        let fromA = try made(by: a, 4, in: storeA)
+        _ = try first.ingest(fromA.changes, heads: fromA.heads)
+        #expect(
+            try second.changes(of: Self.document, since: VersionVector()).changes.map(\.change.hash)
+                == fromA.changes.map(\.change.hash))
+        // B builds on what it got through the second process; the first serves it.
+        _ = try storeB.ingest(fromA.changes.map(\.change), heads: fromA.heads)
+        let fromB = try made(by: b, 3, in: storeB)
+        _ = try second.ingest(fromB.changes, heads: fromB.heads)
+        #expect(try first.vector(of: Self.document) == (try storeB.vector(of: Self.document)))
+        // The same changes through both at once: harmless.
+        let both = try made(by: a, 2, in: storeA)
+        async let one = offThePoolIngest(first, both)
+        async let two = offThePoolIngest(second, both)
+        _ = try await (one, two)
+        #expect(try first.vector(of: Self.document)[a.id] == 6)
+        #expect(try second.vector(of: Self.document)[a.id] == 6)
+        #expect(
+            try subject.open().changes(of: Self.document, since: VersionVector()).changes.count == 9,
+            "a new process rebuilds its copy from PostgreSQL")
+    }
+
+    @Test func anotherChangeUnderAStoredIdentityIsRefusedWhicheverProcessTookTheFirst() async throws {
+        let subject = try await subject(.postgres)
+        let first = try subject.open()
+        let second = try subject.open()
+        // Two stores with A's key (a device restored from a backup): two different changes as A's seq 1.
+        let original = try ChangeLogStore(inMemoryNamed: "A", device: a)
+        let clone = try ChangeLogStore(inMemoryNamed: "A2", device: a)
+        let one = try made(by: a, 1, in: original)
+        _ = try clone.append(.edit(Edit(operations: Data("other".utf8))), to: Self.document)
+        let other = (
+            changes: try clone.changes(of: Self.document).map(EncodedChange.init),
+            heads: try clone.signedHeads(of: Self.document)
+        )
+        #expect(one.changes[0].change.id == other.changes[0].change.id)
+        #expect(one.changes[0].change.hash != other.changes[0].change.hash)
+        _ = try second.vector(of: Self.document)  // the second's copy is up to date before the first writes
+        _ = try first.ingest(one.changes, heads: one.heads)
+        #expect(throws: (any Error).self) { try second.ingest(other.changes, heads: other.heads) }
+        #expect(
+            try second.changes(of: Self.document, since: VersionVector()).changes.map(\.change.hash)
+                == one.changes.map(\.change.hash), "the second process serves what PostgreSQL holds")
+    }
+
+    private func offThePoolIngest(
+        _ log: any ServerLog, _ batch: (changes: [EncodedChange], heads: [SignedHead])
+    ) async throws -> IngestResult {
+        nonisolated(unsafe) let log = log
+        return try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try log.ingest(batch.changes, heads: batch.heads) })
+            }
+        }
+    }
+}
