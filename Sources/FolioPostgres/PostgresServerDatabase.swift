@@ -3,6 +3,7 @@ import FolioServer
 import FolioStore
 import Foundation
 import Logging
+import NIOPosix
 import PostgresNIO
 import Synchronization
 
@@ -22,10 +23,12 @@ public final class PostgresServerDatabase: Sendable {
     let client: PostgresClient
     let logger: Logger
     private let runner: Task<Void, Never>
+    private let loops: MultiThreadedEventLoopGroup
     /// Where the calls of ``run(_:_:)`` run: a queue of their own, so that a caller that blocks one of Swift's
     /// cooperative threads waiting for them never waits for a cooperative thread itself.
     private let bridge: BlockingWorkExecutor
     private let prober = Mutex<Task<Void, Never>?>(nil)
+    private let listeners = Mutex<[Task<Void, Never>]>([])
     private let state = Mutex(State())
 
     private struct State {
@@ -64,8 +67,13 @@ public final class PostgresServerDatabase: Sendable {
         // few milliseconds. Its warnings and errors are kept; the server's `/health` says it is down.
         var poolLogger = logger
         poolLogger.logLevel = max(logger.logLevel, .notice)
+        // Connections on a thread of their own: a caller that blocks one of the server's network threads waiting for
+        // the database (as the server's synchronous storage calls may) must not be waiting for that thread.
+        let loops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        self.loops = loops
         let client = PostgresClient(
-            configuration: location.clientConfiguration(connections: connections), backgroundLogger: poolLogger)
+            configuration: location.clientConfiguration(connections: connections), eventLoopGroup: loops,
+            backgroundLogger: poolLogger)
         self.client = client
         // On the database's own queue too: the pool hands connections out from this task, which must run while
         // callers block cooperative threads.
@@ -88,7 +96,14 @@ public final class PostgresServerDatabase: Sendable {
     public func close() {
         state.withLock { $0.closed = true }
         prober.withLock { $0?.cancel() }
+        for listener in listeners.withLock({ $0 }) { listener.cancel() }
         runner.cancel()
+        let loops = self.loops
+        // Once the pool has stopped using it.
+        Task.detached {
+            try? await Task.sleep(for: .seconds(1))
+            try? await loops.shutdownGracefully()
+        }
     }
 
     /// Probes the database every `interval` (see ``probe()``) until ``close()``, so that ``unhealthyReason`` says
@@ -105,6 +120,31 @@ public final class PostgresServerDatabase: Sendable {
             previous?.cancel()
             previous = task
         }
+    }
+
+    /// Listens on `channel` on a connection of the pool (one fewer for calls) until ``close()``: `received` gets each
+    /// notification's payload, and `nil` each time listening (re)starts, since notifications sent while nobody
+    /// listened are lost.
+    public func listen(on channel: String, _ received: @escaping @Sendable (String?) -> Void) {
+        let client = self.client
+        let logger = self.logger
+        let task = Task.detached(executorPreference: bridge) {
+            while !Task.isCancelled {
+                do {
+                    try await client.withConnection { connection in
+                        let notifications = try await connection.listen(channel)
+                        received(nil)
+                        for try await notification in notifications { received(notification.payload) }
+                    }
+                } catch {
+                    if !Task.isCancelled {
+                        logger.debug("listening stopped", metadata: ["channel": .string(channel)])
+                    }
+                }
+                try? await Task.sleep(for: .milliseconds(200))
+            }
+        }
+        listeners.withLock { $0.append(task) }
     }
 
     private func probeAsync() async {
@@ -145,6 +185,7 @@ public final class PostgresServerDatabase: Sendable {
     ///
     /// - Throws: ``ServerError`` `storage` naming `action` when the database cannot be reached, the call takes longer
     ///   than ``timeout`` or the database refuses a statement; any other error `body` throws, as it is.
+    @discardableResult
     func run<T: Sendable>(
         _ action: String, _ body: @escaping @Sendable (PostgresClient) async throws -> T
     ) throws -> T {

@@ -132,13 +132,29 @@ public final class PostgresServerLog: ServerLog {
         }
     }
 
+    /// See ``ServerLog/catchUp()``: what PostgreSQL holds that the copy did not, read into it. A copy rebuilt from
+    /// PostgreSQL (after it was thrown away) reports nothing: what it lacked, the devices take by their own sync.
+    public func catchUp() throws -> [DocumentID: VersionVector] {
+        try state.withLock { state in
+            var grown: [DocumentID: VersionVector] = [:]
+            let rebuilt = state.copy == nil
+            let copy = try upToDate(&state, grown: &grown)
+            guard !rebuilt else { return [:] }
+            for (document, before) in grown where try copy.vector(of: document) == before {
+                grown[document] = nil
+            }
+            return grown
+        }
+    }
+
     // MARK: Writes
 
     /// See ``ServerLog/ingest(_:heads:)``: checked in the copy, then stored in PostgreSQL in one transaction before
     /// this returns.
     public func ingest(_ changes: [EncodedChange], heads: [SignedHead]) throws -> IngestResult {
         try state.withLock { state in
-            let copy = try upToDate(&state)
+            var grown: [DocumentID: VersionVector] = [:]
+            let copy = try upToDate(&state, grown: &grown)
             let documents = Set(changes.map(\.change.document)).sorted()
             var before: [DocumentID: VersionVector] = [:]
             for document in documents { before[document] = try copy.vector(of: document) }
@@ -364,12 +380,15 @@ public final class PostgresServerLog: ServerLog {
 
     /// Runs `body` with the copy brought up to date.
     private func current<T>(_ body: (SQLiteServerLog) throws -> T) throws -> T {
-        try state.withLock { state in try body(try upToDate(&state)) }
+        try state.withLock { state in
+            var grown: [DocumentID: VersionVector] = [:]
+            return try body(try upToDate(&state, grown: &grown))
+        }
     }
 
     /// The copy, opened (rebuilt from PostgreSQL) when there is none, with every change PostgreSQL stored since it was
-    /// last brought up to date.
-    private func upToDate(_ state: inout State) throws -> SQLiteServerLog {
+    /// last brought up to date; `grown` gains the vector each document read had before.
+    private func upToDate(_ state: inout State, grown: inout [DocumentID: VersionVector]) throws -> SQLiteServerLog {
         let copy: SQLiteServerLog
         if let existing = state.copy {
             copy = existing
@@ -382,6 +401,9 @@ public final class PostgresServerLog: ServerLog {
         while true {
             let batch = try read(after: state.position)
             guard let last = batch.last else { return copy }
+            for document in Set(batch.changes.map(\.change.document)) where grown[document] == nil {
+                grown[document] = try copy.vector(of: document)
+            }
             // Checked as any arrival is: PostgreSQL holds what a server took, and its heads vouch for it.
             _ = try copy.ingest(batch.changes, heads: batch.heads)
             state.position = last

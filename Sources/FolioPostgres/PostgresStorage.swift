@@ -28,6 +28,14 @@ public final class PostgresStorage: ServerStorage {
         try PostgresServerLog(library: library, database: database, cacheDirectory: cacheDirectory)
     }
 
+    /// See ``ServerStorage/watch(_:)``: a connection of the pool listens on the `folio_changes` channel, which every
+    /// transaction that stores changes notifies with its library's name; when the connection is lost, another
+    /// listens as soon as the database answers, and `stored` is called with `nil` (what was stored meanwhile went
+    /// unheard).
+    public func watch(_ stored: @escaping @Sendable (String?) -> Void) {
+        database.listen(on: "folio_changes") { payload in stored(payload) }
+    }
+
     /// See ``ServerStorage/unhealthyReason``: the database's (see ``PostgresServerDatabase/unhealthyReason``).
     public var unhealthyReason: String? { database.unhealthyReason.map { "PostgreSQL: \($0)" } }
 }

@@ -116,7 +116,19 @@ extension ServedLibrary {
             perform(actions, on: arrival.channel, of: connection)
             if !wasFinished, session.isFinished { finished(arrival.channel, of: connection) }
         }
-        // Every device hears of what grew; the others get the changes stored, never the bytes received.
+        announce(gained, vectors: vectors) { document in
+            // A device that alone sent a document's changes of this batch has them.
+            let origins = Set(stored.filter { $0.document == document }.map(\.connection))
+            return origins.count == 1 ? origins.first : nil
+        }
+    }
+
+    /// Every device hears of what grew (a notice of each document's vector); the others get the changes stored,
+    /// never the bytes received: all but the connection `origin` names for a document, which sent them.
+    func announce(
+        _ gained: [DocumentID: (changes: [EncodedChange], heads: [SignedHead])],
+        vectors: [DocumentID: VersionVector], origin: (DocumentID) -> UInt64?
+    ) {
         let listeners = connections.keys.sorted().compactMap { connections[$0] }.filter { $0.liveChannel != nil }
         var splitter = SyncSession(device: log.device, id: 0, role: .responder, vectors: [:])
         for document in gained.keys.sorted() {
@@ -124,9 +136,8 @@ extension ServedLibrary {
             let messages = splitter.fetched(changes, heads: heads, of: document).compactMap { action in
                 if case .send(let message) = action { message.encoded() } else { nil }
             }
-            // A device that alone sent a document's changes of this batch has them.
-            let origins = Set(stored.filter { $0.document == document }.map(\.connection))
-            for listener in listeners where !(origins.count == 1 && origins.contains(listener.id)) {
+            let sender = origin(document)
+            for listener in listeners where listener.id != sender {
                 for message in messages {
                     let frame = SyncFrame.message(channel: listener.liveChannel!, bytes: message).encoded()
                     metrics.bytesOut.increment(by: Int64(frame.count))
@@ -142,6 +153,36 @@ extension ServedLibrary {
                 listener.outbox.send(notice)
             }
         }
+    }
+
+    /// Takes what other server processes stored in the log since this one last looked (``ServerLog/catchUp()``)
+    /// and passes it on to this process's devices, as if its own connections had sent it.
+    func absorbStoredElsewhere() {
+        absorbScheduled = false
+        let grown: [DocumentID: VersionVector]
+        do { grown = try log.catchUp() } catch {
+            logger.warning(
+                "cannot read what other servers stored",
+                metadata: ["library": .string(name), "error": .string("\(error)")])
+            return
+        }
+        guard !grown.isEmpty else { return }
+        summary = nil
+        var gained: [DocumentID: (changes: [EncodedChange], heads: [SignedHead])] = [:]
+        var vectors: [DocumentID: VersionVector] = [:]
+        do {
+            for (document, before) in grown.sorted(by: { $0.key < $1.key }) {
+                documents?.insert(document)
+                vectors[document] = try log.vector(of: document)
+                gained[document] = try log.changes(of: document, since: before)
+            }
+        } catch {
+            logger.warning(
+                "cannot read what other servers stored",
+                metadata: ["library": .string(name), "error": .string("\(error)")])
+            return
+        }
+        announce(gained, vectors: vectors) { _ in nil }
     }
 
     /// The changes of `document` a batch stored (those above `before`), in causal order, with heads that vouch for

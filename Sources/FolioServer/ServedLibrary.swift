@@ -93,6 +93,8 @@ actor ServedLibrary {
     var nextConnection: UInt64 = 0
     var arrivals: [Arrival] = []
     var drainScheduled = false
+    /// Whether an ``absorbStoredElsewhere()`` is scheduled (other processes stored changes of the library).
+    var absorbScheduled = false
     /// Devices known to be bound to this library (saves the account database a query per batch).
     var boundDevices: Set<DeviceID> = []
     /// What a session's hello from the server announces, read from the log once for every hello until a batch
@@ -298,6 +300,13 @@ actor ServedLibrary {
             drainScheduled = true
             Task { self.drainScheduledBatch() }
         }
+    }
+
+    /// Schedules ``absorbStoredElsewhere()``, once however often other processes say they stored changes meanwhile.
+    func otherProcessStored() {
+        guard !absorbScheduled else { return }
+        absorbScheduled = true
+        Task { self.absorbStoredElsewhere() }
     }
 
     /// What a run of `connection` may name besides the log: the waiting changes of its document, and the changes the

@@ -75,6 +75,11 @@ public protocol ServerLog: AnyObject, Sendable {
     ///
     /// - Throws: when the storage fails.
     func storeBlobs(_ blobs: [Data]) throws -> BlobIntake
+    /// Takes what other server processes stored in the log since this process last read it (a log shared by
+    /// several, such as the FolioPostgres module's), and returns the documents that grew with their vectors before.
+    ///
+    /// - Throws: when the storage fails.
+    func catchUp() throws -> [DocumentID: VersionVector]
 }
 
 extension ServerLog {
@@ -91,6 +96,8 @@ extension ServerLog {
     public func lacking(_ references: [BlobReference]) throws -> [BlobReference] { [] }
     /// None: a log that keeps no blobs asks for none.
     public func missingBlobs(limit: Int) throws -> [BlobReference] { [] }
+    /// Nothing: a log only this process writes never grows behind its back.
+    public func catchUp() throws -> [DocumentID: VersionVector] { [:] }
     /// Refuses them all.
     public func storeBlobs(_ blobs: [Data]) throws -> BlobIntake {
         var intake = BlobIntake()

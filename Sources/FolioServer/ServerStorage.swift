@@ -15,6 +15,15 @@ public protocol ServerStorage: Sendable {
     /// Why the storage cannot serve now (its database is unreachable, say), or `nil` while it can: `GET /health`
     /// answers 503 with it.
     var unhealthyReason: String? { get }
+    /// Calls `stored` with a library's name each time another server process stored changes of it, or with `nil`
+    /// when any library may have grown unseen (the storage lost its connection for a while), until the storage is
+    /// released. Storage that only this process writes never calls it.
+    func watch(_ stored: @escaping @Sendable (String?) -> Void)
+}
+
+extension ServerStorage {
+    /// Never calls `stored`: only this process writes.
+    public func watch(_ stored: @escaping @Sendable (String?) -> Void) {}
 }
 
 /// The server's storage in its data directory (``ServerDataDirectory``): the accounts in `accounts.sqlite`, each

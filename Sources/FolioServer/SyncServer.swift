@@ -106,6 +106,14 @@ public final class SyncServer: Sendable {
                 ])
         }
         self.storage = try storage ?? DirectoryStorage(directory: directory, durability: configuration.durability)
+        // Changes other processes stored reach this one's devices.
+        self.storage.watch { [weak self] name in self?.storedElsewhere(name) }
+    }
+
+    /// Has the open library `name` (every open library for `nil`) pass on what other processes stored.
+    private func storedElsewhere(_ name: String?) {
+        let open = libraries.withLock { open in name.map { open[$0].map { [$0] } ?? [] } ?? Array(open.values) }
+        for library in open { Task { await library.otherProcessStored() } }
     }
 
     /// Runs until SIGTERM or SIGINT, then stops accepting connections, lets open ones close and returns.
@@ -151,7 +159,8 @@ public final class SyncServer: Sendable {
         // A sync request that was not upgraded: refused with the reason the upgrade was.
         router.get("v1/libraries/:library/sync") { request, context -> Response in
             let library = context.parameters.get("library") ?? ""
-            switch self.authorize(request.headers, library: library) {
+            let headers = request.headers
+            switch await Self.offTheLoop({ self.authorize(headers, library: library) }) {
             case .failure(let refusal):
                 self.logRefusal(refusal.reason, peer: context.peer, library: library, token: refusal.token)
                 return Response(
@@ -190,7 +199,7 @@ public final class SyncServer: Sendable {
             GuardedChildChannel(
                 inner: HTTP1WebSocketUpgradeChannel(
                     responder: responder, configuration: webSocket,
-                    shouldUpgrade: { head, channel, _ in self.shouldUpgrade(head, channel: channel) }),
+                    shouldUpgrade: { head, channel, _ in await self.shouldUpgrade(head, channel: channel) }),
                 settings: settings)
         }
         let application = Application(
@@ -212,13 +221,14 @@ public final class SyncServer: Sendable {
     /// Whether a request for a sync path is upgraded, and how the WebSocket is served.
     private func shouldUpgrade(
         _ head: HTTPRequest, channel: any Channel
-    ) -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
+    ) async -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
         guard let library = Self.libraryName(inPath: head.path ?? "") else { return .dontUpgrade }
         let peer = channel.remoteAddress?.description ?? "?"
         // A refused upgrade is accepted and closed with a code that says why (4401, 4403, 1013): the WebSocket layer
         // would otherwise answer any refusal with a bare 400. Nothing of any log is sent.
         let refusal: (code: Int, reason: String, token: String?)
-        switch authorize(head.headerFields, library: library) {
+        let headers = head.headerFields
+        switch await Self.offTheLoop({ self.authorize(headers, library: library) }) {
         case .failure(let failure):
             refusal = (
                 failure.status == .forbidden ? 4403 : failure.status == .unauthorized ? 4401 : 1011, failure.reason,
@@ -302,7 +312,10 @@ public final class SyncServer: Sendable {
             guard !open.isEmpty else { continue }
             let revoked: [String]
             do {
-                revoked = try accounts.revokedTokens(since: max(started, Date() - 60))
+                let accounts = self.accounts
+                revoked = try await Self.offTheLoop {
+                    Result { try accounts.revokedTokens(since: max(started, Date() - 60)) }
+                }.get()
             } catch {
                 logger.error("cannot look for revoked tokens", metadata: ["error": .string("\(error)")])
                 continue
@@ -376,6 +389,17 @@ public final class SyncServer: Sendable {
         return AccountNames.isValid(name) ? name : nil
     }
 
+    /// Where the server waits for its accounts and for libraries to open: calls that block (the storage may be a
+    /// database across the network), kept off the network's threads and Swift's cooperative ones.
+    private static let blockingCalls = DispatchQueue(label: "folio.serve.storage", attributes: .concurrent)
+
+    /// `body`'s result, computed on ``blockingCalls``.
+    static func offTheLoop<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            blockingCalls.async { continuation.resume(returning: body()) }
+        }
+    }
+
     /// The library `name`, opened at its first connection.
     func library(_ name: String) throws -> ServedLibrary {
         try libraries.withLock { open in
@@ -430,7 +454,7 @@ public final class SyncServer: Sendable {
     ) async {
         let metadata: Logger.Metadata = ["library": .string(name), "peer": .string(peer), "token": .string(token)]
         let library: ServedLibrary
-        do { library = try self.library(name) } catch {
+        do { library = try await Self.offTheLoop { Result { try self.library(name) } }.get() } catch {
             logger.error("cannot open a library", metadata: metadata.merging(["error": .string("\(error)")]) { $1 })
             try? await outbound.close(.unexpectedServerError, reason: "the server cannot open the library")
             return

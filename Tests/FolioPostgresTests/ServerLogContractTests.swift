@@ -219,7 +219,6 @@ import Testing
     private func offThePoolIngest(
         _ log: any ServerLog, _ batch: (changes: [EncodedChange], heads: [SignedHead])
     ) async throws -> IngestResult {
-        nonisolated(unsafe) let log = log
         return try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
                 continuation.resume(with: Result { try log.ingest(batch.changes, heads: batch.heads) })

@@ -52,6 +52,7 @@ enum TestPostgres {
     }
 
     /// Runs `body` with a client of the cluster's `postgres` database.
+    @discardableResult
     static func admin<T: Sendable>(
         _ cluster: PostgresLocation, _ body: @escaping @Sendable (PostgresClient) async throws -> T
     ) async throws -> T {

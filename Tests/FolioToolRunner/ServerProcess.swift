@@ -7,6 +7,8 @@ public final class ServerProcess: Sendable {
     public let port: Int
     /// Its data directory.
     public let data: URL
+    /// The PostgreSQL database it keeps its data in (`--postgres`), if any.
+    public let postgres: String?
     private let process: ToolProcess
 
     /// The server's base address, `http://127.0.0.1:PORT`.
@@ -23,7 +25,8 @@ public final class ServerProcess: Sendable {
     /// Issues a token off the cooperative pool.
     public func token(for library: String, account: String = "default") async throws -> String {
         let data = data
-        return try await offThePool { try Self.token(for: library, account: account, data: data) }
+        let postgres = postgres
+        return try await offThePool { try Self.token(for: library, account: account, data: data, postgres: postgres) }
     }
 
     /// Kills it and waits, off the cooperative pool.
@@ -38,6 +41,9 @@ public final class ServerProcess: Sendable {
         process = try ToolProcess.start(
             ["serve", "--port", "\(port)", "--data", data.path] + arguments, onOutputLine: lines.append)
         self.data = data
+        postgres = arguments.firstIndex(of: "--postgres").flatMap {
+            arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil
+        }
         guard let line = lines.first(containing: "listening on", within: timeout),
             let portText = line.split(separator: ":").last,
             let port = Int(portText.trimmingCharacters(in: .whitespaces))
@@ -49,10 +55,13 @@ public final class ServerProcess: Sendable {
         self.port = port
     }
 
-    /// Issues a token for `library` in the data directory `data`.
-    public static func token(for library: String, account: String = "default", data: URL) throws -> String {
+    /// Issues a token for `library` in the data directory `data` (in the PostgreSQL database `postgres`, if given).
+    public static func token(
+        for library: String, account: String = "default", data: URL, postgres: String? = nil
+    ) throws -> String {
         let run = try ToolRun.folio(
-            ["serve", "token", "create", "--library", library, "--account", account, "--data", data.path])
+            ["serve", "token", "create", "--library", library, "--account", account, "--data", data.path]
+                + (postgres.map { ["--postgres", $0] } ?? []))
         guard run.status == 0 else { throw ServerProcessError(message: "token create failed: \(run.errors)") }
         return run.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
