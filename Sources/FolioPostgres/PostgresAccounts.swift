@@ -3,7 +3,7 @@ import FolioServer
 import Foundation
 import PostgresNIO
 
-/// The server's accounts, libraries, tokens and device bindings (``ServerAccounts``) in PostgreSQL, shared by every
+/// The server's accounts, libraries, tokens and device bindings (`ServerAccounts`) in PostgreSQL, shared by every
 /// server process of the database: a token issued or revoked through one is known to all.
 public final class PostgresAccounts: ServerAccounts {
     let database: PostgresServerDatabase
@@ -13,7 +13,7 @@ public final class PostgresAccounts: ServerAccounts {
         self.database = database
     }
 
-    /// See ``ServerAccounts/createToken(library:account:now:random:)``.
+    /// See `ServerAccounts/createToken(library:account:now:random:)`.
     public func createToken(
         library: String, account: String, now: Date, random: inout some RandomNumberGenerator
     ) throws -> IssuedToken {
@@ -50,7 +50,7 @@ public final class PostgresAccounts: ServerAccounts {
             secret: drawn.secret)
     }
 
-    /// See ``ServerAccounts/tokens()``.
+    /// See `ServerAccounts/tokens()`.
     public func tokens() throws -> [ServerToken] {
         try select(
             "listing tokens",
@@ -60,7 +60,7 @@ public final class PostgresAccounts: ServerAccounts {
             """)
     }
 
-    /// See ``ServerAccounts/revoke(_:now:)``.
+    /// See `ServerAccounts/revoke(_:now:)`.
     public func revoke(_ id: String, now: Date) throws {
         let revoked = now.timeIntervalSince1970
         let logger = database.logger
@@ -77,7 +77,7 @@ public final class PostgresAccounts: ServerAccounts {
         guard found else { throw ServerError(.notFound, "there is no token \(id)") }
     }
 
-    /// See ``ServerAccounts/revokedTokens(since:)``.
+    /// See `ServerAccounts/revokedTokens(since:)`.
     public func revokedTokens(since date: Date) throws -> [String] {
         let since = date.timeIntervalSince1970
         let logger = database.logger
@@ -93,7 +93,7 @@ public final class PostgresAccounts: ServerAccounts {
         }
     }
 
-    /// See ``ServerAccounts/authenticate(_:)``.
+    /// See `ServerAccounts/authenticate(_:)`.
     public func authenticate(_ secret: String) throws -> ServerToken? {
         guard let presented = TokenSecret.presentedHash(secret) else { return nil }
         let hash = Data(presented)
@@ -106,7 +106,7 @@ public final class PostgresAccounts: ServerAccounts {
         ).first
     }
 
-    /// See ``ServerAccounts/bind(_:to:)``.
+    /// See `ServerAccounts/bind(_:to:)`.
     public func bind(_ devices: [DeviceID], to library: String) throws -> [DeviceID] {
         guard !devices.isEmpty else { return [] }
         let logger = database.logger
@@ -132,7 +132,7 @@ public final class PostgresAccounts: ServerAccounts {
         }
     }
 
-    /// See ``ServerAccounts/boundElsewhere(_:than:)``.
+    /// See `ServerAccounts/boundElsewhere(_:than:)`.
     public func boundElsewhere(_ devices: [DeviceID], than library: String) throws -> [DeviceID] {
         guard !devices.isEmpty else { return [] }
         let logger = database.logger

@@ -34,7 +34,7 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
 
     /// Reads a connection URL.
     ///
-    /// - Throws: ``ServerError`` `invalidName` for a URL that is not of the form above (the message says what is
+    /// - Throws: `ServerError` `invalidName` for a URL that is not of the form above (the message says what is
     ///   wrong, never the password).
     public init(url: String) throws {
         func refuse(_ why: String) -> ServerError {

@@ -75,7 +75,7 @@ public enum PostgresSchema {
 
     /// Applies the migrations `database` lacks.
     ///
-    /// - Throws: ``ServerError`` `storage` when the database lists a migration this build does not know (a newer
+    /// - Throws: `ServerError` `storage` when the database lists a migration this build does not know (a newer
     ///   Folio's) or a migration fails (nothing of that migration stays).
     static func migrate(_ database: PostgresServerDatabase) throws {
         let logger = database.logger

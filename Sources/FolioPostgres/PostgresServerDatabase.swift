@@ -10,7 +10,7 @@ import Synchronization
 /// A PostgreSQL database Folio keeps its server's data in: a bounded pool of connections, the schema brought up to
 /// date when it opens (``PostgresSchema``), and a probe that says whether the database answers.
 ///
-/// The server's storage calls are synchronous (``ServerLog``): each blocks the calling thread until the database
+/// The server's storage calls are synchronous (`ServerLog`): each blocks the calling thread until the database
 /// answers or ``timeout`` passes, while the work itself runs on a queue of the database's own (so that a caller on
 /// one of Swift's cooperative threads cannot starve it; the server calls its logs from queues of their own).
 public final class PostgresServerDatabase: Sendable {
@@ -49,8 +49,8 @@ public final class PostgresServerDatabase: Sendable {
     ///   - connections: the most connections open at once, 1 to ``maximumConnections``.
     ///   - timeout: how long one call may take.
     ///   - logger: where the pool logs.
-    /// - Throws: ``ServerError`` `storage` when the database cannot be reached or its schema is from a newer Folio
-    ///   (see ``PostgresSchema/migrate(_:)``), `invalidName` for a pool size out of bounds.
+    /// - Throws: `ServerError` `storage` when the database cannot be reached or its schema is from a newer Folio
+    ///   (see ``PostgresSchema``), `invalidName` for a pool size out of bounds.
     public init(
         location: PostgresLocation, connections: Int = defaultConnections, timeout: Duration = .seconds(10),
         logger: Logger = Logger(label: "folio.postgres")
@@ -132,9 +132,10 @@ public final class PostgresServerDatabase: Sendable {
             while !Task.isCancelled {
                 do {
                     try await client.withConnection { connection in
-                        let notifications = try await connection.listen(channel)
-                        received(nil)
-                        for try await notification in notifications { received(notification.payload) }
+                        try await connection.listen(on: channel) { notifications in
+                            received(nil)
+                            for try await notification in notifications { received(notification.payload) }
+                        }
                     }
                 } catch {
                     if !Task.isCancelled {
@@ -183,7 +184,7 @@ public final class PostgresServerDatabase: Sendable {
 
     /// Runs `body` with the pool and waits for it, at most ``timeout``.
     ///
-    /// - Throws: ``ServerError`` `storage` naming `action` when the database cannot be reached, the call takes longer
+    /// - Throws: `ServerError` `storage` naming `action` when the database cannot be reached, the call takes longer
     ///   than ``timeout`` or the database refuses a statement; any other error `body` throws, as it is.
     @discardableResult
     func run<T: Sendable>(

@@ -11,13 +11,13 @@ import Synchronization
 ///
 /// PostgreSQL holds the log: every change stored, in the order stored (a gapless position per library), with the
 /// signed heads that vouch for it, the library's blobs, the devices' names and the server's identity in the library.
-/// Each process keeps a copy of the log in a SQLite file of its own (``SQLiteServerLog``, in its data directory's
+/// Each process keeps a copy of the log in a SQLite file of its own (`SQLiteServerLog`, in its data directory's
 /// `cache/`), which checks arriving changes exactly as a device checks them and answers reads; the copy is brought up
 /// to date from PostgreSQL before each call (one query when nothing is new) and may be deleted at any time: it is
 /// rebuilt from PostgreSQL. A change is acknowledged only once its transaction in PostgreSQL committed: an ingest
 /// checks the changes in the copy, then writes those it took to PostgreSQL in one transaction, the log's row locked
 /// for the positions (no lock is held across the network). When that transaction fails, the copy, which took changes
-/// PostgreSQL lacks, is thrown away and rebuilt at the next call, and the ingest fails (``ServerError`` `storage`):
+/// PostgreSQL lacks, is thrown away and rebuilt at the next call, and the ingest fails (`ServerError` `storage`):
 /// nothing is acknowledged that PostgreSQL does not hold.
 public final class PostgresServerLog: ServerLog {
     /// The library.
@@ -40,7 +40,7 @@ public final class PostgresServerLog: ServerLog {
     /// Opens the log of `library` in `database`, creating it (with a new server identity) when it is new, with its
     /// copy in `cacheDirectory`.
     ///
-    /// - Throws: ``ServerError`` `storage`.
+    /// - Throws: `ServerError` `storage`.
     public init(library: String, database: PostgresServerDatabase, cacheDirectory: URL) throws {
         self.library = library
         self.database = database
@@ -72,12 +72,12 @@ public final class PostgresServerLog: ServerLog {
         state = Mutex(State())
     }
 
-    /// See ``ServerLog/device``.
+    /// See `ServerLog/device`.
     public var device: Device { key.device(named: "server") }
 
     // MARK: Reads, from the copy brought up to date
 
-    /// See ``ServerLog/summary()``.
+    /// See `ServerLog/summary()`.
     public func summary() throws -> ServerLogSummary {
         var summary = try current { try $0.summary() }
         // The devices named in PostgreSQL (by whichever process), and the server itself, as a SQLite log lists them.
@@ -85,19 +85,19 @@ public final class PostgresServerLog: ServerLog {
         return summary
     }
 
-    /// See ``ServerLog/changes(of:since:)``.
+    /// See `ServerLog/changes(of:since:)`.
     public func changes(of document: DocumentID, since: VersionVector) throws -> (
         changes: [EncodedChange], heads: [SignedHead]
     ) {
         try current { try $0.changes(of: document, since: since) }
     }
 
-    /// See ``ServerLog/vector(of:)``.
+    /// See `ServerLog/vector(of:)`.
     public func vector(of document: DocumentID) throws -> VersionVector {
         try current { try $0.vector(of: document) }
     }
 
-    /// See ``ServerLog/contains(_:of:)``.
+    /// See `ServerLog/contains(_:of:)`.
     public func contains(_ head: ChangeHash, of document: DocumentID) throws -> Bool {
         try current { try $0.contains(head, of: document) }
     }
@@ -112,13 +112,13 @@ public final class PostgresServerLog: ServerLog {
         try current { try $0.change(id, of: document) }
     }
 
-    /// See ``ServerLog/waitingChanges(of:)``: those waiting in this process's copy (a change that waits is not yet
+    /// See `ServerLog/waitingChanges(of:)`: those waiting in this process's copy (a change that waits is not yet
     /// acknowledged, and a device sends it again to whichever process it reaches).
     public func waitingChanges(of document: DocumentID) throws -> [Change] {
         try current { try $0.waitingChanges(of: document) }
     }
 
-    /// See ``ServerLog/byteSize()``: the bytes of the library's changes, heads and blobs in PostgreSQL.
+    /// See `ServerLog/byteSize()`: the bytes of the library's changes, heads and blobs in PostgreSQL.
     public func byteSize() throws -> Int {
         let library = self.library
         let logger = database.logger
@@ -132,7 +132,7 @@ public final class PostgresServerLog: ServerLog {
         }
     }
 
-    /// See ``ServerLog/catchUp()``: what PostgreSQL holds that the copy did not, read into it. A copy rebuilt from
+    /// See `ServerLog/catchUp()`: what PostgreSQL holds that the copy did not, read into it. A copy rebuilt from
     /// PostgreSQL (after it was thrown away) reports nothing: what it lacked, the devices take by their own sync.
     public func catchUp() throws -> [DocumentID: VersionVector] {
         try state.withLock { state in
@@ -149,7 +149,7 @@ public final class PostgresServerLog: ServerLog {
 
     // MARK: Writes
 
-    /// See ``ServerLog/ingest(_:heads:)``: checked in the copy, then stored in PostgreSQL in one transaction before
+    /// See `ServerLog/ingest(_:heads:)`: checked in the copy, then stored in PostgreSQL in one transaction before
     /// this returns.
     public func ingest(_ changes: [EncodedChange], heads: [SignedHead]) throws -> IngestResult {
         try state.withLock { state in
@@ -182,7 +182,7 @@ public final class PostgresServerLog: ServerLog {
         }
     }
 
-    /// See ``ServerLog/name(_:)``.
+    /// See `ServerLog/name(_:)`.
     public func name(_ device: Device) throws {
         guard device.id != self.device.id else { return }
         let library = self.library
@@ -202,7 +202,7 @@ public final class PostgresServerLog: ServerLog {
     /// position the copy holds after it: the last one written when nobody wrote since `position`, else `position`
     /// (the next call reads what others wrote, and these again, as duplicates).
     ///
-    /// - Throws: ``ServerError`` `storage`; `StoreError` `integrity` when PostgreSQL holds another change under one of these
+    /// - Throws: `ServerError` `storage`; `StoreError` `integrity` when PostgreSQL holds another change under one of these
     ///   identities (another process took it first); nothing is stored then.
     private func write(_ changes: [EncodedChange], heads: [SignedHead], after position: Int64) throws -> Int64 {
         guard !changes.isEmpty else { return position }
@@ -280,7 +280,7 @@ public final class PostgresServerLog: ServerLog {
 
     // MARK: Blobs, in PostgreSQL
 
-    /// See ``ServerLog/blobs(_:)``.
+    /// See `ServerLog/blobs(_:)`.
     public func blobs(_ references: [BlobReference]) throws -> [BlobReference: Data] {
         guard !references.isEmpty else { return [:] }
         let library = self.library
@@ -311,20 +311,20 @@ public final class PostgresServerLog: ServerLog {
         return result
     }
 
-    /// See ``ServerLog/lacking(_:)``.
+    /// See `ServerLog/lacking(_:)`.
     public func lacking(_ references: [BlobReference]) throws -> [BlobReference] {
         let held = try heldBlobs(references.map(\.hash))
         return references.filter { !held.contains($0.hash) }
     }
 
-    /// See ``ServerLog/missingBlobs(limit:)``: those the copy lacks and PostgreSQL lacks too.
+    /// See `ServerLog/missingBlobs(limit:)`: those the copy lacks and PostgreSQL lacks too.
     public func missingBlobs(limit: Int) throws -> [BlobReference] {
         let missing = try current { try $0.missingBlobs(limit: SyncMessage.Limits.wantedBlobs) }
         let held = try heldBlobs(missing.map(\.hash))
         return Array(missing.filter { !held.contains($0.hash) }.prefix(limit))
     }
 
-    /// See ``ServerLog/storeBlobs(_:)``: checked against the changes of the copy, then stored in PostgreSQL.
+    /// See `ServerLog/storeBlobs(_:)`: checked against the changes of the copy, then stored in PostgreSQL.
     public func storeBlobs(_ blobs: [Data]) throws -> BlobIntake {
         let intake = try current { try $0.storeBlobs(blobs) }
         let taken = Set(intake.stored)

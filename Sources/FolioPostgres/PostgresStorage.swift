@@ -2,13 +2,13 @@ import FolioServer
 import Foundation
 import Logging
 
-/// A server's storage in PostgreSQL (``ServerStorage``): accounts in ``PostgresAccounts``, each library's log in a
+/// A server's storage in PostgreSQL (`ServerStorage`): accounts in ``PostgresAccounts``, each library's log in a
 /// ``PostgresServerLog``, with its copy in the data directory's `cache/`. Any number of server processes, each with
 /// a data directory of its own, may share one database.
 public final class PostgresStorage: ServerStorage {
     /// The database.
     public let database: PostgresServerDatabase
-    /// See ``ServerStorage/accounts``.
+    /// See `ServerStorage/accounts`.
     public let accounts: any ServerAccounts
     private let cacheDirectory: URL
 
@@ -23,12 +23,12 @@ public final class PostgresStorage: ServerStorage {
         database.probeEvery(Self.probeInterval)
     }
 
-    /// See ``ServerStorage/openLog(of:logger:)``.
+    /// See `ServerStorage/openLog(of:logger:)`.
     public func openLog(of library: String, logger: Logger) throws -> any ServerLog {
         try PostgresServerLog(library: library, database: database, cacheDirectory: cacheDirectory)
     }
 
-    /// See ``ServerStorage/watch(_:)``: a connection of the pool listens on the `folio_changes` channel, which every
+    /// See `ServerStorage/watch(_:)`: a connection of the pool listens on the `folio_changes` channel, which every
     /// transaction that stores changes notifies with its library's name; when the connection is lost, another
     /// listens as soon as the database answers, and `stored` is called with `nil` (what was stored meanwhile went
     /// unheard).
@@ -36,6 +36,6 @@ public final class PostgresStorage: ServerStorage {
         database.listen(on: "folio_changes") { payload in stored(payload) }
     }
 
-    /// See ``ServerStorage/unhealthyReason``: the database's (see ``PostgresServerDatabase/unhealthyReason``).
+    /// See `ServerStorage/unhealthyReason`: the database's (see ``PostgresServerDatabase/unhealthyReason``).
     public var unhealthyReason: String? { database.unhealthyReason.map { "PostgreSQL: \($0)" } }
 }
