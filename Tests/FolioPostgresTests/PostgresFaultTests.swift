@@ -1,0 +1,95 @@
+import Folio
+import FolioClient
+import FolioPostgres
+import FolioTesting
+import FolioToolRunner
+import Foundation
+import Synchronization
+import Testing
+
+/// A server process killed while devices sync through two processes over one database.
+@Suite(.serialized) struct PostgresFaultTests {
+    static let devices = 20
+    static let rounds = 6
+
+    @Test func killingOneOfTwoProcessesLosesNothingAcknowledgedAndDevicesConvergeThroughTheOther() async throws {
+        let test = try await TestPostgres.fresh()
+        let directory = try TemporaryDirectory()
+        let first = try await ServerProcess.start(
+            data: try directory.subdirectory("first"), arguments: ["--postgres", test.url])
+        let second = try await ServerProcess.start(
+            data: try directory.subdirectory("second"), arguments: ["--postgres", test.url])
+        let token = try await first.token(for: "notes")
+        @Sendable func transport(_ server: ServerProcess) throws -> WebSocketTransport {
+            WebSocketTransport(endpoint: try ServerEndpoint(url: server.libraryURL("notes"), token: token))
+        }
+        let libraries = try (0..<Self.devices).map { index in
+            try DocumentLibrary(
+                at: try directory.subdirectory("device\(index)"), deviceName: "device\(index)",
+                conflictPolicy: ConflictPolicy(default: .merge))
+        }
+        // The note, known to every device before they write.
+        let note = try await libraries[0].create(TextDocument.self, named: "Log", in: .shared)
+        try await note.edit([.append("start\n")])
+        try await note.commit()
+        _ = try await libraries[0].sync(through: transport(first))
+        for library in libraries.dropFirst() { _ = try await library.sync(through: transport(second)) }
+
+        // Each device appends a line a round and syncs through its process (even ones the first, odd ones the
+        // second); the first is killed with SIGKILL after the second round. A line is acknowledged once a sync that
+        // carried it returned.
+        let tally = Tally()
+        let noteID = note.id
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (index, library) in libraries.enumerated() {
+                group.addTask {
+                    let document = try await library.open(noteID, as: TextDocument.self)
+                    var pending: [String] = []
+                    for round in 0..<Self.rounds {
+                        let line = "device\(index) round\(round)"
+                        try await document.edit([.append(line + "\n")])
+                        try await document.commit()
+                        pending.append(line)
+                        let server = index.isMultiple(of: 2) && !tally.killed.withLock({ $0 }) ? first : second
+                        do {
+                            _ = try await library.sync(through: transport(server))
+                            tally.acknowledged.withLock { $0.formUnion(pending) }
+                            pending = []
+                        } catch {
+                            // The first process is gone: this device goes on through the second.
+                        }
+                        if index == 0, round == 1 {
+                            first.send(SIGKILL)
+                            tally.killed.withLock { $0 = true }
+                        }
+                    }
+                    try await document.close()
+                }
+            }
+            try await group.waitForAll()
+        }
+        // Everyone syncs through the second until nothing moves.
+        for _ in 0..<2 {
+            for library in libraries { _ = try await library.sync(through: transport(second)) }
+        }
+        var texts: [String] = []
+        for library in libraries {
+            let document = try await library.open(note.id, as: TextDocument.self)
+            texts.append(await document.model.text)
+            try await document.close()
+        }
+        #expect(Set(texts).count == 1, "every device shows the same text")
+        let lines = Set(texts[0].split(separator: "\n").map(String.init))
+        let lost = tally.acknowledged.withLock { $0 }.subtracting(lines)
+        #expect(lost.isEmpty, "acknowledged lines lost: \(lost.sorted())")
+        #expect(lines.count == Self.devices * Self.rounds + 1, "every line typed, once")
+        #expect(tally.acknowledged.withLock { $0.count } > Self.devices, "the test acknowledged lines before the kill")
+        await second.stop()
+    }
+}
+
+/// What the devices of the test were told was stored, and whether the first process was killed.
+private final class Tally: Sendable {
+    let acknowledged = Mutex<Set<String>>([])
+    let killed = Mutex(false)
+}
