@@ -36,6 +36,19 @@ public final class PostgresStorage: ServerStorage {
         database.listen(on: "folio_changes") { payload in stored(payload) }
     }
 
+    /// See `ServerStorage/hasLog(of:)`.
+    public func hasLog(of library: String) throws -> Bool {
+        let logger = database.logger
+        return try database.run("looking up library \(library)") { client in
+            for try await _ in try await client.query(
+                "SELECT 1 FROM folio_log WHERE library = \(library)", logger: logger)
+            {
+                return true
+            }
+            return false
+        }
+    }
+
     /// See `ServerStorage/unhealthyReason`: the database's (see ``PostgresServerDatabase/unhealthyReason``).
     public var unhealthyReason: String? { database.unhealthyReason.map { "PostgreSQL: \($0)" } }
 }

@@ -12,6 +12,10 @@ public protocol ServerStorage: Sendable {
     ///
     /// - Throws: ``ServerError`` `storage`.
     func openLog(of library: String, logger: Logger) throws -> any ServerLog
+    /// Whether library `name` has a log (``openLog(of:logger:)`` would open one rather than create it).
+    ///
+    /// - Throws: ``ServerError`` `storage`.
+    func hasLog(of library: String) throws -> Bool
     /// Why the storage cannot serve now (its database is unreachable, say), or `nil` while it can: `GET /health`
     /// answers 503 with it.
     var unhealthyReason: String? { get }
@@ -50,6 +54,14 @@ public final class DirectoryStorage: ServerStorage {
         let log = try SQLiteServerLog(at: url, durability: durability)
         try ServerDataDirectory.makePrivate(databaseAt: url)
         return log
+    }
+
+    /// See ``ServerStorage/hasLog(of:)``: whether the library's file (or its file of the earlier layout) is there.
+    public func hasLog(of library: String) throws -> Bool {
+        let libraries = directory.url.appendingPathComponent("libraries", isDirectory: true)
+        return [ServerDataDirectory.libraryFileName(library), library + ".sqlite"].contains { name in
+            FileManager.default.fileExists(atPath: libraries.appendingPathComponent(name).path)
+        }
     }
 
     /// Always `nil`: local files are there as long as the process is.

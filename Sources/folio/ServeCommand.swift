@@ -15,7 +15,7 @@ struct ServeCommand: AsyncParsableCommand {
             it). A device connects to ws://HOST:PORT/v1/libraries/NAME with a token from \
             `folio serve token create --library NAME`. SIGINT or SIGTERM stops it within --shutdown-grace.
             """,
-        subcommands: [TokenCommand.self]
+        subcommands: [TokenCommand.self, ExportCommand.self, ImportCommand.self]
     )
 
     @OptionGroup var data: ServeDataOptions
@@ -187,6 +187,19 @@ struct ServeDataOptions: ParsableArguments {
                 location: try PostgresLocation(url: postgres), connections: postgresConnections)
         } catch {
             throw CommandFailure.checkFailed("cannot open the server's database: \(error)")
+        }
+    }
+
+    /// The server's storage: the data directory's files, or the PostgreSQL database. Takes no lock: the commands that
+    /// use it say when a server must be stopped first.
+    func openStorage() throws -> any ServerStorage {
+        if let database = try openDatabase() { return PostgresStorage(database: database, dataDirectory: directory) }
+        do {
+            let directory = ServerDataDirectory(self.directory)
+            try directory.create()
+            return try DirectoryStorage(directory: directory)
+        } catch {
+            throw CommandFailure.checkFailed("cannot open the server's data in \(path): \(error)")
         }
     }
 

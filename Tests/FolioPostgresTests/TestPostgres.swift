@@ -105,6 +105,21 @@ final class TestDatabase: Sendable {
         }
     }
 
+    /// The number of rows of `table`.
+    func count(_ table: String) async throws -> Int {
+        var location = self.location
+        location.tls = .disable
+        return try await TestPostgres.admin(location) { client in
+            var count = 0
+            for try await value in try await client.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table)"))
+                .decode(Int64.self)
+            {
+                count = Int(value)
+            }
+            return count
+        }
+    }
+
     deinit {
         let name = location.database
         let cluster = cluster
