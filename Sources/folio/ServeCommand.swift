@@ -190,10 +190,11 @@ struct ServeDataOptions: ParsableArguments {
         }
     }
 
-    /// The server's storage: the data directory's files, or the PostgreSQL database. Takes no lock: the commands that
-    /// use it say when a server must be stopped first.
-    func openStorage() throws -> any ServerStorage {
-        if let database = try openDatabase() { return PostgresStorage(database: database, dataDirectory: directory) }
+    /// The server's storage: the data directory's files, or the PostgreSQL database (with the logs' copies in
+    /// `scratch`, a directory the caller deletes). Takes no lock: the commands that use it say when a server must be
+    /// stopped first.
+    func openStorage(scratch: URL) throws -> any ServerStorage {
+        if let database = try openDatabase() { return PostgresStorage(database: database, dataDirectory: scratch) }
         do {
             let directory = ServerDataDirectory(self.directory)
             try directory.create()

@@ -32,7 +32,9 @@ struct ExportCommand: ParsableCommand {
         guard !FileManager.default.fileExists(atPath: url.path) else {
             throw CommandFailure.invalidInput("\(file) exists already: export writes a new file")
         }
-        let storage = try data.openStorage()
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("folio-transfer-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let storage = try data.openStorage(scratch: scratch)
         let copied: LogTransfer.Copied
         do {
             guard try storage.hasLog(of: library) else {
@@ -79,7 +81,9 @@ struct ImportCommand: ParsableCommand {
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw CommandFailure.invalidInput("there is no file \(file)")
         }
-        let storage = try data.openStorage()
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("folio-transfer-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let storage = try data.openStorage(scratch: scratch)
         let copied: LogTransfer.Copied
         do {
             guard let identity = try DeviceRegistry.localIdentity(ofStoreAt: url) else {
