@@ -148,6 +148,18 @@ public final class PostgresServerDatabase: Sendable {
         listeners.withLock { $0.append(task) }
     }
 
+    /// Sends each payload of `payloads` as a notification on `channel`, in order, until the stream ends or
+    /// ``close()``; a payload that cannot be sent (the database is away) is dropped.
+    public func notify(on channel: String, _ payloads: AsyncStream<String>) {
+        let client = self.client
+        let task = Task.detached(executorPreference: bridge) {
+            for await payload in payloads {
+                _ = try? await client.query("SELECT pg_notify(\(channel), \(payload))")
+            }
+        }
+        listeners.withLock { $0.append(task) }
+    }
+
     private func probeAsync() async {
         let client = self.client
         let timeout = self.timeout

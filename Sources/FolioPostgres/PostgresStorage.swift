@@ -11,6 +11,10 @@ public final class PostgresStorage: ServerStorage {
     /// See `ServerStorage/accounts`.
     public let accounts: any ServerAccounts
     private let cacheDirectory: URL
+    /// This process's mark on the presence it publishes, so that it skips its own.
+    private let origin = UUID().uuidString
+    /// Presence frames waiting to be published, in order.
+    private let outgoing: AsyncStream<String>.Continuation
 
     /// How often the database is probed for `GET /health`.
     public static let probeInterval: Duration = .seconds(1)
@@ -21,6 +25,42 @@ public final class PostgresStorage: ServerStorage {
         accounts = PostgresAccounts(database: database)
         cacheDirectory = dataDirectory.appendingPathComponent("cache", isDirectory: true)
         database.probeEvery(Self.probeInterval)
+        let (payloads, outgoing) = AsyncStream.makeStream(
+            of: String.self, bufferingPolicy: .bufferingNewest(Self.presenceBuffer))
+        self.outgoing = outgoing
+        database.notify(on: Self.presenceChannel, payloads)
+    }
+
+    deinit { outgoing.finish() }
+
+    /// The channel presence crosses processes on.
+    static let presenceChannel = "folio_presence"
+    /// How many presence frames may wait to be published; past it the oldest are dropped.
+    static let presenceBuffer = 1_024
+    /// The largest payload a notification carries (PostgreSQL's bound is 8,000 bytes): a larger presence frame stays
+    /// in its process. The server's bound on a state (`ServerLimits.presenceBytes`, 1,024 bytes by default) keeps
+    /// frames well below it.
+    static let presencePayloadLimit = 7_900
+
+    /// See `ServerStorage/publishPresence(_:of:)`: a notification on `folio_presence`, `ORIGIN LIBRARY BASE64`, sent
+    /// in order by one task (never blocking the caller; dropped past ``presenceBuffer`` waiting).
+    public func publishPresence(_ frame: [UInt8], of library: String) {
+        let payload = "\(origin) \(library) \(Data(frame).base64EncodedString())"
+        guard payload.utf8.count <= Self.presencePayloadLimit else { return }
+        outgoing.yield(payload)
+    }
+
+    /// See `ServerStorage/watchPresence(_:)`.
+    public func watchPresence(_ received: @escaping @Sendable (String, [UInt8]) -> Void) {
+        let origin = self.origin
+        database.listen(on: Self.presenceChannel) { payload in
+            guard let payload else { return }
+            let parts = payload.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+            guard parts.count == 3, parts[0] != origin, AccountNames.isValid(String(parts[1])),
+                let frame = Data(base64Encoded: String(parts[2]))
+            else { return }
+            received(String(parts[1]), Array(frame))
+        }
     }
 
     /// See `ServerStorage/openLog(of:logger:)`.

@@ -61,7 +61,19 @@ extension ServedLibrary {
         connection.presence.bytes += state.count - before
         budget.charge(state.count)
         budget.release(before)
-        relayPresence(SyncFrame.presence(document: document, device: device, state: state).encoded(), from: connection)
+        let frame = SyncFrame.presence(document: document, device: device, state: state).encoded()
+        relayPresence(frame, from: connection)
+        publishPresence?(frame)
+    }
+
+    /// Relays a presence frame a device connected to another server process sent (through the storage they share)
+    /// to this process's connections that read presence. Such states are not kept: a device that joins here sees
+    /// them when they next change.
+    func relayRemotePresence(_ frame: [UInt8]) {
+        for id in connections.keys.sorted() {
+            guard let recipient = connections[id], recipient.presence.reads, recipient.device != nil else { continue }
+            offerPresence(frame, to: recipient)
+        }
     }
 
     /// Queues a presence frame for every connection of the library but `sender` that said hello and reads presence.
@@ -105,7 +117,9 @@ extension ServedLibrary {
                 other.device?.id == device && other.presence.states[document] != nil
             }
             guard !stillShown else { continue }
-            relayPresence(SyncFrame.presence(document: document, device: device, state: []).encoded(), from: connection)
+            let frame = SyncFrame.presence(document: document, device: device, state: []).encoded()
+            relayPresence(frame, from: connection)
+            publishPresence?(frame)
         }
     }
 

@@ -93,6 +93,8 @@ actor ServedLibrary {
     var nextConnection: UInt64 = 0
     var arrivals: [Arrival] = []
     var drainScheduled = false
+    /// Passes a presence frame of this library's devices on to the other server processes of the storage, if any.
+    let publishPresence: (@Sendable ([UInt8]) -> Void)?
     /// Whether an ``absorbStoredElsewhere()`` is scheduled (other processes stored changes of the library).
     var absorbScheduled = false
     /// Devices known to be bound to this library (saves the account database a query per batch).
@@ -111,9 +113,11 @@ actor ServedLibrary {
 
     init(
         name: String, log: any ServerLog, accounts: any ServerAccounts, metrics: ServerMetrics, logger: Logger,
-        limits: ServerLimits, budget: MemoryBudget, seed: UInt64
+        limits: ServerLimits, budget: MemoryBudget, seed: UInt64,
+        publishPresence: (@Sendable ([UInt8]) -> Void)? = nil
     ) {
         self.name = name
+        self.publishPresence = publishPresence
         self.log = log
         self.accounts = accounts
         self.metrics = metrics

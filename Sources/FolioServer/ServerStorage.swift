@@ -23,11 +23,20 @@ public protocol ServerStorage: Sendable {
     /// when any library may have grown unseen (the storage lost its connection for a while), until the storage is
     /// released. Storage that only this process writes never calls it.
     func watch(_ stored: @escaping @Sendable (String?) -> Void)
+    /// Passes a presence frame a device of `library` sent to this process on to the other processes of the storage,
+    /// at most once and never stored (presence is the latest state of something that changes many times a second).
+    func publishPresence(_ frame: [UInt8], of library: String)
+    /// Calls `received` in order with each presence frame another process published, and its library's name.
+    func watchPresence(_ received: @escaping @Sendable (String, [UInt8]) -> Void)
 }
 
 extension ServerStorage {
     /// Never calls `stored`: only this process writes.
     public func watch(_ stored: @escaping @Sendable (String?) -> Void) {}
+    /// Nothing: no other process shares this storage.
+    public func publishPresence(_ frame: [UInt8], of library: String) {}
+    /// Never calls `received`: no other process shares this storage.
+    public func watchPresence(_ received: @escaping @Sendable (String, [UInt8]) -> Void) {}
 }
 
 /// The server's storage in its data directory (``ServerDataDirectory``): the accounts in `accounts.sqlite`, each

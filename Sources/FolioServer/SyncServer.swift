@@ -68,6 +68,9 @@ public final class SyncServer: Sendable {
     /// Refusals and failed connections, rate-limited.
     private let refusals = RefusalLog()
 
+    /// The task that relays presence frames of other processes.
+    private let presenceRelay = Mutex<Task<Void, Never>?>(nil)
+
     /// The data directory's lock, held as long as the server exists.
     private let dataLock: DataDirectoryLock
 
@@ -108,7 +111,24 @@ public final class SyncServer: Sendable {
         self.storage = try storage ?? DirectoryStorage(directory: directory, durability: configuration.durability)
         // Changes other processes stored reach this one's devices.
         self.storage.watch { [weak self] name in self?.storedElsewhere(name) }
+        // Presence from devices of other processes, relayed in the order it comes.
+        let (frames, arriving) = AsyncStream.makeStream(
+            of: (String, [UInt8]).self, bufferingPolicy: .bufferingNewest(Self.remotePresenceBuffer))
+        self.storage.watchPresence { library, frame in arriving.yield((library, frame)) }
+        let relay = Task { [weak self] in
+            for await (name, frame) in frames {
+                guard let library = self?.libraries.withLock({ $0[name] }) else { continue }
+                await library.relayRemotePresence(frame)
+            }
+        }
+        presenceRelay.withLock { $0 = relay }
     }
+
+    deinit { presenceRelay.withLock { $0?.cancel() } }
+
+    /// How many presence frames of other processes may wait to be relayed; past it the oldest are dropped (the next
+    /// state of a cursor replaces it anyway).
+    static let remotePresenceBuffer = 1_024
 
     /// Has the open library `name` (every open library for `nil`) pass on what other processes stored.
     private func storedElsewhere(_ name: String?) {
@@ -406,9 +426,11 @@ public final class SyncServer: Sendable {
             if let library = open[name] { return library }
             let log = try storage.openLog(of: name, logger: logger)
             var seed = SystemRandomNumberGenerator()
+            let storage = self.storage
             let library = ServedLibrary(
                 name: name, log: log, accounts: accounts, metrics: metrics, logger: logger,
-                limits: configuration.limits, budget: budget, seed: seed.next())
+                limits: configuration.limits, budget: budget, seed: seed.next(),
+                publishPresence: { frame in storage.publishPresence(frame, of: name) })
             open[name] = library
             return library
         }

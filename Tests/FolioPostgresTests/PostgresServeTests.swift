@@ -70,6 +70,35 @@ import Testing
         await second.stop()
     }
 
+    @Test func aCursorShownThroughOneProcessIsSeenThroughAnotherAndGoesWithItsDevice() async throws {
+        let test = try await TestPostgres.fresh()
+        let directory = try TemporaryDirectory()
+        let first = try await ServerProcess.start(
+            data: try directory.subdirectory("first"), arguments: ["--postgres", test.url])
+        let second = try await ServerProcess.start(
+            data: try directory.subdirectory("second"), arguments: ["--postgres", test.url])
+        let token = try await first.token(for: "notes")
+        let phone = try DocumentLibrary(at: try directory.subdirectory("Phone"), deviceName: "Phone")
+        let laptop = try DocumentLibrary(at: try directory.subdirectory("Laptop"), deviceName: "Laptop")
+        let phoneSync = try await phone.startSyncing(with: first.libraryURL("notes"), token: token)
+        let laptopSync = try await laptop.startSyncing(with: second.libraryURL("notes"), token: token)
+        let note = try await phone.create(
+            TextDocument.self, named: "Plan", in: .shared, contents: TextDocument(text: "hello world"))
+        try await waitFor("the note on the laptop") { try await laptop.info(of: note.id) != nil }
+        let onLaptop = try await laptop.open(note.id, as: TextDocument.self)
+        try await waitFor("the text on the laptop") { await onLaptop.model.text == "hello world" }
+        try await note.setSelection(TextSelection(anchor: 6, head: 11))
+        try await waitFor("the phone's selection on the laptop") {
+            await onLaptop.others.contains { $0.name == "Phone" && $0.selection == TextSelection(anchor: 6, head: 11) }
+        }
+        // The phone's connection ends: its cursor leaves the laptop's screen, through the other process too.
+        await phoneSync.stop()
+        try await waitFor("the phone's cursor gone from the laptop") { await onLaptop.others.isEmpty }
+        await laptopSync.stop()
+        await first.stop()
+        await second.stop()
+    }
+
     @Test func aServerWhoseDatabaseStopsSaysSoRefusesToAcknowledgeAndRecovers() async throws {
         // A cluster of this test's own: it is stopped and started again.
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

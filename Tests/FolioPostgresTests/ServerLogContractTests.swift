@@ -130,6 +130,47 @@ import Testing
         #expect(try log.vector(of: Self.document)[a.id] == 3)
     }
 
+    @Test(arguments: Backend.allCases) func changesArrivingBeforeTheirParentsWaitForThem(_ backend: Backend)
+        async throws
+    {
+        let subject = try await subject(backend)
+        let log = try subject.open()
+        let store = try ChangeLogStore(inMemoryNamed: "A", device: a)
+        let made = try made(by: a, 6, in: store)
+        // The last three first, with the heads: they wait for their parents.
+        let late = try log.ingest(Array(made.changes.suffix(3)), heads: made.heads)
+        #expect(late.applied.isEmpty)
+        #expect(try log.vector(of: Self.document).isEmpty)
+        let early = try log.ingest(Array(made.changes.prefix(3)), heads: made.heads)
+        #expect(Set(early.applied) == Set(made.changes.map(\.change.id)), "the waiting ones enter with their parents")
+        #expect(
+            try log.changes(of: Self.document, since: VersionVector()).changes.map(\.change.hash)
+                == made.changes.map(\.change.hash))
+    }
+
+    @Test(arguments: Backend.allCases) func anotherChangeUnderAStoredIdentityIsRefused(_ backend: Backend)
+        async throws
+    {
+        let subject = try await subject(backend)
+        let log = try subject.open()
+        // A device restored from a backup: its key makes a second, different seq 1.
+        let original = try ChangeLogStore(inMemoryNamed: "A", device: a)
+        let clone = try ChangeLogStore(inMemoryNamed: "A2", device: a)
+        let one = try made(by: a, 1, in: original)
+        _ = try clone.append(.edit(Edit(operations: Data("made elsewhere".utf8))), to: Self.document)
+        let other = (
+            changes: try clone.changes(of: Self.document).map(EncodedChange.init),
+            heads: try clone.signedHeads(of: Self.document)
+        )
+        #expect(one.changes[0].change.id == other.changes[0].change.id)
+        #expect(one.changes[0].change.hash != other.changes[0].change.hash)
+        _ = try log.ingest(one.changes, heads: one.heads)
+        #expect(throws: StoreError.self) { try log.ingest(other.changes, heads: other.heads) }
+        #expect(
+            try log.changes(of: Self.document, since: VersionVector()).changes.map(\.change.hash)
+                == one.changes.map(\.change.hash))
+    }
+
     @Test(arguments: Backend.allCases) func devicesAreNamed(_ backend: Backend) async throws {
         let subject = try await subject(backend)
         let log = try subject.open()
