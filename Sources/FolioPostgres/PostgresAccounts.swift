@@ -115,13 +115,12 @@ public final class PostgresAccounts: ServerAccounts {
             for device in devices {
                 let id = Data(device.uuid.bytes)
                 var bound: String?
-                // The binding made here, or the one another server made first.
+                // The binding made here, or the one made first (by any server): an update that changes nothing
+                // returns it, where a second statement could not see a row another transaction just made.
                 for try await name in try await client.query(
                     """
-                    WITH made AS (
-                        INSERT INTO folio_device (id, library) VALUES (\(id), \(library))
-                        ON CONFLICT (id) DO NOTHING RETURNING library)
-                    SELECT library FROM made UNION ALL SELECT library FROM folio_device WHERE id = \(id)
+                    INSERT INTO folio_device (id, library) VALUES (\(id), \(library))
+                    ON CONFLICT (id) DO UPDATE SET library = folio_device.library RETURNING library
                     """, logger: logger
                 ).decode(String.self) {
                     bound = bound ?? name

@@ -3,8 +3,8 @@ import Foundation
 import PostgresNIO
 
 /// Where a PostgreSQL database is and how to reach it, read from a connection URL:
-/// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require]` (`postgresql://` too). The
-/// port is 5432 unless given; `sslmode` is `prefer` unless given (`disable` for a database on loopback).
+/// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require|verify-full]` (`postgresql://`
+/// too; an IPv6 address in brackets). The port is 5432 and `sslmode` is `prefer` unless given.
 public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     /// The host name or address.
     public var host: String
@@ -23,10 +23,13 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     public enum TLSMode: String, Sendable, Hashable {
         /// Never: for a database on loopback or a private network.
         case disable
-        /// When the server offers it.
+        /// When the server offers it, without checking its certificate (as libpq's `prefer`).
         case prefer
-        /// Always: the connection fails without it.
+        /// Always, without checking the server's certificate (as libpq's `require`): the connection fails without it.
         case require
+        /// Always, the server's certificate checked against the system's trusted authorities and its name against
+        /// the host (as libpq's `verify-full`).
+        case verifyFull = "verify-full"
     }
 
     /// The longest URL accepted, in bytes.
@@ -49,7 +52,11 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
         guard scheme == "postgres" || scheme == "postgresql" else {
             throw refuse("its scheme is \(scheme.debugDescription), not postgres")
         }
-        guard let host = components.host, !host.isEmpty else { throw refuse("it names no host") }
+        guard components.fragment == nil else { throw refuse("it has a fragment (#…)") }
+        guard var host = components.host, !host.isEmpty else { throw refuse("it names no host") }
+        // An IPv6 address comes in brackets.
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { throw refuse("it names no host") }
         guard let user = components.user, !user.isEmpty else { throw refuse("it names no user") }
         let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
         guard !database.isEmpty, !database.contains("/") else { throw refuse("it names no database") }
@@ -60,7 +67,7 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
             switch item.name {
             case "sslmode":
                 guard let value = item.value, let mode = TLSMode(rawValue: value) else {
-                    throw refuse("sslmode must be disable, prefer or require")
+                    throw refuse("sslmode must be disable, prefer, require or verify-full")
                 }
                 tls = mode
             default:
@@ -87,13 +94,18 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
         "postgres://\(username)@\(host.contains(":") ? "[\(host)]" : host):\(port)/\(database)?sslmode=\(tls.rawValue)"
     }
 
-    /// The client configuration, with at most `connections` connections.
-    func clientConfiguration(connections: Int) -> PostgresClient.Configuration {
+    /// The client configuration, with at most `connections` connections; the database ends a statement, a wait for
+    /// a lock, or a transaction left idle, that takes longer than `timeout`.
+    func clientConfiguration(connections: Int, timeout: Duration) -> PostgresClient.Configuration {
         let mode: PostgresClient.Configuration.TLS
         switch tls {
         case .disable: mode = .disable
-        case .prefer: mode = .prefer(.makeClientConfiguration())
-        case .require: mode = .require(.makeClientConfiguration())
+        case .prefer, .require:
+            // Encrypted, the certificate not checked: libpq's meaning of these modes.
+            var unchecked = TLSConfiguration.makeClientConfiguration()
+            unchecked.certificateVerification = .none
+            mode = tls == .prefer ? .prefer(unchecked) : .require(unchecked)
+        case .verifyFull: mode = .require(.makeClientConfiguration())
         }
         var configuration = PostgresClient.Configuration(
             host: host, port: port, username: username, password: password, database: database, tls: mode)
@@ -101,6 +113,11 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
         configuration.options.minimumConnections = 0
         configuration.options.connectTimeout = .seconds(5)
         configuration.options.connectionIdleTimeout = .seconds(60)
+        let milliseconds = String(max(1, timeout.components.seconds * 1000))
+        configuration.options.additionalStartupParameters = [
+            ("statement_timeout", milliseconds), ("lock_timeout", milliseconds),
+            ("idle_in_transaction_session_timeout", milliseconds),
+        ]
         return configuration
     }
 }

@@ -39,6 +39,9 @@ public final class PostgresServerDatabase: Sendable {
 
     /// The default size of the pool.
     public static let defaultConnections = 10
+    /// The fewest connections a pool may be given: a server's storage keeps two listening (changes and presence of
+    /// other processes) and one publishing presence, and its calls need at least one more.
+    public static let minimumConnections = 4
     /// The most connections a pool may be given.
     public static let maximumConnections = 1_000
 
@@ -46,7 +49,7 @@ public final class PostgresServerDatabase: Sendable {
     ///
     /// - Parameters:
     ///   - location: the database.
-    ///   - connections: the most connections open at once, 1 to ``maximumConnections``.
+    ///   - connections: the most connections open at once, ``minimumConnections`` to ``maximumConnections``.
     ///   - timeout: how long one call may take.
     ///   - logger: where the pool logs.
     /// - Throws: `ServerError` `storage` when the database cannot be reached or its schema is from a newer Folio
@@ -55,9 +58,11 @@ public final class PostgresServerDatabase: Sendable {
         location: PostgresLocation, connections: Int = defaultConnections, timeout: Duration = .seconds(10),
         logger: Logger = Logger(label: "folio.postgres")
     ) throws {
-        guard (1...Self.maximumConnections).contains(connections) else {
+        guard (Self.minimumConnections...Self.maximumConnections).contains(connections) else {
             throw ServerError(
-                .invalidName, "a PostgreSQL pool has 1 to \(Self.maximumConnections) connections, not \(connections)")
+                .invalidName,
+                "a PostgreSQL pool has \(Self.minimumConnections) to \(Self.maximumConnections) connections, not \(connections)"
+            )
         }
         self.location = location
         self.connections = connections
@@ -72,7 +77,8 @@ public final class PostgresServerDatabase: Sendable {
         let loops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         self.loops = loops
         let client = PostgresClient(
-            configuration: location.clientConfiguration(connections: connections), eventLoopGroup: loops,
+            configuration: location.clientConfiguration(connections: connections, timeout: timeout),
+            eventLoopGroup: loops,
             backgroundLogger: poolLogger)
         self.client = client
         // On the database's own queue too: the pool hands connections out from this task, which must run while
@@ -128,13 +134,19 @@ public final class PostgresServerDatabase: Sendable {
     public func listen(on channel: String, _ received: @escaping @Sendable (String?) -> Void) {
         let client = self.client
         let logger = self.logger
+        // `received` runs on a queue of its own, in order: it may block (on the server's locks), and the database's
+        // queue must never wait for what waits for the database.
+        let deliveries = DispatchQueue(label: "folio.postgres.\(channel)")
         let task = Task.detached(executorPreference: bridge) {
             while !Task.isCancelled {
                 do {
                     try await client.withConnection { connection in
                         try await connection.listen(on: channel) { notifications in
-                            received(nil)
-                            for try await notification in notifications { received(notification.payload) }
+                            deliveries.async { received(nil) }
+                            for try await notification in notifications {
+                                let payload = notification.payload
+                                deliveries.async { received(payload) }
+                            }
                         }
                     }
                 } catch {
@@ -163,23 +175,26 @@ public final class PostgresServerDatabase: Sendable {
     private func probeAsync() async {
         let client = self.client
         let timeout = self.timeout
-        do {
-            try await withThrowingTaskGroup(of: Bool.self) { group in
-                group.addTask {
+        // Raced without waiting for the query: a query the database never answers must not stop the probe.
+        let answered = await withCheckedContinuation { continuation in
+            let resumer = Resumer(continuation)
+            let query = Task {
+                do {
                     try await client.query("SELECT 1")
-                    return true
+                    resumer.resume(.success(()))
+                } catch {
+                    resumer.resume(.failure(error))
                 }
-                group.addTask {
-                    try await Task.sleep(for: timeout)
-                    return false
-                }
-                defer { group.cancelAll() }
-                guard try await group.next() == true else { throw PostgresTimeout() }
             }
-            state.withLock { $0.failure = nil }
-        } catch {
-            let reason = Self.describe(error, timeout: timeout)
-            state.withLock { $0.failure = reason }
+            Task {
+                try? await Task.sleep(for: timeout)
+                query.cancel()
+                resumer.resume(.failure(PostgresTimeout()))
+            }
+        }
+        switch answered {
+        case .success: state.withLock { $0.failure = nil }
+        case .failure(let error): state.withLock { $0.failure = Self.describe(error, timeout: timeout) }
         }
     }
 
@@ -200,39 +215,31 @@ public final class PostgresServerDatabase: Sendable {
     ///   than ``timeout`` or the database refuses a statement; any other error `body` throws, as it is.
     @discardableResult
     func run<T: Sendable>(
-        _ action: String, _ body: @escaping @Sendable (PostgresClient) async throws -> T
+        _ action: String, timeout: Duration? = nil, _ body: @escaping @Sendable (PostgresClient) async throws -> T
     ) throws -> T {
         guard !state.withLock({ $0.closed }) else {
             throw ServerError(.storage, "the PostgreSQL pool is closed (while \(action))")
         }
         let client = self.client
-        let timeout = self.timeout
+        let timeout = timeout ?? self.timeout
         let outcome = Mutex<Result<T, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         // Detached: a task made here would otherwise run on the caller's executor, which waits below.
-        Task.detached(executorPreference: bridge) {
+        let work = Task.detached(executorPreference: bridge) {
             let result: Result<T, any Error>
-            do {
-                result = .success(
-                    try await withThrowingTaskGroup(of: T?.self) { group in
-                        group.addTask { try await body(client) }
-                        group.addTask {
-                            try await Task.sleep(for: timeout)
-                            return nil
-                        }
-                        defer { group.cancelAll() }
-                        guard let first = try await group.next(), let value = first else {
-                            throw PostgresTimeout()
-                        }
-                        return value
-                    })
-            } catch {
-                result = .failure(error)
-            }
+            do { result = .success(try await body(client)) } catch { result = .failure(error) }
             outcome.withLock { $0 = result.mapError(Self.unwrapped) }
             done.signal()
         }
-        done.wait()
+        // The wait is bounded here, whatever the call waits for (postgres-nio does not stop a query it sent when its
+        // task is cancelled): past the timeout the caller goes on, and the call's task ends when the database
+        // answers or the server's own timeouts (set at connection, see `PostgresLocation`) end the statement.
+        if done.wait(timeout: .now() + .milliseconds(Int(timeout.components.seconds * 1000))) == .timedOut {
+            work.cancel()
+            let reason = Self.describe(PostgresTimeout(), timeout: timeout)
+            state.withLock { $0.failure = reason }
+            throw ServerError(.storage, "PostgreSQL failed while \(action): \(reason)")
+        }
         switch outcome.withLock({ $0 })! {
         case .success(let value):
             state.withLock { $0.failure = nil }
@@ -275,6 +282,19 @@ public final class PostgresServerDatabase: Sendable {
     /// The SQLSTATE of a statement the database refused, if `error` is one.
     static func sqlState(of error: any Error) -> String? {
         (error as? PSQLError)?.serverInfo?[.sqlState]
+    }
+}
+
+/// Resumes a continuation once, with whichever of several racing tasks finishes first.
+private final class Resumer: Sendable {
+    private let continuation: Mutex<CheckedContinuation<Result<Void, any Error>, Never>?>
+
+    init(_ continuation: CheckedContinuation<Result<Void, any Error>, Never>) {
+        self.continuation = Mutex(continuation)
+    }
+
+    func resume(_ result: Result<Void, any Error>) {
+        continuation.withLock { $0.take() }?.resume(returning: result)
     }
 }
 

@@ -32,10 +32,23 @@ public final class PostgresServerLog: ServerLog {
         var copy: SQLiteServerLog?
         /// The highest position of PostgreSQL's log that the copy holds.
         var position: Int64 = 0
+        /// The documents the copy took changes of from PostgreSQL (other processes' work) since ``catchUp()`` last
+        /// reported, with their vectors before: whichever call read them, they are passed on to the devices.
+        var grown: [DocumentID: VersionVector] = [:]
+    }
+
+    /// Throws the copy away: it may hold what PostgreSQL lacks. The next call rebuilds it.
+    private func discardCopy(_ state: inout State) {
+        state.copy = nil
+        state.position = 0
+        state.grown = [:]
+        Self.removeCopy(at: cacheURL)
     }
 
     /// How many changes one read of PostgreSQL brings to the copy at most.
     static let catchUpBatch = 4_096
+    /// How many bytes of changes one read brings at most (past its first change, which comes whatever its size).
+    static let catchUpBytes = 16 << 20
 
     /// Opens the log of `library` in `database`, creating it (with a new server identity) when it is new, with its
     /// copy in `cacheDirectory`.
@@ -132,14 +145,14 @@ public final class PostgresServerLog: ServerLog {
         }
     }
 
-    /// See `ServerLog/catchUp()`: what PostgreSQL holds that the copy did not, read into it. A copy rebuilt from
-    /// PostgreSQL (after it was thrown away) reports nothing: what it lacked, the devices take by their own sync.
+    /// See `ServerLog/catchUp()`: what the copy read from PostgreSQL since the last report, whichever call read it.
+    /// What a copy takes when it is built (or rebuilt, after it was thrown away) is not reported: the devices take
+    /// what they lack by their own sync.
     public func catchUp() throws -> [DocumentID: VersionVector] {
         try state.withLock { state in
-            var grown: [DocumentID: VersionVector] = [:]
-            let rebuilt = state.copy == nil
-            let copy = try upToDate(&state, grown: &grown)
-            guard !rebuilt else { return [:] }
+            let copy = try upToDate(&state)
+            defer { state.grown = [:] }
+            var grown = state.grown
             for (document, before) in grown where try copy.vector(of: document) == before {
                 grown[document] = nil
             }
@@ -153,29 +166,25 @@ public final class PostgresServerLog: ServerLog {
     /// this returns.
     public func ingest(_ changes: [EncodedChange], heads: [SignedHead]) throws -> IngestResult {
         try state.withLock { state in
-            var grown: [DocumentID: VersionVector] = [:]
-            let copy = try upToDate(&state, grown: &grown)
+            let copy = try upToDate(&state)
             let documents = Set(changes.map(\.change.document)).sorted()
             var before: [DocumentID: VersionVector] = [:]
             for document in documents { before[document] = try copy.vector(of: document) }
             let result = try copy.ingest(changes, heads: heads)
             guard !result.updatedDocuments.isEmpty else { return result }
-            // What the copy took (with the changes that waited for them), and the heads that vouch for it.
-            var stored: [EncodedChange] = []
-            var vouching: [SignedHead] = []
-            for document in result.updatedDocuments {
-                let since = before[document] ?? VersionVector()
-                let taken = try copy.changes(of: document, since: since)
-                stored += taken.changes
-                vouching += taken.heads
-            }
             do {
+                // What the copy took (with the changes that waited for them), and the heads that vouch for it.
+                var stored: [EncodedChange] = []
+                var vouching: [SignedHead] = []
+                for document in result.updatedDocuments {
+                    let taken = try copy.changes(of: document, since: before[document] ?? VersionVector())
+                    stored += taken.changes
+                    vouching += taken.heads
+                }
                 state.position = try write(stored, heads: vouching, after: state.position)
             } catch {
                 // The copy holds changes PostgreSQL may lack: it goes, and is rebuilt at the next call.
-                state.copy = nil
-                state.position = 0
-                Self.removeCopy(at: cacheURL)
+                discardCopy(&state)
                 throw error
             }
             return result
@@ -211,12 +220,14 @@ public final class PostgresServerLog: ServerLog {
         let rows = changes.map { encoded in
             (
                 document: Data(encoded.change.document.uuid.bytes), device: Data(encoded.change.id.device.uuid.bytes),
-                seq: Int64(encoded.change.id.seq), hash: Data(encoded.change.hash.bytes), bytes: Data(encoded.bytes)
+                seq: Int64(encoded.change.id.seq), hash: Data(encoded.change.hash.bytes), bytes: Data(encoded.bytes),
+                change: encoded.change.hash
             )
         }
-        let headBytes = heads.map { Data($0.encoded()) }
-        let added = Int64(rows.reduce(0) { $0 + $1.bytes.count } + headBytes.reduce(0) { $0 + $1.count })
-        return try database.run("storing \(changes.count) changes of library \(library)") { client in
+        let heads = heads.map { (hash: $0.hash, bytes: Data($0.encoded())) }
+        // A round trip a change, in one transaction: the time allowed grows with the write.
+        let allowed = database.timeout + .milliseconds(changes.count)
+        return try database.run("storing \(changes.count) changes of library \(library)", timeout: allowed) { client in
             try await client.withTransaction(logger: logger) { connection in
                 var next: Int64 = 1
                 for try await value in try await connection.query(
@@ -226,6 +237,8 @@ public final class PostgresServerLog: ServerLog {
                 }
                 let first = next
                 var written = 0
+                var added: Int64 = 0
+                var positions: [ChangeHash: Int64] = [:]
                 for row in rows {
                     var inserted = false
                     for try await _ in try await connection.query(
@@ -238,6 +251,8 @@ public final class PostgresServerLog: ServerLog {
                         inserted = true
                     }
                     if inserted {
+                        positions[row.change] = next
+                        added += Int64(row.bytes.count)
                         next += 1
                         written += 1
                         continue
@@ -261,10 +276,14 @@ public final class PostgresServerLog: ServerLog {
                     }
                 }
                 if written > 0 {
-                    for head in headBytes {
+                    // Each head at its change's position when this write stored it (a catch-up that reads up to a
+                    // change reads the head that vouches for it), else at the write's last.
+                    for head in heads {
+                        let position = positions[head.hash] ?? next - 1
                         try await connection.query(
-                            "INSERT INTO folio_head (library, position, head) VALUES (\(library), \(next - 1), \(head))",
+                            "INSERT INTO folio_head (library, position, head) VALUES (\(library), \(position), \(head.bytes))",
                             logger: logger)
+                        added += Int64(head.bytes.count)
                     }
                 }
                 try await connection.query(
@@ -319,40 +338,63 @@ public final class PostgresServerLog: ServerLog {
 
     /// See `ServerLog/missingBlobs(limit:)`: those the copy lacks and PostgreSQL lacks too.
     public func missingBlobs(limit: Int) throws -> [BlobReference] {
-        let missing = try current { try $0.missingBlobs(limit: SyncMessage.Limits.wantedBlobs) }
-        let held = try heldBlobs(missing.map(\.hash))
-        return Array(missing.filter { !held.contains($0.hash) }.prefix(limit))
+        // The copy lacks every blob (it takes none from PostgreSQL): of what it lacks, PostgreSQL's are left out, a
+        // part at a time, until `limit` are found or ``missingBlobsScanned`` were looked at.
+        let candidates = try current { try $0.missingBlobs(limit: Self.missingBlobsScanned) }
+        var missing: [BlobReference] = []
+        for start in stride(from: 0, to: candidates.count, by: SyncMessage.Limits.wantedBlobs) {
+            let part = Array(candidates[start..<min(start + SyncMessage.Limits.wantedBlobs, candidates.count)])
+            let held = try heldBlobs(part.map(\.hash))
+            missing += part.filter { !held.contains($0.hash) }
+            if missing.count >= limit { break }
+        }
+        return Array(missing.prefix(limit))
     }
+
+    /// How many of the blobs the copy lacks ``missingBlobs(limit:)`` looks at, at most.
+    static let missingBlobsScanned = 65_536
 
     /// See `ServerLog/storeBlobs(_:)`: checked against the changes of the copy, then stored in PostgreSQL.
     public func storeBlobs(_ blobs: [Data]) throws -> BlobIntake {
-        let intake = try current { try $0.storeBlobs(blobs) }
-        let taken = Set(intake.stored)
-        let rows = blobs.compactMap { bytes -> (Data, Data)? in
-            let reference = BlobReference(to: bytes)
-            return taken.contains(reference) ? (Data(reference.hash.bytes), bytes) : nil
-        }
-        guard !rows.isEmpty else { return intake }
-        let library = self.library
-        let logger = database.logger
-        try database.run("storing blobs of library \(library)") { client in
-            try await client.withTransaction(logger: logger) { connection in
-                var added: Int64 = 0
-                for (hash, bytes) in rows {
-                    for try await _ in try await connection.query(
-                        """
-                        INSERT INTO folio_blob (library, hash, bytes) VALUES (\(library), \(hash), \(bytes))
-                        ON CONFLICT DO NOTHING RETURNING hash
-                        """, logger: logger)
-                    {
-                        added += Int64(bytes.count)
+        try state.withLock { state in
+            let intake = try upToDate(&state).storeBlobs(blobs)
+            // Every blob a change refers to, stored now or before (a copy that took one PostgreSQL then failed to
+            // store is thrown away, but a blob another process stored is in PostgreSQL already: no harm in both).
+            let refused = Set(intake.refused)
+            var seen = Set<BlobReference>()
+            let rows = blobs.compactMap { bytes -> (Data, Data)? in
+                let reference = BlobReference(to: bytes)
+                guard !refused.contains(reference), seen.insert(reference).inserted else { return nil }
+                return (Data(reference.hash.bytes), bytes)
+            }
+            guard !rows.isEmpty else { return intake }
+            let library = self.library
+            let logger = database.logger
+            do {
+                try database.run("storing blobs of library \(library)") { client in
+                    try await client.withTransaction(logger: logger) { connection in
+                        var added: Int64 = 0
+                        for (hash, bytes) in rows {
+                            for try await _ in try await connection.query(
+                                """
+                                INSERT INTO folio_blob (library, hash, bytes) VALUES (\(library), \(hash), \(bytes))
+                                ON CONFLICT DO NOTHING RETURNING hash
+                                """, logger: logger)
+                            {
+                                added += Int64(bytes.count)
+                            }
+                        }
+                        try await connection.query(
+                            "UPDATE folio_log SET byte_size = byte_size + \(added) WHERE library = \(library)",
+                            logger: logger)
                     }
                 }
-                try await connection.query(
-                    "UPDATE folio_log SET byte_size = byte_size + \(added) WHERE library = \(library)", logger: logger)
+            } catch {
+                discardCopy(&state)
+                throw error
             }
+            return intake
         }
-        return intake
     }
 
     private func heldBlobs(_ hashes: [ContentHash]) throws -> Set<ContentHash> {
@@ -380,50 +422,88 @@ public final class PostgresServerLog: ServerLog {
 
     /// Runs `body` with the copy brought up to date.
     private func current<T>(_ body: (SQLiteServerLog) throws -> T) throws -> T {
-        try state.withLock { state in
-            var grown: [DocumentID: VersionVector] = [:]
-            return try body(try upToDate(&state, grown: &grown))
-        }
+        try state.withLock { state in try body(try upToDate(&state)) }
     }
 
     /// The copy, opened (rebuilt from PostgreSQL) when there is none, with every change PostgreSQL stored since it was
-    /// last brought up to date; `grown` gains the vector each document read had before.
-    private func upToDate(_ state: inout State, grown: inout [DocumentID: VersionVector]) throws -> SQLiteServerLog {
+    /// last brought up to date. The rows were checked by the process that wrote them (as a device checks changes),
+    /// so the copy takes them as they are, with the heads stored with them, in the order stored (an order in which
+    /// every change follows its parents). A change that waited in the copy (for a parent another process stored)
+    /// and enters with them is written to PostgreSQL in turn. A catch-up that leaves a stored change out throws
+    /// away the copy and fails: the copy must hold exactly what PostgreSQL holds.
+    private func upToDate(_ state: inout State) throws -> SQLiteServerLog {
         let copy: SQLiteServerLog
+        let building: Bool
         if let existing = state.copy {
             copy = existing
+            building = false
         } else {
             Self.removeCopy(at: cacheURL)
             copy = try SQLiteServerLog(at: cacheURL, key: key)
             state.copy = copy
             state.position = 0
+            building = true
         }
-        while true {
-            let batch = try read(after: state.position)
-            guard let last = batch.last else { return copy }
-            for document in Set(batch.changes.map(\.change.document)) where grown[document] == nil {
-                grown[document] = try copy.vector(of: document)
+        do {
+            while true {
+                let batch = try read(after: state.position)
+                guard let last = batch.last else { return copy }
+                var before: [DocumentID: VersionVector] = [:]
+                for document in Set(batch.changes.map(\.change.document)) {
+                    before[document] = try copy.vector(of: document)
+                    if !building, state.grown[document] == nil { state.grown[document] = before[document] }
+                }
+                let result = try copy.ingest(trusting: batch.changes, keeping: batch.heads)
+                let taken = result.applied.count + result.duplicates
+                guard taken >= batch.changes.count else {
+                    throw ServerError(
+                        .storage,
+                        "library \(library): \(batch.changes.count - taken) changes PostgreSQL holds after position \(state.position) do not enter the server's copy"
+                    )
+                }
+                state.position = last
+                // Changes that waited in the copy and entered with these: PostgreSQL lacks them.
+                if taken > batch.changes.count {
+                    let read = Set(batch.changes.map(\.change.hash))
+                    var released: [EncodedChange] = []
+                    var heads: [SignedHead] = []
+                    for document in result.updatedDocuments {
+                        let taken = try copy.changes(of: document, since: before[document] ?? VersionVector())
+                        released += taken.changes.filter { !read.contains($0.change.hash) }
+                        heads += taken.heads
+                    }
+                    state.position = try write(released, heads: heads, after: state.position)
+                }
+                if !batch.more { return copy }
             }
-            // Checked as any arrival is: PostgreSQL holds what a server took, and its heads vouch for it.
-            _ = try copy.ingest(batch.changes, heads: batch.heads)
-            state.position = last
-            if batch.changes.count < Self.catchUpBatch { return copy }
+        } catch {
+            discardCopy(&state)
+            throw error
         }
     }
 
     /// The changes PostgreSQL holds after `position` (at most ``catchUpBatch``), with the heads stored with them.
-    private func read(after position: Int64) throws -> (changes: [EncodedChange], heads: [SignedHead], last: Int64?) {
+    private func read(after position: Int64) throws -> (
+        changes: [EncodedChange], heads: [SignedHead], last: Int64?, more: Bool
+    ) {
         let library = self.library
         let logger = database.logger
         let limit = Self.catchUpBatch
+        let bytes = Int64(Self.catchUpBytes)
         let rows: (changes: [(Int64, Data, Data)], heads: [Data]) = try database.run(
             "reading the log of library \(library)"
         ) { client in
             var changes: [(Int64, Data, Data)] = []
+            // At most `limit` changes and, past the first, `bytes` bytes of them: the running total is computed by
+            // the database, so that no more is sent.
             for try await row in try await client.query(
                 """
-                SELECT position, document, encoded FROM folio_change
-                WHERE library = \(library) AND position > \(position) ORDER BY position LIMIT \(limit)
+                SELECT position, document, encoded FROM (
+                    SELECT position, document, encoded,
+                        sum(length(encoded)) OVER (ORDER BY position) - length(encoded) AS before
+                    FROM folio_change WHERE library = \(library) AND position > \(position)
+                    ORDER BY position LIMIT \(limit)
+                ) AS part WHERE before < \(bytes) ORDER BY position
                 """, logger: logger
             ).decode((Int64, Data, Data).self) {
                 changes.append(row)
@@ -447,7 +527,9 @@ public final class PostgresServerLog: ServerLog {
                 return try EncodedChange(decoding: Array(row.2), document: DocumentID(UUIDBytes(bytes: row.1)))
             }
             let heads = try rows.heads.map { try SignedHead(decoding: Array($0)) }
-            return (changes, heads, rows.changes.last?.0)
+            let bytesRead = rows.changes.reduce(0) { $0 + $1.2.count }
+            let more = rows.changes.count == Self.catchUpBatch || bytesRead >= Self.catchUpBytes
+            return (changes, heads, rows.changes.last?.0, more)
         } catch {
             throw ServerError(.storage, "a change of library \(library) in PostgreSQL does not decode", cause: error)
         }

@@ -70,8 +70,14 @@ extension ServedLibrary {
     /// to this process's connections that read presence. Such states are not kept: a device that joins here sees
     /// them when they next change.
     func relayRemotePresence(_ frame: [UInt8]) {
+        // Checked as a device's presence is: a presence frame within the bound, never any other kind.
+        guard case .presence(_, let device, let state)? = try? SyncFrame(decoding: frame),
+            state.count <= limits.presenceBytes
+        else { return metrics.presenceDropped.increment() }
         for id in connections.keys.sorted() {
-            guard let recipient = connections[id], recipient.presence.reads, recipient.device != nil else { continue }
+            guard let recipient = connections[id], recipient.presence.reads, let own = recipient.device,
+                own.id != device
+            else { continue }
             offerPresence(frame, to: recipient)
         }
     }

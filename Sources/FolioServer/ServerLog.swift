@@ -185,6 +185,15 @@ public final class SQLiteServerLog: ServerLog {
         try store.ingest(encoded: changes, heads: heads)
     }
 
+    /// Takes changes (and the heads that vouch for them) that another log checked already, checking their
+    /// structure but not their signatures: a copy of a log kept elsewhere (see `ChangeLogStore`'s
+    /// `ingest(trustingEncoded:keeping:)`).
+    ///
+    /// - Throws: `StoreError`.
+    public func ingest(trusting changes: [EncodedChange], keeping heads: [SignedHead]) throws -> IngestResult {
+        try store.ingest(trustingEncoded: changes, keeping: heads)
+    }
+
     /// See ``ServerLog/vector(of:)``.
     public func vector(of document: DocumentID) throws -> VersionVector {
         try store.vector(of: document)

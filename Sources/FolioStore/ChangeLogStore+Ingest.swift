@@ -70,6 +70,18 @@ extension ChangeLogStore {
         try ingest(changes, heads: [], trusted: true)
     }
 
+    /// ``ingest(trustingEncoded:)`` that also keeps `heads` (which the caller vouches for, as for the changes) with
+    /// the changes they name, to pass on with them (``signedHeads(of:since:signingOwn:)``): a copy of a log another
+    /// store checked, such as the server's copy of a log kept in another database.
+    ///
+    /// - Throws: ``StoreError``, as ``ingest(encoded:heads:)``.
+    @discardableResult
+    package func ingest(trustingEncoded changes: [EncodedChange], keeping heads: [SignedHead]) throws(StoreError)
+        -> IngestResult
+    {
+        try ingest(changes, heads: heads, trusted: true)
+    }
+
     private func ingest(_ changes: [EncodedChange], heads: [SignedHead], trusted: Bool) throws(StoreError)
         -> IngestResult
     {
@@ -87,7 +99,12 @@ extension ChangeLogStore {
                     ($0.change.lamport, $0.change.id) < ($1.change.lamport, $1.change.id)
                 }
                 var ingestion = try Ingestion(store: self, document: document, db: db, trusted: trusted, now: now)
-                if !trusted { try ingestion.vouch(with: headsByDocument[document] ?? [], for: incoming, into: &result) }
+                if !trusted {
+                    try ingestion.vouch(with: headsByDocument[document] ?? [], for: incoming, into: &result)
+                } else {
+                    // Heads the caller vouches for are kept with the changes they name.
+                    for head in headsByDocument[document] ?? [] { ingestion.headsByHash[head.hash] = head }
+                }
                 let before = result.applied.count
                 try ingestion.ingest(incoming, into: &result)
                 if result.applied.count > before {

@@ -28,16 +28,17 @@ enum LogTransfer {
             copied.documents += 1
         }
         try store.devices.register(summary.devices.filter { $0.id != log.device.id })
-        while true {
-            let missing = try store.missingBlobs(limit: 256)
-            let found = try log.blobs(missing)
-            guard !found.isEmpty else { break }
-            copied.blobs += try store.storeBlobs(missing.compactMap { found[$0] }).stored.count
+        let missing = try store.missingBlobs(limit: Int.max)
+        for start in stride(from: 0, to: missing.count, by: 256) {
+            let part = Array(missing[start..<min(start + 256, missing.count)])
+            let found = try log.blobs(part)
+            copied.blobs += try store.storeBlobs(part.compactMap { found[$0] }).stored.count
         }
         return copied
     }
 
-    /// A store file into a server's log (`import`): the store's own changes are signed with its key.
+    /// A store file into a server's log (`import`): the store's own changes are signed with its key. Devices' names
+    /// are not taken from the file: a device names itself to the server when it proves its key there.
     static func copy(from store: ChangeLogStore, into log: any ServerLog) throws -> Copied {
         var copied = Copied()
         for entry in try store.summaries() {
@@ -47,14 +48,11 @@ enum LogTransfer {
             copied.changes += changes.count
             copied.documents += 1
         }
-        for device in try store.devices.all() where !device.name.isEmpty && device.id != store.localDevice.id {
-            try log.name(device)
-        }
-        while true {
-            let missing = try log.missingBlobs(limit: 256)
-            let found = try store.blobs(missing)
-            guard !found.isEmpty else { break }
-            copied.blobs += try log.storeBlobs(missing.compactMap { found[$0] }).stored.count
+        let missing = try log.missingBlobs(limit: Int.max)
+        for start in stride(from: 0, to: missing.count, by: 256) {
+            let part = Array(missing[start..<min(start + 256, missing.count)])
+            let found = try store.blobs(part)
+            copied.blobs += try log.storeBlobs(part.compactMap { found[$0] }).stored.count
         }
         return copied
     }

@@ -32,7 +32,10 @@ struct ExportCommand: ParsableCommand {
         guard !FileManager.default.fileExists(atPath: url.path) else {
             throw CommandFailure.invalidInput("\(file) exists already: export writes a new file")
         }
+        // The log's copy (every change, and the library's server key) in a directory only this user reads.
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("folio-transfer-\(UUID())")
+        try? FileManager.default.createDirectory(
+            at: scratch, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(at: scratch) }
         let storage = try data.openStorage(scratch: scratch)
         let copied: LogTransfer.Copied
@@ -81,7 +84,10 @@ struct ImportCommand: ParsableCommand {
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw CommandFailure.invalidInput("there is no file \(file)")
         }
+        // The log's copy (every change, and the library's server key) in a directory only this user reads.
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("folio-transfer-\(UUID())")
+        try? FileManager.default.createDirectory(
+            at: scratch, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(at: scratch) }
         let storage = try data.openStorage(scratch: scratch)
         let copied: LogTransfer.Copied

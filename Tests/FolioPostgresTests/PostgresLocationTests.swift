@@ -30,7 +30,8 @@ import Testing
         ("postgres://folio@host", "no database"),
         ("postgres://folio@host/", "no database"),
         ("postgres://folio@host:99999/db", "port"),
-        ("postgres://folio@host/db?sslmode=verify-full", "sslmode"),
+        ("postgres://folio@host/db?sslmode=allow", "sslmode"),
+        ("postgres://folio@host/db#top", "fragment"),
         ("postgres://folio@host/db?application_name=x", "not supported"),
         ("not a url at all", "expected"),
     ])
@@ -41,6 +42,13 @@ import Testing
             guard let error = error as? ServerError else { return false }
             return error.code == .invalidName && error.message.contains(reason)
         }
+    }
+
+    @Test func anIPv6AddressLosesItsBrackets() throws {
+        let location = try PostgresLocation(url: "postgres://folio@[::1]:6000/folio?sslmode=verify-full")
+        #expect(location.host == "::1")
+        #expect(location.tls == .verifyFull)
+        #expect(location.description == "postgres://folio@[::1]:6000/folio?sslmode=verify-full")
     }
 
     @Test func anOverlongURLIsRefused() {

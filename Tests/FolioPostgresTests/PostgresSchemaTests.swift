@@ -1,7 +1,12 @@
 import FolioPostgres
 import FolioServer
 import FolioToolRunner
+import Foundation
 import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The schema is migrated once, forward only, and a database from a newer Folio is refused.
 @Suite(.serialized) struct PostgresSchemaTests {
@@ -39,14 +44,35 @@ import Testing
         }
     }
 
-    @Test func aDatabaseThatCannotBeReachedFailsWithinTheTimeout() throws {
-        // A port nothing listens on (the cluster's, plus one, is free on loopback in practice; any refusal will do).
-        var location = try TestPostgres.cluster.get()
-        location.port = 1
-        location.tls = .disable
+    @Test func aDatabaseThatNeverAnswersFailsWithinTheTimeout() throws {
+        // A socket that takes connections (the kernel's backlog) and never says a word.
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 }
+        }
+        try #require(bound && listen(listener, 16) == 0)
+        _ = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        }
+        var location = try PostgresLocation(url: "postgres://folio@127.0.0.1/folio?sslmode=disable")
+        location.port = Int(UInt16(bigEndian: address.sin_port))
         let started = ContinuousClock.now
-        #expect(throws: ServerError.self) { try PostgresServerDatabase(location: location, timeout: .seconds(3)) }
-        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect {
+            try PostgresServerDatabase(location: location, timeout: .seconds(2))
+        } throws: { error in
+            (error as? ServerError)?.message.contains("no answer within") == true
+        }
+        #expect(ContinuousClock.now - started < .seconds(8), "the timeout bounds the wait")
+    }
+
+    @Test func aPoolTooSmallForItsListenersIsRefused() throws {
+        let location = try TestPostgres.cluster.get()
+        #expect(throws: ServerError.self) { try PostgresServerDatabase(location: location, connections: 3) }
     }
 }
 

@@ -251,10 +251,55 @@ import Testing
         #expect(one.changes[0].change.hash != other.changes[0].change.hash)
         _ = try second.vector(of: Self.document)  // the second's copy is up to date before the first writes
         _ = try first.ingest(one.changes, heads: one.heads)
-        #expect(throws: (any Error).self) { try second.ingest(other.changes, heads: other.heads) }
+        #expect(throws: StoreError.self) { try second.ingest(other.changes, heads: other.heads) }
         #expect(
             try second.changes(of: Self.document, since: VersionVector()).changes.map(\.change.hash)
                 == one.changes.map(\.change.hash), "the second process serves what PostgreSQL holds")
+    }
+
+    @Test func aLongWriteOfOneDeviceReachesAnotherProcessWhole() async throws {
+        let subject = try await subject(.postgres)
+        let first = try subject.open()
+        let store = try ChangeLogStore(inMemoryNamed: "A", device: a)
+        // More than one catch-up batch, written at once, vouched for by heads at its end.
+        let made = try made(by: a, 5_000, in: store)
+        _ = try first.ingest(made.changes, heads: made.heads)
+        let second = try subject.open()
+        #expect(try second.vector(of: Self.document)[a.id] == 5_000)
+        let served = try second.changes(of: Self.document, since: VersionVector())
+        #expect(served.changes.count == 5_000)
+        #expect(!served.heads.isEmpty, "the heads that vouch for them are passed on too")
+    }
+
+    @Test func whatAnotherProcessStoredIsReportedOnceWhicheverCallReadItFirst() async throws {
+        let subject = try await subject(.postgres)
+        let first = try subject.open()
+        let second = try subject.open()
+        _ = try second.catchUp()  // the copy is built: what follows is new to it
+        let store = try ChangeLogStore(inMemoryNamed: "A", device: a)
+        let made = try made(by: a, 3, in: store)
+        _ = try first.ingest(made.changes, heads: made.heads)
+        // Another call (a hello, a batch's vectors) reads it first.
+        #expect(try second.vector(of: Self.document)[a.id] == 3)
+        #expect(try second.catchUp() == [Self.document: VersionVector()], "passed on to the devices once")
+        #expect(try second.catchUp().isEmpty)
+    }
+
+    @Test func aChangeThatWaitedForAParentStoredElsewhereIsStoredWhenItEnters() async throws {
+        let subject = try await subject(.postgres)
+        let first = try subject.open()
+        let second = try subject.open()
+        let store = try ChangeLogStore(inMemoryNamed: "A", device: a)
+        let made = try made(by: a, 2, in: store)
+        // The child reaches the second process first: it waits there for its parent.
+        let waiting = try second.ingest([made.changes[1]], heads: made.heads)
+        #expect(waiting.applied.isEmpty)
+        let parentHead = SignedHead(signing: made.changes[0].change, with: DeviceKey.named("A"))
+        #expect(try first.ingest([made.changes[0]], heads: [parentHead]).applied.count == 1)
+        // The second takes the parent from PostgreSQL; the child enters with it, and is stored in turn.
+        #expect(try second.vector(of: Self.document)[a.id] == 2)
+        let third = try subject.open()
+        #expect(try third.vector(of: Self.document)[a.id] == 2, "PostgreSQL holds the child too")
     }
 
     private func offThePoolIngest(
