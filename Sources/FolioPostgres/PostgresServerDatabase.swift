@@ -24,7 +24,7 @@ public final class PostgresServerDatabase: Sendable {
     let logger: Logger
     private let runner: Task<Void, Never>
     private let loops: MultiThreadedEventLoopGroup
-    /// Where the calls of ``run(_:_:)`` run: a queue of their own, so that a caller that blocks one of Swift's
+    /// Where the calls of `run(_:timeout:_:)` run: a queue of their own, so that a caller that blocks one of Swift's
     /// cooperative threads waiting for them never waits for a cooperative thread itself.
     private let bridge: BlockingWorkExecutor
     private let prober = Mutex<Task<Void, Never>?>(nil)

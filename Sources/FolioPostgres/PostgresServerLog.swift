@@ -339,7 +339,7 @@ public final class PostgresServerLog: ServerLog {
     /// See `ServerLog/missingBlobs(limit:)`: those the copy lacks and PostgreSQL lacks too.
     public func missingBlobs(limit: Int) throws -> [BlobReference] {
         // The copy lacks every blob (it takes none from PostgreSQL): of what it lacks, PostgreSQL's are left out, a
-        // part at a time, until `limit` are found or ``missingBlobsScanned`` were looked at.
+        // part at a time, until `limit` are found or `missingBlobsScanned` were looked at.
         let candidates = try current { try $0.missingBlobs(limit: Self.missingBlobsScanned) }
         var missing: [BlobReference] = []
         for start in stride(from: 0, to: candidates.count, by: SyncMessage.Limits.wantedBlobs) {
@@ -482,7 +482,7 @@ public final class PostgresServerLog: ServerLog {
         }
     }
 
-    /// The changes PostgreSQL holds after `position` (at most ``catchUpBatch``), with the heads stored with them.
+    /// The changes PostgreSQL holds after `position` (at most `catchUpBatch`), with the heads stored with them.
     private func read(after position: Int64) throws -> (
         changes: [EncodedChange], heads: [SignedHead], last: Int64?, more: Bool
     ) {

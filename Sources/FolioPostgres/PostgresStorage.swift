@@ -43,7 +43,7 @@ public final class PostgresStorage: ServerStorage {
     static let presencePayloadLimit = 7_900
 
     /// See `ServerStorage/publishPresence(_:of:)`: a notification on `folio_presence`, `ORIGIN LIBRARY BASE64`, sent
-    /// in order by one task (never blocking the caller; dropped past ``presenceBuffer`` waiting).
+    /// in order by one task (never blocking the caller; dropped past `presenceBuffer` waiting).
     public func publishPresence(_ frame: [UInt8], of library: String) {
         let payload = "\(origin) \(library) \(Data(frame).base64EncodedString())"
         guard payload.utf8.count <= Self.presencePayloadLimit else { return }
