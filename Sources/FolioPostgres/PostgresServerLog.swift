@@ -174,14 +174,8 @@ public final class PostgresServerLog: ServerLog {
             guard !result.updatedDocuments.isEmpty else { return result }
             do {
                 // What the copy took (with the changes that waited for them), and the heads that vouch for it.
-                var stored: [EncodedChange] = []
-                var vouching: [SignedHead] = []
-                for document in result.updatedDocuments {
-                    let taken = try copy.changes(of: document, since: before[document] ?? VersionVector())
-                    stored += taken.changes
-                    vouching += taken.heads
-                }
-                state.position = try write(stored, heads: vouching, after: state.position)
+                let taken = try Self.taken(by: copy, in: result.updatedDocuments, since: before)
+                state.position = try write(taken.changes, heads: taken.heads, after: state.position)
             } catch {
                 // The copy holds changes PostgreSQL may lack: it goes, and is rebuilt at the next call.
                 discardCopy(&state)
@@ -465,14 +459,9 @@ public final class PostgresServerLog: ServerLog {
                 // Changes that waited in the copy and entered with these: PostgreSQL lacks them.
                 if taken > batch.changes.count {
                     let read = Set(batch.changes.map(\.change.hash))
-                    var released: [EncodedChange] = []
-                    var heads: [SignedHead] = []
-                    for document in result.updatedDocuments {
-                        let taken = try copy.changes(of: document, since: before[document] ?? VersionVector())
-                        released += taken.changes.filter { !read.contains($0.change.hash) }
-                        heads += taken.heads
-                    }
-                    state.position = try write(released, heads: heads, after: state.position)
+                    let taken = try Self.taken(by: copy, in: result.updatedDocuments, since: before)
+                    let released = taken.changes.filter { !read.contains($0.change.hash) }
+                    state.position = try write(released, heads: taken.heads, after: state.position)
                 }
                 if !batch.more { return copy }
             }
@@ -480,6 +469,20 @@ public final class PostgresServerLog: ServerLog {
             discardCopy(&state)
             throw error
         }
+    }
+
+    /// What the copy holds of `documents` beyond their vectors `before`, with the heads that vouch for it.
+    private static func taken(
+        by copy: SQLiteServerLog, in documents: [DocumentID], since before: [DocumentID: VersionVector]
+    ) throws -> (changes: [EncodedChange], heads: [SignedHead]) {
+        var changes: [EncodedChange] = []
+        var heads: [SignedHead] = []
+        for document in documents {
+            let taken = try copy.changes(of: document, since: before[document] ?? VersionVector())
+            changes += taken.changes
+            heads += taken.heads
+        }
+        return (changes, heads)
     }
 
     /// The changes PostgreSQL holds after `position` (at most `catchUpBatch`), with the heads stored with them.

@@ -59,8 +59,8 @@ public final class SyncServer: Sendable {
     let metrics = ServerMetrics()
     /// What the server holds for its clients, within ``ServerLimits/memoryBudget``.
     let budget: MemoryBudget
-    private let logger: Logger
-    private let libraries = Mutex<[String: ServedLibrary]>([:])
+    let logger: Logger
+    let libraries = Mutex<[String: ServedLibrary]>([:])
     /// WebSocket connections of valid tokens, by token, library and address.
     private let registry = ConnectionRegistry()
     /// Every accepted TCP connection.
@@ -69,7 +69,7 @@ public final class SyncServer: Sendable {
     private let refusals = RefusalLog()
 
     /// The task that relays presence frames of other processes.
-    private let presenceRelay = Mutex<Task<Void, Never>?>(nil)
+    let presenceRelay = Mutex<Task<Void, Never>?>(nil)
 
     /// The data directory's lock, held as long as the server exists.
     private let dataLock: DataDirectoryLock
@@ -109,32 +109,10 @@ public final class SyncServer: Sendable {
                 ])
         }
         self.storage = try storage ?? DirectoryStorage(directory: directory, durability: configuration.durability)
-        // Changes other processes stored reach this one's devices.
-        self.storage.watch { [weak self] name in self?.storedElsewhere(name) }
-        // Presence from devices of other processes, relayed in the order it comes.
-        let (frames, arriving) = AsyncStream.makeStream(
-            of: (String, [UInt8]).self, bufferingPolicy: .bufferingNewest(Self.remotePresenceBuffer))
-        self.storage.watchPresence { library, frame in arriving.yield((library, frame)) }
-        let relay = Task { [weak self] in
-            for await (name, frame) in frames {
-                guard let library = self?.libraries.withLock({ $0[name] }) else { continue }
-                await library.relayRemotePresence(frame)
-            }
-        }
-        presenceRelay.withLock { $0 = relay }
+        watchOtherProcesses()
     }
 
     deinit { presenceRelay.withLock { $0?.cancel() } }
-
-    /// How many presence frames of other processes may wait to be relayed; past it the oldest are dropped (the next
-    /// state of a cursor replaces it anyway).
-    static let remotePresenceBuffer = 1_024
-
-    /// Has the open library `name` (every open library for `nil`) pass on what other processes stored.
-    private func storedElsewhere(_ name: String?) {
-        let open = libraries.withLock { open in name.map { open[$0].map { [$0] } ?? [] } ?? Array(open.values) }
-        for library in open { Task { await library.otherProcessStored() } }
-    }
 
     /// Runs until SIGTERM or SIGINT, then stops accepting connections, lets open ones close and returns.
     ///
@@ -407,33 +385,6 @@ public final class SyncServer: Sendable {
         guard parts.count == 4, parts[0] == "v1", parts[1] == "libraries", parts[3] == "sync" else { return nil }
         let name = String(parts[2])
         return AccountNames.isValid(name) ? name : nil
-    }
-
-    /// Where the server waits for its accounts and for libraries to open: calls that block (the storage may be a
-    /// database across the network), kept off the network's threads and Swift's cooperative ones.
-    private static let blockingCalls = DispatchQueue(label: "folio.serve.storage", attributes: .concurrent)
-
-    /// `body`'s result, computed on ``blockingCalls``.
-    static func offTheLoop<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            blockingCalls.async { continuation.resume(returning: body()) }
-        }
-    }
-
-    /// The library `name`, opened at its first connection.
-    func library(_ name: String) throws -> ServedLibrary {
-        try libraries.withLock { open in
-            if let library = open[name] { return library }
-            let log = try storage.openLog(of: name, logger: logger)
-            var seed = SystemRandomNumberGenerator()
-            let storage = self.storage
-            let library = ServedLibrary(
-                name: name, log: log, accounts: accounts, metrics: metrics, logger: logger,
-                limits: configuration.limits, budget: budget, seed: seed.next(),
-                publishPresence: { frame in storage.publishPresence(frame, of: name) })
-            open[name] = library
-            return library
-        }
     }
 
     /// Whether a client's upgrade request lists message format 3 among those it reads: comma-separated format

@@ -6,6 +6,30 @@ import Foundation
 
 /// Copies a library's log between a server's storage and a store file, each change checked by the receiving side.
 enum LogTransfer {
+    /// Where a transfer keeps the storage's copy of the log (every change, and the library's server key): a new
+    /// directory only this user reads, deleted afterwards.
+    struct Scratch {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("folio-transfer-\(UUID())")
+
+        init() throws {
+            do {
+                try FileManager.default.createDirectory(
+                    at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw CommandFailure.checkFailed("cannot create \(url.path): \(error)")
+            }
+        }
+
+        func remove() { try? FileManager.default.removeItem(at: url) }
+    }
+
+    /// Throws an invalid-input failure unless `library` is a valid library name.
+    static func checkName(_ library: String) throws {
+        guard AccountNames.isValid(library) else {
+            throw CommandFailure.invalidInput("library name \(library.debugDescription) is not valid")
+        }
+    }
+
     /// What a copy took.
     struct Copied: CustomStringConvertible {
         var changes = 0

@@ -25,19 +25,14 @@ struct ExportCommand: ParsableCommand {
     var file: String
 
     func run() throws {
-        guard AccountNames.isValid(library) else {
-            throw CommandFailure.invalidInput("library name \(library.debugDescription) is not valid")
-        }
+        try LogTransfer.checkName(library)
         let url = URL(fileURLWithPath: file)
         guard !FileManager.default.fileExists(atPath: url.path) else {
             throw CommandFailure.invalidInput("\(file) exists already: export writes a new file")
         }
-        // The log's copy (every change, and the library's server key) in a directory only this user reads.
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("folio-transfer-\(UUID())")
-        try? FileManager.default.createDirectory(
-            at: scratch, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let storage = try data.openStorage(scratch: scratch)
+        let transfer = try LogTransfer.Scratch()
+        defer { transfer.remove() }
+        let storage = try data.openStorage(scratch: transfer.url)
         let copied: LogTransfer.Copied
         do {
             guard try storage.hasLog(of: library) else {
@@ -77,19 +72,14 @@ struct ImportCommand: ParsableCommand {
     var file: String
 
     func run() throws {
-        guard AccountNames.isValid(library) else {
-            throw CommandFailure.invalidInput("library name \(library.debugDescription) is not valid")
-        }
+        try LogTransfer.checkName(library)
         let url = URL(fileURLWithPath: file)
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw CommandFailure.invalidInput("there is no file \(file)")
         }
-        // The log's copy (every change, and the library's server key) in a directory only this user reads.
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("folio-transfer-\(UUID())")
-        try? FileManager.default.createDirectory(
-            at: scratch, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let storage = try data.openStorage(scratch: scratch)
+        let transfer = try LogTransfer.Scratch()
+        defer { transfer.remove() }
+        let storage = try data.openStorage(scratch: transfer.url)
         let copied: LogTransfer.Copied
         do {
             guard let identity = try DeviceRegistry.localIdentity(ofStoreAt: url) else {

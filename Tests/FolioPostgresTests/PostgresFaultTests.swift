@@ -15,10 +15,8 @@ import Testing
     @Test func killingOneOfTwoProcessesLosesNothingAcknowledgedAndDevicesConvergeThroughTheOther() async throws {
         let test = try await TestPostgres.fresh()
         let directory = try TemporaryDirectory()
-        let first = try await ServerProcess.start(
-            data: try directory.subdirectory("first"), arguments: ["--postgres", test.url])
-        let second = try await ServerProcess.start(
-            data: try directory.subdirectory("second"), arguments: ["--postgres", test.url])
+        let servers = try await test.servers(["first", "second"], in: directory)
+        let (first, second) = (servers[0], servers[1])
         let token = try await first.token(for: "notes")
         @Sendable func transport(_ server: ServerProcess) throws -> WebSocketTransport {
             WebSocketTransport(endpoint: try ServerEndpoint(url: server.libraryURL("notes"), token: token))

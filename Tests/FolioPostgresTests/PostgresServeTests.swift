@@ -39,10 +39,8 @@ import Testing
     @Test func aChangeStoredThroughOneProcessReachesDevicesOfAnotherLive() async throws {
         let test = try await TestPostgres.fresh()
         let directory = try TemporaryDirectory()
-        let first = try await ServerProcess.start(
-            data: try directory.subdirectory("first"), arguments: ["--postgres", test.url])
-        let second = try await ServerProcess.start(
-            data: try directory.subdirectory("second"), arguments: ["--postgres", test.url])
+        let servers = try await test.servers(["first", "second"], in: directory)
+        let (first, second) = (servers[0], servers[1])
         let token = try await first.token(for: "notes")
         let phone = try DocumentLibrary(
             at: try directory.subdirectory("Phone"), deviceName: "Phone",
@@ -73,10 +71,8 @@ import Testing
     @Test func aCursorShownThroughOneProcessIsSeenThroughAnotherAndGoesWithItsDevice() async throws {
         let test = try await TestPostgres.fresh()
         let directory = try TemporaryDirectory()
-        let first = try await ServerProcess.start(
-            data: try directory.subdirectory("first"), arguments: ["--postgres", test.url])
-        let second = try await ServerProcess.start(
-            data: try directory.subdirectory("second"), arguments: ["--postgres", test.url])
+        let servers = try await test.servers(["first", "second"], in: directory)
+        let (first, second) = (servers[0], servers[1])
         let token = try await first.token(for: "notes")
         let phone = try DocumentLibrary(at: try directory.subdirectory("Phone"), deviceName: "Phone")
         let laptop = try DocumentLibrary(at: try directory.subdirectory("Laptop"), deviceName: "Laptop")

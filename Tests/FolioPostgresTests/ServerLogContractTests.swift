@@ -153,10 +153,20 @@ import Testing
     {
         let subject = try await subject(backend)
         let log = try subject.open()
-        // A device restored from a backup: its key makes a second, different seq 1.
-        let original = try ChangeLogStore(inMemoryNamed: "A", device: a)
+        let (one, other) = try clashing()
+        _ = try log.ingest(one.changes, heads: one.heads)
+        #expect(throws: StoreError.self) { try log.ingest(other.changes, heads: other.heads) }
+        #expect(
+            try log.changes(of: Self.document, since: VersionVector()).changes.map(\.change.hash)
+                == one.changes.map(\.change.hash))
+    }
+
+    /// A's seq 1 twice, each signed: a device restored from a backup whose key made a second, different change.
+    private func clashing() throws -> (
+        one: (changes: [EncodedChange], heads: [SignedHead]), other: (changes: [EncodedChange], heads: [SignedHead])
+    ) {
+        let one = try made(by: a, 1, in: try ChangeLogStore(inMemoryNamed: "A", device: a))
         let clone = try ChangeLogStore(inMemoryNamed: "A2", device: a)
-        let one = try made(by: a, 1, in: original)
         _ = try clone.append(.edit(Edit(operations: Data("made elsewhere".utf8))), to: Self.document)
         let other = (
             changes: try clone.changes(of: Self.document).map(EncodedChange.init),
@@ -164,11 +174,7 @@ import Testing
         )
         #expect(one.changes[0].change.id == other.changes[0].change.id)
         #expect(one.changes[0].change.hash != other.changes[0].change.hash)
-        _ = try log.ingest(one.changes, heads: one.heads)
-        #expect(throws: StoreError.self) { try log.ingest(other.changes, heads: other.heads) }
-        #expect(
-            try log.changes(of: Self.document, since: VersionVector()).changes.map(\.change.hash)
-                == one.changes.map(\.change.hash))
+        return (one, other)
     }
 
     @Test(arguments: Backend.allCases) func devicesAreNamed(_ backend: Backend) async throws {
@@ -238,17 +244,7 @@ import Testing
         let subject = try await subject(.postgres)
         let first = try subject.open()
         let second = try subject.open()
-        // Two stores with A's key (a device restored from a backup): two different changes as A's seq 1.
-        let original = try ChangeLogStore(inMemoryNamed: "A", device: a)
-        let clone = try ChangeLogStore(inMemoryNamed: "A2", device: a)
-        let one = try made(by: a, 1, in: original)
-        _ = try clone.append(.edit(Edit(operations: Data("other".utf8))), to: Self.document)
-        let other = (
-            changes: try clone.changes(of: Self.document).map(EncodedChange.init),
-            heads: try clone.signedHeads(of: Self.document)
-        )
-        #expect(one.changes[0].change.id == other.changes[0].change.id)
-        #expect(one.changes[0].change.hash != other.changes[0].change.hash)
+        let (one, other) = try clashing()
         _ = try second.vector(of: Self.document)  // the second's copy is up to date before the first writes
         _ = try first.ingest(one.changes, heads: one.heads)
         #expect(throws: StoreError.self) { try second.ingest(other.changes, heads: other.heads) }

@@ -1,5 +1,7 @@
 import FolioChildProcess
 import FolioPostgres
+import FolioTesting
+import FolioToolRunner
 import Foundation
 import Logging
 import PostgresNIO
@@ -103,6 +105,17 @@ final class TestDatabase: Sendable {
         try await TestPostgres.admin(location) { client in
             try await client.query(PostgresQuery(unsafeSQL: sql))
         }
+    }
+
+    /// `folio serve --postgres` processes over the database, one for each of `names`, each with its data
+    /// directory of that name in `directory`.
+    func servers(_ names: [String], in directory: TemporaryDirectory) async throws -> [ServerProcess] {
+        var servers: [ServerProcess] = []
+        for name in names {
+            servers.append(
+                try await ServerProcess.start(data: try directory.subdirectory(name), arguments: ["--postgres", url]))
+        }
+        return servers
     }
 
     /// The number of rows of `table`.
