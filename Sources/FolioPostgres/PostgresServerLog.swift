@@ -219,8 +219,9 @@ public final class PostgresServerLog: ServerLog {
             )
         }
         let heads = heads.map { (hash: $0.hash, bytes: Data($0.encoded())) }
-        // A round trip a change, in one transaction: the time allowed grows with the write.
-        let allowed = database.timeout + .milliseconds(changes.count)
+        // A round trip a change, in one transaction: the time allowed grows with the write (a loaded machine takes
+        // a few milliseconds a round trip).
+        let allowed = database.timeout + .milliseconds(5 * changes.count)
         return try database.run("storing \(changes.count) changes of library \(library)", timeout: allowed) { client in
             try await client.withTransaction(logger: logger) { connection in
                 var next: Int64 = 1
