@@ -119,6 +119,7 @@ let package = Package(
             dependencies: [
                 "FolioCore", "FolioStore", "FolioSync",
                 .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -196,7 +197,11 @@ let package = Package(
             path: "Tools/bench/FolioBench"
         ),
         // Runs the built `folio` tool, for the tests of this package that drive it as a user would.
-        .target(name: "FolioToolRunner", dependencies: ["FolioChildProcess"], path: "Tests/FolioToolRunner"),
+        // A deadline for the whole test process (FOLIO_TEST_DEADLINE): past it, where every thread stood, then exit.
+        .target(name: "FolioTestWatchdog", path: "Tests/FolioTestWatchdog"),
+        .target(
+            name: "FolioToolRunner", dependencies: ["FolioChildProcess", "FolioTestWatchdog"],
+            path: "Tests/FolioToolRunner"),
         // A child process for FolioChildProcessTests that starts a grandchild through FolioChildProcess.
         .executableTarget(
             name: "FolioChildProcessHelper", dependencies: ["FolioChildProcess"], path: "Tests/FolioChildProcessHelper"),
