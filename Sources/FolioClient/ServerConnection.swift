@@ -5,6 +5,7 @@ import Foundation
 import HTTPTypes
 import Logging
 import NIOCore
+import NIOPosix
 import Synchronization
 import WSClient
 
@@ -46,6 +47,10 @@ struct ServerConnection {
     var ticksBeforeGivingUp = 30
     /// Bytes of received frames held for the loop before the connection stops reading.
     var inboxBytes = 8 << 20
+    /// How long the server may take to accept the connection (the WebSocket upgrade) before the attempt is given
+    /// up: a server that dies between reading the upgrade request and answering it leaves a connection that would
+    /// otherwise wait for ever.
+    var acceptTimeout: Duration = .seconds(30)
     /// Where the connection's reader and ticker run; a queue of their own when nil.
     var executor: BlockingWorkExecutor?
     /// Which message formats the client writes: with `runsWhenOffered` (the default), it lists format 3 at the
@@ -67,9 +72,14 @@ struct ServerConnection {
             maxFrameSize: SyncFrame.maximumBytes, additionalHeaders: headers)
         configuration.autoPing = .enabled(timePeriod: .seconds(30))
         let outcome = OutcomeBox()
+        // The connection's own event loop: the one handle on its socket that outlasts an upgrade the server never
+        // answers (the WebSocket client waits for the answer even once the server's side is closed), so that
+        // shutting it down past `acceptTimeout` ends the attempt.
+        let loop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let client = WebSocketClient(
-            url: endpoint.syncAddress, configuration: configuration, logger: logger
+            url: endpoint.syncAddress, configuration: configuration, eventLoopGroup: loop, logger: logger
         ) { inbound, outbound, _ in
+            outcome.accepted()
             do {
                 let report = try await self.serve(inbound: inbound, outbound: outbound, onEvent: onEvent)
                 outcome.set(.success(report))
@@ -77,13 +87,36 @@ struct ServerConnection {
                 outcome.set(.failure(error))
             }
         }
+        // Past `acceptTimeout`, or when the task is cancelled, an attempt the server has not accepted yet ends.
+        let giveUp: @Sendable () -> Void = {
+            guard outcome.giveUpUnlessAccepted() else { return }
+            loop.shutdownGracefully { _ in }
+        }
+        let acceptTimeout = self.acceptTimeout
+        let watchdog = Task {
+            try await Task.sleep(for: acceptTimeout)
+            giveUp()
+        }
         var close: WebSocketCloseFrame?
         var failure: (any Error)?
         do {
-            close = try await client.run()
+            close = try await withTaskCancellationHandler {
+                try await client.run()
+            } onCancel: {
+                giveUp()
+            }
         } catch {
             // Closing can fail after the session ended (a close handshake cut short): the outcome decides.
             failure = error
+        }
+        watchdog.cancel()
+        try? await loop.shutdownGracefully()
+        if outcome.gaveUp {
+            throw Ended(
+                description: Task.isCancelled
+                    ? "the connection was stopped before the server accepted it"
+                    : "the server did not accept the connection within \(acceptTimeout.components.seconds) s",
+                caughtUp: false)
         }
         let closedWith = close.map { close in
             let code: String
@@ -338,10 +371,31 @@ struct ServerConnection {
     }
 }
 
-/// The outcome of the handler, read after the client returns.
+/// The outcome of the handler, read after the client returns, and whether the server accepted the connection in time.
 private final class OutcomeBox: Sendable {
-    private let stored = Mutex<Result<SyncReport, any Error>?>(nil)
+    private struct State {
+        var value: Result<SyncReport, any Error>?
+        var accepted = false
+        var gaveUp = false
+    }
 
-    func set(_ value: Result<SyncReport, any Error>) { stored.withLock { $0 = value } }
-    var value: Result<SyncReport, any Error>? { stored.withLock { $0 } }
+    private let stored = Mutex(State())
+
+    func set(_ value: Result<SyncReport, any Error>) { stored.withLock { $0.value = value } }
+    var value: Result<SyncReport, any Error>? { stored.withLock { $0.value } }
+
+    /// The server accepted the connection: the handler runs.
+    func accepted() { stored.withLock { $0.accepted = true } }
+
+    /// Gives the connection up unless the server accepted it; returns whether it did give up.
+    func giveUpUnlessAccepted() -> Bool {
+        stored.withLock { state in
+            guard !state.accepted else { return false }
+            state.gaveUp = true
+            return true
+        }
+    }
+
+    /// Whether the connection was given up, the server not having accepted it in time.
+    var gaveUp: Bool { stored.withLock { $0.gaveUp } }
 }

@@ -14,27 +14,31 @@ public struct WebSocketTransport: SyncTransport {
     /// Which message formats the transport writes: by default it offers format 3 (changes as compact runs) and
     /// uses it when the server does; `.plain` speaks format 2 only, as a client that knows no other.
     public let formats: SyncDriver.Formats
+    /// How long the server may take to accept the connection (answer the WebSocket upgrade) before the sync fails.
+    public let acceptTimeout: Duration
     private let logger: Logger
 
     /// A transport to `endpoint`.
     public init(
         endpoint: ServerEndpoint, formats: SyncDriver.Formats = .runsWhenOffered,
-        logger: Logger = Logger(label: "folio.client")
+        acceptTimeout: Duration = .seconds(30), logger: Logger = Logger(label: "folio.client")
     ) {
         self.endpoint = endpoint
         self.formats = formats
+        self.acceptTimeout = acceptTimeout
         self.logger = logger
     }
 
     /// Connects, syncs and closes.
     ///
-    /// - Throws: `SyncError` `io` when the connection cannot be made or ends before the session finishes (what
-    ///   arrived before is kept), `store` when the store fails.
+    /// - Throws: `SyncError` `io` when the connection cannot be made, is not accepted within ``acceptTimeout`` or
+    ///   ends before the session finishes (what arrived before is kept), `store` when the store fails.
     public func sync(_ store: ChangeLogStore) async throws -> SyncReport {
         var random = SystemRandomNumberGenerator()
         var connection = ServerConnection(
             endpoint: endpoint, store: store, mode: .once, sessionID: random.next(), logger: logger)
         connection.formats = formats
+        connection.acceptTimeout = acceptTimeout
         do {
             return try await connection.run(onEvent: { _ in })
         } catch let ended as ServerConnection.Ended {
