@@ -205,81 +205,83 @@ public final class PostgresServerLog: ServerLog {
     /// position the copy holds after it: the last one written when nobody wrote since `position`, else `position`
     /// (the next call reads what others wrote, and these again, as duplicates).
     ///
+    /// The transaction takes a few statements whatever the number of changes: the log's row locked, one query for
+    /// the identities PostgreSQL holds already (no other writer can add one while the row is locked), then the
+    /// others inserted in bulk (arrays of at most ``rowsPerStatement`` rows), at consecutive positions.
+    ///
     /// - Throws: `ServerError` `storage`; `StoreError` `integrity` when PostgreSQL holds another change under one of these
     ///   identities (another process took it first); nothing is stored then.
     private func write(_ changes: [EncodedChange], heads: [SignedHead], after position: Int64) throws -> Int64 {
         guard !changes.isEmpty else { return position }
         let library = self.library
         let logger = database.logger
-        let rows = changes.map { encoded in
-            (
-                document: Data(encoded.change.document.uuid.bytes), device: Data(encoded.change.id.device.uuid.bytes),
-                seq: Int64(encoded.change.id.seq), hash: Data(encoded.change.hash.bytes), bytes: Data(encoded.bytes),
-                change: encoded.change.hash
-            )
-        }
-        let heads = heads.map { (hash: $0.hash, bytes: Data($0.encoded())) }
-        // A round trip a change, in one transaction: the time allowed grows with the write (a loaded machine takes
-        // a few milliseconds a round trip).
-        let allowed = database.timeout + .milliseconds(5 * changes.count)
-        return try database.run("storing \(changes.count) changes of library \(library)", timeout: allowed) { client in
+        let rows = StoredRows(changes)
+        let heads = heads.map { (hash: $0.hash, bytes: ByteBuffer(bytes: $0.encoded())) }
+        return try database.run("storing \(changes.count) changes of library \(library)") { client in
             try await client.withTransaction(logger: logger) { connection in
-                var next: Int64 = 1
+                var first: Int64 = 1
                 for try await value in try await connection.query(
                     "SELECT next_position FROM folio_log WHERE library = \(library) FOR UPDATE", logger: logger
                 ).decode(Int64.self) {
-                    next = value
+                    first = value
                 }
-                let first = next
-                var written = 0
-                var added: Int64 = 0
-                var positions: [ChangeHash: Int64] = [:]
-                for row in rows {
-                    var inserted = false
-                    for try await _ in try await connection.query(
+                // The identities stored already, by another process: the same change, or another under its identity.
+                var stored: [StoredRows.Identity: ByteBuffer] = [:]
+                for chunk in rows.chunks {
+                    let (documents, devices, seqs) = rows.identities(chunk)
+                    for try await (document, device, seq, hash) in try await connection.query(
                         """
-                        INSERT INTO folio_change (library, position, document, device, seq, hash, encoded)
-                        VALUES (\(library), \(next), \(row.document), \(row.device), \(row.seq), \(row.hash), \(row.bytes))
-                        ON CONFLICT (library, document, device, seq) DO NOTHING RETURNING position
-                        """, logger: logger)
-                    {
-                        inserted = true
+                        SELECT c.document, c.device, c.seq, c.hash FROM folio_change c
+                        JOIN unnest(\(documents), \(devices), \(seqs)) AS t(document, device, seq)
+                        ON c.document = t.document AND c.device = t.device AND c.seq = t.seq
+                        WHERE c.library = \(library)
+                        """, logger: logger
+                    ).decode((ByteBuffer, ByteBuffer, Int64, ByteBuffer).self) {
+                        stored[StoredRows.Identity(document: document, device: device, seq: seq)] = hash
                     }
-                    if inserted {
-                        positions[row.change] = next
-                        added += Int64(row.bytes.count)
-                        next += 1
-                        written += 1
+                }
+                var fresh: [Int] = []
+                for index in rows.indices {
+                    guard let hash = stored[rows.identity(index)] else {
+                        fresh.append(index)
                         continue
                     }
-                    // Stored already, by another process: the same change, or another under its identity.
-                    var storedHash: Data?
-                    for try await hash in try await connection.query(
-                        """
-                        SELECT hash FROM folio_change
-                        WHERE library = \(library) AND document = \(row.document) AND device = \(row.device)
-                        AND seq = \(row.seq)
-                        """, logger: logger
-                    ).decode(Data.self) {
-                        storedHash = hash
-                    }
-                    guard storedHash == row.hash else {
+                    guard hash == rows.hashes[index] else {
                         throw StoreError(
                             .integrity,
-                            "library \(library) holds another change as seq \(row.seq) of device \(row.device.hexPrefix); nothing was stored"
+                            "library \(library) holds another change as seq \(rows.seqs[index]) of device \(Data(rows.devices[index].readableBytesView).hexPrefix); nothing was stored"
                         )
                     }
                 }
-                if written > 0 {
+                var next = first
+                var added: Int64 = 0
+                var positions: [ChangeHash: Int64] = [:]
+                for chunk in StoredRows.chunks(of: fresh) {
+                    let picked = rows.picking(chunk)
+                    try await connection.query(
+                        """
+                        INSERT INTO folio_change (library, position, document, device, seq, hash, encoded)
+                        SELECT \(library), \(next) + t.n - 1, t.document, t.device, t.seq, t.hash, t.encoded
+                        FROM unnest(\(picked.documents), \(picked.devices), \(picked.seqs), \(picked.hashes), \(picked.encoded))
+                        WITH ORDINALITY AS t(document, device, seq, hash, encoded, n)
+                        """, logger: logger)
+                    for index in chunk {
+                        positions[rows.changes[index]] = next
+                        added += Int64(rows.encoded[index].readableBytes)
+                        next += 1
+                    }
+                }
+                if !fresh.isEmpty && !heads.isEmpty {
                     // Each head at its change's position when this write stored it (a catch-up that reads up to a
                     // change reads the head that vouches for it), else at the write's last.
-                    for head in heads {
-                        let position = positions[head.hash] ?? next - 1
-                        try await connection.query(
-                            "INSERT INTO folio_head (library, position, head) VALUES (\(library), \(position), \(head.bytes))",
-                            logger: logger)
-                        added += Int64(head.bytes.count)
-                    }
+                    let headPositions = heads.map { positions[$0.hash] ?? next - 1 }
+                    let headBytes = heads.map(\.bytes)
+                    try await connection.query(
+                        """
+                        INSERT INTO folio_head (library, position, head)
+                        SELECT \(library), t.position, t.head FROM unnest(\(headPositions), \(headBytes)) AS t(position, head)
+                        """, logger: logger)
+                    added += Int64(headBytes.reduce(0) { $0 + $1.readableBytes })
                 }
                 try await connection.query(
                     """
