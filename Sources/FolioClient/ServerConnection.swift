@@ -5,7 +5,6 @@ import Foundation
 import HTTPTypes
 import Logging
 import NIOCore
-import NIOPosix
 import Synchronization
 import WSClient
 
@@ -47,9 +46,9 @@ struct ServerConnection {
     var ticksBeforeGivingUp = 30
     /// Bytes of received frames held for the loop before the connection stops reading.
     var inboxBytes = 8 << 20
-    /// How long the server may take to accept the connection (the WebSocket upgrade) before the attempt is given
-    /// up: a server that dies between reading the upgrade request and answering it leaves a connection that would
-    /// otherwise wait for ever.
+    /// How long the server may take to accept the connection (name resolution, connection and the WebSocket
+    /// upgrade) before the attempt is given up (``ConnectionAttempt``): a server that dies between reading the upgrade
+    /// request and answering it leaves a connection that would otherwise wait for ever.
     var acceptTimeout: Duration = .seconds(30)
     /// Where the connection's reader and ticker run; a queue of their own when nil.
     var executor: BlockingWorkExecutor?
@@ -72,51 +71,40 @@ struct ServerConnection {
             maxFrameSize: SyncFrame.maximumBytes, additionalHeaders: headers)
         configuration.autoPing = .enabled(timePeriod: .seconds(30))
         let outcome = OutcomeBox()
-        // The connection's own event loop: the one handle on its socket that outlasts an upgrade the server never
-        // answers (the WebSocket client waits for the answer even once the server's side is closed), so that
-        // shutting it down past `acceptTimeout` ends the attempt.
-        let loop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let client = WebSocketClient(
-            url: endpoint.syncAddress, configuration: configuration, eventLoopGroup: loop, logger: logger
-        ) { inbound, outbound, _ in
-            outcome.accepted()
-            do {
-                let report = try await self.serve(inbound: inbound, outbound: outbound, onEvent: onEvent)
-                outcome.set(.success(report))
-            } catch {
-                outcome.set(.failure(error))
+        if Task.isCancelled {
+            throw Ended(description: "the connection was stopped before it was made", caughtUp: false)
+        }
+        // The connection's work blocks on the store: it runs on a queue of its own (a live sync's, so that passing a
+        // frame to the loop wakes no other thread), so that a cooperative pool kept busy elsewhere in the app never
+        // stalls what arrives, and the connection never stalls the pool.
+        let executor = self.executor ?? BlockingWorkExecutor(label: "folio.connection")
+        let attempt = ConnectionAttempt()
+        let end = await attempt.run(acceptTimeout: acceptTimeout, on: executor) { loop in
+            WebSocketClient(
+                url: endpoint.syncAddress, configuration: configuration, eventLoopGroup: loop, logger: logger
+            ) { inbound, outbound, _ in
+                attempt.accepted()
+                do {
+                    let report = try await self.serve(
+                        inbound: inbound, outbound: outbound, executor: executor, onEvent: onEvent)
+                    outcome.set(.success(report))
+                } catch {
+                    outcome.set(.failure(error))
+                }
             }
-        }
-        // Past `acceptTimeout`, or when the task is cancelled, an attempt the server has not accepted yet ends.
-        let giveUp: @Sendable () -> Void = {
-            guard outcome.giveUpUnlessAccepted() else { return }
-            loop.shutdownGracefully { _ in }
-        }
-        let acceptTimeout = self.acceptTimeout
-        let watchdog = Task {
-            try await Task.sleep(for: acceptTimeout)
-            giveUp()
         }
         var close: WebSocketCloseFrame?
+        // Closing can fail after the session ended (a close handshake cut short): the outcome decides.
         var failure: (any Error)?
-        do {
-            close = try await withTaskCancellationHandler {
-                try await client.run()
-            } onCancel: {
-                giveUp()
-            }
-        } catch {
-            // Closing can fail after the session ended (a close handshake cut short): the outcome decides.
-            failure = error
-        }
-        watchdog.cancel()
-        try? await loop.shutdownGracefully()
-        if outcome.gaveUp {
+        switch end {
+        case .finished(let closed, let failed):
+            close = closed
+            failure = failed
+        case .gaveUp(let cancelled):
             throw Ended(
-                description: Task.isCancelled
+                description: cancelled
                     ? "the connection was stopped before the server accepted it"
-                    : "the server did not accept the connection within \(acceptTimeout.components.seconds) s",
-                caughtUp: false)
+                    : "the server did not accept the connection within \(acceptTimeout)", caughtUp: false)
         }
         let closedWith = close.map { close in
             let code: String
@@ -149,13 +137,10 @@ struct ServerConnection {
     }
 
     private func serve(
-        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
+        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, executor: BlockingWorkExecutor,
         onEvent: @escaping @Sendable (ServerSyncEvent) async -> Void
     ) async throws -> SyncReport {
         let inbox = Inbox(frameBytes: inboxBytes)
-        // The connection's tasks run on a queue of their own (a live sync's, so that passing a frame to the loop
-        // wakes no other thread): a cooperative pool kept busy elsewhere in the app never stalls what arrives.
-        let executor = self.executor ?? BlockingWorkExecutor(label: "folio.connection")
         let reader = Task(executorPreference: executor) {
             do {
                 for try await message in inbound.messages(maxSize: SyncFrame.maximumBytes) {
@@ -371,31 +356,10 @@ struct ServerConnection {
     }
 }
 
-/// The outcome of the handler, read after the client returns, and whether the server accepted the connection in time.
+/// The outcome of the handler, read after the client returns.
 private final class OutcomeBox: Sendable {
-    private struct State {
-        var value: Result<SyncReport, any Error>?
-        var accepted = false
-        var gaveUp = false
-    }
+    private let stored = Mutex<Result<SyncReport, any Error>?>(nil)
 
-    private let stored = Mutex(State())
-
-    func set(_ value: Result<SyncReport, any Error>) { stored.withLock { $0.value = value } }
-    var value: Result<SyncReport, any Error>? { stored.withLock { $0.value } }
-
-    /// The server accepted the connection: the handler runs.
-    func accepted() { stored.withLock { $0.accepted = true } }
-
-    /// Gives the connection up unless the server accepted it; returns whether it did give up.
-    func giveUpUnlessAccepted() -> Bool {
-        stored.withLock { state in
-            guard !state.accepted else { return false }
-            state.gaveUp = true
-            return true
-        }
-    }
-
-    /// Whether the connection was given up, the server not having accepted it in time.
-    var gaveUp: Bool { stored.withLock { $0.gaveUp } }
+    func set(_ value: Result<SyncReport, any Error>) { stored.withLock { $0 = value } }
+    var value: Result<SyncReport, any Error>? { stored.withLock { $0 } }
 }

@@ -14,7 +14,8 @@ public struct WebSocketTransport: SyncTransport {
     /// Which message formats the transport writes: by default it offers format 3 (changes as compact runs) and
     /// uses it when the server does; `.plain` speaks format 2 only, as a client that knows no other.
     public let formats: SyncDriver.Formats
-    /// How long the server may take to accept the connection (answer the WebSocket upgrade) before the sync fails.
+    /// How long the server may take to accept the connection (name resolution, connection and the WebSocket upgrade)
+    /// before the sync fails.
     public let acceptTimeout: Duration
     private let logger: Logger
 
