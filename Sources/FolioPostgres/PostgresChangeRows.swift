@@ -5,8 +5,11 @@ import NIOCore
 /// Changes as the columns of `folio_change`, for statements that take a column as an array (`unnest`): a write of
 /// thousands of changes is a few statements, not a round trip a change.
 struct StoredRows {
-    /// The most rows one statement carries: its arrays stay a few megabytes at the server's message limits.
+    /// The most rows one statement carries.
     static let rowsPerStatement = 1_000
+    /// The most bytes of changes one statement carries (beyond one change, however large): PostgreSQL takes at most
+    /// a gigabyte in one array or message.
+    static let bytesPerStatement = 32 << 20
 
     /// A change's identity in a library: its document, its device and its sequence number.
     struct Identity: Hashable {
@@ -36,14 +39,28 @@ struct StoredRows {
     /// The rows' indices.
     var indices: Range<Int> { seqs.indices }
 
-    /// The rows' indices, in statements' worth.
-    var chunks: [ArraySlice<Int>] { Self.chunks(of: Array(indices)) }
+    /// The bytes of the changes.
+    var byteCount: Int { encoded.reduce(0) { $0 + $1.readableBytes } }
 
-    /// `indices` in statements' worth.
-    static func chunks(of indices: [Int]) -> [ArraySlice<Int>] {
-        stride(from: 0, to: indices.count, by: rowsPerStatement).map {
-            indices[$0..<min($0 + rowsPerStatement, indices.count)]
+    /// The rows' indices, in statements' worth.
+    var chunks: [ArraySlice<Int>] { chunks(of: Array(indices)) }
+
+    /// `indices` in statements' worth: at most ``rowsPerStatement`` rows and ``bytesPerStatement`` bytes each.
+    func chunks(of indices: [Int]) -> [ArraySlice<Int>] {
+        var chunks: [ArraySlice<Int>] = []
+        var start = 0
+        var bytes = 0
+        for (offset, index) in indices.enumerated() {
+            let size = encoded[index].readableBytes
+            if offset > start && (offset - start == Self.rowsPerStatement || bytes + size > Self.bytesPerStatement) {
+                chunks.append(indices[start..<offset])
+                start = offset
+                bytes = 0
+            }
+            bytes += size
         }
+        if start < indices.count { chunks.append(indices[start...]) }
+        return chunks
     }
 
     /// The identity of the row at `index`.

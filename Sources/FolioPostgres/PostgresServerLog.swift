@@ -205,9 +205,10 @@ public final class PostgresServerLog: ServerLog {
     /// position the copy holds after it: the last one written when nobody wrote since `position`, else `position`
     /// (the next call reads what others wrote, and these again, as duplicates).
     ///
-    /// The transaction takes a few statements whatever the number of changes: the log's row locked, one query for
+    /// The transaction takes a few statements whatever the number of changes: the log's row locked, a query for
     /// the identities PostgreSQL holds already (no other writer can add one while the row is locked), then the
-    /// others inserted in bulk (arrays of at most ``rowsPerStatement`` rows), at consecutive positions.
+    /// others inserted in bulk, at consecutive positions, each statement's arrays at most 1,000 rows and 32 MiB
+    /// (`StoredRows`). The call may take 1 s more than the database's timeout for every 16 MiB written.
     ///
     /// - Throws: `ServerError` `storage`; `StoreError` `integrity` when PostgreSQL holds another change under one of these
     ///   identities (another process took it first); nothing is stored then.
@@ -217,7 +218,8 @@ public final class PostgresServerLog: ServerLog {
         let logger = database.logger
         let rows = StoredRows(changes)
         let heads = heads.map { (hash: $0.hash, bytes: ByteBuffer(bytes: $0.encoded())) }
-        return try database.run("storing \(changes.count) changes of library \(library)") { client in
+        let allowed = database.timeout + .seconds(rows.byteCount / (16 << 20))
+        return try database.run("storing \(changes.count) changes of library \(library)", timeout: allowed) { client in
             try await client.withTransaction(logger: logger) { connection in
                 var first: Int64 = 1
                 for try await value in try await connection.query(
@@ -244,6 +246,8 @@ public final class PostgresServerLog: ServerLog {
                 for index in rows.indices {
                     guard let hash = stored[rows.identity(index)] else {
                         fresh.append(index)
+                        // A second copy in this write is a duplicate of this one, or another change under its identity.
+                        stored[rows.identity(index)] = rows.hashes[index]
                         continue
                     }
                     guard hash == rows.hashes[index] else {
@@ -256,7 +260,7 @@ public final class PostgresServerLog: ServerLog {
                 var next = first
                 var added: Int64 = 0
                 var positions: [ChangeHash: Int64] = [:]
-                for chunk in StoredRows.chunks(of: fresh) {
+                for chunk in rows.chunks(of: fresh) {
                     let picked = rows.picking(chunk)
                     try await connection.query(
                         """
