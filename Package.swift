@@ -193,12 +193,15 @@ let package = Package(
                 // `serve`: libraries syncing live with a `folio serve` process.
                 "Folio", "FolioClient",
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                // `serve-load`: raw WebSocket connections, and the anchor's inserts into PostgreSQL.
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Tools/bench/FolioBench"
         ),
-        // Runs the built `folio` tool, for the tests of this package that drive it as a user would.
         // A deadline for the whole test process (FOLIO_TEST_DEADLINE): past it, where every thread stood, then exit.
         .target(name: "FolioTestWatchdog", path: "Tests/FolioTestWatchdog"),
+        // Runs the built `folio` tool, for the tests of this package that drive it as a user would.
         .target(
             name: "FolioToolRunner", dependencies: ["FolioChildProcess", "FolioTestWatchdog"],
             path: "Tests/FolioToolRunner"),

@@ -13,8 +13,9 @@ final class BenchServer: Sendable {
     let data: URL
     let executable: URL
 
-    /// Starts `folio serve --port 0 --data DATA`, its standard error going to `log`, and waits for its address.
-    init(executable: URL, data: URL, log: URL) throws {
+    /// Starts `folio serve --port 0 --data DATA` (and `arguments`), its standard error going to `log`, and waits for
+    /// its address.
+    init(executable: URL, data: URL, log: URL, arguments: [String] = []) throws {
         self.executable = executable
         self.data = data
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
@@ -23,7 +24,8 @@ final class BenchServer: Sendable {
         process = try ChildProcess.start(
             // Every device connects from loopback: one address holds them all.
             executable.path,
-            arguments: ["serve", "--port", "0", "--data", data.path, "--max-connections-per-address", "100000"],
+            arguments: ["serve", "--port", "0", "--data", data.path, "--max-connections-per-address", "100000"]
+                + arguments,
             standardOutput: .pipe, standardError: .descriptor(logHandle.fileDescriptor))
         let output = process.standardOutput!
         var text = ""
@@ -55,10 +57,12 @@ final class BenchServer: Sendable {
         return URL(fileURLWithPath: path)
     }
 
-    /// Issues a token for `library` with `folio serve token create`.
-    static func token(executable: URL, library: String, data: URL) throws -> String {
+    /// Issues a token for `library` with `folio serve token create` (in the PostgreSQL database `postgres`, if given).
+    static func token(executable: URL, library: String, data: URL, postgres: String? = nil) throws -> String {
         let run = try ChildProcess.run(
-            executable.path, arguments: ["serve", "token", "create", "--library", library, "--data", data.path],
+            executable.path,
+            arguments: ["serve", "token", "create", "--library", library, "--data", data.path]
+                + (postgres.map { ["--postgres", $0] } ?? []),
             standardError: .null)
         guard run.termination.succeeded else {
             throw BenchServerError(message: "folio serve token create failed (\(run.termination))")
@@ -134,6 +138,24 @@ enum ProcStats {
         if name.contains("qos") || name.hasPrefix("com.apple") { return "dispatch" }
         if name.hasPrefix("NIO-") { return "NIO" }
         return String(name.filter { !$0.isNumber })
+    }
+
+    /// User and system CPU seconds of process `root` and its children (a PostgreSQL server and its backends).
+    static func treeCPU(_ root: Int32) -> Double {
+        var total = 0.0
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = Int32(entry),
+                let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                let close = text.lastIndex(of: ")")
+            else { continue }
+            let fields = text[text.index(after: close)...].split(separator: " ")
+            // fields[1] is the parent (field 4).
+            guard pid == root || (fields.count > 1 && Int32(fields[1]) == root),
+                let times = cpu(statText: text)
+            else { continue }
+            total += times.user + times.system
+        }
+        return total
     }
 
     /// The peak resident set (`VmHWM`) of process `pid`, in MiB.

@@ -2,7 +2,7 @@ import Foundation
 
 // `FolioBench NAME`: runs one benchmark; `Tools/bench/run NAME` builds this in release mode and calls it.
 // Each benchmark prints a readable table and, as its very last line, one JSON object. Arguments after NAME go to the
-// benchmark (only `serve`, `concurrent-trace`, `catch-up`, `live-typing` and `absorb` take any).
+// benchmark (only `serve`, `serve-load`, `concurrent-trace`, `catch-up`, `live-typing` and `absorb` take any).
 
 let benchmarks: [String: () async throws -> Void] = [
     "append": AppendBenchmark.run,
@@ -22,8 +22,11 @@ let benchmarks: [String: () async throws -> Void] = [
     "absorb": AbsorbBenchmark.run,
     "history": HistoryBenchmark.run,
     "blob-sync": BlobSyncBenchmark.run,
+    "serve-load": ServeLoadBenchmark.run,
     // The library process `absorb` starts.
     "absorb-device": AbsorbBenchmark.device,
+    // The load generator process `serve-load` starts.
+    "serve-load-generator": LoadGenerator.main,
 ]
 
 let arguments = CommandLine.arguments.dropFirst()

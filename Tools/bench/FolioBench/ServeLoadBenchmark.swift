@@ -1,0 +1,357 @@
+import FolioChildProcess
+import Foundation
+import Logging
+import PostgresNIO
+
+/// `serve-load`: the server measured alone. `folio serve` (the release build named by `FOLIO_BENCH_FOLIO`), on
+/// SQLite or on PostgreSQL, in one process or two over one database, takes the load of ``LoadGenerator``: a process
+/// of its own holding `libraries × library-size` raw WebSocket connections that write prebuilt, presigned changes at
+/// a steady rate and time the server's pushes to the library's other devices.
+///
+/// Measured over a window after a warm-up: the changes the servers stored (acknowledged to their writer by a notice),
+/// the pushes the devices heard of, the propagation delay from a change's frame being written to another device of its library
+/// hearing of it (its notice), the servers' and the database's CPU time per 1,000 changes stored, the servers' peak
+/// memory, and the generator's own CPU. The anchor, in the same run, is the same rows inserted straight into the same
+/// backend by one client with the same schema, in transactions of the servers' mean ingest batch: plain SQLite into
+/// a store-shaped file, or plain SQL into a copy of `folio_change`.
+///
+/// Arguments: `--backend sqlite|postgres` (sqlite), `--processes 1|2` (1; 2 needs postgres: devices alternate between
+/// them, so half of each library's pushes cross processes), `--libraries N` (250), `--library-size K` (4), `--rate R`
+/// (changes/s per device, 20), `--warmup S` (5), `--window S` (10). PostgreSQL is a throwaway cluster
+/// (`Tools/postgres/cluster start`) unless `FOLIO_BENCH_POSTGRES_URL` names a database. `FOLIO_BENCH_DIVISOR`
+/// divides the libraries.
+enum ServeLoadBenchmark {
+    struct Options {
+        var backend = "sqlite"
+        var processes = 1
+        var libraries = 250
+        var librarySize = 4
+        var rate = 20.0
+        var warmup = 5.0
+        var window = 10.0
+
+        init(_ arguments: [String]) throws {
+            var rest = arguments[...]
+            while let flag = rest.popFirst() {
+                guard let value = rest.popFirst() else {
+                    throw BenchServerError(message: "serve-load: \(flag) needs a value")
+                }
+                if flag == "--backend" {
+                    guard value == "sqlite" || value == "postgres" else {
+                        throw BenchServerError(message: "serve-load: --backend is sqlite or postgres")
+                    }
+                    backend = value
+                    continue
+                }
+                guard let number = Double(value), number > 0 else {
+                    throw BenchServerError(message: "serve-load: \(flag) needs a number above 0")
+                }
+                switch flag {
+                case "--processes": processes = Int(number)
+                case "--libraries": libraries = Int(number)
+                case "--library-size": librarySize = Int(number)
+                case "--rate": rate = number
+                case "--warmup": warmup = number
+                case "--window": window = number
+                default: throw BenchServerError(message: "serve-load: unknown argument \(flag)")
+                }
+            }
+            if let divisor = ProcessInfo.processInfo.environment["FOLIO_BENCH_DIVISOR"].flatMap(Int.init), divisor > 1 {
+                libraries = max(libraries / divisor, 1)
+            }
+            guard processes == 1 || (processes == 2 && backend == "postgres") else {
+                throw BenchServerError(message: "serve-load: --processes is 1, or 2 with --backend postgres")
+            }
+            guard librarySize >= 2, libraries >= 1 else {
+                throw BenchServerError(message: "serve-load: needs libraries of 2 devices or more")
+            }
+        }
+
+        var devices: Int { libraries * librarySize }
+    }
+
+    /// The servers' and the database's CPU at one instant.
+    struct Snapshot {
+        var serverCPU: Double
+        var databaseCPU: Double
+    }
+
+    static func run() async throws {
+        let options = try Options(Array(CommandLine.arguments.dropFirst(2)))
+        let executable = try BenchServer.executable(for: "serve-load")
+        let scratch = try ScratchDirectory("serve-load")
+        defer { scratch.cleanUp() }
+        let cluster = options.backend == "postgres" ? try PostgresCluster() : nil
+        defer { cluster?.stop() }
+        let postgres = cluster?.url
+        let datas = (0..<options.processes).map { scratch.file("server\($0)") }
+        let tokens = try (0..<options.libraries).map {
+            try BenchServer.token(executable: executable, library: "load-\($0)", data: datas[0], postgres: postgres)
+        }
+        let servers = try datas.enumerated().map { index, data in
+            try BenchServer(
+                executable: executable, data: data, log: scratch.file("server\(index).log"),
+                arguments: postgres.map { ["--postgres", $0] } ?? [])
+        }
+        defer { for server in servers { server.stop() } }
+
+        let plan = LoadGenerator.Plan(
+            devices: (0..<options.devices).map { device in
+                let library = device / options.librarySize
+                return LoadGenerator.PlanDevice(
+                    url: servers[device % servers.count].libraryURL("load-\(library)").absoluteString,
+                    token: tokens[library])
+            },
+            librarySize: options.librarySize, rate: options.rate, warmup: options.warmup, window: options.window,
+            seed: 0x5E12_7E10)
+        let planFile = scratch.file("plan.json")
+        try JSONEncoder().encode(plan).write(to: planFile)
+        let generatorLog = scratch.file("generator.log")
+        _ = FileManager.default.createFile(atPath: generatorLog.path, contents: nil)
+        let logHandle = try FileHandle(forWritingTo: generatorLog)
+        defer { try? logHandle.close() }
+        let generator = try ChildProcess.start(
+            CommandLine.arguments[0], arguments: ["serve-load-generator", planFile.path], standardOutput: .pipe,
+            standardError: .descriptor(logHandle.fileDescriptor))
+        let lines = LineSource(generator.standardOutput!)
+
+        // Read from /proc as the generator announces the window (a loaded server answers `/metrics` late).
+        func snapshot() -> Snapshot {
+            Snapshot(
+                serverCPU: servers.map { ProcStats.cpu($0.process.processIdentifier) }.reduce(0) {
+                    $0 + $1.user + $1.system
+                },
+                databaseCPU: cluster.map { ProcStats.treeCPU($0.postmaster) } ?? 0)
+        }
+        var start: Snapshot?
+        var end: Snapshot?
+        var report: LoadGenerator.LoadReport?
+        while let line = await lines.nextOffThePool() {
+            switch line {
+            case "ready": continue
+            case "window-start": start = snapshot()
+            case "window-end": end = snapshot()
+            default:
+                if line.hasPrefix("{") {
+                    report = try JSONDecoder().decode(LoadGenerator.LoadReport.self, from: Data(line.utf8))
+                }
+            }
+        }
+        _ = generator.wait()
+        guard let start, let end, let report else {
+            let said = (try? String(contentsOf: generatorLog, encoding: .utf8)) ?? ""
+            throw BenchServerError(message: "serve-load: the generator ended early: \(said.suffix(2000))")
+        }
+        let serverPeak = servers.map { ProcStats.peakRSSMiB($0.process.processIdentifier) }.max() ?? 0
+        // Over the whole run: the servers' batches.
+        var metrics: [String: Double] = [:]
+        for server in servers {
+            for (name, value) in try await server.metrics() { metrics[name, default: 0] += value }
+        }
+        for server in servers { server.stop() }
+
+        let seconds = report.windowSeconds
+        let stored = Double(report.acknowledgedInWindow)
+        let batches = metrics["folio_ingest_batches_total"] ?? 0
+        let meanBatch = batches > 0 ? (metrics["folio_changes_in_total"] ?? 0) / batches : 1
+        let anchor: (rate: Double, rows: Int)
+        if let postgres {
+            anchor = try await postgresAnchor(url: postgres, batch: max(Int(meanBatch.rounded()), 1))
+        } else {
+            let sqlite = try ServeBenchmark.anchorRate(
+                server: servers[0], libraries: options.libraries, batch: max(Int(meanBatch.rounded()), 1),
+                scratch: scratch)
+            anchor = (sqlite.rate, sqlite.rows)
+        }
+        let result = Result(
+            seconds: seconds, stored: stored / seconds, pushed: Double(report.pushedInWindow) / seconds,
+            meanBatch: meanBatch,
+            serverCPUPerThousand: stored > 0 ? (end.serverCPU - start.serverCPU) / stored * 1000 : 0,
+            databaseCPUPerThousand: stored > 0 ? (end.databaseCPU - start.databaseCPU) / stored * 1000 : 0,
+            serverCores: (end.serverCPU - start.serverCPU) / seconds,
+            databaseCores: (end.databaseCPU - start.databaseCPU) / seconds,
+            generatorCores: report.cpuSecondsInWindow / seconds, serverPeak: serverPeak, anchor: anchor)
+        printReport(options, result, report)
+    }
+
+    struct Result {
+        var seconds: Double
+        var stored: Double
+        var pushed: Double
+        var meanBatch: Double
+        var serverCPUPerThousand: Double
+        var databaseCPUPerThousand: Double
+        var serverCores: Double
+        var databaseCores: Double
+        var generatorCores: Double
+        var serverPeak: Double
+        var anchor: (rate: Double, rows: Int)
+    }
+
+    static func printReport(_ options: Options, _ result: Result, _ report: LoadGenerator.LoadReport) {
+        let offered = Double(options.devices) * options.rate
+        let ratio = result.anchor.rate > 0 ? result.stored / result.anchor.rate : 0
+        let closes = report.closes.sorted { $0.key < $1.key }.map { "\($0.key) × \($0.value)" }.joined(separator: ", ")
+        printTable(
+            "serve-load: folio serve on \(options.backend), \(options.processes) process\(options.processes == 1 ? "" : "es"), \(options.libraries) libraries of \(options.librarySize) devices (\(options.devices) connections), \(format(options.rate, 0)) changes/s per device, \(format(result.seconds, 1)) s window (\(machineDescription()))",
+            [
+                ("offered changes/s", format(offered)),
+                ("written changes/s (generator, in window)", format(Double(report.sentInWindow) / result.seconds)),
+                ("stored changes/s (acknowledged to their writer)", format(result.stored)),
+                ("pushes/s (changes heard of by another device)", format(result.pushed)),
+                ("mean changes per ingest batch (whole run)", format(result.meanBatch, 2)),
+                ("propagation p50 ms", format(report.propagationP50, 1)),
+                ("propagation p99 ms", format(report.propagationP99, 1)),
+                ("propagation samples", "\(report.samples)"),
+                ("changes not heard of by every other device 10 s after the end", "\(report.unseen)"),
+                ("connections closed by the server", closes.isEmpty ? "none" : closes),
+                ("server CPU s per 1,000 changes stored", format(result.serverCPUPerThousand, 3)),
+                ("server CPU, cores", format(result.serverCores, 2)),
+                ("database CPU s per 1,000 changes stored", format(result.databaseCPUPerThousand, 3)),
+                ("database CPU, cores", format(result.databaseCores, 2)),
+                ("generator CPU, cores", format(result.generatorCores, 2)),
+                ("server peak RSS MiB (largest process)", format(result.serverPeak)),
+                ("generator peak RSS MiB", format(report.peakRSSMiB)),
+                ("generator build s (changes signed before the clock)", format(report.buildSeconds, 1)),
+                ("anchor: rows/s inserted straight into \(options.backend)", format(result.anchor.rate)),
+                ("anchor rows", "\(result.anchor.rows)"),
+                ("ratio stored/anchor", format(ratio, 3)),
+            ])
+        func rounded(_ value: Double, _ digits: Double = 1) -> Double { (value * digits).rounded() / digits }
+        printJSON([
+            "backend": options.backend, "processes": options.processes, "connections": options.devices,
+            "changes_per_s": rounded(result.stored), "offered_changes_per_s": rounded(offered),
+            "pushes_per_s": rounded(result.pushed),
+            "propagation_ms_p50": rounded(report.propagationP50, 10),
+            "propagation_ms_p99": rounded(report.propagationP99, 10),
+            "server_cpu_s_per_1000": rounded(result.serverCPUPerThousand, 1000),
+            "database_cpu_s_per_1000": rounded(result.databaseCPUPerThousand, 1000),
+            "server_rss_mib": rounded(result.serverPeak), "generator_cpu_cores": rounded(result.generatorCores, 100),
+            "anchor_changes_per_s": rounded(result.anchor.rate), "ratio": rounded(ratio, 1000),
+            "unseen": report.unseen, "duration_s": rounded(result.seconds, 10),
+        ])
+    }
+
+    /// The rows the servers stored in `folio_change`, inserted again by one client into a copy of the table (same
+    /// columns, keys and indexes), in transactions of `batch` rows, one statement each as the server writes them.
+    static func postgresAnchor(url: String, batch: Int) async throws -> (rate: Double, rows: Int) {
+        guard let components = URLComponents(string: url), let host = components.host else {
+            throw BenchServerError(message: "serve-load: cannot read \(url)")
+        }
+        var configuration = PostgresClient.Configuration(
+            host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
+            password: components.password, database: String(components.path.dropFirst()), tls: .disable)
+        configuration.options.maximumConnections = 1
+        let client = PostgresClient(configuration: configuration)
+        let logger = Logger(label: "serve-load.anchor")
+        return try await withThrowingTaskGroup(of: (Double, Int)?.self) { group in
+            group.addTask {
+                await client.run()
+                return nil
+            }
+            defer { group.cancelAll() }
+            typealias Row = (String, Int64, ByteBuffer, ByteBuffer, Int64, ByteBuffer, ByteBuffer)
+            var rows: [Row] = []
+            for try await row in try await client.query(
+                "SELECT library, position, document, device, seq, hash, encoded FROM folio_change ORDER BY library, position",
+                logger: logger
+            ).decode(Row.self) {
+                rows.append(row)
+            }
+            try await client.query("DROP TABLE IF EXISTS anchor_change", logger: logger)
+            try await client.query("CREATE TABLE anchor_change (LIKE folio_change INCLUDING ALL)", logger: logger)
+            let began = ContinuousClock.now
+            for start in stride(from: 0, to: rows.count, by: batch) {
+                let slice = rows[start..<min(start + batch, rows.count)]
+                let libraries = slice.map(\.0)
+                let positions = slice.map(\.1)
+                let documents = slice.map(\.2)
+                let devices = slice.map(\.3)
+                let seqs = slice.map(\.4)
+                let hashes = slice.map(\.5)
+                let encoded = slice.map(\.6)
+                _ = try await client.withTransaction(logger: logger) { connection in
+                    try await connection.query(
+                        """
+                        INSERT INTO anchor_change (library, position, document, device, seq, hash, encoded)
+                        SELECT * FROM unnest(\(libraries), \(positions), \(documents), \(devices), \(seqs), \(hashes), \(encoded))
+                        """, logger: logger)
+                }
+            }
+            let seconds = (ContinuousClock.now - began).seconds
+            try await client.query("DROP TABLE anchor_change", logger: logger)
+            return (seconds > 0 ? Double(rows.count) / seconds : 0, rows.count)
+        }
+    }
+}
+
+/// A throwaway PostgreSQL cluster (`Tools/postgres/cluster start`), or the database `FOLIO_BENCH_POSTGRES_URL` names.
+final class PostgresCluster: Sendable {
+    let url: String
+    private let directory: String?
+    /// The server's process (`postmaster.pid`), whose children are its backends; 0 for a database named by URL.
+    let postmaster: Int32
+
+    init() throws {
+        if let url = ProcessInfo.processInfo.environment["FOLIO_BENCH_POSTGRES_URL"] {
+            self.url = url
+            directory = nil
+            postmaster = 0
+            return
+        }
+        let run = try ChildProcess.run("Tools/postgres/cluster", arguments: ["start"])
+        let words = run.outputText.split(whereSeparator: \.isWhitespace).map(String.init)
+        guard run.termination.succeeded, words.count == 2 else {
+            throw BenchServerError(message: "serve-load: Tools/postgres/cluster start failed: \(run.errorText)")
+        }
+        url = words[0] + "?sslmode=disable"
+        directory = words[1]
+        let pidText = (try? String(contentsOfFile: words[1] + "/data/postmaster.pid", encoding: .utf8)) ?? ""
+        postmaster = pidText.split(separator: "\n").first.flatMap { Int32($0) } ?? 0
+    }
+
+    func stop() {
+        guard let directory else { return }
+        _ = try? ChildProcess.run("Tools/postgres/cluster", arguments: ["stop", directory])
+    }
+}
+
+/// The lines a child process prints, as they come (read by one caller at a time).
+final class LineSource: @unchecked Sendable {
+    private let descriptor: Int32
+    private var pending: [UInt8] = []
+    private var ended = false
+
+    init(_ descriptor: Int32) { self.descriptor = descriptor }
+
+    /// ``next()`` on a thread of Dispatch's, not Swift's cooperative pool: the read blocks.
+    func nextOffThePool() async -> String? {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: self.next()) }
+        }
+    }
+
+    /// The next line, without its newline; `nil` once the process closed its output.
+    func next() -> String? {
+        while true {
+            if let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: pending[..<newline], as: UTF8.self)
+                pending.removeSubrange(...newline)
+                return line
+            }
+            if ended { return nil }
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 {
+                ended = true
+                close(descriptor)
+                if pending.isEmpty { return nil }
+                let line = String(decoding: pending, as: UTF8.self)
+                pending = []
+                return line
+            }
+            pending += buffer[..<count]
+        }
+    }
+}
