@@ -23,8 +23,6 @@ public final class PostgresServerLog: ServerLog {
     /// The library.
     public let library: String
     let database: PostgresServerDatabase
-    /// The process, in the notifications of its writes.
-    private let origin: String
     private let cacheURL: URL
     private let key: DeviceKey
     private let state: Mutex<State>
@@ -53,16 +51,12 @@ public final class PostgresServerLog: ServerLog {
     static let catchUpBytes = 16 << 20
 
     /// Opens the log of `library` in `database`, creating it (with a new server identity) when it is new, with its
-    /// copy in `cacheDirectory`. Its writes notify `folio_changes` with `origin` and the library's name: the process
-    /// `origin` names skips its own notifications.
+    /// copy in `cacheDirectory`.
     ///
     /// - Throws: `ServerError` `storage`.
-    public init(
-        library: String, database: PostgresServerDatabase, cacheDirectory: URL, origin: String = UUID().uuidString
-    ) throws {
+    public init(library: String, database: PostgresServerDatabase, cacheDirectory: URL) throws {
         self.library = library
         self.database = database
-        self.origin = origin
         let logger = database.logger
         let made = DeviceKey().rawRepresentation
         let stored: Data = try database.run("opening the log of library \(library)") { client in
@@ -221,7 +215,6 @@ public final class PostgresServerLog: ServerLog {
     private func write(_ changes: [EncodedChange], heads: [SignedHead], after position: Int64) throws -> Int64 {
         guard !changes.isEmpty else { return position }
         let library = self.library
-        let origin = self.origin
         let logger = database.logger
         let rows = StoredRows(changes)
         let heads = heads.map { (hash: $0.hash, bytes: ByteBuffer(bytes: $0.encoded())) }
@@ -299,8 +292,7 @@ public final class PostgresServerLog: ServerLog {
                     UPDATE folio_log SET next_position = \(next), byte_size = byte_size + \(added)
                     WHERE library = \(library)
                     """, logger: logger)
-                try await connection.query(
-                    "SELECT pg_notify('folio_changes', \(origin + " " + library))", logger: logger)
+                try await connection.query("SELECT pg_notify('folio_changes', \(library))", logger: logger)
                 return first == position + 1 ? next - 1 : position
             }
         }

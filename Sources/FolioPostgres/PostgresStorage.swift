@@ -65,22 +65,15 @@ public final class PostgresStorage: ServerStorage {
 
     /// See `ServerStorage/openLog(of:logger:)`.
     public func openLog(of library: String, logger: Logger) throws -> any ServerLog {
-        try PostgresServerLog(library: library, database: database, cacheDirectory: cacheDirectory, origin: origin)
+        try PostgresServerLog(library: library, database: database, cacheDirectory: cacheDirectory)
     }
 
     /// See `ServerStorage/watch(_:)`: a connection of the pool listens on the `folio_changes` channel, which every
-    /// transaction that stores changes notifies with its process and its library's name (`ORIGIN LIBRARY`; this
-    /// process's own are skipped: it passed those on as it stored them); when the connection is lost, another
+    /// transaction that stores changes notifies with its library's name; when the connection is lost, another
     /// listens as soon as the database answers, and `stored` is called with `nil` (what was stored meanwhile went
     /// unheard).
     public func watch(_ stored: @escaping @Sendable (String?) -> Void) {
-        let origin = self.origin
-        database.listen(on: "folio_changes") { payload in
-            guard let payload else { return stored(nil) }
-            let parts = payload.split(separator: " ", maxSplits: 1)
-            guard parts.count == 2 else { return stored(payload) }
-            if parts[0] != origin { stored(String(parts[1])) }
-        }
+        database.listen(on: "folio_changes") { payload in stored(payload) }
     }
 
     /// See `ServerStorage/hasLog(of:)`.
