@@ -194,6 +194,7 @@ let package = Package(
                 "Folio", "FolioClient",
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 // `serve-load`: raw WebSocket connections, and the anchor's inserts into PostgreSQL.
+                "FolioPostgres",
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],

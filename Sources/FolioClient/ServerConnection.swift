@@ -50,7 +50,7 @@ struct ServerConnection {
     /// upgrade) before the attempt is given up (``ConnectionAttempt``): a server that dies between reading the upgrade
     /// request and answering it leaves a connection that would otherwise wait for ever.
     var acceptTimeout: Duration = .seconds(30)
-    /// Where the connection's reader and ticker run; a queue of their own when nil.
+    /// Where the connection runs (its handler, reader and ticker); a queue of its own when nil.
     var executor: BlockingWorkExecutor?
     /// Which message formats the client writes: with `runsWhenOffered` (the default), it lists format 3 at the
     /// upgrade, and writes it once the server does.

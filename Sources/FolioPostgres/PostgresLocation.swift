@@ -96,7 +96,7 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
 
     /// The client configuration, with at most `connections` connections; the database ends a statement, a wait for
     /// a lock, or a transaction left idle, that takes longer than `timeout`.
-    func clientConfiguration(connections: Int, timeout: Duration) -> PostgresClient.Configuration {
+    package func clientConfiguration(connections: Int, timeout: Duration) -> PostgresClient.Configuration {
         let mode: PostgresClient.Configuration.TLS
         switch tls {
         case .disable: mode = .disable

@@ -1,4 +1,5 @@
 import FolioChildProcess
+import FolioPostgres
 import Foundation
 import Logging
 import PostgresNIO
@@ -113,7 +114,13 @@ enum ServeLoadBenchmark {
         let generator = try ChildProcess.start(
             CommandLine.arguments[0], arguments: ["serve-load-generator", planFile.path], standardOutput: .pipe,
             standardError: .descriptor(logHandle.fileDescriptor))
-        let lines = LineSource(generator.standardOutput!)
+        // Its lines as they come; the stream ends when the generator closes its output.
+        let (lines, received) = AsyncStream.makeStream(of: String.self)
+        let output = OutputCollector(generator.standardOutput!) { received.yield($0) }
+        DispatchQueue.global().async {
+            _ = output.wait()
+            received.finish()
+        }
 
         // Read from /proc as the generator announces the window (a loaded server answers `/metrics` late).
         func snapshot() -> Snapshot {
@@ -126,7 +133,7 @@ enum ServeLoadBenchmark {
         var start: Snapshot?
         var end: Snapshot?
         var report: LoadGenerator.LoadReport?
-        while let line = await lines.nextOffThePool() {
+        for await line in lines {
             switch line {
             case "ready": continue
             case "window-start": start = snapshot()
@@ -235,13 +242,7 @@ enum ServeLoadBenchmark {
     /// The rows the servers stored in `folio_change`, inserted again by one client into a copy of the table (same
     /// columns, keys and indexes), in transactions of `batch` rows, one statement each as the server writes them.
     static func postgresAnchor(url: String, batch: Int) async throws -> (rate: Double, rows: Int) {
-        guard let components = URLComponents(string: url), let host = components.host else {
-            throw BenchServerError(message: "serve-load: cannot read \(url)")
-        }
-        var configuration = PostgresClient.Configuration(
-            host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
-            password: components.password, database: String(components.path.dropFirst()), tls: .disable)
-        configuration.options.maximumConnections = 1
+        let configuration = try PostgresLocation(url: url).clientConfiguration(connections: 1, timeout: .seconds(60))
         let client = PostgresClient(configuration: configuration)
         let logger = Logger(label: "serve-load.anchor")
         return try await withThrowingTaskGroup(of: (Double, Int)?.self) { group in
@@ -313,45 +314,5 @@ final class PostgresCluster: Sendable {
     func stop() {
         guard let directory else { return }
         _ = try? ChildProcess.run("Tools/postgres/cluster", arguments: ["stop", directory])
-    }
-}
-
-/// The lines a child process prints, as they come (read by one caller at a time).
-final class LineSource: @unchecked Sendable {
-    private let descriptor: Int32
-    private var pending: [UInt8] = []
-    private var ended = false
-
-    init(_ descriptor: Int32) { self.descriptor = descriptor }
-
-    /// ``next()`` on a thread of Dispatch's, not Swift's cooperative pool: the read blocks.
-    func nextOffThePool() async -> String? {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: self.next()) }
-        }
-    }
-
-    /// The next line, without its newline; `nil` once the process closed its output.
-    func next() -> String? {
-        while true {
-            if let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: pending[..<newline], as: UTF8.self)
-                pending.removeSubrange(...newline)
-                return line
-            }
-            if ended { return nil }
-            var buffer = [UInt8](repeating: 0, count: 65_536)
-            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 {
-                ended = true
-                close(descriptor)
-                if pending.isEmpty { return nil }
-                let line = String(decoding: pending, as: UTF8.self)
-                pending = []
-                return line
-            }
-            pending += buffer[..<count]
-        }
     }
 }
