@@ -136,6 +136,7 @@ extension ServedLibrary {
             var start = 0
             while start < lacking.count {
                 let part = Array(lacking[start..<min(start + SyncMessage.Limits.wantedBlobs, lacking.count)])
+                connection.blobAskingsOpen[channel, default: 0] += 1
                 perform([.send(.wantBlobs(part))], on: channel, of: connection)
                 start += part.count
             }

@@ -64,7 +64,10 @@ extension ServedLibrary {
         do { missing = try log.missingBlobs(limit: SyncMessage.Limits.wantedBlobs) } catch {
             return fail(connection, "listing the blobs the log lacks", error)
         }
-        if !missing.isEmpty { perform([.send(.wantBlobs(missing))], on: channel, of: connection) }
+        if !missing.isEmpty {
+            connection.blobAskingsOpen[channel, default: 0] += 1
+            perform([.send(.wantBlobs(missing))], on: channel, of: connection)
+        }
     }
 
     /// Opens `channel`'s session on `connection`, forgetting the oldest sessions past the connection's bounds (the
@@ -85,6 +88,8 @@ extension ServedLibrary {
             connection.sessions[oldest] = nil
             connection.started[oldest] = nil
             connection.finishedPeers[oldest] = nil
+            connection.blobAskingsOpen[oldest] = nil
+            connection.heldDone[oldest] = nil
             budget.release(connection.sessionBytes.removeValue(forKey: oldest) ?? 0)
         }
     }

@@ -69,9 +69,25 @@ extension ServedLibrary {
 
     /// Sends a message of a session: a reply, paced by the client's reading rather than refused as slow.
     func send(_ message: SyncMessage, on channel: UInt64, to connection: Connection) {
+        if case .done = message, connection.blobAskingsOpen[channel, default: 0] > 0 {
+            connection.heldDone[channel] = message
+            return
+        }
         let frame = SyncFrame.message(channel: channel, bytes: message.encoded(format: connection.format)).encoded()
         metrics.bytesOut.increment(by: Int64(frame.count))
         connection.outbox.reply(frame)
+    }
+
+    /// Counts an answer to an asking for blobs on `channel` of `connection`; once every asking is answered, the
+    /// session's `done` held back meanwhile goes.
+    func answered(on channel: UInt64, of connection: Connection) {
+        guard let open = connection.blobAskingsOpen[channel], connections[connection.id] != nil else { return }
+        guard open <= 1 else {
+            connection.blobAskingsOpen[channel] = open - 1
+            return
+        }
+        connection.blobAskingsOpen[channel] = nil
+        if let done = connection.heldDone.removeValue(forKey: channel) { send(done, on: channel, to: connection) }
     }
 
     /// Goes on with the session work of connection `id` that waited for its outbox to drain.

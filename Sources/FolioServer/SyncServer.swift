@@ -489,8 +489,9 @@ public final class SyncServer: Sendable {
             // The reader.
             do {
                 reading: for try await message in inbound.messages(maxSize: limits.messageBytes) {
-                    // Asked to close (a revoked token, the server stopping): nothing more is taken from it.
-                    if outbox.hasEnded { break }
+                    // Asked to close (a revoked token, the server stopping): nothing more is taken from it. A socket
+                    // the client closed still gives what arrived before its close.
+                    if outbox.requestedClose != nil { break }
                     guard case .binary(let buffer) = message else {
                         outbox.close(code: 1003, reason: "the sync protocol uses binary frames only")
                         break
@@ -528,7 +529,7 @@ public final class SyncServer: Sendable {
                     // A client that does not take what it was sent is not read either, so that its requests cannot
                     // pile up replies in the server's memory; past the stall timeout it is closed.
                     if outbox.isBusy { await outbox.waitUntilDrained(orCloseAfter: limits.stallTimeout) }
-                    if outbox.hasEnded { break }
+                    if outbox.requestedClose != nil { break }
                 }
             } catch {
                 // WSCore says "too large" only through an error of its own: a message over the bound made of

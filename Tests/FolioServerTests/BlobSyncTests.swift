@@ -66,4 +66,25 @@ import Testing
         #expect(try await fixture.metric("folio_blobs_out_total") == 6)
         await tabletSync.stop()
     }
+
+    /// A one-shot sync (`DocumentLibrary.sync(through:)`) leaves its blobs on the server: the server asks for them once
+    /// it stored the changes that refer to them, and the sync ends only once they are answered and read.
+    @Test func aOneShotSyncLeavesItsBlobsOnTheServer() async throws {
+        let fixture = try await ServerFixture.start()
+        let token = try await fixture.token(for: "pages")
+        let phone = try fixture.library("Phone")
+        let laptop = try fixture.library("Laptop")
+        let endpoint = try ServerEndpoint(url: fixture.server.libraryURL("pages"), token: token)
+        let cover = Self.image(4)
+        let book = try await phone.create(
+            PagesDocument.self, named: "Trip", in: .shared,
+            contents: try PagesDocument(text: "Day 1", images: ["cover.png": cover]))
+        try await phone.sync(through: WebSocketTransport(endpoint: endpoint))
+        // What the phone's sync stored is on the server when the sync returns: changes and blob.
+        #expect(try await fixture.metric("folio_blobs_in_total") == 1)
+        try await laptop.sync(through: WebSocketTransport(endpoint: endpoint))
+        let onLaptop = try await laptop.open(book.id, as: PagesDocument.self)
+        #expect(await onLaptop.unavailableMembers.isEmpty)
+        #expect(await onLaptop.model.images == ["cover.png": cover])
+    }
 }
