@@ -34,6 +34,9 @@ public final class PostgresServerDatabase: Sendable {
     private struct State {
         /// The latest failure to reach the database, cleared by the next call that reaches it.
         var failure: String?
+        /// By channel, why a listener is not listening (its connection failed or stopped answering), cleared when it
+        /// listens again.
+        var deaf: [String: String] = [:]
         var closed = false
     }
 
@@ -131,27 +134,58 @@ public final class PostgresServerDatabase: Sendable {
     /// Listens on `channel` on a connection of the pool (one fewer for calls) until ``close()``: `received` gets each
     /// notification's payload, and `nil` each time listening (re)starts, since notifications sent while nobody
     /// listened are lost.
-    public func listen(on channel: String, _ received: @escaping @Sendable (String?) -> Void) {
+    ///
+    /// The listening connection is asked `SELECT 1` every `checkInterval`. One that does not answer within
+    /// ``timeout`` (its server process stopped, or the network lost it without a reset, which would otherwise leave it
+    /// waiting for notifications for ever) is closed, and another listens as soon as the database answers. While
+    /// nothing listens, ``unhealthyReason`` says so.
+    public func listen(
+        on channel: String, checkEvery checkInterval: Duration = .seconds(1),
+        _ received: @escaping @Sendable (String?) -> Void
+    ) {
         let client = self.client
         let logger = self.logger
+        let timeout = self.timeout
         // `received` runs on a queue of its own, in order: it may block (on the server's locks), and the database's
         // queue must never wait for what waits for the database.
         let deliveries = DispatchQueue(label: "folio.postgres.\(channel)")
-        let task = Task.detached(executorPreference: bridge) {
+        let task = Task.detached(executorPreference: bridge) { [weak self] in
             while !Task.isCancelled {
                 do {
                     try await client.withConnection { connection in
-                        try await connection.listen(on: channel) { notifications in
-                            deliveries.async { received(nil) }
-                            for try await notification in notifications {
-                                let payload = notification.payload
-                                deliveries.async { received(payload) }
+                        try await withThrowingTaskGroup(of: Void.self) { group in
+                            group.addTask {
+                                try await connection.listen(on: channel) { notifications in
+                                    self?.state.withLock { $0.deaf[channel] = nil }
+                                    deliveries.async { received(nil) }
+                                    for try await notification in notifications {
+                                        let payload = notification.payload
+                                        deliveries.async { received(payload) }
+                                    }
+                                }
                             }
+                            group.addTask {
+                                while true {
+                                    try await Task.sleep(for: checkInterval)
+                                    let answer = await Self.race(timeout) {
+                                        _ = try await connection.query("SELECT 1", logger: logger)
+                                    }
+                                    guard case .failure(let error) = answer else { continue }
+                                    // Closing the socket ends the listening above, whatever it waits for.
+                                    try? await connection.close()
+                                    throw error
+                                }
+                            }
+                            defer { group.cancelAll() }
+                            try await group.next()
                         }
                     }
                 } catch {
                     if !Task.isCancelled {
-                        logger.debug("listening stopped", metadata: ["channel": .string(channel)])
+                        let reason = Self.describe(error, timeout: timeout)
+                        self?.state.withLock { $0.deaf[channel] = reason }
+                        logger.warning(
+                            "listening stopped", metadata: ["channel": .string(channel), "error": .string(reason)])
                     }
                 }
                 try? await Task.sleep(for: .milliseconds(200))
@@ -174,13 +208,23 @@ public final class PostgresServerDatabase: Sendable {
 
     private func probeAsync() async {
         let client = self.client
-        let timeout = self.timeout
-        // Raced without waiting for the query: a query the database never answers must not stop the probe.
-        let answered = await withCheckedContinuation { continuation in
+        let answered = await Self.race(timeout) { try await client.query("SELECT 1") }
+        switch answered {
+        case .success: state.withLock { $0.failure = nil }
+        case .failure(let error): state.withLock { $0.failure = Self.describe(error, timeout: timeout) }
+        }
+    }
+
+    /// Runs `body` against `timeout` without waiting for it past the timeout: a query the database never answers
+    /// must not stop its caller (postgres-nio does not stop a query it sent when its task is cancelled).
+    static func race(
+        _ timeout: Duration, _ body: @escaping @Sendable () async throws -> Void
+    ) async -> Result<Void, any Error> {
+        await withCheckedContinuation { continuation in
             let resumer = Resumer(continuation)
             let query = Task {
                 do {
-                    try await client.query("SELECT 1")
+                    try await body()
                     resumer.resume(.success(()))
                 } catch {
                     resumer.resume(.failure(error))
@@ -192,14 +236,16 @@ public final class PostgresServerDatabase: Sendable {
                 resumer.resume(.failure(PostgresTimeout()))
             }
         }
-        switch answered {
-        case .success: state.withLock { $0.failure = nil }
-        case .failure(let error): state.withLock { $0.failure = Self.describe(error, timeout: timeout) }
-        }
     }
 
-    /// Why the database cannot be used now (the latest call or probe failed to reach it), or `nil`.
-    public var unhealthyReason: String? { state.withLock { $0.failure } }
+    /// Why the database cannot be used now (the latest call or probe failed to reach it, or a listener is not
+    /// listening: see ``listen(on:checkEvery:_:)``), or `nil`.
+    public var unhealthyReason: String? {
+        state.withLock { state in
+            state.failure
+                ?? state.deaf.sorted { $0.key < $1.key }.first.map { "not listening on \($0.key): \($0.value)" }
+        }
+    }
 
     /// Asks the database whether it answers (`SELECT 1`), recording the answer for ``unhealthyReason``.
     ///

@@ -137,6 +137,50 @@ import Testing
         await server.stop()
     }
 
+    @Test func aProcessWhoseDatabaseConnectionsHangListensAgainAndCatchesItsDevicesUp() async throws {
+        let test = try await TestPostgres.fresh()
+        let directory = try TemporaryDirectory()
+        let second = try await ServerProcess.start(
+            data: try directory.subdirectory("second"), arguments: ["--postgres", test.url])
+        let token = try await second.token(for: "notes")
+        try await waitFor("the second process up") { try await health(second).status == 200 }
+        // Every connection the second process holds now, its listeners' among them.
+        let hung = try await test.backends()
+        try #require(!hung.isEmpty)
+        let first = try await ServerProcess.start(
+            data: try directory.subdirectory("first"), arguments: ["--postgres", test.url])
+        let phone = try DocumentLibrary(at: try directory.subdirectory("Phone"), deviceName: "Phone")
+        let laptop = try DocumentLibrary(at: try directory.subdirectory("Laptop"), deviceName: "Laptop")
+        let phoneSync = try await phone.startSyncing(with: first.libraryURL("notes"), token: token)
+        let laptopSync = try await laptop.startSyncing(with: second.libraryURL("notes"), token: token)
+        let note = try await phone.create(TextDocument.self, named: "Plan", in: .shared)
+        try await note.edit([.append("before\n")])
+        try await waitFor("the note on the laptop") { try await laptop.info(of: note.id) != nil }
+        let onLaptop = try await laptop.open(note.id, as: TextDocument.self)
+        try await waitFor("the text on the laptop") { await onLaptop.model.text == "before\n" }
+
+        // Those connections stop answering, without a reset (as across a network that dropped them): the second
+        // process says so, listens on other connections and catches the laptop up with what it missed meanwhile.
+        for pid in hung { kill(pid, SIGSTOP) }
+        defer { for pid in hung { kill(pid, SIGCONT) } }
+        try await note.edit([.append("while the second's connections hang\n")])
+        try await waitFor("/health to say the second process cannot listen") {
+            try await health(second).status == 503
+        }
+        try await waitFor(within: .seconds(60), "the edit on the laptop, through the second process") {
+            await onLaptop.model.text == "before\nwhile the second's connections hang\n"
+        }
+        try await waitFor(within: .seconds(60), "/health to recover") { try await health(second).status == 200 }
+        try await note.edit([.append("after\n")])
+        try await waitFor("a later edit on the laptop") {
+            await onLaptop.model.text == "before\nwhile the second's connections hang\nafter\n"
+        }
+        await phoneSync.stop()
+        await laptopSync.stop()
+        await first.stop()
+        await second.stop()
+    }
+
     private func transport(_ server: ServerProcess, _ token: String) throws -> WebSocketTransport {
         WebSocketTransport(
             endpoint: try ServerEndpoint(url: server.libraryURL("notes"), token: token))

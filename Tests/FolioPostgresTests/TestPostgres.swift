@@ -118,6 +118,22 @@ final class TestDatabase: Sendable {
         return servers
     }
 
+    /// The server processes (backends) of the clients connected to the database now, this query's own aside.
+    func backends() async throws -> [Int32] {
+        var location = self.location
+        location.tls = .disable
+        let name = location.database
+        return try await TestPostgres.admin(location) { client in
+            var pids: [Int32] = []
+            for try await pid in try await client.query(
+                "SELECT pid FROM pg_stat_activity WHERE datname = \(name) AND pid <> pg_backend_pid() ORDER BY pid"
+            ).decode(Int32.self) {
+                pids.append(pid)
+            }
+            return pids
+        }
+    }
+
     /// The number of rows of `table`.
     func count(_ table: String) async throws -> Int {
         var location = self.location
