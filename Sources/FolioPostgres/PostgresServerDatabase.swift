@@ -37,6 +37,8 @@ public final class PostgresServerDatabase: Sendable {
         /// By channel, why a listener is not listening (its connection failed or stopped answering), cleared when it
         /// listens again.
         var deaf: [String: String] = [:]
+        /// The channels a listener listens on now.
+        var listening: Set<String> = []
         var closed = false
     }
 
@@ -156,7 +158,10 @@ public final class PostgresServerDatabase: Sendable {
                         try await withThrowingTaskGroup(of: Void.self) { group in
                             group.addTask {
                                 try await connection.listen(on: channel) { notifications in
-                                    self?.state.withLock { $0.deaf[channel] = nil }
+                                    self?.state.withLock { state in
+                                        state.deaf[channel] = nil
+                                        state.listening.insert(channel)
+                                    }
                                     deliveries.async { received(nil) }
                                     for try await notification in notifications {
                                         let payload = notification.payload
@@ -188,6 +193,7 @@ public final class PostgresServerDatabase: Sendable {
                             "listening stopped", metadata: ["channel": .string(channel), "error": .string(reason)])
                     }
                 }
+                self?.state.withLock { _ = $0.listening.remove(channel) }
                 try? await Task.sleep(for: .milliseconds(200))
             }
         }
@@ -214,6 +220,10 @@ public final class PostgresServerDatabase: Sendable {
         case .failure(let error): state.withLock { $0.failure = Self.describe(error, timeout: timeout) }
         }
     }
+
+    /// Whether a listener of ``listen(on:checkEvery:_:)`` listens on `channel` now (as far as the process knows: one
+    /// whose connection stopped answering counts until the check finds it out).
+    public func isListening(on channel: String) -> Bool { state.withLock { $0.listening.contains(channel) } }
 
     /// Runs `body` against `timeout` without waiting for it past the timeout: a query the database never answers
     /// must not stop its caller (postgres-nio does not stop a query it sent when its task is cancelled).

@@ -26,6 +26,8 @@ public final class PostgresServerLog: ServerLog {
     private let cacheURL: URL
     private let key: DeviceKey
     private let state: Mutex<State>
+    /// What tells the copy whether PostgreSQL may hold more than it read (`nil`: ask it before every read).
+    private let freshness: LogFreshness?
 
     private struct State {
         /// The copy, `nil` after it was thrown away.
@@ -35,6 +37,9 @@ public final class PostgresServerLog: ServerLog {
         /// The documents the copy took changes of from PostgreSQL (other processes' work) since ``catchUp()`` last
         /// reported, with their vectors before: whichever call read them, they are passed on to the devices.
         var grown: [DocumentID: VersionVector] = [:]
+        /// What the copy's last read of PostgreSQL was current with (see ``LogFreshness``); `nil` when the next read
+        /// must ask PostgreSQL.
+        var readMark: LogFreshness.Mark?
     }
 
     /// Throws the copy away: it may hold what PostgreSQL lacks. The next call rebuilds it.
@@ -42,6 +47,7 @@ public final class PostgresServerLog: ServerLog {
         state.copy = nil
         state.position = 0
         state.grown = [:]
+        state.readMark = nil
         Self.removeCopy(at: cacheURL)
     }
 
@@ -54,9 +60,16 @@ public final class PostgresServerLog: ServerLog {
     /// copy in `cacheDirectory`.
     ///
     /// - Throws: `ServerError` `storage`.
-    public init(library: String, database: PostgresServerDatabase, cacheDirectory: URL) throws {
+    public convenience init(library: String, database: PostgresServerDatabase, cacheDirectory: URL) throws {
+        try self.init(library: library, database: database, cacheDirectory: cacheDirectory, freshness: nil)
+    }
+
+    /// Opens the log as ``init(library:database:cacheDirectory:)`` does, its copy asking PostgreSQL before a read
+    /// only when `freshness` says it may hold more.
+    init(library: String, database: PostgresServerDatabase, cacheDirectory: URL, freshness: LogFreshness?) throws {
         self.library = library
         self.database = database
+        self.freshness = freshness
         let logger = database.logger
         let made = DeviceKey().rawRepresentation
         let stored: Data = try database.run("opening the log of library \(library)") { client in
@@ -175,7 +188,10 @@ public final class PostgresServerLog: ServerLog {
             do {
                 // What the copy took (with the changes that waited for them), and the heads that vouch for it.
                 let taken = try Self.taken(by: copy, in: result.updatedDocuments, since: before)
-                state.position = try write(taken.changes, heads: taken.heads, after: state.position)
+                let position = try write(taken.changes, heads: taken.heads, after: state.position)
+                // Another process wrote since the copy's position: its changes are read at the next call.
+                if position == state.position, !taken.changes.isEmpty { state.readMark = nil }
+                state.position = position
             } catch {
                 // The copy holds changes PostgreSQL may lack: it goes, and is rebuilt at the next call.
                 discardCopy(&state)
@@ -445,10 +461,17 @@ public final class PostgresServerLog: ServerLog {
             state.position = 0
             building = true
         }
+        // Taken before the read: a notification that arrives during it makes the next call read again.
+        let mark = freshness?.mark(of: library)
+        if !building, let mark, state.readMark == mark { return copy }
+        state.readMark = nil
         do {
             while true {
                 let batch = try read(after: state.position)
-                guard let last = batch.last else { return copy }
+                guard let last = batch.last else {
+                    state.readMark = mark
+                    return copy
+                }
                 var before: [DocumentID: VersionVector] = [:]
                 for document in Set(batch.changes.map(\.change.document)) {
                     before[document] = try copy.vector(of: document)
@@ -468,9 +491,15 @@ public final class PostgresServerLog: ServerLog {
                     let read = Set(batch.changes.map(\.change.hash))
                     let taken = try Self.taken(by: copy, in: result.updatedDocuments, since: before)
                     let released = taken.changes.filter { !read.contains($0.change.hash) }
-                    state.position = try write(released, heads: taken.heads, after: state.position)
+                    let position = try write(released, heads: taken.heads, after: state.position)
+                    // Another process wrote meanwhile: read on.
+                    if position == state.position, !released.isEmpty { continue }
+                    state.position = position
                 }
-                if !batch.more { return copy }
+                if !batch.more {
+                    state.readMark = mark
+                    return copy
+                }
             }
         } catch {
             discardCopy(&state)

@@ -15,6 +15,8 @@ public final class PostgresStorage: ServerStorage {
     private let origin = UUID().uuidString
     /// Presence frames waiting to be published, in order.
     private let outgoing: AsyncStream<String>.Continuation
+    /// Which logs' copies may be behind PostgreSQL, from the notifications of `folio_changes` (see ``watch(_:)``).
+    private let freshness: LogFreshness
 
     /// How often the database is probed for `GET /health`.
     public static let probeInterval: Duration = .seconds(1)
@@ -24,6 +26,7 @@ public final class PostgresStorage: ServerStorage {
         self.database = database
         accounts = PostgresAccounts(database: database)
         cacheDirectory = dataDirectory.appendingPathComponent("cache", isDirectory: true)
+        freshness = LogFreshness(database: database, channel: Self.changesChannel)
         database.probeEvery(Self.probeInterval)
         let (payloads, outgoing) = AsyncStream.makeStream(
             of: String.self, bufferingPolicy: .bufferingNewest(Self.presenceBuffer))
@@ -33,6 +36,8 @@ public final class PostgresStorage: ServerStorage {
 
     deinit { outgoing.finish() }
 
+    /// The channel every transaction that stores changes notifies, with its library's name.
+    static let changesChannel = "folio_changes"
     /// The channel presence crosses processes on.
     static let presenceChannel = "folio_presence"
     /// How many presence frames may wait to be published; past it the oldest are dropped.
@@ -65,15 +70,21 @@ public final class PostgresStorage: ServerStorage {
 
     /// See `ServerStorage/openLog(of:logger:)`.
     public func openLog(of library: String, logger: Logger) throws -> any ServerLog {
-        try PostgresServerLog(library: library, database: database, cacheDirectory: cacheDirectory)
+        try PostgresServerLog(
+            library: library, database: database, cacheDirectory: cacheDirectory, freshness: freshness)
     }
 
     /// See `ServerStorage/watch(_:)`: a connection of the pool listens on the `folio_changes` channel, which every
     /// transaction that stores changes notifies with its library's name; when the connection is lost, another
     /// listens as soon as the database answers, and `stored` is called with `nil` (what was stored meanwhile went
-    /// unheard).
+    /// unheard). From then on, a log's copy asks PostgreSQL before a read only when it may have grown there
+    /// (``LogFreshness``).
     public func watch(_ stored: @escaping @Sendable (String?) -> Void) {
-        database.listen(on: "folio_changes") { payload in stored(payload) }
+        let freshness = self.freshness
+        database.listen(on: Self.changesChannel) { payload in
+            freshness.heard(payload)
+            stored(payload)
+        }
     }
 
     /// See `ServerStorage/hasLog(of:)`.
