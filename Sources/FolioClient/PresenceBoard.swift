@@ -10,6 +10,10 @@ final class PresenceBoard: Sendable {
     /// The most documents this device shows itself in at once (a server's default bound): later ones wait until one
     /// of them is cleared.
     static let documents = 16
+    /// How often every state is sent again, changed or not, while the connection lasts: a receiver drops a state
+    /// not heard again for 30 s (its device's leaving may never reach it: a server process killed, a frame dropped
+    /// for a reader behind), so a device that stays keeps showing.
+    static let renewal: Duration = .seconds(10)
 
     private struct State {
         var states: [DocumentID: [UInt8]] = [:]
@@ -42,6 +46,11 @@ final class PresenceBoard: Sendable {
             state.wake = wake
             state.changed = Set(state.states.keys)
         }
+    }
+
+    /// Counts every state as changed, so that the next send renews them all (see ``renewal``).
+    func renew() {
+        state.withLock { state in state.changed.formUnion(state.states.keys) }
     }
 
     /// Detaches the connection's loop.

@@ -166,6 +166,8 @@ struct ServerConnection {
         presence?.attach { inbox.put { $0.presence = true } }
         /// When presence was last sent, and the wait for the next send, if one is scheduled.
         var presenceSent: ContinuousClock.Instant?
+        /// When every state was last sent again (``PresenceBoard/renewal``).
+        var presenceRenewed = ContinuousClock.now
         /// Whether the server said it relays presence (`SyncFrame.presenceWelcome`): one from before presence closes a
         /// connection that sends it.
         var presenceWelcomed = false
@@ -331,6 +333,11 @@ struct ServerConnection {
                     }
                     try await send(driver.tick())
                 }
+            }
+            if batch.ticks > 0, let presence, ContinuousClock.now - presenceRenewed >= PresenceBoard.renewal {
+                presenceRenewed = .now
+                presence.renew()
+                try await sendPresence()
             }
             if let reason = batch.closed { throw Ended(description: reason, caughtUp: caughtUp) }
         }

@@ -2,7 +2,8 @@ import FolioCore
 
 /// Work that time makes due, on deadlines: an edit group commits when its grouping interval has passed since the last
 /// edit, the document autosaves when it has been idle long enough or holds too many unsaved changes
-/// (``AutosavePolicy``), and the other devices' selections are placed when a placement was put off. A document sleeps until the earliest of these deadlines, and a day at a time while none is
+/// (``AutosavePolicy``), the other devices' selections are placed when a placement was put off, and a selection not
+/// heard again for ``PresenceTracking/timeout`` goes. A document sleeps until the earliest of these deadlines, and a day at a time while none is
 /// set; an edit, a commit or a restore that brings a deadline closer wakes it.
 extension Document {
     /// How long a document waits before trying due work again that its last run left due (a save that failed).
@@ -33,6 +34,7 @@ extension Document {
         guard !state.contains(.closed) else { return }
         let now = library.clock.now()
         placePresenceIfDue(now: now.millisecondsSince1970)
+        expirePresence(now: now.millisecondsSince1970)
         let policy = library.autosave
         if policy.groupIsDue(editing, at: now) {
             try commit()
@@ -52,9 +54,11 @@ extension Document {
     func nextDueTime(now: Int64) -> Int64? {
         let due = library.autosave.nextDueTime(
             editing, changeCount: changeCount, savable: !info.isDeleted, live: library.syncsLive, now: now)
-        // The others' selections, when a placement was put off (see `Document+Presence.swift`).
-        guard let placement = presenceTracking.placementDue else { return due }
-        return min(due ?? .max, placement)
+        // The others' selections, when a placement was put off, and when the oldest expires (see
+        // `Document+Presence.swift`).
+        let presence = [presenceTracking.placementDue, presenceExpiry].compactMap { $0 }.min()
+        guard let presence else { return due }
+        return min(due ?? .max, presence)
     }
 
     /// Starts the sleep until the next deadline (at least ``retryInterval`` after a run that left work due), and

@@ -13,7 +13,15 @@ struct PresenceTracking {
     struct Remote {
         var state: PresenceState
         var selection: TextSelection?
+        /// When the state was last heard (milliseconds since 1970, by the library's clock), the same or new.
+        var heard: Int64
     }
+
+    /// How long, in milliseconds, another device's state lasts without being heard again: a device sends its state
+    /// again every `PresenceBoard.renewal` (10 s) while its connection lasts, so a state older than this belongs to a
+    /// device whose leaving was never heard of (its server process was killed, or the frame that said so was
+    /// dropped for a reader behind). It goes then, as if the device had cleared it.
+    static var timeout: Int64 { 30_000 }
 
     /// This device's selection, waiting for its edits to be committed before it is published (its positions are in
     /// the current text, which the published version's heads must name).
@@ -105,16 +113,26 @@ extension Document {
         return heads
     }
 
-    func receivePresence(_ bytes: [UInt8], from device: DeviceID) {
+    /// Takes another device's state in this document (empty: it left), heard at `heard` (milliseconds since 1970,
+    /// by the library's clock; now when `nil`).
+    func receivePresence(_ bytes: [UInt8], from device: DeviceID, heard: Int64? = nil) {
         guard Model.self is any CharacterMergeable.Type, !state.contains(.closed) else { return }
         if bytes.isEmpty {
             guard presenceTracking.remote.removeValue(forKey: device) != nil else { return }
         } else {
             // A state that does not decode is passed over, as if never sent.
             guard let decoded = try? PresenceState(decoding: bytes) else { return }
-            guard presenceTracking.remote[device]?.state != decoded else { return }
+            let heard = heard ?? library.clock.now().millisecondsSince1970
+            // Heard again unchanged (a renewal): it lasts longer, nothing moved.
+            if let known = presenceTracking.remote[device], known.state == decoded {
+                presenceTracking.remote[device]?.heard = max(known.heard, heard)
+                return
+            }
             let previous = presenceTracking.remote[device]?.selection
-            presenceTracking.remote[device] = .init(state: decoded, selection: previous)
+            let wasEmpty = presenceTracking.remote.isEmpty
+            presenceTracking.remote[device] = .init(state: decoded, selection: previous, heard: heard)
+            // The first state shown sets the timer's deadline for the expiry (later ones expire after it).
+            if wasEmpty, timer.isRunning { timer.wake(for: heard + PresenceTracking.timeout) }
             if Set(decoded.heads) == Set(shownHeads().map(\.hash)) || !library.runsBackgroundWork {
                 // Made in the version shown: placed at once, at no cost (or placed at once where no timer runs).
                 placePresence(of: [device])
@@ -124,6 +142,20 @@ extension Document {
                 return
             }
         }
+        announcePresence()
+    }
+
+    /// The earliest time another device's state expires (see ``PresenceTracking/timeout``), if any is shown.
+    var presenceExpiry: Int64? {
+        presenceTracking.remote.values.map(\.heard).min().map { $0 + PresenceTracking.timeout }
+    }
+
+    /// Drops the other devices' states not heard again within ``PresenceTracking/timeout`` of `now`, and announces
+    /// the list when one went.
+    func expirePresence(now: Int64) {
+        let expired = presenceTracking.remote.filter { now - $0.value.heard >= PresenceTracking.timeout }.keys
+        guard !expired.isEmpty else { return }
+        for device in expired { presenceTracking.remote[device] = nil }
         announcePresence()
     }
 

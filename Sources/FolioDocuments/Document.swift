@@ -169,7 +169,10 @@ public actor Document<Model: DocumentModel>: OpenDocument {
         try noticeExternalModification()
         try settleVersions()
         // The other devices already in the document, as the live sync last heard of them.
-        for (device, state) in library.presenceOutlet.kept(in: id) { receivePresence(state, from: device) }
+        let now = library.clock.now().millisecondsSince1970
+        for (device, kept) in library.presenceOutlet.kept(in: id, now: now) {
+            receivePresence(kept.state, from: device, heard: kept.heard)
+        }
         if library.runsBackgroundWork { startBackgroundWork() }
     }
 

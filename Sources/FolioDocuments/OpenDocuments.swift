@@ -14,8 +14,9 @@ protocol OpenDocument: Actor {
     func ensureOpen() throws
     /// Whether versions compete in the document as it shows them (``DocumentState/inConflict``).
     var showsCompetingVersions: Bool { get }
-    /// Takes another device's presence (the bytes of a `PresenceState`; empty: it left the document).
-    func receivePresence(_ state: [UInt8], from device: DeviceID)
+    /// Takes another device's presence (the bytes of a `PresenceState`; empty: it left the document), heard at
+    /// `heard` (milliseconds since 1970, by the library's clock; now when `nil`).
+    func receivePresence(_ state: [UInt8], from device: DeviceID, heard: Int64?)
     /// Forgets every other device's presence (the connection that brought it ended).
     func forgetPresence()
 }

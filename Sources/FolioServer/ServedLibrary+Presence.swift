@@ -68,7 +68,7 @@ extension ServedLibrary {
 
     /// Relays a presence frame a device connected to another server process sent (through the storage they share)
     /// to this process's connections that read presence. Such states are not kept: a device that joins here sees
-    /// them when they next change.
+    /// them when they next change or are renewed (every 10 s).
     func relayRemotePresence(_ frame: [UInt8]) {
         // Checked as a device's presence is: a presence frame within the bound, never any other kind.
         guard case .presence(_, let device, let state)? = try? SyncFrame(decoding: frame),

@@ -66,6 +66,31 @@ import Testing
         #expect(await second.model.text == "XYabc! def")
     }
 
+    /// A state not heard again for 30 s goes (its device's leaving never came: a server process killed), in an open
+    /// document and in one opened later; one its device sends again stays.
+    @Test func aSelectionNotHeardAgainForThirtySecondsGoes() async throws {
+        let (a, aOut, b, first, second) = try await shared("abc def")
+        try await first.setSelection(TextSelection(cursor: 3))
+        let state = try #require(aOut.last)
+        await b.receivePresence(state, from: a.device.id, in: first.id)
+        #expect(await second.others.count == 1)
+        // Renewed after 20 s: it lasts 30 s from then.
+        mac.clock.advance(byMilliseconds: 20_000)
+        await b.receivePresence(state, from: a.device.id, in: first.id)
+        mac.clock.advance(byMilliseconds: 20_000)
+        try await second.runDueWork()
+        #expect(await second.others.count == 1, "renewed 20 s ago")
+        #expect(await second.nextDueTime(now: mac.clock.now().millisecondsSince1970)
+            == mac.clock.now().millisecondsSince1970 + 10_000)
+        mac.clock.advance(byMilliseconds: 10_000)
+        try await second.runDueWork()
+        #expect(await second.others.isEmpty, "not heard for 30 s")
+        // Nor does a document opened now show it.
+        try await second.close()
+        let reopened = try await b.open(first.id, as: TextDocument.self)
+        #expect(await reopened.others.isEmpty)
+    }
+
     @Test func aCursorPlacedInAVersionNotYetHereWaitsForIt() async throws {
         let (a, aOut, b, first, second) = try await shared("abc def")
         try await first.edit(.insert(at: 3, text: "!!"))

@@ -95,6 +95,36 @@ import Testing
         await second.stop()
     }
 
+    @Test func aCursorShownThroughAProcessKilledLeavesTheOthersScreens() async throws {
+        let test = try await TestPostgres.fresh()
+        let directory = try TemporaryDirectory()
+        let servers = try await test.servers(["first", "second"], in: directory)
+        let (first, second) = (servers[0], servers[1])
+        let token = try await first.token(for: "notes")
+        let phone = try DocumentLibrary(at: try directory.subdirectory("Phone"), deviceName: "Phone")
+        let laptop = try DocumentLibrary(at: try directory.subdirectory("Laptop"), deviceName: "Laptop")
+        let phoneSync = try await phone.startSyncing(with: first.libraryURL("notes"), token: token)
+        let laptopSync = try await laptop.startSyncing(with: second.libraryURL("notes"), token: token)
+        let note = try await phone.create(
+            TextDocument.self, named: "Plan", in: .shared, contents: TextDocument(text: "hello world"))
+        try await waitFor("the note on the laptop") { try await laptop.info(of: note.id) != nil }
+        let onLaptop = try await laptop.open(note.id, as: TextDocument.self)
+        try await note.setSelection(TextSelection(anchor: 0, head: 5))
+        try await waitFor("the phone's selection on the laptop") { await onLaptop.others.count == 1 }
+        // The phone's process dies without a word: no empty state ever reaches the second process. The laptop
+        // stops showing the phone once its state is 30 s old (it was renewed every 10 s until the kill).
+        first.send(SIGKILL)
+        let killed = ContinuousClock.now
+        try await waitFor(within: .seconds(90), "the phone's cursor gone from the laptop") {
+            await onLaptop.others.isEmpty
+        }
+        #expect(ContinuousClock.now - killed >= .seconds(19), "gone only once its state was old")
+        await phoneSync.stop()
+        await laptopSync.stop()
+        await first.stop()
+        await second.stop()
+    }
+
     @Test func aServerWhoseDatabaseStopsSaysSoRefusesToAcknowledgeAndRecovers() async throws {
         // A cluster of this test's own: it is stopped and started again.
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -80,6 +80,25 @@ struct PresenceRelayTests {
         #expect(try await context.fixture.metric("folio_presence_relayed_total") == 2)
     }
 
+    /// A device's live sync sends its state again every 10 s (`PresenceBoard.renewal`) while it stays, unchanged:
+    /// the others drop a state not heard again for 30 s.
+    @Test func aLiveSyncSendsItsStateAgainWhileItStays() async throws {
+        let context = try await Context()
+        let watcher = try await context.joined(HandDevice())
+        let phone = try context.fixture.library("Phone")
+        let sync = try await phone.startSyncing(with: context.fixture.server.libraryURL("notes"), token: context.token)
+        let note = try await phone.create(
+            TextDocument.self, named: "Plan", in: .shared, contents: TextDocument(text: "hello"))
+        try await note.setSelection(TextSelection(cursor: 2))
+        let phoneID = phone.device.id
+        try await eventually(within: .seconds(60), "the state sent a second time") {
+            watcher.presences.filter { $0.device == phoneID }.count >= 2
+        }
+        let sent = watcher.presences.filter { $0.device == phoneID }
+        #expect(Set(sent.map(\.state)).count == 1 && !sent[0].state.isEmpty, "the same state, renewed")
+        await sync.stop()
+    }
+
     /// A device of another library, reading presence, receives nothing of this library's.
     @Test func noStateReachesAnotherLibrary() async throws {
         let context = try await Context()
