@@ -80,8 +80,9 @@ import Testing
         mac.clock.advance(byMilliseconds: 20_000)
         try await second.runDueWork()
         #expect(await second.others.count == 1, "renewed 20 s ago")
-        #expect(await second.nextDueTime(now: mac.clock.now().millisecondsSince1970)
-            == mac.clock.now().millisecondsSince1970 + 10_000)
+        #expect(
+            await second.nextDueTime(now: mac.clock.now().millisecondsSince1970)
+                == mac.clock.now().millisecondsSince1970 + 10_000)
         mac.clock.advance(byMilliseconds: 10_000)
         try await second.runDueWork()
         #expect(await second.others.isEmpty, "not heard for 30 s")
