@@ -77,20 +77,20 @@ public final class PostgresAccounts: ServerAccounts {
         guard found else { throw ServerError(.notFound, "there is no token \(id)") }
     }
 
-    /// See `ServerAccounts/revokedTokens(since:)`.
-    public func revokedTokens(since date: Date) throws -> [String] {
-        let since = date.timeIntervalSince1970
+    /// See `ServerAccounts/revokedTokens(among:)`.
+    public func revokedTokens(among ids: [String]) throws -> [String] {
+        guard !ids.isEmpty else { return [] }
         let logger = database.logger
-        return try database.run("listing revoked tokens") { client in
-            var ids: [String] = []
+        let valid: Set<String> = try database.run("looking for revoked tokens") { client in
+            var valid: Set<String> = []
             for try await id in try await client.query(
-                "SELECT id FROM folio_token WHERE revoked IS NOT NULL AND revoked >= \(since) ORDER BY id",
-                logger: logger
+                "SELECT id FROM folio_token WHERE revoked IS NULL AND id = ANY(\(ids))", logger: logger
             ).decode(String.self) {
-                ids.append(id)
+                valid.insert(id)
             }
-            return ids
+            return valid
         }
+        return Set(ids).subtracting(valid).sorted()
     }
 
     /// See `ServerAccounts/authenticate(_:)`.

@@ -87,13 +87,25 @@ public final class AccountStore: ServerAccounts {
         }
     }
 
-    /// See ``ServerAccounts/revokedTokens(since:)``.
-    public func revokedTokens(since date: Date) throws -> [String] {
-        try read("listing revoked tokens") { db in
-            try String.fetchAll(
-                db, sql: "SELECT id FROM token WHERE revoked IS NOT NULL AND revoked >= ?",
-                arguments: [date.timeIntervalSince1970])
+    /// See ``ServerAccounts/revokedTokens(among:)``.
+    public func revokedTokens(among ids: [String]) throws -> [String] {
+        guard !ids.isEmpty else { return [] }
+        let valid = try read("looking for revoked tokens") { db in
+            var valid: Set<String> = []
+            // In chunks within SQLite's bound on a statement's parameters.
+            var start = 0
+            while start < ids.count {
+                let chunk = Array(ids[start..<min(start + 500, ids.count)])
+                let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+                valid.formUnion(
+                    try String.fetchAll(
+                        db, sql: "SELECT id FROM token WHERE revoked IS NULL AND id IN (\(marks))",
+                        arguments: StatementArguments(chunk)))
+                start += chunk.count
+            }
+            return valid
         }
+        return Set(ids).subtracting(valid).sorted()
     }
 
     /// See ``ServerAccounts/authenticate(_:)``.

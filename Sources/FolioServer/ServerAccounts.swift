@@ -66,10 +66,11 @@ public protocol ServerAccounts: AnyObject, Sendable {
     ///
     /// - Throws: ``ServerError`` `notFound` when no token has that id, `storage`.
     func revoke(_ id: String, now: Date) throws
-    /// The ids of the tokens revoked at `date` or later (by the clock of the process that revoked them).
+    /// The ids of `ids` whose tokens are revoked (or gone), in ascending order: what a running server asks of the
+    /// tokens its connections presented, whichever process revoked them and whatever its clock said.
     ///
     /// - Throws: ``ServerError`` `storage`.
-    func revokedTokens(since date: Date) throws -> [String]
+    func revokedTokens(among ids: [String]) throws -> [String]
     /// The valid token whose secret is `secret`, or `nil`.
     ///
     /// - Throws: ``ServerError`` `storage`.

@@ -299,11 +299,11 @@ public final class SyncServer: Sendable {
         refusals.warning("connection refused", metadata: metadata, to: logger)
     }
 
-    /// Closes the connections of tokens revoked since the server started (or in the last minute), checking every
-    /// second: another process (`folio serve token revoke`) revokes them in the account database.
+    /// Closes the connections of revoked tokens, asking every second which of the tokens open connections presented
+    /// are revoked: another process (`folio serve token revoke`, another server) revokes them in the account
+    /// database, and no clock is compared (a revocation stamped by a clock behind this one's still closes them).
     func watchRevocations() async {
         var closed: Set<String> = []
-        let started = Date()
         while !Task.isCancelled {
             try? await Task.sleep(for: .seconds(1))
             let open = registry.tokens
@@ -311,9 +311,8 @@ public final class SyncServer: Sendable {
             let revoked: [String]
             do {
                 let accounts = self.accounts
-                revoked = try await Self.offTheLoop {
-                    Result { try accounts.revokedTokens(since: max(started, Date() - 60)) }
-                }.get()
+                let presented = open.sorted()
+                revoked = try await Self.offTheLoop { Result { try accounts.revokedTokens(among: presented) } }.get()
             } catch {
                 logger.error("cannot look for revoked tokens", metadata: ["error": .string("\(error)")])
                 continue

@@ -45,8 +45,12 @@ import Testing
         try accounts.revoke(issued.token.id, now: Date(timeIntervalSince1970: 3_000))
         #expect(try accounts.authenticate(issued.secret) == nil)
         #expect(try accounts.authenticate(second.secret) != nil)
-        #expect(try accounts.revokedTokens(since: Date(timeIntervalSince1970: 2_500)) == [issued.token.id])
-        #expect(try accounts.revokedTokens(since: Date(timeIntervalSince1970: 3_500)).isEmpty)
+        // Of the ids asked about, those revoked or unknown, whenever the revocation was stamped.
+        #expect(
+            try accounts.revokedTokens(among: [second.token.id, issued.token.id, "tok_000000000000"])
+                == [issued.token.id, "tok_000000000000"].sorted())
+        #expect(try accounts.revokedTokens(among: [second.token.id]).isEmpty)
+        #expect(try accounts.revokedTokens(among: []).isEmpty)
         // Revoking again keeps the first time.
         try accounts.revoke(issued.token.id, now: Date(timeIntervalSince1970: 4_000))
         #expect(try accounts.tokens().first?.revoked == Date(timeIntervalSince1970: 3_000))

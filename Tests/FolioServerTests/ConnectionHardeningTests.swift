@@ -1,5 +1,6 @@
 import FolioClient
 import FolioCore
+import FolioServer
 import FolioStore
 import FolioSync
 import FolioToolRunner
@@ -208,6 +209,26 @@ import Testing
         // And the token opens nothing any more.
         let again = try RawWebSocket(port: port, library: "notes", token: token)
         #expect(again.closeCode(within: .seconds(5)) == 4401)
+    }
+
+    /// A revocation stamped by a clock far behind the server's (a machine whose clock is wrong revoked it) closes the
+    /// token's open connections all the same: the server asks which of its connections' tokens are revoked, not what
+    /// was revoked lately.
+    @Test func aRevocationStampedByAClockBehindClosesTheConnectionsToo() async throws {
+        let fixture = try await ServerFixture.start()
+        let token = try await fixture.token(for: "notes")
+        let data = fixture.server.data
+        let list = try await offThePool { try ToolRun.folio(["serve", "token", "list", "--data", data.path]) }
+        let id = try #require(
+            list.output.split(separator: "\n").dropFirst().first.map { String($0.prefix { $0 != "\t" }) })
+        let hand = HandDevice()
+        let socket = try RawWebSocket(port: fixture.server.port, library: "notes", token: token)
+        #expect(socket.upgraded)
+        _ = socket.socket.send(RawWebSocket.frame(opcode: 2, hand.hello()))
+        try AccountStore(at: data.appendingPathComponent("accounts.sqlite"))
+            .revoke(id, now: Date(timeIntervalSince1970: 1_000_000))
+        let close = try await offThePool { socket.closeCode(within: .seconds(10)) }
+        #expect(close == 4401, "close \(String(describing: close))")
     }
 
     /// Upgrades past the limits per token, per library and per address are refused with 1013; a WebSocket that sends
