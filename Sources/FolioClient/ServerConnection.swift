@@ -187,10 +187,14 @@ struct ServerConnection {
         /// Documents this device keeps to itself, read again for every batch (a move to local may happen at any time).
         var unpublished = driver.session.unpublished
         func send(_ messages: [[UInt8]]) async throws {
+            let started = ContinuousClock.now
             for message in messages {
                 try await outbound.write(
                     .binary(ByteBuffer(bytes: SyncFrame.message(channel: channel, bytes: message).encoded())))
             }
+            // Time spent writing (a large answer over a slow link) is not the server's silence: ticks that passed
+            // meanwhile do not count toward giving up.
+            if ContinuousClock.now - started >= tick { inbox.put { $0.ticks = 0 } }
         }
         await onEvent(.connected)
         try await send(driver.start())

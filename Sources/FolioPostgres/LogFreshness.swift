@@ -17,17 +17,16 @@ import Synchronization
 /// a change of its devices that needs one of those changes waits in the copy until they arrive, and a clash of
 /// identities is caught by the write itself, which checks PostgreSQL's rows under the log's lock.
 final class LogFreshness: Sendable {
-    /// What a copy's read was current with: listening's (re)start and the library's latest notification.
+    /// What a copy's read was current with: the start of listening that listened, and the library's latest
+    /// notification.
     struct Mark: Equatable, Sendable {
-        var epoch: UInt64
+        var listening: UInt64
         var notices: UInt64
     }
 
     private struct State {
         /// Whether notifications are delivered here at all (a server watches; a command that only exports does not).
         var watching = false
-        /// Counts listening's (re)starts.
-        var epoch: UInt64 = 0
         /// By library with a copy in this process, the notifications heard of it.
         var notices: [String: UInt64] = [:]
     }
@@ -41,28 +40,30 @@ final class LogFreshness: Sendable {
         self.channel = channel
     }
 
-    /// Records what the listener on the channel delivered: a library's name, or `nil` when listening (re)started.
+    /// Records what the listener on the channel delivered: a library's name, or `nil` when listening (re)started
+    /// (which the database counts itself, the moment it starts: a read between the start and this call reads again).
     func heard(_ payload: String?) {
         state.withLock { state in
             state.watching = true
-            guard let payload else {
-                state.epoch += 1
-                return
-            }
             // Only libraries with a copy here are counted: the others read PostgreSQL when they open.
-            if let count = state.notices[payload] { state.notices[payload] = count &+ 1 }
+            if let payload, let count = state.notices[payload] { state.notices[payload] = count &+ 1 }
+        }
+    }
+
+    /// Makes reads of `library` start counting its notifications.
+    func watch(_ library: String) {
+        state.withLock { state in
+            if state.notices[library] == nil { state.notices[library] = 0 }
         }
     }
 
     /// The mark a read of `library` that starts now is current with, or `nil` when the read must ask PostgreSQL
     /// whatever it read before (nothing listens now).
     func mark(of library: String) -> Mark? {
-        guard database.isListening(on: channel) else { return nil }
+        guard let listening = database.listening(on: channel) else { return nil }
         return state.withLock { state in
-            guard state.watching else { return nil }
-            let notices = state.notices[library] ?? 0
-            if state.notices[library] == nil { state.notices[library] = 0 }
-            return Mark(epoch: state.epoch, notices: notices)
+            guard state.watching, let notices = state.notices[library] else { return nil }
+            return Mark(listening: listening, notices: notices)
         }
     }
 }

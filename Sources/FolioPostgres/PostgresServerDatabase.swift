@@ -37,8 +37,9 @@ public final class PostgresServerDatabase: Sendable {
         /// By channel, why a listener is not listening (its connection failed or stopped answering), cleared when it
         /// listens again.
         var deaf: [String: String] = [:]
-        /// The channels a listener listens on now.
-        var listening: Set<String> = []
+        /// The channels a listener listens on now, each with the number of times listening there started.
+        var listening: [String: UInt64] = [:]
+        var starts: [String: UInt64] = [:]
         var closed = false
     }
 
@@ -160,7 +161,8 @@ public final class PostgresServerDatabase: Sendable {
                                 try await connection.listen(on: channel) { notifications in
                                     self?.state.withLock { state in
                                         state.deaf[channel] = nil
-                                        state.listening.insert(channel)
+                                        state.starts[channel, default: 0] += 1
+                                        state.listening[channel] = state.starts[channel]
                                     }
                                     deliveries.async { received(nil) }
                                     for try await notification in notifications {
@@ -193,7 +195,7 @@ public final class PostgresServerDatabase: Sendable {
                             "listening stopped", metadata: ["channel": .string(channel), "error": .string(reason)])
                     }
                 }
-                self?.state.withLock { _ = $0.listening.remove(channel) }
+                self?.state.withLock { _ = $0.listening.removeValue(forKey: channel) }
                 try? await Task.sleep(for: .milliseconds(200))
             }
         }
@@ -223,7 +225,10 @@ public final class PostgresServerDatabase: Sendable {
 
     /// Whether a listener of ``listen(on:checkEvery:_:)`` listens on `channel` now (as far as the process knows: one
     /// whose connection stopped answering counts until the check finds it out).
-    public func isListening(on channel: String) -> Bool { state.withLock { $0.listening.contains(channel) } }
+    public func isListening(on channel: String) -> Bool { listening(on: channel) != nil }
+
+    /// Which start of listening on `channel` listens now (they are counted from 1), or `nil` while none does.
+    func listening(on channel: String) -> UInt64? { state.withLock { $0.listening[channel] } }
 
     /// Runs `body` against `timeout` without waiting for it past the timeout: a query the database never answers
     /// must not stop its caller (postgres-nio does not stop a query it sent when its task is cancelled).

@@ -13,8 +13,8 @@ import Synchronization
 /// signed heads that vouch for it, the library's blobs, the devices' names and the server's identity in the library.
 /// Each process keeps a copy of the log in a SQLite file of its own (`SQLiteServerLog`, in its data directory's
 /// `cache/`), which checks arriving changes exactly as a device checks them and answers reads; the copy is brought up
-/// to date from PostgreSQL before each call (one query when nothing is new) and may be deleted at any time: it is
-/// rebuilt from PostgreSQL. A change is acknowledged only once its transaction in PostgreSQL committed: an ingest
+/// to date from PostgreSQL before a call when PostgreSQL may hold more (``LogFreshness``; before every call when the
+/// log has none) and may be deleted at any time: it is rebuilt from PostgreSQL. A change is acknowledged only once its transaction in PostgreSQL committed: an ingest
 /// checks the changes in the copy, then writes those it took to PostgreSQL in one transaction, the log's row locked
 /// for the positions (no lock is held across the network). When that transaction fails, the copy, which took changes
 /// PostgreSQL lacks, is thrown away and rebuilt at the next call, and the ingest fails (`ServerError` `storage`):
@@ -70,6 +70,7 @@ public final class PostgresServerLog: ServerLog {
         self.library = library
         self.database = database
         self.freshness = freshness
+        freshness?.watch(library)
         let logger = database.logger
         let made = DeviceKey().rawRepresentation
         let stored: Data = try database.run("opening the log of library \(library)") { client in

@@ -28,7 +28,7 @@ public final class AccountStore: ServerAccounts {
                         CREATE TABLE device (id BLOB PRIMARY KEY NOT NULL, library TEXT NOT NULL);
                         """)
             }
-            // The server looks for revocations every second (``revokedTokens(since:)``).
+            // Revoked tokens, listed by time (a running server now asks about its connections' tokens instead).
             migrator.registerMigration("accounts-2-revoked-index") { db in
                 try db.execute(sql: "CREATE INDEX token_revoked ON token(revoked) WHERE revoked IS NOT NULL")
             }

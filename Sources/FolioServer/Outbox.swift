@@ -121,8 +121,9 @@ final class Outbox: Sendable {
     }
 
     /// Whether the queue is half full (in frames or bytes): the library reads no more of a reply until it drains.
+    /// Never once the queue ended: nothing drains it then, and nothing more is sent.
     var isBusy: Bool {
-        counts.withLock { Self.isBusy($0, limit: limit, byteLimit: byteLimit) }
+        counts.withLock { !$0.ended && Self.isBusy($0, limit: limit, byteLimit: byteLimit) }
     }
 
     private static func isBusy(_ counts: Counts, limit: Int, byteLimit: Int) -> Bool {

@@ -81,28 +81,33 @@ extension ServedLibrary {
     }
 
     /// Stores the blobs `connection` sent (those a change of the log refers to; the rest are refused and dropped),
-    /// within the library's quota (past it, 4413), and sends each to the connections that asked for it.
-    func store(_ blobs: [Data], size: Int, from connection: Connection) {
+    /// within the library's quota (past it, 4413), and sends each to the connections that asked for it. Returns the
+    /// blobs' references.
+    @discardableResult
+    func store(_ blobs: [Data], size: Int, from connection: Connection) -> [BlobReference] {
+        let references = blobs.map(BlobReference.init(to:))
         do {
             knownSize = (try log.byteSize(), ContinuousClock.now)
             bytesSinceSized = 0
         } catch {
-            return fail(connection, "checking the library's quota", error)
+            fail(connection, "checking the library's quota", error)
+            return references
         }
         guard knownSize!.bytes + size <= limits.libraryQuota else {
-            return refuse(
+            refuse(
                 connection, code: 4413,
                 "the library is over its storage quota (\(knownSize!.bytes) bytes and \(size) more; at most \(limits.libraryQuota))"
             )
+            return references
         }
         let intake: BlobIntake
         do { intake = try log.storeBlobs(blobs) } catch {
-            return fail(connection, "storing blobs", error)
+            fail(connection, "storing blobs", error)
+            return references
         }
         metrics.blobsIn.increment(by: Int64(intake.stored.count))
-        guard !intake.stored.isEmpty else { return }
-        let arrived = Dictionary(
-            zip(blobs.map(BlobReference.init(to:)), blobs), uniquingKeysWith: { first, _ in first })
+        guard !intake.stored.isEmpty else { return references }
+        let arrived = Dictionary(zip(references, blobs), uniquingKeysWith: { first, _ in first })
         for id in connections.keys.sorted() {
             guard let waiting = connections[id], !waiting.blobsWanted.isEmpty else { continue }
             var byChannel: [UInt64: [Data]] = [:]
@@ -116,6 +121,7 @@ extension ServedLibrary {
                 perform(messages.map { .send($0) }, on: channel, of: waiting)
             }
         }
+        return references
     }
 
     /// Asks each connection whose changes a batch stored for the blobs they refer to that the log lacks.
@@ -136,7 +142,7 @@ extension ServedLibrary {
             var start = 0
             while start < lacking.count {
                 let part = Array(lacking[start..<min(start + SyncMessage.Limits.wantedBlobs, lacking.count)])
-                connection.blobAskingsOpen[channel, default: 0] += 1
+                asked(part, on: channel, of: connection)
                 perform([.send(.wantBlobs(part))], on: channel, of: connection)
                 start += part.count
             }

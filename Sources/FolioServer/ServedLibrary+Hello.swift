@@ -65,7 +65,7 @@ extension ServedLibrary {
             return fail(connection, "listing the blobs the log lacks", error)
         }
         if !missing.isEmpty {
-            connection.blobAskingsOpen[channel, default: 0] += 1
+            asked(missing, on: channel, of: connection)
             perform([.send(.wantBlobs(missing))], on: channel, of: connection)
         }
     }

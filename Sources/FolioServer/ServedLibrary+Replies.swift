@@ -69,7 +69,7 @@ extension ServedLibrary {
 
     /// Sends a message of a session: a reply, paced by the client's reading rather than refused as slow.
     func send(_ message: SyncMessage, on channel: UInt64, to connection: Connection) {
-        if case .done = message, connection.blobAskingsOpen[channel, default: 0] > 0 {
+        if case .done = message, connection.blobAskingsOpen[channel]?.isEmpty == false {
             connection.heldDone[channel] = message
             return
         }
@@ -78,12 +78,32 @@ extension ServedLibrary {
         connection.outbox.reply(frame)
     }
 
-    /// Counts an answer to an asking for blobs on `channel` of `connection`; once every asking is answered, the
-    /// session's `done` held back meanwhile goes.
-    func answered(on channel: UInt64, of connection: Connection) {
-        guard let open = connection.blobAskingsOpen[channel], connections[connection.id] != nil else { return }
-        guard open <= 1 else {
-            connection.blobAskingsOpen[channel] = open - 1
+    /// The most blob references a connection's open askings are counted by; past them, its sessions' `done` is no
+    /// longer held (see ``Connection/blobAskingsOpen``).
+    static let blobAskingsHeld = 65_536
+
+    /// Counts blobs asked of `connection` on `channel` as open: its session's `done` waits for their answer.
+    func asked(_ references: [BlobReference], on channel: UInt64, of connection: Connection) {
+        let held = connection.blobAskingsOpen.values.reduce(0) { $0 + $1.count }
+        guard held + references.count <= Self.blobAskingsHeld else {
+            // A device this far behind in answering is not waited for: its sessions end as before.
+            connection.blobAskingsOpen = [:]
+            for (channel, done) in connection.heldDone.sorted(by: { $0.key < $1.key }) {
+                connection.heldDone[channel] = nil
+                send(done, on: channel, to: connection)
+            }
+            return
+        }
+        connection.blobAskingsOpen[channel, default: []].formUnion(references)
+    }
+
+    /// Takes the blobs a `blobs` message on `channel` of `connection` brought or named lacking off its open askings;
+    /// once none is left, the session's `done` held back meanwhile goes.
+    func answered(_ references: [BlobReference], on channel: UInt64, of connection: Connection) {
+        guard var open = connection.blobAskingsOpen[channel], connections[connection.id] != nil else { return }
+        open.subtract(references)
+        guard open.isEmpty else {
+            connection.blobAskingsOpen[channel] = open
             return
         }
         connection.blobAskingsOpen[channel] = nil

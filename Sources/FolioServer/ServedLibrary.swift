@@ -68,10 +68,11 @@ actor ServedLibrary {
         /// Blobs the device asked for that the log holds and that wait to be sent, one message at a time as the
         /// device reads, with the channel it asked on. At most ``ServedLibrary/blobsWantedPerConnection``.
         var blobsOwed: [(reference: BlobReference, channel: UInt64)] = []
-        /// By channel, the server's askings for blobs (``SyncMessage/wantBlobs(_:)``) the device has not answered yet,
-        /// and the session's `done` held back until it has: a device whose session ends has left on the server every
-        /// blob its changes refer to (or said it lacks them).
-        var blobAskingsOpen: [UInt64: Int] = [:]
+        /// By channel, the blobs the server asked the device for (``SyncMessage/wantBlobs(_:)``) that no `blobs`
+        /// message has brought or named lacking yet, and the session's `done` held back until none is left: a device
+        /// whose session ends has left on the server every blob its changes refer to (or said it lacks them). At
+        /// most ``ServedLibrary/blobAskingsHeld`` references a connection; past them, `done` is no longer held.
+        var blobAskingsOpen: [UInt64: Set<BlobReference>] = [:]
         var heldDone: [UInt64: SyncMessage] = [:]
 
         init(id: UInt64, outbox: Outbox, peer: String, format: UInt8, presence: Presence) {
@@ -249,12 +250,12 @@ actor ServedLibrary {
                 return refuse(connection, code: 1002, "a wantBlobs on channel \(channel) before a hello there")
             }
             answer(references, on: channel, of: connection)
-        case .blobs(let blobs, _):
+        case .blobs(let blobs, let lacking):
             guard connection.sessions[channel] != nil else {
                 return refuse(connection, code: 1002, "blobs on channel \(channel) before a hello there")
             }
-            store(blobs, size: size, from: connection)
-            answered(on: channel, of: connection)
+            let references = store(blobs, size: size, from: connection)
+            answered(references + lacking, on: channel, of: connection)
         case .changes, .run:
             break
         }

@@ -87,4 +87,18 @@ import Testing
         #expect(await onLaptop.unavailableMembers.isEmpty)
         #expect(await onLaptop.model.images == ["cover.png": cover])
     }
+
+    /// Blobs whose answer takes several `blobs` messages (at most 12 MiB each): the sync returns once all of them
+    /// are stored.
+    @Test func aOneShotSyncWhoseBlobsTakeSeveralMessagesLeavesThemAll() async throws {
+        let fixture = try await ServerFixture.start()
+        let token = try await fixture.token(for: "pages")
+        let phone = try fixture.library("Phone")
+        let endpoint = try ServerEndpoint(url: fixture.server.libraryURL("pages"), token: token)
+        let images = ["a.png": Self.image(5, count: 7 << 20), "b.png": Self.image(6, count: 7 << 20)]
+        _ = try await phone.create(
+            PagesDocument.self, named: "Scans", in: .shared, contents: try PagesDocument(text: "", images: images))
+        try await phone.sync(through: WebSocketTransport(endpoint: endpoint))
+        #expect(try await fixture.metric("folio_blobs_in_total") == 2)
+    }
 }
