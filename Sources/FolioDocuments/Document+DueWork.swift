@@ -3,7 +3,7 @@ import FolioCore
 /// Work that time makes due, on deadlines: an edit group commits when its grouping interval has passed since the last
 /// edit, the document autosaves when it has been idle long enough or holds too many unsaved changes
 /// (``AutosavePolicy``), the other devices' selections are placed when a placement was put off, and a selection not
-/// heard again for ``PresenceTracking/timeout`` goes. A document sleeps until the earliest of these deadlines, and a day at a time while none is
+/// heard again for 30 s (`PresenceTracking.timeout`) goes. A document sleeps until the earliest of these deadlines, and a day at a time while none is
 /// set; an edit, a commit or a restore that brings a deadline closer wakes it.
 extension Document {
     /// How long a document waits before trying due work again that its last run left due (a save that failed).

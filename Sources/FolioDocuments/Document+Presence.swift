@@ -72,7 +72,9 @@ extension Document where Model: CharacterMergeable {
         publishWaitingSelection()
     }
 
-    /// The other devices in the document, by device: who, and where their selections are in the current text.
+    /// The other devices in the document, by device: who, and where their selections are in the current text. A
+    /// device leaves the list when it clears its selection or disconnects, and at the latest 30 s after its state was
+    /// last heard (a live sync sends it again every 10 s), should word of its leaving be lost.
     public var others: [Presence] { presenceList() }
 }
 

@@ -13,7 +13,7 @@ import Synchronization
 /// signed heads that vouch for it, the library's blobs, the devices' names and the server's identity in the library.
 /// Each process keeps a copy of the log in a SQLite file of its own (`SQLiteServerLog`, in its data directory's
 /// `cache/`), which checks arriving changes exactly as a device checks them and answers reads; the copy is brought up
-/// to date from PostgreSQL before a call when PostgreSQL may hold more (``LogFreshness``; before every call when the
+/// to date from PostgreSQL before a call when PostgreSQL may hold more (`LogFreshness`; before every call when the
 /// log has none) and may be deleted at any time: it is rebuilt from PostgreSQL. A change is acknowledged only once its transaction in PostgreSQL committed: an ingest
 /// checks the changes in the copy, then writes those it took to PostgreSQL in one transaction, the log's row locked
 /// for the positions (no lock is held across the network). When that transaction fails, the copy, which took changes
@@ -37,7 +37,7 @@ public final class PostgresServerLog: ServerLog {
         /// The documents the copy took changes of from PostgreSQL (other processes' work) since ``catchUp()`` last
         /// reported, with their vectors before: whichever call read them, they are passed on to the devices.
         var grown: [DocumentID: VersionVector] = [:]
-        /// What the copy's last read of PostgreSQL was current with (see ``LogFreshness``); `nil` when the next read
+        /// What the copy's last read of PostgreSQL was current with (see `LogFreshness`); `nil` when the next read
         /// must ask PostgreSQL.
         var readMark: LogFreshness.Mark?
     }

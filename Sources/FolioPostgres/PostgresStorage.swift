@@ -78,7 +78,7 @@ public final class PostgresStorage: ServerStorage {
     /// transaction that stores changes notifies with its library's name; when the connection is lost, another
     /// listens as soon as the database answers, and `stored` is called with `nil` (what was stored meanwhile went
     /// unheard). From then on, a log's copy asks PostgreSQL before a read only when it may have grown there
-    /// (``LogFreshness``).
+    /// (`LogFreshness`).
     public func watch(_ stored: @escaping @Sendable (String?) -> Void) {
         let freshness = self.freshness
         database.listen(on: Self.changesChannel) { payload in
