@@ -51,7 +51,9 @@ extension ServedLibrary {
 
     /// Sends the next message of blobs `connection` is owed once its outbox has room, and goes on as it drains.
     func sendOwedBlobs(to connection: Connection) {
-        guard !connection.blobsOwed.isEmpty, connections[connection.id] != nil else { return }
+        guard !connection.blobsOwed.isEmpty, connections[connection.id] != nil, !connection.outbox.hasEnded else {
+            return
+        }
         guard !connection.outbox.isBusy, connection.deferred.isEmpty else {
             let id = connection.id
             connection.outbox.whenDrained { Task { await self.sendOwedBlobs(toConnection: id) } }
@@ -124,16 +126,23 @@ extension ServedLibrary {
         return references
     }
 
-    /// Asks each connection whose changes a batch stored for the blobs they refer to that the log lacks.
+    /// Asks each connection whose changes a batch stored for the blobs they refer to that the log lacks, on the
+    /// channel of the session that sent them.
     func askForBlobs(of stored: [Arrival]) {
-        var byConnection: [UInt64: (channel: UInt64, references: [BlobReference])] = [:]
+        struct Asker: Hashable, Comparable {
+            var connection: UInt64
+            var channel: UInt64
+            static func < (a: Asker, b: Asker) -> Bool { (a.connection, a.channel) < (b.connection, b.channel) }
+        }
+        var byAsker: [Asker: [BlobReference]] = [:]
         for arrival in stored {
             let references = arrival.changes.flatMap(\.change.blobs)
             guard !references.isEmpty else { continue }
-            byConnection[arrival.connection, default: (arrival.channel, [])].references += references
+            byAsker[Asker(connection: arrival.connection, channel: arrival.channel), default: []] += references
         }
-        for id in byConnection.keys.sorted() {
-            guard let connection = connections[id], let (channel, references) = byConnection[id] else { continue }
+        for asker in byAsker.keys.sorted() {
+            guard let connection = connections[asker.connection], let references = byAsker[asker] else { continue }
+            let channel = asker.channel
             let lacking: [BlobReference]
             do { lacking = try log.lacking(Array(Set(references)).sorted()) } catch {
                 return fail(connection, "looking for the blobs of stored changes", error)

@@ -80,7 +80,7 @@ extension ServedLibrary {
 
     /// The most blob references a connection's open askings are counted by; past them, its sessions' `done` is no
     /// longer held (see ``Connection/blobAskingsOpen``).
-    static let blobAskingsHeld = 65_536
+    static let blobAskingsHeld = 16_384
 
     /// Counts blobs asked of `connection` on `channel` as open: its session's `done` waits for their answer.
     func asked(_ references: [BlobReference], on channel: UInt64, of connection: Connection) {
@@ -116,8 +116,8 @@ extension ServedLibrary {
         var work = connection.deferred[...]
         connection.deferred = []
         while let (channel, actions) = work.popFirst() {
-            // A connection refused or closed meanwhile gets nothing more.
-            guard connections[id] != nil, connection.outbox.requestedClose == nil else { return }
+            // A connection refused or closed meanwhile (its socket too) gets nothing more.
+            guard connections[id] != nil, !connection.outbox.hasEnded else { return }
             perform(actions, on: channel, of: connection)
             if !connection.deferred.isEmpty {
                 connection.deferred += work
