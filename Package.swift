@@ -202,6 +202,9 @@ let package = Package(
         ),
         // A deadline for the whole test process (FOLIO_TEST_DEADLINE): past it, where every thread stood, then exit.
         .target(name: "FolioTestWatchdog", path: "Tests/FolioTestWatchdog"),
+        // A pool of threads of its own for the tests that compute or block (the `.workPool` trait), off the cooperative
+        // pool that the tests waiting on time need.
+        .target(name: "FolioTestWorkPool", path: "Tests/FolioTestWorkPool"),
         // Runs the built `folio` tool, for the tests of this package that drive it as a user would.
         .target(
             name: "FolioToolRunner", dependencies: ["FolioChildProcess", "FolioTestWatchdog"],
@@ -213,22 +216,29 @@ let package = Package(
         .target(
             name: "CSQLitePowerLoss", path: "Tests/CSQLitePowerLoss",
             cSettings: [.define("_GNU_SOURCE")], linkerSettings: [.linkedLibrary("sqlite3")]),
-        .testTarget(name: "FolioCoreTests", dependencies: ["FolioTesting", "FolioCore"]),
+        .testTarget(name: "FolioCoreTests", dependencies: ["FolioTestWorkPool", "FolioTesting", "FolioCore"]),
         .testTarget(
             name: "FolioStoreTests",
             dependencies: [
+                "FolioTestWorkPool",
                 "FolioTesting", "FolioCore", "FolioFiles", "FolioStore", "folio", "FolioToolRunner", "CSQLitePowerLoss",
                 "FolioChildProcess",
             ],
             // Store files of older builds, read from the source tree (#filePath), not as resources.
             exclude: ["Fixtures"]),
         .testTarget(
-            name: "FolioModelsTests", dependencies: ["FolioTesting", "FolioCore", "FolioModels", "FolioChildProcess"]),
-        .testTarget(name: "FolioMergeTests", dependencies: ["FolioTesting", "FolioCore", "FolioMerge", "FolioModels"]),
-        .testTarget(name: "FolioConflictsTests", dependencies: ["FolioTesting", "FolioCore", "FolioConflicts"]),
+            name: "FolioModelsTests",
+            dependencies: ["FolioTestWorkPool", "FolioTesting", "FolioCore", "FolioModels", "FolioChildProcess"]),
+        .testTarget(
+            name: "FolioMergeTests",
+            dependencies: ["FolioTestWorkPool", "FolioTesting", "FolioCore", "FolioMerge", "FolioModels"]),
+        .testTarget(
+            name: "FolioConflictsTests",
+            dependencies: ["FolioTestWorkPool", "FolioTesting", "FolioCore", "FolioConflicts"]),
         .testTarget(
             name: "FolioDocumentsTests",
             dependencies: [
+                "FolioTestWorkPool",
                 "FolioTesting", "FolioCore", "FolioStore", "FolioConflicts", "FolioDocuments", "FolioModels",
                 "FolioSync", "Folio", "CSQLitePowerLoss",
                 // The scenarios' stores, whose changes ChangeRunCorpusTests round-trips through the run codec.
@@ -237,6 +247,7 @@ let package = Package(
         .testTarget(
             name: "FolioSimulatorTests",
             dependencies: [
+                "FolioTestWorkPool",
                 "FolioTesting", "FolioCore", "FolioFiles", "FolioModels", "FolioReports", "FolioSimulator", "folio",
                 "FolioToolRunner", "FolioChildProcess",
             ],
@@ -245,11 +256,13 @@ let package = Package(
         .testTarget(
             name: "FolioReportsTests",
             dependencies: [
+                "FolioTestWorkPool",
                 "FolioTesting", "FolioCore", "FolioModels", "FolioConflicts", "FolioDocuments", "FolioReports",
             ]),
         .testTarget(
             name: "FolioServerTests",
             dependencies: [
+                "FolioTestWorkPool",
                 "FolioTesting", "FolioCore", "FolioStore", "FolioSync", "FolioClient", "FolioServer", "Folio",
                 "FolioModels", "folio", "FolioToolRunner", "LiveSyncExample", "CoEditingExample",
                 .product(name: "WSClient", package: "swift-websocket"),
@@ -257,15 +270,18 @@ let package = Package(
         .testTarget(
             name: "FolioPostgresTests",
             dependencies: [
+                "FolioTestWorkPool",
                 "FolioTesting", "FolioCore", "FolioStore", "FolioSync", "FolioServer", "FolioPostgres", "FolioClient",
                 "Folio", "FolioModels", "folio", "FolioToolRunner", "FolioChildProcess",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]),
         .testTarget(
-            name: "FolioChildProcessTests", dependencies: ["FolioChildProcess", "FolioChildProcessHelper"]),
+            name: "FolioChildProcessTests",
+            dependencies: ["FolioTestWorkPool", "FolioChildProcess", "FolioChildProcessHelper"]),
         .testTarget(
             name: "FolioSyncTests",
             dependencies: [
+                "FolioTestWorkPool",
                 "FolioTesting", "FolioCore", "FolioFiles", "FolioStore", "FolioSync", "folio", "FolioToolRunner",
             ]),
     ]

@@ -1,4 +1,5 @@
 import FolioChildProcess
+import FolioTestWorkPool
 import Foundation
 import Synchronization
 import Testing
@@ -12,7 +13,7 @@ import Testing
 /// Child processes started through `ChildProcess` die with the process that started them, and starting them does
 /// not crash however many threads start processes or open and close descriptors at the same time (Foundation's
 /// `Process.run()` did both: it crashed in its scan of /proc/self/fd, and left its children running).
-@Suite struct ChildProcessTests {
+@Suite(.ownThread) struct ChildProcessTests {
     /// The helper executable built next to the test bundle.
     static func helper() throws -> String {
         let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()

@@ -2,12 +2,13 @@ import FolioConflicts
 import FolioCore
 import FolioMerge
 import FolioTestDoubles
+import FolioTestWorkPool
 import Foundation
 import Testing
 
 /// The engine's `merge` settlement for a model that merges character by character (`CharacterMergeable`), on a
 /// history that computes such merges from its graph.
-@Suite struct CharacterMergeEngineTests {
+@Suite(.workPool) struct CharacterMergeEngineTests {
     /// Two devices' edits of one base, delivered to an observer that does not settle.
     static func conflict() -> (observer: Observer<Line>, iPad: Change, mac: Change) {
         var iPad = Fixture.writer(Fixture.iPad)

@@ -1,10 +1,11 @@
 import FolioConflicts
 import FolioCore
+import FolioTestWorkPool
 import FolioTesting
 import Testing
 
 /// Every delivery order of small multi-device histories reaches the same versions, settlements and ledger.
-@Suite struct DeliveryOrderTests {
+@Suite(.workPool) struct DeliveryOrderTests {
     /// Three devices edit one base apart (the Mac twice, renaming in between); the changes after the base, in
     /// causal order.
     static func history() -> (base: [Change], concurrent: [Change]) {

@@ -1,9 +1,10 @@
 import FolioConflicts
 import FolioCore
+import FolioTestWorkPool
 import Testing
 
 /// Each strategy through the engine, on two devices that edited one base apart.
-@Suite struct StrategyTests {
+@Suite(.workPool) struct StrategyTests {
     /// The base, then the iPad's and the Mac's concurrent edits, delivered to an observer that does not settle.
     static func conflict(
         _ strategy: ConflictStrategy, iPad iPadOperations: [Notes.Operation], at iPadTime: Int64 = 20,

@@ -1,8 +1,9 @@
 import FolioCore
+import FolioTestWorkPool
 import Foundation
 import Testing
 
-@Suite struct BinaryCodingTests {
+@Suite(.workPool) struct BinaryCodingTests {
     private func read<T>(_ bytes: [UInt8], _ body: (inout BinaryReader) throws -> T) throws -> (T, BinaryReader) {
         try bytes.withUnsafeBytes { buffer in
             var reader = BinaryReader(buffer)

@@ -1,11 +1,12 @@
 import FolioCore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
 
 /// A change's list of blob references: canonical, round-tripping through a change and through a run, covered by the
 /// hash, and absent from the encoding of a change without blobs.
-@Suite struct BlobReferenceCodecTests {
+@Suite(.workPool) struct BlobReferenceCodecTests {
     static let blobs = [
         BlobReference(to: Data(repeating: 1, count: 5_000)), BlobReference(to: Data("cover.png".utf8)),
         BlobReference(to: Data()),

@@ -1,9 +1,10 @@
 import FolioCore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
 
-@Suite struct CausalGraphTests {
+@Suite(.workPool) struct CausalGraphTests {
     private func graph(_ changes: [Change]) -> CausalGraph {
         let graph = CausalGraph(changes.map(CausalNode.init))
         graph.checkInvariants()

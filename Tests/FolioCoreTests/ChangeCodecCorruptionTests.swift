@@ -1,4 +1,5 @@
 import FolioCore
+import FolioTestWorkPool
 import Foundation
 import Testing
 
@@ -168,7 +169,7 @@ struct Corruption: Sendable, CustomTestStringConvertible {
     ]
 }
 
-@Suite struct ChangeCodecCorruptionTests {
+@Suite(.workPool) struct ChangeCodecCorruptionTests {
     /// The hand-written layout is the codec's: the unbroken raw change decodes to the change `Change.init` makes.
     @Test func theHandWrittenLayoutDecodes() throws {
         let raw = RawChange()

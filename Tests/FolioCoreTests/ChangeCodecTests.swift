@@ -1,4 +1,5 @@
 import FolioCore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
@@ -83,7 +84,7 @@ func sampleChange(
         lamport: lamport, wallTime: Timestamp(millisecondsSince1970: wallTime), kind: kind)
 }
 
-@Suite struct ChangeCodecTests {
+@Suite(.workPool) struct ChangeCodecTests {
     /// Decodes `change.encoded()` and checks every field, the hash and the re-encoding.
     private func expectRoundTrip(_ change: Change, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let bytes = change.encoded()

@@ -1,8 +1,9 @@
 import FolioCore
+import FolioTestWorkPool
 import FolioTesting
 import Testing
 
-@Suite struct ChangeHashTableTests {
+@Suite(.workPool) struct ChangeHashTableTests {
     /// Random hashes, many sharing their first eight bytes (the table's key), some repeated: every hash is found at
     /// its last position, and hashes not in the list are not found.
     @Test func findsEveryHashAtItsLastPosition() {

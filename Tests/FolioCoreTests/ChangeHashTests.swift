@@ -1,8 +1,9 @@
 import FolioCore
+import FolioTestWorkPool
 import FolioTesting
 import Testing
 
-@Suite struct ChangeHashTests {
+@Suite(.workPool) struct ChangeHashTests {
     @Test func hashesWithSHA256() {
         // The SHA-256 of "abc" (FIPS 180-2, appendix B.1).
         let hash = ChangeHash(hashing: Array("abc".utf8))

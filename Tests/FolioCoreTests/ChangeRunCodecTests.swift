@@ -1,9 +1,10 @@
 import FolioCore
+import FolioTestWorkPool
 import Foundation
 import Testing
 
 /// The compact run encoding refuses what hostile bytes say with an error, never a trap.
-@Suite struct ChangeRunCodecTests {
+@Suite(.workPool) struct ChangeRunCodecTests {
     /// A parent whose vector names a later change of the device than the one made on it (here an outside stamp a
     /// reader was handed) predicts a vector that does not name that change: the run does not decode.
     @Test func aParentNamingALaterChangeOfItsDeviceIsRefused() throws {

@@ -1,8 +1,9 @@
 import FolioCore
+import FolioTestWorkPool
 import FolioTesting
 import Testing
 
-@Suite struct IdentifierSourceTests {
+@Suite(.workPool) struct IdentifierSourceTests {
     private func sequence(_ source: some IdentifierSource, count: Int = 100) -> [UUIDBytes] {
         (0..<count).map { _ in source.next() }
     }

@@ -1,9 +1,10 @@
 import FolioCore
+import FolioTestWorkPool
 import Foundation
 import Testing
 
 /// Device and document identities survive as text and through Codable, so an app can keep them where it likes.
-@Suite struct IdentityTextTests {
+@Suite(.workPool) struct IdentityTextTests {
     let text = "6ba7b810-9dad-11d1-80b4-00c04fd430c8"
 
     @Test func aDeviceIDRoundTripsThroughItsText() throws {

@@ -1,9 +1,10 @@
 import FolioCore
+import FolioTestWorkPool
 import Foundation
 import Testing
 
 /// Decoding a group of operations from untrusted bytes (an edit from a peer, an undo history from the store).
-@Suite struct OperationGroupTests {
+@Suite(.workPool) struct OperationGroupTests {
     /// An operation that takes a kilobyte in memory and one byte encoded; the byte 0xFF is refused.
     struct WideOperation: DocumentOperation {
         var first = SIMD64<UInt64>()

@@ -1,10 +1,11 @@
 import FolioCore
+import FolioTestWorkPool
 import Foundation
 import Testing
 
 /// Package entry names are checked on their bytes and Unicode scalars, as the file system sees them, never on
 /// Characters: a combining mark glued to `/` or `.` makes one Character of them, which a check per Character misses.
-@Suite struct PackagePathTests {
+@Suite(.workPool) struct PackagePathTests {
     @Test(arguments: [
         "../\u{301}x",  // `/` and U+0301 are one Character: split per Character, this was one component
         "a/../\u{301}b",

@@ -1,9 +1,10 @@
 import FolioCore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
 
-@Suite struct TimestampTests {
+@Suite(.workPool) struct TimestampTests {
     struct Example: Sendable, CustomTestStringConvertible {
         var milliseconds: Int64
         var text: String

@@ -1,8 +1,9 @@
 import FolioCore
+import FolioTestWorkPool
 import FolioTesting
 import Testing
 
-@Suite struct UUIDBytesTests {
+@Suite(.workPool) struct UUIDBytesTests {
     static let sample = "6ba7b810-9dad-11d1-80b4-00c04fd430c8"
 
     @Test func parsesTheCanonicalForm() throws {

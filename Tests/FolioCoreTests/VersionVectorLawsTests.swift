@@ -1,10 +1,11 @@
 import FolioCore
+import FolioTestWorkPool
 import FolioTesting
 import Testing
 
 /// The algebra of version vectors, checked on random vectors over small device pools (so that equal, ordered and
 /// concurrent pairs all occur often). Every failure message carries the seed; `FOLIO_SEED=<seed>` replays it.
-@Suite struct VersionVectorLawsTests {
+@Suite(.workPool) struct VersionVectorLawsTests {
     static let iterations = 400
 
     /// Runs `body` on `iterations` samples, each with a pool of 3 to 5 devices.

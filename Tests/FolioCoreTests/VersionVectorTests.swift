@@ -1,7 +1,8 @@
 import FolioCore
+import FolioTestWorkPool
 import Testing
 
-@Suite struct VersionVectorTests {
+@Suite(.workPool) struct VersionVectorTests {
     let a = TestDevices.pool[0]
     let b = TestDevices.pool[1]
     let c = TestDevices.pool[2]

@@ -4,6 +4,7 @@ import FolioDocuments
 import FolioModels
 import FolioStore
 import FolioSync
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Synchronization
@@ -20,7 +21,7 @@ import Testing
 /// Each test runs once per seed of a fixed table, and names its seed when it fails; `FOLIO_SEED=N` replays one. The
 /// sessions run the stores' work on the test's thread, so the seeds run one at a time and each round yields: the
 /// whole suite's other tests keep the cooperative pool's threads.
-@Suite(.serialized) struct BatchedArrivalPropertyTests {
+@Suite(.serialized, .workPool) struct BatchedArrivalPropertyTests {
     static let seeds: [UInt64] = [5, 1_729, 65_537, 3_141_592, 27_182_818, 141_421_356]
 
     /// The tabled seed, or the one `FOLIO_SEED` names.

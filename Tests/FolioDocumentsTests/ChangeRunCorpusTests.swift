@@ -2,6 +2,7 @@ import FolioCore
 import FolioModels
 import FolioSimulator
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
@@ -13,7 +14,7 @@ import Testing
 /// and those every scenario of `Scenarios/` leaves in its devices' stores. Each history is encoded whole and cut into
 /// runs (of fixed lengths and at seeded places) that name the runs before them and the changes outside them, the
 /// reader looking up what a run names, or the run carrying it.
-@Suite struct ChangeRunCorpusTests {
+@Suite(.workPool) struct ChangeRunCorpusTests {
     static let repository = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 

@@ -2,6 +2,7 @@ import FolioConflicts
 import FolioCore
 import FolioModels
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
@@ -10,7 +11,7 @@ import Testing
 
 /// The compact encoding of runs of changes rebuilds every change of the editing traces exactly, hash for hash, whole
 /// or cut into runs that name the runs before them.
-@Suite struct ChangeRunTraceTests {
+@Suite(.workPool) struct ChangeRunTraceTests {
     /// The concurrent trace as it is; the sequential ones (one person typing) with 20 patches a change, so that a
     /// debug build records them in seconds.
     @Test(arguments: ["friendsforever.json.gz", "automerge-paper.json.gz", "seph-blog1.json.gz"])

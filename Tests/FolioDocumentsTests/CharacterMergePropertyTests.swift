@@ -4,6 +4,7 @@ import FolioDocuments
 import FolioMerge
 import FolioModels
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
@@ -14,7 +15,7 @@ import Testing
 /// characters differently always wait for a person, who then settles them.
 ///
 /// Each test runs once per seed of a fixed table, and names its seed when it fails; `FOLIO_SEED=N` replays one.
-@Suite struct CharacterMergePropertyTests {
+@Suite(.workPool) struct CharacterMergePropertyTests {
     static let seeds: [UInt64] = [11, 2_718, 31_415, 161_803, 1_414_213, 17_320_508, 22_360_679, 26_457_513]
 
     /// The tabled seed, or the one `FOLIO_SEED` names.

@@ -2,6 +2,7 @@ import FolioConflicts
 import FolioCore
 import FolioModels
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
@@ -240,7 +241,7 @@ extension PagesCharacterMergeTests {
 }
 
 /// What merging long concurrent branches costs.
-@Suite struct CharacterMergeCostTests {
+@Suite(.workPool) struct CharacterMergeCostTests {
     /// Two devices type apart for a long while; their changes' lamport timestamps interleave (each counts up from
     /// the same base). The replay takes the changes branch by branch (see `branchesAreReplayedOneAfterTheOther`),
     /// and the merge has both branches whole.

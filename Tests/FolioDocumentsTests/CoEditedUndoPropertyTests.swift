@@ -2,6 +2,7 @@ import FolioConflicts
 import FolioCore
 import FolioModels
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
@@ -12,7 +13,7 @@ import Testing
 /// letter of its own (`a` for the first, `b` for the next, …), the other types and deletes capitals, the
 /// changes crossing at random, during the steps too. Undoing the newest step removes every character of its letter
 /// and changes nothing else; a redo made at once gives back the text exactly; both devices end with the same text.
-@Suite(.serialized) struct CoEditedUndoPropertyTests {
+@Suite(.serialized, .workPool) struct CoEditedUndoPropertyTests {
     @Test(arguments: 0..<6) func undoTakesBackOneStepWhateverTheOtherDeviceDid(round: Int) async throws {
         let seed = TestSeed.make() &+ UInt64(round)
         var random = SplitMix64(seed: seed)

@@ -1,11 +1,12 @@
 import Folio
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
 
 /// A model whose state and operations are `Codable` gets its codec for free: deterministic bytes, hostile bytes
 /// refused with typed errors, and a history that replays and syncs like a built-in model's.
-@Suite struct CodableModelTests {
+@Suite(.workPool) struct CodableModelTests {
     /// Items with counts, in a dictionary (whose iteration order differs between instances).
     struct Pantry: DocumentModel, Codable, Equatable {
         static let documentType = DocumentType(identifier: "com.example.pantry", fileExtensions: ["pantry"])

@@ -2,6 +2,7 @@ import FolioCore
 import FolioDocuments
 import FolioModels
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
@@ -11,7 +12,7 @@ import Testing
 /// than two versions, and a skewed clock changes only what latest-wins picks.
 ///
 /// Each test prints its seed; `FOLIO_SEED=<seed> swift test --filter ConflictPropertyTests` replays a failure.
-@Suite struct ConflictPropertyTests {
+@Suite(.workPool) struct ConflictPropertyTests {
     // MARK: Delivery orders
 
     /// "For 2 and 3 devices and small histories, every delivery order gives every device the same current

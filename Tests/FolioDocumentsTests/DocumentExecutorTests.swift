@@ -2,6 +2,7 @@ import FolioCore
 import FolioDocuments
 import FolioModels
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
@@ -39,7 +40,7 @@ import Testing
         #expect(await document.model.text == "kept")
     }
 
-    @Test func documentsBlockedInTheirWorkLeaveTheCooperativePoolFree() async throws {
+    @Test(.ownThread) func documentsBlockedInTheirWorkLeaveTheCooperativePoolFree() async throws {
         let library = try fixture.library()
         // More blocked documents than the pool has threads: on the pool, nothing else could run until they end.
         let count = ProcessInfo.processInfo.activeProcessorCount + 1

@@ -1,4 +1,5 @@
 import FolioDocuments
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
@@ -8,7 +9,7 @@ import Testing
 #endif
 
 /// The real file system's calls and errors, and the fault injector's counting, crashes and failures.
-@Suite struct FileSystemTests {
+@Suite(.workPool) struct FileSystemTests {
     let directory: TemporaryDirectory
     let fileSystem = PosixFileSystem()
 

@@ -1,12 +1,13 @@
 import FolioCore
 import FolioDocuments
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
 
 /// A library remembers the device it is: an app that passes no key is the same device at every launch.
-@Suite struct LibraryIdentityTests {
+@Suite(.workPool) struct LibraryIdentityTests {
     @Test func aLibraryOpenedWithoutAKeyIsTheDeviceItWasBefore() throws {
         let directory = try TemporaryDirectory()
         let root = directory.file("Library")

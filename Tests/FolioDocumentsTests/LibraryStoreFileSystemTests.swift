@@ -1,12 +1,13 @@
 import FolioCore
 import FolioDocuments
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
 
 /// A library's store is opened through the library's file system: its header check and its first image.
-@Suite struct LibraryStoreFileSystemTests {
+@Suite(.workPool) struct LibraryStoreFileSystemTests {
     let directory: TemporaryDirectory
 
     init() throws {

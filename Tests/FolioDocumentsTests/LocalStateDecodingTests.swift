@@ -1,5 +1,6 @@
 import FolioCore
 import FolioModels
+import FolioTestWorkPool
 import Foundation
 import Testing
 
@@ -7,7 +8,7 @@ import Testing
 
 /// A document's own bookkeeping in the store (the saved-file record, the undo history) is read back from a file
 /// anything may have written: a damaged value reads as none, never traps.
-@Suite struct LocalStateDecodingTests {
+@Suite(.workPool) struct LocalStateDecodingTests {
     func record(size: UInt64) -> Data {
         var writer = BinaryWriter()
         writer.write(byte: 1)

@@ -1,12 +1,13 @@
 import FolioCore
 import FolioDocuments
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
 
 /// A package's manifest is read from disk and untrusted: numbers the next save adds to, and counts, are bounded
 /// when it is read, so a planted manifest is a corrupt package, never a trap.
-@Suite struct PackageManifestTests {
+@Suite(.workPool) struct PackageManifestTests {
     let directory: TemporaryDirectory
 
     init() throws {

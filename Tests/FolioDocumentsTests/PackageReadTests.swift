@@ -1,5 +1,6 @@
 import FolioCore
 import FolioDocuments
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
@@ -9,7 +10,7 @@ import Testing
 #endif
 
 /// Reading packages from disk: hostile names, links, special files, bad manifests, and recovery of leftovers.
-@Suite struct PackageReadTests {
+@Suite(.workPool) struct PackageReadTests {
     let directory: TemporaryDirectory
 
     init() throws {

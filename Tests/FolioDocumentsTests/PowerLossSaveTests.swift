@@ -2,6 +2,7 @@ import FolioCore
 import FolioDocuments
 import FolioModels
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
@@ -14,7 +15,7 @@ import Testing
 /// old complete version or the new complete one, never torn, and the new one once the save returned; a package must
 /// recover to a committed state (its manifest matches its members) with no leftover. At the library level, the
 /// document must also open with every change its log committed.
-@Suite struct PowerLossSaveTests {
+@Suite(.workPool) struct PowerLossSaveTests {
     /// Seeds tried at each crash point of the save pipeline, and of a library's save.
     static let pipelineSeeds: [UInt64] = Array(0..<8)
     static let librarySeeds: [UInt64] = Array(0..<3)

@@ -1,9 +1,10 @@
+import FolioTestWorkPool
 import Foundation
 import Testing
 
 /// The programs README.md shows are the example files, byte for byte: each block that follows an
 /// `<!-- Examples/…/main.swift -->` line must equal that file.
-@Suite struct ReadmeExampleTests {
+@Suite(.workPool) struct ReadmeExampleTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 

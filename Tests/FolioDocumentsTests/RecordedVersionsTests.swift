@@ -1,4 +1,5 @@
 import FolioCore
+import FolioTestWorkPool
 import Foundation
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
 
 /// The versions a device records of a document: coalesced within a window, thinned with age, bounded, and read back
 /// from bytes anything may have written (damaged bytes read as no versions, never a trap).
-@Suite struct RecordedVersionsTests {
+@Suite(.workPool) struct RecordedVersionsTests {
     static let minute: Int64 = 60_000
     static let start = Timestamp(millisecondsSince1970: 1_767_225_600_000)
 

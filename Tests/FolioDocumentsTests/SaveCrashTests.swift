@@ -1,5 +1,6 @@
 import FolioCore
 import FolioDocuments
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
@@ -7,7 +8,7 @@ import Testing
 /// A crash at every step of a save, flat and package, with clean and torn writes: after a restart (a fresh pipeline
 /// on the real file system, recovery, read) the document is exactly the previous snapshot or exactly the new one —
 /// the previous one up to the commit point, the new one after it — and no leftover remains.
-@Suite struct SaveCrashTests {
+@Suite(.workPool) struct SaveCrashTests {
     let directory: TemporaryDirectory
 
     init() throws {

@@ -1,11 +1,12 @@
 import FolioCore
 import FolioDocuments
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
 
 /// Flat saves: the temporary file, the rename, the errors and their messages.
-@Suite struct SavePipelineFlatTests {
+@Suite(.workPool) struct SavePipelineFlatTests {
     let directory: TemporaryDirectory
 
     init() throws {

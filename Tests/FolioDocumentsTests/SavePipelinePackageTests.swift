@@ -1,11 +1,12 @@
 import FolioCore
 import FolioDocuments
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
 
 /// Package saves: round trips, incremental writes, the manifest, and failures that are rewritten next time.
-@Suite struct SavePipelinePackageTests {
+@Suite(.workPool) struct SavePipelinePackageTests {
     let directory: TemporaryDirectory
 
     init() throws {

@@ -1,6 +1,7 @@
 import FolioConflicts
 import FolioCore
 import FolioModels
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
@@ -14,7 +15,7 @@ import Testing
 /// baselines and resolutions the model accepts or refuses, operations that do not decode or apply, lifecycle changes,
 /// checkpoints on the way); where the history stops being one line it falls back, from the tip it reached when the
 /// head's line passes through it, or to the replay that reads the whole tail.
-@Suite struct StreamedReplayTests {
+@Suite(.workPool) struct StreamedReplayTests {
     typealias Replay = DocumentReplay<TextDocument>
 
     /// A store with one text document, whose history the tests write straight into the log.

@@ -1,9 +1,10 @@
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
 
 /// Editing traces ship gzip-compressed; they are read in the process, and a damaged file is refused with a reason.
-@Suite struct TraceLoadingTests {
+@Suite(.workPool) struct TraceLoadingTests {
     static let friendsforever = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("../../Benchmarks/traces/friendsforever.json.gz").standardizedFileURL
 

@@ -1,9 +1,10 @@
 import FolioCore
 import FolioMerge
+import FolioTestWorkPool
 import FolioTesting
 import Testing
 
-@Suite struct Diff3PropertyTests {
+@Suite(.workPool) struct Diff3PropertyTests {
     /// When only one version changed the text, the merge is that version, cleanly; when both made the same change,
     /// the merge is that change.
     @Test func oneSidedChangesWin() {

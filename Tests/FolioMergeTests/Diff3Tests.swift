@@ -1,8 +1,9 @@
 import FolioCore
 import FolioMerge
+import FolioTestWorkPool
 import Testing
 
-@Suite struct Diff3Tests {
+@Suite(.workPool) struct Diff3Tests {
     static let base = "a\nb\nc\nd\ne\n"
 
     @Test func separateEditsMerge() {

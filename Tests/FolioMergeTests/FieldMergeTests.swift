@@ -1,7 +1,8 @@
 import FolioMerge
+import FolioTestWorkPool
 import Testing
 
-@Suite struct FieldMergeTests {
+@Suite(.workPool) struct FieldMergeTests {
     /// One key's ancestor value, two versions' values, and what the merge must make of them.
     struct Row: Sendable, CustomTestStringConvertible {
         var base: String?

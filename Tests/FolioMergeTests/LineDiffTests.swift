@@ -1,9 +1,10 @@
 import FolioCore
 import FolioMerge
+import FolioTestWorkPool
 import FolioTesting
 import Testing
 
-@Suite struct LineDiffTests {
+@Suite(.workPool) struct LineDiffTests {
     typealias Hunk = LineDiff.Hunk
 
     static func lines(_ text: String) -> [String] { TextLines.split(text) }

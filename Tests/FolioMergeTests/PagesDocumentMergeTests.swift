@@ -1,10 +1,11 @@
 import FolioCore
 import FolioMerge
 import FolioModels
+import FolioTestWorkPool
 import Foundation
 import Testing
 
-@Suite struct PagesDocumentMergeTests {
+@Suite(.workPool) struct PagesDocumentMergeTests {
     static let cover = Data([1, 2, 3])
 
     static func base() throws -> PagesDocument {

@@ -1,9 +1,10 @@
 import FolioCore
 import FolioMerge
 import FolioModels
+import FolioTestWorkPool
 import Testing
 
-@Suite struct RecordsDocumentMergeTests {
+@Suite(.workPool) struct RecordsDocumentMergeTests {
     typealias Record = RecordsDocument.Record
 
     static func document(_ records: [(String, [String: String])]) throws -> RecordsDocument {

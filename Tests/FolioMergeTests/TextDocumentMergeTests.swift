@@ -1,9 +1,10 @@
 import FolioCore
 import FolioMerge
 import FolioModels
+import FolioTestWorkPool
 import Testing
 
-@Suite struct TextDocumentMergeTests {
+@Suite(.workPool) struct TextDocumentMergeTests {
     static let base = TextDocument(text: "title\nbody\nend")
 
     @Test func separateEditsMerge() {

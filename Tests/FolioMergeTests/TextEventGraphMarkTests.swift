@@ -1,8 +1,9 @@
 import FolioMerge
+import FolioTestWorkPool
 import Testing
 
 /// Places marked in a text's version, found again in the merged text (`TextEventGraph.mergedPositions(of:)`).
-@Suite struct TextEventGraphMarkTests {
+@Suite(.workPool) struct TextEventGraphMarkTests {
     func scalars(_ text: String) -> [Unicode.Scalar] { Array(text.unicodeScalars) }
 
     /// A mark event on `parents` that types one scalar at each of `positions` (highest first, so that each

@@ -1,8 +1,9 @@
 import FolioMerge
+import FolioTestWorkPool
 import Testing
 
 /// Which concurrent edits a character merge takes silently, and which overlap (`TextEventGraph.merge(of:)`).
-@Suite struct TextEventGraphMergeTests {
+@Suite(.workPool) struct TextEventGraphMergeTests {
     private func scalars(_ text: String) -> [Unicode.Scalar] { Array(text.unicodeScalars) }
 
     /// Two versions of `base`, each made of `edits` on it, merged.

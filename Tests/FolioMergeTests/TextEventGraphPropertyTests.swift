@@ -1,10 +1,11 @@
 import FolioCore
 import FolioMerge
+import FolioTestWorkPool
 import FolioTesting
 import Testing
 
 /// `TextEventGraph` against a plain list CRDT (`ReferenceListCRDT`) on random concurrent histories.
-@Suite struct TextEventGraphPropertyTests {
+@Suite(.workPool) struct TextEventGraphPropertyTests {
     /// Random histories of 2 to 5 devices from a random base text (runs inserted and deleted at random places, and
     /// often at one place at once; now and then a choice that keeps one of the versions a device holds): the graph
     /// gives the reference's text in the order the events were made, in many other orders that put parents first,

@@ -1,10 +1,11 @@
 import FolioMerge
 import FolioModels
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
 
-@Suite struct TextEventGraphTests {
+@Suite(.workPool) struct TextEventGraphTests {
     private func scalars(_ text: String) -> [Unicode.Scalar] { Array(text.unicodeScalars) }
 
     @Test func editsOfOneLineMadeApartBothLand() throws {
@@ -109,7 +110,7 @@ import Testing
 }
 
 /// The friendsforever trace: two people typing into one document at once.
-@Suite struct ConcurrentTraceTests {
+@Suite(.workPool) struct ConcurrentTraceTests {
     static let friendsforever = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent()  // FolioMergeTests
         .deletingLastPathComponent()  // Tests

@@ -1,11 +1,12 @@
 import FolioCore
 import FolioModels
+import FolioTestWorkPool
 import Foundation
 import Testing
 
 /// Images and package files written as blob references: the bytes leave the encoding, a lookup brings them back,
 /// and a blob the lookup lacks reads as a placeholder that encodes as the same reference again.
-@Suite struct BlobReferenceEncodingTests {
+@Suite(.workPool) struct BlobReferenceEncodingTests {
     let image = Data((0..<10_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 8) })
     let small = Data("icon".utf8)
 

@@ -1,10 +1,11 @@
 import FolioCore
 import FolioModels
+import FolioTestWorkPool
 import Foundation
 import Testing
 
 /// What a version shows against its ancestor: lines for a text, fields for records, members for a package.
-@Suite struct ContentChangeTests {
+@Suite(.workPool) struct ContentChangeTests {
     @Test func textChangesAreLineHunks() {
         let base = TextDocument(text: "one\ntwo\nthree\n")
         let version = TextDocument(text: "one\n2\nthree\nfour\n")

@@ -1,12 +1,13 @@
 import FolioCore
 import FolioModels
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
 
 /// `operations(becoming:)` of the built-in models, by property over random pairs of states: the operations apply
 /// in order without a refusal and reach the target exactly (scalar for scalar), and a state becomes itself with none.
-@Suite struct OperationsBecomingTests {
+@Suite(.workPool) struct OperationsBecomingTests {
     static let seeds: [UInt64] = Array(1...60)
 
     static func randomState<Source: OperationSource>(_ source: Source.Type, using generator: inout SplitMix64)

@@ -1,5 +1,6 @@
 import FolioCore
 import FolioModels
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
@@ -75,7 +76,7 @@ enum PagesSource: OperationSource {
     }
 }
 
-@Suite struct PagesDocumentTests {
+@Suite(.workPool) struct PagesDocumentTests {
     typealias Operation = PagesDocument.Operation
 
     static func sample() throws -> PagesDocument {

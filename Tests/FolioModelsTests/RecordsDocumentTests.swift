@@ -1,5 +1,6 @@
 import FolioCore
 import FolioModels
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
@@ -61,7 +62,7 @@ enum RecordsSource: OperationSource {
     }
 }
 
-@Suite struct RecordsDocumentTests {
+@Suite(.workPool) struct RecordsDocumentTests {
     typealias Operation = RecordsDocument.Operation
     typealias Record = RecordsDocument.Record
 

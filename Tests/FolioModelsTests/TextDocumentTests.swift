@@ -1,5 +1,6 @@
 import FolioCore
 import FolioModels
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
@@ -66,7 +67,7 @@ enum TextSource: OperationSource {
     }
 }
 
-@Suite struct TextDocumentTests {
+@Suite(.workPool) struct TextDocumentTests {
     typealias Operation = TextDocument.Operation
 
     @Test func typeIsFlatPlainText() {

@@ -1,9 +1,10 @@
 import FolioCore
 import FolioModels
+import FolioTestWorkPool
 import FolioTesting
 import Testing
 
-@Suite struct TextStorageTests {
+@Suite(.workPool) struct TextStorageTests {
     @Test func startsEmpty() {
         let storage = TextStorage()
         #expect(storage.isEmpty)

@@ -1,6 +1,7 @@
 import FolioChildProcess
 import FolioCore
 import FolioModels
+import FolioTestWorkPool
 import Foundation
 import Testing
 
@@ -100,7 +101,7 @@ struct EditingTrace: Sendable {
     }
 }
 
-@Suite struct TextTraceTests {
+@Suite(.workPool) struct TextTraceTests {
     /// The whole automerge-paper history (259,778 patches) replays to exactly its final text.
     @Test func automergePaperReplaysToItsEndContent() throws {
         let trace = try EditingTrace.automergePaper.get()

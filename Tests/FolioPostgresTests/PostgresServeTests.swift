@@ -5,6 +5,7 @@ import FolioPostgres
 import FolioTesting
 import FolioToolRunner
 import Foundation
+import Synchronization
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -129,11 +130,13 @@ import Testing
         // A cluster of this test's own: it is stopped and started again.
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Tools/postgres/cluster").path
-        let started = try ChildProcess.run(script, arguments: ["start"])
+        let started = try await offThePool { try ChildProcess.run(script, arguments: ["start"]) }
         let words = started.outputText.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
         try #require(started.termination.succeeded && words.count == 2, "\(started.errorText)")
         let (url, cluster) = (words[0] + "?sslmode=disable", words[1])
-        defer { _ = try? ChildProcess.run(script, arguments: ["stop", cluster]) }
+        let stopped = Mutex(false)
+        // Stopped off the pool at the end; only a test that failed on the way stops it here, blocking.
+        defer { if !stopped.withLock({ $0 }) { _ = try? ChildProcess.run(script, arguments: ["stop", cluster]) } }
         let directory = try TemporaryDirectory()
         let server = try await ServerProcess.start(
             data: try directory.subdirectory("server"), arguments: ["--postgres", url])
@@ -146,7 +149,7 @@ import Testing
         try await note.commit()
         _ = try await phone.sync(through: transport(server, token))
 
-        _ = try ChildProcess.run(script, arguments: ["pause", cluster])
+        _ = try await offThePool { try ChildProcess.run(script, arguments: ["pause", cluster]) }
         try await waitFor("/health to say the database is down") {
             let answer = try await health(server)
             return answer.status == 503 && answer.body.contains("PostgreSQL")
@@ -157,7 +160,7 @@ import Testing
         let during = try? await phone.sync(through: transport(server, token))
         #expect(during == nil, "a sync whose changes the server cannot store fails")
 
-        _ = try ChildProcess.run(script, arguments: ["resume", cluster])
+        _ = try await offThePool { try ChildProcess.run(script, arguments: ["resume", cluster]) }
         try await waitFor(within: .seconds(60), "/health to recover") { try await health(server).status == 200 }
         _ = try await phone.sync(through: transport(server, token))
         let laptop = try DocumentLibrary(at: try directory.subdirectory("Laptop"), deviceName: "Laptop")
@@ -165,6 +168,8 @@ import Testing
         let onLaptop = try await laptop.open(note.id, as: TextDocument.self)
         #expect(await onLaptop.model.text == "before\nwhile the database is down\n")
         await server.stop()
+        _ = try await offThePool { try ChildProcess.run(script, arguments: ["stop", cluster]) }
+        stopped.withLock { $0 = true }
     }
 
     @Test func aProcessWhoseDatabaseConnectionsHangListensAgainAndCatchesItsDevicesUp() async throws {

@@ -31,29 +31,27 @@ import Testing
 
         // Exported by the tool; the file checks.
         let file = directory.file("notes.folio")
-        let export = try await offThePool {
-            try ToolRun.folio(["serve", "export", "--library", "notes", "--to", file.path, "--postgres", test.url])
-        }
+        let export = try await ToolRun.folio([
+            "serve", "export", "--library", "notes", "--to", file.path, "--postgres", test.url,
+        ])
         #expect(export.status == 0, "\(export.errors)")
         #expect(export.output.contains("1 blob"), "\(export.output)")
-        let verify = try await offThePool { try ToolRun.folio(["log", "verify", file.path]) }
+        let verify = try await ToolRun.folio(["log", "verify", file.path])
         #expect(verify.status == 0, "\(verify.output)\(verify.errors)")
-        let again = try await offThePool {
-            try ToolRun.folio(["serve", "export", "--library", "notes", "--to", file.path, "--postgres", test.url])
-        }
+        let again = try await ToolRun.folio([
+            "serve", "export", "--library", "notes", "--to", file.path, "--postgres", test.url,
+        ])
         #expect(again.status == 2, "an existing file is not overwritten")
-        let unknown = try await offThePool {
-            try ToolRun.folio([
-                "serve", "export", "--library", "nothing", "--to", directory.file("x").path, "--postgres", test.url,
-            ])
-        }
+        let unknown = try await ToolRun.folio([
+            "serve", "export", "--library", "nothing", "--to", directory.file("x").path, "--postgres", test.url,
+        ])
         #expect(unknown.status == 2 && unknown.errors.contains("no library"))
 
         // Imported into a data directory, served by a server on SQLite: a new device gets everything.
         let data = try directory.subdirectory("sqlite server")
-        let imported = try await offThePool {
-            try ToolRun.folio(["serve", "import", "--library", "notes", "--from", file.path, "--data", data.path])
-        }
+        let imported = try await ToolRun.folio([
+            "serve", "import", "--library", "notes", "--from", file.path, "--data", data.path,
+        ])
         #expect(imported.status == 0, "\(imported.errors)")
         let onSQLite = try await ServerProcess.start(data: data)
         let sqliteToken = try await onSQLite.token(for: "notes")
@@ -66,13 +64,13 @@ import Testing
         // And back into a new PostgreSQL database, from the data directory, by the same two commands.
         let back = try await TestPostgres.fresh()
         let second = directory.file("notes-again.folio")
-        let exportAgain = try await offThePool {
-            try ToolRun.folio(["serve", "export", "--library", "notes", "--to", second.path, "--data", data.path])
-        }
+        let exportAgain = try await ToolRun.folio([
+            "serve", "export", "--library", "notes", "--to", second.path, "--data", data.path,
+        ])
         #expect(exportAgain.status == 0, "\(exportAgain.errors)")
-        let importBack = try await offThePool {
-            try ToolRun.folio(["serve", "import", "--library", "notes", "--from", second.path, "--postgres", back.url])
-        }
+        let importBack = try await ToolRun.folio([
+            "serve", "import", "--library", "notes", "--from", second.path, "--postgres", back.url,
+        ])
         #expect(importBack.status == 0, "\(importBack.errors)")
         let onPostgresAgain = try await ServerProcess.start(
             data: try directory.subdirectory("postgres server 2"), arguments: ["--postgres", back.url])

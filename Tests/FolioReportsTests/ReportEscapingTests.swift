@@ -1,3 +1,4 @@
+import FolioTestWorkPool
 import Foundation
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
 /// Untrusted text (device, document and step names, contents) in the renderings, read as their readers read them:
 /// on Unicode scalars. A backtick or a pipe followed by a combining mark is one Character but still a backtick or a
 /// pipe to CommonMark, so it must not end a code span or a table cell; a `<` with a mark is still a `<` to HTML.
-@Suite struct ReportEscapingTests {
+@Suite(.workPool) struct ReportEscapingTests {
     /// Names that hide a backtick or a pipe in a Character with a combining mark.
     static let hostileNames = [
         "a`\u{301}b", "x|\u{301}y", "``\u{301}`", "`\u{301}", "|\u{301}", "p\u{301}|\u{301}q`\u{301}``\u{301}r",

@@ -158,7 +158,7 @@ import Testing
         let reader = try await fixture.token(for: "notes")
         let port = fixture.server.port
         let data = fixture.server.data
-        let list = try await offThePool { try ToolRun.folio(["serve", "token", "list", "--data", data.path]) }
+        let list = try await ToolRun.folio(["serve", "token", "list", "--data", data.path])
         let id = try #require(
             list.output.split(separator: "\n").dropFirst().first.map { String($0.prefix { $0 != "\t" }) })
         let hand = HandDevice()
@@ -171,8 +171,8 @@ import Testing
         try await eventually(within: .seconds(10), "the first change to be stored") {
             try await storedSeq(of: document, device: hand, port: port, token: reader) == 1
         }
-        let (revoked, sent, close, closedAfter) = try await offThePool {
-            let revoked = try ToolRun.folio(["serve", "token", "revoke", id, "--data", data.path])
+        let revoked = try await ToolRun.folio(["serve", "token", "revoke", id, "--data", data.path])
+        let (sent, close, closedAfter) = try await offThePool {
             let started = ContinuousClock.now
             // The device goes on writing, a change every 100 ms, until the server closes it.
             var parents = [first]
@@ -197,7 +197,7 @@ import Testing
                 socket.socket.send(RawWebSocket.frame(opcode: 2, hand.changes([change], of: document)))
                 parents = [change]
             }
-            return (revoked, sent, close, closedAfter)
+            return (sent, close, closedAfter)
         }
         #expect(revoked.status == 0, "\(revoked.errors)")
         #expect(close == 4401, "close \(String(describing: close))")
@@ -218,7 +218,7 @@ import Testing
         let fixture = try await ServerFixture.start()
         let token = try await fixture.token(for: "notes")
         let data = fixture.server.data
-        let list = try await offThePool { try ToolRun.folio(["serve", "token", "list", "--data", data.path]) }
+        let list = try await ToolRun.folio(["serve", "token", "list", "--data", data.path])
         let id = try #require(
             list.output.split(separator: "\n").dropFirst().first.map { String($0.prefix { $0 != "\t" }) })
         let hand = HandDevice()
@@ -354,7 +354,7 @@ import Testing
         let port = fixture.server.port
         let secret = "folio_" + String(repeating: "7", count: 64)
         let data = fixture.server.data
-        let list = try await offThePool { try ToolRun.folio(["serve", "token", "list", "--data", data.path]) }
+        let list = try await ToolRun.folio(["serve", "token", "list", "--data", data.path])
         let id = try #require(
             list.output.split(separator: "\n").dropFirst().first.map { String($0.prefix { $0 != "\t" }) })
         try await offThePool {

@@ -22,6 +22,8 @@ final class OpenClient: Sendable {
         var closeCode: UInt16?
         var reason: String?
         var ended = false
+        /// Why the connection failed, if it did without a close (it could not connect or upgrade).
+        var failure: String?
     }
 
     /// What arrived, shared with the connection's tasks.
@@ -67,9 +69,16 @@ final class OpenClient: Sendable {
             }
         }
         let task = Task { [shared] in
-            let close = try? await client.run()
+            let close: WebSocketCloseFrame?
+            let failure: String?
+            do {
+                (close, failure) = (try await client.run(), nil)
+            } catch {
+                (close, failure) = (nil, "\(error)")
+            }
             shared.state.withLock { value in
                 value.ended = true
+                value.failure = failure
                 guard let close else { return }
                 switch close.closeCode {
                 case .normalClosure: value.closeCode = 1000
@@ -96,6 +105,9 @@ final class OpenClient: Sendable {
         outgoing.yield(nil)
         await running.withLock { $0 }?.value
     }
+
+    /// Why the connection failed, if it did without a close (it could not connect or upgrade).
+    var failure: String? { shared.state.withLock { $0.failure } }
 
     /// Every binary message received so far, in order.
     var received: [[UInt8]] { shared.state.withLock { $0.received } }

@@ -36,7 +36,10 @@ struct PresenceRelayTests {
             async throws -> OpenClient
         {
             let client = connect(hand, readsPresence: readsPresence, library: library, token: token)
-            try await eventually(within: .seconds(60), "the server's hello") { !client.received.isEmpty }
+            try await eventually(within: .seconds(60), "the server's hello") {
+                !client.received.isEmpty || client.failure != nil
+            }
+            if let failure = client.failure { Issue.record("the connection failed: \(failure)") }
             return client
         }
     }

@@ -53,15 +53,13 @@ import Testing
         let fixture = try await ServerFixture.start()
         let token = try await fixture.token(for: "notes")
         let data = fixture.server.data.path
-        let list = try await offThePool { try ToolRun.folio(["serve", "token", "list", "--data", data]) }
+        let list = try await ToolRun.folio(["serve", "token", "list", "--data", data])
         let id = try #require(list.output.split(separator: "\n").dropFirst().first?.split(separator: "\t").first)
         #expect(!list.output.contains(token), "a token's secret is never listed")
-        let revoke = try await offThePool {
-            try ToolRun.folio(["serve", "token", "revoke", String(id), "--data", data])
-        }
+        let revoke = try await ToolRun.folio(["serve", "token", "revoke", String(id), "--data", data])
         #expect(revoke.status == 0)
         #expect(try await fixture.get("/v1/libraries/notes/sync", token: token).status == 401)
-        let again = try ToolRun.folio([
+        let again = try await ToolRun.folio([
             "serve", "token", "revoke", "tok_000000000000", "--data", fixture.server.data.path,
         ])
         #expect(again.status == 2)

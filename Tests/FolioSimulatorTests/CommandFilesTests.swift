@@ -1,5 +1,6 @@
 import FolioFiles
 import FolioReports
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
@@ -8,7 +9,7 @@ import Testing
 
 /// The tool's own files (scenario files, reports, temporary copies of stores) go through the file system it is
 /// given, and a failure there is the tool's usual error.
-@Suite struct CommandFilesTests {
+@Suite(.workPool) struct CommandFilesTests {
     let directory: TemporaryDirectory
 
     init() throws {

@@ -8,15 +8,15 @@ import Testing
 @Suite struct CommandLineBoundsTests {
     /// Runs `folio` with `arguments`, failing the test (and killing the process) if it has not exited within
     /// `seconds`: a count that is not checked makes the tool work, or allocate, until it is killed.
-    func folio(_ arguments: [String], within seconds: Double = 60, in directory: URL? = nil) throws -> ToolRun {
+    func folio(_ arguments: [String], within seconds: Double = 60, in directory: URL? = nil) async throws -> ToolRun {
         let process = try ToolProcess.start(arguments, in: directory)
         let deadline = Date().addingTimeInterval(seconds)
-        while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        while process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
         if process.isRunning {
             process.send(SIGKILL)
             Issue.record("folio \(arguments.joined(separator: " ")) still ran after \(seconds) s; killed")
         }
-        return process.wait()
+        return await process.finish()
     }
 
     @Test(arguments: [
@@ -38,8 +38,8 @@ import Testing
         (["log", "exercise", "--edits", "0"], "--edits must be within 1...100000, not 0"),
         (["log", "exercise", "--edits", "99999999999"], "--edits must be within 1...100000, not 99999999999"),
     ])
-    func anOutOfRangeCountExitsTwoAndSaysTheRange(arguments: [String], message: String) throws {
-        let run = try folio(arguments)
+    func anOutOfRangeCountExitsTwoAndSaysTheRange(arguments: [String], message: String) async throws {
+        let run = try await folio(arguments)
         #expect(run.status == 2, "\(run.output)\(run.errors)")
         #expect(run.errors.contains(message), "\(run.errors)")
         #expect(run.output.isEmpty, "nothing ran: \(run.output)")
@@ -64,34 +64,34 @@ import Testing
             "--append must be within 0...100000, not 99999999999"
         ),
     ])
-    func aLogDriverRefusesAnOutOfRangeCountBeforeOpeningTheStore(arguments: [String], message: String) throws {
+    func aLogDriverRefusesAnOutOfRangeCountBeforeOpeningTheStore(arguments: [String], message: String) async throws {
         let work = FileManager.default.temporaryDirectory.appendingPathComponent(
             "folio-bounds-\(UInt64.random(in: 0...UInt64.max))")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: work) }
-        let run = try folio(["log"] + arguments + ["--store", "A.sqlite"], in: work)
+        let run = try await folio(["log"] + arguments + ["--store", "A.sqlite"], in: work)
         #expect(run.status == 2, "\(run.output)\(run.errors)")
         #expect(run.errors.contains(message), "\(run.errors)")
         #expect(run.output.isEmpty, "nothing ran: \(run.output)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: work.path) == [], "no store, no folder made")
     }
 
-    @Test func aNumberTooLargeForACountIsRefusedWithTheOptionAndTheValue() throws {
-        let run = try folio(["fuzz", "--seeds", "1", "--steps", "99999999999999999999999"])
+    @Test func aNumberTooLargeForACountIsRefusedWithTheOptionAndTheValue() async throws {
+        let run = try await folio(["fuzz", "--seeds", "1", "--steps", "99999999999999999999999"])
         #expect(run.status == 2, "\(run.output)\(run.errors)")
         #expect(run.errors.contains("'99999999999999999999999'"), "\(run.errors)")
         #expect(run.errors.contains("--steps"), "\(run.errors)")
         #expect(run.output.isEmpty)
     }
 
-    @Test func theLargestCountsAreAccepted() throws {
+    @Test func theLargestCountsAreAccepted() async throws {
         // At the top of its range, a count runs (and the help says the range).
         let work = FileManager.default.temporaryDirectory.appendingPathComponent(
             "folio-bounds-\(UInt64.random(in: 0...UInt64.max))")
         defer { try? FileManager.default.removeItem(at: work) }
-        let exercise = try folio(["log", "exercise", "--edits", "1", "--directory", work.path])
+        let exercise = try await folio(["log", "exercise", "--edits", "1", "--directory", work.path])
         #expect(exercise.status == 0, "\(exercise.errors)")
-        let help = try folio(["fuzz", "--help"])
+        let help = try await folio(["fuzz", "--help"])
         let flat = help.output.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         #expect(flat.contains("1...100000"), "--steps gives its range: \(help.output)")
         #expect(flat.contains("1...256"), "--jobs gives its range: \(help.output)")

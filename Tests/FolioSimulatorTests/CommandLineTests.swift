@@ -15,13 +15,13 @@ import Testing
         return url
     }
 
-    @Test func replayPassesAndWritesReports() throws {
+    @Test func replayPassesAndWritesReports() async throws {
         let out = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: out) }
         let files = ["01-offline-edits-ask-user.yaml", "07-rename-race.yaml"].map {
             scenarios.appendingPathComponent($0).path
         }
-        let run = try ToolRun.folio(["replay"] + files + ["--report", "html", "--out", out.path])
+        let run = try await ToolRun.folio(["replay"] + files + ["--report", "html", "--out", out.path])
         #expect(run.status == 0, "\(run.output)\(run.errors)")
         #expect(run.output.contains("PASS  \(files[0])"))
         #expect(run.output.hasSuffix("2 scenarios: 2 passed, 0 failed\n"))
@@ -31,7 +31,7 @@ import Testing
         #expect(!html.contains("http://") || html.contains("http://www.w3.org/2000/svg"), "no network references")
     }
 
-    @Test func reportsFollowTheirFilesSubdirectoriesAndNeverOverwriteEachOther() throws {
+    @Test func reportsFollowTheirFilesSubdirectoriesAndNeverOverwriteEachOther() async throws {
         let work = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: work) }
         let tree = work.appendingPathComponent("tree")
@@ -46,7 +46,7 @@ import Testing
         let b = tree.appendingPathComponent("b/same.yaml").path
 
         let out = work.appendingPathComponent("out")
-        let run = try ToolRun.folio(["replay", tree.path, a, "--report", "md", "--out", out.path])
+        let run = try await ToolRun.folio(["replay", tree.path, a, "--report", "md", "--out", out.path])
         #expect(run.status == 0, "\(run.output)\(run.errors)")
         #expect(
             run.output.hasSuffix("2 scenarios: 2 passed, 0 failed\n"), "a file named twice runs once: \(run.output)")
@@ -54,7 +54,7 @@ import Testing
         let second = try String(contentsOf: out.appendingPathComponent("b/same.md"), encoding: .utf8)
         #expect(first != second, "each scenario its own report")
 
-        let clash = try ToolRun.folio([
+        let clash = try await ToolRun.folio([
             "replay", a, b, "--report", "md", "--out", work.appendingPathComponent("flat").path,
         ])
         #expect(clash.status == 2)
@@ -64,7 +64,7 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: work.appendingPathComponent("flat").path))
     }
 
-    @Test func aFailedExpectationExitsOneAndSaysWhere() throws {
+    @Test func aFailedExpectationExitsOneAndSaysWhere() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("wrong.yaml")
@@ -77,13 +77,13 @@ import Testing
               - expect: {document: Notes, text: "b"}
             """.utf8
         ).write(to: file)
-        let run = try ToolRun.folio(["replay", file.path])
+        let run = try await ToolRun.folio(["replay", file.path])
         #expect(run.status == 1)
         #expect(run.output.contains("FAIL  \(file.path)"))
         #expect(run.output.contains("\(file.path):5: step 2: iPad: expected Notes text: \"b\", found \"a\""))
     }
 
-    @Test func invalidInputExitsTwoAndRunsNothing() throws {
+    @Test func invalidInputExitsTwoAndRunsNothing() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let good = scenarios.appendingPathComponent("01-offline-edits-ask-user.yaml").path
@@ -97,14 +97,14 @@ import Testing
               - wait: 5 minutes
             """.utf8
         ).write(to: bad)
-        let run = try ToolRun.folio(["replay", good, bad.path])
+        let run = try await ToolRun.folio(["replay", good, bad.path])
         #expect(run.status == 2)
         #expect(run.output.isEmpty, "nothing runs: \(run.output)")
         #expect(run.errors.contains("\(bad.path):4:"))
         #expect(run.errors.contains("did you mean 'device'?"))
         #expect(run.errors.contains("\(bad.path):5:"))
         #expect(run.errors.contains("nothing was run"))
-        #expect(try ToolRun.folio(["replay", directory.appendingPathComponent("missing.yaml").path]).status == 2)
+        #expect(try await ToolRun.folio(["replay", directory.appendingPathComponent("missing.yaml").path]).status == 2)
         // What a step cannot do because a device crashed is known from the file alone.
         let crashed = directory.appendingPathComponent("crashed.yaml")
         try Data(
@@ -117,32 +117,32 @@ import Testing
               - edit: {device: iPad, document: Notes, append: "x"}
             """.utf8
         ).write(to: crashed)
-        let crashedRun = try ToolRun.folio(["replay", good, crashed.path])
+        let crashedRun = try await ToolRun.folio(["replay", good, crashed.path])
         #expect(crashedRun.status == 2)
         #expect(crashedRun.output.isEmpty, "nothing runs: \(crashedRun.output)")
         #expect(
             crashedRun.errors.contains(
                 "\(crashed.path):6:5: error: 'iPad' crashed at line 5 and has not restarted; restart it first: - restart: {device: iPad}"
             ))
-        #expect(try ToolRun.folio(["replay", good, "--report", "pdf", "--out", directory.path]).status == 2)
+        #expect(try await ToolRun.folio(["replay", good, "--report", "pdf", "--out", directory.path]).status == 2)
     }
 
-    @Test func fuzzReportsItsSeedsAndInspectReadsAKeptLibrary() throws {
-        let fuzz = try ToolRun.folio(["fuzz", "--seeds", "1...3", "--devices", "2", "--steps", "15"])
+    @Test func fuzzReportsItsSeedsAndInspectReadsAKeptLibrary() async throws {
+        let fuzz = try await ToolRun.folio(["fuzz", "--seeds", "1...3", "--devices", "2", "--steps", "15"])
         #expect(fuzz.status == 0, "\(fuzz.output)\(fuzz.errors)")
         #expect(fuzz.output.contains("3 scenarios (seeds 1...3), 0 violations"))
 
         let work = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: work) }
         let file = scenarios.appendingPathComponent("01-offline-edits-ask-user.yaml").path
-        let replay = try ToolRun.folio(["replay", file, "--work-dir", work.path, "--keep"])
+        let replay = try await ToolRun.folio(["replay", file, "--work-dir", work.path, "--keep"])
         #expect(replay.status == 0, "\(replay.output)\(replay.errors)")
         let library = try #require(Self.keptLibraries(in: replay.output)["iPad"])
-        let inspect = try ToolRun.folio(["inspect", library.path, "--report", "json"])
+        let inspect = try await ToolRun.folio(["inspect", library.path, "--report", "json"])
         #expect(inspect.status == 0, "\(inspect.errors)")
         #expect(inspect.output.contains("\"kind\" : \"library\""))
         #expect(inspect.output.contains("\"name\" : \"Notes\""))
-        #expect(try ToolRun.folio(["inspect", work.path]).status == 2, "not a library")
+        #expect(try await ToolRun.folio(["inspect", work.path]).status == 2, "not a library")
     }
 
     /// The libraries `replay --keep` printed that it kept, by device name: `  kept iPad in PATH` lines.
@@ -156,13 +156,13 @@ import Testing
         return libraries
     }
 
-    @Test func keepPrintsEachDevicesLibraryInADirectoryNamedAfterIt() throws {
+    @Test func keepPrintsEachDevicesLibraryInADirectoryNamedAfterIt() async throws {
         let work = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: work) }
         let files = ["01-offline-edits-ask-user.yaml", "15-three-devices-records.yaml"].map {
             scenarios.appendingPathComponent($0).path
         }
-        let run = try ToolRun.folio(["replay"] + files + ["--work-dir", work.path, "--keep"])
+        let run = try await ToolRun.folio(["replay"] + files + ["--work-dir", work.path, "--keep"])
         #expect(run.status == 0, "\(run.output)\(run.errors)")
         let lines = run.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         // Each scenario's PASS line is followed by where each of its devices' libraries is, in the file's order.
@@ -176,7 +176,7 @@ import Testing
             #expect(library.lastPathComponent == "device-\(place)-\(device)", "named after the device: \(library.path)")
             #expect(library.path.hasPrefix(work.path + "/"), "under --work-dir: \(library.path)")
             #expect(FileManager.default.fileExists(atPath: library.appendingPathComponent(".folio/store.sqlite").path))
-            let inspect = try ToolRun.folio(["inspect", library.path, "--report", "json"])
+            let inspect = try await ToolRun.folio(["inspect", library.path, "--report", "json"])
             #expect(inspect.status == 0, "\(inspect.errors)")
             #expect(inspect.output.contains("\"name\" : \"\(device)\""))
         }
@@ -185,7 +185,7 @@ import Testing
         #expect(run.output.hasSuffix("2 scenarios: 2 passed, 0 failed\n"))
 
         // Without --keep, nothing is said about libraries: they are gone.
-        let plain = try ToolRun.folio(["replay", files[0]])
+        let plain = try await ToolRun.folio(["replay", files[0]])
         #expect(!plain.output.contains("kept"), "\(plain.output)")
     }
 
@@ -199,7 +199,7 @@ import Testing
         FileManager.default.isExecutableFile(atPath: $0)
     }
 
-    @Test func inspectNamesTheOpenConflictAndWhere() throws {
+    @Test func inspectNamesTheOpenConflictAndWhere() async throws {
         let work = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: work) }
         let file = work.appendingPathComponent("open.yaml")
@@ -217,10 +217,10 @@ import Testing
               - sync: all
             """.utf8
         ).write(to: file)
-        let replay = try ToolRun.folio(["replay", file.path, "--work-dir", work.path, "--keep"])
+        let replay = try await ToolRun.folio(["replay", file.path, "--work-dir", work.path, "--keep"])
         #expect(replay.status == 0, "\(replay.output)\(replay.errors)")
         let library = try #require(Self.keptLibraries(in: replay.output)["Mac"])
-        let inspect = try ToolRun.folio(["inspect", library.path])
+        let inspect = try await ToolRun.folio(["inspect", library.path])
         #expect(inspect.status == 1)
         let message = inspect.errors
         #expect(message.hasPrefix("folio: \(library.path): Notes has an open conflict ("), "\(message)")
@@ -231,14 +231,14 @@ import Testing
     }
 
     @Test(.enabled(if: hasSQLiteTool, "the sqlite3 tool alters the store"))
-    func inspectNamesTheFailedCheckOfADamagedStoreAndWhere() throws {
+    func inspectNamesTheFailedCheckOfADamagedStoreAndWhere() async throws {
         let work = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: work) }
         let file = scenarios.appendingPathComponent("01-offline-edits-ask-user.yaml").path
-        let replay = try ToolRun.folio(["replay", file, "--work-dir", work.path, "--keep"])
+        let replay = try await ToolRun.folio(["replay", file, "--work-dir", work.path, "--keep"])
         #expect(replay.status == 0, "\(replay.output)\(replay.errors)")
         let library = try #require(Self.keptLibraries(in: replay.output)["iPad"])
-        #expect(try ToolRun.folio(["inspect", library.path]).status == 0, "sound and settled before")
+        #expect(try await ToolRun.folio(["inspect", library.path]).status == 0, "sound and settled before")
 
         // The last byte of iPad's second change, altered behind the store's back.
         let damage = try Self.sqlite(
@@ -248,7 +248,7 @@ import Testing
             WHERE seq = 2 AND device = (SELECT device FROM change WHERE seq = 3 LIMIT 1);
             """, on: library.appendingPathComponent(".folio/store.sqlite"))
         try #require(damage.status == 0, "\(damage.errors)")
-        let inspect = try ToolRun.folio(["inspect", library.path])
+        let inspect = try await ToolRun.folio(["inspect", library.path])
         #expect(inspect.status == 1, "\(inspect.errors)")
         let message = inspect.errors
         #expect(message.hasPrefix("folio: \(library.path): the store failed verification: "), "\(message)")
@@ -259,14 +259,14 @@ import Testing
         #expect(!message.contains("or an unsound store"), "says which, not either: \(message)")
     }
 
-    @Test func logShowAndVerifyOnlyReadTheStore() throws {
+    @Test func logShowAndVerifyOnlyReadTheStore() async throws {
         let work = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: work) }
         let folder = work.appendingPathComponent("Shared").path
         let store = work.appendingPathComponent("A.sqlite")
         for (device, append) in [("A", 2), ("B", 1), ("A", 0)] {
             let path = work.appendingPathComponent("\(device).sqlite").path
-            let run = try ToolRun.folio([
+            let run = try await ToolRun.folio([
                 "log", "sync", "--store", path, "--folder", folder, "--device", device, "--append", "\(append)",
             ])
             #expect(run.status == 0, "\(run.output)\(run.errors)")
@@ -274,10 +274,10 @@ import Testing
         let before = try FileManager.default.contentsOfDirectory(atPath: work.path).sorted()
         let bytes = try Data(contentsOf: store)
 
-        let show = try ToolRun.folio(["log", "show", store.path])
+        let show = try await ToolRun.folio(["log", "show", store.path])
         #expect(show.status == 0, "\(show.errors)")
         #expect(show.output.contains("  vector  A 2, B 1\n"), "names, not identities: \(show.output)")
-        let verify = try ToolRun.folio(["log", "verify", store.path])
+        let verify = try await ToolRun.folio(["log", "verify", store.path])
         #expect(verify.status == 0, "\(verify.errors)")
         #expect(verify.output == "sound: 1 document, 3 changes\n")
 
@@ -287,11 +287,11 @@ import Testing
             "no -wal or -shm beside it")
     }
 
-    @Test func fuzzRunsInTheWorkDirectoryAndLeavesItEmpty() throws {
+    @Test func fuzzRunsInTheWorkDirectoryAndLeavesItEmpty() async throws {
         let root = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: root) }
         let work = root.appendingPathComponent("made/for/fuzzing")
-        let fuzz = try ToolRun.folio([
+        let fuzz = try await ToolRun.folio([
             "fuzz", "--seeds", "1...4", "--devices", "2", "--steps", "20", "--work-dir", work.path,
         ])
         #expect(fuzz.status == 0, "\(fuzz.output)\(fuzz.errors)")
@@ -301,7 +301,7 @@ import Testing
     }
 
     @Test(arguments: ["replay", "fuzz"])
-    func aWorkDirectoryThatIsAFileIsRefusedBeforeAnythingRuns(command: String) throws {
+    func aWorkDirectoryThatIsAFileIsRefusedBeforeAnythingRuns(command: String) async throws {
         let root = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: root) }
         let file = root.appendingPathComponent("notes.txt")
@@ -309,21 +309,21 @@ import Testing
         let target =
             command == "replay"
             ? [scenarios.appendingPathComponent("01-offline-edits-ask-user.yaml").path] : ["--seeds", "1"]
-        let run = try ToolRun.folio([command] + target + ["--work-dir", file.path])
+        let run = try await ToolRun.folio([command] + target + ["--work-dir", file.path])
         #expect(run.status == 2, "\(run.output)\(run.errors)")
         #expect(
             run.errors.contains("--work-dir \(file.path) is a file; name a directory (it is made if missing)"),
             "\(run.errors)")
         #expect(run.output.isEmpty, "nothing ran")
         let blocked = root.appendingPathComponent("notes.txt/below")
-        let below = try ToolRun.folio([command] + target + ["--work-dir", blocked.path])
+        let below = try await ToolRun.folio([command] + target + ["--work-dir", blocked.path])
         #expect(below.status == 2, "\(below.output)\(below.errors)")
         #expect(below.errors.contains("--work-dir \(blocked.path) cannot be made ("), "\(below.errors)")
         #expect(below.output.isEmpty, "nothing ran")
     }
 
-    @Test func fuzzHelpGivesEachDefaultOnce() throws {
-        let help = try ToolRun.folio(["fuzz", "--help"])
+    @Test func fuzzHelpGivesEachDefaultOnce() async throws {
+        let help = try await ToolRun.folio(["fuzz", "--help"])
         #expect(help.status == 0)
         let flat = help.output.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         #expect(
@@ -346,8 +346,8 @@ import Testing
         (["--seeds", "1", "--devices", "2...9"], "--devices must be within 1...8"),
         (["--seeds", "1", "--jobs", "0"], "--jobs must be within 1...256, not 0"),
     ])
-    func fuzzRefusesRangesItCannotRun(arguments: [String], message: String) throws {
-        let run = try ToolRun.folio(["fuzz"] + arguments)
+    func fuzzRefusesRangesItCannotRun(arguments: [String], message: String) async throws {
+        let run = try await ToolRun.folio(["fuzz"] + arguments)
         #expect(run.status == 2)
         #expect(run.errors.contains(message), "\(run.errors)")
         #expect(run.output.isEmpty, "nothing ran")

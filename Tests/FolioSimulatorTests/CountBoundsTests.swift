@@ -1,11 +1,12 @@
 import ArgumentParser
+import FolioTestWorkPool
 import Testing
 
 @testable import folio
 
 /// Every count the tool takes is accepted at both ends of its range and refused one past either end, when the
 /// arguments are parsed (and validated), before anything runs.
-@Suite struct CountBoundsTests {
+@Suite(.workPool) struct CountBoundsTests {
     /// Whether `arguments` parse and validate as `Command`.
     func accepts<Command: ParsableCommand>(_ command: Command.Type, _ arguments: [String]) -> Bool {
         (try? Command.parse(arguments)) != nil

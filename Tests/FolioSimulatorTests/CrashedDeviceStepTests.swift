@@ -1,9 +1,10 @@
 import FolioSimulator
+import FolioTestWorkPool
 import Testing
 
 /// A step that needs a device a `crash` stopped, or a `restart` of a device that runs, is known to be impossible from
 /// the file alone: the file is refused (exit 2) at that step, before anything runs.
-@Suite struct CrashedDeviceStepTests {
+@Suite(.workPool) struct CrashedDeviceStepTests {
     typealias Code = ScenarioErrorCode
 
     @Test func aStepOnACrashedDeviceSaysWhereItCrashedAndHowToRestart() throws {

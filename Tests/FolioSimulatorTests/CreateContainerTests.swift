@@ -1,10 +1,11 @@
 import FolioSimulator
+import FolioTestWorkPool
 import Foundation
 import Testing
 
 /// A `create` step says where the document is made with `in: local | shared` (shared by default); the canonical
 /// writer keeps it, a bad value is refused, and a document made in local stays on its device.
-@Suite struct CreateContainerTests {
+@Suite(.workPool) struct CreateContainerTests {
     @Test func createReadsItsContainerSharedByDefault() throws {
         let scenario = try ScenarioParser.parse(
             yaml: """

@@ -1,11 +1,12 @@
 import FolioSimulator
+import FolioTestWorkPool
 import Foundation
 import Testing
 
 /// What `folio fuzz` found, kept so that a finding fixed once stays fixed: the seeds that broke an invariant, run
 /// again as `folio fuzz --seeds N` runs them, and their shrunk scenarios (`FuzzFindings/`, the files `folio fuzz`
 /// printed, named after their seeds) where the shrunk scenario reproduces the same failure.
-@Suite struct FuzzFindingsTests {
+@Suite(.workPool) struct FuzzFindingsTests {
     /// Seeds of `folio fuzz --seeds 1...10000` (2 to 5 devices, 50 steps) that broke an invariant: after a full sync,
     /// devices showed different pages (a choice among versions replayed in a character merge took the other parts
     /// of whichever version came last in the replay's order, not of the version it kept: 50 to 8715); devices showed

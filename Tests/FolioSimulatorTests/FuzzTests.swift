@@ -1,10 +1,11 @@
 import FolioCore
 import FolioSimulator
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
 
-@Suite struct FuzzTests {
+@Suite(.workPool) struct FuzzTests {
     @Test func theGeneratorIsDeterministicAndItsScenariosReadBack() throws {
         let generator = ScenarioGenerator(devices: 1...5, steps: 60)
         let base = TestSeed.make()

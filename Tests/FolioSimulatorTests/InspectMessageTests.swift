@@ -1,3 +1,4 @@
+import FolioTestWorkPool
 import Foundation
 import Testing
 
@@ -5,7 +6,7 @@ import Testing
 @testable import folio
 
 /// What `folio inspect` says comes partly from peers (document and device names): each name stays on its line.
-@Suite struct InspectMessageTests {
+@Suite(.workPool) struct InspectMessageTests {
     @Test func namesFromPeersCannotStartALineOfTheirOwn() {
         let version = { (device: String) in
             VersionEntry(device: device, time: "t", vector: [], head: "h", heads: ["h"], isCurrent: false, changes: [])

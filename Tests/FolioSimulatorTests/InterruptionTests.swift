@@ -32,22 +32,22 @@ import Testing
     }
 
     /// Waits for `process` to exit, at most `seconds`; kills it (and records an issue) if it has not by then.
-    static func waitForExit(of process: ToolProcess, seconds: Double = 60) -> ToolRun {
+    static func waitForExit(of process: ToolProcess, seconds: Double = 60) async throws -> ToolRun {
         let deadline = Date().addingTimeInterval(seconds)
-        while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        while process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
         if process.isRunning {
             process.send(SIGKILL)
             Issue.record("still running \(seconds) s after the signal; killed")
         }
-        return process.wait()
+        return await process.finish()
     }
 
     /// Waits until a device's store exists somewhere under `directory` (scenarios are running), at most `seconds`.
-    static func waitForAStore(under directory: URL, seconds: Double = 120) -> Bool {
+    static func waitForAStore(under directory: URL, seconds: Double = 120) async throws -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if everything(under: directory).contains(where: { $0.hasSuffix(".folio/store.sqlite") }) { return true }
-            Thread.sleep(forTimeInterval: 0.05)
+            try await Task.sleep(for: .milliseconds(50))
         }
         return false
     }
@@ -56,7 +56,7 @@ import Testing
         ("replay", SIGTERM, false), ("replay", SIGINT, false), ("fuzz", SIGTERM, false), ("fuzz", SIGINT, false),
         ("replay", SIGINT, true), ("fuzz", SIGTERM, true),
     ])
-    func aSignalMidRunRemovesTheRunDirectories(command: String, signal: Int32, workDirectory: Bool) throws {
+    func aSignalMidRunRemovesTheRunDirectories(command: String, signal: Int32, workDirectory: Bool) async throws {
         let root = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: root) }
         // The tool's temporary directory, where its runs go without --work-dir.
@@ -75,11 +75,11 @@ import Testing
         let watched = workDirectory ? work : temporary
 
         let process = try ToolProcess.start(arguments, environment: ["TMPDIR": temporary.path])
-        let running = Self.waitForAStore(under: watched)
+        let running = try await Self.waitForAStore(under: watched)
         #expect(running, "a device's library appeared under \(watched.path)")
         #expect(process.isRunning, "still running when signalled")
         process.send(signal)
-        let run = Self.waitForExit(of: process)
+        let run = try await Self.waitForExit(of: process)
 
         #expect(!process.terminatedBySignal, "it handled the signal: \(run.errors)")
         #expect(run.status == 128 + signal, "\(run.output)\(run.errors)")
@@ -91,7 +91,7 @@ import Testing
         }
     }
 
-    @Test func keptLibrariesStayWhenReplayIsInterrupted() throws {
+    @Test func keptLibrariesStayWhenReplayIsInterrupted() async throws {
         let root = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: root) }
         let temporary = root.appendingPathComponent("tmp", isDirectory: true)
@@ -102,9 +102,9 @@ import Testing
 
         let process = try ToolProcess.start(
             ["replay", file.path, "--work-dir", work.path, "--keep"], environment: ["TMPDIR": temporary.path])
-        #expect(Self.waitForAStore(under: work))
+        #expect(try await Self.waitForAStore(under: work))
         process.send(SIGTERM)
-        let run = Self.waitForExit(of: process)
+        let run = try await Self.waitForExit(of: process)
         #expect(run.status == 143, "\(run.output)\(run.errors)")
         #expect(
             Self.everything(under: work).contains { $0.hasSuffix("iPad/.folio/store.sqlite") },

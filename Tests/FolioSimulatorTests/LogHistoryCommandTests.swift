@@ -36,7 +36,7 @@ import Testing
         let store = try await makeStore(in: work)
         let bytes = try Data(contentsOf: store)
 
-        let history = try ToolRun.folio(["log", "history", store.path, "--document", "Notes"])
+        let history = try await ToolRun.folio(["log", "history", store.path, "--document", "Notes"])
         #expect(history.status == 0, "\(history.errors)")
         let lines = history.output.split(separator: "\n").map(String.init)
         // The save at 00:20 and the name given to that state are one version, listed as the named one.
@@ -45,12 +45,12 @@ import Testing
         #expect(lines.last?.hasPrefix("2  2026-01-01T00:20:00.000Z  named \"Draft\"  2 changes by Mac  ") == true)
 
         for (reference, text) in [("1", "one"), ("2", "one two"), ("2026-01-01T00:10:00Z", "one")] {
-            let show = try ToolRun.folio(["log", "show", store.path, "--document", "Notes", "--at", reference])
+            let show = try await ToolRun.folio(["log", "show", store.path, "--document", "Notes", "--at", reference])
             #expect(show.status == 0, "\(reference): \(show.errors)")
             #expect(show.output == text + "\n", "\(reference)")
         }
         let hash = String(lines[0].split(separator: " ").last!)
-        let byHash = try ToolRun.folio(["log", "show", store.path, "--document", "Notes", "--at", hash])
+        let byHash = try await ToolRun.folio(["log", "show", store.path, "--document", "Notes", "--at", hash])
         #expect(byHash.output == "one\n", "\(byHash.errors)")
         #expect(try Data(contentsOf: store) == bytes, "the store is only read")
     }
@@ -65,11 +65,11 @@ import Testing
             (["show", store.path, "--document", "Notes", "--at", "2025-01-01T00:00:00Z"], "no version at or before"),
             (["show", store.path, "--document", "Notes", "--at", "zz"], "is not a version number"),
         ] {
-            let run = try ToolRun.folio(["log"] + arguments)
+            let run = try await ToolRun.folio(["log"] + arguments)
             #expect(run.status == 2, "\(arguments): \(run.errors)")
             #expect(run.errors.contains(message), "\(arguments): \(run.errors)")
         }
-        let unpaired = try ToolRun.folio(["log", "show", store.path, "--at", "1"])
+        let unpaired = try await ToolRun.folio(["log", "show", store.path, "--at", "1"])
         #expect(unpaired.status != 0)
         #expect(unpaired.errors.contains("--document and --at go together"), "\(unpaired.errors)")
     }

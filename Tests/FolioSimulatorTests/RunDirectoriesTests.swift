@@ -1,10 +1,11 @@
 import FolioCore
+import FolioTestWorkPool
 import Foundation
 import Testing
 
 @testable import FolioSimulator
 
-@Suite struct RunDirectoriesTests {
+@Suite(.workPool) struct RunDirectoriesTests {
     let manager = FileManager.default
 
     func scratch() throws -> URL {

@@ -1,9 +1,10 @@
 import FolioSimulator
+import FolioTestWorkPool
 import Foundation
 import Testing
 
 /// Every kind of bad input is refused with its line and a message that says what to write instead.
-@Suite struct ScenarioErrorTests {
+@Suite(.workPool) struct ScenarioErrorTests {
     typealias Code = ScenarioErrorCode
 
     // MARK: Malformed YAML

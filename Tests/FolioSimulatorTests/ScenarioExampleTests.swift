@@ -1,12 +1,13 @@
 import FolioModels
 import FolioSimulator
+import FolioTestWorkPool
 import Foundation
 import Testing
 
 /// A scenario that uses every top-level key, every network key, every step of the core set and every operation of
 /// the scenario format (`docs/scenarios.md`), annotated with comments as a file may be, reads to the expected
 /// scenario.
-@Suite struct ScenarioExampleTests {
+@Suite(.workPool) struct ScenarioExampleTests {
     static let yaml = """
         name: Two devices edit a note offline        # required
         description: Free text shown in reports.

@@ -1,9 +1,10 @@
 import FolioSimulator
+import FolioTestWorkPool
 import Foundation
 import Testing
 
 /// Every key of `expect` reads to its assertion.
-@Suite struct ScenarioExpectationTests {
+@Suite(.workPool) struct ScenarioExpectationTests {
     typealias Expectation = Scenario.Expectation
 
     static let cases: [(step: String, expectation: Expectation)] = [

@@ -1,5 +1,6 @@
 import FolioReports
 import FolioSimulator
+import FolioTestWorkPool
 import Foundation
 import Testing
 
@@ -7,7 +8,7 @@ import Testing
 ///
 /// After an intended change of the reports, regenerate the golden files with `FOLIO_UPDATE_GOLDEN=1 swift test
 /// --filter ScenarioReplayTests` and review the diff.
-@Suite struct ScenarioReplayTests {
+@Suite(.workPool) struct ScenarioReplayTests {
     static let repository = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let scenarios = repository.appendingPathComponent("Scenarios")

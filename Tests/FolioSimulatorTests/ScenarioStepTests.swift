@@ -1,10 +1,11 @@
 import FolioModels
 import FolioSimulator
+import FolioTestWorkPool
 import Testing
 
 /// Every step key of the scenario format (`docs/scenarios.md`), in the flow style and where it matters in the block
 /// style, reads to the action it means, on the line it was written.
-@Suite struct ScenarioStepTests {
+@Suite(.workPool) struct ScenarioStepTests {
     typealias Action = Scenario.Action
 
     static let cases: [(step: String, action: Action)] = [

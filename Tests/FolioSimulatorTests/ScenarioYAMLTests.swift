@@ -1,10 +1,11 @@
 import FolioCore
 import FolioSimulator
+import FolioTestWorkPool
 import FolioTesting
 import Testing
 
 /// The canonical writer: deterministic, readable, and read back to the same scenario.
-@Suite struct ScenarioYAMLTests {
+@Suite(.workPool) struct ScenarioYAMLTests {
     @Test func writesTheCanonicalForm() throws {
         let scenario = Scenario(
             name: "Offline: two devices",

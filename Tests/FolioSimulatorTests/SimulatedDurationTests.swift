@@ -1,7 +1,8 @@
 import FolioSimulator
+import FolioTestWorkPool
 import Testing
 
-@Suite struct SimulatedDurationTests {
+@Suite(.workPool) struct SimulatedDurationTests {
     @Test(
         arguments: [
             ("250ms", 250), ("30s", 30_000), ("5m", 300_000), ("2h", 7_200_000), ("-90s", -90_000), ("0s", 0),

@@ -39,18 +39,18 @@ import Testing
             sourceLocation: sourceLocation)
     }
 
-    @Test func logShowEscapesDeviceNames() throws {
+    @Test func logShowEscapesDeviceNames() async throws {
         let work = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: work) }
         let store = work.appendingPathComponent("A.sqlite").path
-        let sync = try ToolRun.folio([
+        let sync = try await ToolRun.folio([
             "log", "sync", "--store", store, "--folder", work.appendingPathComponent("Shared").path,
             "--device", Self.hostile, "--append", "2",
         ])
         #expect(sync.status == 0, "\(sync.errors)")
         expectSafe(sync.output)
 
-        let show = try ToolRun.folio(["log", "show", store])
+        let show = try await ToolRun.folio(["log", "show", store])
         #expect(show.status == 0, "\(show.errors)")
         expectSafe(show.output)
         #expect(
@@ -58,7 +58,7 @@ import Testing
             "\(show.output)")
     }
 
-    @Test func replayEscapesNamesAndTextsInFailuresAndErrors() throws {
+    @Test func replayEscapesNamesAndTextsInFailuresAndErrors() async throws {
         let work = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: work) }
         let file = work.appendingPathComponent("hostile.yaml")
@@ -71,7 +71,7 @@ import Testing
               - expect: {document: "Eve\\u202Etxt", device: iPad, text: "b"}
             """.utf8
         ).write(to: file)
-        let run = try ToolRun.folio(["replay", file.path])
+        let run = try await ToolRun.folio(["replay", file.path])
         #expect(run.status == 1, "\(run.output)\(run.errors)")
         expectSafe(run.output)
         #expect(run.output.contains(#"Eve\u202Etxt"#), "\(run.output)")
@@ -85,13 +85,13 @@ import Testing
               - edit: {device: iPad, document: "Eve\\u202Etxt", append: "x"}
             """.utf8
         ).write(to: invalid)
-        let refused = try ToolRun.folio(["replay", invalid.path])
+        let refused = try await ToolRun.folio(["replay", invalid.path])
         #expect(refused.status == 2, "\(refused.output)\(refused.errors)")
         expectSafe(refused.errors)
         #expect(refused.errors.contains(#"Eve\u202Etxt"#), "\(refused.errors)")
     }
 
-    @Test func inspectEscapesTheReportItPrints() throws {
+    @Test func inspectEscapesTheReportItPrints() async throws {
         let work = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: work) }
         let file = work.appendingPathComponent("hostile.yaml")
@@ -104,11 +104,11 @@ import Testing
               - save: {device: iPad, document: "Eve\\u202Etxt"}
             """.utf8
         ).write(to: file)
-        let replay = try ToolRun.folio(["replay", file.path, "--work-dir", work.path, "--keep"])
+        let replay = try await ToolRun.folio(["replay", file.path, "--work-dir", work.path, "--keep"])
         #expect(replay.status == 0, "\(replay.output)\(replay.errors)")
         let library = try #require(CommandLineTests.keptLibraries(in: replay.output)["iPad"])
         for format in ["md", "json"] {
-            let inspect = try ToolRun.folio(["inspect", library.path, "--report", format])
+            let inspect = try await ToolRun.folio(["inspect", library.path, "--report", format])
             #expect(inspect.status == 0, "\(inspect.errors)")
             expectSafe(inspect.output)
             #expect(inspect.output.contains("é ✓ 👩‍👩‍👧"), "printable text stays as it is: \(inspect.output)")
@@ -124,7 +124,7 @@ import Testing
 }
 
 extension TerminalOutputTests {
-    @Test func keepPrintsHostileDeviceNamesEscapedAndKeepsTheirLibrariesInside() throws {
+    @Test func keepPrintsHostileDeviceNamesEscapedAndKeepsTheirLibrariesInside() async throws {
         let work = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: work) }
         let file = work.appendingPathComponent("hostile.yaml")
@@ -138,7 +138,7 @@ extension TerminalOutputTests {
             """.utf8
         ).write(to: file)
         let runs = work.appendingPathComponent("runs")
-        let replay = try ToolRun.folio(["replay", file.path, "--work-dir", runs.path, "--keep"])
+        let replay = try await ToolRun.folio(["replay", file.path, "--work-dir", runs.path, "--keep"])
         #expect(replay.status == 0, "\(replay.output)\(replay.errors)")
         expectSafe(replay.output)
         #expect(
@@ -152,19 +152,19 @@ extension TerminalOutputTests {
 
 /// `folio fuzz` shows its progress on standard error when that is a terminal, and never in piped output.
 @Suite struct FuzzProgressTests {
-    @Test func pipedOutputHasNoProgress() throws {
-        let run = try ToolRun.folio(["fuzz", "--seeds", "1...3", "--devices", "2", "--steps", "15"])
+    @Test func pipedOutputHasNoProgress() async throws {
+        let run = try await ToolRun.folio(["fuzz", "--seeds", "1...3", "--devices", "2", "--steps", "15"])
         #expect(run.status == 0, "\(run.output)\(run.errors)")
         #expect(run.errors.isEmpty, "\(run.errors.debugDescription)")
         #expect(!run.output.contains("\r"), "\(run.output.debugDescription)")
         #expect(run.output.hasPrefix("3 scenarios (seeds 1...3), 0 violations"), "\(run.output)")
     }
 
-    @Test func aTerminalShowsProgressWhileAScenarioRuns() throws {
+    @Test func aTerminalShowsProgressWhileAScenarioRuns() async throws {
         // One long scenario: the line moves with its steps, not only when scenarios end.
         let process = try ToolProcess.start(
             ["fuzz", "--seeds", "1", "--devices", "3", "--steps", "2000"], errorsOnATerminal: true)
-        let run = process.wait()
+        let run = await process.finish()
         #expect(run.status == 0, "\(run.output)\(run.errors)")
         #expect(
             run.errors.contains("0/1 scenarios, 0 violations, ") && run.errors.contains(" steps"),

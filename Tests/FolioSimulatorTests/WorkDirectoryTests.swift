@@ -1,4 +1,5 @@
 import FolioFiles
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
@@ -6,7 +7,7 @@ import Testing
 @testable import folio
 
 /// `--work-dir` is made through the file system it is given.
-@Suite struct WorkDirectoryTests {
+@Suite(.workPool) struct WorkDirectoryTests {
     let directory: TemporaryDirectory
 
     init() throws {

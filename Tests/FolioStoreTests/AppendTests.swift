@@ -1,11 +1,12 @@
 import FolioCore
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Synchronization
 import Testing
 
-@Suite struct AppendTests {
+@Suite(.workPool) struct AppendTests {
     let directory: TemporaryDirectory
     let a = Device.named("A")
     let b = Device.named("B")

@@ -1,12 +1,13 @@
 import FolioCore
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
 
 /// Files that are not Folio stores are refused with `notAStore` and left exactly as they were, whichever the access
 /// (with exclusive access, the file is checked on the store's own connection before anything could write to it).
-@Suite struct BadFileTests {
+@Suite(.workPool) struct BadFileTests {
     let directory: TemporaryDirectory
     let device = Device.named("A")
 

@@ -1,11 +1,12 @@
 import FolioCore
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
 
 /// Checkpoints: snapshots of a document at a vector the log has reached.
-@Suite struct CheckpointTests {
+@Suite(.workPool) struct CheckpointTests {
     let directory: TemporaryDirectory
     let history: SampleHistory
     let clock = Fixtures.clock()

@@ -1,5 +1,6 @@
 import FolioCore
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
@@ -7,7 +8,7 @@ import Testing
 /// Values read back from a store file are as untrusted as bytes from a peer: anything may have written the file. A
 /// hash of the wrong length, a negative number or a huge declared length is a `corrupt` store (or a problem `verify`
 /// names), never a trap and never a huge allocation.
-@Suite struct ColumnDecoderTests {
+@Suite(.workPool) struct ColumnDecoderTests {
     let directory: TemporaryDirectory
     let device = Device.named("A")
     let document = Fixtures.document

@@ -1,11 +1,12 @@
 import FolioCore
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
 
 /// Every durability behaves the same; they differ only in when (and whether) SQLite syncs.
-@Suite struct DurabilityTests {
+@Suite(.workPool) struct DurabilityTests {
     let directory: TemporaryDirectory
 
     init() throws {

@@ -1,5 +1,6 @@
 import FolioCore
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
@@ -7,7 +8,7 @@ import Testing
 /// A store opened with `StoreAccess.exclusive` behaves as a shared one, owns its file while open, and lets go of it
 /// when closed or gone (or leaves its log behind, as a killed process would); `verify(documents:)` checks exactly the
 /// documents it is given.
-@Suite struct ExclusiveAccessTests {
+@Suite(.workPool) struct ExclusiveAccessTests {
     let directory: TemporaryDirectory
     let device = Device.named("A")
 

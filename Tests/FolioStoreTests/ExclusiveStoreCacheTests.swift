@@ -1,4 +1,5 @@
 import FolioCore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
@@ -7,7 +8,7 @@ import Testing
 
 /// An exclusive store remembers every document's frontier and every device's name: the memory follows commits,
 /// forgets what a rolled-back transaction staged, and `verify` notices when it differs from the file.
-@Suite struct ExclusiveStoreCacheTests {
+@Suite(.workPool) struct ExclusiveStoreCacheTests {
     let directory: TemporaryDirectory
     let a = Device.named("A")
     let b = Device.named("B")

@@ -1,5 +1,6 @@
 import FolioCore
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
@@ -7,7 +8,7 @@ import Testing
 /// Older changes folded into compact segments read back exactly as the rows they replace: by vector, identity and
 /// hash, by kind, as heads; `verify` re-hashes them; a damaged segment is found; rows leave the change table only
 /// for a segment.
-@Suite struct FoldingTests {
+@Suite(.workPool) struct FoldingTests {
     let directory: TemporaryDirectory
     let history: SampleHistory
 

@@ -1,12 +1,13 @@
 import FolioCore
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
 
 /// Changes made up by a peer that lies: whatever they claim, a store takes only a history that `verify` accepts,
 /// never one that stops it from appending or syncing, and never a change in its own device's name.
-@Suite struct HostilePeerTests {
+@Suite(.workPool) struct HostilePeerTests {
     let directory: TemporaryDirectory
     let a = Device.named("A"), b = Device.named("B"), c = Device.named("C")
     let document = Fixtures.document

@@ -1,12 +1,13 @@
 import FolioCore
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
 
 /// A store held in memory keeps the same log as one on disk, rolls back as one does, writes nothing to disk, and
 /// copies itself (or a store on disk) into an independent store in memory.
-@Suite struct InMemoryStoreTests {
+@Suite(.workPool) struct InMemoryStoreTests {
     let directory: TemporaryDirectory
     let a = Device.named("A")
     let b = Device.named("B")

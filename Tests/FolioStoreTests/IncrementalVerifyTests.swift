@@ -1,12 +1,13 @@
 import FolioCore
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
 
 /// `verify(documents:continuing:)` checks what was added since the last check, finds what a full check of the same
 /// changes finds, and starts over when it cannot trust what it saw before.
-@Suite struct IncrementalVerifyTests {
+@Suite(.workPool) struct IncrementalVerifyTests {
     let directory: TemporaryDirectory
     let device = Device.named("A")
     let document = Fixtures.document

@@ -1,5 +1,6 @@
 import FolioCore
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
@@ -7,7 +8,7 @@ import Testing
 /// A fresh store that receives a history in any order, in any batches, with duplicates, ends up with the same log,
 /// with either access (an exclusive store keeps its frontiers in memory, which `checkInvariants` compares with the
 /// file after every call).
-@Suite struct IngestOrderTests {
+@Suite(.workPool) struct IngestOrderTests {
     let directory: TemporaryDirectory
     let history: SampleHistory
 

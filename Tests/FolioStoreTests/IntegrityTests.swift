@@ -1,11 +1,12 @@
 import FolioCore
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
 
 /// A reused device identity and impossible changes are refused, and the whole ingest call is rolled back.
-@Suite struct IntegrityTests {
+@Suite(.workPool) struct IntegrityTests {
     let directory: TemporaryDirectory
     let a = Device.named("A")
     let c = Device.named("C")

@@ -1,12 +1,13 @@
 import FolioCore
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
 
 /// Large changes and checkpoints: deflated at rest (large ones in two halves at once), kept decoded for the next
 /// read, and read back the same by this store, a reopened one and a peer.
-@Suite struct LargeValueTests {
+@Suite(.workPool) struct LargeValueTests {
     let directory: TemporaryDirectory
 
     init() throws {

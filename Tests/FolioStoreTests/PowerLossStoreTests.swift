@@ -1,5 +1,6 @@
 import FolioCore
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
@@ -15,7 +16,7 @@ import Testing
 /// exactly what the store held after some prefix of the steps: with `Durability.full` at least every step that
 /// returned (the one under way may or may not have committed); with `.normal` any prefix. The sweep is a fixed
 /// table (seeds derive from ``baseSeed``), so the number of crash points it reports is the same on every run.
-@Suite struct PowerLossStoreTests {
+@Suite(.workPool) struct PowerLossStoreTests {
     /// The seed every run's choice of surviving writes derives from; `FOLIO_SEED` explores others.
     static let baseSeed: UInt64 = ProcessInfo.processInfo.environment["FOLIO_SEED"].flatMap(UInt64.init) ?? 24
 

@@ -1,5 +1,6 @@
 import FolioCore
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
@@ -8,7 +9,7 @@ import Testing
 /// this one: it migrates forward, holds the very changes it held, verifies sound, folds its history into segments
 /// and reopens. A store that lists a schema step this build does not know, or holds a segment in a run format it
 /// does not know, is refused rather than misread.
-@Suite struct PreSegmentsMigrationTests {
+@Suite(.workPool) struct PreSegmentsMigrationTests {
     static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("Fixtures/pre-segments-store.sqlite.gz")
     static let olderSteps = [

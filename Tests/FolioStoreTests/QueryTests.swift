@@ -1,11 +1,12 @@
 import FolioCore
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
 
 /// Reading the log: vectors, heads, changes by vector and by hash, and documents the store does not know.
-@Suite struct QueryTests {
+@Suite(.workPool) struct QueryTests {
     let directory: TemporaryDirectory
     let history: SampleHistory
 

@@ -1,3 +1,4 @@
+import FolioTestWorkPool
 import Foundation
 import GRDB
 import Testing
@@ -6,7 +7,7 @@ import Testing
 
 /// `RawRows` reads a cached statement's rows by position, reads NULL as nil only when asked for an optional, resets
 /// the statement when dropped early, and reports SQLite's errors with the statement's text.
-@Suite struct RawRowsTests {
+@Suite(.workPool) struct RawRowsTests {
     let queue: DatabaseQueue
 
     init() throws {

@@ -1,11 +1,12 @@
 import FolioCore
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
 
 /// Blobs, the device registry and sync cursors.
-@Suite struct RegistryTests {
+@Suite(.workPool) struct RegistryTests {
     let directory: TemporaryDirectory
     let device = Device.named("A")
 

@@ -1,12 +1,13 @@
 import FolioCore
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
 
 /// A change is accepted as device D's only when a head signed by D's key reaches it through parent hashes: a peer
 /// can no longer make a change that others take for someone else's.
-@Suite struct SignedHeadTests {
+@Suite(.workPool) struct SignedHeadTests {
     let directory: TemporaryDirectory
     let a = Device.named("A"), b = Device.named("B"), c = Device.named("C")
     /// Mallory's key: she can sign, but only as herself.

@@ -1,13 +1,14 @@
 import FolioCore
 import FolioFiles
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
 
 /// Faults injected into the file calls of a snapshot and of a new store's first image: a failed step throws, leaves
 /// no partial copy, and leaves what was there before as it was.
-@Suite struct SnapshotFaultTests {
+@Suite(.workPool) struct SnapshotFaultTests {
     let directory: TemporaryDirectory
     let device = Device.named("A")
 

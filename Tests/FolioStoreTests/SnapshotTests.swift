@@ -1,12 +1,13 @@
 import FolioCore
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
 
 /// `ChangeLogStore.snapshot(ofStoreAt:to:)` copies a store, its unfolded log included, without writing anything
 /// beside it, and refuses a file that is not a store.
-@Suite struct SnapshotTests {
+@Suite(.workPool) struct SnapshotTests {
     let directory: TemporaryDirectory
     let device = Device.named("A")
 

@@ -1,4 +1,5 @@
 import FolioCore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
@@ -8,7 +9,7 @@ import Testing
 /// `streamChanges` hands over the changes `changes(of:since:within:)` reads, each once, in causal order, a batch at a
 /// time, from segments and rows alike, and stops when asked; a long history's segments are decoded one at a time and
 /// none is kept in the segment cache.
-@Suite struct StreamedChangesTests {
+@Suite(.workPool) struct StreamedChangesTests {
     let directory: TemporaryDirectory
 
     init() throws {

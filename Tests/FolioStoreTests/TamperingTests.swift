@@ -1,11 +1,12 @@
 import FolioCore
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
 
 /// The log is append-only in SQLite itself, and a row altered behind the store's back is found by `verify()`.
-@Suite struct TamperingTests {
+@Suite(.workPool) struct TamperingTests {
     let directory: TemporaryDirectory
     let device = Device.named("A")
     let document = Fixtures.document

@@ -1,5 +1,6 @@
 import FolioCore
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import GRDB
@@ -7,7 +8,7 @@ import Testing
 
 /// A store written before it kept a table of unpublished documents gets one when it is opened, holding the
 /// documents whose lifecycle puts them in the local container, so that they stay on the device from then on.
-@Suite struct UnpublishedDocumentsMigrationTests {
+@Suite(.workPool) struct UnpublishedDocumentsMigrationTests {
     let directory: TemporaryDirectory
 
     init() throws {

@@ -1,5 +1,6 @@
 import FolioCore
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import GRDB
@@ -7,7 +8,7 @@ import Testing
 
 /// Changes nobody vouches for are bounded across the whole store, in bytes and in age, so that a peer cannot park
 /// unbounded data under made-up identities in ever new documents, forever (issue 36, item 8).
-@Suite struct UnvouchedBoundsTests {
+@Suite(.workPool) struct UnvouchedBoundsTests {
     let directory: TemporaryDirectory
     let a = Device.named("A")
     let receiver = Device.named("Receiver")

@@ -1,5 +1,6 @@
 import FolioCore
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import GRDB
@@ -7,7 +8,7 @@ import Testing
 
 /// A store written before waiting changes named what they wait for keeps its waiting changes when it is opened: each
 /// is given a change it waits for, and is applied when that arrives.
-@Suite struct WaitingChangesMigrationTests {
+@Suite(.workPool) struct WaitingChangesMigrationTests {
     let directory: TemporaryDirectory
 
     init() throws {

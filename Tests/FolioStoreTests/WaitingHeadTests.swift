@@ -1,5 +1,6 @@
 import FolioCore
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
@@ -7,7 +8,7 @@ import Testing
 /// A head vouches for its device's changes below its own change; when that change must wait (a parent of another
 /// device is missing), the changes below it wait with it: a store never logs a change that no head it keeps
 /// reaches, so whatever it passes on is vouched for by what it passes on.
-@Suite struct WaitingHeadTests {
+@Suite(.workPool) struct WaitingHeadTests {
     let directory: TemporaryDirectory
     let d = Device.named("D"), e = Device.named("E"), r = Device.named("R"), t = Device.named("T")
     let document = Fixtures.document

@@ -1,13 +1,14 @@
 import FolioCore
 import FolioStore
 import FolioSync
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
 
 /// `SyncDriver.receive(batch:)` answers and ends as receiving the messages one by one would, with the changes of
 /// consecutive `changes` messages ingested in one transaction.
-@Suite struct BatchedReceiveTests {
+@Suite(.workPool) struct BatchedReceiveTests {
     let directory: TemporaryDirectory
     static let sender = Device.named("Sender"), receiver = Device.named("Receiver")
     static let documents = [Fixtures.document, Fixtures.otherDocument, Fixtures.thirdDocument]

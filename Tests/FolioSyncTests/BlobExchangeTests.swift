@@ -2,13 +2,14 @@ import FolioCore
 import FolioStore
 import FolioSync
 import FolioTestDoubles
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
 
 /// Blobs in a session: asked for by the side that lacks them, answered for every one (held or lacking), each sent
 /// once, and delivered over a network that drops, repeats, delays and reorders messages.
-@Suite struct BlobExchangeTests {
+@Suite(.workPool) struct BlobExchangeTests {
     let directory: TemporaryDirectory
     static let a = Device.named("A"), b = Device.named("B"), c = Device.named("C")
 

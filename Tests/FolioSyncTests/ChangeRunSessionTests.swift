@@ -1,6 +1,7 @@
 import FolioCore
 import FolioStore
 import FolioSync
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
@@ -8,7 +9,7 @@ import Testing
 /// Message format 3 between two drivers: replies carry changes as runs, and an exchange in runs ends with both stores
 /// holding exactly what the same exchange in format 2 leaves, over random histories of several devices and
 /// documents, random message limits and random batching. Each seed of the table is one history; a failure names it.
-@Suite struct ChangeRunSessionTests {
+@Suite(.workPool) struct ChangeRunSessionTests {
     static let seeds: [UInt64] = [1, 2, 3, 7, 38, 101, 2_026, 65_537]
     static let documents = [Fixtures.document, Fixtures.otherDocument, Fixtures.thirdDocument]
     let directory: TemporaryDirectory

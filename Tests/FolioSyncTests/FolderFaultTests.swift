@@ -2,13 +2,14 @@ import FolioCore
 import FolioFiles
 import FolioStore
 import FolioSync
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
 
 /// Faults injected into the shared folder's file calls: a step that fails or crashes surfaces as a typed error, no
 /// batch is half there, and the next sync writes what was not written.
-@Suite struct FolderFaultTests {
+@Suite(.workPool) struct FolderFaultTests {
     let directory: TemporaryDirectory
     static let a = Device.named("A"), b = Device.named("B")
 

@@ -1,11 +1,12 @@
 import FolioCore
 import FolioStore
 import FolioSync
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
 
-@Suite struct FolderTransportTests {
+@Suite(.workPool) struct FolderTransportTests {
     let directory: TemporaryDirectory
     let folder: FolderTransport
     static let a = Device.named("A"), b = Device.named("B"), c = Device.named("C")

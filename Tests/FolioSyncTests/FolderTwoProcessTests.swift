@@ -20,14 +20,14 @@ import Testing
                 "--device", device, "--rounds", "\(rounds)", "--append", "\(append)",
             ]
         }
-        async let first = Task.detached { try ToolRun.folio(arguments("A", rounds: 30, append: 7)) }.value
-        async let second = Task.detached { try ToolRun.folio(arguments("B", rounds: 30, append: 5)) }.value
+        async let first = ToolRun.folio(arguments("A", rounds: 30, append: 7))
+        async let second = ToolRun.folio(arguments("B", rounds: 30, append: 5))
         let runs = try await [first, second]
         for run in runs { #expect(run.status == 0, "\(run.output)\(run.errors)") }
         #expect(!runs.contains { $0.output.contains("problem:") }, "\(runs.map(\.output))")
         // Settle: each reads what the other wrote last.
         for device in ["A", "B", "A"] {
-            #expect(try ToolRun.folio(arguments(device, rounds: 1, append: 0)).status == 0)
+            #expect(try await ToolRun.folio(arguments(device, rounds: 1, append: 0)).status == 0)
         }
         let document = DocumentID(UUIDBytes("00000000-0000-4000-8000-000000000001")!)
         var vectors: [VersionVector] = []

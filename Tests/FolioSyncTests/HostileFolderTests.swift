@@ -1,5 +1,6 @@
 import FolioCore
 import FolioStore
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
@@ -8,7 +9,7 @@ import Testing
 
 /// Files planted in a shared folder by someone other than the device whose directory holds them: their claims are
 /// checked, and none of them can stop a device, or make it stop sharing its changes.
-@Suite struct HostileFolderTests {
+@Suite(.workPool) struct HostileFolderTests {
     let directory: TemporaryDirectory
     let folder: FolderTransport
     static let a = Device.named("A"), b = Device.named("B"), mallory = Device.named("Mallory")

@@ -1,11 +1,12 @@
 import FolioCore
 import FolioStore
 import FolioSync
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
 
-@Suite struct InMemorySyncTests {
+@Suite(.workPool) struct InMemorySyncTests {
     let directory: TemporaryDirectory
     static let a = Device.named("A"), b = Device.named("B"), c = Device.named("C"), cloud = Device.named("Cloud")
 

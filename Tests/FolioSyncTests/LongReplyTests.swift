@@ -1,13 +1,14 @@
 import FolioCore
 import FolioStore
 import FolioSync
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
 
 /// A reply longer than one message reaches a peer that lets few changes wait: each message carries a head near its
 /// own changes, so a message's changes wait at most until the next message, never for the whole reply.
-@Suite struct LongReplyTests {
+@Suite(.workPool) struct LongReplyTests {
     let directory: TemporaryDirectory
     static let a = Device.named("A"), b = Device.named("B"), c = Device.named("C")
     /// Messages of 25 changes; peers that let 400 changes wait, 300 of them for a head: a reply of 600 changes

@@ -1,9 +1,10 @@
 import FolioCore
 import FolioSync
+import FolioTestWorkPool
 import FolioTesting
 import Testing
 
-@Suite struct SyncMessageCodecTests {
+@Suite(.workPool) struct SyncMessageCodecTests {
     static let a = Device.named("A"), b = Device.named("B"), c = Device.named("C")
 
     static func sampleChanges() -> [Change] {

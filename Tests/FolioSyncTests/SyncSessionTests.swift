@@ -1,10 +1,11 @@
 import FolioCore
 import FolioSync
 import FolioTestDoubles
+import FolioTestWorkPool
 import Testing
 
 /// The session without a store or a network: every delivery order of a small exchange, replayed in a plain loop.
-@Suite struct SyncSessionTests {
+@Suite(.workPool) struct SyncSessionTests {
     static let a = Device.named("A"), b = Device.named("B")
 
     /// A has a1, a2, a3 of the first document and a note in the third; B has a1, b1 (concurrent with a2 and a3)

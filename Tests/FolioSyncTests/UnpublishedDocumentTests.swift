@@ -1,13 +1,14 @@
 import FolioCore
 import FolioStore
 import FolioSync
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
 
 /// A document a store keeps unpublished stays on its device through every transport: it is not announced, not sent
 /// and not taken from peers; published again, it goes out with its whole history. Other documents sync as ever.
-@Suite struct UnpublishedDocumentTests {
+@Suite(.workPool) struct UnpublishedDocumentTests {
     let directory: TemporaryDirectory
     static let a = Device.named("A"), b = Device.named("B")
     /// The document A keeps to itself.

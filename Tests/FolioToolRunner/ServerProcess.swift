@@ -59,9 +59,10 @@ public final class ServerProcess: Sendable {
     public static func token(
         for library: String, account: String = "default", data: URL, postgres: String? = nil
     ) throws -> String {
-        let run = try ToolRun.folio(
+        let run = try ToolProcess.start(
             ["serve", "token", "create", "--library", library, "--account", account, "--data", data.path]
-                + (postgres.map { ["--postgres", $0] } ?? []))
+                + (postgres.map { ["--postgres", $0] } ?? [])
+        ).wait()
         guard run.status == 0 else { throw ServerProcessError(message: "token create failed: \(run.errors)") }
         return run.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }

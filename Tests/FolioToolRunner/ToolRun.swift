@@ -11,11 +11,12 @@ public struct ToolRun: Sendable {
     public var errors: String
 
     /// Runs the built `folio` with `arguments`, in `directory` if given, with `environment` added to this process's
-    /// environment.
+    /// environment. It waits off the cooperative pool: a test that ran the tool on it would hold one of the pool's
+    /// few threads for the whole run, and enough of them at once would stall every other test of the process.
     public static func folio(
         _ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:]
-    ) throws -> ToolRun {
-        try ToolProcess.start(arguments, in: directory, environment: environment).wait()
+    ) async throws -> ToolRun {
+        try await ToolProcess.start(arguments, in: directory, environment: environment).finish()
     }
 }
 
