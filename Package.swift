@@ -266,6 +266,8 @@ let package = Package(
                 "FolioTesting", "FolioCore", "FolioStore", "FolioSync", "FolioClient", "FolioServer", "Folio",
                 "FolioModels", "folio", "FolioToolRunner", "LiveSyncExample", "CoEditingExample",
                 .product(name: "WSClient", package: "swift-websocket"),
+                // RawClient's connections each on an event loop of their own.
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]),
         .testTarget(
             name: "FolioPostgresTests",

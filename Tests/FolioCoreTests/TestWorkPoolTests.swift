@@ -7,6 +7,10 @@ import Testing
 @Suite(.workPool) struct TestWorkPoolTests {
     @Test func aSynchronousTestRunsOnAThreadOfTheWorkPool() {
         #expect(TestWorkPool.isCurrent)
+        #if os(Linux)
+            // At nice 10, below the threads that wait on time.
+            #expect(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) == 10)
+        #endif
     }
 
     @Test func anAsynchronousTestResumesThereAfterItsAwaits() async throws {

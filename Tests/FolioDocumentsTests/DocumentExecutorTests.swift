@@ -5,6 +5,7 @@ import FolioStore
 import FolioTestWorkPool
 import FolioTesting
 import Foundation
+import Synchronization
 import Testing
 
 /// Where a document's work runs: its own queue, off the cooperative pool; `perform` runs a block of calls there.
@@ -50,24 +51,28 @@ import Testing
         }
         let release = DispatchSemaphore(value: 0)
         let started = DispatchSemaphore(value: 0)
+        // How many documents are inside their blocked work now.
+        final class Count: Sendable { let value = Mutex(0) }
+        let inside = Count()
         var blocked: [Task<Void, Never>] = []
         for document in documents {
             blocked.append(
                 Task {
                     await document.perform { _ in
+                        inside.value.withLock { $0 += 1 }
                         started.signal()
-                        _ = release.wait(timeout: .now() + 10)
+                        // Long enough for a pool task to run on a loaded machine; released at once after it.
+                        _ = release.wait(timeout: .now() + 120)
+                        inside.value.withLock { $0 -= 1 }
                     }
                 })
         }
-        for _ in 0..<count { _ = started.wait(timeout: .now() + 10) }
-        let start = DispatchTime.now().uptimeNanoseconds
-        let ranWhileBlocked = await Task.detached { release.wait(timeout: .now()) == .timedOut }.value
-        let waitedSeconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        for _ in 0..<count { _ = started.wait(timeout: .now() + 60) }
+        // A task on the pool runs while every document still blocks: on the pool, it could not before they end.
+        let blockedWhileItRan = await Task.detached { inside.value.withLock { $0 } }.value
         for _ in 0..<count { release.signal() }
         for task in blocked { await task.value }
-        #expect(ranWhileBlocked, "a pool task ran while every document was blocked")
-        #expect(waitedSeconds < 5, "it did not wait for the documents: \(waitedSeconds) s")
+        #expect(blockedWhileItRan == count, "a pool task ran while \(blockedWhileItRan) of \(count) documents blocked")
     }
 
     /// A library given an executor runs its documents and its calls there, and a task preferring the same executor

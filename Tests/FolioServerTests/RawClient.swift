@@ -3,6 +3,7 @@ import FolioSync
 import Foundation
 import Logging
 import NIOCore
+import NIOPosix
 import Synchronization
 import Testing
 import WSClient
@@ -29,7 +30,12 @@ struct RawClient {
     /// the wait ends as soon as the server closes.
     func run(_ messages: [Message], linger: Duration = .seconds(60)) async throws -> Outcome {
         let outcome = Collected()
-        let client = WebSocketClient(url: url, configuration: configuration(), logger: Logger(label: "raw")) {
+        // An event loop of its own: another connection's large writes (masked byte by byte in a debug build) never
+        // hold up this one's connect.
+        let loop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let client = WebSocketClient(
+            url: url, configuration: configuration(), eventLoopGroup: loop, logger: Logger(label: "raw")
+        ) {
             inbound, outbound, _ in
             try await Self.send(messages, to: outbound)
             await withTaskGroup(of: Void.self) { group in
@@ -48,7 +54,14 @@ struct RawClient {
                 group.cancelAll()
             }
         }
-        let close = try await client.run()
+        let close: WebSocketCloseFrame?
+        do {
+            close = try await client.run()
+        } catch {
+            try? await loop.shutdownGracefully()
+            throw error
+        }
+        try? await loop.shutdownGracefully()
         return outcome.state.withLock { value in
             if let close {
                 switch close.closeCode {
@@ -94,12 +107,16 @@ struct RawClient {
     /// Connects, sends `messages`, then never reads again (a client that stalled) until `duration` passes or the
     /// task is cancelled.
     func stall(after messages: [Message], for duration: Duration) async throws {
-        let client = WebSocketClient(url: url, configuration: configuration(), logger: Logger(label: "stalled")) {
+        let loop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let client = WebSocketClient(
+            url: url, configuration: configuration(), eventLoopGroup: loop, logger: Logger(label: "stalled")
+        ) {
             _, outbound, _ in
             try await Self.send(messages, to: outbound)
             try? await Task.sleep(for: duration)
         }
         _ = try? await client.run()
+        try? await loop.shutdownGracefully()
     }
 
     /// The close code of a connection the server refuses at the upgrade, as a client that opens with its hello sees

@@ -17,14 +17,22 @@ public final class TestWorkPool: TaskExecutor, @unchecked Sendable {
     private var next = 0
     private var stopping = false
 
-    /// The pool the ``Testing/Trait/workPool`` trait runs tests on: one thread per core, and at least two.
-    public static let shared = TestWorkPool(threads: max(2, ProcessInfo.processInfo.activeProcessorCount))
+    /// The pool the ``Testing/Trait/workPool`` trait runs tests on: one thread per core, and at least two, yielding
+    /// the cores to everything else.
+    public static let shared = TestWorkPool(
+        threads: max(2, ProcessInfo.processInfo.activeProcessorCount), yielding: true)
 
-    /// A pool of `threads` threads, which run until ``stop()``.
-    init(threads: Int) {
+    /// A pool of `threads` threads, which run until ``stop()``; with `yielding`, at a lower priority than the
+    /// process's other threads and processes (nice 10), so that a test computing here never delays one that waits on
+    /// time: it takes the cores they leave.
+    init(threads: Int, yielding: Bool) {
         for _ in 0..<threads {
             let thread = Thread {
                 Thread.current.threadDictionary[Self.marker] = true
+                #if os(Linux)
+                    // On Linux the nice value is the thread's: PRIO_PROCESS with 0 sets the calling thread's alone.
+                    if yielding { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10) }
+                #endif
                 self.work()
             }
             thread.stackSize = 8 << 20
@@ -102,7 +110,7 @@ public struct WorkPoolTrait: SuiteTrait, TestTrait, TestScoping {
             try await withTaskExecutorPreference(TestWorkPool.shared) { try await function() }
             return
         }
-        let pool = TestWorkPool(threads: 1)
+        let pool = TestWorkPool(threads: 1, yielding: false)
         defer { pool.stop() }
         try await withTaskExecutorPreference(pool) { try await function() }
     }
