@@ -67,7 +67,80 @@ public enum PostgresSchema {
                     library text NOT NULL, hash bytea NOT NULL, bytes bytea NOT NULL,
                     PRIMARY KEY (library, hash))
                 """,
-            ])
+            ]),
+        Migration(
+            name: "2 writes in one call",
+            statements: [
+                // A write of changes in one call (one round trip, its own transaction when it is the only call): the
+                // log's row locked for the positions; a change whose identity the log holds under another hash
+                // refuses the whole call (SQLSTATE FOL01); the changes the log lacks inserted at consecutive
+                // positions, in the order given; the heads, each at the position of its change if a call of this
+                // write (from position `heads_from`, or this call's first) stored it, else at this call's last; the
+                // library's bytes counted; and a notification of `folio_changes` with the last position, the writing
+                // process and the library (`POSITION:ORIGIN:LIBRARY`, see `LogFreshness`). Returns the first position the call took and the next one
+                // free: equal when the log held every change. The arrays of changes hold distinct identities.
+                """
+                CREATE FUNCTION folio_store(
+                    library_name text, origin text, documents bytea[], devices bytea[], seqs bigint[], hashes bytea[],
+                    encoded bytea[], head_hashes bytea[], heads bytea[], heads_from bigint)
+                RETURNS TABLE (first_taken bigint, next_free bigint) LANGUAGE plpgsql AS $$
+                DECLARE
+                    taken bigint;
+                    added bigint;
+                    clash record;
+                BEGIN
+                    SELECT l.next_position INTO first_taken FROM folio_log l WHERE l.library = library_name FOR UPDATE;
+                    IF NOT FOUND THEN
+                        RAISE EXCEPTION 'library % has no log', library_name USING ERRCODE = 'FOL02';
+                    END IF;
+                    SELECT t.device, t.seq INTO clash FROM folio_change c
+                        JOIN unnest(documents, devices, seqs, hashes) AS t(document, device, seq, hash)
+                        ON c.document = t.document AND c.device = t.device AND c.seq = t.seq
+                        WHERE c.library = library_name AND c.hash <> t.hash LIMIT 1;
+                    IF FOUND THEN
+                        RAISE EXCEPTION 'library % holds another change as seq % of device %', library_name, clash.seq,
+                            encode(substring(clash.device FROM 1 FOR 8), 'hex') USING ERRCODE = 'FOL01';
+                    END IF;
+                    WITH fresh AS (
+                        SELECT t.document, t.device, t.seq, t.hash, t.encoded,
+                            row_number() OVER (ORDER BY t.n) AS k
+                        FROM unnest(documents, devices, seqs, hashes, encoded)
+                            WITH ORDINALITY AS t(document, device, seq, hash, encoded, n)
+                        WHERE NOT EXISTS (
+                            SELECT 1 FROM folio_change c WHERE c.library = library_name
+                            AND c.document = t.document AND c.device = t.device AND c.seq = t.seq)
+                    ), inserted AS (
+                        INSERT INTO folio_change (library, position, document, device, seq, hash, encoded)
+                        SELECT library_name, first_taken + f.k - 1, f.document, f.device, f.seq, f.hash, f.encoded
+                        FROM fresh f
+                        RETURNING length(folio_change.encoded) AS size
+                    )
+                    SELECT count(*), coalesce(sum(i.size), 0) INTO taken, added FROM inserted i;
+                    next_free := first_taken + taken;
+                    heads_from := coalesce(heads_from, first_taken);
+                    IF next_free > heads_from AND cardinality(heads) > 0 THEN
+                        WITH written AS (
+                            INSERT INTO folio_head (library, position, head)
+                            SELECT library_name, coalesce(c.position, next_free - 1), h.head
+                            FROM unnest(head_hashes, heads) AS h(hash, head)
+                            LEFT JOIN folio_change c ON c.library = library_name AND c.position >= heads_from
+                                AND c.position < next_free AND c.hash = h.hash
+                            RETURNING length(folio_head.head) AS size
+                        )
+                        SELECT added + coalesce(sum(w.size), 0) INTO added FROM written w;
+                    END IF;
+                    IF taken > 0 OR added > 0 THEN
+                        UPDATE folio_log SET next_position = next_free, byte_size = byte_size + added
+                            WHERE library = library_name;
+                    END IF;
+                    IF taken > 0 THEN
+                        PERFORM pg_notify('folio_changes', (next_free - 1)::text || ':' || origin || ':' || library_name);
+                    END IF;
+                    RETURN NEXT;
+                END
+                $$
+                """
+            ]),
     ]
 
     /// The names of the migrations this build knows, in order.

@@ -30,6 +30,11 @@ public final class PostgresServerDatabase: Sendable {
     private let prober = Mutex<Task<Void, Never>?>(nil)
     private let listeners = Mutex<[Task<Void, Never>]>([])
     private let state = Mutex(State())
+    /// Whether ``close()`` was called; read by every call, so not behind the lock of `state`.
+    private let closed = Atomic<Bool>(false)
+    /// Whether `state` records a failure: a call that succeeds clears it only then, so that calls from many threads do
+    /// not all take the lock.
+    private let failing = Atomic<Bool>(false)
 
     private struct State {
         /// The latest failure to reach the database, cleared by the next call that reaches it.
@@ -37,10 +42,47 @@ public final class PostgresServerDatabase: Sendable {
         /// By channel, why a listener is not listening (its connection failed or stopped answering), cleared when it
         /// listens again.
         var deaf: [String: String] = [:]
-        /// The channels a listener listens on now, each with the number of times listening there started.
-        var listening: [String: UInt64] = [:]
-        var starts: [String: UInt64] = [:]
-        var closed = false
+        /// By channel, which start of listening listens now (see ``ListeningStart``).
+        var listening: [String: ListeningStart] = [:]
+    }
+
+    /// Which start of listening on a channel listens now: they are counted from 1, and 0 means none listens. Read
+    /// without a lock, by every read of a log's copy (`LogFreshness`).
+    final class ListeningStart: Sendable {
+        private let current = Atomic<UInt64>(0)
+        private let starts = Atomic<UInt64>(0)
+
+        /// The start listening now, or `nil`.
+        var now: UInt64? {
+            let start = current.load(ordering: .acquiring)
+            return start == 0 ? nil : start
+        }
+
+        func started() {
+            let start = starts.wrappingAdd(1, ordering: .relaxed).newValue
+            current.store(start, ordering: .releasing)
+        }
+
+        func stopped() { current.store(0, ordering: .releasing) }
+    }
+
+    /// The listening state of `channel`, made once.
+    func listeningStart(of channel: String) -> ListeningStart {
+        state.withLock { state in
+            if let start = state.listening[channel] { return start }
+            let start = ListeningStart()
+            state.listening[channel] = start
+            return start
+        }
+    }
+
+    /// Records the latest failure to reach the database (`nil`: a call reached it).
+    private func record(failure: String?) {
+        if failure == nil, !failing.load(ordering: .acquiring) { return }
+        state.withLock { state in
+            state.failure = failure
+            failing.store(failure != nil, ordering: .releasing)
+        }
     }
 
     /// The default size of the pool.
@@ -106,7 +148,7 @@ public final class PostgresServerDatabase: Sendable {
 
     /// Closes the pool's connections; later calls fail.
     public func close() {
-        state.withLock { $0.closed = true }
+        closed.store(true, ordering: .releasing)
         prober.withLock { $0?.cancel() }
         for listener in listeners.withLock({ $0 }) { listener.cancel() }
         runner.cancel()
@@ -152,6 +194,7 @@ public final class PostgresServerDatabase: Sendable {
         // `received` runs on a queue of its own, in order: it may block (on the server's locks), and the database's
         // queue must never wait for what waits for the database.
         let deliveries = DispatchQueue(label: "folio.postgres.\(channel)")
+        let start = listeningStart(of: channel)
         let task = Task.detached(executorPreference: bridge) { [weak self] in
             while !Task.isCancelled {
                 do {
@@ -159,11 +202,8 @@ public final class PostgresServerDatabase: Sendable {
                         try await withThrowingTaskGroup(of: Void.self) { group in
                             group.addTask {
                                 try await connection.listen(on: channel) { notifications in
-                                    self?.state.withLock { state in
-                                        state.deaf[channel] = nil
-                                        state.starts[channel, default: 0] += 1
-                                        state.listening[channel] = state.starts[channel]
-                                    }
+                                    self?.state.withLock { $0.deaf[channel] = nil }
+                                    start.started()
                                     deliveries.async { received(nil) }
                                     for try await notification in notifications {
                                         let payload = notification.payload
@@ -195,7 +235,7 @@ public final class PostgresServerDatabase: Sendable {
                             "listening stopped", metadata: ["channel": .string(channel), "error": .string(reason)])
                     }
                 }
-                self?.state.withLock { _ = $0.listening.removeValue(forKey: channel) }
+                start.stopped()
                 try? await Task.sleep(for: .milliseconds(200))
             }
         }
@@ -218,8 +258,8 @@ public final class PostgresServerDatabase: Sendable {
         let client = self.client
         let answered = await Self.race(timeout) { try await client.query("SELECT 1") }
         switch answered {
-        case .success: state.withLock { $0.failure = nil }
-        case .failure(let error): state.withLock { $0.failure = Self.describe(error, timeout: timeout) }
+        case .success: record(failure: nil)
+        case .failure(let error): record(failure: Self.describe(error, timeout: timeout))
         }
     }
 
@@ -228,7 +268,7 @@ public final class PostgresServerDatabase: Sendable {
     public func isListening(on channel: String) -> Bool { listening(on: channel) != nil }
 
     /// Which start of listening on `channel` listens now (they are counted from 1), or `nil` while none does.
-    func listening(on channel: String) -> UInt64? { state.withLock { $0.listening[channel] } }
+    func listening(on channel: String) -> UInt64? { listeningStart(of: channel).now }
 
     /// Runs `body` against `timeout` without waiting for it past the timeout: a query the database never answers
     /// must not stop its caller (postgres-nio does not stop a query it sent when its task is cancelled).
@@ -278,7 +318,7 @@ public final class PostgresServerDatabase: Sendable {
     func run<T: Sendable>(
         _ action: String, timeout: Duration? = nil, _ body: @escaping @Sendable (PostgresClient) async throws -> T
     ) throws -> T {
-        guard !state.withLock({ $0.closed }) else {
+        guard !closed.load(ordering: .acquiring) else {
             throw ServerError(.storage, "the PostgreSQL pool is closed (while \(action))")
         }
         let client = self.client
@@ -298,16 +338,16 @@ public final class PostgresServerDatabase: Sendable {
         if done.wait(timeout: .now() + .milliseconds(Int(timeout.components.seconds * 1000))) == .timedOut {
             work.cancel()
             let reason = Self.describe(PostgresTimeout(), timeout: timeout)
-            state.withLock { $0.failure = reason }
+            record(failure: reason)
             throw ServerError(.storage, "PostgreSQL failed while \(action): \(reason)")
         }
         switch outcome.withLock({ $0 })! {
         case .success(let value):
-            state.withLock { $0.failure = nil }
+            record(failure: nil)
             return value
         case .failure(let error) where error is PSQLError || error is PostgresTimeout || error is CancellationError:
             let reason = Self.describe(error, timeout: timeout)
-            if Self.isUnreachable(error) { state.withLock { $0.failure = reason } }
+            if Self.isUnreachable(error) { record(failure: reason) }
             throw ServerError(.storage, "PostgreSQL failed while \(action): \(reason)")
         case .failure(let error):
             // The caller's own errors (a refusal, a change that does not decode), as they are.

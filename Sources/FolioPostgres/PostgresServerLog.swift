@@ -28,6 +28,8 @@ public final class PostgresServerLog: ServerLog {
     private let state: Mutex<State>
     /// What tells the copy whether PostgreSQL may hold more than it read (`nil`: ask it before every read).
     private let freshness: LogFreshness?
+    /// What `freshness` heard of this library.
+    private let notices: LogFreshness.Notices?
 
     private struct State {
         /// The copy, `nil` after it was thrown away.
@@ -70,7 +72,7 @@ public final class PostgresServerLog: ServerLog {
         self.library = library
         self.database = database
         self.freshness = freshness
-        freshness?.watch(library)
+        notices = freshness?.watch(library)
         let logger = database.logger
         let made = DeviceKey().rawRepresentation
         let stored: Data = try database.run("opening the log of library \(library)") { client in
@@ -222,97 +224,85 @@ public final class PostgresServerLog: ServerLog {
     /// position the copy holds after it: the last one written when nobody wrote since `position`, else `position`
     /// (the next call reads what others wrote, and these again, as duplicates).
     ///
-    /// The transaction takes a few statements whatever the number of changes: the log's row locked, a query for
-    /// the identities PostgreSQL holds already (no other writer can add one while the row is locked), then the
-    /// others inserted in bulk, at consecutive positions, each statement's arrays at most 1,000 rows and 32 MiB
-    /// (`StoredRows`). The call may take 1 s more than the database's timeout for every 16 MiB written.
+    /// The write is one call of `folio_store` (`PostgresSchema`), a round trip that is its own transaction, when the
+    /// changes fit one statement (`StoredRows`: at most 1,000 rows and 32 MiB); a larger write is a transaction of
+    /// one call a statement's worth, the heads with the last. The call may take 1 s more than the database's timeout
+    /// for every 16 MiB written.
     ///
-    /// - Throws: `ServerError` `storage`; `StoreError` `integrity` when PostgreSQL holds another change under one of these
-    ///   identities (another process took it first); nothing is stored then.
+    /// - Throws: `ServerError` `storage`; `StoreError` `integrity` when PostgreSQL (or the write itself) holds another
+    ///   change under one of these identities (another process took it first); nothing is stored then.
     private func write(_ changes: [EncodedChange], heads: [SignedHead], after position: Int64) throws -> Int64 {
         guard !changes.isEmpty else { return position }
         let library = self.library
+        let origin = freshness?.origin ?? ""
         let logger = database.logger
-        let rows = StoredRows(changes)
-        let heads = heads.map { (hash: $0.hash, bytes: ByteBuffer(bytes: $0.encoded())) }
+        let rows = StoredRows(try Self.distinct(changes, of: library))
+        let headHashes = heads.map { ByteBuffer(bytes: $0.hash.bytes) }
+        let headBytes = heads.map { ByteBuffer(bytes: $0.encoded()) }
+        let chunks = rows.chunks
         let allowed = database.timeout + .seconds(rows.byteCount / (16 << 20))
-        return try database.run("storing \(changes.count) changes of library \(library)", timeout: allowed) { client in
-            try await client.withTransaction(logger: logger) { connection in
-                var first: Int64 = 1
-                for try await value in try await connection.query(
-                    "SELECT next_position FROM folio_log WHERE library = \(library) FOR UPDATE", logger: logger
-                ).decode(Int64.self) {
-                    first = value
-                }
-                // The identities stored already, by another process: the same change, or another under its identity.
-                var stored: [StoredRows.Identity: ByteBuffer] = [:]
-                for chunk in rows.chunks {
-                    let (documents, devices, seqs) = rows.identities(chunk)
-                    for try await (document, device, seq, hash) in try await connection.query(
-                        """
-                        SELECT c.document, c.device, c.seq, c.hash FROM folio_change c
-                        JOIN unnest(\(documents), \(devices), \(seqs)) AS t(document, device, seq)
-                        ON c.document = t.document AND c.device = t.device AND c.seq = t.seq
-                        WHERE c.library = \(library)
-                        """, logger: logger
-                    ).decode((ByteBuffer, ByteBuffer, Int64, ByteBuffer).self) {
-                        stored[StoredRows.Identity(document: document, device: device, seq: seq)] = hash
-                    }
-                }
-                var fresh: [Int] = []
-                for index in rows.indices {
-                    guard let hash = stored[rows.identity(index)] else {
-                        fresh.append(index)
-                        // A second copy in this write is a duplicate of this one, or another change under its identity.
-                        stored[rows.identity(index)] = rows.hashes[index]
-                        continue
-                    }
-                    guard hash == rows.hashes[index] else {
-                        throw StoreError(
-                            .integrity,
-                            "library \(library) holds another change as seq \(rows.seqs[index]) of device \(Data(rows.devices[index].readableBytesView).hexPrefix); nothing was stored"
-                        )
-                    }
-                }
-                var next = first
-                var added: Int64 = 0
-                var positions: [ChangeHash: Int64] = [:]
-                for chunk in rows.chunks(of: fresh) {
-                    let picked = rows.picking(chunk)
-                    try await connection.query(
-                        """
-                        INSERT INTO folio_change (library, position, document, device, seq, hash, encoded)
-                        SELECT \(library), \(next) + t.n - 1, t.document, t.device, t.seq, t.hash, t.encoded
-                        FROM unnest(\(picked.documents), \(picked.devices), \(picked.seqs), \(picked.hashes), \(picked.encoded))
-                        WITH ORDINALITY AS t(document, device, seq, hash, encoded, n)
-                        """, logger: logger)
-                    for index in chunk {
-                        positions[rows.changes[index]] = next
-                        added += Int64(rows.encoded[index].readableBytes)
-                        next += 1
-                    }
-                }
-                if !fresh.isEmpty && !heads.isEmpty {
-                    // Each head at its change's position when this write stored it (a catch-up that reads up to a
-                    // change reads the head that vouches for it), else at the write's last.
-                    let headPositions = heads.map { positions[$0.hash] ?? next - 1 }
-                    let headBytes = heads.map(\.bytes)
-                    try await connection.query(
-                        """
-                        INSERT INTO folio_head (library, position, head)
-                        SELECT \(library), t.position, t.head FROM unnest(\(headPositions), \(headBytes)) AS t(position, head)
-                        """, logger: logger)
-                    added += Int64(headBytes.reduce(0) { $0 + $1.readableBytes })
-                }
-                try await connection.query(
+        // One call of `folio_store`: the first position it took and the next one free.
+        @Sendable func store(_ chunk: ArraySlice<Int>, headsFrom: Int64?, on connection: PostgresConnection)
+            async throws -> (first: Int64, next: Int64)
+        {
+            let picked = rows.picking(chunk)
+            let last = chunk.endIndex == rows.indices.endIndex
+            let (hashes, bytes) = last ? (headHashes, headBytes) : ([], [])
+            do {
+                for try await (first, next) in try await connection.query(
                     """
-                    UPDATE folio_log SET next_position = \(next), byte_size = byte_size + \(added)
-                    WHERE library = \(library)
-                    """, logger: logger)
-                try await connection.query("SELECT pg_notify('folio_changes', \(library))", logger: logger)
-                return first == position + 1 ? next - 1 : position
+                    SELECT first_taken, next_free FROM folio_store(\(library), \(origin), \(picked.documents),
+                        \(picked.devices), \(picked.seqs), \(picked.hashes), \(picked.encoded), \(hashes), \(bytes),
+                        \(headsFrom))
+                    """, logger: logger
+                ).decode((Int64, Int64).self) {
+                    return (first, next)
+                }
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "FOL01" {
+                throw StoreError(
+                    .integrity, "\(error.serverInfo?[.message] ?? "an identity reused"); nothing was stored")
+            }
+            throw ServerError(.storage, "storing changes of library \(library) returned no positions")
+        }
+        let (first, next) = try database.run(
+            "storing \(changes.count) changes of library \(library)", timeout: allowed
+        ) { client in
+            guard chunks.count > 1 else {
+                return try await client.withConnection { try await store(chunks[0], headsFrom: nil, on: $0) }
+            }
+            return try await client.withTransaction(logger: logger) { connection in
+                let (first, next) = try await store(chunks[0], headsFrom: nil, on: connection)
+                var last = next
+                for chunk in chunks.dropFirst() { last = try await store(chunk, headsFrom: first, on: connection).next }
+                return (first, last)
             }
         }
+        return first == position + 1 ? next - 1 : position
+    }
+
+    /// `changes` with each identity once: a second copy of a change is dropped; another change under an identity
+    /// given already refuses the write.
+    ///
+    /// - Throws: `StoreError` `integrity`.
+    private static func distinct(_ changes: [EncodedChange], of library: String) throws -> [EncodedChange] {
+        var seen: [DocumentID: [ChangeID: ChangeHash]] = [:]
+        var distinct: [EncodedChange] = []
+        distinct.reserveCapacity(changes.count)
+        for change in changes {
+            let (document, id, hash) = (change.change.document, change.change.id, change.change.hash)
+            guard let held = seen[document, default: [:]][id] else {
+                seen[document, default: [:]][id] = hash
+                distinct.append(change)
+                continue
+            }
+            guard held == hash else {
+                throw StoreError(
+                    .integrity,
+                    "library \(library) was given two changes as seq \(id.seq) of device \(id.device); nothing was stored"
+                )
+            }
+        }
+        return distinct
     }
 
     // MARK: Blobs, in PostgreSQL
@@ -463,8 +453,8 @@ public final class PostgresServerLog: ServerLog {
             building = true
         }
         // Taken before the read: a notification that arrives during it makes the next call read again.
-        let mark = freshness?.mark(of: library)
-        if !building, let mark, state.readMark == mark { return copy }
+        let mark = notices.flatMap { freshness?.mark(of: $0) }
+        if !building, let mark, mark.isHeld(by: state.readMark, upTo: state.position) { return copy }
         state.readMark = nil
         do {
             while true {
@@ -598,12 +588,5 @@ public final class PostgresServerLog: ServerLog {
         for suffix in ["", "-wal", "-shm"] {
             try? FileManager.default.removeItem(atPath: url.path + suffix)
         }
-    }
-}
-
-extension Data {
-    /// The first bytes in hexadecimal, for messages.
-    fileprivate var hexPrefix: String {
-        prefix(8).map { String(format: "%02x", $0) }.joined()
     }
 }

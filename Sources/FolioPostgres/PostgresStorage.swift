@@ -11,7 +11,7 @@ public final class PostgresStorage: ServerStorage {
     /// See `ServerStorage/accounts`.
     public let accounts: any ServerAccounts
     private let cacheDirectory: URL
-    /// This process's mark on the presence it publishes, so that it skips its own.
+    /// This process's mark on the presence it publishes and the changes it writes, so that it skips its own.
     private let origin = UUID().uuidString
     /// Presence frames waiting to be published, in order.
     private let outgoing: AsyncStream<String>.Continuation
@@ -26,7 +26,7 @@ public final class PostgresStorage: ServerStorage {
         self.database = database
         accounts = PostgresAccounts(database: database)
         cacheDirectory = dataDirectory.appendingPathComponent("cache", isDirectory: true)
-        freshness = LogFreshness(database: database, channel: Self.changesChannel)
+        freshness = LogFreshness(database: database, channel: Self.changesChannel, origin: origin)
         database.probeEvery(Self.probeInterval)
         let (payloads, outgoing) = AsyncStream.makeStream(
             of: String.self, bufferingPolicy: .bufferingNewest(Self.presenceBuffer))
@@ -36,7 +36,8 @@ public final class PostgresStorage: ServerStorage {
 
     deinit { outgoing.finish() }
 
-    /// The channel every transaction that stores changes notifies, with its library's name.
+    /// The channel every write of changes notifies, with the last position it took, the process that wrote and its
+    /// library's name (`LogFreshness`).
     static let changesChannel = "folio_changes"
     /// The channel presence crosses processes on.
     static let presenceChannel = "folio_presence"
@@ -75,15 +76,19 @@ public final class PostgresStorage: ServerStorage {
     }
 
     /// See `ServerStorage/watch(_:)`: a connection of the pool listens on the `folio_changes` channel, which every
-    /// transaction that stores changes notifies with its library's name; when the connection is lost, another
-    /// listens as soon as the database answers, and `stored` is called with `nil` (what was stored meanwhile went
-    /// unheard). From then on, a log's copy asks PostgreSQL before a read only when it may have grown there
-    /// (`LogFreshness`).
+    /// write of changes notifies with the last position it took, the process that wrote and its library's name;
+    /// `stored` is called with the library's name unless the write was this process's own. When the
+    /// connection is lost, another listens as soon as the database answers, and `stored` is called with `nil` (what
+    /// was stored meanwhile went unheard). From then on, a log's copy asks PostgreSQL before a read only when it may
+    /// have grown there (`LogFreshness`).
     public func watch(_ stored: @escaping @Sendable (String?) -> Void) {
         let freshness = self.freshness
         database.listen(on: Self.changesChannel) { payload in
-            freshness.heard(payload)
-            stored(payload)
+            guard let payload else {
+                freshness.listeningStarted()
+                return stored(nil)
+            }
+            if let library = freshness.heard(payload) { stored(library) }
         }
     }
 

@@ -54,6 +54,9 @@ import Testing
             // The writer's own copy holds what it wrote, and the other side's changes it read before.
             #expect(try logs[writer].vector(of: Self.document) == expected, "round \(round)")
         }
+        // A side's own writes are not passed on to it: each heard only the other's two rounds (notifications reach
+        // a listener in the order their writes committed, so the last round's, heard, came after all the others).
+        #expect(heard.counts.withLock { $0 } == [2, 2])
         first.close()
         second.close()
     }
