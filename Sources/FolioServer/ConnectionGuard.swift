@@ -43,6 +43,9 @@ final class ConnectionTracker: Sendable {
 ///   ``ServerLimits/closeGrace`` later. A peer still sending (a frame over the limit, a request after an error) would
 ///   otherwise get a TCP reset in place of the answer.
 /// - When the server shuts down, a connection that has not been answered yet is closed at once.
+/// - It defers a flush to the end of the event loop's current round of tasks, so that the frames several tasks write
+///   to the connection in that round (a change pushed and its notice, pushes of several batches) leave in one system
+///   call, not one each. A close flushes first.
 final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -70,6 +73,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var firstRequestTimer: Scheduled<Void>?
     private var lingerTimer: Scheduled<Void>?
     private var context: ChannelHandlerContext?
+    /// Whether a flush was asked for and waits for the end of the event loop's round.
+    private var flushDeferred = false
 
     init(settings: Settings) {
         self.settings = settings
@@ -156,6 +161,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func linger(_ context: ChannelHandlerContext, promise: EventLoopPromise<Void>?) {
+        flushNow()
         if let promise { context.channel.closeFuture.cascade(to: promise) }
         guard !lingering else { return }
         lingering = true
@@ -198,7 +204,24 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(data, promise: promise)
     }
 
+    func flush(context: ChannelHandlerContext) {
+        guard !flushDeferred else { return }
+        flushDeferred = true
+        // A task queued now runs after those queued before it: the writes they make are flushed with this one.
+        context.eventLoop.assumeIsolated().execute { [self] in
+            self.flushNow()
+        }
+    }
+
+    /// Flushes what waits for a deferred flush, if anything does.
+    private func flushNow() {
+        guard flushDeferred else { return }
+        flushDeferred = false
+        context?.flush()
+    }
+
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        flushNow()
         switch mode {
         case .all:
             linger(context, promise: promise)
@@ -213,6 +236,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
         if event is CloseNow {
+            flushNow()
             context.close(mode: .all, promise: nil)
             promise?.succeed()
         } else {
@@ -224,10 +248,12 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         if event is ChannelShouldQuiesceEvent, !answered {
             // Shutting down: a connection that has not even sent its request is not waited for.
             answered = true
+            flushNow()
             context.close(mode: .all, promise: nil)
             return
         }
         if let event = event as? ChannelEvent, event == .inputClosed, lingering {
+            flushNow()
             context.close(mode: .all, promise: nil)
             return
         }

@@ -323,6 +323,9 @@ struct PresenceRelayTests {
             flooding.notices.contains(Self.document(9))
         }
         let elapsed = ContinuousClock.now - start
+        // The peer's frames travel on a connection of their own: on a busy machine they may arrive after the
+        // acknowledgement. Nothing more is relayed once the burst has arrived (the flood ended before the change).
+        try await eventually(within: .seconds(30), "the burst") { peer.presences.count >= rate }
         try await Task.sleep(for: .milliseconds(300))
         let received = peer.presences.count
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
@@ -336,7 +339,7 @@ struct PresenceRelayTests {
         // The latest state that passed is what a device joining sees.
         let late = context.connect(HandDevice())
         let shown = try await Self.presences(1, of: late)
-        #expect(shown == [peer.presences.last!])
+        #expect(shown == [try #require(peer.presences.last)])
     }
 
     /// A connection shows a state in at most 16 documents (`--presence-documents`) at once: a state for a 17th is
