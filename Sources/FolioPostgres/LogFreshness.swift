@@ -3,7 +3,7 @@ import Synchronization
 /// Which libraries' logs may have grown in PostgreSQL since a process's copy of them last read it: what spares a
 /// ``PostgresServerLog`` a query before each of its reads, and the process the reading of its own writes.
 ///
-/// Every call that stores changes notifies `folio_changes` once it commits, with the last position it took, the
+/// Every write that stores changes notifies `folio_changes` once it commits, with the last position it took, the
 /// process that wrote (``origin``) and the library (`POSITION:ORIGIN:LIBRARY`; a Folio older than the `2 writes in
 /// one call` migration sends the library's name alone). Positions are taken with the log's row locked, so a
 /// notification of position P says that every change up to P is committed. While the process listens there, a copy

@@ -71,18 +71,19 @@ public enum PostgresSchema {
         Migration(
             name: "2 writes in one call",
             statements: [
-                // A write of changes in one call (one round trip, its own transaction when it is the only call): the
-                // log's row locked for the positions; a change whose identity the log holds under another hash
-                // refuses the whole call (SQLSTATE FOL01); the changes the log lacks inserted at consecutive
-                // positions, in the order given; the heads, each at the position of its change if a call of this
-                // write (from position `heads_from`, or this call's first) stored it, else at this call's last; the
-                // library's bytes counted; and a notification of `folio_changes` with the last position, the writing
-                // process and the library (`POSITION:ORIGIN:LIBRARY`, see `LogFreshness`). Returns the first position the call took and the next one
-                // free: equal when the log held every change. The arrays of changes hold distinct identities.
+                // One statement's worth of a write of changes (the writer calls it in its transaction): the log's
+                // row locked for the positions; a change whose identity the log holds under another hash refuses
+                // the whole call (SQLSTATE FOL01); the changes the log lacks inserted at consecutive positions, in
+                // the order given; the heads, each at the position of its change if a call of this write (from
+                // position `heads_from`, or this call's first) stored it, else at this call's last; the library's
+                // bytes counted; and, when the call took positions, a notification of `folio_changes` with the
+                // last one, the writing process and the library (`POSITION:ORIGIN:LIBRARY`, see `LogFreshness`).
+                // Returns the first position the call took and the next one free: equal when the log held every
+                // change. The arrays of changes hold distinct identities.
                 """
                 CREATE FUNCTION folio_store(
                     library_name text, origin text, documents bytea[], devices bytea[], seqs bigint[], hashes bytea[],
-                    encoded bytea[], head_hashes bytea[], heads bytea[], heads_from bigint)
+                    encodings bytea[], head_hashes bytea[], heads bytea[], heads_from bigint)
                 RETURNS TABLE (first_taken bigint, next_free bigint) LANGUAGE plpgsql AS $$
                 DECLARE
                     taken bigint;
@@ -104,7 +105,7 @@ public enum PostgresSchema {
                     WITH fresh AS (
                         SELECT t.document, t.device, t.seq, t.hash, t.encoded,
                             row_number() OVER (ORDER BY t.n) AS k
-                        FROM unnest(documents, devices, seqs, hashes, encoded)
+                        FROM unnest(documents, devices, seqs, hashes, encodings)
                             WITH ORDINALITY AS t(document, device, seq, hash, encoded, n)
                         WHERE NOT EXISTS (
                             SELECT 1 FROM folio_change c WHERE c.library = library_name

@@ -224,10 +224,11 @@ public final class PostgresServerLog: ServerLog {
     /// position the copy holds after it: the last one written when nobody wrote since `position`, else `position`
     /// (the next call reads what others wrote, and these again, as duplicates).
     ///
-    /// The write is one call of `folio_store` (`PostgresSchema`), a round trip that is its own transaction, when the
-    /// changes fit one statement (`StoredRows`: at most 1,000 rows and 32 MiB); a larger write is a transaction of
-    /// one call a statement's worth, the heads with the last. The call may take 1 s more than the database's timeout
-    /// for every 16 MiB written.
+    /// The write is a transaction of one call of `folio_store` (`PostgresSchema`) for each statement's worth of changes
+    /// (`StoredRows`: at most 1,000 rows and 32 MiB), the heads with the last: three round trips for a write of up to
+    /// 1,000 changes. It returns once PostgreSQL has answered the `COMMIT` (a statement outside an explicit transaction
+    /// answers before its commit, which may still fail). The call may take 1 s more than the database's timeout for
+    /// every 16 MiB written.
     ///
     /// - Throws: `ServerError` `storage`; `StoreError` `integrity` when PostgreSQL (or the write itself) holds another
     ///   change under one of these identities (another process took it first); nothing is stored then.
@@ -248,29 +249,30 @@ public final class PostgresServerLog: ServerLog {
             let picked = rows.picking(chunk)
             let last = chunk.endIndex == rows.indices.endIndex
             let (hashes, bytes) = last ? (headHashes, headBytes) : ([], [])
+            var positions: [(first: Int64, next: Int64)] = []
             do {
-                for try await (first, next) in try await connection.query(
+                for try await row in try await connection.query(
                     """
                     SELECT first_taken, next_free FROM folio_store(\(library), \(origin), \(picked.documents),
                         \(picked.devices), \(picked.seqs), \(picked.hashes), \(picked.encoded), \(hashes), \(bytes),
                         \(headsFrom))
                     """, logger: logger
                 ).decode((Int64, Int64).self) {
-                    return (first, next)
+                    positions.append(row)
                 }
             } catch let error as PSQLError where error.serverInfo?[.sqlState] == "FOL01" {
                 throw StoreError(
                     .integrity, "\(error.serverInfo?[.message] ?? "an identity reused"); nothing was stored")
             }
-            throw ServerError(.storage, "storing changes of library \(library) returned no positions")
+            guard positions.count == 1 else {
+                throw ServerError(.storage, "storing changes of library \(library) returned \(positions.count) rows")
+            }
+            return positions[0]
         }
         let (first, next) = try database.run(
             "storing \(changes.count) changes of library \(library)", timeout: allowed
         ) { client in
-            guard chunks.count > 1 else {
-                return try await client.withConnection { try await store(chunks[0], headsFrom: nil, on: $0) }
-            }
-            return try await client.withTransaction(logger: logger) { connection in
+            try await client.withTransaction(logger: logger) { connection in
                 let (first, next) = try await store(chunks[0], headsFrom: nil, on: connection)
                 var last = next
                 for chunk in chunks.dropFirst() { last = try await store(chunk, headsFrom: first, on: connection).next }

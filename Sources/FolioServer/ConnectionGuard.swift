@@ -87,6 +87,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         cancelTimers()
+        flushNow()
         self.context = nil
     }
 

@@ -253,6 +253,34 @@ import Testing
                 == one.changes.map(\.change.hash), "the second process serves what PostgreSQL holds")
     }
 
+    /// A write counts as stored only once PostgreSQL has answered its commit: a check the database makes at commit
+    /// (here a deferred constraint trigger that refuses every change) fails the ingest, and nothing is stored.
+    @Test func aWriteWhoseCommitFailsIsNotAcknowledged() async throws {
+        let test = try await TestPostgres.fresh()
+        let database = try test.open()
+        defer { database.close() }
+        let directory = try TemporaryDirectory()
+        let log = try PostgresServerLog(
+            library: "notes", database: database, cacheDirectory: directory.subdirectory("cache"))
+        try await test.execute(
+            """
+            CREATE FUNCTION refuse_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN RAISE EXCEPTION 'refused at commit'; END $$
+            """)
+        try await test.execute(
+            """
+            CREATE CONSTRAINT TRIGGER refuse_at_commit AFTER INSERT ON folio_change
+            DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_at_commit()
+            """)
+        let store = try ChangeLogStore(inMemoryNamed: "A", device: a)
+        let made = try made(by: a, 3, in: store)
+        let error = #expect(throws: ServerError.self) { try log.ingest(made.changes, heads: made.heads) }
+        #expect(error?.message.contains("refused at commit") == true, "\(String(describing: error))")
+        #expect(try await test.count("folio_change") == 0)
+        // The copy, which took the changes, was thrown away: the log serves what PostgreSQL holds.
+        #expect(try log.vector(of: Self.document).changeCount == 0)
+    }
+
     @Test func aLongWriteOfOneDeviceReachesAnotherProcessWhole() async throws {
         let subject = try await subject(.postgres)
         let first = try subject.open()
