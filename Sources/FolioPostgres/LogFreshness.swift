@@ -22,7 +22,7 @@ import Synchronization
 final class LogFreshness: Sendable {
     /// What a copy's read was current with: the start of listening that listened, the library's notifications
     /// without a position, and the highest position notified.
-    struct Mark: Equatable, Sendable {
+    struct Mark: Sendable {
         var listening: UInt64
         var notices: UInt64
         var notified: Int64
@@ -36,7 +36,7 @@ final class LogFreshness: Sendable {
     }
 
     /// What a notification of `folio_changes` says.
-    struct Notification: Equatable, Sendable {
+    struct Notification: Sendable {
         var library: String
         /// The last position the write took, and the process that wrote; `nil` from a Folio that does not send them.
         var position: Int64?

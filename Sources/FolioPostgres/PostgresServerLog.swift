@@ -230,14 +230,16 @@ public final class PostgresServerLog: ServerLog {
     /// answers before its commit, which may still fail). The call may take 1 s more than the database's timeout for
     /// every 16 MiB written.
     ///
-    /// - Throws: `ServerError` `storage`; `StoreError` `integrity` when PostgreSQL (or the write itself) holds another
-    ///   change under one of these identities (another process took it first); nothing is stored then.
+    /// `changes` are what the copy took, so each identity comes once (`folio_store` relies on it).
+    ///
+    /// - Throws: `ServerError` `storage`; `StoreError` `integrity` when PostgreSQL holds another change under one of
+    ///   these identities (another process took it first); nothing is stored then.
     private func write(_ changes: [EncodedChange], heads: [SignedHead], after position: Int64) throws -> Int64 {
         guard !changes.isEmpty else { return position }
         let library = self.library
         let origin = freshness?.origin ?? ""
         let logger = database.logger
-        let rows = StoredRows(try Self.distinct(changes, of: library))
+        let rows = StoredRows(changes)
         let headHashes = heads.map { ByteBuffer(bytes: $0.hash.bytes) }
         let headBytes = heads.map { ByteBuffer(bytes: $0.encoded()) }
         let chunks = rows.chunks
@@ -280,31 +282,6 @@ public final class PostgresServerLog: ServerLog {
             }
         }
         return first == position + 1 ? next - 1 : position
-    }
-
-    /// `changes` with each identity once: a second copy of a change is dropped; another change under an identity
-    /// given already refuses the write.
-    ///
-    /// - Throws: `StoreError` `integrity`.
-    private static func distinct(_ changes: [EncodedChange], of library: String) throws -> [EncodedChange] {
-        var seen: [DocumentID: [ChangeID: ChangeHash]] = [:]
-        var distinct: [EncodedChange] = []
-        distinct.reserveCapacity(changes.count)
-        for change in changes {
-            let (document, id, hash) = (change.change.document, change.change.id, change.change.hash)
-            guard let held = seen[document, default: [:]][id] else {
-                seen[document, default: [:]][id] = hash
-                distinct.append(change)
-                continue
-            }
-            guard held == hash else {
-                throw StoreError(
-                    .integrity,
-                    "library \(library) was given two changes as seq \(id.seq) of device \(id.device); nothing was stored"
-                )
-            }
-        }
-        return distinct
     }
 
     // MARK: Blobs, in PostgreSQL
