@@ -14,15 +14,28 @@ package struct FoldPolicy: Hashable, Sendable {
     /// store was in use, and the folds of every close, do not leave a trail of small segments. No fold writes a
     /// segment of more changes than this: a longer run is written as several.
     package var segmentTarget: Int
+    /// What ``segmentTarget`` is for a document whose segments hold more changes than ``segmentTarget`` in all (at
+    /// most that): a long history is kept in segments of this size, and the first fold that makes a history long
+    /// writes its larger segments again in pieces of this size. A reader of an old version decodes only the
+    /// segments that hold the changes it needs, each alone, so this bounds what such a read decodes; a short
+    /// history stays in one segment, which compresses best.
+    package var longHistorySegmentTarget: Int
 
     /// Creates a policy.
-    package init(threshold: Int = 2_048, tail: Int = 128, segmentTarget: Int = 32_768) {
+    package init(
+        threshold: Int = 2_048, tail: Int = 128, segmentTarget: Int = 32_768, longHistorySegmentTarget: Int = 4_096
+    ) {
         self.threshold = max(threshold, 1)
         self.tail = max(tail, 0)
         self.segmentTarget = max(segmentTarget, 1)
+        self.longHistorySegmentTarget = min(max(longHistorySegmentTarget, 1), self.segmentTarget)
     }
 
-    /// The policy of every store: fold at 2,048 rows, keeping the newest 128; grow segments to 32,768 changes.
+    /// The target size of the segments of a document whose segments will hold `folded` changes.
+    func target(folding folded: Int) -> Int { folded > segmentTarget ? longHistorySegmentTarget : segmentTarget }
+
+    /// The policy of every store: fold at 2,048 rows, keeping the newest 128; grow segments to 32,768 changes, and
+    /// keep a longer history in segments of 4,096.
     package static let standard = FoldPolicy()
 }
 
@@ -131,14 +144,31 @@ extension ChangeLogStore {
                     sql: "SELECT id, count FROM segment WHERE id BETWEEN ? AND ? ORDER BY id DESC LIMIT 64"),
                 arguments: [range.lowerBound, range.upperBound]
             ).map { (id: $0[0] as Int64, count: $0[1] as Int) }
+            let alreadyFolded =
+                try Int.fetchOne(
+                    db.cachedStatement(sql: "SELECT coalesce(sum(count), 0) FROM segment WHERE id BETWEEN ? AND ?"),
+                    arguments: [range.lowerBound, range.upperBound]) ?? 0
+            let target = foldPolicy.target(folding: alreadyFolded + folding.count)
             var merged: [(id: Int64, count: Int)] = []
             if merging {
-                var total = 0
-                for segment in trailing {
-                    guard segment.count < foldPolicy.segmentTarget, total + segment.count < foldPolicy.segmentTarget
-                    else { break }
-                    merged.append(segment)
-                    total += segment.count
+                // A history that has grown long: its segments above the target are written again in pieces, with
+                // every segment after them (so that segments stay in the order they name each other).
+                let oversized = try Int64.fetchOne(
+                    db.cachedStatement(sql: "SELECT min(id) FROM segment WHERE id BETWEEN ? AND ? AND count > ?"),
+                    arguments: [range.lowerBound, range.upperBound, target])
+                if let oversized {
+                    merged = try Row.fetchAll(
+                        db.cachedStatement(
+                            sql: "SELECT id, count FROM segment WHERE id BETWEEN ? AND ? ORDER BY id DESC"),
+                        arguments: [oversized, range.upperBound]
+                    ).map { (id: $0[0] as Int64, count: $0[1] as Int) }
+                } else {
+                    var total = 0
+                    for segment in trailing {
+                        guard segment.count < target, total + segment.count < target else { break }
+                        merged.append(segment)
+                        total += segment.count
+                    }
                 }
             }
             func bytes(of id: Int64) throws -> Data {
@@ -176,8 +206,8 @@ extension ChangeLogStore {
             let run = earlierChanges + folding
             let first = (trailing.first.map { $0.id & 0xFFFF_FFFF } ?? 0) + 1
             var pieces: [(id: Int64, changes: [Change], bytes: [UInt8])] = []
-            for (index, start) in stride(from: 0, to: run.count, by: foldPolicy.segmentTarget).enumerated() {
-                let end = min(start + foldPolicy.segmentTarget, run.count)
+            for (index, start) in stride(from: 0, to: run.count, by: target).enumerated() {
+                let end = min(start + target, run.count)
                 // Usually the whole run, which is then not copied.
                 let changes = end - start == run.count ? run : Array(run[start..<end])
                 let number = first + Int64(index)
@@ -209,10 +239,13 @@ extension ChangeLogStore {
                 try db.cachedStatement(sql: "DELETE FROM segment WHERE id = ?").execute(arguments: [segment.id])
             }
             for piece in pieces {
-                try db.cachedStatement(sql: "INSERT INTO segment (id, count, bytes, lifecycle) VALUES (?, ?, ?, ?)")
-                    .execute(arguments: [
-                        piece.id, piece.changes.count, Data(piece.bytes), Self.lifecycleCopies(of: piece.changes),
-                    ])
+                try db.cachedStatement(
+                    sql: "INSERT INTO segment (id, count, seqs, bytes, lifecycle) VALUES (?, ?, ?, ?, ?)"
+                )
+                .execute(arguments: [
+                    piece.id, piece.changes.count, SegmentSeqs(piece.changes).encoded, Data(piece.bytes),
+                    Self.lifecycleCopies(of: piece.changes),
+                ])
             }
             var highest: [DeviceID: UInt64] = [:]
             for change in folding { highest[change.id.device] = max(highest[change.id.device] ?? 0, change.id.seq) }

@@ -128,11 +128,17 @@ extension ChangeLogStore {
                 if let foldedSeq = folded[deviceRow], seqs.lowerBound <= foldedSeq {
                     let range = seqs.lowerBound...min(foldedSeq, seqs.upperBound)
                     let start = result.count
-                    // The segments up to those holding both ends of the range.
-                    let prefix = try self.segments(of: document, documentRow: documentRow, in: db) {
-                        $0.holds(device, ends: range)
-                    }
-                    if prefix.append(device, seqs: range, to: &result) != nil {
+                    let found = try appendFolded(
+                        device, seqs: range, of: document, documentRow: documentRow, in: db, to: &result)
+                    // Otherwise the segments in order, up to those holding both ends of the range.
+                    if !found,
+                        try self.segments(
+                            of: document, documentRow: documentRow, in: db,
+                            until: {
+                                $0.holds(device, ends: range)
+                            }
+                        ).append(device, seqs: range, to: &result) != nil
+                    {
                         // A seq between the ends lies in a later segment (a device folded out of order): all of
                         // them are read.
                         result.removeSubrange(start...)
@@ -219,6 +225,12 @@ extension ChangeLogStore {
                 db.cachedStatement(sql: Self.changeBySeq),
                 arguments: [documentRow, deviceRow, Int64(id.seq)])
             guard let row = try rows.next() else {
+                var found: [Change] = []
+                if try appendFolded(
+                    id.device, seqs: id.seq...id.seq, of: document, documentRow: documentRow, in: db, to: &found)
+                {
+                    return found.first
+                }
                 // The segments as far as the change (all of them when it is not there).
                 return try segments(of: document, documentRow: documentRow, in: db) {
                     $0.holds(id.device, ends: id.seq...id.seq)

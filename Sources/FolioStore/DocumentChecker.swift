@@ -128,7 +128,7 @@ struct DocumentChecker {
         let range = ChangeLogStore.segmentRange(of: documentRow)
         var rows = try RawRows(
             db.cachedStatement(
-                sql: "SELECT id, count, bytes, lifecycle FROM segment WHERE id BETWEEN ? AND ? ORDER BY id"),
+                sql: "SELECT id, count, bytes, lifecycle, seqs FROM segment WHERE id BETWEEN ? AND ? ORDER BY id"),
             arguments: [range.lowerBound, range.upperBound])
         while let row = try rows.next() {
             let id: Int64 = row[0]
@@ -157,6 +157,10 @@ struct DocumentChecker {
             let lifecycle = changes.filter { if case .lifecycle = $0.kind { true } else { false } }
             if (row[3] as Data) != ChangeLogStore.lifecycleCopies(of: lifecycle) {
                 problem(nil, "segment \(id & 0xFFFF_FFFF)'s copies of its lifecycle changes differ from what it holds")
+            }
+            // Readers find a change's segment by them (a wrong one would make them read the segments in order).
+            if (row[4] as Data?).flatMap({ try? SegmentSeqs(decoding: $0) }) != SegmentSeqs(changes) {
+                problem(nil, "segment \(id & 0xFFFF_FFFF)'s seqs are missing or differ from the changes it holds")
             }
             decoded.append(segment: id, changes: changes)
         }

@@ -131,12 +131,46 @@ final class SegmentCache: Sendable {
     /// How many documents' segments are kept decoded.
     static let documentLimit = 8
 
+    /// How many segments the store has decoded (see `ChangeLogStore.segmentsDecoded`).
+    let decodes = Atomic<Int>(0)
+
+    /// How many segments decoded alone are kept (``single(_:)``).
+    static let singleLimit = 16
+
     private struct State {
         var documents: [Int64: DecodedSegments] = [:]
         /// Document rows, least recently used first.
         var order: [Int64] = []
+        /// Segments decoded alone, each as decoded segments of its own, by segment id.
+        var singles: [Int64: DecodedSegments] = [:]
+        /// Their ids, least recently used first.
+        var singleOrder: [Int64] = []
     }
     private let state = Mutex(State())
+
+    /// Segment `id` decoded alone, if kept.
+    func single(_ id: Int64) -> DecodedSegments? {
+        state.withLock { state in
+            guard let kept = state.singles[id] else { return nil }
+            state.singleOrder.removeAll { $0 == id }
+            state.singleOrder.append(id)
+            return kept
+        }
+    }
+
+    /// Keeps `segment`, one segment decoded alone.
+    func remember(single segment: DecodedSegments) {
+        guard segment.ids.count == 1 else { return }
+        let id = segment.ids[0]
+        state.withLock { state in
+            state.singles[id] = segment
+            state.singleOrder.removeAll { $0 == id }
+            state.singleOrder.append(id)
+            while state.singleOrder.count > Self.singleLimit {
+                state.singles[state.singleOrder.removeFirst()] = nil
+            }
+        }
+    }
 
     func cached(_ documentRow: Int64) -> DecodedSegments? {
         state.withLock { $0.documents[documentRow] }
@@ -171,14 +205,21 @@ final class SegmentCache: Sendable {
     }
 
     func forget(_ documentRow: Int64) {
+        let range = ChangeLogStore.segmentRange(of: documentRow)
         state.withLock { state in
             state.documents[documentRow] = nil
             state.order.removeAll { $0 == documentRow }
+            state.singleOrder.removeAll { range.contains($0) }
+            state.singles = state.singles.filter { !range.contains($0.key) }
         }
     }
 }
 
 extension ChangeLogStore {
+    /// How many segments this store has decoded since it opened (folds, reads and streams; `verify` not counted):
+    /// what a read of old changes cost, for diagnostics and tests.
+    package var segmentsDecoded: Int { segmentCache.decodes.load(ordering: .relaxed) }
+
     /// A segment's row id: the document's row in the high 32 bits and the segment's number in the low ones, so that
     /// a document's segments are one range of the table's own key, in order, without an index of their own.
     static func segmentRange(of documentRow: Int64) -> ClosedRange<Int64> {
@@ -225,11 +266,73 @@ extension ChangeLogStore {
         return segments
     }
 
+    /// Appends to `result` the changes of `device` with the seqs `seqs`, every one of them folded, read from the
+    /// segments that hold them, found by their seqs (`SegmentSeqs`) and each decoded alone, or from the segments
+    /// the cache holds decoded: reading an old version of a long history decodes the segments it needs, not every
+    /// segment before them. Returns `false`, with `result` as it was, when the segments' seqs cannot say where the
+    /// changes are (a segment without seqs, or with seqs that do not decode, a device folded out of order, a
+    /// segment that lacks a change its seqs promise or does not decode alone): the caller then reads the segments
+    /// in order, which finds the changes or says what is wrong.
+    func appendFolded(
+        _ device: DeviceID, seqs: ClosedRange<UInt64>, of document: DocumentID, documentRow: Int64, in db: Database,
+        to result: inout [Change]
+    ) throws -> Bool {
+        let start = result.count
+        if let cached = segmentCache.cached(documentRow), cached.holds(device, ends: seqs) {
+            if cached.append(device, seqs: seqs, to: &result) == nil { return true }
+            result.removeSubrange(start...)
+        }
+        let range = Self.segmentRange(of: documentRow)
+        var holding: [(id: Int64, seqs: ClosedRange<UInt64>)] = []
+        var previous: UInt64 = 0
+        var rows = try RawRows(
+            db.cachedStatement(sql: "SELECT id, seqs FROM segment WHERE id BETWEEN ? AND ? ORDER BY id"),
+            arguments: [range.lowerBound, range.upperBound])
+        while let row = try rows.next() {
+            guard let stored = row[1] as Data?, let segmentSeqs = try? SegmentSeqs(decoding: stored) else {
+                return false
+            }
+            guard let held = segmentSeqs.seqs(of: device) else { continue }
+            // Each segment holds later changes of a device than the ones before it, as folds write them.
+            guard held.lowerBound > previous else { return false }
+            previous = held.upperBound
+            if held.overlaps(seqs) { holding.append((row[0], held.clamped(to: seqs))) }
+        }
+        guard let first = holding.first, let last = holding.last, first.seqs.lowerBound == seqs.lowerBound,
+            last.seqs.upperBound == seqs.upperBound
+        else { return false }
+        for (id, wanted) in holding {
+            let segment: DecodedSegments
+            if let kept = segmentCache.single(id) {
+                segment = kept
+            } else {
+                guard
+                    let bytes = try Data.fetchOne(
+                        db.cachedStatement(sql: "SELECT bytes FROM segment WHERE id = ?"), arguments: [id]),
+                    let decoded = try? decodeSegment(bytes, id: id, of: document, outside: { _ in nil })
+                else {
+                    result.removeSubrange(start...)
+                    return false
+                }
+                var single = DecodedSegments()
+                single.append(segment: id, changes: decoded)
+                segmentCache.remember(single: single)
+                segment = single
+            }
+            guard segment.append(device, seqs: wanted, to: &result) == nil else {
+                result.removeSubrange(start...)
+                return false
+            }
+        }
+        return true
+    }
+
     /// Decodes segment `id` of `document`, the changes it names outside itself found by `outside` or else by the
     /// stamps it carries.
     func decodeSegment(
         _ bytes: Data, id: Int64, of document: DocumentID, outside: (ChangeID) -> ChangeStamp?
     ) throws -> [Change] {
+        segmentCache.decodes.add(1, ordering: .relaxed)
         do {
             return try ChangeRunCodec.decode(bytes, document: document, outside: outside)
         } catch {

@@ -239,7 +239,53 @@ enum StoreSchema {
                     ) WITHOUT ROWID;
                     """)
         }
+        migrator.registerMigration("v10 segment seqs") { db in try migrateSegmentSeqs(db) }
         return migrator
+    }
+
+    /// Gives every segment its seqs (`SegmentSeqs`): the table is written again with the column before the
+    /// segment's bytes, so that reading a document's seqs reads no page of its bytes, and each document's segments
+    /// are decoded once, in order, to fill it. A segment that does not decode keeps none (readers then read the
+    /// document's segments in order; `verify` reports it).
+    private static func migrateSegmentSeqs(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                -- `seqs`: per device, the lowest and highest seq of its changes the segment holds (SegmentSeqs), so
+                -- that a reader finds the segment holding a change without decoding the segments before it.
+                CREATE TABLE segment_v10 (
+                    id INTEGER PRIMARY KEY,
+                    count INTEGER NOT NULL,
+                    seqs BLOB,
+                    lifecycle BLOB NOT NULL,
+                    bytes BLOB NOT NULL
+                );
+                INSERT INTO segment_v10 (id, count, lifecycle, bytes) SELECT id, count, lifecycle, bytes FROM segment;
+                DROP TABLE segment;
+                ALTER TABLE segment_v10 RENAME TO segment;
+                """)
+        let update = try db.makeStatement(sql: "UPDATE segment SET seqs = ? WHERE id = ?")
+        for document in try Row.fetchAll(
+            db, sql: "SELECT DISTINCT d.id, d.uuid FROM document d JOIN segment s ON s.id >> 32 = d.id")
+        {
+            let documentRow: Int64 = document[0]
+            let id = DocumentID(try ColumnDecoder.uuid(document[1]))
+            var decoded = DecodedSegments()
+            let range = ChangeLogStore.segmentRange(of: documentRow)
+            for segment in try Row.fetchAll(
+                db, sql: "SELECT id, bytes FROM segment WHERE id BETWEEN ? AND ? ORDER BY id",
+                arguments: [range.lowerBound, range.upperBound])
+            {
+                guard
+                    let changes = try? ChangeRunCodec.decode(
+                        segment[1] as Data, document: id,
+                        outside: {
+                            decoded.change($0).map(ChangeStamp.init)
+                        })
+                else { continue }
+                try update.execute(arguments: [SegmentSeqs(changes).encoded, segment[0] as Int64])
+                decoded.append(segment: segment[0], changes: changes)
+            }
+        }
     }
 
     /// Creates the table of the documents this device keeps to itself (see

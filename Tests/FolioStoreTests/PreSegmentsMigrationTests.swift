@@ -103,7 +103,10 @@ import Testing
         }
         #expect(try store.changeCount() == 28)
         let steps = try rows("SELECT identifier FROM grdb_migrations ORDER BY rowid", on: url)
-        #expect(steps == Self.olderSteps + ["v7 compact segments", "v8 unvouched counts", "v9 checkpoint manifests"])
+        #expect(
+            steps == Self.olderSteps + [
+                "v7 compact segments", "v8 unvouched counts", "v9 checkpoint manifests", "v10 segment seqs",
+            ])
 
         // Every document's history but its heads into segments: it reads back the same, and verifies.
         var folded = 0
