@@ -298,9 +298,13 @@ extension ChangeLogStore {
             previous = held.upperBound
             if held.overlaps(seqs) { holding.append((row[0], held.clamped(to: seqs))) }
         }
-        guard let first = holding.first, let last = holding.last, first.seqs.lowerBound == seqs.lowerBound,
-            last.seqs.upperBound == seqs.upperBound
-        else { return false }
+        // Together they must hold every seq wanted, each once.
+        var next = seqs.lowerBound
+        for held in holding {
+            guard held.seqs.lowerBound == next else { return false }
+            next = held.seqs.upperBound &+ 1
+        }
+        guard !holding.isEmpty, next == seqs.upperBound &+ 1 else { return false }
         for (id, wanted) in holding {
             let segment: DecodedSegments
             if let kept = segmentCache.single(id) {
