@@ -15,8 +15,9 @@ package struct FoldPolicy: Hashable, Sendable {
     /// segment of more changes than this: a longer run is written as several.
     package var segmentTarget: Int
     /// What ``segmentTarget`` is for a document whose segments hold more changes than ``segmentTarget`` in all (at
-    /// most that): a long history is kept in segments of this size, and the first fold that makes a history long
-    /// writes its larger segments again in pieces of this size. A reader of an old version decodes only the
+    /// most that): a long history is kept in segments of this size, and the first fold at close that finds a history
+    /// long writes its larger segments again in pieces of this size (when they and the segments after them hold at
+    /// most twice ``segmentTarget`` changes). A reader of an old version decodes only the
     /// segments that hold the changes it needs, each alone, so this bounds what such a read decodes; a short
     /// history stays in one segment, which compresses best.
     package var longHistorySegmentTarget: Int
@@ -101,9 +102,9 @@ extension ChangeLogStore {
         try giveBackFreePages()
     }
 
-    /// Folds `document`'s older changes into segments (one, unless they are more than `FoldPolicy.segmentTarget`), in
-    /// one transaction, keeping the newest `tail` as rows; does nothing when fewer than `minimum` rows would be
-    /// folded. Each segment is decoded again, alone, and every recomputed hash compared with the rows' before the rows
+    /// Folds `document`'s older changes into segments (one, unless they are more than the policy's target: see
+    /// `FoldPolicy`), in one transaction, keeping the newest `tail` as rows; does nothing when fewer than `minimum`
+    /// rows would be folded. Each segment is decoded again, alone, and every recomputed hash compared with the rows' before the rows
     /// are deleted; then the file gives back the pages they took.
     ///
     /// - Returns: how many changes were folded.
@@ -139,29 +140,25 @@ extension ChangeLogStore {
             // A segment decodes alone (it carries the stamps of the changes before it that it names). The changes a
             // new run names are among the last fold's, or in the last segment, or rarely in an older one.
             let range = Self.segmentRange(of: documentRow)
-            let trailing = try Row.fetchAll(
-                db.cachedStatement(
-                    sql: "SELECT id, count FROM segment WHERE id BETWEEN ? AND ? ORDER BY id DESC LIMIT 64"),
-                arguments: [range.lowerBound, range.upperBound]
-            ).map { (id: $0[0] as Int64, count: $0[1] as Int) }
-            let alreadyFolded =
-                try Int.fetchOne(
-                    db.cachedStatement(sql: "SELECT coalesce(sum(count), 0) FROM segment WHERE id BETWEEN ? AND ?"),
-                    arguments: [range.lowerBound, range.upperBound]) ?? 0
-            let target = foldPolicy.target(folding: alreadyFolded + folding.count)
+            // The document's segments, in order, each with its count (as the file says, within what a run holds).
+            var listed: [(id: Int64, count: Int)] = []
+            var segmentRows = try RawRows(
+                db.cachedStatement(sql: "SELECT id, count FROM segment WHERE id BETWEEN ? AND ? ORDER BY id"),
+                arguments: [range.lowerBound, range.upperBound])
+            while let row = try segmentRows.next() {
+                listed.append((row[0], min(max(row[1] as Int, 0), ChangeRunCodec.Limits.changes)))
+            }
+            let trailing = Array(listed.suffix(64).reversed())
+            let target = foldPolicy.target(folding: listed.reduce(folding.count) { $0 + $1.count })
             var merged: [(id: Int64, count: Int)] = []
             if merging {
                 // A history that has grown long: its segments above the target are written again in pieces, with
-                // every segment after them (so that segments stay in the order they name each other).
-                let oversized = try Int64.fetchOne(
-                    db.cachedStatement(sql: "SELECT min(id) FROM segment WHERE id BETWEEN ? AND ? AND count > ?"),
-                    arguments: [range.lowerBound, range.upperBound, target])
-                if let oversized {
-                    merged = try Row.fetchAll(
-                        db.cachedStatement(
-                            sql: "SELECT id, count FROM segment WHERE id BETWEEN ? AND ? ORDER BY id DESC"),
-                        arguments: [oversized, range.upperBound]
-                    ).map { (id: $0[0] as Int64, count: $0[1] as Int) }
+                // every segment after them (so that segments stay in the order they name each other), when that
+                // is at most twice `segmentTarget` changes in all, as much as a fold of a short history may merge;
+                // longer spans (a long history folded by an earlier version) stay as they are.
+                let resplit = listed.firstIndex { $0.count > target }.map { listed[$0...] }
+                if let resplit, resplit.reduce(folding.count, { $0 + $1.count }) <= 2 * foldPolicy.segmentTarget {
+                    merged = resplit.reversed()
                 } else {
                     var total = 0
                     for segment in trailing {

@@ -121,24 +121,24 @@ extension ChangeLogStore {
             let wanted = limit.map { frontier.vector.intersecting($0) } ?? frontier.vector
             let missing = wanted.changesMissing(from: vector)
             let folded = missing.isEmpty ? [:] : try foldedSeqs(of: documentRow, in: db)
+            // The folded part of each device's missing seqs, read from the segments holding them when their seqs
+            // say which, else from the segments in order.
+            var foldedParts: [(device: DeviceID, seqs: ClosedRange<UInt64>)] = []
             for (device, seqs) in missing {
-                guard let deviceRow = frontier.tips[device]?.deviceRow else {
-                    throw StoreError(.corrupt, "document \(document) has changes of device \(device) without its tip")
+                if let deviceRow = frontier.tips[device]?.deviceRow, let foldedSeq = folded[deviceRow],
+                    seqs.lowerBound <= foldedSeq
+                {
+                    foldedParts.append((device, seqs.lowerBound...min(foldedSeq, seqs.upperBound)))
                 }
-                if let foldedSeq = folded[deviceRow], seqs.lowerBound <= foldedSeq {
-                    let range = seqs.lowerBound...min(foldedSeq, seqs.upperBound)
+            }
+            if try !appendFolded(foldedParts, of: document, documentRow: documentRow, in: db, to: &result) {
+                for (device, range) in foldedParts {
                     let start = result.count
-                    let found = try appendFolded(
-                        device, seqs: range, of: document, documentRow: documentRow, in: db, to: &result)
-                    // Otherwise the segments in order, up to those holding both ends of the range.
-                    if !found,
-                        try self.segments(
-                            of: document, documentRow: documentRow, in: db,
-                            until: {
-                                $0.holds(device, ends: range)
-                            }
-                        ).append(device, seqs: range, to: &result) != nil
-                    {
+                    // The segments up to those holding both ends of the range.
+                    let prefix = try self.segments(of: document, documentRow: documentRow, in: db) {
+                        $0.holds(device, ends: range)
+                    }
+                    if prefix.append(device, seqs: range, to: &result) != nil {
                         // A seq between the ends lies in a later segment (a device folded out of order): all of
                         // them are read.
                         result.removeSubrange(start...)
@@ -149,6 +149,11 @@ extension ChangeLogStore {
                                 "document \(document)'s segments lack change \(device)#\(seq), which they fold")
                         }
                     }
+                }
+            }
+            for (device, seqs) in missing {
+                guard let deviceRow = frontier.tips[device]?.deviceRow else {
+                    throw StoreError(.corrupt, "document \(document) has changes of device \(device) without its tip")
                 }
                 var rows = try RawRows(
                     statement, arguments: [documentRow, deviceRow, Int64(seqs.lowerBound - 1), Int64(seqs.upperBound)])
@@ -227,7 +232,7 @@ extension ChangeLogStore {
             guard let row = try rows.next() else {
                 var found: [Change] = []
                 if try appendFolded(
-                    id.device, seqs: id.seq...id.seq, of: document, documentRow: documentRow, in: db, to: &found)
+                    [(id.device, id.seq...id.seq)], of: document, documentRow: documentRow, in: db, to: &found)
                 {
                     return found.first
                 }

@@ -266,25 +266,34 @@ extension ChangeLogStore {
         return segments
     }
 
-    /// Appends to `result` the changes of `device` with the seqs `seqs`, every one of them folded, read from the
-    /// segments that hold them, found by their seqs (`SegmentSeqs`) and each decoded alone, or from the segments
-    /// the cache holds decoded: reading an old version of a long history decodes the segments it needs, not every
-    /// segment before them. Returns `false`, with `result` as it was, when the segments' seqs cannot say where the
-    /// changes are (a segment without seqs, or with seqs that do not decode, a device folded out of order, a
-    /// segment that lacks a change its seqs promise or does not decode alone): the caller then reads the segments
-    /// in order, which finds the changes or says what is wrong.
+    /// How many segments a read by seqs (``appendFolded(_:of:documentRow:in:to:)``) decodes alone at most; a read
+    /// that needs more reads the segments in order, through the document's cache, which keeps them for the next.
+    static var segmentsReadAlone: Int { SegmentCache.singleLimit / 2 }
+
+    /// Appends to `result` the changes `wanted` names (per device, seqs that are all folded), read from the segments
+    /// that hold them, found by their seqs (`SegmentSeqs`) and each decoded once, alone, or from the segments the
+    /// cache holds decoded: reading an old version of a long history decodes the segments it needs, not every
+    /// segment before them. Returns `false`, with `result` as it was, when the read needs more than
+    /// ``segmentsReadAlone`` segments, or when the segments' seqs cannot say where the changes are (a segment
+    /// without seqs, or with seqs that do not decode, a device folded out of order, seqs that leave a hole, a segment
+    /// that lacks a change its seqs promise or does not decode alone): the caller then reads the segments in order,
+    /// which finds the changes or says what is wrong.
     func appendFolded(
-        _ device: DeviceID, seqs: ClosedRange<UInt64>, of document: DocumentID, documentRow: Int64, in db: Database,
-        to result: inout [Change]
+        _ wanted: [(device: DeviceID, seqs: ClosedRange<UInt64>)], of document: DocumentID, documentRow: Int64,
+        in db: Database, to result: inout [Change]
     ) throws -> Bool {
+        guard !wanted.isEmpty else { return true }
         let start = result.count
-        if let cached = segmentCache.cached(documentRow), cached.holds(device, ends: seqs) {
-            if cached.append(device, seqs: seqs, to: &result) == nil { return true }
+        if let cached = segmentCache.cached(documentRow), wanted.allSatisfy({ cached.holds($0.device, ends: $0.seqs) })
+        {
+            if wanted.allSatisfy({ cached.append($0.device, seqs: $0.seqs, to: &result) == nil }) { return true }
             result.removeSubrange(start...)
         }
+        // Per segment, in order, what it holds of each device's wanted seqs.
+        var plan: [(id: Int64, parts: [(device: DeviceID, seqs: ClosedRange<UInt64>)])] = []
+        var previous = [UInt64](repeating: 0, count: wanted.count)
+        var next = wanted.map(\.seqs.lowerBound)
         let range = Self.segmentRange(of: documentRow)
-        var holding: [(id: Int64, seqs: ClosedRange<UInt64>)] = []
-        var previous: UInt64 = 0
         var rows = try RawRows(
             db.cachedStatement(sql: "SELECT id, seqs FROM segment WHERE id BETWEEN ? AND ? ORDER BY id"),
             arguments: [range.lowerBound, range.upperBound])
@@ -292,20 +301,26 @@ extension ChangeLogStore {
             guard let stored = row[1] as Data?, let segmentSeqs = try? SegmentSeqs(decoding: stored) else {
                 return false
             }
-            guard let held = segmentSeqs.seqs(of: device) else { continue }
-            // Each segment holds later changes of a device than the ones before it, as folds write them.
-            guard held.lowerBound > previous else { return false }
-            previous = held.upperBound
-            if held.overlaps(seqs) { holding.append((row[0], held.clamped(to: seqs))) }
+            var parts: [(device: DeviceID, seqs: ClosedRange<UInt64>)] = []
+            for (index, entry) in wanted.enumerated() {
+                guard let held = segmentSeqs.seqs(of: entry.device) else { continue }
+                // Each segment holds later changes of a device than the ones before it, as folds write them; and
+                // together they hold every seq wanted, each once.
+                guard held.lowerBound > previous[index] else { return false }
+                previous[index] = held.upperBound
+                guard held.overlaps(entry.seqs) else { continue }
+                let part = held.clamped(to: entry.seqs)
+                guard part.lowerBound == next[index] else { return false }
+                next[index] = part.upperBound &+ 1
+                parts.append((entry.device, part))
+            }
+            if !parts.isEmpty {
+                plan.append((row[0], parts))
+                guard plan.count <= Self.segmentsReadAlone else { return false }
+            }
         }
-        // Together they must hold every seq wanted, each once.
-        var next = seqs.lowerBound
-        for held in holding {
-            guard held.seqs.lowerBound == next else { return false }
-            next = held.seqs.upperBound &+ 1
-        }
-        guard !holding.isEmpty, next == seqs.upperBound &+ 1 else { return false }
-        for (id, wanted) in holding {
+        guard zip(next, wanted).allSatisfy({ $0 == $1.seqs.upperBound &+ 1 }) else { return false }
+        for (id, parts) in plan {
             let segment: DecodedSegments
             if let kept = segmentCache.single(id) {
                 segment = kept
@@ -323,7 +338,7 @@ extension ChangeLogStore {
                 segmentCache.remember(single: single)
                 segment = single
             }
-            guard segment.append(device, seqs: wanted, to: &result) == nil else {
+            for part in parts where segment.append(part.device, seqs: part.seqs, to: &result) != nil {
                 result.removeSubrange(start...)
                 return false
             }

@@ -244,9 +244,9 @@ enum StoreSchema {
     }
 
     /// Gives every segment its seqs (`SegmentSeqs`): the table is written again with the column before the
-    /// segment's bytes, so that reading a document's seqs reads no page of its bytes, and each document's segments
-    /// are decoded once, in order, to fill it. A segment that does not decode keeps none (readers then read the
-    /// document's segments in order; `verify` reports it).
+    /// segment's bytes, so that the seqs of a segment of a few devices are read without its bytes, and each segment
+    /// is decoded alone, by the stamps it carries, one at a time, to fill it. A segment that does not decode alone
+    /// keeps none (readers then read the document's segments in order; `verify` reports it).
     private static func migrateSegmentSeqs(_ db: Database) throws {
         try db.execute(
             sql: """
@@ -264,27 +264,27 @@ enum StoreSchema {
                 ALTER TABLE segment_v10 RENAME TO segment;
                 """)
         let update = try db.makeStatement(sql: "UPDATE segment SET seqs = ? WHERE id = ?")
-        for document in try Row.fetchAll(
-            db, sql: "SELECT DISTINCT d.id, d.uuid FROM document d JOIN segment s ON s.id >> 32 = d.id")
-        {
-            let documentRow: Int64 = document[0]
-            let id = DocumentID(try ColumnDecoder.uuid(document[1]))
-            var decoded = DecodedSegments()
-            let range = ChangeLogStore.segmentRange(of: documentRow)
-            for segment in try Row.fetchAll(
-                db, sql: "SELECT id, bytes FROM segment WHERE id BETWEEN ? AND ? ORDER BY id",
-                arguments: [range.lowerBound, range.upperBound])
-            {
+        var documents: [(row: Int64, id: DocumentID)] = []
+        var rows = try RawRows(
+            db.makeStatement(sql: "SELECT DISTINCT d.id, d.uuid FROM document d JOIN segment s ON s.id >> 32 = d.id"),
+            arguments: [])
+        while let row = try rows.next() {
+            guard let uuid = try? ColumnDecoder.uuid(row[1]) else { continue }
+            documents.append((row[0], DocumentID(uuid)))
+        }
+        let segments = try db.makeStatement(sql: "SELECT id, bytes FROM segment WHERE id BETWEEN ? AND ? ORDER BY id")
+        for document in documents {
+            let range = ChangeLogStore.segmentRange(of: document.row)
+            var filled: [(id: Int64, seqs: Data)] = []
+            var rows = try RawRows(segments, arguments: [range.lowerBound, range.upperBound])
+            while let row = try rows.next() {
                 guard
                     let changes = try? ChangeRunCodec.decode(
-                        segment[1] as Data, document: id,
-                        outside: {
-                            decoded.change($0).map(ChangeStamp.init)
-                        })
+                        row[1] as Data, document: document.id, outside: { _ in nil })
                 else { continue }
-                try update.execute(arguments: [SegmentSeqs(changes).encoded, segment[0] as Int64])
-                decoded.append(segment: segment[0], changes: changes)
+                filled.append((row[0], SegmentSeqs(changes).encoded))
             }
+            for segment in filled { try update.execute(arguments: [segment.seqs, segment.id]) }
         }
     }
 

@@ -157,7 +157,7 @@ import Testing
         let writer = try directory.openStore("Long.sqlite", as: .named("Long"))
         let document = history.document
         try writer.ingest(trusting: history.changes)
-        // Segments hold up to `FoldPolicy.segmentTarget` changes: 70,000 edits folded as the log grows make three.
+        // 70,000 edits folded as the log grows make many segments (a long history's hold at most 4,096 changes).
         for batch in 0..<70 {
             _ = try writer.append((0..<1_000).map { Fixtures.edit("b\(batch) e\($0)") }, to: document)
         }
@@ -186,13 +186,15 @@ import Testing
         let writer = try directory.openStore("Bulk.sqlite", as: .named("Bulk"))
         let document = history.document
         try writer.ingest(trusting: history.changes)
-        let target = FoldPolicy.standard.segmentTarget
-        for batch in 0..<((target + 8_000) / 4_000) {
+        // More than `segmentTarget` changes: a long history, kept in segments of `longHistorySegmentTarget`.
+        let long = FoldPolicy.standard.segmentTarget
+        let target = FoldPolicy.standard.longHistorySegmentTarget
+        for batch in 0..<((long + 8_000) / 4_000) {
             _ = try writer.append((0..<4_000).map { Fixtures.edit("b\(batch) e\($0)") }, to: document)
         }
         let all = try writer.changes(of: document)
         try writer.close()
-        #expect(all.count > target + 1_000)
+        #expect(all.count > long + 1_000)
 
         let reader = try directory.openStore("Bulk copy.sqlite", as: .named("Bulk copy"))
         try reader.ingest(trusting: all)
@@ -211,7 +213,7 @@ import Testing
         #expect(try reader.verify().isSound)
 
         // A fold that merges the trailing segments (as closing does) with a long run of new rows splits it too.
-        for batch in 0..<((target + 4_000) / 4_000) {
+        for batch in 0..<((long + 4_000) / 4_000) {
             _ = try reader.append((0..<4_000).map { Fixtures.edit("c\(batch) e\($0)") }, to: document)
         }
         let longer = try reader.changes(of: document)

@@ -42,7 +42,7 @@ import Testing
         #expect(counts.count >= 10 && counts.allSatisfy { $0 <= target }, "segments of \(counts) changes")
 
         let reader = try directory.openStore("Long.sqlite", as: .named("Reader"))
-        for (low, high) in [(30_000, 30_900), (39_000, 39_500), (12_000, 12_001), (10, 800), (20_000, 20_000)] {
+        for (low, high) in [(30_000, 30_900), (39_000, 39_500), (12_000, 12_001), (10, 800), (20_000, 20_001)] {
             let before = reader.segmentsDecoded
             let since = all[low].vector
             let limit = all[high].vector
@@ -79,28 +79,103 @@ import Testing
         try reader.close()
     }
 
+    /// The stored seqs of one device, as `SegmentSeqs` encodes them.
+    private func seqs(_ device: DeviceID, _ seqs: ClosedRange<UInt64>) -> Data {
+        var writer = BinaryWriter(capacity: 32)
+        writer.write(varint: 1)
+        writer.write(fixed: device.uuid.high)
+        writer.write(fixed: device.uuid.low)
+        writer.write(varint: seqs.lowerBound)
+        writer.write(varint: seqs.upperBound - seqs.lowerBound)
+        return Data(writer.bytes)
+    }
+
     @Test func wrongOrMissingSeqsCostOnlyTheShortcutAndVerifyReportsThem() throws {
         let all = try write("Wrong.sqlite", count: 40_000)
         let url = directory.file("Wrong.sqlite")
-        // The third segment claims the seqs of the fourth; the fifth has none.
-        try SQLiteShell.run(
-            """
-            UPDATE segment SET seqs = (SELECT seqs FROM segment ORDER BY id LIMIT 1 OFFSET 3)
-            WHERE id = (SELECT id FROM segment ORDER BY id LIMIT 1 OFFSET 2);
-            UPDATE segment SET seqs = NULL WHERE id = (SELECT id FROM segment ORDER BY id LIMIT 1 OFFSET 4);
-            """, on: url)
-        let reader = try directory.openStore("Wrong.sqlite", as: .named("Reader"), checked: false)
-        for (low, high) in [(9_000, 9_100), (39_000, 39_500), (100, 20_000)] {
-            let since = all[low].vector
-            let limit = all[high].vector
-            #expect(
-                try reader.changes(of: document, since: since, within: limit)
-                    == all.filter { !since.contains($0.id) && limit.contains($0.id) }, "\(low)...\(high)")
+        let writer = Device.named("Writer").id
+        // The boundary between the third and fourth segments moved by one: the third promises a change it lacks.
+        let queue = try DatabaseQueue(path: url.path)
+        let ids = try queue.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM segment ORDER BY id") }
+        let stored = try queue.read { db in
+            try [ids[2], ids[3]].map { id in
+                try Data.fetchOne(db, sql: "SELECT seqs FROM segment WHERE id = ?", arguments: [id])
+            }
         }
-        #expect(try reader.change(all[10_001].id, of: document) == all[10_001])
-        let report = try reader.verify()
+        let third = try SegmentSeqs(decoding: try #require(stored[0]))
+        let fourth = try SegmentSeqs(decoding: try #require(stored[1]))
+        let boundary = try #require(third.seqs(of: writer)).upperBound
+        let end = try #require(fourth.seqs(of: writer)).upperBound
+        try queue.write { db in
+            try db.execute(
+                sql: "UPDATE segment SET seqs = ? WHERE id = ?", arguments: [seqs(writer, 1...(boundary + 1)), ids[2]])
+            try db.execute(
+                sql: "UPDATE segment SET seqs = ? WHERE id = ?",
+                arguments: [seqs(writer, (boundary + 2)...end), ids[3]])
+        }
+        try queue.close()
+        func readsBack(_ store: ChangeLogStore) throws {
+            let around = try #require(all.firstIndex { $0.id.seq == boundary })
+            for (low, high) in [(around - 10, around + 10), (around, around + 1), (100, 20_000), (39_000, 39_500)] {
+                let since = all[low].vector
+                let limit = all[high].vector
+                #expect(
+                    try store.changes(of: document, since: since, within: limit)
+                        == all.filter { !since.contains($0.id) && limit.contains($0.id) }, "\(low)...\(high)")
+            }
+            #expect(try store.change(all[around + 1].id, of: document) == all[around + 1])
+        }
+        var reader = try directory.openStore("Wrong.sqlite", as: .named("Reader"), checked: false)
+        try readsBack(reader)
+        var report = try reader.verify()
         #expect(report.problems.filter { $0.message.contains("seqs") }.count == 2, "\(report.problems)")
         try reader.close()
+
+        // A segment without seqs: every read by seqs gives way to reading in order.
+        try SQLiteShell.run("UPDATE segment SET seqs = NULL WHERE id = \(ids[5])", on: url)
+        reader = try directory.openStore("Wrong.sqlite", as: .named("Reader"), checked: false)
+        try readsBack(reader)
+        report = try reader.verify()
+        #expect(report.problems.filter { $0.message.contains("seqs") }.count == 3, "\(report.problems)")
+        try reader.close()
+    }
+
+    /// Two devices' histories read together: a catch-up needing many segments reads them in order, each once, and a
+    /// short stretch decodes only the segments holding it.
+    @Test func aReadOfSeveralDevicesDecodesEachSegmentOnce() throws {
+        let a = try directory.openStore("A.sqlite", as: .named("A"))
+        let b = try directory.openStore("B.sqlite", as: .named("B"))
+        for round in 0..<30 {
+            let ours = try a.append((0..<1_000).map { Fixtures.edit("a\(round) \($0)") }, to: document)
+            try b.ingest(trusting: ours)
+            let theirs = try b.append((0..<1_000).map { Fixtures.edit("b\(round) \($0)") }, to: document)
+            try a.ingest(trusting: theirs)
+        }
+        let all = try a.changes(of: document)
+        try a.close()
+        try b.close()
+        let counts = try segmentCounts("A.sqlite")
+        #expect(counts.count > SegmentCache.singleLimit, "segments of \(counts) changes")
+
+        let reader = try directory.openStore("A.sqlite", as: .named("Reader"))
+        var before = reader.segmentsDecoded
+        #expect(try reader.changes(of: document) == all)
+        #expect(reader.segmentsDecoded - before <= counts.count)
+        before = reader.segmentsDecoded
+        let since = all[30_000].vector
+        let limit = all[31_000].vector
+        #expect(
+            try reader.changes(of: document, since: since, within: limit)
+                == all.filter { !since.contains($0.id) && limit.contains($0.id) })
+        try reader.close()
+        // A fresh reader: the stretch alone.
+        let fresh = try directory.openStore("A.sqlite", as: .named("Fresh"))
+        before = fresh.segmentsDecoded
+        #expect(
+            try fresh.changes(of: document, since: since, within: limit)
+                == all.filter { !since.contains($0.id) && limit.contains($0.id) })
+        #expect(fresh.segmentsDecoded - before <= 2, "\(fresh.segmentsDecoded - before) decoded")
+        try fresh.close()
     }
 
     @Test func aStoreFromBeforeSegmentSeqsGainsThemWhenItOpens() throws {
