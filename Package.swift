@@ -39,6 +39,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // Tokens the app's own backend signs (JWT, EdDSA and HS256), which `folio serve` checks.
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
         // `folio serve --postgres`: the server's logs and accounts on PostgreSQL.
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -137,6 +139,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ]
         ),
         // The server's logs and accounts on PostgreSQL (`folio serve --postgres URL`): several server processes share
@@ -268,6 +271,9 @@ let package = Package(
                 .product(name: "WSClient", package: "swift-websocket"),
                 // RawClient's connections each on an event loop of their own.
                 .product(name: "NIOPosix", package: "swift-nio"),
+                // App tokens signed as an app's backend would.
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]),
         .testTarget(
             name: "FolioPostgresTests",

@@ -159,6 +159,8 @@ private actor LibraryObserver {
             await apply(documents)
         case .acknowledged:
             break
+        case .readOnly:
+            continuation.yield(.connection(.readOnly))
         case .presence(let document, let device, let state):
             await library.receivePresence(state, from: device, in: document)
         case .disconnected(let reason, let retryIn):

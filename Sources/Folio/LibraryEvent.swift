@@ -36,8 +36,13 @@ public enum ConnectionState: Hashable, Sendable {
     case connected
     /// Not connected; the next attempt starts after `retryIn`.
     case waiting(reason: String, retryIn: Duration)
-    /// The server refused the token: it is unknown or revoked (`code` 4401) or grants another library (4403). The
-    /// sync does not try again; ``stopped`` follows. Start a new sync with a valid token.
+    /// Connected with a token that may only read (the `read` role of a token the app's backend signs): the library
+    /// receives the others' changes and presence, and sends nothing; what this device commits stays on it. Follows
+    /// ``connected`` on such a connection.
+    case readOnly
+    /// The server refused the token: it is unknown, revoked or expired (`code` 4401), grants another library (4403),
+    /// or may only read and was used to write (4405). The sync does not try again; ``stopped`` follows. Start a new
+    /// sync with a valid token.
     case refused(code: UInt16, reason: String)
     /// Stopped (``LibrarySync/stop()``, or after ``refused(code:reason:)``).
     case stopped

@@ -27,13 +27,14 @@ struct ServerConnection {
         var description: String
         /// Whether the session at connection had finished (the connection was useful).
         var caughtUp: Bool
-        /// Set when the server refused the token (close code 4401 or 4403): trying again cannot succeed.
+        /// Set when the server refused the token (close code 4401, 4403 or 4405): trying again cannot succeed.
         var refusal: UInt16? = nil
     }
 
-    /// The close codes that refuse the token itself: no valid token (4401), a token of another library (4403).
+    /// The close codes that refuse the token itself: no valid token (4401: unknown, revoked or expired), a token of
+    /// another library (4403), a token that may only read used to write (4405).
     static func refusal(in close: WebSocketCloseFrame?) -> UInt16? {
-        guard case .unknown(let code)? = close?.closeCode, code == 4401 || code == 4403 else { return nil }
+        guard case .unknown(let code)? = close?.closeCode, [4401, 4403, 4405].contains(code) else { return nil }
         return code
     }
 
@@ -186,6 +187,9 @@ struct ServerConnection {
         let announced = driver.session.vectors
         /// Documents this device keeps to itself, read again for every batch (a move to local may happen at any time).
         var unpublished = driver.session.unpublished
+        /// Whether the server said the token may only read (`SyncFrame.readOnlyNotice`, its first frame then): this
+        /// side then offers nothing, and what this device commits stays on it.
+        var readOnly = false
         func send(_ messages: [[UInt8]]) async throws {
             let started = ContinuousClock.now
             for message in messages {
@@ -233,7 +237,7 @@ struct ServerConnection {
 
         /// Sends the changes of `document` the server lacks as far as this side knows.
         func offer(_ document: DocumentID) async throws {
-            guard !unpublished.contains(document) else { return }
+            guard !readOnly, !unpublished.contains(document) else { return }
             let since = (sent[document] ?? VersionVector()).merging(stored[document] ?? VersionVector())
             // The vector is read before the changes: a commit between the two is then sent again next time, rather
             // than counted as sent and never sent.
@@ -255,6 +259,7 @@ struct ServerConnection {
             caughtUp = true
             await onEvent(.caughtUp(driver.report))
             guard mode == .live else { return driver.report }
+            guard !readOnly else { return nil }
             // Whatever was committed while the session ran goes now: what neither the server announced nor this side
             // did (the server pulled that), for documents this device shares.
             for (document, vector) in try Self.summaries(of: store) where !unpublished.contains(document) {
@@ -295,6 +300,9 @@ struct ServerConnection {
                     guard on == channel else { continue }
                     if let document = SyncMessage.changesDocument(message), unpublished.contains(document) { continue }
                     run.append(message)
+                case .notice where frame == SyncFrame.readOnlyNotice:
+                    if !readOnly { await onEvent(.readOnly) }
+                    readOnly = true
                 case .presence where frame == SyncFrame.presenceWelcome:
                     // The server relays presence: this device's may go.
                     presenceWelcomed = true

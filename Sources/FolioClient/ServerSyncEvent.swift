@@ -18,8 +18,13 @@ public enum ServerSyncEvent: Sendable {
     case presence(document: DocumentID, device: DeviceID, state: [UInt8])
     /// The connection ended or could not be made; another attempt follows after `retryIn` unless stopped.
     case disconnected(reason: String, retryIn: Duration)
-    /// The server refused the token (`code` 4401: unknown or revoked; 4403: of another library). No further attempt
-    /// follows: ``stopped`` comes next.
+    /// The server said the token may only read (a `read` role): this device receives the library's changes and
+    /// presence, and sends no change and no blob; what it commits stays on it. Once per connection, before
+    /// ``caughtUp(_:)``.
+    case readOnly
+    /// The server refused the token (`code` 4401: unknown, revoked or expired; 4403: of another library; 4405: a token
+    /// that may only read was used to write, by a client that did not know it). No further attempt follows:
+    /// ``stopped`` comes next.
     case refused(code: UInt16, reason: String)
     /// The connection stopped for good (``LiveSync/stop()``, or after ``refused(code:reason:)``).
     case stopped

@@ -2,12 +2,15 @@ import Logging
 import Synchronization
 
 /// The open WebSocket connections of valid tokens: counted against ``ServerLimits/connections`` and the limits per
-/// token, library and remote address, and found by token when it is revoked, or all when the server stops.
+/// token (an app token's user), library and remote address, and found by token when it is revoked or expires, or all
+/// when the server stops.
 final class ConnectionRegistry: Sendable {
     private struct Entry {
         var token: String
         var library: String
         var address: String
+        /// When its grant ends (an app token's expiry), if ever.
+        var expires: ContinuousClock.Instant?
         var outbox: Outbox?
     }
 
@@ -27,7 +30,9 @@ final class ConnectionRegistry: Sendable {
     var count: Int { state.withLock { $0.entries.count } }
 
     /// Admits a connection of `token` to `library` from `address` within `limits`, or says which limit it is over.
-    func admit(token: String, library: String, address: String, limits: ServerLimits) -> Result<UInt64, Refused> {
+    func admit(
+        token: String, library: String, address: String, expires: ContinuousClock.Instant? = nil, limits: ServerLimits
+    ) -> Result<UInt64, Refused> {
         state.withLock { state in
             if state.entries.count >= limits.connections {
                 return .failure(Refused(reason: "the server has as many connections as it takes"))
@@ -43,7 +48,7 @@ final class ConnectionRegistry: Sendable {
             }
             let id = state.next
             state.next += 1
-            state.entries[id] = Entry(token: token, library: library, address: address)
+            state.entries[id] = Entry(token: token, library: library, address: address, expires: expires)
             state.perToken[token, default: 0] += 1
             state.perLibrary[library, default: 0] += 1
             state.perAddress[address, default: 0] += 1
@@ -89,6 +94,16 @@ final class ConnectionRegistry: Sendable {
         let outboxes = state.withLock { state in state.entries.values.filter { $0.token == token }.compactMap(\.outbox)
         }
         for outbox in outboxes { outbox.close(code: code, reason: reason) }
+        return outboxes.count
+    }
+
+    /// Asks every connection whose grant ended at `now` or before to close (4401); returns how many.
+    @discardableResult
+    func closeExpired(at now: ContinuousClock.Instant) -> Int {
+        let outboxes = state.withLock { state in
+            state.entries.values.filter { $0.expires.map { $0 <= now } ?? false }.compactMap(\.outbox)
+        }
+        for outbox in outboxes { outbox.close(code: 4401, reason: "the token expired") }
         return outboxes.count
     }
 

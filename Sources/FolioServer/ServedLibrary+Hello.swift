@@ -39,7 +39,8 @@ extension ServedLibrary {
         // A finished session has nothing more to say to a late repeat of its hello.
         guard connection.finishedPeers[channel] == nil else { return }
         if var session = connection.sessions[channel] {
-            let actions = session.receive(.hello(hello))
+            let actions = session.receive(
+                .hello(connection.writes ? hello : Self.reader(hello, within: session.vectors)))
             connection.sessions[channel] = session
             return perform(actions, on: channel, of: connection)
         }
@@ -55,9 +56,11 @@ extension ServedLibrary {
             devices: summary.devices, limits: SyncSession.Limits(requestWindow: limits.requestWindow))
         keep(channel, bytes: size, on: connection)
         metrics.sessions.increment()
-        let actions = session.receive(.hello(hello))
+        let actions = session.receive(.hello(connection.writes ? hello : Self.reader(hello, within: summary.vectors)))
         connection.sessions[channel] = session
         perform(actions, on: channel, of: connection)
+        // A reader is asked for nothing.
+        guard connection.writes else { return }
         // Blobs the log lacks (their device's asking was cut short, or it left first) are asked of each device
         // that opens a session: it answers with those it has.
         let missing: [BlobReference]
@@ -68,6 +71,22 @@ extension ServedLibrary {
             asked(missing, on: channel, of: connection)
             perform([.send(.wantBlobs(missing))], on: channel, of: connection)
         }
+    }
+
+    /// A reader's hello as the library's session takes it: each document's vector cut down to what the library holds
+    /// (documents it lacks left out), and the heads of a document the reader is ahead in left out, so that the
+    /// session sends the reader what it lacks and asks it for nothing (it could not send it: 4405).
+    static func reader(_ hello: SyncHello, within held: [DocumentID: VersionVector]) -> SyncHello {
+        var vectors: [DocumentID: VersionVector] = [:]
+        var heads: [DocumentID: [ChangeHash]] = [:]
+        for (document, vector) in hello.vectors {
+            guard let library = held[document] else { continue }
+            vectors[document] = vector.intersecting(library)
+            if vector.isContained(in: library), let announced = hello.heads[document] { heads[document] = announced }
+        }
+        return SyncHello(
+            device: hello.device, session: hello.session, replyTo: hello.replyTo, vectors: vectors, heads: heads,
+            devices: hello.devices)
     }
 
     /// Opens `channel`'s session on `connection`, forgetting the oldest sessions past the connection's bounds (the

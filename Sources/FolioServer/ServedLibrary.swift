@@ -62,6 +62,9 @@ actor ServedLibrary {
         /// What the device shows the others of itself through this connection (its cursors), and whether the client
         /// reads the others'.
         var presence: Presence
+        /// Whether the connection's token may write (``LibraryRole/writes``): a reader's hellos are read as if it held
+        /// nothing the library lacks, so that no session asks it for changes, and it is asked for no blob.
+        var writes = true
         /// Blobs the device asked for that the log lacked, with the channel it asked on: sent when they arrive.
         /// At most ``ServedLibrary/blobsWantedPerConnection``.
         var blobsWanted: [BlobReference: UInt64] = [:]
@@ -137,12 +140,16 @@ actor ServedLibrary {
     /// Registers a connection; its frames go to `outbox`, in message format 3 when `readsRuns` (the client listed it
     /// at the upgrade), else 2, and presence frames go to it only when `readsPresence` (the client said so at the
     /// upgrade).
-    func connect(_ outbox: Outbox, peer: String, readsRuns: Bool = false, readsPresence: Bool = false) -> UInt64 {
+    func connect(
+        _ outbox: Outbox, peer: String, readsRuns: Bool = false, readsPresence: Bool = false, writes: Bool = true
+    ) -> UInt64 {
         nextConnection += 1
-        connections[nextConnection] = Connection(
+        let connection = Connection(
             id: nextConnection, outbox: outbox, peer: peer,
             format: readsRuns ? SyncMessage.runFormatVersion : SyncMessage.formatVersion,
             presence: Presence(reads: readsPresence, perSecond: limits.presencePerSecond))
+        connection.writes = writes
+        connections[nextConnection] = connection
         return nextConnection
     }
 

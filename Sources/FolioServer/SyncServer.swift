@@ -36,17 +36,21 @@ public final class SyncServer: Sendable {
         public var limits: ServerLimits
         /// How the libraries' logs reach the disk.
         public var durability: Durability
+        /// The keys of tokens the app's backend signs, accepted beside the server's own; `nil` to accept only the
+        /// server's own tokens.
+        public var appTokens: AppTokenKeys?
 
         /// Creates a configuration.
         public init(
             host: String = "127.0.0.1", port: Int = 8080, dataDirectory: URL,
-            limits: ServerLimits = ServerLimits(), durability: Durability = .normal
+            limits: ServerLimits = ServerLimits(), durability: Durability = .normal, appTokens: AppTokenKeys? = nil
         ) {
             self.host = host
             self.port = port
             self.dataDirectory = dataDirectory
             self.limits = limits
             self.durability = durability
+            self.appTokens = appTokens
         }
     }
 
@@ -158,7 +162,7 @@ public final class SyncServer: Sendable {
         router.get("v1/libraries/:library/sync") { request, context -> Response in
             let library = context.parameters.get("library") ?? ""
             let headers = request.headers
-            switch await Self.offTheLoop({ self.authorize(headers, library: library) }) {
+            switch await self.authorize(headers, library: library) {
             case .failure(let refusal):
                 self.logRefusal(refusal.reason, peer: context.peer, library: library, token: refusal.token)
                 return Response(
@@ -226,16 +230,17 @@ public final class SyncServer: Sendable {
         // would otherwise answer any refusal with a bare 400. Nothing of any log is sent.
         let refusal: (code: Int, reason: String, token: String?)
         let headers = head.headerFields
-        switch await Self.offTheLoop({ self.authorize(headers, library: library) }) {
+        switch await authorize(headers, library: library) {
         case .failure(let failure):
             refusal = (
                 failure.status == .forbidden ? 4403 : failure.status == .unauthorized ? 4401 : 1011, failure.reason,
                 failure.token
             )
-        case .success(let token):
+        case .success(let grant):
             let address = channel.remoteAddress?.ipAddress ?? peer
             switch registry.admit(
-                token: token.id, library: token.library, address: address, limits: configuration.limits)
+                token: grant.key, library: grant.library, address: address, expires: grant.expires,
+                limits: configuration.limits)
             {
             case .success(let id):
                 // Counted out when the channel closes, whether or not the upgrade completes.
@@ -247,11 +252,11 @@ public final class SyncServer: Sendable {
                 if readsPresence, let name = HTTPField.Name(SyncFrame.presenceHeader) { answer[name] = "1" }
                 return .upgrade(answer) { inbound, outbound, _ in
                     await self.serve(
-                        library: token.library, token: token.id, connection: id, peer: peer, readsRuns: readsRuns,
-                        readsPresence: readsPresence, inbound: inbound, outbound: outbound, channel: channel)
+                        grant, connection: id, peer: peer, readsRuns: readsRuns, readsPresence: readsPresence,
+                        inbound: inbound, outbound: outbound, channel: channel)
                 }
             case .failure(let over):
-                refusal = (1013, over.reason, token.id)
+                refusal = (1013, over.reason, grant.key)
             }
         }
         metrics.connectionsRefused.increment()
@@ -299,14 +304,20 @@ public final class SyncServer: Sendable {
         refusals.warning("connection refused", metadata: metadata, to: logger)
     }
 
-    /// Closes the connections of revoked tokens, asking every second which of the tokens open connections presented
-    /// are revoked: another process (`folio serve token revoke`, another server) revokes them in the account
+    /// Closes the connections of revoked and expired tokens: every second, those whose app token expired, and those
+    /// of the server's own tokens the account database says are revoked: another process (`folio serve token revoke`, another server) revokes them in the account
     /// database, and no clock is compared (a revocation stamped by a clock behind this one's still closes them).
     func watchRevocations() async {
         var closed: Set<String> = []
         while !Task.isCancelled {
             try? await Task.sleep(for: .seconds(1))
-            let open = registry.tokens
+            // App tokens are not revoked but expire: their connections close when they do.
+            let expired = registry.closeExpired(at: .now)
+            if expired > 0 {
+                logger.info("closing the connections of expired tokens", metadata: ["connections": "\(expired)"])
+            }
+            // Only the server's own tokens are in the account database.
+            let open = registry.tokens.filter { $0.hasPrefix("tok_") }
             guard !open.isEmpty else { continue }
             let revoked: [String]
             do {
@@ -356,26 +367,46 @@ public final class SyncServer: Sendable {
         var token: String?
     }
 
-    /// Checks the bearer token against `library`.
-    func authorize(_ headers: HTTPFields, library: String) -> Result<ServerToken, Refusal> {
+    /// Checks the bearer token against `library`: one of the server's own tokens, or a token the app's backend
+    /// signed (``Configuration/appTokens``).
+    func authorize(_ headers: HTTPFields, library: String) async -> Result<AccessGrant, Refusal> {
         // RFC 7235: the scheme is case-insensitive.
         guard let value = headers[.authorization], value.utf8.count > 7, value.prefix(7).lowercased() == "bearer "
         else {
             return .failure(Refusal(status: .unauthorized, reason: "a bearer token is required"))
         }
+        let secret = String(value.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+        if AppTokenKeys.isAppToken(secret) {
+            guard let keys = configuration.appTokens else {
+                return .failure(Refusal(status: .unauthorized, reason: "the server takes no app tokens"))
+            }
+            switch await keys.grant(secret, library: library, now: Date()) {
+            case .success(let grant): return .success(grant)
+            case .failure(.invalid(let reason)): return .failure(Refusal(status: .unauthorized, reason: reason))
+            case .failure(.otherLibrary(let user)):
+                return .failure(
+                    Refusal(status: .forbidden, reason: "the token does not grant this library", token: "user:" + user))
+            }
+        }
+        let accounts = self.accounts
+        let logger = self.logger
+        let checked: Result<ServerToken?, Refusal> = await Self.offTheLoop {
+            do { return .success(try accounts.authenticate(secret)) } catch {
+                logger.error("the account database failed", metadata: ["error": .string("\(error)")])
+                return .failure(Refusal(status: .internalServerError, reason: "the server cannot check tokens"))
+            }
+        }
         let token: ServerToken?
-        do {
-            token = try accounts.authenticate(String(value.dropFirst(7)).trimmingCharacters(in: .whitespaces))
-        } catch {
-            logger.error("the account database failed", metadata: ["error": .string("\(error)")])
-            return .failure(Refusal(status: .internalServerError, reason: "the server cannot check tokens"))
+        switch checked {
+        case .success(let found): token = found
+        case .failure(let refusal): return .failure(refusal)
         }
         guard let token else { return .failure(Refusal(status: .unauthorized, reason: "the token is not valid")) }
         guard token.library == library else {
             return .failure(
                 Refusal(status: .forbidden, reason: "the token does not grant this library", token: token.id))
         }
-        return .success(token)
+        return .success(AccessGrant(key: token.id, library: token.library, role: .write, expires: nil))
     }
 
     /// The library named in a sync path, `/v1/libraries/NAME/sync`, when the name is valid.
@@ -418,13 +449,18 @@ public final class SyncServer: Sendable {
         bytes.starts(with: emptyPresence.prefix(2)) && bytes.count - emptyPresence.count > limit
     }
 
-    /// Serves one WebSocket connection of `library` until it closes; in message format 3 when `readsRuns`, with
-    /// presence frames when `readsPresence`.
+    /// Serves one WebSocket connection of `grant`'s library until it closes; in message format 3 when `readsRuns`,
+    /// with presence frames when `readsPresence`. A `read` grant's connection is told so first
+    /// (`SyncFrame.readOnlyNotice`), and closed (4405) when it sends a change or a blob, nothing of which is stored.
     private func serve(
-        library name: String, token: String, connection: UInt64, peer: String, readsRuns: Bool, readsPresence: Bool,
+        _ grant: AccessGrant, connection: UInt64, peer: String, readsRuns: Bool, readsPresence: Bool,
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, channel: any Channel
     ) async {
-        let metadata: Logger.Metadata = ["library": .string(name), "peer": .string(peer), "token": .string(token)]
+        let name = grant.library
+        let metadata: Logger.Metadata = [
+            "library": .string(name), "peer": .string(peer), "token": .string(grant.key),
+            "role": .string(grant.role.rawValue),
+        ]
         let library: ServedLibrary
         do { library = try await Self.offTheLoop { Result { try self.library(name) } }.get() } catch {
             logger.error("cannot open a library", metadata: metadata.merging(["error": .string("\(error)")]) { $1 })
@@ -436,7 +472,10 @@ public final class SyncServer: Sendable {
         defer { metrics.connectionsOpen.decrement() }
         let limits = configuration.limits
         let outbox = Outbox(limit: limits.queuedFrames, byteLimit: limits.queuedBytes, budget: budget)
-        let id = await library.connect(outbox, peer: peer, readsRuns: readsRuns, readsPresence: readsPresence)
+        let writes = grant.role.writes
+        if !writes { outbox.send(SyncFrame.readOnlyNotice.encoded()) }
+        let id = await library.connect(
+            outbox, peer: peer, readsRuns: readsRuns, readsPresence: readsPresence, writes: writes)
         // From now on a revocation or the server's shutdown closes it through its outbox.
         registry.attach(connection, outbox: outbox)
         // Once its socket has closed, nothing waits for the connection any more: not the reader for its queue to
@@ -517,6 +556,10 @@ public final class SyncServer: Sendable {
                         }
                         // Anything else before a hello is refused by the library (1002).
                         if case .hello = message { greeted.store(true, ordering: .releasing) }
+                        if !writes, message.writes {
+                            outbox.close(code: 4405, reason: "this token may read the library, not write to it")
+                            break reading
+                        }
                         await library.receive(message, size: bytes.count, format: inner[0], channel: channel, from: id)
                     case .presence(let document, let device, let state):
                         // Relayed and kept in memory, never stored; no session's message.

@@ -40,6 +40,12 @@ public enum SyncFrame: Hashable, Sendable {
     public static let presenceWelcome = SyncFrame.presence(
         document: DocumentID(UUIDBytes(high: 0, low: 0)), device: DeviceID(UUIDBytes(high: 0, low: 0)), state: [])
 
+    /// What a server sends first on a connection whose token may only read (`read` role): a notice naming no
+    /// document (all-zero identity) and an empty vector. A client that sees it sends no change and no blob (the
+    /// server would close the connection, 4405); a client from before it reads it as a notice of no document.
+    public static let readOnlyNotice = SyncFrame.notice(
+        document: DocumentID(UUIDBytes(high: 0, low: 0)), vector: VersionVector())
+
     private enum Kind: UInt8 {
         case message = 0
         case notice = 1

@@ -26,6 +26,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Presence") var presence: ServePresenceOptions
 
+    @OptionGroup(title: "App tokens") var appTokens: ServeAppTokenOptions
+
     @Option(help: "The address to listen on.")
     var host = "127.0.0.1"
 
@@ -58,6 +60,8 @@ struct ServeCommand: AsyncParsableCommand {
             return handler
         }
         let server: SyncServer
+        let keys: AppTokenKeys?
+        do { keys = try await appTokens.load() } catch { throw CommandFailure.checkFailed("\(error)") }
         let database = try data.openDatabase()
         defer { database?.close() }
         do {
@@ -67,7 +71,8 @@ struct ServeCommand: AsyncParsableCommand {
                     limits: presence.applied(
                         to: connections.applied(
                             to: budgets.applied(
-                                to: ServerLimits(connections: maxConnections, stallTimeout: .seconds(stallTimeout)))))),
+                                to: ServerLimits(connections: maxConnections, stallTimeout: .seconds(stallTimeout))))),
+                    appTokens: keys),
                 storage: database.map { PostgresStorage(database: $0, dataDirectory: data.directory) })
         } catch {
             throw CommandFailure.checkFailed("\(error)")

@@ -396,7 +396,7 @@ import Testing
 }
 
 /// The seq of `device`'s last change of `document` the server stores, as a device syncing with `token` sees it.
-private func storedSeq(of document: DocumentID, device: HandDevice, port: Int, token: String) async throws -> UInt64 {
+func storedSeq(of document: DocumentID, device: HandDevice, port: Int, token: String) async throws -> UInt64 {
     let endpoint = try ServerEndpoint(
         url: URL(string: "ws://127.0.0.1:\(port)/v1/libraries/notes")!, token: token)
     let store = try ChangeLogStore(inMemoryNamed: "probe-\(UUID())", key: DeviceKey(), deviceName: "probe")

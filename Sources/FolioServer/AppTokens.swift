@@ -1,0 +1,180 @@
+import Foundation
+import JWTKit
+
+/// The keys of tokens an app's own backend signs for its users (JSON Web Tokens), which `folio serve` accepts beside
+/// its own tokens (`folio serve --app-jwks FILE`, `--app-hs256-secret FILE`; docs/server.md, "Tokens from the app").
+///
+/// A token is signed with EdDSA (Ed25519: a key of the JWKS file, chosen by the token's `kid`) or with HS256 (the
+/// shared secret), as its header's `alg` says; any other `alg`, `none` included, is refused, and a token is only
+/// checked against keys of the algorithm it names. Its claims:
+///
+/// ```json
+/// {"sub": "user-42", "exp": 1767225600, "libraries": ["notes"], "role": "write"}
+/// ```
+///
+/// `sub`, the user (1 to 256 bytes); `exp`, when it expires (seconds since 1970; required); `libraries`, the libraries
+/// it grants (1 to 256 valid names); `role`, one of ``LibraryRole`` (`write` when absent). A token that fails any check
+/// is refused at the upgrade (4401, or 4403 for a library it does not grant), and a connection it opened is closed
+/// when it expires (4401).
+public struct AppTokenKeys: Sendable {
+    /// The EdDSA keys, by `kid`.
+    private let eddsa: JWTKeyCollection?
+    /// The HS256 secret's key.
+    private let hs256: JWTKeyCollection?
+
+    /// The shortest HS256 secret accepted, in bytes: a shorter one could be guessed.
+    public static let minimumSecretBytes = 32
+    /// The longest token checked, in bytes; a longer one is refused before it is parsed.
+    public static let maximumTokenBytes = 8_192
+
+    /// Keys from a JWKS file (`{"keys": [...]}`, Ed25519 public keys, `"kty": "OKP"`, `"crv": "Ed25519"`, each with a
+    /// `kid`) and from a file holding the HS256 secret (its bytes, a trailing newline left out), either or both.
+    ///
+    /// - Throws: ``ServerError`` `startup` when a file cannot be read, the JWKS does not decode or holds a key that is
+    ///   not an Ed25519 public key with a `kid`, the secret is shorter than ``minimumSecretBytes``, or neither file is
+    ///   given.
+    public static func load(jwks: URL?, hs256Secret: URL?) async throws -> AppTokenKeys {
+        guard jwks != nil || hs256Secret != nil else {
+            throw ServerError(.startup, "app tokens need a JWKS file, an HS256 secret file, or both")
+        }
+        var eddsa: JWTKeyCollection?
+        if let jwks {
+            let json: String
+            do { json = try String(contentsOf: jwks, encoding: .utf8) } catch {
+                throw ServerError(.startup, "cannot read the JWKS file \(jwks.path)", cause: error)
+            }
+            let set: JWKS
+            do { set = try JSONDecoder().decode(JWKS.self, from: Data(json.utf8)) } catch {
+                throw ServerError(.startup, "the JWKS file \(jwks.path) does not decode", cause: error)
+            }
+            guard !set.keys.isEmpty else { throw ServerError(.startup, "the JWKS file \(jwks.path) holds no key") }
+            let keys = JWTKeyCollection()
+            for key in set.keys {
+                guard key.keyType == .octetKeyPair, key.curve == .eddsa(.ed25519), key.privateExponent == nil,
+                    key.keyIdentifier != nil
+                else {
+                    throw ServerError(
+                        .startup,
+                        "the JWKS file \(jwks.path) holds a key that is not an Ed25519 public key with a kid")
+                }
+                do { try await keys.add(jwk: key) } catch {
+                    throw ServerError(.startup, "a key of the JWKS file \(jwks.path) is not usable", cause: error)
+                }
+            }
+            eddsa = keys
+        }
+        var hs256: JWTKeyCollection?
+        if let hs256Secret {
+            var secret: Data
+            do { secret = try Data(contentsOf: hs256Secret) } catch {
+                throw ServerError(.startup, "cannot read the HS256 secret file \(hs256Secret.path)", cause: error)
+            }
+            while secret.last == 0x0A || secret.last == 0x0D { secret.removeLast() }
+            guard secret.count >= minimumSecretBytes else {
+                throw ServerError(
+                    .startup, "the HS256 secret must have at least \(minimumSecretBytes) bytes, not \(secret.count)")
+            }
+            hs256 = await JWTKeyCollection().add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+        }
+        return AppTokenKeys(eddsa: eddsa, hs256: hs256)
+    }
+
+    /// Whether `token` has the form of a JSON Web Token (three parts joined by dots), as the server's own tokens do
+    /// not.
+    static func isAppToken(_ token: String) -> Bool { token.utf8.count(where: { $0 == UInt8(ascii: ".") }) == 2 }
+
+    /// Why a token was refused.
+    enum Refused: Error, Equatable {
+        /// Not a valid token of these keys: malformed, of another algorithm, badly signed, expired, bad claims.
+        case invalid(String)
+        /// Valid, for other libraries.
+        case otherLibrary(user: String)
+    }
+
+    /// The grant of `token` for `library`, checked at `now`.
+    func grant(_ token: String, library: String, now: Date) async -> Result<AccessGrant, Refused> {
+        guard token.utf8.count <= Self.maximumTokenBytes else {
+            return .failure(.invalid("the token is longer than \(Self.maximumTokenBytes) bytes"))
+        }
+        guard let algorithm = Self.algorithm(of: token) else {
+            return .failure(.invalid("the token's header does not decode"))
+        }
+        let keys: JWTKeyCollection?
+        switch algorithm {
+        case "EdDSA": keys = eddsa
+        case "HS256": keys = hs256
+        default: return .failure(.invalid("tokens signed with \(algorithm.debugDescription) are not accepted"))
+        }
+        guard let keys else { return .failure(.invalid("the server has no \(algorithm) key")) }
+        let claims: AppTokenClaims
+        do { claims = try await keys.verify(token, as: AppTokenClaims.self) } catch {
+            return .failure(.invalid("the token is not valid: \(Self.describe(error))"))
+        }
+        guard claims.exp.value > now else { return .failure(.invalid("the token has expired")) }
+        if let problem = claims.problem { return .failure(.invalid(problem)) }
+        guard claims.libraries.contains(library) else { return .failure(.otherLibrary(user: claims.sub.value)) }
+        return .success(
+            AccessGrant(
+                key: "user:" + claims.sub.value, library: library, role: claims.role ?? .write,
+                expires: .now + .milliseconds(Int64(claims.exp.value.timeIntervalSince(now) * 1000))))
+    }
+
+    /// The `alg` of a token's header, when the header decodes.
+    private static func algorithm(of token: String) -> String? {
+        guard let header = token.split(separator: ".", omittingEmptySubsequences: false).first,
+            let bytes = Data(base64URLEncoded: String(header)),
+            let decoded = try? JSONDecoder().decode(Header.self, from: bytes)
+        else { return nil }
+        return decoded.alg
+    }
+
+    private struct Header: Decodable {
+        var alg: String
+    }
+
+    /// A short description of a verification error (JWTKit's own descriptions can be long).
+    private static func describe(_ error: any Error) -> String {
+        if let error = error as? JWTError { return String("\(error.errorType)".prefix(200)) }
+        return String("\(error)".prefix(200))
+    }
+}
+
+/// The claims of an app token (see ``AppTokenKeys``).
+struct AppTokenClaims: JWTPayload {
+    var sub: SubjectClaim
+    var exp: ExpirationClaim
+    var libraries: [String]
+    var role: LibraryRole?
+
+    /// The most libraries a token may name.
+    static let maximumLibraries = 256
+    /// The longest subject, in bytes.
+    static let maximumSubjectBytes = 256
+
+    /// What is wrong with the claims, if anything.
+    var problem: String? {
+        if sub.value.isEmpty || sub.value.utf8.count > Self.maximumSubjectBytes {
+            return "the token's subject must have 1 to \(Self.maximumSubjectBytes) bytes"
+        }
+        if libraries.isEmpty || libraries.count > Self.maximumLibraries {
+            return "the token must name 1 to \(Self.maximumLibraries) libraries"
+        }
+        if let bad = libraries.first(where: { !AccountNames.isValid($0) }) {
+            return "the token names a library that is not a valid name: \(bad.prefix(80).debugDescription)"
+        }
+        return nil
+    }
+
+    /// Expiry is checked against the server's clock by the caller.
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
+}
+
+extension Data {
+    /// Decodes base64url without padding (RFC 7515).
+    init?(base64URLEncoded string: String) {
+        var base64 = string.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        guard !base64.contains("=") else { return nil }
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        self.init(base64Encoded: base64)
+    }
+}

@@ -1,0 +1,203 @@
+import Crypto
+import Folio
+import FolioCore
+import FolioServer
+import FolioSync
+import FolioTesting
+import FolioToolRunner
+import Foundation
+import Testing
+
+/// Tokens an app's backend signs for its users (JSON Web Tokens, EdDSA or HS256), checked by a real `folio serve`:
+/// which open a library and which are refused, a connection closed when its token expires, and a `read` token that
+/// receives and stores nothing.
+@Suite struct AppTokenTests {
+    /// The app backend's keys: an Ed25519 signing key published in a JWKS file, and an HS256 secret.
+    struct Backend {
+        let signing = Curve25519.Signing.PrivateKey()
+        let secret = Data((0..<48).map { UInt8(($0 * 37 + 11) & 0xFF) })
+        let kid = "app-key-1"
+
+        /// Writes the JWKS and the secret into `directory`; the server's arguments that name them.
+        func arguments(in directory: TemporaryDirectory) throws -> [String] {
+            let jwks = directory.file("jwks.json")
+            let key =
+                #"{"kty":"OKP","crv":"Ed25519","kid":"\#(kid)","x":"\#(Self.base64URL(signing.publicKey.rawRepresentation))"}"#
+            try Data(#"{"keys":[\#(key)]}"#.utf8).write(to: jwks)
+            let secretFile = directory.file("hs256.secret")
+            try (secret + [0x0A]).write(to: secretFile)
+            return ["--app-jwks", jwks.path, "--app-hs256-secret", secretFile.path]
+        }
+
+        /// A token signed as `alg` says (`EdDSA` with the signing key, `HS256` with the secret, `none` unsigned),
+        /// with `claims` as its payload; `key` signs in place of the backend's own.
+        func token(
+            _ claims: [String: Any], alg: String = "EdDSA", kid: String? = nil, hmacKey: Data? = nil,
+            signingKey: Curve25519.Signing.PrivateKey? = nil
+        ) throws -> String {
+            var header: [String: Any] = ["alg": alg, "typ": "JWT"]
+            if let kid = kid ?? (alg == "EdDSA" ? self.kid : nil) { header["kid"] = kid }
+            let input =
+                Self.base64URL(try JSONSerialization.data(withJSONObject: header, options: .sortedKeys)) + "."
+                + Self.base64URL(try JSONSerialization.data(withJSONObject: claims, options: .sortedKeys))
+            let signature: Data
+            switch alg {
+            case "EdDSA": signature = try (signingKey ?? signing).signature(for: Data(input.utf8))
+            case "HS256":
+                signature = Data(
+                    HMAC<SHA256>.authenticationCode(
+                        for: Data(input.utf8), using: SymmetricKey(data: hmacKey ?? secret)))
+            default: signature = Data()
+            }
+            return input + "." + Self.base64URL(signature)
+        }
+
+        static func base64URL(_ data: Data) -> String {
+            data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+        }
+    }
+
+    /// Claims for `user` granting `libraries` with `role`, expiring `seconds` from now.
+    static func claims(
+        _ user: String = "ada", libraries: [String] = ["notes"], role: String? = "write", expiresIn seconds: Int = 600
+    ) -> [String: Any] {
+        var claims: [String: Any] = [
+            "sub": user, "libraries": libraries, "exp": Int(Date().timeIntervalSince1970) + seconds,
+        ]
+        if let role { claims["role"] = role }
+        return claims
+    }
+
+    @Test func aSignedTokenOpensTheLibrariesItNamesAndForgedOnesOpenNothing() async throws {
+        let backend = Backend()
+        let directory = try TemporaryDirectory()
+        let fixture = try await ServerFixture.start(arguments: try backend.arguments(in: directory))
+        func status(_ token: String) async throws -> Int {
+            try await fixture.get("/v1/libraries/notes/sync", token: token).status
+        }
+        // Valid (426: the right token, but no WebSocket upgrade), both algorithms, and without a role (write).
+        #expect(try await status(backend.token(Self.claims())) == 426)
+        #expect(try await status(backend.token(Self.claims(), alg: "HS256")) == 426)
+        #expect(try await status(backend.token(Self.claims(role: nil))) == 426)
+        #expect(try await status(backend.token(Self.claims(libraries: ["photos", "notes"]))) == 426)
+        // Another library's.
+        #expect(try await status(backend.token(Self.claims(libraries: ["photos"]))) == 403)
+        // Expired, forged, unsigned, confused, malformed.
+        let refused: [(String, String)] = [
+            ("expired", try backend.token(Self.claims(expiresIn: -5))),
+            ("another Ed25519 key", try backend.token(Self.claims(), signingKey: Curve25519.Signing.PrivateKey())),
+            (
+                "another HS256 secret",
+                try backend.token(Self.claims(), alg: "HS256", hmacKey: Data(repeating: 7, count: 48))
+            ),
+            ("alg none", try backend.token(Self.claims(), alg: "none")),
+            ("alg RS256", try backend.token(Self.claims(), alg: "RS256")),
+            (
+                "HS256 keyed with the public key",
+                try backend.token(
+                    Self.claims(), alg: "HS256", hmacKey: backend.signing.publicKey.rawRepresentation)
+            ),
+            ("an unknown role", try backend.token(Self.claims(role: "owner"))),
+            ("no libraries", try backend.token(Self.claims(libraries: []))),
+            ("a library that is not a name", try backend.token(Self.claims(libraries: ["../notes"]))),
+            ("no expiry", try backend.token(["sub": "ada", "libraries": ["notes"]])),
+            ("an empty subject", try backend.token(Self.claims(""))),
+            ("a payload tampered with", try Self.tampered(backend.token(Self.claims(libraries: ["photos"])))),
+            ("not base64", "a.b.c"),
+        ]
+        for (what, token) in refused {
+            #expect(try await status(token) == 401, "\(what)")
+        }
+        // A WebSocket upgrade with a refused token is closed with 4401, one of another library with 4403.
+        let expired = try RawWebSocket(
+            port: fixture.server.port, library: "notes", token: try backend.token(Self.claims(expiresIn: -5)))
+        #expect(try await offThePool { expired.closeCode(within: .seconds(5)) } == 4401)
+        let other = try RawWebSocket(
+            port: fixture.server.port, library: "notes", token: try backend.token(Self.claims(libraries: ["photos"])))
+        #expect(try await offThePool { other.closeCode(within: .seconds(5)) } == 4403)
+        // The server's own tokens still work beside them.
+        #expect(try await status(try await fixture.token(for: "notes")) == 426)
+    }
+
+    /// The payload of `token` with its grant widened to `notes`, the signature kept.
+    static func tampered(_ token: String) throws -> String {
+        let parts = token.split(separator: ".").map(String.init)
+        let payload = Backend.base64URL(try JSONSerialization.data(withJSONObject: claims(), options: .sortedKeys))
+        return parts[0] + "." + payload + "." + parts[2]
+    }
+
+    @Test func aServerWithoutAppKeysRefusesAppTokens() async throws {
+        let fixture = try await ServerFixture.start()
+        let token = try Backend().token(Self.claims())
+        #expect(try await fixture.get("/v1/libraries/notes/sync", token: token).status == 401)
+    }
+
+    @Test func aConnectionClosesWhenItsTokenExpires() async throws {
+        let backend = Backend()
+        let directory = try TemporaryDirectory()
+        let fixture = try await ServerFixture.start(arguments: try backend.arguments(in: directory))
+        let opened = ContinuousClock.now
+        let socket = try RawWebSocket(
+            port: fixture.server.port, library: "notes", token: try backend.token(Self.claims(expiresIn: 3)))
+        #expect(socket.upgraded)
+        _ = socket.socket.send(RawWebSocket.frame(opcode: 2, HandDevice().hello()))
+        let close = try await offThePool { socket.closeCode(within: .seconds(15)) }
+        #expect(close == 4401, "close \(String(describing: close))")
+        #expect(socket.closeReason.contains("expired"), "\(socket.closeReason)")
+        // Not before it expired (the expiry is in whole seconds: at least a second after the upgrade).
+        #expect(ContinuousClock.now - opened > .seconds(1))
+    }
+
+    /// A `read` token's device receives the library's documents and edits; what it commits stays on it, and the
+    /// server stores nothing of what a reader sends: its first change closes it with 4405.
+    @Test func aReaderReceivesAndStoresNothing() async throws {
+        let backend = Backend()
+        let directory = try TemporaryDirectory()
+        let fixture = try await ServerFixture.start(arguments: try backend.arguments(in: directory))
+        let writer = try fixture.library("Writer")
+        let reader = try fixture.library("Reader")
+        let writerSync = try await writer.startSyncing(
+            with: fixture.server.libraryURL("notes"), token: try backend.token(Self.claims("ada")))
+        let readerSync = try await reader.startSyncing(
+            with: fixture.server.libraryURL("notes"), token: try backend.token(Self.claims("bob", role: "read")))
+        _ = try await firstEvent(of: readerSync, "the reader to hear it may only read") { $0 == .connection(.readOnly) }
+        let note = try await writer.create(TextDocument.self, named: "Plan", in: .shared)
+        try await note.edit([.append("from the writer\n")])
+        try await eventually("the note on the reader") { try await reader.info(of: note.id) != nil }
+        let onReader = try await reader.open(note.id, as: TextDocument.self)
+        try await eventually("the writer's line on the reader") { await onReader.model.text == "from the writer\n" }
+        // The reader's own edit and document stay on it.
+        try await onReader.edit([.append("from the reader\n")])
+        try await onReader.save()
+        let own = try await reader.create(TextDocument.self, named: "Reader's own", in: .shared)
+        try await own.edit([.append("mine\n")])
+        try await own.save()
+        try await note.edit([.append("second line\n")])
+        try await eventually("the writer's second line on the reader") {
+            await onReader.model.text.contains("second line\n")
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(await note.model.text == "from the writer\nsecond line\n")
+        #expect(try await writer.info(of: own.id) == nil)
+        #expect(reader.syncsLive, "the reader's sync goes on")
+        await readerSync.stop()
+        await writerSync.stop()
+
+        // A reader that sends a change anyway (a client that does not heed the notice) is closed with 4405, after the
+        // notice as the server's first frame, and nothing of it is stored.
+        let hand = HandDevice()
+        let document = DocumentID(UUIDBytes(bytes: Array(repeating: 0xAB, count: 16)))
+        let socket = try RawWebSocket(
+            port: fixture.server.port, library: "notes", token: try backend.token(Self.claims("eve", role: "read")))
+        #expect(socket.upgraded)
+        let first = try await offThePool { socket.nextFrame(within: .seconds(5)) }
+        #expect(first.map { try? SyncFrame(decoding: $0.payload) } == SyncFrame.readOnlyNotice)
+        _ = socket.socket.send(RawWebSocket.frame(opcode: 2, hand.hello()))
+        _ = socket.socket.send(
+            RawWebSocket.frame(opcode: 2, hand.changes([hand.change(seq: 1, of: document, lamport: 1)], of: document)))
+        #expect(try await offThePool { socket.closeCode(within: .seconds(10)) } == 4405)
+        let probe = try await fixture.token(for: "notes")
+        #expect(try await storedSeq(of: document, device: hand, port: fixture.server.port, token: probe) == 0)
+    }
+}
