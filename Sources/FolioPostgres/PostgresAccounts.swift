@@ -149,6 +149,68 @@ public final class PostgresAccounts: ServerAccounts {
         }
     }
 
+    /// See `ServerAccounts/revokeUser(_:now:)`.
+    public func revokeUser(_ subject: String, now: Date) throws {
+        guard !subject.isEmpty, subject.utf8.count <= AppTokenKeys.maximumSubjectBytes else {
+            throw ServerError(
+                .invalidName,
+                "a user's subject has 1 to \(AppTokenKeys.maximumSubjectBytes) bytes, not \(subject.utf8.count)")
+        }
+        let revoked = now.timeIntervalSince1970
+        let logger = database.logger
+        try database.run("revoking user \(subject.debugDescription)") { client in
+            _ = try await client.query(
+                """
+                INSERT INTO folio_revoked_user (subject, revoked) VALUES (\(subject), \(revoked))
+                ON CONFLICT DO NOTHING
+                """, logger: logger)
+        }
+    }
+
+    /// See `ServerAccounts/restoreUser(_:)`.
+    public func restoreUser(_ subject: String) throws {
+        let logger = database.logger
+        let found = try database.run("restoring user \(subject.debugDescription)") { client in
+            var found = false
+            for try await _ in try await client.query(
+                "DELETE FROM folio_revoked_user WHERE subject = \(subject) RETURNING subject", logger: logger)
+            {
+                found = true
+            }
+            return found
+        }
+        guard found else { throw ServerError(.notFound, "user \(subject.debugDescription) is not revoked") }
+    }
+
+    /// See `ServerAccounts/revokedUsers()`.
+    public func revokedUsers() throws -> [RevokedUser] {
+        let logger = database.logger
+        return try database.run("listing revoked users") { client in
+            var users: [RevokedUser] = []
+            for try await (subject, revoked) in try await client.query(
+                "SELECT subject, revoked FROM folio_revoked_user ORDER BY revoked, subject", logger: logger
+            ).decode((String, Double).self) {
+                users.append(RevokedUser(subject: subject, revoked: Date(timeIntervalSince1970: revoked)))
+            }
+            return users
+        }
+    }
+
+    /// See `ServerAccounts/revokedUsers(among:)`.
+    public func revokedUsers(among subjects: [String]) throws -> [String] {
+        guard !subjects.isEmpty else { return [] }
+        let logger = database.logger
+        return try database.run("looking for revoked users") { client in
+            var revoked: Set<String> = []
+            for try await subject in try await client.query(
+                "SELECT subject FROM folio_revoked_user WHERE subject = ANY(\(subjects))", logger: logger
+            ).decode(String.self) {
+                revoked.insert(subject)
+            }
+            return revoked.sorted()
+        }
+    }
+
     private func select(_ action: String, _ query: PostgresQuery) throws -> [ServerToken] {
         let logger = database.logger
         return try database.run(action) { client in

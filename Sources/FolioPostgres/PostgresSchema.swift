@@ -142,6 +142,13 @@ public enum PostgresSchema {
                 $$
                 """
             ]),
+        Migration(
+            name: "3 revoked users",
+            statements: [
+                // Users of the app whose tokens (signed by the app's backend) are refused, as `accounts.sqlite`
+                // holds them in a data directory.
+                "CREATE TABLE folio_revoked_user (subject text PRIMARY KEY, revoked double precision NOT NULL)"
+            ]),
     ]
 
     /// The names of the migrations this build knows, in order.

@@ -32,6 +32,11 @@ public final class AccountStore: ServerAccounts {
             migrator.registerMigration("accounts-2-revoked-index") { db in
                 try db.execute(sql: "CREATE INDEX token_revoked ON token(revoked) WHERE revoked IS NOT NULL")
             }
+            // Users of the app whose tokens (signed by the app's backend) are refused.
+            migrator.registerMigration("accounts-3-revoked-users") { db in
+                try db.execute(
+                    sql: "CREATE TABLE revoked_user (subject TEXT PRIMARY KEY NOT NULL, revoked REAL NOT NULL)")
+            }
             try migrator.migrate(database)
         } catch {
             throw ServerError(.storage, "cannot open the account database \(url.path)", cause: error)
@@ -84,6 +89,51 @@ public final class AccountStore: ServerAccounts {
                 sql: "UPDATE token SET revoked = coalesce(revoked, ?) WHERE id = ?",
                 arguments: [now.timeIntervalSince1970, id])
             guard db.changesCount == 1 else { throw ServerError(.notFound, "there is no token \(id)") }
+        }
+    }
+
+    /// See ``ServerAccounts/revokeUser(_:now:)``.
+    public func revokeUser(_ subject: String, now: Date) throws {
+        try Self.checkSubject(subject)
+        try write("revoking user \(subject.debugDescription)") { db in
+            try db.execute(
+                sql: "INSERT INTO revoked_user (subject, revoked) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                arguments: [subject, now.timeIntervalSince1970])
+        }
+    }
+
+    /// See ``ServerAccounts/restoreUser(_:)``.
+    public func restoreUser(_ subject: String) throws {
+        let removed = try write("restoring user \(subject.debugDescription)") { db -> Bool in
+            try db.execute(sql: "DELETE FROM revoked_user WHERE subject = ?", arguments: [subject])
+            return db.changesCount > 0
+        }
+        guard removed else { throw ServerError(.notFound, "user \(subject.debugDescription) is not revoked") }
+    }
+
+    /// See ``ServerAccounts/revokedUsers()``.
+    public func revokedUsers() throws -> [RevokedUser] {
+        try read("listing revoked users") { db in
+            try Row.fetchAll(db, sql: "SELECT subject, revoked FROM revoked_user ORDER BY revoked, subject").map {
+                RevokedUser(subject: $0[0], revoked: Date(timeIntervalSince1970: $0[1]))
+            }
+        }
+    }
+
+    /// See ``ServerAccounts/revokedUsers(among:)``.
+    public func revokedUsers(among subjects: [String]) throws -> [String] {
+        guard !subjects.isEmpty else { return [] }
+        return try read("looking for revoked users") { db in
+            var revoked: [String] = []
+            // In pieces, within SQLite's bound on a statement's arguments.
+            for start in stride(from: 0, to: subjects.count, by: 500) {
+                let piece = Array(subjects[start..<min(start + 500, subjects.count)])
+                let marks = Array(repeating: "?", count: piece.count).joined(separator: ",")
+                revoked += try String.fetchAll(
+                    db, sql: "SELECT subject FROM revoked_user WHERE subject IN (\(marks))",
+                    arguments: StatementArguments(piece))
+            }
+            return Array(Set(revoked)).sorted()
         }
     }
 

@@ -26,6 +26,8 @@ public struct AppTokenKeys: Sendable {
     public static let minimumSecretBytes = 32
     /// The longest token checked, in bytes; a longer one is refused before it is parsed.
     public static let maximumTokenBytes = 8_192
+    /// The longest subject (`sub`, the user) a token may carry, in bytes.
+    public static let maximumSubjectBytes = 256
 
     /// Keys from a JWKS file (`{"keys": [...]}`, Ed25519 public keys, `"kty": "OKP"`, `"crv": "Ed25519"`, each with a
     /// `kid`) and from a file holding the HS256 secret (its bytes, a trailing newline left out), either or both.
@@ -115,7 +117,7 @@ public struct AppTokenKeys: Sendable {
         guard claims.libraries.contains(library) else { return .failure(.otherLibrary(user: claims.sub.value)) }
         return .success(
             AccessGrant(
-                key: "user:" + claims.sub.value, library: library, role: claims.role ?? .write,
+                key: SyncServer.userKeyPrefix + claims.sub.value, library: library, role: claims.role ?? .write,
                 expires: .now + .milliseconds(Int64(claims.exp.value.timeIntervalSince(now) * 1000))))
     }
 
@@ -149,7 +151,7 @@ struct AppTokenClaims: JWTPayload {
     /// The most libraries a token may name.
     static let maximumLibraries = 256
     /// The longest subject, in bytes.
-    static let maximumSubjectBytes = 256
+    static var maximumSubjectBytes: Int { AppTokenKeys.maximumSubjectBytes }
 
     /// What is wrong with the claims, if anything.
     var problem: String? {

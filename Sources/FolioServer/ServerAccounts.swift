@@ -85,6 +85,40 @@ public protocol ServerAccounts: AnyObject, Sendable {
     ///
     /// - Throws: ``ServerError`` `storage`.
     func boundElsewhere(_ devices: [DeviceID], than library: String) throws -> [DeviceID]
+    /// Revokes the app's user `subject` (the `sub` of the tokens the app's backend signs, see ``AppTokenKeys``):
+    /// their tokens are refused from now on, whatever their expiry, and a running server closes their open
+    /// connections within about a second (4401). Revoking again keeps the first time.
+    ///
+    /// - Throws: ``ServerError`` `invalidName` for a subject that is empty or longer than
+    ///   ``AppTokenKeys/maximumSubjectBytes``, `storage`.
+    func revokeUser(_ subject: String, now: Date) throws
+    /// Lets the revoked user `subject` in again: their valid tokens are accepted from now on.
+    ///
+    /// - Throws: ``ServerError`` `notFound` when the user is not revoked, `storage`.
+    func restoreUser(_ subject: String) throws
+    /// The revoked users, in the order revoked.
+    ///
+    /// - Throws: ``ServerError`` `storage`.
+    func revokedUsers() throws -> [RevokedUser]
+    /// The subjects of `subjects` that are revoked, ascending: what a server asks of the users its connections and
+    /// upgrades present.
+    ///
+    /// - Throws: ``ServerError`` `storage`.
+    func revokedUsers(among subjects: [String]) throws -> [String]
+}
+
+/// An app's user whose tokens the server refuses (``ServerAccounts/revokeUser(_:now:)``).
+public struct RevokedUser: Hashable, Sendable {
+    /// The user, as the `sub` of their tokens.
+    public var subject: String
+    /// When they were revoked.
+    public var revoked: Date
+
+    /// Creates a revoked user's description.
+    public init(subject: String, revoked: Date) {
+        self.subject = subject
+        self.revoked = revoked
+    }
 }
 
 extension ServerAccounts {
@@ -94,6 +128,22 @@ extension ServerAccounts {
     public func createToken(library: String, account: String = "default", now: Date = Date()) throws -> IssuedToken {
         var random = SystemRandomNumberGenerator()
         return try createToken(library: library, account: account, now: now, random: &random)
+    }
+
+    /// Revokes the user `subject` now (see ``revokeUser(_:now:)``).
+    ///
+    /// - Throws: ``ServerError``, as ``revokeUser(_:now:)``.
+    public func revokeUser(_ subject: String) throws {
+        try revokeUser(subject, now: Date())
+    }
+
+    /// Refuses a subject a user could not have (see ``AppTokenKeys/maximumSubjectBytes``).
+    static func checkSubject(_ subject: String) throws {
+        guard !subject.isEmpty, subject.utf8.count <= AppTokenKeys.maximumSubjectBytes else {
+            throw ServerError(
+                .invalidName,
+                "a user's subject has 1 to \(AppTokenKeys.maximumSubjectBytes) bytes, not \(subject.utf8.count)")
+        }
     }
 
     /// Revokes the token `id` now (see ``revoke(_:now:)``).

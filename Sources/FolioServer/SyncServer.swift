@@ -305,7 +305,7 @@ public final class SyncServer: Sendable {
     }
 
     /// Closes the connections of revoked and expired tokens: every second, those whose app token expired, and those
-    /// of the server's own tokens the account database says are revoked: another process (`folio serve token revoke`, another server) revokes them in the account
+    /// of the server's own tokens and of the app's users the account database says are revoked: another process (`folio serve token revoke`, another server) revokes them in the account
     /// database, and no clock is compared (a revocation stamped by a clock behind this one's still closes them).
     func watchRevocations() async {
         var closed: Set<String> = []
@@ -316,20 +316,31 @@ public final class SyncServer: Sendable {
             if expired > 0 {
                 logger.info("closing the connections of expired tokens", metadata: ["connections": "\(expired)"])
             }
-            // Only the server's own tokens are in the account database.
-            let open = registry.tokens.filter { $0.hasPrefix("tok_") }
-            guard !open.isEmpty else { continue }
+            // The server's own tokens by id, and the app's users by subject (their keys `user:SUBJECT`).
+            let keys = registry.tokens
+            let open = keys.filter { !$0.hasPrefix(Self.userKeyPrefix) }
+            let users = keys.filter { $0.hasPrefix(Self.userKeyPrefix) }.map {
+                String($0.dropFirst(Self.userKeyPrefix.count))
+            }
+            guard !keys.isEmpty else { continue }
             let revoked: [String]
             do {
                 let accounts = self.accounts
                 let presented = open.sorted()
-                revoked = try await Self.offTheLoop { Result { try accounts.revokedTokens(among: presented) } }.get()
+                let subjects = users.sorted()
+                revoked = try await Self.offTheLoop {
+                    Result {
+                        try accounts.revokedTokens(among: presented)
+                            + accounts.revokedUsers(among: subjects).map { Self.userKeyPrefix + $0 }
+                    }
+                }.get()
             } catch {
                 logger.error("cannot look for revoked tokens", metadata: ["error": .string("\(error)")])
                 continue
             }
-            for token in revoked where open.contains(token) {
-                let count = registry.close(token: token, code: 4401, reason: "the token was revoked")
+            for token in revoked where keys.contains(token) {
+                let reason = token.hasPrefix(Self.userKeyPrefix) ? "the user was revoked" : "the token was revoked"
+                let count = registry.close(token: token, code: 4401, reason: reason)
                 if count > 0, closed.insert(token).inserted {
                     logger.warning(
                         "closing the connections of a revoked token",
@@ -359,6 +370,9 @@ public final class SyncServer: Sendable {
         }
     }
 
+    /// What the connections of an app's user are counted and closed by: this, then the user's subject.
+    static let userKeyPrefix = "user:"
+
     /// Why a sync request is refused, and its HTTP status.
     struct Refusal: Error {
         var status: HTTPResponse.Status
@@ -381,11 +395,28 @@ public final class SyncServer: Sendable {
                 return .failure(Refusal(status: .unauthorized, reason: "the server takes no app tokens"))
             }
             switch await keys.grant(secret, library: library, now: Date()) {
-            case .success(let grant): return .success(grant)
+            case .success(let grant):
+                let accounts = self.accounts
+                let logger = self.logger
+                let subject = String(grant.key.dropFirst(Self.userKeyPrefix.count))
+                return await Self.offTheLoop {
+                    do {
+                        guard try accounts.revokedUsers(among: [subject]).isEmpty else {
+                            return .failure(
+                                Refusal(status: .unauthorized, reason: "the user was revoked", token: grant.key))
+                        }
+                        return .success(grant)
+                    } catch {
+                        logger.error("the account database failed", metadata: ["error": .string("\(error)")])
+                        return .failure(Refusal(status: .internalServerError, reason: "the server cannot check tokens"))
+                    }
+                }
             case .failure(.invalid(let reason)): return .failure(Refusal(status: .unauthorized, reason: reason))
             case .failure(.otherLibrary(let user)):
                 return .failure(
-                    Refusal(status: .forbidden, reason: "the token does not grant this library", token: "user:" + user))
+                    Refusal(
+                        status: .forbidden, reason: "the token does not grant this library",
+                        token: Self.userKeyPrefix + user))
             }
         }
         let accounts = self.accounts

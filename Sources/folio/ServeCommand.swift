@@ -15,7 +15,7 @@ struct ServeCommand: AsyncParsableCommand {
             it). A device connects to ws://HOST:PORT/v1/libraries/NAME with a token from \
             `folio serve token create --library NAME`. SIGINT or SIGTERM stops it within --shutdown-grace.
             """,
-        subcommands: [TokenCommand.self, ExportCommand.self, ImportCommand.self]
+        subcommands: [TokenCommand.self, UserCommand.self, ExportCommand.self, ImportCommand.self]
     )
 
     @OptionGroup var data: ServeDataOptions
@@ -297,6 +297,60 @@ struct TokenCommand: AsyncParsableCommand {
         func run() throws {
             try data.withAccounts(refusing: [.notFound]) { try $0.revoke(id) }
             print("revoked \(id)")
+        }
+    }
+}
+
+/// `folio serve user revoke|restore|list`: the app's users whose tokens (signed by the app's backend) are refused.
+struct UserCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "user",
+        abstract: "Revoke, restore and list the app's users whose tokens the server refuses.",
+        subcommands: [Revoke.self, Restore.self, List.self]
+    )
+
+    struct Revoke: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract:
+                "Revoke a user (the sub of their app tokens): their tokens are refused, and a running server closes their connections."
+        )
+
+        @OptionGroup var data: ServeDataOptions
+
+        @Argument(help: "The user, as the sub claim of their tokens names them.")
+        var subject: String
+
+        func run() throws {
+            try data.withAccounts(refusing: [.invalidName]) { try $0.revokeUser(subject) }
+            print("revoked user \(subject)")
+        }
+    }
+
+    struct Restore: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Let a revoked user in again: their valid tokens are accepted from now on.")
+
+        @OptionGroup var data: ServeDataOptions
+
+        @Argument(help: "The user, as the sub claim of their tokens names them.")
+        var subject: String
+
+        func run() throws {
+            try data.withAccounts(refusing: [.notFound]) { try $0.restoreUser(subject) }
+            print("restored user \(subject)")
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the revoked users.")
+
+        @OptionGroup var data: ServeDataOptions
+
+        func run() throws {
+            let users = try data.withAccounts { try $0.revokedUsers() }
+            let format = ISO8601DateFormatter()
+            print("user\trevoked")
+            for user in users { print("\(TerminalText.escaped(user.subject))\t\(format.string(from: user.revoked))") }
         }
     }
 }

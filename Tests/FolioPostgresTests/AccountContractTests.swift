@@ -90,4 +90,34 @@ import Testing
         #expect(try accounts.boundElsewhere([a, b], than: "photos") == [a])
         #expect(try accounts.bind([], to: "notes").isEmpty)
     }
+
+    @Test(arguments: Backend.allCases) func aRevokedUserStaysRevokedUntilRestored(_ backend: Backend) async throws {
+        let (accounts, kept) = try await accounts(backend)
+        defer { withExtendedLifetime(kept) {} }
+        #expect(try accounts.revokedUsers().isEmpty)
+        #expect(try accounts.revokedUsers(among: ["ada", "bob"]).isEmpty)
+        try accounts.revokeUser("bob", now: Date(timeIntervalSince1970: 2_000))
+        try accounts.revokeUser("ada", now: Date(timeIntervalSince1970: 3_000))
+        // Revoking again keeps the first time.
+        try accounts.revokeUser("bob", now: Date(timeIntervalSince1970: 4_000))
+        #expect(
+            try accounts.revokedUsers()
+                == [
+                    RevokedUser(subject: "bob", revoked: Date(timeIntervalSince1970: 2_000)),
+                    RevokedUser(subject: "ada", revoked: Date(timeIntervalSince1970: 3_000)),
+                ])
+        #expect(try accounts.revokedUsers(among: ["carl", "bob", "ada", "bob"]) == ["ada", "bob"])
+        #expect(try accounts.revokedUsers(among: []).isEmpty)
+        try accounts.restoreUser("bob")
+        #expect(try accounts.revokedUsers(among: ["ada", "bob"]) == ["ada"])
+        #expect { try accounts.restoreUser("bob") } throws: { ($0 as? ServerError)?.code == .notFound }
+        for subject in ["", String(repeating: "u", count: AppTokenKeys.maximumSubjectBytes + 1)] {
+            #expect { try accounts.revokeUser(subject, now: Date()) } throws: {
+                ($0 as? ServerError)?.code == .invalidName
+            }
+        }
+        // A subject of any characters is one user.
+        try accounts.revokeUser("o'brien; DROP", now: Date(timeIntervalSince1970: 5_000))
+        #expect(try accounts.revokedUsers(among: ["o'brien; DROP"]) == ["o'brien; DROP"])
+    }
 }

@@ -149,6 +149,42 @@ import Testing
         #expect(ContinuousClock.now - opened > .seconds(1))
     }
 
+    /// Revoking an app's user (`folio serve user revoke`, another process) closes their open connections with 4401
+    /// within a few seconds and refuses their tokens from then on, whatever their expiry; other users go on; restoring
+    /// them lets their tokens in again.
+    @Test func aRevokedUsersConnectionsCloseAndTheirTokensAreRefused() async throws {
+        let backend = Backend()
+        let directory = try TemporaryDirectory()
+        let fixture = try await ServerFixture.start(arguments: try backend.arguments(in: directory))
+        let data = fixture.server.data.path
+        let ada = try backend.token(Self.claims("ada"))
+        let bob = try backend.token(Self.claims("bob"), alg: "HS256")
+        let adaSocket = try RawWebSocket(port: fixture.server.port, library: "notes", token: ada)
+        let bobSocket = try RawWebSocket(port: fixture.server.port, library: "notes", token: bob)
+        #expect(adaSocket.upgraded && bobSocket.upgraded)
+        _ = adaSocket.socket.send(RawWebSocket.frame(opcode: 2, HandDevice().hello()))
+        _ = bobSocket.socket.send(RawWebSocket.frame(opcode: 2, HandDevice().hello()))
+        let revoked = try await ToolRun.folio(["serve", "user", "revoke", "ada", "--data", data])
+        #expect(revoked.status == 0, "\(revoked.errors)")
+        let started = ContinuousClock.now
+        let close = try await offThePool { adaSocket.closeCode(within: .seconds(10)) }
+        #expect(close == 4401, "close \(String(describing: close))")
+        #expect(adaSocket.closeReason.contains("revoked"), "\(adaSocket.closeReason)")
+        #expect(ContinuousClock.now - started < .seconds(4))
+        #expect(try await offThePool { bobSocket.closeCode(within: .seconds(2)) } == nil, "another user goes on")
+        #expect(try await fixture.get("/v1/libraries/notes/sync", token: ada).status == 401)
+        #expect(
+            try await fixture.get("/v1/libraries/notes/sync", token: backend.token(Self.claims("ada"))).status == 401)
+        #expect(try await fixture.get("/v1/libraries/notes/sync", token: bob).status == 426)
+        let list = try await ToolRun.folio(["serve", "user", "list", "--data", data])
+        #expect(list.output.split(separator: "\n").dropFirst().map { $0.prefix { $0 != "\t" } } == ["ada"])
+        let restored = try await ToolRun.folio(["serve", "user", "restore", "ada", "--data", data])
+        #expect(restored.status == 0, "\(restored.errors)")
+        #expect(try await fixture.get("/v1/libraries/notes/sync", token: ada).status == 426)
+        let again = try await ToolRun.folio(["serve", "user", "restore", "ada", "--data", data])
+        #expect(again.status == 2, "restoring a user who is not revoked: \(again.errors)")
+    }
+
     /// A `read` token's device receives the library's documents and edits; what it commits stays on it, and the
     /// server stores nothing of what a reader sends: its first change closes it with 4405.
     @Test func aReaderReceivesAndStoresNothing() async throws {
