@@ -187,9 +187,11 @@ struct ServerConnection {
         let announced = driver.session.vectors
         /// Documents this device keeps to itself, read again for every batch (a move to local may happen at any time).
         var unpublished = driver.session.unpublished
-        /// Whether the server said the token may only read (`SyncFrame.readOnlyNotice`, its first frame then): this
-        /// side then offers nothing, and what this device commits stays on it.
+        /// Whether the server said the token may only read (`SyncFrame.readOnlyNotice` as its very first frame; the
+        /// same bytes later are no such word): this side then offers nothing, and what this device commits stays on
+        /// it.
         var readOnly = false
+        var framesSeen = 0
         func send(_ messages: [[UInt8]]) async throws {
             let started = ContinuousClock.now
             for message in messages {
@@ -288,6 +290,7 @@ struct ServerConnection {
             if !batch.frames.isEmpty { idleTicks = 0 }
             var run: [[UInt8]] = []
             for bytes in batch.frames {
+                framesSeen += 1
                 let frame: SyncFrame
                 do { frame = try SyncFrame(decoding: bytes) } catch {
                     try? await outbound.close(.protocolError, reason: "a frame does not decode")
@@ -300,7 +303,7 @@ struct ServerConnection {
                     guard on == channel else { continue }
                     if let document = SyncMessage.changesDocument(message), unpublished.contains(document) { continue }
                     run.append(message)
-                case .notice where frame == SyncFrame.readOnlyNotice:
+                case .notice where framesSeen == 1 && frame == SyncFrame.readOnlyNotice:
                     if !readOnly { await onEvent(.readOnly) }
                     readOnly = true
                 case .presence where frame == SyncFrame.presenceWelcome:

@@ -13,9 +13,9 @@ public final class PostgresAccounts: ServerAccounts {
         self.database = database
     }
 
-    /// See `ServerAccounts/createToken(library:account:now:random:)`.
+    /// See `ServerAccounts/createToken(library:account:role:now:random:)`.
     public func createToken(
-        library: String, account: String, now: Date, random: inout some RandomNumberGenerator
+        library: String, account: String, role: LibraryRole, now: Date, random: inout some RandomNumberGenerator
     ) throws -> IssuedToken {
         try AccountNames.check(library: library, account: account)
         let drawn = TokenSecret(random: &random)
@@ -38,15 +38,19 @@ public final class PostgresAccounts: ServerAccounts {
                         .conflict, "library \(library) belongs to account \(owner ?? "?"), not \(account)")
                 }
                 let bytes = Data(hash)
+                let stored = role.rawValue
                 try await connection.query(
-                    "INSERT INTO folio_token (id, hash, library, created) VALUES (\(id), \(bytes), \(library), \(created))",
+                    """
+                    INSERT INTO folio_token (id, hash, library, created, role)
+                    VALUES (\(id), \(bytes), \(library), \(created), \(stored))
+                    """,
                     logger: logger)
             }
         }
         return IssuedToken(
             token: ServerToken(
                 id: id, library: library, account: account, created: Date(timeIntervalSince1970: created),
-                revoked: nil),
+                revoked: nil, role: role),
             secret: drawn.secret)
     }
 
@@ -55,7 +59,7 @@ public final class PostgresAccounts: ServerAccounts {
         try select(
             "listing tokens",
             """
-            SELECT t.id, t.library, l.account, t.created, t.revoked FROM folio_token t
+            SELECT t.id, t.library, l.account, t.created, t.revoked, t.role FROM folio_token t
             JOIN folio_library l ON l.name = t.library ORDER BY t.created, t.id
             """)
     }
@@ -100,7 +104,7 @@ public final class PostgresAccounts: ServerAccounts {
         return try select(
             "checking a token",
             """
-            SELECT t.id, t.library, l.account, t.created, t.revoked FROM folio_token t
+            SELECT t.id, t.library, l.account, t.created, t.revoked, t.role FROM folio_token t
             JOIN folio_library l ON l.name = t.library WHERE t.hash = \(hash) AND t.revoked IS NULL
             """
         ).first
@@ -215,13 +219,14 @@ public final class PostgresAccounts: ServerAccounts {
         let logger = database.logger
         return try database.run(action) { client in
             var tokens: [ServerToken] = []
-            for try await (id, library, account, created, revoked) in try await client.query(query, logger: logger)
-                .decode((String, String, String, Double, Double?).self)
-            {
+            for try await (id, library, account, created, revoked, role) in try await client.query(
+                query, logger: logger
+            )
+            .decode((String, String, String, Double, Double?, String).self) {
                 tokens.append(
                     ServerToken(
                         id: id, library: library, account: account, created: Date(timeIntervalSince1970: created),
-                        revoked: revoked.map { Date(timeIntervalSince1970: $0) }))
+                        revoked: revoked.map { Date(timeIntervalSince1970: $0) }, role: LibraryRole(stored: role)))
             }
             return tokens
         }

@@ -149,6 +149,12 @@ public enum PostgresSchema {
                 // holds them in a data directory.
                 "CREATE TABLE folio_revoked_user (subject text PRIMARY KEY, revoked double precision NOT NULL)"
             ]),
+        Migration(
+            name: "4 token roles",
+            statements: [
+                // What each token grants in its library (LibraryRole); the tokens issued before roles write.
+                "ALTER TABLE folio_token ADD COLUMN role text NOT NULL DEFAULT 'write'"
+            ]),
     ]
 
     /// The names of the migrations this build knows, in order.

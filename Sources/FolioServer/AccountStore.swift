@@ -37,15 +37,19 @@ public final class AccountStore: ServerAccounts {
                 try db.execute(
                     sql: "CREATE TABLE revoked_user (subject TEXT PRIMARY KEY NOT NULL, revoked REAL NOT NULL)")
             }
+            // What each token grants in its library (LibraryRole); the tokens issued before roles write.
+            migrator.registerMigration("accounts-4-token-roles") { db in
+                try db.execute(sql: "ALTER TABLE token ADD COLUMN role TEXT NOT NULL DEFAULT 'write'")
+            }
             try migrator.migrate(database)
         } catch {
             throw ServerError(.storage, "cannot open the account database \(url.path)", cause: error)
         }
     }
 
-    /// See ``ServerAccounts/createToken(library:account:now:random:)``.
+    /// See ``ServerAccounts/createToken(library:account:role:now:random:)``.
     public func createToken(
-        library: String, account: String, now: Date, random: inout some RandomNumberGenerator
+        library: String, account: String, role: LibraryRole, now: Date, random: inout some RandomNumberGenerator
     ) throws -> IssuedToken {
         try AccountNames.check(library: library, account: account)
         let drawn = TokenSecret(random: &random)
@@ -62,11 +66,12 @@ public final class AccountStore: ServerAccounts {
                 try db.execute(sql: "INSERT INTO library (name, account) VALUES (?, ?)", arguments: [library, account])
             }
             try db.execute(
-                sql: "INSERT INTO token (id, hash, library, created) VALUES (?, ?, ?, ?)",
-                arguments: [id, Data(hash), library, now.timeIntervalSince1970])
+                sql: "INSERT INTO token (id, hash, library, created, role) VALUES (?, ?, ?, ?, ?)",
+                arguments: [id, Data(hash), library, now.timeIntervalSince1970, role.rawValue])
         }
         return IssuedToken(
-            token: ServerToken(id: id, library: library, account: account, created: now, revoked: nil), secret: secret)
+            token: ServerToken(id: id, library: library, account: account, created: now, revoked: nil, role: role),
+            secret: secret)
     }
 
     /// See ``ServerAccounts/tokens()``.
@@ -75,7 +80,7 @@ public final class AccountStore: ServerAccounts {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT token.id, token.library, library.account, token.created, token.revoked
+                    SELECT token.id, token.library, library.account, token.created, token.revoked, token.role
                     FROM token JOIN library ON library.name = token.library ORDER BY token.created, token.id
                     """
             ).map(Self.token)
@@ -166,7 +171,7 @@ public final class AccountStore: ServerAccounts {
             try Row.fetchOne(
                 db,
                 sql: """
-                    SELECT token.id, token.library, library.account, token.created, token.revoked
+                    SELECT token.id, token.library, library.account, token.created, token.revoked, token.role
                     FROM token JOIN library ON library.name = token.library
                     WHERE token.hash = ? AND token.revoked IS NULL
                     """, arguments: [hash]
@@ -204,9 +209,10 @@ public final class AccountStore: ServerAccounts {
 
     private static func token(_ row: Row) -> ServerToken {
         let revoked: Double? = row[4]
+        let role: String? = row[5]
         return ServerToken(
             id: row[0], library: row[1], account: row[2], created: Date(timeIntervalSince1970: row[3]),
-            revoked: revoked.map { Date(timeIntervalSince1970: $0) })
+            revoked: revoked.map { Date(timeIntervalSince1970: $0) }, role: LibraryRole(stored: role))
     }
 
     private func read<T>(_ action: String, _ body: (Database) throws -> T) throws -> T {

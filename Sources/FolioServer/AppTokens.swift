@@ -19,6 +19,8 @@ import JWTKit
 public struct AppTokenKeys: Sendable {
     /// The EdDSA keys, by `kid`.
     private let eddsa: JWTKeyCollection?
+    /// Their `kid`s: an EdDSA token must name one of them.
+    private let kids: Set<String>
     /// The HS256 secret's key.
     private let hs256: JWTKeyCollection?
 
@@ -40,6 +42,7 @@ public struct AppTokenKeys: Sendable {
             throw ServerError(.startup, "app tokens need a JWKS file, an HS256 secret file, or both")
         }
         var eddsa: JWTKeyCollection?
+        var kids: Set<String> = []
         if let jwks {
             let json: String
             do { json = try String(contentsOf: jwks, encoding: .utf8) } catch {
@@ -59,6 +62,7 @@ public struct AppTokenKeys: Sendable {
                         .startup,
                         "the JWKS file \(jwks.path) holds a key that is not an Ed25519 public key with a kid")
                 }
+                kids.insert(key.keyIdentifier!.string)
                 do { try await keys.add(jwk: key) } catch {
                     throw ServerError(.startup, "a key of the JWKS file \(jwks.path) is not usable", cause: error)
                 }
@@ -78,7 +82,7 @@ public struct AppTokenKeys: Sendable {
             }
             hs256 = await JWTKeyCollection().add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
         }
-        return AppTokenKeys(eddsa: eddsa, hs256: hs256)
+        return AppTokenKeys(eddsa: eddsa, kids: kids, hs256: hs256)
     }
 
     /// Whether `token` has the form of a JSON Web Token (three parts joined by dots), as the server's own tokens do
@@ -98,16 +102,22 @@ public struct AppTokenKeys: Sendable {
         guard token.utf8.count <= Self.maximumTokenBytes else {
             return .failure(.invalid("the token is longer than \(Self.maximumTokenBytes) bytes"))
         }
-        guard let algorithm = Self.algorithm(of: token) else {
+        guard let header = Self.header(of: token) else {
             return .failure(.invalid("the token's header does not decode"))
         }
         let keys: JWTKeyCollection?
-        switch algorithm {
-        case "EdDSA": keys = eddsa
+        switch header.alg {
+        case "EdDSA":
+            // Named, and one of the JWKS's: JWTKit would otherwise check it against its first key.
+            guard let kid = header.kid, kids.contains(kid) else {
+                return .failure(.invalid("an EdDSA token must name the kid of a key of the JWKS"))
+            }
+            keys = eddsa
         case "HS256": keys = hs256
-        default: return .failure(.invalid("tokens signed with \(algorithm.debugDescription) are not accepted"))
+        default:
+            return .failure(.invalid("tokens signed with \(header.alg.prefix(16).debugDescription) are not accepted"))
         }
-        guard let keys else { return .failure(.invalid("the server has no \(algorithm) key")) }
+        guard let keys else { return .failure(.invalid("the server has no \(header.alg) key")) }
         let claims: AppTokenClaims
         do { claims = try await keys.verify(token, as: AppTokenClaims.self) } catch {
             return .failure(.invalid("the token is not valid: \(Self.describe(error))"))
@@ -115,23 +125,29 @@ public struct AppTokenKeys: Sendable {
         guard claims.exp.value > now else { return .failure(.invalid("the token has expired")) }
         if let problem = claims.problem { return .failure(.invalid(problem)) }
         guard claims.libraries.contains(library) else { return .failure(.otherLibrary(user: claims.sub.value)) }
+        // Seconds to the expiry, within a bound a Duration holds: a token of the far future lasts that long.
+        let seconds = min(claims.exp.value.timeIntervalSince(now), Self.longestExpiry)
         return .success(
             AccessGrant(
                 key: SyncServer.userKeyPrefix + claims.sub.value, library: library, role: claims.role ?? .write,
-                expires: .now + .milliseconds(Int64(claims.exp.value.timeIntervalSince(now) * 1000))))
+                expires: .now + .milliseconds(Int64(seconds * 1000))))
     }
 
-    /// The `alg` of a token's header, when the header decodes.
-    private static func algorithm(of token: String) -> String? {
+    /// The longest a connection of an app token stays open before its expiry closes it, whatever its `exp` says
+    /// (ten years).
+    static let longestExpiry: TimeInterval = 10 * 365 * 86_400
+
+    /// A token's header, when it decodes.
+    private static func header(of token: String) -> Header? {
         guard let header = token.split(separator: ".", omittingEmptySubsequences: false).first,
-            let bytes = Data(base64URLEncoded: String(header)),
-            let decoded = try? JSONDecoder().decode(Header.self, from: bytes)
+            let bytes = Data(base64URLEncoded: String(header))
         else { return nil }
-        return decoded.alg
+        return try? JSONDecoder().decode(Header.self, from: bytes)
     }
 
     private struct Header: Decodable {
         var alg: String
+        var kid: String?
     }
 
     /// A short description of a verification error (JWTKit's own descriptions can be long).

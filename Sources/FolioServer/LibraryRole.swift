@@ -17,6 +17,12 @@ public enum LibraryRole: String, Sendable, Hashable, Codable, CaseIterable, Comp
     /// Whether the role may send changes and blobs.
     public var writes: Bool { self >= .write }
 
+    /// A role as an account database stores it; one it does not know (written by a newer Folio, or damaged) grants
+    /// the least, `read`.
+    public init(stored: String?) {
+        self = stored.flatMap(LibraryRole.init(rawValue:)) ?? .read
+    }
+
     /// Whether `lhs` may do less than `rhs`.
     public static func < (lhs: LibraryRole, rhs: LibraryRole) -> Bool {
         allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
@@ -38,13 +44,12 @@ struct AccessGrant: Sendable, Hashable {
 }
 
 extension SyncMessage {
-    /// Whether the message brings the server something to store: changes (as `changes` or a run) or blobs. What a
-    /// `read` connection may not send.
-    var writes: Bool {
+    /// Whether the message is one that brings the server something to store, or would if it held anything: changes
+    /// (as `changes` or a run) or blobs, empty or not. A `read` connection sends none (the server never asks it for
+    /// any), and is closed (4405) when it does.
+    var isUpload: Bool {
         switch self {
-        case .changes(_, let changes, _): !changes.isEmpty
-        case .run: true
-        case .blobs(let blobs, _): !blobs.isEmpty
+        case .changes, .run, .blobs: true
         case .hello, .request, .done, .wantBlobs: false
         }
     }

@@ -93,11 +93,16 @@ extension ServedLibrary {
         }
         let authors = Set(gained.values.flatMap { $0.changes.map(\.change.id.device) })
         bind(authors)
-        // A device that wrote through its own connection proved its key there: its name is recorded.
+        // A device that wrote through its own connection proved its key there: its name is recorded. The arrival
+        // itself must bring a change of the device that the batch stored (another connection's changes of the same
+        // document prove nothing of this one).
         for arrival in stored {
-            guard let connection = connections[arrival.connection], !connection.proven,
+            guard let connection = connections[arrival.connection], !connection.proven, connection.writes,
                 let device = connection.device, authors.contains(device.id),
-                gained[arrival.document]?.changes.contains(where: { $0.change.id.device == device.id }) == true
+                let storedHashes = gained[arrival.document].map({ Set($0.changes.map(\.change.hash)) }),
+                arrival.changes.contains(where: {
+                    $0.change.id.device == device.id && storedHashes.contains($0.change.hash)
+                })
             else { continue }
             connection.proven = true
             recordName(of: device, provenOn: connection)
@@ -146,7 +151,8 @@ extension ServedLibrary {
                 metrics.changesOut.increment(by: Int64(changes.count))
             }
         }
-        for document in vectors.keys.sorted() {
+        // An empty vector (a `changes` message of nothing, for a document the log lacks) says nothing: no notice.
+        for document in vectors.keys.sorted() where !vectors[document]!.isEmpty {
             let notice = SyncFrame.notice(document: document, vector: vectors[document]!).encoded()
             for listener in listeners {
                 metrics.bytesOut.increment(by: Int64(notice.count))

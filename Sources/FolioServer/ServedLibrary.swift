@@ -188,6 +188,11 @@ actor ServedLibrary {
         _ message: SyncMessage, size: Int, format: UInt8 = SyncMessage.formatVersion, channel: UInt64, from id: UInt64
     ) async {
         guard let connection = connections[id] else { return }
+        // What a connection that may only read sends is not taken (its reader closes it before; this holds whoever
+        // calls).
+        guard connection.writes || !message.isUpload else {
+            return refuse(connection, code: 4405, "this token may read the library, not write to it")
+        }
         // A client that writes format 3 reads it.
         if format == SyncMessage.runFormatVersion { connection.format = format }
         var message = message

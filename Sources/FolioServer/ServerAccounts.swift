@@ -14,14 +14,19 @@ public struct ServerToken: Hashable, Sendable {
     public var created: Date
     /// When it was revoked; `nil` while it is valid.
     public var revoked: Date?
+    /// What it grants in its library: `write` unless it was issued with another role.
+    public var role: LibraryRole
 
     /// Creates a token's description.
-    public init(id: String, library: String, account: String, created: Date, revoked: Date?) {
+    public init(
+        id: String, library: String, account: String, created: Date, revoked: Date?, role: LibraryRole = .write
+    ) {
         self.id = id
         self.library = library
         self.account = account
         self.created = created
         self.revoked = revoked
+        self.role = role
     }
 }
 
@@ -51,11 +56,12 @@ public protocol ServerAccounts: AnyObject, Sendable {
     /// - Parameters:
     ///   - library: the library's name (see ``AccountNames/isValid(_:)``).
     ///   - account: the account it belongs to.
+    ///   - role: what it grants there (``LibraryRole/read`` receives and writes nothing).
     ///   - now: the issue time.
     ///   - random: the source of the secret and the id.
     /// - Throws: ``ServerError`` `invalidName`, `conflict` when the library belongs to another account, `storage`.
     func createToken(
-        library: String, account: String, now: Date, random: inout some RandomNumberGenerator
+        library: String, account: String, role: LibraryRole, now: Date, random: inout some RandomNumberGenerator
     ) throws -> IssuedToken
     /// Every token, valid or revoked, in the order issued.
     ///
@@ -124,10 +130,21 @@ public struct RevokedUser: Hashable, Sendable {
 extension ServerAccounts {
     /// Issues a token with the system's secure random generator.
     ///
-    /// - Throws: ``ServerError``, as ``createToken(library:account:now:random:)``.
-    public func createToken(library: String, account: String = "default", now: Date = Date()) throws -> IssuedToken {
+    /// - Throws: ``ServerError``, as ``createToken(library:account:role:now:random:)``.
+    public func createToken(
+        library: String, account: String = "default", role: LibraryRole = .write, now: Date = Date()
+    ) throws -> IssuedToken {
         var random = SystemRandomNumberGenerator()
-        return try createToken(library: library, account: account, now: now, random: &random)
+        return try createToken(library: library, account: account, role: role, now: now, random: &random)
+    }
+
+    /// Issues a `write` token (see ``createToken(library:account:role:now:random:)``).
+    ///
+    /// - Throws: ``ServerError``, as ``createToken(library:account:role:now:random:)``.
+    public func createToken(
+        library: String, account: String, now: Date, random: inout some RandomNumberGenerator
+    ) throws -> IssuedToken {
+        try createToken(library: library, account: account, role: .write, now: now, random: &random)
     }
 
     /// Revokes the user `subject` now (see ``revokeUser(_:now:)``).

@@ -263,7 +263,8 @@ public final class SyncServer: Sendable {
         logRefusal(refusal.reason, peer: peer, library: library, token: refusal.token, code: refusal.code)
         return .upgrade([:]) { inbound, outbound, _ in
             await Self.afterFirstFrame(of: inbound, within: Self.refusalWait) {
-                try? await outbound.close(.init(codeNumber: refusal.code), reason: refusal.reason)
+                try? await outbound.close(
+                    .init(codeNumber: refusal.code), reason: Outbox.closeFrameReason(refusal.reason))
             }
         }
     }
@@ -437,7 +438,7 @@ public final class SyncServer: Sendable {
             return .failure(
                 Refusal(status: .forbidden, reason: "the token does not grant this library", token: token.id))
         }
-        return .success(AccessGrant(key: token.id, library: token.library, role: .write, expires: nil))
+        return .success(AccessGrant(key: token.id, library: token.library, role: token.role, expires: nil))
     }
 
     /// The library named in a sync path, `/v1/libraries/NAME/sync`, when the name is valid.
@@ -587,7 +588,7 @@ public final class SyncServer: Sendable {
                         }
                         // Anything else before a hello is refused by the library (1002).
                         if case .hello = message { greeted.store(true, ordering: .releasing) }
-                        if !writes, message.writes {
+                        if !writes, message.isUpload {
                             outbox.close(code: 4405, reason: "this token may read the library, not write to it")
                             break reading
                         }

@@ -256,14 +256,17 @@ struct TokenCommand: AsyncParsableCommand {
         @Option(help: "The account the library belongs to.")
         var account = "default"
 
+        @Option(help: "What the token grants: read (receives, writes nothing), write, resolve or admin.")
+        var role = LibraryRole.write
+
         func run() throws {
             let issued = try data.withAccounts(refusing: [.invalidName, .conflict]) {
-                try $0.createToken(library: library, account: account)
+                try $0.createToken(library: library, account: account, role: role)
             }
             print(issued.secret)
             FileHandle.standardError.write(
                 Data(
-                    "issued \(issued.token.id) for library \(library) (account \(account)); the secret above is shown only now. Devices connect to ws://HOST:PORT/v1/libraries/\(library)\n"
+                    "issued \(issued.token.id) (\(role.rawValue)) for library \(library) (account \(account)); the secret above is shown only now. Devices connect to ws://HOST:PORT/v1/libraries/\(library)\n"
                         .utf8))
         }
     }
@@ -276,11 +279,12 @@ struct TokenCommand: AsyncParsableCommand {
         func run() throws {
             let tokens = try data.withAccounts { try $0.tokens() }
             let format = ISO8601DateFormatter()
-            print("id\tlibrary\taccount\tcreated\tstatus")
+            print("id\tlibrary\taccount\tcreated\tstatus\trole")
             for token in tokens {
                 let status = token.revoked.map { "revoked \(format.string(from: $0))" } ?? "valid"
                 print(
-                    "\(token.id)\t\(token.library)\t\(token.account)\t\(format.string(from: token.created))\t\(status)")
+                    "\(token.id)\t\(token.library)\t\(token.account)\t\(format.string(from: token.created))\t\(status)\t\(token.role.rawValue)"
+                )
             }
         }
     }
@@ -354,3 +358,5 @@ struct UserCommand: AsyncParsableCommand {
         }
     }
 }
+
+extension LibraryRole: ExpressibleByArgument {}

@@ -41,6 +41,13 @@ import Testing
         let second = try accounts.createToken(
             library: "notes", account: "ada", now: Date(timeIntervalSince1970: 2_000), random: &random)
         #expect(try accounts.tokens().map(\.id) == [issued.token.id, second.token.id], "in the order issued")
+        // A role, kept with the token.
+        let reader = try accounts.createToken(
+            library: "notes", account: "ada", role: .read, now: Date(timeIntervalSince1970: 2_500), random: &random)
+        #expect(reader.token.role == .read && issued.token.role == .write)
+        #expect(try accounts.authenticate(reader.secret)?.role == .read)
+        #expect(try accounts.tokens().map(\.role) == [.write, .write, .read])
+        try accounts.revoke(reader.token.id, now: Date(timeIntervalSince1970: 2_600))
 
         try accounts.revoke(issued.token.id, now: Date(timeIntervalSince1970: 3_000))
         #expect(try accounts.authenticate(issued.secret) == nil)

@@ -36,7 +36,7 @@ import Testing
             signingKey: Curve25519.Signing.PrivateKey? = nil
         ) throws -> String {
             var header: [String: Any] = ["alg": alg, "typ": "JWT"]
-            if let kid = kid ?? (alg == "EdDSA" ? self.kid : nil) { header["kid"] = kid }
+            if let kid = kid ?? (alg == "EdDSA" ? self.kid : nil), !kid.isEmpty { header["kid"] = kid }
             let input =
                 Self.base64URL(try JSONSerialization.data(withJSONObject: header, options: .sortedKeys)) + "."
                 + Self.base64URL(try JSONSerialization.data(withJSONObject: claims, options: .sortedKeys))
@@ -105,6 +105,8 @@ import Testing
             ("an empty subject", try backend.token(Self.claims(""))),
             ("a payload tampered with", try Self.tampered(backend.token(Self.claims(libraries: ["photos"])))),
             ("not base64", "a.b.c"),
+            ("an unknown kid", try backend.token(Self.claims(), kid: "another-key")),
+            ("no kid", try backend.token(Self.claims(), kid: "")),
         ]
         for (what, token) in refused {
             #expect(try await status(token) == 401, "\(what)")
@@ -118,6 +120,28 @@ import Testing
         #expect(try await offThePool { other.closeCode(within: .seconds(5)) } == 4403)
         // The server's own tokens still work beside them.
         #expect(try await status(try await fixture.token(for: "notes")) == 426)
+        // A token of the far future is valid, and its connection lasts (the server does not fall over its expiry).
+        var forever = Self.claims()
+        forever["exp"] = 1e18
+        let lasting = try RawWebSocket(port: fixture.server.port, library: "notes", token: try backend.token(forever))
+        #expect(lasting.upgraded)
+        _ = lasting.socket.send(RawWebSocket.frame(opcode: 2, HandDevice().hello()))
+        #expect(try await offThePool { lasting.closeCode(within: .seconds(2)) } == nil)
+        #expect(try await fixture.get("/health").status == 200)
+    }
+
+    /// With only a JWKS, an HS256 token is refused, even one keyed with the JWKS's public key (the classic confusion
+    /// of a public key taken for a shared secret).
+    @Test func aServerWithOnlyAJWKSRefusesHS256Tokens() async throws {
+        let backend = Backend()
+        let directory = try TemporaryDirectory()
+        let arguments = try backend.arguments(in: directory)
+        let fixture = try await ServerFixture.start(arguments: Array(arguments.prefix(2)))
+        for key in [backend.secret, backend.signing.publicKey.rawRepresentation] {
+            let token = try backend.token(Self.claims(), alg: "HS256", hmacKey: key)
+            #expect(try await fixture.get("/v1/libraries/notes/sync", token: token).status == 401)
+        }
+        #expect(try await fixture.get("/v1/libraries/notes/sync", token: backend.token(Self.claims())).status == 426)
     }
 
     /// The payload of `token` with its grant widened to `notes`, the signature kept.
@@ -218,6 +242,22 @@ import Testing
         #expect(try await writer.info(of: own.id) == nil)
         #expect(reader.syncsLive, "the reader's sync goes on")
         await readerSync.stop()
+        // Connected again, the reader announces what it committed (ahead of the server in the note, a document the
+        // server lacks): the session asks it for none of it, and goes on giving it the writer's edits.
+        let again = try await reader.startSyncing(
+            with: fixture.server.libraryURL("notes"), token: try backend.token(Self.claims("bob", role: "read")))
+        let caughtUp = try await firstEvent(of: again, "the reader's second session to finish") { event in
+            if case .syncFinished = event { true } else { false }
+        }
+        #expect(caughtUp.contains(.connection(.readOnly)), "\(caughtUp)")
+        try await note.edit([.append("third line\n")])
+        try await eventually("the writer's third line on the reader") {
+            await onReader.model.text.contains("third line\n")
+        }
+        #expect(await note.model.text == "from the writer\nsecond line\nthird line\n")
+        #expect(try await writer.info(of: own.id) == nil)
+        #expect(reader.syncsLive, "the reader's sync goes on")
+        await again.stop()
         await writerSync.stop()
 
         // A reader that sends a change anyway (a client that does not heed the notice) is closed with 4405, after the
@@ -235,5 +275,87 @@ import Testing
         #expect(try await offThePool { socket.closeCode(within: .seconds(10)) } == 4405)
         let probe = try await fixture.token(for: "notes")
         #expect(try await storedSeq(of: document, device: hand, port: fixture.server.port, token: probe) == 0)
+        // Even an empty `changes` message closes a reader.
+        let empty = try RawWebSocket(
+            port: fixture.server.port, library: "notes", token: try backend.token(Self.claims("eve", role: "read")))
+        _ = empty.socket.send(RawWebSocket.frame(opcode: 2, hand.hello()))
+        _ = empty.socket.send(RawWebSocket.frame(opcode: 2, hand.changes([], of: document)))
+        #expect(try await offThePool { empty.closeCode(within: .seconds(10)) } == 4405)
+    }
+
+    /// The read-only notice cannot be made by a member: an empty `changes` message of the all-zero document (which
+    /// would make the server's notice of it the very same bytes) is no notice at all, and a client takes the notice
+    /// only as a connection's first frame.
+    @Test func noMemberCanMakeTheOthersReadOnly() async throws {
+        let fixture = try await ServerFixture.start()
+        let token = try await fixture.token(for: "notes")
+        let phone = try fixture.library("Phone")
+        let laptop = try fixture.library("Laptop")
+        let phoneSync = try await phone.startSyncing(with: fixture.server.libraryURL("notes"), token: token)
+        let laptopSync = try await laptop.startSyncing(with: fixture.server.libraryURL("notes"), token: token)
+        let listener = HandDevice()
+        let watching = try RawWebSocket(port: fixture.server.port, library: "notes", token: token)
+        _ = watching.socket.send(RawWebSocket.frame(opcode: 2, listener.hello()))
+        let spoofer = HandDevice()
+        let spoofing = try RawWebSocket(port: fixture.server.port, library: "notes", token: token)
+        _ = spoofing.socket.send(RawWebSocket.frame(opcode: 2, spoofer.hello()))
+        let zero = DocumentID(UUIDBytes(high: 0, low: 0))
+        for _ in 0..<3 { _ = spoofing.socket.send(RawWebSocket.frame(opcode: 2, spoofer.changes([], of: zero))) }
+        // The watcher hears no such notice.
+        let frames = try await offThePool {
+            var frames: [SyncFrame] = []
+            let deadline = ContinuousClock.now + .seconds(2)
+            while ContinuousClock.now < deadline {
+                if let frame = watching.nextFrame(within: .milliseconds(100)),
+                    let decoded = try? SyncFrame(decoding: frame.payload)
+                {
+                    frames.append(decoded)
+                }
+            }
+            return frames
+        }
+        #expect(!frames.contains(SyncFrame.readOnlyNotice))
+        // And the devices still write to each other.
+        let note = try await phone.create(TextDocument.self, named: "Plan", in: .shared)
+        try await note.edit([.append("from the phone\n")])
+        try await eventually("the note on the laptop") { try await laptop.info(of: note.id) != nil }
+        await phoneSync.stop()
+        await laptopSync.stop()
+    }
+
+    /// The server's own tokens take a role too: one issued with `--role read` reads and writes nothing.
+    @Test func aServerTokenIssuedToReadReadsOnly() async throws {
+        let fixture = try await ServerFixture.start()
+        let writerToken = try await fixture.token(for: "notes")
+        let issued = try await ToolRun.folio([
+            "serve", "token", "create", "--library", "notes", "--role", "read", "--data", fixture.server.data.path,
+        ])
+        #expect(issued.status == 0, "\(issued.errors)")
+        let readToken = issued.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let list = try await ToolRun.folio(["serve", "token", "list", "--data", fixture.server.data.path])
+        #expect(
+            list.output.split(separator: "\n").dropFirst().map { $0.split(separator: "\t").last } == ["write", "read"])
+        let writer = try fixture.library("Writer")
+        let reader = try fixture.library("Reader")
+        let writerSync = try await writer.startSyncing(with: fixture.server.libraryURL("notes"), token: writerToken)
+        let readerSync = try await reader.startSyncing(with: fixture.server.libraryURL("notes"), token: readToken)
+        _ = try await firstEvent(of: readerSync, "the reader to hear it may only read") { $0 == .connection(.readOnly) }
+        let note = try await writer.create(TextDocument.self, named: "Plan", in: .shared)
+        try await note.edit([.append("from the writer\n")])
+        try await eventually("the note on the reader") { try await reader.info(of: note.id) != nil }
+        let own = try await reader.create(TextDocument.self, named: "Reader's own", in: .shared)
+        try await own.save()
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(try await writer.info(of: own.id) == nil)
+        let hand = HandDevice()
+        let document = DocumentID(UUIDBytes(bytes: Array(repeating: 0xAC, count: 16)))
+        let socket = try RawWebSocket(port: fixture.server.port, library: "notes", token: readToken)
+        _ = socket.socket.send(RawWebSocket.frame(opcode: 2, hand.hello()))
+        _ = socket.socket.send(
+            RawWebSocket.frame(opcode: 2, hand.changes([hand.change(seq: 1, of: document, lamport: 1)], of: document)))
+        #expect(try await offThePool { socket.closeCode(within: .seconds(10)) } == 4405)
+        #expect(try await storedSeq(of: document, device: hand, port: fixture.server.port, token: writerToken) == 0)
+        await readerSync.stop()
+        await writerSync.stop()
     }
 }
