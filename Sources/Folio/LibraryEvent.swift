@@ -36,9 +36,9 @@ public enum ConnectionState: Hashable, Sendable {
     case connected
     /// Not connected; the next attempt starts after `retryIn`.
     case waiting(reason: String, retryIn: Duration)
-    /// Connected with a token that may only read (the `read` role of a token the app's backend signs): the library
-    /// receives the others' changes and presence, and sends nothing; what this device commits stays on it. Follows
-    /// ``connected`` on such a connection.
+    /// Connected with a token that may only read (a token with the `read` role, the server's own or one the app's
+    /// backend signs): the library receives the others' changes and presence, and sends no change; what this device
+    /// commits stays on it. Follows ``connected`` on such a connection.
     case readOnly
     /// The server refused the token: it is unknown, revoked or expired (`code` 4401), grants another library (4403),
     /// or may only read and was used to write (4405). The sync does not try again; ``stopped`` follows. Start a new
