@@ -274,6 +274,8 @@ let package = Package(
                 // App tokens signed as an app's backend would.
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                // Account databases changed behind the server's back.
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]),
         .testTarget(
             name: "FolioPostgresTests",

@@ -42,6 +42,11 @@ public final class AccountStore: ServerAccounts {
                 try db.execute(sql: "ALTER TABLE token ADD COLUMN role TEXT NOT NULL DEFAULT 'write'")
             }
             try migrator.migrate(database)
+            // A database a newer Folio migrated may hold what this build would ignore (a revocation, a role): refused.
+            if try database.read({ try migrator.hasBeenSuperseded($0) }) {
+                throw ServerError(
+                    .storage, "the account database \(url.path) was written by a newer Folio; this build cannot use it")
+            }
         } catch {
             throw ServerError(.storage, "cannot open the account database \(url.path)", cause: error)
         }

@@ -174,6 +174,10 @@ struct AppTokenClaims: JWTPayload {
         if sub.value.isEmpty || sub.value.utf8.count > Self.maximumSubjectBytes {
             return "the token's subject must have 1 to \(Self.maximumSubjectBytes) bytes"
         }
+        // A control character (a NUL, say) would not be one user in every database the accounts may be kept in.
+        if sub.value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            return "the token's subject holds a control character"
+        }
         if libraries.isEmpty || libraries.count > Self.maximumLibraries {
             return "the token must name 1 to \(Self.maximumLibraries) libraries"
         }

@@ -56,7 +56,7 @@ public protocol ServerAccounts: AnyObject, Sendable {
     /// - Parameters:
     ///   - library: the library's name (see ``AccountNames/isValid(_:)``).
     ///   - account: the account it belongs to.
-    ///   - role: what it grants there (``LibraryRole/read`` receives and writes nothing).
+    ///   - role: what it grants there (``LibraryRole/read`` receives the library but writes nothing to it).
     ///   - now: the issue time.
     ///   - random: the source of the secret and the id.
     /// - Throws: ``ServerError`` `invalidName`, `conflict` when the library belongs to another account, `storage`.

@@ -319,7 +319,7 @@ public final class SyncServer: Sendable {
             }
             // The server's own tokens by id, and the app's users by subject (their keys `user:SUBJECT`).
             let keys = registry.tokens
-            let open = keys.filter { !$0.hasPrefix(Self.userKeyPrefix) }
+            let open = keys.filter { $0.hasPrefix("tok_") }
             let users = keys.filter { $0.hasPrefix(Self.userKeyPrefix) }.map {
                 String($0.dropFirst(Self.userKeyPrefix.count))
             }

@@ -326,7 +326,7 @@ struct UserCommand: AsyncParsableCommand {
 
         func run() throws {
             try data.withAccounts(refusing: [.invalidName]) { try $0.revokeUser(subject) }
-            print("revoked user \(subject)")
+            print("revoked user \(TerminalText.escaped(subject))")
         }
     }
 
@@ -341,7 +341,7 @@ struct UserCommand: AsyncParsableCommand {
 
         func run() throws {
             try data.withAccounts(refusing: [.notFound]) { try $0.restoreUser(subject) }
-            print("restored user \(subject)")
+            print("restored user \(TerminalText.escaped(subject))")
         }
     }
 

@@ -103,6 +103,7 @@ import Testing
             ("a library that is not a name", try backend.token(Self.claims(libraries: ["../notes"]))),
             ("no expiry", try backend.token(["sub": "ada", "libraries": ["notes"]])),
             ("an empty subject", try backend.token(Self.claims(""))),
+            ("a subject with a NUL", try backend.token(Self.claims("ada\u{0}"))),
             ("a payload tampered with", try Self.tampered(backend.token(Self.claims(libraries: ["photos"])))),
             ("not base64", "a.b.c"),
             ("an unknown kid", try backend.token(Self.claims(), kid: "another-key")),

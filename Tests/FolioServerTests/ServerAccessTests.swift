@@ -3,6 +3,7 @@ import FolioServer
 import FolioTesting
 import FolioToolRunner
 import Foundation
+import GRDB
 import Testing
 
 /// Who may reach what on a running `folio serve`.
@@ -63,6 +64,18 @@ import Testing
             "serve", "token", "revoke", "tok_000000000000", "--data", fixture.server.data.path,
         ])
         #expect(again.status == 2)
+    }
+
+    /// An account database a newer Folio migrated (it may hold revocations or roles this build would ignore) is
+    /// refused, not used.
+    @Test func anAccountDatabaseOfANewerFolioIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("accounts.sqlite")
+        _ = try AccountStore(at: url).createToken(library: "notes")
+        let queue = try DatabaseQueue(path: url.path)
+        try queue.write { try $0.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('accounts-99-later')") }
+        try queue.close()
+        #expect { try AccountStore(at: url) } throws: { ($0 as? ServerError)?.code == .storage }
     }
 
     @Test func tokensAreStoredHashed() throws {
