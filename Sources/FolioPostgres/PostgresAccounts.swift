@@ -155,11 +155,7 @@ public final class PostgresAccounts: ServerAccounts {
 
     /// See `ServerAccounts/revokeUser(_:now:)`.
     public func revokeUser(_ subject: String, now: Date) throws {
-        guard !subject.isEmpty, subject.utf8.count <= AppTokenKeys.maximumSubjectBytes else {
-            throw ServerError(
-                .invalidName,
-                "a user's subject has 1 to \(AppTokenKeys.maximumSubjectBytes) bytes, not \(subject.utf8.count)")
-        }
+        try Self.checkSubject(subject)
         let revoked = now.timeIntervalSince1970
         let logger = database.logger
         try database.run("revoking user \(subject.debugDescription)") { client in

@@ -154,8 +154,9 @@ extension ServerAccounts {
         try revokeUser(subject, now: Date())
     }
 
-    /// Refuses a subject a user could not have (see ``AppTokenKeys/maximumSubjectBytes``).
-    static func checkSubject(_ subject: String) throws {
+    /// Refuses a subject a user could not have (see ``AppTokenKeys/maximumSubjectBytes``): what every implementation
+    /// of ``revokeUser(_:now:)`` checks first.
+    package static func checkSubject(_ subject: String) throws {
         guard !subject.isEmpty, subject.utf8.count <= AppTokenKeys.maximumSubjectBytes else {
             throw ServerError(
                 .invalidName,
