@@ -26,6 +26,12 @@ public enum LibraryEvent: Hashable, Sendable {
     case conflictAppeared(DocumentID)
     /// A document's competing versions were settled (by a policy, a person, or another device's resolution).
     case conflictResolved(DocumentID)
+    /// The server no longer grants this library to the token: the token, its user or the share that granted the
+    /// library was revoked, or the token expired (`code` 4401), or the token grants other libraries (4403). Follows
+    /// ``ConnectionState/refused(code:reason:)``; the sync stops. Everything the library holds stays on this device:
+    /// what to do with it is the app's choice, keeping it (with a new token, syncing can start again) or removing it
+    /// once the library is let go of (`DocumentLibrary.removeLocalCopies(at:fileSystem:)`).
+    case accessRevoked(code: UInt16, reason: String)
 }
 
 /// The state of a library's connection to its server.

@@ -198,6 +198,8 @@ public final class PostgresAccounts: ServerAccounts {
 
     /// See `ServerAccounts/revokedUsers(among:)`.
     public func revokedUsers(among subjects: [String]) throws -> [String] {
+        // A text of PostgreSQL holds no NUL, and no revoked user has a subject with one.
+        let subjects = subjects.filter { !$0.utf8.contains(0) }
         guard !subjects.isEmpty else { return [] }
         let logger = database.logger
         return try database.run("looking for revoked users") { client in
@@ -208,6 +210,122 @@ public final class PostgresAccounts: ServerAccounts {
                 revoked.insert(subject)
             }
             return revoked.sorted()
+        }
+    }
+
+    /// See `ServerAccounts/share(_:with:role:now:)`.
+    public func share(_ library: String, with subject: String, role: LibraryRole, now: Date) throws {
+        try Self.checkShare(library, subject)
+        let (stored, created) = (role.rawValue, now.timeIntervalSince1970)
+        let logger = database.logger
+        try database.run("sharing library \(library)") { client in
+            _ = try await client.query(
+                """
+                INSERT INTO folio_share (library, subject, role, created)
+                VALUES (\(library), \(subject), \(stored), \(created))
+                ON CONFLICT (library, subject) DO UPDATE SET role = excluded.role
+                """, logger: logger)
+        }
+    }
+
+    /// See `ServerAccounts/unshare(_:from:)`.
+    public func unshare(_ library: String, from subject: String) throws {
+        let logger = database.logger
+        let found = try database.run("ending a share of library \(library)") { client in
+            var found = false
+            for try await _ in try await client.query(
+                """
+                DELETE FROM folio_share WHERE library = \(library) AND subject = \(subject) RETURNING subject
+                """, logger: logger)
+            {
+                found = true
+            }
+            return found
+        }
+        guard found else {
+            throw ServerError(.notFound, "library \(library) is not shared with \(subject.debugDescription)")
+        }
+    }
+
+    /// See `ServerAccounts/shares(of:)`.
+    public func shares(of library: String) throws -> [LibraryShare] {
+        try selectShares(
+            "listing the shares of library \(library)",
+            """
+            SELECT library, subject, role, created FROM folio_share WHERE library = \(library)
+            ORDER BY created, subject COLLATE "C"
+            """)
+    }
+
+    /// See `ServerAccounts/shares(among:)`.
+    public func shares(among subjects: [String]) throws -> [LibraryShare] {
+        // A text of PostgreSQL holds no NUL, and no share has a subject with one.
+        let subjects = subjects.filter { !$0.utf8.contains(0) }
+        guard !subjects.isEmpty else { return [] }
+        return try selectShares(
+            "looking for shares",
+            """
+            SELECT library, subject, role, created FROM folio_share WHERE subject = ANY(\(subjects))
+            ORDER BY library COLLATE "C", subject COLLATE "C"
+            """)
+    }
+
+    /// See `ServerAccounts/takeOffline(_:now:)`.
+    public func takeOffline(_ library: String, now: Date) throws {
+        guard AccountNames.isValid(library) else {
+            throw ServerError(.invalidName, "library name \(library.debugDescription) is not valid")
+        }
+        let since = now.timeIntervalSince1970
+        let logger = database.logger
+        try database.run("taking library \(library) offline") { client in
+            _ = try await client.query(
+                "INSERT INTO folio_offline_library (name, since) VALUES (\(library), \(since)) ON CONFLICT DO NOTHING",
+                logger: logger)
+        }
+    }
+
+    /// See `ServerAccounts/bringOnline(_:)`.
+    public func bringOnline(_ library: String) throws {
+        let logger = database.logger
+        let found = try database.run("bringing library \(library) online") { client in
+            var found = false
+            for try await _ in try await client.query(
+                "DELETE FROM folio_offline_library WHERE name = \(library) RETURNING name", logger: logger)
+            {
+                found = true
+            }
+            return found
+        }
+        guard found else { throw ServerError(.notFound, "library \(library) is not offline") }
+    }
+
+    /// See `ServerAccounts/offlineLibraries()`.
+    public func offlineLibraries() throws -> [OfflineLibrary] {
+        let logger = database.logger
+        return try database.run("listing offline libraries") { client in
+            var libraries: [OfflineLibrary] = []
+            for try await (name, since) in try await client.query(
+                "SELECT name, since FROM folio_offline_library ORDER BY name COLLATE \"C\"", logger: logger
+            ).decode((String, Double).self) {
+                libraries.append(OfflineLibrary(library: name, since: Date(timeIntervalSince1970: since)))
+            }
+            return libraries
+        }
+    }
+
+    private func selectShares(_ action: String, _ query: PostgresQuery) throws -> [LibraryShare] {
+        let logger = database.logger
+        return try database.run(action) { client in
+            var shares: [LibraryShare] = []
+            for try await (library, subject, role, created) in try await client.query(query, logger: logger)
+                .decode((String, String, String, Double).self)
+            {
+                shares.append(
+                    LibraryShare(
+                        library: library, subject: subject, role: LibraryRole(stored: role),
+                        created: Date(timeIntervalSince1970: created)))
+            }
+            return shares
         }
     }
 

@@ -155,6 +155,18 @@ public enum PostgresSchema {
                 // What each token grants in its library (LibraryRole); the tokens issued before roles write.
                 "ALTER TABLE folio_token ADD COLUMN role text NOT NULL DEFAULT 'write'"
             ]),
+        Migration(
+            name: "5 shares",
+            statements: [
+                // Libraries shared with the app's users, and libraries taken offline.
+                """
+                CREATE TABLE folio_share (
+                    library text NOT NULL, subject text NOT NULL, role text NOT NULL,
+                    created double precision NOT NULL, PRIMARY KEY (library, subject))
+                """,
+                "CREATE INDEX folio_share_subject ON folio_share (subject)",
+                "CREATE TABLE folio_offline_library (name text PRIMARY KEY, since double precision NOT NULL)",
+            ]),
     ]
 
     /// The names of the migrations this build knows, in order.

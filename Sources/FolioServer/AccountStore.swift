@@ -41,6 +41,17 @@ public final class AccountStore: ServerAccounts {
             migrator.registerMigration("accounts-4-token-roles") { db in
                 try db.execute(sql: "ALTER TABLE token ADD COLUMN role TEXT NOT NULL DEFAULT 'write'")
             }
+            // Libraries shared with the app's users, and libraries taken offline.
+            migrator.registerMigration("accounts-5-shares") { db in
+                try db.execute(
+                    sql: """
+                        CREATE TABLE share (
+                            library TEXT NOT NULL, subject TEXT NOT NULL, role TEXT NOT NULL, created REAL NOT NULL,
+                            PRIMARY KEY (library, subject));
+                        CREATE INDEX share_subject ON share(subject);
+                        CREATE TABLE offline_library (name TEXT PRIMARY KEY NOT NULL, since REAL NOT NULL);
+                        """)
+            }
             try migrator.migrate(database)
             // A database a newer Folio migrated may hold what this build would ignore (a revocation, a role): refused.
             if try database.read({ try migrator.hasBeenSuperseded($0) }) {
@@ -145,6 +156,95 @@ public final class AccountStore: ServerAccounts {
             }
             return Array(Set(revoked)).sorted()
         }
+    }
+
+    /// See ``ServerAccounts/share(_:with:role:now:)``.
+    public func share(_ library: String, with subject: String, role: LibraryRole, now: Date) throws {
+        try Self.checkShare(library, subject)
+        try write("sharing library \(library)") { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO share (library, subject, role, created) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (library, subject) DO UPDATE SET role = excluded.role
+                    """, arguments: [library, subject, role.rawValue, now.timeIntervalSince1970])
+        }
+    }
+
+    /// See ``ServerAccounts/unshare(_:from:)``.
+    public func unshare(_ library: String, from subject: String) throws {
+        let removed = try write("ending a share of library \(library)") { db -> Bool in
+            try db.execute(sql: "DELETE FROM share WHERE library = ? AND subject = ?", arguments: [library, subject])
+            return db.changesCount > 0
+        }
+        guard removed else {
+            throw ServerError(.notFound, "library \(library) is not shared with \(subject.debugDescription)")
+        }
+    }
+
+    /// See ``ServerAccounts/shares(of:)``.
+    public func shares(of library: String) throws -> [LibraryShare] {
+        try read("listing the shares of library \(library)") { db in
+            try Row.fetchAll(
+                db,
+                sql: "SELECT library, subject, role, created FROM share WHERE library = ? ORDER BY created, subject",
+                arguments: [library]
+            ).map(Self.share)
+        }
+    }
+
+    /// See ``ServerAccounts/shares(among:)``.
+    public func shares(among subjects: [String]) throws -> [LibraryShare] {
+        guard !subjects.isEmpty else { return [] }
+        let found = try read("looking for shares") { db in
+            var found: [LibraryShare] = []
+            for start in stride(from: 0, to: subjects.count, by: 500) {
+                let piece = Array(subjects[start..<min(start + 500, subjects.count)])
+                let marks = Array(repeating: "?", count: piece.count).joined(separator: ",")
+                found += try Row.fetchAll(
+                    db, sql: "SELECT library, subject, role, created FROM share WHERE subject IN (\(marks))",
+                    arguments: StatementArguments(piece)
+                ).map(Self.share)
+            }
+            return found
+        }
+        return Array(Set(found)).sorted { ($0.library, $0.subject) < ($1.library, $1.subject) }
+    }
+
+    /// See ``ServerAccounts/takeOffline(_:now:)``.
+    public func takeOffline(_ library: String, now: Date) throws {
+        guard AccountNames.isValid(library) else {
+            throw ServerError(.invalidName, "library name \(library.debugDescription) is not valid")
+        }
+        try write("taking library \(library) offline") { db in
+            try db.execute(
+                sql: "INSERT INTO offline_library (name, since) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                arguments: [library, now.timeIntervalSince1970])
+        }
+    }
+
+    /// See ``ServerAccounts/bringOnline(_:)``.
+    public func bringOnline(_ library: String) throws {
+        let removed = try write("bringing library \(library) online") { db -> Bool in
+            try db.execute(sql: "DELETE FROM offline_library WHERE name = ?", arguments: [library])
+            return db.changesCount > 0
+        }
+        guard removed else { throw ServerError(.notFound, "library \(library) is not offline") }
+    }
+
+    /// See ``ServerAccounts/offlineLibraries()``.
+    public func offlineLibraries() throws -> [OfflineLibrary] {
+        try read("listing offline libraries") { db in
+            try Row.fetchAll(db, sql: "SELECT name, since FROM offline_library ORDER BY name").map {
+                OfflineLibrary(library: $0[0], since: Date(timeIntervalSince1970: $0[1]))
+            }
+        }
+    }
+
+    private static func share(_ row: Row) -> LibraryShare {
+        let role: String? = row[2]
+        return LibraryShare(
+            library: row[0], subject: row[1], role: LibraryRole(stored: role),
+            created: Date(timeIntervalSince1970: row[3]))
     }
 
     /// See ``ServerAccounts/revokedTokens(among:)``.

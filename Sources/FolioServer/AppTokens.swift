@@ -13,9 +13,10 @@ import JWTKit
 /// ```
 ///
 /// `sub`, the user (1 to 256 bytes); `exp`, when it expires (seconds since 1970; required); `libraries`, the libraries
-/// it grants (1 to 256 valid names); `role`, one of ``LibraryRole`` (`write` when absent). A token that fails any check
-/// is refused at the upgrade (4401, or 4403 for a library it does not grant), and a connection it opened is closed
-/// when it expires (4401).
+/// it grants (up to 256 valid names; none or absent: only the libraries shared with the user,
+/// ``ServerAccounts/share(_:with:role:now:)``); `role`, one of ``LibraryRole``, what it grants in the libraries it names
+/// (`write` when absent). A token that fails any check is refused at the upgrade (4401, or 4403 for a library neither
+/// it nor a share grants), and a connection it opened is closed when it expires (4401).
 public struct AppTokenKeys: Sendable {
     /// The EdDSA keys, by `kid`.
     private let eddsa: JWTKeyCollection?
@@ -93,8 +94,8 @@ public struct AppTokenKeys: Sendable {
     enum Refused: Error, Equatable {
         /// Not a valid token of these keys: malformed, of another algorithm, badly signed, expired, bad claims.
         case invalid(String)
-        /// Valid, for other libraries.
-        case otherLibrary(user: String)
+        /// Valid, for other libraries (the server then looks for a share of the library with the user).
+        case otherLibrary(user: String, expires: ContinuousClock.Instant)
     }
 
     /// The grant of `token` for `library`, checked at `now`.
@@ -124,13 +125,16 @@ public struct AppTokenKeys: Sendable {
         }
         guard claims.exp.value > now else { return .failure(.invalid("the token has expired")) }
         if let problem = claims.problem { return .failure(.invalid(problem)) }
-        guard claims.libraries.contains(library) else { return .failure(.otherLibrary(user: claims.sub.value)) }
         // Seconds to the expiry, within a bound a Duration holds: a token of the far future lasts that long.
         let seconds = min(claims.exp.value.timeIntervalSince(now), Self.longestExpiry)
+        let expires = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
+        guard (claims.libraries ?? []).contains(library) else {
+            return .failure(.otherLibrary(user: claims.sub.value, expires: expires))
+        }
         return .success(
             AccessGrant(
                 key: SyncServer.userKeyPrefix + claims.sub.value, library: library, role: claims.role ?? .write,
-                expires: .now + .milliseconds(Int64(seconds * 1000))))
+                expires: expires))
     }
 
     /// The longest a connection of an app token stays open before its expiry closes it, whatever its `exp` says
@@ -161,7 +165,7 @@ public struct AppTokenKeys: Sendable {
 struct AppTokenClaims: JWTPayload {
     var sub: SubjectClaim
     var exp: ExpirationClaim
-    var libraries: [String]
+    var libraries: [String]?
     var role: LibraryRole?
 
     /// The most libraries a token may name.
@@ -178,8 +182,9 @@ struct AppTokenClaims: JWTPayload {
         if sub.value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             return "the token's subject holds a control character"
         }
-        if libraries.isEmpty || libraries.count > Self.maximumLibraries {
-            return "the token must name 1 to \(Self.maximumLibraries) libraries"
+        let libraries = self.libraries ?? []
+        if libraries.count > Self.maximumLibraries {
+            return "the token may name at most \(Self.maximumLibraries) libraries"
         }
         if let bad = libraries.first(where: { !AccountNames.isValid($0) }) {
             return "the token names a library that is not a valid name: \(bad.prefix(80).debugDescription)"

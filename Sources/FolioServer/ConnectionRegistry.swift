@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import Synchronization
 
@@ -6,12 +7,13 @@ import Synchronization
 /// when the server stops.
 final class ConnectionRegistry: Sendable {
     private struct Entry {
-        var token: String
-        var library: String
+        var grant: AccessGrant
         var address: String
-        /// When its grant ends (an app token's expiry), if ever.
-        var expires: ContinuousClock.Instant?
+        /// When it was admitted, by the wall clock (for the admin API's list of sessions).
+        var opened: Date
         var outbox: Outbox?
+        var token: String { grant.key }
+        var library: String { grant.library }
     }
 
     private struct State {
@@ -29,11 +31,12 @@ final class ConnectionRegistry: Sendable {
     /// Connections admitted and not released.
     var count: Int { state.withLock { $0.entries.count } }
 
-    /// Admits a connection of `token` to `library` from `address` within `limits`, or says which limit it is over.
-    func admit(
-        token: String, library: String, address: String, expires: ContinuousClock.Instant? = nil, limits: ServerLimits
-    ) -> Result<UInt64, Refused> {
-        state.withLock { state in
+    /// Admits a connection of `grant` from `address` within `limits`, or says which limit it is over.
+    func admit(_ grant: AccessGrant, address: String, opened: Date = Date(), limits: ServerLimits) -> Result<
+        UInt64, Refused
+    > {
+        let (token, library) = (grant.key, grant.library)
+        return state.withLock { state in
             if state.entries.count >= limits.connections {
                 return .failure(Refused(reason: "the server has as many connections as it takes"))
             }
@@ -48,7 +51,7 @@ final class ConnectionRegistry: Sendable {
             }
             let id = state.next
             state.next += 1
-            state.entries[id] = Entry(token: token, library: library, address: address, expires: expires)
+            state.entries[id] = Entry(grant: grant, address: address, opened: opened)
             state.perToken[token, default: 0] += 1
             state.perLibrary[library, default: 0] += 1
             state.perAddress[address, default: 0] += 1
@@ -101,11 +104,56 @@ final class ConnectionRegistry: Sendable {
     @discardableResult
     func closeExpired(at now: ContinuousClock.Instant) -> Int {
         let outboxes = state.withLock { state in
-            state.entries.values.filter { $0.expires.map { $0 <= now } ?? false }.compactMap(\.outbox)
+            state.entries.values.filter { $0.grant.expires.map { $0 <= now } ?? false }.compactMap(\.outbox)
         }
         for outbox in outboxes { outbox.close(code: 4401, reason: "the token expired") }
         return outboxes.count
     }
+
+    /// The sessions of `library` (every library's when `nil`), oldest first.
+    func sessions(of library: String?) -> [ServerSession] {
+        state.withLock { state in
+            state.entries.filter { library == nil || $0.value.library == library }.sorted { $0.key < $1.key }.map {
+                ServerSession(
+                    id: $0.key, library: $0.value.library, grantee: $0.value.token, role: $0.value.grant.role,
+                    viaShare: $0.value.grant.viaShare, address: $0.value.address, opened: $0.value.opened)
+            }
+        }
+    }
+
+    /// Asks the connection `id` of `library` to close; whether it was open.
+    func close(session id: UInt64, of library: String, code: UInt16, reason: String) -> Bool {
+        let outbox = state.withLock { state in
+            state.entries[id].flatMap { $0.library == library ? $0.outbox : nil }
+        }
+        outbox?.close(code: code, reason: reason)
+        return outbox != nil
+    }
+
+    /// Asks every connection of `library` to close (those of `grantee` alone, when given, and only those a share
+    /// opened when `sharedOnly`); returns how many.
+    @discardableResult
+    func close(
+        library: String, grantee: String? = nil, sharedOnly: Bool = false, code: UInt16, reason: String
+    ) -> Int {
+        let outboxes = state.withLock { state in
+            state.entries.values.filter {
+                $0.library == library && (grantee == nil || $0.token == grantee) && (!sharedOnly || $0.grant.viaShare)
+            }.compactMap(\.outbox)
+        }
+        for outbox in outboxes { outbox.close(code: code, reason: reason) }
+        return outboxes.count
+    }
+
+    /// The grants of the connections a share opened: what the revocation watch checks against the shares.
+    var sharedGrants: [(id: UInt64, grant: AccessGrant)] {
+        state.withLock { state in
+            state.entries.filter { $0.value.grant.viaShare }.sorted { $0.key < $1.key }.map { ($0.key, $0.value.grant) }
+        }
+    }
+
+    /// The libraries with connections open.
+    var libraries: Set<String> { state.withLock { Set($0.perLibrary.keys) } }
 
     /// Asks every connection, and every one attached from now on, to close.
     func closeAll(code: UInt16, reason: String) {
@@ -115,6 +163,24 @@ final class ConnectionRegistry: Sendable {
         }
         for outbox in outboxes { outbox.close(code: code, reason: reason) }
     }
+}
+
+/// A WebSocket connection open on the server, as the admin API lists it.
+struct ServerSession: Sendable, Hashable {
+    /// The connection's number, unique while the server runs (what kicking it takes).
+    var id: UInt64
+    /// The library it syncs.
+    var library: String
+    /// Whom it was granted to: a server token's id (`tok_…`) or an app's user (`user:` and the subject).
+    var grantee: String
+    /// What it may do.
+    var role: LibraryRole
+    /// Whether a share opened it.
+    var viaShare: Bool
+    /// The remote address.
+    var address: String
+    /// When it was admitted.
+    var opened: Date
 }
 
 /// Log lines about refused and failed connections, at most ``perSecond`` a second: past it lines are counted, and the

@@ -9,9 +9,10 @@ public enum LibraryRole: String, Sendable, Hashable, Codable, CaseIterable, Comp
     case read
     /// Reads and writes: what the server's own tokens grant.
     case write
-    /// Writes, and is meant to settle conflicts for others (the conflict desk); served as `write` for now.
+    /// Writes, and settles conflicts: served as `write` (a resolution is a change like any other).
     case resolve
-    /// Resolves, and is meant to share and revoke (the admin API); served as `write` for now.
+    /// Resolves, and manages the library through the admin API (`/v1/libraries/NAME/admin/…`): its sessions, shares,
+    /// tokens and whether it is online.
     case admin
 
     /// Whether the role may send changes and blobs.
@@ -41,6 +42,9 @@ struct AccessGrant: Sendable, Hashable {
     var role: LibraryRole
     /// When the grant ends (an app token's expiry); `nil` for a server token, which lasts until it is revoked.
     var expires: ContinuousClock.Instant?
+    /// Whether a share of the library with the app's user grants it (the token does not name the library): the
+    /// connection closes when the share ends or its role changes.
+    var viaShare = false
 }
 
 extension SyncMessage {

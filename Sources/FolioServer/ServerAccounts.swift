@@ -95,8 +95,8 @@ public protocol ServerAccounts: AnyObject, Sendable {
     /// their tokens are refused from now on, whatever their expiry, and a running server closes their open
     /// connections within about a second (4401). Revoking again keeps the first time.
     ///
-    /// - Throws: ``ServerError`` `invalidName` for a subject that is empty or longer than
-    ///   ``AppTokenKeys/maximumSubjectBytes``, `storage`.
+    /// - Throws: ``ServerError`` `invalidName` for a subject that is empty, longer than
+    ///   ``AppTokenKeys/maximumSubjectBytes`` or holds a control character, `storage`.
     func revokeUser(_ subject: String, now: Date) throws
     /// Lets the revoked user `subject` in again: their valid tokens are accepted from now on.
     ///
@@ -111,6 +111,41 @@ public protocol ServerAccounts: AnyObject, Sendable {
     ///
     /// - Throws: ``ServerError`` `storage`.
     func revokedUsers(among subjects: [String]) throws -> [String]
+    /// Shares `library` with the app's user `subject` as `role`, or gives an existing share that role: from now on
+    /// their app tokens open the library, whichever libraries the tokens name (a token that names the library keeps
+    /// the role it carries). A running server closes their connections of the old role within about a second (4401),
+    /// so that they come back with the new one.
+    ///
+    /// - Throws: ``ServerError`` `invalidName` for a library name or subject that is not valid, `storage`.
+    func share(_ library: String, with subject: String, role: LibraryRole, now: Date) throws
+    /// Ends the share of `library` with `subject`: a running server closes the connections it opened within about a
+    /// second (4401), and refuses them from then on.
+    ///
+    /// - Throws: ``ServerError`` `notFound` when the library is not shared with that user, `storage`.
+    func unshare(_ library: String, from subject: String) throws
+    /// The shares of `library`, in the order shared.
+    ///
+    /// - Throws: ``ServerError`` `storage`.
+    func shares(of library: String) throws -> [LibraryShare]
+    /// The shares with any user of `subjects`, by library and then subject: what a server asks of the users whose
+    /// connections a share opened.
+    ///
+    /// - Throws: ``ServerError`` `storage`.
+    func shares(among subjects: [String]) throws -> [LibraryShare]
+    /// Takes `library` offline: a running server closes its connections within about a second (4503) and refuses new
+    /// ones (4503) until ``bringOnline(_:)``; the admin API still answers. Taking it offline again keeps the first
+    /// time.
+    ///
+    /// - Throws: ``ServerError`` `invalidName`, `storage`.
+    func takeOffline(_ library: String, now: Date) throws
+    /// Brings the offline `library` back: it takes connections again.
+    ///
+    /// - Throws: ``ServerError`` `notFound` when the library is not offline, `storage`.
+    func bringOnline(_ library: String) throws
+    /// The libraries taken offline, by name.
+    ///
+    /// - Throws: ``ServerError`` `storage`.
+    func offlineLibraries() throws -> [OfflineLibrary]
 }
 
 /// An app's user whose tokens the server refuses (``ServerAccounts/revokeUser(_:now:)``).
@@ -155,12 +190,24 @@ extension ServerAccounts {
     }
 
     /// Refuses a subject a user could not have (see ``AppTokenKeys/maximumSubjectBytes``): what every implementation
-    /// of ``revokeUser(_:now:)`` checks first.
+    /// of ``revokeUser(_:now:)`` and ``share(_:with:role:now:)`` checks first.
     package static func checkSubject(_ subject: String) throws {
         guard !subject.isEmpty, subject.utf8.count <= AppTokenKeys.maximumSubjectBytes else {
             throw ServerError(
                 .invalidName,
                 "a user's subject has 1 to \(AppTokenKeys.maximumSubjectBytes) bytes, not \(subject.utf8.count)")
+        }
+        // As in a token (`AppTokenKeys`): a NUL, say, would not be one user in every database.
+        if subject.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw ServerError(.invalidName, "a user's subject holds no control character")
+        }
+    }
+
+    /// Refuses what cannot be shared: a library name that is not valid, or a subject a user could not have.
+    package static func checkShare(_ library: String, _ subject: String) throws {
+        try checkSubject(subject)
+        guard AccountNames.isValid(library) else {
+            throw ServerError(.invalidName, "library name \(library.debugDescription) is not valid")
         }
     }
 

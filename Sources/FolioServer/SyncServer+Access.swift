@@ -16,6 +16,30 @@ extension SyncServer {
         var token: String?
     }
 
+    /// Checks the bearer token of a sync request against `library` (``authorize(_:library:)``), and that the library
+    /// is online: an offline library's refusal is 503 (4503 on a WebSocket).
+    func authorizeSync(_ headers: HTTPFields, library: String) async -> Result<AccessGrant, Refusal> {
+        let authorized = await authorize(headers, library: library)
+        guard case .success(let grant) = authorized else { return authorized }
+        let accounts = self.accounts
+        let logger = self.logger
+        return await Self.offTheLoop {
+            do {
+                guard try accounts.offlineLibraries().contains(where: { $0.library == library }) else {
+                    return .success(grant)
+                }
+                return .failure(
+                    Refusal(status: .serviceUnavailable, reason: Self.offlineReason, token: grant.key))
+            } catch {
+                logger.error("the account database failed", metadata: ["error": .string("\(error)")])
+                return .failure(Refusal(status: .internalServerError, reason: "the server cannot check tokens"))
+            }
+        }
+    }
+
+    /// Why the connections of an offline library are refused and closed (4503).
+    static let offlineReason = "the library is offline"
+
     /// Checks the bearer token against `library`: one of the server's own tokens, or a token the app's backend
     /// signed (``Configuration/appTokens``).
     func authorize(_ headers: HTTPFields, library: String) async -> Result<AccessGrant, Refusal> {
@@ -29,29 +53,40 @@ extension SyncServer {
             guard let keys = configuration.appTokens else {
                 return .failure(Refusal(status: .unauthorized, reason: "the server takes no app tokens"))
             }
+            let named: AccessGrant
+            let viaShare: Bool
             switch await keys.grant(secret, library: library, now: Date()) {
-            case .success(let grant):
-                let accounts = self.accounts
-                let logger = self.logger
-                let subject = String(grant.key.dropFirst(Self.userKeyPrefix.count))
-                return await Self.offTheLoop {
-                    do {
-                        guard try accounts.revokedUsers(among: [subject]).isEmpty else {
-                            return .failure(
-                                Refusal(status: .unauthorized, reason: "the user was revoked", token: grant.key))
-                        }
-                        return .success(grant)
-                    } catch {
-                        logger.error("the account database failed", metadata: ["error": .string("\(error)")])
-                        return .failure(Refusal(status: .internalServerError, reason: "the server cannot check tokens"))
-                    }
-                }
+            case .success(let grant): (named, viaShare) = (grant, false)
             case .failure(.invalid(let reason)): return .failure(Refusal(status: .unauthorized, reason: reason))
-            case .failure(.otherLibrary(let user)):
-                return .failure(
-                    Refusal(
-                        status: .forbidden, reason: "the token does not grant this library",
-                        token: Self.userKeyPrefix + user))
+            case .failure(.otherLibrary(let user, let expires)):
+                // The token does not name the library: a share with its user may grant it.
+                named = AccessGrant(key: Self.userKeyPrefix + user, library: library, role: .read, expires: expires)
+                viaShare = true
+            }
+            let accounts = self.accounts
+            let logger = self.logger
+            let subject = String(named.key.dropFirst(Self.userKeyPrefix.count))
+            return await Self.offTheLoop {
+                do {
+                    guard try accounts.revokedUsers(among: [subject]).isEmpty else {
+                        return .failure(
+                            Refusal(status: .unauthorized, reason: "the user was revoked", token: named.key))
+                    }
+                    guard viaShare else { return .success(named) }
+                    guard let share = try accounts.shares(among: [subject]).first(where: { $0.library == library })
+                    else {
+                        return .failure(
+                            Refusal(
+                                status: .forbidden, reason: "the token does not grant this library", token: named.key))
+                    }
+                    var grant = named
+                    grant.role = share.role
+                    grant.viaShare = true
+                    return .success(grant)
+                } catch {
+                    logger.error("the account database failed", metadata: ["error": .string("\(error)")])
+                    return .failure(Refusal(status: .internalServerError, reason: "the server cannot check tokens"))
+                }
             }
         }
         let accounts = self.accounts
@@ -75,9 +110,12 @@ extension SyncServer {
         return .success(AccessGrant(key: token.id, library: token.library, role: token.role, expires: nil))
     }
 
-    /// Closes the connections of revoked and expired tokens: every second, those whose app token expired, and those
-    /// of the server's own tokens and of the app's users the account database says are revoked: another process (`folio serve token revoke`, another server) revokes them in the account
-    /// database, and no clock is compared (a revocation stamped by a clock behind this one's still closes them).
+    /// Closes the connections of revoked and expired tokens, ended shares and offline libraries: every second, those
+    /// whose app token expired, those of the server's own tokens and of the app's users the account database says are
+    /// revoked, those a share opened that no longer grants them (4401), and those of libraries taken offline (4503).
+    /// Another process (`folio serve token revoke`, another server, the admin API of another server) may have changed
+    /// the account database, and no clock is compared (a revocation stamped by a clock behind this one's still closes
+    /// them).
     func watchRevocations() async {
         var closed: Set<String> = []
         while !Task.isCancelled {
@@ -87,38 +125,78 @@ extension SyncServer {
             if expired > 0 {
                 logger.info("closing the connections of expired tokens", metadata: ["connections": "\(expired)"])
             }
-            // The server's own tokens by id, and the app's users by subject (their keys `user:SUBJECT`).
-            let keys = registry.tokens
-            let open = keys.filter { $0.hasPrefix("tok_") }
-            let users = keys.filter { $0.hasPrefix(Self.userKeyPrefix) }.map {
-                String($0.dropFirst(Self.userKeyPrefix.count))
-            }
-            guard !keys.isEmpty else { continue }
-            let revoked: [String]
+            guard registry.count > 0 else { continue }
             do {
-                let accounts = self.accounts
-                let presented = open.sorted()
-                let subjects = users.sorted()
-                revoked = try await Self.offTheLoop {
-                    Result {
-                        try accounts.revokedTokens(among: presented)
-                            + accounts.revokedUsers(among: subjects).map { Self.userKeyPrefix + $0 }
-                    }
-                }.get()
+                try await closeRevoked(remembering: &closed)
+                try await closeUnshared()
+                try await closeOffline()
             } catch {
                 logger.error("cannot look for revoked tokens", metadata: ["error": .string("\(error)")])
-                continue
             }
-            for token in revoked where keys.contains(token) {
-                let reason = token.hasPrefix(Self.userKeyPrefix) ? "the user was revoked" : "the token was revoked"
-                let count = registry.close(token: token, code: 4401, reason: reason)
-                if count > 0, closed.insert(token).inserted {
-                    logger.warning(
-                        "closing the connections of a revoked token",
-                        metadata: ["token": .string(token), "connections": .stringConvertible(count)])
-                }
+        }
+    }
+
+    /// Closes the connections of the server's own tokens (by id) and of the app's users (their keys `user:SUBJECT`)
+    /// that are revoked; `closed` keeps those logged, so that each is logged once.
+    private func closeRevoked(remembering closed: inout Set<String>) async throws {
+        let keys = registry.tokens
+        let open = keys.filter { $0.hasPrefix("tok_") }.sorted()
+        let users = keys.filter { $0.hasPrefix(Self.userKeyPrefix) }.map {
+            String($0.dropFirst(Self.userKeyPrefix.count))
+        }.sorted()
+        let accounts = self.accounts
+        let revoked = try await Self.offTheLoop {
+            Result {
+                try accounts.revokedTokens(among: open)
+                    + accounts.revokedUsers(among: users).map { Self.userKeyPrefix + $0 }
             }
-            closed.formIntersection(revoked)
+        }.get()
+        for token in revoked where keys.contains(token) {
+            let reason = token.hasPrefix(Self.userKeyPrefix) ? "the user was revoked" : "the token was revoked"
+            let count = registry.close(token: token, code: 4401, reason: reason)
+            if count > 0, closed.insert(token).inserted {
+                logger.warning(
+                    "closing the connections of a revoked token",
+                    metadata: ["token": .string(token), "connections": .stringConvertible(count)])
+            }
+        }
+        closed.formIntersection(revoked)
+    }
+
+    /// Closes the connections a share opened whose share has ended or now grants another role (4401: the client may
+    /// come back with what the share grants now).
+    private func closeUnshared() async throws {
+        let shared = registry.sharedGrants
+        guard !shared.isEmpty else { return }
+        let subjects = Set(shared.map { String($0.grant.key.dropFirst(Self.userKeyPrefix.count)) }).sorted()
+        let accounts = self.accounts
+        let shares = try await Self.offTheLoop { Result { try accounts.shares(among: subjects) } }.get()
+        var roles: [String: LibraryRole] = [:]
+        for share in shares { roles[Self.userKeyPrefix + share.subject + "/" + share.library] = share.role }
+        for (id, grant) in shared {
+            let role = roles[grant.key + "/" + grant.library]
+            guard role != grant.role else { continue }
+            let reason = role == nil ? "the library is no longer shared with the user" : "the user's role changed"
+            if registry.close(session: id, of: grant.library, code: 4401, reason: reason) {
+                logger.warning(
+                    "closing a connection of an ended share",
+                    metadata: ["token": .string(grant.key), "library": .string(grant.library)])
+            }
+        }
+    }
+
+    /// Closes the connections of the libraries taken offline (4503).
+    private func closeOffline() async throws {
+        let accounts = self.accounts
+        let offline = try await Self.offTheLoop { Result { try accounts.offlineLibraries() } }.get()
+        let open = registry.libraries
+        for library in offline where open.contains(library.library) {
+            let count = registry.close(library: library.library, code: 4503, reason: Self.offlineReason)
+            if count > 0 {
+                logger.warning(
+                    "closing the connections of an offline library",
+                    metadata: ["library": .string(library.library), "connections": .stringConvertible(count)])
+            }
         }
     }
 }

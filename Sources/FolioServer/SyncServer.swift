@@ -162,7 +162,7 @@ public final class SyncServer: Sendable {
         router.get("v1/libraries/:library/sync") { request, context -> Response in
             let library = context.parameters.get("library") ?? ""
             let headers = request.headers
-            switch await self.authorize(headers, library: library) {
+            switch await self.authorizeSync(headers, library: library) {
             case .failure(let refusal):
                 self.logRefusal(refusal.reason, peer: context.peer, library: library, token: refusal.token)
                 return Response(
@@ -177,6 +177,7 @@ public final class SyncServer: Sendable {
                     body: .init(byteBuffer: ByteBuffer(string: "this address takes a WebSocket\n")))
             }
         }
+        addAdminRoutes(to: router)
         let logger = self.logger
         let refused: @Sendable (String, String) -> Void = { peer, reason in
             self.refusals.warning(
@@ -226,22 +227,23 @@ public final class SyncServer: Sendable {
     ) async -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
         guard let library = Self.libraryName(inPath: head.path ?? "") else { return .dontUpgrade }
         let peer = channel.remoteAddress?.description ?? "?"
-        // A refused upgrade is accepted and closed with a code that says why (4401, 4403, 1013): the WebSocket layer
-        // would otherwise answer any refusal with a bare 400. Nothing of any log is sent.
+        // A refused upgrade is accepted and closed with a code that says why (4401, 4403, 4503, 1013): the WebSocket
+        // layer would otherwise answer any refusal with a bare 400. Nothing of any log is sent.
         let refusal: (code: Int, reason: String, token: String?)
         let headers = head.headerFields
-        switch await authorize(headers, library: library) {
+        switch await authorizeSync(headers, library: library) {
         case .failure(let failure):
-            refusal = (
-                failure.status == .forbidden ? 4403 : failure.status == .unauthorized ? 4401 : 1011, failure.reason,
-                failure.token
-            )
+            let code =
+                switch failure.status {
+                case .forbidden: 4403
+                case .unauthorized: 4401
+                case .serviceUnavailable: 4503
+                default: 1011
+                }
+            refusal = (code, failure.reason, failure.token)
         case .success(let grant):
             let address = channel.remoteAddress?.ipAddress ?? peer
-            switch registry.admit(
-                token: grant.key, library: grant.library, address: address, expires: grant.expires,
-                limits: configuration.limits)
-            {
+            switch registry.admit(grant, address: address, limits: configuration.limits) {
             case .success(let id):
                 // Counted out when the channel closes, whether or not the upgrade completes.
                 channel.closeFuture.whenComplete { _ in self.registry.release(id) }

@@ -116,9 +116,9 @@ import Testing
         #expect(try accounts.revokedUsers(among: ["carl", "bob", "ada", "bob"]) == ["ada", "bob"])
         #expect(try accounts.revokedUsers(among: []).isEmpty)
         try accounts.restoreUser("bob")
-        #expect(try accounts.revokedUsers(among: ["ada", "bob"]) == ["ada"])
+        #expect(try accounts.revokedUsers(among: ["ada", "bob", "a\u{0}b"]) == ["ada"])
         #expect { try accounts.restoreUser("bob") } throws: { ($0 as? ServerError)?.code == .notFound }
-        for subject in ["", String(repeating: "u", count: AppTokenKeys.maximumSubjectBytes + 1)] {
+        for subject in ["", String(repeating: "u", count: AppTokenKeys.maximumSubjectBytes + 1), "a\u{0}b"] {
             #expect { try accounts.revokeUser(subject, now: Date()) } throws: {
                 ($0 as? ServerError)?.code == .invalidName
             }
@@ -126,5 +126,58 @@ import Testing
         // A subject of any characters is one user.
         try accounts.revokeUser("o'brien; DROP", now: Date(timeIntervalSince1970: 5_000))
         #expect(try accounts.revokedUsers(among: ["o'brien; DROP"]) == ["o'brien; DROP"])
+    }
+
+    @Test(arguments: Backend.allCases) func aShareGrantsAUserALibraryWithARole(_ backend: Backend) async throws {
+        let (accounts, kept) = try await accounts(backend)
+        defer { withExtendedLifetime(kept) {} }
+        #expect(try accounts.shares(of: "notes").isEmpty)
+        try accounts.share("notes", with: "bob", role: .read, now: Date(timeIntervalSince1970: 2_000))
+        try accounts.share("notes", with: "ada", role: .write, now: Date(timeIntervalSince1970: 3_000))
+        try accounts.share("sketches", with: "ada", role: .admin, now: Date(timeIntervalSince1970: 4_000))
+        // Sharing again changes the role and keeps the first time.
+        try accounts.share("notes", with: "bob", role: .resolve, now: Date(timeIntervalSince1970: 5_000))
+        #expect(
+            try accounts.shares(of: "notes")
+                == [
+                    LibraryShare(
+                        library: "notes", subject: "bob", role: .resolve, created: Date(timeIntervalSince1970: 2_000)),
+                    LibraryShare(
+                        library: "notes", subject: "ada", role: .write, created: Date(timeIntervalSince1970: 3_000)),
+                ])
+        #expect(
+            try accounts.shares(among: ["carl", "ada"]).map { "\($0.library)/\($0.subject)/\($0.role)" }
+                == ["notes/ada/write", "sketches/ada/admin"])
+        #expect(try accounts.shares(among: []).isEmpty)
+        try accounts.unshare("notes", from: "ada")
+        #expect(try accounts.shares(of: "notes").map(\.subject) == ["bob"])
+        #expect { try accounts.unshare("notes", from: "ada") } throws: { ($0 as? ServerError)?.code == .notFound }
+        for (library, subject) in [("no/pe", "ada"), ("notes", ""), ("notes", "a\u{0}b")] {
+            #expect { try accounts.share(library, with: subject, role: .read, now: Date()) } throws: {
+                ($0 as? ServerError)?.code == .invalidName
+            }
+        }
+        #expect(try accounts.shares(among: ["a\u{0}b"]).isEmpty)
+    }
+
+    @Test(arguments: Backend.allCases) func aLibraryTakenOfflineStaysOfflineUntilBroughtBack(_ backend: Backend)
+        async throws
+    {
+        let (accounts, kept) = try await accounts(backend)
+        defer { withExtendedLifetime(kept) {} }
+        #expect(try accounts.offlineLibraries().isEmpty)
+        try accounts.takeOffline("notes", now: Date(timeIntervalSince1970: 2_000))
+        try accounts.takeOffline("Archive", now: Date(timeIntervalSince1970: 3_000))
+        try accounts.takeOffline("notes", now: Date(timeIntervalSince1970: 4_000))
+        #expect(
+            try accounts.offlineLibraries()
+                == [
+                    OfflineLibrary(library: "Archive", since: Date(timeIntervalSince1970: 3_000)),
+                    OfflineLibrary(library: "notes", since: Date(timeIntervalSince1970: 2_000)),
+                ])
+        try accounts.bringOnline("notes")
+        #expect(try accounts.offlineLibraries().map(\.library) == ["Archive"])
+        #expect { try accounts.bringOnline("notes") } throws: { ($0 as? ServerError)?.code == .notFound }
+        #expect { try accounts.takeOffline("../x", now: Date()) } throws: { ($0 as? ServerError)?.code == .invalidName }
     }
 }

@@ -83,6 +83,8 @@ import Testing
         #expect(try await status(backend.token(Self.claims(libraries: ["photos", "notes"]))) == 426)
         // Another library's.
         #expect(try await status(backend.token(Self.claims(libraries: ["photos"]))) == 403)
+        // A token that names no library grants only what is shared with its user: nothing here.
+        #expect(try await status(backend.token(Self.claims(libraries: []))) == 403)
         // Expired, forged, unsigned, confused, malformed.
         let refused: [(String, String)] = [
             ("expired", try backend.token(Self.claims(expiresIn: -5))),
@@ -99,7 +101,7 @@ import Testing
                     Self.claims(), alg: "HS256", hmacKey: backend.signing.publicKey.rawRepresentation)
             ),
             ("an unknown role", try backend.token(Self.claims(role: "owner"))),
-            ("no libraries", try backend.token(Self.claims(libraries: []))),
+            ("too many libraries", try backend.token(Self.claims(libraries: (0...256).map { "l\($0)" }))),
             ("a library that is not a name", try backend.token(Self.claims(libraries: ["../notes"]))),
             ("no expiry", try backend.token(["sub": "ada", "libraries": ["notes"]])),
             ("an empty subject", try backend.token(Self.claims(""))),

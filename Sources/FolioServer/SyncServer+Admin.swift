@@ -1,0 +1,273 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+
+/// The admin API: a library's sessions, shares, users, tokens and whether it is online, managed over HTTP with JSON
+/// by a token with the ``LibraryRole/admin`` role of that library (docs/protocol.md, "Admin API").
+extension SyncServer {
+    /// A refused or failed admin request: its status and why.
+    struct AdminFailure: Error {
+        var status: HTTPResponse.Status
+        var reason: String
+
+        /// The failure of an account call: a name not valid (400), nothing found (404), a clash (409), or the storage
+        /// (500).
+        init(_ error: any Error) {
+            let code = (error as? ServerError)?.code
+            switch code {
+            case .invalidName?: status = .badRequest
+            case .notFound?: status = .notFound
+            case .conflict?: status = .conflict
+            default: status = .internalServerError
+            }
+            reason = (error as? ServerError).map { "\($0)" } ?? "the server failed"
+        }
+
+        init(_ status: HTTPResponse.Status, _ reason: String) {
+            self.status = status
+            self.reason = reason
+        }
+    }
+
+    /// The close code of a session an admin ended.
+    static let kickedCode: UInt16 = 4410
+
+    /// Adds the admin API's routes to `router`.
+    func addAdminRoutes(to router: Router<PeerRequestContext>) {
+        let base = "v1/libraries/:library/admin"
+        router.get(RouterPath(base)) { request, context in
+            await self.administer(request, context) { library, _ in try await self.status(of: library) }
+        }
+        for (path, offline) in [("offline", true), ("online", false)] {
+            router.post(RouterPath(base + "/" + path)) { request, context in
+                await self.administer(request, context) { library, grant in
+                    let accounts = self.accounts
+                    try await self.blocking {
+                        if offline {
+                            try accounts.takeOffline(library, now: Date())
+                        } else {
+                            do { try accounts.bringOnline(library) } catch let error as ServerError
+                                where error.code == .notFound
+                            {}
+                        }
+                    }
+                    if offline { self.registry.close(library: library, code: 4503, reason: Self.offlineReason) }
+                    self.audit(offline ? "took the library offline" : "brought the library online", grant)
+                    return try await self.status(of: library)
+                }
+            }
+        }
+        router.get(RouterPath(base + "/sessions")) { request, context in
+            await self.administer(request, context) { library, _ in
+                self.registry.sessions(of: library).map {
+                    AdminAPI.Session(
+                        id: $0.id, grantee: $0.grantee, role: $0.role, shared: $0.viaShare, address: $0.address,
+                        opened: $0.opened)
+                }
+            }
+        }
+        router.delete(RouterPath(base + "/sessions/:id")) { request, context in
+            let id = context.parameters.get("id").flatMap(UInt64.init)
+            return await self.administer(request, context) { library, grant -> AdminAPI.Status? in
+                guard let id,
+                    self.registry.close(
+                        session: id, of: library, code: Self.kickedCode, reason: "an admin closed the session")
+                else { throw AdminFailure(.notFound, "no session of the library has that number") }
+                self.audit("closed a session", grant, ["session": .stringConvertible(id)])
+                return nil
+            }
+        }
+        addShareRoutes(to: router, base: base)
+        addTokenRoutes(to: router, base: base)
+    }
+
+    private func addShareRoutes(to router: Router<PeerRequestContext>, base: String) {
+        router.get(RouterPath(base + "/shares")) { request, context in
+            await self.administer(request, context) { library, _ in
+                let accounts = self.accounts
+                return try await self.blocking { try accounts.shares(of: library) }.map(Self.described)
+            }
+        }
+        router.put(RouterPath(base + "/shares")) { request, context in
+            await self.administer(request, context) { library, grant in
+                let wanted = try await Self.body(of: request, as: AdminAPI.ShareRequest.self)
+                let accounts = self.accounts
+                let share = try await self.blocking { () throws -> LibraryShare? in
+                    try accounts.share(library, with: wanted.subject, role: wanted.role, now: Date())
+                    return try accounts.shares(of: library).first { $0.subject == wanted.subject }
+                }
+                guard let share else { throw AdminFailure(.internalServerError, "the share was not kept") }
+                // Connections of the old role come back with the new one.
+                self.registry.close(
+                    library: library, grantee: Self.userKeyPrefix + wanted.subject, sharedOnly: true, code: 4401,
+                    reason: "the user's role changed")
+                self.audit(
+                    "shared the library", grant,
+                    ["subject": .string(wanted.subject), "role": .string(wanted.role.rawValue)])
+                return Self.described(share)
+            }
+        }
+        router.delete(RouterPath(base + "/shares/:subject")) { request, context in
+            let subject = context.parameters.get("subject")?.removingPercentEncoding ?? ""
+            return await self.administer(request, context) { library, grant -> AdminAPI.Status? in
+                let accounts = self.accounts
+                try await self.blocking { try accounts.unshare(library, from: subject) }
+                self.registry.close(
+                    library: library, grantee: Self.userKeyPrefix + subject, sharedOnly: true, code: 4401,
+                    reason: "the library is no longer shared with the user")
+                self.audit("ended a share", grant, ["subject": .string(subject)])
+                return nil
+            }
+        }
+        router.get(RouterPath(base + "/users")) { request, context in
+            await self.administer(request, context) { library, _ in try await self.users(of: library) }
+        }
+    }
+
+    private func addTokenRoutes(to router: Router<PeerRequestContext>, base: String) {
+        router.get(RouterPath(base + "/tokens")) { request, context in
+            await self.administer(request, context) { library, _ in
+                let accounts = self.accounts
+                return try await self.blocking { try accounts.tokens() }.filter { $0.library == library }.map(
+                    Self.described)
+            }
+        }
+        router.post(RouterPath(base + "/tokens")) { request, context in
+            await self.administer(request, context) { library, grant in
+                let wanted = try await Self.body(of: request, as: AdminAPI.TokenRequest.self)
+                let accounts = self.accounts
+                let issued = try await self.blocking { () throws -> IssuedToken in
+                    // In the account the library belongs to, when a token of it says which.
+                    let account = try accounts.tokens().first { $0.library == library }?.account ?? "default"
+                    return try accounts.createToken(library: library, account: account, role: wanted.role)
+                }
+                self.audit(
+                    "issued a token", grant,
+                    ["issued": .string(issued.token.id), "role": .string(wanted.role.rawValue)])
+                return AdminAPI.IssuedToken(token: Self.described(issued.token), secret: issued.secret)
+            }
+        }
+        router.delete(RouterPath(base + "/tokens/:id")) { request, context in
+            let id = context.parameters.get("id") ?? ""
+            return await self.administer(request, context) { library, grant -> AdminAPI.Status? in
+                let accounts = self.accounts
+                try await self.blocking {
+                    // Another library's token is not this admin's to revoke, nor to learn of.
+                    guard try accounts.tokens().contains(where: { $0.id == id && $0.library == library }) else {
+                        throw ServerError(.notFound, "the library has no token \(id)")
+                    }
+                    try accounts.revoke(id, now: Date())
+                }
+                self.registry.close(token: id, code: 4401, reason: "the token was revoked")
+                self.audit("revoked a token", grant, ["revoked": .string(id)])
+                return nil
+            }
+        }
+    }
+
+    /// Answers an admin request of the library its path names: refused unless its bearer token grants that library
+    /// the admin role; otherwise `handle`'s value as JSON (200; 201 for a `POST` that creates; 204 for `nil`), or its
+    /// failure.
+    private func administer<Body: Encodable & Sendable>(
+        _ request: Request, _ context: PeerRequestContext,
+        _ handle: @Sendable (String, AccessGrant) async throws -> Body?
+    ) async -> Response {
+        let library = context.parameters.get("library") ?? ""
+        guard AccountNames.isValid(library) else {
+            return Self.failure(AdminFailure(.notFound, "there is no such library"))
+        }
+        let grant: AccessGrant
+        switch await authorize(request.headers, library: library) {
+        case .failure(let refusal): return Self.failure(AdminFailure(refusal.status, refusal.reason))
+        case .success(let granted) where granted.role < .admin:
+            return Self.failure(AdminFailure(.forbidden, "the token may not administer the library"))
+        case .success(let granted): grant = granted
+        }
+        do {
+            guard let body = try await handle(library, grant) else { return Response(status: .noContent) }
+            let created = request.method == .post && request.uri.path.hasSuffix("/tokens")
+            return Self.json(created ? .created : .ok, body)
+        } catch let failure as AdminFailure {
+            return Self.failure(failure)
+        } catch {
+            if (error as? ServerError)?.code == .storage {
+                logger.error("the admin API failed", metadata: ["error": .string("\(error)")])
+            }
+            return Self.failure(AdminFailure(error))
+        }
+    }
+
+    /// The request's body, decoded; refused when it is larger than ``AdminAPI/maximumBodyBytes`` (413) or does not
+    /// decode (400).
+    private static func body<T: Decodable>(of request: Request, as type: T.Type) async throws -> T {
+        let buffer: ByteBuffer
+        do { buffer = try await request.body.collect(upTo: AdminAPI.maximumBodyBytes) } catch {
+            throw AdminFailure(.contentTooLarge, "a request body has at most \(AdminAPI.maximumBodyBytes) bytes")
+        }
+        do { return try AdminAPI.decoder.decode(T.self, from: Data(buffer.readableBytesView)) } catch {
+            throw AdminFailure(.badRequest, "the body is not a \(T.self): \(String("\(error)".prefix(200)))")
+        }
+    }
+
+    /// Runs an account call off the event loop.
+    private func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await Self.offTheLoop { Result { try body() } }.get()
+    }
+
+    private func status(of library: String) async throws -> AdminAPI.Status {
+        let accounts = self.accounts
+        let (offline, shares) = try await blocking {
+            (try accounts.offlineLibraries().first { $0.library == library }, try accounts.shares(of: library).count)
+        }
+        return AdminAPI.Status(
+            library: library, online: offline == nil, offlineSince: offline?.since,
+            sessions: registry.sessions(of: library).count, shares: shares)
+    }
+
+    /// The app's users the library is shared with or connected to, by subject.
+    private func users(of library: String) async throws -> [AdminAPI.User] {
+        let sessions = registry.sessions(of: library).filter { $0.grantee.hasPrefix(Self.userKeyPrefix) }
+        let connected = Dictionary(
+            grouping: sessions.map { String($0.grantee.dropFirst(Self.userKeyPrefix.count)) }, by: { $0 }
+        ).mapValues(\.count)
+        let accounts = self.accounts
+        let (shares, revoked) = try await blocking { () throws -> ([LibraryShare], Set<String>) in
+            let shares = try accounts.shares(of: library)
+            let subjects = Set(shares.map(\.subject)).union(connected.keys).sorted()
+            return (shares, Set(try accounts.revokedUsers(among: subjects)))
+        }
+        let roles = Dictionary(shares.map { ($0.subject, $0.role) }, uniquingKeysWith: { first, _ in first })
+        return Set(roles.keys).union(connected.keys).sorted().map {
+            AdminAPI.User(
+                subject: $0, sharedRole: roles[$0], sessions: connected[$0] ?? 0, revoked: revoked.contains($0))
+        }
+    }
+
+    /// One log line per change an admin made, naming who made it.
+    private func audit(_ action: String, _ grant: AccessGrant, _ extra: Logger.Metadata = [:]) {
+        logger.notice(
+            "admin: \(action)",
+            metadata: extra.merging(["library": .string(grant.library), "by": .string(grant.key)]) { $1 })
+    }
+
+    private static func described(_ share: LibraryShare) -> AdminAPI.Share {
+        AdminAPI.Share(subject: share.subject, role: share.role, created: share.created)
+    }
+
+    private static func described(_ token: ServerToken) -> AdminAPI.Token {
+        AdminAPI.Token(id: token.id, role: token.role, created: token.created, revoked: token.revoked)
+    }
+
+    private static func json(_ status: HTTPResponse.Status, _ body: some Encodable) -> Response {
+        let data = (try? AdminAPI.encoder.encode(body)) ?? Data("{}".utf8)
+        return Response(
+            status: status, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    private static func failure(_ failure: AdminFailure) -> Response {
+        json(failure.status, AdminAPI.Failure(error: failure.reason))
+    }
+}
