@@ -177,6 +177,8 @@ let package = Package(
             dependencies: [
                 "FolioCore", "FolioFiles", "FolioStore", "FolioSync", "FolioDocuments", "FolioReports", "FolioServer",
                 "FolioPostgres",
+                // `folio serve admin`: the loopback test of cleartext addresses, as devices apply it.
+                "FolioClient",
                 .target(name: "FolioSimulator", condition: .when(traits: ["Simulator"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -72,7 +72,7 @@ public struct ServerEndpoint: Hashable, Sendable {
 
     /// Whether `host` names this machine: `localhost`, an IPv4 address in 127.0.0.0/8, `::1`, or an IPv4-mapped
     /// IPv6 address of 127.0.0.0/8. Other names are not resolved: a name's address is the network's to say.
-    static func isLoopback(_ host: String) -> Bool {
+    package static func isLoopback(_ host: String) -> Bool {
         var host = host.lowercased()
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         if host == "localhost" || host == "localhost." { return true }

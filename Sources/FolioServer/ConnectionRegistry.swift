@@ -121,13 +121,14 @@ final class ConnectionRegistry: Sendable {
         }
     }
 
-    /// Asks the connection `id` of `library` to close; whether it was open.
+    /// Asks the connection `id` of `library` to close; whether it was open and not closing already.
     func close(session id: UInt64, of library: String, code: UInt16, reason: String) -> Bool {
         let outbox = state.withLock { state in
             state.entries[id].flatMap { $0.library == library ? $0.outbox : nil }
         }
-        outbox?.close(code: code, reason: reason)
-        return outbox != nil
+        guard let outbox, outbox.requestedClose == nil else { return false }
+        outbox.close(code: code, reason: reason)
+        return true
     }
 
     /// Asks every connection of `library` to close (those of `grantee` alone, when given, and only those a share

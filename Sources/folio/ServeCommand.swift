@@ -15,7 +15,7 @@ struct ServeCommand: AsyncParsableCommand {
             it). A device connects to ws://HOST:PORT/v1/libraries/NAME with a token from \
             `folio serve token create --library NAME`. SIGINT or SIGTERM stops it within --shutdown-grace.
             """,
-        subcommands: [TokenCommand.self, UserCommand.self, ExportCommand.self, ImportCommand.self]
+        subcommands: [TokenCommand.self, UserCommand.self, AdminCommand.self, ExportCommand.self, ImportCommand.self]
     )
 
     @OptionGroup var data: ServeDataOptions

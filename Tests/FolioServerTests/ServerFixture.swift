@@ -45,6 +45,21 @@ final class ServerFixture {
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
     }
 
+    /// An HTTP request of `method` on the server, with `body` as JSON when given: status and body.
+    func request(
+        _ method: String, _ path: String, token: String? = nil, body: Data? = nil
+    ) async throws -> (status: Int, body: String) {
+        var request = URLRequest(url: URL(string: server.base + path)!)
+        request.httpMethod = method
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        if let body {
+            request.httpBody = body
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+    }
+
     /// The value of a counter or gauge of `GET /metrics` (no labels), nil when it is not there.
     func metric(_ name: String) async throws -> Double? {
         let line = try await get("/metrics").body.split(separator: "\n").first { $0.hasPrefix(name + " ") }

@@ -1,0 +1,168 @@
+import Folio
+import FolioCore
+import FolioServer
+import FolioSync
+import FolioTesting
+import FolioToolRunner
+import Foundation
+import Testing
+
+/// The admin API of a real `folio serve` (`/v1/libraries/NAME/admin/…`) and `folio serve admin`: only an admin token
+/// of the library may use it; sessions listed and closed, tokens issued and revoked, a library taken offline and
+/// back, shares given, changed and ended, each taking effect on live connections.
+@Suite struct AdminAPITests {
+    /// A server token of `library` with `role`, issued by `folio serve token create`: its secret and id.
+    static func token(
+        _ fixture: ServerFixture, _ library: String, role: LibraryRole
+    ) async throws -> (secret: String, id: String) {
+        let run = try await ToolRun.folio([
+            "serve", "token", "create", "--library", library, "--role", role.rawValue, "--data",
+            fixture.server.data.path,
+        ])
+        #expect(run.status == 0, "\(run.errors)")
+        let id = run.errors.split(separator: " ").first { $0.hasPrefix("tok_") }.map(String.init) ?? ""
+        return (run.output.trimmingCharacters(in: .whitespacesAndNewlines), id)
+    }
+
+    static func json(_ value: some Encodable) throws -> Data { try AdminAPI.encoder.encode(value) }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ body: String) throws -> T {
+        try AdminAPI.decoder.decode(T.self, from: Data(body.utf8))
+    }
+
+    /// A WebSocket of `token` to `library` that said hello.
+    static func connect(_ fixture: ServerFixture, _ library: String, _ token: String) throws -> RawWebSocket {
+        let socket = try RawWebSocket(port: fixture.server.port, library: library, token: token)
+        #expect(socket.upgraded)
+        _ = socket.socket.send(RawWebSocket.frame(opcode: 2, HandDevice().hello()))
+        return socket
+    }
+
+    @Test func onlyAnAdminTokenOfTheLibraryUsesTheAdminAPI() async throws {
+        let fixture = try await ServerFixture.start()
+        let admin = try await Self.token(fixture, "notes", role: .admin)
+        let otherAdmin = try await Self.token(fixture, "photos", role: .admin)
+        #expect(try await fixture.get("/v1/libraries/notes/admin").status == 401)
+        #expect(try await fixture.get("/v1/libraries/notes/admin", token: "folio_nope").status == 401)
+        for role in [LibraryRole.read, .write, .resolve] {
+            let token = try await Self.token(fixture, "notes", role: role)
+            let answer = try await fixture.get("/v1/libraries/notes/admin", token: token.secret)
+            #expect(answer.status == 403, "\(role): \(answer)")
+            #expect(try Self.decode(AdminAPI.Failure.self, answer.body).error.contains("administer"))
+            // Nor may it change anything.
+            let offline = try await fixture.request("POST", "/v1/libraries/notes/admin/offline", token: token.secret)
+            #expect(offline.status == 403, "\(role)")
+        }
+        #expect(try await fixture.get("/v1/libraries/notes/admin", token: otherAdmin.secret).status == 403)
+        let status = try await fixture.get("/v1/libraries/notes/admin", token: admin.secret)
+        #expect(status.status == 200, "\(status)")
+        #expect(
+            try Self.decode(AdminAPI.Status.self, status.body)
+                == AdminAPI.Status(library: "notes", online: true, offlineSince: nil, sessions: 0, shares: 0))
+        // Nothing of the refused requests happened.
+        #expect(try await fixture.get("/v1/libraries/notes/sync", token: admin.secret).status == 426)
+    }
+
+    @Test func sessionsAreListedAndClosed() async throws {
+        let fixture = try await ServerFixture.start()
+        let admin = try await Self.token(fixture, "notes", role: .admin)
+        let writer = try await Self.token(fixture, "notes", role: .write)
+        let elsewhere = try await Self.token(fixture, "photos", role: .write)
+        let first = try Self.connect(fixture, "notes", writer.secret)
+        let second = try Self.connect(fixture, "notes", writer.secret)
+        let other = try Self.connect(fixture, "photos", elsewhere.secret)
+        let listed = try await fixture.get("/v1/libraries/notes/admin/sessions", token: admin.secret)
+        let sessions = try Self.decode([AdminAPI.Session].self, listed.body)
+        #expect(sessions.map(\.grantee) == [writer.id, writer.id], "\(listed)")
+        #expect(sessions.allSatisfy { $0.role == .write && !$0.shared && $0.address.contains("127.0.0.1") })
+        // The photos session is not this library's to see or close.
+        let photos = try await fixture.get("/v1/libraries/photos/admin/sessions", token: admin.secret)
+        #expect(photos.status == 403)
+        let kicked = try await fixture.request(
+            "DELETE", "/v1/libraries/notes/admin/sessions/\(sessions[0].id)", token: admin.secret)
+        #expect(kicked.status == 204, "\(kicked)")
+        #expect(try await offThePool { first.closeCode(within: .seconds(10)) } == Self.kicked)
+        #expect(try await offThePool { second.closeCode(within: .seconds(1)) } == nil, "the other session goes on")
+        for id in ["\(sessions[0].id)", "999999", "x", "-1"] {
+            let again = try await fixture.request(
+                "DELETE", "/v1/libraries/notes/admin/sessions/\(id)", token: admin.secret)
+            #expect(again.status == 404, "\(id): \(again)")
+        }
+        #expect(try await offThePool { other.closeCode(within: .seconds(1)) } == nil)
+        try await eventually("the closed session to leave the list") {
+            let now = try await fixture.get("/v1/libraries/notes/admin/sessions", token: admin.secret)
+            return try Self.decode([AdminAPI.Session].self, now.body).map(\.id) == [sessions[1].id]
+        }
+    }
+
+    static let kicked: UInt16 = 4410
+
+    @Test func tokensAreIssuedListedAndRevokedWithTheirConnections() async throws {
+        let fixture = try await ServerFixture.start()
+        let admin = try await Self.token(fixture, "notes", role: .admin)
+        let photos = try await Self.token(fixture, "photos", role: .write)
+        let issued = try await fixture.request(
+            "POST", "/v1/libraries/notes/admin/tokens", token: admin.secret,
+            body: try Self.json(AdminAPI.TokenRequest(role: .read)))
+        #expect(issued.status == 201, "\(issued)")
+        let token = try Self.decode(AdminAPI.IssuedToken.self, issued.body)
+        #expect(token.token.role == .read && token.token.revoked == nil)
+        let reader = try Self.connect(fixture, "notes", token.secret)
+        let notice = try await offThePool { reader.nextFrame(within: .seconds(10)) }
+        #expect(notice?.payload == SyncFrame.readOnlyNotice.encoded(), "a read token's connection")
+        let listed = try Self.decode(
+            [AdminAPI.Token].self, try await fixture.get("/v1/libraries/notes/admin/tokens", token: admin.secret).body)
+        #expect(listed.map(\.id) == [admin.id, token.token.id], "never another library's")
+        #expect(!listed.contains { $0.id == photos.id })
+        // Another library's token is not found, and stays valid.
+        let foreign = try await fixture.request(
+            "DELETE", "/v1/libraries/notes/admin/tokens/\(photos.id)", token: admin.secret)
+        #expect(foreign.status == 404, "\(foreign)")
+        #expect(try await fixture.get("/v1/libraries/photos/sync", token: photos.secret).status == 426)
+        let revoked = try await fixture.request(
+            "DELETE", "/v1/libraries/notes/admin/tokens/\(token.token.id)", token: admin.secret)
+        #expect(revoked.status == 204, "\(revoked)")
+        #expect(try await offThePool { reader.closeCode(within: .seconds(10)) } == 4401)
+        #expect(try await fixture.get("/v1/libraries/notes/sync", token: token.secret).status == 401)
+        // Bodies that are not a request: refused, nothing issued.
+        let bad: [(Data, Int)] = [
+            (Data(#"{"role":"owner"}"#.utf8), 400), (Data("nope".utf8), 400),
+            (Data(repeating: 0x20, count: AdminAPI.maximumBodyBytes + 1), 413),
+        ]
+        for (body, status) in bad {
+            let answer = try await fixture.request(
+                "POST", "/v1/libraries/notes/admin/tokens", token: admin.secret, body: body)
+            #expect(answer.status == status, "\(answer)")
+        }
+        let after = try Self.decode(
+            [AdminAPI.Token].self, try await fixture.get("/v1/libraries/notes/admin/tokens", token: admin.secret).body)
+        #expect(after.count == 2)
+    }
+
+    @Test func aLibraryTakenOfflineClosesAndRefusesItsConnectionsUntilItIsBack() async throws {
+        let fixture = try await ServerFixture.start()
+        let admin = try await Self.token(fixture, "notes", role: .admin)
+        let writer = try await Self.token(fixture, "notes", role: .write)
+        let photos = try await Self.token(fixture, "photos", role: .write)
+        let open = try Self.connect(fixture, "notes", writer.secret)
+        let other = try Self.connect(fixture, "photos", photos.secret)
+        let offline = try await fixture.request("POST", "/v1/libraries/notes/admin/offline", token: admin.secret)
+        #expect(offline.status == 200, "\(offline)")
+        let status = try Self.decode(AdminAPI.Status.self, offline.body)
+        #expect(!status.online && status.offlineSince != nil)
+        #expect(try await offThePool { open.closeCode(within: .seconds(10)) } == 4503)
+        #expect(try await fixture.get("/v1/libraries/notes/sync", token: writer.secret).status == 503)
+        let refused = try RawWebSocket(port: fixture.server.port, library: "notes", token: writer.secret)
+        #expect(try await offThePool { refused.closeCode(within: .seconds(10)) } == 4503)
+        #expect(try await offThePool { other.closeCode(within: .seconds(1)) } == nil, "other libraries go on")
+        // The admin API still answers; the library comes back.
+        let online = try await fixture.request("POST", "/v1/libraries/notes/admin/online", token: admin.secret)
+        #expect(try Self.decode(AdminAPI.Status.self, online.body).online)
+        #expect(try await fixture.get("/v1/libraries/notes/sync", token: writer.secret).status == 426)
+        // Taken offline by another process (the account database): the running server closes within seconds.
+        let back = try Self.connect(fixture, "notes", writer.secret)
+        let accounts = try AccountStore(at: fixture.server.data.appendingPathComponent("accounts.sqlite"))
+        try accounts.takeOffline("notes", now: Date())
+        #expect(try await offThePool { back.closeCode(within: .seconds(15)) } == 4503)
+    }
+}
