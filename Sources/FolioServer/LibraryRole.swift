@@ -48,6 +48,15 @@ struct AccessGrant: Sendable, Hashable {
 }
 
 extension SyncMessage {
+    /// The changes the message carries, as the quota counts them (``ServerLimits/changesPerSecond``).
+    var changeCount: Int {
+        switch self {
+        case .changes(_, let changes, _): changes.count
+        case .run(let run): run.count
+        case .hello, .request, .done, .wantBlobs, .blobs: 0
+        }
+    }
+
     /// Whether the message is one that brings the server something to store, or would if it held anything: changes
     /// (as `changes` or a run) or blobs, empty or not. A `read` connection sends none (the server never asks it for
     /// any), and is closed (4405) when it does.

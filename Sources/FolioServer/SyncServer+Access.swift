@@ -125,6 +125,8 @@ extension SyncServer {
             if expired > 0 {
                 logger.info("closing the connections of expired tokens", metadata: ["connections": "\(expired)"])
             }
+            // The allowances of grantees gone and paid up are forgotten.
+            quota.prune(keeping: registry.tokens)
             guard registry.count > 0 else { continue }
             do {
                 try await closeRevoked(remembering: &closed)

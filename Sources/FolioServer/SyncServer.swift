@@ -67,6 +67,8 @@ public final class SyncServer: Sendable {
     let libraries = Mutex<[String: ServedLibrary]>([:])
     /// WebSocket connections of valid tokens, by token, library and address.
     let registry = ConnectionRegistry()
+    /// The changes each token or app user may send a second.
+    let quota: ChangeQuota
     /// Every accepted TCP connection.
     private let tracker = ConnectionTracker()
     /// Refusals and failed connections, rate-limited.
@@ -99,6 +101,7 @@ public final class SyncServer: Sendable {
     ) throws {
         self.configuration = configuration
         budget = MemoryBudget(limit: configuration.limits.memoryBudget)
+        quota = ChangeQuota(perSecond: configuration.limits.changesPerSecond)
         self.logger = logger
         let directory = ServerDataDirectory(configuration.dataDirectory)
         try directory.create()
@@ -354,6 +357,16 @@ public final class SyncServer: Sendable {
         }
     }
 
+    /// Waits `duration`, or less once `outbox` is asked to close or its socket has closed.
+    static func pause(_ duration: Duration, unless outbox: Outbox) async {
+        let end = ContinuousClock.now + duration
+        while !outbox.hasEnded {
+            let left = end - .now
+            guard left > .zero else { return }
+            try? await Task.sleep(for: min(left, .milliseconds(100)))
+        }
+    }
+
     /// A presence frame with an empty state: its first two bytes (the wire version and the kind) start every presence
     /// frame, and its size is what comes before the state.
     private static let emptyPresence = SyncFrame.presence(
@@ -478,6 +491,9 @@ public final class SyncServer: Sendable {
                             break reading
                         }
                         await library.receive(message, size: bytes.count, format: inner[0], channel: channel, from: id)
+                        // Past its grantee's allowance, the connection is read again once the allowance paid for it.
+                        let wait = quota.charge(grant.key, changes: message.changeCount)
+                        if wait > .zero { await Self.pause(wait, unless: outbox) }
                     case .presence(let document, let device, let state):
                         // Relayed and kept in memory, never stored; no session's message.
                         await library.receivePresence(document: document, device: device, state: state, from: id)

@@ -107,6 +107,12 @@ struct ServeConnectionOptions: ParsableArguments {
     @Option(help: "WebSocket connections open at once from one address (raise it behind a proxy); further get 1013.")
     var maxConnectionsPerAddress = ServerLimits().connectionsPerAddress
 
+    @Option(
+        help:
+            "Changes one token or app user may send a second, in bursts of ten seconds' worth; past it their connections are read more slowly."
+    )
+    var changesPerSecond = ServerLimits().changesPerSecond
+
     @Option(help: "Seconds a WebSocket has, from its upgrade, to send its hello (then 1008).")
     var helloTimeout = ServerLimits().helloTimeout.seconds
 
@@ -125,6 +131,7 @@ struct ServeConnectionOptions: ParsableArguments {
             ("--max-connections-per-token", maxConnectionsPerToken),
             ("--max-connections-per-library", maxConnectionsPerLibrary),
             ("--max-connections-per-address", maxConnectionsPerAddress),
+            ("--changes-per-second", changesPerSecond),
         ] where !(1...1_000_000).contains(value) {
             throw ValidationError("\(flag) must be within 1...1000000")
         }
@@ -137,6 +144,7 @@ struct ServeConnectionOptions: ParsableArguments {
         limits.connectionsPerToken = maxConnectionsPerToken
         limits.connectionsPerLibrary = maxConnectionsPerLibrary
         limits.connectionsPerAddress = maxConnectionsPerAddress
+        limits.changesPerSecond = changesPerSecond
         limits.helloTimeout = .milliseconds(Int64(helloTimeout * 1000))
         limits.shutdownGrace = .milliseconds(Int64(shutdownGrace * 1000))
         return limits
