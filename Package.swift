@@ -202,6 +202,8 @@ let package = Package(
                 "FolioPostgres",
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                // `serve-load --tokens app`: tokens signed as an app's backend signs them (Ed25519).
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Tools/bench/FolioBench"
         ),

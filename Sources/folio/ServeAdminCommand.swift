@@ -92,27 +92,21 @@ struct AdminCommand: AsyncParsableCommand {
             let data: Data
             let response: URLResponse
             do { (data, response) = try await URLSession.shared.data(for: request) } catch {
-                throw AdminFailure(message: "cannot reach \(base): \(error.localizedDescription)")
+                throw CommandFailure.checkFailed("cannot reach \(base): \(error.localizedDescription)")
             }
             let status = (response as? HTTPURLResponse)?.statusCode ?? 0
             guard (200..<300).contains(status) else {
                 let reason =
                     (try? AdminAPI.decoder.decode(AdminAPI.Failure.self, from: data))?.error
                     ?? String(decoding: data.prefix(500), as: UTF8.self)
-                throw AdminFailure(message: "the server refused (\(status)): \(TerminalText.escaped(reason))")
+                throw CommandFailure.checkFailed("the server refused (\(status)): \(TerminalText.escaped(reason))")
             }
             if json, !data.isEmpty { print(TerminalText.escaped(String(decoding: data, as: UTF8.self))) }
             guard !data.isEmpty else { return nil }
             do { return try AdminAPI.decoder.decode(T.self, from: data) } catch {
-                throw AdminFailure(message: "the server's answer does not decode: \(error)")
+                throw CommandFailure.checkFailed("the server's answer does not decode: \(error)")
             }
         }
-    }
-
-    /// A refusal or failure of the server, printed as it is.
-    struct AdminFailure: Error, CustomStringConvertible {
-        var message: String
-        var description: String { message }
     }
 
     /// A date as the lines print it (ISO 8601, UTC).

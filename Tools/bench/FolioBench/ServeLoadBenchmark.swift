@@ -1,6 +1,10 @@
 import FolioChildProcess
 import FolioPostgres
 import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 import Logging
 import PostgresNIO
 
@@ -18,12 +22,17 @@ import PostgresNIO
 ///
 /// Arguments: `--backend sqlite|postgres` (sqlite), `--processes 1|2` (1; 2 needs postgres: devices alternate between
 /// them, so half of each library's pushes cross processes), `--libraries N` (250), `--library-size K` (4), `--rate R`
-/// (changes/s per device, 20), `--warmup S` (5), `--window S` (10). PostgreSQL is a throwaway cluster
+/// (changes/s per device, 20), `--warmup S` (5), `--window S` (10), `--tokens server|app` (server: the devices present
+/// the server's own tokens; app: each device a token of its own user, signed with Ed25519 as an app's backend signs
+/// them). After the run, the CPU per token check of a server of its own, otherwise idle, is measured: 2,000 sync
+/// requests with an app token, 2,000 with a server token, and 2,000 `/health` requests for the HTTP request's own
+/// cost. PostgreSQL is a throwaway cluster
 /// (`Tools/postgres/cluster start`) unless `FOLIO_BENCH_POSTGRES_URL` names a database. `FOLIO_BENCH_DIVISOR`
 /// divides the libraries.
 enum ServeLoadBenchmark {
     struct Options {
         var backend = "sqlite"
+        var tokens = "server"
         var processes = 1
         var libraries = 250
         var librarySize = 4
@@ -42,6 +51,13 @@ enum ServeLoadBenchmark {
                         throw BenchServerError(message: "serve-load: --backend is sqlite or postgres")
                     }
                     backend = value
+                    continue
+                }
+                if flag == "--tokens" {
+                    guard value == "server" || value == "app" else {
+                        throw BenchServerError(message: "serve-load: --tokens is server or app")
+                    }
+                    tokens = value
                     continue
                 }
                 guard let number = Double(value), number > 0 else {
@@ -89,19 +105,24 @@ enum ServeLoadBenchmark {
         let tokens = try (0..<options.libraries).map {
             try BenchServer.token(executable: executable, library: "load-\($0)", data: datas[0], postgres: postgres)
         }
+        // Every server takes app tokens too, whichever tokens the devices present.
+        let signer = AppTokenSigner()
+        let jwks = scratch.file("jwks.json")
+        try signer.writeJWKS(to: jwks)
         let servers = try datas.enumerated().map { index, data in
             try BenchServer(
                 executable: executable, data: data, log: scratch.file("server\(index).log"),
-                arguments: postgres.map { ["--postgres", $0] } ?? [])
+                arguments: (postgres.map { ["--postgres", $0] } ?? []) + ["--app-jwks", jwks.path])
         }
         defer { for server in servers { server.stop() } }
 
         let plan = LoadGenerator.Plan(
-            devices: (0..<options.devices).map { device in
+            devices: try (0..<options.devices).map { device in
                 let library = device / options.librarySize
                 return LoadGenerator.PlanDevice(
                     url: servers[device % servers.count].libraryURL("load-\(library)").absoluteString,
-                    token: tokens[library])
+                    token: options.tokens == "app"
+                        ? try signer.token(user: "user-\(device)", library: "load-\(library)") : tokens[library])
             },
             librarySize: options.librarySize, rate: options.rate, warmup: options.warmup, window: options.window,
             seed: 0x5E12_7E10)
@@ -156,6 +177,21 @@ enum ServeLoadBenchmark {
             for (name, value) in try await server.metrics() { metrics[name, default: 0] += value }
         }
         for server in servers { server.stop() }
+        // The cost of a token check, on a server of its own that nothing else keeps busy (the loaded ones digest their
+        // backlog long after the window): its CPU per request of each kind.
+        let checkData = scratch.file("checker")
+        let checkToken = try BenchServer.token(executable: executable, library: "load-0", data: checkData)
+        let checker = try BenchServer(
+            executable: executable, data: checkData, log: scratch.file("checker.log"),
+            arguments: ["--app-jwks", jwks.path])
+        defer { checker.stop() }
+        let checks = try await tokenCheckCost(
+            checker,
+            requests: [
+                ("/health", nil), ("/v1/libraries/load-0/sync", checkToken),
+                ("/v1/libraries/load-0/sync", try signer.token(user: "user-check", library: "load-0")),
+            ])
+        checker.stop()
 
         let seconds = report.windowSeconds
         let stored = Double(report.acknowledgedInWindow)
@@ -177,7 +213,8 @@ enum ServeLoadBenchmark {
             databaseCPUPerThousand: stored > 0 ? (end.databaseCPU - start.databaseCPU) / stored * 1000 : 0,
             serverCores: (end.serverCPU - start.serverCPU) / seconds,
             databaseCores: (end.databaseCPU - start.databaseCPU) / seconds,
-            generatorCores: report.cpuSecondsInWindow / seconds, serverPeak: serverPeak, anchor: anchor)
+            generatorCores: report.cpuSecondsInWindow / seconds, serverPeak: serverPeak, anchor: anchor,
+            httpMicros: checks[0], serverTokenMicros: checks[1] - checks[0], appTokenMicros: checks[2] - checks[0])
         printReport(options, result, report)
     }
 
@@ -193,6 +230,40 @@ enum ServeLoadBenchmark {
         var generatorCores: Double
         var serverPeak: Double
         var anchor: (rate: Double, rows: Int)
+        /// Server CPU µs per `/health` request, and per token check beyond it.
+        var httpMicros: Double
+        var serverTokenMicros: Double
+        var appTokenMicros: Double
+
+        /// App token checks a second that 5 % of the server's CPU at this load pays for.
+        var appChecksAtFivePercent: Double {
+            appTokenMicros > 0 ? 0.05 * serverCores * 1e6 / appTokenMicros : 0
+        }
+    }
+
+    /// The server's CPU µs per request of each of `requests` (a path and its bearer token), each sent 2,000 times from
+    /// four clients at once, one kind after the other.
+    static func tokenCheckCost(_ server: BenchServer, requests: [(String, String?)]) async throws -> [Double] {
+        let count = 2_000
+        var costs: [Double] = []
+        for (path, token) in requests {
+            var request = URLRequest(url: URL(string: "http://127.0.0.1:\(server.port)\(path)")!)
+            if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+            let before = ProcStats.cpu(server.process.processIdentifier)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for client in 0..<4 {
+                    group.addTask { [request] in
+                        for _ in stride(from: client, to: count, by: 4) {
+                            _ = try await URLSession.shared.data(for: request)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let after = ProcStats.cpu(server.process.processIdentifier)
+            costs.append((after.user + after.system - before.user - before.system) / Double(count) * 1e6)
+        }
+        return costs
     }
 
     static func printReport(_ options: Options, _ result: Result, _ report: LoadGenerator.LoadReport) {
@@ -223,6 +294,11 @@ enum ServeLoadBenchmark {
                 ("anchor: rows/s inserted straight into \(options.backend)", format(result.anchor.rate)),
                 ("anchor rows", "\(result.anchor.rows)"),
                 ("ratio stored/anchor", format(ratio, 3)),
+                ("tokens the devices present", options.tokens),
+                ("server CPU µs per HTTP request (/health, idle server)", format(result.httpMicros, 1)),
+                ("server CPU µs per server-token check beyond it", format(result.serverTokenMicros, 1)),
+                ("server CPU µs per app-token (EdDSA) check beyond it", format(result.appTokenMicros, 1)),
+                ("app-token checks/s that 5 % of the server's CPU at this load pays for", format(result.appChecksAtFivePercent)),
             ])
         func rounded(_ value: Double, _ digits: Double = 1) -> Double { (value * digits).rounded() / digits }
         printJSON([
@@ -235,7 +311,11 @@ enum ServeLoadBenchmark {
             "database_cpu_s_per_1000": rounded(result.databaseCPUPerThousand, 1000),
             "server_rss_mib": rounded(result.serverPeak), "generator_cpu_cores": rounded(result.generatorCores, 100),
             "anchor_changes_per_s": rounded(result.anchor.rate), "ratio": rounded(ratio, 1000),
-            "unseen": report.unseen, "duration_s": rounded(result.seconds, 10),
+            "unseen": report.unseen, "duration_s": rounded(result.seconds, 10), "tokens": options.tokens,
+            "server_cores": rounded(result.serverCores, 100), "http_request_us": rounded(result.httpMicros, 10),
+            "server_token_check_us": rounded(result.serverTokenMicros, 10),
+            "app_token_check_us": rounded(result.appTokenMicros, 10),
+            "app_checks_per_s_at_5_percent": rounded(result.appChecksAtFivePercent),
         ])
     }
 
