@@ -171,8 +171,9 @@ private actor LibraryObserver {
         case .refused(let code, let reason):
             if !caughtUp { continuation.yield(.syncFailed(reason: reason)) }
             continuation.yield(.connection(.refused(code: code, reason: reason)))
-            // Not for 4405: the token still reads; the device sent what it may not.
-            if code != 4405 { continuation.yield(.accessRevoked(code: code, reason: reason)) }
+            // Not for an expired token (4402: a fresh one is the app's to get) nor 4405 (the token still reads; the
+            // device sent what it may not).
+            if code == 4401 || code == 4403 { continuation.yield(.accessRevoked(code: code, reason: reason)) }
         case .stopped:
             // Nothing syncs any more: open documents stop committing each edit as it is made, and show no one.
             registration.end()

@@ -27,7 +27,8 @@ public enum LibraryEvent: Hashable, Sendable {
     /// A document's competing versions were settled (by a policy, a person, or another device's resolution).
     case conflictResolved(DocumentID)
     /// The server no longer grants this library to the token: the token, its user or the share that granted the
-    /// library was revoked, or the token expired (`code` 4401), or the token grants other libraries (4403). Follows
+    /// library was revoked (`code` 4401), or the token grants other libraries (4403); not when the token merely
+    /// expired (4402, ``ConnectionState/refused(code:reason:)`` alone: a fresh token is the app's to get). Follows
     /// ``ConnectionState/refused(code:reason:)``; the sync stops. Everything the library holds stays on this device:
     /// what to do with it is the app's choice, keeping it (with a new token, syncing can start again) or removing it
     /// once the library is let go of (`DocumentLibrary.removeLocalCopies(at:fileSystem:)`).
@@ -46,8 +47,8 @@ public enum ConnectionState: Hashable, Sendable {
     /// backend signs): the library receives the others' changes and presence, and sends no change; what this device
     /// commits stays on it. Follows ``connected`` on such a connection.
     case readOnly
-    /// The server refused the token: it is unknown, revoked or expired (`code` 4401), grants another library (4403),
-    /// or may only read and was used to write (4405). The sync does not try again; ``stopped`` follows. Start a new
+    /// The server refused the token: it is unknown or revoked (`code` 4401), expired (4402), grants another library
+    /// (4403), or may only read and was used to write (4405). The sync does not try again; ``stopped`` follows. Start a new
     /// sync with a valid token.
     case refused(code: UInt16, reason: String)
     /// Stopped (``LibrarySync/stop()``, or after ``refused(code:reason:)``).

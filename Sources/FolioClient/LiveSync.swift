@@ -5,8 +5,8 @@ import Logging
 
 /// Keeps a store in sync with its library on a Folio server for as long as it runs: one connection at a time,
 /// local commits sent as they happen, others' changes applied as the server passes them on, and after any failure a
-/// new connection after a capped, jittered exponential backoff (``Backoff``). A refused token (close code 4401 or
-/// 4403) does not become valid by waiting: the sync then reports ``ServerSyncEvent/refused(code:reason:)`` and stops.
+/// new connection after a capped, jittered exponential backoff (``Backoff``). A refused token (close code 4401,
+/// 4402, 4403 or 4405) does not become valid by waiting: the sync then reports ``ServerSyncEvent/refused(code:reason:)`` and stops.
 ///
 /// Every event goes to the handler given at start, in order, one at a time: nothing more is applied before the
 /// handler returns, so an app that shows what arrived never falls behind the log. Frames that arrive meanwhile wait

@@ -22,7 +22,7 @@ public enum ServerSyncEvent: Sendable {
     /// presence, and sends no change and no blob; what it commits stays on it. Once per connection, before
     /// ``caughtUp(_:)``.
     case readOnly
-    /// The server refused the token (`code` 4401: unknown, revoked or expired; 4403: of another library; 4405: a token
+    /// The server refused the token (`code` 4401: unknown or revoked; 4402: expired; 4403: of another library; 4405: a token
     /// that may only read was used to write, by a client that did not know it). No further attempt follows:
     /// ``stopped`` comes next.
     case refused(code: UInt16, reason: String)

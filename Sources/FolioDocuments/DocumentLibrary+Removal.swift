@@ -2,9 +2,11 @@ import FolioFiles
 import Foundation
 
 extension DocumentLibrary {
-    /// Removes the library at `root` from this device: its documents' files (`Documents/`, `Shared/`), then its store
-    /// (`.folio/`: every document's history and this device's key), then `root` itself when nothing else is left in
-    /// it. Nothing is sent anywhere: other devices and the server keep their copies.
+    /// Removes the library at `root` from this device, all of it: its shared documents' files (`Shared/`), its local
+    /// documents (`Documents/`, which no other device holds), then its store (`.folio/`: every document's history,
+    /// the changes not yet sent, and this device's key), then `root` itself when nothing else is left in it. Nothing
+    /// is sent anywhere: what the server and other devices hold of the shared documents stays with them, and what only
+    /// this device held (local documents, unsent changes) is gone.
     ///
     /// This is what an app does when the server no longer grants the person the library (`LibraryEvent.accessRevoked`)
     /// and the app chooses not to keep what they could see. Call it once every `DocumentLibrary` of `root` is let go

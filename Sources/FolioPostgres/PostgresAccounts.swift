@@ -169,6 +169,10 @@ public final class PostgresAccounts: ServerAccounts {
 
     /// See `ServerAccounts/restoreUser(_:)`.
     public func restoreUser(_ subject: String) throws {
+        // A text of PostgreSQL holds no NUL: no revoked user has one.
+        guard !subject.utf8.contains(0) else {
+            throw ServerError(.notFound, "user \(subject.debugDescription) is not revoked")
+        }
         let logger = database.logger
         let found = try database.run("restoring user \(subject.debugDescription)") { client in
             var found = false
@@ -230,6 +234,10 @@ public final class PostgresAccounts: ServerAccounts {
 
     /// See `ServerAccounts/unshare(_:from:)`.
     public func unshare(_ library: String, from subject: String) throws {
+        // A text of PostgreSQL holds no NUL: no share has one.
+        guard !subject.utf8.contains(0), !library.utf8.contains(0) else {
+            throw ServerError(.notFound, "library \(library) is not shared with \(subject.debugDescription)")
+        }
         let logger = database.logger
         let found = try database.run("ending a share of library \(library)") { client in
             var found = false
@@ -257,16 +265,44 @@ public final class PostgresAccounts: ServerAccounts {
             """)
     }
 
-    /// See `ServerAccounts/shares(among:)`.
-    public func shares(among subjects: [String]) throws -> [LibraryShare] {
-        // A text of PostgreSQL holds no NUL, and no share has a subject with one.
-        let subjects = subjects.filter { !$0.utf8.contains(0) }
-        guard !subjects.isEmpty else { return [] }
+    /// See `ServerAccounts/shares(among:in:)`.
+    public func shares(among subjects: [String], in libraries: [String]) throws -> [LibraryShare] {
+        // A text of PostgreSQL holds no NUL, and no share has a subject or library with one.
+        let subjects = Array(Set(subjects.filter { !$0.utf8.contains(0) })).sorted()
+        let libraries = Array(Set(libraries.filter { !$0.utf8.contains(0) })).sorted()
+        guard !subjects.isEmpty, !libraries.isEmpty else { return [] }
         return try selectShares(
             "looking for shares",
             """
-            SELECT library, subject, role, created FROM folio_share WHERE subject = ANY(\(subjects))
-            ORDER BY library COLLATE "C", subject COLLATE "C"
+            SELECT library, subject, role, created FROM folio_share
+            WHERE subject = ANY(\(subjects)) AND library = ANY(\(libraries))
+            """
+        ).sorted { ($0.library, $0.subject) < ($1.library, $1.subject) }
+    }
+
+    /// See `ServerAccounts/offlineSince(_:)`.
+    public func offlineSince(_ library: String) throws -> Date? {
+        guard !library.utf8.contains(0) else { return nil }
+        let logger = database.logger
+        return try database.run("looking whether library \(library) is offline") { client in
+            var since: Date?
+            for try await value in try await client.query(
+                "SELECT since FROM folio_offline_library WHERE name = \(library)", logger: logger
+            ).decode(Double.self) {
+                since = Date(timeIntervalSince1970: value)
+            }
+            return since
+        }
+    }
+
+    /// See `ServerAccounts/tokens(of:)`.
+    public func tokens(of library: String) throws -> [ServerToken] {
+        guard !library.utf8.contains(0) else { return [] }
+        return try select(
+            "listing the tokens of library \(library)",
+            """
+            SELECT t.id, t.library, l.account, t.created, t.revoked, t.role FROM folio_token t
+            JOIN folio_library l ON l.name = t.library WHERE t.library = \(library) ORDER BY t.created, t.id
             """)
     }
 

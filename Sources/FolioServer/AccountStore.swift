@@ -192,22 +192,55 @@ public final class AccountStore: ServerAccounts {
         }
     }
 
-    /// See ``ServerAccounts/shares(among:)``.
-    public func shares(among subjects: [String]) throws -> [LibraryShare] {
-        guard !subjects.isEmpty else { return [] }
+    /// See ``ServerAccounts/shares(among:in:)``.
+    public func shares(among subjects: [String], in libraries: [String]) throws -> [LibraryShare] {
+        let subjects = Array(Set(subjects)).sorted()
+        let libraries = Array(Set(libraries)).sorted()
+        guard !subjects.isEmpty, !libraries.isEmpty else { return [] }
         let found = try read("looking for shares") { db in
             var found: [LibraryShare] = []
-            for start in stride(from: 0, to: subjects.count, by: 500) {
-                let piece = Array(subjects[start..<min(start + 500, subjects.count)])
-                let marks = Array(repeating: "?", count: piece.count).joined(separator: ",")
-                found += try Row.fetchAll(
-                    db, sql: "SELECT library, subject, role, created FROM share WHERE subject IN (\(marks))",
-                    arguments: StatementArguments(piece)
-                ).map(Self.share)
+            // In pieces, within SQLite's bound on a statement's arguments.
+            for start in stride(from: 0, to: subjects.count, by: 400) {
+                let subjectPiece = Array(subjects[start..<min(start + 400, subjects.count)])
+                for libraryStart in stride(from: 0, to: libraries.count, by: 400) {
+                    let libraryPiece = Array(libraries[libraryStart..<min(libraryStart + 400, libraries.count)])
+                    let subjectMarks = Array(repeating: "?", count: subjectPiece.count).joined(separator: ",")
+                    let libraryMarks = Array(repeating: "?", count: libraryPiece.count).joined(separator: ",")
+                    found += try Row.fetchAll(
+                        db,
+                        sql: """
+                            SELECT library, subject, role, created FROM share
+                            WHERE subject IN (\(subjectMarks)) AND library IN (\(libraryMarks))
+                            """,
+                        arguments: StatementArguments(subjectPiece + libraryPiece)
+                    ).map(Self.share)
+                }
             }
             return found
         }
-        return Array(Set(found)).sorted { ($0.library, $0.subject) < ($1.library, $1.subject) }
+        return found.sorted { ($0.library, $0.subject) < ($1.library, $1.subject) }
+    }
+
+    /// See ``ServerAccounts/offlineSince(_:)``.
+    public func offlineSince(_ library: String) throws -> Date? {
+        try read("looking whether library \(library) is offline") { db in
+            try Double.fetchOne(db, sql: "SELECT since FROM offline_library WHERE name = ?", arguments: [library])
+                .map { Date(timeIntervalSince1970: $0) }
+        }
+    }
+
+    /// See ``ServerAccounts/tokens(of:)``.
+    public func tokens(of library: String) throws -> [ServerToken] {
+        try read("listing the tokens of library \(library)") { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT token.id, token.library, library.account, token.created, token.revoked, token.role
+                    FROM token JOIN library ON library.name = token.library WHERE token.library = ?
+                    ORDER BY token.created, token.id
+                    """, arguments: [library]
+            ).map(Self.token)
+        }
     }
 
     /// See ``ServerAccounts/takeOffline(_:now:)``.

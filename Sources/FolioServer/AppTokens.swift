@@ -15,8 +15,8 @@ import JWTKit
 /// `sub`, the user (1 to 256 bytes); `exp`, when it expires (seconds since 1970; required); `libraries`, the libraries
 /// it grants (up to 256 valid names; none or absent: only the libraries shared with the user,
 /// ``ServerAccounts/share(_:with:role:now:)``); `role`, one of ``LibraryRole``, what it grants in the libraries it names
-/// (`write` when absent). A token that fails any check is refused at the upgrade (4401, or 4403 for a library neither
-/// it nor a share grants), and a connection it opened is closed when it expires (4401).
+/// (`write` when absent). A token that fails any check is refused at the upgrade (4401; 4402 once expired; 4403 for a
+/// library neither it nor a share grants), and a connection it opened is closed when it expires (4402).
 public struct AppTokenKeys: Sendable {
     /// The EdDSA keys, by `kid`.
     private let eddsa: JWTKeyCollection?
@@ -92,8 +92,10 @@ public struct AppTokenKeys: Sendable {
 
     /// Why a token was refused.
     enum Refused: Error, Equatable {
-        /// Not a valid token of these keys: malformed, of another algorithm, badly signed, expired, bad claims.
+        /// Not a valid token of these keys: malformed, of another algorithm, badly signed, bad claims.
         case invalid(String)
+        /// Valid but expired.
+        case expired
         /// Valid, for other libraries (the server then looks for a share of the library with the user).
         case otherLibrary(user: String, expires: ContinuousClock.Instant)
     }
@@ -123,7 +125,7 @@ public struct AppTokenKeys: Sendable {
         do { claims = try await keys.verify(token, as: AppTokenClaims.self) } catch {
             return .failure(.invalid("the token is not valid: \(Self.describe(error))"))
         }
-        guard claims.exp.value > now else { return .failure(.invalid("the token has expired")) }
+        guard claims.exp.value > now else { return .failure(.expired) }
         if let problem = claims.problem { return .failure(.invalid(problem)) }
         // Seconds to the expiry, within a bound a Duration holds: a token of the far future lasts that long.
         let seconds = min(claims.exp.value.timeIntervalSince(now), Self.longestExpiry)

@@ -1,15 +1,17 @@
 import Synchronization
 
-/// The changes each grantee (a server token, or an app's user) may send a second, shared by all its connections
-/// (``ServerLimits/changesPerSecond``): a message of changes is taken when it arrives, and the connection that sent
-/// it is then not read until the grantee's allowance has paid for it. One grantee's flood so waits in its own
-/// sockets, not in the server's queues, and the other grantees' messages are read as before.
+/// The changes each grantee (a server token, or an app's user, across all their connections) and each library may
+/// send a second (``ServerLimits/changesPerSecond``): before the server takes a message that uploads (changes, a run,
+/// blobs), the grantee's and the library's allowances must not be in debt; the message then takes its cost from both.
+/// A connection whose grantee or library is in debt is not read until the debt is paid, so a flood waits in its own
+/// sockets, not in the server's queues, whichever connections of the grantee it comes by, and other libraries'
+/// messages are read as before.
 ///
-/// Each grantee has a bucket of ``burstSeconds`` seconds of its rate, refilled at its rate by a monotonic clock; a
-/// message takes as many as it carries changes, and may take the bucket below zero, by as much as the grantee then
-/// waits for.
+/// Each allowance is a bucket of ``burstSeconds`` seconds of the rate, refilled at the rate by a monotonic clock; a
+/// message's cost (its changes, at least one; a `blobs` message one for each 64 KiB) may take it below zero, by as much
+/// as the next message then waits for.
 final class ChangeQuota: Sendable {
-    /// Changes a second per grantee.
+    /// Changes a second per grantee, and per library.
     let rate: Int
     /// Seconds of the rate a grantee may send at once, after being idle.
     static let burstSeconds = 10
@@ -27,43 +29,46 @@ final class ChangeQuota: Sendable {
 
     private var capacity: Double { Double(rate) * Double(Self.burstSeconds) }
 
-    /// Charges `grantee` for `changes` at `now`: how long its connection waits before its next message is read
-    /// (zero while it is within its allowance).
-    func charge(_ grantee: String, changes: Int, at now: ContinuousClock.Instant = .now) -> Duration {
-        guard changes > 0 else { return .zero }
+    /// The key of a library's allowance (grantees' keys start with `tok_` or `user:`).
+    static func libraryKey(_ library: String) -> String { "library:" + library }
+
+    /// Takes `cost` from the allowances of `keys` at `now` if none is in debt, and says zero; otherwise takes nothing
+    /// and says how long until the deepest debt is paid.
+    func admit(_ keys: [String], cost: Int, at now: ContinuousClock.Instant = .now) -> Duration {
         let capacity = self.capacity
         let rate = Double(self.rate)
-        let left = buckets.withLock { buckets -> Double in
-            var bucket = buckets[grantee] ?? Bucket(tokens: capacity, refilled: now)
-            if now > bucket.refilled {
-                let elapsed = now - bucket.refilled
-                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-                bucket.tokens = min(capacity, bucket.tokens + seconds * rate)
-                bucket.refilled = now
+        let debt = buckets.withLock { buckets -> Double in
+            var debt = 0.0
+            for key in keys {
+                var bucket = buckets[key] ?? Bucket(tokens: capacity, refilled: now)
+                if now > bucket.refilled {
+                    bucket.tokens = min(capacity, bucket.tokens + Self.seconds(now - bucket.refilled) * rate)
+                    bucket.refilled = now
+                }
+                buckets[key] = bucket
+                debt = max(debt, -bucket.tokens)
             }
-            bucket.tokens -= Double(changes)
-            buckets[grantee] = bucket
-            return bucket.tokens
+            guard debt <= 0 else { return debt }
+            for key in keys { buckets[key]!.tokens -= Double(max(1, cost)) }
+            return 0
         }
-        guard left < 0 else { return .zero }
-        return .milliseconds(Int64((-left / rate * 1000).rounded(.up)))
+        guard debt > 0 else { return .zero }
+        return .milliseconds(Int64((debt / rate * 1000).rounded(.up)))
     }
 
-    /// Forgets the buckets of grantees not among `connected` that have refilled by `now` (what they would start
-    /// with anyway), so that the quota holds one bucket per grantee with a connection or a debt.
-    func prune(keeping connected: Set<String>, at now: ContinuousClock.Instant = .now) {
+    /// Forgets the allowances of keys not among `kept` that have refilled by `now` (what they would start with anyway),
+    /// so that the quota holds one bucket per grantee or library with a connection or a debt.
+    func prune(keeping kept: Set<String>, at now: ContinuousClock.Instant = .now) {
         let capacity = self.capacity
         let rate = Double(self.rate)
         buckets.withLock { buckets in
-            buckets = buckets.filter { grantee, bucket in
-                guard !connected.contains(grantee) else { return true }
-                let elapsed = now - bucket.refilled
-                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-                return bucket.tokens + seconds * rate < capacity
+            buckets = buckets.filter { key, bucket in
+                kept.contains(key) || bucket.tokens + Self.seconds(now - bucket.refilled) * rate < capacity
             }
         }
     }
 
-    /// Grantees with a bucket.
-    var count: Int { buckets.withLock { $0.count } }
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
 }

@@ -12,6 +12,8 @@ final class ConnectionRegistry: Sendable {
         /// When it was admitted, by the wall clock (for the admin API's list of sessions).
         var opened: Date
         var outbox: Outbox?
+        /// A close asked for before the connection had its outbox: it is closed with it once attached.
+        var pendingClose: Outbox.Close?
         var token: String { grant.key }
         var library: String { grant.library }
     }
@@ -68,9 +70,34 @@ final class ConnectionRegistry: Sendable {
     func attach(_ id: UInt64, outbox: Outbox) {
         let closing = state.withLock { state -> (code: UInt16, reason: String)? in
             state.entries[id]?.outbox = outbox
+            if let pending = state.entries[id]?.pendingClose { return (pending.code, pending.reason) }
             return state.closing
         }
         if let closing { outbox.close(code: closing.code, reason: closing.reason) }
+    }
+
+    /// Asks the connections `matching` to close, those not attached yet once they are; returns how many were not
+    /// closing already.
+    private func close(code: UInt16, reason: String, matching: (UInt64, Entry) -> Bool) -> Int {
+        let (outboxes, pending) = state.withLock { state -> ([Outbox], Int) in
+            var outboxes: [Outbox] = []
+            var pending = 0
+            for (id, entry) in state.entries where matching(id, entry) {
+                if let outbox = entry.outbox {
+                    outboxes.append(outbox)
+                } else if entry.pendingClose == nil {
+                    state.entries[id]?.pendingClose = Outbox.Close(code: code, reason: reason)
+                    pending += 1
+                }
+            }
+            return (outboxes, pending)
+        }
+        var count = pending
+        for outbox in outboxes where outbox.requestedClose == nil {
+            outbox.close(code: code, reason: reason)
+            count += 1
+        }
+        return count
     }
 
     /// Counts the connection `id` out.
@@ -91,23 +118,17 @@ final class ConnectionRegistry: Sendable {
     /// The tokens with connections open.
     var tokens: Set<String> { state.withLock { Set($0.perToken.keys) } }
 
-    /// Asks every connection of `token` to close; returns how many.
+    /// Asks every connection of `token` to close; returns how many were not closing already.
     @discardableResult
     func close(token: String, code: UInt16, reason: String) -> Int {
-        let outboxes = state.withLock { state in state.entries.values.filter { $0.token == token }.compactMap(\.outbox)
-        }
-        for outbox in outboxes { outbox.close(code: code, reason: reason) }
-        return outboxes.count
+        close(code: code, reason: reason) { $1.token == token }
     }
 
-    /// Asks every connection whose grant ended at `now` or before to close (4401); returns how many.
+    /// Asks every connection whose grant ended at `now` or before to close (4402); returns how many were not closing
+    /// already.
     @discardableResult
     func closeExpired(at now: ContinuousClock.Instant) -> Int {
-        let outboxes = state.withLock { state in
-            state.entries.values.filter { $0.grant.expires.map { $0 <= now } ?? false }.compactMap(\.outbox)
-        }
-        for outbox in outboxes { outbox.close(code: 4401, reason: "the token expired") }
-        return outboxes.count
+        close(code: SyncServer.expiredCode, reason: "the token expired") { $1.grant.expires.map { $0 <= now } ?? false }
     }
 
     /// The sessions of `library` (every library's when `nil`), oldest first.
@@ -123,27 +144,18 @@ final class ConnectionRegistry: Sendable {
 
     /// Asks the connection `id` of `library` to close; whether it was open and not closing already.
     func close(session id: UInt64, of library: String, code: UInt16, reason: String) -> Bool {
-        let outbox = state.withLock { state in
-            state.entries[id].flatMap { $0.library == library ? $0.outbox : nil }
-        }
-        guard let outbox, outbox.requestedClose == nil else { return false }
-        outbox.close(code: code, reason: reason)
-        return true
+        close(code: code, reason: reason) { $0 == id && $1.library == library } > 0
     }
 
     /// Asks every connection of `library` to close (those of `grantee` alone, when given, and only those a share
-    /// opened when `sharedOnly`); returns how many.
+    /// opened when `sharedOnly`); returns how many were not closing already.
     @discardableResult
     func close(
         library: String, grantee: String? = nil, sharedOnly: Bool = false, code: UInt16, reason: String
     ) -> Int {
-        let outboxes = state.withLock { state in
-            state.entries.values.filter {
-                $0.library == library && (grantee == nil || $0.token == grantee) && (!sharedOnly || $0.grant.viaShare)
-            }.compactMap(\.outbox)
+        close(code: code, reason: reason) {
+            $1.library == library && (grantee == nil || $1.token == grantee) && (!sharedOnly || $1.grant.viaShare)
         }
-        for outbox in outboxes { outbox.close(code: code, reason: reason) }
-        return outboxes.count
     }
 
     /// The grants of the connections a share opened: what the revocation watch checks against the shares.

@@ -48,12 +48,14 @@ struct AccessGrant: Sendable, Hashable {
 }
 
 extension SyncMessage {
-    /// The changes the message carries, as the quota counts them (``ServerLimits/changesPerSecond``).
-    var changeCount: Int {
+    /// What the message costs the allowances of ``ServerLimits/changesPerSecond``: its changes (as `changes` or a
+    /// run), a `blobs` message one for each 64 KiB of its blobs; at least one for any upload, nothing for the rest.
+    var quotaCost: Int {
         switch self {
-        case .changes(_, let changes, _): changes.count
-        case .run(let run): run.count
-        case .hello, .request, .done, .wantBlobs, .blobs: 0
+        case .changes(_, let changes, _): max(1, changes.count)
+        case .run(let run): max(1, run.count)
+        case .blobs(let blobs, _): max(1, blobs.reduce(0) { $0 + $1.count } >> 16)
+        case .hello, .request, .done, .wantBlobs: 0
         }
     }
 

@@ -127,11 +127,11 @@ public protocol ServerAccounts: AnyObject, Sendable {
     ///
     /// - Throws: ``ServerError`` `storage`.
     func shares(of library: String) throws -> [LibraryShare]
-    /// The shares with any user of `subjects`, by library and then subject: what a server asks of the users whose
-    /// connections a share opened.
+    /// The shares of `libraries` with users of `subjects`, by library and then subject: what a server asks of the
+    /// users whose connections a share opened, and of a user at the upgrade.
     ///
     /// - Throws: ``ServerError`` `storage`.
-    func shares(among subjects: [String]) throws -> [LibraryShare]
+    func shares(among subjects: [String], in libraries: [String]) throws -> [LibraryShare]
     /// Takes `library` offline: a running server closes its connections within about a second (4503) and refuses new
     /// ones (4503) until ``bringOnline(_:)``; the admin API still answers. Taking it offline again keeps the first
     /// time.
@@ -146,6 +146,14 @@ public protocol ServerAccounts: AnyObject, Sendable {
     ///
     /// - Throws: ``ServerError`` `storage`.
     func offlineLibraries() throws -> [OfflineLibrary]
+    /// When `library` was taken offline, or `nil` while it is online.
+    ///
+    /// - Throws: ``ServerError`` `storage`.
+    func offlineSince(_ library: String) throws -> Date?
+    /// The tokens of `library`, valid or revoked, in the order issued.
+    ///
+    /// - Throws: ``ServerError`` `storage`.
+    func tokens(of library: String) throws -> [ServerToken]
 }
 
 /// An app's user whose tokens the server refuses (``ServerAccounts/revokeUser(_:now:)``).

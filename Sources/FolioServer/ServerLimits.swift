@@ -83,10 +83,12 @@ public struct ServerLimits: Hashable, Sendable {
     /// ``presenceBytes``, what a connection's presence makes the server hold: 16 × 1,024 bytes by default
     /// (`folio serve --presence-documents`).
     public var presenceDocuments: Int = 16
-    /// Changes one grantee (a server token, or an app's user, across all their connections) may send a second, in
-    /// bursts of ten seconds' worth: past it the server stops reading the grantee's connections until the allowance
-    /// has paid for what they sent (the changes are stored; the sender is slowed, not closed, and its flood waits in
-    /// its own sockets). 10,000 by default (`folio serve --changes-per-second`).
+    /// Changes one grantee (a server token, or an app's user, across all their connections) and one library may send
+    /// a second, in bursts of ten seconds' worth (a `blobs` message counts one for each 64 KiB, any upload at least
+    /// one): while either allowance is in debt, the server takes no upload from the grantee's connections, or the
+    /// library's, until it is paid (the sender is slowed, not refused, and its flood waits in its own sockets); a
+    /// connection that would wait more than 20 s is closed (1013). 10,000 by default (`folio serve
+    /// --changes-per-second`).
     public var changesPerSecond: Int = 10_000
     /// How long the server takes at most to stop after SIGTERM or SIGINT: it stops accepting, closes WebSockets with
     /// 1001, lets connections end, and closes the sockets of those still open at this deadline. 10 s by default

@@ -14,7 +14,16 @@ extension SyncServer {
         var reason: String
         /// The token's id, when the token is valid (for another library).
         var token: String?
+        /// The close code of a refused WebSocket upgrade, when not the one of `status` (4401 for 401, 4403 for 403,
+        /// 4503 for 503).
+        var closeCode: Int? = nil
     }
+
+    /// The close code of an app token's connection when the token expires, and of an upgrade with an expired token.
+    static let expiredCode: UInt16 = 4402
+    /// The close code of a connection a share opened whose role changed: the client connects again, with the new
+    /// role.
+    static let roleChangedCode: UInt16 = 4409
 
     /// Checks the bearer token of a sync request against `library` (``authorize(_:library:)``), and that the library
     /// is online: an offline library's refusal is 503 (4503 on a WebSocket).
@@ -25,9 +34,7 @@ extension SyncServer {
         let logger = self.logger
         return await Self.offTheLoop {
             do {
-                guard try accounts.offlineLibraries().contains(where: { $0.library == library }) else {
-                    return .success(grant)
-                }
+                guard try accounts.offlineSince(library) != nil else { return .success(grant) }
                 return .failure(
                     Refusal(status: .serviceUnavailable, reason: Self.offlineReason, token: grant.key))
             } catch {
@@ -58,6 +65,9 @@ extension SyncServer {
             switch await keys.grant(secret, library: library, now: Date()) {
             case .success(let grant): (named, viaShare) = (grant, false)
             case .failure(.invalid(let reason)): return .failure(Refusal(status: .unauthorized, reason: reason))
+            case .failure(.expired):
+                return .failure(
+                    Refusal(status: .unauthorized, reason: "the token expired", closeCode: Int(Self.expiredCode)))
             case .failure(.otherLibrary(let user, let expires)):
                 // The token does not name the library: a share with its user may grant it.
                 named = AccessGrant(key: Self.userKeyPrefix + user, library: library, role: .read, expires: expires)
@@ -73,8 +83,7 @@ extension SyncServer {
                             Refusal(status: .unauthorized, reason: "the user was revoked", token: named.key))
                     }
                     guard viaShare else { return .success(named) }
-                    guard let share = try accounts.shares(among: [subject]).first(where: { $0.library == library })
-                    else {
+                    guard let share = try accounts.shares(among: [subject], in: [library]).first else {
                         return .failure(
                             Refusal(
                                 status: .forbidden, reason: "the token does not grant this library", token: named.key))
@@ -112,7 +121,8 @@ extension SyncServer {
 
     /// Closes the connections of revoked and expired tokens, ended shares and offline libraries: every second, those
     /// whose app token expired, those of the server's own tokens and of the app's users the account database says are
-    /// revoked, those a share opened that no longer grants them (4401), and those of libraries taken offline (4503).
+    /// revoked, those a share opened that no longer grants them (4401; 4409 for a new role), and those of libraries
+    /// taken offline (4503).
     /// Another process (`folio serve token revoke`, another server, the admin API of another server) may have changed
     /// the account database, and no clock is compared (a revocation stamped by a clock behind this one's still closes
     /// them).
@@ -126,7 +136,7 @@ extension SyncServer {
                 logger.info("closing the connections of expired tokens", metadata: ["connections": "\(expired)"])
             }
             // The allowances of grantees gone and paid up are forgotten.
-            quota.prune(keeping: registry.tokens)
+            quota.prune(keeping: registry.tokens.union(registry.libraries.map(ChangeQuota.libraryKey)))
             guard registry.count > 0 else { continue }
             do {
                 try await closeRevoked(remembering: &closed)
@@ -165,21 +175,27 @@ extension SyncServer {
         closed.formIntersection(revoked)
     }
 
-    /// Closes the connections a share opened whose share has ended or now grants another role (4401: the client may
-    /// come back with what the share grants now).
+    /// Closes the connections a share opened whose share has ended (4401) or now grants another role (4409: the
+    /// client comes back with what the share grants now).
     private func closeUnshared() async throws {
         let shared = registry.sharedGrants
         guard !shared.isEmpty else { return }
         let subjects = Set(shared.map { String($0.grant.key.dropFirst(Self.userKeyPrefix.count)) }).sorted()
+        let libraries = Set(shared.map(\.grant.library)).sorted()
         let accounts = self.accounts
-        let shares = try await Self.offTheLoop { Result { try accounts.shares(among: subjects) } }.get()
+        let shares = try await Self.offTheLoop {
+            Result { try accounts.shares(among: subjects, in: libraries) }
+        }.get()
         var roles: [String: LibraryRole] = [:]
         for share in shares { roles[Self.userKeyPrefix + share.subject + "/" + share.library] = share.role }
         for (id, grant) in shared {
             let role = roles[grant.key + "/" + grant.library]
             guard role != grant.role else { continue }
-            let reason = role == nil ? "the library is no longer shared with the user" : "the user's role changed"
-            if registry.close(session: id, of: grant.library, code: 4401, reason: reason) {
+            let (code, reason) =
+                role == nil
+                ? (UInt16(4401), "the library is no longer shared with the user")
+                : (Self.roleChangedCode, "the user's role changed: connect again")
+            if registry.close(session: id, of: grant.library, code: code, reason: reason) {
                 logger.warning(
                     "closing a connection of an ended share",
                     metadata: ["token": .string(grant.key), "library": .string(grant.library)])

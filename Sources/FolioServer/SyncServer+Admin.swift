@@ -22,7 +22,9 @@ extension SyncServer {
             case .conflict?: status = .conflict
             default: status = .internalServerError
             }
-            reason = (error as? ServerError).map { "\($0)" } ?? "the server failed"
+            // The storage's own words stay in the server's log.
+            reason =
+                status == .internalServerError ? "the server's storage failed" : (error as? ServerError)?.message ?? ""
         }
 
         init(_ status: HTTPResponse.Status, _ reason: String) {
@@ -33,6 +35,16 @@ extension SyncServer {
 
     /// The close code of a session an admin ended.
     static let kickedCode: UInt16 = 4410
+    /// The most valid server tokens a library may have; issuing one more is refused (409).
+    static let tokensPerLibrary = 1_000
+    /// The most users a library may be shared with; sharing with one more is refused (409).
+    static let sharesPerLibrary = 10_000
+
+    /// A path parameter of the request, percent-decoded (Hummingbird gives them as they were sent).
+    private static func parameter(_ name: String, of context: PeerRequestContext) -> String {
+        let raw = context.parameters.get(name) ?? ""
+        return raw.removingPercentEncoding ?? raw
+    }
 
     /// Adds the admin API's routes to `router`.
     func addAdminRoutes(to router: Router<PeerRequestContext>) {
@@ -69,7 +81,7 @@ extension SyncServer {
             }
         }
         router.delete(RouterPath(base + "/sessions/:id")) { request, context in
-            let id = context.parameters.get("id").flatMap(UInt64.init)
+            let id = UInt64(Self.parameter("id", of: context))
             return await self.administer(request, context) { library, grant -> AdminAPI.Status? in
                 guard let id,
                     self.registry.close(
@@ -94,15 +106,23 @@ extension SyncServer {
             await self.administer(request, context) { library, grant in
                 let wanted = try await Self.body(of: request, as: AdminAPI.ShareRequest.self)
                 let accounts = self.accounts
-                let share = try await self.blocking { () throws -> LibraryShare? in
+                let (before, share) = try await self.blocking { () throws -> (LibraryShare?, LibraryShare?) in
+                    let shares = try accounts.shares(of: library)
+                    let before = shares.first { $0.subject == wanted.subject }
+                    guard before != nil || shares.count < Self.sharesPerLibrary else {
+                        throw AdminFailure(
+                            .conflict, "the library is shared with \(Self.sharesPerLibrary) users already")
+                    }
                     try accounts.share(library, with: wanted.subject, role: wanted.role, now: Date())
-                    return try accounts.shares(of: library).first { $0.subject == wanted.subject }
+                    return (before, try accounts.shares(among: [wanted.subject], in: [library]).first)
                 }
                 guard let share else { throw AdminFailure(.internalServerError, "the share was not kept") }
                 // Connections of the old role come back with the new one.
-                self.registry.close(
-                    library: library, grantee: Self.userKeyPrefix + wanted.subject, sharedOnly: true, code: 4401,
-                    reason: "the user's role changed")
+                if let before, before.role != wanted.role {
+                    self.registry.close(
+                        library: library, grantee: Self.userKeyPrefix + wanted.subject, sharedOnly: true,
+                        code: Self.roleChangedCode, reason: "the user's role changed: connect again")
+                }
                 self.audit(
                     "shared the library", grant,
                     ["subject": .string(wanted.subject), "role": .string(wanted.role.rawValue)])
@@ -110,7 +130,7 @@ extension SyncServer {
             }
         }
         router.delete(RouterPath(base + "/shares/:subject")) { request, context in
-            let subject = context.parameters.get("subject")?.removingPercentEncoding ?? ""
+            let subject = Self.parameter("subject", of: context)
             return await self.administer(request, context) { library, grant -> AdminAPI.Status? in
                 let accounts = self.accounts
                 try await self.blocking { try accounts.unshare(library, from: subject) }
@@ -130,17 +150,25 @@ extension SyncServer {
         router.get(RouterPath(base + "/tokens")) { request, context in
             await self.administer(request, context) { library, _ in
                 let accounts = self.accounts
-                return try await self.blocking { try accounts.tokens() }.filter { $0.library == library }.map(
-                    Self.described)
+                return try await self.blocking { try accounts.tokens(of: library) }.map(Self.described)
             }
         }
         router.post(RouterPath(base + "/tokens")) { request, context in
             await self.administer(request, context) { library, grant in
+                // A token lasts until it is revoked: only an admin whose own grant lasts as long (a server token)
+                // issues one, so that an admin by a share or an expiring app token cannot outlast either.
+                guard grant.key.hasPrefix("tok_") else {
+                    throw AdminFailure(.forbidden, "only an admin with a server token of the library issues tokens")
+                }
                 let wanted = try await Self.body(of: request, as: AdminAPI.TokenRequest.self)
                 let accounts = self.accounts
                 let issued = try await self.blocking { () throws -> IssuedToken in
-                    // In the account the library belongs to, when a token of it says which.
-                    let account = try accounts.tokens().first { $0.library == library }?.account ?? "default"
+                    let tokens = try accounts.tokens(of: library)
+                    guard tokens.count(where: { $0.revoked == nil }) < Self.tokensPerLibrary else {
+                        throw AdminFailure(.conflict, "the library has \(Self.tokensPerLibrary) valid tokens already")
+                    }
+                    // In the account the library belongs to, which its tokens name.
+                    let account = tokens.first?.account ?? "default"
                     return try accounts.createToken(library: library, account: account, role: wanted.role)
                 }
                 self.audit(
@@ -150,12 +178,12 @@ extension SyncServer {
             }
         }
         router.delete(RouterPath(base + "/tokens/:id")) { request, context in
-            let id = context.parameters.get("id") ?? ""
+            let id = Self.parameter("id", of: context)
             return await self.administer(request, context) { library, grant -> AdminAPI.Status? in
                 let accounts = self.accounts
                 try await self.blocking {
                     // Another library's token is not this admin's to revoke, nor to learn of.
-                    guard try accounts.tokens().contains(where: { $0.id == id && $0.library == library }) else {
+                    guard try accounts.tokens(of: library).contains(where: { $0.id == id }) else {
                         throw ServerError(.notFound, "the library has no token \(id)")
                     }
                     try accounts.revoke(id, now: Date())
@@ -233,10 +261,10 @@ extension SyncServer {
             grouping: sessions.map { String($0.grantee.dropFirst(Self.userKeyPrefix.count)) }, by: { $0 }
         ).mapValues(\.count)
         let accounts = self.accounts
+        // Whether a user is revoked is told only of users connected here: a library's admin does not learn it of
+        // anyone by sharing the library with them.
         let (shares, revoked) = try await blocking { () throws -> ([LibraryShare], Set<String>) in
-            let shares = try accounts.shares(of: library)
-            let subjects = Set(shares.map(\.subject)).union(connected.keys).sorted()
-            return (shares, Set(try accounts.revokedUsers(among: subjects)))
+            (try accounts.shares(of: library), Set(try accounts.revokedUsers(among: connected.keys.sorted())))
         }
         let roles = Dictionary(shares.map { ($0.subject, $0.role) }, uniquingKeysWith: { first, _ in first })
         return Set(roles.keys).union(connected.keys).sorted().map {

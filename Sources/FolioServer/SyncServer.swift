@@ -237,12 +237,15 @@ public final class SyncServer: Sendable {
         switch await authorizeSync(headers, library: library) {
         case .failure(let failure):
             let code =
-                switch failure.status {
-                case .forbidden: 4403
-                case .unauthorized: 4401
-                case .serviceUnavailable: 4503
-                default: 1011
-                }
+                failure.closeCode
+                ?? {
+                    switch failure.status {
+                    case .forbidden: 4403
+                    case .unauthorized: 4401
+                    case .serviceUnavailable: 4503
+                    default: 1011
+                    }
+                }()
             refusal = (code, failure.reason, failure.token)
         case .success(let grant):
             let address = channel.remoteAddress?.ipAddress ?? peer
@@ -357,13 +360,27 @@ public final class SyncServer: Sendable {
         }
     }
 
-    /// Waits `duration`, or less once `outbox` is asked to close or its socket has closed.
-    static func pause(_ duration: Duration, unless outbox: Outbox) async {
-        let end = ContinuousClock.now + duration
-        while !outbox.hasEnded {
-            let left = end - .now
-            guard left > .zero else { return }
-            try? await Task.sleep(for: min(left, .milliseconds(100)))
+    /// The longest a connection waits for its allowance before a message (``ServerLimits/changesPerSecond``): past it
+    /// the connection is closed (1013) rather than kept unread for longer than its pings allow.
+    static let longestAllowanceWait: Duration = .seconds(20)
+
+    /// Waits until the allowances of `grant`'s grantee and library are not in debt, and takes `cost` from both;
+    /// false when the connection ended meanwhile, or the wait would pass ``longestAllowanceWait`` (then closed, 1013).
+    private func awaitAllowance(_ grant: AccessGrant, cost: Int, outbox: Outbox) async -> Bool {
+        let keys = [grant.key, ChangeQuota.libraryKey(grant.library)]
+        let started = ContinuousClock.now
+        while true {
+            let wait = quota.admit(keys, cost: cost)
+            guard wait > .zero else { return true }
+            guard ContinuousClock.now + wait - started <= Self.longestAllowanceWait else {
+                outbox.close(code: 1013, reason: "over its allowance of changes a second: try again later")
+                return false
+            }
+            let end = ContinuousClock.now + wait
+            while !outbox.hasEnded, ContinuousClock.now < end {
+                try? await Task.sleep(for: min(end - .now, .milliseconds(100)))
+            }
+            if outbox.hasEnded { return false }
         }
     }
 
@@ -490,10 +507,13 @@ public final class SyncServer: Sendable {
                             outbox.close(code: 4405, reason: "this token may read the library, not write to it")
                             break reading
                         }
+                        if message.isUpload {
+                            // Taken once neither the grantee's allowance nor the library's is in debt.
+                            guard await awaitAllowance(grant, cost: message.quotaCost, outbox: outbox) else {
+                                break reading
+                            }
+                        }
                         await library.receive(message, size: bytes.count, format: inner[0], channel: channel, from: id)
-                        // Past its grantee's allowance, the connection is read again once the allowance paid for it.
-                        let wait = quota.charge(grant.key, changes: message.changeCount)
-                        if wait > .zero { await Self.pause(wait, unless: outbox) }
                     case .presence(let document, let device, let state):
                         // Relayed and kept in memory, never stored; no session's message.
                         await library.receivePresence(document: document, device: device, state: state, from: id)

@@ -109,6 +109,13 @@ struct AdminCommand: AsyncParsableCommand {
         }
     }
 
+    /// `text` as one path component: every byte but ASCII letters, digits and `-._~` percent-encoded (RFC 3986).
+    static func pathComponent(_ text: String) -> String {
+        let unreserved = CharacterSet(
+            charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
+    }
+
     /// A date as the lines print it (ISO 8601, UTC).
     static func date(_ date: Date) -> String { date.ISO8601Format() }
 
@@ -205,8 +212,8 @@ struct AdminCommand: AsyncParsableCommand {
         @OptionGroup var options: Options
         @Argument(help: "The user.") var subject: String
         func run() async throws {
-            let escaped = subject.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? subject
-            _ = try await options.call("DELETE", "/shares/\(escaped)", as: AdminAPI.Status.self)
+            _ = try await options.call(
+                "DELETE", "/shares/\(AdminCommand.pathComponent(subject))", as: AdminAPI.Status.self)
             if !options.json { print("ended the share with \(TerminalText.escaped(subject))") }
         }
     }
@@ -261,8 +268,7 @@ struct AdminCommand: AsyncParsableCommand {
         @OptionGroup var options: Options
         @Argument(help: "The token's id, as `tokens` lists it.") var id: String
         func run() async throws {
-            let escaped = id.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? id
-            _ = try await options.call("DELETE", "/tokens/\(escaped)", as: AdminAPI.Status.self)
+            _ = try await options.call("DELETE", "/tokens/\(AdminCommand.pathComponent(id))", as: AdminAPI.Status.self)
             if !options.json { print("revoked \(id)") }
         }
     }

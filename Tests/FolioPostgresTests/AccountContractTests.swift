@@ -64,6 +64,12 @@ import Testing
         #expect {
             try accounts.revoke("tok_000000000000", now: Date())
         } throws: { ($0 as? ServerError)?.code == .notFound }
+        // A library's tokens alone.
+        let photos = try accounts.createToken(
+            library: "photos", account: "ada", now: Date(timeIntervalSince1970: 5_000), random: &random)
+        #expect(try accounts.tokens(of: "notes").map(\.id) == [issued.token.id, second.token.id, reader.token.id])
+        #expect(try accounts.tokens(of: "photos") == [photos.token])
+        #expect(try accounts.tokens(of: "nothing").isEmpty)
     }
 
     @Test(arguments: Backend.allCases) func aLibraryBelongsToOneAccount(_ backend: Backend) async throws {
@@ -118,6 +124,7 @@ import Testing
         try accounts.restoreUser("bob")
         #expect(try accounts.revokedUsers(among: ["ada", "bob", "a\u{0}b"]) == ["ada"])
         #expect { try accounts.restoreUser("bob") } throws: { ($0 as? ServerError)?.code == .notFound }
+        #expect { try accounts.restoreUser("a\u{0}b") } throws: { ($0 as? ServerError)?.code == .notFound }
         for subject in ["", String(repeating: "u", count: AppTokenKeys.maximumSubjectBytes + 1), "a\u{0}b"] {
             #expect { try accounts.revokeUser(subject, now: Date()) } throws: {
                 ($0 as? ServerError)?.code == .invalidName
@@ -146,9 +153,12 @@ import Testing
                         library: "notes", subject: "ada", role: .write, created: Date(timeIntervalSince1970: 3_000)),
                 ])
         #expect(
-            try accounts.shares(among: ["carl", "ada"]).map { "\($0.library)/\($0.subject)/\($0.role)" }
-                == ["notes/ada/write", "sketches/ada/admin"])
-        #expect(try accounts.shares(among: []).isEmpty)
+            try accounts.shares(among: ["carl", "ada", "bob"], in: ["sketches", "notes", "photos"]).map {
+                "\($0.library)/\($0.subject)/\($0.role)"
+            } == ["notes/ada/write", "notes/bob/resolve", "sketches/ada/admin"])
+        #expect(try accounts.shares(among: ["ada"], in: ["sketches"]).map(\.library) == ["sketches"])
+        #expect(try accounts.shares(among: [], in: ["notes"]).isEmpty)
+        #expect(try accounts.shares(among: ["ada"], in: []).isEmpty)
         try accounts.unshare("notes", from: "ada")
         #expect(try accounts.shares(of: "notes").map(\.subject) == ["bob"])
         #expect { try accounts.unshare("notes", from: "ada") } throws: { ($0 as? ServerError)?.code == .notFound }
@@ -157,7 +167,8 @@ import Testing
                 ($0 as? ServerError)?.code == .invalidName
             }
         }
-        #expect(try accounts.shares(among: ["a\u{0}b"]).isEmpty)
+        #expect(try accounts.shares(among: ["a\u{0}b"], in: ["notes", "no\u{0}tes"]).isEmpty)
+        #expect { try accounts.unshare("notes", from: "a\u{0}b") } throws: { ($0 as? ServerError)?.code == .notFound }
     }
 
     @Test(arguments: Backend.allCases) func aLibraryTakenOfflineStaysOfflineUntilBroughtBack(_ backend: Backend)
@@ -175,8 +186,11 @@ import Testing
                     OfflineLibrary(library: "Archive", since: Date(timeIntervalSince1970: 3_000)),
                     OfflineLibrary(library: "notes", since: Date(timeIntervalSince1970: 2_000)),
                 ])
+        #expect(try accounts.offlineSince("notes") == Date(timeIntervalSince1970: 2_000))
         try accounts.bringOnline("notes")
         #expect(try accounts.offlineLibraries().map(\.library) == ["Archive"])
+        #expect(try accounts.offlineSince("notes") == nil)
+        #expect(try accounts.offlineSince("no\u{0}pe") == nil)
         #expect { try accounts.bringOnline("notes") } throws: { ($0 as? ServerError)?.code == .notFound }
         #expect { try accounts.takeOffline("../x", now: Date()) } throws: { ($0 as? ServerError)?.code == .invalidName }
     }

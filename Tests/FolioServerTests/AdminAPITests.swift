@@ -165,4 +165,49 @@ import Testing
         try accounts.takeOffline("notes", now: Date())
         #expect(try await offThePool { back.closeCode(within: .seconds(15)) } == 4503)
     }
+
+    /// An admin by a share, or by an app token, manages the library's sessions and shares, and lists and revokes its
+    /// tokens, but issues none: a token outlasts a share or an app token. `folio serve admin revoke` revokes one.
+    @Test func anAdminByAShareManagesTheLibraryButIssuesNoToken() async throws {
+        let backend = AppTokenTests.Backend()
+        let directory = try TemporaryDirectory()
+        let fixture = try await ServerFixture.start(arguments: try backend.arguments(in: directory))
+        let owner = try await Self.token(fixture, "notes", role: .admin)
+        let writer = try await Self.token(fixture, "notes", role: .write)
+        let share = try await fixture.request(
+            "PUT", "/v1/libraries/notes/admin/shares", token: owner.secret,
+            body: try Self.json(AdminAPI.ShareRequest(subject: "dana", role: .admin)))
+        #expect(share.status == 200, "\(share)")
+        let dana = try backend.token(AppTokenTests.claims("dana", libraries: []))
+        let byToken = try backend.token(AppTokenTests.claims("erin", libraries: ["notes"], role: "admin"))
+        for admin in [dana, byToken] {
+            #expect(try await fixture.get("/v1/libraries/notes/admin/sessions", token: admin).status == 200)
+            #expect(try await fixture.get("/v1/libraries/notes/admin/tokens", token: admin).status == 200)
+            let issued = try await fixture.request(
+                "POST", "/v1/libraries/notes/admin/tokens", token: admin,
+                body: try Self.json(AdminAPI.TokenRequest(role: .admin)))
+            #expect(issued.status == 403, "\(issued)")
+        }
+        // Dana's share gives her nothing in another library.
+        #expect(try await fixture.get("/v1/libraries/photos/admin", token: dana).status == 403)
+        let open = try Self.connect(fixture, "notes", writer.secret)
+        let tokenFile = directory.file("dana.token")
+        try Data(dana.utf8).write(to: tokenFile)
+        let revoked = try await ToolRun.folio([
+            "serve", "admin", "revoke", writer.id, "--server", fixture.server.base, "--library", "notes",
+            "--token-file", tokenFile.path,
+        ])
+        #expect(revoked.status == 0, "\(revoked.errors)")
+        #expect(try await offThePool { open.closeCode(within: .seconds(10)) } == 4401)
+        let tokens = try await ToolRun.folio([
+            "serve", "admin", "tokens", "--server", fixture.server.base, "--library", "notes",
+            "--token-file", tokenFile.path,
+        ])
+        #expect(tokens.output.split(separator: "\n").contains { $0.hasPrefix(writer.id) && $0.contains("revoked") })
+        let unknown = try await ToolRun.folio([
+            "serve", "admin", "revoke", "tok_000000000000", "--server", fixture.server.base, "--library", "notes",
+            "--token-file", tokenFile.path,
+        ])
+        #expect(unknown.status == 1 && unknown.errors.contains("404"), "\(unknown.errors)")
+    }
 }

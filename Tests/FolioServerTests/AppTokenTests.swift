@@ -114,10 +114,14 @@ import Testing
         for (what, token) in refused {
             #expect(try await status(token) == 401, "\(what)")
         }
-        // A WebSocket upgrade with a refused token is closed with 4401, one of another library with 4403.
+        // A WebSocket upgrade with an expired token is closed with 4402, one of another library with 4403, a forged
+        // one with 4401.
         let expired = try RawWebSocket(
             port: fixture.server.port, library: "notes", token: try backend.token(Self.claims(expiresIn: -5)))
-        #expect(try await offThePool { expired.closeCode(within: .seconds(5)) } == 4401)
+        #expect(try await offThePool { expired.closeCode(within: .seconds(5)) } == 4402)
+        let forged = try RawWebSocket(
+            port: fixture.server.port, library: "notes", token: try backend.token(Self.claims(), alg: "none"))
+        #expect(try await offThePool { forged.closeCode(within: .seconds(5)) } == 4401)
         let other = try RawWebSocket(
             port: fixture.server.port, library: "notes", token: try backend.token(Self.claims(libraries: ["photos"])))
         #expect(try await offThePool { other.closeCode(within: .seconds(5)) } == 4403)
@@ -170,7 +174,7 @@ import Testing
         #expect(socket.upgraded)
         _ = socket.socket.send(RawWebSocket.frame(opcode: 2, HandDevice().hello()))
         let close = try await offThePool { socket.closeCode(within: .seconds(15)) }
-        #expect(close == 4401, "close \(String(describing: close))")
+        #expect(close == 4402, "close \(String(describing: close))")
         #expect(socket.closeReason.contains("expired"), "\(socket.closeReason)")
         // Not before it expired (the expiry is in whole seconds: at least a second after the upgrade).
         #expect(ContinuousClock.now - opened > .seconds(1))

@@ -466,6 +466,40 @@ final class RawSocket: @unchecked Sendable {
         _ = systemClose(descriptor)
     }
 
+    /// Sends all of `bytes`, waiting for the server to take them until `deadline` (needs a send timeout,
+    /// ``setSendTimeout(_:)``, to look at the clock while it waits); false once the connection refuses them or the
+    /// deadline passed (part of `bytes` may have gone).
+    func send(_ bytes: [UInt8], until deadline: ContinuousClock.Instant) -> Bool {
+        var sent = 0
+        while sent < bytes.count {
+            let count = bytes.withUnsafeBytes {
+                systemSend(descriptor, $0.baseAddress! + sent, bytes.count - sent, noSignal)
+            }
+            if count < 0, errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK {
+                guard ContinuousClock.now < deadline else { return false }
+                continue
+            }
+            guard count > 0 else { return false }
+            sent += count
+        }
+        return true
+    }
+
+    /// Makes a send that cannot go on for `timeout` (the server reads nothing) give up, and return false.
+    func setSendTimeout(_ timeout: Duration) {
+        var value = timeval(
+            tv_sec: Int(timeout.components.seconds), tv_usec: Int(timeout.components.attoseconds / 1_000_000_000_000))
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// Closes with a reset (SO_LINGER 0): what the server has not read yet is thrown away with the connection.
+    func reset() {
+        guard !closed else { return }
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        close()
+    }
+
     /// Sends all of `bytes`; false once the connection refuses them.
     @discardableResult
     func send(_ bytes: [UInt8]) -> Bool {

@@ -50,7 +50,7 @@ import Testing
         // A new role closes the connections of the old one; the next connection has the new one.
         let reader = try await Self.admin(fixture, token: tokenFile, ["share", "bob", "--role", "read"])
         #expect(reader.status == 0, "\(reader.errors)")
-        #expect(try await offThePool { writing.closeCode(within: .seconds(10)) } == 4401)
+        #expect(try await offThePool { writing.closeCode(within: .seconds(10)) } == 4409)
         #expect(writing.closeReason.contains("role"), "\(writing.closeReason)")
         let reading = try AdminAPITests.connect(fixture, "notes", bob)
         let notice = try await offThePool { reading.nextFrame(within: .seconds(10)) }
@@ -104,6 +104,29 @@ import Testing
         try await eventually("the note on bob's device") { [bob] in
             try await bob!.info(of: note.id) != nil
         }
+
+        // A new role: bob's device connects again by itself, and reads only.
+        let reading = try await fixture.request(
+            "PUT", "/v1/libraries/notes/admin/shares", token: admin.secret,
+            body: try AdminAPITests.json(AdminAPI.ShareRequest(subject: "bob", role: .read)))
+        #expect(reading.status == 200, "\(reading)")
+        let reconnected = try await firstEvent(of: bobSync, "bob's device to come back as a reader") {
+            $0 == .connection(.readOnly)
+        }
+        #expect(!reconnected.contains { if case .accessRevoked = $0 { true } else { false } }, "\(reconnected)")
+        #expect(bob!.syncsLive)
+        // The same role again closes nothing.
+        _ = try await fixture.request(
+            "PUT", "/v1/libraries/notes/admin/shares", token: admin.secret,
+            body: try AdminAPITests.json(AdminAPI.ShareRequest(subject: "bob", role: .read)))
+        let sessions = try AdminAPITests.decode(
+            [AdminAPI.Session].self,
+            try await fixture.get("/v1/libraries/notes/admin/sessions", token: admin.secret).body)
+        try await Task.sleep(for: .milliseconds(500))
+        let after = try AdminAPITests.decode(
+            [AdminAPI.Session].self,
+            try await fixture.get("/v1/libraries/notes/admin/sessions", token: admin.secret).body)
+        #expect(sessions.map(\.id) == after.map(\.id), "no session closed for a role that did not change")
 
         // The share ends while the note is open on bob's device.
         do {

@@ -1,12 +1,12 @@
 import FolioChildProcess
 import FolioPostgres
 import Foundation
+import Logging
+import PostgresNIO
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
-import Logging
-import PostgresNIO
 
 /// `serve-load`: the server measured alone. `folio serve` (the release build named by `FOLIO_BENCH_FOLIO`), on
 /// SQLite or on PostgreSQL, in one process or two over one database, takes the load of ``LoadGenerator``: a process
@@ -298,7 +298,10 @@ enum ServeLoadBenchmark {
                 ("server CPU µs per HTTP request (/health, idle server)", format(result.httpMicros, 1)),
                 ("server CPU µs per server-token check beyond it", format(result.serverTokenMicros, 1)),
                 ("server CPU µs per app-token (EdDSA) check beyond it", format(result.appTokenMicros, 1)),
-                ("app-token checks/s that 5 % of the server's CPU at this load pays for", format(result.appChecksAtFivePercent)),
+                (
+                    "app-token checks/s that 5 % of the server's CPU at this load pays for",
+                    format(result.appChecksAtFivePercent)
+                ),
             ])
         func rounded(_ value: Double, _ digits: Double = 1) -> Double { (value * digits).rounded() / digits }
         printJSON([
