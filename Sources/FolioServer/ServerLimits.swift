@@ -90,6 +90,12 @@ public struct ServerLimits: Hashable, Sendable {
     /// connection that would wait more than 20 s is closed (1013). 10,000 by default (`folio serve
     /// --changes-per-second`).
     public var changesPerSecond: Int = 10_000
+    /// Valid server tokens one library may have; issuing one more through the admin API is refused (409). 1,000 by
+    /// default (`folio serve --tokens-per-library`).
+    public var tokensPerLibrary: Int = 1_000
+    /// Users one library may be shared with; sharing it with one more through the admin API is refused (409). 10,000
+    /// by default (`folio serve --shares-per-library`).
+    public var sharesPerLibrary: Int = 10_000
     /// How long the server takes at most to stop after SIGTERM or SIGINT: it stops accepting, closes WebSockets with
     /// 1001, lets connections end, and closes the sockets of those still open at this deadline. 10 s by default
     /// (`folio serve --shutdown-grace`).

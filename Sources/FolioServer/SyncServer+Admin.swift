@@ -35,10 +35,6 @@ extension SyncServer {
 
     /// The close code of a session an admin ended.
     static let kickedCode: UInt16 = 4410
-    /// The most valid server tokens a library may have; issuing one more is refused (409).
-    static let tokensPerLibrary = 1_000
-    /// The most users a library may be shared with; sharing with one more is refused (409).
-    static let sharesPerLibrary = 10_000
 
     /// A path parameter of the request, percent-decoded (Hummingbird gives them as they were sent).
     private static func parameter(_ name: String, of context: PeerRequestContext) -> String {
@@ -106,12 +102,13 @@ extension SyncServer {
             await self.administer(request, context) { library, grant in
                 let wanted = try await Self.body(of: request, as: AdminAPI.ShareRequest.self)
                 let accounts = self.accounts
+                let most = self.configuration.limits.sharesPerLibrary
                 let (before, share) = try await self.blocking { () throws -> (LibraryShare?, LibraryShare?) in
                     let shares = try accounts.shares(of: library)
                     let before = shares.first { $0.subject == wanted.subject }
-                    guard before != nil || shares.count < Self.sharesPerLibrary else {
+                    guard before != nil || shares.count < most else {
                         throw AdminFailure(
-                            .conflict, "the library is shared with \(Self.sharesPerLibrary) users already")
+                            .conflict, "the library is shared with \(most) users already")
                     }
                     try accounts.share(library, with: wanted.subject, role: wanted.role, now: Date())
                     return (before, try accounts.shares(among: [wanted.subject], in: [library]).first)
@@ -162,10 +159,11 @@ extension SyncServer {
                 }
                 let wanted = try await Self.body(of: request, as: AdminAPI.TokenRequest.self)
                 let accounts = self.accounts
+                let most = self.configuration.limits.tokensPerLibrary
                 let issued = try await self.blocking { () throws -> IssuedToken in
                     let tokens = try accounts.tokens(of: library)
-                    guard tokens.count(where: { $0.revoked == nil }) < Self.tokensPerLibrary else {
-                        throw AdminFailure(.conflict, "the library has \(Self.tokensPerLibrary) valid tokens already")
+                    guard tokens.count(where: { $0.revoked == nil }) < most else {
+                        throw AdminFailure(.conflict, "the library has \(most) valid tokens already")
                     }
                     // In the account the library belongs to, which its tokens name.
                     let account = tokens.first?.account ?? "default"

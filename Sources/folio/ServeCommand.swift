@@ -113,6 +113,12 @@ struct ServeConnectionOptions: ParsableArguments {
     )
     var changesPerSecond = ServerLimits().changesPerSecond
 
+    @Option(help: "Valid server tokens a library may have; the admin API issues no more (409).")
+    var tokensPerLibrary = ServerLimits().tokensPerLibrary
+
+    @Option(help: "Users a library may be shared with; the admin API shares it with no more (409).")
+    var sharesPerLibrary = ServerLimits().sharesPerLibrary
+
     @Option(help: "Seconds a WebSocket has, from its upgrade, to send its hello (then 1008).")
     var helloTimeout = ServerLimits().helloTimeout.seconds
 
@@ -131,7 +137,8 @@ struct ServeConnectionOptions: ParsableArguments {
             ("--max-connections-per-token", maxConnectionsPerToken),
             ("--max-connections-per-library", maxConnectionsPerLibrary),
             ("--max-connections-per-address", maxConnectionsPerAddress),
-            ("--changes-per-second", changesPerSecond),
+            ("--changes-per-second", changesPerSecond), ("--tokens-per-library", tokensPerLibrary),
+            ("--shares-per-library", sharesPerLibrary),
         ] where !(1...1_000_000).contains(value) {
             throw ValidationError("\(flag) must be within 1...1000000")
         }
@@ -145,6 +152,8 @@ struct ServeConnectionOptions: ParsableArguments {
         limits.connectionsPerLibrary = maxConnectionsPerLibrary
         limits.connectionsPerAddress = maxConnectionsPerAddress
         limits.changesPerSecond = changesPerSecond
+        limits.tokensPerLibrary = tokensPerLibrary
+        limits.sharesPerLibrary = sharesPerLibrary
         limits.helloTimeout = .milliseconds(Int64(helloTimeout * 1000))
         limits.shutdownGrace = .milliseconds(Int64(shutdownGrace * 1000))
         return limits

@@ -210,4 +210,53 @@ import Testing
         ])
         #expect(unknown.status == 1 && unknown.errors.contains("404"), "\(unknown.errors)")
     }
+
+    /// A library's valid tokens and shares are bounded (`--tokens-per-library`, `--shares-per-library`): past either
+    /// the admin API answers 409 and keeps nothing; a revoked token or an ended share makes room again.
+    @Test func aLibrarysTokensAndSharesAreBounded() async throws {
+        let fixture = try await ServerFixture.start(arguments: [
+            "--tokens-per-library", "2", "--shares-per-library", "2",
+        ])
+        let admin = try await Self.token(fixture, "notes", role: .admin)
+        func issue() async throws -> (status: Int, body: String) {
+            try await fixture.request(
+                "POST", "/v1/libraries/notes/admin/tokens", token: admin.secret,
+                body: try Self.json(AdminAPI.TokenRequest(role: .read)))
+        }
+        func share(_ subject: String) async throws -> Int {
+            try await fixture.request(
+                "PUT", "/v1/libraries/notes/admin/shares", token: admin.secret,
+                body: try Self.json(AdminAPI.ShareRequest(subject: subject, role: .read))
+            ).status
+        }
+        // The admin's own token is one of the two.
+        let second = try await issue()
+        #expect(second.status == 201, "\(second)")
+        let refused = try await issue()
+        #expect(refused.status == 409, "\(refused)")
+        func tokenCount() async throws -> Int {
+            try Self.decode(
+                [AdminAPI.Token].self,
+                try await fixture.get("/v1/libraries/notes/admin/tokens", token: admin.secret).body
+            ).count
+        }
+        #expect(try await tokenCount() == 2, "nothing kept of the refused one")
+        let id = try Self.decode(AdminAPI.IssuedToken.self, second.body).token.id
+        #expect(
+            try await fixture.request("DELETE", "/v1/libraries/notes/admin/tokens/\(id)", token: admin.secret).status
+                == 204)
+        #expect(try await issue().status == 201, "a revoked token makes room")
+
+        #expect(try await share("ada") == 200)
+        #expect(try await share("bob") == 200)
+        #expect(try await share("carl") == 409)
+        #expect(try await share("bob") == 200, "a user it is shared with already may get another role")
+        #expect(
+            try await fixture.request("DELETE", "/v1/libraries/notes/admin/shares/ada", token: admin.secret).status
+                == 204)
+        #expect(try await share("carl") == 200, "an ended share makes room")
+        let shares = try Self.decode(
+            [AdminAPI.Share].self, try await fixture.get("/v1/libraries/notes/admin/shares", token: admin.secret).body)
+        #expect(shares.map(\.subject) == ["bob", "carl"])
+    }
 }
