@@ -32,6 +32,12 @@ public struct AppTokenKeys: Sendable {
     /// The longest subject (`sub`, the user) a token may carry, in bytes.
     public static let maximumSubjectBytes = 256
 
+    /// Whether `subject` is in Unicode's normalization form C, byte for byte: the one spelling of a user the server
+    /// takes (in a token, a share or a revocation).
+    public static func isNormalized(_ subject: String) -> Bool {
+        subject.utf8.elementsEqual(subject.precomposedStringWithCanonicalMapping.utf8)
+    }
+
     /// Keys from a JWKS file (`{"keys": [...]}`, Ed25519 public keys, `"kty": "OKP"`, `"crv": "Ed25519"`, each with a
     /// `kid`) and from a file holding the HS256 secret (its bytes, a trailing newline left out), either or both.
     ///
@@ -183,6 +189,11 @@ struct AppTokenClaims: JWTPayload {
         // A control character (a NUL, say) would not be one user in every database the accounts may be kept in.
         if sub.value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             return "the token's subject holds a control character"
+        }
+        // Two spellings of one text (é as one scalar, or e and an accent) are one string to Swift and two to a
+        // database: a subject is taken in one spelling only.
+        if !AppTokenKeys.isNormalized(sub.value) {
+            return "the token's subject is not in Unicode's normalization form C"
         }
         let libraries = self.libraries ?? []
         if libraries.count > Self.maximumLibraries {

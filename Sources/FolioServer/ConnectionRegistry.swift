@@ -92,12 +92,7 @@ final class ConnectionRegistry: Sendable {
             }
             return (outboxes, pending)
         }
-        var count = pending
-        for outbox in outboxes where outbox.requestedClose == nil {
-            outbox.close(code: code, reason: reason)
-            count += 1
-        }
-        return count
+        return pending + outboxes.count { $0.close(code: code, reason: reason) }
     }
 
     /// Counts the connection `id` out.

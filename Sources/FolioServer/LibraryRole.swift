@@ -48,13 +48,14 @@ struct AccessGrant: Sendable, Hashable {
 }
 
 extension SyncMessage {
-    /// What the message costs the allowances of ``ServerLimits/changesPerSecond``: its changes (as `changes` or a
-    /// run), a `blobs` message one for each 64 KiB of its blobs; at least one for any upload, nothing for the rest.
+    /// What the message costs the allowance of ``ServerLimits/changesPerSecond``: its changes (as `changes` or a run),
+    /// a `blobs` message one for each 64 KiB (or part) of its blobs; at least one for any upload, nothing for the
+    /// rest.
     var quotaCost: Int {
         switch self {
         case .changes(_, let changes, _): max(1, changes.count)
         case .run(let run): max(1, run.count)
-        case .blobs(let blobs, _): max(1, blobs.reduce(0) { $0 + $1.count } >> 16)
+        case .blobs(let blobs, _): max(1, (blobs.reduce(0) { $0 + $1.count } + 0xFFFF) >> 16)
         case .hello, .request, .done, .wantBlobs: 0
         }
     }

@@ -189,7 +189,10 @@ final class Outbox: Sendable {
     }
 
     /// Asks the writer to close the connection with `code`; the first close asked wins.
-    func close(code: UInt16, reason: String) {
+    /// Asks for a close with `code` and `reason`; whether this was the first close asked for (a later one changes
+    /// nothing).
+    @discardableResult
+    func close(code: UInt16, reason: String) -> Bool {
         let first = closing.withLock { current in
             guard current == nil else { return false }
             current = Close(code: code, reason: reason)
@@ -200,6 +203,7 @@ final class Outbox: Sendable {
             closeContinuation.yield()
             end()
         }
+        return first
     }
 
     /// `reason` cut to what a close frame carries: a control frame's payload is at most 125 bytes (RFC 6455

@@ -209,6 +209,10 @@ extension ServerAccounts {
         if subject.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             throw ServerError(.invalidName, "a user's subject holds no control character")
         }
+        // Nor would two spellings of one text, which Swift takes as equal and a database does not.
+        guard AppTokenKeys.isNormalized(subject) else {
+            throw ServerError(.invalidName, "a user's subject is in Unicode's normalization form C")
+        }
     }
 
     /// Refuses what cannot be shared: a library name that is not valid, or a subject a user could not have.

@@ -83,15 +83,15 @@ public struct ServerLimits: Hashable, Sendable {
     /// ``presenceBytes``, what a connection's presence makes the server hold: 16 × 1,024 bytes by default
     /// (`folio serve --presence-documents`).
     public var presenceDocuments: Int = 16
-    /// Changes one grantee (a server token, or an app's user, across all their connections) and one library may send
-    /// a second, in bursts of ten seconds' worth (a `blobs` message counts one for each 64 KiB, any upload at least
-    /// one): while either allowance is in debt, the server takes no upload from the grantee's connections, or the
-    /// library's, until it is paid (the sender is slowed, not refused, and its flood waits in its own sockets); a
-    /// connection that would wait more than 20 s is closed (1013). 10,000 by default (`folio serve
+    /// Changes one grantee (a server token, or an app's user, across all their connections) may send a second, in
+    /// bursts of ten seconds' worth (a `blobs` message counts one for each 64 KiB, any upload at least one): while the
+    /// allowance is in debt, the server reads nothing more from the grantee's connections until it is paid (the
+    /// sender is slowed, not refused, and its flood waits in its own sockets); a connection whose grantee is more than
+    /// 20 s in debt (one message of more than thirty seconds' worth) is closed (1013). 10,000 by default (`folio serve
     /// --changes-per-second`).
     public var changesPerSecond: Int = 10_000
-    /// Valid server tokens one library may have; issuing one more through the admin API is refused (409). 1,000 by
-    /// default (`folio serve --tokens-per-library`).
+    /// Server tokens one library may have, revoked ones included (they stay listed); issuing one more through the
+    /// admin API is refused (409). 1,000 by default (`folio serve --tokens-per-library`).
     public var tokensPerLibrary: Int = 1_000
     /// Users one library may be shared with; sharing it with one more through the admin API is refused (409). 10,000
     /// by default (`folio serve --shares-per-library`).

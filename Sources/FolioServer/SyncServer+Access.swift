@@ -136,7 +136,7 @@ extension SyncServer {
                 logger.info("closing the connections of expired tokens", metadata: ["connections": "\(expired)"])
             }
             // The allowances of grantees gone and paid up are forgotten.
-            quota.prune(keeping: registry.tokens.union(registry.libraries.map(ChangeQuota.libraryKey)))
+            quota.prune(keeping: registry.tokens)
             guard registry.count > 0 else { continue }
             do {
                 try await closeRevoked(remembering: &closed)

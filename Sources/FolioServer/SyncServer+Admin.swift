@@ -162,8 +162,9 @@ extension SyncServer {
                 let most = self.configuration.limits.tokensPerLibrary
                 let issued = try await self.blocking { () throws -> IssuedToken in
                     let tokens = try accounts.tokens(of: library)
-                    guard tokens.count(where: { $0.revoked == nil }) < most else {
-                        throw AdminFailure(.conflict, "the library has \(most) valid tokens already")
+                    // Revoked tokens count too: they stay listed, so issuing and revoking in turn would grow the list.
+                    guard tokens.count < most else {
+                        throw AdminFailure(.conflict, "the library has \(most) tokens already, revoked ones included")
                     }
                     // In the account the library belongs to, which its tokens name.
                     let account = tokens.first?.account ?? "default"
@@ -218,10 +219,11 @@ extension SyncServer {
         } catch let failure as AdminFailure {
             return Self.failure(failure)
         } catch {
-            if (error as? ServerError)?.code == .storage {
+            let failure = AdminFailure(error)
+            if failure.status == .internalServerError {
                 logger.error("the admin API failed", metadata: ["error": .string("\(error)")])
             }
-            return Self.failure(AdminFailure(error))
+            return Self.failure(failure)
         }
     }
 

@@ -364,23 +364,22 @@ public final class SyncServer: Sendable {
     /// the connection is closed (1013) rather than kept unread for longer than its pings allow.
     static let longestAllowanceWait: Duration = .seconds(20)
 
-    /// Waits until the allowances of `grant`'s grantee and library are not in debt, and takes `cost` from both;
-    /// false when the connection ended meanwhile, or the wait would pass ``longestAllowanceWait`` (then closed, 1013).
-    private func awaitAllowance(_ grant: AccessGrant, cost: Int, outbox: Outbox) async -> Bool {
-        let keys = [grant.key, ChangeQuota.libraryKey(grant.library)]
-        let started = ContinuousClock.now
+    /// Waits until `grantee`'s allowance is not in debt; false when the connection ended meanwhile, or when the
+    /// debt is longer than ``longestAllowanceWait`` (the connection is then closed, 1013: its pings would go
+    /// unanswered for longer than a client waits).
+    private func awaitAllowance(of grantee: String, outbox: Outbox) async -> Bool {
         while true {
-            let wait = quota.admit(keys, cost: cost)
+            let wait = quota.debt(of: grantee)
             guard wait > .zero else { return true }
-            guard ContinuousClock.now + wait - started <= Self.longestAllowanceWait else {
+            guard wait <= Self.longestAllowanceWait else {
                 outbox.close(code: 1013, reason: "over its allowance of changes a second: try again later")
                 return false
             }
             let end = ContinuousClock.now + wait
-            while !outbox.hasEnded, ContinuousClock.now < end {
+            while !outbox.hasEnded, !Task.isCancelled, ContinuousClock.now < end {
                 try? await Task.sleep(for: min(end - .now, .milliseconds(100)))
             }
-            if outbox.hasEnded { return false }
+            if outbox.hasEnded || Task.isCancelled { return false }
         }
     }
 
@@ -507,12 +506,8 @@ public final class SyncServer: Sendable {
                             outbox.close(code: 4405, reason: "this token may read the library, not write to it")
                             break reading
                         }
-                        if message.isUpload {
-                            // Taken once neither the grantee's allowance nor the library's is in debt.
-                            guard await awaitAllowance(grant, cost: message.quotaCost, outbox: outbox) else {
-                                break reading
-                            }
-                        }
+                        // Taken from the grantee's allowance as it arrives; the next frame waits for the debt.
+                        quota.charge(grant.key, cost: message.quotaCost)
                         await library.receive(message, size: bytes.count, format: inner[0], channel: channel, from: id)
                     case .presence(let document, let device, let state):
                         // Relayed and kept in memory, never stored; no session's message.
@@ -524,6 +519,12 @@ public final class SyncServer: Sendable {
                     // A client that does not take what it was sent is not read either, so that its requests cannot
                     // pile up replies in the server's memory; past the stall timeout it is closed.
                     if outbox.isBusy { await outbox.waitUntilDrained(orCloseAfter: limits.stallTimeout) }
+                    // Nothing more is read from a grantee in debt (this connection, or another of theirs, sent more
+                    // than their allowance): from the message after the hello on, so that a new connection brings
+                    // nothing in unpaid either.
+                    if greeted.load(ordering: .acquiring) {
+                        guard await awaitAllowance(of: grant.key, outbox: outbox) else { break }
+                    }
                     if outbox.requestedClose != nil { break }
                 }
             } catch {

@@ -109,10 +109,11 @@ struct AdminCommand: AsyncParsableCommand {
         }
     }
 
-    /// `text` as one path component: every byte but ASCII letters, digits and `-._~` percent-encoded (RFC 3986).
+    /// `text` as one path component: every byte but ASCII letters, digits and `-_~` percent-encoded (RFC 3986; `.` too,
+    /// so that a subject `.` or `..` is not taken for a dot segment).
     static func pathComponent(_ text: String) -> String {
         let unreserved = CharacterSet(
-            charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+            charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_~")
         return text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
     }
 

@@ -113,7 +113,7 @@ struct ServeConnectionOptions: ParsableArguments {
     )
     var changesPerSecond = ServerLimits().changesPerSecond
 
-    @Option(help: "Valid server tokens a library may have; the admin API issues no more (409).")
+    @Option(help: "Server tokens a library may have, revoked ones included; the admin API issues no more (409).")
     var tokensPerLibrary = ServerLimits().tokensPerLibrary
 
     @Option(help: "Users a library may be shared with; the admin API shares it with no more (409).")

@@ -125,7 +125,9 @@ import Testing
         #expect(try accounts.revokedUsers(among: ["ada", "bob", "a\u{0}b"]) == ["ada"])
         #expect { try accounts.restoreUser("bob") } throws: { ($0 as? ServerError)?.code == .notFound }
         #expect { try accounts.restoreUser("a\u{0}b") } throws: { ($0 as? ServerError)?.code == .notFound }
-        for subject in ["", String(repeating: "u", count: AppTokenKeys.maximumSubjectBytes + 1), "a\u{0}b"] {
+        for subject in [
+            "", String(repeating: "u", count: AppTokenKeys.maximumSubjectBytes + 1), "a\u{0}b", "jose\u{301}",
+        ] {
             #expect { try accounts.revokeUser(subject, now: Date()) } throws: {
                 ($0 as? ServerError)?.code == .invalidName
             }

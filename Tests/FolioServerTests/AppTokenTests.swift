@@ -106,6 +106,7 @@ import Testing
             ("no expiry", try backend.token(["sub": "ada", "libraries": ["notes"]])),
             ("an empty subject", try backend.token(Self.claims(""))),
             ("a subject with a NUL", try backend.token(Self.claims("ada\u{0}"))),
+            ("a subject not in normalization form C", try backend.token(Self.claims("jose\u{301}"))),
             ("a payload tampered with", try Self.tampered(backend.token(Self.claims(libraries: ["photos"])))),
             ("not base64", "a.b.c"),
             ("an unknown kid", try backend.token(Self.claims(), kid: "another-key")),

@@ -106,6 +106,63 @@ import Testing
         await aliceSync.stop()
         await bobSync.stop()
     }
+
+    /// A grantee in debt is read no further on any connection: a new one of theirs past its hello waits too, while
+    /// another token of the library goes on; a debt of more than 20 s closes the connection (1013).
+    @Test func aGranteeInDebtWaitsOnEveryConnection() async throws {
+        let fixture = try await ServerFixture.start(arguments: ["--changes-per-second", "100"])
+        let port = fixture.server.port
+        let heavy = try await fixture.token(for: "notes")
+        let other = try await fixture.token(for: "notes")
+        let probe = try await fixture.token(for: "notes")
+        // One message of 2,500 changes: the burst of 1,000 and 15 s of debt.
+        let hand = HandDevice()
+        let big = DocumentID(UUIDBytes(bytes: Array(repeating: 0xE1, count: 16)))
+        let first = try RawWebSocket(port: port, library: "notes", token: heavy)
+        _ = first.socket.send(RawWebSocket.frame(opcode: 2, hand.hello()))
+        _ = first.socket.send(
+            RawWebSocket.frame(opcode: 2, hand.changes(Self.chain(of: hand, in: big, 2_500), of: big)))
+        try await eventually(within: .seconds(20), "the big message stored") {
+            try await storedSeq(of: big, device: hand, port: port, token: probe) == 2_500
+        }
+        // A new connection of the same token: its change waits for the debt.
+        let second = HandDevice()
+        let small = DocumentID(UUIDBytes(bytes: Array(repeating: 0xE2, count: 16)))
+        let later = try RawWebSocket(port: port, library: "notes", token: heavy)
+        _ = later.socket.send(RawWebSocket.frame(opcode: 2, second.hello()))
+        _ = later.socket.send(
+            RawWebSocket.frame(opcode: 2, second.changes(Self.chain(of: second, in: small, 1), of: small)))
+        // Another token's change goes in at once.
+        let third = HandDevice()
+        let elsewhere = DocumentID(UUIDBytes(bytes: Array(repeating: 0xE3, count: 16)))
+        let calm = try RawWebSocket(port: port, library: "notes", token: other)
+        _ = calm.socket.send(RawWebSocket.frame(opcode: 2, third.hello()))
+        _ = calm.socket.send(
+            RawWebSocket.frame(opcode: 2, third.changes(Self.chain(of: third, in: elsewhere, 1), of: elsewhere)))
+        try await eventually(within: .seconds(5), "another token's change") {
+            try await storedSeq(of: elsewhere, device: third, port: port, token: probe) == 1
+        }
+        #expect(try await storedSeq(of: small, device: second, port: port, token: probe) == 0, "the debt holds it")
+
+        // A grantee more than 20 s in debt is closed (1013): 3,500 changes at 100 a second, a burst of 1,000.
+        let flood = HandDevice()
+        let huge = DocumentID(UUIDBytes(bytes: Array(repeating: 0xE4, count: 16)))
+        let closing = try RawWebSocket(port: port, library: "notes", token: try await fixture.token(for: "notes"))
+        _ = closing.socket.send(RawWebSocket.frame(opcode: 2, flood.hello()))
+        _ = closing.socket.send(
+            RawWebSocket.frame(opcode: 2, flood.changes(Self.chain(of: flood, in: huge, 3_500), of: huge)))
+        #expect(try await offThePool { closing.closeCode(within: .seconds(20)) } == 1013)
+        #expect(closing.closeReason.contains("allowance"), "\(closing.closeReason)")
+    }
+
+    /// `count` changes of `device` in `document`, each on the one before.
+    static func chain(of device: HandDevice, in document: DocumentID, _ count: Int) -> [Change] {
+        var chain: [Change] = []
+        for seq in 1...count {
+            chain.append(device.change(seq: UInt64(seq), of: document, parents: chain.suffix(1), lamport: UInt64(seq)))
+        }
+        return chain
+    }
 }
 
 /// The burst of the quota, as docs/server.md states it: ten seconds' worth.

@@ -122,7 +122,8 @@ import Testing
         let sessions = try AdminAPITests.decode(
             [AdminAPI.Session].self,
             try await fixture.get("/v1/libraries/notes/admin/sessions", token: admin.secret).body)
-        try await Task.sleep(for: .milliseconds(500))
+        // Longer than the server's watch takes to look at the shares again.
+        try await Task.sleep(for: .milliseconds(1_500))
         let after = try AdminAPITests.decode(
             [AdminAPI.Session].self,
             try await fixture.get("/v1/libraries/notes/admin/sessions", token: admin.secret).body)
