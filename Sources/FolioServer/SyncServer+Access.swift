@@ -26,22 +26,12 @@ extension SyncServer {
     static let roleChangedCode: UInt16 = 4409
 
     /// Checks the bearer token of a sync request against `library` (``authorize(_:library:)``), and that the library
-    /// is online: an offline library's refusal is 503 (4503 on a WebSocket).
+    /// is online (as ``offline`` says): an offline library's refusal is 503 (4503 on a WebSocket).
     func authorizeSync(_ headers: HTTPFields, library: String) async -> Result<AccessGrant, Refusal> {
         let authorized = await authorize(headers, library: library)
         guard case .success(let grant) = authorized else { return authorized }
-        let accounts = self.accounts
-        let logger = self.logger
-        return await Self.offTheLoop {
-            do {
-                guard try accounts.offlineSince(library) != nil else { return .success(grant) }
-                return .failure(
-                    Refusal(status: .serviceUnavailable, reason: Self.offlineReason, token: grant.key))
-            } catch {
-                logger.error("the account database failed", metadata: ["error": .string("\(error)")])
-                return .failure(Refusal(status: .internalServerError, reason: "the server cannot check tokens"))
-            }
-        }
+        guard offline.withLock({ $0.contains(library) }) else { return .success(grant) }
+        return .failure(Refusal(status: .serviceUnavailable, reason: Self.offlineReason, token: grant.key))
     }
 
     /// Why the connections of an offline library are refused and closed (4503).
@@ -137,11 +127,12 @@ extension SyncServer {
             }
             // The allowances of grantees gone and paid up are forgotten.
             quota.prune(keeping: registry.tokens)
-            guard registry.count > 0 else { continue }
             do {
+                // Whatever process took a library offline or brought it back.
+                try await closeOffline()
+                guard registry.count > 0 else { continue }
                 try await closeRevoked(remembering: &closed)
                 try await closeUnshared()
-                try await closeOffline()
             } catch {
                 logger.error("cannot look for revoked tokens", metadata: ["error": .string("\(error)")])
             }
@@ -203,10 +194,11 @@ extension SyncServer {
         }
     }
 
-    /// Closes the connections of the libraries taken offline (4503).
+    /// Reads which libraries are offline into ``offline``, and closes their connections (4503).
     private func closeOffline() async throws {
         let accounts = self.accounts
         let offline = try await Self.offTheLoop { Result { try accounts.offlineLibraries() } }.get()
+        self.offline.withLock { $0 = Set(offline.map(\.library)) }
         let open = registry.libraries
         for library in offline where open.contains(library.library) {
             let count = registry.close(library: library.library, code: 4503, reason: Self.offlineReason)

@@ -61,6 +61,9 @@ extension SyncServer {
                             {}
                         }
                     }
+                    self.offline.withLock { set in
+                        if offline { set.insert(library) } else { set.remove(library) }
+                    }
                     if offline { self.registry.close(library: library, code: 4503, reason: Self.offlineReason) }
                     self.audit(offline ? "took the library offline" : "brought the library online", grant)
                     return try await self.status(of: library)

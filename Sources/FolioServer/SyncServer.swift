@@ -69,6 +69,9 @@ public final class SyncServer: Sendable {
     let registry = ConnectionRegistry()
     /// The changes each token or app user may send a second.
     let quota: ChangeQuota
+    /// The libraries taken offline, as the account storage said at most about a second ago (or as this server's admin
+    /// API made them): what a sync request is checked against, without a query of its own.
+    let offline = Mutex<Set<String>>([])
     /// Every accepted TCP connection.
     private let tracker = ConnectionTracker()
     /// Refusals and failed connections, rate-limited.
@@ -116,6 +119,8 @@ public final class SyncServer: Sendable {
                 ])
         }
         self.storage = try storage ?? DirectoryStorage(directory: directory, durability: configuration.durability)
+        let offline = try self.storage.accounts.offlineLibraries().map(\.library)
+        self.offline.withLock { $0 = Set(offline) }
         watchOtherProcesses()
     }
 
