@@ -308,9 +308,7 @@ public final class PostgresAccounts: ServerAccounts {
 
     /// See `ServerAccounts/takeOffline(_:now:)`.
     public func takeOffline(_ library: String, now: Date) throws {
-        guard AccountNames.isValid(library) else {
-            throw ServerError(.invalidName, "library name \(library.debugDescription) is not valid")
-        }
+        try AccountNames.check(library: library)
         let since = now.timeIntervalSince1970
         let logger = database.logger
         try database.run("taking library \(library) offline") { client in

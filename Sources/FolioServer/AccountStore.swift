@@ -245,9 +245,7 @@ public final class AccountStore: ServerAccounts {
 
     /// See ``ServerAccounts/takeOffline(_:now:)``.
     public func takeOffline(_ library: String, now: Date) throws {
-        guard AccountNames.isValid(library) else {
-            throw ServerError(.invalidName, "library name \(library.debugDescription) is not valid")
-        }
+        try AccountNames.check(library: library)
         try write("taking library \(library) offline") { db in
             try db.execute(
                 sql: "INSERT INTO offline_library (name, since) VALUES (?, ?) ON CONFLICT DO NOTHING",

@@ -126,13 +126,13 @@ final class ConnectionRegistry: Sendable {
         close(code: SyncServer.expiredCode, reason: "the token expired") { $1.grant.expires.map { $0 <= now } ?? false }
     }
 
-    /// The sessions of `library` (every library's when `nil`), oldest first.
-    func sessions(of library: String?) -> [ServerSession] {
+    /// The sessions of `library`, oldest first.
+    func sessions(of library: String) -> [AdminAPI.Session] {
         state.withLock { state in
-            state.entries.filter { library == nil || $0.value.library == library }.sorted { $0.key < $1.key }.map {
-                ServerSession(
-                    id: $0.key, library: $0.value.library, grantee: $0.value.token, role: $0.value.grant.role,
-                    viaShare: $0.value.grant.viaShare, address: $0.value.address, opened: $0.value.opened)
+            state.entries.filter { $0.value.library == library }.sorted { $0.key < $1.key }.map {
+                AdminAPI.Session(
+                    id: $0.key, grantee: $0.value.token, role: $0.value.grant.role, shared: $0.value.grant.viaShare,
+                    address: $0.value.address, opened: $0.value.opened)
             }
         }
     }
@@ -171,24 +171,6 @@ final class ConnectionRegistry: Sendable {
         }
         for outbox in outboxes { outbox.close(code: code, reason: reason) }
     }
-}
-
-/// A WebSocket connection open on the server, as the admin API lists it.
-struct ServerSession: Sendable, Hashable {
-    /// The connection's number, unique while the server runs (what kicking it takes).
-    var id: UInt64
-    /// The library it syncs.
-    var library: String
-    /// Whom it was granted to: a server token's id (`tok_…`) or an app's user (`user:` and the subject).
-    var grantee: String
-    /// What it may do.
-    var role: LibraryRole
-    /// Whether a share opened it.
-    var viaShare: Bool
-    /// The remote address.
-    var address: String
-    /// When it was admitted.
-    var opened: Date
 }
 
 /// Log lines about refused and failed connections, at most ``perSecond`` a second: past it lines are counted, and the

@@ -218,9 +218,7 @@ extension ServerAccounts {
     /// Refuses what cannot be shared: a library name that is not valid, or a subject a user could not have.
     package static func checkShare(_ library: String, _ subject: String) throws {
         try checkSubject(subject)
-        guard AccountNames.isValid(library) else {
-            throw ServerError(.invalidName, "library name \(library.debugDescription) is not valid")
-        }
+        try AccountNames.check(library: library)
     }
 
     /// Revokes the token `id` now (see ``revoke(_:now:)``).
@@ -243,6 +241,13 @@ public enum AccountNames {
         return name.utf8.allSatisfy { byte in
             (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
                 || byte == 0x2D || byte == 0x5F || byte == 0x2E
+        }
+    }
+
+    /// Throws ``ServerError`` `invalidName` unless `library` is a valid library name.
+    package static func check(library: String) throws {
+        guard isValid(library) else {
+            throw ServerError(.invalidName, "library name \(library.debugDescription) is not valid")
         }
     }
 

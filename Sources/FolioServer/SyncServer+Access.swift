@@ -8,6 +8,11 @@ extension SyncServer {
     /// What the connections of an app's user are counted and closed by: this, then the user's subject.
     static let userKeyPrefix = "user:"
 
+    /// The app's user a grantee key names (`user:SUBJECT`), or `nil` for a server token's id.
+    static func subject(of key: String) -> String? {
+        key.hasPrefix(userKeyPrefix) ? String(key.dropFirst(userKeyPrefix.count)) : nil
+    }
+
     /// Why a sync request is refused, and its HTTP status.
     struct Refusal: Error {
         var status: HTTPResponse.Status
@@ -65,7 +70,7 @@ extension SyncServer {
             }
             let accounts = self.accounts
             let logger = self.logger
-            let subject = String(named.key.dropFirst(Self.userKeyPrefix.count))
+            let subject = Self.subject(of: named.key) ?? ""
             return await Self.offTheLoop {
                 do {
                     guard try accounts.revokedUsers(among: [subject]).isEmpty else {
@@ -117,7 +122,6 @@ extension SyncServer {
     /// the account database, and no clock is compared (a revocation stamped by a clock behind this one's still closes
     /// them).
     func watchRevocations() async {
-        var closed: Set<String> = []
         while !Task.isCancelled {
             try? await Task.sleep(for: .seconds(1))
             // App tokens are not revoked but expire: their connections close when they do.
@@ -131,7 +135,7 @@ extension SyncServer {
                 // Whatever process took a library offline or brought it back.
                 try await closeOffline()
                 guard registry.count > 0 else { continue }
-                try await closeRevoked(remembering: &closed)
+                try await closeRevoked()
                 try await closeUnshared()
             } catch {
                 logger.error("cannot look for revoked tokens", metadata: ["error": .string("\(error)")])
@@ -140,13 +144,11 @@ extension SyncServer {
     }
 
     /// Closes the connections of the server's own tokens (by id) and of the app's users (their keys `user:SUBJECT`)
-    /// that are revoked; `closed` keeps those logged, so that each is logged once.
-    private func closeRevoked(remembering closed: inout Set<String>) async throws {
+    /// that are revoked, logging those it closes (a connection already closing is not counted again).
+    private func closeRevoked() async throws {
         let keys = registry.tokens
         let open = keys.filter { $0.hasPrefix("tok_") }.sorted()
-        let users = keys.filter { $0.hasPrefix(Self.userKeyPrefix) }.map {
-            String($0.dropFirst(Self.userKeyPrefix.count))
-        }.sorted()
+        let users = keys.compactMap(Self.subject(of:)).sorted()
         let accounts = self.accounts
         let revoked = try await Self.offTheLoop {
             Result {
@@ -157,13 +159,12 @@ extension SyncServer {
         for token in revoked where keys.contains(token) {
             let reason = token.hasPrefix(Self.userKeyPrefix) ? "the user was revoked" : "the token was revoked"
             let count = registry.close(token: token, code: 4401, reason: reason)
-            if count > 0, closed.insert(token).inserted {
+            if count > 0 {
                 logger.warning(
                     "closing the connections of a revoked token",
                     metadata: ["token": .string(token), "connections": .stringConvertible(count)])
             }
         }
-        closed.formIntersection(revoked)
     }
 
     /// Closes the connections a share opened whose share has ended (4401) or now grants another role (4409: the
@@ -171,7 +172,7 @@ extension SyncServer {
     private func closeUnshared() async throws {
         let shared = registry.sharedGrants
         guard !shared.isEmpty else { return }
-        let subjects = Set(shared.map { String($0.grant.key.dropFirst(Self.userKeyPrefix.count)) }).sorted()
+        let subjects = Set(shared.compactMap { Self.subject(of: $0.grant.key) }).sorted()
         let libraries = Set(shared.map(\.grant.library)).sorted()
         let accounts = self.accounts
         let shares = try await Self.offTheLoop {

@@ -72,11 +72,7 @@ extension SyncServer {
         }
         router.get(RouterPath(base + "/sessions")) { request, context in
             await self.administer(request, context) { library, _ in
-                self.registry.sessions(of: library).map {
-                    AdminAPI.Session(
-                        id: $0.id, grantee: $0.grantee, role: $0.role, shared: $0.viaShare, address: $0.address,
-                        opened: $0.opened)
-                }
+                self.registry.sessions(of: library)
             }
         }
         router.delete(RouterPath(base + "/sessions/:id")) { request, context in
@@ -249,19 +245,18 @@ extension SyncServer {
 
     private func status(of library: String) async throws -> AdminAPI.Status {
         let accounts = self.accounts
-        let (offline, shares) = try await blocking {
-            (try accounts.offlineLibraries().first { $0.library == library }, try accounts.shares(of: library).count)
+        let (since, shares) = try await blocking {
+            (try accounts.offlineSince(library), try accounts.shares(of: library).count)
         }
         return AdminAPI.Status(
-            library: library, online: offline == nil, offlineSince: offline?.since,
+            library: library, online: since == nil, offlineSince: since,
             sessions: registry.sessions(of: library).count, shares: shares)
     }
 
     /// The app's users the library is shared with or connected to, by subject.
     private func users(of library: String) async throws -> [AdminAPI.User] {
-        let sessions = registry.sessions(of: library).filter { $0.grantee.hasPrefix(Self.userKeyPrefix) }
         let connected = Dictionary(
-            grouping: sessions.map { String($0.grantee.dropFirst(Self.userKeyPrefix.count)) }, by: { $0 }
+            grouping: registry.sessions(of: library).compactMap { Self.subject(of: $0.grantee) }, by: { $0 }
         ).mapValues(\.count)
         let accounts = self.accounts
         // Whether a user is revoked is told only of users connected here: a library's admin does not learn it of
