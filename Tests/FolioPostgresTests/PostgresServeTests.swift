@@ -172,13 +172,15 @@ import Testing
         stopped.withLock { $0 = true }
     }
 
+    /// Its waits are long: it runs beside the whole suite, and what it proves is that the process recovers, not how
+    /// fast.
     @Test func aProcessWhoseDatabaseConnectionsHangListensAgainAndCatchesItsDevicesUp() async throws {
         let test = try await TestPostgres.fresh()
         let directory = try TemporaryDirectory()
         let second = try await ServerProcess.start(
             data: try directory.subdirectory("second"), arguments: ["--postgres", test.url])
         let token = try await second.token(for: "notes")
-        try await waitFor("the second process up") { try await health(second).status == 200 }
+        try await waitFor(within: .seconds(60), "the second process up") { try await health(second).status == 200 }
         // Every connection the second process holds now, its listeners' among them.
         let hung = try await test.backends()
         try #require(!hung.isEmpty)
@@ -190,16 +192,16 @@ import Testing
         let laptopSync = try await laptop.startSyncing(with: second.libraryURL("notes"), token: token)
         let note = try await phone.create(TextDocument.self, named: "Plan", in: .shared)
         try await note.edit([.append("before\n")])
-        try await waitFor("the note on the laptop") { try await laptop.info(of: note.id) != nil }
+        try await waitFor(within: .seconds(60), "the note on the laptop") { try await laptop.info(of: note.id) != nil }
         let onLaptop = try await laptop.open(note.id, as: TextDocument.self)
-        try await waitFor("the text on the laptop") { await onLaptop.model.text == "before\n" }
+        try await waitFor(within: .seconds(60), "the text on the laptop") { await onLaptop.model.text == "before\n" }
 
         // Those connections stop answering, without a reset (as across a network that dropped them): the second
         // process says so, listens on other connections and catches the laptop up with what it missed meanwhile.
         for pid in hung { kill(pid, SIGSTOP) }
         defer { for pid in hung { kill(pid, SIGCONT) } }
         try await note.edit([.append("while the second's connections hang\n")])
-        try await waitFor("/health to say the second process cannot listen") {
+        try await waitFor(within: .seconds(60), "/health to say the second process cannot listen") {
             try await health(second).status == 503
         }
         try await waitFor(within: .seconds(60), "the edit on the laptop, through the second process") {
@@ -207,7 +209,7 @@ import Testing
         }
         try await waitFor(within: .seconds(60), "/health to recover") { try await health(second).status == 200 }
         try await note.edit([.append("after\n")])
-        try await waitFor("a later edit on the laptop") {
+        try await waitFor(within: .seconds(60), "a later edit on the laptop") {
             await onLaptop.model.text == "before\nwhile the second's connections hang\nafter\n"
         }
         await phoneSync.stop()

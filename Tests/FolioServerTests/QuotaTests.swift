@@ -29,6 +29,9 @@ import Testing
         try await eventually("the note on bob's device") { try await bob.info(of: note.id) != nil }
         let watched = try await bob.open(note.id, as: TextDocument.self)
         try await eventually("the first line on bob's device") { await watched.model.text == "start\n" }
+        // The calm library's pace without a flood, measured the same way just before it: this machine is shared with
+        // other tests, so the flood's effect is judged against it, not against a fixed figure.
+        let unloaded = try await Self.lineLatencies(of: note, seenIn: watched, from: 0)
 
         // The flood: 100 changes a message every 20 ms (5,000 a second, 25 times the allowance), for five seconds;
         // faster would only starve the other tests of this machine.
@@ -73,16 +76,7 @@ import Testing
         }
         // Meanwhile alice types a line at a time, and each line's time to bob's screen is measured.
         try await Task.sleep(for: .milliseconds(500))
-        var latencies: [Duration] = []
-        for line in 0..<20 {
-            let text = "line \(line)\n"
-            let typed = ContinuousClock.now
-            try await note.edit([.append(text)])
-            try await eventually(within: .seconds(10), "line \(line) on bob's device") {
-                await watched.model.text.hasSuffix(text)
-            }
-            latencies.append(ContinuousClock.now - typed)
-        }
+        let latencies = try await Self.lineLatencies(of: note, seenIn: watched, from: unloaded.count)
         let sent = try await flooding.value
         // What waits in the sockets is thrown away with them, so that the server stops taking the flood.
         for socket in sockets { socket.socket.reset() }
@@ -91,20 +85,37 @@ import Testing
         // since the flood began, and a message in flight on each connection.
         let since = ContinuousClock.now - floodStarted
         let allowed = UInt64(rate * ChangeQuotaBurst.seconds) + UInt64(Double(rate) * since.inSeconds) + 200
-        latencies.sort()
         let median = latencies[latencies.count / 2]
+        let baseline = unloaded[unloaded.count / 2]
         print(
-            "noisy tenant: sent \(sent), stored \(stored) within \(since) (allowed \(allowed)); calm latency p50 \(median), max \(latencies.last!)"
+            "noisy tenant: sent \(sent), stored \(stored) within \(since) (allowed \(allowed)); calm latency p50 \(median), max \(latencies.last!), without the flood p50 \(baseline)"
         )
         // The flood outran what its allowance pays for over its five seconds, many times over.
         #expect(sent > 3 * UInt64(rate * (ChangeQuotaBurst.seconds + 5)), "the flood sent only \(sent)")
         #expect(stored <= allowed, "stored \(stored) of the flood's \(sent), past the \(allowed) allowed")
         #expect(stored >= UInt64(rate * ChangeQuotaBurst.seconds), "the burst is stored at once: \(stored)")
         // The calm library kept its pace.
-        #expect(median < .milliseconds(500), "calm latency p50 \(median)")
+        #expect(median < baseline * 2 + .milliseconds(250), "calm latency p50 \(median), \(baseline) without the flood")
         #expect(latencies.last! < .seconds(5), "calm latency max \(latencies.last!)")
         await aliceSync.stop()
         await bobSync.stop()
+    }
+
+    /// The time each of 20 lines appended to `note` takes to show in `watched`, sorted.
+    private static func lineLatencies(
+        of note: Document<TextDocument>, seenIn watched: Document<TextDocument>, from first: Int
+    ) async throws -> [Duration] {
+        var latencies: [Duration] = []
+        for line in first..<(first + 20) {
+            let text = "line \(line)\n"
+            let typed = ContinuousClock.now
+            try await note.edit([.append(text)])
+            try await eventually(within: .seconds(10), "line \(line) on bob's device") {
+                await watched.model.text.hasSuffix(text)
+            }
+            latencies.append(ContinuousClock.now - typed)
+        }
+        return latencies.sorted()
     }
 
     /// A grantee in debt is read no further on any connection: a new one of theirs past its hello waits too, while
