@@ -55,8 +55,8 @@ struct ServerConnection {
     var acceptTimeout: Duration = .seconds(30)
     /// Where the connection runs (its handler, reader and ticker); a queue of its own when nil.
     var executor: BlockingWorkExecutor?
-    /// Which message formats the client writes: with `runsWhenOffered` (the default), it lists format 3 at the
-    /// upgrade, and writes it once the server does.
+    /// Which message formats the client writes: with `runsWhenOffered` (the default), it lists formats 3 and 4 at the
+    /// upgrade, and writes the newest the server writes once it does; with `runs`, format 3 only, from the start.
     var formats: SyncDriver.Formats = .runsWhenOffered
     /// This device's presence to send (live mode); `nil`: the connection neither sends nor reads presence.
     var presence: PresenceBoard?
@@ -67,7 +67,10 @@ struct ServerConnection {
     func run(onEvent: @escaping @Sendable (ServerSyncEvent) async -> Void) async throws -> SyncReport {
         var headers: HTTPFields = [.authorization: "Bearer \(endpoint.token)"]
         if formats != .plain, let name = HTTPField.Name(SyncMessage.formatsHeader) {
-            headers[name] = "\(SyncMessage.formatVersion), \(SyncMessage.runFormatVersion)"
+            headers[name] =
+                formats == .runs
+                ? "\(SyncMessage.formatVersion), \(SyncMessage.runFormatVersion)"
+                : "\(SyncMessage.formatVersion), \(SyncMessage.runFormatVersion), \(SyncMessage.peopleFormatVersion)"
         }
         if presence != nil, let name = HTTPField.Name(SyncFrame.presenceHeader) { headers[name] = "1" }
         var configuration = WebSocketClientConfiguration(

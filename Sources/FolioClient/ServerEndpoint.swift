@@ -26,6 +26,10 @@ public struct ServerEndpoint: Hashable, Sendable {
     /// The WebSocket address of the library's sync route.
     let syncAddress: String
 
+    /// The longest token an endpoint carries, in bytes: the longest a server checks (an app's signed token, a JSON
+    /// Web Token, may be that long; the server's own tokens are far shorter).
+    public static let maximumTokenBytes = 8_192
+
     /// Checks `url` and `token`.
     ///
     /// - Parameters:
@@ -34,8 +38,8 @@ public struct ServerEndpoint: Hashable, Sendable {
     ///   - allowsCleartext: whether the token may be sent unencrypted (`ws://`, `http://`) to a host other than this
     ///     machine. Off by default: anyone on the network path could read the token and use the library.
     /// - Throws: `SyncError` `malformed` when the address is not a library's on a server (scheme, host, path), when
-    ///   it is a cleartext address of another machine and `allowsCleartext` is false, or when the token is empty or
-    ///   holds characters a header cannot carry.
+    ///   it is a cleartext address of another machine and `allowsCleartext` is false, or when the token is empty,
+    ///   longer than ``maximumTokenBytes`` or holds characters a header cannot carry.
     public init(url: URL, token: String, allowsCleartext: Bool = false) throws {
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
             let scheme = components.scheme?.lowercased(), let host = components.host, !host.isEmpty
@@ -53,8 +57,13 @@ public struct ServerEndpoint: Hashable, Sendable {
         guard parts.count == 3, parts[0] == "v1", parts[1] == "libraries", !parts[2].isEmpty else {
             throw SyncError(.malformed, "\(url): the path must be /v1/libraries/NAME")
         }
-        guard !token.isEmpty, token.utf8.count <= 256, token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-            throw SyncError(.malformed, "the token is empty, too long or holds characters a header cannot carry")
+        guard !token.isEmpty, token.utf8.count <= Self.maximumTokenBytes,
+            token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
+        else {
+            throw SyncError(
+                .malformed,
+                "the token is empty, longer than \(Self.maximumTokenBytes) bytes or holds characters a header cannot carry"
+            )
         }
         guard secure || allowsCleartext || Self.isLoopback(host) else {
             throw SyncError(

@@ -11,8 +11,9 @@ import Logging
 public struct WebSocketTransport: SyncTransport {
     /// The library on the server.
     public let endpoint: ServerEndpoint
-    /// Which message formats the transport writes: by default it offers format 3 (changes as compact runs) and
-    /// uses it when the server does; `.plain` speaks format 2 only, as a client that knows no other.
+    /// Which message formats the transport writes: by default it offers formats 3 (changes as compact runs) and 4
+    /// (devices with their people) and uses the newest the server writes; `.runs` speaks format 3, and `.plain`
+    /// format 2 only, as clients that know no newer one.
     public let formats: SyncDriver.Formats
     /// How long the server may take to accept the connection (name resolution, connection and the WebSocket upgrade)
     /// before the sync fails.

@@ -1,6 +1,6 @@
 import FolioCore
 
-/// What the conflict engine asks its owner to do about competing versions (``ConflictEngine/nextAction(hasResolver:in:displayName:deviceNames:)``).
+/// What the conflict engine asks its owner to do about competing versions (``ConflictEngine/nextAction(hasResolver:in:displayName:devices:)``).
 public enum ConflictAction<Model: DocumentModel>: Sendable {
     /// Record the settlement: create its copies, append its resolution on its parents, show its state.
     case settle(ConflictSettlement<Model>)

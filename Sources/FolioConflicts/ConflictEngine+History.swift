@@ -9,7 +9,7 @@ extension ConflictEngine {
     /// - Complexity: a state per parent of each resolution, and one for each common ancestor.
     /// - Throws: `History.Failure`, what reading `history` throws.
     public static func conflictHistory<History: ConflictHistory<Model>>(
-        settledBy resolutions: [Change], in history: History, deviceNames: [DeviceID: String]
+        settledBy resolutions: [Change], in history: History, devices: [DeviceID: Device]
     ) throws(History.Failure) -> [ConflictRecord<Model>] {
         var records: [ConflictRecord<Model>] = []
         for change in resolutions {
@@ -18,7 +18,7 @@ extension ConflictEngine {
                 if let parent = try history.change(hash) { parents.append(parent) }
             }
             let heads = try competingHeads(among: parents, in: history)
-            records.append(try record(of: heads, settledBy: change, in: history, deviceNames: deviceNames))
+            records.append(try record(of: heads, settledBy: change, in: history, devices: devices))
         }
         return records
     }
@@ -27,7 +27,7 @@ extension ConflictEngine {
     /// when nothing competes.
     ///
     /// - Parameters:
-    ///   - versions: the versions as ``documentVersions(ancestor:deviceNames:)`` gives them.
+    ///   - versions: the versions as ``documentVersions(ancestor:devices:)`` gives them.
     ///   - history: the document's history, where their common ancestor is found.
     /// - Throws: `History.Failure`, what reading `history` throws.
     public func unresolvedConflict<History: ConflictHistory<Model>>(
@@ -41,7 +41,7 @@ extension ConflictEngine {
     /// The record of `heads` competing and settled by `resolution`: their states grouped by equal state, the
     /// winner's group first.
     private static func record<History: ConflictHistory<Model>>(
-        of heads: [Change], settledBy resolution: Change, in history: History, deviceNames: [DeviceID: String]
+        of heads: [Change], settledBy resolution: Change, in history: History, devices: [DeviceID: Device]
     ) throws(History.Failure) -> ConflictRecord<Model> {
         var groups: [HeadGroup<Model>] = []
         var keys: [ContentHash] = []
@@ -66,12 +66,12 @@ extension ConflictEngine {
         let versions = groups.enumerated().map { index, group in
             DocumentVersion(
                 head: group.head, heads: group.heads.map(\.hash),
-                savingDevice: device(group.head.id.device, deviceNames),
+                savingDevice: device(group.head.id.device, devices),
                 contents: group.state, ancestor: ancestorState, isCurrent: index == 0, isConflict: false)
         }
         return ConflictRecord(
             versions: versions, ancestor: ancestor, resolution: resolution,
-            resolvedBy: device(resolution.id.device, deviceNames))
+            resolvedBy: device(resolution.id.device, devices))
     }
 
     /// `parents` without those that changed only the name or place since contents another parent includes

@@ -12,7 +12,7 @@ extension ConflictEngine {
     /// - Returns: `nil` when nothing competes.
     /// - Throws: `History.Failure`, what reading `history` throws.
     public func settlementKeepingBoth<History: ConflictHistory<Model>>(
-        in history: History, displayName: String, deviceNames: [DeviceID: String]
+        in history: History, displayName: String, devices: [DeviceID: Device]
     ) throws(History.Failure) -> ConflictSettlement<Model>? {
         guard isInConflict else { return nil }
         var origins: [Change] = []
@@ -23,7 +23,8 @@ extension ConflictEngine {
         var copies: [ConflictCopy<Model>] = []
         for index in versions.indices where index != kept {
             let origin = origins[index]
-            let deviceName = deviceNames[origin.id.device].flatMap { $0.isEmpty ? nil : $0 } ?? "another device"
+            // The device's name, not its person: the copy's name is recorded, and every device makes the same copy.
+            let deviceName = devices[origin.id.device].flatMap { $0.name.isEmpty ? nil : $0.name } ?? "another device"
             copies.append(
                 ConflictCopy(
                     id: Self.copyIdentity(of: document, origin: origin),

@@ -10,10 +10,10 @@ extension ConflictEngine {
     /// - Parameters:
     ///   - resolutions: the document's resolution changes, oldest first; other changes are passed over.
     ///   - history: the document's history.
-    ///   - deviceNames: known devices' names.
+    ///   - devices: the known devices, with their names and persons.
     /// - Throws: `History.Failure`, what reading `history` throws.
     public static func lossLedger<History: ConflictHistory<Model>>(
-        of resolutions: [Change], in history: History, deviceNames: [DeviceID: String]
+        of resolutions: [Change], in history: History, devices: [DeviceID: Device]
     ) throws(History.Failure) -> [LossRecord<Model>] {
         var ledger: [LossRecord<Model>] = []
         for change in resolutions {
@@ -23,18 +23,18 @@ extension ConflictEngine {
                 guard let head = try history.change(hash) else { continue }
                 discarded.append(
                     DiscardedVersion(
-                        head: head, device: device(head.id.device, deviceNames), contents: try history.state(at: head)))
+                        head: head, device: device(head.id.device, devices), contents: try history.state(at: head)))
             }
             ledger.append(
                 LossRecord(
-                    resolution: change, resolvedBy: device(change.id.device, deviceNames),
+                    resolution: change, resolvedBy: device(change.id.device, devices),
                     strategy: resolution.strategy, chosen: resolution.chosen.filter(change.parents.contains),
                     discarded: discarded))
         }
         return ledger
     }
 
-    static func device(_ id: DeviceID, _ names: [DeviceID: String]) -> Device {
-        Device(id: id, name: names[id] ?? "")
+    static func device(_ id: DeviceID, _ devices: [DeviceID: Device]) -> Device {
+        devices[id] ?? Device(id: id, name: "")
     }
 }

@@ -5,7 +5,7 @@ import FolioCore
 ///
 /// The owner (a `Document`) reads the heads and their states, splits the heads with the content rule
 /// (``PrimaryParentRule/contentHeads(among:)``) and hands them to ``observe(_:states:shown:)``; the engine groups them
-/// into versions, the current one first. ``nextAction(hasResolver:in:displayName:deviceNames:)`` then says what the
+/// into versions, the current one first. ``nextAction(hasResolver:in:displayName:devices:)`` then says what the
 /// policy does about a conflict, and the owner carries it out: appending a settlement's resolution, creating its
 /// copies, updating its state. Whatever else the engine needs of the past (the common ancestor, the change that
 /// made a version's contents) it reads through a ``ConflictHistory`` passed in, and it throws only what that
@@ -108,10 +108,10 @@ public struct ConflictEngine<Model: DocumentModel>: Sendable {
     ///   - hasResolver: whether the owner has an app-defined resolver.
     ///   - history: the document's history.
     ///   - displayName: the document's name, for the copies `keepBoth` makes.
-    ///   - deviceNames: known devices' names, for the copies `keepBoth` makes.
+    ///   - devices: the known devices, for the names of the copies `keepBoth` makes.
     /// - Throws: `History.Failure`, what reading `history` throws.
     public func nextAction<History: ConflictHistory<Model>>(
-        hasResolver: Bool, in history: History, displayName: String, deviceNames: [DeviceID: String]
+        hasResolver: Bool, in history: History, displayName: String, devices: [DeviceID: Device]
     ) throws(History.Failure) -> ConflictAction<Model>? {
         guard isInConflict else { return nil }
         if hasResolver { return .askResolver }
@@ -123,7 +123,7 @@ public struct ConflictEngine<Model: DocumentModel>: Sendable {
         case .merge:
             return try settlementByMerging(in: history) ?? .awaitUser(unmerged: nil)
         case .keepBoth:
-            return try settlementKeepingBoth(in: history, displayName: displayName, deviceNames: deviceNames)
+            return try settlementKeepingBoth(in: history, displayName: displayName, devices: devices)
                 .map { .settle($0) }
         }
     }
@@ -175,11 +175,11 @@ public struct ConflictEngine<Model: DocumentModel>: Sendable {
 
     /// The versions last observed as ``DocumentVersion``s: the current one first, each with its saving device and
     /// the competing versions' common ancestor state (``ancestorState(in:)``).
-    public func documentVersions(ancestor: Model, deviceNames: [DeviceID: String]) -> [DocumentVersion<Model>] {
+    public func documentVersions(ancestor: Model, devices: [DeviceID: Device]) -> [DocumentVersion<Model>] {
         versions.enumerated().map { index, group in
             DocumentVersion(
                 head: group.head, heads: group.heads.map(\.hash),
-                savingDevice: Device(id: group.head.id.device, name: deviceNames[group.head.id.device] ?? ""),
+                savingDevice: Self.device(group.head.id.device, devices),
                 contents: group.state, ancestor: ancestor, isCurrent: index == 0, isConflict: index > 0)
         }
     }

@@ -4,7 +4,7 @@ import FolioCore
 /// settled, the resolution that settled them. What conflict-inspection reports show.
 ///
 /// Automatic strategies (latest wins, merge, keep both) settle a conflict as soon as a device sees it, so such a
-/// conflict is visible afterwards only through its resolution change; ``ConflictEngine/conflictHistory(settledBy:in:deviceNames:)``
+/// conflict is visible afterwards only through its resolution change; ``ConflictEngine/conflictHistory(settledBy:in:devices:)``
 /// rebuilds it from there.
 public struct ConflictRecord<Model: DocumentModel>: Sendable {
     /// The competing versions: the one every device showed first, then the others in causal order. Each carries

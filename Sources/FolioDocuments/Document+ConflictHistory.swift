@@ -5,7 +5,7 @@ import FolioStore
 extension Document {
     /// Every conflict the log records as settled, oldest first: for each resolution change, the versions it
     /// settled (its parents' states, grouped by equal state as ``versions()`` groups heads), their common
-    /// ancestor, and the resolution itself (`ConflictEngine.conflictHistory(settledBy:in:deviceNames:)`).
+    /// ancestor, and the resolution itself (`ConflictEngine.conflictHistory(settledBy:in:devices:)`).
     /// Reads the log only; nothing is appended.
     ///
     /// - Complexity: a replay per parent of each resolution, and one for each common ancestor.
@@ -13,7 +13,7 @@ extension Document {
     ///   the model refuses.
     public func conflictHistory() throws(DocumentError) -> [ConflictRecord<Model>] {
         try ConflictEngine<Model>.conflictHistory(
-            settledBy: resolutionChanges(), in: storedHistory, deviceNames: try deviceNames())
+            settledBy: resolutionChanges(), in: storedHistory, devices: try knownDevices())
     }
 
     /// The conflict awaiting a decision now, as a record without a resolution; `nil` when no versions compete.

@@ -37,7 +37,7 @@ extension Document {
 
     /// Keeps the version whose contents were made last (by lamport, then device) here and turns every other version
     /// into a new document named "NAME (conflict from DEVICE)" in the same container, DEVICE being the one that
-    /// made that version's contents (`ConflictEngine.settlementKeepingBoth(in:displayName:deviceNames:)`).
+    /// made that version's contents (`ConflictEngine.settlementKeepingBoth(in:displayName:devices:)`).
     ///
     /// A resolution that kept a version does not make it newer, and a copy's identity derives from this document and
     /// the change that made the copied contents: so devices that settle one conflict at once, each from what it has
@@ -52,14 +52,14 @@ extension Document {
         try versionGroups()
         guard
             let settlement = try tracking.conflicts.settlementKeepingBoth(
-                in: storedHistory, displayName: info.displayName, deviceNames: try deviceNames())
+                in: storedHistory, displayName: info.displayName, devices: try knownDevices())
         else { return [] }
         try carryOut(settlement)
         return settlement.copies.map(\.id)
     }
 
     /// Applies the library's strategy for this type (or the app's resolver, which overrides it) to a conflict that
-    /// just appeared, as the conflict engine decides (`ConflictEngine.nextAction(hasResolver:in:displayName:deviceNames:)`).
+    /// just appeared, as the conflict engine decides (`ConflictEngine.nextAction(hasResolver:in:displayName:devices:)`).
     func applyConflictStrategy() throws(DocumentError) {
         guard state.contains(.inConflict), !state.contains(.editingDisabled) else { return }
         if let resolver = conflictResolver {
@@ -81,7 +81,7 @@ extension Document {
         try commit()
         try versionGroups()
         let action = try tracking.conflicts.nextAction(
-            hasResolver: false, in: storedHistory, displayName: info.displayName, deviceNames: try deviceNames())
+            hasResolver: false, in: storedHistory, displayName: info.displayName, devices: try knownDevices())
         if case .settle(let settlement)? = action { try carryOut(settlement) }
     }
 }

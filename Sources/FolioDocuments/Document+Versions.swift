@@ -11,9 +11,9 @@ extension Document {
     public func versions() throws(DocumentError) -> [DocumentVersion<Model>] {
         try ensureOpen()
         try versionGroups()
-        let names = try deviceNames()
+        let devices = try knownDevices()
         return tracking.conflicts.documentVersions(
-            ancestor: try tracking.conflicts.ancestorState(in: storedHistory), deviceNames: names)
+            ancestor: try tracking.conflicts.ancestorState(in: storedHistory), devices: devices)
     }
 
     /// How many versions the document has: one, or more while it is in conflict. What `versions().count` says,
@@ -264,10 +264,11 @@ extension Document {
             decoded: tracking.decodedOperations, known: tracking.knownStates)
     }
 
-    func deviceNames() throws(DocumentError) -> [DeviceID: String] {
+    /// The devices the library's store knows, with their names and persons.
+    func knownDevices() throws(DocumentError) -> [DeviceID: Device] {
         do {
             return Dictionary(
-                try library.store.devices.all().map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
+                try library.store.devices.all().map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         } catch {
             throw .store(error, "reading device names")
         }

@@ -15,7 +15,7 @@ extension DocumentLibrary {
     /// it.
     ///
     /// - Parameters:
-    ///   - root: the library directory, as given to ``init(at:key:deviceName:types:clock:identifiers:fileSystem:durability:access:autosave:conflictPolicy:backgroundWork:executor:blobThreshold:)``.
+    ///   - root: the library directory, as given to ``init(at:key:deviceName:person:types:clock:identifiers:fileSystem:durability:access:autosave:conflictPolicy:backgroundWork:executor:blobThreshold:)``.
     ///   - fileSystem: the file I/O.
     /// - Throws: ``DocumentError`` `.save` when a part cannot be removed (what was removed before it stays removed).
     public static func removeLocalCopies(

@@ -98,6 +98,9 @@ public final class DocumentLibrary: Sendable {
     ///     its device.
     ///   - deviceName: this device's display name, such as "Anna's iPad"; by default the one the store keeps, or
     ///     none.
+    ///   - person: the person this device acts for (`Device.person`), as the app names its signed-in user; by
+    ///     default the one the store keeps, or none. Peers learn it with the device's name; a server that knows the
+    ///     user of the device's token passes that user on instead.
     ///   - types: the app's document types, for file names and imports by file extension, on top of the built-in
     ///     ones (an app type with a built-in one's identifier replaces it).
     ///   - clock: the wall clock (inject a `ManualClock` for tests and simulations).
@@ -117,7 +120,7 @@ public final class DocumentLibrary: Sendable {
     /// - Throws: ``DocumentError`` `.store` when the store cannot be opened, `.save` when the directories cannot
     ///   be created.
     public init(
-        at root: URL, key: DeviceKey? = nil, deviceName: String? = nil,
+        at root: URL, key: DeviceKey? = nil, deviceName: String? = nil, person: String? = nil,
         types: DocumentTypeRegistry = DocumentTypeRegistry(),
         clock: any WallClock = SystemClock(), identifiers: any IdentifierSource = RandomIdentifierSource(),
         fileSystem: any FileSystem = PosixFileSystem(), durability: Durability = .normal, access: StoreAccess = .shared,
@@ -152,12 +155,15 @@ public final class DocumentLibrary: Sendable {
         }
         let storeURL = root.appendingPathComponent(".folio/store.sqlite", isDirectory: false)
         do {
-            let kept = key == nil || deviceName == nil ? try DeviceRegistry.localIdentity(ofStoreAt: storeURL) : nil
+            let kept =
+                key == nil || deviceName == nil || person == nil
+                ? try DeviceRegistry.localIdentity(ofStoreAt: storeURL) : nil
             let key = key ?? kept?.key ?? DeviceKey()
             let name = deviceName ?? (kept?.key.id == key.id ? kept?.name : nil) ?? ""
+            let person = person ?? (kept?.key.id == key.id ? kept?.person : nil) ?? ""
             store = try ChangeLogStore(
-                at: storeURL, key: key, deviceName: name, clock: clock, durability: durability, access: access,
-                fileSystem: fileSystem)
+                at: storeURL, key: key, deviceName: name, person: person, clock: clock, durability: durability,
+                access: access, fileSystem: fileSystem)
         } catch {
             throw DocumentError.store(error, "opening the library's store")
         }

@@ -167,6 +167,12 @@ public enum PostgresSchema {
                 "CREATE INDEX folio_share_subject ON folio_share (subject)",
                 "CREATE TABLE folio_offline_library (name text PRIMARY KEY, since double precision NOT NULL)",
             ]),
+        Migration(
+            name: "6 device people",
+            statements: [
+                // The person each device acts for (Device.person), '' when unknown.
+                "ALTER TABLE folio_device_name ADD COLUMN person text NOT NULL DEFAULT ''"
+            ]),
     ]
 
     /// The names of the migrations this build knows, in order.

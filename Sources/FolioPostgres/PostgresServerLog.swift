@@ -210,12 +210,14 @@ public final class PostgresServerLog: ServerLog {
         let library = self.library
         let id = Data(device.id.uuid.bytes)
         let name = device.name
+        let person = device.person
         let logger = database.logger
         try database.run("naming device \(device.id) in library \(library)") { client in
             try await client.query(
                 """
-                INSERT INTO folio_device_name (library, device, name) VALUES (\(library), \(id), \(name))
-                ON CONFLICT (library, device) DO UPDATE SET name = excluded.name
+                INSERT INTO folio_device_name (library, device, name, person)
+                VALUES (\(library), \(id), \(name), \(person))
+                ON CONFLICT (library, device) DO UPDATE SET name = excluded.name, person = excluded.person
                 """, logger: logger)
         }
     }
@@ -547,19 +549,20 @@ public final class PostgresServerLog: ServerLog {
     private func deviceNames() throws -> [Device] {
         let library = self.library
         let logger = database.logger
-        let rows: [(Data, String)] = try database.run("reading the device names of library \(library)") { client in
-            var rows: [(Data, String)] = []
+        let rows: [(Data, String, String)] = try database.run("reading the device names of library \(library)") {
+            client in
+            var rows: [(Data, String, String)] = []
             for try await row in try await client.query(
-                "SELECT device, name FROM folio_device_name WHERE library = \(library) ORDER BY device",
+                "SELECT device, name, person FROM folio_device_name WHERE library = \(library) ORDER BY device",
                 logger: logger
-            ).decode((Data, String).self) {
+            ).decode((Data, String, String).self) {
                 rows.append(row)
             }
             return rows
         }
         return rows.compactMap { row in
-            guard row.0.count == 16, !row.1.isEmpty else { return nil }
-            return Device(id: DeviceID(UUIDBytes(bytes: row.0)), name: row.1)
+            guard row.0.count == 16, !row.1.isEmpty || !row.2.isEmpty else { return nil }
+            return Device(id: DeviceID(UUIDBytes(bytes: row.0)), name: row.1, person: row.2)
         }
     }
 

@@ -113,17 +113,20 @@ public struct ConflictReport: Codable, Hashable, Sendable {
 
 /// A device taking part.
 public struct ReportDevice: Codable, Hashable, Sendable {
-    /// Its display name, as the rest of the report names it.
+    /// Its display name, as the rest of the report names it: with its person when known (`Anna on iPad`).
     public var name: String
     /// Its identity (canonical UUID text).
     public var id: String
     /// How far its wall clock is off, as the scenario wrote it (`-90s`); absent when not skewed.
     public var clockSkew: String?
+    /// The person the device acts for (`Device.person`); absent when unknown.
+    public var person: String?
 
     /// Creates a device entry.
-    public init(name: String, id: String, clockSkew: String? = nil) {
+    public init(name: String, id: String, clockSkew: String? = nil, person: String? = nil) {
         self.name = name
         self.id = id
         self.clockSkew = clockSkew
+        self.person = person
     }
 }

@@ -6,8 +6,9 @@ import Foundation
 /// deduplicated across devices, each device's final state, and the union of their causal graphs.
 ///
 /// Devices are named once for the whole report: the names given, then what the captures' stores know, then a
-/// name made from the identity (`device 1a2b3c4d`); two devices that would share a name get their identity's
-/// first digits added. Nothing depends on hash-table order: the same captures always assemble the same way.
+/// name made from the identity (`device 1a2b3c4d`); a device whose person is known is named with it (`Anna on iPad`,
+/// `Device.label`), so that the report names people wherever it names devices; two devices that would
+/// share a name get their identity's first digits added. Nothing depends on hash-table order: the same captures always assemble the same way.
 public struct ReportAssembler: Sendable {
     /// The report's devices, in order: those given, then the other capturing devices, then the devices seen only in
     /// the logs, by name.
@@ -25,10 +26,12 @@ public struct ReportAssembler: Sendable {
     public init(captures: [DocumentCapture], devices: [Device] = []) {
         self.captures = captures
         var given: [DeviceID: String] = [:]
+        var persons: [DeviceID: String] = [:]
         var order: [DeviceID] = []
         func note(_ device: Device, ordered: Bool) {
             if ordered, !order.contains(device.id) { order.append(device.id) }
             if given[device.id] == nil, !device.name.isEmpty { given[device.id] = device.name }
+            if persons[device.id] == nil, !device.person.isEmpty { persons[device.id] = device.person }
         }
         for device in devices { note(device, ordered: true) }
         for capture in captures { note(capture.device, ordered: true) }
@@ -47,7 +50,10 @@ public struct ReportAssembler: Sendable {
         }
         // Devices a store knows by name but that appear in no captured log or vector are left out.
         var names: [DeviceID: String] = [:]
-        for id in order + others { names[id] = given[id] ?? "device \(id.uuid.description.prefix(8))" }
+        for id in order + others {
+            let name = given[id] ?? "device \(id.uuid.description.prefix(8))"
+            names[id] = Device(id: id, name: name, person: persons[id] ?? "").label
+        }
         var holders: [String: [DeviceID]] = [:]
         for id in order + others { holders[names[id]!, default: []].append(id) }
         for (name, ids) in holders where ids.count > 1 {
@@ -56,7 +62,7 @@ public struct ReportAssembler: Sendable {
         others.sort { ReportOrder.precedes((names[$0]!, $0), (names[$1]!, $1)) }
         self.names = names
         rank = Dictionary(uniqueKeysWithValues: (order + others).enumerated().map { ($1, $0) })
-        self.devices = (order + others).map { ReportDevice(name: names[$0]!, id: $0.description) }
+        self.devices = (order + others).map { ReportDevice(name: names[$0]!, id: $0.description, person: persons[$0]) }
     }
 
     /// The name the report gives `device`.

@@ -9,10 +9,11 @@ import JWTKit
 /// checked against keys of the algorithm it names. Its claims:
 ///
 /// ```json
-/// {"sub": "user-42", "exp": 1767225600, "libraries": ["notes"], "role": "write"}
+/// {"sub": "user-42", "name": "Anna", "exp": 1767225600, "libraries": ["notes"], "role": "write"}
 /// ```
 ///
-/// `sub`, the user (1 to 256 bytes); `exp`, when it expires (seconds since 1970; required); `libraries`, the libraries
+/// `sub`, the user (1 to 256 bytes); `name`, how people know the user (optional, 1 to 256 bytes, no control
+/// characters), recorded as the person of the user's devices (`Device.person`; the subject when absent); `exp`, when it expires (seconds since 1970; required); `libraries`, the libraries
 /// it grants (up to 256 valid names; none or absent: only the libraries shared with the user,
 /// ``ServerAccounts/share(_:with:role:now:)``); `role`, one of ``LibraryRole``, what it grants in the libraries it names
 /// (`write` when absent). A token that fails any check is refused at the upgrade (4401; 4402 once expired; 4403 for a
@@ -103,7 +104,7 @@ public struct AppTokenKeys: Sendable {
         /// Valid but expired.
         case expired
         /// Valid, for other libraries (the server then looks for a share of the library with the user).
-        case otherLibrary(user: String, expires: ContinuousClock.Instant)
+        case otherLibrary(user: String, person: String, expires: ContinuousClock.Instant)
     }
 
     /// The grant of `token` for `library`, checked at `now`.
@@ -137,12 +138,12 @@ public struct AppTokenKeys: Sendable {
         let seconds = min(claims.exp.value.timeIntervalSince(now), Self.longestExpiry)
         let expires = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
         guard (claims.libraries ?? []).contains(library) else {
-            return .failure(.otherLibrary(user: claims.sub.value, expires: expires))
+            return .failure(.otherLibrary(user: claims.sub.value, person: claims.person, expires: expires))
         }
         return .success(
             AccessGrant(
                 key: SyncServer.userKeyPrefix + claims.sub.value, library: library, role: claims.role ?? .write,
-                expires: expires))
+                expires: expires, person: claims.person))
     }
 
     /// The longest a connection of an app token stays open before its expiry closes it, whatever its `exp` says
@@ -175,6 +176,11 @@ struct AppTokenClaims: JWTPayload {
     var exp: ExpirationClaim
     var libraries: [String]?
     var role: LibraryRole?
+    /// The user's name as people read it, recorded as the person of the user's devices (`sub` when absent).
+    var name: String?
+
+    /// The person the server records for the devices of the token's connections: ``name``, else the subject.
+    var person: String { name ?? sub.value }
 
     /// The most libraries a token may name.
     static let maximumLibraries = 256
@@ -194,6 +200,12 @@ struct AppTokenClaims: JWTPayload {
         // database: a subject is taken in one spelling only.
         if !AppTokenKeys.isNormalized(sub.value) {
             return "the token's subject is not in Unicode's normalization form C"
+        }
+        if let name, name.isEmpty || name.utf8.count > Self.maximumSubjectBytes {
+            return "the token's name must have 1 to \(Self.maximumSubjectBytes) bytes"
+        }
+        if let name, name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            return "the token's name holds a control character"
         }
         let libraries = self.libraries ?? []
         if libraries.count > Self.maximumLibraries {

@@ -45,6 +45,9 @@ struct AccessGrant: Sendable, Hashable {
     /// Whether a share of the library with the app's user grants it (the token does not name the library): the
     /// connection closes when the share ends or its role changes.
     var viaShare = false
+    /// The app's user, as the server records them for the devices of the grant's connections (`Device.person`):
+    /// the app token's `name` claim, else its subject; `nil` for a server token, whose devices say it themselves.
+    var person: String?
 }
 
 extension SyncMessage {

@@ -20,7 +20,7 @@ extension ServedLibrary {
             guard device.id == hello.device.id else {
                 return refuse(connection, code: 1008, "one connection speaks for one device (\(device.id))")
             }
-            if device.name != hello.device.name {
+            if device != hello.device {
                 connection.device = hello.device
                 if connection.proven { recordName(of: hello.device, provenOn: connection) }
             }
@@ -164,7 +164,10 @@ extension ServedLibrary {
     /// Records the name `device` gave itself on `connection`, where it proved its key, and tells the library's other
     /// connected devices; within ``ServerLimits/namedDevicesPerLibrary``.
     func recordName(of device: Device, provenOn connection: Connection) {
-        guard !device.name.isEmpty else { return }
+        // The person is the grant's user when the token names one: a device does not say whom it acts for then.
+        var device = device
+        if let person = connection.person { device.person = person }
+        guard !device.name.isEmpty || !device.person.isEmpty else { return }
         do {
             if namedDevices == nil { namedDevices = Set(try currentSummary().devices.map(\.id)) }
             guard namedDevices!.contains(device.id) || namedDevices!.count < limits.namedDevicesPerLibrary else {
@@ -183,7 +186,10 @@ extension ServedLibrary {
             guard let peer = session.peer?.session ?? other.finishedPeers[channel] else { continue }
             let hello = SyncHello(
                 device: log.device, session: session.id, replyTo: peer, vectors: [:], devices: [device])
-            let frame = SyncFrame.encode(.hello(hello), on: channel)
+            let frame = SyncFrame.message(
+                channel: channel, bytes: SyncMessage.hello(hello).encoded(format: other.format)
+            )
+            .encoded()
             metrics.bytesOut.increment(by: Int64(frame.count))
             other.outbox.send(frame)
         }

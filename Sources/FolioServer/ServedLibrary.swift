@@ -56,9 +56,12 @@ actor ServedLibrary {
         var deferred: [(channel: UInt64, actions: [SyncAction])] = []
         /// Bytes of `changes` messages of this connection waiting for their batch.
         var inFlight = 0
-        /// The message format the server writes to this connection: 3 once the client said it reads it (at the
+        /// The message format the server writes to this connection: the newest the client said it reads (at the
         /// upgrade, or by writing it), else 2.
         var format: UInt8
+        /// The user of the connection's token, when it names one (an app token's): the person recorded for the
+        /// device, in place of the one its hello says.
+        var person: String?
         /// What the device shows the others of itself through this connection (its cursors), and whether the client
         /// reads the others'.
         var presence: Presence
@@ -137,18 +140,20 @@ actor ServedLibrary {
         executor = BlockingWorkExecutor(label: "folio.library.\(name)")
     }
 
-    /// Registers a connection; its frames go to `outbox`, in message format 3 when `readsRuns` (the client listed it
-    /// at the upgrade), else 2, and presence frames go to it only when `readsPresence` (the client said so at the
-    /// upgrade).
+    /// Registers a connection; its frames go to `outbox`, in message format `format` (the newest the client listed
+    /// at the upgrade, 2 by default), and presence frames go to it only when `readsPresence` (the client said so at
+    /// the upgrade). `person` is the user of the connection's token, when it names one: the person recorded for its
+    /// device, whatever the device says.
     func connect(
-        _ outbox: Outbox, peer: String, readsRuns: Bool = false, readsPresence: Bool = false, writes: Bool = true
+        _ outbox: Outbox, peer: String, format: UInt8 = SyncMessage.formatVersion, readsPresence: Bool = false,
+        writes: Bool = true, person: String? = nil
     ) -> UInt64 {
         nextConnection += 1
         let connection = Connection(
-            id: nextConnection, outbox: outbox, peer: peer,
-            format: readsRuns ? SyncMessage.runFormatVersion : SyncMessage.formatVersion,
+            id: nextConnection, outbox: outbox, peer: peer, format: format,
             presence: Presence(reads: readsPresence, perSecond: limits.presencePerSecond))
         connection.writes = writes
+        connection.person = person
         connections[nextConnection] = connection
         return nextConnection
     }
@@ -193,8 +198,8 @@ actor ServedLibrary {
         guard connection.writes || !message.isUpload else {
             return refuse(connection, code: 4405, "this token may read the library, not write to it")
         }
-        // A client that writes format 3 reads it.
-        if format == SyncMessage.runFormatVersion { connection.format = format }
+        // A client that writes format 3 or 4 reads it.
+        if format > connection.format, SyncMessage.readableFormats.contains(format) { connection.format = format }
         var message = message
         var size = size
         if case .run(let run) = message {

@@ -168,7 +168,8 @@ public final class SQLiteServerLog: ServerLog {
             heads[entry.document] = entry.heads
         }
         return ServerLogSummary(
-            vectors: vectors, heads: heads, devices: try store.devices.all().filter { !$0.name.isEmpty })
+            vectors: vectors, heads: heads,
+            devices: try store.devices.all().filter { !$0.name.isEmpty || !$0.person.isEmpty })
     }
 
     /// See ``ServerLog/changes(of:since:)``.

@@ -63,9 +63,10 @@ extension SyncServer {
             case .failure(.expired):
                 return .failure(
                     Refusal(status: .unauthorized, reason: "the token expired", closeCode: Int(Self.expiredCode)))
-            case .failure(.otherLibrary(let user, let expires)):
+            case .failure(.otherLibrary(let user, let person, let expires)):
                 // The token does not name the library: a share with its user may grant it.
-                named = AccessGrant(key: Self.userKeyPrefix + user, library: library, role: .read, expires: expires)
+                named = AccessGrant(
+                    key: Self.userKeyPrefix + user, library: library, role: .read, expires: expires, person: person)
                 viaShare = true
             }
             let accounts = self.accounts

@@ -258,14 +258,14 @@ public final class SyncServer: Sendable {
             case .success(let id):
                 // Counted out when the channel closes, whether or not the upgrade completes.
                 channel.closeFuture.whenComplete { _ in self.registry.release(id) }
-                let readsRuns = Self.readsRuns(head.headerFields)
+                let format = Self.newestFormat(in: head.headerFields)
                 let readsPresence = Self.readsPresence(head.headerFields)
                 // The answer says the server relays presence to the client, which may then send its own.
                 var answer = HTTPFields()
                 if readsPresence, let name = HTTPField.Name(SyncFrame.presenceHeader) { answer[name] = "1" }
                 return .upgrade(answer) { inbound, outbound, _ in
                     await self.serve(
-                        grant, connection: id, peer: peer, readsRuns: readsRuns, readsPresence: readsPresence,
+                        grant, connection: id, peer: peer, format: format, readsPresence: readsPresence,
                         inbound: inbound, outbound: outbound, channel: channel)
                 }
             case .failure(let over):
@@ -345,15 +345,15 @@ public final class SyncServer: Sendable {
         return AccountNames.isValid(name) ? name : nil
     }
 
-    /// Whether a client's upgrade request lists message format 3 among those it reads: comma-separated format
-    /// numbers in `SyncMessage.formatsHeader` (any of its lines).
-    static func readsRuns(_ headers: HTTPFields) -> Bool {
-        guard let name = HTTPField.Name(SyncMessage.formatsHeader) else { return false }
-        return headers[values: name].contains { value in
-            value.split(separator: ",").contains {
-                $0.trimmingCharacters(in: .whitespaces) == String(SyncMessage.runFormatVersion)
-            }
+    /// The newest message format the server writes that a client's upgrade request lists among those it reads
+    /// (comma-separated format numbers in `SyncMessage.formatsHeader`, any of its lines), or format 2, which every
+    /// client reads.
+    static func newestFormat(in headers: HTTPFields) -> UInt8 {
+        guard let name = HTTPField.Name(SyncMessage.formatsHeader) else { return SyncMessage.formatVersion }
+        let listed = headers[values: name].flatMap { value in
+            value.split(separator: ",").compactMap { UInt8($0.trimmingCharacters(in: .whitespaces)) }
         }
+        return listed.filter { SyncMessage.readableFormats.contains($0) }.max() ?? SyncMessage.formatVersion
     }
 
     /// Whether a client's upgrade request says it reads presence frames: version 1 listed in `SyncFrame.presenceHeader`
@@ -400,11 +400,11 @@ public final class SyncServer: Sendable {
         bytes.starts(with: emptyPresence.prefix(2)) && bytes.count - emptyPresence.count > limit
     }
 
-    /// Serves one WebSocket connection of `grant`'s library until it closes; in message format 3 when `readsRuns`,
-    /// with presence frames when `readsPresence`. A `read` grant's connection is told so first
+    /// Serves one WebSocket connection of `grant`'s library until it closes; in message format `format`, with
+    /// presence frames when `readsPresence`. A `read` grant's connection is told so first
     /// (`SyncFrame.readOnlyNotice`), and closed (4405) when it sends a change or a blob, nothing of which is stored.
     private func serve(
-        _ grant: AccessGrant, connection: UInt64, peer: String, readsRuns: Bool, readsPresence: Bool,
+        _ grant: AccessGrant, connection: UInt64, peer: String, format: UInt8, readsPresence: Bool,
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, channel: any Channel
     ) async {
         let name = grant.library
@@ -426,7 +426,7 @@ public final class SyncServer: Sendable {
         let writes = grant.role.writes
         if !writes { outbox.send(SyncFrame.readOnlyNotice.encoded()) }
         let id = await library.connect(
-            outbox, peer: peer, readsRuns: readsRuns, readsPresence: readsPresence, writes: writes)
+            outbox, peer: peer, format: format, readsPresence: readsPresence, writes: writes, person: grant.person)
         // From now on a revocation or the server's shutdown closes it through its outbox.
         registry.attach(connection, outbox: outbox)
         // Once its socket has closed, nothing waits for the connection any more: not the reader for its queue to

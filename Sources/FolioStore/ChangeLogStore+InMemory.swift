@@ -53,7 +53,8 @@ extension ChangeLogStore {
         }
         return try ChangeLogStore(
             url: Self.memoryURL(name), location: "the in-memory store \(name)", memoryImage: image, isNew: false,
-            isPristine: false, key: key, deviceName: localDevice.name, clock: clock, durability: .off,
+            isPristine: false, key: key, deviceName: localDevice.name, person: localDevice.person, clock: clock,
+            durability: .off,
             access: .exclusive, limits: limits,
             inherited: inherited)
     }

@@ -42,7 +42,7 @@ extension ChangeLogStore {
         let (found, isComplete) = try storedRowID(of: device, in: db)
         if let found { return found }
         try db.cachedStatement(sql: "INSERT INTO device (uuid) VALUES (?)").execute(arguments: [device.uuid.data])
-        exclusiveCache?.stage(device, name: "", in: db)
+        exclusiveCache?.stage(Device(id: device, name: ""), in: db)
         let id = db.lastInsertedRowID
         remember(
             inserting: {

@@ -94,10 +94,10 @@ extension ChangeLogStore {
             } else {
                 var deviceByRow: [Int64: DeviceID] = [:]
                 var devices: [Device] = []
-                for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT id, uuid, name FROM device")) {
+                for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT id, uuid, name, person FROM device")) {
                     let device = DeviceID(try ColumnDecoder.uuid(row[1]))
                     deviceByRow[row[0]] = device
-                    devices.append(Device(id: device, name: row[2] as String? ?? ""))
+                    devices.append(Device(id: device, name: row[2] as String? ?? "", person: row[3] as String? ?? ""))
                 }
                 if let exclusiveCache, exclusiveCache.devices() != devices.sorted(by: { $0.id < $1.id }) {
                     report.problems.append(

@@ -76,6 +76,8 @@ public final class ChangeLogStore: Sendable {
     ///   - key: the local device's signing key, whose identity is the local device's (see `DeviceKey`); kept in
     ///     the store's file.
     ///   - deviceName: the local device's display name; registered in the store.
+    ///   - person: the person the local device acts for (`Device.person`), empty when unknown; registered in the
+    ///     store.
     ///   - clock: the wall clock stamped on local changes.
     ///   - durability: how commits reach the disk.
     ///   - access: whether other connections may use the file at the same time (``StoreAccess/shared``, the
@@ -86,7 +88,7 @@ public final class ChangeLogStore: Sendable {
     /// - Throws: ``StoreError`` with code `notAStore` (the file is something else; it is left untouched),
     ///   `newerFormat`, `corrupt` or `database` (with `exclusive`, also when another connection holds the file).
     public convenience init(
-        at url: URL, key: DeviceKey, deviceName: String = "", clock: any WallClock = SystemClock(),
+        at url: URL, key: DeviceKey, deviceName: String = "", person: String = "", clock: any WallClock = SystemClock(),
         durability: Durability = .normal, access: StoreAccess = .shared, limits: StoreLimits = StoreLimits(),
         fileSystem: any FileSystem = PosixFileSystem()
     ) throws {
@@ -102,7 +104,8 @@ public final class ChangeLogStore: Sendable {
         }
         try self.init(
             url: url, location: url.path, memoryImage: nil, isNew: isNew, isPristine: isPristine, key: key,
-            deviceName: deviceName, clock: clock, durability: durability, access: access, limits: limits)
+            deviceName: deviceName, person: person, clock: clock, durability: durability, access: access,
+            limits: limits)
     }
 
     /// Opens the store: the file at `url`, or the database `memoryImage` in memory (with exclusive access).
@@ -115,14 +118,14 @@ public final class ChangeLogStore: Sendable {
     ///     row numbers, which hold for the copy too (so its format is not checked and nothing is read).
     init(
         url: URL, location: String, memoryImage: Data?, isNew: Bool, isPristine: Bool, key: DeviceKey,
-        deviceName: String, clock: any WallClock, durability: Durability, access: StoreAccess,
+        deviceName: String, person: String = "", clock: any WallClock, durability: Durability, access: StoreAccess,
         limits: StoreLimits = StoreLimits(),
         inherited: (ExclusiveStoreCache, RowIDCache)? = nil
     ) throws(StoreError) {
         self.url = url
         self.key = key
         externalKey = key.externalKey
-        self.localDevice = Device(id: key.id, name: deviceName)
+        self.localDevice = Device(id: key.id, name: deviceName, person: person)
         self.durability = durability
         self.access = access
         self.limits = limits

@@ -60,16 +60,15 @@ final class ExclusiveStoreCache: Sendable {
         state.withLock { $0.committed.documents.values.filter(\.isListed) }
     }
 
-    /// The name of `device` as the open transaction (if any) sees it: `nil` for an unknown device, "" for one
-    /// known without a name.
-    func name(of device: DeviceID) -> String? {
+    /// `device` as the open transaction (if any) sees it: `nil` for an unknown device, an empty name and person for
+    /// one known without them.
+    func device(_ device: DeviceID) -> Device? {
         state.withLock { $0.staged.devices[device] ?? $0.committed.devices[device] }
     }
 
     /// The committed devices, in identity order.
     func devices() -> [Device] {
-        state.withLock { state in state.committed.devices.map { Device(id: $0.key, name: $0.value) } }
-            .sorted { $0.id < $1.id }
+        state.withLock { state in Array(state.committed.devices.values) }.sorted { $0.id < $1.id }
     }
 
     /// Stages `frontier`, just saved in `db`'s open write transaction, with whether the document has waiting
@@ -105,9 +104,10 @@ final class ExclusiveStoreCache: Sendable {
         }
     }
 
-    /// Stages the name of `device` ("" for a device recorded without one), just saved in `db`'s open transaction.
-    func stage(_ device: DeviceID, name: String, in db: Database) {
-        stage(in: db) { $0.staged.devices[device] = name }
+    /// Stages `device` with its name and person (empty for a device recorded without them), just saved in `db`'s
+    /// open transaction.
+    func stage(_ device: Device, in db: Database) {
+        stage(in: db) { $0.staged.devices[device.id] = device }
     }
 
     /// Applies `change` to what is staged; the transaction's first staging arranges for its commit to apply what
@@ -133,8 +133,8 @@ final class ExclusiveStoreCache: Sendable {
     private struct Contents: Sendable {
         /// By document row.
         var documents: [Int64: CachedDocument] = [:]
-        /// Device names ("" for none).
-        var devices: [DeviceID: String] = [:]
+        /// Devices, with their names and persons (empty for none).
+        var devices: [DeviceID: Device] = [:]
 
         var isEmpty: Bool { documents.isEmpty && devices.isEmpty }
     }
@@ -166,8 +166,9 @@ final class ExclusiveStoreCache: Sendable {
                 }
                 committed.documents[documentRow]!.hasWaiting = true
             }
-            for row in try Row.fetchAll(db, sql: "SELECT uuid, name FROM device") {
-                committed.devices[DeviceID(try ColumnDecoder.uuid(row[0]))] = row[1] as String? ?? ""
+            for row in try Row.fetchAll(db, sql: "SELECT uuid, name, person FROM device") {
+                let id = DeviceID(try ColumnDecoder.uuid(row[0]))
+                committed.devices[id] = Device(id: id, name: row[1] as String? ?? "", person: row[2] as String? ?? "")
             }
         }
     }

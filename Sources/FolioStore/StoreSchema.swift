@@ -240,6 +240,10 @@ enum StoreSchema {
                     """)
         }
         migrator.registerMigration("v10 segment seqs") { db in try migrateSegmentSeqs(db) }
+        migrator.registerMigration("v11 device people") { db in
+            // The person a device acts for (`Device.person`), '' when unknown.
+            try db.execute(sql: "ALTER TABLE device ADD COLUMN person TEXT NOT NULL DEFAULT ''")
+        }
         return migrator
     }
 

@@ -25,16 +25,16 @@ public struct SyncDriver: Sendable {
     /// Whether an answer for blobs arrived since the last timeout.
     var blobAnswerSinceTick = false
     /// The message format this side writes: ``SyncMessage/formatVersion`` (2) until the peer is known to read
-    /// ``SyncMessage/runFormatVersion`` (3).
+    /// ``SyncMessage/runFormatVersion`` (3) or ``SyncMessage/peopleFormatVersion`` (4).
     public internal(set) var writtenFormat: UInt8
     private let formats: Formats
 
-    /// Which message formats a driver writes. Whatever it writes, it reads both.
+    /// Which message formats a driver writes. Whatever it writes, it reads them all.
     public enum Formats: Hashable, Sendable {
         /// Format 2 only: changes as they are, for a peer that may read nothing else.
         case plain
-        /// Format 2 until a message in format 3 arrives from the peer (which so says it reads it), format 3 from
-        /// then on: how a client talks to a server it offered format 3 to.
+        /// Format 2 until a message in format 3 or 4 arrives from the peer (which so says it reads it), the newest
+        /// format the peer has written from then on: how a client talks to a server it offered formats 3 and 4 to.
         case runsWhenOffered
         /// Format 3 from the start, for a peer known to read it: replies carry changes as runs
         /// (``SyncMessage/run(_:)``).
@@ -101,15 +101,22 @@ public struct SyncDriver: Sendable {
     /// - Throws: ``SyncError`` `store` when the store fails (an integrity error among them), `integrity` when the
     ///   peer's log holds other changes under identities this log uses.
     public mutating func receive(_ bytes: [UInt8]) throws -> [[UInt8]] {
+        let formatBefore = writtenFormat
         guard var message = decode(bytes) else { return [] }
         if case .run(let run) = message {
             guard let changes = try decodeRun(run, earlier: [:]) else { return [] }
             message = .changes(document: run.document, changes: changes, heads: run.heads)
         }
-        return try receive(message)
+        let outgoing = try receive(message)
+        // The hello went out in an earlier format, without persons: a peer that just showed it reads them hears the
+        // initiator's hello again (a repeated hello changes nothing else).
+        guard formatBefore < SyncMessage.peopleFormatVersion, writtenFormat >= SyncMessage.peopleFormatVersion,
+            names.announced.contains(where: { !$0.person.isEmpty }) || !store.localDevice.person.isEmpty
+        else { return outgoing }
+        return try perform(session.start()) + outgoing
     }
 
-    /// Decodes a message's bytes, noting a peer that writes format 3 (and so reads it); `nil` (counted as rejected)
+    /// Decodes a message's bytes, noting a peer that writes format 3 or 4 (and so reads it); `nil` (counted as rejected)
     /// for bytes that do not decode.
     private mutating func decode(_ bytes: [UInt8]) -> SyncMessage? {
         let message: SyncMessage
@@ -120,8 +127,8 @@ public struct SyncDriver: Sendable {
             report.problems.append("a message from the peer was ignored: \(error)")
             return nil
         }
-        if formats == .runsWhenOffered, SyncMessage.format(of: bytes) == SyncMessage.runFormatVersion {
-            writtenFormat = SyncMessage.runFormatVersion
+        if formats == .runsWhenOffered, let format = SyncMessage.format(of: bytes), format > writtenFormat {
+            writtenFormat = format
         }
         return message
     }

@@ -9,11 +9,18 @@ extension SyncMessage {
     /// peer writes it only to a peer that said it reads it (docs/protocol.md, "Versions").
     public static let runFormatVersion: UInt8 = 3
 
+    /// The format version that adds people: format 3's messages, with each device of a hello followed by its person
+    /// (`Device.person`). A peer writes it only to a peer that said it reads it (docs/protocol.md, "Versions").
+    public static let peopleFormatVersion: UInt8 = 4
+
     /// The format versions this build reads.
-    public static let readableFormats: Set<UInt8> = [formatVersion, runFormatVersion]
+    public static let readableFormats: Set<UInt8> = [formatVersion, runFormatVersion, peopleFormatVersion]
+
+    /// The newest format version this build writes.
+    public static let newestFormat: UInt8 = peopleFormatVersion
 
     /// The HTTP header of a WebSocket upgrade request in which a client lists the message formats it reads,
-    /// comma-separated (`2, 3`); a server writes format 3 only to a client that lists it (docs/protocol.md,
+    /// comma-separated (`2, 3, 4`); a server writes format 3 or 4 only to a client that lists it (docs/protocol.md,
     /// "Versions").
     public static let formatsHeader = "Folio-Message-Formats"
 
@@ -68,7 +75,8 @@ extension SyncMessage {
         guard bytes.count > 1 else { return false }
         switch (bytes[0], bytes[1]) {
         case (formatVersion, Tag.changes.rawValue), (runFormatVersion, Tag.changes.rawValue),
-            (runFormatVersion, Tag.run.rawValue):
+            (runFormatVersion, Tag.run.rawValue), (peopleFormatVersion, Tag.changes.rawValue),
+            (peopleFormatVersion, Tag.run.rawValue):
             return true
         default:
             return false
@@ -84,10 +92,11 @@ extension SyncMessage {
         encoded(format: Self.formatVersion)
     }
 
-    /// The message's binary form in `format`: ``formatVersion`` (2), or ``runFormatVersion`` (3), which writes the
-    /// same fields and may hold a ``run(_:)``.
+    /// The message's binary form in `format`: ``formatVersion`` (2); ``runFormatVersion`` (3), which writes the
+    /// same fields and may hold a ``run(_:)``; or ``peopleFormatVersion`` (4), which also writes the person of each
+    /// device of a hello (the earlier formats leave persons out).
     ///
-    /// - Precondition: `format` is one of ``readableFormats``; a run is written in format 3.
+    /// - Precondition: `format` is one of ``readableFormats``; a run is written in format 3 or 4.
     /// - Complexity: O(size of the message + documents × log documents).
     public func encoded(format: UInt8) -> [UInt8] {
         precondition(Self.readableFormats.contains(format), "message format \(format) is not one this build writes")
@@ -96,7 +105,8 @@ extension SyncMessage {
         switch self {
         case .hello(let hello):
             writer.write(byte: Tag.hello.rawValue)
-            writer.write(device: hello.device)
+            let people = format >= Self.peopleFormatVersion
+            writer.write(device: hello.device, people: people)
             writer.write(fixed: hello.session)
             if let replyTo = hello.replyTo {
                 writer.write(byte: 1)
@@ -114,7 +124,7 @@ extension SyncMessage {
                 writer.write(varint: UInt64(heads.count))
                 for head in heads { writer.write(raw: head.bytes) }
             }
-            writer.write(devices: hello.devices)
+            writer.write(devices: hello.devices, people: people)
         case .request(let document, let since):
             writer.write(byte: Tag.request.rawValue)
             writer.write(id: document.uuid)
@@ -130,7 +140,7 @@ extension SyncMessage {
             }
             writer.write(heads: heads, of: document)
         case .run(let run):
-            precondition(format >= Self.runFormatVersion, "a run is written in message format 3")
+            precondition(format >= Self.runFormatVersion, "a run is written in message format 3 or 4")
             writer.write(byte: Tag.run.rawValue)
             writer.write(id: run.document.uuid)
             writer.write(lengthPrefixed: run.bytes)
@@ -172,7 +182,8 @@ extension SyncMessage {
             versions: readableFormats, of: "message", versionName: "format version", kindName: "tag", as: Tag.self)
         switch tag {
         case .hello:
-            let device = try reader.readDevice("the hello's device")
+            let people = format >= peopleFormatVersion
+            let device = try reader.readDevice("the hello's device", people: people)
             let session = try reader.nextFixed("the hello's session")
             let flagOffset = reader.offset
             let replyTo: UInt64?
@@ -210,7 +221,7 @@ extension SyncMessage {
                 if !vector.isEmpty { vectors[document] = vector }
                 if !documentHeads.isEmpty { heads[document] = documentHeads }
             }
-            let devices = try reader.readDevices("the hello's devices")
+            let devices = try reader.readDevices("the hello's devices", people: people)
             return .hello(
                 SyncHello(
                     device: device, session: session, replyTo: replyTo, vectors: vectors, heads: heads, devices: devices
@@ -237,7 +248,7 @@ extension SyncMessage {
             return .changes(document: document, changes: changes, heads: heads)
         case .run:
             guard format >= runFormatVersion else {
-                throw CodecError(.invalidValue, "a run is a message of format 3, not \(format)", at: 1)
+                throw CodecError(.invalidValue, "a run is a message of format 3 or 4, not \(format)", at: 1)
             }
             let document = DocumentID(try reader.readID("the document of the run"))
             let bytes = [UInt8](try reader.nextLengthPrefixed("the run", limit: Limits.runBytes))
@@ -298,16 +309,18 @@ extension BinaryWriter {
         }
     }
 
-    mutating func write(device: Device) {
+    /// A device: its identity, its name, and with `people` its person.
+    mutating func write(device: Device, people: Bool = false) {
         write(id: device.id.uuid)
         write(string: device.name)
+        if people { write(string: device.person) }
     }
 
-    /// Devices sorted by identity, each once.
-    mutating func write(devices: [Device]) {
+    /// Devices sorted by identity, each once, each as ``write(device:people:)`` writes it.
+    mutating func write(devices: [Device], people: Bool = false) {
         let sorted = devices.sorted { $0.id < $1.id }
         write(varint: UInt64(sorted.count))
-        for device in sorted { write(device: device) }
+        for device in sorted { write(device: device, people: people) }
     }
 }
 
@@ -364,18 +377,24 @@ extension BinaryReader {
         return vector
     }
 
-    mutating func readDevice(_ what: @autoclosure () -> String) throws(CodecError) -> Device {
+    /// Reads what ``BinaryWriter/write(device:people:)`` writes.
+    mutating func readDevice(_ what: @autoclosure () -> String, people: Bool = false) throws(CodecError) -> Device {
         let id = DeviceID(try readID(what()))
-        return Device(id: id, name: try nextString("the name of \(what())", limit: SyncMessage.Limits.nameBytes))
+        let name = try nextString("the name of \(what())", limit: SyncMessage.Limits.nameBytes)
+        guard people else { return Device(id: id, name: name) }
+        return Device(
+            id: id, name: name, person: try nextString("the person of \(what())", limit: SyncMessage.Limits.nameBytes))
     }
 
-    mutating func readDevices(_ what: @autoclosure () -> String) throws(CodecError) -> [Device] {
-        let count = try nextCount("the number of \(what())", elementSize: 17, limit: SyncMessage.Limits.devices)
+    /// Reads what ``BinaryWriter/write(devices:people:)`` writes.
+    mutating func readDevices(_ what: @autoclosure () -> String, people: Bool = false) throws(CodecError) -> [Device] {
+        let count = try nextCount(
+            "the number of \(what())", elementSize: people ? 18 : 17, limit: SyncMessage.Limits.devices)
         var devices: [Device] = []
         devices.reserveCapacity(count)
         for _ in 0..<count {
             let offset = offset
-            let device = try readDevice("one of \(what())")
+            let device = try readDevice("one of \(what())", people: people)
             if let last = devices.last, !(last.id < device.id) {
                 throw CodecError(.notCanonical, "\(what()) are out of order or repeated", at: offset)
             }

@@ -65,9 +65,10 @@ struct StoreCopy {
         do {
             try ChangeLogStore.snapshot(ofStoreAt: URL(fileURLWithPath: path), to: copy, fileSystem: fileSystem)
             let owner =
-                try DeviceRegistry.localIdentity(ofStoreAt: copy) ?? (deviceKey(named: "folio-cli"), "folio-cli")
+                try DeviceRegistry.localIdentity(ofStoreAt: copy) ?? (deviceKey(named: "folio-cli"), "folio-cli", "")
             store = try ChangeLogStore(
-                at: copy, key: owner.key, deviceName: owner.name, durability: .off, fileSystem: fileSystem)
+                at: copy, key: owner.key, deviceName: owner.name, person: owner.person, durability: .off,
+                fileSystem: fileSystem)
         } catch {
             try? fileSystem.remove(at: directory)
             let storeError = error as? StoreError

@@ -57,9 +57,11 @@ enum DocumentHistoryAccess {
             try fileSystem.createDirectories(at: storeURL.deletingLastPathComponent())
             try ChangeLogStore.snapshot(ofStoreAt: URL(fileURLWithPath: path), to: storeURL, fileSystem: fileSystem)
             let owner =
-                try DeviceRegistry.localIdentity(ofStoreAt: storeURL) ?? (deviceKey(named: "folio-cli"), "folio-cli")
+                try DeviceRegistry.localIdentity(ofStoreAt: storeURL)
+                ?? (deviceKey(named: "folio-cli"), "folio-cli", "")
             library = try DocumentLibrary(
-                at: root, key: owner.key, deviceName: owner.name, types: .builtIn, fileSystem: fileSystem,
+                at: root, key: owner.key, deviceName: owner.name, person: owner.person, types: .builtIn,
+                fileSystem: fileSystem,
                 autosave: .manual, conflictPolicy: ConflictPolicy(default: .askUser), backgroundWork: false)
         } catch let error as StoreError where error.code == .notAStore || error.code == .newerFormat {
             throw CommandFailure.invalidInput(error.message.replacingOccurrences(of: storeURL.path, with: path))

@@ -85,7 +85,8 @@ struct ImportCommand: ParsableCommand {
             guard let identity = try DeviceRegistry.localIdentity(ofStoreAt: url) else {
                 throw CommandFailure.invalidInput("\(file) is not a store file")
             }
-            let store = try ChangeLogStore(at: url, key: identity.key, deviceName: identity.name)
+            let store = try ChangeLogStore(
+                at: url, key: identity.key, deviceName: identity.name, person: identity.person)
             defer { try? store.close() }
             let log = try storage.openLog(of: library, logger: Logger(label: "folio.import"))
             copied = try LogTransfer.copy(from: store, into: log)

@@ -20,7 +20,7 @@ import Testing
         let onMac = mac.edit([Line.Operation.append("c")], of: Line.self, on: [base], at: 20)
         var observer = Observer<Line>(
             document: Fixture.document, device: Fixture.receiver, policy: ConflictPolicy(default: .merge),
-            settles: false, deviceNames: Fixture.names)
+            settles: false, devices: Fixture.devices)
         for change in [create, base, onIPad, onMac] { observer.deliver(change) }
         return (observer, onIPad, onMac)
     }

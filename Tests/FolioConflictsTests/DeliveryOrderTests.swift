@@ -65,7 +65,7 @@ import Testing
             decisions.insert(
                 Decision(
                     observer.engine.nextAction(
-                        hasResolver: false, in: observer.log, displayName: "Notes", deviceNames: Fixture.names)))
+                        hasResolver: false, in: observer.log, displayName: "Notes", devices: Fixture.devices)))
         }
         #expect(summaries.count == 1, "orders disagree: \(summaries)")
         #expect(summaries.first?.state == .inConflict(versions: 3))
@@ -156,7 +156,7 @@ import Testing
                     decisions.insert(
                         Decision(
                             observer.engine.nextAction(
-                                hasResolver: false, in: observer.log, displayName: "Notes", deviceNames: Fixture.names))
+                                hasResolver: false, in: observer.log, displayName: "Notes", devices: Fixture.devices))
                     )
                 }
                 check.expect(summaries.count == 1, "\(strategy): versions differ by order: \(summaries)")

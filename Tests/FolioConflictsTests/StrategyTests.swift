@@ -22,7 +22,7 @@ import Testing
 
     static func action(_ observer: Observer<Notes>, hasResolver: Bool = false) -> ConflictAction<Notes>? {
         observer.engine.nextAction(
-            hasResolver: hasResolver, in: observer.log, displayName: "Notes", deviceNames: Fixture.names)
+            hasResolver: hasResolver, in: observer.log, displayName: "Notes", devices: Fixture.devices)
     }
 
     @Test func nothingCompetesNothingToDo() {
@@ -148,7 +148,7 @@ import Testing
     @Test func keepBothNamesAnUnknownDevice() throws {
         let (observer, _, _) = Self.conflict(.keepBoth, iPad: [.add("fig")], mac: [.add("kiwi")])
         let settlement = try #require(
-            observer.engine.settlementKeepingBoth(in: observer.log, displayName: "Notes", deviceNames: [:]))
+            observer.engine.settlementKeepingBoth(in: observer.log, displayName: "Notes", devices: [:]))
         #expect(settlement.copies.map(\.name) == ["Notes (conflict from another device)"])
     }
 
@@ -193,7 +193,7 @@ import Testing
         var settled = observer
         settled.record(settlement)
         let records = ConflictEngine<Notes>.conflictHistory(
-            settledBy: settled.log.resolutions, in: settled.log, deviceNames: Fixture.names)
+            settledBy: settled.log.resolutions, in: settled.log, devices: Fixture.devices)
         #expect(records.count == 1)
         #expect(records.first?.versions.map(\.head.hash) == [mac.hash, iPad.hash])
         #expect(records.first?.versions.first?.ancestor.words == ["apple", "pear"])

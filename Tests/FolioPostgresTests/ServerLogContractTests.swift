@@ -185,6 +185,17 @@ import Testing
         try log.name(log.device)  // the server's own identity is never named
         let devices = try log.summary().devices
         #expect(devices == [Device(id: a.id, name: "Ada's Mac"), log.device].sorted { $0.id < $1.id })
+        // A person is kept beside the name, and replaced with it; a device known only by its person is listed.
+        try log.name(Device(id: a.id, name: "Ada's Mac", person: "Ada"))
+        try log.name(Device(id: b.id, name: "", person: "Bo"))
+        try log.name(Device(id: b.id, name: "", person: "Bea"))
+        #expect(
+            try log.summary().devices
+                == [
+                    Device(id: a.id, name: "Ada's Mac", person: "Ada"), Device(id: b.id, name: "", person: "Bea"),
+                    log.device,
+                ]
+                .sorted { $0.id < $1.id })
     }
 
     @Test(arguments: Backend.allCases) func blobsAreKeptOnceAndOnlyWhenAChangeRefersToThem(_ backend: Backend)

@@ -27,6 +27,20 @@ import Testing
         #expect(try Self.endpoint(address, allowsCleartext: true).url.absoluteString == address)
     }
 
+    /// A token is what a header carries: an app's signed token of up to 8 KiB is taken (one of 256 bytes was
+    /// refused once, so that no library could sync with a JSON Web Token); an empty one, a longer one or one with a
+    /// space or a control character is refused.
+    @Test func tokensUpToEightKiBOfHeaderCharactersAreTaken() throws {
+        let url = URL(string: "ws://127.0.0.1:8080/v1/libraries/notes")!
+        let long = String(repeating: "a", count: ServerEndpoint.maximumTokenBytes)
+        #expect(try ServerEndpoint(url: url, token: long).token == long)
+        #expect(try ServerEndpoint(url: url, token: String(repeating: "b", count: 900)).token.count == 900)
+        for bad in ["", long + "a", "two words", "line\nbreak", "é"] {
+            let error = try #require(throws: SyncError.self) { try ServerEndpoint(url: url, token: bad) }
+            #expect(error.code == .malformed, "\(bad.prefix(10).debugDescription)")
+        }
+    }
+
     /// Loopback never leaves the machine; `wss://` and `https://` are encrypted: both go without an opt-in.
     @Test(arguments: [
         "ws://127.0.0.1:8080/v1/libraries/notes", "ws://127.8.9.10/v1/libraries/notes",

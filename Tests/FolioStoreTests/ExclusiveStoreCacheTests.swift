@@ -165,7 +165,9 @@ import Testing
 
     @Test func verifyNoticesARememberedDeviceNameThatDiffersFromTheFile() throws {
         let store = try directory.openStore(for: a, access: .exclusive)
-        try store.write("misnaming a device") { db in store.exclusiveCache?.stage(a.id, name: "not A", in: db) }
+        try store.write("misnaming a device") { db in
+            store.exclusiveCache?.stage(Device(id: a.id, name: "not A"), in: db)
+        }
         #expect(try store.devices.all().first?.name == "not A")
         let report = try store.verify(checkingPages: false)
         #expect(report.firstProblem?.message.contains("in memory") == true, "\(report)")

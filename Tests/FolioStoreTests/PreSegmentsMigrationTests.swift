@@ -89,6 +89,8 @@ import Testing
 
         let owner = try #require(try DeviceRegistry.localIdentity(ofStoreAt: url))
         #expect(owner.name == "iPad")
+        #expect(owner.person == "", "a store of before persons is read without one")
+        let namesBefore = try rows("SELECT hex(uuid), name FROM device ORDER BY id", on: url)
         var store = try ChangeLogStore(at: url, key: owner.key, deviceName: owner.name)
         try store.checkInvariants()
         let report = try store.verify()
@@ -106,7 +108,11 @@ import Testing
         #expect(
             steps == Self.olderSteps + [
                 "v7 compact segments", "v8 unvouched counts", "v9 checkpoint manifests", "v10 segment seqs",
+                "v11 device people",
             ])
+        // The devices keep their names, with no person yet.
+        #expect(try rows("SELECT hex(uuid), name FROM device ORDER BY id", on: url) == namesBefore)
+        #expect(try rows("SELECT count(*) FROM device WHERE person <> ''", on: url) == ["0"])
 
         // Every document's history but its heads into segments: it reads back the same, and verifies.
         var folded = 0

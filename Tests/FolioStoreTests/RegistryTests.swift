@@ -71,6 +71,36 @@ import Testing
         #expect(try store.devices.all() == devices)
     }
 
+    /// A device's person is kept beside its name: the local device's as the store is opened with it, a peer's as
+    /// registered (replaced by a later registration, cut and cleaned as names are), and both survive a reopening.
+    @Test(arguments: [StoreAccess.shared, .exclusive])
+    func devicesAreRegisteredWithTheirPersons(access: StoreAccess) throws {
+        let url = directory.file("people.sqlite")
+        let key = DeviceKey.named("Anna")
+        var store = try ChangeLogStore(at: url, key: key, deviceName: "iPad", person: "Anna", access: access)
+        let anna = Device(id: key.id, name: "iPad", person: "Anna")
+        #expect(store.localDevice == anna)
+        #expect(try store.devices.all() == [anna])
+        let ben = Device(id: Device.named("Ben").id, name: "Mac", person: "Ben")
+        try store.devices.register(ben)
+        let cut = Device(id: Device.named("Cy").id, name: "", person: "C\0y" + String(repeating: "é", count: 600))
+        try store.devices.register(cut)
+        let moved = Device(id: ben.id, name: "Mac", person: "Benedikt")
+        try store.devices.register(moved)
+        try store.checkInvariants()
+        let stored = try store.devices.all()
+        #expect(stored.first { $0.id == ben.id } == moved, "a later registration replaces the person")
+        let kept = try #require(stored.first { $0.id == cut.id }?.person)
+        #expect(kept.hasPrefix("C\u{FFFD}y") && kept.utf8.count <= 1_024, "cleaned and cut as a name is")
+        #expect(try store.verify().isSound)
+        try store.close()
+
+        #expect(try DeviceRegistry.localIdentity(ofStoreAt: url)?.person == "Anna")
+        store = try ChangeLogStore(at: url, key: key, deviceName: "iPad", person: "Anna", access: access)
+        #expect(try store.devices.all() == stored)
+        try store.close()
+    }
+
     @Test(arguments: [StoreAccess.shared, .exclusive])
     func severalDevicesAreRegisteredAtOnce(access: StoreAccess) throws {
         let store = try directory.openStore(for: device, access: access)

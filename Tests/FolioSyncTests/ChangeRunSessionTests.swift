@@ -132,6 +132,12 @@ import Testing
         #expect(reply.allSatisfy { SyncMessage.format(of: $0) == SyncMessage.runFormatVersion })
         _ = try offering.receive(batch: reply)
         #expect(offering.writtenFormat == SyncMessage.runFormatVersion)
+        // A peer that writes format 4 is answered in format 4; an older format from it later does not go back.
+        let people = SyncMessage.done(from: 9, to: 5).encoded(format: SyncMessage.peopleFormatVersion)
+        _ = try offering.receive(people)
+        #expect(offering.writtenFormat == SyncMessage.peopleFormatVersion)
+        _ = try offering.receive(SyncMessage.done(from: 9, to: 5).encoded(format: SyncMessage.runFormatVersion))
+        #expect(offering.writtenFormat == SyncMessage.peopleFormatVersion)
     }
 
     /// A run handed to a driver that lacks a change it names is ignored as a lost message, and nothing of it is

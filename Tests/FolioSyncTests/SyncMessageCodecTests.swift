@@ -100,6 +100,43 @@ import Testing
         }
     }
 
+    /// Format 4 writes each device of a hello with its person; formats 2 and 3 leave persons out and keep their
+    /// bytes, so that a peer of an earlier build reads them as before.
+    @Test func format4CarriesPersonsAndEarlierFormatsLeaveThemOut() throws {
+        let anna = Device(id: Self.a.id, name: "Anna's iPad", person: "Anna")
+        let ben = Device(id: Self.b.id, name: "", person: "Ben Ørsted 🎉")
+        let hello = SyncMessage.hello(
+            SyncHello(device: anna, session: 9, vectors: [:], devices: [ben, anna, Self.c]))
+        let bytes = hello.encoded(format: SyncMessage.peopleFormatVersion)
+        #expect(try SyncMessage(decoding: bytes) == hello)
+        let unnamed = SyncMessage.hello(
+            SyncHello(
+                device: Device(id: anna.id, name: anna.name), session: 9, vectors: [:],
+                devices: [Device(id: ben.id, name: ""), Device(id: anna.id, name: anna.name), Self.c]))
+        for format in [SyncMessage.formatVersion, SyncMessage.runFormatVersion] {
+            let earlier = hello.encoded(format: format)
+            #expect(try SyncMessage(decoding: earlier) == unnamed, "format \(format)")
+            var same = unnamed.encoded(format: format)
+            #expect(earlier == same, "format \(format) writes no person")
+            same[0] = SyncMessage.peopleFormatVersion
+            // The same bytes read as format 4 lack the persons: they do not decode.
+            #expect(throws: CodecError.self) { try SyncMessage(decoding: same) }
+        }
+        // A person is bounded like a name.
+        let long = SyncMessage.hello(
+            SyncHello(
+                device: Device(id: anna.id, name: "", person: String(repeating: "p", count: (64 << 10) + 1)),
+                session: 1, vectors: [:]))
+        let error = #expect(throws: CodecError.self) {
+            try SyncMessage(decoding: long.encoded(format: SyncMessage.peopleFormatVersion))
+        }
+        #expect(error?.code == .oversized)
+        // Every cut of the format 4 hello is refused as truncated.
+        for end in 0..<bytes.count {
+            #expect(throws: CodecError.self) { try SyncMessage(decoding: Array(bytes[..<end])) }
+        }
+    }
+
     @Test func trailingBytesAreRefused() {
         for message in Self.samples() {
             let error = #expect(throws: CodecError.self) { try SyncMessage(decoding: message.encoded() + [0]) }
@@ -109,8 +146,8 @@ import Testing
 
     @Test func unknownVersionsAndTagsAreRefused() throws {
         var bytes = SyncMessage.done(from: 1, to: 2).encoded()
-        // Version 1 carried changes without signed heads; one past format 3 is unknown.
-        for version in [1, SyncMessage.runFormatVersion + 1] {
+        // Version 1 carried changes without signed heads; one past the newest format is unknown.
+        for version in [1, SyncMessage.newestFormat + 1] {
             bytes[0] = version
             #expect(
                 (#expect(throws: CodecError.self) { try SyncMessage(decoding: bytes) })?.code == .unsupportedVersion)

@@ -9,15 +9,15 @@ enum Fixture {
     static let phone = Device(id: DeviceID(UUIDBytes(high: 3, low: 3)), name: "Phone")
     /// The device that receives and settles.
     static let receiver = Device(id: DeviceID(UUIDBytes(high: 4, low: 4)), name: "Receiver")
-    static let names: [DeviceID: String] = Dictionary(
-        uniqueKeysWithValues: [iPad, mac, phone, receiver].map { ($0.id, $0.name) })
+    static let devices: [DeviceID: Device] = Dictionary(
+        uniqueKeysWithValues: [iPad, mac, phone, receiver].map { ($0.id, $0) })
 
     static func writer(_ device: Device) -> ChangeWriter { ChangeWriter(document: document, device: device) }
 
     static func observer(_ strategy: ConflictStrategy, settles: Bool = true) -> Observer<Notes> {
         Observer(
             document: document, device: receiver, policy: ConflictPolicy(default: strategy), settles: settles,
-            deviceNames: names)
+            devices: devices)
     }
 
     /// The base every device starts from (made by the iPad): a create, then an edit with `words`.

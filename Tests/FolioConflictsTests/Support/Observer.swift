@@ -13,19 +13,19 @@ struct Observer<Model: DocumentModel> {
     /// Whether settlements are recorded as they are decided (otherwise the engine is only observed).
     let settles: Bool
     let displayName = "Notes"
-    let deviceNames: [DeviceID: String]
+    let devices: [DeviceID: Device]
     /// The copies `keepBoth` settlements made, in the order they were made.
     private(set) var copies: [ConflictCopy<Model>] = []
     /// Every action the engine asked for, in order.
     private(set) var actions: [ConflictAction<Model>] = []
     private var clock: Int64 = 1_000_000
 
-    init(document: DocumentID, device: Device, policy: ConflictPolicy, settles: Bool, deviceNames: [DeviceID: String]) {
+    init(document: DocumentID, device: Device, policy: ConflictPolicy, settles: Bool, devices: [DeviceID: Device]) {
         log = MemoryLog(document: document)
         engine = ConflictEngine(document: document, policy: policy)
         writer = ChangeWriter(document: document, device: device)
         self.settles = settles
-        self.deviceNames = deviceNames
+        self.devices = devices
     }
 
     /// Takes one change from elsewhere, then looks at the heads again (and settles when it settles).
@@ -39,7 +39,7 @@ struct Observer<Model: DocumentModel> {
         observe()
         guard settles,
             let action = engine.nextAction(
-                hasResolver: false, in: log, displayName: displayName, deviceNames: deviceNames)
+                hasResolver: false, in: log, displayName: displayName, devices: devices)
         else { return }
         actions.append(action)
         if case .settle(let settlement) = action { record(settlement) }
@@ -71,6 +71,6 @@ struct Observer<Model: DocumentModel> {
 
     /// The loss ledger of the log.
     var ledger: [LossRecord<Model>] {
-        ConflictEngine<Model>.lossLedger(of: log.resolutions, in: log, deviceNames: deviceNames)
+        ConflictEngine<Model>.lossLedger(of: log.resolutions, in: log, devices: devices)
     }
 }
