@@ -1,4 +1,4 @@
-// sync-message: a sync protocol message (format 2 or 3) decoded from untrusted bytes and handed to a responding peer.
+// sync-message: a sync protocol message (format 2, 3 or 4) decoded from untrusted bytes and handed to a responding peer.
 // `SyncMessage(decoding:)` on untrusted bytes, then the message handed to a responding `SyncDriver`
 // over a store that holds an honest history.
 // Oracles: decoding never traps; a decoded message re-encodes to bytes that decode to an equal message and encode
@@ -31,7 +31,7 @@ enum Harness {
         guard let message = try? SyncMessage(decoding: bytes), let format = SyncMessage.format(of: bytes) else {
             return
         }
-        // Written again in the format it came in (a run exists only in format 3).
+        // Written again in the format it came in (a run exists only in formats 3 and 4, persons only in 4).
         let encoded = message.encoded(format: format)
         let again: SyncMessage
         do {
@@ -107,6 +107,16 @@ enum Harness {
             (.blobs([blobs[1], blobs[2]], lacking: [BlobReference(to: blobs[0])]), SyncMessage.runFormatVersion),
         ]
         seeds += blobMessages.map { $0.encoded(format: $1) }
+        // Format 4: a hello whose devices carry their persons.
+        let people = SyncHello(
+            device: Device(id: SampleChanges.second, name: "peer", person: "Anna"), session: 9,
+            vectors: [document: vector],
+            heads: [document: [history[11].hash]],
+            devices: [
+                Device(id: SampleChanges.first, name: "first", person: "Ben"),
+                Device(id: FuzzIDs.key(3).id, name: "", person: "Cy"),
+            ])
+        seeds.append(SyncMessage.hello(people).encoded(format: SyncMessage.peopleFormatVersion))
         return seeds
     }
 }
