@@ -186,7 +186,9 @@ struct ServerConnection {
             presenceWait?.cancel()
             inbox.finish()
         }
-        var driver = try SyncDriver(store: store, role: .initiator, id: sessionID, formats: formats)
+        // The server says whom each device acts for: its own word is taken.
+        var driver = try SyncDriver(
+            store: store, role: .initiator, id: sessionID, formats: formats, takesPersonsFromPeer: true)
         let channel = driver.session.id
         /// What this side announced in its hello: the server pulls all of it during the session.
         let announced = driver.session.vectors

@@ -46,9 +46,9 @@ public struct DocumentVersion<Model: DocumentModel>: Sendable, Identifiable, Cus
     /// How the version differs from ``ancestor``: lines for a text, fields for records, members for a package.
     public var changes: [ContentChange] { contents.changes(from: ancestor) }
 
-    /// `device at time (head)`, for messages.
+    /// `device at time (head)`, for messages; the device named with its person when known (`Anna on iPad`).
     public var description: String {
-        "\(savingDevice.name.isEmpty ? savingDevice.id.description : savingDevice.name) at \(modificationDate) (\(head.hash.shortHex))"
+        "\(savingDevice.label.isEmpty ? savingDevice.id.description : savingDevice.label) at \(modificationDate) (\(head.hash.shortHex))"
             + (isCurrent ? ", current" : "") + (isConflict ? ", in conflict" : "")
     }
 }

@@ -51,8 +51,8 @@ public struct ReportAssembler: Sendable {
         // Devices a store knows by name but that appear in no captured log or vector are left out.
         var names: [DeviceID: String] = [:]
         for id in order + others {
-            let name = given[id] ?? "device \(id.uuid.description.prefix(8))"
-            names[id] = Device(id: id, name: name, person: persons[id] ?? "").label
+            let label = Device(id: id, name: given[id] ?? "", person: persons[id] ?? "").label
+            names[id] = label.isEmpty ? "device \(id.uuid.description.prefix(8))" : label
         }
         var holders: [String: [DeviceID]] = [:]
         for id in order + others { holders[names[id]!, default: []].append(id) }

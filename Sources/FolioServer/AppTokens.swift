@@ -12,8 +12,9 @@ import JWTKit
 /// {"sub": "user-42", "name": "Anna", "exp": 1767225600, "libraries": ["notes"], "role": "write"}
 /// ```
 ///
-/// `sub`, the user (1 to 256 bytes); `name`, how people know the user (optional, 1 to 256 bytes, no control
-/// characters), recorded as the person of the user's devices (`Device.person`; the subject when absent); `exp`, when it expires (seconds since 1970; required); `libraries`, the libraries
+/// `sub`, the user (1 to 256 bytes); `name`, how people know the user (optional; recorded as the person of the user's
+/// devices, `Device.person`, when it has 1 to 256 bytes and no control or format character, else the subject is);
+/// `exp`, when it expires (seconds since 1970; required); `libraries`, the libraries
 /// it grants (up to 256 valid names; none or absent: only the libraries shared with the user,
 /// ``ServerAccounts/share(_:with:role:now:)``); `role`, one of ``LibraryRole``, what it grants in the libraries it names
 /// (`write` when absent). A token that fails any check is refused at the upgrade (4401; 4402 once expired; 4403 for a
@@ -176,11 +177,35 @@ struct AppTokenClaims: JWTPayload {
     var exp: ExpirationClaim
     var libraries: [String]?
     var role: LibraryRole?
-    /// The user's name as people read it, recorded as the person of the user's devices (`sub` when absent).
+    /// The user's name as people read it, recorded as the person of the user's devices (`sub` when absent or
+    /// unusable). Read leniently: identity providers put OpenID Connect's `name` in tokens, and one that is not text
+    /// does not refuse the token.
     var name: String?
 
-    /// The person the server records for the devices of the token's connections: ``name``, else the subject.
-    var person: String { name ?? sub.value }
+    private enum CodingKeys: String, CodingKey {
+        case sub, exp, libraries, role, name
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        sub = try container.decode(SubjectClaim.self, forKey: .sub)
+        exp = try container.decode(ExpirationClaim.self, forKey: .exp)
+        libraries = try container.decodeIfPresent([String].self, forKey: .libraries)
+        role = try container.decodeIfPresent(LibraryRole.self, forKey: .role)
+        name = (try? container.decodeIfPresent(String.self, forKey: .name)) ?? nil
+    }
+
+    /// The person the server records for the devices of the token's connections: ``name`` when it has 1 to 256 bytes
+    /// and no control or format character (a right-to-left override could make a report show another name), else
+    /// the subject.
+    var person: String {
+        guard let name, !name.isEmpty, name.utf8.count <= Self.maximumSubjectBytes,
+            !name.unicodeScalars.contains(where: {
+                [.control, .format].contains($0.properties.generalCategory)
+            })
+        else { return sub.value }
+        return name
+    }
 
     /// The most libraries a token may name.
     static let maximumLibraries = 256
@@ -200,12 +225,6 @@ struct AppTokenClaims: JWTPayload {
         // database: a subject is taken in one spelling only.
         if !AppTokenKeys.isNormalized(sub.value) {
             return "the token's subject is not in Unicode's normalization form C"
-        }
-        if let name, name.isEmpty || name.utf8.count > Self.maximumSubjectBytes {
-            return "the token's name must have 1 to \(Self.maximumSubjectBytes) bytes"
-        }
-        if let name, name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
-            return "the token's name holds a control character"
         }
         let libraries = self.libraries ?? []
         if libraries.count > Self.maximumLibraries {

@@ -20,6 +20,9 @@ extension ServedLibrary {
             guard device.id == hello.device.id else {
                 return refuse(connection, code: 1008, "one connection speaks for one device (\(device.id))")
             }
+            if let proof = hello.proof {
+                return receiveProof(proof, of: hello, channel: channel, on: connection)
+            }
             if device != hello.device {
                 connection.device = hello.device
                 if connection.proven { recordName(of: hello.device, provenOn: connection) }
@@ -28,6 +31,10 @@ extension ServedLibrary {
             // Nothing is bound at a hello (anyone may name any device there); a device bound to another library
             // cannot speak here.
             guard admissible([hello.device.id], on: connection) else { return }
+            // A proof answers the server's hello of a session: one before the device's first hello proves nothing.
+            guard hello.proof == nil else {
+                return refuse(connection, code: 1008, "a device's proof answers the server's hello, not its own first")
+            }
             connection.device = hello.device
             logger.info(
                 "device connected",
@@ -161,14 +168,43 @@ extension ServedLibrary {
         }
     }
 
+    /// A hello that proves its device's key (message format 4): checked against the session the server opened on
+    /// `channel`, it makes the connection the device's own, and what the device says of itself (its name, and its
+    /// person unless the token names the user) is recorded. Nothing of it reaches the session. A proof that does not
+    /// hold closes the connection (1008); one of another session (a late repeat) is ignored.
+    func receiveProof(_ proof: DeviceProof, of hello: SyncHello, channel: UInt64, on connection: Connection) {
+        guard let session = connection.sessions[channel], session.peer?.session == hello.session,
+            proof.session == session.id
+        else { return }
+        guard proof.holds(for: hello.device, session: session.id) else {
+            return refuse(connection, code: 1008, "the hello's proof of device \(hello.device.id) does not hold")
+        }
+        connection.device = hello.device
+        connection.proven = true
+        connection.provenByKey = true
+        recordName(of: hello.device, provenOn: connection)
+    }
+
     /// Records the name `device` gave itself on `connection`, where it proved its key, and tells the library's other
     /// connected devices; within ``ServerLimits/namedDevicesPerLibrary``.
+    ///
+    /// Its person is recorded only when the connection proved the key itself (``Connection/provenByKey``): the
+    /// token's user when the token names one, else what the device says. A connection proven only by a change it
+    /// brought could be relaying another device's changes, so it keeps the person recorded before. Names and persons
+    /// are kept as a device's store keeps them (`DeviceRegistry.storableName(_:)`).
     func recordName(of device: Device, provenOn connection: Connection) {
-        // The person is the grant's user when the token names one: a device does not say whom it acts for then.
-        var device = device
-        if let person = connection.person { device.person = person }
-        guard !device.name.isEmpty || !device.person.isEmpty else { return }
         do {
+            let known = try currentSummary().devices.first { $0.id == device.id }
+            var device = Device(
+                id: device.id, name: DeviceRegistry.storableName(device.name),
+                person: DeviceRegistry.storableName(device.person))
+            if !connection.provenByKey {
+                device.person = known?.person ?? ""
+            } else if let person = connection.person {
+                // The token names the user: the device does not say whom it acts for then.
+                device.person = DeviceRegistry.storableName(person)
+            }
+            guard !device.name.isEmpty || !device.person.isEmpty, device != known else { return }
             if namedDevices == nil { namedDevices = Set(try currentSummary().devices.map(\.id)) }
             guard namedDevices!.contains(device.id) || namedDevices!.count < limits.namedDevicesPerLibrary else {
                 return

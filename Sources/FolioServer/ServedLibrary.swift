@@ -38,8 +38,12 @@ actor ServedLibrary {
         /// The device speaking on this connection, as its latest hello named it.
         var device: Device?
         /// Whether the device proved its key here: a change it wrote, vouched for by a head its key signed, was
-        /// stored from this connection. Only then is its name recorded.
+        /// stored from this connection, or its hello carried a proof (``provenByKey``). Only then is its name
+        /// recorded.
         var proven = false
+        /// Whether the device's hello proved its key (`SyncHello.proof`, message format 4): only then is what it says
+        /// of its person taken (a change it stored could be another device's, relayed).
+        var provenByKey = false
         /// Sessions by channel, and the order they were opened in (the oldest leaves first past the limits).
         var sessions: [UInt64: SyncSession] = [:]
         var opened: [UInt64] = []

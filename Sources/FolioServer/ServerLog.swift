@@ -32,8 +32,8 @@ public protocol ServerLog: AnyObject, Sendable {
     ///
     /// - Throws: when the storage fails.
     func vector(of document: DocumentID) throws -> VersionVector
-    /// Records `device`'s display name, replacing the one it had: the server calls it only with the name a device
-    /// gave itself, once the device proved its key.
+    /// Records `device`'s display name and person, replacing the ones it had: the server calls it only with the name
+    /// a device gave itself once it proved its key, and the person the server vouches for (docs/server.md, "People").
     ///
     /// - Throws: when the storage fails.
     func name(_ device: Device) throws

@@ -13,10 +13,12 @@ extension ChangeLogStore {
     ///   - name: names the store in errors and in ``url`` (`memory:NAME`).
     ///   - key: the local device's signing key (see `DeviceKey`).
     ///   - deviceName: the local device's display name; registered in the store.
+    ///   - person: the person the local device acts for (`Device.person`), empty when unknown.
     ///   - clock: the wall clock stamped on local changes.
     /// - Throws: ``StoreError``.
     public convenience init(
-        inMemoryNamed name: String, key: DeviceKey, deviceName: String = "", clock: any WallClock = SystemClock()
+        inMemoryNamed name: String, key: DeviceKey, deviceName: String = "", person: String = "",
+        clock: any WallClock = SystemClock()
     ) throws {
         guard let image = StoreSchema.pristineImage else {
             throw StoreError(
@@ -24,7 +26,8 @@ extension ChangeLogStore {
         }
         try self.init(
             url: Self.memoryURL(name), location: "the in-memory store \(name)", memoryImage: image, isNew: true,
-            isPristine: true, key: key, deviceName: deviceName, clock: clock, durability: .off, access: .exclusive)
+            isPristine: true, key: key, deviceName: deviceName, person: person, clock: clock, durability: .off,
+            access: .exclusive)
     }
 
     /// A new store held in memory with a copy of this store's log and bookkeeping as they are now (what has been

@@ -6,7 +6,7 @@ import GRDB
 import Synchronization
 
 /// The change logs of many documents, kept in one SQLite file (WAL mode, a pool of readers and one writer), or in
-/// memory (see ``init(inMemoryNamed:key:deviceName:clock:)``).
+/// memory (see ``init(inMemoryNamed:key:deviceName:person:clock:)``).
 ///
 /// Every operation is one transaction: a call that returns has committed, so a process crash after it loses
 /// nothing (see ``Durability`` for power loss). Local edits are appended (``append(_:to:on:)``; the store assigns
@@ -125,7 +125,9 @@ public final class ChangeLogStore: Sendable {
         self.url = url
         self.key = key
         externalKey = key.externalKey
-        self.localDevice = Device(id: key.id, name: deviceName, person: person)
+        // Kept as the store keeps any device's (at most 1 KiB, no NUL), so that every peer reads them back whole.
+        self.localDevice = Device(
+            id: key.id, name: DeviceRegistry.storableName(deviceName), person: DeviceRegistry.storableName(person))
         self.durability = durability
         self.access = access
         self.limits = limits

@@ -192,7 +192,7 @@ public struct FolderTransport: SyncTransport {
             }
             report.messagesReceived += 1
             report.changesReceived += batch.changes.count
-            try names.learn(batch.devices + [batch.writer], into: store)
+            try names.learn(batch.devices + [batch.writer], speaker: batch.writer.id, into: store)
             let (results, refused) = try ingest(
                 batch.changes, heads: batch.heads, from: location, into: store, report: &report)
             for result in results {

@@ -28,6 +28,8 @@ public struct SyncDriver: Sendable {
     /// ``SyncMessage/runFormatVersion`` (3) or ``SyncMessage/peopleFormatVersion`` (4).
     public internal(set) var writtenFormat: UInt8
     private let formats: Formats
+    /// Whether this session's proof of the local device's key went out (see `proofAnswering(_:format:)`).
+    private var proofSent = false
 
     /// Which message formats a driver writes. Whatever it writes, it reads them all.
     public enum Formats: Hashable, Sendable {
@@ -52,12 +54,15 @@ public struct SyncDriver: Sendable {
     ///   - role: initiator or responder.
     ///   - id: a session number not used before between these peers.
     ///   - limits: how large a `changes` message may grow.
-    ///   - formats: which message formats the driver writes (it reads both).
+    ///   - formats: which message formats the driver writes (it reads them all).
+    ///   - takesPersonsFromPeer: whether the peer's word on the persons of other devices is taken, replacing what the
+    ///     store knew: a server's, which records a device's person only from the device's key or its token's user.
+    ///     Otherwise a peer's hello teaches only its own device's person, and only when the store knows none.
     /// - Complexity: O(documents × devices).
     /// - Throws: ``SyncError`` `store` when the store cannot be read.
     public init(
         store: ChangeLogStore, role: SyncSession.Role, id: UInt64, limits: SyncSession.Limits = SyncSession.Limits(),
-        formats: Formats = .plain
+        formats: Formats = .plain, takesPersonsFromPeer: Bool = false
     ) throws {
         self.store = store
         self.formats = formats
@@ -74,7 +79,7 @@ public struct SyncDriver: Sendable {
         } catch {
             throw SyncError.store(error, while: "summarising the store for a sync")
         }
-        names = try DeviceNames(store)
+        names = try DeviceNames(store, takesPersonsFromPeer: takesPersonsFromPeer)
         session = SyncSession(
             device: store.localDevice, id: id, role: role, vectors: vectors, heads: heads, devices: names.announced,
             limits: limits, unpublished: unpublished)
@@ -101,19 +106,31 @@ public struct SyncDriver: Sendable {
     /// - Throws: ``SyncError`` `store` when the store fails (an integrity error among them), `integrity` when the
     ///   peer's log holds other changes under identities this log uses.
     public mutating func receive(_ bytes: [UInt8]) throws -> [[UInt8]] {
-        let formatBefore = writtenFormat
         guard var message = decode(bytes) else { return [] }
         if case .run(let run) = message {
             guard let changes = try decodeRun(run, earlier: [:]) else { return [] }
             message = .changes(document: run.document, changes: changes, heads: run.heads)
         }
         let outgoing = try receive(message)
-        // The hello went out in an earlier format, without persons: a peer that just showed it reads them hears the
-        // initiator's hello again (a repeated hello changes nothing else).
-        guard formatBefore < SyncMessage.peopleFormatVersion, writtenFormat >= SyncMessage.peopleFormatVersion,
-            names.announced.contains(where: { !$0.person.isEmpty }) || !store.localDevice.person.isEmpty
-        else { return outgoing }
-        return try perform(session.start()) + outgoing
+        return (proofAnswering(message, format: SyncMessage.format(of: bytes)).map { [$0] } ?? []) + outgoing
+    }
+
+    /// The initiator's hello again, with only its device and the proof that it holds the device's key
+    /// (``SyncHello/proof``), when `message` is the responder's first hello of this session in format 4: the
+    /// session's number, which the proof is bound to, has just arrived, and the first hello went out before the
+    /// driver knew the peer reads format 4. Sent once a session; `nil` otherwise.
+    private mutating func proofAnswering(_ message: SyncMessage, format: UInt8?) -> [UInt8]? {
+        guard !proofSent, session.role == .initiator, let format, format >= SyncMessage.peopleFormatVersion,
+            writtenFormat >= SyncMessage.peopleFormatVersion, case .hello(let hello) = message,
+            hello.replyTo == session.id
+        else { return nil }
+        proofSent = true
+        let device = store.localDevice
+        let proven = SyncHello(
+            device: device, session: session.id, vectors: [:],
+            proof: DeviceProof(signing: device, session: hello.session, with: store.key))
+        report.messagesSent += 1
+        return SyncMessage.hello(proven).encoded(format: writtenFormat)
     }
 
     /// Decodes a message's bytes, noting a peer that writes format 3 or 4 (and so reads it); `nil` (counted as rejected)
@@ -259,7 +276,8 @@ public struct SyncDriver: Sendable {
             report.messagesRejected += 1
             report.problems.append("a run of \(run.count) changes was handed over undecoded and ignored")
             return []
-        case .hello(let hello): try names.learn(hello.devices + [hello.device], into: store)
+        case .hello(let hello):
+            try names.learn(hello.devices + [hello.device], speaker: hello.device.id, into: store)
         case .wantBlobs(let references): return try answer(references)
         case .blobs(let blobs, let lacking): return try take(blobs, lacking: lacking)
         default: break

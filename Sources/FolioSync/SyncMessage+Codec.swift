@@ -10,7 +10,8 @@ extension SyncMessage {
     public static let runFormatVersion: UInt8 = 3
 
     /// The format version that adds people: format 3's messages, with each device of a hello followed by its person
-    /// (`Device.person`). A peer writes it only to a peer that said it reads it (docs/protocol.md, "Versions").
+    /// (`Device.person`), and a hello's proof that its speaker holds its device's key (``SyncHello/proof``). A peer
+    /// writes it only to a peer that said it reads it (docs/protocol.md, "Versions").
     public static let peopleFormatVersion: UInt8 = 4
 
     /// The format versions this build reads.
@@ -125,6 +126,16 @@ extension SyncMessage {
                 for head in heads { writer.write(raw: head.bytes) }
             }
             writer.write(devices: hello.devices, people: people)
+            if people {
+                if let proof = hello.proof {
+                    writer.write(byte: 1)
+                    writer.write(raw: proof.publicKey.bytes)
+                    writer.write(fixed: proof.session)
+                    writer.write(raw: proof.signature)
+                } else {
+                    writer.write(byte: 0)
+                }
+            }
         case .request(let document, let since):
             writer.write(byte: Tag.request.rawValue)
             writer.write(id: document.uuid)
@@ -222,10 +233,24 @@ extension SyncMessage {
                 if !documentHeads.isEmpty { heads[document] = documentHeads }
             }
             let devices = try reader.readDevices("the hello's devices", people: people)
+            var proof: DeviceProof?
+            if people {
+                let proofOffset = reader.offset
+                switch try reader.nextByte("the hello's proof flag") {
+                case 0: break
+                case 1:
+                    let key = try DevicePublicKey(checking: Array(try reader.nextBuffer(32, "the proof's public key")))
+                    let session = try reader.nextFixed("the proof's session")
+                    let signature = Array(try reader.nextBuffer(64, "the proof's signature"))
+                    proof = DeviceProof(publicKey: key, session: session, signature: signature)
+                case let flag: throw CodecError(.invalidValue, "\(flag) is not a proof flag (0 or 1)", at: proofOffset)
+                }
+            }
             return .hello(
                 SyncHello(
-                    device: device, session: session, replyTo: replyTo, vectors: vectors, heads: heads, devices: devices
-                ))
+                    device: device, session: session, replyTo: replyTo, vectors: vectors, heads: heads,
+                    devices: devices,
+                    proof: proof))
         case .request:
             let document = DocumentID(try reader.readID("the request's document"))
             return .request(document: document, since: try reader.readVector("the request's vector"))

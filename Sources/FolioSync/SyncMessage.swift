@@ -58,12 +58,16 @@ public struct SyncHello: Hashable, Sendable {
     /// Devices the speaker knows by name (its registry), so the recipient can name the authors of the changes it
     /// receives. Sorted by identity.
     public let devices: [Device]
+    /// The speaker's proof that it holds ``device``'s key, over its name and person, for the recipient's session
+    /// (message format 4 only; a hello in an earlier format carries none). An initiator sends its hello again with
+    /// one once the responder's hello in format 4 told it the session (`SyncDriver`).
+    public let proof: DeviceProof?
 
     /// Creates a hello; `heads` and `devices` are sorted, and documents with an empty vector or no heads left out
     /// of those (an empty entry says nothing), so that equal hellos have equal bytes.
     public init(
         device: Device, session: UInt64, replyTo: UInt64? = nil, vectors: [DocumentID: VersionVector],
-        heads: [DocumentID: [ChangeHash]] = [:], devices: [Device] = []
+        heads: [DocumentID: [ChangeHash]] = [:], devices: [Device] = [], proof: DeviceProof? = nil
     ) {
         self.device = device
         self.session = session
@@ -71,6 +75,7 @@ public struct SyncHello: Hashable, Sendable {
         self.vectors = vectors.filter { !$0.value.isEmpty }
         self.heads = heads.filter { !$0.value.isEmpty }.mapValues { Array(Set($0)).sorted() }
         self.devices = devices.sorted { $0.id < $1.id }
+        self.proof = proof
     }
 }
 

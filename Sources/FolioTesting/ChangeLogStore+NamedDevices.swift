@@ -12,15 +12,17 @@ extension ChangeLogStore {
     ) throws {
         let key = try Self.key(of: device)
         try self.init(
-            at: url, key: key, deviceName: device.name, clock: clock, durability: durability, access: access,
-            limits: limits)
+            at: url, key: key, deviceName: device.name, person: device.person, clock: clock, durability: durability,
+            access: access, limits: limits)
     }
 
     /// Makes a store in memory as `device`, which ``Device/named(_:)`` made.
     ///
     /// - Throws: ``StoreError``.
     public convenience init(inMemoryNamed name: String, device: Device, clock: any WallClock = SystemClock()) throws {
-        try self.init(inMemoryNamed: name, key: try Self.key(of: device), deviceName: device.name, clock: clock)
+        try self.init(
+            inMemoryNamed: name, key: try Self.key(of: device), deviceName: device.name, person: device.person,
+            clock: clock)
     }
 
     private static func key(of device: Device) throws(StoreError) -> DeviceKey {

@@ -117,6 +117,11 @@ enum Harness {
                 Device(id: FuzzIDs.key(3).id, name: "", person: "Cy"),
             ])
         seeds.append(SyncMessage.hello(people).encoded(format: SyncMessage.peopleFormatVersion))
+        // And the initiator's hello again with the proof of its key, for the responder's session.
+        let proving = SyncHello(
+            device: people.device, session: 9, vectors: [:],
+            proof: DeviceProof(signing: people.device, session: 42, with: FuzzIDs.key(2)))
+        seeds.append(SyncMessage.hello(proving).encoded(format: SyncMessage.peopleFormatVersion))
         return seeds
     }
 }
