@@ -1,6 +1,7 @@
 /// A device's signature over what it says of itself in one sync session (its name and person), bound to the peer's
-/// session number: the peer records them only from whoever holds the device's key, and a proof seen once cannot be
-/// replayed in another session (each session's number is fresh).
+/// session number: the peer records them only from whoever holds the device's key, and a proof made for one session
+/// is worth nothing in another (a server draws each session's number at random). It is bound to the session, not to
+/// the peer: a peer the device syncs with could pass the proof on to another peer within that peer's session.
 public struct DeviceProof: Hashable, Sendable {
     /// The device's public key, from which its identity derives.
     public let publicKey: DevicePublicKey

@@ -217,7 +217,8 @@ public final class PostgresServerLog: ServerLog {
                 """
                 INSERT INTO folio_device_name (library, device, name, person)
                 VALUES (\(library), \(id), \(name), \(person))
-                ON CONFLICT (library, device) DO UPDATE SET name = excluded.name, person = excluded.person
+                ON CONFLICT (library, device) DO UPDATE SET name = excluded.name,
+                    person = CASE WHEN excluded.person = '' THEN folio_device_name.person ELSE excluded.person END
                 """, logger: logger)
         }
     }

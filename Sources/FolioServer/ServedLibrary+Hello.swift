@@ -59,7 +59,8 @@ extension ServedLibrary {
             return fail(connection, "reading the library's summary for a hello", error)
         }
         var session = SyncSession(
-            device: log.device, id: random.next(), role: .responder, vectors: summary.vectors, heads: summary.heads,
+            device: log.device, id: Self.sessionNumber(), role: .responder, vectors: summary.vectors,
+            heads: summary.heads,
             devices: summary.devices, limits: SyncSession.Limits(requestWindow: limits.requestWindow))
         keep(channel, bytes: size, on: connection)
         metrics.sessions.increment()
@@ -168,21 +169,30 @@ extension ServedLibrary {
         }
     }
 
+    /// A fresh session number: from the system's generator, so that the number a proof of a device's key is bound
+    /// to cannot be foretold from the ones seen before.
+    static func sessionNumber() -> UInt64 {
+        var generator = SystemRandomNumberGenerator()
+        return generator.next()
+    }
+
     /// A hello that proves its device's key (message format 4): checked against the session the server opened on
-    /// `channel`, it makes the connection the device's own, and what the device says of itself (its name, and its
-    /// person unless the token names the user) is recorded. Nothing of it reaches the session. A proof that does not
-    /// hold closes the connection (1008); one of another session (a late repeat) is ignored.
+    /// `channel`, it makes the connection the device's own, so that what the device says of itself (its name, and
+    /// its person unless the token names the user) is recorded once it writes through the connection (at once when
+    /// it already did). Nothing of it reaches the session. A proof that does not hold closes the connection (1008);
+    /// one of another session or a finished one (a late repeat) is ignored.
     func receiveProof(_ proof: DeviceProof, of hello: SyncHello, channel: UInt64, on connection: Connection) {
+        // `holds` checks the session too; this one tells a late proof, ignored, from a false one.
         guard let session = connection.sessions[channel], session.peer?.session == hello.session,
             proof.session == session.id
         else { return }
         guard proof.holds(for: hello.device, session: session.id) else {
             return refuse(connection, code: 1008, "the hello's proof of device \(hello.device.id) does not hold")
         }
+        let changed = connection.device != hello.device || !connection.provenByKey
         connection.device = hello.device
-        connection.proven = true
         connection.provenByKey = true
-        recordName(of: hello.device, provenOn: connection)
+        if connection.proven, changed { recordName(of: hello.device, provenOn: connection) }
     }
 
     /// Records the name `device` gave itself on `connection`, where it proved its key, and tells the library's other
@@ -199,7 +209,10 @@ extension ServedLibrary {
                 id: device.id, name: DeviceRegistry.storableName(device.name),
                 person: DeviceRegistry.storableName(device.person))
             if !connection.provenByKey {
-                device.person = known?.person ?? ""
+                // Proven only by a change, which could be another device's, relayed: it names a device the log
+                // has no name for, and says nothing of its person (an empty person keeps the recorded one).
+                guard known?.name.isEmpty ?? true else { return }
+                device.person = ""
             } else if let person = connection.person {
                 // The token names the user: the device does not say whom it acts for then.
                 device.person = DeviceRegistry.storableName(person)

@@ -15,7 +15,7 @@ import Logging
 /// What a member can make the library hold is bounded: bytes of messages in flight per connection and in the
 /// server's ``MemoryBudget``, kept sessions and presence states per connection, documents and bytes per library
 /// (``ServerLimits``). A device is bound to the library and named only once it proved its key, by writing a change
-/// its key signed. Presence (the devices' cursors) is relayed between connections and never stored
+/// its key signed; its person is recorded only when its hello also proved the key (`SyncHello.proof`). Presence (the devices' cursors) is relayed between connections and never stored
 /// (ServedLibrary+Presence.swift).
 actor ServedLibrary {
     let name: String
@@ -26,7 +26,6 @@ actor ServedLibrary {
     let limits: ServerLimits
     let budget: MemoryBudget
     let executor: BlockingWorkExecutor
-    var random: SplitMix64
 
     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
@@ -129,7 +128,7 @@ actor ServedLibrary {
 
     init(
         name: String, log: any ServerLog, accounts: any ServerAccounts, metrics: ServerMetrics, logger: Logger,
-        limits: ServerLimits, budget: MemoryBudget, seed: UInt64,
+        limits: ServerLimits, budget: MemoryBudget,
         publishPresence: (@Sendable ([UInt8]) -> Void)? = nil
     ) {
         self.name = name
@@ -140,7 +139,6 @@ actor ServedLibrary {
         self.logger = logger
         self.limits = limits
         self.budget = budget
-        self.random = SplitMix64(seed: seed)
         executor = BlockingWorkExecutor(label: "folio.library.\(name)")
     }
 

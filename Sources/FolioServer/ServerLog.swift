@@ -32,8 +32,9 @@ public protocol ServerLog: AnyObject, Sendable {
     ///
     /// - Throws: when the storage fails.
     func vector(of document: DocumentID) throws -> VersionVector
-    /// Records `device`'s display name and person, replacing the ones it had: the server calls it only with the name
-    /// a device gave itself once it proved its key, and the person the server vouches for (docs/server.md, "People").
+    /// Records `device`'s display name and person, replacing the ones it had (an empty person keeps the one it had):
+    /// the server calls it only with the name a device gave itself once it proved its key, and the person the server
+    /// vouches for (docs/server.md, "People").
     ///
     /// - Throws: when the storage fails.
     func name(_ device: Device) throws
@@ -203,6 +204,10 @@ public final class SQLiteServerLog: ServerLog {
     /// See ``ServerLog/name(_:)``.
     public func name(_ device: Device) throws {
         guard device.id != self.device.id else { return }
+        var device = device
+        if device.person.isEmpty, let known = try store.devices.all().first(where: { $0.id == device.id }) {
+            device.person = known.person
+        }
         try store.devices.register(device)
     }
 

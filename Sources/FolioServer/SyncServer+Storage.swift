@@ -20,11 +20,10 @@ extension SyncServer {
         try libraries.withLock { open in
             if let library = open[name] { return library }
             let log = try storage.openLog(of: name, logger: logger)
-            var seed = SystemRandomNumberGenerator()
             let storage = self.storage
             let library = ServedLibrary(
                 name: name, log: log, accounts: accounts, metrics: metrics, logger: logger,
-                limits: configuration.limits, budget: budget, seed: seed.next(),
+                limits: configuration.limits, budget: budget,
                 publishPresence: { frame in storage.publishPresence(frame, of: name) })
             open[name] = library
             return library

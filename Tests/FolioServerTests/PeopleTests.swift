@@ -182,7 +182,22 @@ import Testing
             return try watcher.store.changes(of: note.id).count == changes.count
         }
         let seen = try #require(try watcher.store.devices.all().first { $0.id == device.id })
-        #expect(seen.person == "Anna", "\(seen)")
+        #expect(
+            seen == Device(id: device.id, name: "iPad", person: "Anna"), "neither renamed nor given to Bob: \(seen)")
+
+        // A proof in a device's first hello answers no session of the server's: 1008.
+        let early = try RawWebSocket(
+            port: fixture.server.port, library: "notes", token: bob, headers: ["Folio-Message-Formats: 2, 3, 4"])
+        let unasked = SyncMessage.hello(
+            SyncHello(
+                device: device, session: 4, vectors: [:],
+                proof: DeviceProof(signing: device, session: 1, with: iPad.store.key)))
+        _ = early.socket.send(
+            RawWebSocket.frame(
+                opcode: 2,
+                SyncFrame.message(channel: 4, bytes: unasked.encoded(format: SyncMessage.peopleFormatVersion))
+                    .encoded()))
+        #expect(try await offThePool { early.closeCode(within: .seconds(10)) } == 1008)
 
         // A proof signed by another key, and the iPad's own proof beside a hello that says Bob: 1008 each.
         let lie = Device(id: device.id, name: device.name, person: "Bob")

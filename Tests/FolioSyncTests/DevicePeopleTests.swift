@@ -105,9 +105,9 @@ import Testing
             })
         var runs = try SyncDriver(store: store, role: .initiator, id: 7, formats: .runs)
         _ = try runs.start()
-        let older = SyncMessage.hello(SyncHello(device: Self.ben, session: 8, replyTo: 7, vectors: [:]))
-        for bytes in try runs.receive(older.encoded(format: SyncMessage.runFormatVersion)) {
-            #expect(SyncMessage.format(of: bytes) == SyncMessage.runFormatVersion)
+        let newer = SyncMessage.hello(SyncHello(device: Self.ben, session: 8, replyTo: 7, vectors: [:]))
+        for bytes in try runs.receive(newer.encoded(format: SyncMessage.peopleFormatVersion)) {
+            #expect(SyncMessage.format(of: bytes) == SyncMessage.runFormatVersion, "a driver of format 3 stays there")
         }
         var offering = try SyncDriver(store: store, role: .initiator, id: 9, formats: .runsWhenOffered)
         _ = try offering.start()
