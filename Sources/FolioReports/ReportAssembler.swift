@@ -7,8 +7,9 @@ import Foundation
 ///
 /// Devices are named once for the whole report: the names given, then what the captures' stores know, then a
 /// name made from the identity (`device 1a2b3c4d`); a device whose person is known is named with it (`Anna on iPad`,
-/// `Device.label`), so that the report names people wherever it names devices; two devices that would
-/// share a name get their identity's first digits added. Nothing depends on hash-table order: the same captures always assemble the same way.
+/// `Device.label`), so that the report names people wherever it names devices; two devices that would share a name
+/// get their identity's first digits added. Nothing depends on hash-table order: the same captures always assemble
+/// the same way.
 public struct ReportAssembler: Sendable {
     /// The report's devices, in order: those given, then the other capturing devices, then the devices seen only in
     /// the logs, by name.

@@ -204,7 +204,8 @@ extension ServedLibrary {
     /// are kept as a device's store keeps them (`DeviceRegistry.storableName(_:)`).
     func recordName(of device: Device, provenOn connection: Connection) {
         do {
-            let known = try currentSummary().devices.first { $0.id == device.id }
+            let named = try currentSummary().devices
+            let known = named.first { $0.id == device.id }
             var device = Device(
                 id: device.id, name: DeviceRegistry.storableName(device.name),
                 person: DeviceRegistry.storableName(device.person))
@@ -218,7 +219,7 @@ extension ServedLibrary {
                 device.person = DeviceRegistry.storableName(person)
             }
             guard !device.name.isEmpty || !device.person.isEmpty, device != known else { return }
-            if namedDevices == nil { namedDevices = Set(try currentSummary().devices.map(\.id)) }
+            if namedDevices == nil { namedDevices = Set(named.map(\.id)) }
             guard namedDevices!.contains(device.id) || namedDevices!.count < limits.namedDevicesPerLibrary else {
                 return
             }

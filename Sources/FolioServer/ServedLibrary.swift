@@ -15,8 +15,8 @@ import Logging
 /// What a member can make the library hold is bounded: bytes of messages in flight per connection and in the
 /// server's ``MemoryBudget``, kept sessions and presence states per connection, documents and bytes per library
 /// (``ServerLimits``). A device is bound to the library and named only once it proved its key, by writing a change
-/// its key signed; its person is recorded only when its hello also proved the key (`SyncHello.proof`). Presence (the devices' cursors) is relayed between connections and never stored
-/// (ServedLibrary+Presence.swift).
+/// its key signed; its person is recorded only when its hello also proved the key (`SyncHello.proof`). Presence (the
+/// devices' cursors) is relayed between connections and never stored (ServedLibrary+Presence.swift).
 actor ServedLibrary {
     let name: String
     let log: any ServerLog

@@ -69,7 +69,8 @@ final class SimulatedDevice {
     func start() async throws {
         fileSystem = freshFileSystem()
         library = try DocumentLibrary(
-            at: root, key: key, deviceName: name, types: .builtIn, clock: clock, identifiers: identifiers,
+            // Simulated devices act for nobody: saying so spares the library reading its store for a person.
+            at: root, key: key, deviceName: name, person: "", types: .builtIn, clock: clock, identifiers: identifiers,
             fileSystem: fileSystem, durability: .off, access: .exclusive, autosave: Self.autosave,
             conflictPolicy: policy, backgroundWork: false, executor: executor)
         _ = try await openNewDocuments()

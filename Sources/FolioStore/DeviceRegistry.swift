@@ -39,8 +39,8 @@ public struct DeviceRegistry: Sendable {
         }
     }
 
-    /// A device name or person as the store keeps it: NUL characters replaced by U+FFFD, cut to at most 1,024 bytes of UTF-8
-    /// on a character boundary.
+    /// A device name or person as the store keeps it: NUL characters replaced by U+FFFD, cut to at most 1,024 bytes
+    /// of UTF-8 on a character boundary.
     public static func storableName(_ name: String) -> String {
         var kept = ""
         var bytes = 0

@@ -127,45 +127,41 @@ import Testing
         let other = try await fixture.token(for: "notes")
         let probe = try await fixture.token(for: "notes")
         // One message of 290 changes: the burst of 100 and 19 s of debt.
-        let hand = HandDevice()
-        let big = DocumentID(UUIDBytes(bytes: Array(repeating: 0xE1, count: 16)))
-        let first = try RawWebSocket(port: port, library: "notes", token: heavy)
-        _ = first.socket.send(RawWebSocket.frame(opcode: 2, hand.hello()))
-        _ = first.socket.send(
-            RawWebSocket.frame(opcode: 2, hand.changes(Self.chain(of: hand, in: big, 290), of: big)))
+        let (hand, big, first) = try Self.upload(290, to: 0xE1, port: port, token: heavy)
         let sent = ContinuousClock.now
         try await eventually(within: .seconds(10), "the big message stored") {
             try await storedSeq(of: big, device: hand, port: port, token: probe) == 290
         }
         // A new connection of the same token: its change waits for the debt.
-        let second = HandDevice()
-        let small = DocumentID(UUIDBytes(bytes: Array(repeating: 0xE2, count: 16)))
-        let later = try RawWebSocket(port: port, library: "notes", token: heavy)
-        _ = later.socket.send(RawWebSocket.frame(opcode: 2, second.hello()))
-        _ = later.socket.send(
-            RawWebSocket.frame(opcode: 2, second.changes(Self.chain(of: second, in: small, 1), of: small)))
+        let (second, small, later) = try Self.upload(1, to: 0xE2, port: port, token: heavy)
         // Another token's change goes in at once.
-        let third = HandDevice()
-        let elsewhere = DocumentID(UUIDBytes(bytes: Array(repeating: 0xE3, count: 16)))
-        let calm = try RawWebSocket(port: port, library: "notes", token: other)
-        _ = calm.socket.send(RawWebSocket.frame(opcode: 2, third.hello()))
-        _ = calm.socket.send(
-            RawWebSocket.frame(opcode: 2, third.changes(Self.chain(of: third, in: elsewhere, 1), of: elsewhere)))
+        let (third, elsewhere, calm) = try Self.upload(1, to: 0xE3, port: port, token: other)
         try await eventually(within: .seconds(5), "another token's change") {
             try await storedSeq(of: elsewhere, device: third, port: port, token: probe) == 1
         }
         let held = try await storedSeq(of: small, device: second, port: port, token: probe)
         #expect(held == 0 || ContinuousClock.now - sent > .seconds(18), "the debt holds it")
+        // The connections stay open until then: a closed one would hold nothing back.
+        withExtendedLifetime((first, later, calm)) {}
 
         // A grantee more than 20 s in debt is closed (1013): 400 changes at 10 a second, a burst of 100.
-        let flood = HandDevice()
-        let huge = DocumentID(UUIDBytes(bytes: Array(repeating: 0xE4, count: 16)))
-        let closing = try RawWebSocket(port: port, library: "notes", token: try await fixture.token(for: "notes"))
-        _ = closing.socket.send(RawWebSocket.frame(opcode: 2, flood.hello()))
-        _ = closing.socket.send(
-            RawWebSocket.frame(opcode: 2, flood.changes(Self.chain(of: flood, in: huge, 400), of: huge)))
+        let (_, _, closing) = try Self.upload(400, to: 0xE4, port: port, token: try await fixture.token(for: "notes"))
         #expect(try await offThePool { closing.closeCode(within: .seconds(20)) } == 1013)
         #expect(closing.closeReason.contains("allowance"), "\(closing.closeReason)")
+    }
+
+    /// A new hand device connected to `notes` with `token`, which says hello and sends `count` changes of the
+    /// document whose identity is 16 `fill` bytes, in one message.
+    static func upload(_ count: Int, to fill: UInt8, port: Int, token: String) throws -> (
+        device: HandDevice, document: DocumentID, socket: RawWebSocket
+    ) {
+        let device = HandDevice()
+        let document = DocumentID(UUIDBytes(bytes: Array(repeating: fill, count: 16)))
+        let socket = try RawWebSocket(port: port, library: "notes", token: token)
+        _ = socket.socket.send(RawWebSocket.frame(opcode: 2, device.hello()))
+        _ = socket.socket.send(
+            RawWebSocket.frame(opcode: 2, device.changes(Self.chain(of: device, in: document, count), of: document)))
+        return (device, document, socket)
     }
 
     /// `count` changes of `device` in `document`, each on the one before.
