@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sched.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -35,17 +37,13 @@ static pthread_mutex_t spawn_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t spawn_changed = PTHREAD_COND_INITIALIZER;
 /// The request the spawning thread is to carry out next; NULL when it is free.
 static pending_spawn *spawn_slot = NULL;
+/// Requests take the slot in the order they came: each takes the next ticket and waits for its turn, so that
+/// threads starting children in a loop cannot keep a single start waiting.
+static unsigned long next_ticket = 0;
+static unsigned long serving_ticket = 0;
 static pthread_once_t spawner_once = PTHREAD_ONCE_INIT;
 static int spawner_error = 0;
 
-/// Fork without running pthread_atfork handlers (other libraries' handlers take locks), where glibc has it.
-static pid_t fork_plainly(void) {
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
-    return _Fork();
-#else
-    return fork();
-#endif
-}
 
 /// In the child: reports `step` and errno to the parent through `report` and exits.
 static void child_fail(int report, int step) {
@@ -65,8 +63,9 @@ static void close_between(unsigned int low, unsigned int high, long limit) {
     for (long descriptor = low; descriptor <= last; descriptor++) close((int)descriptor);
 }
 
-/// In the child, between fork and exec: async-signal-safe calls only.
-static void child_after_fork(const folio_child_spawn_request *request, char *const *envp, pid_t parent, int report,
+/// In the child, between its start and exec: async-signal-safe calls only, and no write to memory but its own stack
+/// (it shares the parent's memory) and errno, which is the suspended spawning thread's.
+static void child_before_exec(const folio_child_spawn_request *request, char *const *envp, pid_t parent, int report,
                              long limit) {
     // Every signal to its default action (the spawning thread blocks them all, so no handler runs here).
     struct sigaction default_action;
@@ -112,7 +111,28 @@ static void child_after_fork(const folio_child_spawn_request *request, char *con
     child_fail(report, FOLIO_CHILD_STEP_EXEC);
 }
 
-/// On the spawning thread: forks, and waits until the child executed or reported why it could not.
+/// What the child needs from the spawning thread.
+typedef struct child_start {
+    const folio_child_spawn_request *request;
+    char *const *envp;
+    pid_t parent;
+    int report_read;
+    int report_write;
+    long limit;
+} child_start;
+
+/// The child's stack until it executes: it makes a few system calls, nothing more.
+static const size_t child_stack_size = 256 * 1024;
+
+/// The child's entry point (see `clone` in `spawn_now`).
+static int child_main(void *argument) {
+    const child_start *start = argument;
+    close(start->report_read);
+    child_before_exec(start->request, start->envp, start->parent, start->report_write, start->limit);
+    _exit(127);  // not reached
+}
+
+/// On the spawning thread: starts the child, and waits until it executed or reported why it could not.
 static void spawn_now(pending_spawn *pending) {
     const folio_child_spawn_request *request = pending->request;
     char *const *envp = request->envp != NULL ? request->envp : environ;
@@ -137,14 +157,18 @@ static void spawn_now(pending_spawn *pending) {
             }
         }
     }
-    pid_t parent = getpid();
-    pid_t pid = fork_plainly();
-    if (pid == 0) {
-        close(report[0]);
-        child_after_fork(request, envp, parent, report[1], limit);
-        _exit(127);  // not reached
+    // The child shares this process's memory until it executes (CLONE_VM), and this thread waits until it has
+    // (CLONE_VFORK): unlike fork, nothing of a large process is copied, so a start costs the same in a test process
+    // of gigabytes as in a small one. The child runs on a stack of its own, and this thread's signals stay blocked,
+    // so no handler runs in it before it resets them.
+    child_start start = {request, envp, getpid(), report[0], report[1], limit};
+    pid_t pid = -1;
+    void *stack = mmap(NULL, child_stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (stack != MAP_FAILED) {
+        pid = clone(child_main, (char *)stack + child_stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD, &start);
     }
     int fork_error = errno;
+    if (stack != MAP_FAILED) munmap(stack, child_stack_size);
     close(report[1]);
     if (pid < 0) {
         close(report[0]);
@@ -194,7 +218,7 @@ static void *spawner_main(void *unused) {
 }
 
 static void start_spawner(void) {
-    // Created with every signal blocked, which it inherits, so that no signal handler runs in a forked child
+    // Created with every signal blocked, which it inherits, so that no signal handler runs in a child
     // before it resets the handlers.
     sigset_t all;
     sigset_t previous;
@@ -221,12 +245,14 @@ pid_t folio_child_spawn(const folio_child_spawn_request *request, int *error_num
     }
     pending_spawn pending = {request, -1, 0, 0, 0};
     pthread_mutex_lock(&spawn_lock);
-    // One request at a time in the slot: wait for it to be free, then for this one to be done.
-    while (spawn_slot != NULL) pthread_cond_wait(&spawn_changed, &spawn_lock);
+    // One request at a time in the slot, in the order they came: wait for this one's turn, then for it to be done.
+    unsigned long ticket = next_ticket++;
+    while (serving_ticket != ticket) pthread_cond_wait(&spawn_changed, &spawn_lock);
     spawn_slot = &pending;
     pthread_cond_broadcast(&spawn_changed);
     while (!pending.done) pthread_cond_wait(&spawn_changed, &spawn_lock);
     spawn_slot = NULL;
+    serving_ticket++;
     pthread_cond_broadcast(&spawn_changed);
     pthread_mutex_unlock(&spawn_lock);
     *error_number = pending.error_number;

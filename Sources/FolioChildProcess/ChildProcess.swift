@@ -12,8 +12,9 @@ import Synchronization
 ///
 /// Foundation's `Process.run()` on Linux over-reads a `dirent` while it scans `/proc/self/fd`
 /// (swift-corelibs-foundation#5472) and crashed the test suite; the children it had started (`folio serve`
-/// processes) then ran on with no parent. `ChildProcess` forks on one dedicated thread of this process that never
-/// exits, and the child asks the kernel for SIGKILL when that thread (so this process) ends, whatever ends it:
+/// processes) then ran on with no parent. `ChildProcess` starts children on one dedicated thread of this process
+/// that never exits, sharing its memory until they execute (so a start does not copy a large process), and the
+/// child asks the kernel for SIGKILL when that thread (so this process) ends, whatever ends it:
 /// an exit, SIGKILL, a crash in any thread.
 ///
 /// ```swift

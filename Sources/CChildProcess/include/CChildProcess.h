@@ -37,9 +37,11 @@ enum folio_child_spawn_step {
 
 /// Starts a child process that is killed (SIGKILL) when this process ends, however it ends.
 ///
-/// The fork happens on one dedicated thread of this process that is started at the first call and never exits
-/// (PR_SET_PDEATHSIG fires when the thread that forked ends, not the process); the calling thread waits for it.
-/// Between fork and exec the child makes only async-signal-safe calls: it resets every signal to its default
+/// The start happens on one dedicated thread of this process that is started at the first call and never exits
+/// (PR_SET_PDEATHSIG fires when the thread that started the child ends, not the process); calling threads wait for
+/// it in the order they called. The child shares this process's memory until it executes (clone with CLONE_VM and
+/// CLONE_VFORK, as posix_spawn does), so a start costs the same however large this process is. Between its start
+/// and exec the child makes only async-signal-safe calls: it resets every signal to its default
 /// action, asks for SIGKILL when its parent dies (and exits at once if the parent already died), optionally starts
 /// its own process group, makes the given descriptors its standard ones, closes every other descriptor, changes
 /// directory, unblocks every signal and executes `path`.
