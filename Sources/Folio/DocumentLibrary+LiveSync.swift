@@ -130,6 +130,8 @@ private actor LibraryObserver {
     /// The catalog entries and conflicts last reported.
     private var known: [DocumentID: DocumentInfo]
     private var conflicted: Set<DocumentID>
+    /// What the previous connection's token let the library sync, once a server said it.
+    private var scope: SyncScope?
 
     init(
         library: DocumentLibrary, registration: LiveSyncRegistration,
@@ -161,6 +163,15 @@ private actor LibraryObserver {
             break
         case .readOnly:
             continuation.yield(.connection(.readOnly))
+        case .scope(let granted):
+            // Documents the library holds that the last connection synced and this one may not.
+            if let scope {
+                let held = (try? library.catalog(includingDeleted: true).map(\.id)) ?? []
+                let revoked = held.filter { scope.includes($0) && !granted.includes($0) }.sorted()
+                if !revoked.isEmpty { continuation.yield(.documentsRevoked(revoked)) }
+            }
+            scope = granted
+            if case .documents = granted { continuation.yield(.scope(granted)) }
         case .presence(let document, let device, let state):
             await library.receivePresence(state, from: device, in: document)
         case .disconnected(let reason, let retryIn):

@@ -33,6 +33,15 @@ public enum LibraryEvent: Hashable, Sendable {
     /// what to do with it is the app's choice, keeping it (with a new token, syncing can start again) or removing it
     /// once the library is let go of (`DocumentLibrary.removeLocalCopies(at:fileSystem:)`).
     case accessRevoked(code: UInt16, reason: String)
+    /// The token grants single documents of the library, not all of it (a share of a document, or an app token's
+    /// `documents` claim): only these sync on this connection, each read-only or writable as the scope says; the
+    /// library's other documents stay on this device, neither sent nor updated. At every such connection, after
+    /// ``ConnectionState/connected``.
+    case scope(SyncScope)
+    /// Documents the library holds that the previous connection synced and this one's token no longer grants (a
+    /// share ended, a new token names fewer): nothing of them is sent or received any more. What the library holds
+    /// of them stays on this device. Follows the new connection's ``ConnectionState/connected``.
+    case documentsRevoked([DocumentID])
 }
 
 /// The state of a library's connection to its server.

@@ -73,6 +73,9 @@ struct ServerConnection {
                 : "\(SyncMessage.formatVersion), \(SyncMessage.runFormatVersion), \(SyncMessage.peopleFormatVersion)"
         }
         if presence != nil, let name = HTTPField.Name(SyncFrame.presenceHeader) { headers[name] = "1" }
+        // This client reads the scope a token grants (a server refuses a token of single documents to one that
+        // does not).
+        if let name = HTTPField.Name(SyncScope.header) { headers[name] = "1" }
         var configuration = WebSocketClientConfiguration(
             maxFrameSize: SyncFrame.maximumBytes, additionalHeaders: headers)
         configuration.autoPing = .enabled(timePeriod: .seconds(30))
@@ -192,13 +195,27 @@ struct ServerConnection {
         let channel = driver.session.id
         /// What this side announced in its hello: the server pulls all of it during the session.
         let announced = driver.session.vectors
+        /// The documents the store kept to itself when the session started (the session's own set grows by those a
+        /// scope leaves out).
+        let unpublishedAtStart = driver.session.unpublished
         /// Documents this device keeps to itself, read again for every batch (a move to local may happen at any time).
         var unpublished = driver.session.unpublished
+        /// What the token lets this connection sync, as the server's first frame says (`SyncFrame.scope`); the whole
+        /// library until then, and with a server from before scopes.
+        var scope = SyncScope.library(writes: true)
         /// Whether the server said the token may only read (`SyncFrame.readOnlyNotice` as its very first frame; the
         /// same bytes later are no such word): this side then offers nothing, and what this device commits stays on
         /// it.
         var readOnly = false
         var framesSeen = 0
+        /// Whether this side leaves `document` out: kept on this device, or outside the token's scope.
+        func excluded(_ document: DocumentID) -> Bool {
+            unpublished.contains(document) || !scope.includes(document)
+        }
+        /// Whether this side sends `document`'s changes to the server.
+        func sends(_ document: DocumentID) -> Bool {
+            !readOnly && !excluded(document) && scope.writes(document)
+        }
         func send(_ messages: [[UInt8]]) async throws {
             let started = ContinuousClock.now
             for message in messages {
@@ -229,7 +246,7 @@ struct ServerConnection {
             }
             presenceWait = nil
             presenceSent = now
-            for (document, state) in presence.takeChanged() where !unpublished.contains(document) {
+            for (document, state) in presence.takeChanged() where !excluded(document) {
                 try await outbound.write(
                     .binary(
                         ByteBuffer(
@@ -246,7 +263,7 @@ struct ServerConnection {
 
         /// Sends the changes of `document` the server lacks as far as this side knows.
         func offer(_ document: DocumentID) async throws {
-            guard !readOnly, !unpublished.contains(document) else { return }
+            guard sends(document) else { return }
             let since = (sent[document] ?? VersionVector()).merging(stored[document] ?? VersionVector())
             // The vector is read before the changes: a commit between the two is then sent again next time, rather
             // than counted as sent and never sent.
@@ -271,7 +288,7 @@ struct ServerConnection {
             guard !readOnly else { return nil }
             // Whatever was committed while the session ran goes now: what neither the server announced nor this side
             // did (the server pulled that), for documents this device shares.
-            for (document, vector) in try Self.summaries(of: store) where !unpublished.contains(document) {
+            for (document, vector) in try Self.summaries(of: store) where sends(document) {
                 let known = (driver.session.peer?.vectors[document] ?? VersionVector())
                     .merging(announced[document] ?? VersionVector())
                 guard !vector.isContained(in: known) else { continue }
@@ -285,7 +302,7 @@ struct ServerConnection {
             let batch = inbox.take()
             guard !batch.isEmpty else { continue }
             unpublished = try Self.unpublished(in: store)
-            if unpublished != driver.session.unpublished {
+            if unpublished != unpublishedAtStart {
                 // A document moved between containers: a new session starts from the new set (what the server
                 // lacks of a document now shared is pulled there; one now kept here is no longer announced).
                 throw Ended(description: "a document moved between containers", caughtUp: caughtUp)
@@ -308,17 +325,33 @@ struct ServerConnection {
                 case .message(let on, let message):
                     // Changes of a document this device keeps to itself are not taken, even pushed.
                     guard on == channel else { continue }
-                    if let document = SyncMessage.changesDocument(message), unpublished.contains(document) { continue }
+                    if let document = SyncMessage.changesDocument(message), excluded(document) { continue }
                     run.append(message)
                 case .notice where framesSeen == 1 && frame == SyncFrame.readOnlyNotice:
                     if !readOnly { await onEvent(.readOnly) }
                     readOnly = true
+                case .scope(let granted) where framesSeen == 1:
+                    // Before the server's hello: the session leaves out what the scope does, so that it neither
+                    // offers nor takes it.
+                    scope = granted
+                    if case .documents = granted {
+                        let outside = try Self.summaries(of: store).map(\.0).filter { !granted.includes($0) }
+                        driver.keepToItself(Set(outside))
+                    }
+                    await onEvent(.scope(granted))
+                    if !granted.writesAny {
+                        readOnly = true
+                        await onEvent(.readOnly)
+                    }
+                case .scope:
+                    // Only the first frame says what the connection may sync.
+                    continue
                 case .presence where frame == SyncFrame.presenceWelcome:
                     // The server relays presence: this device's may go.
                     presenceWelcomed = true
                 case .presence(let document, let from, let state):
                     // Others' presence only, in documents this device shares.
-                    guard presence != nil, from != device, !unpublished.contains(document) else { continue }
+                    guard presence != nil, from != device, !excluded(document) else { continue }
                     await onEvent(.presence(document: document, device: from, state: state))
                 case .notice(let document, let vector):
                     if let report = try await receive(run) { return report }
@@ -328,7 +361,7 @@ struct ServerConnection {
                         await onEvent(.acknowledged(document: document, vector: vector))
                     }
                     // A document this device keeps to itself is not asked for.
-                    guard caughtUp, !unpublished.contains(document) else { continue }
+                    guard caughtUp, !excluded(document) else { continue }
                     let own = try Self.vector(of: document, in: store)
                     if !vector.isContained(in: own) { try await send(driver.request(document)) }
                 }
@@ -339,7 +372,7 @@ struct ServerConnection {
                 if caughtUp {
                     // What was sent but is still not acknowledged a tick later, and did not move since the last tick,
                     // is sent again from what the server acknowledged (duplicates are ignored there).
-                    for document in sent.keys.sorted() where !unpublished.contains(document) {
+                    for document in sent.keys.sorted() where sends(document) {
                         let acknowledged = stored[document] ?? VersionVector()
                         guard let vector = sent[document], !vector.isContained(in: acknowledged) else { continue }
                         if unacknowledged[document] == acknowledged {

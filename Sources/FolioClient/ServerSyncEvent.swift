@@ -22,6 +22,11 @@ public enum ServerSyncEvent: Sendable {
     /// presence, and sends no change and no blob; what it commits stays on it. Once per connection, before
     /// ``caughtUp(_:)``.
     case readOnly
+    /// What the token lets this connection sync, as the server said in its first frame (a server that knows scopes
+    /// says it to every client that reads it): the whole library, or single documents, each to read or to write.
+    /// Documents outside it are neither sent nor taken on this connection. Once per connection, before
+    /// ``caughtUp(_:)`` (and before ``readOnly`` when the scope writes nothing).
+    case scope(SyncScope)
     /// The server refused the token (`code` 4401: unknown or revoked; 4402: expired; 4403: of another library; 4405: a token
     /// that may only read was used to write, by a client that did not know it). No further attempt follows:
     /// ``stopped`` comes next.

@@ -217,42 +217,44 @@ public final class PostgresAccounts: ServerAccounts {
         }
     }
 
-    /// See `ServerAccounts/share(_:with:role:now:)`.
-    public func share(_ library: String, with subject: String, role: LibraryRole, now: Date) throws {
+    /// See `ServerAccounts/share(_:document:with:role:now:)`.
+    public func share(_ library: String, document: DocumentID?, with subject: String, role: LibraryRole, now: Date)
+        throws
+    {
         try Self.checkShare(library, subject)
-        let (stored, created) = (role.rawValue, now.timeIntervalSince1970)
+        let (stored, created, shared) = (role.rawValue, now.timeIntervalSince1970, document?.description ?? "")
         let logger = database.logger
         try database.run("sharing library \(library)") { client in
             _ = try await client.query(
                 """
-                INSERT INTO folio_share (library, subject, role, created)
-                VALUES (\(library), \(subject), \(stored), \(created))
-                ON CONFLICT (library, subject) DO UPDATE SET role = excluded.role
+                INSERT INTO folio_share (library, subject, document, role, created)
+                VALUES (\(library), \(subject), \(shared), \(stored), \(created))
+                ON CONFLICT (library, subject, document) DO UPDATE SET role = excluded.role
                 """, logger: logger)
         }
     }
 
-    /// See `ServerAccounts/unshare(_:from:)`.
-    public func unshare(_ library: String, from subject: String) throws {
+    /// See `ServerAccounts/unshare(_:document:from:)`.
+    public func unshare(_ library: String, document: DocumentID?, from subject: String) throws {
         // A text of PostgreSQL holds no NUL: no share has one.
         guard !subject.utf8.contains(0), !library.utf8.contains(0) else {
-            throw ServerError(.notFound, "library \(library) is not shared with \(subject.debugDescription)")
+            throw Self.notShared(library, document, subject)
         }
+        let shared = document?.description ?? ""
         let logger = database.logger
         let found = try database.run("ending a share of library \(library)") { client in
             var found = false
             for try await _ in try await client.query(
                 """
-                DELETE FROM folio_share WHERE library = \(library) AND subject = \(subject) RETURNING subject
+                DELETE FROM folio_share
+                WHERE library = \(library) AND subject = \(subject) AND document = \(shared) RETURNING subject
                 """, logger: logger)
             {
                 found = true
             }
             return found
         }
-        guard found else {
-            throw ServerError(.notFound, "library \(library) is not shared with \(subject.debugDescription)")
-        }
+        guard found else { throw Self.notShared(library, document, subject) }
     }
 
     /// See `ServerAccounts/shares(of:)`.
@@ -260,8 +262,8 @@ public final class PostgresAccounts: ServerAccounts {
         try selectShares(
             "listing the shares of library \(library)",
             """
-            SELECT library, subject, role, created FROM folio_share WHERE library = \(library)
-            ORDER BY created, subject COLLATE "C"
+            SELECT library, subject, role, created, document FROM folio_share WHERE library = \(library)
+            ORDER BY created, subject COLLATE "C", document COLLATE "C"
             """)
     }
 
@@ -274,10 +276,10 @@ public final class PostgresAccounts: ServerAccounts {
         return try selectShares(
             "looking for shares",
             """
-            SELECT library, subject, role, created FROM folio_share
+            SELECT library, subject, role, created, document FROM folio_share
             WHERE subject = ANY(\(subjects)) AND library = ANY(\(libraries))
             """
-        ).sorted { ($0.library, $0.subject) < ($1.library, $1.subject) }
+        ).sorted { ($0.library, $0.subject, $0.storedDocument) < ($1.library, $1.subject, $1.storedDocument) }
     }
 
     /// See `ServerAccounts/offlineSince(_:)`.
@@ -351,12 +353,15 @@ public final class PostgresAccounts: ServerAccounts {
         let logger = database.logger
         return try database.run(action) { client in
             var shares: [LibraryShare] = []
-            for try await (library, subject, role, created) in try await client.query(query, logger: logger)
-                .decode((String, String, String, Double).self)
+            for try await (library, subject, role, created, document) in try await client.query(query, logger: logger)
+                .decode((String, String, String, Double, String).self)
             {
+                // A document that is no identity (damaged) shares nothing.
+                let shared = LibraryShare.document(stored: document)
+                guard shared.readable else { continue }
                 shares.append(
                     LibraryShare(
-                        library: library, subject: subject, role: LibraryRole(stored: role),
+                        library: library, document: shared.document, subject: subject, role: LibraryRole(stored: role),
                         created: Date(timeIntervalSince1970: created)))
             }
             return shares

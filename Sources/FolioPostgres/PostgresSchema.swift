@@ -173,6 +173,14 @@ public enum PostgresSchema {
                 // The person each device acts for (Device.person), '' when unknown.
                 "ALTER TABLE folio_device_name ADD COLUMN person text NOT NULL DEFAULT ''"
             ]),
+        Migration(
+            name: "7 document shares",
+            statements: [
+                // Shares of single documents: the document ('' for the whole library) joins the share's key.
+                "ALTER TABLE folio_share ADD COLUMN document text NOT NULL DEFAULT ''",
+                "ALTER TABLE folio_share DROP CONSTRAINT folio_share_pkey",
+                "ALTER TABLE folio_share ADD PRIMARY KEY (library, subject, document)",
+            ]),
     ]
 
     /// The names of the migrations this build knows, in order.

@@ -341,6 +341,12 @@ public final class PostgresServerLog: ServerLog {
         return Array(missing.prefix(limit))
     }
 
+    /// See `ServerLog/blobs(_:referencedBy:)`: the copy holds every change, so it knows what each refers to.
+    public func blobs(_ references: [BlobReference], referencedBy documents: [DocumentID]) throws -> Set<BlobReference>
+    {
+        try current { try $0.blobs(references, referencedBy: documents) }
+    }
+
     /// How many of the blobs the copy lacks ``missingBlobs(limit:)`` looks at, at most.
     static let missingBlobsScanned = 65_536
 

@@ -52,6 +52,21 @@ public final class AccountStore: ServerAccounts {
                         CREATE TABLE offline_library (name TEXT PRIMARY KEY NOT NULL, since REAL NOT NULL);
                         """)
             }
+            // Shares of single documents: the document ('' for the whole library) joins the share's key.
+            migrator.registerMigration("accounts-6-document-shares") { db in
+                try db.execute(
+                    sql: """
+                        CREATE TABLE share_by_document (
+                            library TEXT NOT NULL, subject TEXT NOT NULL, document TEXT NOT NULL DEFAULT '',
+                            role TEXT NOT NULL, created REAL NOT NULL,
+                            PRIMARY KEY (library, subject, document));
+                        INSERT INTO share_by_document (library, subject, role, created)
+                            SELECT library, subject, role, created FROM share;
+                        DROP TABLE share;
+                        ALTER TABLE share_by_document RENAME TO share;
+                        CREATE INDEX share_subject ON share(subject);
+                        """)
+            }
             try migrator.migrate(database)
             // A database a newer Folio migrated may hold what this build would ignore (a revocation, a role): refused.
             if try database.read({ try migrator.hasBeenSuperseded($0) }) {
@@ -158,27 +173,31 @@ public final class AccountStore: ServerAccounts {
         }
     }
 
-    /// See ``ServerAccounts/share(_:with:role:now:)``.
-    public func share(_ library: String, with subject: String, role: LibraryRole, now: Date) throws {
+    /// See ``ServerAccounts/share(_:document:with:role:now:)``.
+    public func share(_ library: String, document: DocumentID?, with subject: String, role: LibraryRole, now: Date)
+        throws
+    {
         try Self.checkShare(library, subject)
+        let stored = document?.description ?? ""
         try write("sharing library \(library)") { db in
             try db.execute(
                 sql: """
-                    INSERT INTO share (library, subject, role, created) VALUES (?, ?, ?, ?)
-                    ON CONFLICT (library, subject) DO UPDATE SET role = excluded.role
-                    """, arguments: [library, subject, role.rawValue, now.timeIntervalSince1970])
+                    INSERT INTO share (library, subject, document, role, created) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (library, subject, document) DO UPDATE SET role = excluded.role
+                    """, arguments: [library, subject, stored, role.rawValue, now.timeIntervalSince1970])
         }
     }
 
-    /// See ``ServerAccounts/unshare(_:from:)``.
-    public func unshare(_ library: String, from subject: String) throws {
+    /// See ``ServerAccounts/unshare(_:document:from:)``.
+    public func unshare(_ library: String, document: DocumentID?, from subject: String) throws {
+        let stored = document?.description ?? ""
         let removed = try write("ending a share of library \(library)") { db -> Bool in
-            try db.execute(sql: "DELETE FROM share WHERE library = ? AND subject = ?", arguments: [library, subject])
+            try db.execute(
+                sql: "DELETE FROM share WHERE library = ? AND subject = ? AND document = ?",
+                arguments: [library, subject, stored])
             return db.changesCount > 0
         }
-        guard removed else {
-            throw ServerError(.notFound, "library \(library) is not shared with \(subject.debugDescription)")
-        }
+        guard removed else { throw Self.notShared(library, document, subject) }
     }
 
     /// See ``ServerAccounts/shares(of:)``.
@@ -186,9 +205,12 @@ public final class AccountStore: ServerAccounts {
         try read("listing the shares of library \(library)") { db in
             try Row.fetchAll(
                 db,
-                sql: "SELECT library, subject, role, created FROM share WHERE library = ? ORDER BY created, subject",
+                sql: """
+                    SELECT library, subject, role, created, document FROM share WHERE library = ?
+                    ORDER BY created, subject, document
+                    """,
                 arguments: [library]
-            ).map(Self.share)
+            ).compactMap(Self.share)
         }
     }
 
@@ -209,16 +231,18 @@ public final class AccountStore: ServerAccounts {
                     found += try Row.fetchAll(
                         db,
                         sql: """
-                            SELECT library, subject, role, created FROM share
+                            SELECT library, subject, role, created, document FROM share
                             WHERE subject IN (\(subjectMarks)) AND library IN (\(libraryMarks))
                             """,
                         arguments: StatementArguments(subjectPiece + libraryPiece)
-                    ).map(Self.share)
+                    ).compactMap(Self.share)
                 }
             }
             return found
         }
-        return found.sorted { ($0.library, $0.subject) < ($1.library, $1.subject) }
+        return found.sorted {
+            ($0.library, $0.subject, $0.storedDocument) < ($1.library, $1.subject, $1.storedDocument)
+        }
     }
 
     /// See ``ServerAccounts/offlineSince(_:)``.
@@ -271,10 +295,13 @@ public final class AccountStore: ServerAccounts {
         }
     }
 
-    private static func share(_ row: Row) -> LibraryShare {
+    /// A share's row; `nil` for one whose document is not an identity (damaged), which shares nothing.
+    private static func share(_ row: Row) -> LibraryShare? {
         let role: String? = row[2]
+        let document = LibraryShare.document(stored: row[4] as String? ?? "")
+        guard document.readable else { return nil }
         return LibraryShare(
-            library: row[0], subject: row[1], role: LibraryRole(stored: role),
+            library: row[0], document: document.document, subject: row[1], role: LibraryRole(stored: role),
             created: Date(timeIntervalSince1970: row[3]))
     }
 

@@ -43,27 +43,34 @@ public enum AdminAPI {
         public var opened: Date
     }
 
-    /// `GET …/admin/shares`, and the answer of `PUT …/admin/shares`: the library shared with one of the app's users.
+    /// `GET …/admin/shares`, and the answer of `PUT …/admin/shares`: the library, or one of its documents, shared with
+    /// one of the app's users.
     public struct Share: Codable, Hashable, Sendable {
         /// The user, as the `sub` of their app tokens.
         public var subject: String
+        /// The document shared (its identity's text); absent for the whole library.
+        public var document: String?
         /// What they may do.
         public var role: LibraryRole
         /// When it was first shared.
         public var created: Date
     }
 
-    /// The body of `PUT …/admin/shares`: share the library with `subject` as `role` (or change the role).
+    /// The body of `PUT …/admin/shares`: share the library (or only its `document`) with `subject` as `role` (or
+    /// change the role).
     public struct ShareRequest: Codable, Hashable, Sendable {
         /// The user.
         public var subject: String
         /// The role.
         public var role: LibraryRole
+        /// The document to share (its identity's text); absent for the whole library.
+        public var document: String?
 
         /// Creates a request.
-        public init(subject: String, role: LibraryRole) {
+        public init(subject: String, role: LibraryRole, document: String? = nil) {
             self.subject = subject
             self.role = role
+            self.document = document
         }
     }
 
@@ -71,8 +78,10 @@ public enum AdminAPI {
     public struct User: Codable, Hashable, Sendable {
         /// The user.
         public var subject: String
-        /// The role a share gives them, if one does.
+        /// The role a share of the whole library gives them, if one does.
         public var sharedRole: LibraryRole?
+        /// The documents of the library shared with them one by one.
+        public var sharedDocuments: Int
         /// Their connections open to the library on the server that answers.
         public var sessions: Int
         /// Whether the user is revoked on the server (`folio serve user revoke`): every token of theirs is refused.

@@ -1,3 +1,4 @@
+import FolioCore
 import Foundation
 import JWTKit
 
@@ -16,8 +17,16 @@ import JWTKit
 /// devices, `Device.person`, when it has 1 to 256 bytes and no control or format character, else the subject is);
 /// `exp`, when it expires (seconds since 1970; required); `libraries`, the libraries
 /// it grants (up to 256 valid names; none or absent: only the libraries shared with the user,
-/// ``ServerAccounts/share(_:with:role:now:)``); `role`, one of ``LibraryRole``, what it grants in the libraries it names
-/// (`write` when absent). A token that fails any check is refused at the upgrade (4401; 4402 once expired; 4403 for a
+/// ``ServerAccounts/share(_:document:with:role:now:)``); `role`, one of ``LibraryRole``, what it grants in the libraries
+/// it names (`write` when absent); `documents` (optional), single documents it grants in libraries it does not name
+/// whole, by library, each document's identity with its role (up to 256 in all):
+///
+/// ```json
+/// {"sub": "user-42", "exp": 1767225600, "documents": {"notes": {"6ba7b810-9dad-11d1-80b4-00c04fd430c8": "read"}}}
+/// ```
+///
+/// A connection such a token opens syncs those documents alone (with those shared with the user), and never
+/// administers the library. A token that fails any check is refused at the upgrade (4401; 4402 once expired; 4403 for a
 /// library neither it nor a share grants), and a connection it opened is closed when it expires (4402).
 public struct AppTokenKeys: Sendable {
     /// The EdDSA keys, by `kid`.
@@ -104,8 +113,10 @@ public struct AppTokenKeys: Sendable {
         case invalid(String)
         /// Valid but expired.
         case expired
-        /// Valid, for other libraries (the server then looks for a share of the library with the user).
-        case otherLibrary(user: String, person: String, expires: ContinuousClock.Instant)
+        /// Valid, not for the whole library: for other libraries, or for the documents of the library it names in
+        /// its `documents` claim, `claimed` (the server then looks for shares of the library with the user too).
+        case otherLibrary(
+            user: String, person: String, expires: ContinuousClock.Instant, claimed: [DocumentID: LibraryRole])
     }
 
     /// The grant of `token` for `library`, checked at `now`.
@@ -139,7 +150,10 @@ public struct AppTokenKeys: Sendable {
         let seconds = min(claims.exp.value.timeIntervalSince(now), Self.longestExpiry)
         let expires = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
         guard (claims.libraries ?? []).contains(library) else {
-            return .failure(.otherLibrary(user: claims.sub.value, person: claims.person, expires: expires))
+            return .failure(
+                .otherLibrary(
+                    user: claims.sub.value, person: claims.person, expires: expires,
+                    claimed: claims.documents(of: library)))
         }
         return .success(
             AccessGrant(
@@ -181,9 +195,11 @@ struct AppTokenClaims: JWTPayload {
     /// unusable). Read leniently: identity providers put OpenID Connect's `name` in tokens, and one that is not text
     /// does not refuse the token.
     var name: String?
+    /// Single documents the token grants, by library, each document (its identity's text) with its role.
+    var documents: [String: [String: LibraryRole]]?
 
     private enum CodingKeys: String, CodingKey {
-        case sub, exp, libraries, role, name
+        case sub, exp, libraries, role, name, documents
     }
 
     init(from decoder: any Decoder) throws {
@@ -193,6 +209,17 @@ struct AppTokenClaims: JWTPayload {
         libraries = try container.decodeIfPresent([String].self, forKey: .libraries)
         role = try container.decodeIfPresent(LibraryRole.self, forKey: .role)
         name = (try? container.decodeIfPresent(String.self, forKey: .name)) ?? nil
+        documents = try container.decodeIfPresent([String: [String: LibraryRole]].self, forKey: .documents)
+    }
+
+    /// The documents of `library` the `documents` claim grants, with their roles (the claim is checked by
+    /// ``problem`` first).
+    func documents(of library: String) -> [DocumentID: LibraryRole] {
+        var granted: [DocumentID: LibraryRole] = [:]
+        for (text, role) in documents?[library] ?? [:] {
+            if let document = DocumentID(text) { granted[document] = role }
+        }
+        return granted
     }
 
     /// The person the server records for the devices of the token's connections: ``name`` when it has 1 to 256 bytes
@@ -209,6 +236,8 @@ struct AppTokenClaims: JWTPayload {
 
     /// The most libraries a token may name.
     static let maximumLibraries = 256
+    /// The most documents a token may name, all libraries together.
+    static let maximumDocuments = 256
     /// The longest subject, in bytes.
     static var maximumSubjectBytes: Int { AppTokenKeys.maximumSubjectBytes }
 
@@ -232,6 +261,19 @@ struct AppTokenClaims: JWTPayload {
         }
         if let bad = libraries.first(where: { !AccountNames.isValid($0) }) {
             return "the token names a library that is not a valid name: \(bad.prefix(80).debugDescription)"
+        }
+        let documents = self.documents ?? [:]
+        if documents.values.reduce(0, { $0 + $1.count }) > Self.maximumDocuments {
+            return "the token may name at most \(Self.maximumDocuments) documents"
+        }
+        for (library, named) in documents.sorted(by: { $0.key < $1.key }) {
+            guard AccountNames.isValid(library) else {
+                return
+                    "the token's documents name a library that is not a valid name: \(library.prefix(80).debugDescription)"
+            }
+            if let bad = named.keys.sorted().first(where: { DocumentID($0) == nil }) {
+                return "the token names a document that is not an identity: \(bad.prefix(80).debugDescription)"
+            }
         }
         return nil
     }

@@ -142,14 +142,17 @@ final class ConnectionRegistry: Sendable {
         close(code: code, reason: reason) { $0 == id && $1.library == library } > 0
     }
 
-    /// Asks every connection of `library` to close (those of `grantee` alone, when given, and only those a share
-    /// opened when `sharedOnly`); returns how many were not closing already.
+    /// Asks every connection of `library` to close (those of `grantee` alone, when given, only those a share
+    /// opened when `sharedOnly`, and only those whose grant `granted` accepts); returns how many were not closing
+    /// already.
     @discardableResult
     func close(
-        library: String, grantee: String? = nil, sharedOnly: Bool = false, code: UInt16, reason: String
+        library: String, grantee: String? = nil, sharedOnly: Bool = false, code: UInt16, reason: String,
+        where granted: (AccessGrant) -> Bool = { _ in true }
     ) -> Int {
         close(code: code, reason: reason) {
             $1.library == library && (grantee == nil || $1.token == grantee) && (!sharedOnly || $1.grant.viaShare)
+                && granted($1.grant)
         }
     }
 

@@ -1,3 +1,4 @@
+import FolioCore
 import FolioSync
 
 /// What a person may do in a library, as a token grants it.
@@ -38,8 +39,14 @@ struct AccessGrant: Sendable, Hashable {
     var key: String
     /// The library the connection serves.
     var library: String
-    /// What it may do there.
+    /// What it may do there: in the whole library, or, for a grant of single documents, the most it may do in one.
     var role: LibraryRole
+    /// The documents the grant is limited to, each with what it may do there; `nil`: the whole library. A grant of
+    /// documents never administers the library.
+    var documents: [DocumentID: LibraryRole]?
+    /// The documents of the library the app token names itself (its `documents` claim), kept so that the grant can
+    /// be worked out again when the user's shares change.
+    var claimed: [DocumentID: LibraryRole] = [:]
     /// When the grant ends (an app token's expiry); `nil` for a server token, which lasts until it is revoked.
     var expires: ContinuousClock.Instant?
     /// Whether a share of the library with the app's user grants it (the token does not name the library): the
@@ -48,6 +55,27 @@ struct AccessGrant: Sendable, Hashable {
     /// The app's user, as the server records them for the devices of the grant's connections (`Device.person`):
     /// the app token's `name` claim, else its subject; `nil` for a server token, whose devices say it themselves.
     var person: String?
+
+    /// What the grant lets a connection sync, as the server tells a client (`SyncFrame.scope`).
+    var scope: SyncScope {
+        documents.map { .documents($0.mapValues(\.writes)) } ?? .library(writes: role.writes)
+    }
+
+    /// What the app token's own `documents` claim (`claimed`) and the user's shares of the library grant together:
+    /// a share of the whole library grants all of it with its role; otherwise the documents claimed and shared, each
+    /// with the most either gives. `nil` when nothing of the library is granted.
+    static func throughShares(claimed: [DocumentID: LibraryRole], shares: [LibraryShare]) -> (
+        role: LibraryRole, documents: [DocumentID: LibraryRole]?
+    )? {
+        if let library = shares.first(where: { $0.document == nil }) { return (library.role, nil) }
+        var documents = claimed
+        for share in shares {
+            guard let document = share.document else { continue }
+            documents[document] = max(documents[document] ?? share.role, share.role)
+        }
+        guard let most = documents.values.max() else { return nil }
+        return (most, documents)
+    }
 }
 
 extension SyncMessage {

@@ -15,17 +15,29 @@ extension ServedLibrary {
     /// them (``sendOwedBlobs(to:)``), so that what a device asks for costs the server one message of memory; those
     /// it lacks are named lacking at once, and sent when they arrive. Past ``blobsWantedPerConnection`` owed or
     /// wanted, a blob is named lacking (the device asks again in a later session).
+    ///
+    /// A connection that may sync single documents is sent only the blobs their changes refer to: any other is named
+    /// lacking, as if the log did not hold it, and never sent.
     func answer(_ references: [BlobReference], on channel: UInt64, of connection: Connection) {
         let lacking: [BlobReference]
-        do { lacking = try log.lacking(references) } catch {
+        var hidden: Set<BlobReference> = []
+        do {
+            lacking = try log.lacking(references)
+            if connection.isScoped {
+                let visible = try log.blobs(references, referencedBy: connection.scope.documents)
+                hidden = Set(references).subtracting(visible)
+            }
+        } catch {
             return fail(connection, "looking for the blobs a device asked for", error)
         }
-        let absent = Set(lacking)
+        let absent = Set(lacking).subtracting(hidden)
         var owed = Set(connection.blobsOwed.filter { $0.channel == channel }.map(\.reference))
         var named: [BlobReference] = []
         // A blob owed already (asked again before it was sent) is sent once.
         for reference in references where !owed.contains(reference) {
-            if absent.contains(reference) {
+            if hidden.contains(reference) {
+                named.append(reference)
+            } else if absent.contains(reference) {
                 if connection.blobsWanted.count < Self.blobsWantedPerConnection {
                     connection.blobsWanted[reference] = channel
                 }

@@ -46,17 +46,24 @@ extension ServedLibrary {
         // A finished session has nothing more to say to a late repeat of its hello.
         guard connection.finishedPeers[channel] == nil else { return }
         if var session = connection.sessions[channel] {
-            let actions = session.receive(
-                .hello(connection.writes ? hello : Self.reader(hello, within: session.vectors)))
+            let actions = session.receive(.hello(Self.admitted(hello, by: connection.scope, within: session.vectors)))
             connection.sessions[channel] = session
             return perform(actions, on: channel, of: connection)
         }
         guard !budget.isSpent else {
             return refuse(connection, code: 1013, "the server is overloaded: its memory budget is spent")
         }
-        let summary: ServerLogSummary
+        var summary: ServerLogSummary
         do { summary = try currentSummary() } catch {
             return fail(connection, "reading the library's summary for a hello", error)
+        }
+        if connection.isScoped {
+            // The documents of the scope, and the names of the devices that wrote them, alone.
+            let scope = connection.scope
+            summary.vectors = summary.vectors.filter { scope.includes($0.key) }
+            summary.heads = summary.heads.filter { scope.includes($0.key) }
+            let authors = summary.vectors.values.reduce(into: Set<DeviceID>()) { $0.formUnion($1.devices) }
+            summary.devices = summary.devices.filter { authors.contains($0.id) }
         }
         var session = SyncSession(
             device: log.device, id: Self.sessionNumber(), role: .responder, vectors: summary.vectors,
@@ -64,7 +71,7 @@ extension ServedLibrary {
             devices: summary.devices, limits: SyncSession.Limits(requestWindow: limits.requestWindow))
         keep(channel, bytes: size, on: connection)
         metrics.sessions.increment()
-        let actions = session.receive(.hello(connection.writes ? hello : Self.reader(hello, within: summary.vectors)))
+        let actions = session.receive(.hello(Self.admitted(hello, by: connection.scope, within: summary.vectors)))
         connection.sessions[channel] = session
         perform(actions, on: channel, of: connection)
         // A reader is asked for nothing.
@@ -78,6 +85,30 @@ extension ServedLibrary {
         if !missing.isEmpty {
             asked(missing, on: channel, of: connection)
             perform([.send(.wantBlobs(missing))], on: channel, of: connection)
+        }
+    }
+
+    /// A hello as the library's session takes it from a connection of `scope`: as it is when the connection writes
+    /// the whole library; else without the documents outside the scope, and, for each document it may only read,
+    /// as a reader's (``reader(_:within:)``).
+    static func admitted(_ hello: SyncHello, by scope: SyncScope, within held: [DocumentID: VersionVector]) -> SyncHello
+    {
+        switch scope {
+        case .library(writes: true): return hello
+        case .library(writes: false): return reader(hello, within: held)
+        case .documents:
+            // The documents it may only read, as a reader's; those it writes, as they are.
+            let readOnly = { (document: DocumentID) in scope.includes(document) && !scope.writes(document) }
+            let read = reader(
+                SyncHello(
+                    device: hello.device, session: hello.session, replyTo: hello.replyTo,
+                    vectors: hello.vectors.filter { readOnly($0.key) }, heads: hello.heads.filter { readOnly($0.key) },
+                    devices: hello.devices), within: held)
+            return SyncHello(
+                device: hello.device, session: hello.session, replyTo: hello.replyTo,
+                vectors: hello.vectors.filter { scope.writes($0.key) }.merging(read.vectors) { first, _ in first },
+                heads: hello.heads.filter { scope.writes($0.key) }.merging(read.heads) { first, _ in first },
+                devices: hello.devices)
         }
     }
 

@@ -129,7 +129,8 @@ extension ServedLibrary {
     }
 
     /// Every device hears of what grew (a notice of each document's vector); the others get the changes stored,
-    /// never the bytes received: all but the connection `origin` names for a document, which sent them.
+    /// never the bytes received: all but the connection `origin` names for a document, which sent them. A connection
+    /// hears only of the documents its scope includes.
     func announce(
         _ gained: [DocumentID: (changes: [EncodedChange], heads: [SignedHead])],
         vectors: [DocumentID: VersionVector], origin: (DocumentID) -> UInt64?
@@ -142,7 +143,7 @@ extension ServedLibrary {
                 if case .send(let message) = action { message.encoded() } else { nil }
             }
             let sender = origin(document)
-            for listener in listeners where listener.id != sender {
+            for listener in listeners where listener.id != sender && listener.scope.includes(document) {
                 for message in messages {
                     let frame = SyncFrame.message(channel: listener.liveChannel!, bytes: message).encoded()
                     metrics.bytesOut.increment(by: Int64(frame.count))
@@ -154,7 +155,7 @@ extension ServedLibrary {
         // An empty vector (a `changes` message of nothing, for a document the log lacks) says nothing: no notice.
         for document in vectors.keys.sorted() where !vectors[document]!.isEmpty {
             let notice = SyncFrame.notice(document: document, vector: vectors[document]!).encoded()
-            for listener in listeners {
+            for listener in listeners where listener.scope.includes(document) {
                 metrics.bytesOut.increment(by: Int64(notice.count))
                 listener.outbox.send(notice)
             }

@@ -47,6 +47,8 @@ extension ServedLibrary {
                 connection, code: 1009,
                 "a presence state of \(state.count) bytes; at most \(limits.presenceBytes) are accepted")
         }
+        // Presence in a document outside the connection's scope is no one's to see.
+        guard connection.scope.includes(document) else { return metrics.presenceDropped.increment() }
         let shown = connection.presence.states[document] != nil
         // An empty state that takes a shown one away passes whatever the rate: it follows a state that passed, so it
         // at most doubles the rate, and a cursor must not stay on the others' screens after its device left.
@@ -62,7 +64,7 @@ extension ServedLibrary {
         budget.charge(state.count)
         budget.release(before)
         let frame = SyncFrame.presence(document: document, device: device, state: state).encoded()
-        relayPresence(frame, from: connection)
+        relayPresence(frame, in: document, from: connection)
         publishPresence?(frame)
     }
 
@@ -71,21 +73,24 @@ extension ServedLibrary {
     /// them when they next change or are renewed (every 10 s).
     func relayRemotePresence(_ frame: [UInt8]) {
         // Checked as a device's presence is: a presence frame within the bound, never any other kind.
-        guard case .presence(_, let device, let state)? = try? SyncFrame(decoding: frame),
+        guard case .presence(let document, let device, let state)? = try? SyncFrame(decoding: frame),
             state.count <= limits.presenceBytes
         else { return metrics.presenceDropped.increment() }
         for id in connections.keys.sorted() {
             guard let recipient = connections[id], recipient.presence.reads, let own = recipient.device,
-                own.id != device
+                own.id != device, recipient.scope.includes(document)
             else { continue }
             offerPresence(frame, to: recipient)
         }
     }
 
-    /// Queues a presence frame for every connection of the library but `sender` that said hello and reads presence.
-    func relayPresence(_ frame: [UInt8], from sender: Connection) {
+    /// Queues a presence frame of `document` for every connection of the library but `sender` that said hello,
+    /// reads presence and may sync the document.
+    func relayPresence(_ frame: [UInt8], in document: DocumentID, from sender: Connection) {
         for recipient in connections.values where recipient.id != sender.id {
-            guard recipient.presence.reads, recipient.device != nil else { continue }
+            guard recipient.presence.reads, recipient.device != nil, recipient.scope.includes(document) else {
+                continue
+            }
             offerPresence(frame, to: recipient)
         }
     }
@@ -101,7 +106,7 @@ extension ServedLibrary {
         metrics.bytesOut.increment(by: Int64(welcome.count))
         for id in connections.keys.sorted() where id != connection.id {
             guard let other = connections[id], let device = other.device else { continue }
-            for document in other.presence.states.keys.sorted() {
+            for document in other.presence.states.keys.sorted() where connection.scope.includes(document) {
                 let state = other.presence.states[document]!
                 offerPresence(
                     SyncFrame.presence(document: document, device: device.id, state: state).encoded(), to: connection)
@@ -124,7 +129,7 @@ extension ServedLibrary {
             }
             guard !stillShown else { continue }
             let frame = SyncFrame.presence(document: document, device: device, state: []).encoded()
-            relayPresence(frame, from: connection)
+            relayPresence(frame, in: document, from: connection)
             publishPresence?(frame)
         }
     }

@@ -68,9 +68,15 @@ actor ServedLibrary {
         /// What the device shows the others of itself through this connection (its cursors), and whether the client
         /// reads the others'.
         var presence: Presence
-        /// Whether the connection's token may write (``LibraryRole/writes``): a reader's hellos are read as if it held
-        /// nothing the library lacks, so that no session asks it for changes, and it is asked for no blob.
-        var writes = true
+        /// What the connection's grant lets it sync: the whole library or single documents, each to write or only to
+        /// read. A reader's hellos are read as if it held nothing the library lacks (of a document it may only read,
+        /// as if it held nothing of it that the library lacks), so that no session asks it for changes it may not
+        /// send; documents outside the scope are left out of every hello, answer, push, notice and presence.
+        var scope = SyncScope.library(writes: true)
+        /// Whether the connection may write anything: else it is asked for no blob.
+        var writes: Bool { scope.writesAny }
+        /// Whether the connection's grant is limited to single documents.
+        var isScoped: Bool { if case .documents = scope { true } else { false } }
         /// Blobs the device asked for that the log lacked, with the channel it asked on: sent when they arrive.
         /// At most ``ServedLibrary/blobsWantedPerConnection``.
         var blobsWanted: [BlobReference: UInt64] = [:]
@@ -144,17 +150,17 @@ actor ServedLibrary {
 
     /// Registers a connection; its frames go to `outbox`, in message format `format` (the newest the client listed
     /// at the upgrade, 2 by default), and presence frames go to it only when `readsPresence` (the client said so at
-    /// the upgrade). `person` is the user of the connection's token, when it names one: the person recorded for its
-    /// device, whatever the device says.
+    /// the upgrade). `scope` is what its grant lets it sync. `person` is the user of the connection's token, when it
+    /// names one: the person recorded for its device, whatever the device says.
     func connect(
         _ outbox: Outbox, peer: String, format: UInt8 = SyncMessage.formatVersion, readsPresence: Bool = false,
-        writes: Bool = true, person: String? = nil
+        scope: SyncScope = .library(writes: true), person: String? = nil
     ) -> UInt64 {
         nextConnection += 1
         let connection = Connection(
             id: nextConnection, outbox: outbox, peer: peer, format: format,
             presence: Presence(reads: readsPresence, perSecond: limits.presencePerSecond))
-        connection.writes = writes
+        connection.scope = scope
         connection.person = person
         connections[nextConnection] = connection
         return nextConnection
@@ -199,6 +205,18 @@ actor ServedLibrary {
         // calls).
         guard connection.writes || !message.isUpload else {
             return refuse(connection, code: 4405, "this token may read the library, not write to it")
+        }
+        // A change of a document outside the scope, or that the scope only reads, is not taken; nor is a request or
+        // an asking for one outside it.
+        if let document = message.scopedDocument {
+            guard connection.scope.includes(document) else {
+                return refuse(
+                    connection, code: Self.outsideScopeCode,
+                    "document \(document) is not shared with this token")
+            }
+            guard !message.isUpload || connection.scope.writes(document) else {
+                return refuse(connection, code: 4405, "this token may read document \(document), not write to it")
+            }
         }
         // A client that writes format 3 or 4 reads it.
         if format > connection.format, SyncMessage.readableFormats.contains(format) { connection.format = format }
@@ -357,7 +375,23 @@ actor ServedLibrary {
     }
 }
 
+extension ServedLibrary {
+    /// The close code of a connection that sent changes of a document, or asked for one, outside what its grant lets
+    /// it sync: nothing of it is stored.
+    static let outsideScopeCode: UInt16 = 4406
+}
+
 extension SyncMessage {
+    /// The document a message is about, for those that name one: changes (as `changes` or a run), and requests.
+    var scopedDocument: DocumentID? {
+        switch self {
+        case .changes(let document, _, _): document
+        case .run(let run): run.document
+        case .request(let document, _): document
+        case .hello, .done, .wantBlobs, .blobs: nil
+        }
+    }
+
     /// The message's kind, for logs and close reasons.
     var kindName: String {
         switch self {

@@ -111,19 +111,21 @@ public protocol ServerAccounts: AnyObject, Sendable {
     ///
     /// - Throws: ``ServerError`` `storage`.
     func revokedUsers(among subjects: [String]) throws -> [String]
-    /// Shares `library` with the app's user `subject` as `role`, or gives an existing share that role: from now on
-    /// their app tokens open the library, whichever libraries the tokens name (a token that names the library keeps
-    /// the role it carries). A running server closes their connections of the old role within about a second (4401),
-    /// so that they come back with the new one.
+    /// Shares `library` (or only its `document`) with the app's user `subject` as `role`, or gives an existing share
+    /// that role: from now on their app tokens open the library, whichever libraries the tokens name (a token that
+    /// names the library keeps the role it carries). A share of the library grants all of it; without one, the
+    /// user's connections sync the documents shared with them alone, each with its share's role. A running server
+    /// closes the connections of the old grant within about a second (4409), so that they come back with the new one.
     ///
     /// - Throws: ``ServerError`` `invalidName` for a library name or subject that is not valid, `storage`.
-    func share(_ library: String, with subject: String, role: LibraryRole, now: Date) throws
-    /// Ends the share of `library` with `subject`: a running server closes the connections it opened within about a
-    /// second (4401), and refuses them from then on.
+    func share(_ library: String, document: DocumentID?, with subject: String, role: LibraryRole, now: Date) throws
+    /// Ends the share of `library` (or of its `document`) with `subject`: a running server closes the connections it
+    /// opened within about a second (4401 when nothing of the library is shared with the user any more, else 4409),
+    /// and refuses what it no longer grants from then on.
     ///
-    /// - Throws: ``ServerError`` `notFound` when the library is not shared with that user, `storage`.
-    func unshare(_ library: String, from subject: String) throws
-    /// The shares of `library`, in the order shared.
+    /// - Throws: ``ServerError`` `notFound` when the library (or document) is not shared with that user, `storage`.
+    func unshare(_ library: String, document: DocumentID?, from subject: String) throws
+    /// The shares of `library`, of the library and of its documents, in the order shared.
     ///
     /// - Throws: ``ServerError`` `storage`.
     func shares(of library: String) throws -> [LibraryShare]
@@ -195,6 +197,28 @@ extension ServerAccounts {
     /// - Throws: ``ServerError``, as ``revokeUser(_:now:)``.
     public func revokeUser(_ subject: String) throws {
         try revokeUser(subject, now: Date())
+    }
+
+    /// Shares the whole of `library` with `subject` as `role` (see ``share(_:document:with:role:now:)``).
+    ///
+    /// - Throws: ``ServerError``, as ``share(_:document:with:role:now:)``.
+    public func share(_ library: String, with subject: String, role: LibraryRole, now: Date) throws {
+        try share(library, document: nil, with: subject, role: role, now: now)
+    }
+
+    /// Ends the share of the whole of `library` with `subject` (see ``unshare(_:document:from:)``).
+    ///
+    /// - Throws: ``ServerError``, as ``unshare(_:document:from:)``.
+    public func unshare(_ library: String, from subject: String) throws {
+        try unshare(library, document: nil, from: subject)
+    }
+
+    /// Why a share of `library` (or of its `document`) with `subject` cannot be found: for ``unshare(_:document:from:)``.
+    package static func notShared(_ library: String, _ document: DocumentID?, _ subject: String) -> ServerError {
+        ServerError(
+            .notFound,
+            (document.map { "document \($0) of library \(library)" } ?? "library \(library)")
+                + " is not shared with \(subject.debugDescription)")
     }
 
     /// Refuses a subject a user could not have (see ``AppTokenKeys/maximumSubjectBytes``): what every implementation

@@ -72,6 +72,11 @@ public protocol ServerLog: AnyObject, Sendable {
     ///
     /// - Throws: when the storage fails.
     func missingBlobs(limit: Int) throws -> [BlobReference]
+    /// Of `references`, those a change of one of `documents` refers to (`ChangeLogStore.blobs(_:referencedBy:)`):
+    /// the blobs a connection that syncs those documents alone is sent.
+    ///
+    /// - Throws: when the storage fails.
+    func blobs(_ references: [BlobReference], referencedBy documents: [DocumentID]) throws -> Set<BlobReference>
     /// Stores the blobs a change of the log refers to and the log lacks (`ChangeLogStore.storeBlobs(_:)`).
     ///
     /// - Throws: when the storage fails.
@@ -97,6 +102,9 @@ extension ServerLog {
     public func lacking(_ references: [BlobReference]) throws -> [BlobReference] { [] }
     /// None: a log that keeps no blobs asks for none.
     public func missingBlobs(limit: Int) throws -> [BlobReference] { [] }
+    /// None: a log that keeps no blobs refers to none.
+    public func blobs(_ references: [BlobReference], referencedBy documents: [DocumentID]) throws -> Set<BlobReference>
+    { [] }
     /// Nothing: a log only this process writes never grows behind its back.
     public func catchUp() throws -> [DocumentID: VersionVector] { [:] }
     /// Refuses them all.
@@ -235,6 +243,12 @@ extension SQLiteServerLog {
     /// See ``ServerLog/missingBlobs(limit:)``.
     public func missingBlobs(limit: Int) throws -> [BlobReference] {
         try store.missingBlobs(limit: limit)
+    }
+
+    /// See ``ServerLog/blobs(_:referencedBy:)``.
+    public func blobs(_ references: [BlobReference], referencedBy documents: [DocumentID]) throws -> Set<BlobReference>
+    {
+        try store.blobs(references, referencedBy: documents)
     }
 
     /// See ``ServerLog/storeBlobs(_:)``.

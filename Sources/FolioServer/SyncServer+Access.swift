@@ -55,7 +55,7 @@ extension SyncServer {
             guard let keys = configuration.appTokens else {
                 return .failure(Refusal(status: .unauthorized, reason: "the server takes no app tokens"))
             }
-            let named: AccessGrant
+            var named: AccessGrant
             let viaShare: Bool
             switch await keys.grant(secret, library: library, now: Date()) {
             case .success(let grant): (named, viaShare) = (grant, false)
@@ -63,29 +63,34 @@ extension SyncServer {
             case .failure(.expired):
                 return .failure(
                     Refusal(status: .unauthorized, reason: "the token expired", closeCode: Int(Self.expiredCode)))
-            case .failure(.otherLibrary(let user, let person, let expires)):
-                // The token does not name the library: a share with its user may grant it.
+            case .failure(.otherLibrary(let user, let person, let expires, let claimed)):
+                // The token does not name the whole library: the documents it names and the user's shares may
+                // grant it, or some of it.
                 named = AccessGrant(
                     key: Self.userKeyPrefix + user, library: library, role: .read, expires: expires, person: person)
+                named.claimed = claimed
                 viaShare = true
             }
             let accounts = self.accounts
             let logger = self.logger
             let subject = Self.subject(of: named.key) ?? ""
+            let asked = named
             return await Self.offTheLoop {
+                let named = asked
                 do {
                     guard try accounts.revokedUsers(among: [subject]).isEmpty else {
                         return .failure(
                             Refusal(status: .unauthorized, reason: "the user was revoked", token: named.key))
                     }
                     guard viaShare else { return .success(named) }
-                    guard let share = try accounts.shares(among: [subject], in: [library]).first else {
+                    let shares = try accounts.shares(among: [subject], in: [library])
+                    guard let granted = AccessGrant.throughShares(claimed: named.claimed, shares: shares) else {
                         return .failure(
                             Refusal(
                                 status: .forbidden, reason: "the token does not grant this library", token: named.key))
                     }
                     var grant = named
-                    grant.role = share.role
+                    (grant.role, grant.documents) = granted
                     grant.viaShare = true
                     return .success(grant)
                 } catch {
@@ -168,8 +173,9 @@ extension SyncServer {
         }
     }
 
-    /// Closes the connections a share opened whose share has ended (4401) or now grants another role (4409: the
-    /// client comes back with what the share grants now).
+    /// Closes the connections a share (or an app token's `documents` claim) opened that the user's shares no longer
+    /// grant anything (4401), or grant otherwise now: another role, other documents (4409: the client comes back
+    /// with what it is granted now).
     private func closeUnshared() async throws {
         let shared = registry.sharedGrants
         guard !shared.isEmpty else { return }
@@ -179,15 +185,20 @@ extension SyncServer {
         let shares = try await Self.offTheLoop {
             Result { try accounts.shares(among: subjects, in: libraries) }
         }.get()
-        var roles: [String: LibraryRole] = [:]
-        for share in shares { roles[Self.userKeyPrefix + share.subject + "/" + share.library] = share.role }
+        var byGrantee: [String: [LibraryShare]] = [:]
+        for share in shares {
+            byGrantee[Self.userKeyPrefix + share.subject + "/" + share.library, default: []].append(share)
+        }
         for (id, grant) in shared {
-            let role = roles[grant.key + "/" + grant.library]
-            guard role != grant.role else { continue }
+            let now = AccessGrant.throughShares(
+                claimed: grant.claimed, shares: byGrantee[grant.key + "/" + grant.library] ?? [])
+            guard now?.role != grant.role || now?.documents != grant.documents else { continue }
             let (code, reason) =
-                role == nil
+                now == nil
                 ? (UInt16(4401), "the library is no longer shared with the user")
-                : (Self.roleChangedCode, "the user's role changed: connect again")
+                : now?.documents == grant.documents
+                    ? (Self.roleChangedCode, "the user's role changed: connect again")
+                    : (Self.roleChangedCode, "what is shared with the user changed: connect again")
             if registry.close(session: id, of: grant.library, code: code, reason: reason) {
                 logger.warning(
                     "closing a connection of an ended share",

@@ -1,3 +1,4 @@
+import FolioCore
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -100,40 +101,60 @@ extension SyncServer {
         router.put(RouterPath(base + "/shares")) { request, context in
             await self.administer(request, context) { library, grant in
                 let wanted = try await Self.body(of: request, as: AdminAPI.ShareRequest.self)
+                let document = try Self.document(wanted.document)
                 let accounts = self.accounts
                 let most = self.configuration.limits.sharesPerLibrary
                 let (before, share) = try await self.blocking { () throws -> (LibraryShare?, LibraryShare?) in
                     let shares = try accounts.shares(of: library)
-                    let before = shares.first { $0.subject == wanted.subject }
+                    let before = shares.first { $0.subject == wanted.subject && $0.document == document }
                     guard before != nil || shares.count < most else {
                         throw AdminFailure(
-                            .conflict, "the library is shared with \(most) users already")
+                            .conflict, "the library has \(most) shares already")
                     }
-                    try accounts.share(library, with: wanted.subject, role: wanted.role, now: Date())
-                    return (before, try accounts.shares(among: [wanted.subject], in: [library]).first)
+                    try accounts.share(
+                        library, document: document, with: wanted.subject, role: wanted.role, now: Date())
+                    let after = try accounts.shares(among: [wanted.subject], in: [library])
+                    return (before, after.first { $0.document == document })
                 }
                 guard let share else { throw AdminFailure(.internalServerError, "the share was not kept") }
-                // Connections of the old role come back with the new one.
+                // Connections of the old grant come back with the new one (the revocation watch would close them
+                // within a second; a new role takes effect at once).
                 if let before, before.role != wanted.role {
                     self.registry.close(
                         library: library, grantee: Self.userKeyPrefix + wanted.subject, sharedOnly: true,
                         code: Self.roleChangedCode, reason: "the user's role changed: connect again")
                 }
-                self.audit(
-                    "shared the library", grant,
-                    ["subject": .string(wanted.subject), "role": .string(wanted.role.rawValue)])
+                var audited: Logger.Metadata = [
+                    "subject": .string(wanted.subject), "role": .string(wanted.role.rawValue),
+                ]
+                if let document { audited["document"] = .string(document.description) }
+                self.audit(document == nil ? "shared the library" : "shared a document", grant, audited)
                 return Self.described(share)
             }
         }
         router.delete(RouterPath(base + "/shares/:subject")) { request, context in
             let subject = Self.parameter("subject", of: context)
+            let named = request.uri.queryParameters.get("document")
             return await self.administer(request, context) { library, grant -> AdminAPI.Status? in
+                let document = try Self.document(named)
                 let accounts = self.accounts
-                try await self.blocking { try accounts.unshare(library, from: subject) }
-                self.registry.close(
-                    library: library, grantee: Self.userKeyPrefix + subject, sharedOnly: true, code: 4401,
-                    reason: "the library is no longer shared with the user")
-                self.audit("ended a share", grant, ["subject": .string(subject)])
+                try await self.blocking { try accounts.unshare(library, document: document, from: subject) }
+                if let document {
+                    // The connections that synced the document come back with what is left, or are refused.
+                    self.registry.close(
+                        library: library, grantee: Self.userKeyPrefix + subject, sharedOnly: true,
+                        code: Self.roleChangedCode, reason: "what is shared with the user changed: connect again"
+                    ) { $0.documents?[document] != nil }
+                    self.audit(
+                        "ended a share of a document", grant,
+                        ["subject": .string(subject), "document": .string(document.description)])
+                } else {
+                    self.registry.close(
+                        library: library, grantee: Self.userKeyPrefix + subject, sharedOnly: true, code: 4401,
+                        reason: "the library is no longer shared with the user"
+                    ) { $0.documents == nil }
+                    self.audit("ended a share", grant, ["subject": .string(subject)])
+                }
                 return nil
             }
         }
@@ -207,7 +228,7 @@ extension SyncServer {
         let grant: AccessGrant
         switch await authorize(request.headers, library: library) {
         case .failure(let refusal): return Self.failure(AdminFailure(refusal.status, refusal.reason))
-        case .success(let granted) where granted.role < .admin:
+        case .success(let granted) where granted.role < .admin || granted.documents != nil:
             return Self.failure(AdminFailure(.forbidden, "the token may not administer the library"))
         case .success(let granted): grant = granted
         }
@@ -264,10 +285,13 @@ extension SyncServer {
         let (shares, revoked) = try await blocking { () throws -> ([LibraryShare], Set<String>) in
             (try accounts.shares(of: library), Set(try accounts.revokedUsers(among: connected.keys.sorted())))
         }
-        let roles = Dictionary(shares.map { ($0.subject, $0.role) }, uniquingKeysWith: { first, _ in first })
-        return Set(roles.keys).union(connected.keys).sorted().map {
+        let roles = Dictionary(
+            shares.filter { $0.document == nil }.map { ($0.subject, $0.role) }, uniquingKeysWith: { first, _ in first })
+        let documents = Dictionary(grouping: shares.filter { $0.document != nil }, by: \.subject).mapValues(\.count)
+        return Set(roles.keys).union(documents.keys).union(connected.keys).sorted().map {
             AdminAPI.User(
-                subject: $0, sharedRole: roles[$0], sessions: connected[$0] ?? 0, revoked: revoked.contains($0))
+                subject: $0, sharedRole: roles[$0], sharedDocuments: documents[$0] ?? 0, sessions: connected[$0] ?? 0,
+                revoked: revoked.contains($0))
         }
     }
 
@@ -279,7 +303,18 @@ extension SyncServer {
     }
 
     private static func described(_ share: LibraryShare) -> AdminAPI.Share {
-        AdminAPI.Share(subject: share.subject, role: share.role, created: share.created)
+        AdminAPI.Share(
+            subject: share.subject, document: share.document?.description, role: share.role, created: share.created)
+    }
+
+    /// The document a request names (its identity's text), or `nil` when it names none; refused (400) when the text
+    /// is no identity.
+    private static func document(_ text: String?) throws -> DocumentID? {
+        guard let text else { return nil }
+        guard let document = DocumentID(text) else {
+            throw AdminFailure(.badRequest, "\(text.prefix(80).debugDescription) is not a document's identity")
+        }
+        return document
     }
 
     private static func described(_ token: ServerToken) -> AdminAPI.Token {

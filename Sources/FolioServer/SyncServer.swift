@@ -252,6 +252,12 @@ public final class SyncServer: Sendable {
                     }
                 }()
             refusal = (code, failure.reason, failure.token)
+        case .success(let grant) where grant.documents != nil && !Self.readsScope(headers):
+            // It would offer the library's other documents, and be closed for it again and again.
+            refusal = (
+                4403, "the token grants single documents of the library; this client syncs whole libraries only",
+                grant.key
+            )
         case .success(let grant):
             let address = channel.remoteAddress?.ipAddress ?? peer
             switch registry.admit(grant, address: address, limits: configuration.limits) {
@@ -260,13 +266,14 @@ public final class SyncServer: Sendable {
                 channel.closeFuture.whenComplete { _ in self.registry.release(id) }
                 let format = Self.newestFormat(in: head.headerFields)
                 let readsPresence = Self.readsPresence(head.headerFields)
+                let readsScope = Self.readsScope(head.headerFields)
                 // The answer says the server relays presence to the client, which may then send its own.
                 var answer = HTTPFields()
                 if readsPresence, let name = HTTPField.Name(SyncFrame.presenceHeader) { answer[name] = "1" }
                 return .upgrade(answer) { inbound, outbound, _ in
                     await self.serve(
                         grant, connection: id, peer: peer, format: format, readsPresence: readsPresence,
-                        inbound: inbound, outbound: outbound, channel: channel)
+                        readsScope: readsScope, inbound: inbound, outbound: outbound, channel: channel)
                 }
             case .failure(let over):
                 refusal = (1013, over.reason, grant.key)
@@ -359,9 +366,19 @@ public final class SyncServer: Sendable {
     /// Whether a client's upgrade request says it reads presence frames: version 1 listed in `SyncFrame.presenceHeader`
     /// (comma-separated numbers, any of its lines).
     static func readsPresence(_ headers: HTTPFields) -> Bool {
-        guard let name = HTTPField.Name(SyncFrame.presenceHeader) else { return false }
+        lists(version: "1", in: SyncFrame.presenceHeader, of: headers)
+    }
+
+    /// Whether a client's upgrade request says it reads scope frames: version 1 listed in `SyncScope.header`.
+    static func readsScope(_ headers: HTTPFields) -> Bool {
+        lists(version: "1", in: SyncScope.header, of: headers)
+    }
+
+    /// Whether `version` is among the comma-separated numbers of header `header`, any of its lines.
+    private static func lists(version: String, in header: String, of headers: HTTPFields) -> Bool {
+        guard let name = HTTPField.Name(header) else { return false }
         return headers[values: name].contains { value in
-            value.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == "1" }
+            value.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == version }
         }
     }
 
@@ -401,11 +418,13 @@ public final class SyncServer: Sendable {
     }
 
     /// Serves one WebSocket connection of `grant`'s library until it closes; in message format `format`, with
-    /// presence frames when `readsPresence`. A `read` grant's connection is told so first
-    /// (`SyncFrame.readOnlyNotice`), and closed (4405) when it sends a change or a blob, nothing of which is stored.
+    /// presence frames when `readsPresence`. A client that `readsScope` is told first what the grant lets it sync
+    /// (`SyncFrame.scope`); another, with a `read` grant, that it may only read (`SyncFrame.readOnlyNotice`). A
+    /// connection that sends a change or a blob it may not is closed (4405; 4406 for a document outside its scope),
+    /// and nothing of what it sent is stored.
     private func serve(
         _ grant: AccessGrant, connection: UInt64, peer: String, format: UInt8, readsPresence: Bool,
-        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, channel: any Channel
+        readsScope: Bool, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, channel: any Channel
     ) async {
         let name = grant.library
         let metadata: Logger.Metadata = [
@@ -423,10 +442,17 @@ public final class SyncServer: Sendable {
         defer { metrics.connectionsOpen.decrement() }
         let limits = configuration.limits
         let outbox = Outbox(limit: limits.queuedFrames, byteLimit: limits.queuedBytes, budget: budget)
-        let writes = grant.role.writes
-        if !writes { outbox.send(SyncFrame.readOnlyNotice.encoded()) }
+        let scope = grant.scope
+        let writes = scope.writesAny
+        // The first frame, before any answer to the client's hello: the client leaves out what the scope does
+        // before it reads the server's hello.
+        if readsScope {
+            outbox.send(SyncFrame.scope(scope).encoded())
+        } else if !writes {
+            outbox.send(SyncFrame.readOnlyNotice.encoded())
+        }
         let id = await library.connect(
-            outbox, peer: peer, format: format, readsPresence: readsPresence, writes: writes, person: grant.person)
+            outbox, peer: peer, format: format, readsPresence: readsPresence, scope: scope, person: grant.person)
         // From now on a revocation or the server's shutdown closes it through its outbox.
         registry.attach(connection, outbox: outbox)
         // Once its socket has closed, nothing waits for the connection any more: not the reader for its queue to
@@ -519,6 +545,9 @@ public final class SyncServer: Sendable {
                         await library.receivePresence(document: document, device: device, state: state, from: id)
                     case .notice:
                         outbox.close(code: 1002, reason: "a client does not send notices")
+                        break reading
+                    case .scope:
+                        outbox.close(code: 1002, reason: "a client does not send scopes")
                         break reading
                     }
                     // A client that does not take what it was sent is not read either, so that its requests cannot

@@ -191,6 +191,30 @@ extension ChangeLogStore {
 }
 
 extension ChangeLogStore {
+    /// Of `references`, those a change of one of `documents` refers to: what a server sends a connection that may
+    /// sync those documents alone.
+    ///
+    /// - Throws: ``StoreError``.
+    public func blobs(_ references: [BlobReference], referencedBy documents: [DocumentID]) throws(StoreError)
+        -> Set<BlobReference>
+    {
+        guard !references.isEmpty, !documents.isEmpty else { return [] }
+        return try read("looking for the documents' blobs") { db in
+            guard try BlobTables.exist(in: db) else { return [] }
+            let rows = try Set(documents).sorted().compactMap { try rowID(of: $0, in: db) }
+            let statement = try db.cachedStatement(
+                sql: "SELECT document FROM change_blob WHERE hash = ? AND size = ?")
+            var found: Set<BlobReference> = []
+            let wanted = Set(rows)
+            for reference in Set(references) {
+                let referrers = try Int64.fetchAll(
+                    statement, arguments: [Data(reference.hash.bytes), Int64(reference.size)])
+                if referrers.contains(where: wanted.contains) { found.insert(reference) }
+            }
+            return found
+        }
+    }
+
     /// Of `references`, those the store lacks, in order (without repeats).
     ///
     /// - Throws: ``StoreError``.

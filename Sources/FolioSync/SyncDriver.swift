@@ -295,6 +295,12 @@ public struct SyncDriver: Sendable {
         return updatedSinceTaken.sorted()
     }
 
+    /// Leaves `documents` out of the session from now on (``SyncSession/keepToItself(_:)``): a client's answer to a
+    /// server's scope, before the server's hello.
+    public mutating func keepToItself(_ documents: Set<DocumentID>) {
+        session.keepToItself(documents)
+    }
+
     /// The changes of `document` that a peer at `since` lacks, as `changes` messages to send unasked: how a live
     /// connection passes on local commits as they happen. Empty when the peer lacks nothing.
     ///

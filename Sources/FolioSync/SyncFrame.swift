@@ -1,7 +1,8 @@
 import FolioCore
 
 /// One frame of the sync protocol over a connection to a server (a WebSocket binary message): a session's message on
-/// a channel, the server's notice that a document's log grew, or a device's presence in a document.
+/// a channel, the server's notice that a document's log grew, a device's presence in a document, or what the connection
+/// may sync.
 ///
 /// A connection carries any number of sessions, each on a channel the client numbers (its session number). The
 /// server answers on the channel the message came on. It also sends a ``notice(document:vector:)`` whenever its log of a
@@ -17,6 +18,9 @@ public enum SyncFrame: Hashable, Sendable {
     /// bytes), or, empty, that it shows nothing there any more. Ephemeral: the server relays it to the library's
     /// other connected devices that read presence and never stores it (docs/protocol.md, "Presence").
     case presence(document: DocumentID, device: DeviceID, state: [UInt8])
+    /// What the connection may sync (``SyncScope``): the server's first frame to a client that said at the upgrade
+    /// that it reads scope frames (``SyncScope/header``), and only to such a client.
+    case scope(SyncScope)
 
     /// The framing's version, written first in every frame; a reader refuses versions it does not know. The message
     /// inside a `message` frame carries its own version (``SyncMessage/formatVersion``).
@@ -50,6 +54,7 @@ public enum SyncFrame: Hashable, Sendable {
         case message = 0
         case notice = 1
         case presence = 2
+        case scope = 3
     }
 
     /// The frame's bytes: the wire version, the kind, then the fields.
@@ -70,6 +75,9 @@ public enum SyncFrame: Hashable, Sendable {
             writer.write(id: document.uuid)
             writer.write(id: device.uuid)
             writer.write(raw: state)
+        case .scope(let scope):
+            writer.write(byte: Kind.scope.rawValue)
+            scope.write(into: &writer)
         }
         return writer.bytes
     }
@@ -82,8 +90,9 @@ public enum SyncFrame: Hashable, Sendable {
     /// Decodes untrusted bytes written by ``encoded()``. The message inside a `message` frame is not decoded.
     ///
     /// - Throws: `CodecError`: `oversized` past ``maximumBytes``, `unsupportedVersion`, `truncated`, `invalidValue`
-    ///   (an unknown kind, an empty message), `trailingBytes` after a notice, `oversized` for a presence state past
-    ///   ``maximumPresenceBytes``, or the vector's own decoding error.
+    ///   (an unknown kind, an empty message, a scope's documents out of order or a flag other than 0 or 1),
+    ///   `trailingBytes` after a notice or a scope, `oversized` for a presence state past ``maximumPresenceBytes`` or
+    ///   a scope of more than ``SyncScope/maximumDocuments`` documents, or the vector's own decoding error.
     public init(decoding bytes: some Collection<UInt8>) throws {
         guard bytes.count <= Self.maximumBytes else {
             throw CodecError(
@@ -117,6 +126,12 @@ public enum SyncFrame: Hashable, Sendable {
                             + "accepted", at: reader.offset)
                 }
                 return .presence(document: document, device: device, state: Array(array[reader.offset...]))
+            case .scope:
+                let scope = try SyncScope.read(from: &reader)
+                guard reader.isAtEnd else {
+                    throw CodecError(.trailingBytes, "\(reader.remaining) bytes follow the scope", at: reader.offset)
+                }
+                return .scope(scope)
             }
         }
     }

@@ -78,9 +78,9 @@ public struct SyncSession: Hashable, Sendable {
     /// ``ingested(_:vector:)``).
     public private(set) var vectors: [DocumentID: VersionVector]
     /// This side's heads of every document it publishes, at creation, announced in its hello.
-    public let heads: [DocumentID: [ChangeHash]]
+    public private(set) var heads: [DocumentID: [ChangeHash]]
     /// The documents this side keeps to itself: left out of the exchange both ways.
-    public let unpublished: Set<DocumentID>
+    public private(set) var unpublished: Set<DocumentID>
     /// Devices this side knows by name, announced in its hello.
     public let devices: [Device]
     /// The peer, once its hello has arrived.
@@ -123,6 +123,17 @@ public struct SyncSession: Hashable, Sendable {
         self.unpublished = unpublished
         self.devices = devices.sorted { $0.id < $1.id }
         self.limits = limits
+    }
+
+    /// Leaves `documents` out of the exchange from now on, as if they were unpublished from the start: what a
+    /// client does with the documents a server's scope leaves out (`SyncScope`), which it learns before the
+    /// server's hello. Their changes are no longer sent, requested nor ingested.
+    public mutating func keepToItself(_ documents: Set<DocumentID>) {
+        unpublished.formUnion(documents)
+        for document in documents {
+            vectors[document] = nil
+            heads[document] = nil
+        }
     }
 
     /// Whether this side holds everything the peer announced in its hello, but for the documents it keeps to

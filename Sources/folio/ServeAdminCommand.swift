@@ -1,5 +1,6 @@
 import ArgumentParser
 import FolioClient
+import FolioCore
 import FolioServer
 import Foundation
 
@@ -117,6 +118,12 @@ struct AdminCommand: AsyncParsableCommand {
         return text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
     }
 
+    /// Refuses a `--document` that is not a document's identity, before anything is sent.
+    static func check(document: String?) throws {
+        guard let document, DocumentID(document) == nil else { return }
+        throw ValidationError("--document takes a document's identity, such as 6ba7b810-9dad-11d1-80b4-00c04fd430c8")
+    }
+
     /// A date as the lines print it (ISO 8601, UTC).
     static func date(_ date: Date) -> String { date.ISO8601Format() }
 
@@ -180,42 +187,59 @@ struct AdminCommand: AsyncParsableCommand {
     }
 
     struct Shares: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the users the library is shared with.")
+        static let configuration = CommandConfiguration(
+            abstract: "List the users the library, or single documents of it, are shared with.")
         @OptionGroup var options: Options
         func run() async throws {
             let shares = try await options.call("GET", "/shares", as: [AdminAPI.Share].self) ?? []
             guard !options.json else { return }
-            print("user\trole\tshared")
+            print("user\tdocument\trole\tshared")
             for share in shares {
-                print("\(TerminalText.escaped(share.subject))\t\(share.role.rawValue)\t\(date(share.created))")
+                print(
+                    "\(TerminalText.escaped(share.subject))\t\(TerminalText.escaped(share.document ?? "-"))\t\(share.role.rawValue)\t\(date(share.created))"
+                )
             }
         }
     }
 
     struct Share: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Share the library with an app's user (the sub of their app tokens), or change their role.")
+            abstract:
+                "Share the library, or one document of it, with an app's user (the sub of their app tokens), or change their role."
+        )
         @OptionGroup var options: Options
         @Argument(help: "The user.") var subject: String
         @Option(help: "What they may do: read, write, resolve or admin.") var role = LibraryRole.write
+        @Option(help: "Share only this document (its identity), not the whole library.") var document: String?
+        func validate() throws { try AdminCommand.check(document: document) }
         func run() async throws {
             _ = try await options.call(
-                "PUT", "/shares", body: AdminAPI.ShareRequest(subject: subject, role: role), as: AdminAPI.Share.self)
+                "PUT", "/shares", body: AdminAPI.ShareRequest(subject: subject, role: role, document: document),
+                as: AdminAPI.Share.self)
             if !options.json {
-                print("shared \(options.library) with \(TerminalText.escaped(subject)) (\(role.rawValue))")
+                let what = document.map { "document \($0) of \(options.library)" } ?? options.library
+                print("shared \(what) with \(TerminalText.escaped(subject)) (\(role.rawValue))")
             }
         }
     }
 
     struct Unshare: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "End a share: the user's connections it opened close (4401) and are refused from then on.")
+            abstract:
+                "End a share: the user's connections it opened close (4401; 4409 for a document's) and are refused what it granted from then on."
+        )
         @OptionGroup var options: Options
         @Argument(help: "The user.") var subject: String
+        @Option(help: "End the share of this document (its identity), not the library's.") var document: String?
+        func validate() throws { try AdminCommand.check(document: document) }
         func run() async throws {
+            let query = document.map { "?document=\($0)" } ?? ""
             _ = try await options.call(
-                "DELETE", "/shares/\(AdminCommand.pathComponent(subject))", as: AdminAPI.Status.self)
-            if !options.json { print("ended the share with \(TerminalText.escaped(subject))") }
+                "DELETE", "/shares/\(AdminCommand.pathComponent(subject))\(query)", as: AdminAPI.Status.self)
+            if !options.json {
+                let what = document.map { "of document \($0) " } ?? ""
+                print("ended the share \(what)with \(TerminalText.escaped(subject))")
+            }
         }
     }
 
@@ -226,10 +250,10 @@ struct AdminCommand: AsyncParsableCommand {
         func run() async throws {
             let users = try await options.call("GET", "/users", as: [AdminAPI.User].self) ?? []
             guard !options.json else { return }
-            print("user\tshared role\tsessions\trevoked")
+            print("user\tshared role\tshared documents\tsessions\trevoked")
             for user in users {
                 print(
-                    "\(TerminalText.escaped(user.subject))\t\(user.sharedRole?.rawValue ?? "-")\t\(user.sessions)\t\(user.revoked)"
+                    "\(TerminalText.escaped(user.subject))\t\(user.sharedRole?.rawValue ?? "-")\t\(user.sharedDocuments)\t\(user.sessions)\t\(user.revoked)"
                 )
             }
         }

@@ -173,6 +173,38 @@ import Testing
         #expect { try accounts.unshare("notes", from: "a\u{0}b") } throws: { ($0 as? ServerError)?.code == .notFound }
     }
 
+    @Test(arguments: Backend.allCases) func aDocumentIsSharedApartFromItsLibrary(_ backend: Backend) async throws {
+        let (accounts, kept) = try await accounts(backend)
+        defer { withExtendedLifetime(kept) {} }
+        let plan = DocumentID(UUIDBytes(high: 1, low: 2))
+        let diary = DocumentID(UUIDBytes(high: 3, low: 4))
+        try accounts.share("notes", document: plan, with: "bob", role: .write, now: Date(timeIntervalSince1970: 1_000))
+        try accounts.share("notes", document: diary, with: "bob", role: .read, now: Date(timeIntervalSince1970: 2_000))
+        try accounts.share("notes", with: "bob", role: .read, now: Date(timeIntervalSince1970: 3_000))
+        // A new role for one document leaves the other and the library's share as they were.
+        try accounts.share(
+            "notes", document: plan, with: "bob", role: .resolve, now: Date(timeIntervalSince1970: 4_000))
+        let listed = try accounts.shares(of: "notes").map {
+            "\($0.subject) \($0.document?.description ?? "-") \($0.role)"
+        }
+        #expect(listed == ["bob \(plan) resolve", "bob \(diary) read", "bob - read"])
+        #expect(
+            try accounts.shares(among: ["bob"], in: ["notes"]).map(\.document)
+                == [nil, plan, diary].sorted {
+                    ($0?.description ?? "") < ($1?.description ?? "")
+                })
+        // Ending the library's share leaves the documents'; a document not shared is not found.
+        try accounts.unshare("notes", from: "bob")
+        #expect(try accounts.shares(of: "notes").compactMap(\.document) == [plan, diary])
+        #expect {
+            try accounts.unshare("notes", document: DocumentID(UUIDBytes(high: 9, low: 9)), from: "bob")
+        } throws: {
+            ($0 as? ServerError)?.code == .notFound && "\($0)".contains("document")
+        }
+        try accounts.unshare("notes", document: plan, from: "bob")
+        #expect(try accounts.shares(of: "notes").compactMap(\.document) == [diary])
+    }
+
     @Test(arguments: Backend.allCases) func aLibraryTakenOfflineStaysOfflineUntilBroughtBack(_ backend: Backend)
         async throws
     {

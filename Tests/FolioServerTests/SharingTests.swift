@@ -42,7 +42,7 @@ import Testing
         #expect(try await fixture.get("/v1/libraries/photos/sync", token: bob).status == 403, "only that library")
         let writing = try AdminAPITests.connect(fixture, "notes", bob)
         let users = try await Self.admin(fixture, token: tokenFile, ["users"])
-        #expect(users.output.split(separator: "\n").dropFirst() == ["bob\twrite\t1\tfalse"], "\(users.output)")
+        #expect(users.output.split(separator: "\n").dropFirst() == ["bob\twrite\t0\t1\tfalse"], "\(users.output)")
         let sessions = try await Self.admin(fixture, token: tokenFile, ["sessions", "--json"])
         let listed = try AdminAPITests.decode([AdminAPI.Session].self, sessions.output)
         #expect(listed.map { "\($0.grantee) \($0.role) \($0.shared)" } == ["user:bob write true"])
