@@ -57,7 +57,7 @@ public enum ConnectionState: Hashable, Sendable {
     /// commits stays on it. Follows ``connected`` on such a connection.
     case readOnly
     /// The server refused the token: it is unknown or revoked (`code` 4401), expired (4402), grants another library
-    /// (4403), or may only read and was used to write (4405). The sync does not try again; ``stopped`` follows. Start a new
+    /// (4403), or may only read and was used to write (4405), or grants single documents and was used for another (4406). The sync does not try again; ``stopped`` follows. Start a new
     /// sync with a valid token.
     case refused(code: UInt16, reason: String)
     /// Stopped (``LibrarySync/stop()``, or after ``refused(code:reason:)``).

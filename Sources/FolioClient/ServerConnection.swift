@@ -27,16 +27,19 @@ struct ServerConnection {
         var description: String
         /// Whether the session at connection had finished (the connection was useful).
         var caughtUp: Bool
-        /// Set when the server refused the token (close code 4401, 4402, 4403 or 4405): trying again cannot succeed.
+        /// Set when the server refused the token (close code 4401, 4402, 4403, 4405 or 4406): trying again cannot
+        /// succeed.
         var refusal: UInt16? = nil
     }
 
     /// The close codes that refuse the token itself: no valid token (4401: unknown or revoked, or its user or share
     /// was), an expired one (4402), a token of another library (4403), a token that may only read used to write
-    /// (4405). Others (4409: the role changed; 4410: an admin closed the session; 4503: the library is offline) are
-    /// tried again after the backoff.
+    /// (4405), a token of single documents used for another (4406). Others (4409: the role or the documents granted
+    /// changed; 4410: an admin closed the session; 4503: the library is offline) are tried again after the backoff.
     static func refusal(in close: WebSocketCloseFrame?) -> UInt16? {
-        guard case .unknown(let code)? = close?.closeCode, [4401, 4402, 4403, 4405].contains(code) else { return nil }
+        guard case .unknown(let code)? = close?.closeCode, [4401, 4402, 4403, 4405, 4406].contains(code) else {
+            return nil
+        }
         return code
     }
 

@@ -28,7 +28,8 @@ public enum ServerSyncEvent: Sendable {
     /// ``caughtUp(_:)`` (and before ``readOnly`` when the scope writes nothing).
     case scope(SyncScope)
     /// The server refused the token (`code` 4401: unknown or revoked; 4402: expired; 4403: of another library; 4405: a token
-    /// that may only read was used to write, by a client that did not know it). No further attempt follows:
+    /// that may only read was used to write, by a client that did not know it; 4406: a token of single documents was
+    /// used for another). No further attempt follows:
     /// ``stopped`` comes next.
     case refused(code: UInt16, reason: String)
     /// The connection stopped for good (``LiveSync/stop()``, or after ``refused(code:reason:)``).
