@@ -225,12 +225,21 @@ public final class PostgresAccounts: ServerAccounts {
         let (stored, created, shared) = (role.rawValue, now.timeIntervalSince1970, document?.description ?? "")
         let logger = database.logger
         try database.run("sharing library \(library)") { client in
-            _ = try await client.query(
-                """
-                INSERT INTO folio_share (library, subject, document, role, created)
-                VALUES (\(library), \(subject), \(shared), \(stored), \(created))
-                ON CONFLICT (library, subject, document) DO UPDATE SET role = excluded.role
-                """, logger: logger)
+            if document == nil {
+                _ = try await client.query(
+                    """
+                    INSERT INTO folio_share (library, subject, role, created)
+                    VALUES (\(library), \(subject), \(stored), \(created))
+                    ON CONFLICT (library, subject) DO UPDATE SET role = excluded.role
+                    """, logger: logger)
+            } else {
+                _ = try await client.query(
+                    """
+                    INSERT INTO folio_document_share (library, subject, document, role, created)
+                    VALUES (\(library), \(subject), \(shared), \(stored), \(created))
+                    ON CONFLICT (library, subject, document) DO UPDATE SET role = excluded.role
+                    """, logger: logger)
+            }
         }
     }
 
@@ -244,12 +253,14 @@ public final class PostgresAccounts: ServerAccounts {
         let logger = database.logger
         let found = try database.run("ending a share of library \(library)") { client in
             var found = false
-            for try await _ in try await client.query(
-                """
-                DELETE FROM folio_share
+            let query: PostgresQuery =
+                document == nil
+                ? "DELETE FROM folio_share WHERE library = \(library) AND subject = \(subject) RETURNING subject"
+                : """
+                DELETE FROM folio_document_share
                 WHERE library = \(library) AND subject = \(subject) AND document = \(shared) RETURNING subject
-                """, logger: logger)
-            {
+                """
+            for try await _ in try await client.query(query, logger: logger) {
                 found = true
             }
             return found
@@ -262,7 +273,11 @@ public final class PostgresAccounts: ServerAccounts {
         try selectShares(
             "listing the shares of library \(library)",
             """
-            SELECT library, subject, role, created, document FROM folio_share WHERE library = \(library)
+            SELECT library, subject, role, created, document FROM (
+                SELECT library, subject, role, created, '' AS document FROM folio_share WHERE library = \(library)
+                UNION ALL
+                SELECT library, subject, role, created, document FROM folio_document_share WHERE library = \(library)
+            ) AS shares
             ORDER BY created, subject COLLATE "C", document COLLATE "C"
             """)
     }
@@ -276,7 +291,10 @@ public final class PostgresAccounts: ServerAccounts {
         return try selectShares(
             "looking for shares",
             """
-            SELECT library, subject, role, created, document FROM folio_share
+            SELECT library, subject, role, created, '' AS document FROM folio_share
+            WHERE subject = ANY(\(subjects)) AND library = ANY(\(libraries))
+            UNION ALL
+            SELECT library, subject, role, created, document FROM folio_document_share
             WHERE subject = ANY(\(subjects)) AND library = ANY(\(libraries))
             """
         ).sorted { ($0.library, $0.subject, $0.storedDocument) < ($1.library, $1.subject, $1.storedDocument) }

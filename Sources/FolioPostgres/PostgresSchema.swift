@@ -176,10 +176,15 @@ public enum PostgresSchema {
         Migration(
             name: "7 document shares",
             statements: [
-                // Shares of single documents: the document ('' for the whole library) joins the share's key.
-                "ALTER TABLE folio_share ADD COLUMN document text NOT NULL DEFAULT ''",
-                "ALTER TABLE folio_share DROP CONSTRAINT folio_share_pkey",
-                "ALTER TABLE folio_share ADD PRIMARY KEY (library, subject, document)",
+                // Shares of single documents, in a table of their own: a server of an older build, still running
+                // beside one that migrated, reads folio_share alone and so never takes a document's share for the
+                // library's.
+                """
+                CREATE TABLE folio_document_share (
+                    library text NOT NULL, subject text NOT NULL, document text NOT NULL, role text NOT NULL,
+                    created double precision NOT NULL, PRIMARY KEY (library, subject, document))
+                """,
+                "CREATE INDEX folio_document_share_subject ON folio_document_share (subject)",
             ]),
     ]
 

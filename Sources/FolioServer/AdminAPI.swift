@@ -80,8 +80,8 @@ public enum AdminAPI {
         public var subject: String
         /// The role a share of the whole library gives them, if one does.
         public var sharedRole: LibraryRole?
-        /// The documents of the library shared with them one by one.
-        public var sharedDocuments: Int
+        /// The documents of the library shared with them one by one (absent from a server from before such shares).
+        public var sharedDocuments: Int?
         /// Their connections open to the library on the server that answers.
         public var sessions: Int
         /// Whether the user is revoked on the server (`folio serve user revoke`): every token of theirs is refused.

@@ -274,6 +274,10 @@ struct AppTokenClaims: JWTPayload {
             if let bad = named.keys.sorted().first(where: { DocumentID($0) == nil }) {
                 return "the token names a document that is not an identity: \(bad.prefix(80).debugDescription)"
             }
+            // One document spelt twice (in capitals and not) would have the role of whichever came last.
+            if Set(named.keys.compactMap(DocumentID.init)).count != named.count {
+                return "the token names a document of library \(library) twice"
+            }
         }
         return nil
     }

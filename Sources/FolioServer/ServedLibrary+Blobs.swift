@@ -94,12 +94,24 @@ extension ServedLibrary {
         if !connection.blobsOwed.isEmpty { sendOwedBlobs(to: connection) }
     }
 
-    /// Stores the blobs `connection` sent (those a change of the log refers to; the rest are refused and dropped),
-    /// within the library's quota (past it, 4413), and sends each to the connections that asked for it. Returns the
-    /// blobs' references.
+    /// Stores the blobs `connection` sent (those a change of the log refers to; the rest are refused and dropped;
+    /// from a connection of single documents, those a change of a document it writes refers to), within the
+    /// library's quota (past it, 4413), and sends each to the connections that asked for it. Returns the blobs'
+    /// references.
     @discardableResult
     func store(_ blobs: [Data], size: Int, from connection: Connection) -> [BlobReference] {
         let references = blobs.map(BlobReference.init(to:))
+        var blobs = blobs
+        if connection.isScoped {
+            do {
+                let writable = try log.blobs(references, referencedBy: connection.scope.writableDocuments)
+                blobs = zip(references, blobs).filter { writable.contains($0.0) }.map(\.1)
+            } catch {
+                fail(connection, "looking up the documents of blobs", error)
+                return references
+            }
+            guard !blobs.isEmpty else { return references }
+        }
         do {
             knownSize = (try log.byteSize(), ContinuousClock.now)
             bytesSinceSized = 0

@@ -78,8 +78,15 @@ extension ServedLibrary {
         guard connection.writes else { return }
         // Blobs the log lacks (their device's asking was cut short, or it left first) are asked of each device
         // that opens a session: it answers with those it has.
-        let missing: [BlobReference]
-        do { missing = try log.missingBlobs(limit: SyncMessage.Limits.wantedBlobs) } catch {
+        var missing: [BlobReference]
+        do {
+            missing = try log.missingBlobs(limit: SyncMessage.Limits.wantedBlobs)
+            // A connection of single documents hears only of the blobs of the documents it writes.
+            if connection.isScoped, !missing.isEmpty {
+                let writable = try log.blobs(missing, referencedBy: connection.scope.writableDocuments)
+                missing = missing.filter(writable.contains)
+            }
+        } catch {
             return fail(connection, "listing the blobs the log lacks", error)
         }
         if !missing.isEmpty {
@@ -260,9 +267,15 @@ extension ServedLibrary {
             return logger.error(
                 "recording a device's name failed", metadata: ["library": .string(name), "error": .string("\(error)")])
         }
+        // A connection of single documents hears only of the devices that wrote one of them.
+        let vectors = summary?.vectors ?? [:]
+        let wrote = { (other: Connection) -> Bool in
+            other.scope.documents.contains { vectors[$0]?[device.id] ?? 0 > 0 }
+        }
         summary = nil
         // The others hear of it as a hello of their session that adds nothing but the name.
         for other in connections.keys.sorted().compactMap({ connections[$0] }) where other.id != connection.id {
+            guard !other.isScoped || wrote(other) else { continue }
             guard let channel = other.liveChannel, let session = other.sessions[channel] else { continue }
             guard let peer = session.peer?.session ?? other.finishedPeers[channel] else { continue }
             let hello = SyncHello(

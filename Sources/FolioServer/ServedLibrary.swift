@@ -71,7 +71,9 @@ actor ServedLibrary {
         /// What the connection's grant lets it sync: the whole library or single documents, each to write or only to
         /// read. A reader's hellos are read as if it held nothing the library lacks (of a document it may only read,
         /// as if it held nothing of it that the library lacks), so that no session asks it for changes it may not
-        /// send; documents outside the scope are left out of every hello, answer, push, notice and presence.
+        /// send; documents outside the scope are left out of every hello, answer, push, notice and presence, their
+        /// blobs are neither sent nor asked for nor taken, and the names of devices that wrote only them are not
+        /// told.
         var scope = SyncScope.library(writes: true)
         /// Whether the connection may write anything: else it is asked for no blob.
         var writes: Bool { scope.writesAny }

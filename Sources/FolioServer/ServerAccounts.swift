@@ -119,9 +119,9 @@ public protocol ServerAccounts: AnyObject, Sendable {
     ///
     /// - Throws: ``ServerError`` `invalidName` for a library name or subject that is not valid, `storage`.
     func share(_ library: String, document: DocumentID?, with subject: String, role: LibraryRole, now: Date) throws
-    /// Ends the share of `library` (or of its `document`) with `subject`: a running server closes the connections it
-    /// opened within about a second (4401 when nothing of the library is shared with the user any more, else 4409),
-    /// and refuses what it no longer grants from then on.
+    /// Ends the share of `library` (or of its `document`) with `subject`: a running server closes the connections
+    /// whose grant it changes within about a second (4401 when nothing of the library is granted to them any more,
+    /// else 4409, and the client comes back with what is left), and refuses what it no longer grants from then on.
     ///
     /// - Throws: ``ServerError`` `notFound` when the library (or document) is not shared with that user, `storage`.
     func unshare(_ library: String, document: DocumentID?, from subject: String) throws

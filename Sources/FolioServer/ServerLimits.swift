@@ -93,8 +93,9 @@ public struct ServerLimits: Hashable, Sendable {
     /// Server tokens one library may have, revoked ones included (they stay listed); issuing one more through the
     /// admin API is refused (409). 1,000 by default (`folio serve --tokens-per-library`).
     public var tokensPerLibrary: Int = 1_000
-    /// Users one library may be shared with; sharing it with one more through the admin API is refused (409). 10,000
-    /// by default (`folio serve --shares-per-library`).
+    /// Shares one library may have, of the whole library and of its documents together; one more through the admin
+    /// API is refused (409). 10,000 by default (`folio serve --shares-per-library`). One user has at most
+    /// `SyncScope.maximumDocuments` (4,096) documents of a library shared with them.
     public var sharesPerLibrary: Int = 10_000
     /// How long the server takes at most to stop after SIGTERM or SIGINT: it stops accepting, closes WebSockets with
     /// 1001, lets connections end, and closes the sockets of those still open at this deadline. 10 s by default

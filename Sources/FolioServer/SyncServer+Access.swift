@@ -1,3 +1,4 @@
+import FolioSync
 import Foundation
 import HTTPTypes
 import Logging
@@ -88,6 +89,14 @@ extension SyncServer {
                         return .failure(
                             Refusal(
                                 status: .forbidden, reason: "the token does not grant this library", token: named.key))
+                    }
+                    // A scope names at most so many documents (the claim adds at most 256 to the shares' bound).
+                    guard (granted.documents?.count ?? 0) <= SyncScope.maximumDocuments else {
+                        return .failure(
+                            Refusal(
+                                status: .forbidden,
+                                reason: "more than \(SyncScope.maximumDocuments) documents are shared with the user",
+                                token: named.key))
                     }
                     var grant = named
                     (grant.role, grant.documents) = granted

@@ -1,4 +1,5 @@
 import FolioCore
+import FolioSync
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -111,6 +112,13 @@ extension SyncServer {
                         throw AdminFailure(
                             .conflict, "the library has \(most) shares already")
                     }
+                    // What a connection's scope can name.
+                    let documents = shares.count { $0.subject == wanted.subject && $0.document != nil }
+                    guard before != nil || document == nil || documents < SyncScope.maximumDocuments else {
+                        throw AdminFailure(
+                            .conflict,
+                            "\(SyncScope.maximumDocuments) documents of the library are shared with the user already")
+                    }
                     try accounts.share(
                         library, document: document, with: wanted.subject, role: wanted.role, now: Date())
                     let after = try accounts.shares(among: [wanted.subject], in: [library])
@@ -138,7 +146,10 @@ extension SyncServer {
             return await self.administer(request, context) { library, grant -> AdminAPI.Status? in
                 let document = try Self.document(named)
                 let accounts = self.accounts
-                try await self.blocking { try accounts.unshare(library, document: document, from: subject) }
+                let left = try await self.blocking { () throws -> [LibraryShare] in
+                    try accounts.unshare(library, document: document, from: subject)
+                    return try accounts.shares(among: [subject], in: [library])
+                }
                 if let document {
                     // The connections that synced the document come back with what is left, or are refused.
                     self.registry.close(
@@ -149,10 +160,19 @@ extension SyncServer {
                         "ended a share of a document", grant,
                         ["subject": .string(subject), "document": .string(document.description)])
                 } else {
+                    // A user who still has documents of the library (shared, or named by their token) comes back
+                    // with those; one who has nothing is refused.
+                    let keeps = { (grant: AccessGrant) in
+                        AccessGrant.throughShares(claimed: grant.claimed, shares: left) != nil
+                    }
                     self.registry.close(
                         library: library, grantee: Self.userKeyPrefix + subject, sharedOnly: true, code: 4401,
                         reason: "the library is no longer shared with the user"
-                    ) { $0.documents == nil }
+                    ) { $0.documents == nil && !keeps($0) }
+                    self.registry.close(
+                        library: library, grantee: Self.userKeyPrefix + subject, sharedOnly: true,
+                        code: Self.roleChangedCode, reason: "what is shared with the user changed: connect again"
+                    ) { $0.documents == nil && keeps($0) }
                     self.audit("ended a share", grant, ["subject": .string(subject)])
                 }
                 return nil

@@ -44,6 +44,14 @@ public enum SyncScope: Hashable, Sendable {
         }
     }
 
+    /// The documents named that the connection may write, ascending; empty for the whole library.
+    public var writableDocuments: [DocumentID] {
+        switch self {
+        case .library: []
+        case .documents(let documents): documents.filter(\.value).keys.sorted()
+        }
+    }
+
     /// The documents named, ascending; empty for the whole library.
     public var documents: [DocumentID] {
         switch self {

@@ -253,7 +253,7 @@ struct AdminCommand: AsyncParsableCommand {
             print("user\tshared role\tshared documents\tsessions\trevoked")
             for user in users {
                 print(
-                    "\(TerminalText.escaped(user.subject))\t\(user.sharedRole?.rawValue ?? "-")\t\(user.sharedDocuments)\t\(user.sessions)\t\(user.revoked)"
+                    "\(TerminalText.escaped(user.subject))\t\(user.sharedRole?.rawValue ?? "-")\t\(user.sharedDocuments ?? 0)\t\(user.sessions)\t\(user.revoked)"
                 )
             }
         }

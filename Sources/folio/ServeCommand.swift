@@ -116,7 +116,7 @@ struct ServeConnectionOptions: ParsableArguments {
     @Option(help: "Server tokens a library may have, revoked ones included; the admin API issues no more (409).")
     var tokensPerLibrary = ServerLimits().tokensPerLibrary
 
-    @Option(help: "Users a library may be shared with; the admin API shares it with no more (409).")
+    @Option(help: "Shares a library may have, of the library and of its documents; the admin API makes no more (409).")
     var sharesPerLibrary = ServerLimits().sharesPerLibrary
 
     @Option(help: "Seconds a WebSocket has, from its upgrade, to send its hello (then 1008).")

@@ -153,6 +153,79 @@ import Testing
         }
     }
 
+    /// The messages of `kind` among `frames`, decoded.
+    static func messages(in frames: [SyncFrame]) -> [SyncMessage] {
+        frames.compactMap { frame in
+            guard case .message(_, let bytes) = frame else { return nil }
+            return try? SyncMessage(decoding: bytes)
+        }
+    }
+
+    @Test func blobsAndNamesOfOtherDocumentsAreNeitherAskedForNorTakenNorTold() async throws {
+        let backend = Backend()
+        let directory = try TemporaryDirectory()
+        let fixture = try await ServerFixture.start(arguments: try backend.arguments(in: directory))
+        let port = fixture.server.port
+        let admin = try await AdminAPITests.token(fixture, "notes", role: .admin).secret
+        // Documents whose changes refer to blobs the server lacks: their device never sends them.
+        let (a, c) = (Self.document(0xA1), Self.document(0xC3))
+        let (blobA, blobC) = (BlobSyncTests.image(21, count: 2_048), BlobSyncTests.image(22, count: 2_048))
+        let other = HandDevice()
+        let seeding = try RawWebSocket(port: port, library: "notes", token: admin)
+        _ = seeding.socket.send(RawWebSocket.frame(opcode: 2, other.hello()))
+        var created: [DocumentID: Change] = [:]
+        for (document, blob) in [(a, blobA), (c, blobC)] {
+            created[document] = other.change(seq: 1, of: document, lamport: 1, blobs: [BlobReference(to: blob)])
+            _ = seeding.socket.send(RawWebSocket.frame(opcode: 2, other.changes([created[document]!], of: document)))
+        }
+        try await eventually("the other device's documents") {
+            try await Self.received(port: port, token: admin).count == 2
+        }
+        let bob = try Self.token(backend, "bob", [a: "write"])
+
+        // Asked at its hello for the blobs the server lacks, bob's device hears only of the one of its document.
+        let mine = HandDevice()
+        let writing = try Self.scoped(fixture, bob, mine)
+        let asked = try await offThePool { Self.frames(of: writing, within: .seconds(2)) }
+        let wanted = Self.messages(in: asked).flatMap { message -> [BlobReference] in
+            if case .wantBlobs(let references) = message { references } else { [] }
+        }
+        #expect(wanted == [BlobReference(to: blobA)])
+        // Sent both, the server takes the one of the document it writes.
+        let both = SyncMessage.blobs([blobA, blobC], lacking: [])
+        _ = writing.socket.send(
+            RawWebSocket.frame(opcode: 2, SyncFrame.message(channel: mine.channel, bytes: both.encoded()).encoded()))
+        try await eventually("bob's blob stored") { try await fixture.metric("folio_blobs_in_total") == 1 }
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(try await fixture.metric("folio_blobs_in_total") == 1, "the other document's blob is not taken")
+
+        // A device named once it writes: a connection of single documents hears of it only when it wrote one of them.
+        let watching = try Self.scoped(fixture, bob, HandDevice())
+        let everything = try Self.scoped(fixture, admin, HandDevice())
+        _ = try await offThePool { (Self.frames(of: watching, within: .seconds(1)), Self.frames(of: everything, within: .seconds(1))) }
+        @Sendable func named(_ frames: [SyncFrame]) -> Set<DeviceID> {
+            Set(Self.messages(in: frames).flatMap { message -> [DeviceID] in
+                if case .hello(let hello) = message { hello.devices.map(\.id) } else { [] }
+            })
+        }
+        let elsewhere = HandDevice()
+        let inScope = HandDevice()
+        for (device, document, parent) in [(elsewhere, c, created[c]!), (inScope, a, created[a]!)] {
+            let socket = try RawWebSocket(port: port, library: "notes", token: admin)
+            _ = socket.socket.send(RawWebSocket.frame(opcode: 2, device.hello()))
+            let renamed = device.change(
+                seq: 1, of: document, parents: [parent], lamport: 2, kind: .lifecycle(.rename(to: "renamed")))
+            _ = socket.socket.send(RawWebSocket.frame(opcode: 2, device.changes([renamed], of: document)))
+            try await eventually("the rename stored") {
+                try await Self.received(port: port, token: admin)[document]?[device.key.id] == 1
+            }
+        }
+        let heard = try await offThePool { named(Self.frames(of: watching, within: .seconds(2))) }
+        let heardAll = try await offThePool { named(Self.frames(of: everything, within: .seconds(2))) }
+        #expect(heardAll.isSuperset(of: [elsewhere.key.id, inScope.key.id]), "\(heardAll)")
+        #expect(heard.contains(inScope.key.id) && !heard.contains(elsewhere.key.id), "\(heard)")
+    }
+
     @Test func presenceAndBlobsOfOtherDocumentsNeverReachAScopedConnection() async throws {
         let backend = Backend()
         let directory = try TemporaryDirectory()

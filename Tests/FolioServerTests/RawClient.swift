@@ -149,14 +149,14 @@ struct HandDevice {
     /// A change of this device made by hand (a lying client may claim anything).
     func change(
         seq: UInt64, of document: DocumentID, parents: [Change] = [], lamport: UInt64, text: String = "hand",
-        kind: ChangeKind? = nil
+        kind: ChangeKind? = nil, blobs: [BlobReference] = []
     ) -> Change {
         var vector = parents.reduce(VersionVector()) { $0.merging($1.vector) }
         vector[key.id] = seq
         return Change(
             document: document, id: ChangeID(device: key.id, seq: seq), parents: parents.map(\.hash), vector: vector,
             lamport: lamport, wallTime: Timestamp(millisecondsSince1970: 1_700_000_000_000),
-            kind: kind ?? .lifecycle(.create(name: text, type: "public.plain-text", container: .shared)))
+            kind: kind ?? .lifecycle(.create(name: text, type: "public.plain-text", container: .shared)), blobs: blobs)
     }
 }
 
