@@ -202,11 +202,14 @@ import Testing
         // A device named once it writes: a connection of single documents hears of it only when it wrote one of them.
         let watching = try Self.scoped(fixture, bob, HandDevice())
         let everything = try Self.scoped(fixture, admin, HandDevice())
-        _ = try await offThePool { (Self.frames(of: watching, within: .seconds(1)), Self.frames(of: everything, within: .seconds(1))) }
+        _ = try await offThePool {
+            (Self.frames(of: watching, within: .seconds(1)), Self.frames(of: everything, within: .seconds(1)))
+        }
         @Sendable func named(_ frames: [SyncFrame]) -> Set<DeviceID> {
-            Set(Self.messages(in: frames).flatMap { message -> [DeviceID] in
-                if case .hello(let hello) = message { hello.devices.map(\.id) } else { [] }
-            })
+            Set(
+                Self.messages(in: frames).flatMap { message -> [DeviceID] in
+                    if case .hello(let hello) = message { hello.devices.map(\.id) } else { [] }
+                })
         }
         let elsewhere = HandDevice()
         let inScope = HandDevice()
