@@ -229,6 +229,45 @@ import Testing
         #expect(heard.contains(inScope.key.id) && !heard.contains(elsewhere.key.id), "\(heard)")
     }
 
+    @Test func endingTheLibrarysShareLeavesTheDocumentsShared() async throws {
+        let backend = Backend()
+        let directory = try TemporaryDirectory()
+        let fixture = try await ServerFixture.start(arguments: try backend.arguments(in: directory))
+        let admin = try await AdminAPITests.token(fixture, "notes", role: .admin).secret
+        let plan = Self.document(0xA1)
+        for request in [
+            AdminAPI.ShareRequest(subject: "bob", role: .write),
+            AdminAPI.ShareRequest(subject: "bob", role: .read, document: plan.description),
+        ] {
+            let shared = try await fixture.request(
+                "PUT", "/v1/libraries/notes/admin/shares", token: admin, body: try AdminAPITests.json(request))
+            #expect(shared.status == 200, "\(shared)")
+        }
+        let bob = try SharingTests.unnamed(backend, "bob")
+        let whole = try Self.scoped(fixture, bob, HandDevice())
+        #expect(
+            try await offThePool { whole.nextFrame(within: .seconds(5)) }?.payload
+                == SyncFrame.scope(.library(writes: true)).encoded())
+
+        // The library's share ends: the connection comes back with the document, it is not refused.
+        let ended = try await fixture.request("DELETE", "/v1/libraries/notes/admin/shares/bob", token: admin)
+        #expect(ended.status == 204, "\(ended)")
+        #expect(try await offThePool { whole.closeCode(within: .seconds(10)) } == 4409, "\(whole.closeReason)")
+        let narrowed = try Self.scoped(fixture, bob, HandDevice())
+        #expect(
+            try await offThePool { narrowed.nextFrame(within: .seconds(5)) }?.payload
+                == SyncFrame.scope(.documents([plan: false])).encoded())
+
+        // A document named twice in a token (in capitals and not) is no token.
+        var claims = AppTokenTests.claims("dora", libraries: [])
+        claims["documents"] = ["notes": [plan.description: "read", plan.description.uppercased(): "admin"]]
+        let twice = try RawWebSocket(
+            port: fixture.server.port, library: "notes", token: try backend.token(claims),
+            headers: ["\(SyncScope.header): 1"])
+        _ = twice.socket.send(RawWebSocket.frame(opcode: 2, HandDevice().hello()))
+        #expect(try await offThePool { twice.closeCode(within: .seconds(10)) } == 4401, "\(twice.closeReason)")
+    }
+
     @Test func presenceAndBlobsOfOtherDocumentsNeverReachAScopedConnection() async throws {
         let backend = Backend()
         let directory = try TemporaryDirectory()
