@@ -56,7 +56,7 @@ extension SyncServer {
             guard let keys = configuration.appTokens else {
                 return .failure(Refusal(status: .unauthorized, reason: "the server takes no app tokens"))
             }
-            var named: AccessGrant
+            let named: AccessGrant
             let viaShare: Bool
             switch await keys.grant(secret, library: library, now: Date()) {
             case .success(let grant): (named, viaShare) = (grant, false)
@@ -68,16 +68,14 @@ extension SyncServer {
                 // The token does not name the whole library: the documents it names and the user's shares may
                 // grant it, or some of it.
                 named = AccessGrant(
-                    key: Self.userKeyPrefix + user, library: library, role: .read, expires: expires, person: person)
-                named.claimed = claimed
+                    key: Self.userKeyPrefix + user, library: library, role: .read, claimed: claimed, expires: expires,
+                    person: person)
                 viaShare = true
             }
             let accounts = self.accounts
             let logger = self.logger
             let subject = Self.subject(of: named.key) ?? ""
-            let asked = named
             return await Self.offTheLoop {
-                let named = asked
                 do {
                     guard try accounts.revokedUsers(among: [subject]).isEmpty else {
                         return .failure(
