@@ -1,6 +1,15 @@
 import FolioCore
 
 extension SyncSession {
+    /// The most changes a run this side writes holds (a receiver takes up to `SyncMessage.Limits.runChanges`).
+    ///
+    /// A run carries one signed head per device, which its receiver keeps to pass on with those changes. A relay that
+    /// sends them on in format 2, in messages of a few hundred changes, gives each message the kept head nearest
+    /// above it, and the receiver holds the message's changes until that head's change arrives: at most
+    /// `StoreLimits.unvouchedChangesPerDocument` (4,096 by default) may so wait. Runs of 1,024 changes keep every
+    /// wait well within that, for a few heads more on the wire (about 170 bytes per device and run).
+    package static let changesPerRun = 1_024
+
     /// Turns the result of a ``SyncAction/fetch(document:since:)`` into messages for a peer that reads message format
     /// 3: runs (``SyncMessage/run(_:)``), each with the heads ``fetched(_:heads:signing:of:)`` would give its
     /// changes, split so that the bound a receiver computes before decoding one
@@ -16,6 +25,9 @@ extension SyncSession {
     ///   - since: the vector the asker has (what its log holds, outside the runs).
     ///   - outside: the change of the document with a hash, from this side's log (a parent the runs name outside
     ///     themselves).
+    /// A run holds at most ``changesPerRun`` changes, so that its receiver (a relay) keeps a head of each device at
+    /// least that often to pass on: see ``changesPerRun``.
+    ///
     /// - Complexity: O(changes × devices per change), and twice that for each halving of a run.
     package func fetchedAsRuns(
         _ changes: [EncodedChange], heads: [SignedHead], signing sign: (Change) -> SignedHead? = { _ in nil },
@@ -31,7 +43,7 @@ extension SyncSession {
             actions.append(.send(.changes(document: document, changes: Array(part), heads: partHeads)))
         }
         while start < changes.count {
-            var end = min(changes.count, start + SyncMessage.Limits.runChanges)
+            var end = min(changes.count, start + Self.changesPerRun)
             var message: ChangeRunMessage?
             while message == nil {
                 let part = changes[start..<end].map(\.change)
