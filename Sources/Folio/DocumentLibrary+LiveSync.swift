@@ -156,6 +156,8 @@ private actor LibraryObserver {
             continuation.yield(.syncStarted)
         case .caughtUp(let report):
             caughtUp = true
+            // The server gave all it has: the own changes of removed documents that it did not bring back are gone.
+            library.settleRemovedOwnChanges { scope?.includes($0) ?? true }
             continuation.yield(.syncFinished(report))
         case .received(let documents):
             await apply(documents)

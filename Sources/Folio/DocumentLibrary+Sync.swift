@@ -41,6 +41,8 @@ extension DocumentLibrary {
                 await follow(settlements.updatedDocuments, problems: &problems)
             }
             report.problems += problems
+            // The peer gave all it has: the own changes of removed documents that it did not bring back are gone.
+            if report.isComplete { settleRemovedOwnChanges { _ in true } }
             return report
         }
     }

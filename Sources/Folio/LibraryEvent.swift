@@ -40,7 +40,8 @@ public enum LibraryEvent: Hashable, Sendable {
     case scope(SyncScope)
     /// Documents the library holds that the previous connection synced and this one's token no longer grants (a
     /// share ended, a new token names fewer): nothing of them is sent or received any more. What the library holds
-    /// of them stays on this device. Follows the new connection's ``ConnectionState/connected``.
+    /// of them stays on this device until the app removes it (`DocumentLibrary.removeLocalCopy(of:)`, once the
+    /// document is closed). Follows the new connection's ``ConnectionState/connected``.
     case documentsRevoked([DocumentID])
 }
 

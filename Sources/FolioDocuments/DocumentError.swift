@@ -31,6 +31,8 @@ public struct DocumentErrorCode: FolioErrorCode {
     public static let invalidName = Self(description: "invalidName")
     /// The document is deleted (restore it first).
     public static let deleted = Self(description: "deleted")
+    /// The document is open (or being opened) on this device, and the operation needs it closed.
+    public static let open = Self(description: "open")
     /// Something of that name or identity already exists.
     public static let alreadyExists = Self(description: "alreadyExists")
 

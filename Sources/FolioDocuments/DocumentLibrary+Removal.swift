@@ -1,4 +1,6 @@
+import FolioCore
 import FolioFiles
+import FolioStore
 import Foundation
 
 extension DocumentLibrary {
@@ -37,5 +39,74 @@ extension DocumentLibrary {
         } catch {
             throw DocumentError(.save, "cannot remove \(root.path)", cause: error)
         }
+    }
+}
+
+extension DocumentLibrary {
+    /// Removes one document from this device: the file this device saved it to, then everything the library's
+    /// store holds of it (its history, the changes of it not yet sent, its checkpoints and local state, the blobs
+    /// only it refers to). The library then lists it no more. Nothing is sent anywhere: this is not a deletion, and
+    /// what the server and other devices hold of the document stays with them. A sync whose token grants the
+    /// document again brings it back whole.
+    ///
+    /// This is what an app does with a document the server no longer shares with the person
+    /// (`LibraryEvent.documentsRevoked`), when it chooses not to keep what they could see. The document must not be
+    /// open; it cannot be opened while it is being removed. A removal cut short (a crash) leaves the file gone and
+    /// the history whole; calling this again finishes it.
+    ///
+    /// - Parameter id: the document.
+    /// - Returns: what the store removed.
+    /// - Throws: ``DocumentError`` `.open` when the document is open or being opened (nothing is removed),
+    ///   `.notFound` when the library holds nothing of it, `.save` when its file cannot be removed (nothing of the
+    ///   store is removed then), `.store`.
+    @discardableResult
+    public func removeLocalCopy(of id: DocumentID) async throws(DocumentError) -> DocumentRemoval {
+        try await offThePool { () throws(DocumentError) in
+            try self.openDocuments.removing(id) { () throws(DocumentError) in try self.removeClosedCopy(of: id) }
+        }
+    }
+
+    /// Stops waiting for this device's own changes of the removed documents that `synced` names, which a sync that
+    /// completed brought back as far as its peer has them (``ChangeLogStore/settleRemovedOwnChanges(of:)``): what
+    /// the device wrote there after the peer last heard from it is gone, and its next change follows the last that
+    /// came back. A document that nothing brought back is left as it is.
+    package func settleRemovedOwnChanges(where synced: (DocumentID) -> Bool) {
+        guard let documents = try? store.documentsAwaitingOwnChanges() else { return }
+        for document in documents where synced(document) { _ = try? store.settleRemovedOwnChanges(of: document) }
+    }
+
+    /// What ``removeLocalCopy(of:)`` does once the document is known to be closed, on the caller's thread.
+    private func removeClosedCopy(of id: DocumentID) throws(DocumentError) -> DocumentRemoval {
+        let heads: [ChangeHash]
+        let waiting: Int
+        do {
+            heads = try store.heads(of: id).map(\.hash)
+            waiting = try store.pendingChanges(of: id).count
+        } catch {
+            throw .store(error, "reading document \(id)")
+        }
+        guard !heads.isEmpty || waiting > 0 else {
+            throw DocumentError(.notFound, "the library holds nothing of document \(id)")
+        }
+        if let record = try savedFileRecord(of: id) {
+            let url = url(ofRelativePath: record.relativePath)
+            do {
+                if try fileSystem.itemKind(at: url) != .absent {
+                    try fileSystem.remove(at: url)
+                    try fileSystem.synchronizeDirectory(at: url.deletingLastPathComponent())
+                }
+            } catch {
+                throw DocumentError(.save, "cannot remove \(url.path), the file of document \(id)", cause: error)
+            }
+        }
+        let removal: DocumentRemoval
+        do {
+            removal = try store.removeLocalCopy(of: id)
+        } catch {
+            throw .store(error, "removing the local copy of document \(id)")
+        }
+        catalogCache.withLock { $0[id] = nil }
+        fileNameClaims.withLock { $0[id] = nil }
+        return removal
     }
 }

@@ -27,10 +27,11 @@ protocol OpenDocument: Actor {
 /// A document leaves the list when it closes, or when the app lets go of it (entries are weak); the next opening
 /// then reads it afresh. Two openings at once wait for one reading.
 final class OpenDocuments: Sendable {
-    /// A document being opened, or open.
+    /// A document being opened, open, or having its local copy removed (``removing(_:_:)``).
     private enum Slot {
         case opening(Task<any OpenDocument, any Error>)
         case open(WeakDocument)
+        case removing
     }
 
     private struct WeakDocument {
@@ -62,6 +63,8 @@ final class OpenDocuments: Sendable {
                     if let document = weak.document { return .open(document) }
                 case .opening(let task)?:
                     return .opening(task, isOurs: false)
+                case .removing?:
+                    return .removing
                 case nil:
                     break
                 }
@@ -73,6 +76,8 @@ final class OpenDocuments: Sendable {
             }
             do {
                 switch found {
+                case .removing:
+                    throw DocumentError(.notFound, "document \(id) is being removed from this device")
                 case .open(let document):
                     // Open already: as the log holds it now (the library may have renamed or deleted it since).
                     try await document.catchUp()
@@ -107,6 +112,7 @@ final class OpenDocuments: Sendable {
     private enum Found {
         case open(any OpenDocument)
         case opening(Task<any OpenDocument, any Error>, isOurs: Bool)
+        case removing
     }
 
     /// How many times an opening starts again when the document closes under it.
@@ -117,6 +123,31 @@ final class OpenDocuments: Sendable {
         slots.withLock { slots in
             if case .open(let weak)? = slots[id], weak.document === document { slots[id] = nil }
         }
+    }
+
+    /// Runs `body` while `id` is marked as having its local copy removed: an opening meanwhile fails (`.notFound`).
+    ///
+    /// - Throws: ``DocumentError`` `.open` when the document is open or being opened (nothing runs then), or what
+    ///   `body` throws.
+    func removing<T>(_ id: DocumentID, _ body: () throws(DocumentError) -> T) throws(DocumentError) -> T {
+        let isFree = slots.withLock { slots in
+            switch slots[id] {
+            case .open(let weak)? where weak.document != nil: return false
+            case .opening?, .removing?: return false
+            case .open?, nil:
+                slots[id] = .removing
+                return true
+            }
+        }
+        guard isFree else {
+            throw DocumentError(.open, "document \(id) is open on this device: close it before removing its local copy")
+        }
+        defer {
+            slots.withLock { slots in
+                if case .removing? = slots[id] { slots[id] = nil }
+            }
+        }
+        return try body()
     }
 
     /// Every open document, by identity.
@@ -142,7 +173,7 @@ final class OpenDocuments: Sendable {
                 switch slots[id] {
                 case .open(let weak)?: weak.document.map(Found.document)
                 case .opening(let task)?: .opening(task)
-                case nil: nil
+                case .removing?, nil: nil
                 }
             }
         }

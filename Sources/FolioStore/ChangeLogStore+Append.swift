@@ -81,6 +81,14 @@ extension ChangeLogStore {
             let documentRow = try insertingRowID(of: document, in: db)
             let deviceRow = try insertingRowID(of: device, in: db)
             var frontier = try self.frontier(of: documentRow, in: db)
+            if let removed = try removedOwnHeads(of: documentRow, in: db)[device],
+                removed.change.seq > frontier.vector[device]
+            {
+                throw StoreError(
+                    .invalidChange,
+                    "the changes \(device) made in document \(document) up to seq \(removed.change.seq) were removed with its local copy: they must come back from a peer before it makes new ones"
+                )
+            }
             var (heads, vector, parentLamport) = try base(
                 for: parents, frontier: frontier, document: document, documentRow: documentRow, in: db)
             if let own = frontier.tips[device], vector[device] < own.seq {

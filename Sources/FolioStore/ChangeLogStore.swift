@@ -68,6 +68,10 @@ public final class ChangeLogStore: Sendable {
     /// `nil` until the first expiry and after a transaction that expired rolls back (see
     /// ``expireUnvouched(now:in:)``).
     let unvouchedFloor = Mutex<Int64?>(nil)
+    /// Whether the store may hold heads of its own identities' changes in documents whose local copy it removed
+    /// (see ``removedOwnHeads(of:in:)``): read when the store opens, set by a removal, so that an ingest or an append
+    /// asks the table nothing while it is empty.
+    let mayHaveRemovedOwnHeads = Atomic(false)
 
     /// Opens the store at `url`, creating it if the file does not exist or is empty.
     ///
@@ -180,6 +184,13 @@ public final class ChangeLogStore: Sendable {
                 exclusiveQueue = queue
             }
             if !isMigrated.withLock({ $0 }) { try StoreSchema.migrator.migrate(database) }
+            if !isPristine {
+                let hasRemoved = { (db: Database) throws -> Bool in
+                    try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM removed_own_head)") ?? false
+                }
+                let found = try exclusiveQueue.map { try $0.unsafeRead(hasRemoved) } ?? database.read(hasRemoved)
+                mayHaveRemovedOwnHeads.store(found, ordering: .relaxed)
+            }
             exclusiveQueue?.writeWithoutTransaction(Self.removeStatementAuthorizer)
             if let inherited {
                 exclusiveCache = inherited.0

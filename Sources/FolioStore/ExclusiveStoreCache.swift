@@ -104,6 +104,15 @@ final class ExclusiveStoreCache: Sendable {
         }
     }
 
+    /// Stages that the document of `documentRow` has no log any more (its local copy was removed in `db`'s open
+    /// write transaction): no frontier, nothing waiting, no lifecycle.
+    func stageRemoval(of documentRow: Int64, document: DocumentID, in db: Database) {
+        stage(in: db) { state in
+            state.staged.documents[documentRow] = CachedDocument(
+                document: document, frontier: Frontier(empty: documentRow), hasWaiting: false, lifecycle: [])
+        }
+    }
+
     /// Stages `device` with its name and person (empty for a device recorded without them), just saved in `db`'s
     /// open transaction.
     func stage(_ device: Device, in db: Database) {

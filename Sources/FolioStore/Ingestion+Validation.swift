@@ -36,9 +36,11 @@ extension Ingestion {
     }
 
     /// Only this device makes changes in its own names, and it has all of them: one it lacks, or one that depends
-    /// on one it lacks, was made up by someone else.
+    /// on one it lacks, was made up by someone else. The exception are those it removed with the document's local
+    /// copy, up to the head it signed then (``removedOwn``), which a head of its own must vouch for as for a peer's.
     func refuseLocalIdentity(_ change: Change) throws {
-        for identity in localIdentities where change.vector[identity] > frontier.vector[identity] {
+        for identity in localIdentities
+        where change.vector[identity] > max(frontier.vector[identity], removedOwn[identity]?.change.seq ?? 0) {
             throw StoreError(
                 .invalidChange,
                 "change \(change.id) claims to follow change \(identity) seq \(change.vector[identity]), which this device (\(identity)) never made: refused"

@@ -17,7 +17,7 @@ extension Ingestion {
     /// identity.
     mutating func vouch(with heads: [SignedHead], for incoming: [EncodedChange], into result: inout IngestResult) throws
     {
-        guard !heads.isEmpty else { return }
+        guard !heads.isEmpty || !removedOwn.isEmpty else { return }
         var byHash: [ChangeHash: Change] = [:]
         var counts: [DeviceID: Int] = [:]
         for encoded in incoming {
@@ -29,10 +29,17 @@ extension Ingestion {
         // Per device with changes here, its heads from the highest down, one per seq: the highest vouches for the
         // most, the lower ones are kept to pass on with the changes they reach. At most one per eight of the
         // device's changes here (and at least one), so that checking signatures stays a small part of the cost
-        // whatever a peer sends. The local identities sign their own.
+        // whatever a peer sends. The local identities sign their own, except those of changes removed with the
+        // document's local copy: the head signed then vouches for them, and so may the peer's of them.
         var candidates: [DeviceID: [SignedHead]] = [:]
-        for head in heads where counts[head.change.device] != nil && !localIdentities.contains(head.change.device) {
+        for head in heads where counts[head.change.device] != nil {
+            guard !localIdentities.contains(head.change.device) || removedOwn[head.change.device] != nil else {
+                continue
+            }
             candidates[head.change.device, default: []].append(head)
+        }
+        for device in removedOwn.keys where counts[device] != nil && candidates[device] == nil {
+            candidates[device] = []
         }
         var walk = VouchingWalk(devices: candidates.keys.sorted(), budget: 4 * incoming.count + 1_024)
         let hasWaiting = mayHaveWaiting
@@ -54,7 +61,14 @@ extension Ingestion {
                 )
             }
             let checked = 1 + counts[device, default: 0] / 8
-            for head in ordered.filter({ $0.change.seq > frontier.vector[device] }).prefix(checked) {
+            var checking = Array(ordered.filter({ $0.change.seq > frontier.vector[device] }).prefix(checked))
+            // The head signed when the document's local copy was removed, besides the peer's of those changes.
+            if let removed = removedOwn[device], removed.change.seq > frontier.vector[device],
+                !checking.contains(where: { $0.hash == removed.hash })
+            {
+                checking.append(removed)
+            }
+            for head in checking {
                 guard head.isAuthentic else {
                     let reason =
                         head.publicKey.deviceID == device

@@ -15,6 +15,9 @@ struct Ingestion {
     let insert: ChangeRowInserter
     /// The identities only this device makes changes as: its own and its external identity (``DeviceKey/externalKey``).
     let localIdentities: [DeviceID]
+    /// Of those, the ones whose changes of the document were removed with its local copy and are not all back: the
+    /// head of each one's latest change there, signed at the removal (``ChangeLogStore/removeLocalCopy(of:)``).
+    let removedOwn: [DeviceID: SignedHead]
     /// Changes staged in this transaction, by hash: parents are usually among them, which spares a lookup.
     var appliedNow: [ChangeHash: Change] = [:]
     /// The changes found ready and vouched for, in the (causal) order they were found so, with the head that names
@@ -62,6 +65,7 @@ struct Ingestion {
                     db.cachedStatement(sql: "SELECT waiting FROM document WHERE id = ?"), arguments: [documentRow]) ?? 0
         }
         localIdentities = [store.localDevice.id, store.externalKey.id]
+        removedOwn = try store.removedOwnHeads(of: documentRow, in: db)
     }
 
     mutating func ingest(_ incoming: [EncodedChange], into result: inout IngestResult) throws {
@@ -121,6 +125,9 @@ struct Ingestion {
                 .execute(arguments: [waitingDelta, documentRow])
         }
         try store.save(&frontier, of: document, hasWaiting: hasWaiting, in: db)
+        if !removedOwn.isEmpty {
+            try store.forgetRemovedOwnHeads(removedOwn, reachedBy: frontier, documentRow: documentRow, in: db)
+        }
     }
 
     /// Whether changes of the document may wait in the pending table: an exclusive store remembers whether they do

@@ -244,6 +244,21 @@ enum StoreSchema {
             // The person a device acts for (`Device.person`), '' when unknown.
             try db.execute(sql: "ALTER TABLE device ADD COLUMN person TEXT NOT NULL DEFAULT ''")
         }
+        migrator.registerMigration("v12 removed own heads") { db in
+            try db.execute(
+                sql: """
+                    -- Per document whose local copy was removed (`ChangeLogStore.removeLocalCopy(of:)`) and identity of
+                    -- this device's that had changes in it: a head of the identity's latest change there, signed at the
+                    -- removal. A peer that brings the document again brings those changes, which the store takes back
+                    -- (and no other change in its names); until they are back it makes no new change there.
+                    CREATE TABLE removed_own_head (
+                        document INTEGER NOT NULL,
+                        device INTEGER NOT NULL,
+                        head BLOB NOT NULL,
+                        PRIMARY KEY (document, device)
+                    ) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
 

@@ -411,6 +411,46 @@ import Testing
         #expect(await plan.model.text == "plan\nbob\nalice after\n")
         #expect(await bobsPlan.model.text == "plan\nbob\nbob after\n")
 
+        // Bob's app lets the plan go: it leaves his device, while the diary goes on syncing.
+        try await bobsPlan.close()
+        let removal = try await bob.removeLocalCopy(of: plan.id)
+        #expect(removal.changes > 0)
+        #expect(try await bob.info(of: plan.id) == nil)
+        #expect(try bob.store.changes(of: plan.id).isEmpty)
+        try await diary.edit([.append("after the plan left\n")])
+        try await diary.commit()
+        try await eventually("the diary after the plan left bob") {
+            await bobsDiary.model.text.contains("after the plan left\n")
+        }
+        #expect(try await bob.info(of: plan.id) == nil, "the plan does not come back while it is not shared")
+        let refusedEdit = #expect(throws: StoreError.self) {
+            try bob.store.append(.edit(Edit(operations: Data("x".utf8))), to: plan.id)
+        }
+        #expect(refusedEdit?.code == .invalidChange, "bob's device makes no change in the plan before it is back")
+
+        // Shared again, the plan comes back with bob's own line (his line written after the share ended never
+        // left his device), and bob writes in it again.
+        let again = try await SharingTests.admin(
+            fixture, token: tokenFile, ["share", "bob", "--document", plan.id.description])
+        #expect(again.status == 0, "\(again.errors)")
+        _ = try await firstEvent(of: bobSync, "the plan shared again") {
+            $0 == .scope(.documents([plan.id: true, diary.id: false]))
+        }
+        try await eventually("the plan back on bob's device") { try await bob.info(of: plan.id) != nil }
+        let planAgain = try await bob.open(plan.id, as: TextDocument.self)
+        try await eventually("the plan's text on bob's device") {
+            await planAgain.model.text == "plan\nbob\nalice after\n"
+        }
+        try await eventually("bob's device goes on after its own changes") {
+            try bob.store.documentsAwaitingOwnChanges().isEmpty
+        }
+        try await planAgain.edit([.append("bob again\n")])
+        try await planAgain.commit()
+        try await eventually("bob's new line reaches alice") { await plan.model.text.contains("bob again\n") }
+        try await planAgain.close()
+        _ = try await SharingTests.admin(
+            fixture, token: tokenFile, ["unshare", "bob", "--document", plan.id.description])
+
         // Nothing is shared with bob any more: his device is refused and hears that its access ended.
         let last = try await SharingTests.admin(
             fixture, token: tokenFile, ["unshare", "bob", "--document", diary.id.description])
@@ -423,7 +463,6 @@ import Testing
             refused.contains { if case .connection(.refused(4401, _)) = $0 { true } else { false } }
                 || refused.contains { if case .connection(.refused(4403, _)) = $0 { true } else { false } },
             "\(refused)")
-        try await bobsPlan.close()
         try await bobsDiary.close()
         await bobSync.stop()
         await aliceSync.stop()
