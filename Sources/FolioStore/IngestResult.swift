@@ -35,6 +35,10 @@ public struct IngestResult: Hashable, Sendable {
     /// The documents whose logs grew (changes of theirs were applied), in identity order.
     public var updatedDocuments: [DocumentID] = []
 
+    /// Whether changes of this call were kept to wait (``deferred`` or ``unvouched``): new to the store, though not in
+    /// its log yet.
+    public var keptWaiting: Bool { deferred > 0 || !unvouched.isEmpty }
+
     /// Equal when the same changes were applied, ignored, deferred, rejected, turned away, left unvouched, expired
     /// and evicted, and the same heads were refused.
     public static func == (lhs: IngestResult, rhs: IngestResult) -> Bool {

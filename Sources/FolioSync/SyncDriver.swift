@@ -259,7 +259,8 @@ public struct SyncDriver: Sendable {
                 throw .store(
                     error, while: "reading the vector of document \(document) after ingesting the peer's changes")
             }
-            actions += session.ingested(document, vector: vector)
+            // The batch's waiting changes are not told apart by document: any of them counts for all.
+            actions += session.ingested(document, vector: vector, keptWaiting: result.keptWaiting)
         }
         return try perform(actions) + asked
     }
@@ -365,8 +366,10 @@ public struct SyncDriver: Sendable {
                 }
             case .ingest(let document, let changes, let heads):
                 let vector: VersionVector
+                let keptWaiting: Bool
                 do {
                     let result = try store.ingest(encoded: changes, heads: heads)
+                    keptWaiting = result.keptWaiting
                     report.changesApplied += result.applied.count
                     report.duplicates += result.duplicates
                     if !result.applied.isEmpty {
@@ -379,7 +382,7 @@ public struct SyncDriver: Sendable {
                     throw .store(
                         error, while: "ingesting \(changes.count) changes of document \(document) from the peer")
                 }
-                queue.append(contentsOf: session.ingested(document, vector: vector))
+                queue.append(contentsOf: session.ingested(document, vector: vector, keptWaiting: keptWaiting))
             case .verify(let document, let heads):
                 for head in heads {
                     let found: Change?

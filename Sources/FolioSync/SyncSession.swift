@@ -88,8 +88,10 @@ public struct SyncSession: Hashable, Sendable {
     /// Whether the peer said it holds everything this side announced.
     public private(set) var peerIsDone = false
     private var saidDone = false
-    /// Documents whose vector grew since the last tick: their replies are still arriving, so a timeout does not
-    /// ask for them again (which would resend everything still in flight).
+    /// Documents that gained something since the last tick: their vector grew, or the store kept changes of theirs
+    /// that wait for a head or a parent the next message brings. Their replies are still arriving, so a timeout does
+    /// not ask for them again (which would resend everything still in flight). Changes the store already held or
+    /// refused are no progress: a peer that sends nothing new does not keep a document from being asked for again.
     private var progressed: Set<DocumentID> = []
     /// With a request window: the documents asked for and not yet complete, and those still to ask for, in identity
     /// order (the next one asked for is the first).
@@ -192,8 +194,8 @@ public struct SyncSession: Hashable, Sendable {
             return [.fetch(document: document, since: since)]
         case .changes(let document, let changes, let heads):
             // A peer that still shares a document this side keeps to itself may push its changes: they stay out.
-            guard !unpublished.contains(document) else { return [] }
-            return changes.isEmpty ? [] : [.ingest(document: document, changes: changes, heads: heads)]
+            guard !unpublished.contains(document), !changes.isEmpty else { return [] }
+            return [.ingest(document: document, changes: changes, heads: heads)]
         case .run:
             // A run is decoded against a log (a driver turns it into the `changes` it holds); undecoded, it says
             // nothing the session can act on.
@@ -314,10 +316,17 @@ public struct SyncSession: Hashable, Sendable {
     /// Records `document`'s vector after an ``SyncAction/ingest(document:changes:heads:)``; says `done` when that
     /// made this side complete.
     ///
+    /// - Parameters:
+    ///   - document: the document ingested.
+    ///   - vector: its vector now.
+    ///   - keptWaiting: whether the store kept new changes of it that wait (for a head or a parent): progress that
+    ///     the vector does not show yet, so a timeout does not ask for the document again while the rest arrives.
     /// - Complexity: O(documents × devices).
-    public mutating func ingested(_ document: DocumentID, vector: VersionVector) -> [SyncAction] {
+    public mutating func ingested(_ document: DocumentID, vector: VersionVector, keptWaiting: Bool = false)
+        -> [SyncAction]
+    {
         let before = vectors[document] ?? VersionVector()
-        if !vector.isContained(in: before) { progressed.insert(document) }
+        if keptWaiting || !vector.isContained(in: before) { progressed.insert(document) }
         vectors[document] = before.merging(vector)
         var actions: [SyncAction] = []
         if requested.contains(document), !isMissing(document) {

@@ -254,6 +254,30 @@ import Testing
         #expect(requests == [Fixtures.document, Fixtures.thirdDocument])
     }
 
+    @Test func aTimeoutAsksAgainOnlyForDocumentsThatGainedNothing() {
+        let (storeA, storeB, _) = Self.histories()
+        var session = SyncSession(device: Self.b, id: 2, role: .responder, vectors: storeB.vectors)
+        _ = session.receive(.hello(SyncHello(device: Self.a, session: 1, vectors: storeA.vectors)))
+        func askedAgain(_ actions: [SyncAction]) -> [DocumentID] {
+            actions.compactMap { action in
+                if case .send(.request(let document, _)) = action { return document }
+                return nil
+            }
+        }
+        // Changes of the first document arrive and wait (for a head the next message brings): its replies are still
+        // coming, so it is not asked for again; the third, which received nothing, is.
+        let first = storeB.vector(of: Fixtures.document)
+        _ = session.ingested(Fixtures.document, vector: first, keptWaiting: true)
+        #expect(askedAgain(session.tick()) == [Fixtures.thirdDocument])
+        // Changes that arrive again, which the store already held, are no progress: both are asked for again.
+        let changes = Array(storeA.changes(of: Fixtures.document, since: VersionVector()).prefix(1))
+        #expect(
+            session.receive(.changes(document: Fixtures.document, changes: changes, heads: []))
+                == [.ingest(document: Fixtures.document, changes: changes, heads: [])])
+        _ = session.ingested(Fixtures.document, vector: first, keptWaiting: false)
+        #expect(askedAgain(session.tick()) == [Fixtures.document, Fixtures.thirdDocument])
+    }
+
     @Test func aPeerWhoseVectorIsCoveredHasItsHeadsVerified() {
         let (storeA, storeB, all) = Self.histories()
         // This side's heads are not given: none of B's heads is known to be one, so each is looked up.
