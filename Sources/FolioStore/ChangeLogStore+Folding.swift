@@ -201,7 +201,13 @@ extension ChangeLogStore {
             // The run is written as segments of at most the target size, so that no fold, however many rows it
             // takes at once (a bulk ingest), leaves a segment that a reader must decode in one piece beyond that size.
             let run = earlierChanges + folding
-            let first = (trailing.first.map { $0.id & 0xFFFF_FFFF } ?? 0) + 1
+            // Numbers go on from the last segment, or from those of a removed local copy (never used twice).
+            var floor: Int64 = 0
+            if trailing.isEmpty {
+                let statement = try db.cachedStatement(sql: "SELECT segment_floor FROM document WHERE id = ?")
+                floor = try Int64.fetchOne(statement, arguments: [documentRow]) ?? 0
+            }
+            let first = max(trailing.first.map { $0.id & 0xFFFF_FFFF } ?? 0, floor) + 1
             var pieces: [(id: Int64, changes: [Change], bytes: [UInt8])] = []
             for (index, start) in stride(from: 0, to: run.count, by: target).enumerated() {
                 let end = min(start + target, run.count)

@@ -16,20 +16,22 @@ public struct DocumentRemoval: Hashable, Sendable {
 }
 
 extension ChangeLogStore {
-    /// Removes everything this store holds of `document`, in one transaction: its log (rows and compact segments),
+    /// Removes the document's contents from this store, in one transaction: its log (rows and compact segments),
     /// its waiting changes, its signed heads, checkpoints, local state, sync cursors and unpublished mark, and the
-    /// blobs nothing else refers to. The store then holds nothing of it, as if it had never seen it: a sync that
-    /// is granted the document again receives it whole.
+    /// blobs nothing else refers to. What stays is the document's identity (a row that numbers it) and, while this
+    /// device's own changes there are not back, a head of them (below). A sync that is granted the document again
+    /// receives what its peer holds of it.
     ///
     /// This is not a deletion (which is a logged change that every device follows): nothing is sent, and what peers
-    /// hold of the document stays with them. Changes of this device that no peer has are gone. What a device does
-    /// with a document it may no longer see (a share that ended), when its app chooses not to keep it.
+    /// hold of the document stays with them. Changes of this device that no peer has are gone, and so is a document
+    /// kept to this device (``unpublished``): nothing can bring it back. What a device does with a document it may
+    /// no longer see (a share that ended), when its app chooses not to keep it.
     ///
-    /// This device's own changes of the document come back with it, as they were: the store keeps a head of each
-    /// of its identities' latest change there, signed now, which vouches for them (and for nothing else in its
+    /// This device's own changes of a published document come back with it, as they were: the store keeps a head of
+    /// each of its identities' latest change there, signed now, which vouches for them (and for nothing else in its
     /// names). Until they are back the store makes no change there (`invalidChange`), so that no sequence number of
-    /// its is used twice; once a peer gave all it has of the document, ``settleRemovedOwnChanges(of:)`` lets it go
-    /// on from the last that came back.
+    /// its is used twice; once a peer that announced the document gave all it has of it,
+    /// ``settleRemovedOwnChanges(of:)`` lets it go on from the last that came back.
     ///
     /// - Returns: what was removed; nothing, for a document the store does not hold.
     /// - Throws: ``StoreError``; nothing is removed then.
@@ -69,9 +71,14 @@ extension ChangeLogStore {
 
             // This device's own changes there may come back only as they were: a head of each identity's latest,
             // signed now, is what takes them back (an earlier removal's stays while its changes are not back).
+            // A document kept to this device has no peer to bring them back: it is gone whole.
             let frontier = try self.frontier(of: row, in: db)
             let earlier = try removedOwnHeads(of: row, in: db)
-            for identity in [key, externalKey] {
+            let kept =
+                try Bool.fetchOne(
+                    db.cachedStatement(sql: "SELECT 1 FROM unpublished WHERE document = ?"), arguments: arguments)
+                ?? false
+            for identity in [key, externalKey] where !kept {
                 guard let tip = frontier.tips[identity.id], tip.seq > earlier[identity.id]?.change.seq ?? 0 else {
                     continue
                 }
@@ -104,6 +111,14 @@ extension ChangeLogStore {
             ] {
                 try db.cachedStatement(sql: sql).execute(arguments: arguments)
             }
+            // The segments' numbers are not used again (a reader's cache knows segments by id).
+            try db.cachedStatement(
+                sql: """
+                    UPDATE document SET segment_floor = max(segment_floor,
+                        coalesce((SELECT max(id) FROM segment WHERE id BETWEEN ?1 AND ?2), 0) & 4294967295)
+                    WHERE id = ?3
+                    """
+            ).execute(arguments: [segments.lowerBound, segments.upperBound, row])
             try db.cachedStatement(sql: "DELETE FROM segment WHERE id BETWEEN ? AND ?")
                 .execute(arguments: [segments.lowerBound, segments.upperBound])
             if hasBlobTables {
@@ -151,13 +166,19 @@ extension ChangeLogStore {
         }
     }
 
-    /// Stops waiting for this device's removed changes of `document` beyond those that came back, once a peer that
-    /// held the document gave all it has of it: the changes that did not come back reached no peer that gave it back
-    /// (made after the device lost access, say), and this device's next change there takes the sequence number
-    /// after the last that did. What a sync calls when it completed.
+    /// Stops waiting for this device's removed changes of `document` beyond those that came back. What a sync calls
+    /// once a peer that announced the document gave all it announced of it: the changes that did not come back
+    /// reached no peer that gave it back (made after the device lost access, say), and this device's next change
+    /// there takes the sequence number after the last that did.
+    ///
+    /// Call it only for such a document, after such a sync: a sync that did not hear the document announced, or a
+    /// peer that never holds this device's changes (a folder it has not read its own files from), does not say that
+    /// they are gone, and a change made after settling too early takes a sequence number a peer already holds
+    /// under another change (which peers then refuse).
     ///
     /// Nothing is done while the document has no log on this device (nothing came back yet) or while changes of
-    /// this device's wait in it (more of them may enter).
+    /// this device's that a head of its own vouches for wait in it (their dependencies are still to come). Changes
+    /// in its names that nothing it signed vouches for are dropped: they are not its own.
     ///
     /// - Returns: whether the document was settled.
     /// - Throws: ``StoreError``.
@@ -168,14 +189,21 @@ extension ChangeLogStore {
             guard let row = try rowID(of: document, in: db), try !removedOwnHeads(of: row, in: db).isEmpty,
                 try !self.frontier(of: row, in: db).tips.isEmpty
             else { return false }
+            var dropped = 0
             for identity in [key.id, externalKey.id] {
                 guard let deviceRow = try rowID(of: identity, in: db) else { continue }
                 let waits = try Bool.fetchOne(
-                    db.cachedStatement(sql: "SELECT 1 FROM pending WHERE document = ? AND device = ? LIMIT 1"),
+                    db.cachedStatement(
+                        sql: "SELECT 1 FROM pending WHERE document = ? AND device = ? AND vouched <> 0 LIMIT 1"),
                     arguments: [row, deviceRow])
                 if waits == true { return false }
+                try db.cachedStatement(sql: "DELETE FROM pending WHERE document = ? AND device = ? AND vouched = 0")
+                    .execute(arguments: [row, deviceRow])
+                dropped += db.changesCount
             }
+            try forgetWaiting([row: dropped], in: db)
             try db.cachedStatement(sql: "DELETE FROM removed_own_head WHERE document = ?").execute(arguments: [row])
+            try noteRemovedOwnHeadsMayBeGone(in: db)
             return true
         }
     }
@@ -196,15 +224,36 @@ extension ChangeLogStore {
         return heads
     }
 
-    /// Forgets the heads of `heads` whose changes are all back in the log of `documentRow` (`frontier`).
+    /// Forgets the heads of `heads` whose changes are all back in the log of `documentRow` (`frontier`), once the
+    /// log holds each head's own change (`storedHash`); one that holds another change under its identity throws
+    /// `integrity` (the identity's key signed two changes under one identity).
     func forgetRemovedOwnHeads(
-        _ heads: [DeviceID: SignedHead], reachedBy frontier: Frontier, documentRow: Int64, in db: Database
+        _ heads: [DeviceID: SignedHead], reachedBy frontier: Frontier, documentRow: Int64, in db: Database,
+        storedHash: (ChangeID) throws -> ChangeHash?
     ) throws {
-        for (device, head) in heads where frontier.vector[device] >= head.change.seq {
+        var forgot = false
+        for (device, head) in heads.sorted(by: { $0.key < $1.key }) where frontier.vector[device] >= head.change.seq {
+            guard let stored = try storedHash(head.change), stored == head.hash else {
+                throw StoreError(
+                    .integrity,
+                    "device \(device) signed change \(head.change.seq) with hash \(head.hash.shortHex) when the document's local copy was removed, but the log now has another change under that identity: the device's key is used by two devices (a cloned or restored device); nothing was overwritten"
+                )
+            }
             guard let deviceRow = try rowID(of: device, in: db) else { continue }
             try db.cachedStatement(sql: "DELETE FROM removed_own_head WHERE document = ? AND device = ?")
                 .execute(arguments: [documentRow, deviceRow])
+            forgot = true
         }
+        if forgot { try noteRemovedOwnHeadsMayBeGone(in: db) }
+    }
+
+    /// With exclusive access, clears ``mayHaveRemovedOwnHeads`` once the transaction of `db` commits, when it leaves
+    /// no record: an ingest or an append then asks the table nothing again.
+    private func noteRemovedOwnHeadsMayBeGone(in db: Database) throws {
+        guard exclusiveCache != nil,
+            try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM removed_own_head LIMIT 1")) != true
+        else { return }
+        db.afterNextTransaction { _ in self.mayHaveRemovedOwnHeads.store(false, ordering: .relaxed) }
     }
 
     private static func count(sql: String, _ arguments: StatementArguments, _ db: Database) throws -> Int {

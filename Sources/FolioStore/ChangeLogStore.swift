@@ -69,8 +69,9 @@ public final class ChangeLogStore: Sendable {
     /// ``expireUnvouched(now:in:)``).
     let unvouchedFloor = Mutex<Int64?>(nil)
     /// Whether the store may hold heads of its own identities' changes in documents whose local copy it removed
-    /// (see ``removedOwnHeads(of:in:)``): read when the store opens, set by a removal, so that an ingest or an append
-    /// asks the table nothing while it is empty.
+    /// (see ``removedOwnHeads(of:in:)``), so that an ingest or an append asks the table nothing while it is empty.
+    /// With exclusive access: read when the store opens, set by a removal, cleared when the last record goes. With
+    /// shared access (another process may remove a copy) always true.
     let mayHaveRemovedOwnHeads = Atomic(false)
 
     /// Opens the store at `url`, creating it if the file does not exist or is empty.
@@ -184,12 +185,15 @@ public final class ChangeLogStore: Sendable {
                 exclusiveQueue = queue
             }
             if !isMigrated.withLock({ $0 }) { try StoreSchema.migrator.migrate(database) }
-            if !isPristine {
-                let hasRemoved = { (db: Database) throws -> Bool in
+            if let exclusiveQueue, !isPristine {
+                let found = try exclusiveQueue.unsafeRead { db in
                     try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM removed_own_head)") ?? false
                 }
-                let found = try exclusiveQueue.map { try $0.unsafeRead(hasRemoved) } ?? database.read(hasRemoved)
                 mayHaveRemovedOwnHeads.store(found, ordering: .relaxed)
+            } else if exclusiveQueue == nil {
+                // Another process may remove a document's local copy from a shared store at any time: only an
+                // exclusive one can know that the table stays empty.
+                mayHaveRemovedOwnHeads.store(true, ordering: .relaxed)
             }
             exclusiveQueue?.writeWithoutTransaction(Self.removeStatementAuthorizer)
             if let inherited {

@@ -33,9 +33,11 @@ extension Ingestion {
         // document's local copy: the head signed then vouches for them, and so may the peer's of them.
         var candidates: [DeviceID: [SignedHead]] = [:]
         for head in heads where counts[head.change.device] != nil {
-            guard !localIdentities.contains(head.change.device) || removedOwn[head.change.device] != nil else {
-                continue
-            }
+            // A head in a local identity's name vouches only for the removed changes (at most the removed head's seq).
+            guard
+                !localIdentities.contains(head.change.device)
+                    || head.change.seq <= removedOwn[head.change.device]?.change.seq ?? 0
+            else { continue }
             candidates[head.change.device, default: []].append(head)
         }
         for device in removedOwn.keys where counts[device] != nil && candidates[device] == nil {

@@ -126,7 +126,9 @@ struct Ingestion {
         }
         try store.save(&frontier, of: document, hasWaiting: hasWaiting, in: db)
         if !removedOwn.isEmpty {
-            try store.forgetRemovedOwnHeads(removedOwn, reachedBy: frontier, documentRow: documentRow, in: db)
+            try store.forgetRemovedOwnHeads(removedOwn, reachedBy: frontier, documentRow: documentRow, in: db) {
+                try storedHash(of: $0)
+            }
         }
     }
 

@@ -244,9 +244,14 @@ enum StoreSchema {
             // The person a device acts for (`Device.person`), '' when unknown.
             try db.execute(sql: "ALTER TABLE device ADD COLUMN person TEXT NOT NULL DEFAULT ''")
         }
-        migrator.registerMigration("v12 removed own heads") { db in
+        migrator.registerMigration("v12 removed local copies") { db in
             try db.execute(
                 sql: """
+                    -- The highest segment number a removed local copy of the document used: its segments when it comes
+                    -- back are numbered above it, so that no segment id names two contents (a reader's cache trusts
+                    -- ids).
+                    ALTER TABLE document ADD COLUMN segment_floor INTEGER NOT NULL DEFAULT 0;
+
                     -- Per document whose local copy was removed (`ChangeLogStore.removeLocalCopy(of:)`) and identity of
                     -- this device's that had changes in it: a head of the identity's latest change there, signed at the
                     -- removal. A peer that brings the document again brings those changes, which the store takes back

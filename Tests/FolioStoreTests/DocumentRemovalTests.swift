@@ -55,12 +55,21 @@ import Testing
         for index in 0..<50 { try store.append(Fixtures.edit("edit \(index)"), to: Fixtures.document) }
         let history = try store.changes(of: Fixtures.document)
         #expect(try store.fold(Fixtures.document, keepingNewest: 5) > 0)
+        let segmentIDs = { () throws -> [Int64] in
+            try store.read("reading segment ids") { db in
+                try Int64.fetchAll(db, sql: "SELECT id FROM segment ORDER BY id")
+            }
+        }
+        let earlier = try segmentIDs()
         #expect(try store.removeLocalCopy(of: Fixtures.document).changes == 50)
         #expect(try store.changes(of: Fixtures.document).isEmpty)
         try store.checkInvariants()
         try store.ingest(trusting: history)
         #expect(try store.changes(of: Fixtures.document) == history)
         #expect(try store.fold(Fixtures.document, keepingNewest: 5) > 0)
+        // No segment id is used twice: a reader's cache knows segments by id.
+        let again = try segmentIDs()
+        #expect(!again.isEmpty && again.min()! > earlier.max()!)
         try store.checkInvariants()
     }
 
@@ -133,5 +142,97 @@ import Testing
         #expect(try device.pendingChanges(of: document).isEmpty)
         #expect(try device.append(Fixtures.edit("again"), to: document).id.seq == 601)
         try device.checkInvariants()
+    }
+
+    /// Settling stops waiting for the changes that did not come back, drops a change in the device's name that
+    /// nothing it signed vouches for (a peer that makes one up does not keep the device from writing), and the next
+    /// change takes the sequence number after the last that came back.
+    @Test func settlingDropsChangesInTheDevicesNameThatNothingVouchesFor() throws {
+        let directory = try TemporaryDirectory()
+        let device = try directory.openStore(for: Device.named("Device"))
+        let peer = try directory.openStore(for: Device.named("Peer"))
+        let document = Fixtures.document
+        try device.append(.lifecycle(.create(name: "Doc", type: "public.plain-text", container: .shared)), to: document)
+        for index in 0..<4 { try device.append(Fixtures.edit("own \(index)"), to: document) }
+        let own = try device.changes(of: document)
+        // The peer has the first three; the last two never left the device.
+        try peer.ingest(Array(own.prefix(3)), heads: [try #require(device.signedHead(for: own[2]))])
+        try device.removeLocalCopy(of: document)
+        #expect(try device.documentsAwaitingOwnChanges() == [document])
+        // Nothing came back yet: nothing to settle.
+        #expect(try !device.settleRemovedOwnChanges(of: document))
+
+        // A change made up in the device's name, below the removed head's seq, waits unvouched.
+        var vector = own[2].vector
+        vector[own[2].id.device] = 5
+        let madeUp = Change(
+            document: document, id: ChangeID(device: own[2].id.device, seq: 5), parents: [own[2].hash],
+            vector: vector, lamport: own[2].lamport + 1, wallTime: own[2].wallTime, kind: Fixtures.edit("made up"))
+        let result = try device.ingest(
+            try peer.changes(of: document) + [madeUp], heads: try peer.signedHeads(of: document))
+        #expect(result.applied.count == 3)
+        #expect(result.unvouched == [madeUp.id])
+        #expect(throws: StoreError.self) { try device.append(Fixtures.edit("too soon"), to: document) }
+
+        #expect(try device.settleRemovedOwnChanges(of: document))
+        #expect(try device.pendingChanges(of: document).isEmpty)
+        #expect(try device.documentsAwaitingOwnChanges().isEmpty)
+        #expect(try device.append(Fixtures.edit("again"), to: document).id.seq == 4)
+        try device.checkInvariants()
+    }
+
+    /// A change that a clone of the device (its key) signed in the place of the removed head's is refused when it
+    /// would complete the return: the log must hold the head's own change.
+    @Test func aCloneOfTheRemovedHeadsChangeIsAnIntegrityFailure() throws {
+        let directory = try TemporaryDirectory()
+        let device = try directory.openStore(for: Device.named("Device"))
+        let document = Fixtures.document
+        try device.append(.lifecycle(.create(name: "Doc", type: "public.plain-text", container: .shared)), to: document)
+        for index in 0..<4 { try device.append(Fixtures.edit("own \(index)"), to: document) }
+        let own = try device.changes(of: document)
+        try device.removeLocalCopy(of: document)
+
+        let tip = own[4]
+        let clone = Change(
+            document: document, id: tip.id, parents: tip.parents, vector: tip.vector, lamport: tip.lamport,
+            wallTime: tip.wallTime, kind: Fixtures.edit("the clone's"))
+        #expect(clone.hash != tip.hash)
+        let cloneHead = SignedHead(signing: clone, with: DeviceKey.named("Device"))
+        let failure = #expect(throws: StoreError.self) {
+            try device.ingest(Array(own.prefix(4)) + [clone], heads: [cloneHead])
+        }
+        #expect(failure?.code == .integrity)
+        #expect(try device.changes(of: document).isEmpty)
+        // The device's own changes still come back.
+        try device.ingest(own, heads: [])
+        #expect(try device.changes(of: document) == own)
+        #expect(try device.documentsAwaitingOwnChanges().isEmpty)
+    }
+
+    /// A store with shared access sees a removal made through another store of the same file: it makes no change
+    /// in the removed document until the device's changes are back.
+    @Test func anotherStoreOfTheFileSeesTheRemoval() throws {
+        let directory = try TemporaryDirectory()
+        let first = try directory.openStore(for: Device.named("Device"))
+        let second = try directory.openStore(for: Device.named("Device"))
+        let document = Fixtures.document
+        try first.append(.lifecycle(.create(name: "Doc", type: "public.plain-text", container: .shared)), to: document)
+        try first.append(Fixtures.edit("own"), to: document)
+        try first.removeLocalCopy(of: document)
+        let refused = #expect(throws: StoreError.self) { try second.append(Fixtures.edit("reused"), to: document) }
+        #expect(refused?.code == .invalidChange)
+        #expect(try second.documentsAwaitingOwnChanges() == [document])
+    }
+
+    /// A document kept to this device is gone whole: nothing waits for its changes, and it starts afresh.
+    @Test func anUnpublishedDocumentLeavesNothingToWaitFor() throws {
+        let directory = try TemporaryDirectory()
+        let device = try directory.openStore(for: Device.named("Device"), access: .exclusive)
+        let document = Fixtures.document
+        try device.append(.lifecycle(.create(name: "Doc", type: "public.plain-text", container: .local)), to: document)
+        try device.unpublished.set(true, document)
+        try device.removeLocalCopy(of: document)
+        #expect(try device.documentsAwaitingOwnChanges().isEmpty)
+        #expect(try device.append(Fixtures.edit("anew"), to: document).id.seq == 1)
     }
 }
