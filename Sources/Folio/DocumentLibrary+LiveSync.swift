@@ -156,8 +156,10 @@ private actor LibraryObserver {
             continuation.yield(.syncStarted)
         case .caughtUp(let report):
             caughtUp = true
-            // The server gave all it has: the own changes of removed documents that it did not bring back are gone.
-            library.settleRemovedOwnChanges { scope?.includes($0) ?? true }
+            // The server gave all it has of the documents it announced: the own changes of removed documents among
+            // them that it did not bring back are gone.
+            let announced = Set(report.caughtUpDocuments)
+            library.settleRemovedOwnChanges { announced.contains($0) }
             continuation.yield(.syncFinished(report))
         case .received(let documents):
             await apply(documents)

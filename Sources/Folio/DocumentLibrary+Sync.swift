@@ -41,8 +41,12 @@ extension DocumentLibrary {
                 await follow(settlements.updatedDocuments, problems: &problems)
             }
             report.problems += problems
-            // The peer gave all it has: the own changes of removed documents that it did not bring back are gone.
-            if report.isComplete { settleRemovedOwnChanges { _ in true } }
+            // The peer gave all it has of the documents it announced: the own changes of removed documents among
+            // them that it did not bring back are gone.
+            if report.isComplete {
+                let caughtUp = Set(report.caughtUpDocuments)
+                settleRemovedOwnChanges { caughtUp.contains($0) }
+            }
             return report
         }
     }
@@ -85,6 +89,7 @@ extension SyncReport {
         duplicates += other.duplicates
         updatedDocuments = Array(Set(updatedDocuments).union(other.updatedDocuments)).sorted()
         isComplete = isComplete && other.isComplete
+        caughtUpDocuments = isComplete ? Array(Set(caughtUpDocuments).union(other.caughtUpDocuments)).sorted() : []
         problems += other.problems
     }
 }

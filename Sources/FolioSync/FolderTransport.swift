@@ -21,6 +21,8 @@ import Foundation
 /// - **read**: for every other device's directory and document, the batches not read yet, in order. Progress is a
 ///   sync cursor per (device, document): the vector in the last batch read, whose change count names the next file
 ///   (see the batch numbering in the file format). Changes are ingested, so duplicates and order do not matter.
+///   This device's own directory is read too for a document whose local copy it removed, until its changes there
+///   are back (`ChangeLogStore.removeLocalCopy(of:)`).
 /// - **write**: per document, the changes the folder lacks: the store's changes beyond what this device has put
 ///   there (its own cursor, checked against its newest file) and beyond what it has read from the others. A change
 ///   therefore lands in the folder about once, and a reader's cost grows with what it lacks, not with the history.
@@ -92,6 +94,7 @@ public struct FolderTransport: SyncTransport {
         try write(
             from: store, folder: folder, skipping: unpublished, contents: contents, names: names, report: &report)
         report.isComplete = report.problems.isEmpty
+        if report.isComplete { report.caughtUpDocuments = contents.keys.sorted() }
         return report
     }
 
@@ -101,11 +104,12 @@ public struct FolderTransport: SyncTransport {
     public func receive(into store: ChangeLogStore) throws -> SyncReport {
         var report = SyncReport()
         var names = try DeviceNames(store)
-        _ = try read(
+        let contents = try read(
             into: store, folder: try identity(), skipping: try unpublishedDocuments(of: store), names: &names,
             report: &report)
         try readBlobs(into: store, report: &report)
         report.isComplete = report.problems.isEmpty
+        if report.isComplete { report.caughtUpDocuments = contents.keys.sorted() }
         return report
     }
 
@@ -133,16 +137,25 @@ public struct FolderTransport: SyncTransport {
 
     // MARK: Reading
 
-    /// Reads what the other devices put in the folder, but for the documents in `unpublished`. Returns, per
-    /// document, the changes read there so far (see ``readContents(of:folder:in:)``).
+    /// Reads what the other devices put in the folder, but for the documents in `unpublished`, and this device's
+    /// own files of the documents whose local copy it removed while its changes there are not back
+    /// (`ChangeLogStore.documentsAwaitingOwnChanges()`): the folder is where they are. Returns, per document, the
+    /// changes read there so far (see ``readContents(of:folder:in:)``).
     private func read(
         into store: ChangeLogStore, folder: UUIDBytes, skipping unpublished: Set<DocumentID>,
         names: inout DeviceNames, report: inout SyncReport
     ) throws(SyncError) -> [DocumentID: VersionVector] {
         var contents: [DocumentID: VersionVector] = [:]
         let own = store.localDevice.id
-        for writer in try writers() where writer != own {
-            for document in try documents(of: writer) where !unpublished.contains(document) {
+        let awaiting: Set<DocumentID>
+        do {
+            awaiting = Set(try store.documentsAwaitingOwnChanges())
+        } catch {
+            throw .store(error, while: "listing the documents whose own changes are to come back")
+        }
+        for writer in try writers() where writer != own || !awaiting.isEmpty {
+            for document in try documents(of: writer)
+            where !unpublished.contains(document) && (writer != own || awaiting.contains(document)) {
                 if contents[document] == nil {
                     contents[document] = try readContents(of: document, folder: folder, in: store)
                 }

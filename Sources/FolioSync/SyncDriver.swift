@@ -401,6 +401,9 @@ public struct SyncDriver: Sendable {
             }
         }
         report.isComplete = isFinished
+        if isFinished, report.caughtUpDocuments.isEmpty, let peer = session.peer {
+            report.caughtUpDocuments = peer.vectors.keys.filter { !session.unpublished.contains($0) }.sorted()
+        }
         return outgoing
     }
 }

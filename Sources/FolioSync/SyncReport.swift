@@ -35,6 +35,10 @@ public struct SyncReport: Hashable, Sendable, CustomStringConvertible {
     /// session, the other side said the same). `false` when the retries ran out or a folder had unreadable files;
     /// whatever was received is kept either way.
     public var isComplete = false
+    /// The documents the peer announced holding (in identity order), filled in once the exchange is complete: this
+    /// side then holds everything the peer holds of them. A folder names those whose every file it read, this
+    /// device's own included. Empty while incomplete.
+    public var caughtUpDocuments: [DocumentID] = []
     /// What went wrong without stopping the sync (unreadable messages or files), one sentence each, in the order met.
     public var problems: [String] = []
 

@@ -249,4 +249,36 @@ import Testing
         _ = try await transport.sync(storeA)
         #expect(try await transport.sync(storeB).changesApplied == 1)
     }
+
+    /// A device that removed a document's local copy reads its own files of it back from the folder (nowhere else
+    /// holds them), may go on writing once it read them, and its next change follows the last the folder held: a
+    /// reader of the folder takes it. A folder that never held the document says nothing of it.
+    @Test func aRemovedDocumentComesBackFromTheDevicesOwnFiles() throws {
+        let storeA = try directory.openStore(for: Self.a)
+        let storeB = try directory.openStore(for: Self.b)
+        let document = Fixtures.document
+        try storeA.append((1...6).map { Fixtures.edit("a\($0)") }, to: document)
+        #expect(try folder.sync(storeA).isComplete)
+        #expect(try folder.sync(storeB).changesApplied == 6)
+        // Two more that never reach the folder, then the removal.
+        try storeA.append([Fixtures.edit("a7"), Fixtures.edit("a8")], to: document)
+        try storeA.removeLocalCopy(of: document)
+
+        // Another folder, which never held the document, does not say it gave all of it.
+        let elsewhere = FolderTransport(root: directory.file("Elsewhere"), changesPerFile: 4)
+        let empty = try elsewhere.sync(storeA)
+        #expect(empty.isComplete && empty.caughtUpDocuments.isEmpty, "\(empty)")
+
+        let back = try folder.sync(storeA)
+        #expect(back.isComplete && back.caughtUpDocuments.contains(document), "\(back)")
+        #expect(try storeA.vector(of: document)[Self.a.id] == 6)
+        #expect(try storeA.settleRemovedOwnChanges(of: document))
+        let next = try storeA.append(Fixtures.edit("a7 again"), to: document)
+        #expect(next.id.seq == 7)
+        let sent = try folder.sync(storeA)
+        #expect(sent.isComplete && sent.changesSent == 1, "\(sent)")
+        let received = try folder.sync(storeB)
+        #expect(received.isComplete && received.changesApplied == 1 && received.problems.isEmpty, "\(received)")
+        #expect(try storeB.heads(of: document).map(\.hash) == [next.hash])
+    }
 }
