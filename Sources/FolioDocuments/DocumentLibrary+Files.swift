@@ -186,16 +186,18 @@ extension DocumentLibrary {
     ///
     /// - Throws: `FileSystemError` and `StoreError`, as they come.
     func moveFile(of id: DocumentID, from oldURL: URL, to newURL: URL) throws {
-        guard oldURL != newURL, try fileSystem.itemKind(at: oldURL) != .absent,
-            try fileSystem.itemKind(at: newURL) == .absent
-        else { return }
-        let directory = newURL.deletingLastPathComponent()
-        try fileSystem.createDirectoryDurably(at: directory)
-        try fileSystem.rename(oldURL, to: newURL)
-        try fileSystem.synchronizeDirectory(at: directory)
-        if var record = SavedFileRecord(decoding: try localState.value(SavedFileRecord.stateKey, of: id)) {
-            record.relativePath = relativePath(of: newURL)
-            try localState.set([SavedFileRecord.stateKey: record.encoded()], of: id)
+        try fileMoves.withLock { _ in
+            guard oldURL != newURL, try fileSystem.itemKind(at: oldURL) != .absent,
+                try fileSystem.itemKind(at: newURL) == .absent
+            else { return }
+            let directory = newURL.deletingLastPathComponent()
+            try fileSystem.createDirectoryDurably(at: directory)
+            try fileSystem.rename(oldURL, to: newURL)
+            try fileSystem.synchronizeDirectory(at: directory)
+            if var record = SavedFileRecord(decoding: try localState.value(SavedFileRecord.stateKey, of: id)) {
+                record.relativePath = relativePath(of: newURL)
+                try localState.set([SavedFileRecord.stateKey: record.encoded()], of: id)
+            }
         }
     }
 }

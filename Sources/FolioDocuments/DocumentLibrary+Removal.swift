@@ -47,7 +47,8 @@ extension DocumentLibrary {
     /// store holds of it (its history, the changes of it not yet sent, its checkpoints and local state, the blobs
     /// only it refers to). The library then lists it no more. Nothing is sent anywhere: this is not a deletion, and
     /// what the server and other devices hold of the document stays with them. A sync whose token grants the
-    /// document again brings it back whole.
+    /// document again brings back what the server holds of it; the changes this device made there that never left it,
+    /// and a document kept to this device (its container `.local`), are gone for good.
     ///
     /// This is what an app does with a document the server no longer shares with the person
     /// (`LibraryEvent.documentsRevoked`), when it chooses not to keep what they could see. The document must not be
@@ -66,10 +67,11 @@ extension DocumentLibrary {
         }
     }
 
-    /// Stops waiting for this device's own changes of the removed documents that `synced` names, which a sync that
-    /// completed brought back as far as its peer has them (``ChangeLogStore/settleRemovedOwnChanges(of:)``): what
-    /// the device wrote there after the peer last heard from it is gone, and its next change follows the last that
-    /// came back. A document that nothing brought back is left as it is.
+    /// Stops waiting for this device's own changes of the removed documents that `synced` names: documents a peer
+    /// announced and gave all it has of, in a sync that completed (`SyncReport.caughtUpDocuments`;
+    /// ``ChangeLogStore/settleRemovedOwnChanges(of:)``). What the device wrote there after the peer last heard from
+    /// it is gone, and its next change follows the last that came back. A document that nothing brought back is left
+    /// as it is.
     package func settleRemovedOwnChanges(where synced: (DocumentID) -> Bool) {
         guard let documents = try? store.documentsAwaitingOwnChanges() else { return }
         for document in documents where synced(document) { _ = try? store.settleRemovedOwnChanges(of: document) }
@@ -88,6 +90,15 @@ extension DocumentLibrary {
         guard !heads.isEmpty || waiting > 0 else {
             throw DocumentError(.notFound, "the library holds nothing of document \(id)")
         }
+        // A move of the file (a rename that arrived) waits, or is done: the file is where the record says.
+        let removal = try fileMoves.withLock { _ throws(DocumentError) in try removeFileAndStoreCopy(of: id) }
+        catalogCache.withLock { $0[id] = nil }
+        fileNameClaims.withLock { $0[id] = nil }
+        return removal
+    }
+
+    /// Removes the document's saved file, then what the store holds of it.
+    private func removeFileAndStoreCopy(of id: DocumentID) throws(DocumentError) -> DocumentRemoval {
         if let record = try savedFileRecord(of: id) {
             let url = url(ofRelativePath: record.relativePath)
             do {
@@ -99,14 +110,10 @@ extension DocumentLibrary {
                 throw DocumentError(.save, "cannot remove \(url.path), the file of document \(id)", cause: error)
             }
         }
-        let removal: DocumentRemoval
         do {
-            removal = try store.removeLocalCopy(of: id)
+            return try store.removeLocalCopy(of: id)
         } catch {
             throw .store(error, "removing the local copy of document \(id)")
         }
-        catalogCache.withLock { $0[id] = nil }
-        fileNameClaims.withLock { $0[id] = nil }
-        return removal
     }
 }

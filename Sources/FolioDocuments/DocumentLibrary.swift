@@ -65,6 +65,10 @@ public final class DocumentLibrary: Sendable {
     let fileNameClaims = Mutex<[DocumentID: String]>([:])
     /// The open documents, one ``Document`` each.
     let openDocuments = OpenDocuments()
+    /// Held while a document's file moves (``moveFile(of:from:to:)``) and while a local copy is removed
+    /// (``removeLocalCopy(of:)``), so that a move racing a removal either moves the file before the removal reads
+    /// where it is or finds it gone, and no moved file or record outlives the removal.
+    let fileMoves = Mutex(())
     /// Where open documents' presence goes: the live sync of the moment (see `DocumentLibrary+Presence.swift`).
     let presenceOutlet = PresenceOutlet()
 
