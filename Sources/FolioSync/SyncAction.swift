@@ -9,7 +9,7 @@ public enum SyncAction: Hashable, Sendable {
     /// ``SyncSession/fetched(_:heads:signing:of:)``.
     case fetch(document: DocumentID, since: VersionVector)
     /// Ingest changes from the peer with the heads that vouch for them (`ChangeLogStore.ingest(encoded:heads:)`),
-    /// then report the document's new vector to ``SyncSession/ingested(_:vector:)``.
+    /// then report the document's new vector to ``SyncSession/ingested(_:vector:keptWaiting:)``.
     case ingest(document: DocumentID, changes: [EncodedChange], heads: [SignedHead])
     /// Check that these changes of `document` (the peer's heads, where the peer's vector is covered by this side's)
     /// are in the log. One that is not means the two logs hold different changes under the same identities, a

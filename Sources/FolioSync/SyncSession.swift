@@ -75,7 +75,7 @@ public struct SyncSession: Hashable, Sendable {
     /// The message size limits.
     public let limits: Limits
     /// This side's version vector of every document it publishes, as last reported (at creation, then by
-    /// ``ingested(_:vector:)``).
+    /// ``ingested(_:vector:keptWaiting:)``).
     public private(set) var vectors: [DocumentID: VersionVector]
     /// This side's heads of every document it publishes, at creation, announced in its hello.
     public private(set) var heads: [DocumentID: [ChangeHash]]
