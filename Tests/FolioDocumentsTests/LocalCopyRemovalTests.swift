@@ -7,7 +7,8 @@ import Foundation
 import Testing
 
 /// `DocumentLibrary.removeLocalCopy(of:)`: one document leaves the device (what an app does with a document whose
-/// share ended), everything else of the library stays, and a sync that is granted it again brings it back whole.
+/// share ended), everything else of the library stays, and a sync that is granted it again brings back what the peer
+/// holds of it.
 @Suite struct LocalCopyRemovalTests {
     @Test func aRemovedDocumentLeavesNothingAndTheOthersStay() async throws {
         let fixture = try LibraryFixture(seed: 42)
@@ -96,6 +97,32 @@ import Testing
         let back = try await restarted.open(book.id, as: PagesDocument.self)
         #expect(await back.model.text == "Book" + String(repeating: "!", count: 40))
         #expect(await back.model.images == ["cover.png": shared, "map.png": own])
+        try restarted.store.checkInvariants()
+    }
+
+    /// A removal cut short after the file went (the process died before the store's transaction) leaves the history
+    /// whole, and the document listed without its file; removing it again finishes the removal.
+    @Test func aRemovalCutShortFinishesWhenCalledAgain() async throws {
+        let fixture = try LibraryFixture(seed: 43)
+        let library = try fixture.library()
+        let notes = try await library.create(
+            PagesDocument.self, named: "Notes", in: .shared, contents: try PagesDocument(text: "Notes"))
+        try await notes.save()
+        let file = try await library.fileURL(for: try #require(try await library.info(of: notes.id)))
+        try await notes.close()
+        let history = try library.store.changes(of: notes.id)
+
+        // What the first step leaves: the file gone, the store untouched.
+        try FileManager.default.removeItem(at: file)
+        let restarted = try fixture.library()
+        #expect(try restarted.store.changes(of: notes.id) == history)
+        #expect(try await restarted.documents().map(\.id) == [notes.id])
+
+        let removal = try await restarted.removeLocalCopy(of: notes.id)
+        #expect(removal.changes == history.count)
+        #expect(try await restarted.documents().isEmpty)
+        #expect(try restarted.store.changes(of: notes.id).isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: file.path))
         try restarted.store.checkInvariants()
     }
 }
