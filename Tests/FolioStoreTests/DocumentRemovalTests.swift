@@ -82,8 +82,7 @@ import Testing
         let device = try directory.openStore(for: Device.named("Device"), access: access)
         let peer = try directory.openStore(for: Device.named("Peer"))
         let document = Fixtures.document
-        try device.append(.lifecycle(.create(name: "Doc", type: "public.plain-text", container: .shared)), to: document)
-        for index in 0..<5 { try device.append(Fixtures.edit("own \(index)"), to: document) }
+        try Self.write(document, edits: 5, into: device)
         try peer.ingest(try device.changes(of: document), heads: try device.signedHeads(of: document))
         for index in 0..<3 { try peer.append(Fixtures.edit("peer \(index)"), to: document) }
         let own = try device.changes(of: document)
@@ -152,8 +151,7 @@ import Testing
         let device = try directory.openStore(for: Device.named("Device"))
         let peer = try directory.openStore(for: Device.named("Peer"))
         let document = Fixtures.document
-        try device.append(.lifecycle(.create(name: "Doc", type: "public.plain-text", container: .shared)), to: document)
-        for index in 0..<4 { try device.append(Fixtures.edit("own \(index)"), to: document) }
+        try Self.write(document, edits: 4, into: device)
         let own = try device.changes(of: document)
         // The peer has the first three; the last two never left the device.
         try peer.ingest(Array(own.prefix(3)), heads: [try #require(device.signedHead(for: own[2]))])
@@ -187,8 +185,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let device = try directory.openStore(for: Device.named("Device"))
         let document = Fixtures.document
-        try device.append(.lifecycle(.create(name: "Doc", type: "public.plain-text", container: .shared)), to: document)
-        for index in 0..<4 { try device.append(Fixtures.edit("own \(index)"), to: document) }
+        try Self.write(document, edits: 4, into: device)
         let own = try device.changes(of: document)
         try device.removeLocalCopy(of: document)
 
@@ -216,8 +213,7 @@ import Testing
         let first = try directory.openStore(for: Device.named("Device"))
         let second = try directory.openStore(for: Device.named("Device"))
         let document = Fixtures.document
-        try first.append(.lifecycle(.create(name: "Doc", type: "public.plain-text", container: .shared)), to: document)
-        try first.append(Fixtures.edit("own"), to: document)
+        try Self.write(document, edits: 1, into: first)
         try first.removeLocalCopy(of: document)
         let refused = #expect(throws: StoreError.self) { try second.append(Fixtures.edit("reused"), to: document) }
         #expect(refused?.code == .invalidChange)
@@ -229,10 +225,19 @@ import Testing
         let directory = try TemporaryDirectory()
         let device = try directory.openStore(for: Device.named("Device"), access: .exclusive)
         let document = Fixtures.document
-        try device.append(.lifecycle(.create(name: "Doc", type: "public.plain-text", container: .local)), to: document)
+        try Self.write(document, edits: 0, into: device, in: .local)
         try device.unpublished.set(true, document)
         try device.removeLocalCopy(of: document)
         #expect(try device.documentsAwaitingOwnChanges().isEmpty)
         #expect(try device.append(Fixtures.edit("anew"), to: document).id.seq == 1)
+    }
+
+    /// Writes `document` into `store`: its creation in `container`, then `edits` edits of its own.
+    private static func write(
+        _ document: DocumentID, edits: Int, into store: ChangeLogStore, in container: DocumentContainer = .shared
+    ) throws {
+        try store.append(
+            .lifecycle(.create(name: "Doc", type: "public.plain-text", container: container)), to: document)
+        for index in 0..<edits { try store.append(Fixtures.edit("own \(index)"), to: document) }
     }
 }
