@@ -35,6 +35,8 @@ public final class PostgresServerDatabase: Sendable {
     /// Whether `state` records a failure: a call that succeeds clears it only then, so that calls from many threads do
     /// not all take the lock.
     private let failing = Atomic<Bool>(false)
+    /// How many times ``unhealthyReason`` went from `nil` to a reason.
+    private let outages = Atomic<UInt64>(0)
 
     private struct State {
         /// The latest failure to reach the database, cleared by the next call that reaches it.
@@ -44,7 +46,23 @@ public final class PostgresServerDatabase: Sendable {
         var deaf: [String: String] = [:]
         /// By channel, which start of listening listens now (see ``ListeningStart``).
         var listening: [String: ListeningStart] = [:]
+
+        var isHealthy: Bool { failure == nil && deaf.isEmpty }
     }
+
+    /// Changes `state` under its lock, counting an outage when the database was usable before and is not after.
+    private func updateState(_ change: (inout State) -> Void) {
+        let began = state.withLock { state in
+            let wasHealthy = state.isHealthy
+            change(&state)
+            return wasHealthy && !state.isHealthy
+        }
+        if began { outages.add(1, ordering: .relaxed) }
+    }
+
+    /// How many times since the pool opened the database became unusable (``unhealthyReason`` went from `nil` to a
+    /// reason): an outage short enough to end between two reads of `GET /health` still counts.
+    public var outageCount: UInt64 { outages.load(ordering: .relaxed) }
 
     /// Which start of listening on a channel listens now: they are counted from 1, and 0 means none listens. Read
     /// without a lock, by every read of a log's copy (`LogFreshness`).
@@ -79,7 +97,7 @@ public final class PostgresServerDatabase: Sendable {
     /// Records the latest failure to reach the database (`nil`: a call reached it).
     private func record(failure: String?) {
         if failure == nil, !failing.load(ordering: .acquiring) { return }
-        state.withLock { state in
+        updateState { state in
             state.failure = failure
             failing.store(failure != nil, ordering: .releasing)
         }
@@ -202,7 +220,7 @@ public final class PostgresServerDatabase: Sendable {
                         try await withThrowingTaskGroup(of: Void.self) { group in
                             group.addTask {
                                 try await connection.listen(on: channel) { notifications in
-                                    self?.state.withLock { $0.deaf[channel] = nil }
+                                    self?.updateState { $0.deaf[channel] = nil }
                                     start.started()
                                     deliveries.async { received(nil) }
                                     for try await notification in notifications {
@@ -230,7 +248,7 @@ public final class PostgresServerDatabase: Sendable {
                 } catch {
                     if !Task.isCancelled {
                         let reason = Self.describe(error, timeout: timeout)
-                        self?.state.withLock { $0.deaf[channel] = reason }
+                        self?.updateState { $0.deaf[channel] = reason }
                         logger.warning(
                             "listening stopped", metadata: ["channel": .string(channel), "error": .string(reason)])
                     }

@@ -107,4 +107,7 @@ public final class PostgresStorage: ServerStorage {
 
     /// See `ServerStorage/unhealthyReason`: the database's (see ``PostgresServerDatabase/unhealthyReason``).
     public var unhealthyReason: String? { database.unhealthyReason.map { "PostgreSQL: \($0)" } }
+
+    /// See `ServerStorage/outageCount`: the database's (see ``PostgresServerDatabase/outageCount``).
+    public var outageCount: UInt64 { database.outageCount }
 }

@@ -49,6 +49,10 @@ final class ServerMetrics: Sendable {
         blobsOut = Metrics.Counter(label: "folio_blobs_out_total", factory: factory)
     }
 
-    /// The registry in Prometheus' text exposition format.
-    func exposition() -> [UInt8] { registry.emitToBuffer() }
+    /// The registry in Prometheus' text exposition format, followed by the storage's outages (a count the storage
+    /// keeps, read when asked for).
+    func exposition(storageOutages: UInt64) -> [UInt8] {
+        registry.emitToBuffer()
+            + Array("# TYPE folio_storage_outages_total counter\nfolio_storage_outages_total \(storageOutages)\n".utf8)
+    }
 }

@@ -19,6 +19,10 @@ public protocol ServerStorage: Sendable {
     /// Why the storage cannot serve now (its database is unreachable, say), or `nil` while it can: `GET /health`
     /// answers 503 with it.
     var unhealthyReason: String? { get }
+    /// How many times the storage became unable to serve (``unhealthyReason`` went from `nil` to a reason) since it
+    /// opened: `GET /metrics` gives it as `folio_storage_outages_total`, so that an outage shorter than the interval
+    /// between two probes of `GET /health` is seen.
+    var outageCount: UInt64 { get }
     /// Calls `stored` with a library's name each time another server process stored changes of it, or with `nil`
     /// when any library may have grown unseen (the storage lost its connection for a while), until the storage is
     /// released. Storage that only this process writes never calls it.
@@ -31,6 +35,8 @@ public protocol ServerStorage: Sendable {
 }
 
 extension ServerStorage {
+    /// Zero: storage that cannot become unreachable has no outages.
+    public var outageCount: UInt64 { 0 }
     /// Never calls `stored`: only this process writes.
     public func watch(_ stored: @escaping @Sendable (String?) -> Void) {}
     /// Nothing: no other process shares this storage.

@@ -163,7 +163,7 @@ public final class SyncServer: Sendable {
         router.get("metrics") { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
-                body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
+                body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition(storageOutages: storage.outageCount))))
         }
         let limits = configuration.limits
         // A sync request that was not upgraded: refused with the reason the upgrade was.
