@@ -7,8 +7,8 @@ extension ChangeLogStore {
     /// The signed heads that vouch for the changes of `document` that a peer at `since` lacks, in device order and,
     /// per device, in sequence order: for the local device and its external identity (`DeviceKey.externalKey`),
     /// their latest change, signed now (once per change); for every other device, the heads it signed that reached
-    /// this store with its changes above `since` (the latest of each span of 256 sequence numbers that batches
-    /// brought heads in). A peer that receives changes of the document needs them to accept those changes (see
+    /// this store with its changes above `since` (per span of ``headSpan`` changes of the history, the latest of each
+    /// device that batches brought heads in). A peer that receives changes of the document needs them to accept those changes (see
     /// ``ingest(encoded:heads:)``); a sender that splits its reply picks, per part, the head that reaches each
     /// device's changes in it soonest (`SignedHead.reaching(_:_:among:)`).
     ///
@@ -73,23 +73,47 @@ extension ChangeLogStore {
         return head
     }
 
-    /// How far apart, in sequence numbers, the heads a store keeps of one device and document are at least: one per
-    /// span of this many (the latest of each), so that changes arriving one by one, each with its head, do not
-    /// keep a head each, while every relayed message of a few hundred changes still holds or nears one.
-    static let headSpacing: Int64 = 256
+    /// How many changes of a document's history one span of kept heads covers: a store keeps, per device, the
+    /// latest head of each span (a span counts the changes a head's change knows: its own and all before it).
+    ///
+    /// Spans are counted in the whole history, not per device, so that the heads kept at a span's end vouch for one
+    /// another: each is the latest its device had whose change knows fewer than the span's end, and a change that
+    /// another device's head knows of is reached by such a head, since a store takes a device's changes only up to a
+    /// head of it. A sender that splits a history into parts finds in each such a set of heads (see `PartHeads` in
+    /// FolioSync), so that a history several devices wrote together reaches a new device part by part, and what waits
+    /// for a head stays within about a part. Changes arriving one by one, each with its head, keep one head per
+    /// device and span, not a head each.
+    static let headSpan: UInt64 = 512
 
-    /// Keeps `head`, whose change has just entered the log, to pass on with its device's changes, in place of a
-    /// kept head of the same span of ``headSpacing`` sequence numbers. Inside the caller's write transaction.
-    func keep(_ head: SignedHead, documentRow: Int64, deviceRow: Int64, in db: Database) throws {
+    /// Keeps `head`, whose change (`change`) has just entered the log, to pass on with its device's changes, in place
+    /// of the kept head of the same device and span of ``headSpan`` that it follows; a later head of that span kept
+    /// already makes it needless. Inside the caller's write transaction.
+    ///
+    /// A device's heads of one span are consecutive in its sequence numbers (each of its changes knows more than the
+    /// one before), so the neighbours below and above are the only ones of its span.
+    func keep(_ head: SignedHead, of change: Change, documentRow: Int64, deviceRow: Int64, in db: Database) throws {
         let seq = Int64(head.change.seq)
-        let span = seq / Self.headSpacing * Self.headSpacing
+        let span = Int64(change.vector.changeCount / Self.headSpan)
+        let above = try Int64.fetchOne(
+            db.cachedStatement(
+                sql: "SELECT span FROM device_head WHERE document = ? AND device = ? AND seq > ? ORDER BY seq LIMIT 1"),
+            arguments: [documentRow, deviceRow, seq])
+        if above == span { return }
+        let below = try Row.fetchOne(
+            db.cachedStatement(
+                sql: """
+                    SELECT seq, span FROM device_head WHERE document = ? AND device = ? AND seq < ?
+                    ORDER BY seq DESC LIMIT 1
+                    """),
+            arguments: [documentRow, deviceRow, seq])
+        if let below, let belowSpan: Int64 = below[1], belowSpan == span {
+            let belowSeq: Int64 = below[0]
+            try db.cachedStatement(sql: "DELETE FROM device_head WHERE document = ? AND device = ? AND seq = ?")
+                .execute(arguments: [documentRow, deviceRow, belowSeq])
+        }
         try db.cachedStatement(
-            sql: "DELETE FROM device_head WHERE document = ? AND device = ? AND seq >= ? AND seq < ?"
+            sql: "INSERT OR IGNORE INTO device_head (document, device, seq, head, span) VALUES (?, ?, ?, ?, ?)"
         )
-        .execute(arguments: [documentRow, deviceRow, span, seq])
-        try db.cachedStatement(
-            sql: "INSERT OR IGNORE INTO device_head (document, device, seq, head) VALUES (?, ?, ?, ?)"
-        )
-        .execute(arguments: [documentRow, deviceRow, seq, Data(head.encoded())])
+        .execute(arguments: [documentRow, deviceRow, seq, Data(head.encoded()), span])
     }
 }

@@ -34,7 +34,7 @@ extension Ingestion {
                 change, body: StorageCompression.packBody(entry.encoded.bytes), documentRow: documentRow,
                 deviceRow: entry.deviceRow)
             if let head = entry.head {
-                try store.keep(head, documentRow: documentRow, deviceRow: entry.deviceRow, in: db)
+                try store.keep(head, of: change, documentRow: documentRow, deviceRow: entry.deviceRow, in: db)
             }
             store.keepDecoded(change, size: entry.encoded.bytes.count, in: db)
             if holding { frontier.record(change, size: entry.encoded.bytes.count, deviceRow: entry.deviceRow) }

@@ -264,6 +264,16 @@ enum StoreSchema {
                     ) WITHOUT ROWID;
                     """)
         }
+        migrator.registerMigration("v13 head spans") { db in
+            try db.execute(
+                sql: """
+                    -- Which span of the document's history a kept head falls in: the number of changes its change
+                    -- knows (its own and those before it) divided by `ChangeLogStore.headSpan`. A store keeps the latest
+                    -- head of each device per span, so that the heads it keeps of all devices at a span's end vouch
+                    -- for one another. NULL for heads kept before (one per 256 sequence numbers of their device).
+                    ALTER TABLE device_head ADD COLUMN span INTEGER;
+                    """)
+        }
         return migrator
     }
 

@@ -327,11 +327,10 @@ public struct FolderTransport: SyncTransport {
             let known = exported.merging(read)
             if vector.isContained(in: known) { continue }
             let missing: [Change]
-            let heads: [DeviceID: [SignedHead]]
+            var partHeads: PartHeads
             do {
                 missing = try store.changes(of: document, since: known)
-                heads = Dictionary(
-                    grouping: try store.signedHeads(of: document, since: known, signingOwn: false), by: \.change.device)
+                partHeads = PartHeads(kept: try store.signedHeads(of: document, since: known, signingOwn: false))
             } catch {
                 throw .store(error, while: "reading the changes of document \(document) the folder lacks")
             }
@@ -360,7 +359,7 @@ public struct FolderTransport: SyncTransport {
                 let batch = FolderBatch(
                     writer: own, document: document, first: exported.changeCount + 1, last: next.changeCount,
                     vector: next, devices: names.announced, changes: chunkEncoded,
-                    heads: partHeads(for: chunk, kept: heads, sign: { store.signedHead(for: $0) }))
+                    heads: partHeads.next(chunk, sign: { store.signedHead(for: $0) }))
                 // A name already taken by a file of this device was published by another of its processes, from the
                 // same log and the same cursor: the same counts mean the same vector, so that file stands for this
                 // one. A file there that this device did not sign is someone else's, and is replaced.

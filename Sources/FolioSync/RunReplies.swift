@@ -33,14 +33,14 @@ extension SyncSession {
         _ changes: [EncodedChange], heads: [SignedHead], signing sign: (Change) -> SignedHead? = { _ in nil },
         of document: DocumentID, since: VersionVector, outside: (ChangeHash) -> Change?
     ) -> [SyncAction] {
-        let kept = Dictionary(grouping: heads.filter { $0.document == document }, by: \.change.device)
+        var partHeads = PartHeads(kept: heads.filter { $0.document == document })
         var actions: [SyncAction] = []
         var stamps: [ChangeHash: ChangeStamp] = [:]
         var start = 0
         let target = SyncMessage.Limits.runDecodedBytes / 2
         func plain(_ part: ArraySlice<EncodedChange>) {
-            let partHeads = partHeads(for: part.lazy.map(\.change), kept: kept, sign: sign)
-            actions.append(.send(.changes(document: document, changes: Array(part), heads: partHeads)))
+            let heads = partHeads.next(part.lazy.map(\.change), sign: sign)
+            actions.append(.send(.changes(document: document, changes: Array(part), heads: heads)))
         }
         while start < changes.count {
             var end = min(changes.count, start + Self.changesPerRun)
@@ -67,7 +67,7 @@ extension SyncSession {
                 if bound <= target {
                     message = ChangeRunMessage(
                         document: document, bytes: bytes,
-                        heads: partHeads(for: part, kept: kept, sign: sign), declared: declared)
+                        heads: partHeads.next(part, sign: sign), declared: declared)
                 } else if end - start > 1 {
                     end = start + (end - start) / 2
                 } else {

@@ -290,12 +290,12 @@ public struct SyncSession: Hashable, Sendable {
         _ changes: [EncodedChange], heads: [SignedHead], signing sign: (Change) -> SignedHead? = { _ in nil },
         of document: DocumentID
     ) -> [SyncAction] {
-        let kept = Dictionary(grouping: heads.filter { $0.document == document }, by: \.change.device)
+        var partHeads = PartHeads(kept: heads.filter { $0.document == document })
         var actions: [SyncAction] = []
         var batch: [EncodedChange] = []
         var bytes = 0
         func flush() {
-            let batchHeads = partHeads(for: batch.lazy.map(\.change), kept: kept, sign: sign)
+            let batchHeads = partHeads.next(batch.lazy.map(\.change), sign: sign)
             actions.append(.send(.changes(document: document, changes: batch, heads: batchHeads)))
             batch = []
             bytes = 0

@@ -108,7 +108,7 @@ import Testing
         #expect(
             steps == Self.olderSteps + [
                 "v7 compact segments", "v8 unvouched counts", "v9 checkpoint manifests", "v10 segment seqs",
-                "v11 device people", "v12 removed local copies",
+                "v11 device people", "v12 removed local copies", "v13 head spans",
             ])
         // The devices keep their names, with no person yet.
         #expect(try rows("SELECT hex(uuid), name FROM device ORDER BY id", on: url) == namesBefore)

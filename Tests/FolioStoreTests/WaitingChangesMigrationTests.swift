@@ -39,7 +39,8 @@ import Testing
                     DROP TABLE pending_total;
                     DELETE FROM grdb_migrations
                     WHERE identifier IN (
-                        'v3 waiting changes by dependency', 'v4 signed heads', 'v6 pending arrival', 'v8 unvouched counts');
+                        'v3 waiting changes by dependency', 'v4 signed heads', 'v6 pending arrival', 'v8 unvouched counts',
+                        'v13 head spans');
                     """)
         }
         try queue.close()

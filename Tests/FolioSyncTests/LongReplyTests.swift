@@ -12,7 +12,8 @@ import Testing
     let directory: TemporaryDirectory
     static let a = Device.named("A"), b = Device.named("B"), c = Device.named("C")
     /// Messages of 25 changes; peers that let 400 changes wait, 300 of them for a head: a reply of 600 changes
-    /// cannot wait whole for the head of its last message. (A store keeps a head per 256 changes of a device.)
+    /// cannot wait whole for the head of its last message. (A store keeps a head of each device per 512 changes of
+    /// the history.)
     static let limits = SyncSession.Limits(changesPerMessage: 25)
     static let cramped = StoreLimits(waitingChangesPerDocument: 400, unvouchedChangesPerDocument: 300)
 
@@ -44,7 +45,7 @@ import Testing
         try storeC.checkInvariants()
         #expect(
             try storeC.signedHeads(of: Fixtures.document).filter { $0.change.device == Self.a.id }.map(\.change.seq)
-                == [250, 500, 600])
+                == [500, 600])
     }
 
     /// The relay's heads are where the batches that brought them ended; the peer asks from elsewhere, so the
@@ -74,7 +75,7 @@ import Testing
         var session = SyncSession(
             device: Self.b, id: 1, role: .responder, vectors: [:], limits: SyncSession.Limits(changesPerMessage: 100))
         let kept = heads.map(\.change.seq)
-        #expect(kept == [250, 500, 750, 1_000], "the latest head of each span of 256")
+        #expect(kept == [500, 1_000], "the latest head of each span of 512")
         let messages = session.fetched(changes, heads: heads, of: Fixtures.document).compactMap {
             action -> (ClosedRange<UInt64>, [SignedHead])? in
             guard case .send(.changes(_, let batch, let heads)) = action else { return nil }

@@ -33,13 +33,20 @@ struct SignedTraceHistory {
         changes = try recorder.changes(of: document)
     }
 
-    /// The signed heads a device holding the first `count` changes keeps: one per 256 changes of each author, and
-    /// each author's last.
+    /// The signed heads that reached a device holding the first `count` changes as the agents typed: a head of each
+    /// change that another agent's change knows as that agent's latest (the other agent took the changes in up to a
+    /// head there), and each agent's last change. The device keeps some of them (`ChangeLogStore.headSpan`).
     func heads(upTo count: Int) -> [SignedHead] {
         let prefix = changes.prefix(count)
         var last: [DeviceID: Change] = [:]
-        for change in prefix { last[change.id.device] = change }
-        return prefix.filter { $0.id.seq % 256 == 0 || last[$0.id.device] == $0 }.compactMap { change in
+        var known: Set<ChangeID> = []
+        for change in prefix {
+            last[change.id.device] = change
+            for entry in change.vector.entries where entry.device != change.id.device {
+                known.insert(ChangeID(device: entry.device, seq: entry.seq))
+            }
+        }
+        return prefix.filter { known.contains($0.id) || last[$0.id.device] == $0 }.compactMap { change in
             keys[change.id.device].map { SignedHead(signing: change, with: $0) } ?? recorder.signedHead(for: change)
         }
     }
