@@ -25,6 +25,12 @@ import JWTKit
 /// {"sub": "user-42", "exp": 1767225600, "documents": {"notes": {"6ba7b810-9dad-11d1-80b4-00c04fd430c8": "read"}}}
 /// ```
 ///
+/// A token may also carry `nbf` (not before, seconds since 1970: refused until then, give or take
+/// ``clockSkew``), `iss` and `aud`. When the server is given an issuer and an audience
+/// (``load(jwks:hs256Secret:issuer:audience:)``), a token must name that issuer in `iss` and that audience in `aud`
+/// (one string, or an array holding it), so that keys that also sign the backend's other tokens (an identity
+/// provider's) open nothing with tokens meant for something else.
+///
 /// A connection such a token opens syncs those documents alone (with those shared with the user), and never
 /// administers the library. A token that fails any check is refused at the upgrade (4401; 4402 once expired; 4403 for a
 /// library neither it nor a share grants), and a connection it opened is closed when it expires (4402).
@@ -35,6 +41,16 @@ public struct AppTokenKeys: Sendable {
     private let kids: Set<String>
     /// The HS256 secret's key.
     private let hs256: JWTKeyCollection?
+    /// The `iss` a token must carry, if any.
+    public let issuer: String?
+    /// The audience a token's `aud` must hold, if any.
+    public let audience: String?
+
+    /// How far a token's `nbf` may lie ahead of the server's clock: the backend's clock and the server's differ a
+    /// little, and a token issued to be used at once must work at once.
+    public static let clockSkew: TimeInterval = 60
+    /// The longest issuer or audience the server may be given, in bytes.
+    public static let maximumIssuerBytes = 1_024
 
     /// The shortest HS256 secret accepted, in bytes: a shorter one could be guessed.
     public static let minimumSecretBytes = 32
@@ -52,12 +68,21 @@ public struct AppTokenKeys: Sendable {
     /// Keys from a JWKS file (`{"keys": [...]}`, Ed25519 public keys, `"kty": "OKP"`, `"crv": "Ed25519"`, each with a
     /// `kid`) and from a file holding the HS256 secret (its bytes, a trailing newline left out), either or both.
     ///
+    /// `issuer` and `audience`, when given, are what every token must carry in `iss` and `aud`.
+    ///
     /// - Throws: ``ServerError`` `startup` when a file cannot be read, the JWKS does not decode or holds a key that is
-    ///   not an Ed25519 public key with a `kid`, the secret is shorter than ``minimumSecretBytes``, or neither file is
-    ///   given.
-    public static func load(jwks: URL?, hs256Secret: URL?) async throws -> AppTokenKeys {
+    ///   not an Ed25519 public key with a `kid`, the secret is shorter than ``minimumSecretBytes``, neither file is
+    ///   given, or the issuer or audience is empty or longer than ``maximumIssuerBytes``.
+    public static func load(
+        jwks: URL?, hs256Secret: URL?, issuer: String? = nil, audience: String? = nil
+    ) async throws -> AppTokenKeys {
         guard jwks != nil || hs256Secret != nil else {
             throw ServerError(.startup, "app tokens need a JWKS file, an HS256 secret file, or both")
+        }
+        for (what, value) in [("issuer", issuer), ("audience", audience)] {
+            if let value, value.isEmpty || value.utf8.count > maximumIssuerBytes {
+                throw ServerError(.startup, "the app tokens' \(what) must have 1 to \(maximumIssuerBytes) bytes")
+            }
         }
         var eddsa: JWTKeyCollection?
         var kids: Set<String> = []
@@ -100,7 +125,7 @@ public struct AppTokenKeys: Sendable {
             }
             hs256 = await JWTKeyCollection().add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
         }
-        return AppTokenKeys(eddsa: eddsa, kids: kids, hs256: hs256)
+        return AppTokenKeys(eddsa: eddsa, kids: kids, hs256: hs256, issuer: issuer, audience: audience)
     }
 
     /// Whether `token` has the form of a JSON Web Token (three parts joined by dots), as the server's own tokens do
@@ -146,6 +171,15 @@ public struct AppTokenKeys: Sendable {
         }
         guard claims.exp.value > now else { return .failure(.expired) }
         if let problem = claims.problem { return .failure(.invalid(problem)) }
+        if let notBefore = claims.nbf?.value, notBefore.timeIntervalSince(now) > Self.clockSkew {
+            return .failure(.invalid("the token is not valid before \(notBefore.timeIntervalSince1970) (nbf)"))
+        }
+        if let issuer, claims.iss != issuer {
+            return .failure(.invalid("the token's issuer (iss) is not the one the server takes"))
+        }
+        if let audience, !(claims.aud?.value.contains(audience) ?? false) {
+            return .failure(.invalid("the token's audience (aud) does not name this server's"))
+        }
         // Seconds to the expiry, within a bound a Duration holds: a token of the far future lasts that long.
         let seconds = min(claims.exp.value.timeIntervalSince(now), Self.longestExpiry)
         let expires = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
@@ -189,6 +223,12 @@ public struct AppTokenKeys: Sendable {
 struct AppTokenClaims: JWTPayload {
     var sub: SubjectClaim
     var exp: ExpirationClaim
+    /// Not valid before (optional).
+    var nbf: NotBeforeClaim?
+    /// Who issued the token (optional; required when the server is given an issuer).
+    var iss: String?
+    /// Whom the token is for: one string or an array (optional; required when the server is given an audience).
+    var aud: AudienceClaim?
     var libraries: [String]?
     var role: LibraryRole?
     /// The user's name as people read it, recorded as the person of the user's devices (`sub` when absent or
@@ -199,13 +239,16 @@ struct AppTokenClaims: JWTPayload {
     var documents: [String: [String: LibraryRole]]?
 
     private enum CodingKeys: String, CodingKey {
-        case sub, exp, libraries, role, name, documents
+        case sub, exp, nbf, iss, aud, libraries, role, name, documents
     }
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         sub = try container.decode(SubjectClaim.self, forKey: .sub)
         exp = try container.decode(ExpirationClaim.self, forKey: .exp)
+        nbf = try container.decodeIfPresent(NotBeforeClaim.self, forKey: .nbf)
+        iss = try container.decodeIfPresent(String.self, forKey: .iss)
+        aud = try container.decodeIfPresent(AudienceClaim.self, forKey: .aud)
         libraries = try container.decodeIfPresent([String].self, forKey: .libraries)
         role = try container.decodeIfPresent(LibraryRole.self, forKey: .role)
         name = (try? container.decodeIfPresent(String.self, forKey: .name)) ?? nil

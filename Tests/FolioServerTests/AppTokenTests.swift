@@ -81,6 +81,13 @@ import Testing
         #expect(try await status(backend.token(Self.claims(), alg: "HS256")) == 426)
         #expect(try await status(backend.token(Self.claims(role: nil))) == 426)
         #expect(try await status(backend.token(Self.claims(libraries: ["photos", "notes"]))) == 426)
+        // Valid from a few seconds ahead of the server's clock (the backend's clock may be ahead), and carrying an
+        // issuer and an audience a server given none does not ask for.
+        var soon = Self.claims()
+        soon["nbf"] = Int(Date().timeIntervalSince1970) + 5
+        soon["iss"] = "https://auth.example.com/"
+        soon["aud"] = ["folio", "api"]
+        #expect(try await status(backend.token(soon)) == 426)
         // Another library's.
         #expect(try await status(backend.token(Self.claims(libraries: ["photos"]))) == 403)
         // A token that names no library grants only what is shared with its user: nothing here.
@@ -88,6 +95,10 @@ import Testing
         // Expired, forged, unsigned, confused, malformed.
         let refused: [(String, String)] = [
             ("expired", try backend.token(Self.claims(expiresIn: -5))),
+            (
+                "not valid for another ten minutes",
+                try backend.token(Self.claims().merging(["nbf": Int(Date().timeIntervalSince1970) + 600]) { $1 })
+            ),
             ("another Ed25519 key", try backend.token(Self.claims(), signingKey: Curve25519.Signing.PrivateKey())),
             (
                 "another HS256 secret",
@@ -150,6 +161,52 @@ import Testing
             #expect(try await fixture.get("/v1/libraries/notes/sync", token: token).status == 401)
         }
         #expect(try await fixture.get("/v1/libraries/notes/sync", token: backend.token(Self.claims())).status == 426)
+    }
+
+    /// A server given an issuer and an audience takes only tokens that carry both, whichever key signed them: keys
+    /// of an identity provider also sign its tokens for other services.
+    @Test func aServerGivenAnIssuerAndAnAudienceTakesOnlyTokensForIt() async throws {
+        let backend = Backend()
+        let directory = try TemporaryDirectory()
+        let issuer = "https://auth.example.com/"
+        let fixture = try await ServerFixture.start(
+            arguments: try backend.arguments(in: directory) + ["--app-issuer", issuer, "--app-audience", "folio"])
+        func status(iss: String?, aud: Any?, alg: String = "EdDSA") async throws -> Int {
+            var claims = Self.claims()
+            claims["iss"] = iss
+            claims["aud"] = aud
+            return try await fixture.get("/v1/libraries/notes/sync", token: backend.token(claims, alg: alg)).status
+        }
+        #expect(try await status(iss: issuer, aud: "folio") == 426)
+        #expect(try await status(iss: issuer, aud: "folio", alg: "HS256") == 426)
+        #expect(try await status(iss: issuer, aud: ["api", "folio"]) == 426)
+        #expect(try await status(iss: nil, aud: "folio") == 401, "no issuer")
+        #expect(try await status(iss: "https://auth.example.com", aud: "folio") == 401, "another issuer")
+        #expect(try await status(iss: issuer, aud: nil) == 401, "no audience")
+        #expect(try await status(iss: issuer, aud: "api") == 401, "another audience")
+        #expect(try await status(iss: issuer, aud: ["api", "billing"]) == 401, "other audiences")
+        #expect(try await status(iss: issuer, aud: 7) == 401, "an audience that is not text")
+        // A WebSocket upgrade with a token for another audience is closed as a forged one is.
+        var other = Self.claims()
+        other["iss"] = issuer
+        other["aud"] = "api"
+        let socket = try RawWebSocket(port: fixture.server.port, library: "notes", token: try backend.token(other))
+        #expect(try await offThePool { socket.closeCode(within: .seconds(5)) } == 4401)
+    }
+
+    /// `folio serve` refuses to start with an issuer or an audience but no keys, or with an empty one.
+    @Test func anIssuerOrAudienceWithoutKeysOrEmptyStopsTheStart() async throws {
+        let directory = try TemporaryDirectory()
+        let keys = try Backend().arguments(in: directory)
+        for arguments in [["--app-audience", "folio"], keys + ["--app-issuer", ""]] {
+            let run = try await offThePool {
+                try ToolProcess.start(
+                    ["serve", "--port", "0", "--data", directory.file("data").path] + arguments
+                ).wait()
+            }
+            #expect(run.status != 0, "\(arguments)")
+            #expect(run.errors.contains("app"), "\(run.errors)")
+        }
     }
 
     /// The payload of `token` with its grant widened to `notes`, the signature kept.
