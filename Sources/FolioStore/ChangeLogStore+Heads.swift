@@ -9,8 +9,8 @@ extension ChangeLogStore {
     /// their latest change, signed now (once per change); for every other device, the heads it signed that reached
     /// this store with its changes above `since` (per span of ``headSpan`` changes of the history, the latest of each
     /// device that batches brought heads in). A peer that receives changes of the document needs them to accept those changes (see
-    /// ``ingest(encoded:heads:)``); a sender that splits its reply picks, per part, the head that reaches each
-    /// device's changes in it soonest (`SignedHead.reaching(_:_:among:)`).
+    /// ``ingest(encoded:heads:)``); a sender that splits its reply picks, per part, heads that vouch for one another
+    /// (`PartHeads` in FolioSync).
     ///
     /// - Parameters:
     ///   - document: the document.
@@ -86,19 +86,14 @@ extension ChangeLogStore {
     static let headSpan: UInt64 = 512
 
     /// Keeps `head`, whose change (`change`) has just entered the log, to pass on with its device's changes, in place
-    /// of the kept head of the same device and span of ``headSpan`` that it follows; a later head of that span kept
-    /// already makes it needless. Inside the caller's write transaction.
+    /// of the kept head of the same device and span of ``headSpan`` below it. Inside the caller's write transaction.
     ///
-    /// A device's heads of one span are consecutive in its sequence numbers (each of its changes knows more than the
-    /// one before), so the neighbours below and above are the only ones of its span.
+    /// A device's changes enter the log in the order of their sequence numbers, so every kept head of the device is
+    /// below this one; and each of its changes knows more than the one before, so its heads of one span are
+    /// consecutive: the one below is the only one of the span that can be kept.
     func keep(_ head: SignedHead, of change: Change, documentRow: Int64, deviceRow: Int64, in db: Database) throws {
         let seq = Int64(head.change.seq)
         let span = Int64(change.vector.changeCount / Self.headSpan)
-        let above = try Int64.fetchOne(
-            db.cachedStatement(
-                sql: "SELECT span FROM device_head WHERE document = ? AND device = ? AND seq > ? ORDER BY seq LIMIT 1"),
-            arguments: [documentRow, deviceRow, seq])
-        if above == span { return }
         let below = try Row.fetchOne(
             db.cachedStatement(
                 sql: """

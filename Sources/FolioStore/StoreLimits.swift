@@ -6,8 +6,8 @@ public struct StoreLimits: Hashable, Sendable {
     public var waitingChangesPerDocument: Int
     /// Of those, at most this many may wait for a signed head of their device (``IngestResult/unvouched``), so
     /// that changes nobody vouches for (made up under any identity, at no cost) cannot crowd out the ones that wait
-    /// for their dependencies. 4,096 by default: a sender puts a head in every message, so honest changes wait for
-    /// one at most until the next message.
+    /// for their dependencies. 4,096 by default: a sender puts a head of each device in every message, so honest
+    /// changes wait for one a message or two (see `PartHeads` in FolioSync).
     public var unvouchedChangesPerDocument: Int
     /// At most this many bytes of change bodies wait for a signed head across the whole store, whatever their
     /// documents. An unvouched change that would pass the bound makes room by dropping the unvouched changes that

@@ -330,7 +330,8 @@ public struct FolderTransport: SyncTransport {
             var partHeads: PartHeads
             do {
                 missing = try store.changes(of: document, since: known)
-                partHeads = PartHeads(kept: try store.signedHeads(of: document, since: known, signingOwn: false))
+                partHeads = PartHeads(
+                    kept: try store.signedHeads(of: document, since: known, signingOwn: false), reply: missing)
             } catch {
                 throw .store(error, while: "reading the changes of document \(document) the folder lacks")
             }

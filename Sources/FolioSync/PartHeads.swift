@@ -4,100 +4,181 @@ import FolioCore
 /// in the order the receiver reads them.
 ///
 /// A receiver takes a change in only when a head of its device, whose own change it takes in too, reaches it; the
-/// rest of the part waits for a later part's heads. So the heads of one part must vouch for one another: a head
-/// whose change needs another device's change beyond the head the part carries for that device is itself held, and
-/// with it every change of its device in the part. In a history several devices wrote together, the latest head
-/// of each device in a part nearly always needs such a change, and every part would wait for the last one. So, per
-/// part, the picker takes for each device the latest head that needs of the others' changes only what the heads
-/// picked for them (in this part or before) reach: the store keeps heads so that such sets exist (one per device
-/// and span of the history, see `ChangeLogStore.headSpan`), and the sender's own changes can each be signed.
+/// rest waits, with the heads that came with it, until a later part's changes need it and its heads can enter. So
+/// the heads of one part should vouch for one another: a head whose change needs another device's change beyond
+/// what the heads for that device reach waits, and with it every change of its device in the part. In a history
+/// several devices wrote together, the latest head of each device in a part nearly always needs such a change, and
+/// sending those, every part would wait for the last one.
 ///
-/// A device with no such head gets the kept head that reaches its changes soonest
-/// (``SignedHead/reaching(_:_:among:)``): its changes in the part wait for the part that brings that head.
+/// So the picker follows what the receiver will have taken in (``reached``) and which heads it holds waiting with
+/// their changes (``waiting``), and per part takes for each device the latest candidate that needs of the others
+/// only what the candidates taken for them reach: for the sender's own identities every change of theirs in the
+/// part (it signs the one taken), for other devices the kept heads among the part's changes, and for any device the
+/// head the receiver holds waiting when a change of the part needs its change (which brings it back). The store
+/// keeps heads so that such sets exist (one per device and span of the history, see `ChangeLogStore.headSpan`).
+///
+/// A device's changes above the head taken for it wait for a later part's head of that device. In the part holding
+/// a device's last change of the reply there is no later part: it carries the head of that last change (or the kept
+/// head nearest it), taken or not, which the receiver holds with its change until a later part lets it in. A device
+/// for which no candidate holds gets the head that reaches its changes soonest (``SignedHead/reaching(_:_:among:)``).
 struct PartHeads {
+    /// The sender's kept heads of the document, by device, lowest first.
     private let kept: [DeviceID: [SignedHead]]
-    /// Per device, the highest seq the heads picked so far reach: what the receiver has taken in once it has read
-    /// the parts so far. A device's changes below the first of them a reply carries are the receiver's already.
+    /// Per device, its last change's seq in the whole reply.
+    private let lastInReply: [DeviceID: UInt64]
+    /// Per device, the highest seq the heads taken so far reach: what the receiver has taken in once it has read
+    /// the parts so far. A device's changes below the first of them the reply carries are the receiver's already.
     private var reached: [DeviceID: UInt64] = [:]
+    /// Per device, a head sent in an earlier part that its parts did not let in: the receiver holds it, with its
+    /// change, above ``reached``.
+    private var waiting: [DeviceID: (head: SignedHead, change: Change)] = [:]
 
-    /// - Parameter kept: the sender's kept heads of the document.
-    init(kept: some Sequence<SignedHead>) {
+    /// - Parameters:
+    ///   - kept: the sender's kept heads of the document.
+    ///   - reply: every change of the reply, in the order its parts carry them.
+    init(kept: some Sequence<SignedHead>, reply: some Sequence<Change>) {
         self.kept = Dictionary(grouping: kept, by: \.change.device).mapValues {
-            $0.sorted { $0.change.seq > $1.change.seq }
+            $0.sorted { $0.change.seq < $1.change.seq }
         }
+        var lastInReply: [DeviceID: UInt64] = [:]
+        for change in reply { lastInReply[change.id.device] = max(lastInReply[change.id.device] ?? 0, change.id.seq) }
+        self.lastInReply = lastInReply
     }
 
-    /// The heads of the next part, `changes` (in causal order), at most one per device with changes in it, in
-    /// device order.
+    /// One head a part may carry, or that the receiver holds waiting.
+    private struct Candidate {
+        var change: Change
+        /// The kept or waiting head; `nil` for a change of the sender's own identities, signed once taken.
+        var head: SignedHead?
+        /// Whether the head came in an earlier part and the receiver holds it.
+        var isWaiting = false
+    }
+
+    /// The heads of the next part, `changes` (in causal order), one per device with changes in it, in device order.
     ///
-    /// - Parameter sign: signs a head for a change of the sender's own identities; `nil` for others' changes.
-    /// - Complexity: O(changes + candidate heads × devices per change) per round; each round but the last drops one
-    ///   candidate.
+    /// - Parameters:
+    ///   - changes: the part's changes, the next of the reply.
+    ///   - sign: signs a head for a change of the sender's own identities; `nil` for others' changes.
+    /// - Complexity: O(changes × devices per change + kept heads in the part), then per round of the fixed point
+    ///   O(candidates × devices per change); each round but the last drops at least one candidate.
     mutating func next(_ changes: some Sequence<Change>, sign: (Change) -> SignedHead?) -> [SignedHead] {
         var first: [DeviceID: UInt64] = [:]
         var last: [DeviceID: Change] = [:]
+        var ownChanges: [DeviceID: [Change]] = [:]
         var byID: [ChangeID: Change] = [:]
+        /// Per device, the highest of its seqs a change of the part knows: the receiver brings back a change it holds
+        /// when a change it examines needs it.
+        var needed: [DeviceID: UInt64] = [:]
         for change in changes {
             let device = change.id.device
             if first[device] == nil { first[device] = change.id.seq }
             last[device] = change
             byID[change.id] = change
+            ownChanges[device, default: []].append(change)
+            for entry in change.vector.entries { needed[entry.device] = max(needed[entry.device] ?? 0, entry.seq) }
         }
         for (device, seq) in first where reached[device] == nil { reached[device] = seq - 1 }
-        let devices = last.keys.sorted()
-        // Per device, the candidates, latest first: every change of the part for the sender's own identities (it
-        // signs the one picked), the kept heads whose changes are in the part for the others.
-        var own: [DeviceID: SignedHead] = [:]
-        var candidates: [DeviceID: [Change]] = [:]
-        for device in devices {
-            let lastChange = last[device]!
+        var signedLast: [DeviceID: SignedHead] = [:]
+        var candidates: [DeviceID: [Candidate]] = [:]
+        for (device, lastChange) in last {
+            let isLastPart = lastChange.id.seq >= lastInReply[device] ?? 0
+            var list: [Candidate]
             if let signed = sign(lastChange) {
-                own[device] = signed
-                candidates[device] = byID.values.filter { $0.id.device == device }.sorted { $0.id.seq > $1.id.seq }
+                signedLast[device] = signed
+                let own = isLastPart ? [lastChange] : ownChanges[device]!.reversed()
+                list = own.map { Candidate(change: $0) }
             } else {
-                candidates[device] = (kept[device] ?? []).compactMap { byID[$0.change] }
+                list = keptHeads(of: device, from: first[device]!, to: lastChange.id.seq).reversed().compactMap {
+                    head in byID[head.change].map { Candidate(change: $0, head: head) }
+                }
+                if isLastPart { list = Array(list.prefix(1)) }
+            }
+            candidates[device] = list
+        }
+        for (device, held) in waiting where held.head.change.seq <= needed[device] ?? 0 {
+            candidates[device, default: []].append(Candidate(change: held.change, head: held.head, isWaiting: true))
+        }
+
+        let pick = takeHeadsThatVouchForOneAnother(candidates)
+        var heads: [SignedHead] = []
+        for device in last.keys.sorted() {
+            var sent: (head: SignedHead, change: Change?)?
+            if let index = pick[device], !candidates[device]![index].isWaiting {
+                let candidate = candidates[device]![index]
+                if let head = candidate.head {
+                    sent = (head, candidate.change)
+                } else if let signed = signedLast[device], signed.change == candidate.change.id {
+                    sent = (signed, candidate.change)
+                } else if let signed = sign(candidate.change) {
+                    sent = (signed, candidate.change)
+                }
+            }
+            if sent == nil {
+                // Nothing of the part taken for it: the head that reaches its changes soonest, which the receiver
+                // holds with its change if that is in the part.
+                if let signed = signedLast[device] {
+                    sent = (signed, last[device])
+                } else if let head = SignedHead.reaching(
+                    first[device]!, last[device]!.id.seq, among: kept[device] ?? [])
+                {
+                    sent = (head, byID[head.change])
+                }
+            }
+            guard let sent else { continue }
+            heads.append(sent.head)
+            if let change = sent.change,
+                change.id.seq > max(reached[device] ?? 0, waiting[device]?.head.change.seq ?? 0)
+            {
+                waiting[device] = (sent.head, change)
             }
         }
-        var picked: [DeviceID: Int] = [:]
-        for device in devices where !(candidates[device] ?? []).isEmpty { picked[device] = 0 }
+        for (device, index) in pick {
+            reached[device] = max(reached[device] ?? 0, candidates[device]![index].change.id.seq)
+        }
+        for (device, held) in waiting where held.head.change.seq <= reached[device] ?? 0 {
+            waiting[device] = nil
+        }
+        return heads
+    }
+
+    /// Per device, the index of the latest candidate that needs of every other device only what the candidates
+    /// taken for it reach (with what the receiver has taken in), or none: the largest such set.
+    private func takeHeadsThatVouchForOneAnother(_ candidates: [DeviceID: [Candidate]]) -> [DeviceID: Int] {
+        var pick: [DeviceID: Int] = [:]
+        for (device, list) in candidates where !list.isEmpty { pick[device] = 0 }
         // A device the reply has carried no change of yet: the receiver has what the part's changes need of it.
         func reach(_ device: DeviceID) -> UInt64 {
             guard let before = reached[device] else { return .max }
-            return max(before, picked[device].map { candidates[device]![$0].id.seq } ?? 0)
+            return max(before, pick[device].map { candidates[device]![$0].change.id.seq } ?? 0)
         }
         var changed = true
         while changed {
             changed = false
-            for device in devices {
-                while let index = picked[device] {
-                    let change = candidates[device]![index]
-                    let vouched = change.vector.entries.allSatisfy { entry in
-                        entry.device == device || entry.seq <= reach(entry.device)
+            for device in candidates.keys.sorted() {
+                while let index = pick[device] {
+                    let change = candidates[device]![index].change
+                    if change.vector.entries.allSatisfy({ $0.device == device || $0.seq <= reach($0.device) }) {
+                        break
                     }
-                    if vouched { break }
-                    picked[device] = index + 1 < candidates[device]!.count ? index + 1 : nil
+                    pick[device] = index + 1 < candidates[device]!.count ? index + 1 : nil
                     changed = true
                 }
             }
         }
-        var heads: [SignedHead] = []
-        for device in devices {
-            if let index = picked[device] {
-                let change = candidates[device]![index]
-                reached[device] = max(reached[device] ?? 0, change.id.seq)
-                if let signed = own[device] {
-                    heads.append(change.id == signed.change ? signed : sign(change)!)
-                } else if let head = kept[device]?.first(where: { $0.change == change.id }) {
-                    heads.append(head)
-                }
-            } else if let signed = own[device] {
-                heads.append(signed)
-            } else if let head = SignedHead.reaching(
-                first[device]!, last[device]!.id.seq, among: kept[device] ?? [])
-            {
-                heads.append(head)
-            }
+        return pick
+    }
+
+    /// The kept heads of `device` from seq `low` to `high`, lowest first.
+    private func keptHeads(of device: DeviceID, from low: UInt64, to high: UInt64) -> ArraySlice<SignedHead> {
+        guard let heads = kept[device] else { return [] }
+        var start = 0
+        var end = heads.count
+        while start < end {
+            let middle = (start + end) / 2
+            if heads[middle].change.seq < low { start = middle + 1 } else { end = middle }
         }
-        return heads
+        var stop = start
+        while stop < heads.count, heads[stop].change.seq <= high { stop += 1 }
+        return heads[start..<stop]
     }
 }

@@ -4,10 +4,11 @@ extension SyncSession {
     /// The most changes a run this side writes holds (a receiver takes up to `SyncMessage.Limits.runChanges`).
     ///
     /// A run carries one signed head per device, which its receiver keeps to pass on with those changes. A relay that
-    /// sends them on in format 2, in messages of a few hundred changes, gives each message the kept head nearest
-    /// above it, and the receiver holds the message's changes until that head's change arrives: at most
-    /// `StoreLimits.unvouchedChangesPerDocument` (4,096 by default) may so wait. Runs of 1,024 changes keep every
-    /// wait well within that, for a few heads more on the wire (about 170 bytes per device and run).
+    /// sends them on in format 2, in messages of a few hundred changes, gives a message without a head of its own
+    /// the kept head nearest above it, and the receiver holds the message's changes until that head's change
+    /// arrives: at most `StoreLimits.unvouchedChangesPerDocument` (4,096 by default) may so wait. Runs of 1,024
+    /// changes keep every wait well within that, for a few heads more on the wire (about 170 bytes per device and
+    /// run).
     package static let changesPerRun = 1_024
 
     /// Turns the result of a ``SyncAction/fetch(document:since:)`` into messages for a peer that reads message format
@@ -33,7 +34,7 @@ extension SyncSession {
         _ changes: [EncodedChange], heads: [SignedHead], signing sign: (Change) -> SignedHead? = { _ in nil },
         of document: DocumentID, since: VersionVector, outside: (ChangeHash) -> Change?
     ) -> [SyncAction] {
-        var partHeads = PartHeads(kept: heads.filter { $0.document == document })
+        var partHeads = PartHeads(kept: heads.filter { $0.document == document }, reply: changes.lazy.map(\.change))
         var actions: [SyncAction] = []
         var stamps: [ChangeHash: ChangeStamp] = [:]
         var start = 0

@@ -290,7 +290,7 @@ public struct SyncSession: Hashable, Sendable {
         _ changes: [EncodedChange], heads: [SignedHead], signing sign: (Change) -> SignedHead? = { _ in nil },
         of document: DocumentID
     ) -> [SyncAction] {
-        var partHeads = PartHeads(kept: heads.filter { $0.document == document })
+        var partHeads = PartHeads(kept: heads.filter { $0.document == document }, reply: changes.lazy.map(\.change))
         var actions: [SyncAction] = []
         var batch: [EncodedChange] = []
         var bytes = 0

@@ -81,20 +81,21 @@ import Testing
         #expect(try newcomer.heads(of: Fixtures.document) == (try relay.heads(of: Fixtures.document)))
     }
 
-    /// Two devices type together through a relay, each sending a few changes at a time with its own signed head, as
-    /// a live sync does, so that either device's changes nearly always build on the other's latest. A device that
-    /// joins later catches up from the relay part by part: each part carries heads that vouch for one another (a
-    /// head of one device never needs a change of the other beyond that device's head in the part), so what waits
-    /// for a head stays within about a part instead of piling up until the last part brings the devices' last
-    /// changes.
-    @Test(arguments: [SyncDriver.Formats.runs, .plain])
-    func aHistoryTypedTogetherCatchesUpPartByPart(formats: SyncDriver.Formats) throws {
-        let clock = ManualClock(start: Fixtures.start)
-        let writers = try ["Ana", "Ben"].map {
-            try ChangeLogStore(at: directory.file("\($0).sqlite"), device: Device.named($0), clock: clock)
-        }
-        let relay = try ChangeLogStore(at: directory.file("relay.sqlite"), device: Device.named("Relay"), clock: clock)
+    /// Two writers and a relay: each writer takes what the relay has, types, and sends what it typed with its own
+    /// signed head, as a live sync does, so that either writer's changes nearly always build on the other's latest.
+    struct Typists {
+        let writers: [ChangeLogStore]
+        let relay: ChangeLogStore
         let document = Fixtures.document
+
+        init(in directory: TemporaryDirectory, clock: ManualClock) throws {
+            writers = try ["Ana", "Ben"].map {
+                try ChangeLogStore(at: directory.file("\($0).sqlite"), device: Device.named($0), clock: clock)
+            }
+            relay = try ChangeLogStore(
+                at: directory.file("relay.sqlite"), device: Device.named("Relay"), clock: clock)
+        }
+
         /// Gives `to` what `from` has of the document and `to` lacks, with the heads `from` passes on.
         func send(from: ChangeLogStore, to: ChangeLogStore) throws {
             let since = try to.vector(of: document)
@@ -103,31 +104,80 @@ import Testing
             let result = try to.ingest(changes, heads: try from.signedHeads(of: document, since: since))
             try #require(result.turnedAway.isEmpty && (try to.pendingChanges(of: document)).isEmpty)
         }
-        // They type at different paces, so that the heads of one device's spans of sequence numbers fall between
-        // those of the other's.
-        for round in 0..<600 {
-            for (writer, count) in zip(writers, [2, 5]) {
-                try send(from: relay, to: writer)
-                try writer.append(
-                    (0..<count).map { Fixtures.edit("\(writer.localDevice.name) \(round).\($0)") }, to: document)
-                try send(from: writer, to: relay)
+
+        /// Each round, Ana types `paces[0]` changes, then Ben `paces[1]`. Paces that differ put the heads of one
+        /// writer's spans between those of the other's.
+        func type(rounds: Range<Int>, paces: [Int]) throws {
+            for round in rounds {
+                for (writer, count) in zip(writers, paces) where count > 0 {
+                    try send(from: relay, to: writer)
+                    try writer.append(
+                        (0..<count).map { Fixtures.edit("\(writer.localDevice.name) \(round).\($0)") }, to: document)
+                    try send(from: writer, to: relay)
+                }
             }
         }
-        let total = try relay.changeCount()
+    }
+
+    /// Catches `newcomer` up from `relay` in `formats`: the report, and the most changes that waited at once.
+    private func catchUp(
+        _ newcomer: ChangeLogStore, from relay: ChangeLogStore, formats: SyncDriver.Formats
+    ) throws -> (report: SyncReport, mostWaiting: Int) {
+        var mostWaiting = 0
+        let catchUp = try exchange(newcomer, initiatorFormats: formats, relay, responderFormats: formats) {
+            mostWaiting = max(mostWaiting, try newcomer.pendingChanges(of: Fixtures.document).count)
+        }
+        #expect(catchUp.initiator.isComplete, "\(catchUp.initiator)")
+        #expect(try newcomer.changeCount() == (try relay.changeCount()))
+        #expect(try newcomer.heads(of: Fixtures.document) == (try relay.heads(of: Fixtures.document)))
+        #expect(try newcomer.pendingChanges(of: Fixtures.document).isEmpty)
+        #expect(catchUp.initiator.duplicates == 0, "no change had to be sent twice")
+        return (catchUp.initiator, mostWaiting)
+    }
+
+    /// A device that joins later catches up from the relay part by part: each part carries heads that vouch for
+    /// one another (a head of one device never needs a change of the other beyond that device's head in the part),
+    /// so what waits for a head stays within about a part instead of piling up until the last part brings the
+    /// devices' last changes.
+    @Test(arguments: [SyncDriver.Formats.runs, .plain])
+    func aHistoryTypedTogetherCatchesUpPartByPart(formats: SyncDriver.Formats) throws {
+        let clock = ManualClock(start: Fixtures.start)
+        let typists = try Typists(in: directory, clock: clock)
+        try typists.type(rounds: 0..<600, paces: [2, 5])
+        let total = try typists.relay.changeCount()
         #expect(total == 4_200)
 
         let newcomer = try ChangeLogStore(
             at: directory.file("newcomer.sqlite"), device: Device.named("Newcomer"), clock: clock, access: .exclusive)
-        var mostWaiting = 0
-        let catchUp = try exchange(newcomer, initiatorFormats: formats, relay, responderFormats: formats) {
-            mostWaiting = max(mostWaiting, try newcomer.pendingChanges(of: document).count)
-        }
-        #expect(catchUp.initiator.isComplete, "\(catchUp.initiator)")
-        #expect(try newcomer.changeCount() == total)
-        #expect(try newcomer.heads(of: document) == (try relay.heads(of: document)))
-        #expect(catchUp.initiator.duplicates == 0, "no change had to be sent twice")
+        let (_, mostWaiting) = try catchUp(newcomer, from: typists.relay, formats: formats)
         // What waits is the end of one part, after the last set of heads in it that vouch for one another (2,311
         // changes waited at once when each part's latest heads were sent instead).
         #expect(mostWaiting <= 1_024, "at most \(mostWaiting) of \(total) changes waited at once")
+    }
+
+    /// A writer stops while the other types on; a device that caught up part of the way catches up again from
+    /// there (its parts no longer fall on the spans of the relay's heads). The last changes of the writer who
+    /// stopped come in a part whose heads of the other writer cannot vouch for them yet: they still carry a head
+    /// of their own, which a later part's heads let in.
+    @Test(arguments: [SyncDriver.Formats.runs, .plain])
+    func aWriterWhoStopsHasItsLastChangesTakenIn(formats: SyncDriver.Formats) throws {
+        let clock = ManualClock(start: Fixtures.start)
+        let typists = try Typists(in: directory, clock: clock)
+        let newcomer = try ChangeLogStore(
+            at: directory.file("newcomer.sqlite"), device: Device.named("Newcomer"), clock: clock, access: .exclusive)
+        try typists.type(rounds: 0..<151, paces: [2, 5])
+        _ = try catchUp(newcomer, from: typists.relay, formats: formats)
+        // Ana's last change is the 3,082nd, made on Ben's 3,080th; the second catch-up starts after the 1,057th,
+        // so its parts end at the 2,081st and 3,105th (both formats). The relay keeps Ben's heads at the 3,066th
+        // (the latest of his below 3,072, the end of a span) and at his last of the next span, beyond the part:
+        // none in the part reaches the change Ana's last one was made on.
+        try typists.type(rounds: 151..<441, paces: [2, 5])
+        try typists.type(rounds: 441..<600, paces: [0, 5])
+        let total = try typists.relay.changeCount()
+        #expect(total == 3_882)
+        let (_, mostWaiting) = try catchUp(newcomer, from: typists.relay, formats: formats)
+        // The part with Ana's last change waits whole (her head there waits for Ben's next one, and Ben's heads
+        // there may not need her changes held with it), until the next part lets it in.
+        #expect(mostWaiting <= 2_048, "at most \(mostWaiting) of \(total) changes waited at once")
     }
 }
