@@ -58,7 +58,8 @@ struct PartHeads {
     ///
     /// - Parameters:
     ///   - changes: the part's changes, the next of the reply.
-    ///   - sign: signs a head for a change of the sender's own identities; `nil` for others' changes.
+    ///   - sign: signs a head for a change of the sender's own identities; `nil` for others' changes. It signs
+    ///     every change of a device it signs one of (the picker takes any of them).
     /// - Complexity: O(changes × devices per change + kept heads in the part), then per round of the fixed point
     ///   O(candidates × devices per change); each round but the last drops at least one candidate.
     mutating func next(_ changes: some Sequence<Change>, sign: (Change) -> SignedHead?) -> [SignedHead] {
@@ -156,10 +157,19 @@ struct PartHeads {
             changed = false
             for device in candidates.keys.sorted() {
                 while let index = pick[device] {
-                    let change = candidates[device]![index].change
-                    if change.vector.entries.allSatisfy({ $0.device == device || $0.seq <= reach($0.device) }) {
-                        break
+                    let candidate = candidates[device]![index]
+                    let change = candidate.change
+                    var holds = change.vector.entries.allSatisfy { $0.device == device || $0.seq <= reach($0.device) }
+                    // A head the receiver holds comes back only with a change that needs its change: one of another
+                    // device taken in this part (what else the part brings may wait, and be examined no further).
+                    if holds, candidate.isWaiting {
+                        holds = pick.contains { other, otherIndex in
+                            let taken = candidates[other]![otherIndex]
+                            return other != device && !taken.isWaiting
+                                && taken.change.vector[device] >= change.id.seq
+                        }
                     }
+                    if holds { break }
                     pick[device] = index + 1 < candidates[device]!.count ? index + 1 : nil
                     changed = true
                 }

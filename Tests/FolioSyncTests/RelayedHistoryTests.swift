@@ -88,8 +88,8 @@ import Testing
         let relay: ChangeLogStore
         let document = Fixtures.document
 
-        init(in directory: TemporaryDirectory, clock: ManualClock) throws {
-            writers = try ["Ana", "Ben"].map {
+        init(in directory: TemporaryDirectory, clock: ManualClock, names: [String] = ["Ana", "Ben"]) throws {
+            writers = try names.map {
                 try ChangeLogStore(at: directory.file("\($0).sqlite"), device: Device.named($0), clock: clock)
             }
             relay = try ChangeLogStore(
@@ -108,8 +108,15 @@ import Testing
         /// Each round, Ana types `paces[0]` changes, then Ben `paces[1]`. Paces that differ put the heads of one
         /// writer's spans between those of the other's.
         func type(rounds: Range<Int>, paces: [Int]) throws {
+            try type(rounds: rounds) { _, index in paces[index] }
+        }
+
+        /// Each round, each writer in turn types `pace(round, writer's index)` changes (none: it does not sync).
+        func type(rounds: Range<Int>, pace: (Int, Int) -> Int) throws {
             for round in rounds {
-                for (writer, count) in zip(writers, paces) where count > 0 {
+                for (index, writer) in writers.enumerated() {
+                    let count = pace(round, index)
+                    guard count > 0 else { continue }
                     try send(from: relay, to: writer)
                     try writer.append(
                         (0..<count).map { Fixtures.edit("\(writer.localDevice.name) \(round).\($0)") }, to: document)
@@ -179,5 +186,34 @@ import Testing
         // The part with Ana's last change waits whole (her head there waits for Ben's next one, and Ben's heads
         // there may not need her changes held with it), until the next part lets it in.
         #expect(mostWaiting <= 2_048, "at most \(mostWaiting) of \(total) changes waited at once")
+    }
+
+    /// Three writers type at random paces, now and then pausing; a device catches up part of the way at a random
+    /// round, then to the end: every change comes in, none twice, nothing left waiting.
+    @Test(arguments: [1_729, 65_537, 3_141_592])
+    func threeWritersAtRandomPacesCatchUp(seed: UInt64) throws {
+        var generator = SplitMix64(seed: seed)
+        let clock = ManualClock(start: Fixtures.start)
+        let typists = try Typists(in: directory, clock: clock, names: ["Ana", "Ben", "Cy"])
+        let paces = (0..<3).map { _ in Int.random(in: 1...6, using: &generator) }
+        let pauses = (0..<3).map { _ in Int.random(in: 0...3, using: &generator) }
+        var random: [[Int]] = []
+        for _ in 0..<500 {
+            random.append(
+                (0..<3).map { writer in
+                    Int.random(in: 0...9, using: &generator) < pauses[writer]
+                        ? 0 : Int.random(in: 1...paces[writer], using: &generator)
+                })
+        }
+        let midway = Int.random(in: 100..<400, using: &generator)
+        let formats: SyncDriver.Formats = seed % 2 == 0 ? .runs : .plain
+        print("seed \(seed) (replay with FOLIO_SEED=\(seed)): paces \(paces), pauses \(pauses), midway \(midway), \(formats)")
+        let newcomer = try ChangeLogStore(
+            at: directory.file("newcomer.sqlite"), device: Device.named("Newcomer"), clock: clock, access: .exclusive)
+        try typists.type(rounds: 0..<midway) { round, writer in random[round][writer] }
+        _ = try catchUp(newcomer, from: typists.relay, formats: formats)
+        try typists.type(rounds: midway..<500) { round, writer in random[round][writer] }
+        let (_, mostWaiting) = try catchUp(newcomer, from: typists.relay, formats: formats)
+        #expect(mostWaiting <= 2_048, "seed \(seed): at most \(mostWaiting) changes waited at once")
     }
 }
