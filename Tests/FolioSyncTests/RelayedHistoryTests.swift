@@ -207,7 +207,7 @@ import Testing
         }
         let midway = Int.random(in: 100..<400, using: &generator)
         let formats: SyncDriver.Formats = seed % 2 == 0 ? .runs : .plain
-        print("seed \(seed) (replay with FOLIO_SEED=\(seed)): paces \(paces), pauses \(pauses), midway \(midway), \(formats)")
+        print("seed \(seed): paces \(paces), pauses \(pauses), catch-up midway at round \(midway), \(formats)")
         let newcomer = try ChangeLogStore(
             at: directory.file("newcomer.sqlite"), device: Device.named("Newcomer"), clock: clock, access: .exclusive)
         try typists.type(rounds: 0..<midway) { round, writer in random[round][writer] }
