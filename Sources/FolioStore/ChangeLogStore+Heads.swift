@@ -7,7 +7,7 @@ extension ChangeLogStore {
     /// The signed heads that vouch for the changes of `document` that a peer at `since` lacks, in device order and,
     /// per device, in sequence order: for the local device and its external identity (`DeviceKey.externalKey`),
     /// their latest change, signed now (once per change); for every other device, the heads it signed that reached
-    /// this store with its changes above `since` (per span of ``headSpan`` changes of the history, the latest of each
+    /// this store with its changes above `since` (per span of 512 changes of the history, the latest of each
     /// device that batches brought heads in). A peer that receives changes of the document needs them to accept those changes (see
     /// ``ingest(encoded:heads:)``); a sender that splits its reply picks, per part, heads that vouch for one another
     /// (`PartHeads` in FolioSync).
