@@ -1,6 +1,7 @@
 import FolioCore
 import FolioStore
 import FolioSync
+import FolioTestWorkPool
 import FolioTesting
 import Foundation
 import Testing
@@ -9,7 +10,7 @@ import Testing
 /// relay, one message at a time: each message's changes must be vouched for within the store's bound on changes that
 /// wait for a head (`StoreLimits.unvouchedChangesPerDocument`), so the runs must have brought the relay heads close
 /// enough together.
-@Suite struct RelayedHistoryTests {
+@Suite(.workPool) struct RelayedHistoryTests {
     let directory: TemporaryDirectory
 
     init() throws {
