@@ -63,46 +63,41 @@ struct PartHeads {
     /// - Complexity: O(changes × devices per change + kept heads in the part), then per round of the fixed point
     ///   O(candidates × devices per change); each round but the last drops at least one candidate.
     mutating func next(_ changes: some Sequence<Change>, sign: (Change) -> SignedHead?) -> [SignedHead] {
-        var first: [DeviceID: UInt64] = [:]
-        var last: [DeviceID: Change] = [:]
-        var ownChanges: [DeviceID: [Change]] = [:]
+        // The part's changes by device, in seq order (a device's changes are in its order in a causal order).
+        var byDevice: [DeviceID: [Change]] = [:]
         var byID: [ChangeID: Change] = [:]
-        /// Per device, the highest of its seqs a change of the part knows: the receiver brings back a change it holds
-        /// when a change it examines needs it.
-        var needed: [DeviceID: UInt64] = [:]
         for change in changes {
-            let device = change.id.device
-            if first[device] == nil { first[device] = change.id.seq }
-            last[device] = change
+            byDevice[change.id.device, default: []].append(change)
             byID[change.id] = change
-            ownChanges[device, default: []].append(change)
-            for entry in change.vector.entries { needed[entry.device] = max(needed[entry.device] ?? 0, entry.seq) }
         }
-        for (device, seq) in first where reached[device] == nil { reached[device] = seq - 1 }
+        func first(_ device: DeviceID) -> UInt64 { byDevice[device]!.first!.id.seq }
+        func last(_ device: DeviceID) -> Change { byDevice[device]!.last! }
+        for device in byDevice.keys where reached[device] == nil { reached[device] = first(device) - 1 }
         var signedLast: [DeviceID: SignedHead] = [:]
         var candidates: [DeviceID: [Candidate]] = [:]
-        for (device, lastChange) in last {
+        for (device, own) in byDevice {
+            let lastChange = own.last!
             let isLastPart = lastChange.id.seq >= lastInReply[device] ?? 0
             var list: [Candidate]
             if let signed = sign(lastChange) {
                 signedLast[device] = signed
-                let own = isLastPart ? [lastChange] : ownChanges[device]!.reversed()
-                list = own.map { Candidate(change: $0) }
+                list = (isLastPart ? [lastChange] : own.reversed()).map { Candidate(change: $0) }
             } else {
-                list = keptHeads(of: device, from: first[device]!, to: lastChange.id.seq).reversed().compactMap {
+                list = keptHeads(of: device, from: first(device), to: lastChange.id.seq).reversed().compactMap {
                     head in byID[head.change].map { Candidate(change: $0, head: head) }
                 }
                 if isLastPart { list = Array(list.prefix(1)) }
             }
             candidates[device] = list
         }
-        for (device, held) in waiting where held.head.change.seq <= needed[device] ?? 0 {
+        // Whether a change taken in the part brings a held head back is the fixed point's to say.
+        for (device, held) in waiting {
             candidates[device, default: []].append(Candidate(change: held.change, head: held.head, isWaiting: true))
         }
 
         let pick = takeHeadsThatVouchForOneAnother(candidates)
         var heads: [SignedHead] = []
-        for device in last.keys.sorted() {
+        for device in byDevice.keys.sorted() {
             var sent: (head: SignedHead, change: Change?)?
             if let index = pick[device], !candidates[device]![index].isWaiting {
                 let candidate = candidates[device]![index]
@@ -118,9 +113,8 @@ struct PartHeads {
                 // Nothing of the part taken for it: the head that reaches its changes soonest, which the receiver
                 // holds with its change if that is in the part.
                 if let signed = signedLast[device] {
-                    sent = (signed, last[device])
-                } else if let head = SignedHead.reaching(
-                    first[device]!, last[device]!.id.seq, among: kept[device] ?? [])
+                    sent = (signed, last(device))
+                } else if let head = SignedHead.reaching(first(device), last(device).id.seq, among: kept[device] ?? [])
                 {
                     sent = (head, byID[head.change])
                 }
