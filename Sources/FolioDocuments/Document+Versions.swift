@@ -6,7 +6,8 @@ import Foundation
 extension Document {
     /// Every version of the document, the current one first, then the others in causal order.
     ///
-    /// - Complexity: a replay per head not seen before (from its checkpoint, or from a known head's state).
+    /// - Complexity: a replay per head not seen before (from its checkpoint, or from a known head's state); for a
+    ///   text whose versions may merge silently, one replay of their change graph for all of them.
     /// - Throws: ``DocumentError`` `.store`.
     public func versions() throws(DocumentError) -> [DocumentVersion<Model>] {
         try ensureOpen()
@@ -199,9 +200,19 @@ extension Document {
         var states: [ChangeHash: Model] = [:]
         let replay = DocumentReplay<Model>(
             store: library.store, document: id, decoded: tracking.decodedOperations, known: tracking.knownStates)
+        // Versions of a text that may merge silently: the merge replays their change graph, which gives each
+        // head's state too, so a version's edits are not replayed a second time for it. Where the graph cannot be
+        // replayed, the replay of each head says why.
+        let mayMergeSilently =
+            heads.versions.count > 1 && mergingSilently && conflictResolver == nil
+            && tracking.conflicts.strategy == .merge && !editing.group.hasUncommittedEdits && !headIsStale
+            && replay.textIsAllOfModel && heads.versions.contains { tracking.headStates[$0.hash] == nil }
+        let graph = mayMergeSilently ? try? replay.characterMergeGraph(of: heads.versions) : nil
         for other in heads.versions {
             if other.hash == head.hash {
                 states[other.hash] = current
+            } else if tracking.headStates[other.hash] == nil, let state = graph?.state(at: other.hash) {
+                states[other.hash] = state
             } else {
                 var outcome = try knownState(at: other, replay: replay, shown: current)
                 if outcome == nil { outcome = try replay.state(at: other) }
@@ -212,8 +223,10 @@ extension Document {
         let groups = tracking.observe(heads, states: states, shown: head.hash)
         guard !editing.group.hasUncommittedEdits, !headIsStale else { return groups }
         let shownMerge = tracking.mergeShown(at: head.hash)
+        var history = storedHistory
+        history.replayedGraph = graph
         if groups.count > 1, mergingSilently, conflictResolver == nil,
-            try tracking.conflicts.mergeSilently(hasResolver: false, in: storedHistory)
+            try tracking.conflicts.mergeSilently(hasResolver: false, in: history)
         {
             let merged = tracking.conflicts.versions[0]
             tracking.showMerge(

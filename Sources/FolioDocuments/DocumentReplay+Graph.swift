@@ -61,28 +61,33 @@ extension DocumentReplay {
     ///   `.invalidContents` when the checkpoint cannot be loaded, `.invalidOperation` when the model does not merge
     ///   character by character.
     func characterMerge(of heads: [Change]) throws(DocumentError) -> MergeResult<Model> {
-        guard let type = Model.self as? any CharacterMergeable.Type else {
+        guard let graph = try characterMergeGraph(of: heads) else {
             throw DocumentError(.invalidOperation, "this document's model does not merge character by character")
         }
-        return try characterMerge(type, of: heads)
+        return try graph.merge(of: heads)
     }
 
-    private func characterMerge<M: CharacterMergeable>(_ type: M.Type, of heads: [Change]) throws(DocumentError)
-        -> MergeResult<Model>
+    /// Whether the model merges character by character and its text is all of it (a text document): the state at a
+    /// head is then the text of the change graph at it (``CharacterMergeGraph/state(at:)``).
+    var textIsAllOfModel: Bool {
+        guard let type = Model.self as? any CharacterMergeable.Type else { return false }
+        return !type.hasPartsBesideText
+    }
+
+    /// The change graph of `heads` replayed once, for their merge and the states at them
+    /// (``CharacterMergeGraph``); `nil` for a model that does not merge character by character.
+    ///
+    /// - Throws: ``DocumentError`` `.store` when the log cannot be read or a content parent is missing,
+    ///   `.invalidContents` when the checkpoint cannot be loaded.
+    func characterMergeGraph(of heads: [Change]) throws(DocumentError) -> CharacterMergeGraph<Model>? {
+        guard let type = Model.self as? any CharacterMergeable.Type else { return nil }
+        return try characterMergeGraph(type, of: heads)
+    }
+
+    private func characterMergeGraph<M: CharacterMergeable>(_ type: M.Type, of heads: [Change]) throws(DocumentError)
+        -> CharacterMergeGraph<Model>
     {
-        var replayed = try replayGraph(type, from: heads, read: nil)
-        let merge: TextMerge
-        do {
-            merge = try replayed.graph.merge(of: replayed.heads)
-        } catch {
-            // Unreachable: every head's index comes from the graph itself.
-            throw DocumentError(.store, "a head of the merge is not in the change graph")
-        }
-        let conflicts = merge.overlaps.map { overlap in
-            MergeConflict(location: M.textConflictLocation(overlap.location), base: overlap.base, values: overlap.texts)
-        }
-        return MergeResult(
-            merged: replayed.rest.replacingMergeableText(with: merge.text) as! Model, conflicts: conflicts)
+        CharacterMergeGraph(try replayGraph(type, from: heads, read: nil), from: heads)
     }
 
     /// A replayed change graph: the text's graph, the indexes of the heads' events in it (a head the walk started

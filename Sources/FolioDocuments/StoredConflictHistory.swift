@@ -14,6 +14,8 @@ struct StoredConflictHistory<Model: DocumentModel>: ConflictHistory {
     var decoded: DecodedOperations? = nil
     /// States the document knows already (``DocumentReplay/known``).
     var known: [ChangeHash: (vector: VersionVector, model: Model)] = [:]
+    /// The change graph of the heads last grouped, already replayed, for the merge of those heads.
+    var replayedGraph: CharacterMergeGraph<Model>? = nil
 
     private var replay: DocumentReplay<Model> {
         DocumentReplay(store: store, document: document, decoded: decoded, known: known)
@@ -40,6 +42,9 @@ struct StoredConflictHistory<Model: DocumentModel>: ConflictHistory {
     ///   cannot be loaded.
     func characterMerge(of heads: [Change]) throws(DocumentError) -> MergeResult<Model>? {
         guard Model.self is any CharacterMergeable.Type else { return nil }
+        if let replayedGraph, replayedGraph.heads == Set(heads.map(\.hash)) {
+            return try replayedGraph.merge(of: heads)
+        }
         return try replay.characterMerge(of: heads)
     }
 }

@@ -104,6 +104,20 @@ public struct TextEventGraph<Agent: Comparable> {
         return core.merge(of: versions.map { Int32($0) })
     }
 
+    /// The text of the version at `versions` (events' indexes; empty: the base text): what the events of their
+    /// past did, merged, and nothing of the events made apart from them. The view the graph replays from is not
+    /// moved, so reading a version's text costs no edit of the graph.
+    ///
+    /// - Throws: ``Failure/unknownParent(_:)`` when a version is not an event.
+    /// - Complexity: O(*n* + *e* + *d*) for *n* items and entries of the list, *e* events and *d* scalars deleted in
+    ///   the versions' past.
+    public func text(at versions: [Int]) throws(Failure) -> String {
+        for version in versions where version < 0 || version >= agents.count {
+            throw .unknownParent(version)
+        }
+        return core.versionText(versions.map { Int32($0) })
+    }
+
     /// Where the scalars that the events `marks` typed stand in the merged text of every other event (``text``
     /// without them): for each mark, the positions of its scalars that no event deleted, in the order of the text.
     ///

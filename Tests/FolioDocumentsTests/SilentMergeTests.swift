@@ -159,6 +159,30 @@ import Testing
         #expect(try await first.versions().count == 2)
     }
 
+    /// Versions that overlap show, each, the text its device typed: the state at each head, which the document
+    /// reads from the change graph its merge replays, is what that device's own edits made, with a silent merge in
+    /// their past and as a device types on.
+    @Test func competingVersionsShowWhatEachDeviceTyped() async throws {
+        let (a, b, first, second) = try await typedApart()
+        try await first.edit([.delete(at: 1, count: 3), .insert(at: 1, text: "oat")])
+        try await second.edit([.delete(at: 1, count: 3), .insert(at: 1, text: "almond")])
+        try await second.edit(.append("C"))
+        var texts = [await first.model.text, await second.model.text]
+        #expect(texts == ["Aoat\ntwo\nB", "Aalmond\ntwo\nBC"])
+        try exchange(a, b, first.id)
+        for document in [first, second] {
+            try await document.refresh()
+            #expect(await document.state.contains(.inConflict))
+            #expect(try await document.versions().map(\.contents.text).sorted() == texts.sorted())
+        }
+        try await second.edit(.insert(at: 0, text: "D"))
+        texts[1] = await second.model.text
+        #expect(texts[1] == "DAalmond\ntwo\nBC")
+        try exchange(a, b, first.id)
+        try await first.refresh()
+        #expect(try await first.versions().map(\.contents.text).sorted() == texts.sorted())
+    }
+
     /// A library tells documents that are not open apart the same way: versions that merge silently do not
     /// compete, versions that overlap do; an open document answers as it shows itself.
     @Test func theLibraryTellsWhetherVersionsCompete() async throws {

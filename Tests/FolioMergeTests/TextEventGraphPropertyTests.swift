@@ -135,6 +135,42 @@ import Testing
         check.expect(overlapping > 0 && clean > 0, "\(overlapping) overlapping merges, \(clean) clean")
     }
 
+    /// The text of a version read from a graph that holds every event (`TextEventGraph.text(at:)`) is the
+    /// reference's text at that version, for one event's version or two events' merged, whatever order the graph
+    /// took the events in; reading it leaves the graph as it was, so the events added after it give the
+    /// reference's text too.
+    @Test(arguments: 2...4) func aVersionsTextIsTheReferencesAtThatVersion(devices: Int) {
+        let seed = TestSeed.make() &+ UInt64(devices)
+        var generator = SplitMix64(seed: seed)
+        var check = PropertyCheck(seed: seed)
+        for iteration in 0..<150 {
+            check.iteration = iteration
+            let history = RandomTextHistory(devices: devices, events: 4 + iteration % 30, using: &generator)
+            let order = history.randomTopologicalOrder(using: &generator)
+            // Half the events first, the versions read, then the rest: what is read must not disturb the replay.
+            let split = order.count / 2
+            var (graph, position) = self.graph(history, order: Array(order[..<split]))
+            for round in 0..<6 {
+                let added = Array(order[..<(round < 3 ? split : order.count)])
+                if round == 3 {
+                    (graph, position) = self.extended(graph, position, history, order: Array(order[split...]))
+                }
+                guard !added.isEmpty else { continue }
+                let versions = (0..<(1 + Int(generator.next() % 2))).map { _ in
+                    added[Int(generator.next() % UInt64(added.count))]
+                }
+                let expected = history.reference.text(atVersionOf: versions)
+                let found = try! graph.text(at: versions.map { position[$0]! })
+                check.expect(
+                    found == expected, "events \(versions): \(found.debugDescription) ≠ \(expected.debugDescription)")
+            }
+            graph.checkInvariants()
+            check.expect(
+                graph.text == history.reference.text, "the graph after the reads: \(graph.text.debugDescription)")
+            if check.shouldStop { return }
+        }
+    }
+
     /// Taking back a random set of events (one device's, or a few at random) from a random history
     /// (`TextEventGraph.reversal(of:)`), the edits applied to the merged text give the reference's text without
     /// what those events did: their scalars gone, the scalars only they deleted back, everything else as it was,
@@ -184,8 +220,15 @@ import Testing
 
     /// The events of `order` added to a graph in that order, and each event's index in the graph.
     private func graph(_ history: RandomTextHistory, order: [Int]) -> (TextEventGraph<Int>, [Int: Int]) {
-        var graph = TextEventGraph<Int>(base: Array(history.base.unicodeScalars))
-        var position: [Int: Int] = [:]
+        extended(TextEventGraph<Int>(base: Array(history.base.unicodeScalars)), [:], history, order: order)
+    }
+
+    /// `graph`, whose events are `history`'s at `position`, with the events of `order` added.
+    private func extended(
+        _ graph: TextEventGraph<Int>, _ position: [Int: Int], _ history: RandomTextHistory, order: [Int]
+    ) -> (TextEventGraph<Int>, [Int: Int]) {
+        var graph = graph
+        var position = position
         for index in order {
             let event = history.events[index]
             if let kept = event.kept {
