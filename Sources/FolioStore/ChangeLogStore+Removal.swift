@@ -85,6 +85,7 @@ extension ChangeLogStore {
                 let head = SignedHead(
                     document: document, change: ChangeID(device: identity.id, seq: tip.seq), hash: tip.hash,
                     signedWith: identity)
+                try RemovedOwnHeadTable.create(in: db)
                 try db.cachedStatement(
                     sql: "INSERT OR REPLACE INTO removed_own_head (document, device, head) VALUES (?, ?, ?)"
                 ).execute(arguments: [row, try insertingRowID(of: identity.id, in: db), Data(head.encoded())])
@@ -159,7 +160,8 @@ extension ChangeLogStore {
     public func documentsAwaitingOwnChanges() throws(StoreError) -> [DocumentID] {
         guard mayHaveRemovedOwnHeads.load(ordering: .relaxed) else { return [] }
         return try read("reading the documents whose own changes were removed") { db in
-            try Data.fetchAll(
+            guard try RemovedOwnHeadTable.exists(in: db) else { return [] }
+            return try Data.fetchAll(
                 db,
                 sql: "SELECT DISTINCT d.uuid FROM removed_own_head r JOIN document d ON d.id = r.document"
             ).map { DocumentID(try ColumnDecoder.uuid($0)) }.sorted()
@@ -211,7 +213,9 @@ extension ChangeLogStore {
     /// The heads of this device's identities' latest changes in the document of `documentRow` when its local copy
     /// was removed, for the identities whose changes there are not all back yet (see ``removeLocalCopy(of:)``).
     func removedOwnHeads(of documentRow: Int64, in db: Database) throws -> [DeviceID: SignedHead] {
-        guard mayHaveRemovedOwnHeads.load(ordering: .relaxed) else { return [:] }
+        guard mayHaveRemovedOwnHeads.load(ordering: .relaxed), try RemovedOwnHeadTable.exists(in: db) else {
+            return [:]
+        }
         var heads: [DeviceID: SignedHead] = [:]
         for bytes in try Data.fetchAll(
             db.cachedStatement(sql: "SELECT head FROM removed_own_head WHERE document = ?"), arguments: [documentRow])
@@ -250,9 +254,7 @@ extension ChangeLogStore {
     /// With exclusive access, clears ``mayHaveRemovedOwnHeads`` once the transaction of `db` commits, when it leaves
     /// no record: an ingest or an append then asks the table nothing again.
     private func noteRemovedOwnHeadsMayBeGone(in db: Database) throws {
-        guard exclusiveCache != nil,
-            try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM removed_own_head LIMIT 1")) != true
-        else { return }
+        guard exclusiveCache != nil, try !RemovedOwnHeadTable.holdsAny(in: db) else { return }
         db.afterNextTransaction { _ in self.mayHaveRemovedOwnHeads.store(false, ordering: .relaxed) }
     }
 

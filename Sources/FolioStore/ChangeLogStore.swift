@@ -187,7 +187,7 @@ public final class ChangeLogStore: Sendable {
             if !isMigrated.withLock({ $0 }) { try StoreSchema.migrator.migrate(database) }
             if let exclusiveQueue, !isPristine {
                 let found = try exclusiveQueue.unsafeRead { db in
-                    try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM removed_own_head)") ?? false
+                    try RemovedOwnHeadTable.holdsAny(in: db)
                 }
                 mayHaveRemovedOwnHeads.store(found, ordering: .relaxed)
             } else if exclusiveQueue == nil {

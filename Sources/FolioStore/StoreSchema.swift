@@ -251,18 +251,9 @@ enum StoreSchema {
                     -- back are numbered above it, so that no segment id names two contents (a reader's cache trusts
                     -- ids).
                     ALTER TABLE document ADD COLUMN segment_floor INTEGER NOT NULL DEFAULT 0;
-
-                    -- Per document whose local copy was removed (`ChangeLogStore.removeLocalCopy(of:)`) and identity of
-                    -- this device's that had changes in it: a head of the identity's latest change there, signed at the
-                    -- removal. A peer that brings the document again brings those changes, which the store takes back
-                    -- (and no other change in its names); until they are back it makes no new change there.
-                    CREATE TABLE removed_own_head (
-                        document INTEGER NOT NULL,
-                        device INTEGER NOT NULL,
-                        head BLOB NOT NULL,
-                        PRIMARY KEY (document, device)
-                    ) WITHOUT ROWID;
                     """)
+            // The heads kept for removed local copies have a table made with the first removal
+            // (`RemovedOwnHeadTable`): a store that never removes one pays no page for it.
         }
         migrator.registerMigration("v13 head spans") { db in
             try db.execute(

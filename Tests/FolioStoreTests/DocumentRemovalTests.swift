@@ -220,6 +220,26 @@ import Testing
         #expect(try second.documentsAwaitingOwnChanges() == [document])
     }
 
+    /// The heads a removal keeps have a table of their own, made by the first removal that keeps one: a store that
+    /// never removes a local copy pays no page of its file for it, and a store of the file opened before the table
+    /// was made reads it once it is.
+    @Test func theTableOfRemovedHeadsComesWithTheFirstRemoval() throws {
+        let directory = try TemporaryDirectory()
+        let first = try directory.openStore(for: Device.named("Device"))
+        let second = try directory.openStore(for: Device.named("Device"))
+        let document = Fixtures.document
+        try Self.write(document, edits: 2, into: first)
+        func tableExists(in store: ChangeLogStore) throws -> Bool {
+            try store.read("reading the schema") { db in try RemovedOwnHeadTable.exists(in: db) }
+        }
+        #expect(try !tableExists(in: first))
+        #expect(try second.documentsAwaitingOwnChanges().isEmpty)
+        try first.removeLocalCopy(of: document)
+        #expect(try tableExists(in: second))
+        #expect(try second.documentsAwaitingOwnChanges() == [document])
+        #expect(try first.documentsAwaitingOwnChanges() == [document])
+    }
+
     /// A document kept to this device is gone whole: nothing waits for its changes, and it starts afresh.
     @Test func anUnpublishedDocumentLeavesNothingToWaitFor() throws {
         let directory = try TemporaryDirectory()
