@@ -3,7 +3,7 @@ import GRDB
 /// The table of the heads a store keeps for documents whose local copy was removed
 /// (`ChangeLogStore.removeLocalCopy(of:)`), made with the first removal that keeps one: a store that never removes a
 /// copy, as most never do, pays no page for it. Stores made before it was made on demand hold it from their
-/// migration, empty.
+/// migration, with whatever heads their removals kept.
 ///
 /// `removed_own_head`: per such document and identity of this device's that had changes in it, a head of the
 /// identity's latest change there, signed at the removal. A peer that brings the document again brings those changes,
