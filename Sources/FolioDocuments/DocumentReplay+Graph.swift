@@ -195,6 +195,10 @@ extension DocumentReplay {
         var walked: [Int] = []
         var walkedParents = EventParents()
         var walkedKeeps: [Int] = []
+        // Room for every change read (most are met): grown step by step, the lists are copied at each doubling.
+        walked.reserveCapacity(nodes.count)
+        walkedKeeps.reserveCapacity(nodes.count)
+        walkedParents.reserveCapacity(events: nodes.count, links: nodes.count + nodes.count / 4)
         var base = M()
         var baseChange: ChangeID?
         var rootMet = false
@@ -264,9 +268,12 @@ extension DocumentReplay {
         let events = EventList(walked: walked, parents: walkedParents, keeps: walkedKeeps, nodeCount: nodes.count)
         let eventParents = events.parents
         var skipped = 0
-        var edits: [[TextEdit]] = []
+        // Every event's edits, one after the other, and where each event's end: no array per event.
+        var edits: [TextEdit] = []
+        var editEnds: [Int] = []
         var effects: [OtherPartsEffect<M>] = []
         edits.reserveCapacity(events.count)
+        editEnds.reserveCapacity(events.count)
         // A model whose text is all of it (a text document) keeps no effects; the buffers are made once, not per
         // event: this code is not specialized for the model, and each generic value made costs a metadata lookup.
         let keepsEffects = M.hasPartsBesideText
@@ -276,10 +283,10 @@ extension DocumentReplay {
         for event in 0..<events.count {
             others.removeAll(keepingCapacity: true)
             contents = nil
-            edits.append(
-                textEdits(
-                    of: nodes[events.nodes[event]], others: &others, contents: &contents, skipped: &skipped,
-                    refused: &refused))
+            appendTextEdits(
+                of: nodes[events.nodes[event]], to: &edits, others: &others, contents: &contents, skipped: &skipped,
+                refused: &refused)
+            editEnds.append(edits.count)
             guard keepsEffects else { continue }
             if let contents {
                 effects.append(.contents(contents))
@@ -305,7 +312,7 @@ extension DocumentReplay {
         for event in Self.branchOrder(parents: eventParents) {
             do {
                 parents.removeAll(keepingCapacity: true)
-                for link in eventParents.range(of: event) { parents.append(index[eventParents.links[link]]) }
+                for link in eventParents.range(of: event) { parents.append(index[eventParents.parent(atLink: link)]) }
                 let agent = nodes[events.nodes[event]].id
                 let keeps = events.keeps[event]
                 if keeps >= 0 {
@@ -313,7 +320,9 @@ extension DocumentReplay {
                     let kept = events.position[keeps] >= 0 ? [index[events.position[keeps]]] : []
                     index[event] = try graph.add(agent: agent, parents: parents, keeping: kept)
                 } else {
-                    index[event] = try graph.add(agent: agent, parents: parents, edits: edits[event])
+                    let editStart = event == 0 ? 0 : editEnds[event - 1]
+                    index[event] = try graph.add(
+                        agent: agent, parents: parents, edits: edits, range: editStart..<editEnds[event])
                 }
             } catch {
                 // Unreachable: every parent comes first, its index from the graph itself.
@@ -333,14 +342,12 @@ extension DocumentReplay {
     }
 
     /// About how many scalars `edits` type (a replacement of the whole text counts its new text).
-    static func insertedScalars(_ edits: [[TextEdit]]) -> Int {
+    static func insertedScalars(_ edits: [TextEdit]) -> Int {
         var count = 0
-        for eventEdits in edits {
-            for edit in eventEdits {
-                switch edit {
-                case .insert(_, let scalars), .append(let scalars), .replaceAll(let scalars): count += scalars.count
-                case .delete: break
-                }
+        for edit in edits {
+            switch edit {
+            case .insert(_, let scalars), .append(let scalars), .replaceAll(let scalars): count += scalars.count
+            case .delete: break
             }
         }
         return count
@@ -374,7 +381,7 @@ extension DocumentReplay {
                     continue
                 }
                 stack[stack.count - 1].nextLink += 1
-                let parent = parents.links[nextLink]
+                let parent = parents.parent(atLink: nextLink)
                 if !visited[parent] {
                     visited[parent] = true
                     stack.append((parent, parents.range(of: parent).lowerBound))
@@ -384,39 +391,39 @@ extension DocumentReplay {
         return order
     }
 
-    /// The text edits `change` makes; what it does to the model's other parts goes to `others` (an edit's other
-    /// operations, appended) or `contents` (the contents of a baseline or a resolution, whose text replaces the
-    /// whole text); nothing for any other change. Operations that do not decode are counted in `skipped`; contents
-    /// the model refuses join `refused`.
-    private func textEdits<M: CharacterMergeable>(
-        of change: Change, others: inout [M.Operation], contents: inout M?, skipped: inout Int,
-        refused: inout [ChangeHash]
-    ) -> [TextEdit] {
+    /// Appends to `edits` the text edits `change` makes; what it does to the model's other parts goes to `others`
+    /// (an edit's other operations, appended) or `contents` (the contents of a baseline or a resolution, whose text
+    /// replaces the whole text); nothing for any other change. Operations that do not decode are counted in
+    /// `skipped` (and add no edit); contents the model refuses join `refused`.
+    private func appendTextEdits<M: CharacterMergeable>(
+        of change: Change, to edits: inout [TextEdit], others: inout [M.Operation], contents: inout M?,
+        skipped: inout Int, refused: inout [ChangeHash]
+    ) {
         switch change.kind {
         case .edit(let edit):
-            var edits: [TextEdit] = []
+            let start = edits.count
             if decoded == nil {
                 // Decoded by the model, which knows its operations' type.
                 guard M.appendTextEdits(ofGroup: edit.operations, to: &edits, others: &others) else {
                     skipped += 1
                     others.removeAll(keepingCapacity: true)
-                    return []
+                    edits.removeSubrange(start...)
+                    return
                 }
             } else {
                 guard let operations = self.operations(of: edit, in: change, as: M.Operation.self) else {
                     skipped += 1
-                    return []
+                    return
                 }
                 M.appendTextEdits(of: operations, to: &edits, others: &others)
             }
-            return edits
         case .baseline, .resolution:
-            guard !isGraphMerge(change), let state = resetState(at: change, refused: &refused) else { return [] }
+            guard !isGraphMerge(change), let state = resetState(at: change, refused: &refused) else { return }
             let kept = state as! M
             contents = kept
-            return [.replaceAll(with: kept.mergeableText)]
+            edits.append(.replaceAll(with: kept.mergeableText))
         case .lifecycle:
-            return []
+            return
         }
     }
 

@@ -4,27 +4,41 @@ import FolioCore
 // them in, and the events it makes of them.
 
 /// Each event's parents, as one list of links and where each event's start in it: no array per event, of which a
-/// replay has tens of thousands (``lists`` makes them for a model with parts beside its text).
+/// replay has tens of thousands (``lists`` makes them for a model with parts beside its text). Held in 32 bits: a
+/// replay's events and links are far fewer than 2³¹, and half the width is half the fresh memory a long replay
+/// touches.
 struct EventParents {
     /// The parents of every event, event after event.
-    private(set) var links: [Int] = []
+    private var links: [Int32] = []
     /// Where each event's parents start in ``links``, and after the last, the end.
-    private var starts: [Int] = [0]
+    private var starts: [Int32] = [0]
 
     /// The number of events.
     var count: Int { starts.count - 1 }
 
-    /// Adds an event with these parents.
-    mutating func append(_ parents: [Int]) {
-        links.append(contentsOf: parents)
-        starts.append(links.count)
+    /// The number of parents of all events.
+    var linkCount: Int { links.count }
+
+    /// Makes room for `events` more events with `links` parents in all.
+    mutating func reserveCapacity(events: Int, links: Int) {
+        starts.reserveCapacity(starts.count + events)
+        self.links.reserveCapacity(self.links.count + links)
     }
 
-    /// The places of `event`'s parents in ``links``.
-    func range(of event: Int) -> Range<Int> { starts[event]..<starts[event + 1] }
+    /// Adds an event with these parents.
+    mutating func append(_ parents: [Int]) {
+        for parent in parents { links.append(Int32(truncatingIfNeeded: parent)) }
+        starts.append(Int32(truncatingIfNeeded: links.count))
+    }
+
+    /// The places of `event`'s parents among the links.
+    func range(of event: Int) -> Range<Int> { Int(starts[event])..<Int(starts[event + 1]) }
+
+    /// The parent at place `link` (in the ``range(of:)`` of its event).
+    func parent(atLink link: Int) -> Int { Int(links[link]) }
 
     /// Each event's parents as a list of its own.
-    var lists: [[Int]] { (0..<count).map { Array(links[range(of: $0)]) } }
+    var lists: [[Int]] { (0..<count).map { event in range(of: event).map { parent(atLink: $0) } } }
 }
 
 /// The events of a graph replay, earliest first (the walk met them latest first): each one's node, its parents (as
@@ -40,21 +54,30 @@ struct EventList {
     let position: [Int]
 
     /// The events of a walk that met `walked` (nodes), latest first, with their parents (nodes) and kept versions.
-    init(walked: [Int], parents walkedParents: EventParents, keeps walkedKeeps: [Int], nodeCount: Int) {
-        nodes = walked.reversed()
-        keeps = walkedKeeps.reversed()
+    /// The lists are reversed in place when the caller holds no other reference to them.
+    init(
+        walked: consuming [Int], parents walkedParents: EventParents, keeps walkedKeeps: consuming [Int],
+        nodeCount: Int
+    ) {
+        var nodes = walked
+        nodes.reverse()
+        var keeps = walkedKeeps
+        keeps.reverse()
         var position = [Int](repeating: -1, count: nodeCount)
         for (event, node) in nodes.enumerated() { position[node] = event }
         var parents = EventParents()
+        parents.reserveCapacity(events: nodes.count, links: walkedParents.linkCount)
         var eventParents: [Int] = []
-        for walkedIndex in walked.indices.reversed() {
+        for walkedIndex in (0..<walkedParents.count).reversed() {
             eventParents.removeAll(keepingCapacity: true)
             for link in walkedParents.range(of: walkedIndex) {
-                let event = position[walkedParents.links[link]]
+                let event = position[walkedParents.parent(atLink: link)]
                 if event >= 0 { eventParents.append(event) }
             }
             parents.append(eventParents)
         }
+        self.nodes = nodes
+        self.keeps = keeps
         self.parents = parents
         self.position = position
     }

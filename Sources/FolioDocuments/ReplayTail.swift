@@ -5,8 +5,10 @@ import FolioCore
 /// rather than in sets of hashes.
 ///
 /// A change is found by hash first among the few changes just before the one that names it (a parent is earlier in
-/// causal order, and in a history of a few devices typing it is a few changes earlier), then in a table of every
-/// change's hash (``ChangeHashTable``), built by the first lookup that needs it.
+/// causal order, and in a history of a few devices typing it is a few changes earlier); the first few lookups that
+/// miss there read every change's key, and the rest use a table of every change's hash (``ChangeHashTable``), built
+/// by the first of them. A replay that misses only a few times (a long history of two devices) never builds the table,
+/// which costs about as much as a hundred reads of the keys and a few hundred kilobytes of fresh memory.
 ///
 /// A reference, used by one replay in one isolation: not `Sendable`.
 final class ReplayTail {
@@ -17,9 +19,14 @@ final class ReplayTail {
     private var table: ChangeHashTable?
     /// Where the last lookup by hash alone (``subscript(_:)``) found its change.
     private var cursor: Int
+    /// How many more lookups that miss the nearby changes read every key rather than build the table.
+    private var scansLeft = ReplayTail.scans
 
     /// How many changes before the one that names a change are compared with it before the table is.
     static var window: Int { 32 }
+
+    /// How many lookups that miss the nearby changes read every key before the table is built.
+    static var scans: Int { 16 }
 
     /// The tail of `changes`, in causal order.
     init(_ changes: [Change]) {
@@ -49,8 +56,20 @@ final class ReplayTail {
         return nil
     }
 
-    /// The index of the change with this hash, found by the table of every change's hash (built on the first call).
+    /// The index of the change with this hash: found by reading every key, latest first, for the first ``scans``
+    /// calls, then by the table of every change's hash (built on the next call).
     private func indexed(_ hash: ChangeHash) -> Int? {
+        if table == nil, scansLeft > 0 {
+            scansLeft -= 1
+            // Latest first: a hash the list repeats is found at its last position, as the table finds it.
+            let key = hash.prefix64
+            var probe = keys.count - 1
+            while probe >= 0 {
+                if keys[probe] == key, changes[probe].hash == hash { return probe }
+                probe -= 1
+            }
+            return nil
+        }
         if table == nil { table = ChangeHashTable(changes) }
         return table!.index(of: hash, in: changes)
     }

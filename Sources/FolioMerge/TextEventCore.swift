@@ -235,7 +235,9 @@ import HeapModule
     /// Adds an event made on `eventParents` (indexes of earlier events, each checked by the caller; empty: the base
     /// text) and applies its edits in order; `precedes` orders two events' agents. Returns the event's index.
     @usableFromInline
-    mutating func add(parents eventParents: [Int32], edits: [TextEdit], precedes: (Int32, Int32) -> Bool) -> Int {
+    mutating func add(
+        parents eventParents: [Int32], edits: ArraySlice<TextEdit>, precedes: (Int32, Int32) -> Bool
+    ) -> Int {
         let event = Int32(eventCount)
         let frontier = Self.frontier(eventParents)
         move(to: frontier)
@@ -266,7 +268,7 @@ import HeapModule
         }
         move(to: Self.frontier(eventParents))
         let edits = self.edits(from: { prepare[$0] == 1 }, to: { inKept[$0] })
-        return add(parents: eventParents, edits: edits, precedes: precedes)
+        return add(parents: eventParents, edits: edits[...], precedes: precedes)
     }
 
     /// The edits that take the text of the items `shown` holds for to the text of those `kept` holds for (placeholder

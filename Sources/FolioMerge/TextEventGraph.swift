@@ -65,6 +65,18 @@ public struct TextEventGraph<Agent: Comparable> {
     /// - Throws: ``Failure/unknownParent(_:)`` when a parent is not an earlier event; nothing is added then.
     @discardableResult @inlinable
     public mutating func add(agent: Agent, parents: [Int], edits: [TextEdit]) throws(Failure) -> Int {
+        try add(agent: agent, parents: parents, edits: edits, range: edits.indices)
+    }
+
+    /// Adds an event made by `agent` on `parents` whose edits are `edits[range]`: a replay that keeps every event's
+    /// edits in one list passes each event's stretch of it, with no array of its own. A range past the list's ends
+    /// is cut to them.
+    ///
+    /// - Throws: ``Failure/unknownParent(_:)`` when a parent is not an earlier event; nothing is added then.
+    @discardableResult @inlinable
+    package mutating func add(agent: Agent, parents: [Int], edits: [TextEdit], range: Range<Int>) throws(Failure)
+        -> Int
+    {
         // Inlinable, so that a caller's concrete agent type compares agents directly, without a generic closure per
         // event.
         for parent in parents where parent < 0 || parent >= agents.count {
@@ -74,7 +86,9 @@ public struct TextEventGraph<Agent: Comparable> {
         let agents = self.agents
         parentBuffer.removeAll(keepingCapacity: true)
         for parent in parents { parentBuffer.append(Int32(parent)) }
-        return core.add(parents: parentBuffer, edits: edits) { agents[Int($0)] < agents[Int($1)] }
+        return core.add(parents: parentBuffer, edits: edits[range.clamped(to: edits.indices)]) {
+            agents[Int($0)] < agents[Int($1)]
+        }
     }
 
     /// Makes room for `events` more events that type about `scalars` scalars in all, so that a replay whose size is
