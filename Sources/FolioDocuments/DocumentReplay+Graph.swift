@@ -281,14 +281,24 @@ extension DocumentReplay {
         var others: [M.Operation] = []
         var contents: M?
         for event in 0..<events.count {
-            others.removeAll(keepingCapacity: true)
-            contents = nil
-            appendTextEdits(
-                of: nodes[events.nodes[event]], to: &edits, others: &others, contents: &contents, skipped: &skipped,
-                refused: &refused)
+            let change = nodes[events.nodes[event]]
+            let isEdit: Bool
+            if case .edit(let edit) = change.kind {
+                // Most events: an edit has no contents, and only a model with parts beside its text leaves
+                // operations in `others`. Nothing here touches a value of the model's own types, each of which
+                // costs a metadata lookup in this unspecialized code.
+                isEdit = true
+                if !others.isEmpty { others.removeAll(keepingCapacity: true) }
+                appendTextEdits(of: edit, in: change, as: M.self, to: &edits, others: &others, skipped: &skipped)
+            } else {
+                isEdit = false
+                others.removeAll(keepingCapacity: true)
+                contents = nil
+                appendTextEdits(replacedBy: change, to: &edits, contents: &contents, refused: &refused)
+            }
             editEnds.append(edits.count)
             guard keepsEffects else { continue }
-            if let contents {
+            if !isEdit, let contents {
                 effects.append(.contents(contents))
             } else if events.keeps[event] >= 0 {
                 // A choice among versions: its other parts are those of the version it keeps (the walk's base when
@@ -391,38 +401,43 @@ extension DocumentReplay {
         return order
     }
 
-    /// Appends to `edits` the text edits `change` makes; what it does to the model's other parts goes to `others`
-    /// (an edit's other operations, appended) or `contents` (the contents of a baseline or a resolution, whose text
-    /// replaces the whole text); nothing for any other change. Operations that do not decode are counted in
-    /// `skipped` (and add no edit); contents the model refuses join `refused`.
+    /// Appends to `edits` the text edits of `edit` (the kind of `change`), read as `model` reads them; the model's
+    /// other operations go to `others` (appended). Operations that do not decode are counted in `skipped` and add no edit.
     private func appendTextEdits<M: CharacterMergeable>(
-        of change: Change, to edits: inout [TextEdit], others: inout [M.Operation], contents: inout M?,
-        skipped: inout Int, refused: inout [ChangeHash]
+        of edit: Edit, in change: Change, as model: M.Type, to edits: inout [TextEdit], others: inout [M.Operation],
+        skipped: inout Int
+    ) {
+        let start = edits.count
+        if decoded == nil {
+            // Decoded by the model, which knows its operations' type.
+            guard M.appendTextEdits(ofGroup: edit.operations, to: &edits, others: &others) else {
+                skipped += 1
+                others.removeAll(keepingCapacity: true)
+                edits.removeSubrange(start...)
+                return
+            }
+        } else {
+            guard let operations = self.operations(of: edit, in: change, as: M.Operation.self) else {
+                skipped += 1
+                return
+            }
+            M.appendTextEdits(of: operations, to: &edits, others: &others)
+        }
+    }
+
+    /// Appends to `edits` the edit of a change that is not an edit: for a baseline or a resolution with contents,
+    /// whose text replaces the whole text, that replacement, with the contents in `contents`; nothing for any other
+    /// change. Contents the model refuses join `refused`.
+    private func appendTextEdits<M: CharacterMergeable>(
+        replacedBy change: Change, to edits: inout [TextEdit], contents: inout M?, refused: inout [ChangeHash]
     ) {
         switch change.kind {
-        case .edit(let edit):
-            let start = edits.count
-            if decoded == nil {
-                // Decoded by the model, which knows its operations' type.
-                guard M.appendTextEdits(ofGroup: edit.operations, to: &edits, others: &others) else {
-                    skipped += 1
-                    others.removeAll(keepingCapacity: true)
-                    edits.removeSubrange(start...)
-                    return
-                }
-            } else {
-                guard let operations = self.operations(of: edit, in: change, as: M.Operation.self) else {
-                    skipped += 1
-                    return
-                }
-                M.appendTextEdits(of: operations, to: &edits, others: &others)
-            }
         case .baseline, .resolution:
             guard !isGraphMerge(change), let state = resetState(at: change, refused: &refused) else { return }
             let kept = state as! M
             contents = kept
             edits.append(.replaceAll(with: kept.mergeableText))
-        case .lifecycle:
+        case .edit, .lifecycle:
             return
         }
     }
