@@ -280,8 +280,13 @@ extension DocumentReplay {
         if keepsEffects { effects.reserveCapacity(events.count) }
         var others: [M.Operation] = []
         var contents: M?
+        // Each event's author, read here in event order: the text's loop below goes branch by branch, and reading a
+        // whole change there for its identity costs a copy of it and a jump through the list.
+        var authors: [ChangeID] = []
+        authors.reserveCapacity(events.count)
         for event in 0..<events.count {
             let change = nodes[events.nodes[event]]
+            authors.append(change.id)
             let isEdit: Bool
             if case .edit(let edit) = change.kind {
                 // Most events: an edit has no contents, and only a model with parts beside its text leaves
@@ -323,7 +328,7 @@ extension DocumentReplay {
             do {
                 parents.removeAll(keepingCapacity: true)
                 for link in eventParents.range(of: event) { parents.append(index[eventParents.parent(atLink: link)]) }
-                let agent = nodes[events.nodes[event]].id
+                let agent = authors[event]
                 let keeps = events.keeps[event]
                 if keeps >= 0 {
                     // The kept version is the walk's base when it is not among the events.
