@@ -265,7 +265,8 @@ extension DocumentReplay {
 
         // The events, earliest first: every change after its content parents (those before the walk's end are its
         // base).
-        let events = EventList(walked: walked, parents: walkedParents, keeps: walkedKeeps, nodeCount: nodes.count)
+        let events = EventList(
+            walked: consume walked, parents: walkedParents, keeps: consume walkedKeeps, nodeCount: nodes.count)
         let eventParents = events.parents
         var skipped = 0
         // Every event's edits, one after the other, and where each event's end: no array per event.
@@ -290,8 +291,8 @@ extension DocumentReplay {
             let isEdit: Bool
             if case .edit(let edit) = change.kind {
                 // Most events: an edit has no contents, and only a model with parts beside its text leaves
-                // operations in `others`. Nothing here touches a value of the model's own types, each of which
-                // costs a metadata lookup in this unspecialized code.
+                // operations in `others`, which is cleared only then. No optional of the model is touched: in this
+                // unspecialized code, each such value costs a metadata lookup.
                 isEdit = true
                 if !others.isEmpty { others.removeAll(keepingCapacity: true) }
                 appendTextEdits(of: edit, in: change, as: M.self, to: &edits, others: &others, skipped: &skipped)
@@ -407,7 +408,8 @@ extension DocumentReplay {
     }
 
     /// Appends to `edits` the text edits of `edit` (the kind of `change`), read as `model` reads them; the model's
-    /// other operations go to `others` (appended). Operations that do not decode are counted in `skipped` and add no edit.
+    /// other operations go to `others` (appended). Operations that do not decode are counted in `skipped` and add no
+    /// edit.
     private func appendTextEdits<M: CharacterMergeable>(
         of edit: Edit, in change: Change, as model: M.Type, to edits: inout [TextEdit], others: inout [M.Operation],
         skipped: inout Int
@@ -418,7 +420,7 @@ extension DocumentReplay {
             guard M.appendTextEdits(ofGroup: edit.operations, to: &edits, others: &others) else {
                 skipped += 1
                 others.removeAll(keepingCapacity: true)
-                edits.removeSubrange(start...)
+                if edits.count > start { edits.removeSubrange(start...) }
                 return
             }
         } else {

@@ -59,9 +59,9 @@ struct EventList {
         walked: consuming [Int], parents walkedParents: EventParents, keeps walkedKeeps: consuming [Int],
         nodeCount: Int
     ) {
-        var nodes = walked
+        var nodes = consume walked
         nodes.reverse()
-        var keeps = walkedKeeps
+        var keeps = consume walkedKeeps
         keeps.reverse()
         var position = [Int](repeating: -1, count: nodeCount)
         for (event, node) in nodes.enumerated() { position[node] = event }

@@ -22,7 +22,7 @@ final class ReplayTail {
     /// How many more lookups that miss the nearby changes read every key rather than build the table.
     private var scansLeft = ReplayTail.scans
 
-    /// How many changes before the one that names a change are compared with it before the table is.
+    /// How many changes before the one that names a change are compared with it before a scan or the table.
     static var window: Int { 32 }
 
     /// How many lookups that miss the nearby changes read every key before the table is built.

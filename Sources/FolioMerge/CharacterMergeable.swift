@@ -27,7 +27,9 @@ public protocol CharacterMergeable: MergeableDocumentModel {
     static func textEdits(of operation: Operation) -> [TextEdit]?
 
     /// Adds the text edits `operation` makes to `edits` and returns `true`; returns `false` for an operation on
-    /// another part of the model, leaving `edits` as it was. The replay reads a long history's edits through it.
+    /// another part of the model, leaving `edits` as it was. The replay reads a long history's edits through it, into
+    /// one list for all of the history's changes: the `appendTextEdits` requirements only append to `edits`, never
+    /// change or remove what it held before.
     static func appendTextEdits(of operation: Operation, to edits: inout [TextEdit]) -> Bool
 
     /// Adds the text edits of `operations` (an edit's, decoded) to `edits`, each one's as ``appendTextEdits(of:to:)``
