@@ -269,12 +269,13 @@ extension DocumentReplay {
             walked: consume walked, parents: walkedParents, keeps: consume walkedKeeps, nodeCount: nodes.count)
         let eventParents = events.parents
         var skipped = 0
-        // Every event's edits, one after the other, and where each event's end: no array per event.
+        // Every event's edits, one after the other, and where each event's start, and after the last, the end: no
+        // array per event.
         var edits: [TextEdit] = []
-        var editEnds: [Int] = []
+        var editStarts = [0]
         var effects: [OtherPartsEffect<M>] = []
         edits.reserveCapacity(events.count)
-        editEnds.reserveCapacity(events.count)
+        editStarts.reserveCapacity(events.count + 1)
         // A model whose text is all of it (a text document) keeps no effects; the buffers are made once, not per
         // event: this code is not specialized for the model, and each generic value made costs a metadata lookup.
         let keepsEffects = M.hasPartsBesideText
@@ -302,7 +303,7 @@ extension DocumentReplay {
                 contents = nil
                 appendTextEdits(replacedBy: change, to: &edits, contents: &contents, refused: &refused)
             }
-            editEnds.append(edits.count)
+            editStarts.append(edits.count)
             guard keepsEffects else { continue }
             if !isEdit, let contents {
                 effects.append(.contents(contents))
@@ -336,9 +337,8 @@ extension DocumentReplay {
                     let kept = events.position[keeps] >= 0 ? [index[events.position[keeps]]] : []
                     index[event] = try graph.add(agent: agent, parents: parents, keeping: kept)
                 } else {
-                    let editStart = event == 0 ? 0 : editEnds[event - 1]
                     index[event] = try graph.add(
-                        agent: agent, parents: parents, edits: edits, range: editStart..<editEnds[event])
+                        agent: agent, parents: parents, edits: edits, range: editStarts[event]..<editStarts[event + 1])
                 }
             } catch {
                 // Unreachable: every parent comes first, its index from the graph itself.

@@ -46,10 +46,16 @@ final class ReplayTail {
 
     /// The index of the change with this hash among the ``window`` changes before `namer`, if one of them has it.
     func nearbyIndex(of hash: ChangeHash, before namer: Int) -> Int? {
-        var probe = min(namer, changes.count) - 1
-        let end = max(probe - Self.window, -1)
+        let last = min(namer, changes.count) - 1
+        return scan(for: hash, from: last, downTo: max(last - Self.window + 1, 0))
+    }
+
+    /// The index of the change with this hash among those from `last` down to `first`, latest first: a hash the
+    /// list repeats is found at its last position there, as the table finds it.
+    private func scan(for hash: ChangeHash, from last: Int, downTo first: Int) -> Int? {
         let key = hash.prefix64
-        while probe > end {
+        var probe = last
+        while probe >= first {
             if keys[probe] == key, changes[probe].hash == hash { return probe }
             probe -= 1
         }
@@ -61,14 +67,7 @@ final class ReplayTail {
     private func indexed(_ hash: ChangeHash) -> Int? {
         if table == nil, scansLeft > 0 {
             scansLeft -= 1
-            // Latest first: a hash the list repeats is found at its last position, as the table finds it.
-            let key = hash.prefix64
-            var probe = keys.count - 1
-            while probe >= 0 {
-                if keys[probe] == key, changes[probe].hash == hash { return probe }
-                probe -= 1
-            }
-            return nil
+            return scan(for: hash, from: changes.count - 1, downTo: 0)
         }
         if table == nil { table = ChangeHashTable(changes) }
         return table!.index(of: hash, in: changes)
