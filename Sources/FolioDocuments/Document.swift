@@ -325,6 +325,7 @@ public actor Document<Model: DocumentModel>: OpenDocument {
         let previousHead = head
         var replay = DocumentReplay<Model>(
             store: library.store, document: id, decoded: tracking.decodedOperations)
+        replay.notesPassedStates = true
         var outcome: DocumentReplay<Model>.Outcome?
         if headIsStale {
             // The model is not the state at the head: nothing known starts from it.
@@ -340,6 +341,7 @@ public actor Document<Model: DocumentModel>: OpenDocument {
         guard let outcome else { return false }
         headIsStale = false
         model = outcome.model
+        tracking.rememberPassed(outcome.passedStates)
         skippedOperations += outcome.skippedOperations
         noteRefusedContents(outcome)
         head = winner

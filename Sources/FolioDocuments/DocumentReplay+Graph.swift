@@ -49,7 +49,16 @@ extension DocumentReplay {
     ) throws(DocumentError) -> Outcome {
         let replayed = try replayGraph(type, from: heads, read: read)
         let model = replayed.rest.replacingMergeableText(with: replayed.graph.text) as! Model
-        return Outcome(model: model, skippedOperations: replayed.skipped, refusedContents: replayed.refused)
+        var outcome = Outcome(model: model, skippedOperations: replayed.skipped, refusedContents: replayed.refused)
+        if notesPassedStates, !M.hasPartsBesideText, replayed.skipped == 0, replayed.refused.isEmpty {
+            // As a head's state is read from the graph (`CharacterMergeGraph.state(at:)`): the text of the events in
+            // the point's past, which the walk met all of.
+            for (change, event) in replayed.passed {
+                guard let text = try? replayed.graph.text(at: [event]) else { continue }
+                outcome.passedStates.append((change, replayed.rest.replacingMergeableText(with: text) as! Model))
+            }
+        }
+        return outcome
     }
 
     /// The character merge of `heads` (the competing versions' heads) from the change graph: the merged state, and
@@ -102,7 +111,18 @@ extension DocumentReplay {
         var refused: [ChangeHash]
         /// The change whose state is the graph's base text (where the walk stopped), if the walk stopped at one.
         var baseChange: ChangeID? = nil
+        /// Points the walk passed without stopping that every later change it met descends from (none of the
+        /// heads), with their events: the nearest, and the nearest ``passedSpacing`` changes below the heads.
+        var passed: [(change: Change, event: Int)] = []
     }
+
+    /// How many changes below the heads the second point a graph replay notes as passed lies at least: changes
+    /// that arrive later, made before the nearest point, usually come after that one.
+    static var passedSpacing: UInt64 { 64 }
+
+    /// How many changes below its tail a graph replay's walk reads one by one before it reads the rest of the log
+    /// there at once (each read by hash is a transaction of its own, and a search of a folded log's segments).
+    static var singleReadsBelowTail: Int { 32 }
 
     /// `throughResets`: the walk goes on past a change whose contents replace the text (a baseline, a resolution
     /// with contents), which is then replayed as the replacement of the text (only what it changes is its own), back
@@ -124,6 +144,9 @@ extension DocumentReplay {
         }
         var checkpoint: Checkpoint?
         let tail: ReplayTail
+        // What the log holds below the tail, as far as the walk may go: every change within `limit`, or within the
+        // known state the tail starts after.
+        var belowTail = limit
         if let read {
             (checkpoint, tail) = read
         } else {
@@ -136,10 +159,15 @@ extension DocumentReplay {
                 since = vector
             }
             tail = try changes(since: since, within: limit)
+            belowTail = since
         }
         let rule = primaryParentRule(tail)
         var nodes = WalkNodes(tail)
         var checkpointLatest: (vector: VersionVector, changes: [Change])?
+        // The changes below the tail, read at once when the walk goes on past it (a known state it started from that
+        // no point of the walk lands on): one read of the log rather than one per change.
+        var below: ReplayTail?
+        var readsBelow = 0
         /// The node of `hash`, a parent the change at node `child` names, read from the store when the walk has not
         /// met it.
         func parentNode(_ hash: ChangeHash, of child: Int, in nodes: inout WalkNodes) throws(DocumentError) -> Int {
@@ -167,6 +195,14 @@ extension DocumentReplay {
                 }
             }
             if let node = nodes.node(of: hash, namedBy: child) { return node }
+            readsBelow += 1
+            if readsBelow > Self.singleReadsBelowTail {
+                if below == nil {
+                    below = try changes(since: checkpoint?.vector ?? VersionVector(), within: belowTail)
+                }
+                // A checkpoint the walk moved back to since may leave a change out: it is read by itself.
+                if let found = below?[hash] { return nodes.node(of: found, namedBy: child) }
+            }
             let found: Change?
             do { found = try store.change(hash, of: document) } catch { throw .store(error, "reading the log") }
             guard let found else {
@@ -202,6 +238,10 @@ extension DocumentReplay {
         var base = M()
         var baseChange: ChangeID?
         var rootMet = false
+        let headHashes = Set(heads.map(\.hash))
+        // The points passed (``GraphReplay/passed``), as nodes.
+        var passedNodes: [Int] = []
+        var spacedPassed = false
         var parents: [Int] = []
         while let next = pending.popMax() {
             let change = nodes[next.node]
@@ -228,6 +268,16 @@ extension DocumentReplay {
                     base = reset
                     baseChange = change.id
                     break
+                }
+                if !headHashes.contains(change.hash) {
+                    if passedNodes.isEmpty {
+                        passedNodes.append(next.node)
+                    } else if !spacedPassed,
+                        change.vector.changeCount + Self.passedSpacing <= limit.changeCount
+                    {
+                        passedNodes.append(next.node)
+                        spacedPassed = true
+                    }
                 }
             }
             parents.removeAll(keepingCapacity: true)
@@ -352,9 +402,13 @@ extension DocumentReplay {
             }
         }
         let headEvents = heads.compactMap { head in eventOfHead[head.hash] ?? nil }
+        let passed = passedNodes.compactMap { node -> (change: Change, event: Int)? in
+            let event = events.position[node]
+            return event >= 0 && index[event] >= 0 ? (nodes[node], index[event]) : nil
+        }
         return GraphReplay(
             graph: graph, heads: headEvents, headEvents: eventOfHead, rest: rest,
-            skipped: skipped + graph.skippedEdits, refused: refused, baseChange: baseChange)
+            skipped: skipped + graph.skippedEdits, refused: refused, baseChange: baseChange, passed: passed)
     }
 
     /// About how many scalars `edits` type (a replacement of the whole text counts its new text).

@@ -30,6 +30,10 @@ struct DocumentReplay<Model: DocumentModel> {
     /// log while the history is one line (``streamedState(at:from:refused:)``), holding a batch of changes at a time
     /// rather than all of them: what the open of a document does.
     var streaming: Streaming? = nil
+    /// When set, a replay from the change graph also gives the states at a few points it passed that every later
+    /// change descends from (``Outcome/passedStates``): an open document that keeps them replays what arrives next
+    /// from there, not from its checkpoint.
+    var notesPassedStates = false
 
     /// When a replay streams the changes it reads (``streaming``).
     struct Streaming {
@@ -64,6 +68,10 @@ struct DocumentReplay<Model: DocumentModel> {
         var refusedContents: [ChangeHash] = []
         /// How the replay read the log.
         var reading = Reading.whole
+        /// With ``notesPassedStates``, for a model whose text is all of it and a replay from the change graph that
+        /// applied everything: the states at points the walk passed (changes every later change in it descends
+        /// from, none of the heads), the latest first.
+        var passedStates: [(change: Change, model: Model)] = []
     }
 
     /// How a replay read the log.
@@ -127,6 +135,7 @@ struct DocumentReplay<Model: DocumentModel> {
                     let merged = try graphState(from: [current])
                     var outcome = apply(chain, onto: merged.model, refused: merged.refusedContents)
                     outcome.skippedOperations += merged.skippedOperations
+                    outcome.passedStates = merged.passedStates
                     return outcome
                 }
                 return try graphState(from: [current])

@@ -34,6 +34,10 @@ struct VersionTracking<Model: DocumentModel> {
     private var spacedStates: [KnownState] = []
     /// How many changes apart ``spacedStates`` are kept.
     static var stateSpacing: UInt64 { 64 }
+    /// The states at points the last replay from the change graph passed, every later change descending from each
+    /// (``DocumentReplay/Outcome/passedStates``): what arrives next from devices typing together is replayed from
+    /// one of them rather than from the checkpoint.
+    private var passedStates: [KnownState] = []
     /// Heads that changed only the name or place since contents another head includes: made on by the next change.
     var absorbedHeads: [ChangeHash] = []
     /// Other heads whose state equals the current one: the next change is made on them too, so versions that
@@ -80,6 +84,7 @@ struct VersionTracking<Model: DocumentModel> {
         headStates = [:]
         sharedStates = []
         spacedStates = []
+        passedStates = []
         observed = nil
         shownMerge = nil
     }
@@ -114,10 +119,19 @@ struct VersionTracking<Model: DocumentModel> {
     /// (what a replay may start from, ``DocumentReplay/known``).
     var knownStates: [ChangeHash: (vector: VersionVector, model: Model)] {
         var known: [ChangeHash: (vector: VersionVector, model: Model)] = [:]
-        for state in spacedStates + sharedStates + Array(headStates.values) + (shownMerge.map { [$0.shown] } ?? []) {
+        for state in passedStates + spacedStates + sharedStates + Array(headStates.values)
+            + (shownMerge.map { [$0.shown] } ?? [])
+        {
             known[state.change.hash] = (state.change.vector, state.model)
         }
         return known
+    }
+
+    /// Keeps the states a replay from the change graph passed (``DocumentReplay/Outcome/passedStates``) in place of
+    /// those kept before, when there are any.
+    mutating func rememberPassed(_ states: [(change: Change, model: Model)]) {
+        guard !states.isEmpty else { return }
+        passedStates = states.map { KnownState(change: $0.change, model: $0.model) }
     }
 
     /// Keeps `model`, the state at `head`, among the versions lately shown.
