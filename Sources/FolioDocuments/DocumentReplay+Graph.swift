@@ -55,7 +55,8 @@ extension DocumentReplay {
             // the point's past, which the walk met all of.
             for (change, event) in replayed.passed {
                 guard let text = try? replayed.graph.text(at: [event]) else { continue }
-                outcome.passedStates.append((change, replayed.rest.replacingMergeableText(with: text) as! Model))
+                outcome.passedStates.append(
+                    .init(change: change, model: replayed.rest.replacingMergeableText(with: text) as! Model))
             }
         }
         return outcome
@@ -116,9 +117,10 @@ extension DocumentReplay {
         var passed: [(change: Change, event: Int)] = []
     }
 
-    /// How many changes below the heads the second point a graph replay notes as passed lies at least: changes
-    /// that arrive later, made before the nearest point, usually come after that one.
-    static var passedSpacing: UInt64 { 64 }
+    /// How many changes below the heads the second point a graph replay notes as passed lies at least (the spacing
+    /// of the states an open document keeps): changes that arrive later, made before the nearest point, usually
+    /// come after that one.
+    static var passedSpacing: UInt64 { VersionTracking<Model>.stateSpacing }
 
     /// How many changes below its tail a graph replay's walk reads one by one before it reads the rest of the log
     /// there at once (each read by hash is a transaction of its own, and a search of a folded log's segments).

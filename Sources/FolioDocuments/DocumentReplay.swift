@@ -71,7 +71,7 @@ struct DocumentReplay<Model: DocumentModel> {
         /// With ``notesPassedStates``, for a model whose text is all of it and a replay from the change graph that
         /// applied everything: the states at points the walk passed (changes every later change in it descends
         /// from, none of the heads), the latest first.
-        var passedStates: [(change: Change, model: Model)] = []
+        var passedStates: [VersionTracking<Model>.KnownState] = []
     }
 
     /// How a replay read the log.

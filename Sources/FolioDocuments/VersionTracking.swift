@@ -129,9 +129,9 @@ struct VersionTracking<Model: DocumentModel> {
 
     /// Keeps the states a replay from the change graph passed (``DocumentReplay/Outcome/passedStates``) in place of
     /// those kept before, when there are any.
-    mutating func rememberPassed(_ states: [(change: Change, model: Model)]) {
+    mutating func rememberPassed(_ states: [KnownState]) {
         guard !states.isEmpty else { return }
-        passedStates = states.map { KnownState(change: $0.change, model: $0.model) }
+        passedStates = states
     }
 
     /// Keeps `model`, the state at `head`, among the versions lately shown.

@@ -83,8 +83,8 @@ import Testing
         let counts = outcome.passedStates.map(\.change.vector.changeCount)
         #expect(counts.allSatisfy { $0 < head.vector.changeCount })
         #expect(counts.last! + DocumentReplay<TextDocument>.passedSpacing <= head.vector.changeCount)
-        for (change, model) in outcome.passedStates {
-            #expect(model.text == (try history.freshState(at: change)), "the state at \(change.id)")
+        for state in outcome.passedStates {
+            #expect(state.model.text == (try history.freshState(at: state.change)), "the state at \(state.change.id)")
         }
         // Without being asked, a replay notes none.
         #expect(
